@@ -1,0 +1,41 @@
+/**
+ * Chat identifiers. The spec says a personal chat ID is "the phone number in
+ * international digit form followed by the personal-chat suffix that the
+ * messenger defines", and that group ids may begin with `-`. msgflow uses the
+ * suffixes of the widely deployed implementation of this API (`@c.us` for
+ * personal chats, `@g.us` for groups) and also accepts bare numeric ids
+ * (negative for groups) as some messengers behind the same API use.
+ */
+export const PERSONAL_SUFFIX = '@c.us';
+export const GROUP_SUFFIX = '@g.us';
+
+const PERSONAL_RE = /^(\d{5,20})@c\.us$/;
+const GROUP_RE = /^(\d[\d-]{4,40})@g\.us$/;
+const NUMERIC_RE = /^-?\d{1,20}$/;
+
+export type ChatKind = 'personal' | 'group';
+
+export function isPersonalChatId(chatId: string): boolean {
+  return PERSONAL_RE.test(chatId);
+}
+
+/** Personal (`79001112233@c.us`), group (`120363...@g.us`) or numeric (`-100123`) id. */
+export function isChatId(chatId: string): boolean {
+  return PERSONAL_RE.test(chatId) || GROUP_RE.test(chatId) || NUMERIC_RE.test(chatId);
+}
+
+export function chatKind(chatId: string): ChatKind {
+  return GROUP_RE.test(chatId) || chatId.startsWith('-') ? 'group' : 'personal';
+}
+
+/** `79001112233@c.us` -> 79001112233; undefined for group or malformed ids. */
+export function phoneOfChatId(chatId: string): number | undefined {
+  const m = PERSONAL_RE.exec(chatId) ?? (/^\d{1,20}$/.test(chatId) ? [chatId, chatId] : null);
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+export function personalChatId(phone: number | string): string {
+  return `${phone}${PERSONAL_SUFFIX}`;
+}

@@ -1,0 +1,80 @@
+/**
+ * The error catalogue: every error msgflow raises or answers has a stable code,
+ * one message template and, where it crosses HTTP, a status. Templates use
+ * `{name}` placeholders filled by {@link formatError}. Texts that the spec
+ * gives are copied to the letter; the others follow the same style and are
+ * listed in the README.
+ */
+export interface ErrorDef {
+  readonly status?: number;
+  readonly template: string;
+}
+
+export const ERROR_CATALOGUE = {
+  // ---- API validation (spec texts) ------------------------------------------
+  VALIDATION_FAILED: { status: 400, template: 'Validation failed. Details: {details}' },
+  /** checkAccount with both or neither of phoneNumber/username: answered as `{status:false, reason}`. */
+  CHECK_ACCOUNT_TARGET: { status: 400, template: 'request should contain phoneNumber or username, not both' },
+
+  // ---- API domain errors (spec texts) ---------------------------------------
+  CONTACT_EXISTS: { status: 400, template: 'Contact {chatId} already exists' },
+  NOT_ON_MESSENGER: { status: 404, template: '{chatId} is not on {messenger}' },
+  CHAT_NOT_FOUND: { status: 400, template: 'chatId not found' },
+  MESSAGE_NOT_FOUND: { status: 400, template: "Message not found by id '{idMessage}'" },
+  INSTANCE_NOT_READY: { status: 200, template: 'instance is {state}: authorize the instance before checking accounts' },
+  CHECK_ACCOUNT_RATE_LIMIT: { status: 200, template: 'rate_limit_exceeded: retry after {retryAfter}s' },
+
+  // ---- transport-level answers of the local service -------------------------
+  UNAUTHORIZED: { status: 401, template: 'wrong apiTokenInstance for this instance' },
+  INSTANCE_NOT_FOUND: { status: 403, template: 'unknown instance' },
+  METHOD_NOT_FOUND: { status: 404, template: "unknown method '{method}'" },
+  PATH_NOT_FOUND: { status: 404, template: 'not found: expected /waInstance<idInstance>/<method>/<apiTokenInstance>' },
+  HTTP_METHOD_NOT_ALLOWED: { status: 405, template: '{method} expects {expected}, got {got}' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, template: "Content-Type must be application/json, got '{got}'" },
+  MALFORMED_JSON: { status: 400, template: 'Validation failed. Details: request body is not valid JSON ({reason})' },
+  BODY_NOT_OBJECT: { status: 400, template: 'Validation failed. Details: request body must be a JSON object' },
+  PAYLOAD_TOO_LARGE: { status: 413, template: 'request body is larger than {limit} bytes' },
+  TOO_MANY_REQUESTS: { status: 429, template: '{method}: more than {limit} requests per second; retry after {retryAfter}s' },
+  FILE_NOT_FOUND: { status: 404, template: 'file not found or expired' },
+  INTERNAL: { status: 500, template: 'internal error: {reason}' },
+
+  // ---- client ---------------------------------------------------------------
+  API_ERROR: { template: '{method} failed with HTTP {status}: {message}' },
+  NETWORK_ERROR: { template: '{method}: network error {reason}' },
+  TIMEOUT: { template: '{method}: no answer within {timeoutMs} ms' },
+  BAD_RESPONSE: { template: '{method}: unexpected response ({reason})' },
+  CLIENT_OPTIONS_INVALID: { template: 'invalid client options: {details}' },
+
+  // ---- config and flows -----------------------------------------------------
+  CONFIG_INVALID: { template: '{location} {path}: {reason}' },
+  CONFIG_NOT_FOUND: { template: 'config file not found: {file}' },
+  ENV_MISSING: { template: '{location} {path}: environment variable {name} is not set and has no default' },
+  YAML_SYNTAX: { template: '{location}: {reason}' },
+  YAML_TOO_LARGE: { template: '{file}: {size} bytes is more than the {limit} bytes a YAML file may have' },
+  YAML_TOO_MANY_ALIASES: { template: '{file}: too many alias expansions (YAML alias bomb?)' },
+  FLOW_INVALID: { template: '{location} {path}: {reason}' },
+  FLOW_NOT_FOUND: { template: "flow '{name}' not found in {dir}" },
+  UNKNOWN_ACTION: { template: "{location} {path}: unknown action '{action}'{hint}" },
+  EXPRESSION_ERROR: { template: '{location}: expression error in {expression}: {reason}' },
+  ACTION_FAILED: { template: "step '{step}' ({action}) failed: {reason}" },
+  STEP_TIMEOUT: { template: "step '{step}' timed out after {timeoutMs} ms" },
+  RUN_NOT_FOUND: { template: "run '{runId}' not found" },
+  PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },
+  PLUGIN_INVALID: { template: "plugin '{plugin}': {reason}" },
+  USAGE: { template: '{reason}' },
+} as const satisfies Record<string, ErrorDef>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** Fills a template; missing parameters stay visible as `{name}` rather than vanish. */
+export function formatError(code: ErrorCode, params: Record<string, unknown> = {}): string {
+  const def: ErrorDef = ERROR_CATALOGUE[code];
+  return def.template.replace(/\{(\w+)\}/g, (whole, key: string) =>
+    key in params && params[key] !== undefined ? String(params[key]) : whole,
+  );
+}
+
+export function statusOf(code: ErrorCode): number | undefined {
+  const def: ErrorDef = ERROR_CATALOGUE[code];
+  return def.status;
+}

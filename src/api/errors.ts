@@ -1,0 +1,153 @@
+import { type ErrorCode, formatError, statusOf } from './error-codes.js';
+import type { ApiMethod } from './methods.js';
+
+export interface MsgflowErrorOptions {
+  cause?: unknown;
+  /** Overrides the catalogue's status (e.g. a remote service answering differently). */
+  status?: number;
+}
+
+/**
+ * Base of every error msgflow throws. `code` is stable across versions and is
+ * what programs should branch on; `message` is for people.
+ */
+export class MsgflowError extends Error {
+  readonly code: ErrorCode;
+  readonly status?: number;
+  readonly params: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, params: Record<string, unknown> = {}, options: MsgflowErrorOptions = {}) {
+    super(formatError(code, params), options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'MsgflowError';
+    this.code = code;
+    this.params = Object.freeze({ ...params });
+    this.status = options.status ?? statusOf(code);
+  }
+}
+
+/**
+ * A request body, option or input that breaks a rule. Thrown by the shared
+ * validators before any request leaves the client, and answered as HTTP 400
+ * `{message}` by the local service.
+ */
+export class ValidationError extends MsgflowError {
+  /** The offending field, e.g. `count` or `with.phoneNumber`; undefined for the body as a whole. */
+  readonly field?: string;
+  /** The text after "Details: ", e.g. `'count' must be a number`. */
+  readonly details: string;
+
+  constructor(details: string, field?: string, options: MsgflowErrorOptions & { code?: ErrorCode } = {}) {
+    super(options.code ?? 'VALIDATION_FAILED', { details }, options);
+    this.name = 'ValidationError';
+    this.field = field;
+    this.details = details;
+  }
+}
+
+/** The service answered with an error. `serviceMessage` is its `message` (or `reason`) as sent. */
+export class ApiError extends MsgflowError {
+  readonly method: ApiMethod;
+  readonly serviceMessage: string;
+  declare readonly status: number;
+
+  constructor(
+    method: ApiMethod,
+    status: number,
+    serviceMessage: string,
+    options: MsgflowErrorOptions & { code?: ErrorCode } = {},
+  ) {
+    super(options.code ?? 'API_ERROR', { method, status, message: serviceMessage }, { ...options, status });
+    this.name = 'ApiError';
+    this.method = method;
+    this.serviceMessage = serviceMessage;
+  }
+}
+
+/**
+ * checkAccount answered `{status:false, reason}`: the instance is starting or
+ * not authorized, or the request named both or neither of phoneNumber/username.
+ */
+export class AccountCheckError extends ApiError {
+  readonly reason: string;
+  constructor(reason: string, status = 200, options: MsgflowErrorOptions = {}) {
+    super('checkAccount', status, reason, options);
+    this.name = 'AccountCheckError';
+    this.reason = reason;
+  }
+}
+
+/**
+ * Too many requests: either HTTP 429 (`scope: 'http'`) or checkAccount's
+ * in-body `rate_limit_exceeded` (`scope: 'checkAccount'`, where the spec
+ * recommends pausing all checks of the instance for 2 hours).
+ */
+export class RateLimitError extends ApiError {
+  readonly scope: 'http' | 'checkAccount';
+  /** How long the service asked to wait, in milliseconds (0 when it did not say). */
+  readonly retryAfterMs: number;
+
+  constructor(
+    method: ApiMethod,
+    scope: 'http' | 'checkAccount',
+    retryAfterMs: number,
+    serviceMessage: string,
+    options: MsgflowErrorOptions & { status?: number } = {},
+  ) {
+    super(method, options.status ?? (scope === 'http' ? 429 : 200), serviceMessage, options);
+    this.name = 'RateLimitError';
+    this.scope = scope;
+    this.retryAfterMs = retryAfterMs;
+  }
+}
+
+/** The request did not get an answer: refused, reset, DNS, TLS, or a timeout. */
+export class NetworkError extends MsgflowError {
+  readonly method: ApiMethod;
+  /**
+   * False only when the server certainly did not see the request (connection
+   * refused, DNS failure); such a request is safe to retry for any method.
+   */
+  readonly mayHaveReachedServer: boolean;
+  constructor(
+    method: ApiMethod,
+    reason: string,
+    mayHaveReachedServer: boolean,
+    options: MsgflowErrorOptions & { code?: 'NETWORK_ERROR' | 'TIMEOUT'; timeoutMs?: number } = {},
+  ) {
+    super(options.code ?? 'NETWORK_ERROR', { method, reason, timeoutMs: options.timeoutMs }, options);
+    this.name = options.code === 'TIMEOUT' ? 'TimeoutError' : 'NetworkError';
+    this.method = method;
+    this.mayHaveReachedServer = mayHaveReachedServer;
+  }
+}
+
+/** config.yaml is missing, malformed or breaks a rule. The message names file:line:col and key path. */
+export class ConfigError extends MsgflowError {
+  constructor(code: ErrorCode, params: Record<string, unknown>, options: MsgflowErrorOptions = {}) {
+    super(code, params, options);
+    this.name = 'ConfigError';
+  }
+}
+
+/** A flow file is invalid, or a flow failed while running. */
+export class FlowError extends MsgflowError {
+  constructor(code: ErrorCode, params: Record<string, unknown>, options: MsgflowErrorOptions = {}) {
+    super(code, params, options);
+    this.name = 'FlowError';
+  }
+}
+
+/** Several errors found at once (e.g. every problem of a flow file), each still typed. */
+export class AggregateMsgflowError extends MsgflowError {
+  readonly errors: readonly MsgflowError[];
+  constructor(errors: MsgflowError[]) {
+    super(errors[0]?.code ?? 'USAGE', errors[0]?.params as Record<string, unknown>);
+    this.name = errors[0]?.name ?? 'MsgflowError';
+    this.errors = errors;
+    this.message = errors.map((e) => e.message).join('\n');
+  }
+}
+
+export function isMsgflowError(e: unknown): e is MsgflowError {
+  return e instanceof MsgflowError;
+}

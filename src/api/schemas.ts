@@ -1,0 +1,192 @@
+/**
+ * The request schemas of the eight methods: ONE definition, used by the client
+ * (before a request leaves), by the local service (on every request it
+ * receives) and by the built-in actions (as their input schemas). Each check
+ * carries the spec's "Details" text where the spec gives one, and a text in
+ * the same (Joi-like) style where it does not.
+ */
+import { z } from 'zod';
+import { isChatId, isPersonalChatId } from './chat-id.js';
+
+export const TYPING_TYPES = [
+  'text',
+  'record_voice_note',
+  'upload_voice_note',
+  'record_video_note',
+  'upload_video_note',
+  'record_video',
+  'upload_video',
+  'upload_photo',
+  'upload_document',
+  'choose_sticker',
+  'choose_location',
+  'choose_contact',
+] as const;
+
+export type TypingType = (typeof TYPING_TYPES)[number];
+
+export const CAPTION_MAX = 1024;
+export const ID_MESSAGE_MIN = 16;
+export const TYPING_TIME_MIN = 1000;
+export const TYPING_TIME_MAX = 20000;
+
+const NUL = /\u0000/;
+
+/** A required or optional string field with the service's wording. */
+function str(name: string) {
+  return z
+    .string({ error: (iss) => (iss.input === undefined ? `'${name}' is required` : `'${name}' must be a string`) })
+    .refine((s) => !NUL.test(s), { error: `'${name}' must not contain NUL characters` });
+}
+
+function nonEmpty(name: string) {
+  return str(name).refine((s) => s.length > 0, { error: `'${name}' is not allowed to be empty` });
+}
+
+function chatId(name = 'chatId') {
+  return nonEmpty(name).refine(isChatId, {
+    error: `'${name}' must be a chat ID: digits followed by @c.us (personal), an id ending in @g.us (group), or a numeric id`,
+  });
+}
+
+function personalChatId(name = 'chatId') {
+  return nonEmpty(name).refine(isPersonalChatId, {
+    error: `'${name}' must be a personal chat ID: the phone number in international digits followed by @c.us`,
+  });
+}
+
+/**
+ * A positive integer within the safe-integer range. The spec's text
+ * "'count' must be a number" covers a wrong type and a value beyond
+ * Number.MAX_SAFE_INTEGER; the other two rules use texts of the same style.
+ */
+function positiveInt(name: string) {
+  return z
+    .number({ error: `'${name}' must be a number` })
+    .refine((n) => Math.abs(n) <= Number.MAX_SAFE_INTEGER, { error: `'${name}' must be a number`, abort: true })
+    .refine((n) => Number.isInteger(n), { error: `'${name}' must be an integer`, abort: true })
+    .refine((n) => n >= 1, { error: `'${name}' must be greater than or equal to 1` });
+}
+
+function bool(name: string) {
+  return z.boolean({ error: `'${name}' must be a boolean` });
+}
+
+const contactShape = {
+  chatId: personalChatId(),
+  firstName: nonEmpty('firstName'),
+  lastName: str('lastName').optional(),
+  saveInAddressbook: bool('saveInAddressbook').default(true),
+};
+
+const PHONE_TEXT = "Wrong format. 'phoneNumber' must contain only digits";
+
+/**
+ * phoneNumber is an integer in the spec; a string of digits is accepted too
+ * (it is how numbers arrive from CSV files) and becomes a number.
+ */
+const phoneNumber = z
+  .union([z.number(), z.string()], { error: PHONE_TEXT })
+  .refine((v) => (typeof v === 'number' ? Number.isSafeInteger(v) && v > 0 : /^\d{1,15}$/.test(v)), {
+    error: PHONE_TEXT,
+  })
+  .transform((v) => Number(v));
+
+const username = str('username').refine((s) => /^@[A-Za-z0-9_.]{1,64}$/.test(s), {
+  error: "'username' must start with @ followed by letters, digits, '_' or '.'",
+});
+
+function url(name: string) {
+  return str(name).refine(
+    (s) => {
+      if (!/^https?:\/\//i.test(s)) return false;
+      try {
+        const u = new URL(s);
+        return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+      } catch {
+        return false;
+      }
+    },
+    { error: 'url has incorrect format. It should start with http(s)://' },
+  );
+}
+
+const fileName = nonEmpty('fileName').refine((s) => !s.startsWith('\uFEFF'), {
+  error: "'fileName' must be UTF-8 without BOM",
+});
+
+/** Shapes, so callers can build strict (flow `with`) or stripping (HTTP body) objects. */
+export const REQUEST_SHAPES = {
+  addContact: contactShape,
+  editContact: contactShape,
+  deleteContact: { chatId: personalChatId() },
+  getChatHistory: {
+    chatId: chatId(),
+    count: positiveInt('count').default(100),
+  },
+  getMessage: {
+    chatId: chatId(),
+    idMessage: nonEmpty('idMessage').refine((s) => s.length >= 16, {
+      error: "'message id' must be at least 16 symbols",
+    }),
+  },
+  sendFileByUrl: {
+    chatId: chatId(),
+    urlFile: url('urlFile'),
+    fileName,
+    caption: str('caption')
+      .refine((s) => s.length <= CAPTION_MAX, {
+        error: `'caption' length must be less than or equal to ${CAPTION_MAX} characters long`,
+      })
+      .optional(),
+    quotedMessageId: str('quotedMessageId').optional(),
+    typingTime: z
+      .number({ error: "'typingTime' must be a number" })
+      .refine((n) => Number.isInteger(n), { error: "'typingTime' must be an integer", abort: true })
+      .refine((n) => n >= TYPING_TIME_MIN, { error: `'typingTime' must be greater than or equal to ${TYPING_TIME_MIN}`, abort: true })
+      .refine((n) => n <= TYPING_TIME_MAX, { error: `'typingTime' must be less than or equal to ${TYPING_TIME_MAX}` })
+      .optional(),
+    typingType: z
+      .enum(TYPING_TYPES, { error: `'typingType' must be one of [${TYPING_TYPES.join(', ')}]` })
+      .optional(),
+  },
+  lastOutgoingMessages: {
+    minutes: positiveInt('minutes').default(1440),
+  },
+  checkAccount: {
+    phoneNumber: phoneNumber.optional(),
+    username: username.optional(),
+    force: bool('force').default(false),
+  },
+} as const;
+
+function withBodyShape<S extends z.ZodRawShape>(shape: S) {
+  return z.object(shape, { error: 'request body must be a JSON object' });
+}
+
+/** The schemas the service applies: unknown fields are ignored, as HTTP APIs do. */
+export const REQUEST_SCHEMAS = {
+  addContact: withBodyShape(REQUEST_SHAPES.addContact),
+  editContact: withBodyShape(REQUEST_SHAPES.editContact),
+  deleteContact: withBodyShape(REQUEST_SHAPES.deleteContact),
+  getChatHistory: withBodyShape(REQUEST_SHAPES.getChatHistory),
+  getMessage: withBodyShape(REQUEST_SHAPES.getMessage),
+  sendFileByUrl: withBodyShape(REQUEST_SHAPES.sendFileByUrl),
+  lastOutgoingMessages: withBodyShape(REQUEST_SHAPES.lastOutgoingMessages),
+  checkAccount: withBodyShape(REQUEST_SHAPES.checkAccount),
+} as const;
+
+/**
+ * Strict variants: an unknown key is an error. Flow steps (`with:`) and the
+ * client's typed calls use these, so a typo such as `chatID` is caught.
+ */
+export const STRICT_REQUEST_SCHEMAS = {
+  addContact: z.strictObject(REQUEST_SHAPES.addContact),
+  editContact: z.strictObject(REQUEST_SHAPES.editContact),
+  deleteContact: z.strictObject(REQUEST_SHAPES.deleteContact),
+  getChatHistory: z.strictObject(REQUEST_SHAPES.getChatHistory),
+  getMessage: z.strictObject(REQUEST_SHAPES.getMessage),
+  sendFileByUrl: z.strictObject(REQUEST_SHAPES.sendFileByUrl),
+  lastOutgoingMessages: z.strictObject(REQUEST_SHAPES.lastOutgoingMessages),
+  checkAccount: z.strictObject(REQUEST_SHAPES.checkAccount),
+} as const;

@@ -1,0 +1,154 @@
+/**
+ * Request and response types of the eight methods, as the spec gives them.
+ * Request types are inferred from the shared zod schemas (see schemas.ts) so
+ * that the client, the local service and the actions cannot drift apart.
+ */
+import type { z } from 'zod';
+import type { REQUEST_SCHEMAS } from './schemas.js';
+import type { ApiMethod } from './methods.js';
+
+export type AddContactRequest = z.input<(typeof REQUEST_SCHEMAS)['addContact']>;
+export type EditContactRequest = z.input<(typeof REQUEST_SCHEMAS)['editContact']>;
+export type DeleteContactRequest = z.input<(typeof REQUEST_SCHEMAS)['deleteContact']>;
+export type GetChatHistoryRequest = z.input<(typeof REQUEST_SCHEMAS)['getChatHistory']>;
+export type GetMessageRequest = z.input<(typeof REQUEST_SCHEMAS)['getMessage']>;
+export type SendFileByUrlRequest = z.input<(typeof REQUEST_SCHEMAS)['sendFileByUrl']>;
+export type LastOutgoingMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['lastOutgoingMessages']>;
+export type CheckAccountRequest = z.input<(typeof REQUEST_SCHEMAS)['checkAccount']>;
+
+/** A request after validation: defaults applied, phone numbers as numbers. */
+export type ParsedRequest<M extends ApiMethod> = z.output<(typeof REQUEST_SCHEMAS)[M]>;
+
+export type MessageType = 'outgoing' | 'incoming';
+export type StatusMessage = 'sent' | 'delivered' | 'read';
+export type ChatType = 'user' | 'group' | 'supergroup' | 'channel' | 'bot';
+export type TypeMessage =
+  | 'textMessage'
+  | 'imageMessage'
+  | 'videoMessage'
+  | 'documentMessage'
+  | 'audioMessage'
+  | 'pollMessage'
+  | 'locationMessage'
+  | 'stickerMessage'
+  | 'reactionMessage'
+  | 'contactMessage';
+
+export const TYPE_MESSAGES: readonly TypeMessage[] = [
+  'textMessage',
+  'imageMessage',
+  'videoMessage',
+  'documentMessage',
+  'audioMessage',
+  'pollMessage',
+  'locationMessage',
+  'stickerMessage',
+  'reactionMessage',
+  'contactMessage',
+];
+
+/** Kinds that carry a file: downloadUrl, caption, fileName, jpegThumbnail, mimeType, isAnimated. */
+export const FILE_TYPE_MESSAGES: readonly TypeMessage[] = ['imageMessage', 'videoMessage', 'documentMessage', 'audioMessage'];
+
+/** A message as getChatHistory, getMessage and lastOutgoingMessages return it. */
+export interface Message {
+  type: MessageType;
+  idMessage: string;
+  /** UNIX time, seconds. */
+  timestamp: number;
+  typeMessage: TypeMessage;
+  chatId: string;
+  chatType?: ChatType;
+  /** Outgoing only. `sent` is reported while neither delivered nor read. */
+  statusMessage?: StatusMessage;
+  /** Outgoing only: true when sent through the API. */
+  sendByApi?: boolean;
+  senderId?: string;
+  senderName?: string;
+  senderType?: ChatType;
+  senderContactName?: string;
+  isForwarded?: boolean;
+  forwardingScore?: number;
+  deletedMessageId?: string;
+  editedMessageId?: string;
+  isEdited?: boolean;
+  isDeleted?: boolean;
+  textMessage?: string;
+  downloadUrl?: string;
+  caption?: string;
+  fileName?: string;
+  jpegThumbnail?: string;
+  mimeType?: string;
+  isAnimated?: boolean;
+  videoNote?: boolean;
+  extendedTextMessageData?: { text: string };
+  quotedMessage?: { stanzaId: string; participant: string };
+  location?: { latitude: number; longitude: number; forwardingScore?: number; isForwarded?: boolean };
+  contact?: {
+    chatId: string;
+    displayName: string;
+    vcard: string;
+    forwardingScore?: number;
+    isForwarded?: boolean;
+    urlAvatar?: string;
+    phoneNumber?: number;
+  };
+  /** Poll messages; the spec lists the kind without its fields. */
+  pollMessageData?: { name: string; options: { optionName: string }[]; multipleAnswers?: boolean };
+}
+
+export interface AddContactResponse { addContact: boolean }
+export interface EditContactResponse { editContact: boolean }
+export interface DeleteContactResponse { deleteContact: boolean }
+export type GetChatHistoryResponse = Message[];
+export type GetMessageResponse = Message;
+export interface SendFileByUrlResponse { idMessage: string }
+export type LastOutgoingMessagesResponse = Message[];
+
+/** checkAccount's success body. With no account: `{ exist: false, chatId: "" }` only. */
+export type CheckAccountResponse =
+  | { exist: true; chatId: string; username?: string; phoneNumber?: number; fromCache: boolean }
+  | { exist: false; chatId: '' };
+
+export interface ResponseMap {
+  addContact: AddContactResponse;
+  editContact: EditContactResponse;
+  deleteContact: DeleteContactResponse;
+  getChatHistory: GetChatHistoryResponse;
+  getMessage: GetMessageResponse;
+  sendFileByUrl: SendFileByUrlResponse;
+  lastOutgoingMessages: LastOutgoingMessagesResponse;
+  checkAccount: CheckAccountResponse;
+}
+
+export interface RequestMap {
+  addContact: AddContactRequest;
+  editContact: EditContactRequest;
+  deleteContact: DeleteContactRequest;
+  getChatHistory: GetChatHistoryRequest;
+  getMessage: GetMessageRequest;
+  sendFileByUrl: SendFileByUrlRequest;
+  lastOutgoingMessages: LastOutgoingMessagesRequest;
+  checkAccount: CheckAccountRequest;
+}
+
+/** Error bodies of the service. */
+export interface ErrorBody { message: string }
+export interface StatusFalseBody { status: false; reason: string }
+export interface RateLimitBody { status: false; data: { status: 'fail'; reason: 'rate_limit_exceeded'; retryAfter: number } }
+
+/** Per-call options shared by every transport. */
+export interface CallOptions {
+  /** Aborts the call (and its retries). */
+  signal?: AbortSignal;
+  /** Overrides the client's timeout for this call, in ms. */
+  timeoutMs?: number;
+}
+
+/**
+ * The eight methods of one instance. The got client implements it over HTTP;
+ * the local service implements it in-process; actions receive one as `ctx.client`.
+ */
+export type InstanceApi = {
+  [M in ApiMethod]: (request: RequestMap[M], options?: CallOptions) => Promise<ResponseMap[M]>;
+};

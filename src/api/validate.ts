@@ -1,0 +1,52 @@
+import type { z } from 'zod';
+import { formatError } from './error-codes.js';
+import { ValidationError } from './errors.js';
+import type { ApiMethod } from './methods.js';
+import { REQUEST_SCHEMAS, STRICT_REQUEST_SCHEMAS } from './schemas.js';
+import type { ParsedRequest } from './types.js';
+
+export interface ValidateOptions {
+  /** Reject unknown keys (flow `with:` blocks). Default false: ignored, as the service does. */
+  strict?: boolean;
+}
+
+/** The first zod issue as a ValidationError carrying the spec's text and the field. */
+export function issueToValidationError(issue: z.core.$ZodIssue): ValidationError {
+  const field = issue.path.length ? issue.path.map(String).join('.') : undefined;
+  let details = issue.message;
+  if (issue.code === 'unrecognized_keys') {
+    details = issue.keys.map((k) => `'${k}' is not allowed`).join(', ');
+  }
+  return new ValidationError(details, field ?? (issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined));
+}
+
+/**
+ * Validates a request body for `method`, applying the spec's defaults
+ * (count 100, minutes 1440, saveInAddressbook true, force false).
+ *
+ * @throws ValidationError with `message` exactly as the service answers it,
+ *   e.g. `Validation failed. Details: 'count' must be a number`. For
+ *   checkAccount with both or neither of phoneNumber/username the error has
+ *   code `CHECK_ACCOUNT_TARGET`: the service answers it as `{status:false, reason}`.
+ */
+export function validateRequest<M extends ApiMethod>(
+  method: M,
+  body: unknown,
+  options: ValidateOptions = {},
+): ParsedRequest<M> {
+  const input = body === undefined && method === 'lastOutgoingMessages' ? {} : body;
+  if (method === 'checkAccount' && input !== null && typeof input === 'object' && !Array.isArray(input)) {
+    const rec = input as Record<string, unknown>;
+    const hasPhone = rec.phoneNumber !== undefined && rec.phoneNumber !== null;
+    const hasUser = rec.username !== undefined && rec.username !== null;
+    if (hasPhone === hasUser) {
+      throw new ValidationError(formatError('CHECK_ACCOUNT_TARGET'), hasPhone ? 'username' : 'phoneNumber', {
+        code: 'CHECK_ACCOUNT_TARGET',
+      });
+    }
+  }
+  const schema = (options.strict ? STRICT_REQUEST_SCHEMAS : REQUEST_SCHEMAS)[method];
+  const result = schema.safeParse(input);
+  if (!result.success) throw issueToValidationError(result.error.issues[0]!);
+  return result.data as ParsedRequest<M>;
+}

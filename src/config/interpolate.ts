@@ -1,0 +1,33 @@
+import { ConfigError } from '../api/errors.js';
+import { formatKeyPath, type KeyPath } from '../util/yaml-source.js';
+
+// `${NAME}` or `${NAME:-default}`; `${{` starts a flow expression and is left alone.
+const ENV_RE = /\$\{(?!\{)([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+/**
+ * Replaces `${ENV_VAR}` and `${ENV_VAR:-default}` in every string of `value`,
+ * so secrets stay out of config files. An unset variable with no default is an
+ * error naming where it was used (never its would-be value).
+ */
+export function interpolateEnv(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  locate: (path: KeyPath) => string,
+  path: (string | number)[] = [],
+): unknown {
+  if (typeof value === 'string') {
+    return value.replace(ENV_RE, (_whole, name: string, def: string | undefined) => {
+      const v = env[name];
+      if (v !== undefined && v !== '') return v;
+      if (def !== undefined) return def;
+      throw new ConfigError('ENV_MISSING', { location: locate(path), path: formatKeyPath(path), name });
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, locate, [...path, i]));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = interpolateEnv(v, env, locate, [...path, k]);
+    return out;
+  }
+  return value;
+}

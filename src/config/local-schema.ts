@@ -1,0 +1,84 @@
+/**
+ * The `local:` section of config.yaml: msgflow's built-in implementation of
+ * the instance API and the simulated messenger network behind it.
+ */
+import { z } from 'zod';
+import { API_METHODS, type ApiMethod } from '../api/methods.js';
+
+const digits = z.string().regex(/^\d{1,20}$/, { error: 'expected digits' });
+
+export const AccountSchema = z.strictObject({
+  /** Phone number in international digits. */
+  phone: z.union([z.number().int().positive(), digits]).transform((v) => Number(v)),
+  /** Public username, starting with `@`. */
+  username: z.string().regex(/^@[A-Za-z0-9_.]{1,64}$/, { error: 'expected @ followed by letters, digits, _ or .' }).optional(),
+  /** Display name. */
+  name: z.string().optional(),
+  /** Privacy: checkAccount answers `exist:false` for this number. @default false */
+  hidden: z.boolean().default(false),
+});
+
+const rateLimitsShape = Object.fromEntries(
+  API_METHODS.map((m) => [m, z.number().int().min(0, { error: 'expected requests/second, 0 for unlimited' }).optional()]),
+) as Record<ApiMethod, z.ZodOptional<z.ZodNumber>>;
+
+export const RateLimitsSchema = z.strictObject(rateLimitsShape);
+
+export const LocalInstanceSchema = z.strictObject({
+  idInstance: z.union([digits, z.number().int().positive()]).transform((v) => String(v)),
+  apiTokenInstance: z.string().min(8, { error: 'expected a token of at least 8 characters' }),
+  /** @default authorized */
+  state: z.enum(['authorized', 'notAuthorized', 'starting']).default('authorized'),
+  /** Send queue interval in ms. @default 3000 */
+  sendIntervalMs: z.number().int().min(500, { error: 'expected at least 500 ms' }).default(3000),
+  /** Requests/second per method; 0 = unlimited. @default the published limits */
+  rateLimits: RateLimitsSchema.default({}),
+  /** Distinct numbers checkAccount may check per window before rate_limit_exceeded. */
+  checkAccountLimit: z
+    .strictObject({
+      numbers: z.number().int().positive().default(100),
+      windowMinutes: z.number().positive().default(10),
+      retryAfterSeconds: z.number().int().positive().default(7200),
+    })
+    .default({ numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 }),
+  /** Seed file (YAML or JSON) with chats and messages; relative to the config file. */
+  seed: z.string().optional(),
+});
+
+export const NetworkSchema = z.strictObject({
+  /** Name of the messenger in texts such as `<chat_id> is not on <messenger>`. @default WhatsApp */
+  name: z.string().default('WhatsApp'),
+  accounts: z.array(AccountSchema).default([]),
+  /** A sent message becomes delivered after this many ms. @default 1000 */
+  deliveredAfterMs: z.number().int().min(0).default(1000),
+  /** ...and read after this many ms; omitted: never read. */
+  readAfterMs: z.number().int().min(0).optional(),
+});
+
+export const LocalSchema = z.strictObject({
+  /** HTTP port of `msgflow serve` and of `msgflow start`'s listener. @default 7070 */
+  port: z.number().int().min(0).max(65535).default(7070),
+  /** Host to bind. @default 127.0.0.1 */
+  host: z.string().default('127.0.0.1'),
+  /** lowdb files and fetched files live here (relative to the config file). @default .msgflow/local */
+  dataDir: z.string().default('.msgflow/local'),
+  network: NetworkSchema.default({ name: 'WhatsApp', accounts: [], deliveredAfterMs: 1000 }),
+  instances: z.array(LocalInstanceSchema).default([]),
+  /** Largest file sendFileByUrl fetches, bytes. @default 104857600 (100 MiB) */
+  maxFileBytes: z.number().int().positive().default(100 * 1024 * 1024),
+  /** Timeout for fetching urlFile, ms. @default 30000 */
+  fetchTimeoutMs: z.number().int().positive().default(30_000),
+  /** Redirects followed when fetching urlFile. @default 5 */
+  maxRedirects: z.number().int().min(0).max(20).default(5),
+  /** How long fetched files are kept, ms. @default 86400000 (24 h) */
+  fileRetentionMs: z.number().int().positive().default(24 * 3600 * 1000),
+  /** Largest accepted request body, bytes. @default 1048576 */
+  maxBodyBytes: z.number().int().positive().default(1024 * 1024),
+  /** Base URL put in downloadUrl; default: the address the server listens on. */
+  publicUrl: z.string().url().optional(),
+});
+
+export type LocalConfig = z.output<typeof LocalSchema>;
+export type LocalInstanceConfig = z.output<typeof LocalInstanceSchema>;
+export type NetworkConfig = z.output<typeof NetworkSchema>;
+export type AccountConfig = z.output<typeof AccountSchema>;

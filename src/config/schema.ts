@@ -1,0 +1,62 @@
+/**
+ * config.yaml. Every default lives here, unknown keys are errors, and the
+ * loaded config is frozen.
+ */
+import { z } from 'zod';
+import { RateLimitsSchema, LocalSchema } from './local-schema.js';
+
+export const InstanceSchema = z
+  .strictObject({
+    /** Base URL of the service, or `local` for msgflow's built-in local service. */
+    apiUrl: z.union([
+      z.literal('local'),
+      z.string().regex(/^https?:\/\/[^\s]+$/i, { error: "expected 'local' or an http(s):// URL" }),
+    ]),
+    /** Instance id. With `apiUrl: local`, optional: the first local instance. */
+    idInstance: z.union([z.string().regex(/^\d{1,20}$/, { error: 'expected digits' }), z.number().int().positive()])
+      .transform((v) => String(v))
+      .optional(),
+    apiTokenInstance: z.string().min(1, { error: 'expected a non-empty token' }).optional(),
+    /** Per-attempt timeout, ms. @default 30000 */
+    timeoutMs: z.number().int().positive().optional(),
+    /** Retries after the first attempt. @default 3 */
+    retries: z.number().int().min(0).max(20).optional(),
+    /** Client-side requests/second per method; 0 = unlimited. @default the published limits */
+    rateLimits: RateLimitsSchema.optional(),
+    /** Turn client-side rate limiting off. @default true */
+    rateLimit: z.boolean().optional(),
+  })
+  .superRefine((v, ctx) => {
+    if (v.apiUrl !== 'local') {
+      if (v.idInstance === undefined) ctx.addIssue({ code: 'custom', path: ['idInstance'], message: 'required for a remote apiUrl' });
+      if (v.apiTokenInstance === undefined)
+        ctx.addIssue({ code: 'custom', path: ['apiTokenInstance'], message: 'required for a remote apiUrl' });
+    }
+  });
+
+export const StoreSchema = z.strictObject({
+  /** Storage driver of the flow engine. @default lowdb */
+  driver: z.enum(['lowdb', 'memory', 'redis']).default('lowdb'),
+  /** Directory of the lowdb driver (relative to the config file). @default .msgflow/state */
+  dir: z.string().default('.msgflow/state'),
+  /** Redis URL for the redis driver. @default redis://127.0.0.1:6379 */
+  url: z.string().optional(),
+});
+
+export const ConfigSchema = z.strictObject({
+  /** Named instances flows refer to with `instance:`. */
+  instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
+  /** msgflow's built-in local service (see the README). */
+  local: LocalSchema.optional(),
+  /** Flow files directory (relative to the config file). @default flows */
+  flowsDir: z.string().default('flows'),
+  store: StoreSchema.default({ driver: 'lowdb', dir: '.msgflow/state' }),
+  /** Action plugins: paths (relative to the config file) or npm package names. */
+  plugins: z.array(z.string().min(1)).default([]),
+  /** Log level of the daemon. @default info */
+  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+});
+
+export type InstanceConfig = z.output<typeof InstanceSchema>;
+export type StoreConfig = z.output<typeof StoreSchema>;
+export type ConfigData = z.output<typeof ConfigSchema>;
