@@ -1,0 +1,40 @@
+/**
+ * The engine's event bus: typed events that logging, progress display,
+ * the scheduler and plugins subscribe to.
+ */
+import { EventEmitter } from 'eventemitter3';
+
+export interface RunRef {
+  runId: string;
+  flow: string;
+}
+
+export interface EngineEvents {
+  'run:started': [RunRef & { trigger: 'manual' | 'schedule' | 'missed' | 'startup' | 'resume'; dryRun: boolean }];
+  'run:finished': [RunRef & { durationMs: number; itemsDone: number; itemsFailed: number }];
+  'run:failed': [RunRef & { error: string; code?: string; step?: string }];
+  'run:waiting': [RunRef & { step: string; until: number; reason: string }];
+  'run:resumed': [RunRef & { step?: string }];
+  'run:interrupted': [RunRef & { reason: string }];
+  'step:started': [RunRef & { step: string; action: string; total?: number }];
+  'step:finished': [RunRef & { step: string; status: 'succeeded' | 'failed' | 'skipped'; done: number; failed: number; error?: string }];
+  'step:retry': [RunRef & { step: string; attempt: number; delayMs: number; error: string; item?: number }];
+  'item:finished': [RunRef & { step: string; index: number; status: 'succeeded' | 'failed'; error?: string }];
+  /** A long action's own progress (ctx.progress). */
+  'step:progress': [RunRef & { step: string; done: number; total?: number; failed?: number }];
+  'schedule:fired': [{ flow: string; scheduledAt: number; firedAt: number }];
+  'schedule:missed': [{ flow: string; scheduledAt: number; policy: 'none' | 'last' | 'all'; willRun: boolean }];
+  'schedule:skipped': [{ flow: string; scheduledAt: number; reason: string }];
+  /** ctx.emit() from an action, e.g. the audit's threshold crossing. */
+  'action:event': [RunRef & { step: string; name: string; payload: Record<string, unknown> }];
+  log: [{ level: 'debug' | 'info' | 'warn' | 'error'; message: string; fields?: Record<string, unknown> }];
+}
+
+export type EngineEventName = keyof EngineEvents;
+
+/** @example bus.on('run:finished', (e) => console.log(e.flow, e.durationMs)) */
+export class EngineBus extends EventEmitter<EngineEvents> {}
+
+export function createBus(): EngineBus {
+  return new EngineBus();
+}
