@@ -38,12 +38,21 @@ export const ERROR_CATALOGUE = {
   FILE_NOT_FOUND: { status: 404, template: 'file not found or expired' },
   INTERNAL: { status: 500, template: 'internal error: {reason}' },
 
+  // ---- local service: fetching urlFile (sendFileByUrl) ----------------------
+  // `{url}` is the link without query string, fragment or credentials.
+  FILE_FETCH_FAILED: { template: 'urlFile {url}: {reason}' },
+  FILE_FETCH_STATUS: { template: 'urlFile {url}: the server answered HTTP {status}{statusText}' },
+  FILE_FETCH_TIMEOUT: { template: 'urlFile {url}: no answer within {timeoutMs} ms ({phase})' },
+  FILE_TOO_LARGE: { template: 'urlFile {url}: the file is larger than the {limit} bytes allowed ({seen})' },
+  FILE_TOO_MANY_REDIRECTS: { template: 'urlFile {url}: more than {limit} redirects' },
+
   // ---- client ---------------------------------------------------------------
   API_ERROR: { template: '{method} failed with HTTP {status}: {message}' },
   NETWORK_ERROR: { template: '{method}: network error {reason}' },
   TIMEOUT: { template: '{method}: no answer within {timeoutMs} ms' },
   BAD_RESPONSE: { template: '{method}: unexpected response ({reason})' },
   CLIENT_OPTIONS_INVALID: { template: 'invalid client options: {details}' },
+  CLIENT_CLOSED: { template: '{method}: the client is closed' },
 
   // ---- config and flows -----------------------------------------------------
   CONFIG_INVALID: { template: '{location} {path}: {reason}' },
@@ -58,10 +67,20 @@ export const ERROR_CATALOGUE = {
   EXPRESSION_ERROR: { template: '{location}: expression error in {expression}: {reason}' },
   ACTION_FAILED: { template: "step '{step}' ({action}) failed: {reason}" },
   STEP_TIMEOUT: { template: "step '{step}' timed out after {timeoutMs} ms" },
+  /** A step's `with`, after templates, does not fit the action's input schema (run time). */
+  STEP_INPUT_INVALID: { template: "step '{step}'{item}: {details}" },
+  /** `msgflow start`/`run` after the engine began shutting down. */
+  ENGINE_STOPPED: { template: 'the engine is shutting down: {reason}' },
   RUN_NOT_FOUND: { template: "run '{runId}' not found" },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },
   PLUGIN_INVALID: { template: "plugin '{plugin}': {reason}" },
   USAGE: { template: '{reason}' },
+
+  // ---- built-in job actions -------------------------------------------------
+  /** An action's input (a data file, a row, a field) is unusable as a whole. */
+  ACTION_INPUT_INVALID: { template: '{action} {field}: {reason}' },
+  /** A job stopped before its end for a reason the user must act on (e.g. instance not authorized). */
+  JOB_STOPPED: { template: '{action} stopped: {reason}' },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -160,8 +160,14 @@ export const REQUEST_SHAPES = {
   },
 } as const;
 
+const BODY_NOT_OBJECT = 'request body must be a JSON object';
+
 function withBodyShape<S extends z.ZodRawShape>(shape: S) {
-  return z.object(shape, { error: 'request body must be a JSON object' });
+  return z.object(shape, { error: BODY_NOT_OBJECT });
+}
+
+function strictBodyShape<S extends z.ZodRawShape>(shape: S) {
+  return z.strictObject(shape, { error: BODY_NOT_OBJECT });
 }
 
 /** The schemas the service applies: unknown fields are ignored, as HTTP APIs do. */
@@ -181,12 +187,12 @@ export const REQUEST_SCHEMAS = {
  * client's typed calls use these, so a typo such as `chatID` is caught.
  */
 export const STRICT_REQUEST_SCHEMAS = {
-  addContact: z.strictObject(REQUEST_SHAPES.addContact),
-  editContact: z.strictObject(REQUEST_SHAPES.editContact),
-  deleteContact: z.strictObject(REQUEST_SHAPES.deleteContact),
-  getChatHistory: z.strictObject(REQUEST_SHAPES.getChatHistory),
-  getMessage: z.strictObject(REQUEST_SHAPES.getMessage),
-  sendFileByUrl: z.strictObject(REQUEST_SHAPES.sendFileByUrl),
-  lastOutgoingMessages: z.strictObject(REQUEST_SHAPES.lastOutgoingMessages),
-  checkAccount: z.strictObject(REQUEST_SHAPES.checkAccount),
+  addContact: strictBodyShape(REQUEST_SHAPES.addContact),
+  editContact: strictBodyShape(REQUEST_SHAPES.editContact),
+  deleteContact: strictBodyShape(REQUEST_SHAPES.deleteContact),
+  getChatHistory: strictBodyShape(REQUEST_SHAPES.getChatHistory),
+  getMessage: strictBodyShape(REQUEST_SHAPES.getMessage),
+  sendFileByUrl: strictBodyShape(REQUEST_SHAPES.sendFileByUrl),
+  lastOutgoingMessages: strictBodyShape(REQUEST_SHAPES.lastOutgoingMessages),
+  checkAccount: strictBodyShape(REQUEST_SHAPES.checkAccount),
 } as const;

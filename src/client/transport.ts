@@ -30,7 +30,8 @@ export interface Transport {
   /**
    * Sends one attempt. Resolves with whatever status the service answered;
    * rejects only with a NetworkError (no answer), which says whether the
-   * request may have reached the server.
+   * request may have reached the server, or, when `signal` was aborted, with
+   * the signal's reason.
    */
   request(req: TransportRequest): Promise<TransportResponse>;
   /** Where it points, secrets redacted: e.g. `http://127.0.0.1:7070/waInstance<INSTANCE_ID>`. */

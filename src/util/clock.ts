@@ -56,16 +56,21 @@ export class ManualClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
-      const s: Sleeper = { at: this.t + Math.max(0, ms), resolve };
-      this.sleepers.push(s);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.sleepers = this.sleepers.filter((x) => x !== s);
-          reject(signal.reason);
+      const onAbort = () => {
+        this.sleepers = this.sleepers.filter((x) => x !== s);
+        reject(signal!.reason);
+      };
+      // The listener is removed when the sleep ends, so long-lived signals do
+      // not collect one listener per sleep.
+      const s: Sleeper = {
+        at: this.t + Math.max(0, ms),
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
         },
-        { once: true },
-      );
+      };
+      this.sleepers.push(s);
+      signal?.addEventListener('abort', onAbort, { once: true });
       if (ms <= 0) this.wake();
     });
   }

@@ -1,0 +1,115 @@
+/**
+ * What an answer of the service means: a typed result, or a typed error with
+ * whether it may be retried. Pure: no I/O, no clock beyond `now`.
+ */
+import { AccountCheckError, ApiError, MsgflowError, RateLimitError } from '../api/errors.js';
+import type { ApiMethod } from '../api/methods.js';
+import { redact, type Secrets } from '../api/redact.js';
+import type { ResponseMap } from '../api/types.js';
+import { parseRetryAfter } from './backoff.js';
+import { excerpt } from './sanitize.js';
+import type { TransportResponse } from './transport.js';
+
+/**
+ * When an error may be retried: `always` (429, or a request that surely did
+ * not reach the server), `idempotent` (5xx, timeouts, resets: only methods
+ * that may safely run twice), `never`.
+ */
+export type RetryRule = 'always' | 'idempotent' | 'never';
+
+export type Outcome<M extends ApiMethod> =
+  | { ok: true; value: ResponseMap[M] }
+  | { ok: false; error: MsgflowError; retry: RetryRule; retryAfterMs?: number };
+
+type Rec = Record<string, unknown>;
+const isRecord = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Maps one answer of the service. `now` dates an HTTP-date Retry-After. */
+export function interpretResponse<M extends ApiMethod>(
+  method: M,
+  res: TransportResponse,
+  secrets: Secrets,
+  now: number,
+): Outcome<M> {
+  const { statusCode: status, body } = res;
+
+  // checkAccount reports its failures in the body, usually with HTTP 200:
+  // they are never a success, whatever the status.
+  if (method === 'checkAccount' && isRecord(body) && body.status === false) {
+    const data = body.data;
+    if (isRecord(data) && data.reason === 'rate_limit_exceeded') {
+      const seconds = typeof data.retryAfter === 'number' && data.retryAfter > 0 ? data.retryAfter : 0;
+      // Not retried here: the spec recommends pausing checks for 2 hours,
+      // a decision for the caller, not for a backoff loop.
+      const error = new RateLimitError(method, 'checkAccount', seconds * 1000, 'rate_limit_exceeded', { status });
+      return { ok: false, error, retry: 'never' };
+    }
+    const reason = typeof body.reason === 'string' ? redact(body.reason, secrets) : 'status: false';
+    return { ok: false, error: new AccountCheckError(reason, status), retry: 'never' };
+  }
+
+  if (status >= 200 && status < 300) {
+    const problem = successProblem(method, body, secrets);
+    if (problem === undefined) return { ok: true, value: body as ResponseMap[M] };
+    const error = new MsgflowError('BAD_RESPONSE', { method, reason: problem }, { status });
+    return { ok: false, error, retry: 'never' };
+  }
+
+  const message = serviceMessage(body, status, secrets);
+  const retryAfterMs = parseRetryAfter(res.headers['retry-after'], now);
+  if (status === 429) {
+    const error = new RateLimitError(method, 'http', retryAfterMs ?? 0, message, { status });
+    return { ok: false, error, retry: 'always', retryAfterMs };
+  }
+  const error = new ApiError(method, status, message);
+  return status >= 500 ? { ok: false, error, retry: 'idempotent', retryAfterMs } : { ok: false, error, retry: 'never' };
+}
+
+/** The error text the service gave: `message`, else `reason`, else the raw text, else the status. */
+function serviceMessage(body: unknown, status: number, secrets: Secrets): string {
+  if (isRecord(body)) {
+    // The spec's reference table spells the field `messsage`; its examples say `message`.
+    for (const key of ['message', 'messsage', 'reason']) {
+      if (typeof body[key] === 'string' && body[key] !== '') return redact(body[key] as string, secrets);
+    }
+  }
+  if (typeof body === 'string' && body.trim() !== '') return excerpt(body, secrets);
+  return `HTTP ${status}`;
+}
+
+const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
+  addContact: 'addContact',
+  editContact: 'editContact',
+  deleteContact: 'deleteContact',
+};
+
+/**
+ * Why a 2xx body is not the success shape of `method`, or undefined when it
+ * is. Checks the shape the caller's types promise, not every field: the spec
+ * leaves many fields optional and a stricter check would break on additions.
+ */
+function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): string | undefined {
+  // Redacted before it is cut short, so that no part of a secret survives.
+  if (typeof body === 'string') return `body is not JSON: ${excerpt(body, secrets, 60)}`;
+  if (body === undefined) return 'empty body';
+  const field = BOOLEAN_RESULT[method];
+  if (field) return isRecord(body) && typeof body[field] === 'boolean' ? undefined : `expected {${field}: boolean}`;
+  switch (method) {
+    case 'getChatHistory':
+    case 'lastOutgoingMessages':
+      if (!Array.isArray(body)) return 'expected an array of messages';
+      return body.every(isMessage) ? undefined : 'expected an array of messages, got an item without idMessage';
+    case 'getMessage':
+      return isMessage(body) ? undefined : 'expected a message with idMessage';
+    case 'sendFileByUrl':
+      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
+    case 'checkAccount':
+      return isRecord(body) && typeof body.exist === 'boolean' ? undefined : 'expected {exist: boolean, chatId: string}';
+    default:
+      return undefined;
+  }
+}
+
+function isMessage(v: unknown): boolean {
+  return isRecord(v) && typeof v.idMessage === 'string';
+}

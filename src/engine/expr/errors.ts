@@ -1,0 +1,32 @@
+/**
+ * Errors of the expression language. A parse or evaluation error carries the
+ * offset inside the expression, so the flow loader can turn it into a
+ * `file:line:col` position.
+ */
+import { FlowError } from '../../api/errors.js';
+
+export class ExpressionError extends FlowError {
+  /** The expression text (without the `${{ }}` delimiters). */
+  readonly expression: string;
+  /** 0-based offset of the problem inside `expression`. */
+  readonly offset: number;
+  /** What is wrong, without position. */
+  readonly reason: string;
+  /**
+   * Set by parseTemplate: offset of the problem in the whole template string
+   * (`"Hi ${{ item. }}"`), so a loader can point at the exact column.
+   */
+  templateOffset?: number;
+
+  constructor(expression: string, offset: number, reason: string, location?: string) {
+    super('EXPRESSION_ERROR', {
+      location: location ?? `col ${offset + 1}`,
+      expression: `\${{ ${expression.trim()} }}`,
+      reason,
+    });
+    this.name = 'ExpressionError';
+    this.expression = expression;
+    this.offset = offset;
+    this.reason = reason;
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * The checks of a flow file beyond its shape: they need the action registry,
+ * the order of the steps, the declared inputs and env, and the scheduler's
+ * validators. They run on the raw YAML value, defensively, so that one
+ * mistake does not hide the others: `msgflow validate` reports every problem.
+ */
+import type { z } from 'zod';
+import type { KeyPath } from '../../util/yaml-source.js';
+import { validateCron, validateTimezone } from '../schedule/index.js';
+import { collectReferences, ExpressionError, parseExpression, parseTemplate, hasTemplate, type ExprNode } from '../expr/index.js';
+import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
+import { didYouMean } from '../registry/suggest.js';
+import type { Reporter } from './reporter.js';
+import { FlowFileSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
+import { checkWithInput } from './check-with.js';
+
+export interface CheckOptions {
+  registry: ActionRegistry;
+  /** Instance names from config.yaml; when given, `instance:` must be one. */
+  instances?: readonly string[];
+  /** Values of `env:` names. @default process.env */
+  env?: Record<string, string | undefined>;
+}
+
+const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results'];
+const RUN_KEYS = ['id', 'flow', 'startedAt'];
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Known keys of the object at a path of the file, for "did you mean" on unknown keys. */
+function knownKeysAt(path: readonly PropertyKey[]): string[] {
+  const shapeKeys = (s: z.ZodType) => Object.keys((s as unknown as { shape: Obj }).shape ?? {});
+  const p = path.map((x) => (typeof x === 'number' ? '#' : String(x))).join('/');
+  if (p === '') return shapeKeys(FlowFileSchema);
+  if (p === 'on') return shapeKeys(TriggerSchema);
+  if (p === 'on/schedule') return ['cron', 'timezone'];
+  if (p === 'steps/#') return shapeKeys(StepSchema);
+  if (p === 'steps/#/retry') return shapeKeys(RetrySchema);
+  if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required'];
+  return [];
+}
+
+/** Zod issues of the file's shape -> positioned problems. */
+export function reportSchemaIssues(rep: Reporter, issues: readonly z.core.$ZodIssue[]): void {
+  for (const issue of issues) {
+    const p = issue.path as (string | number)[];
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) rep.add([...p, k], `unknown key '${k}'${didYouMean(k, knownKeysAt(p))}`, { key: true });
+      continue;
+    }
+    let reason = issue.message;
+    if (issue.code === 'invalid_type' && issue.input === undefined) reason = 'required';
+    else if (issue.code === 'invalid_type') reason = `expected ${issue.expected}, got ${describe(issue.input)}`;
+    rep.add(p, reason);
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  if (typeof v === 'string') return `'${v.length > 40 ? v.slice(0, 40) + '...' : v}'`;
+  return String(v);
+}
+
+/**
+ * Runs every semantic check. Returns the resolved `env:` (names -> values)
+ * so the loader does not interpolate twice.
+ */
+export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<string, string> {
+  const env = checkEnv(rep, raw.env, opts.env ?? process.env);
+  // Declared names, set or not: `env.X` of a listed but unset variable reads as undefined.
+  const declaredEnv = Array.isArray(raw.env) ? raw.env.filter((x): x is string => typeof x === 'string') : isObj(raw.env) ? Object.keys(raw.env) : [];
+  checkInstance(rep, raw, opts.instances);
+  checkTrigger(rep, raw.on);
+  const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
+  if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
+  const steps = Array.isArray(raw.steps) ? raw.steps : [];
+  const ids = steps.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined));
+  const seen = new Map<string, number>();
+  steps.forEach((step, i) => {
+    if (!isObj(step)) return;
+    const id = ids[i];
+    if (id !== undefined) {
+      if (seen.has(id)) rep.add(['steps', i, 'id'], `duplicate step id '${id}' (first used by steps[${seen.get(id)}])`);
+      else seen.set(id, i);
+    }
+    const action = checkUses(rep, step, i, opts.registry);
+    const scope: RefScope = { stepIndex: i, ids, inputNames, envNames: declaredEnv, hasForEach: step.forEach !== undefined };
+    if (step.if !== undefined && typeof step.if === 'string') checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
+    if (step.forEach !== undefined) checkExpressionsIn(rep, ['steps', i, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
+    if (isObj(step.with)) {
+      checkExpressionsIn(rep, ['steps', i, 'with'], step.with, { ...scope, where: 'with' });
+      if (action) checkWithInput(rep, ['steps', i, 'with'], step.with, action);
+    } else if (step.with === undefined && action) {
+      checkWithInput(rep, ['steps', i], {}, action, true);
+    }
+  });
+  return env;
+}
+
+const ENV_RE = /\$\{(?!\{)([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+
+function checkEnv(rep: Reporter, raw: unknown, processEnv: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (Array.isArray(raw)) {
+    // A bare list passes variables through; an unset one is simply absent (validate runs without secrets).
+    for (const name of raw) if (typeof name === 'string' && processEnv[name] !== undefined) out[name] = processEnv[name]!;
+  } else if (isObj(raw)) {
+    for (const [name, v] of Object.entries(raw)) {
+      if (typeof v !== 'string') {
+        if (typeof v === 'number' || typeof v === 'boolean') out[name] = String(v);
+        continue;
+      }
+      out[name] = v.replace(ENV_RE, (whole, ref: string, def: string | undefined) => {
+        const val = processEnv[ref];
+        if (val !== undefined && val !== '') return val;
+        if (def !== undefined) return def;
+        rep.add(['env', name], `environment variable ${ref} is not set and has no default (write \${${ref}:-default})`);
+        return whole;
+      });
+    }
+  }
+  return out;
+}
+
+function checkInstance(rep: Reporter, raw: Obj, instances: readonly string[] | undefined): void {
+  if (!instances) return;
+  const name = raw.instance === undefined ? 'default' : raw.instance;
+  if (typeof name !== 'string' || instances.includes(name)) return;
+  const list = instances.length ? instances.join(', ') : '(none)';
+  const path: KeyPath = raw.instance === undefined ? [] : ['instance'];
+  rep.add(path, `unknown instance '${name}'${didYouMean(name, instances)}: config.yaml declares ${list}`);
+}
+
+function checkTrigger(rep: Reporter, on: unknown): void {
+  if (!isObj(on) || !isObj(on.schedule)) return;
+  const { cron, timezone } = on.schedule;
+  if (typeof cron === 'string') {
+    const err = validateCron(cron);
+    if (err) rep.add(['on', 'schedule', 'cron'], err);
+  }
+  if (typeof timezone === 'string') {
+    const err = validateTimezone(timezone);
+    if (err) rep.add(['on', 'schedule', 'timezone'], err);
+  }
+}
+
+const TYPE_CHECKS: Record<string, (v: unknown) => boolean> = {
+  string: (v) => typeof v === 'string',
+  number: (v) => typeof v === 'number',
+  boolean: (v) => typeof v === 'boolean',
+  array: Array.isArray,
+  object: isObj,
+  any: () => true,
+};
+
+function checkInputDef(rep: Reporter, name: string, def: unknown): void {
+  if (!isObj(def) || typeof def.type !== 'string' || !(def.type in TYPE_CHECKS)) return;
+  for (const k of ['value', 'default'] as const) {
+    if (def[k] !== undefined && def[k] !== null && !TYPE_CHECKS[def.type]!(def[k])) {
+      rep.add(['inputs', name, k], `input '${name}' is declared type ${def.type}, but ${k} is ${describe(def[k])}`);
+    }
+  }
+  if (def.file !== undefined && (def.type === 'string' || def.type === 'number' || def.type === 'boolean')) {
+    rep.add(['inputs', name, 'type'], `input '${name}' reads a file, which gives an array or an object, not a ${def.type}`);
+  }
+}
+
+function checkUses(rep: Reporter, step: Obj, i: number, registry: ActionRegistry): RegisteredAction | undefined {
+  if (typeof step.uses !== 'string' || step.uses === '') return undefined;
+  const action = registry.get(step.uses);
+  if (action) return action;
+  const s = registry.suggest(step.uses);
+  rep.add(['steps', i, 'uses'], '', {
+    code: 'UNKNOWN_ACTION',
+    params: { action: step.uses, hint: s ? ` (did you mean '${s}'?)` : '' },
+  });
+  return undefined;
+}
+
+interface RefScope {
+  stepIndex: number;
+  ids: (string | undefined)[];
+  inputNames: string[];
+  envNames: string[];
+  hasForEach: boolean;
+  where?: 'if' | 'forEach' | 'with';
+}
+
+/** Parses every template inside `value` and checks what it reads. */
+function checkExpressionsIn(rep: Reporter, path: (string | number)[], value: unknown, scope: RefScope, bare = false): void {
+  if (typeof value === 'string') {
+    if (!hasTemplate(value)) {
+      // `if: steps.a.failed > 0` (no ${{ }}) is an expression too, as in CI workflows.
+      if (bare && value.trim() !== '') checkOne(rep, path, value, 0, scope, () => parseExpression(value));
+      return;
+    }
+    let parts;
+    try {
+      parts = parseTemplate(value).parts;
+    } catch (e) {
+      if (!(e instanceof ExpressionError)) throw e;
+      addExprError(rep, path, e, e.templateOffset ?? 0);
+      return;
+    }
+    for (const p of parts) if (p.kind === 'expr') checkRefs(rep, path, p.node, p.source, p.offset, scope);
+    return;
+  }
+  if (Array.isArray(value)) value.forEach((v, i) => checkExpressionsIn(rep, [...path, i], v, scope));
+  else if (isObj(value)) for (const [k, v] of Object.entries(value)) checkExpressionsIn(rep, [...path, k], v, scope);
+}
+
+function checkOne(rep: Reporter, path: (string | number)[], source: string, base: number, scope: RefScope, parse: () => ExprNode): void {
+  let node: ExprNode;
+  try {
+    node = parse();
+  } catch (e) {
+    if (!(e instanceof ExpressionError)) throw e;
+    addExprError(rep, path, e, base + e.offset);
+    return;
+  }
+  checkRefs(rep, path, node, source, base, scope);
+}
+
+function addExprError(rep: Reporter, path: (string | number)[], e: ExpressionError, offset: number): void {
+  rep.add(path, e.reason, { offset, code: 'EXPRESSION_ERROR', params: { expression: e.params.expression, reason: e.reason }, cause: e });
+}
+
+function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, source: string, base: number, scope: RefScope): void {
+  const expression = `\${{ ${source.trim()} }}`;
+  const bad = (reason: string, pos: number) =>
+    rep.add(path, reason, { offset: base + pos, code: 'EXPRESSION_ERROR', params: { expression, reason } });
+  for (const ref of collectReferences(node)) {
+    const [first, second] = ref.path;
+    const at = ref.positions[1] ?? ref.positions[0]!;
+    switch (ref.root) {
+      case 'steps': {
+        if (first === undefined) break;
+        const target = scope.ids.indexOf(first);
+        if (target < 0) {
+          const known = scope.ids.filter((x): x is string => x !== undefined);
+          bad(`unknown step '${first}'${didYouMean(first, known)}`, at);
+        } else if (target === scope.stepIndex) bad(`step '${first}' cannot read its own result`, at);
+        else if (target > scope.stepIndex) bad(`step '${first}' runs after this step: its result is not there yet`, at);
+        else if (second !== undefined && !STEP_VIEW_KEYS.includes(second)) {
+          bad(`steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`, ref.positions[2]!);
+        }
+        break;
+      }
+      case 'inputs':
+        if (first !== undefined && !scope.inputNames.includes(first)) {
+          const list = scope.inputNames.length ? `; inputs: ${scope.inputNames.join(', ')}` : '; the flow declares no inputs';
+          bad(`unknown input '${first}'${didYouMean(first, scope.inputNames)}${list}`, at);
+        }
+        break;
+      case 'env':
+        if (first !== undefined && !scope.envNames.includes(first)) {
+          bad(`env.${first} is not available: a flow reads only the variables it lists under env:`, at);
+        }
+        break;
+      case 'item':
+      case 'index':
+        if (!scope.hasForEach) bad(`'${ref.root}' is only set in a step with forEach`, ref.positions[0]!);
+        else if (scope.where === 'forEach') bad(`'${ref.root}' is not set yet while forEach is evaluated`, ref.positions[0]!);
+        break;
+      case 'run':
+        if (first !== undefined && !RUN_KEYS.includes(first)) bad(`run has no '${first}'${didYouMean(first, RUN_KEYS)}: use ${RUN_KEYS.join(', ')}`, at);
+        break;
+    }
+  }
+}
+

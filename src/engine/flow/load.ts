@@ -1,0 +1,263 @@
+/**
+ * Loading flow files: YAML with positions -> shape check (zod) -> semantic
+ * checks -> a frozen {@link Flow}. Every problem of a file is collected and
+ * thrown as one FlowFileError.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { FlowError, MsgflowError } from '../../api/errors.js';
+import { deepFreeze } from '../../util/freeze.js';
+import { parseYamlSource, type YamlSource } from '../../util/yaml-source.js';
+import type { Flow, FlowInputDef, FlowStep } from '../flow-types.js';
+import { closest } from '../registry/suggest.js';
+import { checkFlow, reportSchemaIssues, type CheckOptions } from './check.js';
+import { parseDuration } from './duration.js';
+import { FlowFileError, FlowIssue } from './errors.js';
+import { Reporter } from './reporter.js';
+import { FlowFileSchema, type FlowFileData } from './schema.js';
+
+export interface LoadFlowOptions extends CheckOptions {
+  /** Project directory: relative input files resolve against it (the config file's directory). */
+  baseDir: string;
+  /** @default 1048576 (1 MiB) */
+  maxBytes?: number;
+  /** @default 100 */
+  maxAliasCount?: number;
+}
+
+const FLOW_EXTENSIONS = ['.yaml', '.yml'];
+
+/** The file as shown in messages: relative to the working directory when under it. */
+export function displayPath(file: string): string {
+  const rel = path.relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
+}
+
+function fileIssue(display: string, reason: string, cause?: unknown, line = 1, col = 1): FlowFileError {
+  return new FlowFileError(display, [new FlowIssue({ file: display, line, col, keyPath: '(root)' }, reason, { cause })]);
+}
+
+/**
+ * Reads, validates and converts one flow file.
+ *
+ * @throws FlowFileError (a FlowError) listing every problem, one per line:
+ *   `flows/x.yaml:12:14 steps[1].with.chatID: unknown key 'chatID' ...`
+ */
+export function loadFlowFile(file: string, opts: LoadFlowOptions): Flow {
+  const abs = path.resolve(file);
+  const display = displayPath(abs);
+  const maxBytes = opts.maxBytes ?? 1024 * 1024;
+  let size: number;
+  try {
+    size = statSync(abs).size;
+  } catch (e) {
+    throw fileIssue(display, 'file not found', e);
+  }
+  // Checked before reading: a huge file is refused without loading it.
+  if (size > maxBytes) throw fileIssue(display, `file is ${size} bytes, more than the ${maxBytes} bytes a flow file may have`);
+  const text = readFileSync(abs, 'utf8');
+  let src: YamlSource;
+  try {
+    src = parseYamlSource(text, display, { maxBytes, maxAliasCount: opts.maxAliasCount });
+  } catch (e) {
+    if (!(e instanceof MsgflowError)) throw e;
+    if (e.code === 'YAML_TOO_MANY_ALIASES') throw fileIssue(display, 'too many YAML alias expansions (an alias bomb?): refused', e);
+    if (e.code === 'YAML_SYNTAX') {
+      const m = /:(\d+):(\d+)$/.exec(String(e.params.location));
+      throw fileIssue(display, `YAML syntax error: ${e.params.reason}`, e, Number(m?.[1] ?? 1), Number(m?.[2] ?? 1));
+    }
+    throw fileIssue(display, e.message, e);
+  }
+  const raw = src.value;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw fileIssue(display, 'a flow file must be a mapping with at least name and steps');
+  }
+  const rawObj = raw as Record<string, unknown>;
+  const rep = new Reporter(src, text, raw);
+  const parsed = FlowFileSchema.safeParse(raw, { reportInput: true });
+  if (!parsed.success) reportSchemaIssues(rep, parsed.error.issues);
+  const env = checkFlow(rep, rawObj, opts);
+  const flowName = typeof rawObj.name === 'string' ? rawObj.name : undefined;
+  if (rep.issues.length > 0 || !parsed.success) throw new FlowFileError(display, sortIssues(rep.issues), flowName);
+  return deepFreeze(toFlow(parsed.data, env, src, abs, opts.baseDir));
+}
+
+function sortIssues(issues: FlowIssue[]): FlowIssue[] {
+  const seen = new Set<string>();
+  return issues
+    .filter((i) => (seen.has(i.message) ? false : (seen.add(i.message), true)))
+    .sort((a, b) => a.line - b.line || a.col - b.col);
+}
+
+function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, file: string, baseDir: string): Flow {
+  const on = d.on ?? { overlap: 'skip' as const, missed: 'none' as const, startup: false };
+  const inputs: Record<string, FlowInputDef> = {};
+  for (const [name, def] of Object.entries(d.inputs)) {
+    const out: FlowInputDef = {};
+    for (const k of ['file', 'value', 'default', 'description', 'type', 'required'] as const) {
+      if (def[k] !== undefined) (out as Record<string, unknown>)[k] = def[k];
+    }
+    inputs[name] = out;
+  }
+  const steps: FlowStep[] = d.steps.map((s, i) => {
+    const step: FlowStep = {
+      id: s.id,
+      uses: s.uses,
+      concurrency: s.concurrency,
+      with: s.with,
+      retry: {
+        maxAttempts: s.retry?.maxAttempts ?? 1,
+        backoff: s.retry?.backoff ?? 'exponential',
+        delayMs: parseDuration(s.retry?.delay ?? '1s')!,
+        maxDelayMs: parseDuration(s.retry?.maxDelay ?? '10m')!,
+        jitter: s.retry?.jitter ?? true,
+      },
+      continueOnError: s.continueOnError,
+      location: src.locate(['steps', i]),
+    };
+    if (s.name !== undefined) step.name = s.name;
+    if (s.if !== undefined) step.if = String(s.if);
+    if (s.forEach !== undefined) step.forEach = s.forEach;
+    if (s.timeout !== undefined) step.timeoutMs = parseDuration(s.timeout)!;
+    return step;
+  });
+  const flow: Flow = {
+    name: d.name,
+    instance: d.instance,
+    on: { overlap: on.overlap, missed: on.missed, startup: on.startup },
+    inputs,
+    env,
+    steps,
+    file,
+    baseDir: path.resolve(baseDir),
+  };
+  if (d.description !== undefined) flow.description = d.description;
+  if (on.schedule) flow.on.schedule = on.schedule.timezone ? { cron: on.schedule.cron, timezone: on.schedule.timezone } : { cron: on.schedule.cron };
+  return flow;
+}
+
+/** The flow files of a directory (not recursive), sorted. */
+export function listFlowFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && FLOW_EXTENSIONS.includes(path.extname(e.name).toLowerCase()))
+    .map((e) => path.join(dir, e.name))
+    .sort();
+}
+
+export interface LoadedFlows {
+  flows: Flow[];
+  /** One per broken file (FlowFileError: `.errors` holds each problem). */
+  errors: FlowError[];
+}
+
+/**
+ * Loads every flow of a directory. Broken files do not stop the others:
+ * their errors are returned. Two files with the same `name:` are an error
+ * on the second.
+ */
+export function loadFlows(dir: string, opts: LoadFlowOptions): LoadedFlows {
+  const flows: Flow[] = [];
+  const errors: FlowError[] = [];
+  const byName = new Map<string, string>();
+  for (const file of listFlowFiles(dir)) {
+    try {
+      const flow = loadFlowFile(file, opts);
+      const other = byName.get(flow.name);
+      if (other) {
+        errors.push(duplicateName(flow, other));
+        continue;
+      }
+      byName.set(flow.name, flow.file);
+      flows.push(flow);
+    } catch (e) {
+      if (e instanceof FlowError) errors.push(e);
+      else throw e;
+    }
+  }
+  return { flows, errors };
+}
+
+function duplicateName(flow: Flow, otherFile: string): FlowFileError {
+  const display = displayPath(flow.file);
+  const src = parseYamlSource(readFileSync(flow.file, 'utf8'), display);
+  const { line, col } = src.position(['name']);
+  return new FlowFileError(display, [
+    new FlowIssue({ file: display, line, col, keyPath: 'name' }, `flow name '${flow.name}' is also used by ${displayPath(otherFile)}`),
+  ]);
+}
+
+/**
+ * A flow by its `name:`, its file name (without extension) or a path to a
+ * file. Throws FLOW_NOT_FOUND listing the available names, or the flow's
+ * own FlowFileError when the matching file is broken.
+ */
+export function findFlow(dir: string, nameOrFile: string, opts: LoadFlowOptions): Flow {
+  const asPath = path.resolve(nameOrFile);
+  if (FLOW_EXTENSIONS.includes(path.extname(nameOrFile).toLowerCase()) && existsSync(asPath)) return loadFlowFile(asPath, opts);
+  const names: string[] = [];
+  for (const file of listFlowFiles(dir)) {
+    const stem = path.basename(file, path.extname(file));
+    try {
+      const flow = loadFlowFile(file, opts);
+      if (flow.name === nameOrFile || stem === nameOrFile) return flow;
+      names.push(flow.name);
+    } catch (e) {
+      if (e instanceof FlowFileError && (e.flowName === nameOrFile || stem === nameOrFile)) throw e;
+      if (!(e instanceof FlowError)) throw e;
+      names.push(e instanceof FlowFileError && e.flowName ? e.flowName : stem);
+    }
+  }
+  const hint = closest(nameOrFile, names);
+  const available = names.length ? `; available: ${names.join(', ')}` : '; it has no flow files';
+  throw new FlowError('FLOW_NOT_FOUND', {
+    name: nameOrFile,
+    dir: `${displayPath(path.resolve(dir))}${hint ? ` (did you mean '${hint}'?)` : ''}${available}`,
+  });
+}
+
+export interface FileValidation {
+  file: string;
+  /** Empty when the file is valid. */
+  errors: FlowError[];
+}
+
+/**
+ * What `msgflow validate` reports: every problem of every file (directories
+ * are expanded to their flow files), plus duplicate flow names and input
+ * data files that do not exist.
+ */
+export function validateFlowFiles(files: readonly string[], opts: LoadFlowOptions): FileValidation[] {
+  const expanded = files.flatMap((f) => (existsSync(f) && statSync(f).isDirectory() ? listFlowFiles(f) : [f]));
+  const out: FileValidation[] = [];
+  const byName = new Map<string, string>();
+  for (const file of expanded) {
+    const errors: FlowError[] = [];
+    try {
+      const flow = loadFlowFile(file, opts);
+      const other = byName.get(flow.name);
+      if (other) errors.push(...duplicateName(flow, other).errors);
+      else byName.set(flow.name, flow.file);
+      errors.push(...missingDataFiles(flow));
+    } catch (e) {
+      if (e instanceof FlowFileError) errors.push(...e.errors);
+      else if (e instanceof FlowError) errors.push(e);
+      else throw e;
+    }
+    out.push({ file: displayPath(path.resolve(file)), errors });
+  }
+  return out;
+}
+
+function missingDataFiles(flow: Flow): FlowIssue[] {
+  const out: FlowIssue[] = [];
+  const display = displayPath(flow.file);
+  let src: YamlSource | undefined;
+  for (const [name, def] of Object.entries(flow.inputs)) {
+    if (def.file === undefined || existsSync(path.resolve(flow.baseDir, def.file))) continue;
+    src ??= parseYamlSource(readFileSync(flow.file, 'utf8'), display);
+    const { line, col } = src.position(['inputs', name, 'file']);
+    out.push(new FlowIssue({ file: display, line, col, keyPath: `inputs.${name}.file` }, `data file not found: ${path.resolve(flow.baseDir, def.file)}`));
+  }
+  return out;
+}

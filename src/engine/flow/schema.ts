@@ -1,0 +1,106 @@
+/**
+ * The zod schema of a flow file as written (before defaults are turned into
+ * a {@link Flow}). It is the single source of truth of the file format: the
+ * loader validates with it, and schema/flow.schema.json is emitted from it.
+ * Rules that need the action registry, the other steps or the scheduler's
+ * validators live in check.ts.
+ */
+import { z } from 'zod';
+import { DURATION_HINT, DURATION_PATTERN, parseDuration } from './duration.js';
+
+/** Step ids and input names are used in expressions (`steps.<id>`, `inputs.<name>`). */
+export const IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const IDENT_HINT = "must start with a letter or '_' and contain only letters, digits and '_' (it is used in expressions)";
+
+const DURATION_ERROR = `expected a duration: ${DURATION_HINT}`;
+
+export const DurationSchema = z
+  .union([z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), z.number().int().nonnegative()], {
+    error: DURATION_ERROR,
+  })
+  // Same text as above: the loader shows one line per distinct message.
+  .refine((v) => parseDuration(v) !== undefined, { error: DURATION_ERROR })
+  .meta({ description: `Milliseconds, or a duration such as 500ms, 2s, 10m, 1h30m.` });
+
+/** A string containing `${{ }}`, for values that must be computed. */
+const TemplateString = z.string().regex(/\$\{\{[\s\S]*\}\}/, { error: 'expected a ${{ expression }}' });
+
+export const RetrySchema = z
+  .strictObject({
+    maxAttempts: z.number().int().min(1).max(100).default(1).meta({ description: 'Attempts including the first.' }),
+    backoff: z.enum(['fixed', 'exponential']).default('exponential'),
+    delay: DurationSchema.default('1s').meta({ description: 'First delay between attempts.' }),
+    maxDelay: DurationSchema.default('10m').meta({ description: 'Cap on one delay.' }),
+    jitter: z.boolean().default(true).meta({ description: 'Randomise each delay in [delay/2, delay].' }),
+  })
+  .meta({ description: 'Retry policy of the step (per item for forEach).' });
+
+export const StepSchema = z
+  .strictObject({
+    id: z.string().regex(IDENT_RE, { error: `step id ${IDENT_HINT}` }).meta({ description: 'Unique id: results are read as steps.<id>.' }),
+    name: z.string().optional(),
+    uses: z.string().min(1).meta({ description: 'The action: an API method, log, or a plugin action.' }),
+    if: z.union([z.string(), z.boolean()]).optional().meta({ description: 'Run the step only when this expression is true.' }),
+    forEach: z
+      .union([TemplateString, z.array(z.unknown())], { error: 'expected a ${{ expression }} giving an array, or an array' })
+      .optional()
+      .meta({ description: 'Run the action once per item; `item` and `index` are set.' }),
+    concurrency: z.number().int().min(1).max(1000).default(1).meta({ description: 'forEach items in flight at once.' }),
+    with: z.record(z.string(), z.unknown()).default({}).meta({ description: "The action's input; values may use ${{ }}." }),
+    retry: RetrySchema.optional(),
+    timeout: DurationSchema.optional().meta({ description: 'Per attempt.' }),
+    continueOnError: z.boolean().default(false).meta({ description: 'Record a failure and go on instead of failing the run.' }),
+  })
+  .meta({ description: 'One step of the flow.' });
+
+const InputTypes = ['string', 'number', 'boolean', 'array', 'object', 'any'] as const;
+
+export const InputSchema = z
+  .strictObject({
+    file: z.string().min(1).optional().meta({ description: 'CSV, JSON, JSON Lines or YAML data file, relative to the project directory.' }),
+    value: z.unknown().optional().meta({ description: 'Inline value.' }),
+    default: z.unknown().optional().meta({ description: 'Used when neither --input nor file nor value gives one.' }),
+    description: z.string().optional(),
+    type: z.enum(InputTypes).optional().meta({ description: '--input key=value is coerced to this type.' }),
+    required: z.boolean().optional(),
+  })
+  .refine((v) => v.file === undefined || v.value === undefined, { error: "give either 'file' or 'value', not both" })
+  .meta({ description: 'A flow input.' });
+
+export const TriggerSchema = z
+  .strictObject({
+    schedule: z
+      .strictObject({
+        cron: z.string().meta({ description: '5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first.' }),
+        timezone: z.string().optional().meta({ description: "IANA zone, e.g. Europe/Berlin. Default: the machine's zone." }),
+      })
+      .optional(),
+    overlap: z.enum(['skip', 'queue', 'allow']).default('skip').meta({ description: 'A fire while the previous run is active.' }),
+    missed: z.enum(['none', 'last', 'all']).default('none').meta({ description: 'Runs missed while msgflow was down.' }),
+    startup: z.boolean().default(false).meta({ description: 'Run once when `msgflow start` starts.' }),
+  })
+  .meta({ description: 'When the flow runs by itself.' });
+
+export const FlowFileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, { error: "flow name must be letters, digits, '_', '-' or '.'" })
+      .meta({ description: 'Unique flow name, used by `msgflow run NAME`.' }),
+    description: z.string().optional(),
+    instance: z.string().default('default').meta({ description: 'A name from config.yaml instances.' }),
+    on: TriggerSchema.optional(),
+    inputs: z.record(z.string().regex(IDENT_RE, { error: `input name ${IDENT_HINT}` }), InputSchema).default({}),
+    env: z
+      .union([z.record(z.string().regex(IDENT_RE), z.union([z.string(), z.number(), z.boolean()])), z.array(z.string().regex(IDENT_RE))])
+      .optional()
+      .meta({
+        description: 'Environment variables the flow may read as env.NAME: a list of names, or NAME: value pairs where a value may use ${VAR:-default}.',
+      }),
+    steps: z.array(StepSchema).min(1, { error: 'a flow needs at least one step' }),
+  })
+  .meta({ title: 'msgflow flow', description: 'A msgflow flow file (flows/*.yaml).' });
+
+export type FlowFileData = z.output<typeof FlowFileSchema>;
+export type StepData = z.output<typeof StepSchema>;

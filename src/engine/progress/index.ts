@@ -1,0 +1,16 @@
+/**
+ * What a person watching a run sees: a progress bar or periodic progress
+ * lines, and readable log lines of run and step events. Both only subscribe
+ * to the engine's bus.
+ */
+export {
+  createProgressReporter,
+  formatBarLine,
+  formatPlainLine,
+  type OutputStream,
+  type ProgressReporter,
+  type ProgressReporterOptions,
+} from './progress-reporter.js';
+export { createLogSubscriber, formatEvent, type LogLevel, type LogSubscriber, type LogSubscriberOptions } from './log-subscriber.js';
+export { formatDuration, formatRate, renderBar } from './format.js';
+export type { StepView } from './step-tracker.js';

@@ -1,0 +1,98 @@
+/**
+ * Readable log lines of engine events: `2026-01-05T09:00:00.123Z INFO  ...`.
+ * Every line goes through redaction, since error texts may quote a request
+ * URL that held the instance's token.
+ */
+import type { EngineBus, EngineEventName, EngineEvents } from '../events.js';
+import { redact, type Secrets } from '../../api/redact.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import { formatDuration } from './format.js';
+import type { OutputStream } from './progress-reporter.js';
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface LogSubscriberOptions {
+  bus: EngineBus;
+  /** @default process.stderr */
+  stream?: OutputStream;
+  /** Lines below this level are dropped. @default info */
+  level?: LogLevel;
+  /** Timestamps. @default systemClock */
+  clock?: Clock;
+  /** Tokens and instance ids written as `<API_TOKEN>` / `<INSTANCE_ID>` wherever they appear. */
+  secrets?: Secrets[];
+}
+
+export interface LogSubscriber {
+  close(): void;
+}
+
+const iso = (t: number) => new Date(t).toISOString();
+const ms = (n: number) => (n < 1000 ? `${n}ms` : n < 60_000 ? `${Math.round(n / 100) / 10}s` : formatDuration(n));
+const run = (e: { runId: string; flow: string }) => `${e.flow} (run ${e.runId})`;
+const at = (e: { flow: string; step: string }) => `${e.flow}/${e.step}`;
+
+type Formatters = { [K in EngineEventName]: (e: EngineEvents[K][0]) => [LogLevel, string] };
+
+const FORMATTERS: Formatters = {
+  'run:started': (e) => ['info', `${run(e)} started (trigger ${e.trigger}${e.dryRun ? ', dry run' : ''})`],
+  'run:finished': (e) => ['info', `${run(e)} finished in ${formatDuration(e.durationMs)}: ${e.itemsDone} items done, ${e.itemsFailed} failed`],
+  'run:failed': (e) => ['error', `${run(e)} failed${e.step ? ` at step ${e.step}` : ''}: ${e.error}${e.code ? ` [${e.code}]` : ''}`],
+  'run:waiting': (e) => ['info', `${run(e)} waiting at step ${e.step} until ${iso(e.until)}: ${e.reason}`],
+  'run:resumed': (e) => ['info', `${run(e)} resumed${e.step ? ` at step ${e.step}` : ''}`],
+  'run:interrupted': (e) => ['warn', `${run(e)} interrupted: ${e.reason}`],
+  'step:started': (e) => ['info', `${at(e)} started (${e.action}${e.total !== undefined ? `, ${e.total} items` : ''})`],
+  'step:finished': (e) => [
+    e.status === 'failed' ? 'error' : 'info',
+    `${at(e)} ${e.status}: ${e.done} done, ${e.failed} failed${e.error ? `: ${e.error}` : ''}`,
+  ],
+  'step:retry': (e) => ['warn', `${at(e)}${e.item !== undefined ? ` item ${e.item}` : ''} attempt ${e.attempt} failed, retrying in ${ms(e.delayMs)}: ${e.error}`],
+  'item:finished': (e) => [
+    e.status === 'failed' ? 'warn' : 'debug',
+    `${at(e)} item ${e.index} ${e.status}${e.error ? `: ${e.error}` : ''}`,
+  ],
+  'step:progress': (e) => ['debug', `${at(e)} progress ${e.done}/${e.total ?? '?'}${e.failed ? ` (${e.failed} failed)` : ''}`],
+  'schedule:fired': (e) => ['info', `schedule: ${e.flow} fired for ${iso(e.scheduledAt)}`],
+  'schedule:missed': (e) => ['warn', `schedule: ${e.flow} missed its run of ${iso(e.scheduledAt)} (missed: ${e.policy}; ${e.willRun ? 'running it now' : 'not run'})`],
+  'schedule:skipped': (e) => ['info', `schedule: ${e.flow} skipped its run of ${iso(e.scheduledAt)}: ${e.reason}`],
+  'action:event': (e) => ['info', `${at(e)} event ${e.name}${Object.keys(e.payload).length ? ` ${JSON.stringify(e.payload)}` : ''}`],
+  log: (e) => [e.level, `${e.message}${e.fields && Object.keys(e.fields).length ? ` ${JSON.stringify(e.fields)}` : ''}`],
+};
+
+/**
+ * The level and text of one event, without timestamp.
+ * @example formatEvent('run:waiting', { runId: 'r1', flow: 'f', step: 's', until: 0, reason: 'rate limit' })
+ * // ['info', 'f (run r1) waiting at step s until 1970-01-01T00:00:00.000Z: rate limit']
+ */
+export function formatEvent<K extends EngineEventName>(name: K, event: EngineEvents[K][0]): [LogLevel, string] {
+  return (FORMATTERS[name] as (e: EngineEvents[K][0]) => [LogLevel, string])(event);
+}
+
+/**
+ * @example createLogSubscriber({ bus, level: 'info', secrets: [{ idInstance, apiTokenInstance }] })
+ */
+export function createLogSubscriber(opts: LogSubscriberOptions): LogSubscriber {
+  const stream = opts.stream ?? process.stderr;
+  const clock = opts.clock ?? systemClock;
+  const min = RANK[opts.level ?? 'info'];
+  const secrets = opts.secrets ?? [];
+  const names = Object.keys(FORMATTERS) as EngineEventName[];
+  const listeners = names.map((name) => {
+    const listener = (event: never) => {
+      const [level, text] = formatEvent(name, event);
+      if (RANK[level] < min) return;
+      // Continuation lines of a multi-line error stay visibly part of this entry.
+      const clean = secrets.reduce((t, s) => redact(t, s), text).replace(/\n/g, '\n    ');
+      stream.write(`${iso(clock.now())} ${level.toUpperCase().padEnd(5)} ${clean}\n`);
+    };
+    opts.bus.on(name, listener as never);
+    return [name, listener] as const;
+  });
+  return {
+    close() {
+      for (const [name, listener] of listeners) opts.bus.off(name, listener as never);
+    },
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * Live counts of the steps that are running, fed by bus events. Shared by the
+ * TTY bar and the plain periodic lines so both say the same numbers.
+ */
+import type { EngineBus, EngineEvents } from '../events.js';
+import type { Clock } from '../../util/clock.js';
+
+export interface StepProgress {
+  runId: string;
+  flow: string;
+  step: string;
+  total?: number;
+  /** Items that succeeded. */
+  done: number;
+  /** Items that failed (not part of `done`). */
+  failed: number;
+  /** When the step started in this process (a resumed step counts from its resume). */
+  startedAt: number;
+  /** Items finished in this process, for the rate: items finished before a restart did not take this process's time. */
+  counted: number;
+  finished: boolean;
+}
+
+export interface StepView extends StepProgress {
+  processed: number;
+  /** Items per second since the step started in this process. */
+  rate: number;
+  /** Estimated ms until all items are processed; undefined without a total or a rate. */
+  etaMs?: number;
+  elapsedMs: number;
+}
+
+type Handler = (view: StepView, kind: 'started' | 'update' | 'finished') => void;
+
+export interface StepTracker {
+  view(p: StepProgress): StepView;
+  active(): StepProgress[];
+  close(): void;
+}
+
+const key = (e: { runId: string; step: string }) => `${e.runId}\u0000${e.step}`;
+
+export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): StepTracker {
+  const steps = new Map<string, StepProgress>();
+
+  const view = (p: StepProgress): StepView => {
+    const elapsedMs = Math.max(0, clock.now() - p.startedAt);
+    const processed = p.done + p.failed;
+    const rate = elapsedMs > 0 ? (p.counted * 1000) / elapsedMs : 0;
+    const left = p.total === undefined ? undefined : Math.max(0, p.total - processed);
+    const etaMs = left === undefined ? undefined : left === 0 ? 0 : rate > 0 ? (left / rate) * 1000 : undefined;
+    return { ...p, processed, rate, etaMs, elapsedMs };
+  };
+
+  const onStarted = (e: EngineEvents['step:started'][0]) => {
+    const p: StepProgress = { runId: e.runId, flow: e.flow, step: e.step, total: e.total, done: 0, failed: 0, startedAt: clock.now(), counted: 0, finished: false };
+    steps.set(key(e), p);
+    onChange(view(p), 'started');
+  };
+  const onItem = (e: EngineEvents['item:finished'][0]) => {
+    const p = steps.get(key(e));
+    if (!p) return;
+    if (e.status === 'failed') p.failed++;
+    else p.done++;
+    p.counted++;
+    onChange(view(p), 'update');
+  };
+  const onProgress = (e: EngineEvents['step:progress'][0]) => {
+    const p = steps.get(key(e));
+    if (!p) return;
+    // An action's own counts are absolute; the rate counts what changed here.
+    const before = p.done + p.failed;
+    p.done = e.done;
+    if (e.failed !== undefined) p.failed = e.failed;
+    if (e.total !== undefined) p.total = e.total;
+    p.counted += Math.max(0, p.done + p.failed - before);
+    onChange(view(p), 'update');
+  };
+  const onFinished = (e: EngineEvents['step:finished'][0]) => {
+    const p = steps.get(key(e));
+    if (!p) return;
+    p.done = e.done;
+    p.failed = e.failed;
+    p.finished = true;
+    steps.delete(key(e));
+    onChange(view(p), 'finished');
+  };
+  const onRunEnd = (e: { runId: string }) => {
+    for (const [k, p] of steps) if (p.runId === e.runId) steps.delete(k);
+  };
+
+  bus.on('step:started', onStarted);
+  bus.on('item:finished', onItem);
+  bus.on('step:progress', onProgress);
+  bus.on('step:finished', onFinished);
+  bus.on('run:failed', onRunEnd);
+  bus.on('run:interrupted', onRunEnd);
+  bus.on('run:finished', onRunEnd);
+
+  return {
+    view,
+    active: () => [...steps.values()],
+    close() {
+      bus.off('step:started', onStarted);
+      bus.off('item:finished', onItem);
+      bus.off('step:progress', onProgress);
+      bus.off('step:finished', onFinished);
+      bus.off('run:failed', onRunEnd);
+      bus.off('run:interrupted', onRunEnd);
+      bus.off('run:finished', onRunEnd);
+      steps.clear();
+    },
+  };
+}

@@ -1,0 +1,16 @@
+/**
+ * msgflow's public API.
+ *
+ * @example
+ * import { createClient } from 'msgflow';
+ * const client = createClient({ apiUrl, idInstance, apiTokenInstance });
+ * const history = await client.getChatHistory({ chatId: '79001112233@c.us', count: 10 });
+ */
+export * from './api/index.js';
+export * from './client/index.js';
+export * from './config/index.js';
+export { defineAction, definePlugin } from './engine/action.js';
+export type { ActionDefinition, ActionContext, DurableState, Logger, PluginModule, WaitOptions } from './engine/action.js';
+export type { Flow, FlowStep } from './engine/flow-types.js';
+export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
+export { ManualClock, systemClock, type Clock } from './util/clock.js';

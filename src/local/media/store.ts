@@ -1,0 +1,266 @@
+/**
+ * The media store: files fetched for sendFileByUrl, kept on disk for the
+ * retention period.
+ *
+ * Layout under `dir`:
+ * - `<id>/data` the bytes, `<id>/meta.json` what was learnt about them.
+ * - `.tmp/<id>/` a fetch in progress. The finished folder is renamed into
+ *   place in one step, so a reader (or a restart after kill -9) sees a whole
+ *   file with its metadata or nothing.
+ * - `.trash/` folders being deleted: renamed out first, so a purge that is
+ *   interrupted never leaves a half-deleted file visible.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open as openFile, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileTypeFromFile } from 'file-type';
+import { MsgflowError } from '../../api/errors.js';
+import { isAnimatedImage, isGif, isWebp } from './animation.js';
+import { detectType, type TypeSource } from './detect-type.js';
+import { displayUrl, downloadToFile } from './download.js';
+import type { MediaTypeMessage } from './mime-table.js';
+import { makeJpegThumbnailAsync } from './thumbnail-pool.js';
+import type { FetchedFile, MediaStore, MediaStoreOptions, OpenedFile } from './types.js';
+
+const ID_PATTERN = /^[0-9a-f]{32}$/;
+const DATA = 'data';
+const META = 'meta.json';
+const TMP = '.tmp';
+const TRASH = '.trash';
+const SNIFF_BYTES = 4100;
+
+/** meta.json of a stored file. */
+interface StoredMeta {
+  version: 1;
+  id: string;
+  fileName: string;
+  mimeType: string;
+  typeMessage: MediaTypeMessage;
+  size: number;
+  storedAt: number;
+  isAnimated: boolean;
+  jpegThumbnail?: string;
+  detectedBy: TypeSource;
+  /** The link, query string stripped. */
+  source: string;
+}
+
+/**
+ * Creates a media store in `opts.dir`.
+ *
+ * @example
+ * const media = createMediaStore({
+ *   dir: join(dataDir, 'files'), clock: systemClock,
+ *   maxBytes: 100 * 1024 * 1024, timeoutMs: 30_000, maxRedirects: 5, retentionMs: 24 * 3600_000,
+ * });
+ * const file = await media.fetchAndStore({ urlFile: 'https://example.com/cat.jpg', fileName: 'cat.jpg' });
+ * const opened = await media.open(file.id); // undefined after 24 h
+ */
+export function createMediaStore(opts: MediaStoreOptions): MediaStore {
+  const { dir, clock, logger } = opts;
+  const tmpRoot = join(dir, TMP);
+  const trashRoot = join(dir, TRASH);
+  const maxDecodeBytes = opts.maxDecodeBytes ?? 32 * 1024 * 1024;
+  /** Ids being fetched by this store: purge leaves their .tmp folders alone. */
+  const inFlight = new Set<string>();
+  let ready: Promise<void> | undefined;
+  const ensureDirs = () =>
+    (ready ??= Promise.all([mkdir(tmpRoot, { recursive: true }), mkdir(trashRoot, { recursive: true })]).then(
+      () => undefined,
+      (err: unknown) => {
+        ready = undefined; // let a later call try again
+        throw err;
+      },
+    ));
+
+  const isExpired = (storedAt: number) => clock.now() - storedAt >= opts.retentionMs;
+
+  async function fetchAndStore(input: { urlFile: string; fileName: string; signal?: AbortSignal }): Promise<FetchedFile> {
+    await ensureDirs();
+    const id = randomBytes(16).toString('hex');
+    const work = join(tmpRoot, id);
+    const dataPath = join(work, DATA);
+    inFlight.add(id);
+    try {
+      await mkdir(work);
+      const got = await downloadToFile(input.urlFile, dataPath, {
+        maxBytes: opts.maxBytes,
+        timeoutMs: opts.timeoutMs,
+        phaseTimeoutMs: opts.phaseTimeoutMs,
+        maxRedirects: opts.maxRedirects,
+        userAgent: opts.userAgent,
+        signal: input.signal,
+      });
+      const type = await detectType({
+        fileName: input.fileName,
+        contentType: got.contentType,
+        sniff: () => fileTypeFromFile(dataPath),
+      });
+
+      // Animation and preview come from the bytes themselves; only images
+      // (or bytes that are GIF/WebP whatever they were called) are read whole.
+      const head = await readPrefix(dataPath, SNIFF_BYTES);
+      const looksAnimatable = isGif(head) || isWebp(head);
+      let isAnimated = false;
+      let jpegThumbnail: string | undefined;
+      if (type.typeMessage === 'imageMessage' || looksAnimatable) {
+        const bytes = got.size <= SNIFF_BYTES ? head : await readPrefix(dataPath, maxDecodeBytes);
+        isAnimated = isAnimatedImage(bytes);
+        if (type.typeMessage === 'imageMessage' && opts.thumbnail !== false && got.size <= maxDecodeBytes) {
+          jpegThumbnail = await makeJpegThumbnailAsync(bytes, opts.thumbnail || undefined);
+        }
+      }
+
+      const meta: StoredMeta = {
+        version: 1,
+        id,
+        fileName: input.fileName,
+        mimeType: type.mimeType,
+        typeMessage: type.typeMessage,
+        size: got.size,
+        storedAt: clock.now(),
+        isAnimated,
+        ...(jpegThumbnail === undefined ? {} : { jpegThumbnail }),
+        detectedBy: type.source,
+        source: got.finalUrl,
+      };
+      await syncFile(dataPath);
+      await writeFile(join(work, META), JSON.stringify(meta), { flush: true });
+      await rename(work, join(dir, id));
+      await syncDir(dir);
+      logger?.debug('media: stored', { id, typeMessage: meta.typeMessage, mimeType: meta.mimeType, size: meta.size, detectedBy: meta.detectedBy, url: got.finalUrl });
+      return toFetched(meta);
+    } catch (err) {
+      await rm(work, { recursive: true, force: true }).catch(() => undefined);
+      if (err instanceof MsgflowError) throw err;
+      throw new MsgflowError(
+        'FILE_FETCH_FAILED',
+        { url: displayUrl(input.urlFile), reason: `could not store the file: ${(err as Error)?.message ?? String(err)}` },
+        { cause: err },
+      );
+    } finally {
+      inFlight.delete(id);
+    }
+  }
+
+  async function readMeta(id: string): Promise<StoredMeta | undefined> {
+    try {
+      const meta = JSON.parse(await readFile(join(dir, id, META), 'utf8')) as StoredMeta;
+      return typeof meta?.storedAt === 'number' ? meta : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function open(id: string): Promise<OpenedFile | undefined> {
+    // The id comes from a URL path: anything but our own shape is not ours
+    // (and could be `../`).
+    if (!ID_PATTERN.test(id)) return undefined;
+    const meta = await readMeta(id);
+    if (!meta || isExpired(meta.storedAt)) return undefined;
+    let handle;
+    try {
+      // Opened before answering, so a purge running meanwhile cannot take
+      // the bytes away from under the reader (an unlinked file stays readable).
+      handle = await openFile(join(dir, id, DATA), 'r');
+    } catch {
+      return undefined;
+    }
+    const { size } = await handle.stat();
+    return { stream: handle.createReadStream(), size, mimeType: meta.mimeType, fileName: meta.fileName };
+  }
+
+  async function purgeExpired(): Promise<number> {
+    await ensureDirs();
+    let purged = 0;
+    for (const name of await readdir(dir)) {
+      if (!ID_PATTERN.test(name)) continue;
+      const meta = await readMeta(name);
+      // Unreadable metadata is a file nobody can open any more: purge it too.
+      if (meta && !isExpired(meta.storedAt)) continue;
+      if (await discard(join(dir, name), name)) purged += 1;
+    }
+    await sweepLeftovers();
+    if (purged > 0) logger?.info('media: purged expired files', { count: purged });
+    return purged;
+  }
+
+  /** Moves a folder to .trash (one atomic step), then deletes it. */
+  async function discard(path: string, name: string): Promise<boolean> {
+    const target = join(trashRoot, `${name}-${randomBytes(4).toString('hex')}`);
+    try {
+      await rename(path, target);
+    } catch {
+      return false; // already gone (a concurrent purge)
+    }
+    await rm(target, { recursive: true, force: true });
+    return true;
+  }
+
+  /**
+   * Removes what interrupted work left: the trash, and .tmp folders of
+   * fetches that are not running. A .tmp folder is only taken once it is
+   * older (by its mtime, real time) than a fetch may last, so another store
+   * sharing the folder, or another process, keeps its fetch.
+   */
+  async function sweepLeftovers(): Promise<void> {
+    await rm(trashRoot, { recursive: true, force: true });
+    await mkdir(trashRoot, { recursive: true });
+    const staleAfter = 2 * opts.timeoutMs + 60_000;
+    for (const name of await readdir(tmpRoot).catch(() => [] as string[])) {
+      if (inFlight.has(name)) continue;
+      const path = join(tmpRoot, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info && Date.now() - info.mtimeMs > staleAfter) await rm(path, { recursive: true, force: true });
+    }
+  }
+
+  return { fetchAndStore, open, purgeExpired };
+}
+
+function toFetched(meta: StoredMeta): FetchedFile {
+  return {
+    id: meta.id,
+    fileName: meta.fileName,
+    mimeType: meta.mimeType,
+    typeMessage: meta.typeMessage,
+    size: meta.size,
+    ...(meta.jpegThumbnail === undefined ? {} : { jpegThumbnail: meta.jpegThumbnail }),
+    isAnimated: meta.isAnimated,
+    detectedBy: meta.detectedBy,
+    storedAt: meta.storedAt,
+  };
+}
+
+async function readPrefix(path: string, max: number): Promise<Buffer> {
+  const handle = await openFile(path, 'r');
+  try {
+    const buf = Buffer.alloc(Math.min(max, (await handle.stat()).size));
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Flushes a file's bytes to the disk, so that the rename that publishes it cannot outlive them in a crash. */
+async function syncFile(path: string): Promise<void> {
+  const handle = await openFile(path, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function syncDir(path: string): Promise<void> {
+  const handle = await openFile(path, 'r').catch(() => undefined);
+  if (!handle) return;
+  try {
+    await handle.sync();
+  } catch {
+    // Some file systems cannot fsync a directory; the rename still happened.
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,89 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FlowError } from '../../src/api/errors.js';
+import { loadFlowFile, resolveInputs } from '../../src/engine/flow/index.js';
+import { readDataFile } from '../../src/util/data-file.js';
+import { builtinRegistry, tempProject } from './helpers.js';
+
+const FLOW = `name: inputs
+inputs:
+  leads: { file: data/leads.csv }
+  extra: { file: data/extra.json }
+  conf: { file: data/conf.yaml }
+  lines: { file: data/lines.jsonl }
+  limit: { type: number, default: 10 }
+  dry: { type: boolean, value: false }
+  tags: { type: array, default: [a] }
+  who: { type: string, required: true }
+  opt: { description: no value at all }
+steps:
+  - { id: a, uses: log, with: { message: "\${{ length(inputs.leads) }}" } }
+`;
+
+function project() {
+  const dir = tempProject({
+    'flows/f.yaml': FLOW,
+    'data/leads.csv': '\uFEFFphone,name\n79001112233, Alice\n\n79002223344,Bob\n',
+    'data/extra.json': '{"a": [1, 2]}',
+    'data/conf.yaml': 'k: v\nlist: [1, 2]\n',
+    'data/lines.jsonl': '{"n":1}\n\n{"n":2}\n',
+    'other.csv': 'phone\n1\n',
+  });
+  const flow = loadFlowFile(path.join(dir, 'flows/f.yaml'), { registry: builtinRegistry(), baseDir: dir });
+  return { dir, flow };
+}
+
+describe('resolveInputs', () => {
+  it('reads CSV, JSON, YAML and JSON Lines files relative to the project, and inline values and defaults', async () => {
+    const { flow } = project();
+    const inputs = await resolveInputs(flow, { who: 'me' });
+    expect(inputs).toEqual({
+      leads: [
+        { phone: '79001112233', name: 'Alice' },
+        { phone: '79002223344', name: 'Bob' },
+      ],
+      extra: { a: [1, 2] },
+      conf: { k: 'v', list: [1, 2] },
+      lines: [{ n: 1 }, { n: 2 }],
+      limit: 10,
+      dry: false,
+      tags: ['a'],
+      who: 'me',
+      opt: undefined,
+    });
+  });
+
+  it('coerces --input values by type; a file input takes another file', async () => {
+    const { dir, flow } = project();
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const inputs = await resolveInputs(flow, { who: 'x', limit: '25', dry: 'yes', tags: 'a, b', leads: 'other.csv' });
+      expect(inputs).toMatchObject({ limit: 25, dry: true, tags: ['a', 'b'], leads: [{ phone: '1' }] });
+      expect((await resolveInputs(flow, { who: 'x', tags: '["q"]' })).tags).toEqual(['q']);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it('names the input in every error', async () => {
+    const { flow } = project();
+    await expect(resolveInputs(flow, {})).rejects.toThrow(/inputs\.who: required input 'who' has no value: pass --input who=\.\.\./);
+    await expect(resolveInputs(flow, { who: 'x', limt: '1' })).rejects.toThrow(/inputs\.limt: flow 'inputs' has no input 'limt' \(did you mean 'limit'\?\)/);
+    await expect(resolveInputs(flow, { who: 'x', limit: 'ten' })).rejects.toThrow(/inputs\.limit: --input limit=ten: 'ten' is not a number/);
+    await expect(resolveInputs(flow, { who: 'x', dry: 'maybe' })).rejects.toThrow(/'maybe' is not a boolean/);
+    await expect(resolveInputs(flow, { who: 'x', leads: '/nonexistent/x.csv' })).rejects.toThrow(FlowError);
+    await expect(resolveInputs(flow, { who: 'x', leads: '/nonexistent/x.csv' })).rejects.toThrow(/inputs\.leads: .*x\.csv: data file not found/);
+  });
+});
+
+describe('readDataFile', () => {
+  it('refuses unknown types, bad content and oversized files', async () => {
+    const dir = tempProject({ 'a.txt': 'x', 'b.json': '{', 'c.csv': 'a,b\n1\n', 'd.yaml': 'a: [', 'e.json': '[1,2,3]' });
+    await expect(readDataFile(path.join(dir, 'a.txt'))).rejects.toThrow(/unsupported data file type '\.txt'/);
+    await expect(readDataFile(path.join(dir, 'b.json'))).rejects.toThrow(/bad JSON/);
+    await expect(readDataFile(path.join(dir, 'c.csv'))).rejects.toThrow(/bad CSV/);
+    await expect(readDataFile(path.join(dir, 'd.yaml'))).rejects.toThrow(/d\.yaml:1:/);
+    await expect(readDataFile(path.join(dir, 'e.json'), { maxBytes: 3 })).rejects.toThrow(/7 bytes is more than the 3 bytes/);
+  });
+});
