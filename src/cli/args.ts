@@ -1,0 +1,46 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './exit-codes.js';
+
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+
+export interface Parsed {
+  values: Record<string, string | boolean | string[] | boolean[] | undefined> & Record<string, any>;
+  positionals: string[];
+}
+
+/** node:util parseArgs with our usage errors (exit 2) instead of its TypeErrors. */
+export function parse<O extends OptionSpec>(
+  argv: string[],
+  options: O,
+  allowPositionals = true,
+): ReturnType<typeof parseArgs<{ args: string[]; options: O; allowPositionals: boolean; strict: true }>> {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+  } catch (e) {
+    const msg = (e as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    throw new UsageError(msg);
+  }
+}
+
+export function parsePort(value: string | undefined, flag = '--port'): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new UsageError(`${flag} expects a port number 0-65535, got '${value}'`);
+  return Number(value);
+}
+
+export function parsePositiveInt(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(value) || Number(value) < 1) throw new UsageError(`${flag} expects a positive integer, got '${value}'`);
+  return Number(value);
+}
+
+/** `--input key=value` pairs into a record; a pair without `=` is a usage error. */
+export function parseInputs(pairs: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of pairs ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--input expects key=value, got '${pair}'`);
+    out[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return out;
+}

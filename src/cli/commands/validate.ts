@@ -1,0 +1,52 @@
+import { ConfigError, MsgflowError } from '../../api/errors.js';
+import { loadConfig, resolveFromConfig } from '../../config/index.js';
+import { displayPath, validateFlowFiles } from '../../engine/flow/index.js';
+import { buildRegistry } from '../../runtime/registry.js';
+import { parse } from '../args.js';
+import { EXIT } from '../exit-codes.js';
+import type { Io } from '../output.js';
+
+/**
+ * `msgflow validate [FILE...]`: config.yaml first (flows cannot be checked
+ * without its instances and plugins), then every flow file. Prints every
+ * error as `file:line:col key.path: reason`.
+ */
+export async function validate(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parse(argv, { config: { type: 'string', short: 'c' } });
+  const configFile = values.config ?? 'config.yaml';
+  let config;
+  try {
+    config = loadConfig(configFile);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    for (const line of e.message.split('\n')) io.err(line);
+    io.err(`${configFile}: invalid; flows not checked`);
+    return EXIT.FAILURE;
+  }
+  let registry;
+  try {
+    registry = await buildRegistry(config);
+  } catch (e) {
+    if (!(e instanceof MsgflowError)) throw e;
+    io.err(`${configFile} plugins: ${e.message}`);
+    return EXIT.FAILURE;
+  }
+  const targets = positionals.length > 0 ? positionals : [resolveFromConfig(config, config.flowsDir)];
+  const results = validateFlowFiles(targets, {
+    registry,
+    baseDir: config.baseDir,
+    instances: Object.keys(config.instances),
+  });
+  let errors = 0;
+  for (const r of results) {
+    for (const e of r.errors) {
+      errors++;
+      io.err(e.message);
+    }
+    if (r.errors.length === 0) io.out(`ok  ${displayPath(r.file)}`);
+  }
+  if (results.length === 0) io.err(`no flow files found in ${targets.map(displayPath).join(', ')}`);
+  const bad = results.filter((r) => r.errors.length > 0).length;
+  io.out(`${displayPath(config.file)}: ok; ${results.length} flow file(s), ${bad} with errors, ${errors} error(s)`);
+  return errors > 0 || results.length === 0 ? EXIT.FAILURE : EXIT.OK;
+}

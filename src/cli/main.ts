@@ -1,0 +1,82 @@
+/**
+ * `msgflow` command line. Each command lives in commands/; this file only
+ * dispatches and turns errors into messages and exit codes.
+ */
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { EXIT, UsageError } from './exit-codes.js';
+import { COMMAND_HELP, MAIN_HELP } from './help.js';
+import { formatCliError, processIo, type Io } from './output.js';
+
+type Command = (argv: string[], io: Io) => Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./commands/serve.js')).serve,
+  validate: async () => (await import('./commands/validate.js')).validate,
+  run: async () => (await import('./commands/run.js')).run,
+  runs: async () => (await import('./commands/runs.js')).runs,
+  start: async () => (await import('./commands/start.js')).start,
+};
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** Runs the CLI and resolves to the exit code. */
+export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === '-h' || first === '--help') {
+    io.out(MAIN_HELP);
+    return first === undefined ? EXIT.USAGE : EXIT.OK;
+  }
+  if (first === '-v' || first === '--version') {
+    io.out(version());
+    return EXIT.OK;
+  }
+  if (first === 'help') {
+    const topic = rest[0];
+    if (topic === undefined) io.out(MAIN_HELP);
+    else if (COMMAND_HELP[topic]) io.out(COMMAND_HELP[topic]!);
+    else return usage(io, `unknown command '${topic}'`);
+    return EXIT.OK;
+  }
+  const load = COMMANDS[first];
+  if (!load) return usage(io, `unknown command '${first}'`);
+  if (rest.includes('-h') || rest.includes('--help')) {
+    io.out(COMMAND_HELP[first]!);
+    return EXIT.OK;
+  }
+  try {
+    const command = await load();
+    return await command(rest, io);
+  } catch (e) {
+    if (e instanceof UsageError) return usage(io, e.message, first);
+    io.err(formatCliError(e));
+    if (process.env.MSGFLOW_DEBUG && e instanceof Error && e.stack) io.err(e.stack);
+    return EXIT.FAILURE;
+  }
+}
+
+function usage(io: Io, message: string, command?: string): number {
+  io.err(`msgflow: ${message}`);
+  io.err(`Run 'msgflow ${command ? `${command} --help` : '--help'}' for usage.`);
+  return EXIT.USAGE;
+}
+
+// Run when executed directly (`node --import tsx src/cli/main.ts ...` in tests).
+const self = fileURLToPath(import.meta.url);
+const invoked = process.argv[1] ? safeRealpath(process.argv[1]) : '';
+if (invoked === self) {
+  runCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}
+
+function safeRealpath(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Turning what actions throw into the small, serialisable ErrorInfo the store
+ * records, and the runner's own errors.
+ */
+import type { z } from 'zod';
+import { FlowError, MsgflowError, ValidationError } from '../../api/errors.js';
+import type { ErrorInfo } from '../../store/types.js';
+
+export function errorInfo(e: unknown, step?: string, item?: number): ErrorInfo {
+  const info: ErrorInfo = { message: e instanceof Error ? e.message : String(e) };
+  if (e instanceof MsgflowError) info.code = e.code;
+  if (e instanceof ValidationError && e.field) info.field = e.field;
+  const field = (e as { field?: unknown } | null)?.field;
+  if (info.field === undefined && typeof field === 'string') info.field = field;
+  if (step !== undefined) info.step = step;
+  if (item !== undefined) info.item = item;
+  return info;
+}
+
+/**
+ * STEP_INPUT_INVALID naming the step, the item and every offending field:
+ * `step 'check' item 3: with.phoneNumber: Invalid input: expected string, received undefined`.
+ */
+export function inputInvalid(step: string, item: number | undefined, error: z.ZodError): FlowError & { field?: string } {
+  const parts = error.issues.map((i) => {
+    const path = i.path.map(String).join('.');
+    return `${path ? `with.${path}` : 'with'}: ${i.message}`;
+  });
+  const first = error.issues[0]?.path.map(String).join('.');
+  const err = new FlowError('STEP_INPUT_INVALID', {
+    step,
+    item: item === undefined ? '' : ` item ${item}`,
+    details: parts.join('; '),
+  }) as FlowError & { field?: string };
+  err.field = first ? `with.${first}` : 'with';
+  return err;
+}

@@ -1,0 +1,388 @@
+/**
+ * One run of a flow, from its first pending step to a final status. Each
+ * step's record and each forEach item's result is written to the store
+ * BEFORE the run moves on, so that after a crash `resume` skips completed
+ * steps and items.
+ *
+ * Semantics worth knowing:
+ * - forEach: a failed item (after its retries) is recorded and counted; it
+ *   does not stop the other items nor the run (`steps.<id>.failed` tells).
+ *   The step's status is `failed` when at least one item failed.
+ * - A step-level failure (unknown action, a bad `if`/`forEach`, a single
+ *   step's action failing) fails the run unless the step has `continueOnError`.
+ */
+import { FlowError } from '../../api/errors.js';
+import type { InstanceApi } from '../../api/types.js';
+import type { EngineStore, ErrorInfo, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../action.js';
+import type { EngineBus } from '../events.js';
+import { type ExprScope, type StepView, evaluateCondition, evaluateTemplate } from '../expr/index.js';
+import type { Flow, FlowStep } from '../flow-types.js';
+import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
+import { DurableWaits } from './durable-waits.js';
+import { errorInfo } from './errors.js';
+import { type RunShared, runUnit } from './unit-runner.js';
+
+export interface ExecutionDeps {
+  store: EngineStore;
+  bus: EngineBus;
+  clock: Clock;
+  registry: ActionRegistry;
+  logger: Logger;
+  random: () => number;
+  clientFor(instance: string): InstanceApi;
+  baseDir: string;
+  defaultRateLimitWaitMs: number;
+  progressSaveIntervalMs: number;
+}
+
+export interface ResumeState {
+  steps: StepRecord[];
+  waits: WaitRecord[];
+}
+
+type StepOutcome = { kind: 'ok' } | { kind: 'interrupted' } | { kind: 'fatal'; error: unknown };
+
+const FINISHED: readonly StepStatus[] = ['succeeded', 'failed', 'skipped'];
+const OK: StepOutcome = { kind: 'ok' };
+const INTERRUPTED: StepOutcome = { kind: 'interrupted' };
+
+export class RunExecution {
+  private readonly controller = new AbortController();
+  private readonly steps = new Map<string, StepRecord>();
+  private readonly scope: ExprScope;
+  private readonly sh: RunShared;
+  private run: RunRecord;
+  private interruptReason = 'interrupted';
+
+  constructor(
+    private readonly deps: ExecutionDeps,
+    private readonly flow: Flow,
+    run: RunRecord,
+    inputs: Record<string, unknown>,
+    private readonly resume?: ResumeState,
+  ) {
+    this.run = { ...run };
+    for (const s of resume?.steps ?? []) this.steps.set(s.step, { ...s });
+    this.scope = { inputs, env: { ...flow.env }, steps: {}, run: { id: run.id, flow: flow.name, startedAt: run.startedAt } };
+    let client: InstanceApi | undefined;
+    const ref = { runId: run.id, flow: flow.name };
+    const log = deps.logger;
+    const waits = new DurableWaits({
+      store: deps.store,
+      runId: run.id,
+      clock: deps.clock,
+      onWaiting: (w) => this.onWaiting(w),
+      onResumed: (w) => this.onResumed(w),
+    });
+    waits.load(resume?.waits ?? []);
+    this.sh = {
+      runId: run.id,
+      flow,
+      inputs,
+      dryRun: run.dryRun,
+      store: deps.store,
+      bus: deps.bus,
+      clock: deps.clock,
+      random: deps.random,
+      signal: this.controller.signal,
+      client: () => (client ??= deps.clientFor(flow.instance)),
+      runState: deps.store.kv(`run:${run.id}`),
+      waits,
+      baseDir: deps.baseDir,
+      defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
+      logger: {
+        debug: (m, f) => log.debug(m, { ...ref, ...f }),
+        info: (m, f) => log.info(m, { ...ref, ...f }),
+        warn: (m, f) => log.warn(m, { ...ref, ...f }),
+        error: (m, f) => log.error(m, { ...ref, ...f }),
+      },
+    };
+  }
+
+  get id(): string {
+    return this.run.id;
+  }
+
+  /** A copy of the run record with live counts. */
+  snapshot(): RunRecord {
+    return structuredClone(this.run);
+  }
+
+  /** Copies of the step records with live counts. */
+  stepSnapshots(): StepRecord[] {
+    return [...this.steps.values()].map((s) => structuredClone(s));
+  }
+
+  /** Stops at the next safe point: in-flight items finish (and are recorded) or are left for the resume. */
+  interrupt(reason: string): void {
+    this.interruptReason = reason;
+    this.controller.abort(new FlowError('ENGINE_STOPPED', { reason }));
+  }
+
+  /** Runs to the end. Never rejects: the outcome is the returned record. */
+  async execute(): Promise<RunRecord> {
+    const { bus } = this.deps;
+    const ref = { runId: this.run.id, flow: this.flow.name };
+    bus.emit('run:started', { ...ref, trigger: this.resume ? 'resume' : this.run.trigger, dryRun: this.run.dryRun });
+    if (this.resume) bus.emit('run:resumed', ref);
+    try {
+      for (const step of this.flow.steps) {
+        if (this.controller.signal.aborted) return await this.end('interrupted');
+        const out = await this.runStep(step);
+        if (out.kind === 'interrupted') return await this.end('interrupted');
+        if (out.kind === 'fatal' && !step.continueOnError) return await this.end('failed', out.error, step.id);
+      }
+      return await this.end('succeeded');
+    } catch (e) {
+      if (this.controller.signal.aborted) return this.end('interrupted').catch(() => this.snapshot());
+      return this.end('failed', e).catch(() => this.snapshot());
+    }
+  }
+
+  private async runStep(step: FlowStep): Promise<StepOutcome> {
+    const prev = this.steps.get(step.id);
+    if (prev && FINISHED.includes(prev.status)) {
+      await this.restoreView(step, prev);
+      return OK;
+    }
+    if (this.run.currentStep !== step.id) {
+      this.run.currentStep = step.id;
+      await this.deps.store.updateRun(this.run.id, { currentStep: step.id, updatedAt: this.deps.clock.now() });
+    }
+    const def = this.deps.registry.get(step.uses);
+    if (!def) {
+      const hint = this.deps.registry.suggest(step.uses);
+      return this.stepFailed(step, new FlowError('UNKNOWN_ACTION', {
+        location: step.location,
+        path: `steps.${step.id}.uses`,
+        action: step.uses,
+        hint: hint ? ` (did you mean '${hint}'?)` : '',
+      }));
+    }
+    if (step.if !== undefined) {
+      let go: boolean;
+      try {
+        go = evaluateCondition(step.if, this.scope);
+      } catch (e) {
+        return this.stepFailed(step, e);
+      }
+      if (!go) {
+        const rec = this.newRecord(step, { status: 'skipped', finishedAt: this.deps.clock.now(), total: 0 });
+        await this.deps.store.saveStep(rec);
+        this.scope.steps[step.id] = { status: 'skipped', output: undefined, done: 0, failed: 0, total: 0 };
+        this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status: 'skipped', done: 0, failed: 0 });
+        return OK;
+      }
+    }
+    return step.forEach === undefined ? this.runSingle(step, def) : this.runForEach(step, def, prev);
+  }
+
+  private newRecord(step: FlowStep, over: Partial<StepRecord>): StepRecord {
+    const rec: StepRecord = {
+      runId: this.run.id,
+      step: step.id,
+      action: step.uses,
+      status: 'running',
+      startedAt: this.deps.clock.now(),
+      done: 0,
+      failed: 0,
+      forEach: step.forEach !== undefined,
+      ...over,
+    };
+    this.steps.set(step.id, rec);
+    return rec;
+  }
+
+  /** A step-level failure: recorded on the step, reported; the caller decides (continueOnError). */
+  private async stepFailed(step: FlowStep, error: unknown): Promise<StepOutcome> {
+    const info = errorInfo(error, step.id);
+    const rec = this.steps.get(step.id) ?? this.newRecord(step, {});
+    Object.assign(rec, { status: 'failed', finishedAt: this.deps.clock.now(), error: info });
+    await this.deps.store.saveStep(rec);
+    this.scope.steps[step.id] = { status: 'failed', output: undefined, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+    this.deps.bus.emit('step:finished', {
+      runId: this.run.id, flow: this.flow.name, step: step.id, status: 'failed', done: rec.done, failed: rec.failed, error: info.message,
+    });
+    return { kind: 'fatal', error };
+  }
+
+  private async runSingle(step: FlowStep, def: RegisteredAction): Promise<StepOutcome> {
+    const rec = this.newRecord(step, { total: 1 });
+    await this.deps.store.saveStep(rec);
+    this.deps.bus.emit('step:started', { runId: this.run.id, flow: this.flow.name, step: step.id, action: step.uses, total: 1 });
+    const out = await runUnit(this.sh, step, def, this.scope);
+    if (out.interrupted) return INTERRUPTED;
+    if (out.status === 'failed') {
+      this.run.itemsFailed++;
+      rec.failed = 1;
+      // Name the step and action, unless the error already does (the runner's own FlowErrors).
+      const cause = out.cause;
+      const err = cause instanceof FlowError
+        ? cause
+        : new FlowError('ACTION_FAILED', { step: step.id, action: step.uses, reason: out.error?.message ?? String(cause) }, { cause });
+      return this.stepFailed(step, err);
+    }
+    this.run.itemsDone++;
+    Object.assign(rec, { status: 'succeeded', done: 1, finishedAt: this.deps.clock.now(), output: out.output });
+    await this.deps.store.saveStep(rec);
+    this.scope.steps[step.id] = { status: 'succeeded', output: out.output, done: 1, failed: 0, total: 1 };
+    this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status: 'succeeded', done: 1, failed: 0 });
+    return OK;
+  }
+
+  private async runForEach(step: FlowStep, def: RegisteredAction, prev: StepRecord | undefined): Promise<StepOutcome> {
+    let list: unknown;
+    try {
+      list = evaluateTemplate(step.forEach, this.scope);
+    } catch (e) {
+      return this.stepFailed(step, e);
+    }
+    if (!Array.isArray(list)) {
+      const kind = list === null ? 'null' : typeof list;
+      return this.stepFailed(step, new FlowError('FLOW_INVALID', {
+        location: step.location, path: `steps.${step.id}.forEach`, reason: `expected an array, got ${kind}`,
+      }));
+    }
+    const items: unknown[] = list;
+    const { store, bus, clock } = this.deps;
+    const total = items.length;
+    const results: unknown[] = new Array(total).fill(null);
+    // Resumed mid-step: replay the item log; recorded items are not redone.
+    const prior = prev ? await store.getItems(this.run.id, step.id) : new Map<number, ItemResult>();
+    const rec = this.newRecord(step, { total, ...(prev ? { startedAt: prev.startedAt } : {}) });
+    for (const [i, r] of prior) {
+      if (i >= total) continue;
+      if (r.status === 'succeeded') {
+        rec.done++;
+        results[i] = r.output ?? null;
+      } else rec.failed++;
+    }
+    this.run.itemsDone += rec.done;
+    this.run.itemsFailed += rec.failed;
+    await store.saveStep(rec);
+    const ref = { runId: this.run.id, flow: this.flow.name, step: step.id };
+    bus.emit('step:started', { ...ref, action: step.uses, total });
+
+    const pending: number[] = [];
+    for (let i = 0; i < total; i++) if (!prior.has(i)) pending.push(i);
+    let next = 0;
+    let firstError: unknown;
+    let lastSave = Date.now();
+    let saving: Promise<unknown> = Promise.resolve();
+    const signal = this.controller.signal;
+
+    const worker = async (): Promise<void> => {
+      while (next < pending.length && !signal.aborted && firstError === undefined) {
+        const index = pending[next++];
+        const out = await runUnit(this.sh, step, def, { ...this.scope, item: items[index], index }, index);
+        if (out.interrupted) return;
+        const result: ItemResult = { step: step.id, index, status: out.status, attempts: out.attempts, finishedAt: clock.now() };
+        if (out.output !== undefined) result.output = out.output;
+        if (out.error) result.error = out.error;
+        await store.appendItems(this.run.id, [result]); // recorded before this worker takes the next item
+        if (out.status === 'succeeded') {
+          rec.done++;
+          this.run.itemsDone++;
+          results[index] = out.output ?? null;
+          bus.emit('item:finished', { ...ref, index, status: 'succeeded' });
+        } else {
+          rec.failed++;
+          this.run.itemsFailed++;
+          bus.emit('item:finished', { ...ref, index, status: 'failed', error: out.error?.message });
+        }
+        // Progress for other processes (`msgflow runs`), throttled on real time.
+        const now = Date.now();
+        if (now - lastSave >= this.deps.progressSaveIntervalMs) {
+          lastSave = now;
+          saving = saving.then(() => this.saveProgress(rec)).catch(() => {});
+        }
+      }
+    };
+    const workers = Array.from({ length: Math.max(1, Math.min(step.concurrency, pending.length)) }, () =>
+      worker().catch((e: unknown) => {
+        firstError ??= e;
+      }),
+    );
+    await Promise.all(workers);
+    await saving;
+    if (firstError !== undefined) throw firstError;
+    if (signal.aborted) {
+      await this.saveProgress(rec);
+      return INTERRUPTED;
+    }
+    const status = rec.failed > 0 ? 'failed' : 'succeeded';
+    Object.assign(rec, { status, finishedAt: clock.now() });
+    await store.saveStep(rec);
+    this.scope.steps[step.id] = { status, output: results, results, done: rec.done, failed: rec.failed, total };
+    bus.emit('step:finished', { ...ref, status, done: rec.done, failed: rec.failed });
+    return OK;
+  }
+
+  private async saveProgress(rec: StepRecord): Promise<void> {
+    await this.deps.store.saveStep(rec);
+    await this.deps.store.updateRun(this.run.id, { itemsDone: this.run.itemsDone, itemsFailed: this.run.itemsFailed, updatedAt: this.deps.clock.now() });
+  }
+
+  /** A step finished before the restart: rebuild what expressions see, and the run's counts. */
+  private async restoreView(step: FlowStep, rec: StepRecord): Promise<void> {
+    this.run.itemsDone += rec.done;
+    this.run.itemsFailed += rec.failed;
+    const view: StepView = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+    if (rec.forEach && rec.status !== 'skipped') {
+      const results: unknown[] = new Array(rec.total ?? 0).fill(null);
+      for (const [i, r] of await this.deps.store.getItems(this.run.id, step.id)) {
+        if (i < results.length && r.status === 'succeeded') results[i] = r.output ?? null;
+      }
+      view.output = results;
+      view.results = results;
+    }
+    this.scope.steps[step.id] = view;
+  }
+
+  private async onWaiting(w: WaitRecord): Promise<void> {
+    const first = this.sh.waits.earliest() ?? w;
+    Object.assign(this.run, { status: 'waiting', waitingUntil: first.until, waitReason: first.reason });
+    await this.deps.store.updateRun(this.run.id, { status: 'waiting', waitingUntil: first.until, waitReason: first.reason, updatedAt: this.deps.clock.now() });
+    this.deps.bus.emit('run:waiting', { runId: this.run.id, flow: this.flow.name, step: w.step, until: w.until, reason: w.reason });
+  }
+
+  private async onResumed(w: WaitRecord): Promise<void> {
+    if (this.controller.signal.aborted) return;
+    this.run.status = 'running';
+    delete this.run.waitingUntil;
+    delete this.run.waitReason;
+    await this.deps.store.updateRun(this.run.id, { status: 'running', waitingUntil: undefined, waitReason: undefined, updatedAt: this.deps.clock.now() });
+    this.deps.bus.emit('run:resumed', { runId: this.run.id, flow: this.flow.name, step: w.step });
+  }
+
+  private async end(status: 'succeeded' | 'failed' | 'interrupted', error?: unknown, step?: string): Promise<RunRecord> {
+    const { store, bus, clock } = this.deps;
+    const now = clock.now();
+    const ref = { runId: this.run.id, flow: this.flow.name };
+    const patch: Partial<RunRecord> = {
+      status,
+      updatedAt: now,
+      itemsDone: this.run.itemsDone,
+      itemsFailed: this.run.itemsFailed,
+      waitingUntil: undefined,
+      waitReason: undefined,
+    };
+    let info: ErrorInfo | undefined;
+    if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
+    if (status === 'failed') {
+      info = errorInfo(error, step);
+      patch.error = info;
+    }
+    this.run = await store.updateRun(this.run.id, patch);
+    if (status === 'succeeded') {
+      bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, itemsDone: this.run.itemsDone, itemsFailed: this.run.itemsFailed });
+    } else if (status === 'failed') {
+      bus.emit('run:failed', { ...ref, error: info!.message, ...(info!.code ? { code: info!.code } : {}), ...(step ? { step } : {}) });
+    } else {
+      bus.emit('run:interrupted', { ...ref, reason: this.interruptReason });
+    }
+    return structuredClone(this.run);
+  }
+}

@@ -1,0 +1,65 @@
+import { MsgflowError } from '../api/errors.js';
+import type { InstanceApi } from '../api/types.js';
+import { createClient } from '../client/index.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../engine/action.js';
+import { createInProcessTransport } from '../local/index.js';
+import type { Clock } from '../util/clock.js';
+import type { LocalHost } from './local-host.js';
+
+/**
+ * Resolves an instance name from config.yaml to a client. Every path goes
+ * through createClient, so validation, rate limiting, retries and typed errors
+ * are the same whether the instance is remote, the local service in this
+ * process, or the local service owned by another msgflow process.
+ */
+export function createClientResolver(
+  config: Config,
+  getLocal: () => Promise<LocalHost>,
+  opts: { clock?: Clock; logger?: Logger } = {},
+): (name: string) => Promise<InstanceApi> {
+  const cache = new Map<string, Promise<InstanceApi>>();
+  const build = async (name: string): Promise<InstanceApi> => {
+    const inst = config.instances[name];
+    if (!inst) {
+      const known = Object.keys(config.instances);
+      throw new MsgflowError('USAGE', {
+        reason: `instance '${name}' is not in ${config.file} (instances: ${known.join(', ') || 'none'})`,
+      });
+    }
+    const common = {
+      timeoutMs: inst.timeoutMs,
+      retries: inst.retries,
+      rateLimits: inst.rateLimits,
+      rateLimit: inst.rateLimit,
+      clock: opts.clock,
+      logger: opts.logger,
+    };
+    if (inst.apiUrl !== 'local') {
+      return createClient({ ...common, apiUrl: inst.apiUrl, idInstance: inst.idInstance!, apiTokenInstance: inst.apiTokenInstance! });
+    }
+    const locals = config.local?.instances ?? [];
+    const target = inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
+    if (!target) throw new MsgflowError('USAGE', { reason: `instance '${name}': no matching local instance` });
+    const host = await getLocal();
+    const idInstance = target.idInstance;
+    const apiTokenInstance = inst.apiTokenInstance ?? target.apiTokenInstance;
+    if (host.mode === 'remote') return createClient({ ...common, apiUrl: host.url, idInstance, apiTokenInstance });
+    return createClient({
+      ...common,
+      apiUrl: host.url ?? 'http://local.invalid',
+      idInstance,
+      apiTokenInstance,
+      transport: createInProcessTransport(host.service, idInstance, apiTokenInstance),
+    });
+  };
+  return (name) => {
+    let p = cache.get(name);
+    if (!p) {
+      p = build(name);
+      cache.set(name, p);
+      p.catch(() => cache.delete(name));
+    }
+    return p;
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * Wires a validated config into a working msgflow: the local service (when
+ * used), a client per instance, the action registry (built-ins, jobs,
+ * plugins), the store, the event bus and the engine. The CLI commands and
+ * programmatic users both start here.
+ */
+import type { Config } from '../config/index.js';
+import { resolveFromConfig } from '../config/index.js';
+import type { InstanceApi } from '../api/types.js';
+import { createBus, type EngineBus } from '../engine/events.js';
+import type { Logger } from '../engine/action.js';
+import type { ActionRegistry } from '../engine/registry/index.js';
+import { buildRegistry } from './registry.js';
+import { loadFlows, type LoadedFlows } from '../engine/flow/index.js';
+import { createEngine, type Engine } from '../engine/run/index.js';
+import { createStore, type EngineStore } from '../store/index.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { createClientResolver } from './clients.js';
+import { lazyApi } from './lazy-api.js';
+import { openLocalHost, type LocalHost } from './local-host.js';
+import { registerSecrets } from '../cli/output.js';
+
+export interface RuntimeOptions {
+  config: Config;
+  /** Which command this process runs (recorded in the data-dir lock). */
+  command: string;
+  /** Open the local service's HTTP port. @default false */
+  listen?: boolean;
+  port?: number;
+  clock?: Clock;
+  logger?: Logger;
+  bus?: EngineBus;
+}
+
+export interface Runtime {
+  readonly config: Config;
+  readonly bus: EngineBus;
+  readonly registry: ActionRegistry;
+  readonly store: EngineStore;
+  readonly engine: Engine;
+  readonly clock: Clock;
+  /** The local service as seen by this process, once opened. */
+  local(): Promise<LocalHost>;
+  clientFor(instance: string): InstanceApi;
+  flows(): LoadedFlows;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const { config } = opts;
+  const clock = opts.clock ?? systemClock;
+  const bus = opts.bus ?? createBus();
+  for (const inst of Object.values(config.instances)) registerSecrets(inst);
+  for (const inst of config.local?.instances ?? []) registerSecrets(inst);
+
+  let localHost: Promise<LocalHost> | undefined;
+  const local = () =>
+    (localHost ??= openLocalHost(config, {
+      command: opts.command,
+      listen: opts.listen ?? false,
+      port: opts.port,
+      clock,
+      logger: opts.logger,
+    }));
+  if (opts.listen && config.local) await local();
+
+  const resolve = createClientResolver(config, local, { clock, logger: opts.logger });
+  const apis = new Map<string, InstanceApi>();
+  const clientFor = (name: string): InstanceApi => {
+    let api = apis.get(name);
+    if (!api) {
+      api = lazyApi(() => resolve(name));
+      apis.set(name, api);
+    }
+    return api;
+  };
+
+  const registry = await buildRegistry(config);
+
+  const store = createStore(config.store, config.baseDir);
+  const engine = createEngine({
+    store,
+    registry,
+    bus,
+    clock,
+    clientFor,
+    logger: opts.logger,
+    env: process.env,
+    baseDir: config.baseDir,
+  });
+
+  const flowsDir = resolveFromConfig(config, config.flowsDir);
+  let closed = false;
+  return {
+    config,
+    bus,
+    registry,
+    store,
+    engine,
+    clock,
+    local,
+    clientFor,
+    flows: () => loadFlows(flowsDir, { registry, baseDir: config.baseDir, instances: Object.keys(config.instances) }),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await engine.shutdown();
+      await store.close();
+      if (localHost) await (await localHost.catch(() => undefined))?.close();
+    },
+  };
+}

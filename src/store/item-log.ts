@@ -1,0 +1,181 @@
+/**
+ * An append-only JSON-lines log with group commit.
+ *
+ * Why not lowdb for item results: lowdb rewrites the whole JSON file on every
+ * write, so 100,000 items would mean 100,000 rewrites of an ever-growing
+ * file. Here each result is one line appended to the end of the file; every
+ * record that arrives while a write is in flight (or in the same event-loop
+ * turn) goes out in the next single `write(2)`. A record counts as recorded
+ * once that write returned: the bytes are in the kernel's page cache and
+ * survive `kill -9` of the process (not a power cut: there is no fsync).
+ *
+ * `kill -9` can land in the middle of a write, leaving a torn last line.
+ * Reading ignores an unparseable last line, and opening for append cuts it
+ * off first so the next record starts on a fresh line.
+ */
+import { close, open, write } from 'node:fs';
+import { mkdir, open as openAsync, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+interface Pending {
+  data: string;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/** Cuts an incomplete last line (no trailing newline) off `file`; a missing file is fine. */
+export async function truncateTornTail(file: string): Promise<number> {
+  let fh;
+  try {
+    fh = await openAsync(file, 'r+');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw e;
+  }
+  try {
+    const { size } = await fh.stat();
+    if (size === 0) return 0;
+    // Scan backwards in chunks for the last newline.
+    const chunk = Buffer.alloc(Math.min(size, 64 * 1024));
+    let end = size;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      const len = end - start;
+      await fh.read(chunk, 0, len, start);
+      const nl = chunk.subarray(0, len).lastIndexOf(0x0a);
+      if (nl !== -1) {
+        const keep = start + nl + 1;
+        if (keep !== size) await fh.truncate(keep);
+        return size - keep;
+      }
+      end = start;
+    }
+    await fh.truncate(0);
+    return size;
+  } finally {
+    await fh.close();
+  }
+}
+
+export interface ReadLogResult<T> {
+  records: T[];
+  /** Unparseable lines other than a torn last one (should not happen; reported, not fatal). */
+  corruptLines: number[];
+  /** True when the last line was incomplete (a write cut short by a crash). */
+  tornTail: boolean;
+}
+
+/** Reads every complete record of a JSON-lines file; a missing file reads as empty. */
+export async function readLog<T>(file: string): Promise<ReadLogResult<T>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { records: [], corruptLines: [], tornTail: false };
+    throw e;
+  }
+  const lines = text.split('\n');
+  // A well-formed file ends with "\n", so the last element is "" unless the tail is torn.
+  const last = lines.pop() ?? '';
+  const records: T[] = [];
+  const corruptLines: number[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line === '') continue;
+    try {
+      records.push(JSON.parse(line) as T);
+    } catch {
+      corruptLines.push(i + 1);
+    }
+  }
+  return { records, corruptLines, tornTail: last !== '' };
+}
+
+/**
+ * Appends JSON records to a file, batching those that arrive together.
+ *
+ * @example
+ * const log = await ItemLog.open('/state/runs/r1/items.jsonl');
+ * await log.append({ step: 'check', index: 0, status: 'succeeded' }); // durable now
+ * await log.close();
+ */
+export class ItemLog {
+  private pending: Pending[] = [];
+  private writing = false;
+  private scheduled = false;
+  private closed = false;
+  private idle: Array<() => void> = [];
+
+  private constructor(
+    readonly file: string,
+    private readonly fd: number,
+  ) {}
+
+  /** Opens (creating directories and file) for appending, after cutting off a torn tail. */
+  static async open(file: string): Promise<ItemLog> {
+    await mkdir(dirname(file), { recursive: true });
+    await truncateTornTail(file);
+    const fd = await new Promise<number>((resolve, reject) =>
+      open(file, 'a', (err, fd) => (err ? reject(err) : resolve(fd))),
+    );
+    return new ItemLog(file, fd);
+  }
+
+  /** Resolves when the records are written (one line each). */
+  append(records: readonly unknown[]): Promise<void> {
+    if (this.closed) return Promise.reject(new Error(`item log ${this.file} is closed`));
+    let data = '';
+    for (const r of records) data += JSON.stringify(r) + '\n';
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ data, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Waits for pending writes, then closes the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.writing || this.pending.length > 0) await new Promise<void>((r) => this.idle.push(r));
+    this.closed = true;
+    await new Promise<void>((resolve, reject) => close(this.fd, (err) => (err ? reject(err) : resolve())));
+  }
+
+  private schedule(): void {
+    if (this.writing || this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate, not a microtask: lets every item finishing in this turn of
+    // the event loop join the batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.writing || this.pending.length === 0) return;
+    this.writing = true;
+    const batch = this.pending;
+    this.pending = [];
+    try {
+      let data = '';
+      for (const p of batch) data += p.data;
+      await this.writeAll(Buffer.from(data, 'utf8'));
+      for (const p of batch) p.resolve();
+    } catch (e) {
+      for (const p of batch) p.reject(e);
+    } finally {
+      this.writing = false;
+      if (this.pending.length > 0) void this.flush();
+      else for (const r of this.idle.splice(0)) r();
+    }
+  }
+
+  private async writeAll(buf: Buffer): Promise<void> {
+    let off = 0;
+    while (off < buf.length) {
+      off += await new Promise<number>((resolve, reject) =>
+        write(this.fd, buf, off, buf.length - off, null, (err, n) => (err ? reject(err) : resolve(n))),
+      );
+    }
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * The embedded driver: lowdb JSON files for what changes rarely (a run's
+ * record, its steps and waits; key/value namespaces) and an append-only
+ * JSON-lines item log per run for what changes per item (see item-log.ts).
+ *
+ * Layout under `dir`:
+ *   runs/<runId>/run.json      { run, steps, waits }   (lowdb: atomic temp+rename writes)
+ *   runs/<runId>/inputs.json   the resolved inputs, written once
+ *   runs/<runId>/items.jsonl   one ItemResult per line
+ *   kv/<namespace>.json        { key: value }
+ *
+ * One process owns a run at a time (the one executing it); other processes
+ * (e.g. `msgflow runs`) only read, and always from disk.
+ */
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Low } from 'lowdb';
+import { JSONFile } from 'lowdb/node';
+import { FlowError } from '../api/errors.js';
+import type { DurableState } from '../engine/action.js';
+import { runNotFound } from './errors.js';
+import { ItemLog, readLog } from './item-log.js';
+import { applyRunPatch, filterRuns } from './run-records.js';
+import { type EngineStore, type ItemResult, type RunQuery, type RunRecord, type StepRecord, type WaitRecord, RESUMABLE_STATUSES } from './types.js';
+
+interface RunFile {
+  run: RunRecord;
+  steps: StepRecord[];
+  waits: Record<string, WaitRecord>;
+}
+
+export interface LowdbStoreOptions {
+  /** Directory of the state files; created when missing. */
+  dir: string;
+}
+
+const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+function checkId(id: string): string {
+  if (!SAFE_ID.test(id) || id === '.' || id === '..')
+    throw new FlowError('USAGE', { reason: `invalid run id '${id}': expected 1-128 letters, digits, '.', '_' or '-'` });
+  return id;
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  try {
+    return JSON.parse(await readFile(file, 'utf8')) as T;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * @example
+ * const store = createLowdbStore({ dir: '.msgflow/state' });
+ */
+export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
+  const runsDir = join(options.dir, 'runs');
+  const kvDir = join(options.dir, 'kv');
+  /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
+  const dbs = new Map<string, Promise<Low<RunFile>>>();
+  const logs = new Map<string, Promise<ItemLog>>();
+  const kvs = new Map<string, Promise<Low<Record<string, unknown>>>>();
+
+  const runFile = (id: string) => join(runsDir, checkId(id), 'run.json');
+  const itemFile = (id: string) => join(runsDir, checkId(id), 'items.jsonl');
+
+  function ownRun(id: string, initial?: RunFile): Promise<Low<RunFile>> {
+    let p = dbs.get(id);
+    if (!p) {
+      p = (async () => {
+        const data = initial ?? (await readJson<RunFile>(runFile(id)));
+        if (!data?.run) throw runNotFound(id);
+        await mkdir(join(runsDir, checkId(id)), { recursive: true });
+        const db = new Low<RunFile>(new JSONFile(runFile(id)), data);
+        if (initial) await db.write();
+        return db;
+      })();
+      dbs.set(id, p);
+      p.catch(() => dbs.delete(id));
+    }
+    return p;
+  }
+
+  async function readRun(id: string): Promise<RunFile | undefined> {
+    const own = dbs.get(id);
+    if (own) return structuredClone((await own).data);
+    return readJson<RunFile>(runFile(id));
+  }
+
+  function logOf(id: string): Promise<ItemLog> {
+    let p = logs.get(id);
+    if (!p) {
+      p = ItemLog.open(itemFile(id));
+      logs.set(id, p);
+      p.catch(() => logs.delete(id));
+    }
+    return p;
+  }
+
+  async function closeLog(id: string): Promise<void> {
+    const p = logs.get(id);
+    if (!p) return;
+    logs.delete(id);
+    await (await p).close();
+  }
+
+  function kvDb(namespace: string): Promise<Low<Record<string, unknown>>> {
+    let p = kvs.get(namespace);
+    if (!p) {
+      p = (async () => {
+        await mkdir(kvDir, { recursive: true });
+        const db = new Low<Record<string, unknown>>(new JSONFile(join(kvDir, `${encodeURIComponent(namespace)}.json`)), {});
+        await db.read();
+        return db;
+      })();
+      kvs.set(namespace, p);
+      p.catch(() => kvs.delete(namespace));
+    }
+    return p;
+  }
+
+  function kv(namespace: string): DurableState {
+    return {
+      async get<T>(key: string) {
+        const v = (await kvDb(namespace)).data[key];
+        return (v === undefined ? undefined : structuredClone(v)) as T | undefined;
+      },
+      async set(key, value) {
+        const db = await kvDb(namespace);
+        if (value === undefined) delete db.data[key];
+        else db.data[key] = JSON.parse(JSON.stringify(value)) as unknown;
+        await db.write();
+      },
+      async delete(key) {
+        const db = await kvDb(namespace);
+        if (!(key in db.data)) return;
+        delete db.data[key];
+        await db.write();
+      },
+      async entries<T>(prefix = '') {
+        const db = await kvDb(namespace);
+        return Object.keys(db.data)
+          .filter((k) => k.startsWith(prefix))
+          .sort()
+          .map((k) => [k, structuredClone(db.data[k]) as T] as [string, T]);
+      },
+    };
+  }
+
+  return {
+    driver: 'lowdb',
+    async createRun(run) {
+      checkId(run.id);
+      await ownRun(run.id, { run: structuredClone(run), steps: [], waits: {} });
+    },
+    async updateRun(id, patch) {
+      const db = await ownRun(id);
+      db.data.run = applyRunPatch(db.data.run, patch);
+      await db.write();
+      // A finished run gets no more items: release its file descriptor.
+      if (!RESUMABLE_STATUSES.includes(db.data.run.status)) await closeLog(id);
+      return structuredClone(db.data.run);
+    },
+    async getRun(id) {
+      if (!SAFE_ID.test(id)) return undefined;
+      return (await readRun(id))?.run;
+    },
+    async listRuns(query: RunQuery = {}) {
+      let ids: string[];
+      try {
+        ids = await readdir(runsDir);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw e;
+      }
+      const runs = await Promise.all(ids.filter((id) => SAFE_ID.test(id)).map((id) => readRun(id).catch(() => undefined)));
+      return filterRuns(runs.flatMap((r) => (r?.run ? [r.run] : [])), query);
+    },
+    async saveInputs(runId, inputs) {
+      const db = new Low<Record<string, unknown>>(new JSONFile(join(runsDir, checkId(runId), 'inputs.json')), inputs);
+      await mkdir(join(runsDir, runId), { recursive: true });
+      await db.write();
+    },
+    async loadInputs(runId) {
+      return readJson<Record<string, unknown>>(join(runsDir, checkId(runId), 'inputs.json'));
+    },
+    async saveStep(step) {
+      const db = await ownRun(step.runId);
+      const copy = JSON.parse(JSON.stringify(step)) as StepRecord;
+      const i = db.data.steps.findIndex((s) => s.step === step.step);
+      if (i === -1) db.data.steps.push(copy);
+      else db.data.steps[i] = copy;
+      await db.write();
+    },
+    async getSteps(runId) {
+      return (await readRun(runId))?.steps ?? [];
+    },
+    async appendItems(runId, items) {
+      if (items.length === 0) return;
+      await (await logOf(runId)).append(items);
+    },
+    async getItems(runId, step) {
+      const { records } = await readLog<ItemResult>(itemFile(runId));
+      const out = new Map<number, ItemResult>();
+      for (const r of records) if (r.step === step) out.set(r.index, r);
+      return out;
+    },
+    async setWait(runId, wait) {
+      const db = await ownRun(runId);
+      db.data.waits[wait.key] = structuredClone(wait);
+      await db.write();
+    },
+    async getWait(runId, key) {
+      return (await readRun(runId))?.waits[key];
+    },
+    async deleteWait(runId, key) {
+      const db = await ownRun(runId);
+      if (!(key in db.data.waits)) return;
+      delete db.data.waits[key];
+      await db.write();
+    },
+    async listWaits(runId) {
+      return Object.values((await readRun(runId))?.waits ?? {});
+    },
+    kv,
+    async close() {
+      await Promise.all([...logs.keys()].map(closeLog));
+      // Let lowdb's pending writes land.
+      for (const p of dbs.values()) await (await p.catch(() => undefined))?.write();
+      dbs.clear();
+      kvs.clear();
+    },
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * The engine's storage contract. Kept deliberately small so that a driver for
+ * another backend (Redis, SQL) only has to implement these few operations;
+ * every driver passes the same conformance suite (test/store/conformance.ts).
+ *
+ * Durability contract: when a returned promise resolves, the record survives
+ * `kill -9` of the process (it has been handed to the OS / the server). Power
+ * loss is out of scope for the embedded driver (no fsync per write).
+ */
+import type { DurableState } from '../engine/action.js';
+
+/** Life cycle of a run. `running`/`waiting`/`interrupted` runs are resumable. */
+export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'interrupted';
+
+export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume';
+
+/** Statuses a run can be resumed from after a crash or a graceful stop. */
+export const RESUMABLE_STATUSES: readonly RunStatus[] = ['running', 'waiting', 'interrupted'];
+
+export interface ErrorInfo {
+  message: string;
+  /** Catalogue code when the error was a MsgflowError. */
+  code?: string;
+  step?: string;
+  /** forEach item index, when the error belongs to one item. */
+  item?: number;
+  field?: string;
+}
+
+export interface RunRecord {
+  /** Stable across restarts. */
+  id: string;
+  flow: string;
+  /** Absolute path of the flow file when the run started. */
+  file?: string;
+  status: RunStatus;
+  trigger: RunTrigger;
+  dryRun: boolean;
+  /** Ms since the epoch (engine clock). */
+  startedAt: number;
+  finishedAt?: number;
+  durationMs?: number;
+  updatedAt: number;
+  /** forEach items (and single steps) completed, over every step. */
+  itemsDone: number;
+  itemsFailed: number;
+  /** The step being executed (or last executed). */
+  currentStep?: string;
+  /** Set while the run is paused on a durable wait. */
+  waitingUntil?: number;
+  waitReason?: string;
+  error?: ErrorInfo;
+  /** Number of times the run was resumed after a crash or a stop. @default 0 */
+  resumes: number;
+  /** The process executing the run; a live owner elsewhere means "do not resume". */
+  owner?: RunOwner;
+}
+
+export interface RunOwner {
+  pid: number;
+  host: string;
+}
+
+export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
+
+export interface StepRecord {
+  runId: string;
+  step: string;
+  action: string;
+  status: StepStatus;
+  startedAt: number;
+  finishedAt?: number;
+  /** forEach: number of items; single step: 1. Undefined until known. */
+  total?: number;
+  done: number;
+  failed: number;
+  /**
+   * Single step: the action's return value. forEach steps keep their per-item
+   * results in the item log, not here, so this record stays small.
+   */
+  output?: unknown;
+  forEach: boolean;
+  error?: ErrorInfo;
+}
+
+/** The outcome of one forEach item (or of a single step, index 0), appended to the run's item log. */
+export interface ItemResult {
+  step: string;
+  index: number;
+  status: 'succeeded' | 'failed';
+  output?: unknown;
+  error?: ErrorInfo;
+  /** Attempts used (rate-limit waits excluded). */
+  attempts: number;
+  finishedAt: number;
+}
+
+/** A durable timer: an absolute wake time that survives restarts. */
+export interface WaitRecord {
+  /** Unique within the run, e.g. `check/12/rate-limit`. */
+  key: string;
+  until: number;
+  reason: string;
+  step: string;
+  item?: number;
+  createdAt: number;
+}
+
+export interface RunQuery {
+  flow?: string;
+  status?: readonly RunStatus[];
+  /** Newest first; at most this many. */
+  limit?: number;
+}
+
+export interface EngineStore {
+  /** Which driver this is, for messages (`lowdb`, `memory`, ...). */
+  readonly driver: string;
+
+  createRun(run: RunRecord): Promise<void>;
+  /** Shallow-merges `patch` and returns the new record; RUN_NOT_FOUND when absent. */
+  updateRun(id: string, patch: Partial<Omit<RunRecord, 'id'>>): Promise<RunRecord>;
+  getRun(id: string): Promise<RunRecord | undefined>;
+  /** Newest (by startedAt) first. */
+  listRuns(query?: RunQuery): Promise<RunRecord[]>;
+
+  /** The resolved inputs a run started with, stored once so that a resume sees the same items. */
+  saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void>;
+  loadInputs(runId: string): Promise<Record<string, unknown> | undefined>;
+
+  /** Insert or replace the record of `step.step` within its run. */
+  saveStep(step: StepRecord): Promise<void>;
+  /** In the order they were first saved. */
+  getSteps(runId: string): Promise<StepRecord[]>;
+
+  /**
+   * Appends item results to the run's item log. Resolves once they are
+   * durable; callers may call it concurrently (drivers batch writes).
+   */
+  appendItems(runId: string, items: readonly ItemResult[]): Promise<void>;
+  /** Replays the item log of a step: one result per index, the last recorded wins. */
+  getItems(runId: string, step: string): Promise<Map<number, ItemResult>>;
+
+  setWait(runId: string, wait: WaitRecord): Promise<void>;
+  getWait(runId: string, key: string): Promise<WaitRecord | undefined>;
+  deleteWait(runId: string, key: string): Promise<void>;
+  listWaits(runId: string): Promise<WaitRecord[]>;
+
+  /** Durable key/value namespace (scheduler state, action state shared across runs, run-scoped state). */
+  kv(namespace: string): DurableState;
+
+  /** Flushes pending writes and releases files/connections. */
+  close(): Promise<void>;
+}

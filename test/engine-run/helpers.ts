@@ -1,0 +1,89 @@
+/** Shared helpers of the runner tests: flows built directly (no YAML), a registry, an event recorder. */
+import { z } from 'zod';
+import type { InstanceApi } from '../../src/api/types.js';
+import { defineAction, type ActionContext, type ActionDefinition } from '../../src/engine/action.js';
+import { createBus, type EngineBus, type EngineEventName } from '../../src/engine/events.js';
+import type { Flow, FlowStep } from '../../src/engine/flow-types.js';
+import { createRegistry, type ActionRegistry } from '../../src/engine/registry/index.js';
+import { createEngine, type Engine, type EngineOptions } from '../../src/engine/run/index.js';
+import { createMemoryStore, type EngineStore } from '../../src/store/index.js';
+import type { Clock } from '../../src/util/clock.js';
+
+export function step(over: Partial<FlowStep> & { id: string; uses: string }): FlowStep {
+  return {
+    concurrency: 1,
+    with: {},
+    retry: { maxAttempts: 1, backoff: 'exponential', delayMs: 1000, maxDelayMs: 600_000, jitter: false },
+    continueOnError: false,
+    location: `flows/test.yaml:1:1`,
+    ...over,
+  };
+}
+
+export function flow(steps: FlowStep[], over: Partial<Flow> = {}): Flow {
+  return {
+    name: 'test-flow',
+    instance: 'default',
+    on: { overlap: 'skip', missed: 'none', startup: false },
+    inputs: {},
+    env: {},
+    steps,
+    file: '/project/flows/test.yaml',
+    baseDir: '/project',
+    ...over,
+  };
+}
+
+/** An action from a run function, accepting any object input. */
+export function action(name: string, run: (ctx: ActionContext, input: Record<string, unknown>) => Promise<unknown>, input: z.ZodType = z.record(z.string(), z.unknown())): ActionDefinition<z.ZodType, unknown> {
+  return defineAction({ name, description: `test action ${name}`, input, output: { description: 'anything' }, run: run as never });
+}
+
+export function registryWith(...defs: ActionDefinition<any, any>[]): ActionRegistry {
+  const r = createRegistry();
+  for (const d of defs) r.register(d, 'test');
+  return r;
+}
+
+/** Records every bus event as `[name, payload]`. */
+export function recordEvents(bus: EngineBus): Array<[EngineEventName, any]> {
+  const out: Array<[EngineEventName, any]> = [];
+  const names: EngineEventName[] = [
+    'run:started', 'run:finished', 'run:failed', 'run:waiting', 'run:resumed', 'run:interrupted',
+    'step:started', 'step:finished', 'step:retry', 'item:finished', 'step:progress', 'action:event', 'log',
+  ];
+  for (const n of names) bus.on(n, ((p: unknown) => out.push([n, p])) as never);
+  return out;
+}
+
+export interface TestEngine {
+  engine: Engine;
+  bus: EngineBus;
+  store: EngineStore;
+  events: Array<[EngineEventName, any]>;
+}
+
+export function testEngine(registry: ActionRegistry, over: Partial<EngineOptions> & { clock?: Clock } = {}): TestEngine {
+  const bus = over.bus ?? createBus();
+  const store = over.store ?? createMemoryStore();
+  const events = recordEvents(bus);
+  const engine = createEngine({
+    store,
+    registry,
+    bus,
+    clientFor: () => ({}) as InstanceApi,
+    baseDir: '/project',
+    resolveInputs: async (f) => Object.fromEntries(Object.entries(f.inputs).map(([k, d]) => [k, d.value ?? d.default])),
+    ...over,
+  });
+  return { engine, bus, store, events };
+}
+
+/** Yields to the event loop until `cond()` holds (bounded in real time, so a bug fails instead of hanging). */
+export async function until(cond: () => boolean, what = 'condition', maxMs = 5000): Promise<void> {
+  const end = Date.now() + maxMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}

@@ -1,0 +1,64 @@
+import { mkdtemp, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createLowdbStore, createStore } from '../../src/store/index.js';
+import { describeStoreConformance, makeRun } from './conformance.js';
+
+describeStoreConformance('lowdb', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+  return {
+    store: createLowdbStore({ dir }),
+    reopen: async () => createLowdbStore({ dir }),
+    cleanup: () => rm(dir, { recursive: true, force: true }),
+  };
+});
+
+describe('lowdb driver specifics', () => {
+  it('ignores a torn last line of the item log and appends after it cleanly', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const s1 = createLowdbStore({ dir });
+      await s1.createRun(makeRun());
+      await s1.appendItems('run-1', [{ step: 's', index: 0, status: 'succeeded', attempts: 1, finishedAt: 1 }]);
+      await s1.close();
+      const log = join(dir, 'runs', 'run-1', 'items.jsonl');
+      // What a kill -9 in the middle of a write leaves behind.
+      await appendFile(log, '{"step":"s","index":1,"sta');
+      const s2 = createLowdbStore({ dir });
+      expect([...(await s2.getItems('run-1', 's')).keys()]).toEqual([0]);
+      await s2.appendItems('run-1', [{ step: 's', index: 2, status: 'succeeded', attempts: 1, finishedAt: 2 }]);
+      expect([...(await s2.getItems('run-1', 's')).keys()]).toEqual([0, 2]);
+      expect((await readFile(log, 'utf8')).split('\n')).toHaveLength(3);
+      await s2.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses run ids that would escape the state directory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const s = createLowdbStore({ dir });
+      await expect(s.createRun(makeRun({ id: '../evil' }))).rejects.toThrow(/invalid run id '\.\.\/evil'/);
+      expect(await s.getRun('../evil')).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('createStore resolves a relative dir against baseDir and skips junk in runs/', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const s = createStore({ driver: 'lowdb', dir: 'state' }, dir);
+      await s.createRun(makeRun());
+      await s.close();
+      expect(JSON.parse(await readFile(join(dir, 'state', 'runs', 'run-1', 'run.json'), 'utf8')).run.id).toBe('run-1');
+      await writeFile(join(dir, 'state', 'runs', 'README'), 'not a run');
+      expect((await createStore({ driver: 'lowdb', dir: 'state' }, dir).listRuns()).map((r) => r.id)).toEqual(['run-1']);
+      expect(() => createStore({ driver: 'sqlite' as never, dir: 'x' }, dir)).toThrow(/store\.driver: unknown driver 'sqlite'/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,52 @@
+/**
+ * The Redis driver through the conformance suite, against the Redis on
+ * 127.0.0.1:6379 (MSGFLOW_TEST_REDIS_URL overrides). Skipped, saying so,
+ * only when no server answers.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { describe, it } from 'vitest';
+import { createRedisStore } from '../../src/store/index.js';
+import { describeStoreConformance } from './conformance.js';
+
+const url = process.env.MSGFLOW_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function reachable(): Promise<boolean> {
+  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => {});
+  try {
+    await probe.connect();
+    return (await probe.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+const up = await reachable();
+
+if (!up) {
+  describe('EngineStore conformance: redis', () => {
+    it.skip(`skipped: no Redis server answers at ${url} (set MSGFLOW_TEST_REDIS_URL)`, () => {});
+  });
+} else {
+  describeStoreConformance('redis', async () => {
+    // A fresh key prefix per test: tests never see each other's data, and cleanup removes only ours.
+    const prefix = `msgflow-test:${randomBytes(6).toString('hex')}:`;
+    return {
+      store: createRedisStore({ url, prefix }),
+      reopen: async () => createRedisStore({ url, prefix }),
+      cleanup: async () => {
+        const r = new Redis(url);
+        let cursor = '0';
+        do {
+          const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+          if (keys.length) await r.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+        await r.quit();
+      },
+    };
+  });
+}
