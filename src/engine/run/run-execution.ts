@@ -134,6 +134,15 @@ export class RunExecution {
         if (out.kind === 'interrupted') return await this.end('interrupted');
         if (out.kind === 'fatal' && !step.continueOnError) return await this.end('failed', out.error, step.id);
       }
+      // forEach items that failed do not stop later steps (they may report on
+      // them), but the run as a whole did not succeed: schedulers, CI and the
+      // exit code of `msgflow run` must see it.
+      const partial = this.flow.steps.find((st) => !st.continueOnError && this.steps.get(st.id)?.status === 'failed');
+      if (partial) {
+        const rec = this.steps.get(partial.id)!;
+        const reason = `${rec.failed} of ${rec.total ?? rec.done + rec.failed} items failed`;
+        return await this.end('failed', new FlowError('ACTION_FAILED', { step: partial.id, action: partial.uses, reason }), partial.id);
+      }
       return await this.end('succeeded');
     } catch (e) {
       if (this.controller.signal.aborted) return this.end('interrupted').catch(() => this.snapshot());

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { exited, msgflow, msgflowDaemon, project, LOCAL_CONFIG, ROOT } from './helpers.js';
+
+const CHECK_FLOW = `name: check-two
+instance: default
+inputs:
+  phones: { value: [79001112233, 79005550000] }
+steps:
+  - id: check
+    uses: checkAccount
+    forEach: \${{ inputs.phones }}
+    with: { phoneNumber: "\${{ item }}" }
+  - id: done
+    uses: log
+    with: { message: "\${{ steps.check.done }} checked" }
+`;
+
+describe('msgflow CLI', () => {
+  it('--help, --version and usage errors have the documented exit codes', async () => {
+    const help = await msgflow(['--help'], ROOT);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/Usage: msgflow <command>/);
+    for (const cmd of ['start', 'run', 'runs', 'validate', 'serve']) expect(help.stdout).toContain(cmd);
+    const version = await msgflow(['--version'], ROOT);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+    const none = await msgflow([], ROOT);
+    expect(none.code).toBe(2);
+    const bad = await msgflow(['frobnicate'], ROOT);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("unknown command 'frobnicate'");
+    const badOpt = await msgflow(['runs', '--bogus'], ROOT);
+    expect(badOpt.code).toBe(2);
+    expect(badOpt.stderr).toMatch(/--bogus/);
+    const runHelp = await msgflow(['run', '--help'], ROOT);
+    expect(runHelp.code).toBe(0);
+    expect(runHelp.stdout).toMatch(/--dry-run/);
+  });
+
+  it('validate names file:line:col and key path, and exits 1', async () => {
+    const dir = project({
+      'config.yaml': LOCAL_CONFIG,
+      'flows/bad.yaml': 'name: bad\ninstance: default\nsteps:\n  - id: a\n    uses: checkAcount\n    with: { phoneNumber: 1 }\n',
+      'flows/good.yaml': CHECK_FLOW,
+    });
+    const r = await msgflow(['validate'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/flows\/bad\.yaml:5:11 steps\[0\]\.uses: unknown action 'checkAcount'.*did you mean 'checkAccount'/);
+    expect(r.stdout).toContain('ok  flows/good.yaml');
+    const one = await msgflow(['validate', 'flows/good.yaml'], dir);
+    expect(one.code).toBe(0);
+  });
+
+  it('validate reports a bad config.yaml with its position', async () => {
+    const dir = project({ 'config.yaml': LOCAL_CONFIG.replace('sendIntervalMs: 500', 'sendIntervalMs: 100') });
+    const r = await msgflow(['validate'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('config.yaml:14:23 local.instances[0].sendIntervalMs: expected at least 500 ms');
+  });
+
+  it('run executes a flow on the local service, and runs lists it', async () => {
+    const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/check.yaml': CHECK_FLOW });
+    const r = await msgflow(['run', 'check-two'], dir);
+    expect(r.stderr + r.stdout).not.toContain('cli-test-token-9f3a');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/check-two: succeeded/);
+    expect(r.stdout).toMatch(/check \(checkAccount\): succeeded 2\/2 done, 0 failed/);
+    const list = await msgflow(['runs', '--flow', 'check-two'], dir);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/check-two\s+succeeded/);
+    const json = await msgflow(['runs', '--json'], dir);
+    expect(JSON.parse(json.stdout)[0]).toMatchObject({ flow: 'check-two', status: 'succeeded', itemsDone: 3 });
+  });
+
+  it('run --dry-run calls nothing; an unknown flow is a clear error', async () => {
+    const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/check.yaml': CHECK_FLOW });
+    const dry = await msgflow(['run', 'check-two', '--dry-run', '--json'], dir);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout).run).toMatchObject({ dryRun: true, status: 'succeeded' });
+    const missing = await msgflow(['run', 'chek-two'], dir);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/chek-two.*not found/);
+    const usage = await msgflow(['run'], dir);
+    expect(usage.code).toBe(2);
+    const badInput = await msgflow(['run', 'check-two', '--input', 'novalue'], dir);
+    expect(badInput.code).toBe(2);
+  });
+
+  it('a failing remote instance fails the run without leaking its token or id', async () => {
+    const config = `instances:\n  default:\n    apiUrl: http://127.0.0.1:9\n    idInstance: "7777123456"\n    apiTokenInstance: sekret-token-abcdef\n    retries: 0\n`;
+    const dir = project({ 'config.yaml': config, 'flows/check.yaml': CHECK_FLOW });
+    const r = await msgflow(['run', 'check-two', '--json'], dir);
+    expect(r.code).toBe(1);
+    const all = r.stdout + r.stderr;
+    expect(all).toMatch(/ECONNREFUSED|network error/);
+    expect(all).not.toContain('sekret-token-abcdef');
+    expect(all).not.toContain('7777123456');
+  });
+
+  it('serve prints its URL, answers the API, and stops on SIGTERM', async () => {
+    const dir = project({ 'config.yaml': LOCAL_CONFIG.replace(/^instances:[\s\S]*?(?=local:)/m, '') });
+    const { child, match, output } = await msgflowDaemon(['serve', '--port', '0'], dir, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    try {
+      const url = match[1]!;
+      expect(output()).not.toContain('cli-test-token-9f3a');
+      expect(output()).not.toContain('1101000001');
+      const res = await fetch(`${url}/waInstance1101000001/checkAccount/cli-test-token-9f3a`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ phoneNumber: 79001112233 }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ exist: true, chatId: '79001112233@c.us' });
+      child.kill('SIGTERM');
+      expect(await exited(child)).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
