@@ -1,0 +1,312 @@
+/**
+ * Benchmark of the local service (run by hand, not a test):
+ *
+ *   node --import tsx bench/local-bench.ts
+ *
+ * Prints, from one run:
+ * 1. requests/second of getMessage and of checkAccount (cached) as a ratio to
+ *    a bare node:http server answering a fixed JSON body (target >= 0.5);
+ * 2. getChatHistory (count 100) p99 latency and sendFileByUrl acknowledgement
+ *    p99 latency with 100 and with 100,000 stored messages, as a ratio
+ *    (target: the larger store at most 2x slower);
+ * 3. send-queue release jitter against sendIntervalMs (target p99 < 20 ms).
+ *
+ * Servers run in child processes so the load generator does not share their
+ * event loop; rate limits are 0 (unlimited).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { LocalSchema } from '../src/config/local-schema.js';
+import { API_METHODS } from '../src/api/methods.js';
+import { History, type StoredMessage } from '../src/local/instance/history.js';
+import { createLocalService } from '../src/local/service.js';
+
+const SELF = fileURLToPath(import.meta.url);
+const ID = '1101000001';
+const TOKEN = 'bench-token-123';
+const CHAT = '79001112233@c.us';
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 3000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const LATENCY_SAMPLES = Number(process.env.BENCH_SAMPLES ?? 3000);
+
+function localConfig(dataDir: string, sendIntervalMs: number) {
+  return LocalSchema.parse({
+    port: 0,
+    dataDir,
+    network: { accounts: [{ phone: 79001112233, username: '@alice', name: 'Alice' }], deliveredAfterMs: 1000, readAfterMs: 5000 },
+    instances: [
+      {
+        idInstance: ID,
+        apiTokenInstance: TOKEN,
+        sendIntervalMs,
+        rateLimits: Object.fromEntries(API_METHODS.map((m) => [m, 0])),
+        checkAccountLimit: { numbers: 1_000_000, windowMinutes: 10, retryAfterSeconds: 7200 },
+      },
+    ],
+  });
+}
+
+// ---------------------------------------------------------------- child modes
+async function childMain(mode: string, arg: string) {
+  if (mode === 'bare') {
+    const body = JSON.stringify({ type: 'incoming', idMessage: 'A'.repeat(32), timestamp: 1767225600, typeMessage: 'textMessage', chatId: CHAT, textMessage: 'hello' });
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body));
+    });
+    server.keepAliveTimeout = 5000;
+    server.listen(0, '127.0.0.1', () => console.log(`PORT ${(server.address() as { port: number }).port}`));
+    return;
+  }
+  if (mode === 'service') {
+    const service = createLocalService(localConfig(arg, 3_600_000), { baseDir: '/' });
+    await service.start();
+    const l = await service.listen(0, '127.0.0.1');
+    console.log(`PORT ${l.port}`);
+    return;
+  }
+  if (mode === 'jitter') {
+    const files = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF-1.4\n%%EOF\n'));
+    await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
+    const fileUrl = `http://127.0.0.1:${(files.address() as { port: number }).port}/a.pdf`;
+    const interval = 500;
+    const count = Number(process.env.BENCH_JITTER_COUNT ?? 30);
+    const service = createLocalService(localConfig(arg, interval), { baseDir: '/' });
+    await service.start();
+    const at: number[] = [];
+    const wall: number[] = [];
+    service.events.on('queue:released', (e) => {
+      at.push(performance.now());
+      wall.push(e.releasedAt - e.dueAt);
+    });
+    const done = new Promise<void>((resolve) => service.events.on('queue:sent', () => at.length >= count && resolve()));
+    for (let i = 0; i < count; i++) {
+      await service.handle({
+        httpMethod: 'POST',
+        path: `/waInstance${ID}/sendFileByUrl/${TOKEN}`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ chatId: CHAT, urlFile: fileUrl, fileName: `f${i}.pdf` }),
+      });
+    }
+    await done;
+    // Jitter against the ideal grid first + k * interval, measured with the monotonic clock.
+    const jitter = at.map((t, k) => Math.abs(t - (at[0]! + k * interval)));
+    console.log(`RESULT ${JSON.stringify({ interval, count, jitter, wall })}`);
+    await service.close();
+    files.close();
+    return;
+  }
+}
+
+// ---------------------------------------------------------------- parent side
+function startChild(mode: string, arg = ''): Promise<{ child: ChildProcess; port: number; result: Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', mode, arg], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    let resolveResult!: (s: string) => void;
+    const result = new Promise<string>((r) => (resolveResult = r));
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const port = /PORT (\d+)/.exec(out);
+      if (port) resolve({ child, port: Number(port[1]), result });
+      const res = /RESULT (.*)\n/.exec(out);
+      if (res) resolveResult(res[1]!);
+    });
+    child.on('error', reject);
+    if (mode === 'jitter') resolve({ child, port: 0, result });
+  });
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((r) => {
+    child.once('exit', () => r());
+    child.kill('SIGKILL');
+  });
+}
+
+interface Req {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+
+function once(agent: http.Agent, port: number, r: Req): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | number> = {};
+    if (r.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = Buffer.byteLength(r.body);
+    }
+    const req = http.request({ host: '127.0.0.1', port, method: r.method, path: r.path, agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
+async function throughput(port: number, r: Req): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const run = async (ms: number) => {
+    let n = 0;
+    let bad = 0;
+    const end = performance.now() + ms;
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() < end) {
+          const s = await once(agent, port, r);
+          if (s === 200) n++;
+          else bad++;
+        }
+      }),
+    );
+    if (bad > 0) throw new Error(`${bad} non-200 answers for ${r.path}`);
+    return n / ((performance.now() - t0) / 1000);
+  };
+  await run(1500); // warm-up (JIT, sockets)
+  const rps = await run(DURATION_MS);
+  agent.destroy();
+  return rps;
+}
+
+async function latencies(port: number, make: (i: number) => Req, n: number): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const out: number[] = [];
+  for (let i = 0; i < n + 5; i++) {
+    const t = performance.now();
+    const s = await once(agent, port, make(i));
+    if (s !== 200) throw new Error(`HTTP ${s}`);
+    if (i >= 5) out.push(performance.now() - t); // the first few open the socket
+  }
+  agent.destroy();
+  return out;
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+/** Writes `count` messages into one chat through the service's own storage code. */
+async function prepareStore(dataDir: string, count: number): Promise<string> {
+  const history = new History(path.join(dataDir, ID), { statusOf: () => 'read', phonebookName: () => '' });
+  const start = Date.now() - count * 1000;
+  let firstId = '';
+  for (let i = 0; i < count; i += 5000) {
+    const batch: StoredMessage[] = [];
+    for (let j = i; j < Math.min(count, i + 5000); j++) {
+      const idMessage = j.toString(16).toUpperCase().padStart(32, '0');
+      if (!firstId) firstId = idMessage;
+      batch.push({
+        sentAtMs: start + j * 1000,
+        message: {
+          type: j % 2 ? 'outgoing' : 'incoming', idMessage, timestamp: Math.floor((start + j * 1000) / 1000), typeMessage: 'textMessage',
+          chatId: CHAT, chatType: 'user', textMessage: `message ${j}`, isForwarded: false, forwardingScore: 0,
+          deletedMessageId: '', editedMessageId: '', isEdited: false, isDeleted: false,
+          ...(j % 2 ? { sendByApi: true } : { senderId: CHAT, senderName: 'Alice', senderType: 'user' as const }),
+        },
+      });
+    }
+    await history.append(...batch);
+  }
+  return firstId;
+}
+
+const p = (method: string) => `/waInstance${ID}/${method}/${TOKEN}`;
+const fmt = (n: number, d = 2) => n.toFixed(d);
+
+async function startStore(stored: number) {
+  const dir = await mkdtemp(path.join(tmpdir(), `msgflow-bench-${stored}-`));
+  const t = performance.now();
+  const firstId = await prepareStore(dir, stored);
+  const prepMs = performance.now() - t;
+  const started = performance.now();
+  const { child, port } = await startChild('service', dir);
+  return { dir, child, port, firstId, prepMs, startMs: performance.now() - started };
+}
+
+const median = (xs: number[]) => pct(xs, 50);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+async function main() {
+  console.log(`msgflow local service benchmark (node ${process.version}; ${ROUNDS} interleaved rounds; ${DURATION_MS} ms per throughput run, concurrency ${CONCURRENCY})`);
+  console.log('Servers run in child processes; every figure is compared with its baseline measured in the same round.\n');
+  const bare = await startChild('bare');
+  const small = await startStore(100);
+  const large = await startStore(100_000);
+  const getMessage = (port: number, id: string): Req => ({ method: 'POST', path: p('getMessage'), body: JSON.stringify({ chatId: CHAT, idMessage: id }) });
+  const check: Req = { method: 'POST', path: p('checkAccount'), body: JSON.stringify({ phoneNumber: 79001112233 }) };
+  await once(new http.Agent(), small.port, check); // fills the cache
+
+  const rows: { bare: number; getMessage: number; check: number }[] = [];
+  const hist = { small: [] as number[], large: [] as number[] };
+  const acks = { small: [] as number[], large: [] as number[] };
+  let seq = 0;
+  const historyReq = (): Req => ({ method: 'POST', path: p('getChatHistory'), body: JSON.stringify({ chatId: CHAT, count: 100 }) });
+  const ackReq = (): Req => ({
+    method: 'POST',
+    path: p('sendFileByUrl'),
+    body: JSON.stringify({ chatId: CHAT, urlFile: 'http://127.0.0.1:9/never-fetched.pdf', fileName: `f${seq++}.pdf` }),
+  });
+  for (const port of [small.port, large.port]) {
+    await latencies(port, historyReq, 300); // warm-up, discarded
+    await latencies(port, ackReq, 300);
+  }
+  const per = Math.ceil(LATENCY_SAMPLES / ROUNDS / 50) * 50;
+  for (let r = 0; r < ROUNDS; r++) {
+    rows.push({
+      bare: await throughput(bare.port, { method: 'POST', path: '/', body: '{}' }),
+      getMessage: await throughput(small.port, getMessage(small.port, small.firstId)),
+      check: await throughput(small.port, check),
+    });
+    // Small blocks, alternated, so both stores see the same background noise of a shared machine.
+    for (let b = 0; b < per; b += 50) {
+      hist.small.push(...(await latencies(small.port, historyReq, 50)));
+      hist.large.push(...(await latencies(large.port, historyReq, 50)));
+      acks.small.push(...(await latencies(small.port, ackReq, 50)));
+      acks.large.push(...(await latencies(large.port, ackReq, 50)));
+    }
+  }
+  await Promise.all([stop(bare.child), stop(small.child), stop(large.child)]);
+  await rm(small.dir, { recursive: true, force: true });
+  await rm(large.dir, { recursive: true, force: true });
+
+  const gmRatio = median(rows.map((x) => x.getMessage / x.bare));
+  const caRatio = median(rows.map((x) => x.check / x.bare));
+  console.log('1. Throughput (requests/second, keep-alive, concurrent load loop)');
+  rows.forEach((x, k) =>
+    console.log(`   round ${k + 1}: bare ${fmt(x.bare, 0)}, getMessage ${fmt(x.getMessage, 0)} (${fmt(x.getMessage / x.bare)}), checkAccount cached ${fmt(x.check, 0)} (${fmt(x.check / x.bare)})`),
+  );
+  console.log(`   median ratio to bare node:http: getMessage ${fmt(gmRatio)}, checkAccount (cached) ${fmt(caRatio)}  (target >= 0.5)\n`);
+
+  const h100 = pct(hist.small, 99);
+  const h100k = pct(hist.large, 99);
+  const a100 = pct(acks.small, 99);
+  const a100k = pct(acks.large, 99);
+  console.log(`2. Latency, ${per * ROUNDS} sequential requests per row (p50 / p99 ms)`);
+  console.log(`   getChatHistory count 100, 100 stored       ${fmt(pct(hist.small, 50))} / ${fmt(h100)}`);
+  console.log(`   getChatHistory count 100, 100,000 stored   ${fmt(pct(hist.large, 50))} / ${fmt(h100k)}   p99 ratio ${fmt(h100k / h100)} (target <= 2)`);
+  console.log(`   sendFileByUrl ack, 100 stored              ${fmt(pct(acks.small, 50))} / ${fmt(a100)}`);
+  console.log(`   sendFileByUrl ack, 100,000 stored          ${fmt(pct(acks.large, 50))} / ${fmt(a100k)}   p99 ratio ${fmt(a100k / a100)} (target <= 2)`);
+  console.log(`   (writing 100,000 messages: ${fmt(large.prepMs, 0)} ms; service start with them: ${fmt(large.startMs, 0)} ms)\n`);
+
+  const jdir = await mkdtemp(path.join(tmpdir(), 'msgflow-bench-jitter-'));
+  const j = await startChild('jitter', jdir);
+  const res = JSON.parse(await j.result) as { interval: number; count: number; jitter: number[]; wall: number[] };
+  await stop(j.child);
+  await rm(jdir, { recursive: true, force: true });
+  console.log(`3. Send-queue release jitter, sendIntervalMs ${res.interval}, ${res.count} messages`);
+  console.log(`   |release - (first + k*interval)|  p50 ${fmt(pct(res.jitter, 50))} ms, p99 ${fmt(pct(res.jitter, 99))} ms, max ${fmt(Math.max(...res.jitter))} ms  (target p99 < 20 ms)`);
+  console.log(`   releasedAt - dueAt (Clock, ms)    p50 ${pct(res.wall, 50)}, p99 ${pct(res.wall, 99)}, max ${Math.max(...res.wall)}`);
+}
+
+const i = process.argv.indexOf('--child');
+if (i >= 0) await childMain(process.argv[i + 1]!, process.argv[i + 2] ?? '');
+else await main();

@@ -1,0 +1,56 @@
+/**
+ * Local-only admin endpoints, for tests and demos (the real service has no
+ * such thing). They sit under `/_local/` and need the instance's token like
+ * any API call:
+ *
+ * - `POST /_local/waInstance{id}/incoming/{token}`: inject a message (a
+ *   seed-file message object; chatId and typeMessage required). Answers the
+ *   stored Message.
+ * - `POST /_local/waInstance{id}/state/{token}` `{state}`: authorized |
+ *   notAuthorized | starting. Answers `{state}`. Not persisted: a restart
+ *   brings back the config's state.
+ * - `GET /_local/waInstance{id}/queue/{token}`: `{pending, failed}` entries of
+ *   the send queue.
+ * - `GET /_local/waInstance{id}/contacts/{token}`: `{contacts, phonebook}`.
+ */
+import { z } from 'zod';
+import { MsgflowError } from '../api/errors.js';
+import { issueToValidationError } from '../api/validate.js';
+import type { LocalInstance } from './instance/instance.js';
+import { MessageInputSchema } from './message-input.js';
+import { errorResponse, json, readJsonBody } from './request.js';
+import type { LocalRequest, LocalResponse } from './types.js';
+
+const StateBody = z.strictObject({ state: z.enum(['authorized', 'notAuthorized', 'starting'], { error: "'state' must be one of authorized, notAuthorized, starting" }) });
+
+const ROUTES: Record<string, 'GET' | 'POST'> = { incoming: 'POST', state: 'POST', queue: 'GET', contacts: 'GET' };
+
+export async function handleAdmin(instance: LocalInstance, action: string, req: LocalRequest): Promise<LocalResponse> {
+  const expected = ROUTES[action];
+  if (!expected) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: action.slice(0, 64) }));
+  const got = req.httpMethod.toUpperCase();
+  if (got !== expected) {
+    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: action, expected, got: got.slice(0, 16) }), { allow: expected });
+  }
+  switch (action) {
+    case 'incoming': {
+      const input = parse(MessageInputSchema, readJsonBody(req));
+      return json(200, await instance.inject(input));
+    }
+    case 'state': {
+      const { state } = parse(StateBody, readJsonBody(req));
+      instance.state = state;
+      return json(200, { state });
+    }
+    case 'queue':
+      return json(200, { pending: instance.sendQueue.pending(), failed: instance.sendQueue.failed() });
+    default:
+      return json(200, instance.contactsSnapshot());
+  }
+}
+
+function parse<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  const r = schema.safeParse(body);
+  if (!r.success) throw issueToValidationError(r.error.issues[0]!);
+  return r.data;
+}

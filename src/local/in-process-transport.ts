@@ -1,0 +1,65 @@
+/**
+ * A Transport (src/client/transport.ts) that calls the local service
+ * directly: `apiUrl: local` with no socket, and the same path, validation and
+ * logic as HTTP. Bodies are serialized and parsed as over the wire so both
+ * paths see exactly the same JSON.
+ */
+import { NetworkError } from '../api/errors.js';
+import { INSTANCE_PLACEHOLDER } from '../api/redact.js';
+import type { Transport, TransportRequest, TransportResponse } from '../client/transport.js';
+import type { LocalService } from './service.js';
+import { isFileBody } from './types.js';
+
+export function createInProcessTransport(
+  service: Pick<LocalService, 'handle'>,
+  idInstance: string | number,
+  apiTokenInstance: string,
+): Transport {
+  const id = encodeURIComponent(String(idInstance));
+  const token = encodeURIComponent(apiTokenInstance);
+  return {
+    description: `local (in-process)/waInstance${INSTANCE_PLACEHOLDER}`,
+    async request(req: TransportRequest): Promise<TransportResponse> {
+      if (req.signal?.aborted) throw new NetworkError(req.method, 'aborted before sending', false, { cause: req.signal.reason });
+      const call = service.handle({
+        httpMethod: req.httpMethod,
+        path: `/waInstance${id}/${encodeURIComponent(req.method)}/${token}`,
+        query: req.query,
+        headers: req.body === undefined ? {} : { 'content-type': 'application/json' },
+        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      });
+      const answer = await withDeadline(call, req);
+      const headers: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(answer.headers)) headers[k.toLowerCase()] = v;
+      const body = isFileBody(answer.body) ? '' : (JSON.parse(JSON.stringify(answer.body ?? null)) as unknown);
+      return { statusCode: answer.status, headers, body };
+    },
+  };
+}
+
+/** The timeout and abort signal apply as they would to a socket; the work itself may still complete. */
+function withDeadline<T>(p: Promise<T>, req: TransportRequest): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new NetworkError(req.method, `no answer within ${req.timeoutMs} ms`, true, { code: 'TIMEOUT', timeoutMs: req.timeoutMs })),
+      req.timeoutMs,
+    );
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new NetworkError(req.method, 'aborted', true, { cause: req.signal?.reason }));
+    };
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        req.signal?.removeEventListener('abort', onAbort);
+        reject(new NetworkError(req.method, e instanceof Error ? e.message : String(e), true, { cause: e }));
+      },
+    );
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * Message history of one instance: one append-only JSON Lines file per chat
+ * (chats/<chatId>.jsonl) plus an in-memory index built at start. Storing a
+ * message is one appended line, so it costs the same with 100 or 100,000
+ * messages stored; reading a chat's newest N is a slice of its array.
+ *
+ * Stored messages never change: the outgoing status is derived from
+ * `sentAtMs` and the clock (see Network.statusOf), and the sender's phonebook
+ * name is looked up when read.
+ */
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { MsgflowError } from '../../api/errors.js';
+import type { Message, StatusMessage } from '../../api/types.js';
+import { AppendLog } from '../store/append-log.js';
+
+export interface StoredMessage {
+  message: Message;
+  /** When it was sent or received, ms since the epoch. */
+  sentAtMs: number;
+  /** A seeded outgoing message may fix its status instead of following the network's timings. */
+  fixedStatus?: StatusMessage;
+}
+
+export interface MessageView {
+  statusOf(chatId: string, sentAtMs: number): StatusMessage;
+  phonebookName(chatId: string): string;
+}
+
+export class History {
+  private readonly chats = new Map<string, StoredMessage[]>();
+  private readonly logs = new Map<string, AppendLog<StoredMessage>>();
+  private readonly byId = new Map<string, StoredMessage>();
+  private readonly outgoing: StoredMessage[] = [];
+  private readonly chatsDir: string;
+
+  constructor(dir: string, private readonly view: MessageView) {
+    this.chatsDir = path.join(dir, 'chats');
+  }
+
+  async load(): Promise<void> {
+    let names: string[];
+    try {
+      names = await readdir(this.chatsDir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw e;
+    }
+    for (const name of names) {
+      if (!name.endsWith('.jsonl')) continue;
+      const log = new AppendLog<StoredMessage>(path.join(this.chatsDir, name));
+      const records = (await log.read()) ?? [];
+      for (const r of records) this.index(r);
+      if (records[0]) this.logs.set(records[0].message.chatId, log);
+    }
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  has(idMessage: string): boolean {
+    return this.byId.has(idMessage);
+  }
+
+  hasChat(chatId: string): boolean {
+    return this.chats.has(chatId);
+  }
+
+  /** Appends to the chat's file; resolves once written. */
+  async append(...records: StoredMessage[]): Promise<void> {
+    const byChat = new Map<string, StoredMessage[]>();
+    for (const r of records) {
+      const list = byChat.get(r.message.chatId) ?? [];
+      list.push(r);
+      byChat.set(r.message.chatId, list);
+    }
+    await Promise.all([...byChat].map(([chatId, list]) => this.logOf(chatId).append(...list)));
+    // Indexed after the write: a message is visible only once it is durable.
+    for (const r of records) this.index(r);
+  }
+
+  /** Newest first. An unknown chat has an empty history. */
+  chatHistory(chatId: string, count: number): Message[] {
+    const list = this.chats.get(chatId);
+    if (!list) return [];
+    const out: Message[] = [];
+    for (let i = list.length - 1; i >= 0 && out.length < count; i--) out.push(this.render(list[i]!));
+    return out;
+  }
+
+  /**
+   * @throws MsgflowError CHAT_NOT_FOUND when the chat has no messages,
+   *   MESSAGE_NOT_FOUND when the id is not in that chat (e.g. still queued).
+   */
+  getMessage(chatId: string, idMessage: string): Message {
+    if (!this.chats.has(chatId)) throw new MsgflowError('CHAT_NOT_FOUND', { chatId });
+    const r = this.byId.get(idMessage);
+    if (!r || r.message.chatId !== chatId) throw new MsgflowError('MESSAGE_NOT_FOUND', { idMessage });
+    return this.render(r);
+  }
+
+  /** Outgoing messages sent at or after `sinceMs`, newest first. */
+  lastOutgoing(sinceMs: number): Message[] {
+    const out: Message[] = [];
+    for (let i = this.outgoing.length - 1; i >= 0; i--) {
+      const r = this.outgoing[i]!;
+      if (r.sentAtMs >= sinceMs) out.push(this.render(r));
+    }
+    return out;
+  }
+
+  /** The stored record of a message (for quoting). */
+  find(idMessage: string): StoredMessage | undefined {
+    return this.byId.get(idMessage);
+  }
+
+  private logOf(chatId: string): AppendLog<StoredMessage> {
+    let log = this.logs.get(chatId);
+    if (!log) {
+      // chatId passed isChatId validation (digits, '-', '@', '.', letters), so this is a safe file name.
+      log = new AppendLog<StoredMessage>(path.join(this.chatsDir, `${encodeURIComponent(chatId)}.jsonl`));
+      this.logs.set(chatId, log);
+    }
+    return log;
+  }
+
+  private index(r: StoredMessage): void {
+    if (this.byId.has(r.message.idMessage)) return;
+    let list = this.chats.get(r.message.chatId);
+    if (!list) {
+      list = [];
+      this.chats.set(r.message.chatId, list);
+    }
+    list.push(r);
+    this.byId.set(r.message.idMessage, r);
+    if (r.message.type === 'outgoing') this.outgoing.push(r);
+  }
+
+  /** A fresh copy with the fields that depend on time or the phonebook filled in. */
+  private render(r: StoredMessage): Message {
+    const m: Message = { ...r.message };
+    if (m.type === 'outgoing') {
+      m.statusMessage = r.fixedStatus ?? this.view.statusOf(m.chatId, r.sentAtMs);
+    } else if (m.senderContactName === undefined) {
+      m.senderContactName = m.senderId ? this.view.phonebookName(m.senderId) : '';
+    }
+    return m;
+  }
+}

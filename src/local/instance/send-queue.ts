@@ -1,0 +1,193 @@
+/**
+ * The persisted send queue of one instance (queue.jsonl, append-only).
+ *
+ * Records: `enqueue` (written before sendFileByUrl answers), then `done` or
+ * `failed`. Replaying them after a crash gives back exactly the messages that
+ * were acknowledged and not yet sent. Exactly-once: the release step first
+ * asks `isSent(idMessage)` (the history is the truth), so a crash between
+ * "appended to history" and "done recorded" does not send the message again.
+ *
+ * Timing: releases are scheduled against absolute due times
+ * (`due[n] = max(enqueuedAt, due[n-1] + interval)`), not chained timeouts, so
+ * the timer's small lateness never accumulates into drift.
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { SendFileByUrlRequest } from '../../api/types.js';
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../../engine/action.js';
+import { AppendLog } from '../store/append-log.js';
+
+export interface QueueEntry {
+  idMessage: string;
+  chatId: string;
+  urlFile: string;
+  fileName: string;
+  caption?: string;
+  quotedMessageId?: string;
+  typingTime?: number;
+  typingType?: SendFileByUrlRequest['typingType'];
+  /** ms since the epoch. */
+  enqueuedAt: number;
+}
+
+export interface FailedEntry extends QueueEntry {
+  reason: string;
+  failedAt: number;
+}
+
+type QueueRecord =
+  | { op: 'enqueue'; entry: QueueEntry }
+  | { op: 'done'; idMessage: string; dueAt: number; releasedAt: number }
+  | { op: 'failed'; entry: QueueEntry; dueAt: number; reason: string; at: number };
+
+export interface QueueEvents {
+  /** A message left the queue: `releasedAt - dueAt` is the scheduling jitter. */
+  released: [{ idMessage: string; dueAt: number; releasedAt: number }];
+  sent: [{ idMessage: string; chatId: string }];
+  failed: [{ idMessage: string; reason: string }];
+}
+
+export interface SendQueueOptions {
+  file: string;
+  clock: Clock;
+  intervalMs: number;
+  /** Fetches the file and appends the message to the history. Throws when the file cannot be sent. */
+  send: (entry: QueueEntry, releasedAt: number) => Promise<void>;
+  /** Whether the history already holds this message. */
+  isSent: (idMessage: string) => boolean;
+  logger: Logger;
+}
+
+/** How many failed entries are kept for inspection. */
+const FAILED_KEPT = 100;
+
+export class SendQueue extends EventEmitter<QueueEvents> {
+  private readonly log: AppendLog<QueueRecord>;
+  private pendingEntries: QueueEntry[] = [];
+  private failedEntries: FailedEntry[] = [];
+  private lastDueAt = Number.NEGATIVE_INFINITY;
+  private closed = false;
+  private running: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private sleepAbort: AbortController | undefined;
+
+  constructor(private readonly opts: SendQueueOptions) {
+    super();
+    this.log = new AppendLog<QueueRecord>(opts.file);
+  }
+
+  async load(): Promise<void> {
+    const records = (await this.log.read()) ?? [];
+    const pending = new Map<string, QueueEntry>();
+    let lastDone: QueueRecord | undefined;
+    for (const r of records) {
+      if (r.op === 'enqueue') pending.set(r.entry.idMessage, r.entry);
+      else {
+        pending.delete(r.op === 'done' ? r.idMessage : r.entry.idMessage);
+        this.lastDueAt = Math.max(this.lastDueAt, r.dueAt);
+        lastDone = r;
+        if (r.op === 'failed') this.failedEntries.push({ ...r.entry, reason: r.reason, failedAt: r.at });
+      }
+    }
+    this.failedEntries = this.failedEntries.slice(-FAILED_KEPT);
+    this.pendingEntries = [...pending.values()];
+    // Compaction keeps the file proportional to what is still pending, not to
+    // everything ever sent. Done at load, before any append can race it.
+    if (records.length > 1000 && records.length > 4 * (this.pendingEntries.length + this.failedEntries.length + 1)) {
+      const keep: QueueRecord[] = this.failedEntries.map((f) => ({
+        op: 'failed' as const,
+        entry: stripFailure(f),
+        dueAt: Math.min(this.lastDueAt, f.failedAt),
+        reason: f.reason,
+        at: f.failedAt,
+      }));
+      if (lastDone) keep.push(lastDone);
+      for (const e of this.pendingEntries) keep.push({ op: 'enqueue', entry: e });
+      await this.log.write(keep);
+    }
+  }
+
+  /** Persists the entry; resolves once it is in the file (then it will be sent, exactly once). */
+  async enqueue(entry: QueueEntry): Promise<void> {
+    await this.log.append({ op: 'enqueue', entry });
+    this.pendingEntries.push(entry);
+    this.wake?.();
+  }
+
+  pending(): readonly QueueEntry[] {
+    return this.pendingEntries;
+  }
+
+  failed(): readonly FailedEntry[] {
+    return this.failedEntries;
+  }
+
+  start(): void {
+    if (!this.running) this.running = this.loop();
+  }
+
+  /** Stops releasing; an in-flight send finishes first. Pending entries stay in the file. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.sleepAbort?.abort();
+    this.wake?.();
+    await this.running;
+  }
+
+  private dueOf(entry: QueueEntry): number {
+    return Math.max(entry.enqueuedAt, this.lastDueAt + this.opts.intervalMs);
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.closed) {
+      const head = this.pendingEntries[0];
+      if (!head) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+        continue;
+      }
+      const dueAt = this.dueOf(head);
+      const wait = dueAt - this.opts.clock.now();
+      if (wait > 0) {
+        this.sleepAbort = new AbortController();
+        await this.opts.clock.sleep(wait, this.sleepAbort.signal).catch(() => undefined);
+        this.sleepAbort = undefined;
+        continue;
+      }
+      await this.release(head, dueAt);
+    }
+  }
+
+  private async release(entry: QueueEntry, dueAt: number): Promise<void> {
+    const releasedAt = this.opts.clock.now();
+    // Far behind schedule (a restart, a slow fetch): start a new schedule from
+    // now instead of bursting to catch up. Small lateness keeps the old grid.
+    const recordedDue = releasedAt - dueAt > this.opts.intervalMs ? releasedAt : dueAt;
+    this.emit('released', { idMessage: entry.idMessage, dueAt, releasedAt });
+    let failure: string | undefined;
+    try {
+      if (!this.opts.isSent(entry.idMessage)) await this.opts.send(entry, releasedAt);
+      await this.log.append({ op: 'done', idMessage: entry.idMessage, dueAt: recordedDue, releasedAt });
+    } catch (e) {
+      // Interrupted by close(): not a failure. The entry stays pending and is sent after the restart.
+      if (this.closed) return;
+      failure = e instanceof Error ? e.message : String(e);
+      const at = this.opts.clock.now();
+      this.opts.logger.warn('local service: queued file could not be sent', { idMessage: entry.idMessage, reason: failure });
+      await this.log
+        .append({ op: 'failed', entry, dueAt: recordedDue, reason: failure, at })
+        .catch((err: unknown) => this.opts.logger.error('local service: queue write failed', { reason: String(err) }));
+      this.failedEntries.push({ ...entry, reason: failure, failedAt: at });
+      if (this.failedEntries.length > FAILED_KEPT) this.failedEntries.shift();
+    }
+    this.pendingEntries.shift();
+    this.lastDueAt = recordedDue;
+    if (failure === undefined) this.emit('sent', { idMessage: entry.idMessage, chatId: entry.chatId });
+    else this.emit('failed', { idMessage: entry.idMessage, reason: failure });
+  }
+}
+
+function stripFailure(f: FailedEntry): QueueEntry {
+  const { reason: _r, failedAt: _f, ...entry } = f;
+  return entry;
+}

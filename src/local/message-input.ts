@@ -1,0 +1,172 @@
+/**
+ * Messages declared by hand: in a seed file, or injected through the admin
+ * endpoint. One zod schema per typeMessage, so a seed can hold every kind the
+ * spec lists (plus sticker, reaction and contact from its examples), and each
+ * becomes a Message with every field the spec lists for its kind.
+ */
+import { z } from 'zod';
+import { isChatId, chatKind } from '../api/chat-id.js';
+import type { ChatType, Message, TypeMessage } from '../api/types.js';
+import type { StoredMessage } from './instance/history.js';
+import { newMessageId } from './ids.js';
+
+const chatTypes = ['user', 'group', 'supergroup', 'channel', 'bot'] as const;
+const chatIdField = z.string().refine(isChatId, { error: 'expected a chat id such as 79001112233@c.us or 120363...@g.us' });
+
+const common = {
+  chatId: chatIdField,
+  /** @default incoming */
+  type: z.enum(['incoming', 'outgoing']).default('incoming'),
+  /** At least 16 characters; @default a new random id */
+  idMessage: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, { error: 'expected 16-64 letters, digits, _ or -' }).optional(),
+  /** UNIX seconds or an ISO date-time; @default now */
+  timestamp: z.union([z.number().int().nonnegative(), z.iso.datetime({ offset: true })]).optional(),
+  chatType: z.enum(chatTypes).optional(),
+  /** Incoming: @default the chat id for personal chats */
+  senderId: z.string().optional(),
+  senderName: z.string().optional(),
+  senderType: z.enum(chatTypes).optional(),
+  /** Incoming; @default looked up in the phonebook when read */
+  senderContactName: z.string().optional(),
+  /** Outgoing: fix the status instead of following network.deliveredAfterMs/readAfterMs. */
+  statusMessage: z.enum(['sent', 'delivered', 'read']).optional(),
+  /** Outgoing: @default false (sent from the phone) */
+  sendByApi: z.boolean().optional(),
+  isForwarded: z.boolean().default(false),
+  forwardingScore: z.number().int().min(0).default(0),
+  quotedMessage: z.strictObject({ stanzaId: z.string(), participant: z.string().default('') }).optional(),
+};
+
+const fileFields = {
+  downloadUrl: z.string().default(''),
+  fileName: z.string().min(1),
+  mimeType: z.string().default('application/octet-stream'),
+  caption: z.string().default(''),
+  jpegThumbnail: z.string().default(''),
+  isAnimated: z.boolean().default(false),
+};
+
+export const MessageInputSchema = z.discriminatedUnion('typeMessage', [
+  z.strictObject({ ...common, typeMessage: z.literal('textMessage'), textMessage: z.string() }),
+  z.strictObject({ ...common, typeMessage: z.literal('imageMessage'), ...fileFields }),
+  z.strictObject({ ...common, typeMessage: z.literal('videoMessage'), ...fileFields, videoNote: z.boolean().default(false) }),
+  z.strictObject({ ...common, typeMessage: z.literal('documentMessage'), ...fileFields }),
+  z.strictObject({ ...common, typeMessage: z.literal('audioMessage'), ...fileFields }),
+  z.strictObject({ ...common, typeMessage: z.literal('stickerMessage'), ...fileFields }),
+  z.strictObject({
+    ...common,
+    typeMessage: z.literal('pollMessage'),
+    pollMessageData: z.strictObject({
+      name: z.string(),
+      options: z.array(z.union([z.string(), z.strictObject({ optionName: z.string() })])).min(1),
+      multipleAnswers: z.boolean().default(false),
+    }),
+  }),
+  z.strictObject({
+    ...common,
+    typeMessage: z.literal('locationMessage'),
+    location: z.strictObject({ latitude: z.number().min(-90).max(90), longitude: z.number().min(-180).max(180) }),
+  }),
+  z.strictObject({
+    ...common,
+    typeMessage: z.literal('reactionMessage'),
+    /** The reaction, e.g. an emoji. */
+    reaction: z.string(),
+    quotedMessage: z.strictObject({ stanzaId: z.string(), participant: z.string().default('') }),
+  }),
+  z.strictObject({
+    ...common,
+    typeMessage: z.literal('contactMessage'),
+    contact: z.strictObject({
+      displayName: z.string(),
+      vcard: z.string(),
+      chatId: z.string().default(''),
+      phoneNumber: z.number().int().positive().optional(),
+      urlAvatar: z.string().optional(),
+    }),
+  }),
+], { error: (iss) => (iss.code === 'invalid_union' ? `'typeMessage' must be one of textMessage, imageMessage, videoMessage, documentMessage, audioMessage, stickerMessage, pollMessage, locationMessage, reactionMessage, contactMessage` : undefined) });
+
+export type MessageInput = z.input<typeof MessageInputSchema>;
+export type ParsedMessageInput = z.output<typeof MessageInputSchema>;
+
+export interface BuildContext {
+  now: number;
+  /** Name of the account behind a chat id, for senderName. */
+  nameOf(chatId: string): string | undefined;
+}
+
+/** Turns a validated input into the stored form, filling every field the spec lists for its kind. */
+export function buildStoredMessage(input: ParsedMessageInput, ctx: BuildContext): StoredMessage {
+  const sentAtMs =
+    input.timestamp === undefined ? ctx.now : typeof input.timestamp === 'number' ? input.timestamp * 1000 : Date.parse(input.timestamp);
+  const group = chatKind(input.chatId) === 'group';
+  const chatType: ChatType = input.chatType ?? (group ? 'group' : 'user');
+  const m: Message = {
+    type: input.type,
+    idMessage: input.idMessage ?? newMessageId(),
+    timestamp: Math.floor(sentAtMs / 1000),
+    typeMessage: input.typeMessage as TypeMessage,
+    chatId: input.chatId,
+    chatType,
+  };
+  if (input.type === 'outgoing') {
+    m.sendByApi = input.sendByApi ?? false;
+  } else {
+    m.senderId = input.senderId ?? (group ? '' : input.chatId);
+    m.senderName = input.senderName ?? ctx.nameOf(m.senderId) ?? '';
+    m.senderType = input.senderType ?? 'user';
+    if (input.senderContactName !== undefined) m.senderContactName = input.senderContactName;
+  }
+  m.isForwarded = input.isForwarded;
+  m.forwardingScore = input.forwardingScore;
+  m.deletedMessageId = '';
+  m.editedMessageId = '';
+  m.isEdited = false;
+  m.isDeleted = false;
+  if (input.quotedMessage) m.quotedMessage = { ...input.quotedMessage };
+  switch (input.typeMessage) {
+    case 'textMessage':
+      m.textMessage = input.textMessage;
+      break;
+    case 'imageMessage':
+    case 'videoMessage':
+    case 'documentMessage':
+    case 'audioMessage':
+    case 'stickerMessage':
+      m.downloadUrl = input.downloadUrl;
+      m.caption = input.caption;
+      m.fileName = input.fileName;
+      m.jpegThumbnail = input.jpegThumbnail;
+      m.mimeType = input.mimeType;
+      m.isAnimated = input.isAnimated;
+      if (input.typeMessage === 'videoMessage') m.videoNote = input.videoNote;
+      break;
+    case 'pollMessage':
+      m.pollMessageData = {
+        name: input.pollMessageData.name,
+        options: input.pollMessageData.options.map((o) => (typeof o === 'string' ? { optionName: o } : o)),
+        multipleAnswers: input.pollMessageData.multipleAnswers,
+      };
+      break;
+    case 'locationMessage':
+      m.location = { ...input.location, forwardingScore: input.forwardingScore, isForwarded: input.isForwarded };
+      break;
+    case 'reactionMessage':
+      m.extendedTextMessageData = { text: input.reaction };
+      m.quotedMessage = { ...input.quotedMessage };
+      break;
+    case 'contactMessage': {
+      const c = input.contact;
+      m.contact = { chatId: c.chatId, displayName: c.displayName, vcard: c.vcard, forwardingScore: input.forwardingScore, isForwarded: input.isForwarded };
+      if (input.type === 'outgoing') {
+        m.contact.urlAvatar = c.urlAvatar ?? '';
+        if (c.phoneNumber !== undefined) m.contact.phoneNumber = c.phoneNumber;
+      }
+      break;
+    }
+  }
+  const stored: StoredMessage = { message: m, sentAtMs };
+  if (input.type === 'outgoing' && input.statusMessage) stored.fixedStatus = input.statusMessage;
+  return stored;
+}

@@ -1,0 +1,236 @@
+/**
+ * The local service: msgflow's own implementation of the instance API.
+ * `handle` is the whole service (auth, routing, method check, JSON parsing,
+ * validation, rate limits, domain); HTTP and in-process callers are thin
+ * adapters around it.
+ *
+ * @example
+ * const service = createLocalService(config.local!, { baseDir: config.baseDir });
+ * await service.start();
+ * const { url, close } = await service.listen(7070, '127.0.0.1');
+ */
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { EventEmitter } from 'eventemitter3';
+import { MsgflowError, ValidationError } from '../api/errors.js';
+import { isApiMethod, METHOD_SPECS, type ApiMethod } from '../api/methods.js';
+import { redact } from '../api/redact.js';
+import { validateRequest } from '../api/validate.js';
+import type { LocalConfig } from '../config/local-schema.js';
+import type { Logger } from '../engine/action.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { handleAdmin } from './admin.js';
+import { listenHttp, type HttpListener } from './http-server.js';
+import { LocalInstance } from './instance/instance.js';
+import { createMediaStore, type MediaStore } from './media/index.js';
+import { Network } from './network.js';
+import { errorResponse, json, readJsonBody, splitPath, tokenMatches, validationResponse } from './request.js';
+import { loadSeedFile } from './seed.js';
+import type { LocalFileBody, LocalRequest, LocalResponse } from './types.js';
+
+export interface LocalServiceOptions {
+  /** Directory relative paths of the config (dataDir, seed files) resolve against: the config file's. */
+  baseDir: string;
+  /** @default systemClock */
+  clock?: Clock;
+  /** @default silent */
+  logger?: Logger;
+  /** Base URL used in downloadUrl. @default local.publicUrl, else the address listen() bound, else http://host:port */
+  publicUrl?: string;
+  /** Replaces the media store (fetching and keeping files). @default createMediaStore over dataDir/files */
+  mediaStore?: MediaStore;
+  /** How often expired files are purged, ms. @default 3600000 */
+  purgeIntervalMs?: number;
+}
+
+export interface LocalServiceEvents {
+  /** A queued message left the send queue; `releasedAt - dueAt` is the scheduling jitter. */
+  'queue:released': [{ idInstance: string; idMessage: string; dueAt: number; releasedAt: number }];
+  /** A queued message is now in the history. */
+  'queue:sent': [{ idInstance: string; idMessage: string; chatId: string }];
+  /** A queued message could not be sent (its file could not be fetched); it is not in the history. */
+  'queue:failed': [{ idInstance: string; idMessage: string; reason: string }];
+}
+
+export interface LocalService {
+  readonly config: LocalConfig;
+  readonly events: EventEmitter<LocalServiceEvents>;
+  /** Absolute data directory. */
+  readonly dataDir: string;
+  /** Base URL of downloadUrl links. */
+  readonly publicUrl: string;
+  /** Opens every instance's stores, seeds empty ones, starts send queues and file purging. */
+  start(): Promise<void>;
+  /** Stops queues and timers and closes listeners. Acknowledged work stays on disk. */
+  close(): Promise<void>;
+  /** Answers one request. Never throws; never answers 500 for bad input. */
+  handle(req: LocalRequest): Promise<LocalResponse>;
+  /** Serves `handle` over node:http. Port 0 picks a free port. */
+  listen(port?: number, host?: string): Promise<HttpListener>;
+  /** Deletes expired files now; returns how many. */
+  purgeFiles(): Promise<number>;
+}
+
+const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export function createLocalService(config: LocalConfig, opts: LocalServiceOptions): LocalService {
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger ?? silentLogger;
+  const dataDir = path.resolve(opts.baseDir, config.dataDir);
+  const network = new Network(config.network);
+  const events = new EventEmitter<LocalServiceEvents>();
+  const instances = new Map<string, LocalInstance>();
+  const listeners = new Set<HttpListener>();
+  let boundUrl: string | undefined;
+  let purgeTimer: NodeJS.Timeout | undefined;
+  const media =
+    opts.mediaStore ??
+    createMediaStore({
+      dir: path.join(dataDir, 'files'),
+      clock,
+      maxBytes: config.maxFileBytes,
+      timeoutMs: config.fetchTimeoutMs,
+      maxRedirects: config.maxRedirects,
+      retentionMs: config.fileRetentionMs,
+      logger,
+    });
+  const publicUrl = () => (opts.publicUrl ?? config.publicUrl ?? boundUrl ?? `http://${config.host}:${config.port}`).replace(/\/+$/, '');
+  const secrets = config.instances.map((i) => ({ idInstance: i.idInstance, apiTokenInstance: i.apiTokenInstance }));
+  const hide = (text: string) => secrets.reduce((t, s) => redact(t, s), text);
+
+  async function purgeFiles(): Promise<number> {
+    try {
+      return await media.purgeExpired();
+    } catch (e) {
+      logger.warn('local service: purging expired files failed', { reason: hide(String(e)) });
+      return 0;
+    }
+  }
+
+  async function start(): Promise<void> {
+    await mkdir(dataDir, { recursive: true });
+    for (const ic of config.instances) {
+      const inst = new LocalInstance(ic, { dataDir, network, clock, media, logger, publicUrl });
+      const seedFile = ic.seed ? path.resolve(opts.baseDir, ic.seed) : undefined;
+      await inst.open(seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
+      const id = ic.idInstance;
+      inst.sendQueue.on('released', (e) => events.emit('queue:released', { idInstance: id, ...e }));
+      inst.sendQueue.on('sent', (e) => events.emit('queue:sent', { idInstance: id, ...e }));
+      inst.sendQueue.on('failed', (e) => events.emit('queue:failed', { idInstance: id, ...e }));
+      instances.set(id, inst);
+    }
+    await purgeFiles();
+    purgeTimer = setInterval(() => void purgeFiles(), opts.purgeIntervalMs ?? 3_600_000);
+    purgeTimer.unref();
+  }
+
+  async function close(): Promise<void> {
+    if (purgeTimer) clearInterval(purgeTimer);
+    await Promise.all([...listeners].map((l) => l.close()));
+    await Promise.all([...instances.values()].map((i) => i.close()));
+  }
+
+  async function route(req: LocalRequest): Promise<LocalResponse> {
+    const parts = splitPath(req.path);
+    if (!parts) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
+    if (parts[0] === 'files' && parts.length === 3) return serveFile(req, parts[1]!);
+    const admin = parts[0] === '_local';
+    const seg = admin ? parts.slice(1) : parts;
+    if (seg.length !== 3 || !seg[0]!.startsWith('waInstance')) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
+    const [head, method, token] = seg as [string, string, string];
+    const instance = instances.get(head.slice('waInstance'.length));
+    if (!instance) return errorResponse(new MsgflowError('INSTANCE_NOT_FOUND'));
+    if (!tokenMatches(token, instance.config.apiTokenInstance)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
+    if (admin) return handleAdmin(instance, method, req);
+    if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
+    const expected = METHOD_SPECS[method].httpMethod;
+    const got = req.httpMethod.toUpperCase();
+    if (got !== expected) {
+      return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method, expected, got: printable(got) }), { allow: expected });
+    }
+    const rate = instance.limiter.take(method);
+    if (!rate.ok) {
+      const e = new MsgflowError('TOO_MANY_REQUESTS', { method, limit: rate.limit, retryAfter: rate.retryAfterSeconds });
+      return errorResponse(e, { 'retry-after': String(rate.retryAfterSeconds) });
+    }
+    const body = expected === 'GET' ? queryBody(method, req.query) : readJsonBody(req);
+    const parsed = validateRequest(method, body);
+    const result = await instance.call(method, parsed);
+    return json(result.status, result.body);
+  }
+
+  async function serveFile(req: LocalRequest, id: string): Promise<LocalResponse> {
+    const got = req.httpMethod.toUpperCase();
+    if (got !== 'GET' && got !== 'HEAD') {
+      return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'files', expected: 'GET', got: printable(got) }), { allow: 'GET, HEAD' });
+    }
+    const file = await media.open(id);
+    if (!file) return errorResponse(new MsgflowError('FILE_NOT_FOUND'));
+    const body: LocalFileBody = { kind: 'file', ...file };
+    return {
+      status: 200,
+      headers: {
+        'content-type': file.mimeType,
+        'content-length': String(file.size),
+        'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(file.fileName)}`,
+        'cache-control': 'private, max-age=0',
+      },
+      body,
+    };
+  }
+
+  async function handle(req: LocalRequest): Promise<LocalResponse> {
+    try {
+      return await route(req);
+    } catch (e) {
+      if (e instanceof ValidationError) return validationResponse(e);
+      if (e instanceof MsgflowError && e.status !== undefined && e.status < 500) return errorResponse(e);
+      logger.error('local service: unexpected error', { reason: hide(e instanceof Error ? e.message : String(e)) });
+      return json(500, { message: new MsgflowError('INTERNAL', { reason: 'unexpected error, see the service log' }).message });
+    }
+  }
+
+  async function listen(port = config.port, host = config.host): Promise<HttpListener> {
+    const l = await listenHttp(service, { port, host, maxBodyBytes: config.maxBodyBytes, logger });
+    boundUrl ??= l.url;
+    listeners.add(l);
+    const closeOne = l.close;
+    return {
+      ...l,
+      close: async () => {
+        listeners.delete(l);
+        await closeOne();
+      },
+    };
+  }
+
+  const service: LocalService = {
+    config,
+    events,
+    dataDir,
+    get publicUrl() {
+      return publicUrl();
+    },
+    start,
+    close,
+    handle,
+    listen,
+    purgeFiles,
+  };
+  return service;
+}
+
+/** GET carries its parameters in the query; digits become numbers so the shared validator applies. */
+function queryBody(_method: ApiMethod, query: LocalRequest['query']): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query ?? {})) {
+    if (v === undefined) continue;
+    out[k] = /^\d{1,16}$/.test(v) ? Number(v) : v;
+  }
+  return out;
+}
+
+/** User input put in an error message: short, printable. */
+function printable(s: string): string {
+  return s.replace(/[^\x20-\x7e]/g, '?').slice(0, 64);
+}

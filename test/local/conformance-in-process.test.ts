@@ -1,0 +1,3 @@
+import { describeConformance } from './conformance/index.js';
+
+describeConformance('in-process');

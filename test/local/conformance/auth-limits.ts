@@ -1,0 +1,55 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { A, ALICE, B, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
+
+export function authAndLimitsSuite(kind: TransportKind) {
+  describe('auth, routing and rate limits', () => {
+    let h: Harness;
+    beforeEach(async () => {
+      h = await startHarness({ kind });
+    });
+    afterEach(() => h.close());
+
+    it('wrong token: 401; unknown instance: 403; JSON bodies that never echo the token or id', async () => {
+      const wrong = await h.call('getChatHistory', { chatId: ALICE }, { who: { idInstance: A.idInstance, apiTokenInstance: 'not-the-token-xyz' } });
+      expect(wrong.statusCode).toBe(401);
+      expect(wrong.body).toEqual({ message: 'wrong apiTokenInstance for this instance' });
+      const unknown = await h.call('getChatHistory', { chatId: ALICE }, { who: { idInstance: '999999', apiTokenInstance: A.apiTokenInstance } });
+      expect(unknown.statusCode).toBe(403);
+      expect(unknown.body).toEqual({ message: 'unknown instance' });
+      for (const r of [wrong, unknown]) {
+        const text = JSON.stringify(r.body);
+        expect(text).not.toContain('not-the-token-xyz');
+        expect(text).not.toContain(A.apiTokenInstance);
+        expect(text).not.toContain('999999');
+      }
+      // The other instance's token does not open this one.
+      const crossed = await h.call('getChatHistory', { chatId: ALICE }, { who: { idInstance: A.idInstance, apiTokenInstance: B.apiTokenInstance } });
+      expect(crossed.statusCode).toBe(401);
+    });
+
+    it('wrong HTTP method: 405 with Allow', async () => {
+      const r = await h.call('getChatHistory', undefined, { httpMethod: 'GET' });
+      expect(r.statusCode).toBe(405);
+      expect(r.headers.allow).toBe('POST');
+      expect((r.body as { message: string }).message).toBe('getChatHistory expects POST, got GET');
+    });
+
+    it('per instance and method, per second: 429 with Retry-After, then allowed again', async () => {
+      // Instance B: getChatHistory 1/s; getMessage keeps the published 10/s.
+      const first = await h.call('getChatHistory', { chatId: ALICE }, { who: B });
+      expect(first.statusCode).toBe(200);
+      const second = await h.call('getChatHistory', { chatId: ALICE }, { who: B });
+      expect(second.statusCode).toBe(429);
+      expect(second.headers['retry-after']).toBe('1');
+      expect((second.body as { message: string }).message).toMatch(/getChatHistory: more than 1 requests per second/);
+      // Other methods and other instances have their own budgets.
+      expect((await h.call('checkAccount', { phoneNumber: 79001112233 }, { who: B })).statusCode).toBe(200);
+      expect((await h.call('getChatHistory', { chatId: ALICE })).statusCode).toBe(200);
+      const statuses: number[] = [];
+      for (let i = 0; i < 11; i++) statuses.push((await h.call('getMessage', { chatId: ALICE, idMessage: 'X'.repeat(16) }, { who: B })).statusCode);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(1);
+      await h.clock.advance(1000);
+      expect((await h.call('getChatHistory', { chatId: ALICE }, { who: B })).statusCode).toBe(200);
+    });
+  });
+}

@@ -1,0 +1,21 @@
+/**
+ * The conformance suite of the local service: every behaviour of issue 3,
+ * run once per transport. Nothing in it may depend on which transport runs.
+ */
+import { describe } from 'vitest';
+import type { TransportKind } from '../helpers/harness.js';
+import { authAndLimitsSuite } from './auth-limits.js';
+import { checkAccountSuite } from './check-account.js';
+import { contactsSuite } from './contacts.js';
+import { historySuite } from './history.js';
+import { sendFileSuite } from './send-file.js';
+
+export function describeConformance(kind: TransportKind): void {
+  describe(`local service conformance over ${kind}`, () => {
+    contactsSuite(kind);
+    historySuite(kind);
+    sendFileSuite(kind);
+    checkAccountSuite(kind);
+    authAndLimitsSuite(kind);
+  });
+}

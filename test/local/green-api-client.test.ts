@@ -1,0 +1,109 @@
+/**
+ * The seven methods that @green-api/whatsapp-api-client-js-v2 implements,
+ * driven through that package against `msgflow serve`, as its users would:
+ * the only change is pointing its axios instance at the local base URL.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { serveCommand, type ServeHandle } from '../../src/local/serve.js';
+import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { A, ALICE, BOB } from './helpers/harness.js';
+import { makePng } from './helpers/png.js';
+
+let dir: string;
+let served: ServeHandle;
+let files: FileServer;
+let client: GreenApiClient;
+const printed: string[] = [];
+
+beforeAll(async () => {
+  // The package logs every request, instance id included; keep that out of the test output.
+  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) vi.spyOn(console, m).mockImplementation(() => {});
+  files = await startFileServer({ '/cat.png': { body: makePng(32, 32), contentType: 'image/png' } });
+  dir = await mkdtemp(path.join(tmpdir(), 'msgflow-greenapi-'));
+  await writeFile(
+    path.join(dir, 'seed.yaml'),
+    [
+      'chats:',
+      `  - chatId: "${ALICE}"`,
+      '    messages:',
+      '      - { type: incoming, idMessage: "SEEDGREETING0000001", typeMessage: textMessage, textMessage: "Hi there", timestamp: 1767225600 }',
+      '',
+    ].join('\n'),
+  );
+  await writeFile(
+    path.join(dir, 'config.yaml'),
+    [
+      'local:',
+      '  dataDir: data',
+      '  network:',
+      '    accounts:',
+      '      - { phone: 79001112233, username: "@alice", name: Alice }',
+      '      - { phone: 79002223344, name: Bob }',
+      '  instances:',
+      `    - idInstance: "${A.idInstance}"`,
+      `      apiTokenInstance: "${A.apiTokenInstance}"`,
+      '      sendIntervalMs: 500',
+      // The test polls faster than the published 1-10 requests/second.
+      '      rateLimits: { getMessage: 0, getChatHistory: 0, lastOutgoingMessages: 0 }',
+      '      seed: seed.yaml',
+      '',
+    ].join('\n'),
+  );
+  served = await serveCommand({ config: path.join(dir, 'config.yaml'), port: 0, print: (l) => printed.push(l) });
+  client = new GreenApiClient({ idInstance: Number(A.idInstance), apiTokenInstance: A.apiTokenInstance });
+  // The package hard-codes its cloud URL; a user points its axios instance elsewhere like this.
+  (client as unknown as { client: { defaults: { baseURL: string } } }).client.defaults.baseURL = `${served.url}/waInstance${A.idInstance}`;
+});
+
+afterAll(async () => {
+  await served?.close();
+  await files?.close();
+  await rm(dir, { recursive: true, force: true });
+  vi.restoreAllMocks();
+});
+
+describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
+  it('serve printed its URL, and no secret', () => {
+    expect(printed[0]).toBe(`msgflow local service listening on ${served.url}`);
+    expect(printed.join('\n')).not.toContain(A.apiTokenInstance);
+    expect(printed.join('\n')).not.toContain(A.idInstance);
+  });
+
+  it('addContact, editContact, deleteContact', async () => {
+    expect(await client.addContact({ chatId: BOB, firstName: 'Bob', lastName: 'B' })).toEqual({ addContact: true });
+    await expect(client.addContact({ chatId: BOB, firstName: 'Bob' })).rejects.toThrow(`Contact ${BOB} already exists`);
+    expect(await client.editContact({ chatId: BOB, firstName: 'Robert', saveInAddressbook: false })).toEqual({ editContact: true });
+    expect(await client.deleteContact({ chatId: BOB })).toEqual({ deleteContact: true });
+    await expect(client.deleteContact({ chatId: '79009990000@c.us' })).rejects.toThrow('79009990000@c.us is not on WhatsApp');
+  });
+
+  it('getChatHistory and getMessage', async () => {
+    const history = await client.getChatHistory({ chatId: ALICE, count: 10 });
+    expect(history).toEqual([expect.objectContaining({ idMessage: 'SEEDGREETING0000001', type: 'incoming', textMessage: 'Hi there', senderName: 'Alice' })]);
+    const m = await client.getMessage({ chatId: ALICE, idMessage: 'SEEDGREETING0000001' });
+    expect(m).toMatchObject({ typeMessage: 'textMessage', chatId: ALICE });
+    await expect(client.getMessage({ chatId: ALICE, idMessage: 'NOSUCHMESSAGE000000' })).rejects.toThrow("Message not found by id 'NOSUCHMESSAGE000000'");
+  });
+
+  it('sendFileByUrl, then the message in getMessage and lastOutgoingMessages', async () => {
+    const sent = await client.sendFileByUrl({ chatId: ALICE, file: { url: `${files.url}/cat.png`, fileName: 'cat.png' }, caption: 'a cat' });
+    expect(sent.idMessage).toMatch(/^[0-9A-F]{32}$/);
+    let message;
+    for (let i = 0; i < 200 && !message; i++) {
+      message = await client.getMessage({ chatId: ALICE, idMessage: sent.idMessage }).catch(() => undefined);
+      if (!message) await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(message).toMatchObject({ type: 'outgoing', typeMessage: 'imageMessage', caption: 'a cat', fileName: 'cat.png', sendByApi: true });
+    const dl = await fetch((message as { downloadUrl: string }).downloadUrl);
+    expect(dl.status).toBe(200);
+    const last = await client.lastOutgoingMessages();
+    expect(last.map((x) => x.idMessage)).toEqual([sent.idMessage]);
+    expect((await client.lastOutgoingMessages(5)).map((x) => x.idMessage)).toEqual([sent.idMessage]);
+    const history = await client.getChatHistory({ chatId: ALICE });
+    expect(history.map((x) => x.idMessage)).toEqual([sent.idMessage, 'SEEDGREETING0000001']);
+  });
+});
