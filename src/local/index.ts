@@ -5,7 +5,6 @@
 export { createLocalService, type LocalService, type LocalServiceOptions, type LocalServiceEvents } from './service.js';
 export { createInProcessTransport } from './in-process-transport.js';
 export { listenHttp, type HttpListener, type ListenOptions } from './http-server.js';
-export { serveCommand, type ServeArgs, type ServeHandle } from './serve.js';
 export { parseSeed, loadSeedFile } from './seed.js';
 export { MessageInputSchema, type MessageInput } from './message-input.js';
 export { Network } from './network.js';

@@ -116,4 +116,26 @@ describe('msgflow CLI', () => {
       child.kill('SIGKILL');
     }
   });
+
+  it('a second process uses the running service over HTTP; a second serve is refused', async () => {
+    const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/check.yaml': CHECK_FLOW });
+    const { child, match } = await msgflowDaemon(['serve'], dir, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    try {
+      const r = await msgflow(['run', 'check-two'], dir);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/check \(checkAccount\): succeeded 2\/2 done/);
+      // The checks reached the serving process: its cache now answers fromCache.
+      const res = await fetch(`${match[1]}/waInstance1101000001/checkAccount/cli-test-token-9f3a`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ phoneNumber: 79001112233 }),
+      });
+      expect(await res.json()).toMatchObject({ exist: true, fromCache: true });
+      const again = await msgflow(['serve'], dir);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/in use by process \d+ \(msgflow serve\)/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serveCommand, type ServeHandle } from '../../src/local/serve.js';
+import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { A, ALICE, BOB } from './helpers/harness.js';
 import { makePng } from './helpers/png.js';

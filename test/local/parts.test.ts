@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { NetworkError } from '../../src/api/errors.js';
 import { createClient } from '../../src/client/index.js';
 import { createInProcessTransport, parseSeed } from '../../src/local/index.js';
-import { serveCommand } from '../../src/local/serve.js';
+import { serveCommand } from '../../src/runtime/serve.js';
 import { A, ALICE, startHarness } from './helpers/harness.js';
 import { conformanceSeed } from './helpers/seed.js';
 

@@ -1,13 +1,16 @@
 /**
  * `msgflow serve`: load config.yaml, start the local service over HTTP, print
- * where it listens. A config holding only a `local:` section is enough.
+ * where it listens. A config holding only a `local:` section is enough. The
+ * data directory is locked like every other owner's (see local-host.ts), so a
+ * second `serve` on the same data fails clearly instead of corrupting it.
  */
 import { ConfigError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER, TOKEN_PLACEHOLDER } from '../api/redact.js';
 import { loadConfig } from '../config/load.js';
 import type { Logger } from '../engine/action.js';
+import type { LocalService } from '../local/index.js';
 import type { Clock } from '../util/clock.js';
-import { createLocalService, type LocalService } from './service.js';
+import { openLocalHost } from './local-host.js';
 
 export interface ServeArgs {
   /** @default ./config.yaml */
@@ -34,25 +37,21 @@ export async function serveCommand(args: ServeArgs = {}): Promise<ServeHandle> {
     throw new ConfigError('CONFIG_INVALID', { location: file, path: 'local', reason: 'msgflow serve needs a local: section' });
   }
   const print = args.print ?? ((line: string) => console.log(line));
-  const service = createLocalService(local, { baseDir: config.baseDir, logger: args.logger ?? stderrLogger, clock: args.clock });
-  await service.start();
-  let listener;
-  try {
-    listener = await service.listen(args.port ?? local.port, local.host);
-  } catch (e) {
-    await service.close();
-    throw e;
-  }
-  print(`msgflow local service listening on ${listener.url}`);
-  print(`  paths: ${listener.url}/waInstance${INSTANCE_PLACEHOLDER}/{method}/${TOKEN_PLACEHOLDER}`);
+  const host = await openLocalHost(config, {
+    command: 'serve',
+    listen: true,
+    port: args.port,
+    clock: args.clock,
+    logger: args.logger ?? stderrLogger,
+  });
+  if (host.mode !== 'owner' || !host.url) throw new Error('unreachable: serve always owns its data directory');
+  print(`msgflow local service listening on ${host.url}`);
+  print(`  paths: ${host.url}/waInstance${INSTANCE_PLACEHOLDER}/{method}/${TOKEN_PLACEHOLDER}`);
   local.instances.forEach((inst, i) => {
     print(`  instance ${i + 1}: local.instances[${i}].idInstance / .apiTokenInstance (state ${inst.state}, send interval ${inst.sendIntervalMs} ms)`);
   });
-  return {
-    url: listener.url,
-    service,
-    close: () => service.close(),
-  };
+  if (local.instances.length === 0) print('  no instances declared: add local.instances to the config');
+  return { url: host.url, service: host.service, close: () => host.close() };
 }
 
 /** Warnings and errors of `msgflow serve` (e.g. a file that could not be fetched) go to stderr. */
