@@ -74,6 +74,8 @@ export const LocalSchema = z.strictObject({
   fileRetentionMs: z.number().int().positive().default(24 * 3600 * 1000),
   /** Largest accepted request body, bytes. @default 1048576 */
   maxBodyBytes: z.number().int().positive().default(1024 * 1024),
+  /** A folder served read-only under `/_local/static/` (demo and test files for sendFileByUrl). */
+  staticDir: z.string().optional(),
   /** Base URL put in downloadUrl; default: the address the server listens on. */
   publicUrl: z.string().url().optional(),
 });

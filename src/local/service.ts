@@ -27,6 +27,7 @@ import { Network } from './network.js';
 import { errorResponse, json, readJsonBody, splitPath, tokenMatches, validationResponse } from './request.js';
 import { loadSeedFile } from './seed.js';
 import type { LocalFileBody, LocalRequest, LocalResponse } from './types.js';
+import { openStatic } from './static-files.js';
 
 export interface LocalServiceOptions {
   /** Directory relative paths of the config (dataDir, seed files) resolve against: the config file's. */
@@ -77,6 +78,7 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
   const dataDir = path.resolve(opts.baseDir, config.dataDir);
+  const staticRoot = config.staticDir ? path.resolve(opts.baseDir, config.staticDir) : undefined;
   const network = new Network(config.network);
   const events = new EventEmitter<LocalServiceEvents>();
   const instances = new Map<string, LocalInstance>();
@@ -134,6 +136,7 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
     const parts = splitPath(req.path);
     if (!parts) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
     if (parts[0] === 'files' && parts.length === 3) return serveFile(req, parts[1]!);
+    if (parts[0] === '_local' && parts[1] === 'static') return serveStatic(req, parts.slice(2));
     const admin = parts[0] === '_local';
     const seg = admin ? parts.slice(1) : parts;
     if (seg.length !== 3 || !seg[0]!.startsWith('waInstance')) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
@@ -177,6 +180,15 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
       },
       body,
     };
+  }
+
+  async function serveStatic(req: LocalRequest, segments: string[]): Promise<LocalResponse> {
+    const got = req.httpMethod.toUpperCase();
+    if (got !== 'GET' && got !== 'HEAD') {
+      return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'static', expected: 'GET', got: printable(got) }), { allow: 'GET, HEAD' });
+    }
+    const found = staticRoot ? await openStatic(staticRoot, segments) : undefined;
+    return found ?? errorResponse(new MsgflowError('FILE_NOT_FOUND'));
   }
 
   async function handle(req: LocalRequest): Promise<LocalResponse> {
