@@ -92,6 +92,14 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
     /** Optional schema of the result, for docs. */
     schema?: z.ZodType;
   };
+  /**
+   * Top-level `with:` keys the engine passes to the action as written, their
+   * `${{ }}` templates NOT evaluated, because the action evaluates them itself
+   * once per record (e.g. `files.broadcast`'s `caption: "Hello ${{ item.firstName }}"`,
+   * where `item` is each recipient, not a forEach item). The loader still
+   * parses them to report syntax errors. @default []
+   */
+  rawInputs?: readonly string[];
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
 }
 

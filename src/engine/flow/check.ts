@@ -91,7 +91,12 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
     if (step.if !== undefined && typeof step.if === 'string') checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
     if (step.forEach !== undefined) checkExpressionsIn(rep, ['steps', i, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
     if (isObj(step.with)) {
-      checkExpressionsIn(rep, ['steps', i, 'with'], step.with, { ...scope, where: 'with' });
+      // Keys the action evaluates itself once per record (rawInputs) may use
+      // `item` without a forEach: the action sets it. Syntax is still checked.
+      const raw = new Set(action?.rawInputs ?? []);
+      for (const [k, v] of Object.entries(step.with)) {
+        checkExpressionsIn(rep, ['steps', i, 'with', k], v, { ...scope, where: 'with', hasForEach: scope.hasForEach || raw.has(k) });
+      }
       if (action) checkWithInput(rep, ['steps', i, 'with'], step.with, action);
     } else if (step.with === undefined && action) {
       checkWithInput(rep, ['steps', i], {}, action, true);

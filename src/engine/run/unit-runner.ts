@@ -64,10 +64,17 @@ async function parseInput(def: RegisteredAction, raw: unknown) {
   }
 }
 
+/** Evaluates `with:`, passing the action's rawInputs keys through as written (the action evaluates them). */
+function evaluateWith(withBlock: Record<string, unknown>, def: RegisteredAction, scope: ExprScope): unknown {
+  const raw = def.rawInputs;
+  if (!raw || raw.length === 0) return evaluateTemplate(withBlock, scope);
+  return Object.fromEntries(Object.entries(withBlock).map(([k, v]) => [k, raw.includes(k) ? v : evaluateTemplate(v, scope)]));
+}
+
 export async function runUnit(sh: RunShared, step: FlowStep, def: RegisteredAction, scope: ExprScope, index?: number): Promise<UnitOutcome> {
   let input: unknown;
   try {
-    const parsed = await parseInput(def, evaluateTemplate(step.with, scope));
+    const parsed = await parseInput(def, evaluateWith(step.with, def, scope));
     if (!parsed.success) return failed(inputInvalid(step.id, index, parsed.error), step.id, index, 0);
     input = parsed.data;
   } catch (e) {

@@ -1,0 +1,49 @@
+/**
+ * Durations in action inputs: milliseconds as a number, or text such as
+ * `500ms`, `30s`, `10m`, `2h`, `1d`, `1h30m` (the same units flow files use
+ * for retry delays and timeouts).
+ */
+import { z } from 'zod';
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
+
+/** Parses `1h30m` → 5400000; undefined when the text is not a duration. */
+export function parseDuration(text: string): number | undefined {
+  const t = text.trim();
+  if (/^\d+$/.test(t)) return Number(t);
+  if (!/^(\d+(?:\.\d+)?(ms|s|m|h|d))+$/.test(t)) return undefined;
+  let total = 0;
+  for (const m of t.matchAll(PART)) total += Number(m[1]) * UNIT_MS[m[2]!]!;
+  return Math.round(total);
+}
+
+/** A zod schema accepting a number of ms or a duration text; outputs ms. */
+export function duration(description: string) {
+  return z
+    .union([z.number().min(0), z.string()])
+    .transform((v, ctx) => {
+      if (typeof v === 'number') return v;
+      const ms = parseDuration(v);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `'${v}' is not a duration: use ms or a text such as 500ms, 30s, 10m, 2h, 1d` });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .describe(description);
+}
+
+/** `5400000` → `1h30m`, for messages and reports. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  let s = Math.round(ms / 1000);
+  const parts: string[] = [];
+  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+    if (s >= size) {
+      parts.push(`${Math.floor(s / size)}${unit}`);
+      s %= size;
+    }
+  }
+  return parts.join('');
+}

@@ -1,0 +1,53 @@
+/**
+ * Phone numbers and usernames as they arrive from spreadsheets and forms.
+ * The service wants international digits only, so formatting characters are
+ * removed here and anything that still is not a plausible number is reported
+ * to the user instead of being sent (a malformed check still counts against
+ * the messenger's per-number limits).
+ */
+
+/** Characters people use to format numbers: spaces, `+`, dashes, brackets, dots. */
+const FORMATTING = /[\s+\-().[\]{}\u00a0\u2010-\u2015]/g;
+
+/** E.164 allows at most 15 digits; shorter than 7 is never a full international number. */
+export const PHONE_MIN_DIGITS = 7;
+export const PHONE_MAX_DIGITS = 15;
+
+export type PhoneResult = { ok: true; phone: number; digits: string } | { ok: false; reason: string };
+
+/**
+ * Normalises a phone number: `+7 (900) 111-22-33` → 79001112233.
+ *
+ * @example normalisePhone('+49 30-1234 567') // { ok: true, phone: 49301234567, digits: '49301234567' }
+ */
+export function normalisePhone(raw: unknown): PhoneResult {
+  if (typeof raw === 'number') {
+    if (!Number.isSafeInteger(raw) || raw <= 0) return { ok: false, reason: `'${raw}' is not a whole positive number` };
+    raw = String(raw);
+  }
+  if (typeof raw !== 'string') return { ok: false, reason: `expected a phone number, got ${raw === null ? 'null' : typeof raw}` };
+  const text = raw.trim();
+  if (text === '') return { ok: false, reason: 'empty phone number' };
+  const digits = text.replace(FORMATTING, '');
+  if (!/^\d+$/.test(digits)) return { ok: false, reason: `'${text}' contains characters other than digits, spaces, +, dashes and brackets` };
+  if (digits.startsWith('0')) return { ok: false, reason: `'${text}' starts with 0: write it in international form (country code first)` };
+  if (digits.length < PHONE_MIN_DIGITS || digits.length > PHONE_MAX_DIGITS)
+    return { ok: false, reason: `'${text}' has ${digits.length} digits; an international number has ${PHONE_MIN_DIGITS} to ${PHONE_MAX_DIGITS}` };
+  return { ok: true, phone: Number(digits), digits };
+}
+
+const USERNAME_RE = /^@[A-Za-z0-9_.]{1,64}$/;
+
+export type UsernameResult = { ok: true; username: string; key: string } | { ok: false; reason: string };
+
+/** A public username: `@` followed by letters, digits, `_` or `.` (the `@` is added when missing). */
+export function normaliseUsername(raw: unknown): UsernameResult {
+  if (typeof raw !== 'string') return { ok: false, reason: `expected a username, got ${raw === null ? 'null' : typeof raw}` };
+  const text = raw.trim();
+  if (text === '') return { ok: false, reason: 'empty username' };
+  const u = text.startsWith('@') ? text : `@${text}`;
+  if (!USERNAME_RE.test(u)) return { ok: false, reason: `'${text}' is not a username: @ followed by letters, digits, '_' or '.'` };
+  // Usernames are case-insensitive on the messengers that have them: `key` de-duplicates
+  // spellings, while the username is sent as written.
+  return { ok: true, username: u, key: u.toLowerCase() };
+}
