@@ -10,13 +10,34 @@ export interface Secrets {
   apiTokenInstance?: string;
 }
 
-/** Replaces every occurrence of the token and the instance id in `text`. */
+/**
+ * Shorter values are not treated as secrets: replacing every "0" of a text
+ * because an example config used id 0 would garble all output, and no real
+ * instance id or token is that short.
+ */
+export const MIN_SECRET_LENGTH = 4;
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/**
+ * Replaces every occurrence of the token and the instance id in `text`. The
+ * id is replaced only as a whole number (not inside a longer run of digits),
+ * so timestamps and counts that happen to contain it stay readable.
+ */
 export function redact(text: string, secrets: Secrets): string {
   let out = text;
   const token = secrets.apiTokenInstance;
-  if (token && token.length >= 1) out = out.split(token).join(TOKEN_PLACEHOLDER);
+  if (token && token.length >= MIN_SECRET_LENGTH) {
+    out = out.split(token).join(TOKEN_PLACEHOLDER);
+    const encoded = encodeURIComponent(token);
+    if (encoded !== token) out = out.split(encoded).join(TOKEN_PLACEHOLDER);
+  }
   const id = secrets.idInstance === undefined ? '' : String(secrets.idInstance);
-  if (id) out = out.split(id).join(INSTANCE_PLACEHOLDER);
+  if (id.length >= MIN_SECRET_LENGTH) {
+    out = out.replace(new RegExp(`(?<![0-9])${escapeRe(id)}(?![0-9])`, 'g'), INSTANCE_PLACEHOLDER);
+  }
   return out;
 }
 

@@ -83,6 +83,15 @@ describe('progress on a TTY', () => {
     bus.emit('step:progress', { ...ref, step: 'bulk', done: 40, total: 200, failed: 2 });
     expect(out.chunks[0]).toContain('verify-leads/bulk [####................] 42/200 (2 failed)');
   });
+  it("keeps an action's own counts when its single step finishes (not the engine's 1 unit)", () => {
+    const bus = createBus();
+    const out = fakeStream(false);
+    createProgressReporter({ bus, stream: out, clock: new ManualClock(T0) });
+    bus.emit('step:started', { ...ref, step: 'bulk', action: 'checkAccount.bulk', total: 1 });
+    bus.emit('step:progress', { ...ref, step: 'bulk', done: 8, total: 12, failed: 4 });
+    bus.emit('step:finished', { ...ref, step: 'bulk', status: 'succeeded', done: 1, failed: 0 });
+    expect(out.chunks.at(-1)).toMatch(/^verify-leads bulk: 12\/12 \(4 failed\)/);
+  });
 });
 
 describe('progress without a TTY', () => {

@@ -38,12 +38,12 @@ type Formatters = { [K in EngineEventName]: (e: EngineEvents[K][0]) => [LogLevel
 
 const FORMATTERS: Formatters = {
   'run:started': (e) => ['info', `${run(e)} started (trigger ${e.trigger}${e.dryRun ? ', dry run' : ''})`],
-  'run:finished': (e) => ['info', `${run(e)} finished in ${formatDuration(e.durationMs)}: ${e.itemsDone} items done, ${e.itemsFailed} failed`],
+  'run:finished': (e) => ['info', `${run(e)} finished in ${formatDuration(e.durationMs)}: ${e.itemsDone} item${e.itemsDone === 1 ? '' : 's'} done, ${e.itemsFailed} failed`],
   'run:failed': (e) => ['error', `${run(e)} failed${e.step ? ` at step ${e.step}` : ''}: ${e.error}${e.code ? ` [${e.code}]` : ''}`],
   'run:waiting': (e) => ['info', `${run(e)} waiting at step ${e.step} until ${iso(e.until)}: ${e.reason}`],
   'run:resumed': (e) => ['info', `${run(e)} resumed${e.step ? ` at step ${e.step}` : ''}`],
   'run:interrupted': (e) => ['warn', `${run(e)} interrupted: ${e.reason}`],
-  'step:started': (e) => ['info', `${at(e)} started (${e.action}${e.total !== undefined ? `, ${e.total} items` : ''})`],
+  'step:started': (e) => ['info', `${at(e)} started (${e.action}${e.total !== undefined ? `, ${e.total} item${e.total === 1 ? '' : 's'}` : ''})`],
   'step:finished': (e) => [
     e.status === 'failed' ? 'error' : 'info',
     `${at(e)} ${e.status}: ${e.done} done, ${e.failed} failed${e.error ? `: ${e.error}` : ''}`,

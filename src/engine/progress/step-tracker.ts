@@ -19,6 +19,8 @@ export interface StepProgress {
   /** Items finished in this process, for the rate: items finished before a restart did not take this process's time. */
   counted: number;
   finished: boolean;
+  /** The action reported its own counts (ctx.progress): they describe the step better than the engine's 1 unit. */
+  ownCounts?: boolean;
 }
 
 export interface StepView extends StepProgress {
@@ -74,13 +76,16 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
     if (e.failed !== undefined) p.failed = e.failed;
     if (e.total !== undefined) p.total = e.total;
     p.counted += Math.max(0, p.done + p.failed - before);
+    p.ownCounts = true;
     onChange(view(p), 'update');
   };
   const onFinished = (e: EngineEvents['step:finished'][0]) => {
     const p = steps.get(key(e));
     if (!p) return;
-    p.done = e.done;
-    p.failed = e.failed;
+    if (!p.ownCounts) {
+      p.done = e.done;
+      p.failed = e.failed;
+    }
     p.finished = true;
     steps.delete(key(e));
     onChange(view(p), 'finished');
