@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MsgflowError } from '../api/errors.js';
 import type { Logger } from '../engine/action.js';
+import { pipeline } from 'node:stream/promises';
 import { JSON_HEADERS } from './request.js';
 import { isFileBody, type LocalRequest, type LocalResponse } from './types.js';
 
@@ -124,8 +125,9 @@ function send(req: http.IncomingMessage, res: http.ServerResponse, answer: Local
       res.end();
       return;
     }
-    stream.on('error', () => res.destroy());
-    stream.pipe(res);
+    // pipeline (not pipe) destroys the file stream when the client goes away
+    // mid-download, so its file handle is closed rather than left to the GC.
+    pipeline(stream, res).catch(() => res.destroy());
     return;
   }
   const text = JSON.stringify(answer.body);

@@ -31,6 +31,8 @@ export function createInProcessTransport(
       const answer = await withDeadline(call, req);
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(answer.headers)) headers[k.toLowerCase()] = v;
+      // API methods never answer with a file; if one ever did, close it rather than leak its handle.
+      if (isFileBody(answer.body)) (answer.body.stream as unknown as { destroy?: () => void }).destroy?.();
       const body = isFileBody(answer.body) ? '' : (JSON.parse(JSON.stringify(answer.body ?? null)) as unknown);
       return { statusCode: answer.status, headers, body };
     },

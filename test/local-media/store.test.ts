@@ -268,12 +268,16 @@ describe('retention', () => {
     const young = await media.fetchAndStore({ urlFile: server.url('/doc'), fileName: 'young.pdf' });
 
     await clock.advance(DAY / 2 - 1);
-    expect(await media.open(old.id)).toBeDefined();
+    const stillThere = await media.open(old.id);
+    expect(stillThere).toBeDefined();
+    (stillThere!.stream as unknown as { destroy(): void }).destroy();
     expect(await media.purgeExpired()).toBe(0);
 
     await clock.advance(1);
     expect(await media.open(old.id)).toBeUndefined();
-    expect(await media.open(young.id)).toBeDefined();
+    const youngOne = await media.open(young.id);
+    expect(youngOne).toBeDefined();
+    (youngOne!.stream as unknown as { destroy(): void }).destroy();
     expect(await media.purgeExpired()).toBe(1);
     expect((await onDisk()).files).toEqual([young.id]);
 

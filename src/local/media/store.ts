@@ -166,8 +166,13 @@ export function createMediaStore(opts: MediaStoreOptions): MediaStore {
     } catch {
       return undefined;
     }
-    const { size } = await handle.stat();
-    return { stream: handle.createReadStream(), size, mimeType: meta.mimeType, fileName: meta.fileName };
+    try {
+      const { size } = await handle.stat();
+      return { stream: handle.createReadStream(), size, mimeType: meta.mimeType, fileName: meta.fileName };
+    } catch {
+      await handle.close();
+      return undefined;
+    }
   }
 
   async function purgeExpired(): Promise<number> {
