@@ -4,19 +4,10 @@
  * for retry delays and timeouts).
  */
 import { z } from 'zod';
+import { DURATION_HINT, parseDuration } from '../engine/flow/duration.js';
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
-
-/** Parses `1h30m` → 5400000; undefined when the text is not a duration. */
-export function parseDuration(text: string): number | undefined {
-  const t = text.trim();
-  if (/^\d+$/.test(t)) return Number(t);
-  if (!/^(\d+(?:\.\d+)?(ms|s|m|h|d))+$/.test(t)) return undefined;
-  let total = 0;
-  for (const m of t.matchAll(PART)) total += Number(m[1]) * UNIT_MS[m[2]!]!;
-  return Math.round(total);
-}
+// One parser for every duration msgflow reads, in flow files and in action inputs.
+export { parseDuration };
 
 /** A zod schema accepting a number of ms or a duration text; outputs ms. */
 export function duration(description: string) {
@@ -26,7 +17,7 @@ export function duration(description: string) {
       if (typeof v === 'number') return v;
       const ms = parseDuration(v);
       if (ms === undefined) {
-        ctx.addIssue({ code: 'custom', message: `'${v}' is not a duration: use ms or a text such as 500ms, 30s, 10m, 2h, 1d` });
+        ctx.addIssue({ code: 'custom', message: `'${v}' is not a duration: ${DURATION_HINT}` });
         return z.NEVER;
       }
       return ms;
