@@ -9,6 +9,7 @@ Commands:
   runs                List run history.
   validate [FILE...]  Check config.yaml and flow files (default: every flow).
   serve               Start the local service over HTTP.
+  schema              Print or write the flow JSON Schema (for editors).
   help [COMMAND]      Show help for a command.
 
 Options:
@@ -58,6 +59,16 @@ Checks config.yaml and flow files: every error with file:line:col and key
 path (unknown keys, unknown actions, bad cron or timezone, bad durations,
 with: blocks that do not fit the action). Default: every file in flowsDir.
 Exit code 1 when any file has an error.`,
+  schema: `Usage: msgflow schema [--out FILE] [--check] [--config FILE]
+
+Prints the JSON Schema of flow files for this project: the flow shape and the
+with: inputs of every action (built-ins, jobs and config.yaml's plugins).
+Point your editor at it for autocomplete, e.g. in a flow file:
+  # yaml-language-server: $schema=../schema/flow.schema.json
+
+Options:
+  -o, --out FILE      Write it to FILE instead of stdout
+      --check         With --out: exit 1 when FILE is out of date`,
   serve: `Usage: msgflow serve [--config FILE] [--port N]
 
 Starts msgflow's local implementation of the instance API over HTTP and prints

@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   run: async () => (await import('./commands/run.js')).run,
   runs: async () => (await import('./commands/runs.js')).runs,
   start: async () => (await import('./commands/start.js')).start,
+  schema: async () => (await import('./commands/schema.js')).schema,
 };
 
 export function version(): string {

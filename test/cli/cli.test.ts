@@ -138,4 +138,14 @@ describe('msgflow CLI', () => {
       child.kill('SIGKILL');
     }
   });
+
+  it('schema prints the flow JSON Schema with every action, plugins included', async () => {
+    const r = await msgflow(['schema'], ROOT);
+    expect(r.code).toBe(0);
+    const schema = JSON.parse(r.stdout) as object;
+    const text = JSON.stringify(schema);
+    for (const action of ['checkAccount.bulk', 'contacts.import', 'outgoing.audit', 'files.broadcast', 'greeting.compose', 'sendFileByUrl']) {
+      expect(text).toContain(action);
+    }
+  });
 });

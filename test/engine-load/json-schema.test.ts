@@ -2,14 +2,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { renderSchemaFor } from '../../src/engine/flow/emit-schema.js';
+import { renderSchemaFor } from '../../src/cli/commands/schema.js';
 import { buildFlowJsonSchema } from '../../src/engine/flow/index.js';
 import { builtinRegistry } from './helpers.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 describe('schema/flow.schema.json', () => {
-  it('is up to date with the zod schemas and the actions of config.yaml (run emit-schema.ts when this fails)', async () => {
+  it('is up to date with the zod schemas and the actions of config.yaml (run `msgflow schema --out schema/flow.schema.json` when this fails)', async () => {
     const committed = readFileSync(path.join(REPO, 'schema/flow.schema.json'), 'utf8');
     expect(committed).toBe(await renderSchemaFor(path.join(REPO, 'config.yaml')));
   });

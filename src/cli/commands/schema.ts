@@ -1,0 +1,40 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../../config/index.js';
+import { renderFlowJsonSchema } from '../../engine/flow/index.js';
+import { buildRegistry } from '../../runtime/registry.js';
+import { parse } from '../args.js';
+import { EXIT } from '../exit-codes.js';
+import type { Io } from '../output.js';
+
+/**
+ * The flow JSON Schema for this project: the flow file shape plus the input
+ * schema of every action a flow here may use (built-ins, jobs, config.yaml's
+ * plugins), so editors autocomplete `with:` blocks of your own actions too.
+ */
+export async function renderSchemaFor(configFile: string): Promise<string> {
+  const config = loadConfig(configFile);
+  return renderFlowJsonSchema(await buildRegistry(config));
+}
+
+/** `msgflow schema [--out FILE] [--check]`: print, write, or check the flow JSON Schema. */
+export async function schema(argv: string[], io: Io): Promise<number> {
+  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, out: { type: 'string', short: 'o' }, check: { type: 'boolean' } }, false);
+  const text = await renderSchemaFor(values.config ?? 'config.yaml');
+  if (!values.out) {
+    io.stdout.write(text);
+    return EXIT.OK;
+  }
+  const out = path.resolve(values.out);
+  const same = existsSync(out) && readFileSync(out, 'utf8') === text;
+  if (values.check) {
+    io.out(same ? `${values.out} is up to date` : `${values.out} is out of date: run msgflow schema --out ${values.out}`);
+    return same ? EXIT.OK : EXIT.FAILURE;
+  }
+  if (!same) {
+    mkdirSync(path.dirname(out), { recursive: true });
+    writeFileSync(out, text);
+  }
+  io.out(`${values.out} ${same ? 'unchanged' : 'written'}`);
+  return EXIT.OK;
+}
