@@ -7,7 +7,7 @@
  *   runs/<runId>/run.json      { run, steps, waits }   (lowdb: atomic temp+rename writes)
  *   runs/<runId>/inputs.json   the resolved inputs, written once
  *   runs/<runId>/items.jsonl   one ItemResult per line
- *   kv/<namespace>.json        { key: value }
+ *   kv/<namespace>/<key>.json  one file per key (see kv-files.ts: shared across processes)
  *
  * One process owns a run at a time (the one executing it); other processes
  * (e.g. `msgflow runs`) only read, and always from disk.
@@ -20,6 +20,7 @@ import { FlowError } from '../api/errors.js';
 import type { DurableState } from '../engine/action.js';
 import { runNotFound } from './errors.js';
 import { ItemLog, readLog } from './item-log.js';
+import { fileKv } from './kv-files.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
 import { type EngineStore, type ItemResult, type RunQuery, type RunRecord, type StepRecord, type WaitRecord, RESUMABLE_STATUSES } from './types.js';
 
@@ -61,7 +62,6 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
   /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
   const dbs = new Map<string, Promise<Low<RunFile>>>();
   const logs = new Map<string, Promise<ItemLog>>();
-  const kvs = new Map<string, Promise<Low<Record<string, unknown>>>>();
 
   const runFile = (id: string) => join(runsDir, checkId(id), 'run.json');
   const itemFile = (id: string) => join(runsDir, checkId(id), 'items.jsonl');
@@ -106,47 +106,8 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
     await (await p).close();
   }
 
-  function kvDb(namespace: string): Promise<Low<Record<string, unknown>>> {
-    let p = kvs.get(namespace);
-    if (!p) {
-      p = (async () => {
-        await mkdir(kvDir, { recursive: true });
-        const db = new Low<Record<string, unknown>>(new JSONFile(join(kvDir, `${encodeURIComponent(namespace)}.json`)), {});
-        await db.read();
-        return db;
-      })();
-      kvs.set(namespace, p);
-      p.catch(() => kvs.delete(namespace));
-    }
-    return p;
-  }
-
   function kv(namespace: string): DurableState {
-    return {
-      async get<T>(key: string) {
-        const v = (await kvDb(namespace)).data[key];
-        return (v === undefined ? undefined : structuredClone(v)) as T | undefined;
-      },
-      async set(key, value) {
-        const db = await kvDb(namespace);
-        if (value === undefined) delete db.data[key];
-        else db.data[key] = JSON.parse(JSON.stringify(value)) as unknown;
-        await db.write();
-      },
-      async delete(key) {
-        const db = await kvDb(namespace);
-        if (!(key in db.data)) return;
-        delete db.data[key];
-        await db.write();
-      },
-      async entries<T>(prefix = '') {
-        const db = await kvDb(namespace);
-        return Object.keys(db.data)
-          .filter((k) => k.startsWith(prefix))
-          .sort()
-          .map((k) => [k, structuredClone(db.data[k]) as T] as [string, T]);
-      },
-    };
+    return fileKv(kvDir, namespace);
   }
 
   return {
@@ -230,7 +191,6 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
       // Let lowdb's pending writes land.
       for (const p of dbs.values()) await (await p.catch(() => undefined))?.write();
       dbs.clear();
-      kvs.clear();
     },
   };
 }

@@ -62,3 +62,35 @@ describe('lowdb driver specifics', () => {
     }
   });
 });
+
+describe('lowdb driver: kv shared by several processes', () => {
+  it('every store on the same dir sees the others\' writes, and none erases them', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-kv-shared-'));
+    const daemon = createLowdbStore({ dir });
+    const cli = createLowdbStore({ dir });
+    const a = daemon.kv('shared:checkAccount:default');
+    const b = cli.kv('shared:checkAccount:default');
+    await a.set('n:79001112233', { exist: true });
+    await b.set('pause', { until: 123 });
+    expect(await a.get('pause')).toEqual({ until: 123 });
+    await a.set('n:79002223344', { exist: false }); // must not drop b's pause
+    expect(await b.get('pause')).toEqual({ until: 123 });
+    expect((await b.entries('n:')).map(([k]) => k)).toEqual(['n:79001112233', 'n:79002223344']);
+    await b.delete('pause');
+    expect(await a.get('pause')).toBeUndefined();
+    await daemon.close();
+    await cli.close();
+  });
+
+  it('keys of any shape: dots, slashes, long ones', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-kv-keys-'));
+    const s = createLowdbStore({ dir });
+    const kv = s.kv('../odd/ns');
+    const keys = ['.', '..', 'a/b\\c', 'x'.repeat(500), 'ключ', '*'];
+    for (const [i, k] of keys.entries()) await kv.set(k, i);
+    for (const [i, k] of keys.entries()) expect(await kv.get(k)).toBe(i);
+    expect((await kv.entries()).length).toBe(keys.length);
+    expect((await kv.entries('x')).map(([, v]) => v)).toEqual([3]);
+    await s.close();
+  });
+});
