@@ -14,3 +14,9 @@ export type { ActionDefinition, ActionContext, DurableState, Logger, PluginModul
 export type { Flow, FlowStep } from './engine/flow-types.js';
 export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
 export { ManualClock, systemClock, type Clock } from './util/clock.js';
+/**
+ * The zod msgflow validates with. Plugins import it from here
+ * (`import { z } from 'msgflow'`) so their schemas are built by the same zod
+ * instance, and a project needs no zod dependency of its own.
+ */
+export { z } from 'zod';
