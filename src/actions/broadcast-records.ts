@@ -26,6 +26,12 @@ export interface RecipientRecord {
   readAt?: number;
   /** True when idMessage was found by reconciliation rather than from the answer. */
   reconciled?: boolean;
+  /**
+   * The message was seen in the outgoing messages (it left the service's send
+   * queue). An accepted message that never shows up was not sent: its file
+   * could not be fetched, for example.
+   */
+  observed?: boolean;
   error?: string;
   /** A failure after which sending again cannot duplicate (the request was refused). */
   retryable?: boolean;
@@ -51,7 +57,9 @@ export function statusOf(m: Message): DeliveryStatus {
 export function applyStatus(r: RecipientRecord, m: Message, now: number): boolean {
   const s = statusOf(m);
   const cur = r.status ?? 'sent';
-  if (RANK[s] <= RANK[cur]) return false;
+  const firstSeen = !r.observed;
+  r.observed = true;
+  if (RANK[s] <= RANK[cur]) return firstSeen;
   r.status = s;
   if (RANK[s] >= 1) r.deliveredAt ??= now;
   if (s === 'read') r.readAt ??= now;
@@ -106,7 +114,7 @@ export async function reconcile(
       const m = msgs.find((x) => matches(x, r, o, claimed));
       if (!m) continue;
       claimed.add(m.idMessage);
-      Object.assign(r, { phase: 'sent', idMessage: m.idMessage, sentAt: m.timestamp * 1000, status: 'sent', reconciled: true });
+      Object.assign(r, { phase: 'sent', idMessage: m.idMessage, sentAt: m.timestamp * 1000, status: 'sent', reconciled: true, observed: true });
       applyStatus(r, m, now);
       await store.set(`r:${r.chatId}`, r);
       pending.delete(r);
@@ -129,7 +137,7 @@ export async function reconcile(
     const m = hist.find((x) => matches(x, r, o, claimed));
     if (m) {
       claimed.add(m.idMessage);
-      Object.assign(r, { phase: 'sent', idMessage: m.idMessage, sentAt: m.timestamp * 1000, status: 'sent', reconciled: true });
+      Object.assign(r, { phase: 'sent', idMessage: m.idMessage, sentAt: m.timestamp * 1000, status: 'sent', reconciled: true, observed: true });
       applyStatus(r, m, ctx.clock.now());
       await store.set(`r:${r.chatId}`, r);
       pending.delete(r);
@@ -149,11 +157,32 @@ export async function followStatuses(
   ctx: ActionContext,
   store: DurableState,
   records: RecipientRecord[],
-  o: { until: DeliveryStatus; deadline: number; pollMs: number; onChange: () => void },
+  o: {
+    until: DeliveryStatus;
+    deadline: number;
+    pollMs: number;
+    /** After this time a message never seen in the outgoing messages counts as not sent. */
+    giveUpUnobservedAt: number;
+    onChange: () => void;
+  },
 ): Promise<void> {
   const target = RANK[o.until];
+  const notSent = async (now: number) => {
+    for (const r of records) {
+      if (r.phase !== 'sent' || r.observed) continue;
+      const after = Math.round((now - (r.sentAt ?? now)) / 1000);
+      Object.assign(r, {
+        phase: 'failed',
+        // Not retryable: if it is only late in the queue, sending again would duplicate it.
+        retryable: undefined,
+        error: `accepted as ${r.idMessage} but never sent: not in the outgoing messages ${after}s later (the service could not send it, e.g. the file could not be fetched)`,
+      });
+      await store.set(`r:${r.chatId}`, r);
+      o.onChange();
+    }
+  };
   for (;;) {
-    const open = records.filter((r) => r.phase === 'sent' && RANK[r.status ?? 'sent'] < target);
+    const open = records.filter((r) => r.phase === 'sent' && (!r.observed || RANK[r.status ?? 'sent'] < target));
     if (open.length === 0) return;
     const now = ctx.clock.now();
     const since = Math.min(...open.map((r) => r.sentAt ?? now)) - 60_000;
@@ -171,7 +200,10 @@ export async function followStatuses(
         o.onChange();
       }
     }
-    if (ctx.clock.now() >= o.deadline) return;
-    await ctx.clock.sleep(Math.min(o.pollMs, Math.max(0, o.deadline - ctx.clock.now())), ctx.signal);
+    const after = ctx.clock.now();
+    if (after >= o.giveUpUnobservedAt || after >= o.deadline) await notSent(after);
+    if (after >= o.deadline) return;
+    const next = Math.min(o.deadline, records.some((r) => r.phase === 'sent' && !r.observed) ? o.giveUpUnobservedAt : o.deadline);
+    await ctx.clock.sleep(Math.min(o.pollMs, Math.max(0, next - after)), ctx.signal);
   }
 }

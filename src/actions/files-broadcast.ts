@@ -309,7 +309,17 @@ export const filesBroadcast = defineAction({
         followUntil = ctx.clock.now() + input.follow.deadline;
         await ctx.state.set('followUntil', followUntil);
       }
-      await followStatuses(ctx, store, mine, { until: input.follow.until, deadline: followUntil, pollMs: input.follow.poll, onChange: () => undefined });
+      // The queue releases one message per interval: ours have all left it by
+      // the last send + one interval each + grace, or they were never sent.
+      const lastSent = Math.max(...mine.map((r) => r.sentAt ?? 0));
+      const giveUpUnobservedAt = lastSent + input.reconcile.sendInterval * mine.length + input.reconcile.grace;
+      await followStatuses(ctx, store, mine, {
+        until: input.follow.until,
+        deadline: followUntil,
+        pollMs: input.follow.poll,
+        giveUpUnobservedAt,
+        onChange: () => undefined,
+      });
     }
 
     // ---- report -------------------------------------------------------------

@@ -14,7 +14,7 @@ export const ERROR_CATALOGUE = {
   // ---- API validation (spec texts) ------------------------------------------
   VALIDATION_FAILED: { status: 400, template: 'Validation failed. Details: {details}' },
   /** checkAccount with both or neither of phoneNumber/username: answered as `{status:false, reason}`. */
-  CHECK_ACCOUNT_TARGET: { status: 400, template: 'request should contain phoneNumber or username, not both' },
+  CHECK_ACCOUNT_TARGET: { status: 400, template: 'request should contain phoneNumber or username: exactly one of them' },
 
   // ---- API domain errors (spec texts) ---------------------------------------
   CONTACT_EXISTS: { status: 400, template: 'Contact {chatId} already exists' },

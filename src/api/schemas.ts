@@ -85,11 +85,12 @@ const PHONE_TEXT = "Wrong format. 'phoneNumber' must contain only digits";
  * phoneNumber is an integer in the spec; a string of digits is accepted too
  * (it is how numbers arrive from CSV files) and becomes a number.
  */
+const PHONE_MAX = 999_999_999_999_999; // E.164: at most 15 digits
+
 const phoneNumber = z
   .union([z.number(), z.string()], { error: PHONE_TEXT })
-  .refine((v) => (typeof v === 'number' ? Number.isSafeInteger(v) && v > 0 : /^\d{1,15}$/.test(v)), {
-    error: PHONE_TEXT,
-  })
+  .refine((v) => (typeof v === 'number' ? Number.isInteger(v) && v > 0 : /^\d+$/.test(v)), { error: PHONE_TEXT, abort: true })
+  .refine((v) => Number(v) <= PHONE_MAX, { error: "'phoneNumber' must have at most 15 digits (international format)" })
   .transform((v) => Number(v));
 
 const username = str('username').refine((s) => /^@[A-Za-z0-9_.]{1,64}$/.test(s), {

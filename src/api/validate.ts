@@ -36,17 +36,23 @@ export function validateRequest<M extends ApiMethod>(
 ): ParsedRequest<M> {
   const input = body === undefined && method === 'lastOutgoingMessages' ? {} : body;
   if (method === 'checkAccount' && input !== null && typeof input === 'object' && !Array.isArray(input)) {
-    const rec = input as Record<string, unknown>;
-    const hasPhone = rec.phoneNumber !== undefined && rec.phoneNumber !== null;
-    const hasUser = rec.username !== undefined && rec.username !== null;
-    if (hasPhone === hasUser) {
-      throw new ValidationError(formatError('CHECK_ACCOUNT_TARGET'), hasPhone ? 'username' : 'phoneNumber', {
-        code: 'CHECK_ACCOUNT_TARGET',
-      });
-    }
+    const broken = checkAccountTargetRule(input as Record<string, unknown>);
+    if (broken) throw new ValidationError(broken.reason, broken.field, { code: 'CHECK_ACCOUNT_TARGET' });
   }
   const schema = (options.strict ? STRICT_REQUEST_SCHEMAS : REQUEST_SCHEMAS)[method];
   const result = schema.safeParse(input);
   if (!result.success) throw issueToValidationError(result.error.issues[0]!);
   return result.data as ParsedRequest<M>;
+}
+
+/**
+ * checkAccount's rule: exactly one of phoneNumber and username. Checks only
+ * which keys are present, so it also serves flow validation, where values may
+ * still be `${{ }}` templates.
+ */
+export function checkAccountTargetRule(body: Record<string, unknown>): { reason: string; field: string } | undefined {
+  const hasPhone = body.phoneNumber !== undefined && body.phoneNumber !== null;
+  const hasUser = body.username !== undefined && body.username !== null;
+  if (hasPhone !== hasUser) return undefined;
+  return { reason: formatError('CHECK_ACCOUNT_TARGET'), field: hasPhone ? 'username' : 'phoneNumber' };
 }

@@ -8,9 +8,10 @@ export function formatRunSummary(run: RunRecord, steps: readonly StepRecord[]): 
     const counts = s.forEach ? ` ${s.done}/${s.total ?? '?'} done, ${s.failed} failed` : '';
     lines.push(`  ${s.step} (${s.action}): ${s.status}${counts}${s.error ? ` - ${s.error.message}` : ''}`);
     const out = s.output as Record<string, unknown> | undefined;
-    if (out && typeof out === 'object' && !s.forEach) {
-      const summary = (out.summary ?? out.counts) as Record<string, unknown> | undefined;
-      if (summary && typeof summary === 'object') lines.push(`    ${Object.entries(summary).map(([k, v]) => `${k}: ${String(v)}`).join(', ')}`);
+    if (out && typeof out === 'object' && !Array.isArray(out) && !s.forEach) {
+      // A job's summary: its counts (numbers) on one line, then its report file.
+      const counts = Object.entries(out).filter(([, v]) => typeof v === 'number');
+      if (counts.length > 0) lines.push(`    ${counts.map(([k, v]) => `${k}: ${String(v)}`).join(', ')}`);
       if (typeof out.report === 'string') lines.push(`    report: ${out.report}`);
     }
   }

@@ -100,6 +100,14 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * parses them to report syntax errors. @default []
    */
   rawInputs?: readonly string[];
+  /**
+   * A rule across several `with:` keys that the input schema's fields cannot
+   * express, checked when the flow is loaded (`msgflow validate`). It gets the
+   * `with:` block as written (values may be `${{ }}` templates) and returns
+   * the reason when the rule is broken.
+   * @example checkWith: (w) => (w.a !== undefined && w.b !== undefined ? 'give a or b, not both' : undefined)
+   */
+  checkWith?(withBlock: Readonly<Record<string, unknown>>): string | undefined;
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
 }
 

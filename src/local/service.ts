@@ -236,8 +236,11 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
 function queryBody(_method: ApiMethod, query: LocalRequest['query']): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query ?? {})) {
-    if (v === undefined) continue;
-    out[k] = /^\d{1,16}$/.test(v) ? Number(v) : v;
+    // `?minutes=` (empty) means "not given": the default applies.
+    if (v === undefined || v === '') continue;
+    // Numbers in the query reach the shared validator as numbers, so
+    // `minutes=1.5` is told "must be an integer" as a JSON 1.5 would be.
+    out[k] = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(v) ? Number(v) : v;
   }
   return out;
 }

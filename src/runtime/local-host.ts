@@ -20,6 +20,12 @@ export interface LocalHostOptions {
   command: string;
   /** Open the HTTP port (serve/start). */
   listen: boolean;
+  /**
+   * Open the port if it is free, else go on without it (`msgflow run`: links
+   * to the local service, such as downloadUrl or /_local/static files, work
+   * while the run lasts, and a busy port does not stop the run).
+   */
+  listenIfFree?: boolean;
   /** Overrides local.port. */
   port?: number;
   clock?: Clock;
@@ -54,16 +60,20 @@ export async function openLocalHost(config: Config, opts: LocalHostOptions): Pro
   }
   let url: string | undefined;
   let closeListener: (() => Promise<void>) | undefined;
-  if (opts.listen) {
+  if (opts.listen || opts.listenIfFree) {
     try {
       const l = await service.listen(opts.port ?? local.port, local.host);
       url = l.url;
       closeListener = l.close;
       lock.setUrl(url);
     } catch (e) {
-      await service.close();
-      lock.release();
-      throw e;
+      if (!opts.listen && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        opts.logger?.warn(`local service: port ${opts.port ?? local.port} is in use; running without its HTTP port`);
+      } else {
+        await service.close();
+        lock.release();
+        throw e;
+      }
     }
   }
   return {

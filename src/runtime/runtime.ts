@@ -26,6 +26,8 @@ export interface RuntimeOptions {
   command: string;
   /** Open the local service's HTTP port. @default false */
   listen?: boolean;
+  /** Open it only if free, when the local service is used (see LocalHostOptions). @default false */
+  listenIfFree?: boolean;
   port?: number;
   clock?: Clock;
   logger?: Logger;
@@ -58,6 +60,7 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
     (localHost ??= openLocalHost(config, {
       command: opts.command,
       listen: opts.listen ?? false,
+      listenIfFree: opts.listenIfFree ?? false,
       port: opts.port,
       clock,
       logger: opts.logger,

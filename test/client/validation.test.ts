@@ -36,8 +36,8 @@ describe('requests are validated before anything leaves', () => {
       'urlFile',
     ],
     ['checkAccount', { phoneNumber: '7900abc' }, "Validation failed. Details: Wrong format. 'phoneNumber' must contain only digits", 'phoneNumber'],
-    ['checkAccount', {}, 'request should contain phoneNumber or username, not both', 'phoneNumber'],
-    ['checkAccount', { phoneNumber: 79001112233, username: '@ann' }, 'request should contain phoneNumber or username, not both', 'username'],
+    ['checkAccount', {}, 'request should contain phoneNumber or username: exactly one of them', 'phoneNumber'],
+    ['checkAccount', { phoneNumber: 79001112233, username: '@ann' }, 'request should contain phoneNumber or username: exactly one of them', 'username'],
     ['addContact', { chatId: PERSONAL }, "Validation failed. Details: 'firstName' is required", 'firstName'],
     [
       'deleteContact',

@@ -74,6 +74,19 @@ describe('files.broadcast', () => {
     expect(l.requests.filter((r) => r.method === 'sendFileByUrl').length).toBe(before);
   });
 
+  it('reports a message the service accepted but never sent (its file could not be fetched) as failed, not sent', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/recipients.csv', 'phone,firstName\n79001112233,Alice\n79002223344,Bob\n');
+    const l = await startLocal({ dir, clock: systemClock });
+    open.push(l);
+    const ctx = makeContext({ client: l.client, clock: systemClock, durables: new Durables(), baseDir: dir });
+    const s = await filesBroadcast.run(ctx, input({ urlFile: "http://127.0.0.1:9/brochure.pdf" }));
+    expect(s).toMatchObject({ recipients: 2, sent: 0, failed: 2 });
+    const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
+    expect(csv.match(/,failed,/g)).toHaveLength(2);
+    expect(csv).toMatch(/but never sent/);
+  });
+
   it('reconciles an interrupted send: a queued message with no recorded idMessage is found, not sent twice; a send that never left is sent', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);

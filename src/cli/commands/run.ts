@@ -24,7 +24,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(`run expects exactly one FLOW, got ${positionals.length}`);
   const inputs = parseInputs(values.input);
   const config = loadConfig(values.config ?? 'config.yaml');
-  const runtime = await createRuntime({ config, command: 'run' });
+  const runtime = await createRuntime({ config, command: 'run', listenIfFree: true });
   const isTTY = Boolean(io.stderr.isTTY);
   const progress = createProgressReporter({ bus: runtime.bus, stream: io.stderr, isTTY });
   // On a terminal the bar owns stderr: only warnings and errors are logged over it.

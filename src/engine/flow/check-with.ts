@@ -70,6 +70,8 @@ export function checkWithInput(
     if (containsTemplate(v)) continue;
     reportIssues(rep, [...path, k], field.safeParse(v), action.name);
   }
+  const broken = action.checkWith?.(withValue);
+  if (broken) rep.add(path, `${broken} (action '${action.name}')`);
 }
 
 function reportIssues(rep: Reporter, path: (string | number)[], result: z.ZodSafeParseResult<unknown>, action: string): void {

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { API_METHODS, METHOD_SPECS, type ApiMethod } from '../../api/methods.js';
 import { STRICT_REQUEST_SCHEMAS } from '../../api/schemas.js';
+import { checkAccountTargetRule } from '../../api/validate.js';
 import { defineAction, type ActionDefinition } from '../action.js';
 import type { ActionRegistry } from './registry.js';
 
@@ -37,6 +38,7 @@ export function apiMethodAction(method: ApiMethod): ActionDefinition<z.ZodType, 
     description: `${d.description} (${METHOD_SPECS[method].httpMethod} ${method}${METHOD_SPECS[method].idempotent ? '' : ', not idempotent'})`,
     input: STRICT_REQUEST_SCHEMAS[method] as z.ZodType,
     output: { description: d.output },
+    ...(method === 'checkAccount' ? { checkWith: (w: Readonly<Record<string, unknown>>) => checkAccountTargetRule(w)?.reason } : {}),
     run: (ctx, input) => {
       const call = ctx.client[method] as (req: unknown, opts: { signal: AbortSignal }) => Promise<unknown>;
       return call.call(ctx.client, input, { signal: ctx.signal });

@@ -11,6 +11,7 @@
  * (`due[n] = max(enqueuedAt, due[n-1] + interval)`), not chained timeouts, so
  * the timer's small lateness never accumulates into drift.
  */
+import { MsgflowError } from '../../api/errors.js';
 import { EventEmitter } from 'eventemitter3';
 import type { SendFileByUrlRequest } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
@@ -65,6 +66,8 @@ export class SendQueue extends EventEmitter<QueueEvents> {
   private readonly log: AppendLog<QueueRecord>;
   private pendingEntries: QueueEntry[] = [];
   private failedEntries: FailedEntry[] = [];
+  /** Attempts of the head entry that failed transiently (in memory: a restart gives it fresh tries). */
+  private fetchAttempts = new Map<string, number>();
   private lastDueAt = Number.NEGATIVE_INFINITY;
   private closed = false;
   private running: Promise<void> | undefined;
@@ -172,6 +175,20 @@ export class SendQueue extends EventEmitter<QueueEvents> {
       // Interrupted by close(): not a failure. The entry stays pending and is sent after the restart.
       if (this.closed) return;
       failure = e instanceof Error ? e.message : String(e);
+      const attempts = (this.fetchAttempts.get(entry.idMessage) ?? 0) + 1;
+      if (attempts < MAX_SEND_ATTEMPTS && isTransient(e)) {
+        // A file host that is briefly down (or msgflow's own port, right after
+        // a restart) is tried again at the next slot; the entry stays first.
+        this.fetchAttempts.set(entry.idMessage, attempts);
+        this.opts.logger.warn('local service: queued file could not be fetched; trying again at the next slot', {
+          idMessage: entry.idMessage,
+          attempt: attempts,
+          reason: failure,
+        });
+        this.lastDueAt = recordedDue;
+        return;
+      }
+      this.fetchAttempts.delete(entry.idMessage);
       const at = this.opts.clock.now();
       this.opts.logger.warn('local service: queued file could not be sent', { idMessage: entry.idMessage, reason: failure });
       await this.log
@@ -180,11 +197,31 @@ export class SendQueue extends EventEmitter<QueueEvents> {
       this.failedEntries.push({ ...entry, reason: failure, failedAt: at });
       if (this.failedEntries.length > FAILED_KEPT) this.failedEntries.shift();
     }
+    this.fetchAttempts.delete(entry.idMessage);
     this.pendingEntries.shift();
     this.lastDueAt = recordedDue;
     if (failure === undefined) this.emit('sent', { idMessage: entry.idMessage, chatId: entry.chatId });
     else this.emit('failed', { idMessage: entry.idMessage, reason: failure });
   }
+}
+
+/** Tries a queued file gets when its fetch fails transiently. */
+export const MAX_SEND_ATTEMPTS = 3;
+
+/**
+ * Failures worth another try: the host refused or dropped the connection,
+ * timed out, or answered 5xx/429. A 404, a file too large, a bad type or
+ * too many redirects will not change by trying again.
+ */
+function isTransient(e: unknown): boolean {
+  if (!(e instanceof MsgflowError)) return false;
+  if (e.code === 'FILE_FETCH_TIMEOUT') return true;
+  if (e.code === 'FILE_FETCH_STATUS') {
+    const status = Number(e.params.status);
+    return status >= 500 || status === 429 || status === 408;
+  }
+  if (e.code === 'FILE_FETCH_FAILED') return /refused|reset|closed by the server|temporary|unreachable/.test(String(e.params.reason));
+  return false;
 }
 
 function stripFailure(f: FailedEntry): QueueEntry {
