@@ -35,4 +35,21 @@ describe('run outcome with failed forEach items', () => {
     expect(run.status).toBe('succeeded');
     expect(run.itemsFailed).toBe(1);
   });
+
+  it("a job's own progress (ctx.progress) gives the run's item counts, not 1 per step", async () => {
+    const job = registryWith(
+      action('job', async (ctx) => {
+        ctx.progress({ done: 3, total: 7 });
+        ctx.progress({ done: 5, failed: 2, total: 7 });
+        return { ok: true };
+      }),
+      action('plain', async () => 'x'),
+    );
+    const { engine } = testEngine(job);
+    const run = await (await engine.start(flow([step({ id: 'j', uses: 'job' }), step({ id: 'p', uses: 'plain' })]))).done;
+    expect(run).toMatchObject({ status: 'succeeded', itemsDone: 6, itemsFailed: 2 });
+    const [j, p] = await engine.getSteps(run.id);
+    expect(j).toMatchObject({ done: 5, failed: 2, total: 7 });
+    expect(p).toMatchObject({ done: 1, failed: 0, total: 1 });
+  });
 });

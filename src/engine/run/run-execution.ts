@@ -221,11 +221,20 @@ export class RunExecution {
     const rec = this.newRecord(step, { total: 1 });
     await this.deps.store.saveStep(rec);
     this.deps.bus.emit('step:started', { runId: this.run.id, flow: this.flow.name, step: step.id, action: step.uses, total: 1 });
-    const out = await runUnit(this.sh, step, def, this.scope);
+    // A job (checkAccount.bulk, files.broadcast...) reports its own records
+    // through ctx.progress: those, not "1 step", are the items of the run.
+    let own: { done: number; failed?: number; total?: number } | undefined;
+    const onProgress = (e: { runId: string; step: string; done: number; failed?: number; total?: number }) => {
+      if (e.runId === this.run.id && e.step === step.id) own = e;
+    };
+    this.deps.bus.on('step:progress', onProgress);
+    const out = await runUnit(this.sh, step, def, this.scope).finally(() => this.deps.bus.off('step:progress', onProgress));
     if (out.interrupted) return INTERRUPTED;
     if (out.status === 'failed') {
-      this.run.itemsFailed++;
-      rec.failed = 1;
+      this.run.itemsDone += own?.done ?? 0;
+      rec.done = own?.done ?? 0;
+      rec.failed = Math.max(1, own?.failed ?? 0);
+      this.run.itemsFailed += rec.failed;
       // Name the step and action, unless the error already does (the runner's own FlowErrors).
       const cause = out.cause;
       const err = cause instanceof FlowError
@@ -233,11 +242,15 @@ export class RunExecution {
         : new FlowError('ACTION_FAILED', { step: step.id, action: step.uses, reason: out.error?.message ?? String(cause) }, { cause });
       return this.stepFailed(step, err);
     }
-    this.run.itemsDone++;
-    Object.assign(rec, { status: 'succeeded', done: 1, finishedAt: this.deps.clock.now(), output: out.output });
+    const done = own ? own.done : 1;
+    const failed = own?.failed ?? 0;
+    const total = own ? (own.total ?? done + failed) : 1;
+    this.run.itemsDone += done;
+    this.run.itemsFailed += failed;
+    Object.assign(rec, { status: 'succeeded', done, failed, total, finishedAt: this.deps.clock.now(), output: out.output });
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status: 'succeeded', output: out.output, done: 1, failed: 0, total: 1 };
-    this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status: 'succeeded', done: 1, failed: 0 });
+    this.scope.steps[step.id] = { status: 'succeeded', output: out.output, done, failed, total };
+    this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status: 'succeeded', done, failed });
     return OK;
   }
 
