@@ -221,15 +221,11 @@ export class RunExecution {
     const rec = this.newRecord(step, { total: 1 });
     await this.deps.store.saveStep(rec);
     this.deps.bus.emit('step:started', { runId: this.run.id, flow: this.flow.name, step: step.id, action: step.uses, total: 1 });
+    const out = await runUnit(this.sh, step, def, this.scope);
+    if (out.interrupted) return INTERRUPTED;
     // A job (checkAccount.bulk, files.broadcast...) reports its own records
     // through ctx.progress: those, not "1 step", are the items of the run.
-    let own: { done: number; failed?: number; total?: number } | undefined;
-    const onProgress = (e: { runId: string; step: string; done: number; failed?: number; total?: number }) => {
-      if (e.runId === this.run.id && e.step === step.id) own = e;
-    };
-    this.deps.bus.on('step:progress', onProgress);
-    const out = await runUnit(this.sh, step, def, this.scope).finally(() => this.deps.bus.off('step:progress', onProgress));
-    if (out.interrupted) return INTERRUPTED;
+    const own = out.progress;
     if (out.status === 'failed') {
       this.run.itemsDone += own?.done ?? 0;
       rec.done = own?.done ?? 0;

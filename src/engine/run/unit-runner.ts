@@ -38,9 +38,29 @@ export interface RunShared {
   defaultRateLimitWaitMs: number;
 }
 
+/** The last counts an action reported through ctx.progress (a job's own records). */
+export interface ProgressUpdate {
+  done: number;
+  total?: number;
+  failed?: number;
+}
+
 export type UnitOutcome =
   | { interrupted: true }
-  | { interrupted: false; status: 'succeeded' | 'failed'; output?: unknown; error?: ErrorInfo; cause?: unknown; attempts: number };
+  | {
+      interrupted: false;
+      status: 'succeeded' | 'failed';
+      output?: unknown;
+      error?: ErrorInfo;
+      cause?: unknown;
+      attempts: number;
+      progress?: ProgressUpdate;
+    };
+
+/** Where a unit's context records what ctx.progress reported, for its outcome. */
+interface ProgressSink {
+  last?: ProgressUpdate;
+}
 
 const INTERRUPTED: UnitOutcome = { interrupted: true };
 
@@ -51,7 +71,7 @@ function rateLimitOf(e: unknown): RateLimitError | undefined {
   return undefined;
 }
 
-function failed(e: unknown, step: string, index: number | undefined, attempts: number): UnitOutcome {
+function failed(e: unknown, step: string, index: number | undefined, attempts: number): Extract<UnitOutcome, { interrupted: false }> {
   return { interrupted: false, status: 'failed', error: errorInfo(e, step, index), cause: e, attempts };
 }
 
@@ -93,12 +113,13 @@ export async function runUnit(sh: RunShared, step: FlowStep, def: RegisteredActi
     }
   }
 
+  const sink: ProgressSink = {};
   let attempt = 1;
   for (;;) {
     if (sh.signal.aborted) return INTERRUPTED;
     try {
-      const output = await callAction(sh, step, def, input, attempt, scope, target);
-      return { interrupted: false, status: 'succeeded', output, attempts: attempt };
+      const output = await callAction(sh, step, def, input, attempt, scope, target, sink);
+      return { interrupted: false, status: 'succeeded', output, attempts: attempt, progress: sink.last };
     } catch (e) {
       if (sh.signal.aborted) return INTERRUPTED;
       const rl = rateLimitOf(e);
@@ -111,7 +132,7 @@ export async function runUnit(sh: RunShared, step: FlowStep, def: RegisteredActi
         }
         continue; // same attempt number: a rate-limit pause is not a failure
       }
-      if (attempt >= step.retry.maxAttempts) return failed(e, step.id, index, attempt);
+      if (attempt >= step.retry.maxAttempts) return { ...failed(e, step.id, index, attempt), progress: sink.last };
       const delayMs = retryDelay(step.retry, attempt, sh.random);
       sh.bus.emit('step:retry', {
         runId: sh.runId,
@@ -148,9 +169,10 @@ function callAction(
   attempt: number,
   scope: ExprScope,
   target: WaitTarget,
+  sink: ProgressSink,
 ): Promise<unknown> {
   const timeoutMs = step.timeoutMs;
-  if (!timeoutMs) return def.run(makeContext(sh, step, attempt, scope, target, sh.signal, NO_TIMER), input);
+  if (!timeoutMs) return def.run(makeContext(sh, step, attempt, scope, target, sh.signal, NO_TIMER, sink), input);
 
   const attemptAbort = new AbortController();
   const signal = AbortSignal.any([sh.signal, attemptAbort.signal]);
@@ -191,7 +213,7 @@ function callAction(
     arm();
     let result: Promise<unknown>;
     try {
-      result = def.run(makeContext(sh, step, attempt, scope, target, signal, timer), input);
+      result = def.run(makeContext(sh, step, attempt, scope, target, signal, timer, sink), input);
     } catch (e) {
       result = Promise.reject(e);
     }
@@ -220,6 +242,7 @@ function makeContext(
   target: WaitTarget,
   signal: AbortSignal,
   timer: AttemptTimer,
+  sink: ProgressSink,
 ): ActionContext {
   const ref = { runId: sh.runId, flow: sh.flow.name, step: step.id };
   return {
@@ -249,7 +272,10 @@ function makeContext(
         timer.resume();
       }
     },
-    progress: (u) => sh.bus.emit('step:progress', { ...ref, ...u }),
+    progress: (u) => {
+      sink.last = { ...u };
+      sh.bus.emit('step:progress', { ...ref, ...u });
+    },
     emit: (name, payload = {}) => sh.bus.emit('action:event', { ...ref, name, payload }),
     resolvePath: (p) => resolve(sh.flow.baseDir || sh.baseDir, p),
   };
