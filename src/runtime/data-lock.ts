@@ -1,5 +1,6 @@
 import { mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, closeSync } from 'node:fs';
 import path from 'node:path';
+import { isProcessAlive } from '../util/process-alive.js';
 
 /**
  * One process owns a data directory at a time: two processes writing the same
@@ -22,15 +23,6 @@ export interface DataLock {
 }
 
 export type LockResult = { acquired: true; lock: DataLock } | { acquired: false; holder: LockInfo };
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function readInfo(file: string): LockInfo | undefined {
   try {
@@ -74,7 +66,7 @@ export function acquireDataLock(dir: string, command: string): LockResult {
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
       const holder = readInfo(file);
-      if (holder && holder.pid !== process.pid && alive(holder.pid)) return { acquired: false, holder };
+      if (holder && holder.pid !== process.pid && isProcessAlive(holder.pid)) return { acquired: false, holder };
       // Stale (owner died) or unreadable: remove and try again.
       rmSync(file, { force: true });
     }

@@ -43,8 +43,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
       const resumed = await runtime.engine.resumeUnfinished([flow]);
       if (resumed.length > 0) {
         io.err(`msgflow: resuming run ${resumed[0]!.runId} of ${flow.name} from its checkpoint (--new starts a fresh run)`);
-        const rest = await Promise.all(resumed.slice(1).map((h) => h.done));
-        void rest;
+        // resumeUnfinished lists the oldest first: that one is reported on;
+        // any later unfinished runs of this flow are resumed and awaited too.
+        await Promise.all(resumed.slice(1).map((h) => h.done));
         handle = resumed[0]!;
       }
     }

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { FlowError } from '../../api/errors.js';
 import { RESUMABLE_STATUSES, type RunOwner, type RunRecord, type StepRecord } from '../../store/types.js';
 import { systemClock } from '../../util/clock.js';
+import { isProcessAlive } from '../../util/process-alive.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import { resolveInputs as defaultResolveInputs } from '../flow/index.js';
@@ -161,10 +162,5 @@ function currentOwner(): RunOwner {
 /** True when the run's owner is another process on this host that is still alive. */
 function ownedElsewhere(owner: RunOwner | undefined): boolean {
   if (!owner || owner.host !== hostname() || owner.pid === process.pid) return false;
-  try {
-    process.kill(owner.pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return isProcessAlive(owner.pid);
 }
