@@ -146,7 +146,10 @@ function collectTargets(rows: { value: unknown; where: string }[], input: CheckA
     let phoneRaw: unknown;
     let userRaw: unknown;
     if (typeof value === 'number') phoneRaw = value;
-    else if (typeof value === 'string') (value.trim().startsWith('@') ? (userRaw = value) : (phoneRaw = value));
+    else if (typeof value === 'string') {
+      if (value.trim().startsWith('@')) userRaw = value;
+      else phoneRaw = value;
+    }
     else {
       phoneRaw = pickField(value, [input.phoneField, 'phone', ...PHONE_FIELDS]);
       // A record with both is checked by number: one check per lead.

@@ -48,7 +48,13 @@ export async function writeReport(absPath: string, content: ReportContent): Prom
 export function toCsv(rows: readonly Record<string, unknown>[]): string {
   const cols: string[] = [];
   const seen = new Set<string>();
-  for (const r of rows) for (const k of Object.keys(r)) if (!seen.has(k)) (seen.add(k), cols.push(k));
+  for (const r of rows) {
+    for (const k of Object.keys(r)) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      cols.push(k);
+    }
+  }
   const lines = [cols.map(cell).join(',')];
   for (const r of rows) lines.push(cols.map((c) => cell(r[c])).join(','));
   return lines.join('\r\n') + '\r\n';

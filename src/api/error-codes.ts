@@ -72,6 +72,8 @@ export const ERROR_CATALOGUE = {
   /** `msgflow start`/`run` after the engine began shutting down. */
   ENGINE_STOPPED: { template: 'the engine is shutting down: {reason}' },
   RUN_NOT_FOUND: { template: "run '{runId}' not found" },
+  /** The engine's store (Redis, the state directory) cannot be reached or written: runs pause, never fail. */
+  STORE_UNAVAILABLE: { template: 'the {driver} store is unavailable: {reason}' },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },
   PLUGIN_INVALID: { template: "plugin '{plugin}': {reason}" },
   USAGE: { template: '{reason}' },

@@ -7,3 +7,4 @@ export * from './redact.js';
 export * from './schemas.js';
 export * from './types.js';
 export * from './validate.js';
+export * from './failure.js';

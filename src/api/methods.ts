@@ -24,19 +24,24 @@ export interface MethodSpec {
    * a second sendFileByUrl would send the file twice.
    */
   readonly idempotent: boolean;
+  /**
+   * Whether the call changes anything on the instance (a contact, a message).
+   * A dry run never makes a writing call.
+   */
+  readonly writes: boolean;
   /** The service's published requests/second for this method. */
   readonly defaultRatePerSecond: number;
 }
 
 export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.freeze({
-  addContact: { name: 'addContact', httpMethod: 'POST', idempotent: false, defaultRatePerSecond: 10 },
-  editContact: { name: 'editContact', httpMethod: 'POST', idempotent: true, defaultRatePerSecond: 10 },
-  deleteContact: { name: 'deleteContact', httpMethod: 'POST', idempotent: true, defaultRatePerSecond: 10 },
-  getChatHistory: { name: 'getChatHistory', httpMethod: 'POST', idempotent: true, defaultRatePerSecond: 1 },
-  getMessage: { name: 'getMessage', httpMethod: 'POST', idempotent: true, defaultRatePerSecond: 10 },
-  sendFileByUrl: { name: 'sendFileByUrl', httpMethod: 'POST', idempotent: false, defaultRatePerSecond: 50 },
-  lastOutgoingMessages: { name: 'lastOutgoingMessages', httpMethod: 'GET', idempotent: true, defaultRatePerSecond: 1 },
-  checkAccount: { name: 'checkAccount', httpMethod: 'POST', idempotent: true, defaultRatePerSecond: 10 },
+  addContact: { name: 'addContact', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 10 },
+  editContact: { name: 'editContact', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
+  deleteContact: { name: 'deleteContact', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
+  getChatHistory: { name: 'getChatHistory', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getMessage: { name: 'getMessage', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  sendFileByUrl: { name: 'sendFileByUrl', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  lastOutgoingMessages: { name: 'lastOutgoingMessages', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  checkAccount: { name: 'checkAccount', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
 });
 
 export function isApiMethod(name: string): name is ApiMethod {

@@ -8,15 +8,11 @@ import { API_METHODS, type ApiMethod, defaultRateLimits } from '../api/methods.j
 import { redact } from '../api/redact.js';
 import { ValidationError } from '../api/errors.js';
 import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/logger.js';
 import type { Transport } from './transport.js';
 
-/** Where the client writes its debug lines. Structurally the engine's Logger. */
-export interface ClientLogger {
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+/** Where the client writes its debug lines: the one Logger every layer shares. */
+export type ClientLogger = Logger;
 
 /** How a backoff delay is randomised (see computeBackoff). */
 export type JitterMode = 'full' | 'equal';

@@ -1,11 +1,11 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, MsgflowError } from '../api/errors.js';
+import { issuesToConfigErrors } from '../util/config-issues.js';
 import { formatKeyPath, parseYamlSource, type KeyPath } from '../util/yaml-source.js';
 import { interpolateEnv } from './interpolate.js';
 import { ConfigSchema, type ConfigData } from './schema.js';
 import { deepFreeze } from '../util/freeze.js';
-import type { z } from 'zod';
 
 /** A validated, frozen config plus where it came from. */
 export interface Config extends ConfigData {
@@ -15,31 +15,11 @@ export interface Config extends ConfigData {
   readonly baseDir: string;
 }
 
+export { issuesToConfigErrors };
+
 export interface LoadConfigOptions {
   /** @default process.env */
   env?: NodeJS.ProcessEnv;
-}
-
-/** Turns zod issues into ConfigErrors that name file:line:col and the key path. */
-export function issuesToConfigErrors(
-  issues: readonly z.core.$ZodIssue[],
-  locate: (p: KeyPath, opts?: { key?: boolean }) => string,
-  code: 'CONFIG_INVALID' | 'FLOW_INVALID' = 'CONFIG_INVALID',
-): ConfigError[] {
-  const out: ConfigError[] = [];
-  for (const issue of issues) {
-    const p = issue.path as (string | number)[];
-    if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) {
-        out.push(new ConfigError(code, { location: locate([...p, k], { key: true }), path: formatKeyPath([...p, k]), reason: 'unknown key' }));
-      }
-      continue;
-    }
-    let reason = issue.message;
-    if (issue.code === 'invalid_type' && issue.input === undefined) reason = 'required';
-    out.push(new ConfigError(code, { location: locate(p), path: formatKeyPath(p), reason }));
-  }
-  return out;
 }
 
 /** Parses and validates config text. Throws a ConfigError (or an aggregate of them). */

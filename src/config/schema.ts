@@ -3,7 +3,10 @@
  * loaded config is frozen.
  */
 import { z } from 'zod';
-import { RateLimitsSchema, LocalSchema } from './local-schema.js';
+import { RateLimitsSchema, LocalSchema } from '../local/config.js';
+import { StoreSchema, type StoreConfig } from '../store/config.js';
+
+export { StoreSchema, type StoreConfig };
 
 export const InstanceSchema = z
   .strictObject({
@@ -34,15 +37,6 @@ export const InstanceSchema = z
     }
   });
 
-export const StoreSchema = z.strictObject({
-  /** Storage driver of the flow engine. @default lowdb */
-  driver: z.enum(['lowdb', 'memory', 'redis']).default('lowdb'),
-  /** Directory of the lowdb driver (relative to the config file). @default .msgflow/state */
-  dir: z.string().default('.msgflow/state'),
-  /** Redis URL for the redis driver. @default redis://127.0.0.1:6379 */
-  url: z.string().optional(),
-});
-
 export const ConfigSchema = z.strictObject({
   /** Named instances flows refer to with `instance:`. */
   instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
@@ -58,5 +52,4 @@ export const ConfigSchema = z.strictObject({
 });
 
 export type InstanceConfig = z.output<typeof InstanceSchema>;
-export type StoreConfig = z.output<typeof StoreSchema>;
 export type ConfigData = z.output<typeof ConfigSchema>;

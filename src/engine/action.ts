@@ -8,21 +8,11 @@ import type { z } from 'zod';
 import type { InstanceApi } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
 
-export interface Logger {
-  debug(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+import type { DurableState } from '../store/types.js';
+import type { Logger } from '../util/logger.js';
 
-/** Durable key/value storage; values must be JSON-serialisable. */
-export interface DurableState {
-  get<T = unknown>(key: string): Promise<T | undefined>;
-  set(key: string, value: unknown): Promise<void>;
-  delete(key: string): Promise<void>;
-  /** Every key with this prefix, with its value. */
-  entries<T = unknown>(prefix?: string): Promise<Array<[string, T]>>;
-}
+// Re-exported: plugin authors name them through the action contract.
+export type { DurableState, Logger };
 
 export interface WaitOptions {
   /** Absolute wake time, ms since the epoch. One of `until` / `ms`. */
@@ -56,8 +46,16 @@ export interface ActionRunInfo {
 export interface ActionContext {
   /** The flow's instance (HTTP client or in-process local service). */
   client: InstanceApi;
-  /** The config name of the instance, e.g. `default`. Scope for per-instance state. */
+  /** The config name of the instance, e.g. `default`: for messages, never for keys. */
   instanceName: string;
+  /**
+   * The instance's identity: a short hash of apiUrl + idInstance (the local
+   * service's own identity for `apiUrl: local`). Key every cache, pause,
+   * contact record and trend by it, so that pointing `default` at another
+   * instance never mixes their data. Safe to print: it reveals neither the
+   * instance id nor the token.
+   */
+  instance: InstanceRef;
   logger: Logger;
   run: ActionRunInfo;
   /** Aborted when the run is cancelled or the daemon shuts down: stop at a safe point. */
@@ -73,12 +71,52 @@ export interface ActionContext {
    * wait (same key) sleeps only what is left.
    */
   wait(options: WaitOptions): Promise<void>;
-  /** Reports progress of a long action (drives the progress bar and `item` counts). */
-  progress(update: { done: number; total?: number; failed?: number }): void;
+  /**
+   * Reports progress of a long action: the step's counters, shared by the
+   * bar, the log lines, `msgflow runs`, the job summary and the exit code.
+   */
+  progress(update: ProgressCounts): void;
+  /**
+   * The step's append-only journal (per run, step and item): one entry per
+   * finished record, durable when the promise resolves, replayed in order on
+   * resume. Costs do not grow with what is already stored.
+   */
+  journal: RunJournal;
   /** Emits a custom event on the engine's bus (`action:event`). */
   emit(name: string, payload?: Record<string, unknown>): void;
   /** Resolves a path relative to the project (config file's directory). */
   resolvePath(p: string): string;
+}
+
+/** Which instance a step talks to. */
+export interface InstanceRef {
+  /** Config name, e.g. `default`. */
+  name: string;
+  /** Stable identity, e.g. `inst-3f9a1c02b7e4` (see {@link ActionContext.instance}). */
+  identity: string;
+}
+
+/**
+ * A step's counters. `done` counts successes only; `failed` items whose
+ * outcome is a failure; `invalid` input records rejected before any call;
+ * `skipped` records not attempted by design (cache hit policy, `if:` false,
+ * opted out); `waiting` records held by a durable wait right now.
+ */
+export interface ProgressCounts {
+  done: number;
+  total?: number;
+  failed?: number;
+  invalid?: number;
+  skipped?: number;
+  waiting?: number;
+}
+
+/** An append-only log of JSON entries, scoped to one step (and item) of one run. */
+export interface RunJournal {
+  /** Appends entries; resolves once they survive kill -9. Concurrent calls keep their order. */
+  append(...entries: unknown[]): Promise<void>;
+  /** Every entry appended so far, oldest first, streamed (never loaded whole). */
+  replay<T = unknown>(): AsyncIterable<T>;
 }
 
 export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> {
@@ -108,6 +146,16 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * @example checkWith: (w) => (w.a !== undefined && w.b !== undefined ? 'give a or b, not both' : undefined)
    */
   checkWith?(withBlock: Readonly<Record<string, unknown>>): string | undefined;
+  /**
+   * Whether the action takes part in `msgflow run --dry-run`: when true it is
+   * called with `ctx.run.dryRun` set, must make no writing call (the engine's
+   * client refuses them: METHOD_SPECS[m].writes) and returns its prediction
+   * (e.g. `wouldCheck`, `wouldAdd`, `wouldSend`) in the output's usual shape, so
+   * later steps read it as they would a real result. When false the action is
+   * not called in a dry run and its output is `{ dryRun: true, input }`.
+   * @default false
+   */
+  dryRun?: boolean;
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
 }
 

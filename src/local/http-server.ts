@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MsgflowError } from '../api/errors.js';
-import type { Logger } from '../engine/action.js';
+import type { Logger } from '../util/logger.js';
 import { pipeline } from 'node:stream/promises';
 import { JSON_HEADERS } from './request.js';
 import { isFileBody, type LocalRequest, type LocalResponse } from './types.js';

@@ -3,7 +3,6 @@
  * HTTP (`msgflow serve`) and in-process (`apiUrl: local`). See docs/local-service.md.
  */
 export { createLocalService, type LocalService, type LocalServiceOptions, type LocalServiceEvents } from './service.js';
-export { createInProcessTransport } from './in-process-transport.js';
 export { listenHttp, type HttpListener, type ListenOptions } from './http-server.js';
 export { parseSeed, loadSeedFile } from './seed.js';
 export { MessageInputSchema, type MessageInput } from './message-input.js';

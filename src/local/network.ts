@@ -3,7 +3,7 @@
  * account, who hides their number, and how fast messages are delivered and
  * read. Shared by all instances of one service, as a real network would be.
  */
-import type { NetworkConfig, AccountConfig } from '../config/local-schema.js';
+import type { NetworkConfig, AccountConfig } from './config.js';
 import { phoneOfChatId, chatKind } from '../api/chat-id.js';
 import type { StatusMessage } from '../api/types.js';
 

@@ -13,7 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError, MsgflowError } from '../api/errors.js';
-import { issuesToConfigErrors } from '../config/load.js';
+import { issuesToConfigErrors } from '../util/config-issues.js';
 import { parseYamlSource } from '../util/yaml-source.js';
 import { MessageInputSchema, type ParsedMessageInput } from './message-input.js';
 

@@ -1,6 +1,6 @@
 /**
  * The seam between the local service and whatever carries requests to it:
- * node:http (http-server.ts) or a direct call (in-process-transport.ts). Every
+ * node:http (http-server.ts) or a direct call (runtime/in-process-transport.ts). Every
  * rule (auth, routing, method check, JSON parsing, validation, rate limits)
  * lives below `handle`, so both paths behave identically.
  */

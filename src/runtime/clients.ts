@@ -3,9 +3,10 @@ import type { InstanceApi } from '../api/types.js';
 import { createClient } from '../client/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../engine/action.js';
-import { createInProcessTransport } from '../local/index.js';
+import { createInProcessTransport } from './in-process-transport.js';
 import type { Clock } from '../util/clock.js';
 import type { LocalHost } from './local-host.js';
+import { instanceIdentity } from '../util/identity.js';
 
 /**
  * Resolves an instance name from config.yaml to a client. Every path goes
@@ -53,7 +54,7 @@ export function createClientResolver(
       transport: createInProcessTransport(host.service, idInstance, apiTokenInstance),
     });
   };
-  return (name) => {
+  const resolveName = (name: string): Promise<InstanceApi> => {
     let p = cache.get(name);
     if (!p) {
       p = build(name);
@@ -62,4 +63,19 @@ export function createClientResolver(
     }
     return p;
   };
+  return resolveName;
+}
+
+/**
+ * The identity (see util/identity.ts) of an instance named in config.yaml; for
+ * `apiUrl: local`, the local instance it resolves to. Unknown names map to
+ * themselves so that the engine's error about them stays the one the user sees.
+ */
+export function identityOf(config: Config, name: string): string {
+  const inst = config.instances[name];
+  if (!inst) return name;
+  if (inst.apiUrl !== 'local') return instanceIdentity(inst.apiUrl, inst.idInstance ?? '');
+  const locals = config.local?.instances ?? [];
+  const target = inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
+  return instanceIdentity('local', target?.idInstance ?? inst.idInstance ?? name);
 }

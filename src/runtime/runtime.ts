@@ -15,10 +15,10 @@ import { loadFlows, type LoadedFlows } from '../engine/flow/index.js';
 import { createEngine, type Engine } from '../engine/run/index.js';
 import { createStore, type EngineStore } from '../store/index.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { createClientResolver } from './clients.js';
+import { createClientResolver, identityOf } from './clients.js';
 import { lazyApi } from './lazy-api.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
-import { registerSecrets } from '../cli/output.js';
+import { registerSecrets } from '../util/secrets.js';
 
 export interface RuntimeOptions {
   config: Config;
@@ -87,6 +87,7 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
     bus,
     clock,
     clientFor,
+    identityFor: (name) => identityOf(config, name),
     logger: opts.logger,
     env: process.env,
     baseDir: config.baseDir,

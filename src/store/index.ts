@@ -5,7 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../api/errors.js';
-import type { StoreConfig } from '../config/schema.js';
+import type { StoreConfig } from './config.js';
 import { createLowdbStore } from './lowdb-store.js';
 import { createMemoryStore } from './memory-store.js';
 import { createRedisStore } from './redis-store.js';

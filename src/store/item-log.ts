@@ -13,7 +13,8 @@
  * Reading ignores an unparseable last line, and opening for append cuts it
  * off first so the next record starts on a fresh line.
  */
-import { close, open, write } from 'node:fs';
+import { close, createReadStream, open, write } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { mkdir, open as openAsync, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -99,6 +100,36 @@ export async function readLog<T>(file: string): Promise<ReadLogResult<T>> {
  * await log.append({ step: 'check', index: 0, status: 'succeeded' }); // durable now
  * await log.close();
  */
+/**
+ * Streams a log's records line by line (never the whole file in memory). A
+ * torn or corrupt last line is skipped, as {@link readLog} does; a missing
+ * file is an empty log.
+ */
+export async function* streamLog<T>(file: string): AsyncIterable<T> {
+  let input;
+  try {
+    input = createReadStream(file, { encoding: 'utf8' });
+    await new Promise<void>((resolve, reject) => {
+      input!.once('open', () => resolve());
+      input!.once('error', reject);
+    });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw e;
+  }
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line.length === 0) continue;
+    let rec: T;
+    try {
+      rec = JSON.parse(line) as T;
+    } catch {
+      continue; // a torn tail from kill -9 mid-write
+    }
+    yield rec;
+  }
+}
+
 export class ItemLog {
   private pending: Pending[] = [];
   private writing = false;

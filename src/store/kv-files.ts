@@ -17,7 +17,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DurableState } from '../engine/action.js';
+import type { DurableState } from './types.js';
 
 interface Entry {
   k: string;

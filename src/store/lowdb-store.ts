@@ -17,9 +17,9 @@ import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
 import { FlowError } from '../api/errors.js';
-import type { DurableState } from '../engine/action.js';
+import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
-import { ItemLog, readLog } from './item-log.js';
+import { ItemLog, readLog, streamLog } from './item-log.js';
 import { fileKv } from './kv-files.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
 import { type EngineStore, type ItemResult, type RunQuery, type RunRecord, type StepRecord, type WaitRecord, RESUMABLE_STATUSES } from './types.js';
@@ -65,6 +65,20 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
 
   const runFile = (id: string) => join(runsDir, checkId(id), 'run.json');
   const itemFile = (id: string) => join(runsDir, checkId(id), 'items.jsonl');
+  // Stream names are free text (`check/-`): encoded so each maps to one safe file name.
+  const journalFile = (id: string, stream: string) => join(runsDir, checkId(id), 'journal', `${encodeURIComponent(stream).replace(/\./g, '%2E')}.jsonl`);
+  const journals = new Map<string, Promise<ItemLog>>();
+
+  function journalOf(id: string, stream: string): Promise<ItemLog> {
+    const file = journalFile(id, stream);
+    let p = journals.get(file);
+    if (!p) {
+      p = ItemLog.open(file);
+      journals.set(file, p);
+      p.catch(() => journals.delete(file));
+    }
+    return p;
+  }
 
   function ownRun(id: string, initial?: RunFile): Promise<Low<RunFile>> {
     let p = dbs.get(id);
@@ -168,6 +182,13 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
       for (const r of records) if (r.step === step) out.set(r.index, r);
       return out;
     },
+    async appendJournal(runId, stream, entries) {
+      if (entries.length === 0) return;
+      await (await journalOf(runId, stream)).append(entries);
+    },
+    async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
+      yield* streamLog<T>(journalFile(runId, stream));
+    },
     async setWait(runId, wait) {
       const db = await ownRun(runId);
       db.data.waits[wait.key] = structuredClone(wait);
@@ -188,6 +209,9 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
     kv,
     async close() {
       await Promise.all([...logs.keys()].map(closeLog));
+      const open = [...journals.values()];
+      journals.clear();
+      await Promise.all(open.map(async (p) => (await p.catch(() => undefined))?.close()));
       // Let lowdb's pending writes land.
       for (const p of dbs.values()) await (await p.catch(() => undefined))?.write();
       dbs.clear();

@@ -4,7 +4,7 @@
  * out so that it behaves like the durable drivers (no shared references, no
  * non-JSON values).
  */
-import type { DurableState } from '../engine/action.js';
+import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import type { EngineStore, ItemResult, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
@@ -45,6 +45,7 @@ export function memoryState(map: Map<string, unknown> = new Map()): DurableState
 export function createMemoryStore(): EngineStore {
   const runs = new Map<string, RunData>();
   const kvs = new Map<string, Map<string, unknown>>();
+  const journals = new Map<string, unknown[]>();
   const need = (id: string): RunData => {
     const r = runs.get(id);
     if (!r) throw runNotFound(id);
@@ -87,6 +88,18 @@ export function createMemoryStore(): EngineStore {
       const out = new Map<number, ItemResult>();
       for (const it of runs.get(runId)?.items ?? []) if (it.step === step) out.set(it.index, copy(it));
       return out;
+    },
+    async appendJournal(runId, stream, entries) {
+      const key = `${runId}\u0000${stream}`;
+      let j = journals.get(key);
+      if (!j) journals.set(key, (j = []));
+      for (const e of entries) j.push(copy(e));
+    },
+    async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
+      // A snapshot of the length: entries appended while replaying are not part of this replay.
+      const j = journals.get(`${runId}\u0000${stream}`) ?? [];
+      const n = j.length;
+      for (let i = 0; i < n; i++) yield copy(j[i]) as T;
     },
     async setWait(runId, wait) {
       need(runId).waits.set(wait.key, copy(wait));

@@ -1,4 +1,4 @@
-import type { DurableState } from '../engine/action.js';
+import type { DurableState } from './types.js';
 
 /**
  * A view of a DurableState under a key prefix: how a step (or one forEach

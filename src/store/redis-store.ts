@@ -11,10 +11,11 @@
  *   run:<id>:steps            hash step -> JSON;  run:<id>:step-order  list of step ids
  *   run:<id>:items            list of ItemResult JSON (append-only, like the file log)
  *   run:<id>:waits            hash key -> WaitRecord JSON
+ *   run:<id>:journal:<stream> list of JSON entries (a step's append-only journal)
  *   kv:<namespace>            hash key -> JSON
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import type { DurableState } from '../engine/action.js';
+import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
 import type { EngineStore, ItemResult, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
@@ -44,6 +45,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     items: (id: string) => `${p}run:${id}:items`,
     waits: (id: string) => `${p}run:${id}:waits`,
     kv: (ns: string) => `${p}kv:${ns}`,
+    journal: (id: string, stream: string) => `${p}run:${id}:journal:${stream}`,
   };
 
   function kv(namespace: string): DurableState {
@@ -116,6 +118,19 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
         if (r.step === step) out.set(r.index, r);
       }
       return out;
+    },
+    async appendJournal(runId, stream, entries) {
+      if (entries.length === 0) return;
+      await redis.rpush(k.journal(runId, stream), ...entries.map((e) => JSON.stringify(e)));
+    },
+    async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
+      const key = k.journal(runId, stream);
+      const end = await redis.llen(key);
+      // Pages of 1,000: a long journal is never fetched in one answer.
+      for (let from = 0; from < end; from += 1000) {
+        const page = await redis.lrange(key, from, Math.min(from + 999, end - 1));
+        for (const line of page) yield JSON.parse(line) as T;
+      }
     },
     async setWait(runId, wait) {
       await redis.hset(k.waits(runId), wait.key, JSON.stringify(wait));

@@ -7,10 +7,18 @@
  * `kill -9` of the process (it has been handed to the OS / the server). Power
  * loss is out of scope for the embedded driver (no fsync per write).
  */
-import type { DurableState } from '../engine/action.js';
+
+/** Durable key/value storage; values must be JSON-serialisable. */
+export interface DurableState {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<void>;
+  /** Every key with this prefix, with its value. */
+  entries<T = unknown>(prefix?: string): Promise<Array<[string, T]>>;
+}
 
 /** Life cycle of a run. `running`/`waiting`/`interrupted` runs are resumable. */
-export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'interrupted';
+export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'interrupted' | 'cancelled';
 
 export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume';
 
@@ -52,6 +60,8 @@ export interface RunRecord {
   error?: ErrorInfo;
   /** Number of times the run was resumed after a crash or a stop. @default 0 */
   resumes: number;
+  /** Set by `msgflow runs cancel`: the owner stops at the next item boundary and marks the run `cancelled`. */
+  cancelRequested?: boolean;
   /** The process executing the run; a live owner elsewhere means "do not resume". */
   owner?: RunOwner;
 }
@@ -145,6 +155,15 @@ export interface EngineStore {
   getWait(runId: string, key: string): Promise<WaitRecord | undefined>;
   deleteWait(runId: string, key: string): Promise<void>;
   listWaits(runId: string): Promise<WaitRecord[]>;
+
+  /**
+   * Appends to a named journal of a run (`stream` is e.g. `check/-`): an
+   * append-only log whose write cost does not depend on its length. Resolves
+   * once the entries are durable.
+   */
+  appendJournal(runId: string, stream: string, entries: readonly unknown[]): Promise<void>;
+  /** Replays a journal, oldest first, streamed; empty when it does not exist. */
+  readJournal<T = unknown>(runId: string, stream: string): AsyncIterable<T>;
 
   /** Durable key/value namespace (scheduler state, action state shared across runs, run-scoped state). */
   kv(namespace: string): DurableState;

@@ -59,7 +59,7 @@ describe('validateRequest: rules stated elsewhere in the spec', () => {
     expect(validateRequest('checkAccount', { username: '@alice' })).toEqual({ username: '@alice', force: false });
     expect(validateRequest('checkAccount', { phoneNumber: '79001112233' }).phoneNumber).toBe(79001112233);
     expect(details('checkAccount', { phoneNumber: 1.5 }).field).toBe('phoneNumber');
-    expect(details('checkAccount', { phoneNumber: 7900111223312345678901234567890 }).message).toBe(
+    expect(details('checkAccount', { phoneNumber: 7.9e30 }).message).toBe(
       "Validation failed. Details: 'phoneNumber' must have at most 15 digits (international format)",
     );
     expect(details('checkAccount', { phoneNumber: '7900111223312345678' }).field).toBe('phoneNumber');

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/index.js';
-import { LocalSchema } from '../../src/config/local-schema.js';
-import { createInProcessTransport, createLocalService, type LocalService } from '../../src/local/index.js';
+import { LocalSchema } from '../../src/local/config.js';
+import { createLocalService, type LocalService } from '../../src/local/index.js';
+import { createInProcessTransport } from '../../src/runtime/in-process-transport.js';
 
 const ID = '1101000001';
 const TOKEN = 'retry-test-token';

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalSchema } from '../../src/config/local-schema.js';
+import { LocalSchema } from '../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../src/local/index.js';
 
 describe('local.staticDir under /_local/static/', () => {

@@ -9,7 +9,7 @@ import { closest } from './suggest.js';
 /** Action names: letters, digits, `_`, `-`, dots to namespace (`greeting.compose`). */
 export const ACTION_NAME_RE = /^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z][A-Za-z0-9_-]*)*$/;
 
-export interface RegisteredAction extends ActionDefinition<any, any> {}
+export type RegisteredAction = ActionDefinition<any, any>;
 
 export interface ActionRegistry {
   /** Adds an action. Throws PLUGIN_INVALID when the definition is malformed or the name is taken. */

@@ -10,7 +10,6 @@ import { isProcessAlive } from '../../util/process-alive.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import { resolveInputs as defaultResolveInputs } from '../flow/index.js';
-import type { Flow } from '../flow-types.js';
 import { newRunId } from './run-id.js';
 import { type ExecutionDeps, RunExecution } from './run-execution.js';
 import type { Engine, EngineOptions, RunHandle } from './types.js';
@@ -39,6 +38,7 @@ export function createEngine(opts: EngineOptions): Engine {
     logger: opts.logger ?? busLogger(opts.bus),
     random: opts.random ?? Math.random,
     clientFor: opts.clientFor,
+    identityFor: opts.identityFor ?? ((name) => name),
     baseDir: opts.baseDir,
     defaultRateLimitWaitMs: opts.defaultRateLimitWaitMs ?? 1000,
     progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,

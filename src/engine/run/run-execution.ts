@@ -32,6 +32,7 @@ export interface ExecutionDeps {
   logger: Logger;
   random: () => number;
   clientFor(instance: string): InstanceApi;
+  identityFor(instance: string): string;
   baseDir: string;
   defaultRateLimitWaitMs: number;
   progressSaveIntervalMs: number;
@@ -88,6 +89,7 @@ export class RunExecution {
       random: deps.random,
       signal: this.controller.signal,
       client: () => (client ??= deps.clientFor(flow.instance)),
+      instance: { name: flow.instance, identity: deps.identityFor(flow.instance) },
       runState: deps.store.kv(`run:${run.id}`),
       waits,
       baseDir: deps.baseDir,

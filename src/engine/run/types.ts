@@ -17,6 +17,11 @@ export interface EngineOptions {
   clock?: Clock;
   /** The API client of an instance named in config.yaml (called once per run, when an action first needs it). */
   clientFor(instanceName: string): InstanceApi;
+  /**
+   * The identity of an instance named in config.yaml (see ActionContext.instance):
+   * what per-instance state is keyed by. @default the name itself
+   */
+  identityFor?(instanceName: string): string;
   /** @default a logger that emits `log` events on the bus */
   logger?: Logger;
   /** Process environment, for input resolution. @default process.env */

@@ -9,7 +9,7 @@ import type { InstanceApi } from '../../api/types.js';
 import { prefixedState } from '../../store/prefixed-state.js';
 import type { EngineStore, ErrorInfo } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
-import type { ActionContext, DurableState, Logger } from '../action.js';
+import type { ActionContext, DurableState, InstanceRef, Logger, ProgressCounts } from '../action.js';
 import type { EngineBus } from '../events.js';
 import { type ExprScope, evaluateTemplate } from '../expr/index.js';
 import type { Flow, FlowStep } from '../flow-types.js';
@@ -34,16 +34,13 @@ export interface RunShared {
   client(): InstanceApi;
   runState: DurableState;
   waits: DurableWaits;
+  instance: InstanceRef;
   baseDir: string;
   defaultRateLimitWaitMs: number;
 }
 
 /** The last counts an action reported through ctx.progress (a job's own records). */
-export interface ProgressUpdate {
-  done: number;
-  total?: number;
-  failed?: number;
-}
+export type ProgressUpdate = ProgressCounts;
 
 export type UnitOutcome =
   | { interrupted: true }
@@ -245,11 +242,13 @@ function makeContext(
   sink: ProgressSink,
 ): ActionContext {
   const ref = { runId: sh.runId, flow: sh.flow.name, step: step.id };
+  const journalStream = `${step.id}/${target.item ?? '-'}`;
   return {
     get client() {
       return sh.client();
     },
     instanceName: sh.flow.instance,
+    instance: sh.instance,
     logger: sh.logger,
     run: {
       id: sh.runId,
@@ -264,6 +263,10 @@ function makeContext(
     clock: sh.clock,
     state: prefixedState(sh.runState, `${step.id}/${target.item ?? '-'}/`),
     shared: (namespace) => sh.store.kv(`shared:${namespace}`),
+    journal: {
+      append: (...entries) => sh.store.appendJournal(sh.runId, journalStream, entries),
+      replay: <T>() => sh.store.readJournal<T>(sh.runId, journalStream),
+    },
     wait: async (options) => {
       timer.pause();
       try {

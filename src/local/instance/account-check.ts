@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import type { Low } from 'lowdb';
-import type { LocalInstanceConfig } from '../../config/local-schema.js';
+import type { LocalInstanceConfig } from '../config.js';
 import type { CheckAccountResponse, ParsedRequest, RateLimitBody } from '../../api/types.js';
 import { personalChatId } from '../../api/chat-id.js';
 import type { Clock } from '../../util/clock.js';

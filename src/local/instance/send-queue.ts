@@ -15,7 +15,7 @@ import { MsgflowError } from '../../api/errors.js';
 import { EventEmitter } from 'eventemitter3';
 import type { SendFileByUrlRequest } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
-import type { Logger } from '../../engine/action.js';
+import type { Logger } from '../../util/logger.js';
 import { AppendLog } from '../store/append-log.js';
 
 export interface QueueEntry {

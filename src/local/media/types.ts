@@ -1,7 +1,7 @@
 /**
  * The contract between the local service (src/local) and its media store.
  */
-import type { Logger } from '../../engine/action.js';
+import type { Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
 import type { TypeSource } from './detect-type.js';
 import type { MediaTypeMessage } from './mime-table.js';

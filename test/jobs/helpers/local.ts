@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createClient } from '../../../src/client/index.js';
 import { createHttpTransport } from '../../../src/client/http-transport.js';
 import type { Transport } from '../../../src/client/transport.js';
-import { LocalSchema } from '../../../src/config/local-schema.js';
+import { LocalSchema } from '../../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../../src/local/index.js';
 import type { InstanceApi } from '../../../src/api/types.js';
 import type { Clock } from '../../../src/util/clock.js';

@@ -7,8 +7,8 @@
 import { NetworkError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER } from '../api/redact.js';
 import type { Transport, TransportRequest, TransportResponse } from '../client/transport.js';
-import type { LocalService } from './service.js';
-import { isFileBody } from './types.js';
+import type { LocalService } from '../local/service.js';
+import { isFileBody } from '../local/types.js';
 
 export function createInProcessTransport(
   service: Pick<LocalService, 'handle'>,

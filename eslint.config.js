@@ -1,0 +1,83 @@
+// ESLint: typescript-eslint's recommended rules plus the layer rule of the
+// README's "How it fits together", so a back-pointing import fails
+// `npm run lint` in CI.
+import path from 'node:path';
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/**
+ * What each top-level folder of src/ may import from src/ (itself always).
+ * `engine` may use the store's and client's types but never the local service;
+ * only `runtime` and `cli` wire the layers together.
+ */
+const LAYERS = {
+  api: [],
+  util: ['api'],
+  config: ['api', 'util', 'client', 'local', 'store'],
+  client: ['api', 'util'],
+  local: ['api', 'util'],
+  store: ['api', 'util'],
+  engine: ['api', 'util', 'store', 'client', 'config'],
+  actions: ['api', 'util', 'engine', 'store', 'client'],
+  runtime: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions'],
+  cli: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions', 'runtime'],
+};
+
+/**
+ * A rule of our own instead of a plugin: it resolves each relative import
+ * against the importing file, so `src/local/instance` importing `../store/x.js`
+ * (the local service's own src/local/store) is told apart from src/store,
+ * which a path-pattern rule cannot do without a module resolver.
+ */
+const layersPlugin = {
+  rules: {
+    layers: {
+      meta: { type: 'problem', schema: [] },
+      create(context) {
+        const file = path.resolve(context.filename);
+        const srcDir = path.resolve('src');
+        const own = topFolder(path.relative(srcDir, file));
+        const allowed = LAYERS[own];
+        if (!allowed) return {};
+        const check = (node, spec) => {
+          if (typeof spec !== 'string' || !spec.startsWith('.')) return;
+          const target = topFolder(path.relative(srcDir, path.resolve(path.dirname(file), spec)));
+          if (!target || target === own || allowed.includes(target) || !(target in LAYERS)) return;
+          context.report({
+            node,
+            message: `src/${own} must not import src/${target} (layers point one way: see README "How it fits together")`,
+          });
+        };
+        return {
+          ImportDeclaration: (n) => check(n, n.source.value),
+          ExportNamedDeclaration: (n) => n.source && check(n, n.source.value),
+          ExportAllDeclaration: (n) => check(n, n.source.value),
+          ImportExpression: (n) => n.source.type === 'Literal' && check(n, n.source.value),
+        };
+      },
+    },
+  },
+};
+
+function topFolder(rel) {
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
+  const parts = rel.split(path.sep);
+  return parts.length > 1 ? parts[0] : undefined;
+}
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test/artifacts/**', '**/*.d.ts'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' } },
+    rules: {
+      // Escape hatches for JSON-shaped data and test doubles; reviewed, not forbidden.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-control-regex': 'off',
+      'no-empty': ['error', { allowEmptyCatch: true }],
+    },
+  },
+  { files: ['src/**/*.ts'], plugins: { msgflow: layersPlugin }, rules: { 'msgflow/layers': 'error' } },
+);

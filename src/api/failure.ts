@@ -1,0 +1,71 @@
+/**
+ * The one failure classification msgflow uses, decided by error code (never by
+ * message text):
+ *
+ * - `fatal`: the instance itself cannot serve (wrong token, unknown instance,
+ *   account not authorized): stop the job at the first one and tell the user
+ *   what to fix; trying the next item would fail the same way.
+ * - `retryable`: the call may succeed later (network, 5xx, 429, timeouts): try
+ *   again with backoff; a run of them stops the job.
+ * - `definite`: this item's answer is final (400, 404, an invalid number):
+ *   record it, never retry it.
+ *
+ * Jobs and the step runner (`retry:`) both decide through {@link classify}.
+ */
+import type { ErrorCode } from './error-codes.js';
+
+export type FailureClass = 'fatal' | 'retryable' | 'definite';
+
+/** Codes whose failure concerns the whole instance, not one item. */
+export const FATAL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'UNAUTHORIZED',
+  'INSTANCE_NOT_FOUND',
+  'INSTANCE_NOT_READY',
+  'CLIENT_CLOSED',
+  'CLIENT_OPTIONS_INVALID',
+]);
+
+/** Codes of failures that may pass by themselves. */
+export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'NETWORK_ERROR',
+  'TIMEOUT',
+  'TOO_MANY_REQUESTS',
+  'CHECK_ACCOUNT_RATE_LIMIT',
+  'STEP_TIMEOUT',
+]);
+
+function codeOf(error: unknown): string | undefined {
+  if (error && typeof error === 'object' && 'code' in error && typeof (error as { code: unknown }).code === 'string') {
+    return (error as { code: string }).code;
+  }
+  return undefined;
+}
+
+function statusOfError(error: unknown): number | undefined {
+  if (error && typeof error === 'object' && 'status' in error && typeof (error as { status: unknown }).status === 'number') {
+    return (error as { status: number }).status;
+  }
+  return undefined;
+}
+
+/**
+ * Classifies an error by its catalogue code; an error without one (a plain
+ * Error from a plugin) is `definite`, unless its cause classifies otherwise.
+ * HTTP statuses decide for codes that carry one generically (API_ERROR):
+ * 401/403 fatal, 408/429/5xx retryable, other 4xx definite.
+ */
+export function classify(error: unknown): FailureClass {
+  const code = codeOf(error);
+  if (code && FATAL_CODES.has(code as ErrorCode)) return 'fatal';
+  if (code && RETRYABLE_CODES.has(code as ErrorCode)) return 'retryable';
+  const status = statusOfError(error);
+  if (code === 'API_ERROR' || code === 'SERVER_ERROR' || code === 'INTERNAL') {
+    if (status === 401 || status === 403) return 'fatal';
+    if (status === undefined || status === 408 || status === 429 || status >= 500) return 'retryable';
+    return 'definite';
+  }
+  if (code === undefined && error instanceof Error && error.cause !== undefined && error.cause !== error) {
+    return classify(error.cause);
+  }
+  return 'definite';
+}
