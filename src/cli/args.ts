@@ -44,3 +44,22 @@ export function parseInputs(pairs: string[] | undefined): Record<string, string>
   }
   return out;
 }
+
+/** The output options every command takes (`--log-level`, `--json-logs`). */
+export const LOG_OPTIONS = {
+  'log-level': { type: 'string' },
+  'json-logs': { type: 'boolean' },
+} as const satisfies OptionSpec;
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type CliLogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * The log level of a command: `--log-level`, else config.yaml's `logLevel`,
+ * else info. A bad value is a usage error (exit 2).
+ */
+export function parseLogLevel(flag: string | undefined, configLevel?: CliLogLevel): CliLogLevel {
+  if (flag === undefined) return configLevel ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(flag)) throw new UsageError(`--log-level expects one of ${LOG_LEVELS.join(', ')}, got '${flag}'`);
+  return flag as CliLogLevel;
+}

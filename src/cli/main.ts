@@ -5,8 +5,9 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError } from './exit-codes.js';
+import { portInUseError } from '../util/port-in-use.js';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';
-import { formatCliError, processIo, type Io } from './output.js';
+import { formatCliError, guardStdio, processIo, type Io } from './output.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
@@ -26,6 +27,7 @@ export function version(): string {
 
 /** Runs the CLI and resolves to the exit code. */
 export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
+  if (io === processIo) guardStdio();
   const [first, ...rest] = argv;
   if (first === undefined || first === '-h' || first === '--help') {
     io.out(MAIN_HELP);
@@ -53,7 +55,8 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
     return await command(rest, io);
   } catch (e) {
     if (e instanceof UsageError) return usage(io, e.message, first);
-    io.err(formatCliError(e));
+    // A busy port from any command that listens: one line naming the port and its setting.
+    io.err(formatCliError(portInUseError(e, { key: first === 'serve' ? 'local.port in config.yaml (or --port)' : undefined }) ?? e));
     if (process.env.MSGFLOW_DEBUG && e instanceof Error && e.stack) io.err(e.stack);
     return EXIT.FAILURE;
   }

@@ -1,15 +1,35 @@
+import { loadConfig } from '../../config/index.js';
 import { serveCommand } from '../../runtime/serve.js';
-import { parse, parsePort } from '../args.js';
+import { LOG_OPTIONS, parse, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { cliReporter, type Io } from '../output.js';
 import { untilSignal } from '../signals.js';
 
-/** `msgflow serve`: the local service over HTTP until SIGINT/SIGTERM. */
+/**
+ * `msgflow serve`: the local service over HTTP until SIGINT/SIGTERM. The
+ * banner names the local instances' ids: they are in config.yaml and only
+ * address this machine's demo service, so a user can curl it (tokens stay
+ * hidden; remote instances' ids are never printed).
+ */
 export async function serve(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, port: { type: 'string', short: 'p' } }, false);
-  const handle = await serveCommand({ config: values.config, port: parsePort(values.port), print: (l) => io.out(l) });
+  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, port: { type: 'string', short: 'p' }, ...LOG_OPTIONS }, false);
+  const port = parsePort(values.port);
+  const configFile = values.config ?? 'config.yaml';
+  const config = loadConfig(configFile);
+  const reporter = cliReporter(io, values, config);
+  let handle;
+  try {
+    handle = await serveCommand({ config: configFile, port, print: (l) => io.out(l), logger: reporter.logger });
+  } catch (e) {
+    reporter.close();
+    throw e;
+  }
+  for (const inst of config.local?.instances ?? []) {
+    io.out(`  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/getStateInstance/<apiTokenInstance from ${configFile}>`);
+  }
   const signal = await untilSignal();
   io.err(`msgflow: ${signal}: closing the local service`);
   await handle.close();
+  reporter.close();
   return EXIT.OK;
 }

@@ -21,14 +21,19 @@ export interface StepProgress {
   finished: boolean;
   /** The action reported its own counts (ctx.progress): they describe the step better than the engine's 1 unit. */
   ownCounts?: boolean;
+  /** A durable wait in progress (run:waiting until run:resumed): shown instead of a rate-based ETA. */
+  waiting?: { until: number; reason: string; since: number };
+  /** Time spent in finished waits, left out of the rate. */
+  pausedMs: number;
 }
 
 export interface StepView extends StepProgress {
   processed: number;
   /** Items per second since the step started in this process. */
   rate: number;
-  /** Estimated ms until all items are processed; undefined without a total or a rate. */
+  /** Estimated ms until all items are processed; undefined without a total or a rate, and while waiting. */
   etaMs?: number;
+  /** Wall time since the step started in this process, waits included. */
   elapsedMs: number;
 }
 
@@ -46,22 +51,45 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
   const steps = new Map<string, StepProgress>();
 
   const view = (p: StepProgress): StepView => {
-    const elapsedMs = Math.max(0, clock.now() - p.startedAt);
+    const now = clock.now();
+    const elapsedMs = Math.max(0, now - p.startedAt);
+    // The rate counts working time only: a 2-hour pause must not make the next ETA read 2 hours per item.
+    const working = Math.max(0, elapsedMs - p.pausedMs - (p.waiting ? Math.max(0, now - p.waiting.since) : 0));
     const processed = p.done + p.failed;
-    const rate = elapsedMs > 0 ? (p.counted * 1000) / elapsedMs : 0;
+    const rate = working > 0 ? (p.counted * 1000) / working : 0;
     const left = p.total === undefined ? undefined : Math.max(0, p.total - processed);
-    const etaMs = left === undefined ? undefined : left === 0 ? 0 : rate > 0 ? (left / rate) * 1000 : undefined;
+    const etaMs = p.waiting || left === undefined ? undefined : left === 0 ? 0 : rate > 0 ? (left / rate) * 1000 : undefined;
     return { ...p, processed, rate, etaMs, elapsedMs };
   };
 
   const onStarted = (e: EngineEvents['step:started'][0]) => {
-    const p: StepProgress = { runId: e.runId, flow: e.flow, step: e.step, total: e.total, done: 0, failed: 0, startedAt: clock.now(), counted: 0, finished: false };
+    const p: StepProgress = { runId: e.runId, flow: e.flow, step: e.step, total: e.total, done: 0, failed: 0, startedAt: clock.now(), counted: 0, finished: false, pausedMs: 0 };
     steps.set(key(e), p);
     onChange(view(p), 'started');
+  };
+  const endWait = (p: StepProgress) => {
+    if (!p.waiting) return;
+    p.pausedMs += Math.max(0, clock.now() - p.waiting.since);
+    delete p.waiting;
+  };
+  const onWaiting = (e: EngineEvents['run:waiting'][0]) => {
+    const p = steps.get(key(e));
+    if (!p) return;
+    const since = p.waiting?.since ?? clock.now();
+    p.waiting = { until: e.until, reason: e.reason, since };
+    onChange(view(p), 'update');
+  };
+  const onResumed = (e: EngineEvents['run:resumed'][0]) => {
+    for (const p of steps.values()) {
+      if (p.runId !== e.runId || !p.waiting || (e.step !== undefined && p.step !== e.step)) continue;
+      endWait(p);
+      onChange(view(p), 'update');
+    }
   };
   const onItem = (e: EngineEvents['item:finished'][0]) => {
     const p = steps.get(key(e));
     if (!p) return;
+    endWait(p);
     if (e.status === 'failed') p.failed++;
     else p.done++;
     p.counted++;
@@ -72,6 +100,7 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
     if (!p) return;
     // An action's own counts are absolute; the rate counts what changed here.
     const before = p.done + p.failed;
+    if (e.done + (e.failed ?? p.failed) > before) endWait(p);
     p.done = e.done;
     if (e.failed !== undefined) p.failed = e.failed;
     if (e.total !== undefined) p.total = e.total;
@@ -86,6 +115,7 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
       p.done = e.done;
       p.failed = e.failed;
     }
+    endWait(p);
     p.finished = true;
     steps.delete(key(e));
     onChange(view(p), 'finished');
@@ -98,6 +128,8 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
   bus.on('item:finished', onItem);
   bus.on('step:progress', onProgress);
   bus.on('step:finished', onFinished);
+  bus.on('run:waiting', onWaiting);
+  bus.on('run:resumed', onResumed);
   bus.on('run:failed', onRunEnd);
   bus.on('run:interrupted', onRunEnd);
   bus.on('run:finished', onRunEnd);
@@ -110,6 +142,8 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
       bus.off('item:finished', onItem);
       bus.off('step:progress', onProgress);
       bus.off('step:finished', onFinished);
+      bus.off('run:waiting', onWaiting);
+      bus.off('run:resumed', onResumed);
       bus.off('run:failed', onRunEnd);
       bus.off('run:interrupted', onRunEnd);
       bus.off('run:finished', onRunEnd);

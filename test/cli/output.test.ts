@@ -1,0 +1,76 @@
+/** Issue #8 observation 13 (smaller), the CLI parts: pipes, schema --check, busy ports, serve banner, log flags. */
+import { createServer, type AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import type { Io } from '../../src/cli/output.js';
+import { LOCAL_CONFIG, project, ROOT } from './helpers.js';
+
+/** An Io that records what a command prints. */
+export function captureIo(): Io & { stdoutText: () => string; stderrText: () => string } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const stream = (sink: string[]) => ({ write: (c: string) => (sink.push(String(c)), true), isTTY: false }) as unknown as NodeJS.WritableStream;
+  return {
+    out: (t) => void out.push(t + '\n'),
+    err: (t) => void err.push(t + '\n'),
+    stdout: stream(out),
+    stderr: stream(err),
+    stdoutText: () => out.join(''),
+    stderrText: () => err.join(''),
+  };
+}
+
+const inDir = async <T>(dir: string, fn: () => Promise<T>): Promise<T> => {
+  const before = process.cwd();
+  process.chdir(dir);
+  try {
+    return await fn();
+  } finally {
+    process.chdir(before);
+  }
+};
+
+describe('#8 obs 13: smaller CLI fixes', () => {
+  it('obs 13: `msgflow schema | head` ends quietly: no EPIPE stack, exit 0', async () => {
+    const TSX = pathToFileURL(path.join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+    const child = spawn(process.execPath, ['--import', TSX, path.join(ROOT, 'src/cli/main.ts'), 'schema'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The reader goes away before the schema is written, as `head` does after its lines.
+    child.stdout.destroy();
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
+  it('obs 13: `schema --check` without --out is a usage error (exit 2)', async () => {
+    const io = captureIo();
+    expect(await runCli(['schema', '--check'], io)).toBe(2);
+    expect(io.stderrText()).toContain('--check needs --out FILE');
+  });
+
+  it('obs 13: a busy port is one line naming the port and the setting, not a raw EADDRINUSE', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const dir = project({ 'config.yaml': LOCAL_CONFIG.replace('port: 0', `port: ${port}\n  host: 127.0.0.1`) });
+      const io = captureIo();
+      const code = await inDir(dir, () => runCli(['serve'], io));
+      expect(code).toBe(1);
+      const lines = io.stderrText().trim().split('\n');
+      expect(lines).toEqual([`msgflow: port ${port} is already in use on 127.0.0.1: stop what listens there, or set local.port in config.yaml (or --port) to another port (0 picks a free one) [PORT_IN_USE]`]);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('--log-level with a bad value is a usage error naming the choices', async () => {
+    const io = captureIo();
+    expect(await runCli(['validate', '--log-level', 'loud'], io)).toBe(2);
+    expect(io.stderrText()).toContain('--log-level expects one of debug, info, warn, error, silent');
+  });
+});
