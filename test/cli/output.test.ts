@@ -74,3 +74,12 @@ describe('#8 obs 13: smaller CLI fixes', () => {
     expect(io.stderrText()).toContain('--log-level expects one of debug, info, warn, error, silent');
   });
 });
+
+describe('#8 obs 7: durations', () => {
+  it('obs 7: a 33 s run that was interrupted reads "in 33s", not 00:00', async () => {
+    const { formatRunSummary, runDurationMs } = await import('../../src/cli/run-format.js');
+    const run = { id: 'r1', flow: 'imp', status: 'interrupted' as const, trigger: 'manual' as const, dryRun: false, startedAt: 1_000, updatedAt: 34_000, itemsDone: 3, itemsFailed: 0, resumes: 0 };
+    expect(runDurationMs(run)).toBe(33_000);
+    expect(formatRunSummary(run, [])).toContain('run r1 imp: interrupted in 33s');
+  });
+});
