@@ -37,7 +37,7 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (p === 'on/schedule') return ['cron', 'timezone'];
   if (p === 'steps/#') return shapeKeys(StepSchema);
   if (p === 'steps/#/retry') return shapeKeys(RetrySchema);
-  if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required'];
+  if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows'];
   return [];
 }
 

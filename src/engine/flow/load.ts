@@ -102,7 +102,7 @@ function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, f
   const inputs: Record<string, FlowInputDef> = {};
   for (const [name, def] of Object.entries(d.inputs)) {
     const out: FlowInputDef = {};
-    for (const k of ['file', 'value', 'default', 'description', 'type', 'required'] as const) {
+    for (const k of ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows'] as const) {
       if (def[k] !== undefined) (out as Record<string, unknown>)[k] = def[k];
     }
     inputs[name] = out;
