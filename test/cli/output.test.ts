@@ -5,23 +5,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import type { Io } from '../../src/cli/output.js';
+import { captureIo } from './output.test-helpers.js';
 import { LOCAL_CONFIG, project, ROOT } from './helpers.js';
-
-/** An Io that records what a command prints. */
-export function captureIo(): Io & { stdoutText: () => string; stderrText: () => string } {
-  const out: string[] = [];
-  const err: string[] = [];
-  const stream = (sink: string[]) => ({ write: (c: string) => (sink.push(String(c)), true), isTTY: false }) as unknown as NodeJS.WritableStream;
-  return {
-    out: (t) => void out.push(t + '\n'),
-    err: (t) => void err.push(t + '\n'),
-    stdout: stream(out),
-    stderr: stream(err),
-    stdoutText: () => out.join(''),
-    stderrText: () => err.join(''),
-  };
-}
 
 const inDir = async <T>(dir: string, fn: () => Promise<T>): Promise<T> => {
   const before = process.cwd();
