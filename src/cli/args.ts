@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { optionsOf } from './help.js';
 import { UsageError } from './exit-codes.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -45,12 +46,6 @@ export function parseInputs(pairs: string[] | undefined): Record<string, string>
   return out;
 }
 
-/** The output options every command takes (`--log-level`, `--json-logs`). */
-export const LOG_OPTIONS = {
-  'log-level': { type: 'string' },
-  'json-logs': { type: 'boolean' },
-} as const satisfies OptionSpec;
-
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type CliLogLevel = (typeof LOG_LEVELS)[number];
 
@@ -62,4 +57,13 @@ export function parseLogLevel(flag: string | undefined, configLevel?: CliLogLeve
   if (flag === undefined) return configLevel ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(flag)) throw new UsageError(`--log-level expects one of ${LOG_LEVELS.join(', ')}, got '${flag}'`);
   return flag as CliLogLevel;
+}
+
+/**
+ * Parses a command's argv with the options of its help table (help.ts), so
+ * every accepted flag is one listed by `msgflow help COMMAND`. String options
+ * read as strings, booleans as booleans, repeatable ones as arrays.
+ */
+export function parseCommand(command: string, argv: string[], allowPositionals = true): Parsed {
+  return parse(argv, optionsOf(command), allowPositionals) as Parsed;
 }

@@ -6,7 +6,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError } from './exit-codes.js';
 import { portInUseError } from '../util/port-in-use.js';
-import { COMMAND_HELP, MAIN_HELP } from './help.js';
+import { commandHelp, mainHelp } from './help.js';
 import { formatCliError, guardStdio, processIo, type Io } from './output.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
@@ -30,7 +30,7 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
   if (io === processIo) guardStdio();
   const [first, ...rest] = argv;
   if (first === undefined || first === '-h' || first === '--help') {
-    io.out(MAIN_HELP);
+    io.out(mainHelp());
     return first === undefined ? EXIT.USAGE : EXIT.OK;
   }
   if (first === '-v' || first === '--version') {
@@ -39,15 +39,15 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
   }
   if (first === 'help') {
     const topic = rest[0];
-    if (topic === undefined) io.out(MAIN_HELP);
-    else if (COMMAND_HELP[topic]) io.out(COMMAND_HELP[topic]!);
-    else return usage(io, `unknown command '${topic}'`);
+    const text = topic === undefined ? mainHelp() : commandHelp(topic);
+    if (text === undefined) return usage(io, `unknown command '${topic}'`);
+    io.out(text);
     return EXIT.OK;
   }
   const load = COMMANDS[first];
   if (!load) return usage(io, `unknown command '${first}'`);
   if (rest.includes('-h') || rest.includes('--help')) {
-    io.out(COMMAND_HELP[first]!);
+    io.out(commandHelp(first) ?? mainHelp());
     return EXIT.OK;
   }
   try {

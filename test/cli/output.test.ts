@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { captureIo } from './output.test-helpers.js';
-import { LOCAL_CONFIG, project, ROOT } from './helpers.js';
+import { exited, LOCAL_CONFIG, msgflowDaemon, project, ROOT } from './helpers.js';
 
 const inDir = async <T>(dir: string, fn: () => Promise<T>): Promise<T> => {
   const before = process.cwd();
@@ -50,6 +50,19 @@ describe('#8 obs 13: smaller CLI fixes', () => {
       expect(lines).toEqual([`msgflow: port ${port} is already in use on 127.0.0.1: stop what listens there, or set local.port in config.yaml (or --port) to another port (0 picks a free one) [PORT_IN_USE]`]);
     } finally {
       blocker.close();
+    }
+  });
+
+  it('obs 13: the serve banner shows the local instance ids (not the token) so a user can curl', async () => {
+    const dir = project({ 'config.yaml': LOCAL_CONFIG });
+    const d = await msgflowDaemon(['serve'], dir, /local instance 1101000001: curl (http:\/\/\S+)\/waInstance1101000001\/lastOutgoingMessages\/<apiTokenInstance from config\.yaml>/);
+    try {
+      const res = await fetch(`${d.match[1]}/waInstance1101000001/lastOutgoingMessages/cli-test-token-9f3a`);
+      expect(res.status).toBe(200);
+      expect(d.output()).not.toContain('cli-test-token-9f3a');
+    } finally {
+      d.child.kill('SIGTERM');
+      await exited(d.child);
     }
   });
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { loadConfig } from '../../config/index.js';
 import { renderFlowJsonSchema } from '../../engine/flow/index.js';
 import { buildRegistry } from '../../runtime/registry.js';
-import { LOG_OPTIONS, parse, parseLogLevel } from '../args.js';
+import { parseCommand, parseLogLevel } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { safeWrite, type Io } from '../output.js';
 
@@ -19,7 +19,7 @@ export async function renderSchemaFor(configFile: string): Promise<string> {
 
 /** `msgflow schema [--out FILE] [--check]`: print, write, or check the flow JSON Schema. */
 export async function schema(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, out: { type: 'string', short: 'o' }, check: { type: 'boolean' }, ...LOG_OPTIONS }, false);
+  const { values } = parseCommand('schema', argv, false);
   parseLogLevel(values['log-level']);
   // --check compares with a file: without one there is nothing to check (it must not "pass").
   if (values.check && !values.out) throw new UsageError('--check needs --out FILE: the schema file to compare with');

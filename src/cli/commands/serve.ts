@@ -1,6 +1,6 @@
 import { loadConfig } from '../../config/index.js';
 import { serveCommand } from '../../runtime/serve.js';
-import { LOG_OPTIONS, parse, parsePort } from '../args.js';
+import { parseCommand, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliReporter, type Io } from '../output.js';
 import { untilSignal } from '../signals.js';
@@ -12,7 +12,7 @@ import { untilSignal } from '../signals.js';
  * hidden; remote instances' ids are never printed).
  */
 export async function serve(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, port: { type: 'string', short: 'p' }, ...LOG_OPTIONS }, false);
+  const { values } = parseCommand('serve', argv, false);
   const port = parsePort(values.port);
   const configFile = values.config ?? 'config.yaml';
   const config = loadConfig(configFile);
@@ -25,7 +25,7 @@ export async function serve(argv: string[], io: Io): Promise<number> {
     throw e;
   }
   for (const inst of config.local?.instances ?? []) {
-    io.out(`  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/getStateInstance/<apiTokenInstance from ${configFile}>`);
+    io.out(`  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/lastOutgoingMessages/<apiTokenInstance from ${configFile}>`);
   }
   const signal = await untilSignal();
   io.err(`msgflow: ${signal}: closing the local service`);
