@@ -157,3 +157,15 @@ describe('#9 obs 2: expression budgets', () => {
     expect(new ExpressionError('x', 0, 'r').code).toBe('EXPRESSION_ERROR');
   });
 });
+
+describe('#8 obs 13: the port is written once', () => {
+  it('obs 13: `${{ local.url }}` gives the local service base URL; a run without one says so', () => {
+    expect(evaluateTemplate('${{ local.url }}/_local/static/brochure.pdf', scope({ local: { url: 'http://127.0.0.1:7070' } }))).toBe('http://127.0.0.1:7070/_local/static/brochure.pdf');
+    expect(() => evaluateTemplate('${{ local.url }}/x', scope())).toThrow(/'local' is not set: this run has no local service/);
+  });
+
+  it('obs 13: validation knows local.url only', () => {
+    const dir = tempProject({ 'flows/l.yaml': 'name: l\nsteps:\n  - { id: a, uses: log, with: { message: "${{ local.port }}" } }\n' });
+    expect(() => loadFlowFile(path.join(dir, 'flows/l.yaml'), { registry: builtinRegistry(), baseDir: dir, env: {} })).toThrow(/local has no 'port'.*use url/);
+  });
+});

@@ -33,6 +33,11 @@ export interface ExprScope {
   index?: number;
   run: { id: string; flow: string; startedAt: number };
   /**
+   * msgflow's local service, when config.yaml has `local:`: `local.url` is its
+   * base URL (e.g. `http://127.0.0.1:7070`), so flows never write the port.
+   */
+  local?: { url: string };
+  /**
    * The engine's clock, for `now()` (not readable by expressions: it is not a
    * scope root). @default the system clock
    */
@@ -95,6 +100,9 @@ function ev(node: Node, ctx: Ctx): unknown {
     case 'lambda':
       throw new ExpressionError(src, node.pos, 'a lambda is not a value');
     case 'root':
+      if (node.name === 'local' && scope.local === undefined) {
+        throw new ExpressionError(src, node.pos, "'local' is not set: this run has no local service (config.yaml has no local: section)");
+      }
       // The scope object is ours, but read it through the same gate: a root
       // that is missing (no `item` outside forEach) reads as undefined.
       return Object.hasOwn(scope, node.name) ? (scope as unknown as Record<string, unknown>)[node.name] : undefined;

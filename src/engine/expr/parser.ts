@@ -23,7 +23,7 @@
  * parameter is visible only inside its body.
  *
  * Names are only the scope roots (`inputs`, `env`, `steps`, `item`,
- * `index`, `run`) and calls only the documented functions: anything else is
+ * `index`, `run`, `local`) and calls only the documented functions: anything else is
  * rejected here, when the flow is loaded, not when it runs.
  */
 import { ExpressionError } from './errors.js';
@@ -32,7 +32,7 @@ import { tokenize, type Token } from './tokenizer.js';
 import { closest } from '../registry/suggest.js';
 
 /** The names an expression may start from. */
-export const SCOPE_ROOTS = ['inputs', 'env', 'steps', 'item', 'index', 'run'] as const;
+export const SCOPE_ROOTS = ['inputs', 'env', 'steps', 'item', 'index', 'run', 'local'] as const;
 export type ScopeRoot = (typeof SCOPE_ROOTS)[number];
 
 export type Node =

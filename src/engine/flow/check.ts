@@ -25,6 +25,7 @@ export interface CheckOptions {
 
 const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results'];
 const RUN_KEYS = ['id', 'flow', 'startedAt'];
+const LOCAL_KEYS = ['url'];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -288,6 +289,9 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
       case 'index':
         if (!scope.hasForEach) bad(`'${ref.root}' is only set in a step with forEach`, ref.positions[0]!);
         else if (scope.where === 'forEach') bad(`'${ref.root}' is not set yet while forEach is evaluated`, ref.positions[0]!);
+        break;
+      case 'local':
+        if (first !== undefined && !LOCAL_KEYS.includes(first)) bad(`local has no '${first}'${didYouMean(first, LOCAL_KEYS)}: use ${LOCAL_KEYS.join(', ')}`, at);
         break;
       case 'run':
         if (first !== undefined && !RUN_KEYS.includes(first)) bad(`run has no '${first}'${didYouMean(first, RUN_KEYS)}: use ${RUN_KEYS.join(', ')}`, at);
