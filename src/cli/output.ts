@@ -73,12 +73,14 @@ export function cliReporter(
   values: { 'log-level'?: string; 'json-logs'?: boolean },
   config?: { logLevel?: CliLogLevel },
   bus?: EngineBus,
+  /** `tty: false` for a daemon: plain progress lines even on a terminal. @default io.stderr.isTTY */
+  opts: { tty?: boolean } = {},
 ): CliReporter {
   return createCliReporter({
     bus,
     stream: io.stderr as OutputStream,
     level: parseLogLevel(values['log-level'], config?.logLevel),
     json: values['json-logs'] ?? false,
-    tty: Boolean(io.stderr.isTTY),
+    tty: opts.tty ?? Boolean(io.stderr.isTTY),
   });
 }
