@@ -43,6 +43,30 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     expect(term.screen.some((l) => l.includes('['))).toBe(false); // close clears the bar
   });
 
+  it('obs 6: two steps running at once: two bars under the log lines; one ends, its bar goes, no fragment stays', () => {
+    const clock = new ManualClock(T0);
+    const bus = createBus();
+    const term = new FakeTerminal(200);
+    const rep = createCliReporter({ bus, stream: term, clock, level: 'info' });
+    bus.emit('step:started', { ...ref, step: 'a', action: 'x', total: 10 });
+    bus.emit('step:started', { runId: 'r2', flow: 'other', step: 'b', action: 'x', total: 20 });
+    for (let i = 0; i < 5; i++) {
+      bus.emit('item:finished', { ...ref, step: 'a', index: i, status: 'succeeded' });
+      bus.emit('log', { level: 'warn', message: `w${i}` });
+    }
+    let screen = term.screen;
+    expect(screen.slice(-2).map((l) => l.split(' [')[0])).toEqual(['leads/a', 'other/b']);
+    expect(screen.filter((l) => l.includes(' ['))).toHaveLength(2);
+    bus.emit('step:finished', { ...ref, step: 'a', status: 'succeeded', done: 10, failed: 0 });
+    rep.logger.info('after');
+    screen = term.screen;
+    expect(screen.filter((l) => l.includes(' ['))).toEqual([expect.stringMatching(/^other\/b \[/)]);
+    expect(screen.at(-1)).toMatch(/^other\/b \[/);
+    for (const l of screen.slice(0, -1)) expect(l).toMatch(/^\d\d:\d\d:\d\d (INFO |WARN ) \S/);
+    rep.close();
+    expect(term.screen.some((l) => l.includes(' ['))).toBe(false);
+  });
+
   it('obs 6: no bar for a 1-item step; `log` steps show at info on a terminal; --log-level warn hides them', () => {
     const bus = createBus();
     const term = new FakeTerminal();
