@@ -102,6 +102,17 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     rep.close();
   });
 
+  it('obs 7: invalid and skipped records are their own counts in the bar, not "failed"', () => {
+    const bus = createBus();
+    const term = new FakeTerminal(200);
+    const rep = createCliReporter({ bus, stream: term, clock: new ManualClock(T0), level: 'warn' });
+    bus.emit('step:started', { ...ref, step: 'check', action: 'checkAccount.bulk', total: 1 });
+    bus.emit('step:progress', { ...ref, step: 'check', done: 30, failed: 0, total: 40, ...{ invalid: 4, skipped: 2 } });
+    rep.logger.warn('x');
+    expect(term.screen.at(-1)).toContain('36/40 (0 failed, 4 invalid, 2 skipped)');
+    rep.close();
+  });
+
   it('obs 7: a 33 s span reads 33s, two hours 2h00m', () => {
     expect(formatSpan(33_000)).toBe('33s');
     expect(formatSpan(7_200_000)).toBe('2h00m');

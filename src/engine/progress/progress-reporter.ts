@@ -45,7 +45,9 @@ export interface ProgressReporter {
 /** Steps with more than one item have something to show; a 1-item step (or one without items) does not. */
 export const showsProgress = (v: Pick<StepView, 'total' | 'processed'>) => (v.total !== undefined ? v.total > 1 : v.processed > 1);
 
-const counts = (v: StepView) => `${v.processed}/${v.total ?? '?'} (${v.failed} failed)`;
+/** `250/1000 (3 failed)`, plus invalid and skipped when there are any: the same counters as the job's summary. */
+const counts = (v: StepView) =>
+  `${v.processed}/${v.total ?? '?'} (${v.failed} failed${v.invalid ? `, ${v.invalid} invalid` : ''}${v.skipped ? `, ${v.skipped} skipped` : ''})`;
 const eta = (v: StepView) => `ETA ${v.etaMs === undefined ? '--:--' : formatDuration(v.etaMs)}`;
 /** While a step waits, the reason and the end, never an ETA from a rate. */
 const tail = (v: StepView, now: number, rateUnit: string, sep: string) =>

@@ -14,6 +14,10 @@ export interface StepProgress {
   done: number;
   /** Items that failed (not part of `done`). */
   failed: number;
+  /** Input records rejected before any call (ctx.progress `invalid`): not failures of the service. */
+  invalid: number;
+  /** Records not attempted by design (`if:` false per item, cache policy). */
+  skipped: number;
   /** When the step started in this process (a resumed step counts from its resume). */
   startedAt: number;
   /** Items finished in this process, for the rate: items finished before a restart did not take this process's time. */
@@ -55,7 +59,7 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
     const elapsedMs = Math.max(0, now - p.startedAt);
     // The rate counts working time only: a 2-hour pause must not make the next ETA read 2 hours per item.
     const working = Math.max(0, elapsedMs - p.pausedMs - (p.waiting ? Math.max(0, now - p.waiting.since) : 0));
-    const processed = p.done + p.failed;
+    const processed = p.done + p.failed + p.invalid + p.skipped;
     const rate = working > 0 ? (p.counted * 1000) / working : 0;
     const left = p.total === undefined ? undefined : Math.max(0, p.total - processed);
     const etaMs = p.waiting || left === undefined ? undefined : left === 0 ? 0 : rate > 0 ? (left / rate) * 1000 : undefined;
@@ -63,7 +67,7 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
   };
 
   const onStarted = (e: EngineEvents['step:started'][0]) => {
-    const p: StepProgress = { runId: e.runId, flow: e.flow, step: e.step, total: e.total, done: 0, failed: 0, startedAt: clock.now(), counted: 0, finished: false, pausedMs: 0 };
+    const p: StepProgress = { runId: e.runId, flow: e.flow, step: e.step, total: e.total, done: 0, failed: 0, invalid: 0, skipped: 0, startedAt: clock.now(), counted: 0, finished: false, pausedMs: 0 };
     steps.set(key(e), p);
     onChange(view(p), 'started');
   };
@@ -90,7 +94,10 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
     const p = steps.get(key(e));
     if (!p) return;
     endWait(p);
-    if (e.status === 'failed') p.failed++;
+    // 'skipped' comes from a per-item `if:`; the event type may not list it yet.
+    const status = e.status as string;
+    if (status === 'failed') p.failed++;
+    else if (status === 'skipped') p.skipped++;
     else p.done++;
     p.counted++;
     onChange(view(p), 'update');
@@ -98,13 +105,17 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
   const onProgress = (e: EngineEvents['step:progress'][0]) => {
     const p = steps.get(key(e));
     if (!p) return;
-    // An action's own counts are absolute; the rate counts what changed here.
-    const before = p.done + p.failed;
-    if (e.done + (e.failed ?? p.failed) > before) endWait(p);
-    p.done = e.done;
-    if (e.failed !== undefined) p.failed = e.failed;
+    // An action's own counts are absolute (ProgressCounts); the rate counts what changed here.
+    const c = e as typeof e & { invalid?: number; skipped?: number };
+    const before = p.done + p.failed + p.invalid + p.skipped;
+    p.done = c.done;
+    if (c.failed !== undefined) p.failed = c.failed;
+    if (c.invalid !== undefined) p.invalid = c.invalid;
+    if (c.skipped !== undefined) p.skipped = c.skipped;
+    const after = p.done + p.failed + p.invalid + p.skipped;
+    if (after > before) endWait(p);
     if (e.total !== undefined) p.total = e.total;
-    p.counted += Math.max(0, p.done + p.failed - before);
+    p.counted += Math.max(0, after - before);
     p.ownCounts = true;
     onChange(view(p), 'update');
   };
