@@ -67,6 +67,8 @@ export const ERROR_CATALOGUE = {
   EXPRESSION_ERROR: { template: '{location}: expression error in {expression}: {reason}' },
   /** An expression went over a budget (string length, array length, steps): a poison pill stops here, not in an out-of-memory abort. */
   EXPRESSION_LIMIT: { template: '{location}: expression {expression} stopped: {reason}' },
+  /** `--input key=value` names no input of the flow, or its value does not fit the input's type: a usage error (exit 2). */
+  INPUT_ARG_INVALID: { template: '{location} inputs.{input}: {reason}' },
   /** A data input holds more rows than it may (`inputs.<name>.maxRows`). */
   INPUT_TOO_LARGE: { template: '{location} inputs.{input}: {reason}' },
   /** A port msgflow must listen on is taken by another process. */

@@ -6,6 +6,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError } from './exit-codes.js';
 import { portInUseError } from '../util/port-in-use.js';
+import { MsgflowError } from '../api/errors.js';
 import { commandHelp, mainHelp } from './help.js';
 import { formatCliError, guardStdio, processIo, type Io } from './output.js';
 
@@ -55,6 +56,8 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
     return await command(rest, io);
   } catch (e) {
     if (e instanceof UsageError) return usage(io, e.message, first);
+    // A wrong `-i key=value` is a command-line mistake like a wrong flag: exit 2.
+    if (e instanceof MsgflowError && e.code === 'INPUT_ARG_INVALID') return usage(io, `${e.message} [${e.code}]`, first);
     // A busy port from any command that listens: one line naming the port and its setting.
     io.err(formatCliError(portInUseError(e, { key: first === 'serve' ? 'local.port in config.yaml (or --port)' : undefined }) ?? e));
     if (process.env.MSGFLOW_DEBUG && e instanceof Error && e.stack) io.err(e.stack);

@@ -66,6 +66,18 @@ describe('#8 obs 13: smaller CLI fixes', () => {
     }
   });
 
+  it('obs 13: an unknown or ill-typed -i key is a usage error (exit 2) naming the input', async () => {
+    const flow = 'name: hello\ninstance: default\ninputs:\n  limit: { type: number, default: 1 }\nsteps:\n  - { id: hi, uses: log, with: { message: hi } }\n';
+    const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/hello.yaml': flow });
+    const io = captureIo();
+    expect(await inDir(dir, () => runCli(['run', 'hello', '-i', 'limt=3'], io))).toBe(2);
+    expect(io.stderrText()).toMatch(/inputs\.limt: flow 'hello' has no input 'limt' \(did you mean 'limit'\?\).*\[INPUT_ARG_INVALID\]/);
+    expect(io.stderrText()).toContain("Run 'msgflow run --help' for usage.");
+    const io2 = captureIo();
+    expect(await inDir(dir, () => runCli(['run', 'hello', '-i', 'limit=ten'], io2))).toBe(2);
+    expect(io2.stderrText()).toContain("--input limit=ten: 'ten' is not a number");
+  });
+
   it('--log-level with a bad value is a usage error naming the choices', async () => {
     const io = captureIo();
     expect(await runCli(['validate', '--log-level', 'loud'], io)).toBe(2);

@@ -13,6 +13,11 @@ import type { Flow, FlowInputDef } from '../flow-types.js';
 import { didYouMean } from '../registry/suggest.js';
 import { displayPath } from './load.js';
 
+/** A `--input` the command line got wrong (unknown name, value of the wrong type): exit code 2. */
+function inputArgError(flow: Flow, name: string, reason: string, cause?: unknown): MsgflowError {
+  return new MsgflowError('INPUT_ARG_INVALID', { location: displayPath(flow.file), input: name, reason }, cause === undefined ? {} : { cause });
+}
+
 function inputError(flow: Flow, name: string, reason: string, cause?: unknown): FlowError {
   return new FlowError('FLOW_INVALID', { location: displayPath(flow.file), path: `inputs.${name}`, reason }, cause === undefined ? {} : { cause });
 }
@@ -65,7 +70,7 @@ export async function resolveInputs(flow: Flow, overrides: Record<string, string
   for (const key of Object.keys(overrides)) {
     if (!Object.hasOwn(flow.inputs, key)) {
       const list = names.length ? `it declares ${names.join(', ')}` : 'it declares no inputs';
-      throw inputError(flow, key, `flow '${flow.name}' has no input '${key}'${didYouMean(key, names)}: ${list}`);
+      throw inputArgError(flow, key, `flow '${flow.name}' has no input '${key}'${didYouMean(key, names)}: ${list}`);
     }
   }
   const out: Record<string, unknown> = {};
@@ -78,7 +83,7 @@ export async function resolveInputs(flow: Flow, overrides: Record<string, string
         try {
           value = coerceInput(raw, def.type);
         } catch (e) {
-          throw inputError(flow, name, `--input ${name}=${raw}: ${(e as Error).message}`, e);
+          throw inputArgError(flow, name, `--input ${name}=${raw}: ${(e as Error).message}`, e);
         }
       }
     } else if (def.file !== undefined) value = await readFile(flow, name, path.resolve(flow.baseDir, def.file), def.maxRows);
