@@ -78,6 +78,14 @@ describe('#8 obs 13: smaller CLI fixes', () => {
     expect(io2.stderrText()).toContain("--input limit=ten: 'ten' is not a number");
   });
 
+  it('obs 13: SIGHUP stops `msgflow serve` gracefully (exit 0), as SIGTERM does', async () => {
+    const dir = project({ 'config.yaml': LOCAL_CONFIG });
+    const d = await msgflowDaemon(['serve'], dir, /listening on (http:\/\/\S+)/);
+    d.child.kill('SIGHUP');
+    expect(await exited(d.child)).toBe(0);
+    expect(d.output()).toContain('SIGHUP: closing the local service');
+  });
+
   it('--log-level with a bad value is a usage error naming the choices', async () => {
     const io = captureIo();
     expect(await runCli(['validate', '--log-level', 'loud'], io)).toBe(2);

@@ -17,17 +17,21 @@ export async function serve(argv: string[], io: Io): Promise<number> {
   const configFile = values.config ?? 'config.yaml';
   const config = loadConfig(configFile);
   const reporter = cliReporter(io, values, config);
+  // Listening for stop signals before the port opens: a signal right after the banner is not lost.
+  const failed = new AbortController();
+  const stopped = untilSignal(failed.signal);
   let handle;
   try {
     handle = await serveCommand({ config: configFile, port, print: (l) => io.out(l), logger: reporter.logger });
   } catch (e) {
+    failed.abort();
     reporter.close();
     throw e;
   }
   for (const inst of config.local?.instances ?? []) {
     io.out(`  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/lastOutgoingMessages/<apiTokenInstance from ${configFile}>`);
   }
-  const signal = await untilSignal();
+  const signal = await stopped;
   io.err(`msgflow: ${signal}: closing the local service`);
   await handle.close();
   reporter.close();
