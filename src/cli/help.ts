@@ -46,7 +46,7 @@ export const COMMANDS_HELP: Record<string, CommandHelp> = {
 (per each flow's on.missed), runs flows with on.startup, then fires each
 flow's on.schedule (cron, with its timezone). With a local: section, the local
 service listens on local.port so you can call it with curl.
-SIGTERM or SIGINT stop it gracefully: running items finish or are
+SIGTERM, SIGINT or SIGHUP stop it gracefully: running items finish or are
 checkpointed, and resume on the next start.`,
     options: [{ name: 'no-listen', text: "Do not open the local service's HTTP port" }],
   },
