@@ -113,6 +113,25 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     rep.close();
   });
 
+  it('without a terminal, progress lines are info lines: none at --log-level warn', async () => {
+    const clock = new ManualClock(T0);
+    const bus = createBus();
+    const chunks: string[] = [];
+    const stream = { write: (c: string) => chunks.push(c), isTTY: false };
+    const quiet = createCliReporter({ bus, stream, clock, level: 'warn' });
+    bus.emit('step:started', { ...ref, step: 'check', action: 'x', total: 10 });
+    bus.emit('item:finished', { ...ref, step: 'check', index: 0, status: 'succeeded' });
+    await clock.advance(5000);
+    bus.emit('step:finished', { ...ref, step: 'check', status: 'succeeded', done: 10, failed: 0 });
+    expect(chunks).toEqual([]);
+    quiet.close();
+    const info = createCliReporter({ bus, stream, clock, level: 'info' });
+    bus.emit('step:started', { ...ref, step: 'check', action: 'x', total: 10 });
+    bus.emit('step:finished', { ...ref, step: 'check', status: 'succeeded', done: 10, failed: 0 });
+    expect(chunks.join('')).toContain('leads check: 10/10 (0 failed)');
+    info.close();
+  });
+
   it('obs 7: a 33 s span reads 33s, two hours 2h00m', () => {
     expect(formatSpan(33_000)).toBe('33s');
     expect(formatSpan(7_200_000)).toBe('2h00m');

@@ -22,7 +22,7 @@ export interface CliReporterOptions {
   bus?: EngineBus;
   /** @default process.stderr */
   stream?: OutputStream;
-  /** Lines below this level are dropped; `silent` drops all (progress still shows). @default info */
+  /** Lines below this level are dropped; `silent` drops all. Bars show unless silent; plain progress lines are info. @default info */
   level?: LogLevel | 'silent';
   /** One JSON object per line (pino), no progress bar. @default false */
   json?: boolean;
@@ -72,7 +72,11 @@ export function createCliReporter(opts: CliReporterOptions): CliReporter {
     );
     emitLine = (level, text, fields) => json[level](fields ?? {}, text);
   } else {
-    progress = createProgressReporter({ bus: opts.bus ?? createBus(), stream, isTTY: tty, clock, intervalMs: opts.intervalMs });
+    // Plain progress lines are info lines (a daemon at `warn` prints none); bars show unless silent.
+    const showProgress = tty ? min < LEVEL_RANK.silent : min <= LEVEL_RANK.info;
+    progress = showProgress
+      ? createProgressReporter({ bus: opts.bus ?? createBus(), stream, isTTY: tty, clock, intervalMs: opts.intervalMs })
+      : { print: (line) => void stream.write(`${line}\n`), close: () => {} };
     const stamp = (t: number) => {
       if (!tty) return new Date(t).toISOString();
       // A person at a terminal reads the time of day; files and CI keep the full UTC timestamp.
