@@ -35,6 +35,18 @@ describe('#8 obs 13: config validation reports every error', () => {
     ]);
   });
 
+  it('obs 13: did-you-mean reaches nested sections (store variants, local, rate limits)', async () => {
+    const { parseConfig } = await import('../../src/config/load.js');
+    const text = 'instances:\n  default:\n    apiUrl: local\n    rateLimits: { checkAcount: 1 }\nstore: { driver: redis, urll: x }\nlocal:\n  prot: 7070\n  instances:\n    - idInstance: "1"\n      apiTokenInstance: tok-1234\n';
+    expect(() => parseConfig(text, 'config.yaml', { env: {} })).toThrow(
+      [
+        "config.yaml:4:19 instances.default.rateLimits.checkAcount: unknown key (did you mean 'checkAccount'?)",
+        "config.yaml:5:25 store.urll: unknown key (did you mean 'url'?)",
+        "config.yaml:7:3 local.prot: unknown key (did you mean 'port'?)",
+      ].join('\n'),
+    );
+  });
+
   it('obs 13: every unset variable is named, not only the first', async () => {
     const dir = project({ 'config.yaml': 'instances:\n  a:\n    apiUrl: ${MSGFLOW_T_A}\n    idInstance: "1"\n    apiTokenInstance: ${MSGFLOW_T_TOKEN}\n' });
     const r = await validateIn(dir);
