@@ -111,6 +111,9 @@ export class KvLog implements DurableState {
   private readBuf = Buffer.allocUnsafe(4096);
   private closed = false;
   private compacting = false;
+  /** Parse every line when loading (after a torn line was found by its shape alone). */
+  private validate = false;
+  private escaped = false;
 
   constructor(private readonly options: KvLogOptions) {
     this.dir = options.dir;
@@ -223,24 +226,32 @@ export class KvLog implements DurableState {
     if (legacy) rmSync(legacy, { recursive: true, force: true });
   }
 
-  /** Reads the new complete lines of chain file `i` into the index; false when the file was unlinked. */
+  /**
+   * Reads the new complete lines of chain file `i` into the index; false when
+   * the file was unlinked. Lines are checked by shape only (`["key",…]` or
+   * `["key"]`), not parsed: parsing every value would triple the time to
+   * load a large namespace. A line torn by a crash that still has the right
+   * shape is caught when its value is read ({@link readLine}), which then
+   * reloads with every line parsed (`validate`).
+   */
   private pullFile(i: number): boolean {
     const f = this.chain[i];
-    const trusted = i === 0 && f.path.endsWith('.snap.jsonl');
+    const validate = this.validate && !(i === 0 && f.path.endsWith('.snap.jsonl'));
     return f.tail.pull((buf, start, end, offset) => {
-      let rec: unknown;
-      if (trusted) {
-        rec = [this.keyOf(buf, start, end)];
-      } else {
+      const k = this.keyEnd(buf, start, end);
+      if (k === -1) return; // not a record: a line torn by a crash
+      let isSet: boolean;
+      if (k + 2 === end && buf[k + 1] === 0x5d) isSet = false;
+      else if (buf[k + 1] === 0x2c && buf[end - 1] === 0x5d && end > k + 3) isSet = true;
+      else return;
+      if (validate) {
         try {
-          rec = JSON.parse(buf.toString('utf8', start, end));
+          JSON.parse(buf.toString('utf8', start, end));
         } catch {
-          return; // a line torn by a crash
+          return;
         }
       }
-      if (!Array.isArray(rec) || typeof rec[0] !== 'string') return;
-      const key = rec[0];
-      const isSet = trusted || rec.length === 2;
+      const key = this.keyOf(buf, start, k);
       const old = this.index.get(key);
       if (old !== undefined) {
         this.liveBytes -= this.slots.len[old] + 1;
@@ -259,18 +270,23 @@ export class KvLog implements DurableState {
     });
   }
 
-  /** The key of a snapshot line (written by us, so well-formed) without parsing its value. */
-  private keyOf(buf: Buffer, start: number, end: number): string {
-    let i = start + 2;
-    let escaped = false;
-    for (; i < end; i++) {
+  /** Index of the quote closing the key of a line `["key"…`, or -1 when the line does not start like a record. */
+  private keyEnd(buf: Buffer, start: number, end: number): number {
+    if (end - start < 4 || buf[start] !== 0x5b || buf[start + 1] !== 0x22) return -1;
+    this.escaped = false;
+    for (let i = start + 2; i < end; i++) {
       const c = buf[i];
       if (c === 0x5c) {
-        escaped = true;
+        this.escaped = true;
         i++;
-      } else if (c === 0x22) break;
+      } else if (c === 0x22) return i;
     }
-    return escaped ? (JSON.parse(buf.toString('utf8', start + 1, i + 1)) as string) : buf.toString('utf8', start + 2, i);
+    return -1;
+  }
+
+  /** The key of a line whose key string ends at `close` (set by {@link keyEnd}). */
+  private keyOf(buf: Buffer, start: number, close: number): string {
+    return this.escaped ? (JSON.parse(buf.toString('utf8', start + 1, close + 1)) as string) : buf.toString('utf8', start + 2, close);
   }
 
   /** Brings the index up to date with every process's writes. Cheap when nothing changed: one fstat and one stat. */
@@ -294,7 +310,7 @@ export class KvLog implements DurableState {
     }
   }
 
-  private readLine(s: number): unknown[] {
+  private readLine(s: number): unknown[] | undefined {
     const len = this.slots.len[s];
     if (this.readBuf.length < len) this.readBuf = Buffer.allocUnsafe(Math.max(len, this.readBuf.length * 2));
     const f = this.chain[this.slots.file[s]];
@@ -304,7 +320,24 @@ export class KvLog implements DurableState {
       if (n === 0) break;
       got += n;
     }
-    return JSON.parse(this.readBuf.toString('utf8', 0, got)) as unknown[];
+    try {
+      return JSON.parse(this.readBuf.toString('utf8', 0, got)) as unknown[];
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The value at slot `s`; a torn line found here triggers a reload that parses every line. */
+  private valueAt(key: string): unknown {
+    for (;;) {
+      const s = this.index.get(key);
+      if (s === undefined) return undefined;
+      const rec = this.readLine(s);
+      if (rec) return rec[1];
+      if (this.validate) throw new Error(`key/value log ${this.name}: unreadable entry for key '${key}'`);
+      this.validate = true;
+      this.reload();
+    }
   }
 
   private writerFor(g: number): Promise<ItemLog> {
@@ -343,8 +376,7 @@ export class KvLog implements DurableState {
 
   async get<T>(key: string): Promise<T | undefined> {
     this.refresh();
-    const s = this.index.get(key);
-    return s === undefined ? undefined : (this.readLine(s)[1] as T);
+    return this.valueAt(key) as T | undefined;
   }
 
   async set(key: string, value: unknown): Promise<void> {
@@ -363,7 +395,12 @@ export class KvLog implements DurableState {
     const keys: string[] = [];
     for (const k of this.index.keys()) if (k.startsWith(prefix)) keys.push(k);
     keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return keys.map((k) => [k, this.readLine(this.index.get(k)!)[1] as T]);
+    const out: Array<[string, T]> = [];
+    for (const k of keys) {
+      const v = this.valueAt(k);
+      if (v !== undefined) out.push([k, v as T]);
+    }
+    return out;
   }
 
   /** Number of live keys (after catching up with other processes). */
@@ -402,31 +439,14 @@ export class KvLog implements DurableState {
       this.refresh();
       if (this.gen !== g + 1) return false; // another process already finished a later compaction
       const tmp = `${this.snapPath(g + 1)}.${process.pid}.tmp`;
-      const fd = openSync(tmp, 'w');
-      try {
-        const out = Buffer.allocUnsafe(1 << 20);
-        let used = 0;
-        for (const s of this.index.values()) {
-          const len = this.slots.len[s];
-          if (used + len + 1 > out.length) {
-            writeSync(fd, out, 0, used);
-            used = 0;
-          }
-          const f = this.chain[this.slots.file[s]];
-          if (len + 1 > out.length) {
-            const big = Buffer.allocUnsafe(len + 1);
-            readSync(f.fd, big, 0, len, this.slots.off[s]);
-            big[len] = 0x0a;
-            writeSync(fd, big);
-            continue;
-          }
-          readSync(f.fd, out, used, len, this.slots.off[s]);
-          out[used + len] = 0x0a;
-          used += len + 1;
+      // A torn line that passed the shape check must not reach a snapshot (trusted when loaded): parse while copying.
+      if (!this.writeSnapshot(tmp)) {
+        this.validate = true;
+        this.reload();
+        if (this.gen !== g + 1 || !this.writeSnapshot(tmp)) {
+          rmSync(tmp, { force: true });
+          return false;
         }
-        if (used > 0) writeSync(fd, out, 0, used);
-      } finally {
-        closeSync(fd);
       }
       this.options.onCompactStep?.('snapshot-written');
       renameSync(tmp, this.snapPath(g + 1));
@@ -442,6 +462,35 @@ export class KvLog implements DurableState {
       return true;
     } finally {
       this.compacting = false;
+    }
+  }
+
+  /** Writes every live line to `file`; false when one of them does not parse. */
+  private writeSnapshot(file: string): boolean {
+    const fd = openSync(file, 'w');
+    try {
+      let out = Buffer.allocUnsafe(1 << 20);
+      let used = 0;
+      for (const s of this.index.values()) {
+        const len = this.slots.len[s];
+        if (used + len + 1 > out.length) {
+          writeSync(fd, out, 0, used);
+          used = 0;
+          if (len + 1 > out.length) out = Buffer.allocUnsafe(len + 1);
+        }
+        readSync(this.chain[this.slots.file[s]].fd, out, used, len, this.slots.off[s]);
+        try {
+          JSON.parse(out.toString('utf8', used, used + len));
+        } catch {
+          return false;
+        }
+        out[used + len] = 0x0a;
+        used += len + 1;
+      }
+      if (used > 0) writeSync(fd, out, 0, used);
+      return true;
+    } finally {
+      closeSync(fd);
     }
   }
 

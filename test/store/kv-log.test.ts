@@ -100,6 +100,21 @@ describe('KvLog', () => {
     await other.close();
   });
 
+  it('a torn line that looks whole is caught when read: the previous value stands, compaction drops it', async () => {
+    const log = new KvLog({ dir, name: 'ns' });
+    await log.set('b', 1);
+    // Cut after an inner ']': the shape check alone would take it for a set.
+    await appendFile(join(dir, 'ns.0.jsonl'), '\n["b",{"a":[1,2]');
+    const other = new KvLog({ dir, name: 'ns' });
+    await other.set('c', 3);
+    expect(await log.get('b')).toBe(1);
+    expect(await other.entries()).toEqual([['b', 1], ['c', 3]]);
+    expect(other.compact()).toBe(true);
+    expect(await new KvLog({ dir, name: 'ns' }).entries()).toEqual([['b', 1], ['c', 3]]);
+    await log.close();
+    await other.close();
+  });
+
   it('imports the one-file-per-key layout of earlier versions, then removes it', async () => {
     const legacy = join(dir, 'kv', 'scheduler');
     await mkdir(legacy, { recursive: true });
