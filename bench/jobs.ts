@@ -362,8 +362,9 @@ async function parent(): Promise<void> {
             rss = result.maxRssMB;
             runMs = result.runMs;
           }
-          row.perSec = Math.round((n / runMs) * 1000).toLocaleString('en');
-          row.wall = fmtWall(runMs);
+          // After a kill, the resumed run did only part of the work: its rate would mislead.
+          row.perSec = service ? '-' : Math.round((n / runMs) * 1000).toLocaleString('en');
+          row.wall = service ? `${fmtWall(runMs)} (resumed run)` : fmtWall(runMs);
           row.rss = `${rss} MB`;
           const bytes = driver === 'lowdb' ? await dirBytes(join(dir, '.msgflow', 'state')) : await redisBytes(prefix, !values.keep);
           row.bytes = `${Math.round(bytes / n)}${driver === 'redis' ? ' (MEMORY USAGE)' : ''}`;

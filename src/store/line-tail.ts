@@ -15,7 +15,6 @@ const CHUNK = 1 << 20;
 export class LineTail {
   /** Bytes of the file consumed: everything up to and including the last complete line read. */
   consumed = 0;
-  private buf = Buffer.allocUnsafe(CHUNK);
 
   constructor(readonly fd: number) {}
 
@@ -28,22 +27,25 @@ export class LineTail {
   pull(onLine: LineHandler): boolean {
     const st = fstatSync(this.fd);
     let size = st.size;
+    if (this.consumed >= size) return st.nlink > 0;
+    // Sized to what is new (a tail is usually a few lines): no megabyte kept per open log.
+    let buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(4096, size - this.consumed)));
     while (this.consumed < size) {
-      const want = Math.min(this.buf.length, size - this.consumed);
-      const got = readSync(this.fd, this.buf, 0, want, this.consumed);
+      const want = Math.min(buf.length, size - this.consumed);
+      const got = readSync(this.fd, buf, 0, want, this.consumed);
       if (got === 0) break;
       let start = 0;
       for (;;) {
-        const nl = this.buf.indexOf(0x0a, start);
+        const nl = buf.indexOf(0x0a, start);
         if (nl === -1 || nl >= got) break;
-        if (nl > start) onLine(this.buf, start, nl, this.consumed + start);
+        if (nl > start) onLine(buf, start, nl, this.consumed + start);
         start = nl + 1;
       }
       if (start === 0) {
         // No newline in a full buffer: a line longer than the buffer. Grow and retry;
         // at the end of the file it is an incomplete line: leave it.
-        if (got < this.buf.length) break;
-        this.buf = Buffer.allocUnsafe(this.buf.length * 2);
+        if (got < buf.length) break;
+        buf = Buffer.allocUnsafe(buf.length * 2);
         continue;
       }
       this.consumed += start;

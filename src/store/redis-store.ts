@@ -19,10 +19,12 @@
  * `maxReconnectDelayMs`. A call made while Redis is unreachable waits for
  * `retriesPerCall` reconnection attempts, then fails with
  * MsgflowError('STORE_UNAVAILABLE', { driver: 'redis', reason }) and is
- * dropped from the client's queues (it is never sent later, behind the
- * caller's back). The engine turns that error into an `interrupted` run,
- * resumable once Redis is back. One warning is logged when an outage starts
- * and one line when Redis answers again, never a stack per command.
+ * dropped from the client's queues (never sent later, behind the caller's
+ * back; a command Redis received just before the connection broke may have
+ * been applied, like any command whose answer was lost). The engine turns
+ * that error into an `interrupted` run, resumable once Redis is back. One
+ * warning is logged when an outage starts and one line when Redis answers
+ * again, never a stack per command.
  */
 import { MsgflowError } from '../api/errors.js';
 import type { Logger } from '../util/logger.js';
