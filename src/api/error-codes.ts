@@ -56,7 +56,7 @@ export const ERROR_CATALOGUE = {
 
   // ---- config and flows -----------------------------------------------------
   CONFIG_INVALID: { template: '{location} {path}: {reason}' },
-  CONFIG_NOT_FOUND: { template: 'config file not found: {file}' },
+  CONFIG_NOT_FOUND: { template: "config file not found: {file} (no msgflow project here? 'msgflow init' creates one)" },
   ENV_MISSING: { template: '{location} {path}: environment variable {name} is not set and has no default' },
   YAML_SYNTAX: { template: '{location}: {reason}' },
   YAML_TOO_LARGE: { template: '{file}: {size} bytes is more than the {limit} bytes a YAML file may have' },

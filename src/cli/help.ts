@@ -81,6 +81,28 @@ bad durations, with: blocks that do not fit the action, reserved names).
 Default: every file in flowsDir. Exit code 1 when any file has an error.`,
     options: [],
   },
+  test: {
+    args: '[FILE...]',
+    summary: 'Run flow tests (flows/*.test.yaml) on a virtual clock.',
+    description: `Runs each case of the test files (default: every *.test.yaml in flowsDir)
+against the in-process local service on a virtual clock that jumps ahead
+whenever the run only waits: pauses, windows and deadlines take no wall time.
+Prints pass/fail per case with a diff of what differed, and "N passed, M
+failed" last. Exit code 1 when a case fails. See docs/getting-started.md.`,
+    options: [
+      { name: 'filter', type: 'string', arg: 'TEXT', text: 'Only cases whose name contains TEXT' },
+      { name: 'json', text: 'Machine-readable results' },
+    ],
+  },
+  init: {
+    args: '[DIR]',
+    summary: 'Create a new msgflow project in DIR (default: .).',
+    description: `Writes package.json ("type": "module", msgflow as a dependency), config.yaml
+with the embedded local service, one flow and its test, a TypeScript plugin
+and a README. The result passes msgflow validate and msgflow test at once.
+Existing files are never overwritten.`,
+    options: [],
+  },
   serve: {
     summary: 'Start the local service over HTTP.',
     description: `Starts msgflow's local implementation of the instance API over HTTP and prints

@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runs: async () => (await import('./commands/runs.js')).runs,
   start: async () => (await import('./commands/start.js')).start,
   schema: async () => (await import('./commands/schema.js')).schema,
+  test: async () => (await import('./commands/test.js')).test,
 };
 
 export function version(): string {

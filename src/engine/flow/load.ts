@@ -152,7 +152,8 @@ function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, f
 export function listFlowFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isFile() && FLOW_EXTENSIONS.includes(path.extname(e.name).toLowerCase()))
+    // `*.test.yaml` next to the flows are flow tests (msgflow test), not flows.
+    .filter((e) => e.isFile() && FLOW_EXTENSIONS.includes(path.extname(e.name).toLowerCase()) && !/\.test\.ya?ml$/i.test(e.name))
     .map((e) => path.join(dir, e.name))
     .sort();
 }

@@ -1,0 +1,368 @@
+/**
+ * Runs flow test cases: each case gets a fresh in-process local service (in a
+ * temporary data directory), a memory store, the project's action registry
+ * and the real engine, all on one VirtualClock that jumps ahead whenever the
+ * run is only waiting. Reports are written into a sandbox directory that
+ * mirrors the project (its top-level entries linked) so a test never
+ * overwrites the project's reports/.
+ */
+import { mkdtemp, readdir, readFile, rm, symlink, mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { createReadStream, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { MsgflowError } from '../../api/errors.js';
+import type { InstanceApi } from '../../api/types.js';
+import { createClient } from '../../client/index.js';
+import type { Transport } from '../../client/transport.js';
+import { resolveFromConfig, type Config } from '../../config/index.js';
+import { createBus } from '../../engine/events.js';
+import { findFlow, parseDuration, resolveInputs } from '../../engine/flow/index.js';
+import type { Flow } from '../../engine/flow-types.js';
+import type { ActionRegistry } from '../../engine/registry/index.js';
+import { createEngine } from '../../engine/run/index.js';
+import { LocalSchema, type LocalConfig } from '../../local/config.js';
+import { createLocalService, type LocalService } from '../../local/index.js';
+import { createStore } from '../../store/index.js';
+import { VirtualClock } from '../../util/virtual-clock.js';
+import { createInProcessTransport } from '../in-process-transport.js';
+import { identityOf } from '../clients.js';
+import { buildRegistry } from '../registry.js';
+import { match, type Mismatch } from './match.js';
+import type { FlowTestCase } from './schema.js';
+
+export interface CaseResult {
+  file: string;
+  name: string;
+  flow: string;
+  passed: boolean;
+  /** Run status, when the run ended. */
+  status?: string;
+  runId?: string;
+  /** Virtual time the run took, ms. */
+  virtualMs?: number;
+  /** Wall time of the case, ms. */
+  wallMs: number;
+  mismatches: Mismatch[];
+  /** An error that kept the case from running (bad flow, unknown input...). */
+  error?: string;
+}
+
+interface Recorded {
+  type: string;
+  [k: string]: unknown;
+}
+
+const EVENT_TYPES = [
+  'run:started',
+  'run:finished',
+  'run:failed',
+  'run:waiting',
+  'run:resumed',
+  'run:interrupted',
+  'step:started',
+  'step:finished',
+  'step:retry',
+  'action:event',
+  'log',
+] as const;
+
+/** Wall-time cap of one case: a case is a unit test, not a soak test. */
+const WALL_LIMIT_MS = 120_000;
+
+export async function runFlowTestCase(config: Config, registry: ActionRegistry, testFile: string, c: FlowTestCase): Promise<CaseResult> {
+  const wallStart = performance.now();
+  const result: CaseResult = { file: testFile, name: c.name, flow: c.flow, passed: false, wallMs: 0, mismatches: [] };
+  const testDir = path.dirname(testFile);
+  const sandbox = await mkdtemp(path.join(tmpdir(), 'msgflow-test-'));
+  const startAt = Date.parse(c.start);
+  const clock = new VirtualClock(startAt);
+  const cleanups: (() => Promise<unknown> | void)[] = [];
+  try {
+    await mirrorProject(config.baseDir, sandbox);
+    const fileServer = c.files ? await serveFiles(c.files, testDir) : undefined;
+    if (fileServer) cleanups.push(() => new Promise((r) => fileServer.server.close(r)));
+
+    const local = localConfigFor(config, c, sandbox);
+    const service = createLocalService(local, { baseDir: config.baseDir, clock });
+    await service.start();
+    cleanups.push(() => service.close());
+    const target = local.instances[0]!;
+    if (c.messages) for (const m of c.messages) await admin(service, target, 'incoming', 'POST', m);
+
+    const calls = new Map<string, number>();
+    const clients = new Map<string, InstanceApi>();
+    const clientFor = (name: string): InstanceApi => {
+      let api = clients.get(name);
+      if (!api) {
+        const inst = config.instances[name];
+        if (!inst) throw new MsgflowError('USAGE', { reason: `instance '${name}' is not in ${config.file}` });
+        const li = (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) || target;
+        const base = createInProcessTransport(service, li.idInstance, li.apiTokenInstance);
+        const transport = withFaults(base, c.faults ?? [], calls, clock, fileServer?.rewrite);
+        api = createClient({
+          apiUrl: 'http://local.invalid',
+          idInstance: li.idInstance,
+          apiTokenInstance: li.apiTokenInstance,
+          transport,
+          clock,
+          retries: inst.retries,
+          rateLimits: inst.rateLimits,
+          rateLimit: inst.rateLimit,
+        });
+        clients.set(name, api);
+      }
+      return api;
+    };
+
+    const bus = createBus();
+    const events: Recorded[] = [];
+    for (const type of EVENT_TYPES) bus.on(type, (e: object) => events.push({ type, ...e }));
+    const store = createStore({ driver: 'memory', dir: '.' }, sandbox);
+    cleanups.push(() => store.close());
+    const flowsDir = resolveFromConfig(config, config.flowsDir);
+    const loaded = findFlow(flowsDir, c.flow, { registry, baseDir: config.baseDir, instances: Object.keys(config.instances) });
+    const flow: Flow = { ...loaded, baseDir: sandbox };
+    const engine = createEngine({
+      store,
+      registry,
+      bus,
+      clock,
+      clientFor,
+      identityFor: (name) => identityOf(config, name),
+      env: process.env,
+      baseDir: sandbox,
+      random: () => 0.5,
+      resolveInputs: (f, overrides) => caseInputs(f, c, testDir, overrides),
+    });
+    cleanups.push(() => engine.shutdown());
+
+    clock.start();
+    cleanups.push(() => clock.stop());
+    for (const r of c.replies ?? []) {
+      void clock.sleep(parseDuration(r.after)!).then(() =>
+        admin(service, target, 'incoming', 'POST', { chatId: `${r.from}@c.us`, typeMessage: 'textMessage', textMessage: r.text }).catch(() => undefined),
+      );
+    }
+    const handle = await engine.start(flow, { trigger: 'manual' });
+    result.runId = handle.runId;
+    const timeoutMs = parseDuration(c.timeout)!;
+    let hung: string | undefined;
+    const record = await Promise.race([
+      handle.done,
+      clock.sleep(timeoutMs).then(() => {
+        hung = `the run did not end within ${c.timeout} of virtual time`;
+      }),
+      new Promise<void>((r) => setTimeout(r, WALL_LIMIT_MS).unref()).then(() => {
+        hung ??= `the run did not end within ${WALL_LIMIT_MS / 1000} s of wall time (virtual time: ${new Date(clock.now()).toISOString()})`;
+      }),
+    ]);
+    if (hung || !record) {
+      const last = events.at(-1);
+      result.error = `${hung}${last ? `; last event: ${last.type}${last.step ? ` of step ${String(last.step)}` : ''}${last.reason ? ` (${String(last.reason)})` : ''}` : ''}`;
+      return result;
+    }
+    await clock.stop();
+    result.status = record.status;
+    result.virtualMs = (record.finishedAt ?? clock.now()) - startAt;
+    const ms = result.mismatches;
+    const ex = c.expect;
+    ms.push(...match(ex.status, record.status, 'status'));
+    if (record.status !== ex.status && record.error) ms.push({ path: 'run.error', expected: undefined, actual: record.error, note: 'the run ended with' });
+    if (ex.run) ms.push(...match(ex.run, record, 'run'));
+    if (ex.steps) {
+      const steps = await engine.getSteps(record.id);
+      const byId = Object.fromEntries(steps.map((s) => [s.step, s]));
+      ms.push(...match(ex.steps, byId, 'steps'));
+    }
+    if (ex.events) ms.push(...match(ex.events, events, 'events'));
+    if (ex.elapsed) {
+      const v = result.virtualMs;
+      const lo = ex.elapsed.atLeast === undefined ? undefined : parseDuration(ex.elapsed.atLeast)!;
+      const hi = ex.elapsed.atMost === undefined ? undefined : parseDuration(ex.elapsed.atMost)!;
+      if ((lo !== undefined && v < lo) || (hi !== undefined && v > hi)) ms.push({ path: 'elapsed', expected: ex.elapsed, actual: formatMs(v) });
+    }
+    if (ex.local) {
+      const snap: Record<string, unknown> = {};
+      if (ex.local.contacts !== undefined || ex.local.phonebook !== undefined) Object.assign(snap, await admin(service, target, 'contacts', 'GET'));
+      if (ex.local.queue !== undefined) snap.queue = await admin(service, target, 'queue', 'GET');
+      if (ex.local.outgoing !== undefined) {
+        const minutes = Math.ceil((clock.now() - startAt) / 60_000) + 60;
+        // The flow may just have used this method's per-second limit: let virtual time pass as a caller would.
+        clock.advance(1000);
+        snap.outgoing = await api(service, target, 'lastOutgoingMessages', { minutes });
+      }
+      ms.push(...match(ex.local, snap, 'local'));
+    }
+    for (const rep of ex.reports ?? []) {
+      const file = path.resolve(sandbox, rep.file);
+      if (!existsSync(file)) {
+        ms.push({ path: `reports[${rep.file}]`, expected: 'a report file', actual: undefined, note: 'not written' });
+        continue;
+      }
+      const text = await readFile(file, 'utf8');
+      const isJson = file.endsWith('.json');
+      const content = isJson ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+      const rows = isJson ? content?.rows : (parseCsv(text, { columns: true, skip_empty_lines: true }) as unknown[]);
+      if (rep.rows !== undefined) ms.push(...match(rep.rows, rows, `reports[${rep.file}].rows`));
+      if (rep.content !== undefined) ms.push(...match(rep.content, content, `reports[${rep.file}]`));
+    }
+    result.passed = ms.length === 0;
+    return result;
+  } catch (e) {
+    result.error = e instanceof Error ? e.message : String(e);
+    return result;
+  } finally {
+    for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => undefined);
+    await rm(sandbox, { recursive: true, force: true }).catch(() => undefined);
+    result.wallMs = Math.round(performance.now() - wallStart);
+  }
+}
+
+/** The registry of a project, built once per config (plugins are imported once). */
+export function registryFor(config: Config): Promise<ActionRegistry> {
+  return buildRegistry(config);
+}
+
+function formatMs(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  return `${ms}ms`;
+}
+
+/** Links the project's top-level entries into the sandbox, except where runs write (reports, .msgflow). */
+async function mirrorProject(baseDir: string, sandbox: string): Promise<void> {
+  for (const e of await readdir(baseDir)) {
+    if (e === 'reports' || e === '.msgflow') continue;
+    await symlink(path.join(baseDir, e), path.join(sandbox, e));
+  }
+  await mkdir(path.join(sandbox, 'reports'), { recursive: true });
+}
+
+/** The config's local: section with the case's network, population and instance overrides, in the sandbox. */
+function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): LocalConfig {
+  const base = config.local ?? LocalSchema.parse({});
+  const network = { ...base.network, ...(c.network ?? {}) };
+  const accounts = [...network.accounts];
+  if (c.population) {
+    for (let i = 0; i < c.population.count; i++) {
+      if (i % c.population.every === 0) accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false });
+    }
+  }
+  let instances = base.instances;
+  if (instances.length === 0) instances = [{ ...LocalSchema.shape.instances.parse([{ idInstance: '1100000001', apiTokenInstance: 'flow-test-token' }])[0]! }];
+  const over = c.instance ?? {};
+  const seed = over.seed === undefined ? undefined : path.resolve(config.baseDir, over.seed);
+  return LocalSchema.parse({
+    ...base,
+    dataDir: path.join(sandbox, '.msgflow', 'local'),
+    network: { ...network, accounts },
+    instances: instances.map((i) => ({ ...i, ...over, ...(seed ? { seed } : {}) })),
+  });
+}
+
+async function caseInputs(flow: Flow, c: FlowTestCase, testDir: string, overrides: Record<string, string>): Promise<Record<string, unknown>> {
+  const strings: Record<string, string> = { ...overrides };
+  const direct: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(c.inputs ?? {})) {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') {
+      // A file input's override is a path: relative to the test file, as a user would read it.
+      strings[name] = flow.inputs[name]?.file !== undefined ? path.resolve(testDir, String(v)) : String(v);
+    } else if (Array.isArray(v)) direct[name] = v;
+    else {
+      const { column, from, count } = v.sequence;
+      direct[name] = Array.from({ length: count }, (_, i) => ({ [column]: String(from + BigInt(i)) }));
+    }
+  }
+  // Inputs given as rows replace the file the flow declares: resolve the rest only.
+  const rest: Flow = { ...flow, inputs: Object.fromEntries(Object.entries(flow.inputs).filter(([k]) => !(k in direct))) };
+  return { ...(await resolveInputs(rest, strings)), ...direct };
+}
+
+type LocalInst = LocalConfig['instances'][number];
+
+async function admin(service: LocalService, inst: LocalInst, action: string, httpMethod: 'GET' | 'POST', body?: unknown): Promise<unknown> {
+  const res = await service.handle({
+    httpMethod,
+    path: `/_local/waInstance${inst.idInstance}/${action}/${encodeURIComponent(inst.apiTokenInstance)}`,
+    query: {},
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new MsgflowError('USAGE', { reason: `local service ${action}: HTTP ${res.status} ${JSON.stringify(res.body)}` });
+  return res.body;
+}
+
+async function api(service: LocalService, inst: LocalInst, method: string, query: Record<string, string | number>): Promise<unknown> {
+  const res = await service.handle({
+    httpMethod: 'GET',
+    path: `/waInstance${inst.idInstance}/${method}/${encodeURIComponent(inst.apiTokenInstance)}`,
+    query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])),
+    headers: {},
+    body: undefined,
+  });
+  return res.body;
+}
+
+/** Wraps a transport so that the Nth call of a method answers the configured fault instead of reaching the service. */
+function withFaults(
+  base: Transport,
+  faults: NonNullable<FlowTestCase['faults']>,
+  calls: Map<string, number>,
+  clock: VirtualClock,
+  rewrite?: (body: unknown) => unknown,
+): Transport {
+  return {
+    description: base.description,
+    async request(req) {
+      const n = (calls.get(req.method) ?? 0) + 1;
+      calls.set(req.method, n);
+      const fault = faults.find((f) => f.method === req.method && (Array.isArray(f.call) ? f.call.includes(n) : f.call === n));
+      if (fault) {
+        if (fault.answer === 'rate_limit_exceeded') {
+          return { statusCode: 200, headers: {}, body: { status: false, data: { status: 'fail', reason: 'rate_limit_exceeded', retryAfter: fault.retryAfter ?? 7200 } } };
+        }
+        const headers: Record<string, string> = fault.retryAfter === undefined ? {} : { 'retry-after': String(fault.retryAfter) };
+        return { statusCode: fault.answer, headers, body: { message: `fault injected by the flow test (call ${n} of ${req.method})` } };
+      }
+      // The call's work inside the local service is invisible to the clock: hold time still until it answers.
+      const release = clock.hold();
+      try {
+        return await base.request(rewrite && req.body !== undefined ? { ...req, body: rewrite(req.body) } : req);
+      } finally {
+        release();
+      }
+    },
+  };
+}
+
+/** Serves the case's `files:` on a real HTTP port (port 0) and rewrites urlFile values to it. */
+async function serveFiles(
+  files: NonNullable<FlowTestCase['files']>,
+  testDir: string,
+): Promise<{ server: Server; rewrite: (body: unknown) => unknown }> {
+  const entries = Object.entries(files);
+  const server = createServer((req, res) => {
+    // No keep-alive: an idle kept-alive socket looks like a request in flight to the virtual clock.
+    res.setHeader('connection', 'close');
+    const i = Number((req.url ?? '').split('/')[1]);
+    const spec = entries[i]?.[1];
+    if (spec === undefined) return void res.writeHead(404).end();
+    if (typeof spec !== 'string') return void res.writeHead(spec.status).end();
+    createReadStream(path.resolve(testDir, spec))
+      .on('error', () => res.writeHead(404).end())
+      .pipe(res);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const rewrite = (body: unknown): unknown => {
+    if (typeof body !== 'object' || body === null || typeof (body as { urlFile?: unknown }).urlFile !== 'string') return body;
+    const b = body as { urlFile: string; fileName?: string };
+    const i = entries.findIndex(([url]) => url === b.urlFile);
+    if (i < 0) return body;
+    const name = path.basename(typeof entries[i]![1] === 'string' ? (entries[i]![1] as string) : b.fileName || 'file');
+    return { ...b, urlFile: `http://127.0.0.1:${port}/${i}/${encodeURIComponent(name)}` };
+  };
+  return { server, rewrite };
+}

@@ -1,0 +1,140 @@
+/**
+ * The format of flow test files (`flows/*.test.yaml`): cases that run one flow
+ * against the in-process local service on a virtual clock and state what must
+ * come out. schema/flow-test.schema.json is generated from this.
+ */
+import { z } from 'zod';
+import { LocalInstanceSchema, NetworkSchema } from '../../local/config.js';
+import { MessageInputSchema } from '../../local/message-input.js';
+import { DURATION_PATTERN } from '../../engine/flow/index.js';
+
+const Duration = z.string().regex(new RegExp(DURATION_PATTERN), { error: 'expected a duration such as 500ms, 30s, 2h or 1d' });
+
+/** Generated rows: `count` phone numbers counting up from `from`, in column `column`. */
+const Sequence = z.strictObject({
+  sequence: z.strictObject({
+    /** @default phone */
+    column: z.string().default('phone'),
+    from: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]).transform((v) => BigInt(v)),
+    count: z.number().int().min(1).max(100_000),
+  }),
+});
+
+const InputValue = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  Sequence,
+  /** Rows given inline, as a data file would hold them. */
+  z.array(z.record(z.string(), z.unknown())),
+]);
+
+const Fault = z.strictObject({
+  /** API method the fault applies to, e.g. checkAccount. */
+  method: z.string().min(1),
+  /** Which calls of that method fail (1-based): one number or a list. */
+  call: z.union([z.number().int().positive(), z.array(z.number().int().positive()).min(1)]),
+  /**
+   * What they answer: an HTTP status (401, 429, 500, 502...) or
+   * `rate_limit_exceeded` (checkAccount's own answer, with retryAfter seconds).
+   */
+  answer: z.union([z.number().int().min(400).max(599), z.literal('rate_limit_exceeded')]),
+  /** Retry-After / retryAfter seconds sent with the fault. @default 7200 for rate_limit_exceeded, none otherwise */
+  retryAfter: z.number().int().min(0).optional(),
+});
+
+const Reply = z.strictObject({
+  /** Virtual time after the run's start at which the message arrives. */
+  after: Duration,
+  /** Sender's phone number (digits). */
+  from: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]).transform((v) => String(v)),
+  text: z.string(),
+});
+
+const FileUrl = z.union([
+  /** Path of the file served at that URL (relative to the test file). */
+  z.string(),
+  /** The URL answers this HTTP status instead. */
+  z.strictObject({ status: z.number().int().min(400).max(599) }),
+]);
+
+const ReportExpect = z.strictObject({
+  /** Report path as the flow writes it (relative to the project). */
+  file: z.string().min(1),
+  /** Expected rows (each must match some row; see matching) or `{ $count: N }`. */
+  rows: z.unknown().optional(),
+  /** Subset of the whole report (JSON reports). */
+  content: z.unknown().optional(),
+});
+
+const Expect = z.strictObject({
+  /** Final run status. @default succeeded */
+  status: z.enum(['succeeded', 'failed', 'interrupted', 'cancelled']).default('succeeded'),
+  /** Subset of the run record (itemsDone, itemsFailed, error...). */
+  run: z.record(z.string(), z.unknown()).optional(),
+  /** Per step id: subset of its record (status, output, done, failed...). */
+  steps: z.record(z.string(), z.unknown()).optional(),
+  /** Events that must have been emitted (each matches some event: `{ type: run:waiting, ... }`). */
+  events: z.array(z.record(z.string(), z.unknown())).optional(),
+  /** Virtual time the run took: `{ $gte: 2h }` style bounds as durations. */
+  elapsed: z.strictObject({ atLeast: Duration.optional(), atMost: Duration.optional() }).optional(),
+  /** The local service afterwards (first local instance): contacts, outgoing messages, send queue. */
+  local: z
+    .strictObject({
+      contacts: z.unknown().optional(),
+      phonebook: z.unknown().optional(),
+      outgoing: z.unknown().optional(),
+      queue: z.unknown().optional(),
+    })
+    .optional(),
+  reports: z.array(ReportExpect).optional(),
+});
+
+export const FlowTestCaseSchema = z.strictObject({
+  /** What the case shows. */
+  name: z.string().min(1),
+  /** Flow name (or file name in flowsDir). */
+  flow: z.string().min(1),
+  /** Virtual time at the start (ISO 8601). @default 2026-01-05T08:00:00Z (a Monday) */
+  start: z.iso.datetime({ offset: true }).default('2026-01-05T08:00:00Z'),
+  /** Replaces local.network (accounts, delivery timings). @default the config's */
+  network: NetworkSchema.partial().optional(),
+  /** Generated accounts added to the network: `count` numbers from `from`; every `every`-th one exists. */
+  population: z
+    .strictObject({
+      from: z.union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)]).transform((v) => BigInt(v)),
+      count: z.number().int().min(1).max(100_000),
+      /** @default 1 (all) */
+      every: z.number().int().min(1).default(1),
+    })
+    .optional(),
+  /** Overrides of every local instance (state, sendIntervalMs, checkAccountLimit, rateLimits, seed). */
+  instance: LocalInstanceSchema.omit({ idInstance: true, apiTokenInstance: true }).partial().optional(),
+  /** Messages already in the instance's chats (seed-file message objects). */
+  messages: z.array(MessageInputSchema).optional(),
+  /** Incoming messages that arrive while the flow runs. */
+  replies: z.array(Reply).optional(),
+  /** Input values: strings as `--input` gives them, inline rows, or a `sequence` of numbers. */
+  inputs: z.record(z.string(), InputValue).optional(),
+  /** Failures injected in front of the local service. */
+  faults: z.array(Fault).optional(),
+  /** URLs the local service fetches files from (sendFileByUrl), served by the test. */
+  files: z.record(z.string(), FileUrl).optional(),
+  /** Virtual time after which the case fails as hung. @default 30d */
+  timeout: Duration.default('30d'),
+  expect: Expect.default({ status: 'succeeded' }),
+});
+
+export const FlowTestFileSchema = z.strictObject({
+  /** Cases run in order, each on a fresh local service and store. */
+  cases: z.array(FlowTestCaseSchema).min(1),
+});
+
+export type FlowTestCase = z.output<typeof FlowTestCaseSchema>;
+export type FlowTestFile = z.output<typeof FlowTestFileSchema>;
+
+/** JSON Schema of test files, for editors (`# yaml-language-server: $schema=...`). */
+export function renderFlowTestJsonSchema(): string {
+  const { $schema, ...rest } = z.toJSONSchema(FlowTestFileSchema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  return JSON.stringify({ $schema, title: 'msgflow flow test file', ...rest }, null, 2) + '\n';
+}

@@ -1,0 +1,163 @@
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { renderFlowTestJsonSchema } from '../../src/runtime/flow-test/index.js';
+import { VirtualClock } from '../../src/util/virtual-clock.js';
+import { captureIo } from '../cli/output.test-helpers.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+let dir: string;
+let cwd: string;
+
+/** A copy of the repository's example project (config, flows, their tests, data, plugins). */
+beforeAll(() => {
+  dir = mkdtempSync(path.join(tmpdir(), 'msgflow-flowtest-'));
+  for (const e of ['config.yaml', 'flows', 'data', 'plugins']) cpSync(path.join(ROOT, e), path.join(dir, e), { recursive: true });
+  cwd = process.cwd();
+  process.chdir(dir);
+});
+afterAll(() => {
+  process.chdir(cwd);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(...argv: string[]) {
+  const io = captureIo();
+  const code = await runCli(argv, io);
+  return { code, out: io.stdoutText(), err: io.stderrText() };
+}
+
+describe('msgflow test', () => {
+  it('passes the example flows tests, including 300 checks through a 2-hour rate_limit_exceeded pause', async () => {
+    const r = await cli('test', '--json');
+    expect(r.err).toBe('');
+    const summary = JSON.parse(r.out) as { passed: number; failed: number; results: { name: string; virtualMs: number; wallMs: number; passed: boolean }[] };
+    expect(summary.failed).toBe(0);
+    expect(summary.passed).toBeGreaterThanOrEqual(7);
+    const bulk = summary.results.find((x) => x.name.startsWith('300 numbers'))!;
+    expect(bulk.passed).toBe(true);
+    expect(bulk.virtualMs).toBeGreaterThanOrEqual(2 * 3600_000);
+    // Figure for the report (not asserted: no timed assertions).
+    console.log(`300-number case: ${bulk.wallMs} ms wall for ${(bulk.virtualMs / 3600_000).toFixed(2)} h virtual`);
+    expect(r.code).toBe(0);
+  });
+
+  it('prints PASS/FAIL per case, a diff for a failed expectation, and "N passed, M failed" last; exit 1', async () => {
+    writeFileSync(
+      'flows/wrong.test.yaml',
+      `cases:
+  - name: expects too many accounts
+    flow: check-leads
+    expect:
+      steps:
+        check:
+          output: { exists: 99 }
+  - name: a 500 on every checkAccount stops the job
+    flow: check-leads
+    faults:
+      - { method: checkAccount, call: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], answer: 500 }
+    expect:
+      status: failed
+      run: { error: { code: JOB_STOPPED, step: check } }
+      steps:
+        check: { status: failed }
+`,
+    );
+    try {
+      const r = await cli('test', 'flows/wrong.test.yaml');
+      expect(r.code).toBe(1);
+      const lines = r.out.trim().split('\n');
+      expect(lines[0]).toMatch(/^FAIL {2}flows\/wrong\.test\.yaml › expects too many accounts/);
+      expect(r.out).toContain('at steps.check.output.exists:');
+      expect(r.out).toContain('- expected 99');
+      expect(r.out).toContain('+ actual   4');
+      expect(r.out).toMatch(/PASS {2}flows\/wrong\.test\.yaml › a 500 on every checkAccount stops the job/);
+      expect(lines.at(-1)).toBe('1 passed, 1 failed');
+    } finally {
+      rmSync('flows/wrong.test.yaml');
+    }
+  });
+
+  it('names file:line:col of an invalid test file', async () => {
+    writeFileSync('flows/bad.test.yaml', 'cases:\n  - name: x\n    flow: check-leads\n    expect:\n      stauts: failed\n');
+    try {
+      const r = await cli('test', 'flows/bad.test.yaml');
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/flows\/bad\.test\.yaml:5:7 .*stauts/);
+    } finally {
+      rmSync('flows/bad.test.yaml');
+    }
+  });
+
+  it('delivers scheduled replies and checks the local service state and events', async () => {
+    writeFileSync(
+      'flows/replies.test.yaml',
+      `cases:
+  - name: an audit sees a reply that arrives during the run
+    flow: audit-outgoing
+    start: "2026-01-05T12:00:00Z"
+    replies:
+      - { after: 0s, from: 79001112233, text: "yes please" }
+    messages:
+      - { chatId: 79001112233@c.us, type: outgoing, typeMessage: textMessage, textMessage: hello, timestamp: "2026-01-05T11:50:00Z", statusMessage: delivered }
+    expect:
+      status: succeeded
+      run: { flow: audit-outgoing }
+      events:
+        - { type: run:started, trigger: manual }
+        - { type: step:finished, step: audit, status: succeeded }
+      local:
+        outgoing: [{ chatId: 79001112233@c.us, textMessage: hello }]
+        queue: { pending: { $count: 0 } }
+`,
+    );
+    try {
+      const r = await cli('test', 'flows/replies.test.yaml');
+      expect(r.out).toContain('1 passed, 0 failed');
+      expect(r.code).toBe(0);
+    } finally {
+      rmSync('flows/replies.test.yaml');
+    }
+  });
+
+  it('msgflow validate ignores *.test.yaml next to the flows', async () => {
+    const r = await cli('validate');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it('schema/flow-test.schema.json is up to date', () => {
+    expect(readFileSync(path.join(ROOT, 'schema/flow-test.schema.json'), 'utf8')).toBe(renderFlowTestJsonSchema());
+  });
+});
+
+describe('VirtualClock', () => {
+  it('jumps to the earliest sleeper when nothing else runs, in order', async () => {
+    const clock = new VirtualClock(0);
+    clock.start();
+    const woke: string[] = [];
+    await Promise.all([
+      clock.sleep(2 * 3600_000).then(() => woke.push(`2h@${clock.now()}`)),
+      clock.sleep(1000).then(() => woke.push(`1s@${clock.now()}`)),
+    ]);
+    await clock.stop();
+    expect(woke).toEqual(['1s@1000', '2h@7200000']);
+  });
+
+  it('does not jump while a hold is in place', async () => {
+    const clock = new VirtualClock(0);
+    const release = clock.hold();
+    clock.start();
+    let woke = false;
+    const p = clock.sleep(60_000).then(() => (woke = true));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(woke).toBe(false);
+    expect(clock.now()).toBe(0);
+    release();
+    await p;
+    await clock.stop();
+    expect(clock.now()).toBe(60_000);
+  });
+});
