@@ -20,3 +20,28 @@ export { ManualClock, systemClock, type Clock } from './util/clock.js';
  * instance, and a project needs no zod dependency of its own.
  */
 export { z } from 'zod';
+
+// Embedding: run msgflow inside another program or test suite (docs/getting-started.md).
+export { createLocalService, type LocalService, type LocalServiceOptions, type LocalServiceEvents } from './local/index.js';
+export type { LocalRequest, LocalResponse } from './local/index.js';
+export { createEngine, type Engine, type EngineOptions, type RunHandle, type StartOptions } from './engine/run/index.js';
+export { createRuntime, type Runtime, type RuntimeOptions } from './runtime/runtime.js';
+export { buildRegistry } from './runtime/registry.js';
+export { createInProcessTransport } from './runtime/in-process-transport.js';
+export { loadFlowFile as loadFlow, loadFlows, findFlow, resolveInputs, type LoadFlowOptions } from './engine/flow/index.js';
+export { createRegistry, registerBuiltins, type ActionRegistry } from './engine/registry/index.js';
+export { BUILTIN_JOB_ACTIONS } from './actions/index.js';
+export { createStore, createMemoryStore } from './store/index.js';
+export type { EngineStore, RunRecord, StepRecord, RunStatus } from './store/index.js';
+export { VirtualClock } from './util/virtual-clock.js';
+export {
+  runFlowTests,
+  loadFlowTestFile,
+  findFlowTestFiles,
+  renderFlowTestJsonSchema,
+  type RunFlowTestsOptions,
+  type FlowTestSummary,
+  type CaseResult,
+  type FlowTestCase,
+  type FlowTestFile,
+} from './runtime/flow-test/index.js';

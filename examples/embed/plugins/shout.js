@@ -1,0 +1,14 @@
+// A plugin imports everything from the package root: `import { defineAction, z } from 'msgflow'`.
+import { defineAction, definePlugin, z } from 'msgflow';
+
+export const shout = defineAction({
+  name: 'shout',
+  description: 'Upper-cases a text.',
+  input: z.strictObject({ text: z.string() }),
+  output: { description: '{ text }', schema: z.object({ text: z.string() }) },
+  async run(_ctx, input) {
+    return { text: input.text.toUpperCase() };
+  },
+});
+
+export default definePlugin({ name: 'shout', actions: [shout] });
