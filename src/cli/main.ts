@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   start: async () => (await import('./commands/start.js')).start,
   schema: async () => (await import('./commands/schema.js')).schema,
   test: async () => (await import('./commands/test.js')).test,
+  init: async () => (await import('./commands/init.js')).init,
 };
 
 export function version(): string {

@@ -123,7 +123,7 @@ describe('loadPlugins errors name the plugin', () => {
     writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
     const r = builtinRegistry();
     await expect(loadPlugins(['./none.mjs'], dir, r)).rejects.toThrow(/^plugin '\.\/none\.mjs': must export \{ actions: \[\.\.\.\] \}/);
-    await expect(loadPlugins(['./bad.mjs'], dir, r)).rejects.toThrow("plugin './bad.mjs': actions[0]: action 'ok.one': input must be a zod 4 schema (import { z } from 'zod')");
+    await expect(loadPlugins(['./bad.mjs'], dir, r)).rejects.toThrow("plugin './bad.mjs': actions[0]: action 'ok.one': input must be a zod 4 schema (import { z } from 'msgflow')");
     await expect(loadPlugins(['./clash.mjs'], dir, r)).rejects.toThrow("plugin './clash.mjs': action 'log' is already registered by built-in");
   });
 

@@ -46,9 +46,11 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, reg
   for (const spec of specs) {
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(resolvePlugin(spec, baseDir))) as Record<string, unknown>;
+      const url = resolvePlugin(spec, baseDir);
+      if (isTypeScript(url)) await registerTypeScript();
+      mod = (await import(url)) as Record<string, unknown>;
     } catch (e) {
-      const reason = e instanceof Error ? e.message.split('\n')[0] : String(e);
+      const reason = loadFailureReason(e, spec, baseDir);
       throw new FlowError('PLUGIN_LOAD_FAILED', { plugin: spec, reason }, { cause: e });
     }
     const plugin = (isObject(mod.default) ? mod.default : mod) as Record<string, unknown>;
@@ -56,7 +58,9 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, reg
     if (!Array.isArray(actions) || actions.length === 0) {
       throw new FlowError('PLUGIN_INVALID', {
         plugin: spec,
-        reason: 'must export { actions: [...] } (default export or named export `actions`) with at least one action',
+        reason:
+          "must export { actions: [...] } with at least one action, e.g. `import { defineAction, definePlugin, z } from 'msgflow'` " +
+          "and `export default definePlugin({ name: 'my-plugin', actions: [myAction] })` (or a named export `actions`)",
       });
     }
     for (const [i, def] of actions.entries()) {
@@ -71,6 +75,49 @@ export async function loadPlugins(specs: readonly string[], baseDir: string, reg
         throw e;
       }
     }
+  }
+}
+
+const TS_EXT = /\.(ts|mts|cts)$/i;
+
+function isTypeScript(url: string): boolean {
+  return TS_EXT.test(url.split(/[?#]/)[0]!);
+}
+
+let tsRegistered: Promise<void> | undefined;
+
+/**
+ * `.ts` plugins load as written: tsx's ESM loader is registered (once per
+ * process) before the first one is imported. Node alone refuses them
+ * (`Unknown file extension ".ts"`).
+ */
+function registerTypeScript(): Promise<void> {
+  tsRegistered ??= import('tsx/esm/api').then(({ register }) => {
+    register();
+  });
+  return tsRegistered;
+}
+
+/** Why a plugin could not be imported, with the fix when the cause is a known setup mistake. */
+function loadFailureReason(e: unknown, spec: string, baseDir: string): string {
+  const first = e instanceof Error ? e.message.split('\n')[0]! : String(e);
+  const esmInCjs = e instanceof SyntaxError && /Cannot use import statement outside a module|Unexpected token 'export'/.test(first);
+  if (esmInCjs && isPathSpec(spec) && !spec.endsWith('.mjs')) {
+    const pkg = nearestPackageJson(path.resolve(baseDir, spec));
+    const where = pkg ? path.relative(process.cwd(), pkg) || pkg : 'package.json (none found: create one)';
+    return `${first}: the plugin uses import/export (ESM) but ${where} does not say "type": "module"; add "type": "module" to it (npm pkg set type=module), or rename the plugin to .mjs`;
+  }
+  return first;
+}
+
+function nearestPackageJson(file: string): string | undefined {
+  let dir = path.dirname(file);
+  for (;;) {
+    const candidate = path.join(dir, 'package.json');
+    if (existsSync(candidate)) return candidate;
+    const up = path.dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
   }
 }
 

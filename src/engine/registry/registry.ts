@@ -37,7 +37,7 @@ export function checkActionDefinition(def: unknown): string | undefined {
   if (typeof d.description !== 'string' || d.description.trim() === '') return `action '${d.name}' needs a description`;
   const input = d.input as { safeParse?: unknown; _zod?: unknown } | undefined;
   if (!input || typeof input.safeParse !== 'function' || typeof input._zod !== 'object') {
-    return `action '${d.name}': input must be a zod 4 schema (import { z } from 'zod')`;
+    return `action '${d.name}': input must be a zod 4 schema (import { z } from 'msgflow')`;
   }
   const output = d.output as Record<string, unknown> | undefined;
   if (!output || typeof output !== 'object' || typeof output.description !== 'string') {

@@ -1,0 +1,58 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseCommand } from '../args.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { initFiles } from '../init-template.js';
+import { version } from '../main.js';
+import type { Io } from '../output.js';
+
+/** msgflow's own folder (where its package.json is). */
+const MSGFLOW_ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../..');
+
+/**
+ * How the new project depends on msgflow: this very checkout (`file:`) when
+ * msgflow runs from a git checkout, since it is not published yet; else the
+ * installed version.
+ */
+export function msgflowDependency(root = MSGFLOW_ROOT): string {
+  return existsSync(path.join(root, '.git')) ? `file:${root}` : `^${version()}`;
+}
+
+/**
+ * `msgflow init [DIR]`: writes a minimal project that passes `msgflow
+ * validate` and `msgflow test` as written. Never overwrites a file.
+ */
+export async function init(argv: string[], io: Io): Promise<number> {
+  const { positionals } = parseCommand('init', argv);
+  if (positionals.length > 1) throw new UsageError(`init expects at most one DIR, got ${positionals.length}`);
+  const dir = path.resolve(positionals[0] ?? '.');
+  const shown = path.relative(process.cwd(), dir) || '.';
+  if (existsSync(path.join(dir, 'config.yaml'))) {
+    io.err(`msgflow: ${path.join(shown, 'config.yaml')} already exists: ${shown} is already a msgflow project (nothing written)`);
+    return EXIT.FAILURE;
+  }
+  const name = path.basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+/, '') || 'msgflow-project';
+  const files = initFiles({ name, msgflowSpec: msgflowDependency() });
+  const written: string[] = [];
+  const kept: string[] = [];
+  for (const [rel, content] of Object.entries(files)) {
+    const file = path.join(dir, rel);
+    if (existsSync(file)) {
+      kept.push(rel);
+      continue;
+    }
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, content, { flag: 'wx' });
+    written.push(rel);
+  }
+  io.out(`Created a msgflow project in ${shown}:`);
+  for (const f of written) io.out(`  ${f}`);
+  for (const f of kept) io.out(`  ${f} (exists, kept)`);
+  io.out('');
+  io.out('Next:');
+  if (shown !== '.') io.out(`  cd ${shown}`);
+  io.out('  npm install');
+  io.out('  npx msgflow test');
+  return EXIT.OK;
+}

@@ -1,0 +1,153 @@
+/**
+ * The files `msgflow init` writes: the smallest project that shows every part
+ * (config with the embedded local service, a flow, its test, a TypeScript
+ * plugin) and passes `msgflow validate` and `msgflow test` as written.
+ */
+
+export interface InitOptions {
+  /** Project (package) name. */
+  name: string;
+  /** The dependency spec of msgflow: `file:/abs/path` from a checkout, else a version range. */
+  msgflowSpec: string;
+}
+
+export function initFiles(o: InitOptions): Record<string, string> {
+  return {
+    'package.json':
+      JSON.stringify(
+        {
+          name: o.name,
+          version: '0.1.0',
+          private: true,
+          // msgflow and its plugins are ES modules.
+          type: 'module',
+          scripts: { validate: 'msgflow validate', test: 'msgflow test', start: 'msgflow start' },
+          dependencies: { msgflow: o.msgflowSpec },
+        },
+        null,
+        2,
+      ) + '\n',
+    '.gitignore': 'node_modules/\n.msgflow/\nreports/\n',
+    'tsconfig.json':
+      JSON.stringify(
+        {
+          // For your editor and `tsc --noEmit`: msgflow runs .ts plugins itself (no build step).
+          compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: true },
+          include: ['plugins'],
+        },
+        null,
+        2,
+      ) + '\n',
+    'config.yaml': `# msgflow configuration. Secrets come from the environment: \${NAME} or \${NAME:-default}.
+instances:
+  # msgflow's own local service, in this process: no account needed.
+  default:
+    apiUrl: local
+  # A real instance: set the variables, uncomment, and use \`instance: live\` in a flow.
+  # live:
+  #   apiUrl: \${MSGFLOW_API_URL}
+  #   idInstance: \${MSGFLOW_ID_INSTANCE}
+  #   apiTokenInstance: \${MSGFLOW_API_TOKEN}
+
+local:
+  port: 7070
+  dataDir: .msgflow/local
+  network:
+    accounts:
+      - { phone: 79001112233, name: Alice }
+      - { phone: 79002223344, name: Bob }
+  instances:
+    - idInstance: "1101000001"
+      apiTokenInstance: "\${LOCAL_TOKEN:-local-dev-token}"
+
+flowsDir: flows
+store:
+  driver: lowdb
+  dir: .msgflow/state
+plugins:
+  - ./plugins/greet.ts
+`,
+    'data/leads.csv': 'phone,name\n79001112233,Alice\n79002223344,Bob\n79003334455,Carol\n',
+    'flows/check-leads.yaml': `# yaml-language-server: $schema=../node_modules/msgflow/schema/flow.schema.json
+name: check-leads
+description: Which leads have an account? Writes reports/check-leads.csv.
+instance: default
+on:
+  schedule: { cron: "0 9 * * 1-5" }   # weekdays at 09:00 under \`msgflow start\`
+inputs:
+  leads:
+    file: data/leads.csv
+steps:
+  - id: check
+    uses: checkAccount.bulk
+    with:
+      items: \${{ inputs.leads }}
+      pause: 2h        # after rate_limit_exceeded, every check of the instance waits
+      report: reports/check-leads.csv
+  - id: greet
+    uses: greet.message
+    with:
+      name: "\${{ steps.check.output.exists }} leads"
+`,
+    'flows/check-leads.test.yaml': `# yaml-language-server: $schema=../node_modules/msgflow/schema/flow-test.schema.json
+# \`msgflow test\` runs these against the in-process local service on a virtual clock.
+cases:
+  - name: finds the leads that have an account
+    flow: check-leads
+    expect:
+      status: succeeded
+      steps:
+        check: { output: { exists: 2, none: 1 } }
+        greet: { output: { text: "Hello, 2 leads!" } }
+      reports:
+        - file: reports/check-leads.csv
+          rows:
+            - { phone: "79001112233", status: exists }
+            - { phone: "79003334455", status: none }
+
+  - name: waits 2 hours when the service says rate_limit_exceeded, then finishes
+    flow: check-leads
+    faults:
+      - { method: checkAccount, call: 2, answer: rate_limit_exceeded, retryAfter: 7200 }
+    expect:
+      status: succeeded
+      elapsed: { atLeast: 2h }
+      steps:
+        check: { output: { exists: 2, pauses: 1 } }
+`,
+    'plugins/greet.ts': `// A msgflow plugin in TypeScript: msgflow loads .ts plugins directly (no build step).
+import { defineAction, definePlugin, z } from 'msgflow';
+
+export const message = defineAction({
+  name: 'greet.message',
+  description: 'Builds a greeting.',
+  input: z.strictObject({ name: z.string().min(1) }),
+  output: { description: '{ text }', schema: z.object({ text: z.string() }) },
+  async run(ctx, input) {
+    const text = \`Hello, \${input.name}!\`;
+    ctx.logger.info(text);
+    return { text };
+  },
+});
+
+export default definePlugin({ name: 'greet', actions: [message] });
+`,
+    'README.md': `# ${o.name}
+
+Message automation with [msgflow](https://github.com/msgflow/msgflow).
+
+\`\`\`sh
+npm install
+npx msgflow validate        # config.yaml and flows/
+npx msgflow test            # flows/*.test.yaml, on a virtual clock
+npx msgflow run check-leads # run a flow now (against the local service)
+npx msgflow start           # run flows on their schedules
+\`\`\`
+
+- \`config.yaml\`: instances (\`apiUrl: local\` is msgflow's own local service), store, plugins.
+- \`flows/\`: one YAML file per flow, and its tests next to it (\`*.test.yaml\`).
+- \`plugins/\`: your own actions, in TypeScript or JavaScript.
+- \`data/\`: input files; \`reports/\`: what runs write.
+`,
+  };
+}

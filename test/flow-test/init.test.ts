@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { createRegistry, loadPlugins } from '../../src/engine/registry/index.js';
+import { captureIo } from '../cli/output.test-helpers.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const CONFIG = (plugin: string) => `instances: { default: { apiUrl: local } }\nlocal: { instances: [{ idInstance: '1', apiTokenInstance: 'token-123' }] }\nplugins: [${plugin}]\n`;
+let tmp: string;
+let cwd: string;
+beforeAll(() => {
+  tmp = mkdtempSync(path.join(tmpdir(), 'msgflow-init-'));
+  cwd = process.cwd();
+});
+afterAll(() => {
+  process.chdir(cwd);
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+async function cli(...argv: string[]) {
+  const io = captureIo();
+  const code = await runCli(argv, io);
+  return { code, out: io.stdoutText(), err: io.stderrText() };
+}
+
+describe('msgflow init', () => {
+  it('writes a project that passes msgflow validate and msgflow test at once (TypeScript plugin included)', async () => {
+    process.chdir(tmp);
+    const r = await cli('init', 'demo');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('plugins/greet.ts');
+    const pkg = JSON.parse(readFileSync('demo/package.json', 'utf8')) as { type: string; dependencies: Record<string, string> };
+    expect(pkg.type).toBe('module');
+    // From a checkout, the project depends on this very checkout.
+    expect(pkg.dependencies.msgflow).toBe(`file:${ROOT}`);
+    // What `npm install` does with a file: dependency: a link in node_modules.
+    mkdirSync('demo/node_modules');
+    symlinkSync(ROOT, 'demo/node_modules/msgflow', 'dir');
+    process.chdir('demo');
+    const v = await cli('validate');
+    expect(v.err).toBe('');
+    expect(v.code).toBe(0);
+    const t = await cli('test');
+    expect(t.out.trim().split('\n').at(-1)).toBe('2 passed, 0 failed');
+    expect(t.code).toBe(0);
+  });
+
+  it('refuses a folder that already has a config.yaml, and writes nothing', async () => {
+    process.chdir(tmp);
+    const r = await cli('init', 'demo');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/demo\/config\.yaml already exists/);
+  });
+
+  it('in a folder with no config.yaml, commands point at msgflow init', async () => {
+    const empty = mkdtempSync(path.join(tmp, 'empty-'));
+    process.chdir(empty);
+    for (const argv of [['validate'], ['test'], ['run', 'x']]) {
+      const r = await cli(...argv);
+      expect(r.code).not.toBe(0);
+      expect(r.err).toContain("config file not found: config.yaml (no msgflow project here? 'msgflow init' creates one)");
+    }
+  });
+});
+
+describe('plugins as a developer writes them', () => {
+  // Module loading is what is tested here, so it runs in a real node process (vitest transforms imports itself).
+  it('an ESM plugin in a CommonJS project loads, or gets a message naming "type": "module"', async () => {
+    const dir = mkdtempSync(path.join(tmp, 'cjs-'));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'cjs-project' }));
+    writeFileSync(path.join(dir, 'config.yaml'), CONFIG('./plugin.js'));
+    mkdirSync(path.join(dir, 'node_modules'));
+    mkdirSync(path.join(dir, 'flows'));
+    writeFileSync(path.join(dir, 'flows/x.yaml'), 'name: x\nsteps:\n  - id: a\n    uses: cjs.echo\n');
+    symlinkSync(ROOT, path.join(dir, 'node_modules/msgflow'), 'dir');
+    writeFileSync(
+      path.join(dir, 'plugin.js'),
+      "import { z } from 'msgflow';\nexport const actions = [{ name: 'cjs.echo', description: 'echo', input: z.object({}), output: { description: 'same' }, async run(_c, i) { return i; } }];\n",
+    );
+    const r = await promisify(execFile)(process.execPath, [path.join(ROOT, 'bin/msgflow.js'), 'validate'], { cwd: dir }).then(
+      (x) => ({ ...x, code: 0 }),
+      (e: { stdout: string; stderr: string; code: number }) => e,
+    );
+    if (r.code === 0) {
+      // Node >= 20.19 detects ES module syntax and says how to avoid the re-parse.
+      expect(r.stdout).toContain('config.yaml: ok');
+      expect(r.stderr).toContain('add "type": "module"');
+    } else {
+      expect(r.stderr).toMatch(/package\.json does not say "type": "module"; add "type": "module" to it/);
+    }
+  });
+
+  it('a .ts plugin loads in a plain node process (tsx registered on demand)', async () => {
+    const dir = mkdtempSync(path.join(tmp, 'ts-'));
+    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'ts-project', type: 'module' }));
+    writeFileSync(path.join(dir, 'config.yaml'), CONFIG('./plugin.ts'));
+    mkdirSync(path.join(dir, 'node_modules'));
+    mkdirSync(path.join(dir, 'flows'));
+    writeFileSync(path.join(dir, 'flows/x.yaml'), 'name: x\nsteps:\n  - id: a\n    uses: ts.double\n    with: { n: 2 }\n');
+    symlinkSync(ROOT, path.join(dir, 'node_modules/msgflow'), 'dir');
+    writeFileSync(
+      path.join(dir, 'plugin.ts'),
+      "import { defineAction, definePlugin, z } from 'msgflow';\n" +
+        "const input = z.strictObject({ n: z.number() });\n" +
+        "export default definePlugin({ name: 'ts', actions: [defineAction({ name: 'ts.double', description: 'x2', input, output: { description: 'n times 2' }, async run(_ctx, i: z.infer<typeof input>): Promise<number> { return i.n * 2; } })] });\n",
+    );
+    const r = await promisify(execFile)(process.execPath, [path.join(ROOT, 'bin/msgflow.js'), 'validate'], { cwd: dir });
+    expect(r.stdout).toContain('config.yaml: ok');
+  });
+
+  it('the plugin-shape error names the import the README shows', async () => {
+    const dir = mkdtempSync(path.join(tmp, 'shape-'));
+    writeFileSync(path.join(dir, 'empty.mjs'), 'export default {};\n');
+    await expect(loadPlugins(['./empty.mjs'], dir, createRegistry())).rejects.toThrow(/import \{ defineAction, definePlugin, z \} from 'msgflow'/);
+  });
+});
