@@ -111,11 +111,19 @@ describe('msgflow test', () => {
       local:
         outgoing: [{ chatId: 79001112233@c.us, textMessage: hello }]
         queue: { pending: { $count: 0 } }
+        chats:
+          79001112233@c.us:
+            - { type: incoming, textMessage: "yes please" }
+            - { type: outgoing, textMessage: hello }
 `,
     );
     try {
       const r = await cli('test', 'flows/replies.test.yaml');
       expect(r.out).toContain('1 passed, 0 failed');
+      // --filter: only matching cases run
+      const none = await cli('test', 'flows/replies.test.yaml', '--filter', 'no such case');
+      expect(none.out.trim().split('\n').at(-1)).toBe('0 passed, 0 failed');
+      expect(none.code).toBe(1);
       expect(r.code).toBe(0);
     } finally {
       rmSync('flows/replies.test.yaml');

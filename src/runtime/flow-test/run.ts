@@ -193,6 +193,14 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
         clock.advance(1000);
         snap.outgoing = await api(service, target, 'lastOutgoingMessages', { minutes });
       }
+      if (ex.local.chats !== undefined) {
+        const chats: Record<string, unknown> = {};
+        for (const chatId of Object.keys(ex.local.chats)) {
+          clock.advance(1000);
+          chats[chatId] = await api(service, target, 'getChatHistory', {}, { chatId, count: 1000 });
+        }
+        snap.chats = chats;
+      }
       ms.push(...match(ex.local, snap, 'local'));
     }
     for (const rep of ex.reports ?? []) {
@@ -294,13 +302,13 @@ async function admin(service: LocalService, inst: LocalInst, action: string, htt
   return res.body;
 }
 
-async function api(service: LocalService, inst: LocalInst, method: string, query: Record<string, string | number>): Promise<unknown> {
+async function api(service: LocalService, inst: LocalInst, method: string, query: Record<string, string | number>, body?: unknown): Promise<unknown> {
   const res = await service.handle({
-    httpMethod: 'GET',
+    httpMethod: body === undefined ? 'GET' : 'POST',
     path: `/waInstance${inst.idInstance}/${method}/${encodeURIComponent(inst.apiTokenInstance)}`,
     query: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])),
-    headers: {},
-    body: undefined,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   return res.body;
 }

@@ -85,6 +85,8 @@ const Expect = z.strictObject({
       phonebook: z.unknown().optional(),
       outgoing: z.unknown().optional(),
       queue: z.unknown().optional(),
+      /** Per chat id: its history (getChatHistory, newest first), e.g. replies that arrived. */
+      chats: z.record(z.string(), z.unknown()).optional(),
     })
     .optional(),
   reports: z.array(ReportExpect).optional(),
