@@ -79,6 +79,8 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   const startAt = Date.parse(c.start);
   const clock = new VirtualClock(startAt);
   const cleanups: (() => Promise<unknown> | void)[] = [];
+  const savedTz = process.env.TZ;
+  process.env.TZ = c.timezone;
   try {
     await mirrorProject(config.baseDir, sandbox);
     const fileServer = c.files ? await serveFiles(c.files, testDir) : undefined;
@@ -224,6 +226,8 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   } finally {
     for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => undefined);
     await rm(sandbox, { recursive: true, force: true }).catch(() => undefined);
+    if (savedTz === undefined) delete process.env.TZ;
+    else process.env.TZ = savedTz;
     result.wallMs = Math.round(performance.now() - wallStart);
   }
 }

@@ -8,6 +8,15 @@ import { LocalInstanceSchema, NetworkSchema } from '../../local/config.js';
 import { MessageInputSchema } from '../../local/message-input.js';
 import { DURATION_PATTERN } from '../../engine/flow/index.js';
 
+function validZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const Duration = z.string().regex(new RegExp(DURATION_PATTERN), { error: 'expected a duration such as 500ms, 30s, 2h or 1d' });
 
 /** Generated rows: `count` phone numbers counting up from `from`, in column `column`. */
@@ -99,6 +108,12 @@ export const FlowTestCaseSchema = z.strictObject({
   flow: z.string().min(1),
   /** Virtual time at the start (ISO 8601). @default 2026-01-05T08:00:00Z (a Monday) */
   start: z.iso.datetime({ offset: true }).default('2026-01-05T08:00:00Z'),
+  /**
+   * The machine's time zone while the case runs (process.env.TZ): what
+   * 'HH:MM' windows and schedules without a timezone mean. Fixed so that a
+   * test passes the same on every machine. @default UTC
+   */
+  timezone: z.string().refine(validZone, { error: 'unknown IANA time zone' }).default('UTC'),
   /** Replaces local.network (accounts, delivery timings). @default the config's */
   network: NetworkSchema.partial().optional(),
   /** Generated accounts added to the network: `count` numbers from `from`; every `every`-th one exists. */
