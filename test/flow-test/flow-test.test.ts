@@ -130,6 +130,28 @@ describe('msgflow test', () => {
     }
   });
 
+  it('network: and instance: override only the keys they give; the config keeps the rest', async () => {
+    writeFileSync(
+      'flows/override.test.yaml',
+      `cases:
+  - name: config accounts stay when only a timing is overridden
+    flow: check-leads
+    network: { readAfterMs: 0 }
+    instance: { checkAccountLimit: { numbers: 2 } }
+    expect:
+      steps:
+        check: { output: { exists: 4, pauses: { $gte: 1 } } }
+      elapsed: { atLeast: 2h }
+`,
+    );
+    try {
+      const r = await cli('test', 'flows/override.test.yaml');
+      expect(r.out).toContain('1 passed, 0 failed');
+    } finally {
+      rmSync('flows/override.test.yaml');
+    }
+  });
+
   it('msgflow validate ignores *.test.yaml next to the flows', async () => {
     const r = await cli('validate');
     expect(r.err).toBe('');

@@ -255,23 +255,34 @@ async function mirrorProject(baseDir: string, sandbox: string): Promise<void> {
 /** The config's local: section with the case's network, population and instance overrides, in the sandbox. */
 function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): LocalConfig {
   const base = config.local ?? LocalSchema.parse({});
-  const network = { ...base.network, ...(c.network ?? {}) };
+  const network = { ...base.network, ...definedOnly(c.network ?? {}) };
   const accounts = [...network.accounts];
   if (c.population) {
     for (let i = 0; i < c.population.count; i++) {
       if (i % c.population.every === 0) accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false });
     }
   }
-  let instances = base.instances;
-  if (instances.length === 0) instances = [{ ...LocalSchema.shape.instances.parse([{ idInstance: '1100000001', apiTokenInstance: 'flow-test-token' }])[0]! }];
-  const over = c.instance ?? {};
-  const seed = over.seed === undefined ? undefined : path.resolve(config.baseDir, over.seed);
+  // A project without local instances still gets one: every config instance maps to it.
+  const instances: unknown[] = base.instances.length > 0 ? [...base.instances] : [{ idInstance: '1100000001', apiTokenInstance: 'flow-test-token' }];
+  const { checkAccountLimit, seed, ...over } = c.instance ?? {};
   return LocalSchema.parse({
     ...base,
     dataDir: path.join(sandbox, '.msgflow', 'local'),
     network: { ...network, accounts },
-    instances: instances.map((i) => ({ ...i, ...over, ...(seed ? { seed } : {}) })),
+    instances: instances.map((raw) => {
+      const i = raw as Record<string, unknown>;
+      return {
+        ...i,
+        ...definedOnly(over),
+        ...(checkAccountLimit ? { checkAccountLimit: { ...(i.checkAccountLimit as object | undefined), ...definedOnly(checkAccountLimit) } } : {}),
+        ...(seed ? { seed: path.resolve(config.baseDir, seed) } : {}),
+      };
+    }),
   });
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 async function caseInputs(flow: Flow, c: FlowTestCase, testDir: string, overrides: Record<string, string>): Promise<Record<string, unknown>> {

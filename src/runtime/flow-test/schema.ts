@@ -4,7 +4,7 @@
  * come out. schema/flow-test.schema.json is generated from this.
  */
 import { z } from 'zod';
-import { LocalInstanceSchema, NetworkSchema } from '../../local/config.js';
+import { AccountSchema, RateLimitsSchema } from '../../local/config.js';
 import { MessageInputSchema } from '../../local/message-input.js';
 import { DURATION_PATTERN } from '../../engine/flow/index.js';
 
@@ -114,8 +114,15 @@ export const FlowTestCaseSchema = z.strictObject({
    * test passes the same on every machine. @default UTC
    */
   timezone: z.string().refine(validZone, { error: 'unknown IANA time zone' }).default('UTC'),
-  /** Replaces local.network (accounts, delivery timings). @default the config's */
-  network: NetworkSchema.partial().optional(),
+  /** Replaces these keys of local.network (accounts, delivery timings); the others stay the config's. */
+  network: z
+    .strictObject({
+      name: z.string().optional(),
+      accounts: z.array(AccountSchema).optional(),
+      deliveredAfterMs: z.number().int().min(0).optional(),
+      readAfterMs: z.number().int().min(0).optional(),
+    })
+    .optional(),
   /** Generated accounts added to the network: `count` numbers from `from`; every `every`-th one exists. */
   population: z
     .strictObject({
@@ -126,7 +133,22 @@ export const FlowTestCaseSchema = z.strictObject({
     })
     .optional(),
   /** Overrides of every local instance (state, sendIntervalMs, checkAccountLimit, rateLimits, seed). */
-  instance: LocalInstanceSchema.omit({ idInstance: true, apiTokenInstance: true }).partial().optional(),
+  instance: z
+    .strictObject({
+      state: z.enum(['authorized', 'notAuthorized', 'starting']).optional(),
+      sendIntervalMs: z.number().int().min(500).optional(),
+      rateLimits: RateLimitsSchema.optional(),
+      checkAccountLimit: z
+        .strictObject({
+          numbers: z.number().int().positive().optional(),
+          windowMinutes: z.number().positive().optional(),
+          retryAfterSeconds: z.number().int().positive().optional(),
+        })
+        .optional(),
+      /** Seed file (chats and messages), relative to the config file. */
+      seed: z.string().optional(),
+    })
+    .optional(),
   /** Messages already in the instance's chats (seed-file message objects). */
   messages: z.array(MessageInputSchema).optional(),
   /** Incoming messages that arrive while the flow runs. */
