@@ -8,6 +8,7 @@
  *   runs/<runId>/inputs.json   the resolved inputs, written once
  *   runs/<runId>/items.jsonl   one ItemResult per line
  *   kv/<namespace>/<key>.json  one file per key (see kv-files.ts: shared across processes)
+ *   leases/<name>/<gen>.json   run ownership, daemon and concurrency claims (see lease-files.ts)
  *
  * One process owns a run at a time (the one executing it); other processes
  * (e.g. `msgflow runs`) only read, and always from disk.
@@ -21,6 +22,7 @@ import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { ItemLog, readLog, streamLog } from './item-log.js';
 import { fileKv } from './kv-files.js';
+import { fileLeases } from './lease-files.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
 import { type EngineStore, type ItemResult, type RunQuery, type RunRecord, type StepRecord, type WaitRecord, RESUMABLE_STATUSES } from './types.js';
 
@@ -59,6 +61,7 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
   const runsDir = join(options.dir, 'runs');
   const kvDir = join(options.dir, 'kv');
+  const leases = fileLeases(join(options.dir, 'leases'));
   /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
   const dbs = new Map<string, Promise<Low<RunFile>>>();
   const logs = new Map<string, Promise<ItemLog>>();
@@ -206,6 +209,10 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
     async listWaits(runId) {
       return Object.values((await readRun(runId))?.waits ?? {});
     },
+    acquireLease: (name, lease) => leases.acquire(name, lease),
+    renewLease: (name, token, expiresAt) => leases.renew(name, token, expiresAt),
+    releaseLease: (name, token) => leases.release(name, token),
+    getLease: (name) => leases.get(name),
     kv,
     async close() {
       await Promise.all([...logs.keys()].map(closeLog));

@@ -11,7 +11,8 @@
  * - A step-level failure (unknown action, a bad `if`/`forEach`, a single
  *   step's action failing) fails the run unless the step has `continueOnError`.
  */
-import { FlowError } from '../../api/errors.js';
+import { FlowError, MsgflowError } from '../../api/errors.js';
+import { METHOD_SPECS } from '../../api/methods.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, ErrorInfo, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
@@ -22,7 +23,31 @@ import type { Flow, FlowStep } from '../flow-types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo } from './errors.js';
-import { type RunShared, runUnit } from './unit-runner.js';
+import type { LeaseOwner } from './ownership.js';
+import { type RunShared, StepFatalError, runUnit } from './unit-runner.js';
+
+/** Errors that stop the run as `interrupted` (resumable), never `failed`: the store is down, or another process owns the run now. */
+export function isInterruption(e: unknown): boolean {
+  return e instanceof MsgflowError && (e.code === 'STORE_UNAVAILABLE' || e.code === 'RUN_OWNERSHIP_LOST');
+}
+
+/**
+ * The run's client: every writing method (METHOD_SPECS[m].writes) first
+ * checks that this process still owns the run, and a dry run refuses them.
+ */
+function guardClient(api: InstanceApi, beforeWrite: (method: string) => Promise<void>): InstanceApi {
+  return new Proxy(api, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver);
+      if (typeof prop !== 'string' || typeof v !== 'function' || !Object.hasOwn(METHOD_SPECS, prop)) return v;
+      if (!METHOD_SPECS[prop as keyof typeof METHOD_SPECS].writes) return v;
+      return async (...args: unknown[]) => {
+        await beforeWrite(prop);
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -56,12 +81,17 @@ export class RunExecution {
   private readonly sh: RunShared;
   private run: RunRecord;
   private interruptReason = 'interrupted';
+  private cancelled = false;
+  /** Why this process lost the run to another one: it then writes nothing more. */
+  private lost: string | undefined;
+  private outageLogged = false;
 
   constructor(
     private readonly deps: ExecutionDeps,
     private readonly flow: Flow,
     run: RunRecord,
     inputs: Record<string, unknown>,
+    private readonly owner: LeaseOwner,
     private readonly resume?: ResumeState,
   ) {
     this.run = { ...run };
@@ -88,7 +118,11 @@ export class RunExecution {
       clock: deps.clock,
       random: deps.random,
       signal: this.controller.signal,
-      client: () => (client ??= deps.clientFor(flow.instance)),
+      client: () =>
+        (client ??= guardClient(deps.clientFor(flow.instance), async (method) => {
+          if (run.dryRun) throw new FlowError('DRY_RUN_WRITE', { method });
+          await owner.check();
+        })),
       instance: { name: flow.instance, identity: deps.identityFor(flow.instance) },
       runState: deps.store.kv(`run:${run.id}`),
       waits,
@@ -123,8 +157,40 @@ export class RunExecution {
     this.controller.abort(new FlowError('ENGINE_STOPPED', { reason }));
   }
 
+  /** `msgflow runs cancel`: stops at the next item boundary; the run ends `cancelled`, its state kept. */
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.interrupt('cancelled (msgflow runs cancel)');
+  }
+
+  /** Gives up the run's claims (the engine's shutdown, past its grace). */
+  async releaseClaims(): Promise<void> {
+    await this.owner.release();
+  }
+
   /** Runs to the end. Never rejects: the outcome is the returned record. */
   async execute(): Promise<RunRecord> {
+    const ref = { runId: this.run.id, flow: this.flow.name };
+    this.owner.onLost = (reason) => {
+      this.lost = reason;
+      this.deps.logger.error(`run ${this.run.id}: ${reason}; this process stops it and writes nothing more`, ref);
+      this.interrupt(`ownership lost: ${reason}`);
+    };
+    // Cancel requests from other processes arrive through the store; polled at each heartbeat.
+    this.owner.onBeat = async () => {
+      const c = await this.deps.store.kv('run-control').get<{ cancel?: boolean }>(this.run.id);
+      if (c?.cancel) this.cancel();
+    };
+    this.owner.startHeartbeat();
+    try {
+      return await this.executeOwned();
+    } finally {
+      await this.owner.release();
+    }
+  }
+
+  private async executeOwned(): Promise<RunRecord> {
     const { bus } = this.deps;
     const ref = { runId: this.run.id, flow: this.flow.name };
     bus.emit('run:started', { ...ref, trigger: this.resume ? 'resume' : this.run.trigger, dryRun: this.run.dryRun });
@@ -147,6 +213,19 @@ export class RunExecution {
       }
       return await this.end('succeeded');
     } catch (e) {
+      if (isInterruption(e)) {
+        if (e instanceof MsgflowError && e.code === 'STORE_UNAVAILABLE' && !this.outageLogged) {
+          this.outageLogged = true;
+          this.deps.logger.error(`run ${this.run.id} interrupted: ${e.message}; it resumes from its checkpoint once the store answers again`, ref);
+        }
+        this.interruptReason = e instanceof Error ? e.message : String(e);
+        return this.end('interrupted').catch(() => ({ ...this.snapshot(), status: 'interrupted' as const }));
+      }
+      if (e instanceof StepFatalError) {
+        const st = this.flow.steps.find((x) => x.id === e.step);
+        if (st) await this.stepFailed(st, e.fatal).catch(() => {});
+        return this.end('failed', e.fatal, e.step).catch(() => this.snapshot());
+      }
       if (this.controller.signal.aborted) return this.end('interrupted').catch(() => this.snapshot());
       return this.end('failed', e).catch(() => this.snapshot());
     }
@@ -377,10 +456,16 @@ export class RunExecution {
     this.deps.bus.emit('run:resumed', { runId: this.run.id, flow: this.flow.name, step: w.step });
   }
 
-  private async end(status: 'succeeded' | 'failed' | 'interrupted', error?: unknown, step?: string): Promise<RunRecord> {
+  private async end(requested: 'succeeded' | 'failed' | 'interrupted', error?: unknown, step?: string): Promise<RunRecord> {
     const { store, bus, clock } = this.deps;
     const now = clock.now();
     const ref = { runId: this.run.id, flow: this.flow.name };
+    if (this.lost) {
+      // Another process owns the run now: its record is theirs to write.
+      bus.emit('run:interrupted', { ...ref, reason: this.interruptReason });
+      return { ...this.snapshot(), status: 'interrupted' };
+    }
+    const status = requested === 'interrupted' && this.cancelled ? 'cancelled' : requested;
     const patch: Partial<RunRecord> = {
       status,
       updatedAt: now,
@@ -391,6 +476,7 @@ export class RunExecution {
     };
     let info: ErrorInfo | undefined;
     if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
+    if (status === 'cancelled') patch.cancelRequested = true;
     if (status === 'failed') {
       info = errorInfo(error, step);
       patch.error = info;
