@@ -74,6 +74,8 @@ export interface RunRecord {
   lastCrash?: string;
   /** Concurrency group the run holds a slot of (`concurrency.group`, default the flow name). */
   group?: string;
+  /** `msgflow runs retry`: the finished run whose failed items this run redoes. */
+  retryOf?: string;
 }
 
 /**
@@ -117,6 +119,12 @@ export interface StepRecord {
   total?: number;
   done: number;
   failed: number;
+  /** Input records rejected before any call (a job's own count, from ctx.progress). @default 0 */
+  invalid?: number;
+  /** Items or records not attempted by design (`if:` false for the item, cache hits, opted out). @default 0 */
+  skipped?: number;
+  /** Records held by a durable wait when last reported. @default 0 */
+  waiting?: number;
   /**
    * Single step: the action's return value. forEach steps keep their per-item
    * results in the item log, not here, so this record stays small.

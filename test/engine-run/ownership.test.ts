@@ -165,6 +165,25 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
     expect([...sends.values()]).toEqual([1, 1, 1, 1, 1]);
   });
 
+  it('#9.1b two runs of one writing flow started at once on two hosts: one starts, the other gets RUN_LIVE; 0 duplicates over 20 trials', async () => {
+    let wrong = 0;
+    let duplicates = 0;
+    for (let trial = 0; trial < 20; trial++) {
+      const { a, b } = await backends[driver]!();
+      const sends = new Map<number, number>();
+      const hostA = testEngine(registryWith(sendAction), { store: a, hostId: 'host-a', clientFor: () => countingClient(sends) });
+      const hostB = testEngine(registryWith(sendAction), { store: b, hostId: 'host-b', clientFor: () => countingClient(sends) });
+      const f = { ...sendFlow(4), name: `bcast-${trial}` };
+      const results = await Promise.allSettled([hostA.engine.start(f), hostB.engine.start(f)]);
+      const started = results.filter((r) => r.status === 'fulfilled');
+      const refused = results.filter((r) => r.status === 'rejected' && (r.reason as { code?: string }).code === 'RUN_LIVE');
+      if (started.length !== 1 || refused.length !== 1) wrong++;
+      await Promise.all(started.map((r) => (r as PromiseFulfilledResult<{ done: Promise<unknown> }>).value.done));
+      duplicates += [...sends.values()].filter((n) => n > 1).length;
+    }
+    expect({ wrong, duplicates }).toEqual({ wrong: 0, duplicates: 0 });
+  });
+
   it('#9.1 leases: one of two racing claimers wins, over 20 trials; a lapsed lease is taken over; renew fails once lost', async () => {
     const { a, b } = await backends[driver]!();
     let wrong = 0;
@@ -247,5 +266,76 @@ describe('#9.3 a store outage', () => {
     expect(await h!.done).toMatchObject({ status: 'succeeded', itemsDone: 6 });
     expect([...sends.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5]);
     expect([...sends.values()].filter((n) => n > 1)).toEqual([]);
+  });
+});
+
+describe('#8.8 runs cancel through the store', () => {
+  it('#8.8 a run executing on another host stops at its next item boundary and ends cancelled, its state kept', async () => {
+    const store = createMemoryStore();
+    const sends = new Map<number, number>();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow = {
+      ...action('send', async (ctx) => {
+        const i = ctx.run.item!.index;
+        if (i === 1) await gate;
+        return ctx.client.sendFileByUrl({ chatId: String(i), urlFile: 'http://x/f', fileName: 'f' } as never);
+      }),
+      writes: true,
+    };
+    const owner = testEngine(registryWith(slow), { store, hostId: 'host-a', leaseTtlMs: 150, clientFor: () => countingClient(sends) });
+    const other = testEngine(registryWith(slow), { store, hostId: 'host-b', leaseTtlMs: 150 });
+    const { runId, done } = await owner.engine.start(flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3] })]));
+    await until(() => sends.size === 1, 'item 0 sent');
+    const res = await other.engine.cancel(runId);
+    expect(res).toMatchObject({ pending: true, holder: { host: 'host-a' } });
+    // The owner sees the request at its next heartbeat; the in-flight item finishes and is recorded.
+    await new Promise((r) => setTimeout(r, 200));
+    release();
+    const run = await done;
+    expect(run).toMatchObject({ status: 'cancelled', cancelRequested: true });
+    expect([...sends.keys()]).toEqual([0, 1]);
+    expect([...(await store.getItems(runId, 'send')).keys()].sort()).toEqual([0, 1]);
+    // A cancelled run is not resumed.
+    expect(await other.engine.resumeUnfinished([flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3] })])])).toEqual([]);
+  });
+
+  it('#8.8 a run that is not executing becomes cancelled at once', async () => {
+    const store = createMemoryStore();
+    await store.createRun(orphan('idle', { status: 'interrupted' }));
+    const { engine } = testEngine(registryWith(sendAction), { store });
+    expect(await engine.cancel('idle')).toMatchObject({ pending: false, run: { status: 'cancelled' } });
+  });
+});
+
+describe('#8.8 runs retry', () => {
+  it('#8.8 a new run redoes only the failed items of a finished run; what succeeded is carried over', async () => {
+    const store = createMemoryStore();
+    const calls: number[] = [];
+    let firstPass = true;
+    const flaky = action('flaky', async (ctx) => {
+      const i = ctx.run.item!.index;
+      calls.push(i);
+      if (firstPass && (i === 1 || i === 3)) throw new Error(`item ${i} failed`);
+      return i * 10;
+    });
+    const sum = action('sum', async (_ctx, input) => input);
+    const f = flow([
+      step({ id: 'each', uses: 'flaky', forEach: [0, 1, 2, 3, 4] }),
+      step({ id: 'total', uses: 'sum', with: { out: '${{ steps.each.output }}' } }),
+    ]);
+    const t = testEngine(registryWith(flaky, sum), { store });
+    const first = await (await t.engine.start(f)).done;
+    expect(first).toMatchObject({ status: 'failed', itemsFailed: 2 });
+    firstPass = false;
+    calls.length = 0;
+    const h = await t.engine.retry(first.id, f);
+    const second = await h.done;
+    expect(calls.sort()).toEqual([1, 3]);
+    expect(second).toMatchObject({ status: 'succeeded', retryOf: first.id, itemsDone: 6 });
+    const steps = await t.engine.getSteps(second.id);
+    expect(steps.find((s) => s.step === 'each')).toMatchObject({ done: 5, failed: 0 });
+    // The single step after the forEach had succeeded: it is carried over, not redone.
+    expect(steps.find((s) => s.step === 'total')?.status).toBe('succeeded');
   });
 });

@@ -305,6 +305,52 @@ export function createEngine(opts: EngineOptions): Engine {
       return h;
     },
 
+    async retry(runId, flow) {
+      if (stopping) throw new FlowError('ENGINE_STOPPED', { reason: stopping });
+      const old = await opts.store.getRun(runId);
+      if (!old || old.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
+      if (RESUMABLE_STATUSES.includes(old.status)) {
+        throw new FlowError('USAGE', { reason: `run ${runId} is unfinished (${(await displayed(old)).status}): resume it with 'msgflow run ${flow.name} --resume ${runId}'` });
+      }
+      const inputs = (await opts.store.loadInputs(runId)) ?? {};
+      const now = clock.now();
+      const id = newRunId(flow.name, now);
+      const owner = new LeaseOwner(ownerOpts, { runId: id, label: `run ${id} of ${flow.name}` });
+      if (!old.dryRun) {
+        const slot = await claimSlot(owner, flow);
+        if (!slot.ok) throw busy(flow, slot.holder);
+      }
+      try {
+        await owner.claim(`run:${id}`);
+        const run: RunRecord = {
+          id, flow: flow.name, file: flow.file, status: 'running', trigger: 'manual', dryRun: old.dryRun,
+          startedAt: now, updatedAt: now, itemsDone: 0, itemsFailed: 0, resumes: 0,
+          owner: { pid: process.pid, host: hostId },
+          inputsHash: inputsHash(inputs), flowHash: flowHash(flow), group: concurrencyOf(flow).group, retryOf: runId,
+        };
+        await opts.store.createRun(run);
+        await opts.store.saveInputs(id, inputs);
+        // Carry over what succeeded: finished steps keep their outputs; a failed
+        // forEach step keeps its succeeded items and redoes only the failed ones;
+        // a failed single step, and steps never reached, run again.
+        for (const s of await opts.store.getSteps(runId)) {
+          if (s.status === 'succeeded' || s.status === 'skipped') {
+            await opts.store.saveStep({ ...s, runId: id });
+          } else if (s.forEach && s.status === 'failed') {
+            const ok = [...(await opts.store.getItems(runId, s.step)).values()].filter((i) => i.status === 'succeeded');
+            await opts.store.appendItems(id, ok);
+            const { error: _e, finishedAt: _f, ...rest } = s;
+            await opts.store.saveStep({ ...rest, runId: id, status: 'running', done: 0, failed: 0 });
+          }
+        }
+        const steps = await opts.store.getSteps(id);
+        return launch(new RunExecution(deps, flow, run, inputs, owner, { steps, waits: [] }));
+      } catch (e) {
+        await owner.release();
+        throw e;
+      }
+    },
+
     liveOwner: liveHolder,
 
     async unfinished(flowName) {

@@ -70,6 +70,27 @@ export interface ResumeState {
 
 type StepOutcome = { kind: 'ok' } | { kind: 'interrupted' } | { kind: 'fatal'; error: unknown };
 
+/** A job's invalid/skipped/waiting counts (ctx.progress), for its step record. */
+function ownCounts(own: { invalid?: number; skipped?: number; waiting?: number } | undefined): Partial<StepRecord> {
+  const out: Partial<StepRecord> = {};
+  if (own?.invalid) out.invalid = own.invalid;
+  if (own?.skipped) out.skipped = own.skipped;
+  if (own?.waiting) out.waiting = own.waiting;
+  return out;
+}
+
+/** The journal stream of a run's persisted log lines. */
+export const RUN_LOG_STREAM = '_log';
+/** Log lines kept per run execution. */
+export const MAX_LOG_LINES = 1000;
+
+/** One persisted log line of a run. */
+export interface RunLogLine {
+  at: number;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+}
+
 const FINISHED: readonly StepStatus[] = ['succeeded', 'failed', 'skipped'];
 const OK: StepOutcome = { kind: 'ok' };
 const INTERRUPTED: StepOutcome = { kind: 'interrupted' };
@@ -85,6 +106,7 @@ export class RunExecution {
   /** Why this process lost the run to another one: it then writes nothing more. */
   private lost: string | undefined;
   private outageLogged = false;
+  private logKept = 0;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -130,11 +152,29 @@ export class RunExecution {
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
       logger: {
         debug: (m, f) => log.debug(m, { ...ref, ...f }),
-        info: (m, f) => log.info(m, { ...ref, ...f }),
-        warn: (m, f) => log.warn(m, { ...ref, ...f }),
-        error: (m, f) => log.error(m, { ...ref, ...f }),
+        info: (m, f) => (this.keepLog('info', m), log.info(m, { ...ref, ...f })),
+        warn: (m, f) => (this.keepLog('warn', m), log.warn(m, { ...ref, ...f })),
+        error: (m, f) => (this.keepLog('error', m), log.error(m, { ...ref, ...f })),
       },
     };
+  }
+
+  /**
+   * Persists a log line of the run (journal `_log`, shown by `msgflow runs
+   * show`), at most MAX_LOG_LINES per execution so a chatty flow cannot grow
+   * the store without bound. Best effort: a log line never fails a run.
+   */
+  private keepLog(level: 'info' | 'warn' | 'error', message: string): void {
+    if (this.logKept > MAX_LOG_LINES) return;
+    const entry = this.logKept++ === MAX_LOG_LINES
+      ? { at: this.deps.clock.now(), level: 'warn', message: `further log lines of this run are not kept (limit ${MAX_LOG_LINES})` }
+      : { at: this.deps.clock.now(), level, message };
+    this.deps.store.appendJournal(this.run.id, RUN_LOG_STREAM, [entry]).catch(() => {});
+  }
+
+  /** An engine message about this run: printed and kept with the run. */
+  private runLog(level: 'info' | 'warn' | 'error', message: string): void {
+    this.sh.logger[level](message);
   }
 
   get id(): string {
@@ -216,7 +256,7 @@ export class RunExecution {
       if (isInterruption(e)) {
         if (e instanceof MsgflowError && e.code === 'STORE_UNAVAILABLE' && !this.outageLogged) {
           this.outageLogged = true;
-          this.deps.logger.error(`run ${this.run.id} interrupted: ${e.message}; it resumes from its checkpoint once the store answers again`, ref);
+          this.runLog('error', `run ${this.run.id} interrupted: ${e.message}; it resumes from its checkpoint once the store answers again`);
         }
         this.interruptReason = e instanceof Error ? e.message : String(e);
         return this.end('interrupted').catch(() => ({ ...this.snapshot(), status: 'interrupted' as const }));
@@ -311,6 +351,7 @@ export class RunExecution {
       this.run.itemsDone += own?.done ?? 0;
       rec.done = own?.done ?? 0;
       rec.failed = Math.max(1, own?.failed ?? 0);
+      Object.assign(rec, ownCounts(own));
       this.run.itemsFailed += rec.failed;
       // Name the step and action, unless the error already does (the runner's own FlowErrors).
       const cause = out.cause;
@@ -324,7 +365,7 @@ export class RunExecution {
     const total = own ? (own.total ?? done + failed) : 1;
     this.run.itemsDone += done;
     this.run.itemsFailed += failed;
-    Object.assign(rec, { status: 'succeeded', done, failed, total, finishedAt: this.deps.clock.now(), output: out.output });
+    Object.assign(rec, { status: 'succeeded', done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
     await this.deps.store.saveStep(rec);
     this.scope.steps[step.id] = { status: 'succeeded', output: out.output, done, failed, total };
     this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status: 'succeeded', done, failed });

@@ -102,6 +102,12 @@ export interface Engine {
   resumeUnfinished(flows: readonly Flow[]): Promise<RunHandle[]>;
   /** Resumes one unfinished run of `flow`; throws RUN_LIVE when a live process owns it. */
   resume(runId: string, flow: Flow): Promise<RunHandle>;
+  /**
+   * `msgflow runs retry`: a new run of a finished run's flow, with its inputs,
+   * that redoes only what failed (failed forEach items, failed single steps,
+   * steps never reached); what succeeded is carried over, not redone.
+   */
+  retry(runId: string, flow: Flow): Promise<RunHandle>;
   /** Hashes of the inputs (as `--input` overrides resolve now) and of the flow file. */
   fingerprint(flow: Flow, overrides?: Record<string, string>): Promise<RunFingerprint>;
   /** The live owner of a run (in any process, on any host), if any. */
