@@ -138,7 +138,8 @@ export interface StepRecord {
 export interface ItemResult {
   step: string;
   index: number;
-  status: 'succeeded' | 'failed';
+  /** `skipped`: a per-item `if:` was false (the action was not called). */
+  status: 'succeeded' | 'failed' | 'skipped';
   output?: unknown;
   error?: ErrorInfo;
   /** Attempts used (rate-limit waits excluded). */

@@ -337,7 +337,7 @@ export function createEngine(opts: EngineOptions): Engine {
           if (s.status === 'succeeded' || s.status === 'skipped') {
             await opts.store.saveStep({ ...s, runId: id });
           } else if (s.forEach && s.status === 'failed') {
-            const ok = [...(await opts.store.getItems(runId, s.step)).values()].filter((i) => i.status === 'succeeded');
+            const ok = [...(await opts.store.getItems(runId, s.step)).values()].filter((i) => i.status !== 'failed');
             await opts.store.appendItems(id, ok);
             const { error: _e, finishedAt: _f, ...rest } = s;
             await opts.store.saveStep({ ...rest, runId: id, status: 'running', done: 0, failed: 0 });

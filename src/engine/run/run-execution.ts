@@ -18,7 +18,7 @@ import type { EngineStore, ErrorInfo, ItemResult, RunRecord, StepRecord, StepSta
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import { type ExprScope, type StepView, evaluateCondition, evaluateTemplate } from '../expr/index.js';
+import { type ExprScope, type StepView, collectReferences, compileTemplate, evaluateCondition, evaluateTemplate, hasTemplate } from '../expr/index.js';
 import type { Flow, FlowStep } from '../flow-types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { DurableWaits } from './durable-waits.js';
@@ -77,6 +77,21 @@ function ownCounts(own: { invalid?: number; skipped?: number; waiting?: number }
   if (own?.skipped) out.skipped = own.skipped;
   if (own?.waiting) out.waiting = own.waiting;
   return out;
+}
+
+/**
+ * Whether an `if:` reads `item` or `index`: on a forEach step it is then a
+ * per-item condition (items for which it is false are skipped and counted),
+ * not a condition on the whole step.
+ */
+export function refersToItem(expr: string | boolean | undefined): boolean {
+  if (typeof expr !== 'string') return false;
+  try {
+    const t = compileTemplate(hasTemplate(expr) ? expr : `\${{${expr}}}`);
+    return t.parts.some((p) => p.kind === 'expr' && collectReferences(p.node).some((r) => r.root === 'item' || r.root === 'index'));
+  } catch {
+    return false; // a syntax error is reported when the condition is evaluated
+  }
 }
 
 /** The journal stream of a run's persisted log lines. */
@@ -291,7 +306,8 @@ export class RunExecution {
         hint: hint ? ` (did you mean '${hint}'?)` : '',
       }));
     }
-    if (step.if !== undefined) {
+    const perItem = step.forEach !== undefined && refersToItem(step.if);
+    if (step.if !== undefined && !perItem) {
       let go: boolean;
       try {
         go = evaluateCondition(step.if, this.scope);
@@ -397,7 +413,8 @@ export class RunExecution {
       if (r.status === 'succeeded') {
         rec.done++;
         results[i] = r.output ?? null;
-      } else rec.failed++;
+      } else if (r.status === 'skipped') rec.skipped = (rec.skipped ?? 0) + 1;
+      else rec.failed++;
     }
     this.run.itemsDone += rec.done;
     this.run.itemsFailed += rec.failed;
@@ -412,11 +429,36 @@ export class RunExecution {
     let lastSave = Date.now();
     let saving: Promise<unknown> = Promise.resolve();
     const signal = this.controller.signal;
+    const perItem = refersToItem(step.if);
 
     const worker = async (): Promise<void> => {
       while (next < pending.length && !signal.aborted && firstError === undefined) {
         const index = pending[next++];
-        const out = await runUnit(this.sh, step, def, { ...this.scope, item: items[index], index }, index);
+        const itemScope = { ...this.scope, item: items[index], index };
+        if (perItem) {
+          let go = false;
+          let condError: unknown;
+          try {
+            go = evaluateCondition(step.if!, itemScope);
+          } catch (e) {
+            condError = e;
+          }
+          if (!go) {
+            // `if:` false for this item: recorded as skipped (not redone on resume), counted, never called.
+            const skipped: ItemResult = condError === undefined
+              ? { step: step.id, index, status: 'skipped', attempts: 0, finishedAt: clock.now() }
+              : { step: step.id, index, status: 'failed', attempts: 0, finishedAt: clock.now(), error: errorInfo(condError, step.id, index) };
+            await store.appendItems(this.run.id, [skipped]);
+            if (condError === undefined) rec.skipped = (rec.skipped ?? 0) + 1;
+            else {
+              rec.failed++;
+              this.run.itemsFailed++;
+              bus.emit('item:finished', { ...ref, index, status: 'failed', error: skipped.error!.message });
+            }
+            continue;
+          }
+        }
+        const out = await runUnit(this.sh, step, def, itemScope, index);
         if (out.interrupted) return;
         const result: ItemResult = { step: step.id, index, status: out.status, attempts: out.attempts, finishedAt: clock.now() };
         if (out.output !== undefined) result.output = out.output;
@@ -456,7 +498,7 @@ export class RunExecution {
     Object.assign(rec, { status, finishedAt: clock.now() });
     await store.saveStep(rec);
     this.scope.steps[step.id] = { status, output: results, results, done: rec.done, failed: rec.failed, total };
-    bus.emit('step:finished', { ...ref, status, done: rec.done, failed: rec.failed });
+    bus.emit('step:finished', { ...ref, status, done: rec.done, failed: rec.failed, ...(rec.skipped ? { skipped: rec.skipped } : {}) });
     return OK;
   }
 
