@@ -123,3 +123,26 @@ describe('#8 step retry decided by classify()', () => {
     expect(calls).toBe(3);
   });
 });
+
+describe('#8.7 one set of counters per step', () => {
+  it('#8.7 a job\'s ctx.progress counts (done, failed, invalid, skipped, waiting) are its step\'s, live and at the end; any failed record fails the run unless continueOnError', async () => {
+    let live: unknown;
+    const job = action('job', async (ctx) => {
+      ctx.progress({ done: 3, total: 10, failed: 1, invalid: 2, skipped: 1, waiting: 3 });
+      live = (await t.engine.getSteps(ctx.run.id))[0];
+      ctx.progress({ done: 6, total: 10, failed: 1, invalid: 2, skipped: 1 });
+      return { checked: 6 };
+    });
+    const t = testEngine(registryWith(job), { progressSaveIntervalMs: 0 });
+    const run = await (await t.engine.start(flow([step({ id: 'j', uses: 'job' })]))).done;
+    expect(live).toMatchObject({ done: 3, failed: 1, invalid: 2, skipped: 1, waiting: 3, total: 10 });
+    expect(run).toMatchObject({ status: 'failed', itemsDone: 6, itemsFailed: 1 });
+    expect(run.error?.message).toContain('1 of 10 items failed');
+    const [rec] = await t.store.getSteps(run.id);
+    expect(rec).toMatchObject({ status: 'failed', done: 6, failed: 1, invalid: 2, skipped: 1, total: 10 });
+
+    const t2 = testEngine(registryWith(job));
+    const ok = await (await t2.engine.start(flow([step({ id: 'j', uses: 'job', continueOnError: true })]))).done;
+    expect(ok.status).toBe('succeeded');
+  });
+});

@@ -145,6 +145,21 @@ export class RunExecution {
       onResumed: (w) => this.onResumed(w),
     });
     waits.load(resume?.waits ?? []);
+    let lastLiveSave = 0;
+    const onProgress = (stepId: string, u: { done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number }) => {
+      const rec = this.steps.get(stepId);
+      if (!rec || rec.forEach) return;
+      Object.assign(rec, { done: u.done, failed: u.failed ?? 0, ...(u.total !== undefined ? { total: u.total } : {}) });
+      rec.invalid = u.invalid ?? 0;
+      rec.skipped = u.skipped ?? 0;
+      rec.waiting = u.waiting ?? 0;
+      // Throttled (real time) so that other processes (`msgflow runs show`) see a long job's counts.
+      const now = Date.now();
+      if (now - lastLiveSave >= deps.progressSaveIntervalMs) {
+        lastLiveSave = now;
+        deps.store.saveStep(rec).catch(() => {});
+      }
+    };
     this.sh = {
       runId: run.id,
       flow,
@@ -165,6 +180,7 @@ export class RunExecution {
       waits,
       baseDir: deps.baseDir,
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
+      onProgress,
       logger: {
         debug: (m, f) => log.debug(m, { ...ref, ...f }),
         info: (m, f) => (this.keepLog('info', m), log.info(m, { ...ref, ...f })),
@@ -381,10 +397,14 @@ export class RunExecution {
     const total = own ? (own.total ?? done + failed) : 1;
     this.run.itemsDone += done;
     this.run.itemsFailed += failed;
-    Object.assign(rec, { status: 'succeeded', done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
+    // A job whose records failed (its own `failed` count) did not succeed: later
+    // steps still run (they may report on it), but the run ends failed unless
+    // the step says continueOnError, as with failed forEach items.
+    const status = failed > 0 ? 'failed' : 'succeeded';
+    Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status: 'succeeded', output: out.output, done, failed, total };
-    this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status: 'succeeded', done, failed });
+    this.scope.steps[step.id] = { status, output: out.output, done, failed, total };
+    this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status, done, failed });
     return OK;
   }
 

@@ -38,6 +38,8 @@ export interface RunShared {
   instance: InstanceRef;
   baseDir: string;
   defaultRateLimitWaitMs: number;
+  /** A job's live counts (ctx.progress) of a single step: the step record follows them while it runs. */
+  onProgress?(step: string, counts: ProgressCounts): void;
 }
 
 /** The last counts an action reported through ctx.progress (a job's own records). */
@@ -305,6 +307,7 @@ function makeContext(
     },
     progress: (u) => {
       sink.last = { ...u };
+      if (target.item === undefined) sh.onProgress?.(step.id, u);
       sh.bus.emit('step:progress', { ...ref, ...u });
     },
     emit: (name, payload = {}) => sh.bus.emit('action:event', { ...ref, name, payload }),
