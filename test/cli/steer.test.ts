@@ -162,6 +162,39 @@ describe('runs and their owners (#8.8, #9.1b)', () => {
   });
 });
 
+describe('runs retry and waiting (#8.8, #8.9)', () => {
+  it('#8.8 runs retry ID starts a new run that redoes only the failed items', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/each.yaml': EACH });
+    expect((await cli(['run', 'each'], dir)).code).toBe(1);
+    const first = await lastRun(dir);
+    const retry = await cli(['runs', 'retry', first.id], dir);
+    expect(retry.code).toBe(1); // item 1 is still invalid
+    expect(retry.stderr).toContain(`retries the failed items of ${first.id}`);
+    const second = await lastRun(dir);
+    expect(second).toMatchObject({ retryOf: first.id, itemsDone: 2, itemsFailed: 1 });
+    const json = JSON.parse((await cli(['runs', 'show', second.id, '--json'], dir)).stdout);
+    expect(json.log).toEqual([]); // items 0 and 2 (which log) were carried over, not redone
+    expect(json.failedItems.map((f: { index: number }) => f.index)).toEqual([1]);
+  });
+
+  it('#8.9 a waiting run shows its reason and when the wait ends, never an ETA', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    expect((await cli(['run', 'greet'], dir)).code).toBe(0);
+    const r = await lastRun(dir);
+    const until = Date.now() + (1 * 3600 + 52 * 60 + 30) * 1000;
+    const store = stateOf(dir);
+    await store.updateRun(r.id, { status: 'waiting', waitingUntil: until, waitReason: 'checkAccount paused by rate_limit_exceeded', finishedAt: undefined });
+    await store.acquireLease(`run:${r.id}`, { token: 't', pid: 1, host: 'host-b', acquiredAt: Date.now(), expiresAt: Date.now() + 60_000 });
+    await store.close();
+    const hhmm = new Date(until).toISOString().slice(11, 16);
+    const list = await cli(['runs'], dir);
+    expect(list.stdout).toContain(`waiting: checkAccount paused by rate_limit_exceeded until ${hhmm}Z (1h52m)`);
+    const show = await cli(['runs', 'show', r.id], dir);
+    expect(show.stdout).toContain(`status:    waiting: checkAccount paused by rate_limit_exceeded until ${hhmm}Z`);
+    expect(show.stdout).toContain('owner:     pid 1 on host host-b');
+  });
+});
+
 describe('pauses (#8.8)', () => {
   it('#8.8 msgflow pauses lists instance-wide pauses with reason and end; pauses lift INSTANCE lifts one', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });

@@ -99,11 +99,21 @@ async function details(runtime: Runtime, id: string): Promise<RunDetails> {
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z';
 const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/** `waiting: until 21:14Z (1h52m): reason` — the reason and the end, never an ETA. */
+/** A time left in the units the flow language writes durations in: `1h52m`, `12m`, `40s`. */
+export function formatTimeLeft(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  if (h > 0) return `${h}h${m ? `${m}m` : ''}`;
+  if (m > 0) return `${m}m`;
+  return `${total}s`;
+}
+
+/** `waiting: <reason> until 21:14Z (1h52m)`: the reason and the end, never an ETA. */
 export function formatWaiting(r: Pick<RunRecord, 'waitingUntil' | 'waitReason'>, now = Date.now()): string {
   if (!r.waitingUntil) return r.waitReason ? `waiting: ${r.waitReason}` : 'waiting';
   const until = new Date(r.waitingUntil).toISOString().slice(11, 16);
-  return `waiting: ${r.waitReason ?? 'durable wait'} until ${until}Z (${formatDuration(Math.max(0, r.waitingUntil - now))})`;
+  return `waiting: ${r.waitReason ?? 'durable wait'} until ${until}Z (${formatTimeLeft(r.waitingUntil - now)})`;
 }
 
 async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promise<number> {
