@@ -81,7 +81,7 @@ export const ERROR_CATALOGUE = {
   /** A second `msgflow start` on one store. */
   DAEMON_RUNNING: { template: 'msgflow start is already running on this store ({holder})' },
   /** A dry run reached a method that changes something. */
-  DRY_RUN_WRITE: { template: "dry run: step '{step}' called {method}, which writes; dry runs call no writing method" },
+  DRY_RUN_WRITE: { template: 'dry run: {method} changes something on the instance; a dry run calls no writing method' },
   /** A run whose owner process died too often is not resumed again. */
   RUN_CRASHED: { template: 'crashed the process {count} times (last: {last})' },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },

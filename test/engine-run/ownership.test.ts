@@ -340,3 +340,22 @@ describe('#8.8 runs retry', () => {
     expect(steps.find((s) => s.step === 'total')?.status).toBe('succeeded');
   });
 });
+
+describe('#9.1 when a holder is dead', () => {
+  it('#9.1 lapsed whatever its host; on this host when its pid is gone or reused (other start time); alive on another host until it lapses', async () => {
+    const { holderDead, procStat } = await import('../../src/engine/run/index.js');
+    const now = Date.now();
+    const me = procStat(process.pid)?.start;
+    const base = { token: 't', acquiredAt: now, expiresAt: now + 60_000 };
+    expect(holderDead({ ...base, pid: process.pid, host: 'h', procStart: me }, 'h', now)).toBe(false);
+    expect(holderDead({ ...base, pid: process.pid, host: 'other', expiresAt: now - 1 }, 'h', now)).toBe(true);
+    expect(holderDead({ ...base, pid: 999_999_9, host: 'other' }, 'h', now)).toBe(false);
+    expect(holderDead({ ...base, pid: 999_999_9, host: 'h' }, 'h', now)).toBe(true);
+    if (me !== undefined) {
+      // The parent process is alive, but the claim names another start time: the pid was reused.
+      expect(holderDead({ ...base, pid: process.ppid, host: 'h', procStart: '1' }, 'h', now)).toBe(true);
+      expect(holderDead({ ...base, pid: process.ppid, host: 'h', procStart: procStat(process.ppid)?.start }, 'h', now)).toBe(false);
+      expect(holderDead({ ...base, pid: process.pid, host: 'h', procStart: '1' }, 'h', now)).toBe(true);
+    }
+  });
+});

@@ -64,7 +64,9 @@ export function processRuns(pid: number, procStart?: string): boolean {
 export function holderDead(holder: Lease, hostId: string, now = Date.now()): boolean {
   if (holder.expiresAt <= now) return true;
   if (holder.host !== hostId) return false;
-  if (holder.pid === process.pid) return false;
+  // Our own pid: alive, unless the claim is from an earlier process that had
+  // the same pid (a container restarted as pid 1 under the same hostname).
+  if (holder.pid === process.pid) return holder.procStart !== undefined && selfStart !== undefined && holder.procStart !== selfStart;
   return !processRuns(holder.pid, holder.procStart);
 }
 
