@@ -6,9 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { msgflow, project, ROOT } from './helpers.js';
+import { ENTRY, msgflow, project } from './helpers.js';
 
 const CONFIG = `instances:
   default:
@@ -74,8 +73,7 @@ describe('msgflow run (processes)', () => {
 
   it('#8.13 Ctrl-C (SIGINT) stops the run gracefully and exits 130; the run is interrupted and resumes', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'effect.js': PLUGIN, 'flows/bcast.yaml': FLOW });
-    const tsx = pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-    const child = spawn(process.execPath, ['--import', tsx, join(ROOT, 'src/cli/main.ts'), 'run', 'bcast'], {
+    const child = spawn(process.execPath, [...ENTRY, 'run', 'bcast'], {
       cwd: dir,
       env: { ...process.env, EFFECT_DELAY_MS: '400' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -141,13 +141,14 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
       }),
       writes: true,
     };
-    const hostA = testEngine(registryWith(blocking), { store: partitioned, hostId: 'host-a', leaseTtlMs: 300, clientFor: () => countingClient(sends) });
-    const hostB = testEngine(registryWith(sendAction), { store: b, hostId: 'host-b', leaseTtlMs: 300, clientFor: () => countingClient(sends) });
+    // 1 s: short for the test, long enough that a loaded machine's late heartbeat does not lapse it.
+    const hostA = testEngine(registryWith(blocking), { store: partitioned, hostId: 'host-a', leaseTtlMs: 1000, clientFor: () => countingClient(sends) });
+    const hostB = testEngine(registryWith(sendAction), { store: b, hostId: 'host-b', leaseTtlMs: 1000, clientFor: () => countingClient(sends) });
     const f = flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3, 4] })]);
     const { runId, done } = await hostA.engine.start(f);
     await until(() => sends.size === 2, 'host A sent 0 and 1');
     // Longer than the TTL: host A's heartbeat keeps its claim.
-    await new Promise((r) => setTimeout(r, 700));
+    await new Promise((r) => setTimeout(r, 1500));
     expect(await hostB.engine.resumeUnfinished([f])).toEqual([]);
     await expect(hostB.engine.start(f)).rejects.toMatchObject({ code: 'RUN_LIVE' });
     expect((await hostB.engine.listRuns()).find((r) => r.id === runId)?.status).toBe('running');
