@@ -360,3 +360,40 @@ describe('#9.1 when a holder is dead', () => {
     }
   });
 });
+
+describe('#9.1 flow concurrency', () => {
+  it('#9.1 concurrency: { group, max } bounds live runs of every flow in the group; a read-only flow is unlimited by default', async () => {
+    const store = createMemoryStore();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held = { ...action('held', async () => gate), writes: true };
+    const read = action('read', async () => gate);
+    const t = testEngine(registryWith(held, read), { store });
+    const a = flow([step({ id: 's', uses: 'held' })], { name: 'a', concurrency: { group: 'outbox', max: 2 } });
+    const b = flow([step({ id: 's', uses: 'held' })], { name: 'b', concurrency: { group: 'outbox', max: 2 } });
+    const r1 = await t.engine.start(a);
+    const r2 = await t.engine.start(b);
+    await expect(t.engine.start(a)).rejects.toMatchObject({ code: 'RUN_LIVE', message: expect.stringContaining("concurrency group 'outbox'") });
+    const ro = flow([step({ id: 's', uses: 'read' })], { name: 'ro' });
+    const reads = await Promise.all([t.engine.start(ro), t.engine.start(ro), t.engine.start(ro)]);
+    release();
+    await Promise.all([r1.done, r2.done, ...reads.map((h) => h.done)]);
+    // Slots are freed when runs end.
+    expect((await (await t.engine.start(a)).done).status).toBe('succeeded');
+  });
+});
+
+describe('#9.1 concurrency in a flow file', () => {
+  it('#9.1 concurrency: { group, max } is read from YAML', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const { loadFlowFile } = await import('../../src/engine/flow/load.js');
+    const { createRegistry, registerBuiltins } = await import('../../src/engine/registry/index.js');
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-conc-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const file = join(dir, 'b.yaml');
+    writeFileSync(file, 'name: b\nconcurrency: { group: outbox, max: 2 }\nsteps:\n  - id: s\n    uses: log\n    with: { message: hi }\n');
+    const registry = createRegistry();
+    registerBuiltins(registry);
+    expect(loadFlowFile(file, { registry, baseDir: dir, instances: ['default'] }).concurrency).toEqual({ group: 'outbox', max: 2 });
+  });
+});
