@@ -21,11 +21,10 @@ import type { ActionRegistry } from '../registry/index.js';
 import { errorInfo } from './errors.js';
 import { type ClaimResult, LeaseOwner, defaultHostId, defaultLeaseTtlMs, describeHolder, holderDead } from './ownership.js';
 import { newRunId } from './run-id.js';
-import { type ExecutionDeps, RunExecution } from './run-execution.js';
+import { type ExecutionDeps, RUN_CONTROL_NS, RunExecution } from './run-execution.js';
 import type { Engine, EngineOptions, RunFingerprint, RunHandle } from './types.js';
 
-/** The kv namespace other processes use to ask a run's owner to stop (`msgflow runs cancel`). */
-export const RUN_CONTROL_NS = 'run-control';
+export { RUN_CONTROL_NS };
 
 /** A logger that emits `log` events on the bus (the log subscriber prints them). */
 export function busLogger(bus: EngineBus): Logger {
@@ -178,6 +177,7 @@ export function createEngine(opts: EngineOptions): Engine {
       if (control?.cancel || cur.cancelRequested) {
         const now = clock.now();
         await opts.store.updateRun(r.id, { status: 'cancelled', cancelRequested: true, finishedAt: now, durationMs: now - cur.startedAt, updatedAt: now, waitingUntil: undefined, waitReason: undefined });
+        await opts.store.kv(RUN_CONTROL_NS).delete(r.id);
         await owner.release();
         return undefined;
       }

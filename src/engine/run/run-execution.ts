@@ -94,6 +94,9 @@ export function refersToItem(expr: string | boolean | undefined): boolean {
   }
 }
 
+/** The kv namespace other processes use to ask a run's owner to stop (`msgflow runs cancel`). */
+export const RUN_CONTROL_NS = 'run-control';
+
 /** The journal stream of a run's persisted log lines. */
 export const RUN_LOG_STREAM = '_log';
 /** Log lines kept per run execution. */
@@ -250,7 +253,7 @@ export class RunExecution {
     };
     // Cancel requests from other processes arrive through the store; polled at each heartbeat.
     this.owner.onBeat = async () => {
-      const c = await this.deps.store.kv('run-control').get<{ cancel?: boolean }>(this.run.id);
+      const c = await this.deps.store.kv(RUN_CONTROL_NS).get<{ cancel?: boolean }>(this.run.id);
       if (c?.cancel) this.cancel();
     };
     this.owner.startHeartbeat();
@@ -579,7 +582,11 @@ export class RunExecution {
     };
     let info: ErrorInfo | undefined;
     if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
-    if (status === 'cancelled') patch.cancelRequested = true;
+    if (status === 'cancelled') {
+      patch.cancelRequested = true;
+      // The request is served: it must not cancel anything later.
+      await store.kv(RUN_CONTROL_NS).delete(this.run.id).catch(() => {});
+    }
     if (status === 'failed') {
       info = errorInfo(error, step);
       patch.error = info;
