@@ -82,6 +82,16 @@ export const ERROR_CATALOGUE = {
   RUN_NOT_FOUND: { template: "run '{runId}' not found" },
   /** The engine's store (Redis, the state directory) cannot be reached or written: runs pause, never fail. */
   STORE_UNAVAILABLE: { template: 'the {driver} store is unavailable: {reason}' },
+  /** Another process took over the run (this one's lease lapsed): it stops before any further write. */
+  RUN_OWNERSHIP_LOST: { template: 'this process no longer owns the run: {reason}' },
+  /** A run of the flow (or of its concurrency group) is executing in a live process. */
+  RUN_LIVE: { template: "{what} is live in {holder}; --wait waits for it, 'msgflow runs cancel {runId}' stops it" },
+  /** A second `msgflow start` on one store. */
+  DAEMON_RUNNING: { template: 'msgflow start is already running on this store ({holder})' },
+  /** A dry run reached a method that changes something. */
+  DRY_RUN_WRITE: { template: 'dry run: {method} changes something on the instance; a dry run calls no writing method' },
+  /** A run whose owner process died too often is not resumed again. */
+  RUN_CRASHED: { template: 'crashed the process {count} times (last: {last})' },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },
   PLUGIN_INVALID: { template: "plugin '{plugin}': {reason}" },
   USAGE: { template: '{reason}' },
