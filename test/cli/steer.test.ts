@@ -224,7 +224,7 @@ describe('usage (#8.13)', () => {
     expect(nosuch.stderr).toContain("no flow named 'nosuch' (flows: greet)");
     const badInput = await cli(['run', 'greet', '-i', 'whom=x'], dir);
     expect(badInput.code).toBe(2);
-    expect(badInput.stderr).toContain("flow greet has no input 'whom' (its inputs: who)");
+    expect(badInput.stderr).toContain("flow 'greet' has no input 'whom' (did you mean 'who'?)");
     const help = await cli(['run', '--help'], dir);
     for (const flag of ['--input', '--dry-run', '--new', '--resume', '--wait', '--json', '--config']) expect(help.stdout).toContain(flag);
     const runsHelp = await cli(['runs', '--help'], dir);

@@ -1,7 +1,7 @@
 import { MsgflowError } from '../../api/errors.js';
 import { loadConfig, resolveFromConfig } from '../../config/index.js';
 import type { Engine, RunHandle } from '../../engine/run/index.js';
-import { findFlow } from '../../engine/flow/index.js';
+import { checkInputNames, findFlow } from '../../engine/flow/index.js';
 import type { Flow } from '../../engine/flow-types.js';
 import { createLogSubscriber, createProgressReporter } from '../../engine/progress/index.js';
 import { createRuntime } from '../../runtime/runtime.js';
@@ -59,11 +59,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       baseDir: config.baseDir,
       instances: Object.keys(config.instances),
     });
-    const unknown = Object.keys(inputs).filter((k) => !Object.hasOwn(flow.inputs, k));
-    if (unknown.length > 0) {
-      const known = Object.keys(flow.inputs);
-      throw new UsageError(`flow ${flow.name} has no input ${unknown.map((k) => `'${k}'`).join(', ')} (its inputs: ${known.length ? known.join(', ') : 'none'})`);
-    }
+    checkInputNames(flow, inputs);
     const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined);
     if (typeof handle === 'number') return handle;
     const record: RunRecord = await handle.done;
