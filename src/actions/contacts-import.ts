@@ -151,8 +151,8 @@ function describeChange(c: Contact, prev: MirrorEntry | undefined, mode: Contact
   return { outcome: mode === 'add' ? 'wouldAdd' : 'wouldUpdate', change: diffs.join('; ') };
 }
 
-const isExists = (e: unknown) => e instanceof ApiError && e.status === 400 && /already exists/i.test(e.serviceMessage);
-const isNotOnMessenger = (e: unknown) => e instanceof ApiError && e.status === 404;
+const isExists = (e: unknown) => isMsgflowError(e) && e.code === 'CONTACT_EXISTS';
+const isNotOnMessenger = (e: unknown) => isMsgflowError(e) && e.code === 'NOT_ON_MESSENGER';
 
 async function applyOne(ctx: ActionContext, c: Contact, mode: ContactMode, hadIntent: boolean): Promise<ContactOutcome> {
   const body = { chatId: c.chatId, firstName: c.firstName, lastName: c.lastName, saveInAddressbook: c.saveInAddressbook };
