@@ -343,7 +343,7 @@ async function execute(ctx: ActionContext, input: CheckAccountBulkInput, job: Jo
 /** Asks the service until it answers for this target (rate-limit pauses in between). */
 async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<CheckResult> {
   for (;;) {
-    await honourPause(ctx);
+    await honourPause(ctx, job);
     try {
       const req = t.phone !== undefined ? { phoneNumber: t.phone } : { username: t.username! };
       const res = await ctx.client.checkAccount({ ...req, force: input.force }, { signal: ctx.signal });
@@ -367,13 +367,13 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
   }
 }
 
-async function honourPause(ctx: ActionContext): Promise<void> {
+async function honourPause(ctx: ActionContext, job: Job): Promise<void> {
   const p = await ctx.shared(PAUSES_NAMESPACE).get<CheckPause>(pauseKey(ctx.instance.identity));
   if (!p || p.until <= ctx.clock.now()) return;
   ctx.logger.warn(`${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' paused until ${new Date(p.until).toISOString()}`, { reason: p.reason });
   // The key is derived from the pause itself, so after a restart the same
   // wait is found and only the remaining time is slept.
-  await ctx.wait({ until: p.until, reason: p.reason, key: `checkAccount-pause-${p.until}` });
+  await job.counters.waitingFor(() => ctx.wait({ until: p.until, reason: p.reason, key: `checkAccount-pause-${p.until}` }));
 }
 
 async function startPause(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, e: RateLimitError): Promise<void> {

@@ -236,13 +236,13 @@ async function settle(ctx: ActionContext, input: FilesBroadcastInput, job: Job, 
 // ---- execute ----------------------------------------------------------------------
 
 /** Waits durably until the window is open; false when an absolute window is over for good. */
-async function windowOpen(ctx: ActionContext, input: FilesBroadcastInput): Promise<boolean> {
+async function windowOpen(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<boolean> {
   for (;;) {
     const now = ctx.clock.now();
     const next = nextOpening(input.window, now);
     if (!next) return false;
     if (next.at <= now) return true;
-    await ctx.wait({ until: next.at, reason: `send window opens at ${iso(next.at)}`, key: `window-${next.at}` });
+    await job.counters.waitingFor(() => ctx.wait({ until: next.at, reason: `send window opens at ${iso(next.at)}`, key: `window-${next.at}` }));
   }
 }
 
@@ -285,7 +285,7 @@ async function sendAll(ctx: ActionContext, input: FilesBroadcastInput, job: Job)
   for (const rcp of job.recipients) {
     if (settled(rcp.rec)) continue;
     ctx.signal.throwIfAborted();
-    if (!(await windowOpen(ctx, input))) {
+    if (!(await windowOpen(ctx, input, job))) {
       job.windowOver = true;
       ctx.logger.warn(`${FILES_BROADCAST}: the send window is over; the remaining recipients are not sent`);
       return;

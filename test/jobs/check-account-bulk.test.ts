@@ -76,6 +76,7 @@ describe('checkAccount.bulk', () => {
     expect(pause?.reason).toMatch(/rate_limit_exceeded/);
     expect(t1.waits[0]!.reason).toMatch(/rate_limit_exceeded/);
     expect(t1.events.map((e) => e.name)).toContain('checkAccount.paused');
+    expect(t1.progress.at(-1)).toMatchObject({ done: 4, waiting: 1 }); // #8.7: waiting, not an ETA
     // kill the "process" in the middle of the pause
     t1.abort(new Error('killed'));
     await expect(run1).rejects.toThrow();

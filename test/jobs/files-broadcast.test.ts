@@ -158,6 +158,7 @@ describe('files.broadcast', () => {
     const w = await t.waiting;
     expect(w).toMatchObject({ until: Date.parse('2026-01-06T09:00:00Z'), reason: 'send window opens at 2026-01-06T09:00:00.000Z' });
     expect(await t.store.listWaits('run-1')).toHaveLength(1); // durable: a restart finds it
+    expect(t.progress.at(-1)).toMatchObject({ done: 0, waiting: 1 });
     expect(sends(l)).toBe(0);
     await clock.advance(15 * 3_600_000);
     expect(await p).toMatchObject({ sent: 3, notSent: 0 });
