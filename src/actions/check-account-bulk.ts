@@ -23,6 +23,7 @@ import { PaceSchema, pause } from './pace.js';
 import {
   FailureGuard,
   JobCounters,
+  JournalWriter,
   countRows,
   defaultReport,
   fileField,
@@ -171,6 +172,12 @@ interface Job {
   report: ReportWriter;
   counters: JobCounters;
   guard: FailureGuard;
+  /**
+   * Entries are not awaited one by one: a record whose entry is lost in a
+   * crash has its answer in the durable cache (written first), so the resumed
+   * run meets it again and answers it from the cache, with no second check.
+   */
+  journal: JournalWriter<Entry>;
   cache: ReturnType<ActionContext['shared']>;
   /** Records finished before this attempt (from the journal), not yet met again in the input. */
   done: Set<number | string>;
@@ -263,6 +270,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     report,
     counters,
     guard: new FailureGuard(action, ctx.instance.name, input.maxConsecutiveFailures),
+    journal: new JournalWriter<Entry>(ctx.journal),
     cache: ctx.shared(checkAccountNamespace(ctx.instance.identity)),
     done: new Set(),
     seen: new Set(),
@@ -296,10 +304,10 @@ function countOutcome(job: Job, e: Entry): void {
   }
 }
 
-/** Journal first (durable), then counters and report row. */
+/** Journal (see Job.journal), then counters and report row. */
 async function finishRecord(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
   const e: Entry = { k: key, o: r.status, r: toCells(r), ...(r.source === 'cache' ? { c: 1 as const } : {}) };
-  await ctx.journal.append(e);
+  await job.journal.append(key, e);
   countOutcome(job, e);
   await job.report.write(r as unknown as Record<string, unknown>);
 }
@@ -395,6 +403,7 @@ async function startPause(ctx: ActionContext, input: CheckAccountBulkInput, job:
 async function finish(ctx: ActionContext, job: Job): Promise<CheckAccountBulkSummary> {
   const { wouldCheck, ...tally } = job.tally;
   const summary: CheckAccountBulkSummary = { ...tally, report: job.reportPath, ...(ctx.run.dryRun ? { wouldCheck } : {}) };
+  await job.journal.flush();
   await job.report.close({ ...summary });
   job.counters.flush();
   ctx.logger.info(
@@ -419,6 +428,7 @@ export const checkAccountBulk = defineAction({
       for await (const target of plan(ctx, input, job)) await execute(ctx, input, job, target);
     } catch (e) {
       job.counters.flush();
+      await job.journal.flush().catch(() => undefined);
       await job.report.abort();
       throw e;
     }

@@ -17,6 +17,7 @@ import { PaceSchema, pause } from './pace.js';
 import {
   FailureGuard,
   JobCounters,
+  JournalWriter,
   countRows,
   defaultReport,
   fileField,
@@ -147,6 +148,14 @@ interface Job {
   report: ReportWriter;
   counters: JobCounters;
   guard: FailureGuard;
+  /**
+   * Entries are not awaited one by one; the chatIds whose entries may not be
+   * durable yet are in the durable `intent` list written before each call, so
+   * a resumed run that meets one again knows its add may have gone through.
+   */
+  journal: JournalWriter<Entry>;
+  /** chatIds in the `intent` list left by an interrupted attempt. */
+  intents: Set<string>;
   mirror: ReturnType<ActionContext['shared']>;
   /** Rows finished before this attempt (from the journal), not yet met again. */
   done: Set<string>;
@@ -244,6 +253,9 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     report,
     counters,
     guard: new FailureGuard(CONTACTS_IMPORT, ctx.instance.name, input.maxConsecutiveFailures),
+    // 16 in flight keeps the intent list (written before every call) small.
+    journal: new JournalWriter<Entry>(ctx.journal, 16),
+    intents: new Set(await intentList(ctx)),
     mirror: ctx.shared(contactsNamespace(ctx.instance.identity)),
     done: new Set(),
     seen: new Set(),
@@ -264,8 +276,14 @@ function count(job: Job, o: ContactOutcome): void {
   job.counters.add(COUNTER[o]);
 }
 
+/** The durable `intent` list: rows whose write may have reached the service without a durable journal entry. */
+async function intentList(ctx: ActionContext): Promise<string[]> {
+  const v = await ctx.state.get<string | string[]>('intent');
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+}
+
 async function finishRecord(ctx: ActionContext, job: Job, key: string, r: ContactRowResult): Promise<void> {
-  await ctx.journal.append({ k: key, o: r.outcome, r: toCells(r) } satisfies Entry);
+  await job.journal.append(key, { k: key, o: r.outcome, r: toCells(r) } satisfies Entry);
   count(job, r.outcome);
   await job.report.write(r as unknown as Record<string, unknown>);
 }
@@ -319,10 +337,11 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
     return finishRecord(ctx, job, c.chatId, { ...base, ...describeChange(c, prev, input.mode) });
   }
   if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
-  // Only one row is in flight at a time: one key says which, so a resumed
-  // run knows whether its add may already have reached the service.
-  const hadIntent = (await ctx.state.get<string>('intent')) === c.chatId;
-  if (input.mode === 'add' || input.mode === 'upsert') await ctx.state.set('intent', c.chatId);
+  // One key lists the rows that may be in flight (this one, and those whose
+  // journal entries are still being written), so a resumed run knows whether
+  // an add may already have reached the service.
+  const hadIntent = job.intents.has(c.chatId);
+  if (input.mode === 'add' || input.mode === 'upsert') await ctx.state.set('intent', [...(job.journal.pending() as string[]), c.chatId]);
   let result: ContactRowResult;
   try {
     const outcome = await applyOne(ctx, c, input.mode, hadIntent);
@@ -368,6 +387,7 @@ async function finish(ctx: ActionContext, input: ContactsImportInput, job: Job):
     Object.assign(summary, { wouldAdd: t.wouldAdd + t.wouldUpsert, wouldUpdate: t.wouldUpdate, wouldDelete: t.wouldDelete, unchanged: t.unchanged });
     summary.wouldChange = t.wouldAdd + t.wouldUpsert + t.wouldUpdate + t.wouldDelete;
   }
+  await job.journal.flush();
   await job.report.close({ ...summary });
   job.counters.flush();
   ctx.logger.info(
@@ -392,6 +412,7 @@ export const contactsImport = defineAction({
       for await (const { c, where } of plan(ctx, input, job)) await execute(ctx, input, job, c, where);
     } catch (e) {
       job.counters.flush();
+      await job.journal.flush().catch(() => undefined);
       await job.report.abort();
       throw e;
     }

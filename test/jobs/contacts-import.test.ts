@@ -100,7 +100,7 @@ describe('contacts.import', () => {
     open.push(l);
     const t = createActionTestContext({ client: l.client, baseDir: dir });
     // what the first attempt left behind: the intent, and the contact on the service
-    await t.ctx.state.set('intent', '79001112233@c.us');
+    await t.ctx.state.set('intent', ['79001112233@c.us']);
     await l.client.addContact({ chatId: '79001112233@c.us', firstName: 'Alice' });
     const s = await runAction(contactsImport, t, input({ mode: 'add', file: undefined, items: [{ phone: '79001112233', firstName: 'Alice' }] }));
     expect(s).toMatchObject({ added: 1, alreadyExists: 0 });

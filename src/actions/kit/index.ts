@@ -9,4 +9,5 @@ export { readRows, countRows, pickField, parseBool, type RowSource, type Sourced
 export { openReport, writeReport, toCsv, csvLine, reportFormat, defaultReport, type ReportWriter, type ReportRow, type ReportContent } from './report.js';
 export { JobCounters, type CounterName } from './counters.js';
 export { FailureGuard, whatToFix } from './guard.js';
+export { JournalWriter } from './journal.js';
 export { classify, type FailureClass } from '../../api/failure.js';
