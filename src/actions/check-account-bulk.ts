@@ -162,6 +162,8 @@ interface Entry {
   o: CheckStatus;
   /** answered from msgflow's cache */
   c?: 1;
+  /** a retryable failure: tried again by the next attempt or resume */
+  x?: 1;
   r: unknown[];
 }
 
@@ -280,6 +282,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
   job.tally.pauses = (await ctx.state.get<number>('pauses')) ?? 0;
   // Resume: the journal says what finished; its rows go back into the report.
   for await (const e of ctx.journal.replay<Entry>()) {
+    if (e.x) continue; // a retryable failure: checked again
     job.done.add(e.k);
     countOutcome(job, e);
     await report.write(fromCells(e.r));
@@ -306,7 +309,7 @@ function countOutcome(job: Job, e: Entry): void {
 
 /** Journal (see Job.journal), then counters and report row. */
 async function finishRecord(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
-  const e: Entry = { k: key, o: r.status, r: toCells(r), ...(r.source === 'cache' ? { c: 1 as const } : {}) };
+  const e: Entry = { k: key, o: r.status, r: toCells(r), ...(r.source === 'cache' ? { c: 1 as const } : {}), ...(r.retryable ? { x: 1 as const } : {}) };
   await job.journal.append(key, e);
   countOutcome(job, e);
   await job.report.write(r as unknown as Record<string, unknown>);

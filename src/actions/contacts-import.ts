@@ -137,6 +137,8 @@ interface MirrorEntry {
 interface Entry {
   k: string;
   o: ContactOutcome;
+  /** a retryable failure: tried again by the next attempt or resume */
+  x?: 1;
   r: unknown[];
 }
 
@@ -263,6 +265,7 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     calls: 0,
   };
   for await (const e of ctx.journal.replay<Entry>()) {
+    if (e.x) continue; // a retryable failure: tried again
     job.done.add(e.k);
     count(job, e.o);
     await report.write(fromCells(e.r));
@@ -283,7 +286,7 @@ async function intentList(ctx: ActionContext): Promise<string[]> {
 }
 
 async function finishRecord(ctx: ActionContext, job: Job, key: string, r: ContactRowResult): Promise<void> {
-  await job.journal.append(key, { k: key, o: r.outcome, r: toCells(r) } satisfies Entry);
+  await job.journal.append(key, { k: key, o: r.outcome, r: toCells(r), ...(r.retryable ? { x: 1 as const } : {}) } satisfies Entry);
   count(job, r.outcome);
   await job.report.write(r as unknown as Record<string, unknown>);
 }

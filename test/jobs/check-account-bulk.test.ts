@@ -157,8 +157,9 @@ describe('checkAccount.bulk', () => {
     expect(l.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(1);
   });
 
-  it('#8.2 a run of server errors stops the job (consecutive-failure guard); each is recorded, retryable', async () => {
+  it('#8.2 a run of server errors stops the job (consecutive-failure guard); each is recorded, retryable, and checked again by the next attempt', async () => {
     const dir = await tempDir();
+    const store = createMemoryStore();
     await writeData(dir, 'data/leads.csv', LEADS);
     let hits = 0;
     const server = http.createServer((req, res) => {
@@ -170,13 +171,21 @@ describe('checkAccount.bulk', () => {
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     const client = createClient({ apiUrl: url, idInstance: ID, apiTokenInstance: 'token-123456', rateLimit: false, retries: 0 });
     try {
-      const t = ctxFor({ client, clock: new ManualClock(T0), baseDir: dir });
+      const clock = new ManualClock(T0);
+      const t = ctxFor({ client, clock, store, baseDir: dir });
       const err = await runAction(checkAccountBulk, t, withBlock({ maxConsecutiveFailures: 3 })).catch((e) => e);
       expect(err.code).toBe('JOB_STOPPED');
       expect(err.message).toMatch(/3 calls in a row failed \(last: checkAccount failed with HTTP 503: down\)/);
       expect(hits).toBe(3);
       const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
       expect(csv.match(/,failed,/g)).toHaveLength(2); // the third stopped the job before its row
+
+      // the service is back: the step's next attempt checks the failed ones again, each row once in the report
+      const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
+      const s = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir }), withBlock());
+      expect(s).toMatchObject({ failed: 0, exists: 3, none: 3, invalid: 1 });
+      const lines = (await readFile(path.join(dir, 'reports/leads.csv'), 'utf8')).trimEnd().split('\r\n');
+      expect(lines).toHaveLength(1 + 7);
     } finally {
       await client.close();
       await new Promise((r) => server.close(r));
