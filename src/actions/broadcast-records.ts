@@ -80,8 +80,8 @@ function matches(m: Message, r: RecipientRecord, o: ReconcileOptions, claimed: R
 
 /**
  * How long messages queued ahead of ours may still take: one send interval
- * per message of ours the service has not sent yet, plus the grace. The
- * deadline moves with the queue: it is recomputed whenever one leaves.
+ * per message of ours the service has not sent yet, plus the grace, counted
+ * from the last time one of them left the queue.
  */
 export function queueAllowance(unobservedAhead: number, o: Pick<ReconcileOptions, 'sendIntervalMs' | 'graceMs'>): number {
   return (unobservedAhead + 1) * o.sendIntervalMs + o.graceMs;
@@ -100,13 +100,13 @@ export async function reconcile(
   store: DurableState,
   open: RecipientRecord[],
   claimed: Set<string>,
-  queuedAhead: () => number,
+  queuedAhead: () => Promise<number>,
   o: ReconcileOptions,
 ): Promise<{ found: number; unknown: number }> {
   const pending = new Set(open);
   let found = 0;
-  let ahead = queuedAhead();
-  let deadline = ctx.clock.now() + queueAllowance(ahead, o);
+  let ahead = await queuedAhead();
+  let lastMove = ctx.clock.now();
   const poll = Math.max(250, Math.min(o.sendIntervalMs, 5000));
   for (;;) {
     for (const r of [...pending]) {
@@ -121,11 +121,13 @@ export async function reconcile(
       found++;
       ctx.logger.info(`files.broadcast: ${r.chatId} was already sent before the interruption (${m.idMessage}); not sending again`);
     }
+    if (pending.size === 0) break;
+    const left = await queuedAhead();
     const now = ctx.clock.now();
-    const left = queuedAhead();
-    if (left < ahead) deadline = Math.max(deadline, now + queueAllowance(left, o)); // the queue moved
+    if (left < ahead) lastMove = now; // the queue moved: wait for the rest of it
     ahead = left;
-    if (pending.size === 0 || now >= deadline) break;
+    const deadline = lastMove + queueAllowance(ahead, o);
+    if (now >= deadline) break;
     await ctx.clock.sleep(Math.min(poll, deadline - now), ctx.signal);
   }
   for (const r of pending) {

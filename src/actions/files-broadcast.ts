@@ -24,7 +24,7 @@ import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 import { nextOpening, WindowSchema } from './window.js';
-import { followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
+import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
 import {
   FailureGuard,
   JobCounters,
@@ -222,12 +222,29 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
 
 // ---- reconcile ------------------------------------------------------------------
 
-/** Ours accepted but not seen sent yet: they are ahead of anything sent after them. */
-const queuedAhead = (job: Job) => () => job.recipients.filter((r) => r.rec?.phase === 'sent' && !r.rec.observed).length;
+/**
+ * Ours accepted but not seen sent yet (they are ahead of anything sent after
+ * them), after looking them up in the service's outgoing messages.
+ */
+const queuedAhead = (ctx: ActionContext, job: Job) => async (): Promise<number> => {
+  const unseen = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'sent' && !r.observed);
+  if (unseen.length === 0) return 0;
+  const now = ctx.clock.now();
+  const since = Math.min(...unseen.map((r) => r.sentAt ?? now)) - 60_000;
+  const msgs = await ctx.client.lastOutgoingMessages({ minutes: Math.max(1, Math.ceil((now - since) / 60_000) + 1) }, { signal: ctx.signal }).catch(() => []);
+  const byId = new Map(msgs.map((m) => [m.idMessage, m]));
+  let left = 0;
+  for (const r of unseen) {
+    const m = byId.get(r.idMessage!);
+    if (m && applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
+    if (!m) left++;
+  }
+  return left;
+};
 
 async function settle(ctx: ActionContext, input: FilesBroadcastInput, job: Job, open: RecipientRecord[]): Promise<void> {
   const opts = { fileName: input.fileName, sendIntervalMs: input.reconcile.sendInterval, graceMs: input.reconcile.grace, clockSkewMs: input.reconcile.clockSkew };
-  const { found, unknown } = await reconcile(ctx, job.store, open, job.claimed, queuedAhead(job), opts);
+  const { found, unknown } = await reconcile(ctx, job.store, open, job.claimed, queuedAhead(ctx, job), opts);
   job.reconciled += found;
   await ctx.state.set('reconciled', job.reconciled);
   if (found + unknown > 0) ctx.logger.info(`${FILES_BROADCAST}: reconciled ${found + unknown} interrupted send(s): ${found} had gone out, ${unknown} unknown (not sent again)`);

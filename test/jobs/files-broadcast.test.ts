@@ -122,6 +122,30 @@ describe('files.broadcast', () => {
     expect(await t.ctx.state.get<RecipientRecord>(`r:${CHATS[2]}`)).toMatchObject({ phase: 'unknown' });
   });
 
+  it('#8.12 after a crash with messages of ours queued ahead, the lost send is found when the queue reaches it; none reported failed', async () => {
+    const dir = await tempDir();
+    const recipients = Array.from({ length: 7 }, (_, i) => ({ phone: `7900666100${i}`, firstName: `R${i}` }));
+    const chats = recipients.map((r) => `${r.phone}@c.us`);
+    const l = await startLocal({ dir, clock: systemClock });
+    open.push(l);
+    const t = kit({ client: l.client, baseDir: dir });
+    const send = (i: number) => l.client.sendFileByUrl({ chatId: chats[i]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: `Hello R${i}` });
+    // six sent and recorded, still in the send queue (500 ms apart); the seventh sent, its answer lost in the crash
+    for (let i = 0; i < 6; i++) {
+      const { idMessage } = await send(i);
+      const at = Date.now();
+      await t.ctx.state.set(`r:${chats[i]}`, { chatId: chats[i]!, where: 'x', caption: `Hello R${i}`, phase: 'sent', runId: 'run-1', attemptKey: `a${i}`, intentAt: at, idMessage, sentAt: at, status: 'sent' } satisfies RecipientRecord);
+    }
+    await t.ctx.state.set(`r:${chats[6]}`, { chatId: chats[6]!, where: 'x', caption: 'Hello R6', phase: 'intent', runId: 'run-1', attemptKey: 'a6', intentAt: Date.now() } satisfies RecipientRecord);
+    await send(6);
+
+    const s = await runAction(filesBroadcast, t, input({ file: undefined, recipients, follow: { deadline: '1s', poll: '250ms', until: 'delivered' }, reconcile: { sendInterval: 500, grace: 500, clockSkew: 2000 } }));
+    expect(s).toMatchObject({ recipients: 7, sent: 7, reconciled: 1, failed: 0, unknown: 0 });
+    await drainQueue(l);
+    const perChat = await sentPerChat(l, chats);
+    expect(Object.values(perChat).map((c) => c.length)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+  });
+
   it('#9.4 the follow deadline extends with the queue ahead: a long queue is not reported failed', async () => {
     const dir = await tempDir();
     const recipients = Array.from({ length: 8 }, (_, i) => ({ phone: `7900666000${i}`, firstName: `R${i}` }));
