@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/index.js';
-import { ID, TOKEN, runImport } from './fixtures/import-child.js';
+import { ID, TOKEN, runImport, storedContacts } from './fixtures/import-child.js';
 import { tempDir, writeData } from './helpers/local.js';
 
 const child = fileURLToPath(new URL('./fixtures/import-child.ts', import.meta.url));
@@ -19,7 +19,7 @@ afterEach(async () => {
 const phone = (i: number) => 79200000000 + i;
 
 describe('#10 kill -9 in the middle of a bulk job, then resume', () => {
-  it(`contacts.import over ${N} records: every record processed exactly once (journal, report, summary)`, async () => {
+  it(`contacts.import over ${N} records: every record processed exactly once (journal, service, report, summary)`, async () => {
     dir = await tempDir('msgflow-jobs-kill-');
     const rows = ['phone,firstName'];
     for (let i = 0; i < N; i++) rows.push(`${phone(i)},N${i}`);
@@ -57,6 +57,11 @@ describe('#10 kill -9 in the middle of a bulk job, then resume', () => {
     await store.close();
     expect(seen.size).toBe(N);
     expect([...seen.values()].every((n) => n === 1)).toBe(true);
+
+    // the service holds every contact once
+    const stored = await storedContacts(dir);
+    expect(stored).toHaveLength(N);
+    expect(new Set(stored).size).toBe(N);
 
     // the report: one row per record
     const report = (await readFile(path.join(dir, 'reports/import.csv'), 'utf8')).trimEnd().split('\r\n');
