@@ -175,7 +175,9 @@ const COUNTER: Record<ContactOutcome, CounterName> = {
   updated: 'done',
   deleted: 'done',
   alreadyExists: 'done',
-  notOnMessenger: 'failed',
+  // Final for this number (nothing to retry, nothing to fix in msgflow): not
+  // counted failed, so progress, summary (`failed`) and exit code agree.
+  notOnMessenger: 'skipped',
   failed: 'failed',
   invalid: 'invalid',
   duplicate: 'skipped',
