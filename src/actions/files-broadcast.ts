@@ -375,7 +375,7 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
       if (r!.status === 'delivered' || r!.status === 'read') delivered++;
       if (r!.status === 'read') read++;
     }
-    const error = outcome === 'notSent' ? 'send window closed' : r?.error;
+    const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
     await writer.write({ chatId: rcp.chatId, where: rcp.where, outcome, idMessage: r?.idMessage, status: r?.status, sentAt: iso(r?.sentAt), deliveredAt: iso(r?.deliveredAt), readAt: iso(r?.readAt), reconciled: r?.reconciled, caption: rcp.caption, error });
   }
   for (const row of job.invalidRows) await writer.write(row);
@@ -418,11 +418,17 @@ export const filesBroadcast = defineAction({
   async run(ctx, input): Promise<FilesBroadcastSummary> {
     const job = await load(ctx, input);
     if (!ctx.run.dryRun) {
-      const interrupted = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'intent');
-      if (interrupted.length > 0) await settle(ctx, input, job, interrupted);
-      countAll(job);
-      await sendAll(ctx, input, job);
-      await follow(ctx, input, job);
+      try {
+        const interrupted = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'intent');
+        if (interrupted.length > 0) await settle(ctx, input, job, interrupted);
+        countAll(job);
+        await sendAll(ctx, input, job);
+        await follow(ctx, input, job);
+      } catch (e) {
+        // A stopped job (JOB_STOPPED) still reports who got the file; a cancel or shutdown does not.
+        if (!ctx.signal.aborted) await report(ctx, job).catch(() => undefined);
+        throw e;
+      }
     }
     return report(ctx, job);
   },

@@ -217,5 +217,10 @@ describe('files.broadcast', () => {
     expect(err.code).toBe('JOB_STOPPED');
     expect(err.message).toMatch(/check apiTokenInstance/);
     expect(sends(l)).toBe(1);
+    // the stopped job still reports: nobody sent, the refused one failed (sent again by a later run)
+    const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
+    expect(csv.match(/,failed,/g)).toHaveLength(1);
+    expect(csv).not.toMatch(/,sent,/);
+    expect(csv.match(/,notSent,.*not attempted: the job stopped/g)).toHaveLength(2);
   });
 });
