@@ -47,7 +47,10 @@ export const ERROR_CATALOGUE = {
   FILE_TOO_MANY_REDIRECTS: { template: 'urlFile {url}: more than {limit} redirects' },
 
   // ---- client ---------------------------------------------------------------
+  /** An answer of the service with no more specific code (e.g. an unexpected 4xx status). */
   API_ERROR: { template: '{method} failed with HTTP {status}: {message}' },
+  /** The service answered 5xx: it may work again later (retryable). */
+  SERVER_ERROR: { template: '{method} failed with HTTP {status}: {message}' },
   NETWORK_ERROR: { template: '{method}: network error {reason}' },
   TIMEOUT: { template: '{method}: no answer within {timeoutMs} ms' },
   BAD_RESPONSE: { template: '{method}: unexpected response ({reason})' },
