@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { LocalSchema } from '../src/config/local-schema.js';
+import { LocalSchema } from '../src/local/config.js';
 import { API_METHODS } from '../src/api/methods.js';
 import { History, type StoredMessage } from '../src/local/instance/history.js';
 import { createLocalService } from '../src/local/service.js';

@@ -12,7 +12,7 @@ import type { CheckAccountResponse, ParsedRequest, RateLimitBody } from '../../a
 import { personalChatId } from '../../api/chat-id.js';
 import type { Clock } from '../../util/clock.js';
 import type { Network } from '../network.js';
-import { openJsonDoc } from '../store/json-doc.js';
+import { openJsonDoc } from '../persist/json-doc.js';
 
 interface CachedResult {
   exist: boolean;

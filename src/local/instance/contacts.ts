@@ -10,7 +10,7 @@ import { MsgflowError } from '../../api/errors.js';
 import type { ParsedRequest } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Network } from '../network.js';
-import { openJsonDoc } from '../store/json-doc.js';
+import { openJsonDoc } from '../persist/json-doc.js';
 
 export interface ContactRecord {
   chatId: string;

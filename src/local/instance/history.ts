@@ -12,7 +12,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MsgflowError } from '../../api/errors.js';
 import type { Message, StatusMessage } from '../../api/types.js';
-import { AppendLog } from '../store/append-log.js';
+import { AppendLog } from '../persist/append-log.js';
 
 export interface StoredMessage {
   message: Message;

@@ -17,7 +17,7 @@ import type { Network } from '../network.js';
 import { newMessageId } from '../ids.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../rate-limiter.js';
-import { openJsonDoc } from '../store/json-doc.js';
+import { openJsonDoc } from '../persist/json-doc.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
 import { History, type StoredMessage } from './history.js';

@@ -16,7 +16,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { SendFileByUrlRequest } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
-import { AppendLog } from '../store/append-log.js';
+import { AppendLog } from '../persist/append-log.js';
 
 export interface QueueEntry {
   idMessage: string;
