@@ -13,10 +13,26 @@
  *
  * Servers run in child processes so the load generator does not share their
  * event loop; rate limits are 0 (unlimited).
+ *
+ * Large-data mode (issue #10):
+ *
+ *   npm run build && node --import tsx bench/local-bench.ts --large
+ *
+ * generates 1,000,000 checked numbers (checks.jsonl) and 1,000,000 contacts
+ * (contacts.jsonl, contact list and phonebook) in the service's own file
+ * format, starts the real `msgflow serve` (bin/msgflow.js, built dist/) on
+ * them, and prints: the start time (spawn to "listening", target <= 5 s), the
+ * server's RSS once started, and getMessage / checkAccount (cached, a number
+ * among the million) requests/s under `autocannon -c 50` as ratios to a bare
+ * node:http server measured in the same run (target >= 0.5).
+ * BENCH_LARGE_RECORDS changes the 1,000,000.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { once as once_ } from 'node:events';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -307,6 +323,119 @@ async function main() {
   console.log(`   releasedAt - dueAt (Clock, ms)    p50 ${pct(res.wall, 50)}, p99 ${pct(res.wall, 99)}, max ${Math.max(...res.wall)}`);
 }
 
+// ---------------------------------------------------------------- large data
+const LARGE = Number(process.env.BENCH_LARGE_RECORDS ?? 1_000_000);
+const CHECKED_BASE = 79_200_000_000;
+const CONTACT_BASE = 79_300_000_000;
+
+/** Writes `lines(i)` for i < count into `file`, in 1 MB slices. */
+async function writeLines(file: string, count: number, line: (i: number) => string): Promise<void> {
+  const out = createWriteStream(file);
+  let chunk: string[] = [];
+  let len = 0;
+  for (let i = 0; i < count; i++) {
+    const l = line(i);
+    chunk.push(l);
+    len += l.length;
+    if (len > 1 << 20) {
+      if (!out.write(chunk.join(''))) await once_(out, 'drain');
+      chunk = [];
+      len = 0;
+    }
+  }
+  out.end(chunk.join(''));
+  await once_(out, 'finish');
+}
+
+function spawnServe(config: string): Promise<{ child: ChildProcess; port: number; startMs: number }> {
+  const bin = path.join(path.dirname(SELF), '..', 'bin', 'msgflow.js');
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'serve', '--config', config, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]), startMs: performance.now() - t0 });
+    });
+    child.on('exit', (code) => reject(new Error(`msgflow serve exited with ${code}`)));
+  });
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function cannon(port: number, r: Req): Promise<number> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${r.path}`,
+    method: r.method,
+    body: r.body,
+    headers: r.body ? { 'content-type': 'application/json' } : {},
+    connections: 50,
+    duration: Math.max(1, Math.round(DURATION_MS / 1000)),
+  });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${r.path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+async function large() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-bench-large-'));
+  const data = path.join(dir, 'data', ID);
+  await mkdir(data, { recursive: true });
+  const t = Date.now();
+  const g0 = performance.now();
+  // The service's own line formats (src/local/instance/account-check.ts and contacts.ts): 60 % of the numbers have an account.
+  await writeLines(path.join(data, 'checks.jsonl'), LARGE + 1, (i) =>
+    i === 0 ? `{"k":"#","w":${t}}\n` : `{"k":${CHECKED_BASE + i},"${i % 5 < 3 ? 't' : 'n'}":${t + i}}\n`,
+  );
+  await writeLines(path.join(data, 'contacts.jsonl'), LARGE, (i) => `{"k":${CONTACT_BASE + i},"cp":{"f":"Name${i}","l":"Surname","u":${t + i}}}\n`);
+  const firstId = await prepareStore(path.join(dir, 'data'), 100);
+  const config = path.join(dir, 'config.yaml');
+  await writeFile(
+    config,
+    [
+      'local:',
+      '  port: 0',
+      '  dataDir: data',
+      '  network:',
+      '    accounts: [{ phone: 79001112233, username: "@alice", name: Alice }]',
+      '  instances:',
+      `    - idInstance: "${ID}"`,
+      `      apiTokenInstance: "${TOKEN}"`,
+      `      rateLimits: { ${API_METHODS.map((m) => `${m}: 0`).join(', ')} }`,
+      '      checkAccountLimit: { numbers: 100000000, windowMinutes: 10, retryAfterSeconds: 7200 }',
+      '',
+    ].join('\n'),
+  );
+  console.log(`msgflow local service, large data: ${LARGE.toLocaleString('en')} checked numbers and ${LARGE.toLocaleString('en')} contacts (node ${process.version})`);
+  console.log(`   generated in ${fmt((performance.now() - g0) / 1000, 1)} s`);
+  const serve = await spawnServe(config);
+  const rss = rssMb(serve.child.pid!);
+  const bare = await startChild('bare');
+  const cachedNumber = CHECKED_BASE + 123_457; // i % 5 = 2: has an account
+  const check: Req = { method: 'POST', path: p('checkAccount'), body: JSON.stringify({ phoneNumber: cachedNumber }) };
+  const getMessage: Req = { method: 'POST', path: p('getMessage'), body: JSON.stringify({ chatId: CHAT, idMessage: firstId }) };
+  const probe = await fetch(`http://127.0.0.1:${serve.port}${check.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: check.body });
+  const answer = (await probe.json()) as { fromCache?: boolean };
+  if (answer.fromCache !== true) throw new Error(`checkAccount of a stored number was not answered from the cache: ${JSON.stringify(answer)}`);
+  // Warm-up of both servers (JIT, sockets), then the measured runs, all in this one run.
+  await cannon(bare.port, { method: 'POST', path: '/', body: '{}' });
+  await cannon(serve.port, getMessage);
+  const bareRps = await cannon(bare.port, { method: 'POST', path: '/', body: '{}' });
+  const gmRps = await cannon(serve.port, getMessage);
+  const caRps = await cannon(serve.port, check);
+  const rssAfter = rssMb(serve.child.pid!);
+  await Promise.all([stop(bare.child), stop(serve.child)]);
+  await rm(dir, { recursive: true, force: true });
+  console.log(`   msgflow serve start (spawn to listening): ${fmt(serve.startMs / 1000)} s  (target <= 5 s)`);
+  console.log(`   serve RSS: ${fmt(rss, 0)} MB once started, ${fmt(rssAfter, 0)} MB after the load runs`);
+  console.log(`   autocannon -c 50, ${Math.max(1, Math.round(DURATION_MS / 1000))} s each: bare node:http ${fmt(bareRps, 0)} req/s`);
+  console.log(`   getMessage ${fmt(gmRps, 0)} req/s, ratio ${fmt(gmRps / bareRps)}; checkAccount (cached) ${fmt(caRps, 0)} req/s, ratio ${fmt(caRps / bareRps)}  (target >= 0.5)`);
+}
+
 const i = process.argv.indexOf('--child');
 if (i >= 0) await childMain(process.argv[i + 1]!, process.argv[i + 2] ?? '');
+else if (process.argv.includes('--large')) await large();
 else await main();

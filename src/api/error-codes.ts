@@ -45,6 +45,16 @@ export const ERROR_CATALOGUE = {
   FILE_FETCH_TIMEOUT: { template: 'urlFile {url}: no answer within {timeoutMs} ms ({phase})' },
   FILE_TOO_LARGE: { template: 'urlFile {url}: the file is larger than the {limit} bytes allowed ({seen})' },
   FILE_TOO_MANY_REDIRECTS: { template: 'urlFile {url}: more than {limit} redirects' },
+  /** A urlFile target (or a redirect) on a loopback, private or link-local address, refused unless local.fetch.allowPrivate. */
+  FILE_FETCH_PRIVATE: { template: 'urlFile {url}: {host} resolves to {address}, a {range} address; set local.fetch.allowPrivate: true to allow it' },
+  /** The attempts of one queued file took longer than the bound in total. */
+  FILE_FETCH_GAVE_UP: { template: 'urlFile {url}: gave up after {attempts} attempts in {elapsedMs} ms (last: {reason})' },
+
+  // ---- local service: its data directory ------------------------------------
+  /** A file under local.dataDir that cannot be read as the service wrote it: start is refused. */
+  LOCAL_DATA_INVALID: { template: 'local service data {file}{location}: {reason}' },
+  /** A write to local.dataDir failed: the request is answered 500 and nothing changed. */
+  LOCAL_WRITE_FAILED: { status: 500, template: 'local service could not write {file}: {reason}' },
 
   // ---- client ---------------------------------------------------------------
   API_ERROR: { template: '{method} failed with HTTP {status}: {message}' },

@@ -50,6 +50,8 @@ export interface QueueEvents {
 
 export interface SendQueueOptions {
   file: string;
+  /** `file` as named in errors (the instance id hidden). @default file */
+  shown?: string;
   clock: Clock;
   intervalMs: number;
   /** Fetches the file and appends the message to the history. Throws when the file cannot be sent. */
@@ -76,7 +78,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
 
   constructor(private readonly opts: SendQueueOptions) {
     super();
-    this.log = new AppendLog<QueueRecord>(opts.file);
+    this.log = new AppendLog<QueueRecord>(opts.file, opts.shown);
   }
 
   async load(): Promise<void> {
