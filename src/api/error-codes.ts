@@ -47,8 +47,6 @@ export const ERROR_CATALOGUE = {
   FILE_TOO_MANY_REDIRECTS: { template: 'urlFile {url}: more than {limit} redirects' },
   /** A urlFile target (or a redirect) on a loopback, private or link-local address, refused unless local.fetch.allowPrivate. */
   FILE_FETCH_PRIVATE: { template: 'urlFile {url}: {host} resolves to {address}, a {range} address; set local.fetch.allowPrivate: true to allow it' },
-  /** The attempts of one queued file took longer than the bound in total. */
-  FILE_FETCH_GAVE_UP: { template: 'urlFile {url}: gave up after {attempts} attempts in {elapsedMs} ms (last: {reason})' },
 
   // ---- local service: its data directory ------------------------------------
   /** A file under local.dataDir that cannot be read as the service wrote it: start is refused. */

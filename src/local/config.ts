@@ -68,6 +68,18 @@ export const LocalSchema = z.strictObject({
   maxFileBytes: z.number().int().positive().default(100 * 1024 * 1024),
   /** Timeout for fetching urlFile, ms. @default 30000 */
   fetchTimeoutMs: z.number().int().positive().default(30_000),
+  /** How urlFile links are fetched. */
+  fetch: z
+    .strictObject({
+      /**
+       * Fetch urlFile from loopback, private (10/8, 172.16/12, 192.168/16,
+       * 100.64/10, fc00::/7) and link-local addresses, checked after DNS
+       * resolution and on every redirect. msgflow's own publicUrl and port
+       * are always allowed. @default false
+       */
+      allowPrivate: z.boolean().default(false),
+    })
+    .default({ allowPrivate: false }),
   /** Redirects followed when fetching urlFile. @default 5 */
   maxRedirects: z.number().int().min(0).max(20).default(5),
   /** How long fetched files are kept, ms. @default 86400000 (24 h) */

@@ -16,4 +16,4 @@ export {
 } from './mime-table.js';
 export { isAnimatedImage, countGifFrames } from './animation.js';
 export { makeJpegThumbnail, type ThumbnailOptions } from './thumbnail.js';
-export { displayUrl } from './download.js';
+export { displayUrl, FetchError, privateRange } from './download.js';
