@@ -107,7 +107,6 @@ export function parseTarget(raw: string): { pathname: string; searchParams: URLS
   if (!pathname.startsWith('/')) return "the path must start with '/'";
   if (pathname.includes('//')) return "empty path segment ('//')";
   if (pathname.includes('\\')) return "backslash in the path";
-  // eslint-disable-next-line no-control-regex
   if (/[\x00-\x20\x7f]/.test(pathname)) return 'control character or space in the path';
   try {
     return { pathname, searchParams: new URLSearchParams(q < 0 ? '' : t.slice(q + 1)) };
