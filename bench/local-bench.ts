@@ -26,12 +26,22 @@
  * among the million) requests/s under `autocannon -c 50` as ratios to a bare
  * node:http server measured in the same run (target >= 0.5).
  * BENCH_LARGE_RECORDS changes the 1,000,000.
+ *
+ * Bulk mode:
+ *
+ *   node --import tsx bench/local-bench.ts --bulk
+ *
+ * calls checkAccount for BENCH_LARGE_RECORDS new numbers, then addContact for
+ * as many (population share 0.6 on both ranges), one at a time through
+ * service.handle in this process (as `apiUrl: local` does), and prints
+ * records/s for the first and last 10 % (flat cost: the ratio stays near 1),
+ * peak RSS, and bytes on disk per record.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { createWriteStream, readFileSync } from 'node:fs';
 import { once as once_ } from 'node:events';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -435,7 +445,66 @@ async function large() {
   console.log(`   getMessage ${fmt(gmRps, 0)} req/s, ratio ${fmt(gmRps / bareRps)}; checkAccount (cached) ${fmt(caRps, 0)} req/s, ratio ${fmt(caRps / bareRps)}  (target >= 0.5)`);
 }
 
+async function bulk() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-bench-bulk-'));
+  const config = LocalSchema.parse({
+    port: 0,
+    dataDir: path.join(dir, 'data'),
+    network: { population: [{ prefix: '7920', share: 0.6 }, { prefix: '7930', share: 0.6 }] },
+    instances: [
+      {
+        idInstance: ID,
+        apiTokenInstance: TOKEN,
+        rateLimits: Object.fromEntries(API_METHODS.map((m) => [m, 0])),
+        checkAccountLimit: { numbers: 100_000_000, windowMinutes: 10, retryAfterSeconds: 7200 },
+      },
+    ],
+  });
+  const service = createLocalService(config, { baseDir: dir });
+  await service.start();
+  let peak = 0;
+  const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200);
+  const call = (method: string, body: unknown) =>
+    service.handle({ httpMethod: 'POST', path: p(method), headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  console.log(`msgflow local service, bulk: ${LARGE.toLocaleString('en')} checks then ${LARGE.toLocaleString('en')} contacts, in-process, one at a time (node ${process.version})`);
+  for (const [what, base, one] of [
+    ['checkAccount', CHECKED_BASE, (n: number) => call('checkAccount', { phoneNumber: n })],
+    ['addContact', CONTACT_BASE, (n: number) => call('addContact', { chatId: `${n}@c.us`, firstName: `Name${n}`, lastName: 'Surname' })],
+  ] as const) {
+    const tenth = Math.max(1, Math.floor(LARGE / 10));
+    const marks: number[] = [];
+    const t0 = performance.now();
+    let ok = 0;
+    for (let i = 0; i < LARGE; i++) {
+      if (i % tenth === 0) marks.push(performance.now());
+      const r = await one(base + i);
+      if (r.status === 200) ok++;
+      else if (!(what === 'addContact' && r.status === 404)) throw new Error(`${what}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+    }
+    const end = performance.now();
+    marks.push(end);
+    const first = tenth / ((marks[1]! - marks[0]!) / 1000);
+    const last = tenth / ((marks[marks.length - 1]! - marks[marks.length - 2]!) / 1000);
+    const file = path.join(dir, 'data', ID, what === 'checkAccount' ? 'checks.jsonl' : 'contacts.jsonl');
+    const bytes = (await stat(file)).size;
+    console.log(
+      `   ${what}: ${fmt(LARGE / ((end - t0) / 1000), 0)} records/s overall; first 10 % ${fmt(first, 0)}/s, last 10 % ${fmt(last, 0)}/s (ratio ${fmt(last / first)}); ${ok.toLocaleString('en')} answered 200; ${fmt(bytes / LARGE, 1)} bytes on disk per record`,
+    );
+  }
+  clearInterval(sample);
+  const t = performance.now();
+  await service.close();
+  const again = createLocalService(config, { baseDir: dir });
+  await again.start();
+  const restartMs = performance.now() - t;
+  peak = Math.max(peak, process.memoryUsage().rss);
+  console.log(`   peak RSS ${fmt(peak / 1048576, 0)} MB; restart with all of it loaded: ${fmt(restartMs / 1000, 2)} s`);
+  await again.close();
+  await rm(dir, { recursive: true, force: true });
+}
+
 const i = process.argv.indexOf('--child');
 if (i >= 0) await childMain(process.argv[i + 1]!, process.argv[i + 2] ?? '');
 else if (process.argv.includes('--large')) await large();
+else if (process.argv.includes('--bulk')) await bulk();
 else await main();
