@@ -96,7 +96,9 @@ export class KeyedLog {
       this.state.apply(k, fields[1]!, JSON.stringify(o[fields[1]!]), where);
     });
     this.lines = lines;
-    if (this.needsCompaction()) await this.compact();
+    // Best effort: a data dir that cannot be written (read-only) still starts;
+    // the write that follows then fails and says so.
+    if (this.needsCompaction()) await this.compact().catch(() => undefined);
     return exists;
   }
 
