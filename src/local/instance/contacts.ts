@@ -99,7 +99,7 @@ class ContactsState implements KeyedState {
 
   apply(key: Key, field: string, value: string | number, where: string): void {
     if (typeof key !== 'number') throw corruptAt(where, `key ${JSON.stringify(key)} is not a phone number`);
-    if (field !== 'd' && (typeof value !== 'string' || value[0] !== '{')) throw corruptAt(where, `'${field}' must be an object`);
+    if (field !== 'd' && (typeof value !== 'string' || value.charCodeAt(0) !== 123)) throw corruptAt(where, `'${field}' must be an object`);
     const raw = value as string;
     switch (field) {
       case 'cp':

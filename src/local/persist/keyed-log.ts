@@ -154,7 +154,10 @@ export class KeyedLog {
  * it as JSON). The value's text is taken as it is; only its first and last
  * characters are checked.
  */
-function parseKeyedLine(buf: Buffer, start: number, end: number): { key: Key; field: string; raw: string | number } | undefined {
+/** Reused for every line, so a million lines do not make a million result objects. */
+const parsed: { key: Key; field: string; raw: string | number } = { key: 0, field: '', raw: '' };
+
+function parseKeyedLine(buf: Buffer, start: number, end: number): typeof parsed | undefined {
   // {"k":
   if (end - start < 10 || buf[start] !== 123 || buf[start + 1] !== 34 || buf[start + 2] !== 107 || buf[start + 3] !== 34 || buf[start + 4] !== 58) {
     return undefined;
@@ -202,9 +205,16 @@ function parseKeyedLine(buf: Buffer, start: number, end: number): { key: Key; fi
     let n = 0;
     let q = v0;
     while (q < end - 1 && buf[q]! >= 48 && buf[q]! <= 57) n = n * 10 + (buf[q++]! - 48);
-    if (q === end - 1) return { key, field, raw: n };
+    if (q === end - 1) return fill(key, field, n);
   }
-  return { key, field, raw: buf.toString('utf8', v0, end - 1) };
+  return fill(key, field, buf.toString('utf8', v0, end - 1));
+}
+
+function fill(key: Key, field: string, raw: string | number): typeof parsed {
+  parsed.key = key;
+  parsed.field = field;
+  parsed.raw = raw;
+  return parsed;
 }
 
 /** Field names are one or two letters: their strings are made once, not once per line. */
