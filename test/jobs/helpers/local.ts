@@ -60,6 +60,7 @@ export function localConfig(overrides: Record<string, unknown> = {}, instance: R
   return LocalSchema.parse({
     port: 0,
     dataDir: 'local-data',
+    fetch: { allowPrivate: true },
     network: { accounts: ACCOUNTS, deliveredAfterMs: 200, readAfterMs: 400 },
     instances: [{ idInstance: ID, apiTokenInstance: TOKEN, sendIntervalMs: 500, rateLimits: ratesOff(), ...instance }],
     ...overrides,
