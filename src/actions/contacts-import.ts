@@ -407,6 +407,7 @@ export const contactsImport = defineAction({
     "Keeps the messenger's contact list in step with a CSV/JSON/YAML file: upsert (add, edit when it exists), add, edit or delete; dry run; numbers not on the messenger are reported, not retried.",
   input: ContactsImportInput,
   dryRun: true,
+  writes: true,
   output: {
     description:
       'Summary { mode, dryRun, total, added, updated, deleted, alreadyExists, notOnMessenger, invalid, failed, duplicates, report } (+ wouldAdd, wouldUpdate, wouldDelete, wouldChange, unchanged on a dry run); per-row outcomes in the report file.',

@@ -411,6 +411,7 @@ export const filesBroadcast = defineAction({
   // The caption is a per-recipient template (`item` is each recipient), evaluated here.
   rawInputs: ['caption'],
   dryRun: true,
+  writes: true,
   output: {
     description:
       'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, reconciled, earlier, report } (+ wouldSend on a dry run); per-recipient idMessage and status in the report file.',

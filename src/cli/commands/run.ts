@@ -3,12 +3,11 @@ import { loadConfig, resolveFromConfig } from '../../config/index.js';
 import type { Engine, RunHandle } from '../../engine/run/index.js';
 import { checkInputNames, findFlow } from '../../engine/flow/index.js';
 import type { Flow } from '../../engine/flow-types.js';
-import { createLogSubscriber, createProgressReporter } from '../../engine/progress/index.js';
 import { createRuntime } from '../../runtime/runtime.js';
 import type { RunRecord } from '../../store/types.js';
-import { parse, parseInputs } from '../args.js';
+import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { formatCliError, type Io } from '../output.js';
+import { cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
 
 /** Exit codes of a run stopped by a signal: 128 + the signal number, as shells report it. */
@@ -28,24 +27,13 @@ const WAIT_POLL_MS = 500;
  * doubled: the command says so and exits 2, or with `--wait` waits for it.
  */
 export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    config: { type: 'string', short: 'c' },
-    input: { type: 'string', short: 'i', multiple: true },
-    'dry-run': { type: 'boolean' },
-    json: { type: 'boolean' },
-    new: { type: 'boolean' },
-    resume: { type: 'string' },
-    wait: { type: 'boolean' },
-  });
+  const { values, positionals } = parseCommand('run', argv);
   if (positionals.length !== 1) throw new UsageError(`run expects exactly one FLOW, got ${positionals.length}`);
   if (values.new && values.resume) throw new UsageError('--new and --resume exclude each other');
   const inputs = parseInputs(values.input);
   const config = loadConfig(values.config ?? 'config.yaml');
   const runtime = await createRuntime({ config, command: 'run', listenIfFree: true });
-  const isTTY = Boolean(io.stderr.isTTY);
-  const progress = createProgressReporter({ bus: runtime.bus, stream: io.stderr, isTTY });
-  // On a terminal the bar owns stderr: only warnings and errors are logged over it.
-  const log = createLogSubscriber({ bus: runtime.bus, stream: io.stderr, level: isTTY ? 'warn' : 'info' });
+  const reporter = cliReporter(io, values, config, runtime.bus);
   let signalled: NodeJS.Signals | undefined;
   const stop = (sig: NodeJS.Signals) => {
     signalled ??= sig;
@@ -63,8 +51,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined);
     if (typeof handle === 'number') return handle;
     const record: RunRecord = await handle.done;
-    progress.close();
-    log.close();
+    reporter.close();
     if (values.json) {
       const steps = await runtime.engine.getSteps(record.id);
       io.out(JSON.stringify({ run: record, steps }, null, 2));
@@ -76,8 +63,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    progress.close();
-    log.close();
+    reporter.close();
     await runtime.close();
   }
 }

@@ -1,13 +1,12 @@
 import { loadConfig } from '../../config/index.js';
 import { createCronScheduler } from '../../engine/schedule/index.js';
-import { createLogSubscriber, createProgressReporter } from '../../engine/progress/index.js';
 import { FlowError } from '../../api/errors.js';
 import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import { createRuntime } from '../../runtime/runtime.js';
-import { parse } from '../args.js';
+import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { formatCliError, type Io } from '../output.js';
+import { cliReporter, formatCliError, type Io } from '../output.js';
 
 /** Signals that stop the daemon gracefully. SIGHUP too: a terminal closing (and, later, a reload) must not kill it mid-item. */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -36,7 +35,7 @@ function untilStopped(): Promise<NodeJS.Signals> {
  * starts (catching up missed slots and startup runs).
  */
 export async function start(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, 'no-listen': { type: 'boolean' } }, false);
+  const { values } = parseCommand('start', argv, false);
   const config = loadConfig(values.config ?? 'config.yaml');
   const listen = !values['no-listen'] && config.local !== undefined;
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
@@ -60,8 +59,8 @@ export async function start(argv: string[], io: Io): Promise<number> {
     io.err(formatCliError(runtime));
     return EXIT.USAGE;
   }
-  const log = createLogSubscriber({ bus: runtime.bus, stream: io.stderr, level: config.logLevel === 'silent' ? 'error' : config.logLevel });
-  const progress = createProgressReporter({ bus: runtime.bus, stream: io.stderr, isTTY: false });
+  // A daemon's output goes to a journal: plain progress lines, never a bar.
+  const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   try {
     if (listen) {
       const host = await runtime.local();
@@ -103,7 +102,6 @@ export async function start(argv: string[], io: Io): Promise<number> {
     await runtime.engine.shutdown('msgflow start stopping');
     await daemon?.release();
     await runtime.close();
-    progress.close();
-    log.close();
+    reporter.close();
   }
 }

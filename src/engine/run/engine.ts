@@ -86,6 +86,7 @@ export function createEngine(opts: EngineOptions): Engine {
     random: opts.random ?? Math.random,
     clientFor: opts.clientFor,
     identityFor: opts.identityFor ?? ((name) => name),
+    localUrl: opts.localUrl,
     baseDir: opts.baseDir,
     defaultRateLimitWaitMs: opts.defaultRateLimitWaitMs ?? 1000,
     progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,

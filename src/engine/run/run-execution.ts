@@ -58,6 +58,7 @@ export interface ExecutionDeps {
   random: () => number;
   clientFor(instance: string): InstanceApi;
   identityFor(instance: string): string;
+  localUrl?: string;
   baseDir: string;
   defaultRateLimitWaitMs: number;
   progressSaveIntervalMs: number;
@@ -136,7 +137,14 @@ export class RunExecution {
   ) {
     this.run = { ...run };
     for (const s of resume?.steps ?? []) this.steps.set(s.step, { ...s });
-    this.scope = { inputs, env: { ...flow.env }, steps: {}, run: { id: run.id, flow: flow.name, startedAt: run.startedAt } };
+    this.scope = {
+      inputs,
+      env: { ...flow.env },
+      steps: {},
+      run: { id: run.id, flow: flow.name, startedAt: run.startedAt },
+      ...(deps.localUrl === undefined ? {} : { local: { url: deps.localUrl } }),
+      clock: deps.clock,
+    };
     let client: InstanceApi | undefined;
     const ref = { runId: run.id, flow: flow.name };
     const log = deps.logger;

@@ -22,6 +22,11 @@ export interface EngineOptions {
    * what per-instance state is keyed by. @default the name itself
    */
   identityFor?(instanceName: string): string;
+  /**
+   * Base URL of msgflow's local service, for `${{ local.url }}` in flows (so a
+   * flow never writes the port). Undefined without a `local:` section.
+   */
+  localUrl?: string;
   /** @default a logger that emits `log` events on the bus */
   logger?: Logger;
   /** Process environment, for input resolution. @default process.env */
