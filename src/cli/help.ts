@@ -10,6 +10,7 @@ Commands:
   validate [FILE...]  Check config.yaml and flow files (default: every flow).
   serve               Start the local service over HTTP.
   schema              Print or write the flow JSON Schema (for editors).
+  ui                  Serve the dashboard and HTTP API over the store.
   help [COMMAND]      Show help for a command.
 
 Options:
@@ -69,6 +70,18 @@ Point your editor at it for autocomplete, e.g. in a flow file:
 Options:
   -o, --out FILE      Write it to FILE instead of stdout
       --check         With --out: exit 1 when FILE is out of date`,
+  ui: `Usage: msgflow ui [--port N] [--host H] [--config FILE]
+
+Serves the dashboard and its JSON API (docs/dashboard.md) over this project's
+store, without running the scheduler: it shows the runs a daemon or
+msgflow run records, live. Run now from the dashboard runs the flow in this
+process. Settings come from config.yaml's ui: (port 7071, host 127.0.0.1,
+token \${MSGFLOW_UI_TOKEN:-}); a non-loopback host needs a token.
+
+Options:
+  -p, --port N        Port (default: ui.port, 7071); 0 picks a free one
+      --host H        Address to bind (default: ui.host, 127.0.0.1)
+  -c, --config FILE   Config file (default: ./config.yaml)`,
   serve: `Usage: msgflow serve [--config FILE] [--port N]
 
 Starts msgflow's local implementation of the instance API over HTTP and prints

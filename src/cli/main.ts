@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runs: async () => (await import('./commands/runs.js')).runs,
   start: async () => (await import('./commands/start.js')).start,
   schema: async () => (await import('./commands/schema.js')).schema,
+  ui: async () => (await import('./commands/ui.js')).ui,
 };
 
 export function version(): string {
