@@ -10,7 +10,7 @@ import { MsgflowError } from '../api/errors.js';
 import type { Flow } from '../engine/flow-types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';
-import { RESUMABLE_STATUSES, type RunStatus } from '../store/types.js';
+import { RESUMABLE_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
 import type { RunIndex } from './run-index.js';
 import { preview, projectPath, reportPathOf, toFailedItem, toInputViews, toRunSummary, toStepView, toTriggerView, type FailedItemView } from './views.js';
 
@@ -47,7 +47,20 @@ export interface ApiContext {
   runtime: Runtime;
   index: RunIndex;
   now: () => number;
+  /**
+   * Answers of GET /api/runs/:id for finished runs, which do not change: a
+   * run of 100,000 items replays its item log once, not per request. Keyed by
+   * id, checked against the record's updatedAt.
+   */
+  detailCache?: Map<string, { updatedAt: number; value: RunDetail }>;
+  /** Reads of run details under way, shared by concurrent requests. */
+  inflight?: Map<string, Promise<RunDetail>>;
 }
+
+/** At most this many finished runs' answers are kept. */
+const DETAIL_CACHE_SIZE = 32;
+
+export type RunDetail = Awaited<ReturnType<typeof readRunDetail>>;
 
 const bad = (field: string, reason: string) => new MsgflowError('UI_BAD_REQUEST', { field, reason });
 const notFound = (what: string) => new MsgflowError('UI_NOT_FOUND', { what });
@@ -106,10 +119,34 @@ export async function listRuns(ctx: ApiContext, params: URLSearchParams) {
   return { runs: runs.map(toRunSummary) };
 }
 
-export async function getRun(ctx: ApiContext, id: string) {
-  const { engine, store } = ctx.runtime;
+export async function getRun(ctx: ApiContext, id: string): Promise<RunDetail> {
   const run = await ctx.index.refresh(id);
   if (!run) throw notFound(`run '${id}'`);
+  const finished = !RESUMABLE_STATUSES.includes(run.status);
+  const cache = ctx.detailCache;
+  const hit = cache?.get(id);
+  if (finished && hit && hit.updatedAt === run.updatedAt) return hit.value;
+  // Concurrent requests for one run share one read.
+  const key = `${id}\u0000${run.updatedAt}`;
+  const inflight = (ctx.inflight ??= new Map());
+  let pending = inflight.get(key);
+  if (!pending) {
+    pending = readRunDetail(ctx, run).finally(() => inflight.delete(key));
+    inflight.set(key, pending);
+  }
+  const value = await pending;
+  if (finished && cache) {
+    cache.delete(id);
+    cache.set(id, { updatedAt: run.updatedAt, value });
+    // Oldest insertion first: Map keeps insertion order.
+    while (cache.size > DETAIL_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  }
+  return value;
+}
+
+async function readRunDetail(ctx: ApiContext, run: RunRecord) {
+  const { engine, store } = ctx.runtime;
+  const id = run.id;
   const [inputs, steps, waits] = await Promise.all([store.loadInputs(id), engine.getSteps(id), store.listWaits(id)]);
   const now = ctx.now();
   const failedItems: FailedItemView[] = [];

@@ -15,7 +15,11 @@ import { RESUMABLE_STATUSES } from '../store/types.js';
 export interface RunIndexOptions {
   store: EngineStore;
   engine: Engine;
-  /** Minimum time between two full reloads of the history. @default 5000 */
+  /**
+   * Minimum time between two full reloads of the history (they read every
+   * run file: about 2 s for 10,000 runs with the embedded store). Runs of this
+   * process and unfinished runs do not wait for it. @default 30000
+   */
   reloadMs?: number;
   /** Minimum time between two re-reads of the unfinished runs. @default 500 */
   liveMs?: number;
@@ -40,10 +44,16 @@ const changed = (a: RunRecord | undefined, b: RunRecord) =>
   !a || a.status !== b.status || a.updatedAt !== b.updatedAt || a.itemsDone !== b.itemsDone || a.itemsFailed !== b.itemsFailed || a.cancelRequested !== b.cancelRequested;
 
 export function createRunIndex(opts: RunIndexOptions): RunIndex {
-  const reloadMs = opts.reloadMs ?? 5000;
+  const reloadMs = opts.reloadMs ?? 30_000;
   const liveMs = opts.liveMs ?? 500;
   const now = opts.now ?? Date.now;
   const runs = new Map<string, RunRecord>();
+  /**
+   * `runs` newest first, rebuilt only when a run comes or goes: a request
+   * walks it (reading each record's latest version from the map) instead of
+   * sorting 10,000 records.
+   */
+  let sorted: RunRecord[] | undefined;
   let loadedAt = -Infinity;
   let liveAt = -Infinity;
   let loading: Promise<RunRecord[]> | undefined;
@@ -52,8 +62,14 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
   const put = (r: RunRecord): boolean => {
     const before = runs.get(r.id);
     runs.set(r.id, r);
+    // The order depends only on startedAt and id: a record that changed otherwise keeps its place (list() reads the map).
+    if (before?.startedAt !== r.startedAt) sorted = undefined;
     return changed(before, r);
   };
+  const remove = (id: string) => {
+    if (runs.delete(id)) sorted = undefined;
+  };
+  const newestFirst = (): RunRecord[] => (sorted ??= filterRuns([...runs.values()]));
 
   /** Full reload, single-flight. */
   const reload = (): Promise<RunRecord[]> =>
@@ -66,7 +82,7 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
           seen.add(r.id);
           if (put(r)) out.push(r);
         }
-        for (const id of runs.keys()) if (!seen.has(id)) runs.delete(id);
+        for (const id of [...runs.keys()]) if (!seen.has(id)) remove(id);
         loadedAt = now();
         return out;
       } finally {
@@ -99,12 +115,22 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
   return {
     async list(query = {}) {
       await ensure();
-      return filterRuns([...runs.values()], query);
+      const limit = query.limit ?? Infinity;
+      const out: RunRecord[] = [];
+      for (const old of newestFirst()) {
+        if (out.length >= limit) break;
+        const r = runs.get(old.id);
+        if (!r) continue;
+        if (query.flow !== undefined && r.flow !== query.flow) continue;
+        if (query.status && !query.status.includes(r.status)) continue;
+        out.push(r);
+      }
+      return out;
     },
     async refresh(id) {
       const r = await opts.engine.getRun(id);
       if (r) put(r);
-      else runs.delete(id);
+      else remove(id);
       return r;
     },
     async poll() {

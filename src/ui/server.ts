@@ -135,7 +135,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const index = createRunIndex({ store: runtime.store, engine: runtime.engine, reloadMs: opts.reloadMs });
   const events = createEventHub({ bus: runtime.bus, index, throttleMs: opts.throttleMs, pollMs: opts.pollMs, scrub });
   const metrics = createUiMetrics({ bus: runtime.bus, runs: () => index.all(), pauses: runtime.store.kv(PAUSES_NAMESPACE), now });
-  const ctx: ApiContext = { runtime, index, now };
+  const ctx: ApiContext = { runtime, index, now, detailCache: new Map() };
 
   const json = (res: ServerResponse, status: number, body: unknown) => {
     const text = scrub(JSON.stringify(body));

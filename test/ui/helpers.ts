@@ -46,6 +46,14 @@ steps:
     with:
       phoneNumber: \${{ item }}
 `,
+  'audit.yaml': `name: audit
+description: Audits the last hour of outgoing messages.
+steps:
+  - id: audit
+    uses: outgoing.audit
+    with:
+      minutes: 60
+`,
   'xss.yaml': `name: xss
 description: "<script>window.__xss = 1</script><img src=x onerror=\\"window.__xss = 2\\">"
 steps:
