@@ -1,11 +1,20 @@
 /**
- * The dashboard's view of run history. The embedded store answers
- * `listRuns` by reading every run's file, which with 10,000 runs takes far
- * longer than a page may wait; the dashboard therefore keeps every run record
- * in memory, reloads the whole history in the background at most every
- * `reloadMs`, and re-reads only the unfinished runs (the only ones that
- * change) on demand. Runs of this process are exact at once (the engine's
- * live snapshots); runs of other processes show within `reloadMs`.
+ * The dashboard's view of run history, kept in memory so that a page never
+ * waits for the store to list 10,000 runs. Three reads keep it current, each
+ * single-flight and spaced so that it never takes more than a small share of
+ * the time, whatever the store's cost:
+ *
+ * - live: the unfinished runs (the only records that change), by id, every
+ *   `liveMs`; runs of this process come from the engine's live snapshots;
+ * - recent: the newest `recentLimit` runs (`listRuns({ limit })`), which is
+ *   how runs started by other processes (a `msgflow run` beside the daemon,
+ *   or everything under `msgflow ui`) appear;
+ * - full: the whole history, at start and rarely after (runs removed, old
+ *   runs changed by another process).
+ *
+ * The spacing of recent and full adapts to their cost (10 and 100 times the
+ * last one's duration): a store that lists cheaply (an index) is followed
+ * closely, one that reads every run file is not hammered.
  */
 import type { Engine } from '../engine/run/index.js';
 import { filterRuns } from '../store/run-records.js';
@@ -15,12 +24,12 @@ import { RESUMABLE_STATUSES } from '../store/types.js';
 export interface RunIndexOptions {
   store: EngineStore;
   engine: Engine;
-  /**
-   * Minimum time between two full reloads of the history (they read every
-   * run file: about 2 s for 10,000 runs with the embedded store). Runs of this
-   * process and unfinished runs do not wait for it. @default 30000
-   */
+  /** Minimum time between two full reloads of the history; it also grows to 100 times the last one's duration. @default 60000 */
   reloadMs?: number;
+  /** Minimum time between two reads of the newest runs; it also grows to 10 times the last one's duration. @default 1000 */
+  recentMs?: number;
+  /** How many of the newest runs a recent read asks for. @default 100 */
+  recentLimit?: number;
   /** Minimum time between two re-reads of the unfinished runs. @default 500 */
   liveMs?: number;
   now?: () => number;
@@ -31,22 +40,47 @@ export interface RunIndex {
   list(query?: RunQuery): Promise<RunRecord[]>;
   /** Reads one run now (store or live snapshot) and updates the index; undefined when absent. */
   refresh(id: string): Promise<RunRecord | undefined>;
-  /**
-   * Re-reads unfinished runs (and, when due, the whole history); returns the
-   * records that changed since the last call that saw them.
-   */
+  /** Runs the reads that are due; returns the records that changed since they were last seen. */
   poll(): Promise<RunRecord[]>;
   /** Every run record known, unsorted (for metrics). */
   all(): Promise<RunRecord[]>;
 }
 
 const changed = (a: RunRecord | undefined, b: RunRecord) =>
-  !a || a.status !== b.status || a.updatedAt !== b.updatedAt || a.itemsDone !== b.itemsDone || a.itemsFailed !== b.itemsFailed || a.cancelRequested !== b.cancelRequested;
+  !a ||
+  a.status !== b.status ||
+  a.updatedAt !== b.updatedAt ||
+  a.itemsDone !== b.itemsDone ||
+  a.itemsFailed !== b.itemsFailed ||
+  a.cancelRequested !== b.cancelRequested;
+
+/** A read that runs at most once at a time and at most every max(minMs, factor × its last duration). */
+function paced(minMs: number, factor: number, now: () => number, read: () => Promise<RunRecord[]>) {
+  let at = -Infinity;
+  let gap = minMs;
+  let running: Promise<RunRecord[]> | undefined;
+  return {
+    get done() {
+      return at !== -Infinity;
+    },
+    due: () => now() - at >= gap,
+    run: (): Promise<RunRecord[]> =>
+      (running ??= (async () => {
+        const started = now();
+        try {
+          return await read();
+        } finally {
+          at = now();
+          gap = Math.max(minMs, factor * (at - started));
+          running = undefined;
+        }
+      })()),
+  };
+}
 
 export function createRunIndex(opts: RunIndexOptions): RunIndex {
-  const reloadMs = opts.reloadMs ?? 30_000;
-  const liveMs = opts.liveMs ?? 500;
   const now = opts.now ?? Date.now;
+  const recentLimit = opts.recentLimit ?? 100;
   const runs = new Map<string, RunRecord>();
   /**
    * `runs` newest first, rebuilt only when a run comes or goes: a request
@@ -54,15 +88,11 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
    * sorting 10,000 records.
    */
   let sorted: RunRecord[] | undefined;
-  let loadedAt = -Infinity;
-  let liveAt = -Infinity;
-  let loading: Promise<RunRecord[]> | undefined;
-  let living: Promise<RunRecord[]> | undefined;
 
   const put = (r: RunRecord): boolean => {
     const before = runs.get(r.id);
     runs.set(r.id, r);
-    // The order depends only on startedAt and id: a record that changed otherwise keeps its place (list() reads the map).
+    // The order depends only on startedAt and id: a record that changed otherwise keeps its place.
     if (before?.startedAt !== r.startedAt) sorted = undefined;
     return changed(before, r);
   };
@@ -70,46 +100,31 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
     if (runs.delete(id)) sorted = undefined;
   };
   const newestFirst = (): RunRecord[] => (sorted ??= filterRuns([...runs.values()]));
+  const putAll = (records: Iterable<RunRecord | undefined>): RunRecord[] => {
+    const out: RunRecord[] = [];
+    for (const r of records) if (r && put(r)) out.push(r);
+    return out;
+  };
 
-  /** Full reload, single-flight. */
-  const reload = (): Promise<RunRecord[]> =>
-    (loading ??= (async () => {
-      try {
-        const fresh = await opts.store.listRuns();
-        const out: RunRecord[] = [];
-        const seen = new Set<string>();
-        for (const r of fresh) {
-          seen.add(r.id);
-          if (put(r)) out.push(r);
-        }
-        for (const id of [...runs.keys()]) if (!seen.has(id)) remove(id);
-        loadedAt = now();
-        return out;
-      } finally {
-        loading = undefined;
-      }
-    })());
+  const full = paced(opts.reloadMs ?? 60_000, 100, now, async () => {
+    const fresh = await opts.store.listRuns();
+    const seen = new Set(fresh.map((r) => r.id));
+    for (const id of [...runs.keys()]) if (!seen.has(id)) remove(id);
+    return putAll(fresh);
+  });
+  const recent = paced(opts.recentMs ?? 1000, 10, now, async () => putAll(await opts.store.listRuns({ limit: recentLimit })));
+  const live = paced(opts.liveMs ?? 500, 1, now, async () => {
+    const ids = [...runs.values()].filter((r) => RESUMABLE_STATUSES.includes(r.status)).map((r) => r.id);
+    const fresh = await Promise.all(ids.map((id) => opts.engine.getRun(id).catch(() => undefined)));
+    return putAll([...fresh, ...opts.engine.activeRuns()]);
+  });
 
-  /** Unfinished runs only: few, and the only records that change. */
-  const live = (): Promise<RunRecord[]> =>
-    (living ??= (async () => {
-      try {
-        const ids = [...runs.values()].filter((r) => RESUMABLE_STATUSES.includes(r.status)).map((r) => r.id);
-        const fresh = await Promise.all(ids.map((id) => opts.engine.getRun(id).catch(() => undefined)));
-        for (const r of opts.engine.activeRuns()) fresh.push(r);
-        const out: RunRecord[] = [];
-        for (const r of fresh) if (r && put(r)) out.push(r);
-        liveAt = now();
-        return out;
-      } finally {
-        living = undefined;
-      }
-    })());
-
+  /** For requests: never waits for more than the first load and the (cheap) live read. */
   async function ensure(): Promise<void> {
-    if (loadedAt === -Infinity) await reload();
-    else if (now() - loadedAt >= reloadMs) void reload().catch(() => {});
-    if (now() - liveAt >= liveMs) await live();
+    if (!full.done) await full.run();
+    else if (full.due()) void full.run().catch(() => {});
+    else if (recent.due()) void recent.run().catch(() => {});
+    if (live.due()) await live.run();
   }
 
   return {
@@ -135,8 +150,10 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
     },
     async poll() {
       const out = new Map<string, RunRecord>();
-      if (loadedAt === -Infinity || now() - loadedAt >= reloadMs) for (const r of await reload()) out.set(r.id, r);
-      for (const r of await live()) out.set(r.id, r);
+      const add = (rs: RunRecord[]) => rs.forEach((r) => out.set(r.id, r));
+      if (!full.done || full.due()) add(await full.run());
+      else if (recent.due()) add(await recent.run());
+      if (live.due()) add(await live.run());
       return [...out.values()];
     },
     async all() {

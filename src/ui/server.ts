@@ -34,8 +34,10 @@ export interface UiServerOptions {
   throttleMs?: number;
   /** Store poll for other processes' runs while a page listens. @default 1000 */
   pollMs?: number;
-  /** Full reload of the run history at most this often. @default 5000 */
+  /** Full reload of the run history at most this often (see RunIndexOptions). @default 60000 */
   reloadMs?: number;
+  /** Read of the newest runs (other processes' new runs) at most this often. @default 1000 */
+  recentMs?: number;
 }
 
 export interface UiServer {
@@ -132,7 +134,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
 
   const assets = loadAssets();
   const now = () => runtime.clock.now();
-  const index = createRunIndex({ store: runtime.store, engine: runtime.engine, reloadMs: opts.reloadMs });
+  const index = createRunIndex({ store: runtime.store, engine: runtime.engine, reloadMs: opts.reloadMs, recentMs: opts.recentMs });
   const events = createEventHub({ bus: runtime.bus, index, throttleMs: opts.throttleMs, pollMs: opts.pollMs, scrub });
   const metrics = createUiMetrics({ bus: runtime.bus, runs: () => index.all(), pauses: runtime.store.kv(PAUSES_NAMESPACE), now });
   const ctx: ApiContext = { runtime, index, now, detailCache: new Map() };

@@ -111,7 +111,7 @@ export async function startProject(opts: Partial<UiServerOptions> & { extraConfi
   const config = loadConfig(path.join(dir, 'config.yaml'));
   const bus = createBus();
   const runtime = await createRuntime({ config, command: 'test', bus, logger: busLogger(bus) });
-  const server = await createUiServer({ runtime, port: 0, throttleMs: 50, pollMs: 200, reloadMs: 200, ...opts });
+  const server = await createUiServer({ runtime, port: 0, throttleMs: 50, pollMs: 200, reloadMs: 200, recentMs: 200, ...opts });
   return {
     dir,
     runtime,
