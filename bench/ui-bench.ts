@@ -138,6 +138,8 @@ try {
   } else {
     console.log(`no Chromium at ${chromiumPath}: first paint not measured`);
   }
+  // The machine's floor: a static file from memory, same connections, same server.
+  console.log('baseline GET /assets/app.css', await cannon(`${server.url}/assets/app.css`, 10));
   console.log('GET /api/runs?limit=50', await cannon(`${server.url}/api/runs?limit=50`));
   console.log('GET /api/runs?flow=beta&status=failed&limit=50', await cannon(`${server.url}/api/runs?flow=beta&status=failed&limit=50`, 10));
   console.log(`GET /api/runs/${big}`, await cannon(`${server.url}/api/runs/${big}`, 10));

@@ -36,6 +36,13 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
   };
 }
 
+// CI sets MSGFLOW_REQUIRE_CHROMIUM=1 (.ci/run installs chromium): there a missing browser fails instead of skipping.
+describe.runIf(!haveChromium && process.env.MSGFLOW_REQUIRE_CHROMIUM === '1')('dashboard in Chromium (required)', () => {
+  it('has a Chromium to drive', () => {
+    expect.fail(`no Chromium at ${CHROMIUM}: apt-get update && apt-get install -y chromium`);
+  });
+});
+
 describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
   let p: Project;
   let browser: Awaited<ReturnType<typeof launchChromium>>;
