@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
 import type { Flow } from '../engine/flow-types.js';
+import type { RunHandle } from '../engine/run/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';
 import { RESUMABLE_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
@@ -169,6 +170,7 @@ async function readRunDetail(ctx: ApiContext, run: RunRecord) {
     failedItems,
     failedTruncated,
     waits: waits.map((w) => ({ key: w.key, step: w.step, item: w.item, until: w.until, reason: w.reason })),
+    logs: await logLines(ctx, id).catch(() => []),
   };
 }
 
@@ -236,13 +238,52 @@ export async function cancelRun(ctx: ApiContext, id: string) {
   return { runId: id, cancelRequested: true, status: updated.status };
 }
 
-export async function retryRun(ctx: ApiContext, id: string): Promise<never> {
+/** An engine with the retry operation of issue #8 (`msgflow runs retry`). */
+type RetryingEngine = Runtime['engine'] & { retry(runId: string, flow: Flow): Promise<RunHandle> };
+const canRetry = (e: Runtime['engine']): e is RetryingEngine => typeof (e as Partial<RetryingEngine>).retry === 'function';
+
+/**
+ * A new run that redoes only the failed items of a finished run, through
+ * the engine's own retry; 501 when this build's engine has none.
+ */
+export async function retryRun(ctx: ApiContext, id: string) {
   const run = await ctx.index.refresh(id);
   if (!run) throw notFound(`run '${id}'`);
-  throw new MsgflowError('UI_NOT_IMPLEMENTED', {
-    feature: 'retrying the failed items of a run',
-    reason: 'the engine has no retry operation yet (msgflow runs retry, issue #8); start a new run with Run now instead',
-  });
+  const { engine } = ctx.runtime;
+  if (!canRetry(engine)) {
+    throw new MsgflowError('UI_NOT_IMPLEMENTED', {
+      feature: 'retrying the failed items of a run',
+      reason: 'the engine has no retry operation yet (msgflow runs retry, issue #8); start a new run with Run now instead',
+    });
+  }
+  if (RESUMABLE_STATUSES.includes(run.status)) {
+    throw new MsgflowError('UI_CONFLICT', { reason: `run '${id}' is ${run.status}: only a finished run can be retried` });
+  }
+  const flow = flowByName(ctx, run.flow);
+  const handle = await engine.retry(id, flow);
+  void handle.done.catch(() => {});
+  await ctx.index.refresh(handle.runId);
+  return { runId: handle.runId, flow: flow.name, retryOf: id };
+}
+
+/** The journal stream where the engine keeps a run's log lines (issue #8: `msgflow runs show`). */
+export const RUN_LOG_STREAM = '_log';
+/** At most this many of a run's last log lines in its answer. */
+export const LOG_LINES_SHOWN = 500;
+
+interface LogLine {
+  at?: number;
+  level?: string;
+  message?: string;
+}
+
+async function logLines(ctx: ApiContext, runId: string): Promise<LogLine[]> {
+  const out: LogLine[] = [];
+  for await (const line of ctx.runtime.store.readJournal<LogLine>(runId, RUN_LOG_STREAM)) {
+    out.push({ at: line?.at, level: line?.level, message: line?.message });
+    if (out.length > LOG_LINES_SHOWN) out.shift();
+  }
+  return out;
 }
 
 function toPauseView(key: string, p: PauseRecord, now: number): PauseView {

@@ -172,7 +172,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
       handler: async (req, res, m) => json(res, 201, await startRun(ctx, decode(m[1]!), await readBody(req))),
     },
     { method: 'POST', pattern: /^\/api\/runs\/([^/]+)\/cancel$/, writes: true, handler: async (_q, res, m) => json(res, 202, await cancelRun(ctx, decode(m[1]!))) },
-    { method: 'POST', pattern: /^\/api\/runs\/([^/]+)\/retry$/, writes: true, handler: async (_q, _r, m) => retryRun(ctx, decode(m[1]!)) },
+    { method: 'POST', pattern: /^\/api\/runs\/([^/]+)\/retry$/, writes: true, handler: async (_q, res, m) => json(res, 201, await retryRun(ctx, decode(m[1]!))) },
     { method: 'GET', pattern: /^\/api\/instances$/, handler: async (_q, res) => json(res, 200, await listInstances(ctx)) },
     {
       method: 'POST',
@@ -250,7 +250,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
         return;
       }
       const err = e instanceof MsgflowError ? e : undefined;
-      const status = err?.code === 'STORE_UNAVAILABLE' ? 503 : (err?.status ?? 500);
+      const status = statusFor(err);
       if (status >= 500 && status !== 501 && status !== 503) opts.logger?.error(`dashboard: ${req.method} ${req.url}: ${scrub((e as Error).message)}`);
       json(res, status, {
         error: {
@@ -292,6 +292,20 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
       });
     },
   };
+}
+
+/**
+ * The HTTP status of an error: the catalogue's when it has one; a store or
+ * an engine that cannot take work now is 503; any other refusal of the
+ * engine (a run that is live elsewhere, a flow whose concurrency slot is
+ * taken, an unfinished run) is a conflict with the current state, 409.
+ */
+function statusFor(err: MsgflowError | undefined): number {
+  if (!err) return 500;
+  if (err.code === 'STORE_UNAVAILABLE' || err.code === 'ENGINE_STOPPED') return 503;
+  if (err.code === 'RUN_NOT_FOUND') return 404;
+  if (err.code === 'INTERNAL') return 500;
+  return err.status ?? 409;
 }
 
 /**

@@ -116,11 +116,20 @@ describe('dashboard API', () => {
     expect((await post(`${p.url}/api/runs/no-such-run/cancel`)).status).toBe(404);
   });
 
-  it('answers retry with 501 and says why (the engine has no retry yet)', async () => {
-    const list = await get(`${p.url}/api/runs?flow=check-some&limit=1`);
-    const retry = await post(`${p.url}/api/runs/${list.body.runs[0].id}/retry`);
-    expect(retry.status).toBe(501);
-    expect(retry.body.error.message).toMatch(/no retry operation yet/);
+  it('retries a finished run through the engine, or answers 501 saying why when the engine has no retry', async () => {
+    const list = await get(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`);
+    const old = list.body.runs[0].id;
+    const retry = await post(`${p.url}/api/runs/${old}/retry`);
+    if (typeof (p.runtime.engine as { retry?: unknown }).retry !== 'function') {
+      expect(retry.status).toBe(501);
+      expect(retry.body.error).toMatchObject({ code: 'UI_NOT_IMPLEMENTED' });
+      expect(retry.body.error.message).toMatch(/no retry operation yet/);
+    } else {
+      expect(retry).toMatchObject({ status: 201, body: { flow: 'check-some', retryOf: old } });
+      expect(retry.body.runId).not.toBe(old);
+      await waitFor('the retry to end', async () => !['running', 'waiting'].includes((await p.runtime.engine.getRun(retry.body.runId))?.status ?? 'running'));
+    }
+    expect((await post(`${p.url}/api/runs/no-such-run/retry`)).status).toBe(404);
   });
 
   it('lists instances with their pauses and lifts them', async () => {

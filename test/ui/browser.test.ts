@@ -108,12 +108,25 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await cancel.waitFor();
     if (await cancel.isEnabled()) {
       await cancel.click();
-      await page.getByText(/Cancel requested|only a running, waiting or interrupted run/).waitFor();
+      await page.getByText(/cancel requested|only a running, waiting or interrupted run/i).first().waitFor();
       const run = await p.runtime.store.getRun(id);
       // Either the request is recorded, or the run had already ended by the time it arrived.
       expect(run!.cancelRequested === true || !['running', 'waiting'].includes(run!.status)).toBe(true);
     }
     await waitFor('slow-check to end', async () => !['running', 'waiting'].includes((await p.runtime.engine.getRun(id))!.status), 30_000);
+  });
+
+  it('Retry on a finished run starts the retry run, or says why it cannot', async () => {
+    const list = await (await fetch(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`)).json();
+    const id: string = list.runs[0].id;
+    await page.goto(`${p.url}/#/runs/${id}`);
+    await page.click('button[data-action="retry"]');
+    if (typeof (p.runtime.engine as { retry?: unknown }).retry !== 'function') {
+      await page.getByText(/retrying the failed items of a run is not available in this build/).waitFor();
+    } else {
+      await page.waitForURL((u) => u.hash.startsWith('#/runs/') && !u.hash.endsWith(id));
+      await page.locator('[data-run-status]').waitFor();
+    }
   });
 
   it('Instances shows a pause with its reason and end; Lift removes it; the audit history plots', async () => {

@@ -275,8 +275,9 @@
     const act = (what) => async () => {
       note.textContent = '';
       try {
-        await api('/api/runs/' + encodeURIComponent(id) + '/' + what, { method: 'POST' });
-        note.textContent = what === 'cancel' ? 'Cancel requested: the run stops at the next item.' : 'Retry started.';
+        const r = await api('/api/runs/' + encodeURIComponent(id) + '/' + what, { method: 'POST' });
+        if (what === 'retry' && r.runId) location.hash = '#/runs/' + encodeURIComponent(r.runId);
+        else note.textContent = 'Cancel requested: the run stops at the next item.';
       } catch (e) {
         note.className = 'error';
         note.textContent = e.message;
@@ -332,6 +333,9 @@
       h('h2', {}, 'Failed items'),
       failed,
       data.waits.length ? [h('h2', {}, 'Waits'), h('ul', {}, data.waits.map((w) => h('li', {}, w.step + ': ' + w.reason + ' until ' + fmtTime(w.until))))] : null,
+      data.logs && data.logs.length
+        ? [h('h2', {}, 'Log'), h('pre', { 'data-logs': '' }, data.logs.map((l) => (l.at ? new Date(l.at).toLocaleTimeString() + ' ' : '') + (l.level || '').toUpperCase() + ' ' + (l.message || '')).join('\n'))]
+        : null,
       h('h2', {}, 'Inputs'),
       h('pre', {}, JSON.stringify(data.inputs, null, 2)),
     );
