@@ -19,13 +19,18 @@ export { isLoopbackHost, checkBind } from './safety.js';
  * const ui = await serveDashboard(runtime, {}, logger);
  * io.out(`msgflow: dashboard on ${ui.url}`);
  */
-export function serveDashboard(runtime: Runtime, overrides: Partial<Pick<UiConfig, 'port' | 'host'>> = {}, logger?: Logger): Promise<UiServer> {
+export function serveDashboard(
+  runtime: Runtime,
+  overrides: Partial<Pick<UiConfig, 'port' | 'host'>> & { probeLocal?: boolean } = {},
+  logger?: Logger,
+): Promise<UiServer> {
   const ui = runtime.config.ui;
   return createUiServer({
     runtime,
     host: overrides.host ?? ui.host,
     port: overrides.port ?? ui.port,
     token: ui.token,
+    probeLocal: overrides.probeLocal,
     logger,
   });
 }

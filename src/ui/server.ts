@@ -34,6 +34,12 @@ export interface UiServerOptions {
   throttleMs?: number;
   /** Store poll for other processes' runs while a page listens. @default 1000 */
   pollMs?: number;
+  /**
+   * Whether /healthz may open the local service to probe a local instance
+   * (`runtime.local()`). `msgflow ui` says no: opening it would take the
+   * local data lock, and a `msgflow start` after it would be refused. @default true
+   */
+  probeLocal?: boolean;
   /** Full reload of the run history at most this often (see RunIndexOptions). @default 60000 */
   reloadMs?: number;
   /** Read of the newest runs (other processes' new runs) at most this often. @default 1000 */
@@ -194,7 +200,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
     },
   ];
 
-  const reachability = createReachability(runtime);
+  const reachability = createReachability(runtime, opts.probeLocal ?? true);
 
   async function health(res: ServerResponse): Promise<void> {
     let store: { ok: boolean; driver: string; error?: string };
@@ -314,8 +320,10 @@ function statusFor(err: MsgflowError | undefined): number {
  * of another msgflow process), or the in-process local service. Cached for a
  * few seconds so a probe loop cannot hammer anything.
  */
-function createReachability(runtime: Runtime, ttlMs = 10_000) {
-  let cached: { at: number; value: Record<string, { reachable: boolean; kind: 'local' | 'remote'; error?: string }> } | undefined;
+type Reachability = { kind: 'local' | 'remote'; reachable: boolean | null; error?: string; note?: string };
+
+function createReachability(runtime: Runtime, probeLocal: boolean, ttlMs = 10_000) {
+  let cached: { at: number; value: Record<string, Reachability> } | undefined;
   const tcp = (target: string) =>
     new Promise<string | undefined>((resolve) => {
       let u: URL;
@@ -338,12 +346,16 @@ function createReachability(runtime: Runtime, ttlMs = 10_000) {
     });
   return async () => {
     if (cached && Date.now() - cached.at < ttlMs) return cached.value;
-    const value: Record<string, { reachable: boolean; kind: 'local' | 'remote'; error?: string }> = {};
+    const value: Record<string, Reachability> = {};
     await Promise.all(
       Object.entries(runtime.config.instances).map(async ([name, inst]) => {
         if (inst.apiUrl !== 'local') {
           const error = await tcp(inst.apiUrl);
           value[name] = { kind: 'remote', reachable: error === undefined, ...(error ? { error: scrub(error) } : {}) };
+          return;
+        }
+        if (!probeLocal) {
+          value[name] = { kind: 'local', reachable: null, note: 'not probed: the local service belongs to the daemon or to msgflow run' };
           return;
         }
         try {

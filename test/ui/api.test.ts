@@ -102,6 +102,10 @@ describe('dashboard API', () => {
   it('records a cancel request on an unfinished run and refuses it on a finished one', async () => {
     const started = await post(`${p.url}/api/flows/slow-check/runs`, {});
     const id = started.body.runId;
+    // A long input is answered as a preview: the first 20 items and how many more.
+    const detail = await get(`${p.url}/api/runs/${id}`);
+    expect(detail.body.inputs.numbers).toHaveLength(21);
+    expect(detail.body.inputs.numbers[20]).toBe('… 20 more (40 in all)');
     const cancel = await post(`${p.url}/api/runs/${id}/cancel`);
     if (cancel.status === 409) {
       // The run already ended (a very fast machine): cancelling it is a conflict, as for any finished run.

@@ -78,6 +78,9 @@ describe('msgflow ui', () => {
       expect(seen.at(-1)!.data).toMatchObject({ id: runId, flow: 'check-some', status: 'succeeded' });
       const list = await get(`${url}/api/runs?flow=check-some`);
       expect(list.body.runs.map((r: any) => r.id)).toContain(runId);
+      // msgflow ui leaves the local service to its owner: /healthz does not open it.
+      const health = await get(`${url}/healthz`);
+      expect(health.body.instances.default).toMatchObject({ kind: 'local', reachable: null });
     } finally {
       await runner.close();
       stop();

@@ -24,7 +24,7 @@ export async function ui(argv: string[], io: Io, stop: Promise<unknown> = untilS
   const runtime = await createRuntime({ config, command: 'ui' });
   const log = createLogSubscriber({ bus: runtime.bus, stream: io.stderr, level: config.logLevel === 'silent' ? 'error' : config.logLevel });
   try {
-    const server = await serveDashboard(runtime, { port, host: values.host });
+    const server = await serveDashboard(runtime, { port, host: values.host, probeLocal: false });
     io.out(`msgflow: dashboard on ${server.url}${config.ui.token ? ' (state-changing requests need ui.token)' : ''}. Ctrl-C stops.`);
     try {
       await stop;
