@@ -11,7 +11,7 @@ import type { Flow } from '../engine/flow-types.js';
 import type { RunHandle } from '../engine/run/index.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';
-import { RESUMABLE_STATUSES, type RunRecord, type RunStatus } from '../store/types.js';
+import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
 import type { RunIndex } from './run-index.js';
 import { preview, projectPath, reportPathOf, toFailedItem, toInputViews, toRunSummary, toStepView, toTriggerView, type FailedItemView } from './views.js';
 
@@ -101,7 +101,8 @@ export async function listFlows(ctx: ApiContext) {
   return { flows: out, errors };
 }
 
-export async function listRuns(ctx: ApiContext, params: URLSearchParams) {
+/** The query of GET /api/runs, validated. */
+export function parseRunQuery(params: URLSearchParams): RunQuery {
   const flow = params.get('flow') || undefined;
   const statusParam = params.get('status') || undefined;
   let status: RunStatus[] | undefined;
@@ -116,9 +117,9 @@ export async function listRuns(ctx: ApiContext, params: URLSearchParams) {
     limit = Number(limitParam);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw bad('limit', `expected an integer from 1 to 1000, got '${limitParam}'`);
   }
-  const runs = await ctx.index.list({ flow, status, limit });
-  return { runs: runs.map(toRunSummary) };
+  return { flow, status, limit };
 }
+
 
 export async function getRun(ctx: ApiContext, id: string): Promise<RunDetail> {
   const run = await ctx.index.refresh(id);

@@ -38,12 +38,18 @@ export interface RunIndexOptions {
 export interface RunIndex {
   /** Newest first, filtered like EngineStore.listRuns. */
   list(query?: RunQuery): Promise<RunRecord[]>;
+  /** Starts the reads that are due; waits only for the first load and the (cheap) live read. */
+  ensure(): Promise<void>;
+  /** `list` without reading anything: what the index holds now. */
+  listNow(query?: RunQuery): RunRecord[];
   /** Reads one run now (store or live snapshot) and updates the index; undefined when absent. */
   refresh(id: string): Promise<RunRecord | undefined>;
   /** Runs the reads that are due; returns the records that changed since they were last seen. */
   poll(): Promise<RunRecord[]>;
   /** Every run record known, unsorted (for metrics). */
   all(): Promise<RunRecord[]>;
+  /** Grows whenever a record is added, removed or changes what a list shows: answers built from the index can be reused while it stays. */
+  version(): number;
 }
 
 const changed = (a: RunRecord | undefined, b: RunRecord) =>
@@ -52,7 +58,11 @@ const changed = (a: RunRecord | undefined, b: RunRecord) =>
   a.updatedAt !== b.updatedAt ||
   a.itemsDone !== b.itemsDone ||
   a.itemsFailed !== b.itemsFailed ||
-  a.cancelRequested !== b.cancelRequested;
+  a.cancelRequested !== b.cancelRequested ||
+  a.currentStep !== b.currentStep ||
+  a.waitingUntil !== b.waitingUntil ||
+  a.waitReason !== b.waitReason ||
+  a.finishedAt !== b.finishedAt;
 
 /** A read that runs at most once at a time and at most every max(minMs, factor × its last duration). */
 function paced(minMs: number, factor: number, now: () => number, read: () => Promise<RunRecord[]>) {
@@ -88,16 +98,22 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
    * sorting 10,000 records.
    */
   let sorted: RunRecord[] | undefined;
+  let version = 0;
 
   const put = (r: RunRecord): boolean => {
     const before = runs.get(r.id);
     runs.set(r.id, r);
     // The order depends only on startedAt and id: a record that changed otherwise keeps its place.
     if (before?.startedAt !== r.startedAt) sorted = undefined;
-    return changed(before, r);
+    const differs = changed(before, r) || before?.startedAt !== r.startedAt;
+    if (differs) version++;
+    return differs;
   };
   const remove = (id: string) => {
-    if (runs.delete(id)) sorted = undefined;
+    if (runs.delete(id)) {
+      sorted = undefined;
+      version++;
+    }
   };
   const newestFirst = (): RunRecord[] => (sorted ??= filterRuns([...runs.values()]));
   const putAll = (records: Iterable<RunRecord | undefined>): RunRecord[] => {
@@ -127,21 +143,27 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
     if (live.due()) await live.run();
   }
 
+  function listNow(query: RunQuery = {}): RunRecord[] {
+    const limit = query.limit ?? Infinity;
+    const out: RunRecord[] = [];
+    for (const old of newestFirst()) {
+      if (out.length >= limit) break;
+      const r = runs.get(old.id);
+      if (!r) continue;
+      if (query.flow !== undefined && r.flow !== query.flow) continue;
+      if (query.status && !query.status.includes(r.status)) continue;
+      out.push(r);
+    }
+    return out;
+  }
+
   return {
     async list(query = {}) {
       await ensure();
-      const limit = query.limit ?? Infinity;
-      const out: RunRecord[] = [];
-      for (const old of newestFirst()) {
-        if (out.length >= limit) break;
-        const r = runs.get(old.id);
-        if (!r) continue;
-        if (query.flow !== undefined && r.flow !== query.flow) continue;
-        if (query.status && !query.status.includes(r.status)) continue;
-        out.push(r);
-      }
-      return out;
+      return listNow(query);
     },
+    ensure,
+    listNow,
     async refresh(id) {
       const r = await opts.engine.getRun(id);
       if (r) put(r);
@@ -160,5 +182,6 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
       await ensure();
       return [...runs.values()];
     },
+    version: () => version,
   };
 }

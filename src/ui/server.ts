@@ -14,7 +14,8 @@ import { MsgflowError } from '../api/errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { registerSecrets, scrub } from '../util/secrets.js';
 import type { Logger } from '../util/logger.js';
-import { auditHistory, cancelRun, getRun, liftPauses, listFlows, listInstances, listRuns, reportFile, retryRun, startRun, type ApiContext } from './api.js';
+import { auditHistory, cancelRun, getRun, liftPauses, listFlows, listInstances, parseRunQuery, reportFile, retryRun, startRun, type ApiContext } from './api.js';
+import { toRunSummary } from './views.js';
 import { createEventHub, type EventHub } from './events.js';
 import { createUiMetrics, type UiMetrics } from './metrics.js';
 import { createRunIndex, type RunIndex } from './run-index.js';
@@ -144,17 +145,38 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const events = createEventHub({ bus: runtime.bus, index, throttleMs: opts.throttleMs, pollMs: opts.pollMs, scrub });
   const metrics = createUiMetrics({ bus: runtime.bus, runs: () => index.all(), pauses: runtime.store.kv(PAUSES_NAMESPACE), now });
   const ctx: ApiContext = { runtime, index, now, detailCache: new Map() };
+  // Read the history now, in the background: the first page opened does not wait for it (about 2 s at 10,000 runs).
+  void index.all().catch(() => {});
 
-  const json = (res: ServerResponse, status: number, body: unknown) => {
-    const text = scrub(JSON.stringify(body));
+  const send = (res: ServerResponse, status: number, text: string) => {
     res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
     res.end(text);
   };
+  const json = (res: ServerResponse, status: number, body: unknown) => send(res, status, scrub(JSON.stringify(body)));
+  /** Answers of GET /api/runs by query string, valid while the index's version stays. */
+  const runLists = new Map<string, { version: number; text: string }>();
   const decode = (s: string) => decodeURIComponent(s);
 
   const routes: Route[] = [
     { method: 'GET', pattern: /^\/api\/flows$/, handler: async (_q, res) => json(res, 200, await listFlows(ctx)) },
-    { method: 'GET', pattern: /^\/api\/runs$/, handler: async (_q, res, _m, url) => json(res, 200, await listRuns(ctx, url.searchParams)) },
+    {
+      method: 'GET',
+      pattern: /^\/api\/runs$/,
+      handler: async (_q, res, _m, url) => {
+        // The same list asked again while the index has not changed is answered from the text already built.
+        const query = parseRunQuery(url.searchParams);
+        await index.ensure();
+        // From here on, synchronous: the answer and the version it is cached under describe the same state.
+        const key = url.search;
+        const version = index.version();
+        const hit = runLists.get(key);
+        if (hit && hit.version === version) return send(res, 200, hit.text);
+        const text = scrub(JSON.stringify({ runs: index.listNow(query).map(toRunSummary) }));
+        if (runLists.size >= 64) runLists.delete(runLists.keys().next().value!);
+        runLists.set(key, { version, text });
+        send(res, 200, text);
+      },
+    },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)$/, handler: async (_q, res, m) => json(res, 200, await getRun(ctx, decode(m[1]!))) },
     {
       method: 'GET',

@@ -113,8 +113,8 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
       // Either the request is recorded, or the run had already ended by the time it arrived.
       expect(run!.cancelRequested === true || !['running', 'waiting'].includes(run!.status)).toBe(true);
     }
-    await waitFor('slow-check to end', async () => !['running', 'waiting'].includes((await p.runtime.engine.getRun(id))!.status), 30_000);
-  });
+    await waitFor('slow-check to end', async () => !['running', 'waiting'].includes((await p.runtime.engine.getRun(id))!.status), 50_000);
+  }, 60_000);
 
   it('Retry on a finished run starts the retry run, or says why it cannot', async () => {
     const list = await (await fetch(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`)).json();
