@@ -53,7 +53,7 @@ export interface ApiContext {
    * run of 100,000 items replays its item log once, not per request. Keyed by
    * id, checked against the record's updatedAt.
    */
-  detailCache?: Map<string, { updatedAt: number; value: RunDetail }>;
+  detailCache?: Map<string, DetailEntry>;
   /** Reads of run details under way, shared by concurrent requests. */
   inflight?: Map<string, Promise<RunDetail>>;
 }
@@ -62,6 +62,13 @@ export interface ApiContext {
 const DETAIL_CACHE_SIZE = 32;
 
 export type RunDetail = Awaited<ReturnType<typeof readRunDetail>>;
+
+/** A run's answer; `text` is its serialised form, filled once by the server for a cached (finished) run. */
+export interface DetailEntry {
+  updatedAt: number;
+  value: RunDetail;
+  text?: string;
+}
 
 const bad = (field: string, reason: string) => new MsgflowError('UI_BAD_REQUEST', { field, reason });
 const notFound = (what: string) => new MsgflowError('UI_NOT_FOUND', { what });
@@ -121,13 +128,15 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
 }
 
 
-export async function getRun(ctx: ApiContext, id: string): Promise<RunDetail> {
-  const run = await ctx.index.refresh(id);
+export async function getRun(ctx: ApiContext, id: string): Promise<DetailEntry> {
+  // A run the index holds as finished does not change any more (a retry is a new run): no need to read it again.
+  const known = ctx.index.get(id);
+  const run = known && !RESUMABLE_STATUSES.includes(known.status) ? known : await ctx.index.refresh(id);
   if (!run) throw notFound(`run '${id}'`);
   const finished = !RESUMABLE_STATUSES.includes(run.status);
   const cache = ctx.detailCache;
   const hit = cache?.get(id);
-  if (finished && hit && hit.updatedAt === run.updatedAt) return hit.value;
+  if (finished && hit && hit.updatedAt === run.updatedAt) return hit;
   // Concurrent requests for one run share one read.
   const key = `${id}\u0000${run.updatedAt}`;
   const inflight = (ctx.inflight ??= new Map());
@@ -136,14 +145,14 @@ export async function getRun(ctx: ApiContext, id: string): Promise<RunDetail> {
     pending = readRunDetail(ctx, run).finally(() => inflight.delete(key));
     inflight.set(key, pending);
   }
-  const value = await pending;
+  const entry: DetailEntry = { updatedAt: run.updatedAt, value: await pending };
   if (finished && cache) {
     cache.delete(id);
-    cache.set(id, { updatedAt: run.updatedAt, value });
+    cache.set(id, entry);
     // Oldest insertion first: Map keeps insertion order.
     while (cache.size > DETAIL_CACHE_SIZE) cache.delete(cache.keys().next().value!);
   }
-  return value;
+  return entry;
 }
 
 async function readRunDetail(ctx: ApiContext, run: RunRecord) {

@@ -42,6 +42,8 @@ export interface RunIndex {
   ensure(): Promise<void>;
   /** `list` without reading anything: what the index holds now. */
   listNow(query?: RunQuery): RunRecord[];
+  /** The record the index holds for a run, without reading anything. */
+  get(id: string): RunRecord | undefined;
   /** Reads one run now (store or live snapshot) and updates the index; undefined when absent. */
   refresh(id: string): Promise<RunRecord | undefined>;
   /** Runs the reads that are due; returns the records that changed since they were last seen. */
@@ -164,6 +166,7 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
     },
     ensure,
     listNow,
+    get: (id) => runs.get(id),
     async refresh(id) {
       const r = await opts.engine.getRun(id);
       if (r) put(r);

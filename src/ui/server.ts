@@ -177,7 +177,16 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
         send(res, 200, text);
       },
     },
-    { method: 'GET', pattern: /^\/api\/runs\/([^/]+)$/, handler: async (_q, res, m) => json(res, 200, await getRun(ctx, decode(m[1]!))) },
+    {
+      method: 'GET',
+      pattern: /^\/api\/runs\/([^/]+)$/,
+      handler: async (_q, res, m) => {
+        const entry = await getRun(ctx, decode(m[1]!));
+        // A finished run's entry is cached: it is serialised once.
+        entry.text ??= scrub(JSON.stringify(entry.value));
+        send(res, 200, entry.text);
+      },
+    },
     {
       method: 'GET',
       pattern: /^\/api\/runs\/([^/]+)\/steps\/([^/]+)\/report$/,
