@@ -155,7 +155,13 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const json = (res: ServerResponse, status: number, body: unknown) => send(res, status, scrub(JSON.stringify(body)));
   /** Answers of GET /api/runs by query string, valid while the index's version stays. */
   const runLists = new Map<string, { version: number; text: string }>();
-  const decode = (s: string) => decodeURIComponent(s);
+  const decode = (s: string) => {
+    try {
+      return decodeURIComponent(s);
+    } catch {
+      throw new MsgflowError('UI_BAD_REQUEST', { field: 'path', reason: `'${s}' is not a valid URL path segment` });
+    }
+  };
 
   const routes: Route[] = [
     { method: 'GET', pattern: /^\/api\/flows$/, handler: async (_q, res) => json(res, 200, await listFlows(ctx)) },

@@ -78,6 +78,7 @@ describe('dashboard API', () => {
     expect(extra).toMatchObject({ status: 400, body: { error: { field: 'input' } } });
     const nope = await post(`${p.url}/api/flows/nope/runs`, {});
     expect(nope.status).toBe(404);
+    expect((await get(`${p.url}/api/runs/%E0%A4%A`)).body.error).toMatchObject({ code: 'UI_BAD_REQUEST', field: 'path' });
     const list = await get(`${p.url}/api/runs?status=bogus`);
     expect(list).toMatchObject({ status: 400, body: { error: { field: 'status' } } });
   });
