@@ -65,6 +65,14 @@ export const ERROR_CATALOGUE = {
   FLOW_NOT_FOUND: { template: "flow '{name}' not found in {dir}" },
   UNKNOWN_ACTION: { template: "{location} {path}: unknown action '{action}'{hint}" },
   EXPRESSION_ERROR: { template: '{location}: expression error in {expression}: {reason}' },
+  /** An expression went over a budget (string length, array length, steps): a poison pill stops here, not in an out-of-memory abort. */
+  EXPRESSION_LIMIT: { template: '{location}: expression {expression} stopped: {reason}' },
+  /** `--input key=value` names no input of the flow, or its value does not fit the input's type: a usage error (exit 2). */
+  INPUT_ARG_INVALID: { template: '{location} inputs.{input}: {reason}' },
+  /** A data input holds more rows than it may (`inputs.<name>.maxRows`). */
+  INPUT_TOO_LARGE: { template: '{location} inputs.{input}: {reason}' },
+  /** A port msgflow must listen on is taken by another process. */
+  PORT_IN_USE: { template: 'port {port} is already in use{host}: stop what listens there, or set {key} to another port (0 picks a free one)' },
   ACTION_FAILED: { template: "step '{step}' ({action}) failed: {reason}" },
   STEP_TIMEOUT: { template: "step '{step}' timed out after {timeoutMs} ms" },
   /** A step's `with`, after templates, does not fit the action's input schema (run time). */
@@ -81,7 +89,6 @@ export const ERROR_CATALOGUE = {
   // ---- dashboard and HTTP API (msgflow start / msgflow ui) ------------------
   /** Binding the dashboard to a non-loopback address without a token would let anyone on the network start runs. */
   UI_UNSAFE_BIND: { template: 'ui.host {host} is not a loopback address and ui.token is empty: set ui.token (e.g. ui.token: ${MSGFLOW_UI_TOKEN}) or bind to 127.0.0.1' },
-  UI_PORT_IN_USE: { template: 'dashboard: {host}:{port} is in use (another msgflow daemon or program): set ui.port in config.yaml or pass --port' },
   UI_UNAUTHORIZED: { status: 401, template: 'this request changes state: send the header Authorization: Bearer <ui.token>' },
   UI_FORBIDDEN: { status: 403, template: '{reason}' },
   UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },

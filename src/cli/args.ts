@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { optionsOf } from './help.js';
 import { UsageError } from './exit-codes.js';
 
 export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
@@ -43,4 +44,26 @@ export function parseInputs(pairs: string[] | undefined): Record<string, string>
     out[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return out;
+}
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type CliLogLevel = (typeof LOG_LEVELS)[number];
+
+/**
+ * The log level of a command: `--log-level`, else config.yaml's `logLevel`,
+ * else info. A bad value is a usage error (exit 2).
+ */
+export function parseLogLevel(flag: string | undefined, configLevel?: CliLogLevel): CliLogLevel {
+  if (flag === undefined) return configLevel ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(flag)) throw new UsageError(`--log-level expects one of ${LOG_LEVELS.join(', ')}, got '${flag}'`);
+  return flag as CliLogLevel;
+}
+
+/**
+ * Parses a command's argv with the options of its help table (help.ts), so
+ * every accepted flag is one listed by `msgflow help COMMAND`. String options
+ * read as strings, booleans as booleans, repeatable ones as arrays.
+ */
+export function parseCommand(command: string, argv: string[], allowPositionals = true): Parsed {
+  return parse(argv, optionsOf(command), allowPositionals) as Parsed;
 }

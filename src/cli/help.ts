@@ -1,93 +1,179 @@
-export const MAIN_HELP = `msgflow: automate a messenger instance with YAML flows
+/**
+ * Help of every command, as data: one table row per command and one line
+ * per option. `msgflow help CMD`, `CMD --help` and the main help are rendered
+ * from it, and {@link optionsOf} turns a command's rows into its parseArgs
+ * spec, so a flag cannot be accepted without being listed (adding a flag is
+ * one line here).
+ */
+import type { OptionSpec } from './args.js';
+
+export interface OptionHelp {
+  /** Long name without dashes, e.g. `dry-run`. */
+  name: string;
+  short?: string;
+  /** @default boolean */
+  type?: 'string' | 'boolean';
+  /** Repeatable (`-i a=1 -i b=2`). */
+  multiple?: boolean;
+  /** What the value is called in the help, e.g. `FILE`. */
+  arg?: string;
+  text: string;
+}
+
+export interface CommandHelp {
+  /** Positional part of the usage line, e.g. `FLOW` or `[FILE...]`. */
+  args?: string;
+  /** One line for the main help's command list. */
+  summary: string;
+  /** Paragraphs under the usage line. */
+  description: string;
+  options: OptionHelp[];
+  /** Sub-commands, e.g. `runs show ID`: [usage, text]. */
+  subcommands?: Array<[string, string]>;
+  /** Takes the common output options (--log-level, --json-logs). @default true */
+  logOptions?: boolean;
+}
+
+const CONFIG: OptionHelp = { name: 'config', short: 'c', type: 'string', arg: 'FILE', text: 'Config file (default: ./config.yaml)' };
+const LOG_LEVEL: OptionHelp = { name: 'log-level', type: 'string', arg: 'LEVEL', text: 'debug | info | warn | error | silent (default: config.yaml logLevel, else info)' };
+const JSON_LOGS: OptionHelp = { name: 'json-logs', text: 'Log lines as JSON, one object per line (no progress bar)' };
+const HELP: OptionHelp = { name: 'help', short: 'h', text: 'Show this help' };
+
+export const COMMANDS_HELP: Record<string, CommandHelp> = {
+  start: {
+    summary: 'Schedule every flow with on.schedule and keep running.\nAlso serves the local service when config.yaml has local:.',
+    description: `Runs as a daemon: resumes unfinished runs, catches up missed schedules
+(per each flow's on.missed), runs flows with on.startup, then fires each
+flow's on.schedule (cron, with its timezone). With a local: section, the local
+service listens on local.port so you can call it with curl.
+SIGTERM, SIGINT or SIGHUP stop it gracefully: running items finish or are
+checkpointed, and resume on the next start.`,
+    options: [{ name: 'no-listen', text: "Do not open the local service's HTTP port" }],
+  },
+  run: {
+    args: 'FLOW',
+    summary: 'Run one flow now (FLOW: its name or its file).',
+    description: `Runs a flow once, now, and waits for it to end. FLOW is a flow's name: or its
+file. A progress bar shows on a terminal; otherwise one line every few seconds.`,
+    options: [
+      { name: 'input', short: 'i', type: 'string', multiple: true, arg: 'k=v', text: "Set an input (repeatable); coerced to the input's type" },
+      { name: 'dry-run', text: 'Evaluate and validate every step and item; call nothing' },
+      { name: 'json', text: 'Print the run record as JSON at the end' },
+      { name: 'new', text: 'Start a fresh run instead of resuming an unfinished one' },
+    ],
+  },
+  runs: {
+    summary: 'List run history.',
+    description: `Lists run history, newest first: id, flow, status, started, duration,
+items done/failed.`,
+    options: [
+      { name: 'flow', type: 'string', arg: 'NAME', text: 'Only runs of this flow' },
+      { name: 'limit', type: 'string', arg: 'N', text: 'At most N runs (default 20)' },
+      { name: 'json', text: 'Machine-readable output' },
+    ],
+  },
+  validate: {
+    args: '[FILE...]',
+    summary: 'Check config.yaml and flow files (default: every flow).',
+    description: `Checks config.yaml and flow files: every error with file:line:col and key
+path (unknown keys with a did-you-mean, unknown actions, bad cron or timezone,
+bad durations, with: blocks that do not fit the action, reserved names).
+Default: every file in flowsDir. Exit code 1 when any file has an error.`,
+    options: [],
+  },
+  serve: {
+    summary: 'Start the local service over HTTP.',
+    description: `Starts msgflow's local implementation of the instance API over HTTP and prints
+its base URL and the local instances' ids. A config.yaml with only a local:
+section is enough.`,
+    options: [{ name: 'port', short: 'p', type: 'string', arg: 'N', text: 'Port (default: local.port, 7070); 0 picks a free one' }],
+  },
+  schema: {
+    summary: 'Print or write the flow JSON Schema (for editors).',
+    description: `Prints the JSON Schema of flow files for this project: the flow shape and the
+with: inputs of every action (built-ins, jobs and config.yaml's plugins).
+Point your editor at it for autocomplete, e.g. in a flow file:
+  # yaml-language-server: $schema=../schema/flow.schema.json`,
+    options: [
+      { name: 'out', short: 'o', type: 'string', arg: 'FILE', text: 'Write it to FILE instead of stdout' },
+      { name: 'check', text: 'With --out: exit 1 when FILE is out of date (without --out: usage error)' },
+    ],
+  },
+  ui: {
+    summary: 'Serve the dashboard and HTTP API over the store.',
+    description: `Serves the dashboard and its JSON API (docs/dashboard.md) over this project's
+store, without running the scheduler: it shows the runs a daemon or
+msgflow run records, live. Run now from the dashboard runs the flow in this
+process. Settings come from config.yaml's ui: (port 7071, host 127.0.0.1,
+token \${MSGFLOW_UI_TOKEN:-}); a non-loopback host needs a token.`,
+    options: [
+      { name: 'port', short: 'p', type: 'string', arg: 'N', text: 'Port (default: ui.port, 7071); 0 picks a free one' },
+      { name: 'host', type: 'string', arg: 'H', text: 'Address to bind (default: ui.host, 127.0.0.1)' },
+    ],
+  },
+};
+
+/** Every option of a command: its own, then --config, the output options and --help. */
+export function allOptions(command: string): OptionHelp[] {
+  const h = COMMANDS_HELP[command];
+  if (!h) return [];
+  return [...h.options, CONFIG, ...(h.logOptions === false ? [] : [LOG_LEVEL, JSON_LOGS]), HELP];
+}
+
+/**
+ * The parseArgs spec of a command, from its help rows (`--help` itself is
+ * answered by main.ts before the command runs).
+ */
+export function optionsOf(command: string): OptionSpec {
+  const spec: OptionSpec = {};
+  for (const o of allOptions(command)) {
+    if (o.name === 'help') continue;
+    spec[o.name] = { type: o.type ?? 'boolean', ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) };
+  }
+  return spec;
+}
+
+function flagText(o: OptionHelp): string {
+  const long = `--${o.name}${o.arg ? ` ${o.arg}` : ''}`;
+  return o.short ? `-${o.short}, ${long}` : `    ${long}`;
+}
+
+/** `Usage: msgflow run FLOW [options]`, the description, sub-commands and every option. */
+export function commandHelp(command: string): string | undefined {
+  const h = COMMANDS_HELP[command];
+  if (!h) return undefined;
+  const opts = allOptions(command);
+  const width = Math.max(...opts.map((o) => flagText(o).length)) + 2;
+  const lines = [`Usage: msgflow ${command}${h.args ? ` ${h.args}` : ''} [options]`, '', h.description];
+  if (h.subcommands?.length) {
+    const w = Math.max(...h.subcommands.map(([u]) => u.length)) + 2;
+    lines.push('', 'Commands:', ...h.subcommands.map(([u, t]) => `  ${u.padEnd(w)}${t}`));
+  }
+  lines.push('', 'Options:');
+  for (const o of opts) lines.push(`  ${flagText(o).padEnd(width)}${o.text}`);
+  return lines.join('\n');
+}
+
+/** The main help: every command with its summary. */
+export function mainHelp(): string {
+  const rows = Object.entries(COMMANDS_HELP).map(([name, h]) => [`${name}${h.args ? ` ${h.args}` : ''}`, h.summary] as const);
+  rows.push(['help [COMMAND]', 'Show help for a command.']);
+  const w = Math.max(...rows.map(([u]) => u.length)) + 2;
+  const list = rows.flatMap(([u, s]) => s.split('\n').map((line, i) => `  ${(i === 0 ? u : '').padEnd(w)}${line}`));
+  return `msgflow: automate a messenger instance with YAML flows
 
 Usage: msgflow <command> [options]
 
 Commands:
-  start               Schedule every flow with on.schedule and keep running.
-                      Also serves the local service when config.yaml has local:.
-  run FLOW            Run one flow now (FLOW: its name or its file).
-  runs                List run history.
-  validate [FILE...]  Check config.yaml and flow files (default: every flow).
-  serve               Start the local service over HTTP.
-  schema              Print or write the flow JSON Schema (for editors).
-  ui                  Serve the dashboard and HTTP API over the store.
-  help [COMMAND]      Show help for a command.
+${list.join('\n')}
 
 Options:
   -c, --config FILE   Config file (default: ./config.yaml)
+      --log-level L   debug | info | warn | error | silent
+      --json-logs     Log lines as JSON, one object per line
   -h, --help          Show help
   -v, --version       Show the version
 
 Exit codes: 0 success, 1 failure, 2 usage error.
 Docs: README.md`;
-
-export const COMMAND_HELP: Record<string, string> = {
-  start: `Usage: msgflow start [--config FILE] [--no-listen]
-
-Runs as a daemon: resumes unfinished runs, catches up missed schedules
-(per each flow's on.missed), runs flows with on.startup, then fires each
-flow's on.schedule (cron, with its timezone). With a local: section, the local
-service listens on local.port so you can call it with curl.
-SIGTERM or SIGINT stop it gracefully: running items finish or are
-checkpointed, and resume on the next start.
-
-Options:
-  -c, --config FILE   Config file (default: ./config.yaml)
-      --no-listen     Do not open the local service's HTTP port`,
-  run: `Usage: msgflow run FLOW [--input key=value ...] [--dry-run] [--config FILE] [--json]
-
-Runs a flow once, now, and waits for it to end. FLOW is a flow's name: or its
-file. A progress bar shows on a terminal; otherwise one line every few seconds.
-
-Options:
-  -i, --input k=v     Set an input (repeatable); coerced to the input's type
-      --dry-run       Evaluate and validate every step and item; call nothing
-      --json          Print the run record as JSON at the end
-  -c, --config FILE   Config file (default: ./config.yaml)`,
-  runs: `Usage: msgflow runs [--flow NAME] [--limit N] [--json] [--config FILE]
-
-Lists run history, newest first: id, flow, status, started, duration,
-items done/failed.
-
-Options:
-      --flow NAME     Only runs of this flow
-      --limit N       At most N runs (default 20)
-      --json          Machine-readable output
-  -c, --config FILE   Config file (default: ./config.yaml)`,
-  validate: `Usage: msgflow validate [FILE...] [--config FILE]
-
-Checks config.yaml and flow files: every error with file:line:col and key
-path (unknown keys, unknown actions, bad cron or timezone, bad durations,
-with: blocks that do not fit the action). Default: every file in flowsDir.
-Exit code 1 when any file has an error.`,
-  schema: `Usage: msgflow schema [--out FILE] [--check] [--config FILE]
-
-Prints the JSON Schema of flow files for this project: the flow shape and the
-with: inputs of every action (built-ins, jobs and config.yaml's plugins).
-Point your editor at it for autocomplete, e.g. in a flow file:
-  # yaml-language-server: $schema=../schema/flow.schema.json
-
-Options:
-  -o, --out FILE      Write it to FILE instead of stdout
-      --check         With --out: exit 1 when FILE is out of date`,
-  ui: `Usage: msgflow ui [--port N] [--host H] [--config FILE]
-
-Serves the dashboard and its JSON API (docs/dashboard.md) over this project's
-store, without running the scheduler: it shows the runs a daemon or
-msgflow run records, live. Run now from the dashboard runs the flow in this
-process. Settings come from config.yaml's ui: (port 7071, host 127.0.0.1,
-token \${MSGFLOW_UI_TOKEN:-}); a non-loopback host needs a token.
-
-Options:
-  -p, --port N        Port (default: ui.port, 7071); 0 picks a free one
-      --host H        Address to bind (default: ui.host, 127.0.0.1)
-  -c, --config FILE   Config file (default: ./config.yaml)`,
-  serve: `Usage: msgflow serve [--config FILE] [--port N]
-
-Starts msgflow's local implementation of the instance API over HTTP and prints
-its base URL. A config.yaml with only a local: section is enough.
-
-Options:
-  -p, --port N        Port (default: local.port, 7070); 0 picks a free one
-  -c, --config FILE   Config file (default: ./config.yaml)`,
-};
+}

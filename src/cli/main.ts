@@ -5,8 +5,10 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError } from './exit-codes.js';
-import { COMMAND_HELP, MAIN_HELP } from './help.js';
-import { formatCliError, processIo, type Io } from './output.js';
+import { portInUseError } from '../util/port-in-use.js';
+import { MsgflowError } from '../api/errors.js';
+import { commandHelp, mainHelp } from './help.js';
+import { formatCliError, guardStdio, processIo, type Io } from './output.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
@@ -27,9 +29,10 @@ export function version(): string {
 
 /** Runs the CLI and resolves to the exit code. */
 export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
+  if (io === processIo) guardStdio();
   const [first, ...rest] = argv;
   if (first === undefined || first === '-h' || first === '--help') {
-    io.out(MAIN_HELP);
+    io.out(mainHelp());
     return first === undefined ? EXIT.USAGE : EXIT.OK;
   }
   if (first === '-v' || first === '--version') {
@@ -38,15 +41,15 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
   }
   if (first === 'help') {
     const topic = rest[0];
-    if (topic === undefined) io.out(MAIN_HELP);
-    else if (COMMAND_HELP[topic]) io.out(COMMAND_HELP[topic]!);
-    else return usage(io, `unknown command '${topic}'`);
+    const text = topic === undefined ? mainHelp() : commandHelp(topic);
+    if (text === undefined) return usage(io, `unknown command '${topic}'`);
+    io.out(text);
     return EXIT.OK;
   }
   const load = COMMANDS[first];
   if (!load) return usage(io, `unknown command '${first}'`);
   if (rest.includes('-h') || rest.includes('--help')) {
-    io.out(COMMAND_HELP[first]!);
+    io.out(commandHelp(first) ?? mainHelp());
     return EXIT.OK;
   }
   try {
@@ -54,7 +57,10 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
     return await command(rest, io);
   } catch (e) {
     if (e instanceof UsageError) return usage(io, e.message, first);
-    io.err(formatCliError(e));
+    // A wrong `-i key=value` is a command-line mistake like a wrong flag: exit 2.
+    if (e instanceof MsgflowError && e.code === 'INPUT_ARG_INVALID') return usage(io, `${e.message} [${e.code}]`, first);
+    // A busy port from any command that listens: one line naming the port and its setting.
+    io.err(formatCliError(portInUseError(e, { key: first === 'serve' ? 'local.port in config.yaml (or --port)' : undefined }) ?? e));
     if (process.env.MSGFLOW_DEBUG && e instanceof Error && e.stack) io.err(e.stack);
     return EXIT.FAILURE;
   }

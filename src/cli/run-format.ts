@@ -1,9 +1,19 @@
 import type { RunRecord, StepRecord } from '../store/types.js';
-import { formatDuration } from '../engine/progress/index.js';
+import { formatSpan } from '../engine/progress/index.js';
+
+/**
+ * How long a run took (or has taken so far): its recorded duration, else
+ * from its start to its end or last update. An interrupted run has no
+ * recorded duration, and must not read as 0.
+ */
+export function runDurationMs(run: Pick<RunRecord, 'startedAt' | 'finishedAt' | 'durationMs' | 'updatedAt'>): number {
+  if (run.durationMs !== undefined && run.durationMs > 0) return run.durationMs;
+  return Math.max(0, (run.finishedAt ?? run.updatedAt) - run.startedAt);
+}
 
 /** A short, readable account of a finished run and each step's counts. */
 export function formatRunSummary(run: RunRecord, steps: readonly StepRecord[]): string {
-  const lines = [`run ${run.id} ${run.flow}: ${run.status}${run.dryRun ? ' (dry run)' : ''} in ${formatDuration(run.durationMs ?? 0)}`];
+  const lines = [`run ${run.id} ${run.flow}: ${run.status}${run.dryRun ? ' (dry run)' : ''} in ${formatSpan(runDurationMs(run))}`];
   for (const s of steps) {
     const counts = s.forEach ? ` ${s.done}/${s.total ?? '?'} done, ${s.failed} failed` : '';
     lines.push(`  ${s.step} (${s.action}): ${s.status}${counts}${s.error ? ` - ${s.error.message}` : ''}`);

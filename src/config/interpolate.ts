@@ -14,19 +14,24 @@ export function interpolateEnv(
   env: NodeJS.ProcessEnv,
   locate: (path: KeyPath) => string,
   path: (string | number)[] = [],
+  /** When given, missing variables are collected here (every one reported) instead of thrown. */
+  errors?: ConfigError[],
 ): unknown {
   if (typeof value === 'string') {
-    return value.replace(ENV_RE, (_whole, name: string, def: string | undefined) => {
+    return value.replace(ENV_RE, (whole, name: string, def: string | undefined) => {
       const v = env[name];
       if (v !== undefined && v !== '') return v;
       if (def !== undefined) return def;
-      throw new ConfigError('ENV_MISSING', { location: locate(path), path: formatKeyPath(path), name });
+      const err = new ConfigError('ENV_MISSING', { location: locate(path), path: formatKeyPath(path), name });
+      if (!errors) throw err;
+      errors.push(err);
+      return whole;
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, locate, [...path, i]));
+  if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, locate, [...path, i], errors));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = interpolateEnv(v, env, locate, [...path, k]);
+    for (const [k, v] of Object.entries(value)) out[k] = interpolateEnv(v, env, locate, [...path, k], errors);
     return out;
   }
   return value;

@@ -1,7 +1,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, MsgflowError } from '../api/errors.js';
-import { issuesToConfigErrors } from '../util/config-issues.js';
+import { issuesToConfigErrors, reservedKeyErrors } from '../util/config-issues.js';
 import { formatKeyPath, parseYamlSource, type KeyPath } from '../util/yaml-source.js';
 import { interpolateEnv } from './interpolate.js';
 import { ConfigSchema, type ConfigData } from './schema.js';
@@ -33,37 +33,52 @@ export function parseConfig(text: string, file: string, options: LoadConfigOptio
     throw e;
   }
   const raw = src.value ?? {};
-  const interpolated = interpolateEnv(raw, options.env ?? process.env, (p) => src.locate(p));
+  // Every problem of the file at once, in file order: a user fixes them in one pass.
+  const errors: ConfigError[] = reservedKeyErrors(raw, src.locate);
+  const interpolated = interpolateEnv(raw, options.env ?? process.env, (p) => src.locate(p), [], errors);
   const result = ConfigSchema.safeParse(interpolated, { reportInput: true });
   if (!result.success) {
-    const errors = issuesToConfigErrors(result.error.issues, src.locate);
-    if (errors.length === 1) throw errors[0];
-    const agg = new ConfigError('CONFIG_INVALID', errors[0]!.params as Record<string, unknown>);
-    agg.message = errors.map((e) => e.message).join('\n');
-    throw agg;
+    // A value whose variable is unset is reported once, as ENV_MISSING, not again for its shape.
+    const unset = new Set(errors.filter((e) => e.code === 'ENV_MISSING').map((e) => String(e.params.path)));
+    const issues = result.error.issues.filter((i) => !unset.has(formatKeyPath(i.path as (string | number)[])));
+    errors.push(...issuesToConfigErrors(issues, src.locate, 'CONFIG_INVALID', ConfigSchema));
   }
-  const data = result.data;
-  const checkErr = crossCheck(data, src.locate);
-  if (checkErr) throw checkErr;
+  else errors.push(...crossCheck(result.data, src.locate));
+  if (errors.length > 0) throw aggregate(errors);
+  const data = result.data!;
   const abs = path.resolve(file);
   return deepFreeze({ ...data, file: abs, baseDir: path.dirname(abs) });
 }
 
+/** One error, or all of them in file order as one error whose message has a line each. */
+function aggregate(errors: ConfigError[]): ConfigError {
+  const pos = (e: ConfigError) => {
+    const m = /:(\d+):(\d+)/.exec(String(e.params.location ?? ''));
+    return m ? Number(m[1]) * 1e6 + Number(m[2]) : 0;
+  };
+  const seen = new Set<string>();
+  const sorted = errors.filter((e) => (seen.has(e.message) ? false : (seen.add(e.message), true))).sort((a, b) => pos(a) - pos(b));
+  if (sorted.length === 1) return sorted[0]!;
+  const agg = new ConfigError('CONFIG_INVALID', sorted[0]!.params as Record<string, unknown>);
+  agg.message = sorted.map((e) => e.message).join('\n');
+  return agg;
+}
+
 /** Rules that span sections: a `local` instance needs a `local:` section with instances. */
-function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigError | undefined {
+function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigError[] {
+  const out: ConfigError[] = [];
   for (const [name, inst] of Object.entries(data.instances)) {
     if (inst.apiUrl !== 'local') continue;
     const locals = data.local?.instances ?? [];
     const p = ['instances', name, 'apiUrl'];
     if (locals.length === 0) {
-      return new ConfigError('CONFIG_INVALID', { location: locate(p), path: formatKeyPath(p), reason: "apiUrl is 'local' but the local: section declares no instances" });
-    }
-    if (inst.idInstance !== undefined && !locals.some((l) => l.idInstance === inst.idInstance)) {
+      out.push(new ConfigError('CONFIG_INVALID', { location: locate(p), path: formatKeyPath(p), reason: "apiUrl is 'local' but the local: section declares no instances" }));
+    } else if (inst.idInstance !== undefined && !locals.some((l) => l.idInstance === inst.idInstance)) {
       const q = ['instances', name, 'idInstance'];
-      return new ConfigError('CONFIG_INVALID', { location: locate(q), path: formatKeyPath(q), reason: 'no local instance has this idInstance' });
+      out.push(new ConfigError('CONFIG_INVALID', { location: locate(q), path: formatKeyPath(q), reason: 'no local instance has this idInstance' }));
     }
   }
-  return undefined;
+  return out;
 }
 
 /** Reads and validates a config file. */

@@ -53,6 +53,8 @@ export interface FlowInputDef {
   /** `--input key=value` values are coerced to this. @default any */
   type?: 'string' | 'number' | 'boolean' | 'array' | 'object' | 'any';
   required?: boolean;
+  /** With `file`: the most rows (items) the file may hold; the whole input is held in memory. @default 100000 */
+  maxRows?: number;
 }
 
 export interface FlowSchedule {

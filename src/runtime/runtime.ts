@@ -80,7 +80,7 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   const registry = await buildRegistry(config);
 
-  const store = createStore(config.store, config.baseDir);
+  const store = createStore(config.store, config.baseDir, { logger: opts.logger });
   const engine = createEngine({
     store,
     registry,

@@ -13,7 +13,7 @@
  * Reading ignores an unparseable last line, and opening for append cuts it
  * off first so the next record starts on a fresh line.
  */
-import { close, createReadStream, open, write } from 'node:fs';
+import { close, constants, createReadStream, open, write } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { mkdir, open as openAsync, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -130,6 +130,20 @@ export async function* streamLog<T>(file: string): AsyncIterable<T> {
   }
 }
 
+export interface ItemLogOptions {
+  /**
+   * A log that other processes append to as well (the key/value logs). Then:
+   * the file must exist (it is opened without O_CREAT, so a writer never
+   * recreates a log that a compaction retired); a torn tail is never cut off
+   * on open (it may be another process's write in flight); and every batch
+   * starts with a newline, so a line torn by a crash ends there and the batch
+   * starts on a line of its own. Each batch is one O_APPEND write(2), which
+   * Linux applies whole with respect to other appenders of a regular file.
+   * @default false
+   */
+  shared?: boolean;
+}
+
 export class ItemLog {
   private pending: Pending[] = [];
   private writing = false;
@@ -140,16 +154,24 @@ export class ItemLog {
   private constructor(
     readonly file: string,
     private readonly fd: number,
+    private readonly shared: boolean,
   ) {}
 
-  /** Opens (creating directories and file) for appending, after cutting off a torn tail. */
-  static async open(file: string): Promise<ItemLog> {
-    await mkdir(dirname(file), { recursive: true });
-    await truncateTornTail(file);
+  /**
+   * Opens (creating directories and file) for appending, after cutting off a
+   * torn tail; a `shared` log must exist and keeps its tail (see {@link ItemLogOptions}).
+   */
+  static async open(file: string, options: ItemLogOptions = {}): Promise<ItemLog> {
+    const shared = options.shared === true;
+    if (!shared) {
+      await mkdir(dirname(file), { recursive: true });
+      await truncateTornTail(file);
+    }
+    const flags = shared ? constants.O_WRONLY | constants.O_APPEND : 'a';
     const fd = await new Promise<number>((resolve, reject) =>
-      open(file, 'a', (err, fd) => (err ? reject(err) : resolve(fd))),
+      open(file, flags, (err, fd) => (err ? reject(err) : resolve(fd))),
     );
-    return new ItemLog(file, fd);
+    return new ItemLog(file, fd, shared);
   }
 
   /** Resolves when the records are written (one line each). */
@@ -188,7 +210,7 @@ export class ItemLog {
     const batch = this.pending;
     this.pending = [];
     try {
-      let data = '';
+      let data = this.shared ? '\n' : '';
       for (const p of batch) data += p.data;
       await this.writeAll(Buffer.from(data, 'utf8'));
       for (const p of batch) p.resolve();

@@ -4,7 +4,8 @@
  * that survives `kill -9` of msgflow; surviving a Redis restart depends on
  * the server's persistence (AOF/RDB) settings.
  *
- * Keys (all under `prefix`, default `msgflow:`):
+ * Keys (all under `prefix`; createStore derives it from the project, see
+ * config.ts, so two projects on one Redis database never see each other):
  *   runs                      sorted set: run id by startedAt
  *   run:<id>                  JSON of the RunRecord
  *   run:<id>:inputs           JSON of the resolved inputs
@@ -12,8 +13,21 @@
  *   run:<id>:items            list of ItemResult JSON (append-only, like the file log)
  *   run:<id>:waits            hash key -> WaitRecord JSON
  *   run:<id>:journal:<stream> list of JSON entries (a step's append-only journal)
- *   kv:<namespace>            hash key -> JSON
+ *   kv:<namespace>            hash key -> JSON (entries(prefix) pages with HSCAN MATCH)
+ *
+ * Outages: the client reconnects forever, with a backoff capped at
+ * `maxReconnectDelayMs`. A call made while Redis is unreachable waits for
+ * `retriesPerCall` reconnection attempts, then fails with
+ * MsgflowError('STORE_UNAVAILABLE', { driver: 'redis', reason }) and is
+ * dropped from the client's queues (never sent later, behind the caller's
+ * back; a command Redis received just before the connection broke may have
+ * been applied, like any command whose answer was lost). The engine turns
+ * that error into an `interrupted` run, resumable once Redis is back. One
+ * warning is logged when an outage starts and one line when Redis answers
+ * again, never a stack per command.
  */
+import { MsgflowError } from '../api/errors.js';
+import type { Logger } from '../util/logger.js';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
@@ -23,10 +37,48 @@ import type { EngineStore, ItemResult, RunQuery, RunRecord, StepRecord, WaitReco
 export interface RedisStoreOptions {
   /** @default redis://127.0.0.1:6379 */
   url?: string;
-  /** Key prefix, so that several msgflow deployments can share a server. @default msgflow: */
+  /** Key prefix, so that several msgflow projects can share a server. @default msgflow: */
   prefix?: string;
+  /** Where the outage and recovery lines go. @default one line on stderr each */
+  logger?: Logger;
+  /** Reconnection attempts a call waits for while Redis is unreachable before failing with STORE_UNAVAILABLE. @default 2 */
+  retriesPerCall?: number;
+  /** Cap of the reconnection backoff (100 ms, 200 ms, 400 ms, ... up to this). @default 2000 */
+  maxReconnectDelayMs?: number;
   /** Extra ioredis options. */
   redis?: RedisOptions;
+}
+
+const stderrLogger: Logger = {
+  debug: () => {},
+  info: (m) => process.stderr.write(`${m}\n`),
+  warn: (m) => process.stderr.write(`${m}\n`),
+  error: (m) => process.stderr.write(`${m}\n`),
+};
+
+/** Where the store is, for messages: host and port only (a URL may carry a password). */
+function describeServer(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || '6379'}`;
+  } catch {
+    return 'the configured server';
+  }
+}
+
+/** Errors of the connection (not of a command Redis answered) become STORE_UNAVAILABLE. */
+function unavailable(e: unknown): unknown {
+  if (e instanceof MsgflowError) return e;
+  const err = e as Error;
+  // A ReplyError is Redis answering (wrong type, out of memory...): not an outage.
+  if (err?.name === 'ReplyError' || err instanceof SyntaxError) return e;
+  const reason = err?.name === 'MaxRetriesPerRequestError' ? 'no answer after reconnecting' : (err?.message ?? String(e));
+  return new MsgflowError('STORE_UNAVAILABLE', { driver: 'redis', reason }, { cause: e });
+}
+
+/** A glob pattern matching fields that start with `prefix` (HSCAN MATCH). */
+function globPrefix(prefix: string): string {
+  return prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`) + '*';
 }
 
 const parse = <T>(s: string | null | undefined): T | undefined => (s == null ? undefined : (JSON.parse(s) as T));
@@ -34,8 +86,42 @@ const parse = <T>(s: string | null | undefined): T | undefined => (s == null ? u
 /** @example const store = createRedisStore({ url: 'redis://127.0.0.1:6379' }); */
 export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
   const p = options.prefix ?? 'msgflow:';
+  const url = options.url ?? 'redis://127.0.0.1:6379';
+  const logger = options.logger ?? stderrLogger;
+  const maxDelay = options.maxReconnectDelayMs ?? 2000;
   // Auto-pipelining batches the commands of items finishing together, like the file log's group commit.
-  const redis = new Redis(options.url ?? 'redis://127.0.0.1:6379', { enableAutoPipelining: true, lazyConnect: false, ...options.redis });
+  const redis = new Redis(url, {
+    enableAutoPipelining: true,
+    lazyConnect: false,
+    // Reconnect forever: an outage pauses runs, it never ends the store.
+    retryStrategy: (times) => Math.min(100 * 2 ** Math.min(times - 1, 10), maxDelay),
+    maxRetriesPerRequest: options.retriesPerCall ?? 2,
+    ...options.redis,
+  });
+  const server = describeServer(url);
+  let downSince: number | undefined;
+  let closing = false;
+  // Without an 'error' listener ioredis prints "Unhandled error event" with a stack on every attempt.
+  redis.on('error', (e: Error) => {
+    if (downSince !== undefined || closing) return;
+    downSince = Date.now();
+    logger.warn(`redis store at ${server} unavailable (${e.message}); reconnecting, runs that need it are interrupted until it is back`, { driver: 'redis', server, reason: e.message });
+  });
+  redis.on('ready', () => {
+    if (downSince === undefined) return;
+    const secs = ((Date.now() - downSince) / 1000).toFixed(1);
+    downSince = undefined;
+    logger.info(`redis store at ${server} reachable again after ${secs} s`, { driver: 'redis', server });
+  });
+
+  /** Runs a store operation, turning a connection failure into STORE_UNAVAILABLE. */
+  const guard = async <T>(op: () => Promise<T>): Promise<T> => {
+    try {
+      return await op();
+    } catch (e) {
+      throw unavailable(e);
+    }
+  };
   const k = {
     runs: `${p}runs`,
     run: (id: string) => `${p}run:${id}`,
@@ -51,27 +137,35 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
   function kv(namespace: string): DurableState {
     const key = k.kv(namespace);
     return {
-      async get<T>(field: string) {
-        return parse<T>(await redis.hget(key, field));
+      get<T>(field: string) {
+        return guard(async () => parse<T>(await redis.hget(key, field)));
       },
-      async set(field, value) {
-        if (value === undefined) await redis.hdel(key, field);
-        else await redis.hset(key, field, JSON.stringify(value));
+      set(field, value) {
+        return guard(async () => {
+          if (value === undefined) await redis.hdel(key, field);
+          else await redis.hset(key, field, JSON.stringify(value));
+        });
       },
-      async delete(field) {
-        await redis.hdel(key, field);
+      delete(field) {
+        return guard(async () => void (await redis.hdel(key, field)));
       },
-      async entries<T>(prefix = '') {
-        const all = await redis.hgetall(key);
-        return Object.keys(all)
-          .filter((f) => f.startsWith(prefix))
-          .sort()
-          .map((f) => [f, JSON.parse(all[f]) as T] as [string, T]);
+      entries<T>(prefix = '') {
+        return guard(async () => {
+          // HSCAN with MATCH: a prefix of a big namespace never fetches all of it in one answer.
+          const found = new Map<string, string>();
+          let cursor = '0';
+          do {
+            const [next, flat] = await redis.hscan(key, cursor, 'MATCH', globPrefix(prefix), 'COUNT', 1000);
+            for (let i = 0; i < flat.length; i += 2) if (flat[i].startsWith(prefix)) found.set(flat[i], flat[i + 1]);
+            cursor = next;
+          } while (cursor !== '0');
+          return [...found.keys()].sort().map((f) => [f, JSON.parse(found.get(f)!) as T] as [string, T]);
+        });
       },
     };
   }
 
-  return {
+  const store: EngineStore = {
     driver: 'redis',
     async createRun(run) {
       await redis.multi().set(k.run(run.id), JSON.stringify(run)).zadd(k.runs, run.startedAt, run.id).exec();
@@ -88,10 +182,17 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
       return parse<RunRecord>(await redis.get(k.run(id)));
     },
     async listRuns(query: RunQuery = {}) {
-      const ids = await redis.zrange(k.runs, 0, -1);
-      if (ids.length === 0) return [];
-      const raw = await redis.mget(ids.map(k.run));
-      return filterRuns(raw.flatMap((r) => (r ? [JSON.parse(r) as RunRecord] : [])), query);
+      const limit = query.limit === undefined ? Infinity : Math.max(0, query.limit);
+      const out: RunRecord[] = [];
+      // Newest first, a page at a time: a limit reads only the records it needs.
+      for (let from = 0; out.length < limit; from += 100) {
+        const ids = await redis.zrevrange(k.runs, from, from + 99);
+        if (ids.length === 0) break;
+        const raw = await redis.mget(ids.map(k.run));
+        out.push(...filterRuns(raw.flatMap((r) => (r ? [JSON.parse(r) as RunRecord] : [])), { ...query, limit: undefined }));
+        if (ids.length < 100) break;
+      }
+      return filterRuns(out, query);
     },
     async saveInputs(runId, inputs) {
       await redis.set(k.inputs(runId), JSON.stringify(inputs));
@@ -125,10 +226,10 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     },
     async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
       const key = k.journal(runId, stream);
-      const end = await redis.llen(key);
+      const end = await guard(() => redis.llen(key));
       // Pages of 1,000: a long journal is never fetched in one answer.
       for (let from = 0; from < end; from += 1000) {
-        const page = await redis.lrange(key, from, Math.min(from + 999, end - 1));
+        const page = await guard(() => redis.lrange(key, from, Math.min(from + 999, end - 1)));
         for (const line of page) yield JSON.parse(line) as T;
       }
     },
@@ -146,7 +247,18 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     },
     kv,
     async close() {
-      await redis.quit().catch(() => redis.disconnect());
+      closing = true;
+      // QUIT waits for an answer that never comes during an outage: disconnect then.
+      if (redis.status !== 'ready') redis.disconnect();
+      else await redis.quit().catch(() => redis.disconnect());
     },
   };
+  // Every operation that talks to Redis fails with STORE_UNAVAILABLE on an outage (kv and readJournal guard their own calls).
+  const ops = ['createRun', 'updateRun', 'getRun', 'listRuns', 'saveInputs', 'loadInputs', 'saveStep', 'getSteps', 'appendItems', 'getItems', 'appendJournal', 'setWait', 'getWait', 'deleteWait', 'listWaits'] as const;
+  const table = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const op of ops) {
+    const fn = table[op];
+    table[op] = (...args) => guard(() => fn(...args));
+  }
+  return store;
 }

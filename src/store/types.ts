@@ -6,6 +6,14 @@
  * Durability contract: when a returned promise resolves, the record survives
  * `kill -9` of the process (it has been handed to the OS / the server). Power
  * loss is out of scope for the embedded driver (no fsync per write).
+ *
+ * Outages: a driver whose backend cannot be reached (the redis driver while
+ * Redis is down) rejects the call with
+ * `MsgflowError('STORE_UNAVAILABLE', { driver, reason })` within a few
+ * seconds instead of hanging. A rejected call is never sent later, but one
+ * the backend received just before the connection broke may have been
+ * applied: its outcome is unknown, as with any lost answer. The engine turns
+ * that error into an `interrupted` (resumable) run, never a `failed` one.
  */
 
 /** Durable key/value storage; values must be JSON-serialisable. */

@@ -224,7 +224,11 @@ export async function startRun(ctx: ApiContext, flowName: string, body: unknown)
   try {
     handle = await ctx.runtime.engine.start(flow, { inputs, dryRun: b.dryRun === true, trigger: 'manual' });
   } catch (e) {
-    // Inputs that do not resolve name the input (path `inputs.NAME`): a 400 on that field.
+    // Inputs that do not resolve name the input: a 400 on the field `inputs.NAME`.
+    // INPUT_ARG_INVALID: an unknown or ill-typed input (what `-i` answers with exit 2).
+    if (e instanceof MsgflowError && e.code === 'INPUT_ARG_INVALID') {
+      throw bad(typeof e.params.input === 'string' ? `inputs.${e.params.input}` : 'inputs', String(e.params.reason ?? e.message));
+    }
     if (e instanceof MsgflowError && e.code === 'FLOW_INVALID') {
       const field = typeof e.params.path === 'string' ? e.params.path : 'inputs';
       throw bad(field, String(e.params.reason ?? e.message));

@@ -13,7 +13,7 @@ export { isLoopbackHost, checkBind } from './safety.js';
 /**
  * Starts the dashboard with config.yaml's `ui:` settings, `overrides`
  * (the `--port` / `--host` flags) winning. Rejects with UI_UNSAFE_BIND or
- * UI_PORT_IN_USE, messages a person can act on.
+ * PORT_IN_USE (naming ui.port), messages a person can act on.
  *
  * @example
  * const ui = await serveDashboard(runtime, {}, logger);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MsgflowError } from '../api/errors.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { portInUseError } from '../util/port-in-use.js';
 import { registerSecrets, scrub } from '../util/secrets.js';
 import type { Logger } from '../util/logger.js';
 import { auditHistory, cancelRun, getRun, liftPauses, listFlows, listInstances, parseRunQuery, reportFile, retryRun, startRun, type ApiContext } from './api.js';
@@ -310,8 +311,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EADDRINUSE') reject(new MsgflowError('UI_PORT_IN_USE', { host, port: opts.port ?? 7071 }, { cause: e }));
-      else reject(e);
+      reject(portInUseError(e, { port: opts.port ?? 7071, key: 'ui.port in config.yaml (or --port)' }) ?? e);
     });
     server.listen(opts.port ?? 7071, host, () => resolve());
   });

@@ -13,7 +13,7 @@ const step = (over: Partial<StepRecord>): StepRecord => ({
 describe('formatRunSummary', () => {
   it("prints a job's counts and its report under its step", () => {
     const text = formatRunSummary(run, [step({ output: { total: 4, sent: 4, failed: 0, report: 'reports/b.csv', rows: [1] } })]);
-    expect(text).toContain('run r1 broadcast-file: succeeded in 00:17');
+    expect(text).toContain('run r1 broadcast-file: succeeded in 17s');
     expect(text).toContain('    total: 4, sent: 4, failed: 0');
     expect(text).toContain('    report: reports/b.csv');
   });

@@ -29,9 +29,9 @@ describe('config.yaml', () => {
 
   it('rejects unknown keys, pointing at the key', () => {
     expect(err('instances:\n  default:\n    apiUrl: local\n    apiurl: x\nlocal:\n  instances: [{ idInstance: "1", apiTokenInstance: "12345678" }]\n')).toBe(
-      'config.yaml:4:5 instances.default.apiurl: unknown key',
+      "config.yaml:4:5 instances.default.apiurl: unknown key (did you mean 'apiUrl'?)",
     );
-    expect(err('locals: {}\n')).toBe('config.yaml:1:1 locals: unknown key');
+    expect(err('locals: {}\n')).toBe('config.yaml:1:1 locals: unknown key (did you mean \'local\'?)');
   });
 
   it('interpolates ${ENV} and ${ENV:-default}', () => {

@@ -225,8 +225,12 @@ steps:
     writeFileSync(path.join(dir, 'e.yaml'), readFileSync(path.join(dir, 'e.yaml'), 'utf8').replace(' ${{ env.HOME }}', ''));
     const flow = loadFlowFile(path.join(dir, 'e.yaml'), opts(dir, { env: { SECRET: 's3' } }));
     expect(flow.env).toEqual({ REGION: 'eu', TOKEN: 's3', FIXED: 'plain' });
-    const ok = loadFlowFile(path.join(dir, 'ok.yaml'), opts(dir, { env: { HOME_DIR: '/h' } }));
-    expect(ok.env).toEqual({ HOME_DIR: '/h' });
+    const ok = loadFlowFile(path.join(dir, 'ok.yaml'), opts(dir, { env: { HOME_DIR: '/h', NOT_SET: '' } }));
+    expect(ok.env).toEqual({ HOME_DIR: '/h', NOT_SET: '' });
+    // #8 obs 13: a listed variable that is unset is an error naming it and its position, not a silent "".
+    expect(errorLines(path.join(dir, 'ok.yaml'), opts(dir, { env: { HOME_DIR: '/h' } }))).toEqual([
+      'F:2:17 env[1]: environment variable NOT_SET is not set (listed in env:); set it, or write env: { NOT_SET: "${NOT_SET:-default}" }',
+    ]);
   });
 
   it('checks with: statically (literal values, missing keys) and leaves templates to run time', () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { createBus } from '../../src/engine/events.js';
-import { createLogSubscriber, createProgressReporter, formatDuration, renderBar } from '../../src/engine/progress/index.js';
+import { FakeTerminal } from './fake-terminal.js';
+import { createLogSubscriber, createProgressReporter, formatDuration, formatUntil, renderBar } from '../../src/engine/progress/index.js';
 
 function fakeStream(isTTY: boolean, columns?: number) {
   const chunks: string[] = [];
@@ -33,55 +34,48 @@ describe('format helpers', () => {
 });
 
 describe('progress on a TTY', () => {
-  it('redraws one line in place, throttled, with counts, rate and ETA', async () => {
+  it('draws a bar with counts, rate and ETA, and clears it when the step ends', async () => {
     const clock = new ManualClock(T0);
     const bus = createBus();
-    const out = fakeStream(true);
-    const progress = createProgressReporter({ bus, stream: out, clock });
+    const term = new FakeTerminal(200);
+    const progress = createProgressReporter({ bus, stream: term, clock });
     bus.emit('step:started', { ...ref, step: 'check', action: 'checkAccount', total: 100 });
-    expect(out.chunks).toHaveLength(1); // first draw at once
-    expect(out.chunks[0]).toBe('\r\x1b[2Kverify-leads/check [....................] 0/100 (0 failed) 0 items/s ETA --:--');
-    await clock.advance(1000);
+    expect(term.screen).toEqual(['verify-leads/check [....................] 0/100 (0 failed) 0 items/s ETA --:--']);
+    await clock.advance(1100);
     for (let i = 0; i < 10; i++) bus.emit('item:finished', { ...ref, step: 'check', index: i, status: i === 3 ? 'failed' : 'succeeded' });
-    // 10 events inside one throttle window: one immediate draw, one trailing draw pending.
-    expect(out.chunks).toHaveLength(2);
-    expect(out.chunks[1]).toBe('\r\x1b[2Kverify-leads/check [....................] 1/100 (0 failed) 1.00 items/s ETA 01:39');
-    await clock.advance(100);
-    expect(out.chunks).toHaveLength(3);
+    progress.print('a log line');
     // 10 items in 1.1 s: 9.09/s, 90 left: 9.9 s
-    expect(out.chunks[2]).toBe('\r\x1b[2Kverify-leads/check [##..................] 10/100 (1 failed) 9.09 items/s ETA 00:10');
-    await clock.advance(1000);
-    expect(out.chunks).toHaveLength(3); // nothing changed, nothing drawn
+    expect(term.screen).toEqual(['a log line', 'verify-leads/check [##..................] 10/100 (1 failed) 9.09 items/s ETA 00:10']);
     bus.emit('step:finished', { ...ref, step: 'check', status: 'succeeded', done: 97, failed: 3 });
-    expect(out.text.endsWith('verify-leads/check [####################] 100/100 (3 failed) 4.76 items/s ETA 00:00\n')).toBe(true);
+    expect(term.screen).toEqual(['a log line']);
     progress.close();
-    expect(out.text.endsWith('\n')).toBe(true);
-    expect(clock.pending).toBe(0);
   });
 
-  it('cuts lines to the terminal width and ends an open line on close', () => {
+  it('cuts bars to the terminal width; close clears them and unsubscribes', () => {
     const bus = createBus();
-    const out = fakeStream(true, 30);
-    const progress = createProgressReporter({ bus, stream: out, clock: new ManualClock(T0) });
+    const term = new FakeTerminal(30);
+    const progress = createProgressReporter({ bus, stream: term, clock: new ManualClock(T0) });
     bus.emit('step:started', { ...ref, step: 'check', action: 'checkAccount', total: 5 });
-    expect(out.chunks[0]).toBe(`\r\x1b[2K${'verify-leads/check [....................]'.slice(0, 29)}`);
+    expect(term.screen).toEqual(['verify-leads/check [....................]'.slice(0, 29)]);
     progress.close();
-    expect(out.chunks.at(-1)).toBe('\n');
+    expect(term.screen).toEqual([]);
+    const n = term.writes.length;
     bus.emit('item:finished', { ...ref, step: 'check', index: 0, status: 'succeeded' });
-    expect(out.chunks).toHaveLength(2); // unsubscribed
+    expect(term.writes).toHaveLength(n); // unsubscribed
   });
 
-  it('shows an action\'s own progress and ignores steps without items', () => {
+  it("shows an action's own progress and ignores steps without items", () => {
     const bus = createBus();
-    const out = fakeStream(true);
+    const term = new FakeTerminal(200);
     const clock = new ManualClock(T0);
-    createProgressReporter({ bus, stream: out, clock });
+    const progress = createProgressReporter({ bus, stream: term, clock });
     bus.emit('step:started', { ...ref, step: 'notify', action: 'log' });
     bus.emit('step:finished', { ...ref, step: 'notify', status: 'succeeded', done: 0, failed: 0 });
-    expect(out.chunks).toHaveLength(0);
+    expect(term.writes).toHaveLength(0);
     bus.emit('step:started', { ...ref, step: 'bulk', action: 'checkAccount.bulk' });
     bus.emit('step:progress', { ...ref, step: 'bulk', done: 40, total: 200, failed: 2 });
-    expect(out.chunks[0]).toContain('verify-leads/bulk [####................] 42/200 (2 failed)');
+    expect(term.screen[0]).toContain('verify-leads/bulk [####................] 42/200 (2 failed)');
+    progress.close();
   });
   it("keeps an action's own counts when its single step finishes (not the engine's 1 unit)", () => {
     const bus = createBus();
@@ -155,8 +149,8 @@ describe('log subscriber', () => {
       '2026-01-05T09:00:00.000Z INFO  verify-leads/check started (checkAccount, 3 items)',
       '2026-01-05T09:00:00.000Z WARN  verify-leads/check item 1 failed: HTTP 500 at /waInstance<INSTANCE_ID>/checkAccount/<API_TOKEN>',
       '2026-01-05T09:00:00.000Z WARN  verify-leads/check item 2 attempt 1 failed, retrying in 2s: timeout',
-      '2026-01-05T09:00:00.000Z INFO  verify-leads (run r1) waiting at step check until 2026-01-05T11:00:00.000Z: rate limit',
-      '2026-01-05T11:00:00.000Z INFO  verify-leads (run r1) finished in 2:00:05: 2 items done, 1 failed',
+      `2026-01-05T09:00:00.000Z INFO  verify-leads (run r1) step check waiting: rate limit until ${formatUntil(T0 + 7_200_000, T0)}`,
+      '2026-01-05T11:00:00.000Z INFO  verify-leads (run r1) finished in 2h00m: 2 items done, 1 failed',
       '2026-01-05T11:00:00.000Z WARN  schedule: verify-leads missed its run of 2026-01-05T09:00:00.000Z (missed: last; running it now)',
       '2026-01-05T11:00:00.000Z ERROR first line',
       '    second line',

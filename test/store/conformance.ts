@@ -159,5 +159,92 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
       expect(await again.get('other')).toBe('z');
       expect(await (await reopen()).kv('checkAccount:default').get('flow/x')).toBe('b');
     });
+
+    it('lists runs with a limit among many: the newest matching ones, by flow and status', async () => {
+      const s = await setup();
+      for (let i = 0; i < 60; i++)
+        await s.createRun(makeRun({ id: `r${String(i).padStart(2, '0')}`, flow: i % 3 === 0 ? 'a' : 'b', startedAt: 100 + i }));
+      for (let i = 0; i < 60; i += 2) await s.updateRun(`r${String(i).padStart(2, '0')}`, { status: 'succeeded' });
+      expect((await s.listRuns({ limit: 3 })).map((r) => r.id)).toEqual(['r59', 'r58', 'r57']);
+      expect((await s.listRuns({ flow: 'a', limit: 2 })).map((r) => r.id)).toEqual(['r57', 'r54']);
+      expect((await s.listRuns({ status: ['running'], limit: 2 })).map((r) => r.id)).toEqual(['r59', 'r57']);
+      expect((await s.listRuns({ status: ['succeeded'], flow: 'a', limit: 2 })).map((r) => r.id)).toEqual(['r54', 'r48']);
+      expect(await s.listRuns({ limit: 0 })).toEqual([]);
+      const again = await reopen();
+      expect((await again.listRuns({ status: ['running', 'waiting', 'interrupted'] })).length).toBe(30);
+      // A status change made through another instance (another process) is seen.
+      await again.updateRun('r59', { status: 'failed' });
+      expect((await s.listRuns({ status: ['running'], limit: 1 })).map((r) => r.id)).toEqual(['r57']);
+    });
+
+    it('journals: appended in order (concurrent appends included), replayed as a stream, per run and stream', async () => {
+      const s = await setup();
+      await s.createRun(makeRun());
+      await s.createRun(makeRun({ id: 'run-2' }));
+      await s.appendJournal('run-1', 'check/-', [{ i: 0 }, { i: 1 }]);
+      await Promise.all(Array.from({ length: 2500 }, (_, k) => s.appendJournal('run-1', 'check/-', [{ i: k + 2 }])));
+      await s.appendJournal('run-1', 'other/-', [{ o: 1 }]);
+      await s.appendJournal('run-2', 'check/-', [{ r: 2 }]);
+      await s.appendJournal('run-1', 'check/-', []);
+      const again = await reopen();
+      const seen: number[] = [];
+      // Streamed: the replay can be consumed one entry at a time, and stopped early.
+      for await (const e of again.readJournal<{ i: number }>('run-1', 'check/-')) seen.push(e.i);
+      expect(seen).toEqual(Array.from({ length: 2502 }, (_, i) => i));
+      let first: unknown;
+      for await (const e of again.readJournal('run-1', 'check/-')) {
+        first = e;
+        break;
+      }
+      expect(first).toEqual({ i: 0 });
+      const collect = async (run: string, stream: string) => {
+        const out: unknown[] = [];
+        for await (const e of again.readJournal(run, stream)) out.push(e);
+        return out;
+      };
+      expect(await collect('run-1', 'other/-')).toEqual([{ o: 1 }]);
+      expect(await collect('run-2', 'check/-')).toEqual([{ r: 2 }]);
+      expect(await collect('run-1', 'never')).toEqual([]);
+    });
+
+    it('kv: many keys, overwrites and deletes, entries by prefix in key order', async () => {
+      const s = await setup();
+      const kv = s.kv('shared:checkAccount:abc123');
+      await Promise.all(Array.from({ length: 5000 }, (_, i) => kv.set(`7920${String(i).padStart(7, '0')}`, { exist: i % 5 !== 0, at: i })));
+      await Promise.all(Array.from({ length: 1000 }, (_, i) => kv.set(`7920${String(i).padStart(7, '0')}`, { exist: true, at: -i })));
+      for (let i = 4000; i < 5000; i++) await kv.delete(`7920${String(i).padStart(7, '0')}`);
+      await kv.set('79210000000', 'other prefix');
+      const again = (await reopen()).kv('shared:checkAccount:abc123');
+      expect(await again.get('79200000005')).toEqual({ exist: true, at: -5 });
+      expect(await again.get('79200001005')).toEqual({ exist: false, at: 1005 });
+      expect(await again.get('79200004005')).toBeUndefined();
+      const some = await again.entries('7920000001');
+      expect(some.map(([k]) => k)).toEqual(Array.from({ length: 10 }, (_, i) => `7920000001${i}`));
+      expect((await again.entries('7920')).length).toBe(4000);
+      expect((await again.entries()).length).toBe(4001);
+      expect(await again.entries('none')).toEqual([]);
+      // Keys and values of any shape.
+      const odd = ['', '.', '..', 'a/b\\c', '*?[x]', 'x'.repeat(300), 'ключ', '"quoted"'];
+      for (const [i, k] of odd.entries()) await kv.set(k, { i, s: 'é\n"' });
+      for (const [i, k] of odd.entries()) expect(await again.get(k)).toEqual({ i, s: 'é\n"' });
+      expect((await again.entries('*?[')).map(([k]) => k)).toEqual(['*?[x]']);
+    });
+
+    it('kv: another instance (another process) sees writes and deletes at once', async () => {
+      const s = await setup();
+      if (!h.reopen) return; // the memory driver has no second instance over the same data
+      const other = await reopen();
+      const a = s.kv('shared:pauses');
+      const b = other.kv('shared:pauses');
+      expect(await b.get('id1:checkAccount')).toBeUndefined();
+      await a.set('id1:checkAccount', { until: 10 });
+      expect(await b.get('id1:checkAccount')).toEqual({ until: 10 });
+      await b.set('id2:checkAccount', { until: 20 });
+      await a.set('id1:checkAccount', { until: 30 });
+      expect(await b.entries()).toEqual([['id1:checkAccount', { until: 30 }], ['id2:checkAccount', { until: 20 }]]);
+      await b.delete('id1:checkAccount');
+      expect(await a.get('id1:checkAccount')).toBeUndefined();
+      expect((await a.entries()).map(([k]) => k)).toEqual(['id2:checkAccount']);
+    });
   });
 }

@@ -63,6 +63,49 @@ describe('lowdb driver specifics', () => {
   });
 });
 
+describe('lowdb driver: run index and journals', () => {
+  it('a store of an earlier version (no run index) gets one built from runs/ on first use', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const s1 = createLowdbStore({ dir });
+      for (let i = 0; i < 5; i++) await s1.createRun(makeRun({ id: `r${i}`, startedAt: i, status: i === 1 ? 'succeeded' : 'running' }));
+      await s1.close();
+      await rm(join(dir, 'runs.jsonl'));
+      const s2 = createLowdbStore({ dir });
+      expect((await s2.listRuns({ limit: 2 })).map((r) => r.id)).toEqual(['r4', 'r3']);
+      expect((await s2.listRuns({ status: ['succeeded'] })).map((r) => r.id)).toEqual(['r1']);
+      await s2.createRun(makeRun({ id: 'r5', startedAt: 5 }));
+      expect((await createLowdbStore({ dir }).listRuns()).map((r) => r.id)).toEqual(['r5', 'r4', 'r3', 'r2', 'r1', 'r0']);
+      await s2.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a journal torn by kill -9 replays its whole entries and appends after the torn line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const s1 = createLowdbStore({ dir });
+      await s1.createRun(makeRun());
+      await s1.appendJournal('run-1', 'check/-', [{ i: 0 }, { i: 1 }]);
+      await s1.close();
+      await appendFile(join(dir, 'runs', 'run-1', 'journal', 'check%2F-.jsonl'), '{"i":2,"pa');
+      const s2 = createLowdbStore({ dir });
+      const read = async () => {
+        const out: unknown[] = [];
+        for await (const e of s2.readJournal('run-1', 'check/-')) out.push(e);
+        return out;
+      };
+      expect(await read()).toEqual([{ i: 0 }, { i: 1 }]);
+      await s2.appendJournal('run-1', 'check/-', [{ i: 3 }]);
+      expect(await read()).toEqual([{ i: 0 }, { i: 1 }, { i: 3 }]);
+      await s2.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('lowdb driver: kv shared by several processes', () => {
   it('every store on the same dir sees the others\' writes, and none erases them', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'msgflow-kv-shared-'));

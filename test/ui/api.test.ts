@@ -235,7 +235,8 @@ describe('dashboard safety', () => {
       expect(err.code).toBe('UI_UNSAFE_BIND');
       expect(err.message).toMatch(/ui.host 0.0.0.0 is not a loopback address and ui.token is empty/);
       const busy = await createUiServer({ runtime: p.runtime, port: p.server.port }).catch((e) => e);
-      expect(busy.code).toBe('UI_PORT_IN_USE');
+      expect(busy.code).toBe('PORT_IN_USE');
+      expect(busy.message).toMatch(/ui.port in config.yaml \(or --port\)/);
     } finally {
       await p.close();
     }

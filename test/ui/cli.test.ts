@@ -42,7 +42,9 @@ describe('msgflow ui', () => {
   it('prints its help', async () => {
     const { io, out } = memoryIo();
     expect(await runCli(['help', 'ui'], io)).toBe(0);
-    expect(out.join('\n')).toMatch(/Usage: msgflow ui \[--port N\] \[--host H\]/);
+    expect(out.join('\n')).toMatch(/Usage: msgflow ui \[options\]/);
+    expect(out.join('\n')).toMatch(/-p, --port N .*ui.port, 7071/);
+    expect(out.join('\n')).toMatch(/--host H .*ui.host, 127.0.0.1/);
   });
 
   it('refuses a non-loopback host without a token, with a message saying what to set', async () => {
@@ -97,7 +99,7 @@ describe('msgflow ui', () => {
       const { io, err } = memoryIo();
       const code = await runCli(['ui', '--port', String(first.port), '-c', path.join(dir, 'config.yaml')], io);
       expect(code).toBe(1);
-      expect(err.join('\n')).toMatch(new RegExp(`127.0.0.1:${first.port} is in use .*set ui.port in config.yaml or pass --port`));
+      expect(err.join('\n')).toMatch(new RegExp(`port ${first.port} is already in use.*set ui.port in config.yaml \\(or --port\\)`));
     } finally {
       await first.close();
       await runtime.close();

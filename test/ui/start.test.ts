@@ -1,17 +1,17 @@
 /**
  * `msgflow start` serves the dashboard (and `--no-ui` does not), as a real
- * child process. Runs once start.ts wires serveDashboard in (its help then
- * lists --no-ui); until then it is skipped with a message saying so.
+ * child process. Runs once start.ts wires serveDashboard in (its help rows
+ * then list --no-ui); until then it is skipped with a message saying so.
  */
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COMMAND_HELP } from '../../src/cli/help.js';
+import { COMMANDS_HELP } from '../../src/cli/help.js';
 import { exited, msgflowDaemon } from '../cli/helpers.js';
 import { get, post, waitFor, writeProject } from './helpers.js';
 
-const wired = COMMAND_HELP.start?.includes('--no-ui') ?? false;
+const wired = COMMANDS_HELP.start?.options.some((o) => o.name === 'no-ui') ?? false;
 if (!wired) console.warn('test/ui/start.test.ts: skipped: msgflow start does not serve the dashboard yet (start.ts: serveDashboard, --no-ui)');
 
 describe.skipIf(!wired)('msgflow start and the dashboard', () => {
@@ -39,7 +39,7 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
     const dir = writeProject(`ui:\n  port: ${port}\n`);
     const d = await msgflowDaemon(['start', '-c', path.join(dir, 'config.yaml')], dir, /started;/);
     try {
-      expect(d.output()).toMatch(new RegExp(`127.0.0.1:${port} is in use .*running without the dashboard`));
+      expect(d.output()).toMatch(new RegExp(`port ${port} is already in use.*ui.port in config.yaml.*running without the dashboard`));
     } finally {
       d.child.kill('SIGTERM');
       await exited(d.child);

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { loadConfig } from '../../config/index.js';
 import { renderFlowJsonSchema } from '../../engine/flow/index.js';
 import { buildRegistry } from '../../runtime/registry.js';
-import { parse } from '../args.js';
-import { EXIT } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { parseCommand, parseLogLevel } from '../args.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { safeWrite, type Io } from '../output.js';
 
 /**
  * The flow JSON Schema for this project: the flow file shape plus the input
@@ -19,10 +19,13 @@ export async function renderSchemaFor(configFile: string): Promise<string> {
 
 /** `msgflow schema [--out FILE] [--check]`: print, write, or check the flow JSON Schema. */
 export async function schema(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, out: { type: 'string', short: 'o' }, check: { type: 'boolean' } }, false);
+  const { values } = parseCommand('schema', argv, false);
+  parseLogLevel(values['log-level']);
+  // --check compares with a file: without one there is nothing to check (it must not "pass").
+  if (values.check && !values.out) throw new UsageError('--check needs --out FILE: the schema file to compare with');
   const text = await renderSchemaFor(values.config ?? 'config.yaml');
   if (!values.out) {
-    io.stdout.write(text);
+    safeWrite(io.stdout, text);
     return EXIT.OK;
   }
   const out = path.resolve(values.out);

@@ -1,15 +1,39 @@
+import { loadConfig } from '../../config/index.js';
 import { serveCommand } from '../../runtime/serve.js';
-import { parse, parsePort } from '../args.js';
+import { parseCommand, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { cliReporter, type Io } from '../output.js';
 import { untilSignal } from '../signals.js';
 
-/** `msgflow serve`: the local service over HTTP until SIGINT/SIGTERM. */
+/**
+ * `msgflow serve`: the local service over HTTP until SIGINT/SIGTERM. The
+ * banner names the local instances' ids: they are in config.yaml and only
+ * address this machine's demo service, so a user can curl it (tokens stay
+ * hidden; remote instances' ids are never printed).
+ */
 export async function serve(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, port: { type: 'string', short: 'p' } }, false);
-  const handle = await serveCommand({ config: values.config, port: parsePort(values.port), print: (l) => io.out(l) });
-  const signal = await untilSignal();
+  const { values } = parseCommand('serve', argv, false);
+  const port = parsePort(values.port);
+  const configFile = values.config ?? 'config.yaml';
+  const config = loadConfig(configFile);
+  const reporter = cliReporter(io, values, config);
+  // Listening for stop signals before the port opens: a signal right after the banner is not lost.
+  const failed = new AbortController();
+  const stopped = untilSignal(failed.signal);
+  let handle;
+  try {
+    handle = await serveCommand({ config: configFile, port, print: (l) => io.out(l), logger: reporter.logger });
+  } catch (e) {
+    failed.abort();
+    reporter.close();
+    throw e;
+  }
+  for (const inst of config.local?.instances ?? []) {
+    io.out(`  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/lastOutgoingMessages/<apiTokenInstance from ${configFile}>`);
+  }
+  const signal = await stopped;
   io.err(`msgflow: ${signal}: closing the local service`);
   await handle.close();
+  reporter.close();
   return EXIT.OK;
 }

@@ -2,7 +2,7 @@ import { ConfigError, MsgflowError } from '../../api/errors.js';
 import { loadConfig, resolveFromConfig } from '../../config/index.js';
 import { displayPath, validateFlowFiles } from '../../engine/flow/index.js';
 import { buildRegistry } from '../../runtime/registry.js';
-import { parse } from '../args.js';
+import { parseCommand, parseLogLevel } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import type { Io } from '../output.js';
 
@@ -12,7 +12,8 @@ import type { Io } from '../output.js';
  * error as `file:line:col key.path: reason`.
  */
 export async function validate(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { config: { type: 'string', short: 'c' } });
+  const { values, positionals } = parseCommand('validate', argv);
+  parseLogLevel(values['log-level']);
   const configFile = values.config ?? 'config.yaml';
   let config;
   try {

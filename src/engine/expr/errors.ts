@@ -4,6 +4,7 @@
  * `file:line:col` position.
  */
 import { FlowError } from '../../api/errors.js';
+import { formatError } from '../../api/error-codes.js';
 
 export class ExpressionError extends FlowError {
   /** The expression text (without the `${{ }}` delimiters). */
@@ -28,5 +29,19 @@ export class ExpressionError extends FlowError {
     this.expression = expression;
     this.offset = offset;
     this.reason = reason;
+  }
+}
+
+/**
+ * An evaluation went over a budget (string length, array length, steps):
+ * EXPRESSION_LIMIT, so that a poison-pill expression fails fast and clearly
+ * instead of exhausting the process's memory.
+ */
+export class ExpressionLimitError extends ExpressionError {
+  constructor(expression: string, offset: number, reason: string, location?: string) {
+    super(expression, offset, reason, location);
+    this.name = 'ExpressionLimitError';
+    (this as { code: string }).code = 'EXPRESSION_LIMIT';
+    this.message = formatError('EXPRESSION_LIMIT', this.params as Record<string, unknown>);
   }
 }

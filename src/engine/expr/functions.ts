@@ -20,16 +20,38 @@
  * | `keys(obj)`, `values(obj)` | of a plain object |
  * | `pluck(arr, key)` | `key` of every item of an array of objects |
  * | `coalesce(a, b, ...)` | first argument that is not null, undefined or '' |
+ * | `filter(arr, x => cond)` | the items for which `cond` is true |
+ * | `map(arr, x => expr)` | `expr` of every item |
+ * | `digits(s)` | only the digits of `s` (`'+7 (900) 111-22-33'` -> `'79001112233'`) |
+ * | `formatDate(t, pattern = 'YYYY-MM-DD HH:mm', tz = 'UTC')` | a time (ms, ISO text) as text; YYYY MM DD HH mm ss SSS |
+ * | `now()` | the current time in ms (the engine's clock in a run) |
  */
 import { isPlainObject, kindOf, readMember, toText, truthy } from './data.js';
 
-export type ExprFunction = (args: unknown[]) => unknown;
+/** What a function may use besides its arguments. */
+export interface FnContext {
+  /** Applies the lambda given as argument `argIndex` to `value`. */
+  apply(argIndex: number, value: unknown): unknown;
+  /** Now in ms: the engine's clock in a run. */
+  now(): number;
+  /** Counts work (items visited); over the budget it throws EXPRESSION_LIMIT. */
+  charge(steps: number): void;
+  /** The largest string a function may build. */
+  maxStringLength: number;
+}
+
+export type ExprFunction = (args: unknown[], ctx: FnContext) => unknown;
 
 interface FnDef {
   minArgs: number;
   maxArgs: number;
   fn: ExprFunction;
+  /** Argument positions that must be lambdas (`x => ...`). */
+  lambdaArgs?: number[];
 }
+
+/** Thrown by a function when its result would go over a budget; the interpreter adds the position. */
+export class FunctionLimitError extends Error {}
 
 /** Thrown by a function for a bad argument; the interpreter adds the position. */
 export class FunctionArgError extends Error {}
@@ -95,16 +117,33 @@ const defs: Record<string, FnDef> = {
   trim: { minArgs: 1, maxArgs: 1, fn: ([s]) => str('trim', s, 0).trim() },
   replace: {
     minArgs: 3, maxArgs: 3,
-    fn: ([s, f, w]) => {
+    fn: ([s, f, w], ctx) => {
       const find = str('replace', f, 1);
       if (find === '') throw new FunctionArgError('replace(): the text to find must not be empty');
-      return str('replace', s, 0).split(find).join(str('replace', w, 2));
+      const pieces = str('replace', s, 0).split(find);
+      const by = str('replace', w, 2);
+      // Sized before it is built: a replace that multiplies a string is refused, not allocated.
+      const size = pieces.reduce((t, p) => t + p.length, 0) + (pieces.length - 1) * by.length;
+      if (size > ctx.maxStringLength) throw new FunctionLimitError(`replace() would build a string of ${size} characters (limit ${ctx.maxStringLength})`);
+      return pieces.join(by);
     },
   },
   split: { minArgs: 2, maxArgs: 2, fn: ([s, sep]) => str('split', s, 0).split(str('split', sep, 1)) },
   join: {
     minArgs: 1, maxArgs: 2,
-    fn: ([a, sep]) => arr('join', a, 0).map(toText).join(sep === undefined ? ',' : str('join', sep, 1)),
+    fn: ([a, sep], ctx) => {
+      const list = arr('join', a, 0);
+      const glue = sep === undefined ? ',' : str('join', sep, 1);
+      ctx.charge(list.length);
+      let size = Math.max(0, list.length - 1) * glue.length;
+      const texts = list.map((v) => {
+        const t = toText(v);
+        size += t.length;
+        if (size > ctx.maxStringLength) throw new FunctionLimitError(`join() would build a string of more than ${ctx.maxStringLength} characters`);
+        return t;
+      });
+      return texts.join(glue);
+    },
   },
   slice: {
     minArgs: 2, maxArgs: 3,
@@ -161,7 +200,49 @@ const defs: Record<string, FnDef> = {
     minArgs: 1, maxArgs: 20,
     fn: (args) => args.find((v) => v !== undefined && v !== null && v !== ''),
   },
+  filter: {
+    minArgs: 2, maxArgs: 2, lambdaArgs: [1],
+    fn: ([a], ctx) => arr('filter', a, 0).filter((v) => truthy(ctx.apply(1, v))),
+  },
+  map: {
+    minArgs: 2, maxArgs: 2, lambdaArgs: [1],
+    fn: ([a], ctx) => arr('map', a, 0).map((v) => ctx.apply(1, v)),
+  },
+  digits: {
+    minArgs: 1, maxArgs: 1,
+    fn: ([v]) => (v === null || v === undefined ? '' : str('digits', v, 0).replace(/\D+/g, '')),
+  },
+  formatDate: { minArgs: 1, maxArgs: 3, fn: ([t, p, tz]) => formatDate(t, p, tz) },
+  now: { minArgs: 0, maxArgs: 0, fn: (_args, ctx) => ctx.now() },
 };
+
+const DATE_TOKENS = /YYYY|MM|DD|HH|mm|ss|SSS/g;
+
+/** `formatDate(1767603600000, 'DD.MM.YYYY HH:mm', 'Europe/Berlin')` -> `05.01.2026 10:00`. */
+function formatDate(t: unknown, pattern: unknown, tz: unknown): string {
+  let ms: number;
+  if (typeof t === 'number') ms = t;
+  else if (typeof t === 'string' && /^\d+$/.test(t.trim())) ms = Number(t);
+  else if (typeof t === 'string') ms = Date.parse(t);
+  else throw new FunctionArgError(`formatDate(): argument 1 must be a time (ms or ISO text), got ${kindOf(t)}`);
+  if (!Number.isFinite(ms)) throw new FunctionArgError(`formatDate(): '${String(t).slice(0, 40)}' is not a time`);
+  const pat = pattern === undefined || pattern === null ? 'YYYY-MM-DD HH:mm' : str('formatDate', pattern, 1);
+  const zone = tz === undefined || tz === null ? 'UTC' : str('formatDate', tz, 2);
+  let parts: Intl.DateTimeFormatPart[];
+  try {
+    parts = new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    }).formatToParts(ms);
+  } catch {
+    throw new FunctionArgError(`formatDate(): unknown time zone '${zone}'`);
+  }
+  const part = (type: string) => parts.find((x) => x.type === type)?.value ?? '';
+  const values: Record<string, string> = {
+    YYYY: part('year'), MM: part('month'), DD: part('day'), HH: part('hour'), mm: part('minute'), ss: part('second'),
+    SSS: String(((ms % 1000) + 1000) % 1000).padStart(3, '0'),
+  };
+  return pat.replace(DATE_TOKENS, (k) => values[k]!);
+}
 
 function readOrThrow(o: unknown, k: string): unknown {
   const r = readMember(o, k);
@@ -178,4 +259,9 @@ export function getFunction(name: string): FnDef | undefined {
 
 export function functionNames(): string[] {
   return Object.keys(FUNCTIONS).sort();
+}
+
+/** Functions that take a lambda. */
+export function lambdaFunctions(): string[] {
+  return functionNames().filter((n) => FUNCTIONS[n]!.lambdaArgs?.length);
 }

@@ -5,9 +5,9 @@
  * Evaluated by its own tokenizer, parser and tree-walking interpreter: no
  * eval, Function or vm, and only plain data is reachable.
  */
-export { ExpressionError } from './errors.js';
+export { ExpressionError, ExpressionLimitError } from './errors.js';
 export { parseExpression, SCOPE_ROOTS, type Node as ExprNode, type ScopeRoot } from './parser.js';
-export { evaluate, type ExprScope, type StepView } from './interpreter.js';
+export { evaluate, DEFAULT_EXPR_LIMITS, type ExprLimits, type ExprScope, type StepView } from './interpreter.js';
 export {
   evaluateTemplate,
   evaluateCondition,
@@ -15,9 +15,11 @@ export {
   compileTemplate,
   hasTemplate,
   containsTemplate,
+  noteTemplateLocation,
+  templateLocation,
   type CompiledTemplate,
   type TemplatePart,
 } from './template.js';
 export { collectReferences, type Reference } from './references.js';
-export { functionNames } from './functions.js';
+export { functionNames, lambdaFunctions } from './functions.js';
 export { BLOCKED_KEYS, readMember, truthy, toText } from './data.js';

@@ -3,8 +3,8 @@
  * values reachable are the scope's plain data and what the documented
  * functions return.
  */
-import { ExpressionError } from './errors.js';
-import { FunctionArgError, getFunction, looseEquals } from './functions.js';
+import { ExpressionError, ExpressionLimitError } from './errors.js';
+import { FunctionArgError, FunctionLimitError, getFunction, looseEquals, type FnContext } from './functions.js';
 import { kindOf, readMember, truthy } from './data.js';
 import type { Node } from './parser.js';
 
@@ -32,64 +32,148 @@ export interface ExprScope {
   /** 0-based index of the current forEach item. */
   index?: number;
   run: { id: string; flow: string; startedAt: number };
+  /**
+   * msgflow's local service, when config.yaml has `local:`: `local.url` is its
+   * base URL (e.g. `http://127.0.0.1:7070`), so flows never write the port.
+   */
+  local?: { url: string };
+  /**
+   * The engine's clock, for `now()` (not readable by expressions: it is not a
+   * scope root). @default the system clock
+   */
+  clock?: { now(): number };
+  /** Budgets of one evaluation. @default DEFAULT_EXPR_LIMITS */
+  limits?: Partial<ExprLimits>;
 }
 
+/** What one evaluation may cost: a poison-pill expression stops with EXPRESSION_LIMIT instead of exhausting memory. */
+export interface ExprLimits {
+  /** Longest string an expression may build. @default 1000000 */
+  maxStringLength: number;
+  /** Longest array an expression may build. @default 200000 (twice the default data-input row limit) */
+  maxArrayLength: number;
+  /** Nodes evaluated plus items visited by functions, per evaluation. @default 5000000 */
+  maxSteps: number;
+}
+
+export const DEFAULT_EXPR_LIMITS: Readonly<ExprLimits> = Object.freeze({ maxStringLength: 1_000_000, maxArrayLength: 200_000, maxSteps: 5_000_000 });
+
+/** One evaluation: the scope, lambda parameters in force, and the work spent. */
+interface Ctx {
+  scope: ExprScope;
+  src: string;
+  params: Map<string, unknown>;
+  limits: ExprLimits;
+  steps: number;
+}
+
+/** Evaluates a parsed expression. Throws ExpressionError (EXPRESSION_ERROR or EXPRESSION_LIMIT) with the offset. */
 export function evaluate(node: Node, scope: ExprScope, src: string): unknown {
+  const ctx: Ctx = { scope, src, params: new Map(), limits: { ...DEFAULT_EXPR_LIMITS, ...scope.limits }, steps: 0 };
+  return ev(node, ctx);
+}
+
+function charge(ctx: Ctx, n: number, pos: number): void {
+  ctx.steps += n;
+  if (ctx.steps > ctx.limits.maxSteps) throw new ExpressionLimitError(ctx.src, pos, `more than ${ctx.limits.maxSteps} evaluation steps`);
+}
+
+/** Every value an expression builds passes here: too long a string or array stops the evaluation. */
+function bounded<T>(v: T, ctx: Ctx, pos: number): T {
+  if (typeof v === 'string' && v.length > ctx.limits.maxStringLength) {
+    throw new ExpressionLimitError(ctx.src, pos, `a string of ${v.length} characters is longer than the ${ctx.limits.maxStringLength} allowed`);
+  }
+  if (Array.isArray(v) && v.length > ctx.limits.maxArrayLength) {
+    throw new ExpressionLimitError(ctx.src, pos, `an array of ${v.length} items is longer than the ${ctx.limits.maxArrayLength} allowed`);
+  }
+  return v;
+}
+
+function ev(node: Node, ctx: Ctx): unknown {
+  charge(ctx, 1, node.pos);
+  const { scope, src } = ctx;
   switch (node.type) {
     case 'literal':
       return node.value;
+    case 'param':
+      return ctx.params.get(node.name);
+    case 'lambda':
+      throw new ExpressionError(src, node.pos, 'a lambda is not a value');
     case 'root':
+      if (node.name === 'local' && scope.local === undefined) {
+        throw new ExpressionError(src, node.pos, "'local' is not set: this run has no local service (config.yaml has no local: section)");
+      }
       // The scope object is ours, but read it through the same gate: a root
       // that is missing (no `item` outside forEach) reads as undefined.
       return Object.hasOwn(scope, node.name) ? (scope as unknown as Record<string, unknown>)[node.name] : undefined;
     case 'member': {
-      const obj = evaluate(node.object, scope, src);
-      const key = evaluate(node.property, scope, src);
+      const obj = ev(node.object, ctx);
+      const key = ev(node.property, ctx);
       const r = readMember(obj, key);
       if (!r.ok) throw new ExpressionError(src, node.property.pos, r.reason);
       return r.value;
     }
     case 'array':
-      return node.items.map((n) => evaluate(n, scope, src));
+      return bounded(node.items.map((n) => ev(n, ctx)), ctx, node.pos);
     case 'call': {
       const def = getFunction(node.name)!;
-      const args = node.args.map((n) => evaluate(n, scope, src));
+      const args = node.args.map((n) => (n.type === 'lambda' ? n : ev(n, ctx)));
+      const fctx: FnContext = {
+        apply: (i, value) => {
+          const lambda = node.args[i] as Extract<Node, { type: 'lambda' }>;
+          charge(ctx, 1, lambda.pos);
+          const had = ctx.params.has(lambda.param);
+          const before = ctx.params.get(lambda.param);
+          ctx.params.set(lambda.param, value);
+          try {
+            return ev(lambda.body, ctx);
+          } finally {
+            if (had) ctx.params.set(lambda.param, before);
+            else ctx.params.delete(lambda.param);
+          }
+        },
+        now: () => (scope.clock ? scope.clock.now() : Date.now()),
+        charge: (n) => charge(ctx, n, node.pos),
+        maxStringLength: ctx.limits.maxStringLength,
+      };
       try {
-        return def.fn(args);
+        return bounded(def.fn(args, fctx), ctx, node.pos);
       } catch (e) {
         if (e instanceof FunctionArgError) throw new ExpressionError(src, node.pos, e.message);
+        if (e instanceof FunctionLimitError) throw new ExpressionLimitError(src, node.pos, e.message);
         throw e;
       }
     }
     case 'unary': {
-      const v = evaluate(node.arg, scope, src);
+      const v = ev(node.arg, ctx);
       if (node.op === '!') return !truthy(v);
       return -toNumber(v, src, node.pos, "unary '-'");
     }
     case 'conditional':
-      return truthy(evaluate(node.test, scope, src)) ? evaluate(node.then, scope, src) : evaluate(node.otherwise, scope, src);
+      return truthy(ev(node.test, ctx)) ? ev(node.then, ctx) : ev(node.otherwise, ctx);
     case 'binary':
-      return binary(node, scope, src);
+      return binary(node, ctx);
   }
 }
 
-function binary(node: Extract<Node, { type: 'binary' }>, scope: ExprScope, src: string): unknown {
+function binary(node: Extract<Node, { type: 'binary' }>, ctx: Ctx): unknown {
   const { op } = node;
+  const { src } = ctx;
   // Short-circuit operators return an operand, as in JS: `inputs.x || 'default'`.
   if (op === '&&') {
-    const l = evaluate(node.left, scope, src);
-    return truthy(l) ? evaluate(node.right, scope, src) : l;
+    const l = ev(node.left, ctx);
+    return truthy(l) ? ev(node.right, ctx) : l;
   }
   if (op === '||') {
-    const l = evaluate(node.left, scope, src);
-    return truthy(l) ? l : evaluate(node.right, scope, src);
+    const l = ev(node.left, ctx);
+    return truthy(l) ? l : ev(node.right, ctx);
   }
   if (op === '??') {
-    const l = evaluate(node.left, scope, src);
-    return l === undefined || l === null ? evaluate(node.right, scope, src) : l;
+    const l = ev(node.left, ctx);
+    return l === undefined || l === null ? ev(node.right, ctx) : l;
   }
-  const l = evaluate(node.left, scope, src);
-  const r = evaluate(node.right, scope, src);
+  const l = ev(node.left, ctx);
+  const r = ev(node.right, ctx);
   switch (op) {
     case '==':
       return looseEquals(l, r);
@@ -102,7 +186,15 @@ function binary(node: Extract<Node, { type: 'binary' }>, scope: ExprScope, src: 
       return compare(op, l, r, src, node.pos);
     case '+':
       if (typeof l === 'string' || typeof r === 'string') {
-        if (isScalar(l) && isScalar(r)) return String(l ?? '') + String(r ?? '');
+        if (isScalar(l) && isScalar(r)) {
+          const a = String(l ?? '');
+          const b = String(r ?? '');
+          // Checked before concatenating: doubling a string in a loop of `+` must stop at the limit.
+          if (a.length + b.length > ctx.limits.maxStringLength) {
+            throw new ExpressionLimitError(src, node.pos, `'+' would build a string of ${a.length + b.length} characters (limit ${ctx.limits.maxStringLength})`);
+          }
+          return a + b;
+        }
         throw new ExpressionError(src, node.pos, `cannot add a ${kindOf(l)} and a ${kindOf(r)}`);
       }
       return toNumber(l, src, node.pos, "'+'") + toNumber(r, src, node.pos, "'+'");

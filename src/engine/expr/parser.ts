@@ -13,20 +13,26 @@
  * product  := unary (('*' | '/' | '%') unary)*
  * unary    := ('!' | '-') unary | postfix
  * postfix  := primary ('.' name | '[' expr ']')*
- * primary  := number | string | true | false | null | root | fn '(' args ')' | '(' expr ')' | '[' items ']'
+ * primary  := number | string | true | false | null | root | param | fn '(' args ')' | '(' expr ')' | '[' items ']'
+ * arg      := lambda | expr          (a lambda only where the function takes one)
+ * lambda   := name '=>' expr | '(' name ')' '=>' expr
  * ```
  *
+ * A lambda (`x => x.country == 'DE'`) is data for `filter`/`map`, not a
+ * function value: it cannot be stored, returned or called by name, and its
+ * parameter is visible only inside its body.
+ *
  * Names are only the scope roots (`inputs`, `env`, `steps`, `item`,
- * `index`, `run`) and calls only the documented functions: anything else is
+ * `index`, `run`, `local`) and calls only the documented functions: anything else is
  * rejected here, when the flow is loaded, not when it runs.
  */
 import { ExpressionError } from './errors.js';
-import { functionNames, getFunction } from './functions.js';
+import { functionNames, getFunction, lambdaFunctions } from './functions.js';
 import { tokenize, type Token } from './tokenizer.js';
 import { closest } from '../registry/suggest.js';
 
 /** The names an expression may start from. */
-export const SCOPE_ROOTS = ['inputs', 'env', 'steps', 'item', 'index', 'run'] as const;
+export const SCOPE_ROOTS = ['inputs', 'env', 'steps', 'item', 'index', 'run', 'local'] as const;
 export type ScopeRoot = (typeof SCOPE_ROOTS)[number];
 
 export type Node =
@@ -37,7 +43,11 @@ export type Node =
   | { type: 'array'; items: Node[]; pos: number }
   | { type: 'unary'; op: '!' | '-'; arg: Node; pos: number }
   | { type: 'binary'; op: string; left: Node; right: Node; pos: number }
-  | { type: 'conditional'; test: Node; then: Node; otherwise: Node; pos: number };
+  | { type: 'conditional'; test: Node; then: Node; otherwise: Node; pos: number }
+  /** `x => body`: only as an argument of a function that takes one (filter, map). */
+  | { type: 'lambda'; param: string; body: Node; pos: number }
+  /** A lambda's parameter, read inside its body. */
+  | { type: 'param'; name: string; pos: number };
 
 const MAX_DEPTH = 64;
 
@@ -51,9 +61,13 @@ export function parseExpression(text: string): Node {
   return node;
 }
 
+const RESERVED = new Set(['true', 'false', 'null']);
+
 class Parser {
   private i = 0;
   private depth = 0;
+  /** Parameters of the lambdas being parsed, innermost last. */
+  private params: string[] = [];
   constructor(
     private readonly src: string,
     private readonly tokens: Token[],
@@ -61,6 +75,39 @@ class Parser {
 
   peek(): Token {
     return this.tokens[this.i]!;
+  }
+
+  private at(k: number): Token {
+    return this.tokens[Math.min(this.i + k, this.tokens.length - 1)]!;
+  }
+
+  private isArrow(k: number): boolean {
+    const t = this.at(k);
+    return t.type === 'punct' && t.value === '=>';
+  }
+
+  /** `x => ...` or `(x) => ...` starts here. */
+  private lambdaAhead(): boolean {
+    const t = this.peek();
+    if (t.type === 'ident') return this.isArrow(1);
+    return t.type === 'punct' && t.value === '(' && this.at(1).type === 'ident' && this.at(2).type === 'punct' && this.at(2).value === ')' && this.isArrow(3);
+  }
+
+  private lambda(): Node {
+    const start = this.peek();
+    const paren = start.type === 'punct';
+    if (paren) this.next();
+    const nameTok = this.next();
+    const name = nameTok.value as string;
+    if (paren) this.next();
+    this.next(); // =>
+    if (RESERVED.has(name) || getFunction(name)) throw this.error(nameTok, `'${name}' cannot name a lambda parameter`);
+    this.params.push(name);
+    try {
+      return { type: 'lambda', param: name, body: this.expr(), pos: start.pos };
+    } finally {
+      this.params.pop();
+    }
   }
 
   private next(): Token {
@@ -152,11 +199,17 @@ class Parser {
       if (name === 'true' || name === 'false') return { type: 'literal', value: name === 'true', pos: t.pos };
       if (name === 'null') return { type: 'literal', value: null, pos: t.pos };
       if (this.isPunct('(')) return this.call(t);
+      if (this.isPunct('=>')) throw this.error(t, `a lambda ('${name} => ...') is only allowed as an argument of ${lambdaFunctions().join(', ')}`);
+      // A lambda's parameter shadows a scope root of the same name (`item => item.phone`).
+      if (this.params.includes(name)) return { type: 'param', name, pos: t.pos };
       if ((SCOPE_ROOTS as readonly string[]).includes(name)) return { type: 'root', name: name as ScopeRoot, pos: t.pos };
       const hint = closest(name, [...SCOPE_ROOTS, ...functionNames()]);
       throw this.error(t, `unknown name '${name}'${hint ? ` (did you mean '${hint}'?)` : ''}; an expression starts from ${SCOPE_ROOTS.join(', ')}`);
     }
     if (t.type === 'punct' && t.value === '(') {
+      if (this.peek().type === 'ident' && this.at(1).type === 'punct' && this.at(1).value === ')' && this.isArrow(2)) {
+        throw this.error(t, `a lambda is only allowed as an argument of ${lambdaFunctions().join(', ')}`);
+      }
       const inner = this.expr();
       this.expect(')', 'to close the parenthesis');
       return inner;
@@ -182,9 +235,19 @@ class Parser {
     }
     this.next(); // (
     const args: Node[] = [];
+    const lambdas = def.lambdaArgs ?? [];
     if (!this.isPunct(')')) {
-      do args.push(this.expr());
-      while (this.isPunct(',') && this.next());
+      do {
+        const idx = args.length;
+        const argTok = this.peek();
+        if (this.lambdaAhead()) {
+          if (!lambdas.includes(idx)) throw this.error(argTok, `${name}() takes no lambda as argument ${idx + 1}`);
+          args.push(this.lambda());
+        } else {
+          if (lambdas.includes(idx)) throw this.error(argTok, `${name}() needs a lambda as argument ${idx + 1}, e.g. ${name}(list, x => x.country == 'DE')`);
+          args.push(this.expr());
+        }
+      } while (this.isPunct(',') && this.next());
     }
     this.expect(')', `to close ${name}(`);
     if (args.length < def.minArgs || args.length > def.maxArgs) {

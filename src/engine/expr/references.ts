@@ -46,7 +46,11 @@ export function collectReferences(node: Node, out: Reference[] = []): Reference[
       collectReferences(node.then, out);
       collectReferences(node.otherwise, out);
       break;
+    case 'lambda':
+      collectReferences(node.body, out);
+      break;
     case 'literal':
+    case 'param':
       break;
   }
   return out;

@@ -5,8 +5,8 @@
  * templates are cached: a forEach over 100,000 items parses each `with`
  * string once.
  */
-import { ExpressionError } from './errors.js';
-import { evaluate, type ExprScope } from './interpreter.js';
+import { ExpressionError, ExpressionLimitError } from './errors.js';
+import { DEFAULT_EXPR_LIMITS, evaluate, type ExprScope } from './interpreter.js';
 import { isPlainObject, toText, truthy } from './data.js';
 import { parseExpression, type Node } from './parser.js';
 
@@ -105,15 +105,55 @@ export function compileTemplate(text: string): CompiledTemplate {
   return c;
 }
 
+/**
+ * Where each template text of the loaded flows is (`flows/x.yaml:12:14`), so
+ * that an error while evaluating it names the flow position. Keyed by the
+ * text: the runner hands us only the text. Bounded like the parse cache.
+ */
+const locations = new Map<string, string>();
+
+/** Notes where a template (or a bare `if:` expression) is written; called by the flow loader. */
+export function noteTemplateLocation(text: string, location: string): void {
+  if (locations.size >= CACHE_LIMIT) locations.clear();
+  locations.set(text, location);
+}
+
+/** The flow position of a template text, when a loaded flow holds it. */
+export function templateLocation(text: string): string | undefined {
+  return locations.get(text);
+}
+
+/** The same error, located at the flow position of `text` (and the expression's column inside the value). */
+function located(e: unknown, text: string, offset: number): unknown {
+  if (!(e instanceof ExpressionError)) return e;
+  const at = locations.get(text);
+  if (!at) return e;
+  const where = `${at} (col ${offset + e.offset + 1} of the value)`;
+  const Cls = e instanceof ExpressionLimitError ? ExpressionLimitError : ExpressionError;
+  return new Cls(e.expression, e.offset, e.reason, where);
+}
+
+function evalPart(text: string, p: Extract<TemplatePart, { kind: 'expr' }>, scope: ExprScope): unknown {
+  try {
+    return evaluate(p.node, scope, p.source);
+  } catch (e) {
+    throw located(e, text, p.offset);
+  }
+}
+
 function renderString(text: string, scope: ExprScope): unknown {
   if (!hasTemplate(text)) return text;
   const t = compileTemplate(text);
   if (t.single) {
     const p = t.parts.find((x) => x.kind === 'expr') as Extract<TemplatePart, { kind: 'expr' }>;
-    return evaluate(p.node, scope, p.source);
+    return evalPart(text, p, scope);
   }
   let out = '';
-  for (const p of t.parts) out += p.kind === 'text' ? p.text : toText(evaluate(p.node, scope, p.source));
+  const max = scope.limits?.maxStringLength ?? DEFAULT_EXPR_LIMITS.maxStringLength;
+  for (const p of t.parts) {
+    out += p.kind === 'text' ? p.text : toText(evalPart(text, p, scope));
+    if (out.length > max) throw located(new ExpressionLimitError(p.kind === 'expr' ? p.source : text, 0, `the text is longer than the ${max} characters allowed`), text, 0);
+  }
   return out;
 }
 
@@ -146,5 +186,9 @@ export function evaluateCondition(expr: string | boolean, scope: ExprScope): boo
   if (hasTemplate(expr)) return truthy(renderString(expr, scope));
   const t = compileTemplate(`\${{${expr}}}`);
   const p = t.parts[0] as Extract<TemplatePart, { kind: 'expr' }>;
-  return truthy(evaluate(p.node, scope, p.source));
+  try {
+    return truthy(evaluate(p.node, scope, p.source));
+  } catch (e) {
+    throw located(e, expr, 0);
+  }
 }

@@ -10,6 +10,7 @@ import { validateCron, validateTimezone } from '../schedule/index.js';
 import { collectReferences, ExpressionError, parseExpression, parseTemplate, hasTemplate, type ExprNode } from '../expr/index.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { didYouMean } from '../registry/suggest.js';
+import { RESERVED_KEYS } from '../../util/config-issues.js';
 import type { Reporter } from './reporter.js';
 import { FlowFileSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
 import { checkWithInput } from './check-with.js';
@@ -24,6 +25,7 @@ export interface CheckOptions {
 
 const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results'];
 const RUN_KEYS = ['id', 'flow', 'startedAt'];
+const LOCAL_KEYS = ['url'];
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -37,7 +39,7 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (p === 'on/schedule') return ['cron', 'timezone'];
   if (p === 'steps/#') return shapeKeys(StepSchema);
   if (p === 'steps/#/retry') return shapeKeys(RetrySchema);
-  if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required'];
+  if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows'];
   return [];
 }
 
@@ -46,7 +48,7 @@ export function reportSchemaIssues(rep: Reporter, issues: readonly z.core.$ZodIs
   for (const issue of issues) {
     const p = issue.path as (string | number)[];
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) rep.add([...p, k], `unknown key '${k}'${didYouMean(k, knownKeysAt(p))}`, { key: true });
+      for (const k of issue.keys) if (!RESERVED_KEYS.has(k)) rep.add([...p, k], `unknown key '${k}'${didYouMean(k, knownKeysAt(p))}`, { key: true });
       continue;
     }
     let reason = issue.message;
@@ -69,6 +71,7 @@ function describe(v: unknown): string {
  * so the loader does not interpolate twice.
  */
 export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<string, string> {
+  checkReservedKeys(rep, raw, []);
   const env = checkEnv(rep, raw.env, opts.env ?? process.env);
   // Declared names, set or not: `env.X` of a listed but unset variable reads as undefined.
   const declaredEnv = Array.isArray(raw.env) ? raw.env.filter((x): x is string => typeof x === 'string') : isObj(raw.env) ? Object.keys(raw.env) : [];
@@ -82,6 +85,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   steps.forEach((step, i) => {
     if (!isObj(step)) return;
     const id = ids[i];
+    if (id !== undefined && RESERVED_KEYS.has(id)) rep.add(['steps', i, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
     if (id !== undefined) {
       if (seen.has(id)) rep.add(['steps', i, 'id'], `duplicate step id '${id}' (first used by steps[${seen.get(id)}])`);
       else seen.set(id, i);
@@ -105,13 +109,29 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   return env;
 }
 
+/** `__proto__`, `constructor`, `prototype` as a key anywhere (input names included): refused with its position. */
+function checkReservedKeys(rep: Reporter, value: unknown, path: (string | number)[]): void {
+  if (Array.isArray(value)) value.forEach((v, i) => checkReservedKeys(rep, v, [...path, i]));
+  else if (isObj(value)) {
+    for (const k of Object.keys(value)) {
+      if (RESERVED_KEYS.has(k)) rep.add([...path, k], `'${k}' cannot be used as a key: it names JavaScript object internals`, { key: true });
+      checkReservedKeys(rep, value[k], [...path, k]);
+    }
+  }
+}
+
 const ENV_RE = /\$\{(?!\{)([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 function checkEnv(rep: Reporter, raw: unknown, processEnv: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   if (Array.isArray(raw)) {
-    // A bare list passes variables through; an unset one is simply absent (validate runs without secrets).
-    for (const name of raw) if (typeof name === 'string' && processEnv[name] !== undefined) out[name] = processEnv[name]!;
+    // A bare list passes variables through. An unset one is an error, never a silent "": a flow
+    // that lists a variable depends on it (`NAME: "${NAME:-default}"` makes it optional).
+    raw.forEach((name, i) => {
+      if (typeof name !== 'string') return;
+      if (processEnv[name] !== undefined) out[name] = processEnv[name]!;
+      else rep.add(['env', i], `environment variable ${name} is not set (listed in env:); set it, or write env: { ${name}: "\${${name}:-default}" }`);
+    });
   } else if (isObj(raw)) {
     for (const [name, v] of Object.entries(raw)) {
       if (typeof v !== 'string') {
@@ -269,6 +289,9 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
       case 'index':
         if (!scope.hasForEach) bad(`'${ref.root}' is only set in a step with forEach`, ref.positions[0]!);
         else if (scope.where === 'forEach') bad(`'${ref.root}' is not set yet while forEach is evaluated`, ref.positions[0]!);
+        break;
+      case 'local':
+        if (first !== undefined && !LOCAL_KEYS.includes(first)) bad(`local has no '${first}'${didYouMean(first, LOCAL_KEYS)}: use ${LOCAL_KEYS.join(', ')}`, at);
         break;
       case 'run':
         if (first !== undefined && !RUN_KEYS.includes(first)) bad(`run has no '${first}'${didYouMean(first, RUN_KEYS)}: use ${RUN_KEYS.join(', ')}`, at);

@@ -2,12 +2,21 @@
  * A run's inputs: `--input key=value` from the command line, else the
  * declared data file, inline value or default.
  */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parse as parseCsv } from 'csv-parse';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { readDataFile } from '../../util/data-file.js';
 import type { Flow, FlowInputDef } from '../flow-types.js';
 import { didYouMean } from '../registry/suggest.js';
 import { displayPath } from './load.js';
+
+/** A `--input` the command line got wrong (unknown name, value of the wrong type): exit code 2. */
+function inputArgError(flow: Flow, name: string, reason: string, cause?: unknown): MsgflowError {
+  return new MsgflowError('INPUT_ARG_INVALID', { location: displayPath(flow.file), input: name, reason }, cause === undefined ? {} : { cause });
+}
 
 function inputError(flow: Flow, name: string, reason: string, cause?: unknown): FlowError {
   return new FlowError('FLOW_INVALID', { location: displayPath(flow.file), path: `inputs.${name}`, reason }, cause === undefined ? {} : { cause });
@@ -61,7 +70,7 @@ export async function resolveInputs(flow: Flow, overrides: Record<string, string
   for (const key of Object.keys(overrides)) {
     if (!Object.hasOwn(flow.inputs, key)) {
       const list = names.length ? `it declares ${names.join(', ')}` : 'it declares no inputs';
-      throw inputError(flow, key, `flow '${flow.name}' has no input '${key}'${didYouMean(key, names)}: ${list}`);
+      throw inputArgError(flow, key, `flow '${flow.name}' has no input '${key}'${didYouMean(key, names)}: ${list}`);
     }
   }
   const out: Record<string, unknown> = {};
@@ -69,15 +78,15 @@ export async function resolveInputs(flow: Flow, overrides: Record<string, string
     let value: unknown;
     if (Object.hasOwn(overrides, name)) {
       const raw = overrides[name]!;
-      if (def.file !== undefined) value = await readFile(flow, name, path.resolve(raw));
+      if (def.file !== undefined) value = await readFile(flow, name, path.resolve(raw), def.maxRows);
       else {
         try {
           value = coerceInput(raw, def.type);
         } catch (e) {
-          throw inputError(flow, name, `--input ${name}=${raw}: ${(e as Error).message}`, e);
+          throw inputArgError(flow, name, `--input ${name}=${raw}: ${(e as Error).message}`, e);
         }
       }
-    } else if (def.file !== undefined) value = await readFile(flow, name, path.resolve(flow.baseDir, def.file));
+    } else if (def.file !== undefined) value = await readFile(flow, name, path.resolve(flow.baseDir, def.file), def.maxRows);
     else if (def.value !== undefined) value = def.value;
     else if (def.default !== undefined) value = def.default;
     if (value === undefined && def.required) {
@@ -88,10 +97,83 @@ export async function resolveInputs(flow: Flow, overrides: Record<string, string
   return out;
 }
 
-async function readFile(flow: Flow, name: string, file: string): Promise<unknown> {
+/** Rows a data input may hold unless it says `maxRows`: the whole input lives in memory for the run. */
+export const DEFAULT_MAX_ROWS = 100_000;
+
+class TooManyRows extends Error {}
+
+function tooLarge(flow: Flow, name: string, file: string, max: number, cause?: unknown): MsgflowError {
+  return new MsgflowError(
+    'INPUT_TOO_LARGE',
+    {
+      location: displayPath(flow.file),
+      input: name,
+      reason:
+        `${displayPath(file)} has more than ${max} rows, the most a flow input may hold (inputs.${name}.maxRows). ` +
+        `A flow input is held in memory: for a bigger list, give the file to the job's own file: ` +
+        `(checkAccount.bulk, contacts.import and files.broadcast read it row by row), or raise maxRows`,
+    },
+    cause === undefined ? {} : { cause },
+  );
+}
+
+/**
+ * CSV and JSON Lines are read as a stream and counted as they come, so a file
+ * of 8 million rows stops at row max+1 instead of being loaded whole. JSON and
+ * YAML documents cannot be streamed: their byte limit applies, then the count.
+ */
+async function readRows(file: string, max: number): Promise<unknown> {
+  const ext = path.extname(file).toLowerCase();
+  if (ext !== '.csv' && ext !== '.jsonl' && ext !== '.ndjson') {
+    const v = await readDataFile(file);
+    if (Array.isArray(v) && v.length > max) throw new TooManyRows();
+    return v;
+  }
   try {
-    return await readDataFile(file);
+    await stat(file);
+  } catch {
+    // Same message as every other data file.
+    return readDataFile(file);
+  }
+  const rows: unknown[] = [];
+  const input = createReadStream(file);
+  try {
+    if (ext === '.csv') {
+      const parser = input.pipe(parseCsv({ columns: true, skip_empty_lines: true, trim: true, bom: true, relax_column_count: false }));
+      try {
+        for await (const row of parser) {
+          if (rows.length >= max) throw new TooManyRows();
+          rows.push(row);
+        }
+      } catch (e) {
+        if (e instanceof TooManyRows) throw e;
+        throw new MsgflowError('USAGE', { reason: `${file}: bad CSV: ${(e as Error).message}` }, { cause: e });
+      }
+    } else {
+      let n = 0;
+      for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
+        n++;
+        const line = raw.trim();
+        if (line === '') continue;
+        if (rows.length >= max) throw new TooManyRows();
+        try {
+          rows.push(JSON.parse(line));
+        } catch (e) {
+          throw new MsgflowError('USAGE', { reason: `${file}:${n}: bad JSON line: ${(e as Error).message}` }, { cause: e });
+        }
+      }
+    }
+  } finally {
+    input.destroy();
+  }
+  return rows;
+}
+
+async function readFile(flow: Flow, name: string, file: string, maxRows = DEFAULT_MAX_ROWS): Promise<unknown> {
+  try {
+    return await readRows(file, maxRows);
   } catch (e) {
+    if (e instanceof TooManyRows) throw tooLarge(flow, name, file, maxRows);
     const reason = e instanceof MsgflowError ? String(e.params.reason ?? e.message) : (e as Error).message;
     throw inputError(flow, name, reason, e);
   }

@@ -3,6 +3,7 @@
  * checks -> a frozen {@link Flow}. Every problem of a file is collected and
  * thrown as one FlowFileError.
  */
+import { hasTemplate, noteTemplateLocation } from '../expr/index.js';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FlowError, MsgflowError } from '../../api/errors.js';
@@ -89,12 +90,19 @@ function sortIssues(issues: FlowIssue[]): FlowIssue[] {
     .sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
+function noteTemplates(src: YamlSource, at: (string | number)[], value: unknown, bare = false): void {
+  if (typeof value === 'string') {
+    if (hasTemplate(value) || (bare && value.trim() !== '')) noteTemplateLocation(value, src.locate(at));
+  } else if (Array.isArray(value)) value.forEach((v, i) => noteTemplates(src, [...at, i], v));
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) noteTemplates(src, [...at, k], v);
+}
+
 function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, file: string, baseDir: string): Flow {
   const on = d.on ?? { overlap: 'skip' as const, missed: 'none' as const, startup: false };
   const inputs: Record<string, FlowInputDef> = {};
   for (const [name, def] of Object.entries(d.inputs)) {
     const out: FlowInputDef = {};
-    for (const k of ['file', 'value', 'default', 'description', 'type', 'required'] as const) {
+    for (const k of ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows'] as const) {
       if (def[k] !== undefined) (out as Record<string, unknown>)[k] = def[k];
     }
     inputs[name] = out;
@@ -115,6 +123,10 @@ function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, f
       continueOnError: s.continueOnError,
       location: src.locate(['steps', i]),
     };
+    // Evaluation errors (EXPRESSION_ERROR, EXPRESSION_LIMIT) then name the file position of the value.
+    noteTemplates(src, ['steps', i, 'if'], s.if, true);
+    noteTemplates(src, ['steps', i, 'forEach'], s.forEach);
+    noteTemplates(src, ['steps', i, 'with'], s.with);
     if (s.name !== undefined) step.name = s.name;
     if (s.if !== undefined) step.if = String(s.if);
     if (s.forEach !== undefined) step.forEach = s.forEach;

@@ -63,6 +63,12 @@ export const InputSchema = z
     description: z.string().optional(),
     type: z.enum(InputTypes).optional().meta({ description: '--input key=value is coerced to this type.' }),
     required: z.boolean().optional(),
+    maxRows: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .meta({ description: 'With file: the most rows the file may have (default 100000). Bigger lists: give the file to a job\'s own file:.' }),
   })
   .refine((v) => v.file === undefined || v.value === undefined, { error: "give either 'file' or 'value', not both" })
   .meta({ description: 'A flow input.' });

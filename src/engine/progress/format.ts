@@ -30,3 +30,43 @@ export function renderBar(processed: number, total: number | undefined, width = 
   const filled = Math.min(width, Math.floor((processed / total) * width));
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
 }
+
+/**
+ * A human span: `850ms`, `33s`, `4m05s`, `1h52m`, `3d4h`. Used where a person
+ * reads a duration in a sentence (waits, summaries); never rounds a non-zero
+ * span down to nothing.
+ * @example formatSpan(33_000) // '33s'
+ */
+export function formatSpan(ms: number): string {
+  const v = Math.max(0, ms);
+  if (v < 1000) return `${Math.round(v)}ms`;
+  const s = Math.round(v / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  // From an hour on, round to the minute: `1h52m` reads better than `1h51m47s`.
+  const mins = Math.round(s / 60);
+  const h = Math.floor(mins / 60);
+  if (h < 48) return `${h}h${String(mins % 60).padStart(2, '0')}m`;
+  return `${Math.floor(h / 24)}d${h % 24}h`;
+}
+
+const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/**
+ * When a wait ends, in the machine's local time, with what is left:
+ * `21:14 (1h52m)`; a date is added when it is not within the next 24 hours.
+ * @example formatUntil(now + 6_720_000, now) // '21:14 (1h52m)'
+ */
+export function formatUntil(until: number, now: number): string {
+  const d = new Date(until);
+  const hm = `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+  const left = until - now;
+  const when = left >= 0 && left < 24 * 3_600_000 ? hm : `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${hm}`;
+  return `${when} (${left > 0 ? formatSpan(left) : 'now'})`;
+}
+
+/** `waiting: <reason> until 21:14 (1h52m)`: what a waiting step shows instead of an ETA. */
+export function formatWaiting(reason: string, until: number, now: number): string {
+  return `waiting: ${reason} until ${formatUntil(until, now)}`;
+}

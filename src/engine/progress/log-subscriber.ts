@@ -6,7 +6,7 @@
 import type { EngineBus, EngineEventName, EngineEvents } from '../events.js';
 import { redact, type Secrets } from '../../api/redact.js';
 import { systemClock, type Clock } from '../../util/clock.js';
-import { formatDuration } from './format.js';
+import { formatDuration, formatSpan, formatWaiting } from './format.js';
 import type { OutputStream } from './progress-reporter.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -17,8 +17,8 @@ export interface LogSubscriberOptions {
   bus: EngineBus;
   /** @default process.stderr */
   stream?: OutputStream;
-  /** Lines below this level are dropped. @default info */
-  level?: LogLevel;
+  /** Lines below this level are dropped; `silent` drops all. @default info */
+  level?: LogLevel | 'silent';
   /** Timestamps. @default systemClock */
   clock?: Clock;
   /** Tokens and instance ids written as `<API_TOKEN>` / `<INSTANCE_ID>` wherever they appear. */
@@ -34,13 +34,14 @@ const ms = (n: number) => (n < 1000 ? `${n}ms` : n < 60_000 ? `${Math.round(n / 
 const run = (e: { runId: string; flow: string }) => `${e.flow} (run ${e.runId})`;
 const at = (e: { flow: string; step: string }) => `${e.flow}/${e.step}`;
 
-type Formatters = { [K in EngineEventName]: (e: EngineEvents[K][0]) => [LogLevel, string] };
+type Formatters = { [K in EngineEventName]: (e: EngineEvents[K][0], now: number) => [LogLevel, string] };
 
 const FORMATTERS: Formatters = {
   'run:started': (e) => ['info', `${run(e)} started (trigger ${e.trigger}${e.dryRun ? ', dry run' : ''})`],
-  'run:finished': (e) => ['info', `${run(e)} finished in ${formatDuration(e.durationMs)}: ${e.itemsDone} item${e.itemsDone === 1 ? '' : 's'} done, ${e.itemsFailed} failed`],
+  'run:finished': (e) => ['info', `${run(e)} finished in ${formatSpan(e.durationMs)}: ${e.itemsDone} item${e.itemsDone === 1 ? '' : 's'} done, ${e.itemsFailed} failed`],
   'run:failed': (e) => ['error', `${run(e)} failed${e.step ? ` at step ${e.step}` : ''}: ${e.error}${e.code ? ` [${e.code}]` : ''}`],
-  'run:waiting': (e) => ['info', `${run(e)} waiting at step ${e.step} until ${iso(e.until)}: ${e.reason}`],
+  // The reason and the end, never an ETA: `... step check waiting: paused by rate_limit_exceeded until 21:14 (1h52m)`.
+  'run:waiting': (e, now) => ['info', `${run(e)} step ${e.step} ${formatWaiting(e.reason, e.until, now)}`],
   'run:resumed': (e) => ['info', `${run(e)} resumed${e.step ? ` at step ${e.step}` : ''}`],
   'run:interrupted': (e) => ['warn', `${run(e)} interrupted: ${e.reason}`],
   'step:started': (e) => ['info', `${at(e)} started (${e.action}${e.total !== undefined ? `, ${e.total} item${e.total === 1 ? '' : 's'}` : ''})`],
@@ -64,11 +65,17 @@ const FORMATTERS: Formatters = {
 /**
  * The level and text of one event, without timestamp.
  * @example formatEvent('run:waiting', { runId: 'r1', flow: 'f', step: 's', until: 0, reason: 'rate limit' })
- * // ['info', 'f (run r1) waiting at step s until 1970-01-01T00:00:00.000Z: rate limit']
+ * // ['info', 'f (run r1) step s waiting: rate limit until 01:00 (now)'] (local time)
  */
-export function formatEvent<K extends EngineEventName>(name: K, event: EngineEvents[K][0]): [LogLevel, string] {
-  return (FORMATTERS[name] as (e: EngineEvents[K][0]) => [LogLevel, string])(event);
+export function formatEvent<K extends EngineEventName>(name: K, event: EngineEvents[K][0], now: number = Date.now()): [LogLevel, string] {
+  return (FORMATTERS[name] as (e: EngineEvents[K][0], now: number) => [LogLevel, string])(event, now);
 }
+
+/** Every event the log lines describe. */
+export const LOGGED_EVENTS = Object.keys(FORMATTERS) as EngineEventName[];
+
+/** Rank of a level; `silent` is above every level. */
+export const LEVEL_RANK: Record<LogLevel | 'silent', number> = { ...RANK, silent: 100 };
 
 /**
  * @example createLogSubscriber({ bus, level: 'info', secrets: [{ idInstance, apiTokenInstance }] })
@@ -76,12 +83,12 @@ export function formatEvent<K extends EngineEventName>(name: K, event: EngineEve
 export function createLogSubscriber(opts: LogSubscriberOptions): LogSubscriber {
   const stream = opts.stream ?? process.stderr;
   const clock = opts.clock ?? systemClock;
-  const min = RANK[opts.level ?? 'info'];
+  const min = LEVEL_RANK[opts.level ?? 'info'];
   const secrets = opts.secrets ?? [];
   const names = Object.keys(FORMATTERS) as EngineEventName[];
   const listeners = names.map((name) => {
     const listener = (event: never) => {
-      const [level, text] = formatEvent(name, event);
+      const [level, text] = formatEvent(name, event, clock.now());
       if (RANK[level] < min) return;
       // Continuation lines of a multi-line error stay visibly part of this entry.
       const clean = secrets.reduce((t, s) => redact(t, s), text).replace(/\n/g, '\n    ');

@@ -1,13 +1,16 @@
 /**
- * Progress of long steps while a run is going. On a terminal: one line
- * redrawn in place, at most ~10 times a second. Elsewhere (CI logs, files,
- * journald): a plain line per running step every few seconds and one when the
- * step ends, so a log stays readable and small.
+ * Progress of long steps while a run is going. On a terminal: one bar per
+ * running step, kept below the log lines by cli-progress's multi-bar (log
+ * lines are printed above the bars and the bars redrawn, never glued to a
+ * bar). Elsewhere (CI logs, files, journald): a plain line per running step
+ * every few seconds and one when the step ends, so a log stays readable and
+ * small. A step with a single item has no bar: there is no progress to show.
  */
+import cliProgress from 'cli-progress';
 import type { EngineBus } from '../events.js';
 import { systemClock, type Clock } from '../../util/clock.js';
-import { formatDuration, formatRate, renderBar } from './format.js';
-import { trackSteps, type StepView } from './step-tracker.js';
+import { formatDuration, formatRate, formatWaiting, renderBar } from './format.js';
+import { trackSteps, type StepProgress, type StepView } from './step-tracker.js';
 
 /** The part of a Writable the reporters use (process.stderr fits). */
 export interface OutputStream {
@@ -21,7 +24,7 @@ export interface ProgressReporterOptions {
   bus: EngineBus;
   /** @default process.stderr */
   stream?: OutputStream;
-  /** Redrawn bar (true) or periodic plain lines (false). @default stream.isTTY */
+  /** Bars redrawn in place (true) or periodic plain lines (false). @default stream.isTTY */
   isTTY?: boolean;
   /** Minimum time between redraws (TTY) or between plain lines. @default 100 on a TTY, 5000 otherwise */
   intervalMs?: number;
@@ -30,25 +33,38 @@ export interface ProgressReporterOptions {
 }
 
 export interface ProgressReporter {
-  /** Unsubscribes, cancels pending redraws and ends an open bar line. */
+  /**
+   * Prints one log line (no trailing newline needed) so that it never mixes
+   * with a bar: on a terminal above the bars, which are redrawn under it.
+   */
+  print(line: string): void;
+  /** Unsubscribes, stops redrawing and clears the bars (their final counts are in the log lines). */
   close(): void;
 }
 
-/** Steps without items (a single action that reports no progress) have nothing to show. */
-const hasItems = (v: StepView) => v.total !== undefined || v.processed > 0;
+/** Steps with more than one item have something to show; a 1-item step (or one without items) does not. */
+export const showsProgress = (v: Pick<StepView, 'total' | 'processed'>) => (v.total !== undefined ? v.total > 1 : v.processed > 1);
 
-const counts = (v: StepView) => `${v.processed}/${v.total ?? '?'} (${v.failed} failed)`;
+/** `250/1000 (3 failed)`, plus invalid and skipped when there are any: the same counters as the job's summary. */
+const counts = (v: StepView) =>
+  `${v.processed}/${v.total ?? '?'} (${v.failed} failed${v.invalid ? `, ${v.invalid} invalid` : ''}${v.skipped ? `, ${v.skipped} skipped` : ''})`;
 const eta = (v: StepView) => `ETA ${v.etaMs === undefined ? '--:--' : formatDuration(v.etaMs)}`;
+/** While a step waits, the reason and the end, never an ETA from a rate. */
+const tail = (v: StepView, now: number, rateUnit: string, sep: string) =>
+  v.waiting ? formatWaiting(v.waiting.reason, v.waiting.until, now) : `${formatRate(v.rate)}${rateUnit}${sep}${eta(v)}`;
 
-/** `verify-leads/check [#####...............] 250/1000 (3 failed) 85.2 items/s ETA 00:08` */
-export function formatBarLine(v: StepView): string {
-  return `${v.flow}/${v.step} ${renderBar(v.processed, v.total)} ${counts(v)} ${formatRate(v.rate)} items/s ${eta(v)}`;
+/**
+ * `verify-leads/check [#####...............] 250/1000 (3 failed) 85.2 items/s ETA 00:08`, or while
+ * waiting `... 250/1000 (3 failed) waiting: paused by rate_limit_exceeded until 21:14 (1h52m)`.
+ */
+export function formatBarLine(v: StepView, now: number = Date.now()): string {
+  return `${v.flow}/${v.step} ${renderBar(v.processed, v.total)} ${counts(v)} ${tail(v, now, ' items/s', ' ')}`;
 }
 
 /** `verify-leads check: 250/1000 (3 failed), 85.2/s, ETA 00:08`; at the end `..., done in 00:12`. */
-export function formatPlainLine(v: StepView): string {
-  const tail = v.finished ? `done in ${formatDuration(v.elapsedMs)}` : eta(v);
-  return `${v.flow} ${v.step}: ${counts(v)}, ${formatRate(v.rate)}/s, ${tail}`;
+export function formatPlainLine(v: StepView, now: number = Date.now()): string {
+  const end = v.finished ? `${formatRate(v.rate)}/s, done in ${formatDuration(v.elapsedMs)}` : tail(v, now, '/s', ', ');
+  return `${v.flow} ${v.step}: ${counts(v)}, ${end}`;
 }
 
 /**
@@ -64,81 +80,112 @@ export function createProgressReporter(opts: ProgressReporterOptions): ProgressR
   return tty ? ttyReporter(opts.bus, stream, clock, interval) : plainReporter(opts.bus, stream, clock, interval);
 }
 
-function ttyReporter(bus: EngineBus, stream: OutputStream, clock: Clock, interval: number): ProgressReporter {
-  let lineOpen = false;
-  let lastDraw = -Infinity;
-  let latest: StepView | undefined;
-  let trailing: AbortController | undefined;
+const stepKey = (v: { runId: string; step: string }) => `${v.runId}\u0000${v.step}`;
 
-  const draw = (v: StepView) => {
+function ttyReporter(bus: EngineBus, stream: OutputStream, clock: Clock, interval: number): ProgressReporter {
+  let multi: cliProgress.MultiBar | undefined;
+  const bars = new Map<string, cliProgress.SingleBar>();
+  const live = new Map<string, StepProgress>();
+
+  // cli-progress asks for the text of a bar at each redraw: it is read from
+  // the live counts then, so a wait's countdown moves without events.
+  const format = (_o: unknown, _p: unknown, payload: { key: string }) => {
+    const p = live.get(payload.key);
+    if (!p) return '';
+    const line = formatBarLine(tracker.view(p), clock.now());
     const width = stream.columns && stream.columns > 1 ? stream.columns - 1 : undefined;
-    const line = formatBarLine(v);
-    // \r + "erase line": redraw in place without leaving the previous, longer text behind.
-    stream.write(`\r\x1b[2K${width ? line.slice(0, width) : line}`);
-    lineOpen = true;
-    lastDraw = clock.now();
+    return width ? line.slice(0, width) : line;
   };
 
-  const cancelTrailing = () => {
-    trailing?.abort();
-    trailing = undefined;
+  const ensureMulti = () => {
+    multi ??= new cliProgress.MultiBar({
+      stream: stream as NodeJS.WritableStream,
+      format: format as unknown as cliProgress.Options['format'],
+      fps: 1000 / interval,
+      // A log line moves the bars down a row: every bar must be written again, changed or not.
+      forceRedraw: true,
+      // Long log lines wrap as usual; bars are cut to the width by format().
+      linewrap: true,
+      hideCursor: false,
+      clearOnComplete: true,
+      gracefulExit: false,
+    });
+    return multi;
+  };
+
+  const removeBar = (k: string) => {
+    const bar = bars.get(k);
+    live.delete(k);
+    if (!bar || !multi) return;
+    bars.delete(k);
+    if (bars.size === 0) {
+      // The last bar: stop clears the whole bar area, leaving no fragment.
+      multi.stop();
+      multi = undefined;
+    } else multi.remove(bar);
   };
 
   const tracker = trackSteps(bus, clock, (v, kind) => {
-    if (!hasItems(v)) return;
+    const k = stepKey(v);
     if (kind === 'finished') {
-      cancelTrailing();
-      draw(v);
-      stream.write('\n');
-      lineOpen = false;
-      latest = undefined;
+      removeBar(k);
       return;
     }
-    latest = v;
-    const wait = lastDraw + interval - clock.now();
-    if (wait <= 0) {
-      cancelTrailing();
-      draw(v);
-      return;
+    const p = tracker.active().find((x) => stepKey(x) === k);
+    if (!p) return;
+    live.set(k, p);
+    if (!showsProgress(v)) return;
+    const bar = bars.get(k);
+    if (!bar) {
+      bars.set(k, ensureMulti().create(v.total ?? 0, v.processed, { key: k }));
+      multi!.update();
+    } else {
+      if (v.total !== undefined) bar.setTotal(v.total);
+      bar.update(v.processed);
     }
-    if (trailing) return; // a redraw is already due; it will show the newest counts
-    const ac = new AbortController();
-    trailing = ac;
-    clock.sleep(wait, ac.signal).then(
-      () => {
-        if (trailing !== ac) return;
-        trailing = undefined;
-        // Re-read the counts: the rate and ETA move with time too.
-        const still = latest && tracker.active().find((p) => p.runId === latest!.runId && p.step === latest!.step);
-        if (still) draw(tracker.view(still));
-      },
-      () => {},
-    );
   });
 
+  // Runs that end without their steps' step:finished (failed, interrupted) take their bars along.
+  const dropRun = (e: { runId: string }) => {
+    for (const k of [...bars.keys()]) if (k.startsWith(`${e.runId}\u0000`)) removeBar(k);
+  };
+  bus.on('run:failed', dropRun);
+  bus.on('run:interrupted', dropRun);
+  bus.on('run:finished', dropRun);
+
   return {
+    print(line) {
+      if (multi) {
+        // Each line clears its row first: the row held a bar a moment ago.
+        multi.log(`\x1b[2K${line}\n`);
+        multi.update();
+      } else stream.write(`${line}\n`);
+    },
     close() {
-      cancelTrailing();
+      bus.off('run:failed', dropRun);
+      bus.off('run:interrupted', dropRun);
+      bus.off('run:finished', dropRun);
       tracker.close();
-      if (lineOpen) stream.write('\n');
-      lineOpen = false;
+      multi?.stop();
+      multi = undefined;
+      bars.clear();
+      live.clear();
     },
   };
 }
 
 function plainReporter(bus: EngineBus, stream: OutputStream, clock: Clock, interval: number): ProgressReporter {
   let ticker: AbortController | undefined;
-  const printedAt = new Map<string, number>(); // step key -> processed count at the last line
-
-  const k = (v: { runId: string; step: string }) => `${v.runId}\u0000${v.step}`;
+  const printedAt = new Map<string, string>(); // step key -> what the last line said (counts or wait)
 
   const tick = () => {
-    const showing = tracker.active().map((p) => tracker.view(p)).filter(hasItems);
+    const showing = tracker.active().map((p) => tracker.view(p)).filter(showsProgress);
     for (const v of showing) {
       // Nothing new (e.g. the run is in a durable wait): no line.
-      if (printedAt.get(k(v)) === v.processed) continue;
-      printedAt.set(k(v), v.processed);
-      stream.write(`${formatPlainLine(v)}\n`);
+      const state = v.waiting ? `w${v.waiting.until}` : `p${v.processed}`;
+      if (printedAt.get(stepKey(v)) === state) continue;
+      printedAt.set(stepKey(v), state);
+      stream.write(`${formatPlainLine(v, clock.now())}\n`);
     }
   };
 
@@ -162,8 +209,8 @@ function plainReporter(bus: EngineBus, stream: OutputStream, clock: Clock, inter
 
   const tracker = trackSteps(bus, clock, (v, kind) => {
     if (kind === 'finished') {
-      printedAt.delete(k(v));
-      if (hasItems(v)) stream.write(`${formatPlainLine(v)}\n`);
+      printedAt.delete(stepKey(v));
+      if (showsProgress(v)) stream.write(`${formatPlainLine(v, clock.now())}\n`);
       if (tracker.active().length === 0) {
         // Last step done: release the timer now rather than at the next tick.
         ticker?.abort();
@@ -175,6 +222,9 @@ function plainReporter(bus: EngineBus, stream: OutputStream, clock: Clock, inter
   });
 
   return {
+    print(line) {
+      stream.write(`${line}\n`);
+    },
     close() {
       ticker?.abort();
       ticker = undefined;

@@ -1,0 +1,506 @@
+/**
+ * A key/value namespace of the embedded driver: an append-only JSON-lines log
+ * shared by every process using the state directory, with an index in memory
+ * and compaction into a snapshot when the log holds mostly dead entries.
+ *
+ * Files, for a namespace whose file name is `N` (see lowdb-store.ts):
+ *   N.<g>.jsonl        the log of generation g: `["key",value]` sets and `["key"]` deletes
+ *   N.<g>.snap.jsonl   the state at the start of generation g (one line per live key)
+ * The state is snap(S) + log(S) + log(S+1) + ... + log(G), where G is the
+ * highest generation and S the highest one ≤ G with a snapshot (none: from 0).
+ *
+ * Cost: a write appends one line (group-committed with the writes of the
+ * same turn: one write(2)); a read of a present key is one pread at an offset
+ * the index holds. The index keeps, per key, the key string and a slot in
+ * typed arrays (file, offset, length), never the value: about 60-90 bytes per
+ * key, so a million keys stay well under 200 MB.
+ *
+ * Several processes (a daemon and a `msgflow run`) share a namespace:
+ * - Writes are O_APPEND, one write(2) per batch, each batch starting with a
+ *   newline (ItemLog `shared`): concurrent appenders never interleave within
+ *   a batch, and a line torn by kill -9 ends at the next batch's newline as one
+ *   unparseable line, which readers skip.
+ * - Before every read a process tails the log (fstat: nothing to do when the
+ *   size did not change) and checks whether a newer generation exists, so it
+ *   sees the other processes' acknowledged writes.
+ *
+ * Compaction (when the files hold more than `compactRatio` × the live bytes,
+ * and at least `compactMinBytes`): create log(g+1) with O_EXCL (the atomic
+ * step: only one process compacts a generation, and from then on every writer
+ * notices it), read log(g) to its end, write the whole state to a temporary
+ * file, rename it to snap(g+1), then delete the files of generations ≤ g. A
+ * writer that appended to log(g) checks, after its write, that log(g) still
+ * exists and log(g+1) does not; otherwise the compactor may have read log(g)
+ * before the write landed, and the writer appends the line again to the new
+ * generation (replaying a set twice is harmless). A crash at any point leaves
+ * a readable store: before the rename, snap(g+1) is absent and state(g) +
+ * log(g+1) is read; after it, the snapshot is complete.
+ */
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { isProcessAlive } from '../util/process-alive.js';
+import { ItemLog } from './item-log.js';
+import { LineTail } from './line-tail.js';
+import type { DurableState } from './types.js';
+
+export interface KvLogOptions {
+  /** Directory holding the namespace's files (shared with other namespaces). */
+  dir: string;
+  /** File-name-safe name of the namespace: no dots, no slashes. */
+  name: string;
+  /** A legacy directory of one `{k,v}` JSON file per key, imported once when the log does not exist yet. */
+  legacyDir?: string;
+  /** Compact only once the files hold at least this many bytes. @default 4194304 */
+  compactMinBytes?: number;
+  /** Compact when the files hold more than this multiple of the live entries' bytes. @default 2 */
+  compactRatio?: number;
+  /** Test seam: called at each step of a compaction (`created`, `snapshot-written`, `renamed`), e.g. to crash there. */
+  onCompactStep?: (step: 'created' | 'snapshot-written' | 'renamed') => void;
+}
+
+interface ChainFile {
+  path: string;
+  fd: number;
+  tail: LineTail;
+}
+
+/** Slot storage in typed arrays: a key's location costs 13 bytes, not an object. */
+class Slots {
+  file = new Uint8Array(1024);
+  off = new Float64Array(1024);
+  len = new Uint32Array(1024);
+  private free: number[] = [];
+  private next = 0;
+
+  alloc(): number {
+    const s = this.free.pop();
+    if (s !== undefined) return s;
+    if (this.next === this.len.length) {
+      const grow = <A extends Uint8Array | Float64Array | Uint32Array>(a: A): A => {
+        const b = new (a.constructor as new (n: number) => A)(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.file = grow(this.file);
+      this.off = grow(this.off);
+      this.len = grow(this.len);
+    }
+    return this.next++;
+  }
+
+  release(s: number): void {
+    this.free.push(s);
+  }
+}
+
+const enoent = (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT';
+const eexist = (e: unknown) => (e as NodeJS.ErrnoException).code === 'EEXIST';
+const MAX_CHAIN = 32;
+
+export class KvLog implements DurableState {
+  private readonly dir: string;
+  private readonly name: string;
+  private chain: ChainFile[] = [];
+  private gen = -1;
+  private index = new Map<string, number>();
+  private slots = new Slots();
+  private liveBytes = 0;
+  private writer: { gen: number; log: Promise<ItemLog> } | undefined;
+  /** Closes of writers of retired generations (each waits for its pending writes). */
+  private retired: Array<Promise<unknown>> = [];
+  private readBuf = Buffer.allocUnsafe(4096);
+  private closed = false;
+  private compacting = false;
+  /** Parse every line when loading (after a torn line was found by its shape alone). */
+  private validate = false;
+  private escaped = false;
+
+  constructor(private readonly options: KvLogOptions) {
+    this.dir = options.dir;
+    this.name = options.name;
+  }
+
+  private logPath(g: number): string {
+    return join(this.dir, `${this.name}.${g}.jsonl`);
+  }
+
+  private snapPath(g: number): string {
+    return join(this.dir, `${this.name}.${g}.snap.jsonl`);
+  }
+
+  /** Generations present on disk: logs and snapshots. */
+  private listGenerations(): { logs: number[]; snaps: number[]; temps: string[] } {
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch (e) {
+      if (enoent(e)) return { logs: [], snaps: [], temps: [] };
+      throw e;
+    }
+    const logs: number[] = [];
+    const snaps: number[] = [];
+    const temps: string[] = [];
+    const head = `${this.name}.`;
+    for (const n of names) {
+      if (!n.startsWith(head)) continue;
+      const m = /^(\d+)\.(snap\.)?jsonl(\.\d+\.tmp)?$/.exec(n.slice(head.length));
+      if (!m) continue;
+      if (m[3]) temps.push(n);
+      else (m[2] ? snaps : logs).push(Number(m[1]));
+    }
+    return { logs: logs.sort((a, b) => a - b), snaps: snaps.sort((a, b) => a - b), temps };
+  }
+
+  private closeChain(): void {
+    for (const f of this.chain) closeSync(f.fd);
+    this.chain = [];
+  }
+
+  /** Rebuilds the index from the files on disk. */
+  private reload(): void {
+    for (let attempt = 0; ; attempt++) {
+      this.closeChain();
+      this.index = new Map();
+      this.slots = new Slots();
+      this.liveBytes = 0;
+      let { logs, snaps } = this.listGenerations();
+      if (logs.length === 0) {
+        this.create();
+        ({ logs, snaps } = this.listGenerations());
+      }
+      const top = logs[logs.length - 1];
+      const base = snaps.filter((g) => g <= top).pop();
+      const paths = base === undefined ? [] : [this.snapPath(base)];
+      for (let g = base ?? logs[0]; g <= top; g++) paths.push(this.logPath(g));
+      try {
+        for (const path of paths) {
+          const fd = openSync(path, 'r');
+          this.chain.push({ path, fd, tail: new LineTail(fd) });
+        }
+      } catch (e) {
+        // A compaction deleted a file between the listing and the open: list again.
+        if (enoent(e) && attempt < 20) continue;
+        throw e;
+      }
+      this.gen = top;
+      for (let i = 0; i < this.chain.length; i++) this.pullFile(i);
+      return;
+    }
+  }
+
+  /** Creates generation 0 of a new namespace, importing a legacy per-key directory first. */
+  private create(): void {
+    mkdirSync(this.dir, { recursive: true });
+    const legacy = this.options.legacyDir;
+    if (legacy && existsSync(legacy)) {
+      const tmp = `${this.snapPath(0)}.${process.pid}.tmp`;
+      const lines: string[] = [];
+      for (const f of readdirSync(legacy)) {
+        if (!f.endsWith('.json')) continue;
+        try {
+          const e = JSON.parse(readFileSync(join(legacy, f), 'utf8')) as { k: string; v: unknown };
+          if (typeof e.k === 'string' && e.v !== undefined) lines.push(JSON.stringify([e.k, e.v]));
+        } catch {
+          // A file removed meanwhile, or unreadable: nothing to import.
+        }
+      }
+      const fd = openSync(tmp, 'w');
+      try {
+        writeSync(fd, lines.map((l) => l + '\n').join(''));
+      } finally {
+        closeSync(fd);
+      }
+      // link, not rename: a second importer never replaces the first one's snapshot.
+      try {
+        linkSync(tmp, this.snapPath(0));
+      } catch (e) {
+        if (!eexist(e)) throw e;
+      }
+      unlinkSync(tmp);
+    }
+    try {
+      closeSync(openSync(this.logPath(0), 'wx'));
+    } catch (e) {
+      if (!eexist(e)) throw e;
+    }
+    if (legacy) rmSync(legacy, { recursive: true, force: true });
+  }
+
+  /**
+   * Reads the new complete lines of chain file `i` into the index; false when
+   * the file was unlinked. Lines are checked by shape only (`["key",…]` or
+   * `["key"]`), not parsed: parsing every value would triple the time to
+   * load a large namespace. A line torn by a crash that still has the right
+   * shape is caught when its value is read ({@link readLine}), which then
+   * reloads with every line parsed (`validate`).
+   */
+  private pullFile(i: number): boolean {
+    const f = this.chain[i];
+    const validate = this.validate && !(i === 0 && f.path.endsWith('.snap.jsonl'));
+    return f.tail.pull((buf, start, end, offset) => {
+      const k = this.keyEnd(buf, start, end);
+      if (k === -1) return; // not a record: a line torn by a crash
+      let isSet: boolean;
+      if (k + 2 === end && buf[k + 1] === 0x5d) isSet = false;
+      else if (buf[k + 1] === 0x2c && buf[end - 1] === 0x5d && end > k + 3) isSet = true;
+      else return;
+      if (validate) {
+        try {
+          JSON.parse(buf.toString('utf8', start, end));
+        } catch {
+          return;
+        }
+      }
+      const key = this.keyOf(buf, start, k);
+      const old = this.index.get(key);
+      if (old !== undefined) {
+        this.liveBytes -= this.slots.len[old] + 1;
+        if (!isSet) {
+          this.index.delete(key);
+          this.slots.release(old);
+          return;
+        }
+      } else if (!isSet) return;
+      const s = old ?? this.slots.alloc();
+      this.slots.file[s] = i;
+      this.slots.off[s] = offset;
+      this.slots.len[s] = end - start;
+      this.liveBytes += end - start + 1;
+      if (old === undefined) this.index.set(key, s);
+    });
+  }
+
+  /** Index of the quote closing the key of a line `["key"…`, or -1 when the line does not start like a record. */
+  private keyEnd(buf: Buffer, start: number, end: number): number {
+    if (end - start < 4 || buf[start] !== 0x5b || buf[start + 1] !== 0x22) return -1;
+    this.escaped = false;
+    for (let i = start + 2; i < end; i++) {
+      const c = buf[i];
+      if (c === 0x5c) {
+        this.escaped = true;
+        i++;
+      } else if (c === 0x22) return i;
+    }
+    return -1;
+  }
+
+  /** The key of a line whose key string ends at `close` (set by {@link keyEnd}). */
+  private keyOf(buf: Buffer, start: number, close: number): string {
+    return this.escaped ? (JSON.parse(buf.toString('utf8', start + 1, close + 1)) as string) : buf.toString('utf8', start + 2, close);
+  }
+
+  /** Brings the index up to date with every process's writes. Cheap when nothing changed: one fstat and one stat. */
+  private refresh(): void {
+    if (this.closed) throw new Error(`key/value log ${this.name} is closed`);
+    if (this.chain.length === 0) return this.reload();
+    for (;;) {
+      const next = existsSync(this.logPath(this.gen + 1));
+      if (!this.pullFile(this.chain.length - 1)) return this.reload();
+      if (!next) return;
+      if (existsSync(this.snapPath(this.gen + 1)) || this.chain.length >= MAX_CHAIN) return this.reload();
+      let fd: number;
+      try {
+        fd = openSync(this.logPath(this.gen + 1), 'r');
+      } catch (e) {
+        if (enoent(e)) return this.reload();
+        throw e;
+      }
+      this.chain.push({ path: this.logPath(this.gen + 1), fd, tail: new LineTail(fd) });
+      this.gen++;
+    }
+  }
+
+  private readLine(s: number): unknown[] | undefined {
+    const len = this.slots.len[s];
+    if (this.readBuf.length < len) this.readBuf = Buffer.allocUnsafe(Math.max(len, this.readBuf.length * 2));
+    const f = this.chain[this.slots.file[s]];
+    let got = 0;
+    while (got < len) {
+      const n = readSync(f.fd, this.readBuf, got, len - got, this.slots.off[s] + got);
+      if (n === 0) break;
+      got += n;
+    }
+    try {
+      return JSON.parse(this.readBuf.toString('utf8', 0, got)) as unknown[];
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The value at slot `s`; a torn line found here triggers a reload that parses every line. */
+  private valueAt(key: string): unknown {
+    for (;;) {
+      const s = this.index.get(key);
+      if (s === undefined) return undefined;
+      const rec = this.readLine(s);
+      if (rec) return rec[1];
+      if (this.validate) throw new Error(`key/value log ${this.name}: unreadable entry for key '${key}'`);
+      this.validate = true;
+      this.reload();
+    }
+  }
+
+  private writerFor(g: number): Promise<ItemLog> {
+    if (this.writer?.gen !== g) {
+      if (this.writer) this.retired.push(this.writer.log.then((l) => l.close()).catch(() => undefined));
+      const log = ItemLog.open(this.logPath(g), { shared: true });
+      log.catch(() => {
+        if (this.writer?.log === log) this.writer = undefined;
+      });
+      this.writer = { gen: g, log };
+    }
+    return this.writer.log;
+  }
+
+  private async write(record: unknown[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      this.refresh();
+      const g = this.gen;
+      let log: ItemLog;
+      try {
+        log = await this.writerFor(g);
+      } catch (e) {
+        // The generation was retired (and deleted) before we opened it.
+        if (enoent(e) && attempt < 20) continue;
+        throw e;
+      }
+      await log.append([record]);
+      // Still the current generation after the write: any compaction starts
+      // later and reads it. Otherwise a compactor may have missed it: again.
+      if (existsSync(this.logPath(g)) && !existsSync(this.logPath(g + 1))) break;
+      if (attempt >= 20) throw new Error(`key/value log ${this.name}: could not append across compactions`);
+    }
+    this.refresh();
+    this.maybeCompact();
+  }
+
+  async get<T>(key: string): Promise<T | undefined> {
+    this.refresh();
+    return this.valueAt(key) as T | undefined;
+  }
+
+  async set(key: string, value: unknown): Promise<void> {
+    if (value === undefined) return this.delete(key);
+    await this.write([key, value]);
+  }
+
+  async delete(key: string): Promise<void> {
+    this.refresh();
+    if (!this.index.has(key)) return;
+    await this.write([key]);
+  }
+
+  async entries<T>(prefix = ''): Promise<Array<[string, T]>> {
+    this.refresh();
+    const keys: string[] = [];
+    for (const k of this.index.keys()) if (k.startsWith(prefix)) keys.push(k);
+    keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const out: Array<[string, T]> = [];
+    for (const k of keys) {
+      const v = this.valueAt(k);
+      if (v !== undefined) out.push([k, v as T]);
+    }
+    return out;
+  }
+
+  /** Number of live keys (after catching up with other processes). */
+  size(): number {
+    this.refresh();
+    return this.index.size;
+  }
+
+  private maybeCompact(): void {
+    if (this.compacting || this.closed) return;
+    let total = 0;
+    for (const f of this.chain) total += f.tail.consumed;
+    const min = this.options.compactMinBytes ?? 4 * 1024 * 1024;
+    const ratio = this.options.compactRatio ?? 2;
+    if (total >= min && total > ratio * this.liveBytes) this.compact();
+  }
+
+  /**
+   * Rewrites the live entries into a snapshot of the next generation (see the
+   * file comment). Synchronous, so this process's index cannot change under
+   * it; returns false when another process compacts this generation.
+   */
+  compact(): boolean {
+    this.compacting = true;
+    try {
+      this.refresh();
+      const g = this.gen;
+      try {
+        closeSync(openSync(this.logPath(g + 1), 'wx'));
+      } catch (e) {
+        if (eexist(e)) return false;
+        throw e;
+      }
+      this.options.onCompactStep?.('created');
+      // Switches to g+1 after reading log(g) to its end: the index is now state(g) (+ log(g+1) so far, harmless to repeat).
+      this.refresh();
+      if (this.gen !== g + 1) return false; // another process already finished a later compaction
+      const tmp = `${this.snapPath(g + 1)}.${process.pid}.tmp`;
+      // A torn line that passed the shape check must not reach a snapshot (trusted when loaded): parse while copying.
+      if (!this.writeSnapshot(tmp)) {
+        this.validate = true;
+        this.reload();
+        if (this.gen !== g + 1 || !this.writeSnapshot(tmp)) {
+          rmSync(tmp, { force: true });
+          return false;
+        }
+      }
+      this.options.onCompactStep?.('snapshot-written');
+      renameSync(tmp, this.snapPath(g + 1));
+      this.options.onCompactStep?.('renamed');
+      const { logs, snaps, temps } = this.listGenerations();
+      for (const old of logs) if (old <= g) rmSync(this.logPath(old), { force: true });
+      for (const old of snaps) if (old <= g) rmSync(this.snapPath(old), { force: true });
+      for (const t of temps) {
+        const pid = Number(/\.(\d+)\.tmp$/.exec(t)?.[1]);
+        if (pid !== process.pid && !isProcessAlive(pid)) rmSync(join(this.dir, t), { force: true });
+      }
+      this.reload();
+      return true;
+    } finally {
+      this.compacting = false;
+    }
+  }
+
+  /** Writes every live line to `file`; false when one of them does not parse. */
+  private writeSnapshot(file: string): boolean {
+    const fd = openSync(file, 'w');
+    try {
+      let out = Buffer.allocUnsafe(1 << 20);
+      let used = 0;
+      for (const s of this.index.values()) {
+        const len = this.slots.len[s];
+        if (used + len + 1 > out.length) {
+          writeSync(fd, out, 0, used);
+          used = 0;
+          if (len + 1 > out.length) out = Buffer.allocUnsafe(len + 1);
+        }
+        readSync(this.chain[this.slots.file[s]].fd, out, used, len, this.slots.off[s]);
+        try {
+          JSON.parse(out.toString('utf8', used, used + len));
+        } catch {
+          return false;
+        }
+        out[used + len] = 0x0a;
+        used += len + 1;
+      }
+      if (used > 0) writeSync(fd, out, 0, used);
+      return true;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** Waits for this process's writes, then releases the files. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const current = this.writer?.log;
+    this.writer = undefined;
+    await Promise.all([...this.retired.splice(0), (async () => (await current?.catch(() => undefined))?.close())()]);
+    this.closeChain();
+  }
+}

@@ -1,0 +1,57 @@
+/** Help from one table (item 6 of the cli brief; issue #8 obs 13: `run --help` omitted --new). */
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { allOptions, COMMANDS_HELP, optionsOf } from '../../src/cli/help.js';
+import { captureIo } from './output.test-helpers.js';
+
+async function out(argv: string[]) {
+  const io = captureIo();
+  const code = await runCli(argv, io);
+  return { code, text: io.stdoutText() };
+}
+
+describe('help', () => {
+  it('obs 13: `run --help` and `help run` list --new and every other flag of run', async () => {
+    for (const argv of [['run', '--help'], ['help', 'run']]) {
+      const r = await out(argv);
+      expect(r.code).toBe(0);
+      for (const flag of ['--input', '-i', '--dry-run', '--json', '--new', '--config', '--log-level', '--json-logs', '--help']) expect(r.text).toContain(flag);
+    }
+  });
+
+  it('every command: `help CMD` and `CMD --help` list every flag its parser accepts, and the main help lists every command', async () => {
+    const main = await out(['--help']);
+    for (const cmd of Object.keys(COMMANDS_HELP)) {
+      expect(main.text).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+      const a = await out(['help', cmd]);
+      const b = await out([cmd, '--help']);
+      expect(a.text).toBe(b.text);
+      for (const name of Object.keys(optionsOf(cmd))) expect(a.text).toContain(`--${name}`);
+      for (const o of allOptions(cmd)) if (o.short) expect(a.text).toContain(`-${o.short}, --${o.name}`);
+    }
+  });
+
+  it('a flag that is not in the table is a usage error (exit 2)', async () => {
+    const io = captureIo();
+    expect(await runCli(['validate', '--bogus'], io)).toBe(2);
+    expect(io.stderrText()).toContain("Unknown option '--bogus'");
+  });
+});
+
+describe('docs', () => {
+  it('obs 13: README and docs/*.md link nothing outside the repository', async () => {
+    const { readFileSync, readdirSync } = await import('node:fs');
+    const path = await import('node:path');
+    const root = path.resolve(import.meta.dirname, '../..');
+    const files = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    for (const f of files) {
+      const text = readFileSync(path.join(root, f), 'utf8');
+      expect(text, f).not.toMatch(/shared\/spec|\/work\//);
+      // Relative links resolve inside the repository.
+      for (const m of text.matchAll(/\]\((?!https?:|#|mailto:)([^)\s]+)\)/g)) {
+        const target = path.resolve(path.dirname(path.join(root, f)), m[1]!.split('#')[0]!);
+        expect(target.startsWith(root + path.sep), `${f}: ${m[1]}`).toBe(true);
+      }
+    }
+  });
+});
