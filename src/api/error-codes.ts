@@ -117,7 +117,6 @@ export const ERROR_CATALOGUE = {
   UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },
   UI_NOT_FOUND: { status: 404, template: '{what} not found' },
   UI_CONFLICT: { status: 409, template: '{reason}' },
-  UI_NOT_IMPLEMENTED: { status: 501, template: '{feature} is not available in this build: {reason}' },
 
   // ---- built-in job actions -------------------------------------------------
   /** An action's input (a data file, a row, a field) is unusable as a whole. */

@@ -8,7 +8,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
 import type { Flow } from '../engine/flow-types.js';
-import type { RunHandle } from '../engine/run/index.js';
+import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-execution.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';
 import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
@@ -241,60 +241,44 @@ export async function startRun(ctx: ApiContext, flowName: string, body: unknown)
   return { runId: handle.runId, flow: flow.name };
 }
 
+/**
+ * Cancels a run through the engine: a run nobody executes is cancelled at
+ * once; a live owner (this process or another) is asked to stop at its next
+ * item boundary (`pending: true`).
+ */
 export async function cancelRun(ctx: ApiContext, id: string) {
   const run = await ctx.index.refresh(id);
   if (!run) throw notFound(`run '${id}'`);
   if (!RESUMABLE_STATUSES.includes(run.status)) {
     throw new MsgflowError('UI_CONFLICT', { reason: `run '${id}' is ${run.status}: only a running, waiting or interrupted run can be cancelled` });
   }
-  const updated = await ctx.runtime.store.updateRun(id, { cancelRequested: true });
+  const result = await ctx.runtime.engine.cancel(id);
   await ctx.index.refresh(id);
-  return { runId: id, cancelRequested: true, status: updated.status };
+  return { runId: id, pending: result.pending, status: result.run.status };
 }
 
-/** An engine with the retry operation of issue #8 (`msgflow runs retry`). */
-type RetryingEngine = Runtime['engine'] & { retry(runId: string, flow: Flow): Promise<RunHandle> };
-const canRetry = (e: Runtime['engine']): e is RetryingEngine => typeof (e as Partial<RetryingEngine>).retry === 'function';
-
-/**
- * A new run that redoes only the failed items of a finished run, through
- * the engine's own retry; 501 when this build's engine has none.
- */
+/** A new run that redoes only the failed items of a finished run (the engine's retry, as `msgflow runs retry`). */
 export async function retryRun(ctx: ApiContext, id: string) {
   const run = await ctx.index.refresh(id);
   if (!run) throw notFound(`run '${id}'`);
-  const { engine } = ctx.runtime;
-  if (!canRetry(engine)) {
-    throw new MsgflowError('UI_NOT_IMPLEMENTED', {
-      feature: 'retrying the failed items of a run',
-      reason: 'the engine has no retry operation yet (msgflow runs retry, issue #8); start a new run with Run now instead',
-    });
-  }
   if (RESUMABLE_STATUSES.includes(run.status)) {
     throw new MsgflowError('UI_CONFLICT', { reason: `run '${id}' is ${run.status}: only a finished run can be retried` });
   }
   const flow = flowByName(ctx, run.flow);
-  const handle = await engine.retry(id, flow);
+  const handle = await ctx.runtime.engine.retry(id, flow);
   void handle.done.catch(() => {});
   await ctx.index.refresh(handle.runId);
   return { runId: handle.runId, flow: flow.name, retryOf: id };
 }
 
-/** The journal stream where the engine keeps a run's log lines (issue #8: `msgflow runs show`). */
-export const RUN_LOG_STREAM = '_log';
+
 /** At most this many of a run's last log lines in its answer. */
 export const LOG_LINES_SHOWN = 500;
 
-interface LogLine {
-  at?: number;
-  level?: string;
-  message?: string;
-}
-
-async function logLines(ctx: ApiContext, runId: string): Promise<LogLine[]> {
-  const out: LogLine[] = [];
-  for await (const line of ctx.runtime.store.readJournal<LogLine>(runId, RUN_LOG_STREAM)) {
-    out.push({ at: line?.at, level: line?.level, message: line?.message });
+async function logLines(ctx: ApiContext, runId: string): Promise<RunLogLine[]> {
+  const out: RunLogLine[] = [];
+  for await (const line of ctx.runtime.store.readJournal<RunLogLine>(runId, RUN_LOG_STREAM)) {
+    out.push({ at: line.at, level: line.level, message: line.message });
     if (out.length > LOG_LINES_SHOWN) out.shift();
   }
   return out;

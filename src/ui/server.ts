@@ -295,7 +295,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
       }
       const err = e instanceof MsgflowError ? e : undefined;
       const status = statusFor(err);
-      if (status >= 500 && status !== 501 && status !== 503) opts.logger?.error(`dashboard: ${req.method} ${req.url}: ${scrub((e as Error).message)}`);
+      if (status >= 500 && status !== 503) opts.logger?.error(`dashboard: ${req.method} ${req.url}: ${scrub((e as Error).message)}`);
       json(res, status, {
         error: {
           code: err?.code ?? 'INTERNAL',

@@ -100,7 +100,7 @@ describe('dashboard API', () => {
     expect(rebound).toBe(403);
   });
 
-  it('records a cancel request on an unfinished run and refuses it on a finished one', async () => {
+  it('cancels an unfinished run through the engine and refuses to cancel a finished one', async () => {
     const started = await post(`${p.url}/api/flows/slow-check/runs`, {});
     const id = started.body.runId;
     // A long input is answered as a preview: the first 20 items and how many more.
@@ -112,8 +112,13 @@ describe('dashboard API', () => {
       // The run already ended (a very fast machine): cancelling it is a conflict, as for any finished run.
       expect(cancel.body.error.code).toBe('UI_CONFLICT');
     } else {
-      expect(cancel).toMatchObject({ status: 202, body: { runId: id, cancelRequested: true } });
-      expect((await p.runtime.store.getRun(id))!.cancelRequested).toBe(true);
+      expect(cancel).toMatchObject({ status: 202, body: { runId: id, pending: true } });
+      const run = await waitFor('the run to stop', async () => {
+        const r = (await get(`${p.url}/api/runs/${id}`)).body.run;
+        return ['running', 'waiting'].includes(r.status) ? undefined : r;
+      });
+      expect(run.status).toBe('cancelled');
+      expect(run.itemsDone).toBeLessThan(40);
     }
     const list = await get(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`);
     const done = await post(`${p.url}/api/runs/${list.body.runs[0].id}/cancel`);
@@ -121,19 +126,17 @@ describe('dashboard API', () => {
     expect((await post(`${p.url}/api/runs/no-such-run/cancel`)).status).toBe(404);
   });
 
-  it('retries a finished run through the engine, or answers 501 saying why when the engine has no retry', async () => {
+  it('retries a finished run: a new run that redoes its failed items', async () => {
     const list = await get(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`);
     const old = list.body.runs[0].id;
     const retry = await post(`${p.url}/api/runs/${old}/retry`);
-    if (typeof (p.runtime.engine as { retry?: unknown }).retry !== 'function') {
-      expect(retry.status).toBe(501);
-      expect(retry.body.error).toMatchObject({ code: 'UI_NOT_IMPLEMENTED' });
-      expect(retry.body.error.message).toMatch(/no retry operation yet/);
-    } else {
-      expect(retry).toMatchObject({ status: 201, body: { flow: 'check-some', retryOf: old } });
-      expect(retry.body.runId).not.toBe(old);
-      await waitFor('the retry to end', async () => !['running', 'waiting'].includes((await p.runtime.engine.getRun(retry.body.runId))?.status ?? 'running'));
-    }
+    expect(retry).toMatchObject({ status: 201, body: { flow: 'check-some', retryOf: old } });
+    expect(retry.body.runId).not.toBe(old);
+    const run = await waitFor('the retry to end', async () => {
+      const r = (await get(`${p.url}/api/runs/${retry.body.runId}`)).body.run;
+      return ['running', 'waiting'].includes(r.status) ? undefined : r;
+    });
+    expect(run.flow).toBe('check-some');
     expect((await post(`${p.url}/api/runs/no-such-run/retry`)).status).toBe(404);
   });
 

@@ -100,33 +100,32 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'runs.png'), fullPage: true });
   });
 
-  it('Cancel on a long run records the request', async () => {
+  it('Cancel stops a long run; the page shows it cancelled without a reload', async () => {
     const started = await post(`${p.url}/api/flows/slow-check/runs`, {});
     const id: string = started.body.runId;
     await page.goto(`${p.url}/#/runs/${id}`);
+    await page.evaluate(() => ((window as any).__noReload = true));
     const cancel = page.locator('button[data-action="cancel"]');
     await cancel.waitFor();
     if (await cancel.isEnabled()) {
       await cancel.click();
-      await page.getByText(/cancel requested|only a running, waiting or interrupted run/i).first().waitFor();
-      const run = await p.runtime.store.getRun(id);
-      // Either the request is recorded, or the run had already ended by the time it arrived.
-      expect(run!.cancelRequested === true || !['running', 'waiting'].includes(run!.status)).toBe(true);
+      await page.locator('[data-run-status="cancelled"]').waitFor({ timeout: 30_000 });
+      expect(await page.evaluate(() => (window as any).__noReload)).toBe(true);
+    } else {
+      // The run ended before the page showed it (a very fast machine): nothing left to cancel.
+      expect((await p.runtime.engine.getRun(id))!.status).not.toMatch(/running|waiting/);
     }
-    await waitFor('slow-check to end', async () => !['running', 'waiting'].includes((await p.runtime.engine.getRun(id))!.status), 50_000);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'cancelled.png'), fullPage: true });
   }, 60_000);
 
-  it('Retry on a finished run starts the retry run, or says why it cannot', async () => {
-    const list = await (await fetch(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`)).json();
-    const id: string = list.runs[0].id;
+  it('Retry on a failed run opens the retry run', async () => {
+    const started = await post(`${p.url}/api/flows/fail-some/runs`, {});
+    const id: string = started.body.runId;
+    await waitFor('the run to fail', async () => (await p.runtime.engine.getRun(id))?.status === 'failed');
     await page.goto(`${p.url}/#/runs/${id}`);
     await page.click('button[data-action="retry"]');
-    if (typeof (p.runtime.engine as { retry?: unknown }).retry !== 'function') {
-      await page.getByText(/retrying the failed items of a run is not available in this build/).waitFor();
-    } else {
-      await page.waitForURL((u) => u.hash.startsWith('#/runs/') && !u.hash.endsWith(id));
-      await page.locator('[data-run-status]').waitFor();
-    }
+    await page.waitForURL((u) => u.hash.startsWith('#/runs/') && !u.hash.endsWith(id));
+    await page.locator('[data-run-status]').waitFor();
   });
 
   it('Instances shows a pause with its reason and end; Lift removes it; the audit history plots', async () => {

@@ -46,6 +46,15 @@ steps:
     with:
       phoneNumber: \${{ item }}
 `,
+  'fail-some.yaml': `name: fail-some
+description: One good number and one that is not a number.
+steps:
+  - id: each
+    uses: checkAccount
+    forEach: \${{ ["79001112233", "not-a-number"] }}
+    with:
+      phoneNumber: \${{ item }}
+`,
   'audit.yaml': `name: audit
 description: Audits the last hour of outgoing messages.
 steps:

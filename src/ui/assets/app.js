@@ -326,7 +326,7 @@
         r.waitReason ? [h('span', { class: 'muted' }, 'Waiting'), h('span', {}, r.waitReason + (r.waitingUntil ? ' until ' + fmtTime(r.waitingUntil) : ''))] : null,
         r.error ? [h('span', { class: 'muted' }, 'Error'), h('span', { class: 'error' }, (r.error.code ? r.error.code + ': ' : '') + r.error.message)] : null,
       ),
-      h('p', {}, h('button', { onclick: act('cancel'), disabled: !active || r.cancelRequested, 'data-action': 'cancel' }, 'Cancel'), ' ', h('button', { onclick: act('retry'), disabled: active || r.itemsFailed === 0, 'data-action': 'retry' }, 'Retry failed items'), ' ', note),
+      h('p', {}, h('button', { onclick: act('cancel'), disabled: !active || r.cancelRequested, 'data-action': 'cancel' }, 'Cancel'), ' ', h('button', { onclick: act('retry'), disabled: active || (r.itemsFailed === 0 && r.status !== 'failed'), 'data-action': 'retry' }, 'Retry failed items'), ' ', note),
       h('h2', {}, 'Steps'),
       steps,
       plots.length ? h('div', { class: 'plots' }, plots) : null,
