@@ -109,6 +109,15 @@ export const ERROR_CATALOGUE = {
   PLUGIN_INVALID: { template: "plugin '{plugin}': {reason}" },
   USAGE: { template: '{reason}' },
 
+  // ---- dashboard and HTTP API (msgflow start / msgflow ui) ------------------
+  /** Binding the dashboard to a non-loopback address without a token would let anyone on the network start runs. */
+  UI_UNSAFE_BIND: { template: 'ui.host {host} is not a loopback address and ui.token is empty: set ui.token (e.g. ui.token: ${MSGFLOW_UI_TOKEN}) or bind to 127.0.0.1' },
+  UI_UNAUTHORIZED: { status: 401, template: 'this request changes state: send the header Authorization: Bearer <ui.token>' },
+  UI_FORBIDDEN: { status: 403, template: '{reason}' },
+  UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },
+  UI_NOT_FOUND: { status: 404, template: '{what} not found' },
+  UI_CONFLICT: { status: 409, template: '{reason}' },
+
   // ---- built-in job actions -------------------------------------------------
   /** An action's input (a data file, a row, a field) is unusable as a whole. */
   ACTION_INPUT_INVALID: { template: '{action} {field}: {reason}' },

@@ -130,6 +130,18 @@ Point your editor at it for autocomplete, e.g. in a flow file:
       { name: 'check', text: 'With --out: exit 1 when FILE is out of date (without --out: usage error)' },
     ],
   },
+  ui: {
+    summary: 'Serve the dashboard and HTTP API over the store.',
+    description: `Serves the dashboard and its JSON API (docs/dashboard.md) over this project's
+store, without running the scheduler: it shows the runs a daemon or
+msgflow run records, live. Run now from the dashboard runs the flow in this
+process. Settings come from config.yaml's ui: (port 7071, host 127.0.0.1,
+token \${MSGFLOW_UI_TOKEN:-}); a non-loopback host needs a token.`,
+    options: [
+      { name: 'port', short: 'p', type: 'string', arg: 'N', text: 'Port (default: ui.port, 7071); 0 picks a free one' },
+      { name: 'host', type: 'string', arg: 'H', text: 'Address to bind (default: ui.host, 127.0.0.1)' },
+    ],
+  },
 };
 
 /** Every option of a command: its own, then --config, the output options and --help. */

@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   pauses: async () => (await import('./commands/pauses.js')).pauses,
   start: async () => (await import('./commands/start.js')).start,
   schema: async () => (await import('./commands/schema.js')).schema,
+  ui: async () => (await import('./commands/ui.js')).ui,
 };
 
 export function version(): string {
