@@ -51,7 +51,10 @@ naming the running one's pid and host. It stays up until stopped, even with
 nothing to schedule. SIGTERM, SIGINT or SIGHUP stop it gracefully: running
 items finish or are checkpointed, and resume on the next start. A run whose
 process crashed 3 times is marked failed instead of resumed again.`,
-    options: [{ name: 'no-listen', text: "Do not open the local service's HTTP port" }],
+    options: [
+      { name: 'no-listen', text: "Do not open the local service's HTTP port" },
+      { name: 'no-ui', text: 'Do not serve the dashboard and API (config.yaml ui:, http://127.0.0.1:7071 by default)' },
+    ],
   },
   run: {
     args: 'FLOW',

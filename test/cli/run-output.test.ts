@@ -9,7 +9,7 @@ describe('#8 obs 6: msgflow run output', () => {
     const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/hello.yaml': FLOW });
     const plain = await msgflow(['run', 'hello'], dir);
     expect(plain.code).toBe(0);
-    expect(plain.stderr).toMatch(/INFO  hello from a log step/);
+    expect(plain.stderr).toMatch(/INFO {2}hello from a log step/);
     const quiet = await msgflow(['run', 'hello', '--log-level', 'warn'], dir);
     expect(quiet.stderr).not.toContain('hello from a log step');
     const cfg = project({ 'config.yaml': `${LOCAL_CONFIG}logLevel: warn\n`, 'flows/hello.yaml': FLOW });

@@ -131,7 +131,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
   it('Instances shows a pause with its reason and end; Lift removes it; the audit history plots', async () => {
     const audit = await post(`${p.url}/api/flows/audit/runs`, {});
     await waitFor('the audit run', async () => (await p.runtime.engine.getRun(audit.body.runId))?.status === 'succeeded');
-    const inst = await (await fetch(`${p.url}/api/instances`)).json();
+    const inst = (await (await fetch(`${p.url}/api/instances`)).json()) as any;
     const identity = inst.instances[0].identity;
     const now = Date.now();
     await p.runtime.store.kv('shared:pauses').set(`${identity}:checkAccount`, {

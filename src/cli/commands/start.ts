@@ -1,9 +1,10 @@
 import { loadConfig } from '../../config/index.js';
 import { createCronScheduler } from '../../engine/schedule/index.js';
-import { FlowError } from '../../api/errors.js';
+import { FlowError, MsgflowError } from '../../api/errors.js';
 import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import { createRuntime } from '../../runtime/runtime.js';
+import { serveDashboard, type UiServer } from '../../ui/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliReporter, formatCliError, type Io } from '../output.js';
@@ -61,10 +62,21 @@ export async function start(argv: string[], io: Io): Promise<number> {
   }
   // A daemon's output goes to a journal: plain progress lines, never a bar.
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
+  let dashboard: UiServer | undefined;
   try {
     if (listen) {
       const host = await runtime.local();
       if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
+    }
+    if (!values['no-ui']) {
+      try {
+        dashboard = await serveDashboard(runtime, {}, reporter.logger);
+        io.out(`msgflow: dashboard on ${dashboard.url}`);
+      } catch (e) {
+        // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
+        if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
+        io.err(`${formatCliError(e)}; running without the dashboard`);
+      }
     }
     const { flows, errors } = runtime.flows();
     for (const e of errors) io.err(e.message);
@@ -98,6 +110,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     await scheduler.stop();
     return EXIT.OK;
   } finally {
+    await dashboard?.close();
     // Runs stop first; then the daemon's claim goes, while the store is still open.
     await runtime.engine.shutdown('msgflow start stopping');
     await daemon?.release();
