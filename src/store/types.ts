@@ -114,7 +114,8 @@ export interface RunOwner {
   host: string;
 }
 
-export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
+/** `cancelled`: the step was running when its run was cancelled (its finished items are kept). */
+export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'cancelled';
 
 export interface StepRecord {
   runId: string;

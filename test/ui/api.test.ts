@@ -119,6 +119,10 @@ describe('dashboard API', () => {
       });
       expect(run.status).toBe('cancelled');
       expect(run.itemsDone).toBeLessThan(40);
+      // The step cut short reads cancelled, not running forever.
+      const steps = (await get(`${p.url}/api/runs/${id}`)).body.steps as Array<{ status: string }>;
+      expect(steps.map((s) => s.status)).not.toContain('running');
+      expect(steps.map((s) => s.status)).toContain('cancelled');
     }
     const list = await get(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`);
     const done = await post(`${p.url}/api/runs/${list.body.runs[0].id}/cancel`);

@@ -591,6 +591,13 @@ export class RunExecution {
     let info: ErrorInfo | undefined;
     if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
     if (status === 'cancelled') {
+      // A step cut short by the cancel must not read `running` forever.
+      for (const rec of this.steps.values()) {
+        if (rec.status !== 'running' && rec.status !== 'waiting') continue;
+        rec.status = 'cancelled';
+        rec.finishedAt = now;
+        await store.saveStep(rec).catch(() => {});
+      }
       patch.cancelRequested = true;
       // The request is served: it must not cancel anything later.
       await store.kv(RUN_CONTROL_NS).delete(this.run.id).catch(() => {});
