@@ -149,15 +149,16 @@ export class FlowError extends MsgflowError {
   }
 }
 
-/** Several errors found at once (e.g. every problem of a flow file), each still typed. */
-export class AggregateMsgflowError extends MsgflowError {
-  readonly errors: readonly MsgflowError[];
-  constructor(errors: MsgflowError[]) {
-    super(errors[0]?.code ?? 'USAGE', errors[0]?.params as Record<string, unknown>);
-    this.name = errors[0]?.name ?? 'MsgflowError';
-    this.errors = errors;
-    this.message = errors.map((e) => e.message).join('\n');
-  }
+/**
+ * Several errors found at once (every problem of a config file): one error of
+ * the first one's type and code whose message has a line each; a single error
+ * is returned as it is.
+ */
+export function combineErrors<E extends MsgflowError>(errors: readonly E[], make: (first: E) => E): E {
+  if (errors.length === 1) return errors[0]!;
+  const combined = make(errors[0]!);
+  combined.message = errors.map((e) => e.message).join('\n');
+  return combined;
 }
 
 export function isMsgflowError(e: unknown): e is MsgflowError {

@@ -106,7 +106,6 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
     // What the local service calls itself (publicUrl) or where it listens: `${{ local.url }}` in flows.
     localUrl: config.local ? (config.local.publicUrl ?? `http://127.0.0.1:${config.local.port}`).replace(/\/+$/, '') : undefined,
     logger: opts.logger,
-    env: process.env,
     baseDir: config.baseDir,
   });
 

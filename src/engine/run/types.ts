@@ -29,8 +29,6 @@ export interface EngineOptions {
   localUrl?: string;
   /** @default a logger that emits `log` events on the bus */
   logger?: Logger;
-  /** Process environment, for input resolution. @default process.env */
-  env?: Record<string, string | undefined>;
   /** Project root (config file's directory), for `ctx.resolvePath` when a flow has no baseDir. */
   baseDir: string;
   /** How long `shutdown()` lets in-flight items finish before marking runs interrupted anyway. @default 10000 */
