@@ -20,7 +20,9 @@ const LAYERS = {
   engine: ['api', 'util', 'store', 'client', 'config'],
   actions: ['api', 'util', 'engine', 'store', 'client'],
   runtime: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions'],
-  cli: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions', 'runtime'],
+  // The dashboard server: wiring-level like runtime, on top of it.
+  ui: ['api', 'util', 'config', 'client', 'store', 'engine', 'runtime'],
+  cli: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions', 'runtime', 'ui'],
 };
 
 /**

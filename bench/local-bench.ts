@@ -13,15 +13,41 @@
  *
  * Servers run in child processes so the load generator does not share their
  * event loop; rate limits are 0 (unlimited).
+ *
+ * Large-data mode (issue #10):
+ *
+ *   npm run build && node --import tsx bench/local-bench.ts --large
+ *
+ * generates 1,000,000 checked numbers (checks.jsonl) and 1,000,000 contacts
+ * (contacts.jsonl, contact list and phonebook) in the service's own file
+ * format, starts the real `msgflow serve` (bin/msgflow.js, built dist/) on
+ * them, and prints: the start time (spawn to "listening", target <= 5 s), the
+ * server's RSS once started, and getMessage / checkAccount (cached, a number
+ * among the million) requests/s under `autocannon -c 50` as ratios to a bare
+ * node:http server measured in the same run (target >= 0.5).
+ * BENCH_LARGE_RECORDS changes the 1,000,000.
+ *
+ * Bulk mode:
+ *
+ *   node --import tsx bench/local-bench.ts --bulk
+ *
+ * calls checkAccount for BENCH_LARGE_RECORDS new numbers, then addContact for
+ * as many (population share 0.6 on both ranges), one at a time through
+ * service.handle in this process (as `apiUrl: local` does), and prints
+ * records/s for the first and last 10 % (flat cost: the ratio stays near 1),
+ * peak RSS, and bytes on disk per record.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { once as once_ } from 'node:events';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { LocalSchema } from '../src/config/local-schema.js';
+import { LocalSchema } from '../src/local/config.js';
 import { API_METHODS } from '../src/api/methods.js';
 import { History, type StoredMessage } from '../src/local/instance/history.js';
 import { createLocalService } from '../src/local/service.js';
@@ -68,6 +94,15 @@ async function childMain(mode: string, arg: string) {
     await service.start();
     const l = await service.listen(0, '127.0.0.1');
     console.log(`PORT ${l.port}`);
+    return;
+  }
+  if (mode === 'restart') {
+    const t = performance.now();
+    const service = createLocalService(localConfig(arg, 3_600_000), { baseDir: '/' });
+    await service.start();
+    const ms = performance.now() - t;
+    console.log(`restart with all of it stored (fresh process): ${(ms / 1000).toFixed(2)} s, RSS ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
+    await service.close();
     return;
   }
   if (mode === 'jitter') {
@@ -307,6 +342,192 @@ async function main() {
   console.log(`   releasedAt - dueAt (Clock, ms)    p50 ${pct(res.wall, 50)}, p99 ${pct(res.wall, 99)}, max ${Math.max(...res.wall)}`);
 }
 
+// ---------------------------------------------------------------- large data
+const LARGE = Number(process.env.BENCH_LARGE_RECORDS ?? 1_000_000);
+const CHECKED_BASE = 79_200_000_000;
+const CONTACT_BASE = 79_300_000_000;
+
+/** Writes `lines(i)` for i < count into `file`, in 1 MB slices. */
+async function writeLines(file: string, count: number, line: (i: number) => string): Promise<void> {
+  const out = createWriteStream(file);
+  let chunk: string[] = [];
+  let len = 0;
+  for (let i = 0; i < count; i++) {
+    const l = line(i);
+    chunk.push(l);
+    len += l.length;
+    if (len > 1 << 20) {
+      if (!out.write(chunk.join(''))) await once_(out, 'drain');
+      chunk = [];
+      len = 0;
+    }
+  }
+  out.end(chunk.join(''));
+  await once_(out, 'finish');
+}
+
+function spawnServe(config: string): Promise<{ child: ChildProcess; port: number; startMs: number }> {
+  const bin = path.join(path.dirname(SELF), '..', 'bin', 'msgflow.js');
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'serve', '--config', config, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (m) resolve({ child, port: Number(m[1]), startMs: performance.now() - t0 });
+    });
+    child.on('exit', (code) => reject(new Error(`msgflow serve exited with ${code}`)));
+  });
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function cannon(port: number, r: Req): Promise<number> {
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}${r.path}`,
+    method: r.method,
+    body: r.body,
+    headers: r.body ? { 'content-type': 'application/json' } : {},
+    connections: 50,
+    duration: Math.max(1, Math.round(DURATION_MS / 1000)),
+  });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${r.path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return result.requests.average;
+}
+
+async function large() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-bench-large-'));
+  const data = path.join(dir, 'data', ID);
+  await mkdir(data, { recursive: true });
+  const t = Date.now();
+  const g0 = performance.now();
+  // The service's own line formats (src/local/instance/account-check.ts and contacts.ts): 60 % of the numbers have an account.
+  await writeLines(path.join(data, 'checks.jsonl'), LARGE + 1, (i) =>
+    i === 0 ? `{"k":"#","w":${t}}\n` : `{"k":${CHECKED_BASE + i},"${i % 5 < 3 ? 't' : 'n'}":${t + i}}\n`,
+  );
+  await writeLines(path.join(data, 'contacts.jsonl'), LARGE, (i) => `{"k":${CONTACT_BASE + i},"cp":{"f":"Name${i}","l":"Surname","u":${t + i}}}\n`);
+  const firstId = await prepareStore(path.join(dir, 'data'), 100);
+  const config = path.join(dir, 'config.yaml');
+  await writeFile(
+    config,
+    [
+      'local:',
+      '  port: 0',
+      '  dataDir: data',
+      '  network:',
+      '    accounts: [{ phone: 79001112233, username: "@alice", name: Alice }]',
+      '  instances:',
+      `    - idInstance: "${ID}"`,
+      `      apiTokenInstance: "${TOKEN}"`,
+      `      rateLimits: { ${API_METHODS.map((m) => `${m}: 0`).join(', ')} }`,
+      '      checkAccountLimit: { numbers: 100000000, windowMinutes: 10, retryAfterSeconds: 7200 }',
+      '',
+    ].join('\n'),
+  );
+  console.log(`msgflow local service, large data: ${LARGE.toLocaleString('en')} checked numbers and ${LARGE.toLocaleString('en')} contacts (node ${process.version})`);
+  console.log(`   generated in ${fmt((performance.now() - g0) / 1000, 1)} s`);
+  const serve = await spawnServe(config);
+  const rss = rssMb(serve.child.pid!);
+  const bare = await startChild('bare');
+  const cachedNumber = CHECKED_BASE + 123_457; // i % 5 = 2: has an account
+  const check: Req = { method: 'POST', path: p('checkAccount'), body: JSON.stringify({ phoneNumber: cachedNumber }) };
+  const getMessage: Req = { method: 'POST', path: p('getMessage'), body: JSON.stringify({ chatId: CHAT, idMessage: firstId }) };
+  const probe = await fetch(`http://127.0.0.1:${serve.port}${check.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: check.body });
+  const answer = (await probe.json()) as { fromCache?: boolean };
+  if (answer.fromCache !== true) throw new Error(`checkAccount of a stored number was not answered from the cache: ${JSON.stringify(answer)}`);
+  // Warm-up of both servers (JIT, sockets), then interleaved rounds, all in this
+  // one run: each ratio compares runs a few seconds apart, so a busy shared
+  // machine weighs on both sides alike; the median round is reported.
+  const bareReq: Req = { method: 'POST', path: '/', body: '{}' };
+  await cannon(bare.port, bareReq);
+  await cannon(serve.port, getMessage);
+  const rounds: { bare: number; gm: number; ca: number }[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const b1 = await cannon(bare.port, bareReq);
+    const gm = await cannon(serve.port, getMessage);
+    const ca = await cannon(serve.port, check);
+    const b2 = await cannon(bare.port, bareReq);
+    rounds.push({ bare: (b1 + b2) / 2, gm, ca });
+  }
+  const rssAfter = rssMb(serve.child.pid!);
+  await Promise.all([stop(bare.child), stop(serve.child)]);
+  await rm(dir, { recursive: true, force: true });
+  console.log(`   msgflow serve start (spawn to listening): ${fmt(serve.startMs / 1000)} s  (target <= 5 s)`);
+  console.log(`   serve RSS: ${fmt(rss, 0)} MB once started, ${fmt(rssAfter, 0)} MB after the load runs`);
+  console.log(`   autocannon -c 50, ${Math.max(1, Math.round(DURATION_MS / 1000))} s per run, ${ROUNDS} rounds (bare before and after each pair):`);
+  rounds.forEach((x, k) =>
+    console.log(`   round ${k + 1}: bare ${fmt(x.bare, 0)} req/s; getMessage ${fmt(x.gm, 0)} (${fmt(x.gm / x.bare)}); checkAccount (cached) ${fmt(x.ca, 0)} (${fmt(x.ca / x.bare)})`),
+  );
+  console.log(
+    `   median ratio to bare node:http: getMessage ${fmt(median(rounds.map((x) => x.gm / x.bare)))}, checkAccount (cached) ${fmt(median(rounds.map((x) => x.ca / x.bare)))}  (target >= 0.5)`,
+  );
+}
+
+async function bulk() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-bench-bulk-'));
+  const config = LocalSchema.parse({
+    port: 0,
+    dataDir: path.join(dir, 'data'),
+    network: { population: [{ prefix: '7920', share: 0.6 }, { prefix: '7930', share: 0.6 }] },
+    instances: [
+      {
+        idInstance: ID,
+        apiTokenInstance: TOKEN,
+        rateLimits: Object.fromEntries(API_METHODS.map((m) => [m, 0])),
+        checkAccountLimit: { numbers: 100_000_000, windowMinutes: 10, retryAfterSeconds: 7200 },
+      },
+    ],
+  });
+  const service = createLocalService(config, { baseDir: dir });
+  await service.start();
+  let peak = 0;
+  const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200);
+  const call = (method: string, body: unknown) =>
+    service.handle({ httpMethod: 'POST', path: p(method), headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  console.log(`msgflow local service, bulk: ${LARGE.toLocaleString('en')} checks then ${LARGE.toLocaleString('en')} contacts, in-process, one at a time (node ${process.version})`);
+  for (const [what, base, one] of [
+    ['checkAccount', CHECKED_BASE, (n: number) => call('checkAccount', { phoneNumber: n })],
+    ['addContact', CONTACT_BASE, (n: number) => call('addContact', { chatId: `${n}@c.us`, firstName: `Name${n}`, lastName: 'Surname' })],
+  ] as const) {
+    const tenth = Math.max(1, Math.floor(LARGE / 10));
+    const marks: number[] = [];
+    const t0 = performance.now();
+    let ok = 0;
+    for (let i = 0; i < LARGE; i++) {
+      if (i % tenth === 0) marks.push(performance.now());
+      const r = await one(base + i);
+      if (r.status === 200) ok++;
+      else if (!(what === 'addContact' && r.status === 404)) throw new Error(`${what}: HTTP ${r.status} ${JSON.stringify(r.body)}`);
+    }
+    const end = performance.now();
+    marks.push(end);
+    const first = tenth / ((marks[1]! - marks[0]!) / 1000);
+    const last = tenth / ((marks[marks.length - 1]! - marks[marks.length - 2]!) / 1000);
+    const file = path.join(dir, 'data', ID, what === 'checkAccount' ? 'checks.jsonl' : 'contacts.jsonl');
+    const bytes = (await stat(file)).size;
+    console.log(
+      `   ${what}: ${fmt(LARGE / ((end - t0) / 1000), 0)} records/s overall; first 10 % ${fmt(first, 0)}/s, last 10 % ${fmt(last, 0)}/s (ratio ${fmt(last / first)}); ${ok.toLocaleString('en')} answered 200; ${fmt(bytes / LARGE, 1)} bytes on disk per record`,
+    );
+  }
+  clearInterval(sample);
+  const heap = process.memoryUsage().heapUsed;
+  console.log(`   peak RSS during the calls ${fmt(peak / 1048576, 0)} MB (V8 heap in use at the end ${fmt(heap / 1048576, 0)} MB)`);
+  await service.close();
+  // The restart is measured in a fresh process, as `msgflow serve` would start.
+  const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', 'restart', path.join(dir, 'data')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  await once_(child, 'exit');
+  console.log(`   ${out.trim()}`);
+  await rm(dir, { recursive: true, force: true });
+}
+
 const i = process.argv.indexOf('--child');
 if (i >= 0) await childMain(process.argv[i + 1]!, process.argv[i + 2] ?? '');
+else if (process.argv.includes('--large')) await large();
+else if (process.argv.includes('--bulk')) await bulk();
 else await main();

@@ -14,6 +14,30 @@ export type { ActionDefinition, ActionContext, DurableState, Logger, PluginModul
 export type { Flow, FlowStep } from './engine/flow-types.js';
 export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
 export { ManualClock, systemClock, type Clock } from './util/clock.js';
+/** The job kit and the action test kit, for plugin authors (README "Writing actions"). */
+export {
+  fileField,
+  itemsField,
+  reportField,
+  maxConsecutiveFailuresField,
+  readRows,
+  countRows,
+  pickField,
+  parseBool,
+  openReport,
+  writeReport,
+  toCsv,
+  csvLine,
+  defaultReport,
+  JobCounters,
+  FailureGuard,
+  whatToFix,
+  type RowSource,
+  type SourcedRow,
+  type ReportWriter,
+  type ReportRow,
+} from './actions/kit/index.js';
+export { createActionTestContext, runAction, type ActionTestContext, type ActionTestOptions } from './actions/testing.js';
 /**
  * The zod msgflow validates with. Plugins import it from here
  * (`import { z } from 'msgflow'`) so their schemas are built by the same zod

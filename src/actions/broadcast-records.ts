@@ -1,20 +1,25 @@
 /**
- * Durable per-recipient records of `files.broadcast` and the two loops that
- * read the service's outgoing messages: reconciliation (did a send whose
- * answer was lost actually go out?) and status following.
+ * Durable per-recipient records of `files.broadcast`, and the two loops that
+ * read the service: reconciliation (did a send whose answer was lost reach
+ * the service?) and status following. Both decide per recipient from what the
+ * service says about that recipient's message (its idMessage, or its chat's
+ * history), never from a time window: a message that cannot be found yet is
+ * `unknown`, and is never sent again.
  */
 import type { Message } from '../api/types.js';
 import type { ActionContext, DurableState } from '../engine/action.js';
 
-export type RecipientPhase = 'intent' | 'sent' | 'failed';
+export type RecipientPhase = 'intent' | 'sent' | 'failed' | 'unknown';
 export type DeliveryStatus = 'sent' | 'delivered' | 'read';
 
-/** Stored under `r:<chatId>` before and after each send. */
+/** Stored under `r:<chatId>` before and after each send (one key per recipient). */
 export interface RecipientRecord {
   chatId: string;
   where: string;
   caption?: string;
   phase: RecipientPhase;
+  /** The run that made the attempt (tells "sent by an earlier run of the campaign" apart). */
+  runId?: string;
   /** Unique per attempt; lets logs and reports tell attempts apart. */
   attemptKey: string;
   /** When the intent was recorded (ms): a matching message cannot be older. */
@@ -26,11 +31,7 @@ export interface RecipientRecord {
   readAt?: number;
   /** True when idMessage was found by reconciliation rather than from the answer. */
   reconciled?: boolean;
-  /**
-   * The message was seen in the outgoing messages (it left the service's send
-   * queue). An accepted message that never shows up was not sent: its file
-   * could not be fetched, for example.
-   */
+  /** The message was seen sent by the service (in its history, or by getMessage). */
   observed?: boolean;
   error?: string;
   /** A failure after which sending again cannot duplicate (the request was refused). */
@@ -41,7 +42,7 @@ export interface ReconcileOptions {
   fileName: string;
   /** The instance's send-queue interval, ms. */
   sendIntervalMs: number;
-  /** How long after the intent a queued message may still take to show up, ms. */
+  /** Extra time a queued message may take to show up, ms. */
   graceMs: number;
   /** Tolerated difference between msgflow's clock and the service's timestamps, ms. */
   clockSkewMs: number;
@@ -53,7 +54,7 @@ export function statusOf(m: Message): DeliveryStatus {
   return m.statusMessage === 'read' || m.statusMessage === 'delivered' ? m.statusMessage : 'sent';
 }
 
-/** Moves a record's status forward (never back) from an observed message. */
+/** Moves a record's status forward (never back) from an observed message; true when it changed. */
 export function applyStatus(r: RecipientRecord, m: Message, now: number): boolean {
   const s = statusOf(m);
   const cur = r.status ?? 'sent';
@@ -64,10 +65,6 @@ export function applyStatus(r: RecipientRecord, m: Message, now: number): boolea
   if (RANK[s] >= 1) r.deliveredAt ??= now;
   if (s === 'read') r.readAt ??= now;
   return true;
-}
-
-function minutesSince(now: number, since: number): number {
-  return Math.max(1, Math.ceil((now - since) / 60_000) + 1);
 }
 
 function matches(m: Message, r: RecipientRecord, o: ReconcileOptions, claimed: ReadonlySet<string>): boolean {
@@ -82,128 +79,116 @@ function matches(m: Message, r: RecipientRecord, o: ReconcileOptions, claimed: R
 }
 
 /**
- * Resolves records left in `intent` (the send may or may not have reached
- * the service). FIFO queue reasoning: such a message was queued after every
- * message of ours with a known idMessage, so it is released at most one
- * interval after the last of them. We poll lastOutgoingMessages until it
- * appears, or until all of ours ahead of it are out, one more interval and
- * the grace have passed; then a last look at the chat's history decides.
- * Found: recorded as sent (reconciled). Not found: the intent is dropped,
- * and the recipient is sent to again.
+ * How long messages queued ahead of ours may still take: one send interval
+ * per message of ours the service has not sent yet, plus the grace, counted
+ * from the last time one of them left the queue.
+ */
+export function queueAllowance(unobservedAhead: number, o: Pick<ReconcileOptions, 'sendIntervalMs' | 'graceMs'>): number {
+  return (unobservedAhead + 1) * o.sendIntervalMs + o.graceMs;
+}
+
+/**
+ * Resolves records left in `intent` (the send may or may not have reached the
+ * service): each recipient's chat history is read until a message of ours
+ * (same file and caption, not older than the intent, not claimed by another
+ * record) shows up: then it is `sent` (reconciled). While messages of ours
+ * are still queued ahead, the wait goes on; once the queue allowance passes
+ * with nothing found, the record is `unknown`: reported, never sent again.
  */
 export async function reconcile(
   ctx: ActionContext,
   store: DurableState,
   open: RecipientRecord[],
-  known: RecipientRecord[],
+  claimed: Set<string>,
+  queuedAhead: () => Promise<number>,
   o: ReconcileOptions,
-): Promise<{ found: number; notSent: number }> {
-  const claimed = new Set(known.map((r) => r.idMessage!).filter(Boolean));
+): Promise<{ found: number; unknown: number }> {
   const pending = new Set(open);
-  const since = Math.min(...open.map((r) => r.intentAt)) - o.clockSkewMs;
-  const lastIntent = Math.max(...open.map((r) => r.intentAt));
-  const recent = known.filter((r) => (r.sentAt ?? 0) >= since);
   let found = 0;
+  let ahead = await queuedAhead();
+  let lastMove = ctx.clock.now();
   const poll = Math.max(250, Math.min(o.sendIntervalMs, 5000));
-  let deadline: number | undefined;
   for (;;) {
-    const now = ctx.clock.now();
-    const msgs = await ctx.client.lastOutgoingMessages({ minutes: minutesSince(now, since) }, { signal: ctx.signal });
-    const visible = new Set(msgs.map((m) => m.idMessage));
     for (const r of [...pending]) {
-      const m = msgs.find((x) => matches(x, r, o, claimed));
+      const hist = await ctx.client.getChatHistory({ chatId: r.chatId, count: 100 }, { signal: ctx.signal }).catch(() => [] as Message[]);
+      const m = hist.find((x) => matches(x, r, o, claimed));
       if (!m) continue;
       claimed.add(m.idMessage);
-      Object.assign(r, { phase: 'sent', idMessage: m.idMessage, sentAt: m.timestamp * 1000, status: 'sent', reconciled: true, observed: true });
-      applyStatus(r, m, now);
+      Object.assign(r, { phase: 'sent', idMessage: m.idMessage, sentAt: m.timestamp * 1000, status: 'sent', reconciled: true });
+      applyStatus(r, m, ctx.clock.now());
       await store.set(`r:${r.chatId}`, r);
       pending.delete(r);
       found++;
       ctx.logger.info(`files.broadcast: ${r.chatId} was already sent before the interruption (${m.idMessage}); not sending again`);
     }
     if (pending.size === 0) break;
-    // Fixed at the first look (so a message of ours that never shows up
-    // cannot keep it moving): ours still queued then were ahead of the lost one.
-    if (deadline === undefined) {
-      const queuedAhead = recent.filter((r) => !visible.has(r.idMessage!)).length;
-      deadline = Math.max(lastIntent + o.graceMs + o.sendIntervalMs, now + o.sendIntervalMs * (queuedAhead + 1) + o.graceMs * Math.sign(queuedAhead));
-    }
+    const left = await queuedAhead();
+    const now = ctx.clock.now();
+    if (left < ahead) lastMove = now; // the queue moved: wait for the rest of it
+    ahead = left;
+    const deadline = lastMove + queueAllowance(ahead, o);
     if (now >= deadline) break;
     await ctx.clock.sleep(Math.min(poll, deadline - now), ctx.signal);
   }
-  // Last look per chat: history is not bounded by the `minutes` window.
-  for (const r of [...pending]) {
-    const hist = await ctx.client.getChatHistory({ chatId: r.chatId, count: 100 }, { signal: ctx.signal }).catch(() => [] as Message[]);
-    const m = hist.find((x) => matches(x, r, o, claimed));
-    if (m) {
-      claimed.add(m.idMessage);
-      Object.assign(r, { phase: 'sent', idMessage: m.idMessage, sentAt: m.timestamp * 1000, status: 'sent', reconciled: true, observed: true });
-      applyStatus(r, m, ctx.clock.now());
-      await store.set(`r:${r.chatId}`, r);
-      pending.delete(r);
-      found++;
-    }
+  for (const r of pending) {
+    Object.assign(r, { phase: 'unknown', error: 'the send may have reached the service but its message was not found; not sent again' });
+    await store.set(`r:${r.chatId}`, r);
   }
-  for (const r of pending) await store.delete(`r:${r.chatId}`);
-  return { found, notSent: pending.size };
+  return { found, unknown: pending.size };
+}
+
+export interface FollowOptions {
+  until: DeliveryStatus;
+  /** Follow at least until then. */
+  deadline: number;
+  pollMs: number;
+  sendIntervalMs: number;
+  graceMs: number;
 }
 
 /**
- * Polls statuses of sent records until each reached `until` or the deadline
- * passed. Uses lastOutgoingMessages (one call for all), and getMessage for a
- * few messages missing from it (still queued, or out of the window).
+ * Polls statuses of sent records until each reached `until`. The deadline
+ * extends while messages of ours are still leaving the queue (one interval
+ * each, from the last time one did); a message accepted (idMessage) but never
+ * seen sent by then is `unknown`, not failed: it may be late, or the service
+ * could not send it; either way it is not sent again.
  */
-export async function followStatuses(
-  ctx: ActionContext,
-  store: DurableState,
-  records: RecipientRecord[],
-  o: {
-    until: DeliveryStatus;
-    deadline: number;
-    pollMs: number;
-    /** After this time a message never seen in the outgoing messages counts as not sent. */
-    giveUpUnobservedAt: number;
-    onChange: () => void;
-  },
-): Promise<void> {
+export async function followStatuses(ctx: ActionContext, store: DurableState, records: RecipientRecord[], o: FollowOptions): Promise<void> {
   const target = RANK[o.until];
-  const notSent = async (now: number) => {
-    for (const r of records) {
-      if (r.phase !== 'sent' || r.observed) continue;
-      const after = Math.round((now - (r.sentAt ?? now)) / 1000);
-      Object.assign(r, {
-        phase: 'failed',
-        // Not retryable: if it is only late in the queue, sending again would duplicate it.
-        retryable: undefined,
-        error: `accepted as ${r.idMessage} but never sent: not in the outgoing messages ${after}s later (the service could not send it, e.g. the file could not be fetched)`,
-      });
-      await store.set(`r:${r.chatId}`, r);
-      o.onChange();
-    }
-  };
+  let lastMove = ctx.clock.now();
   for (;;) {
     const open = records.filter((r) => r.phase === 'sent' && (!r.observed || RANK[r.status ?? 'sent'] < target));
     if (open.length === 0) return;
     const now = ctx.clock.now();
     const since = Math.min(...open.map((r) => r.sentAt ?? now)) - 60_000;
-    const msgs = await ctx.client.lastOutgoingMessages({ minutes: minutesSince(now, since) }, { signal: ctx.signal });
+    const minutes = Math.max(1, Math.ceil((now - since) / 60_000) + 1);
+    const msgs = await ctx.client.lastOutgoingMessages({ minutes }, { signal: ctx.signal });
     const byId = new Map(msgs.map((m) => [m.idMessage, m]));
-    let missing = 0;
+    let looked = 0;
     for (const r of open) {
       let m = byId.get(r.idMessage!);
-      if (!m && missing < 5) {
-        missing++;
-        m = await ctx.client.getMessage({ chatId: r.chatId, idMessage: r.idMessage! }, { signal: ctx.signal }).catch(() => undefined);
-      }
-      if (m && applyStatus(r, m, now)) {
-        await store.set(`r:${r.chatId}`, r);
-        o.onChange();
-      }
+      if (!m && looked++ < 5) m = await ctx.client.getMessage({ chatId: r.chatId, idMessage: r.idMessage! }, { signal: ctx.signal }).catch(() => undefined);
+      if (!m) continue;
+      const first = !r.observed;
+      if (applyStatus(r, m, now)) await store.set(`r:${r.chatId}`, r);
+      if (first) lastMove = now;
     }
+    const unobserved = records.filter((r) => r.phase === 'sent' && !r.observed).length;
+    const giveUpAt = Math.max(o.deadline, lastMove + queueAllowance(unobserved, o));
     const after = ctx.clock.now();
-    if (after >= o.giveUpUnobservedAt || after >= o.deadline) await notSent(after);
-    if (after >= o.deadline) return;
-    const next = Math.min(o.deadline, records.some((r) => r.phase === 'sent' && !r.observed) ? o.giveUpUnobservedAt : o.deadline);
-    await ctx.clock.sleep(Math.min(o.pollMs, Math.max(0, next - after)), ctx.signal);
+    if (after >= giveUpAt) return markUnknown(store, records, after);
+    await ctx.clock.sleep(Math.min(o.pollMs, Math.max(1, giveUpAt - after)), ctx.signal);
+  }
+}
+
+async function markUnknown(store: DurableState, records: RecipientRecord[], now: number): Promise<void> {
+  for (const r of records) {
+    if (r.phase !== 'sent' || r.observed) continue;
+    const after = Math.round((now - (r.sentAt ?? now)) / 1000);
+    Object.assign(r, {
+      phase: 'unknown',
+      error: `accepted as ${r.idMessage} but not seen sent ${after}s later (still queued, or the service could not send it, e.g. the file could not be fetched); not sent again`,
+    });
+    await store.set(`r:${r.chatId}`, r);
   }
 }

@@ -3,36 +3,56 @@
  *
  * The messenger penalises frequent existence checks, above all repeated
  * checks of one nonexistent number, so this action is built around not
- * asking twice: results are cached per instance for a TTL, a number found to
- * have no account is never re-checked within that TTL (not even with
- * `force`), and a `rate_limit_exceeded` answer pauses every check of the
- * instance (other runs and flows included) for max(pause, retryAfter) as a
- * durable wait.
+ * asking twice: results are cached per instance (by its identity) for a TTL,
+ * a number found to have no account is never re-checked within that TTL (not
+ * even with `force`), and a `rate_limit_exceeded` answer pauses every check
+ * of the instance (other runs and flows included) for max(pause, retryAfter)
+ * as a durable wait.
+ *
+ * Cost per record does not grow with the list: rows are streamed, each
+ * finished record appends one entry to the step's journal (replayed on resume
+ * into a Set of finished keys), and the report is written row by row.
  */
 import { z } from 'zod';
-import { AccountCheckError, FlowError, RateLimitError, isMsgflowError, NetworkError, ApiError } from '../api/errors.js';
+import { RateLimitError } from '../api/errors.js';
 import type { CheckAccountResponse } from '../api/types.js';
-import { defineAction } from '../engine/action.js';
+import { defineAction, type ActionContext } from '../engine/action.js';
 import { duration, formatDuration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
-import { loadRows, pickField } from './rows.js';
 import { PaceSchema, pause } from './pace.js';
-import { defaultReport, reportFormat, writeReport } from './report.js';
+import {
+  FailureGuard,
+  JobCounters,
+  JournalWriter,
+  countRows,
+  defaultReport,
+  fileField,
+  itemsField,
+  maxConsecutiveFailuresField,
+  openReport,
+  pickField,
+  readRows,
+  reportField,
+  reportFormat,
+  type ReportWriter,
+  type SourcedRow,
+} from './kit/index.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
 
-/** Namespace of the per-instance cache and pause, shared by every run and flow. */
-export function checkAccountNamespace(instanceName: string): string {
-  return `checkAccount:${instanceName}`;
+/** Namespace of the per-instance result cache, shared by every run and flow: one key per number. */
+export function checkAccountNamespace(identity: string): string {
+  return `checkAccount:${identity}`;
 }
+
+/** Namespace and key of the instance-wide pause after rate_limit_exceeded (`msgflow pauses` lists it). */
+export const PAUSES_NAMESPACE = 'pauses';
+export const pauseKey = (identity: string) => `${identity}:checkAccount`;
 
 export const CheckAccountBulkInput = z
   .strictObject({
-    file: z.string().min(1).optional().describe('Data file (CSV with a header line, JSON or YAML list) of numbers/usernames, relative to the project.'),
-    items: z
-      .array(z.unknown())
-      .optional()
-      .describe('Inline records: numbers, `@usernames`, or objects with a phone or username field (e.g. `${{ inputs.leads }}`).'),
+    file: fileField('numbers/usernames'),
+    items: itemsField('records: numbers, `@usernames`, or objects with a phone or username field (e.g. `${{ inputs.leads }}`)'),
     numbers: z.array(z.union([z.string(), z.number()])).optional().describe('Inline phone numbers.'),
     usernames: z.array(z.string()).optional().describe('Inline usernames (`@name`).'),
     phoneField: z.string().default('phone').describe('Field of a record holding the number (also tried: phoneNumber, number, mobile). @default phone'),
@@ -44,21 +64,12 @@ export const CheckAccountBulkInput = z
       .describe(
         'Re-check numbers cached as existing and ask the service to bypass its own cache (force:true). Never re-checks a number cached as having no account within `ttl`. @default false',
       ),
-    pause: duration('Minimum pause of all checks of the instance after rate_limit_exceeded; the service\'s retryAfter wins when longer. @default 2h').default(
+    pause: duration("Minimum pause of all checks of the instance after rate_limit_exceeded; the service's retryAfter wins when longer. @default 2h").default(
       2 * 3_600_000,
     ),
     pace: PaceSchema.default({ delay: 1000, jitter: 0.3 }),
-    maxConsecutiveFailures: z
-      .number()
-      .int()
-      .min(1)
-      .default(5)
-      .describe('Stop the job after this many checks in a row fail for network/server reasons (the rest stay unchecked). @default 5'),
-    report: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Report file, .csv or .json, relative to the project. @default reports/<flow>-<step>-<runId>.csv'),
+    maxConsecutiveFailures: maxConsecutiveFailuresField('checks'),
+    report: reportField(),
   })
   .refine((v) => v.file !== undefined || v.items !== undefined || v.numbers !== undefined || v.usernames !== undefined, {
     error: 'give at least one of file, items, numbers, usernames',
@@ -67,41 +78,48 @@ export const CheckAccountBulkInput = z
 
 export type CheckAccountBulkInput = z.output<typeof CheckAccountBulkInput>;
 
-export type CheckStatus = 'exists' | 'none' | 'invalid' | 'failed';
+export type CheckStatus = 'exists' | 'none' | 'invalid' | 'failed' | 'wouldCheck';
+
+/** The report's columns, fixed. */
+export const CHECK_REPORT_COLUMNS = ['input', 'where', 'phone', 'username', 'status', 'exist', 'chatId', 'fromCache', 'source', 'checkedAt', 'error', 'retryable'] as const;
 
 /** One line of the report. */
 export interface CheckResult {
-  /** The value as given. */
   input: string;
-  /** Where it came from: `data/leads.csv row 4`, `numbers[2]`. */
   where: string;
   phone?: number;
   username?: string;
   status: CheckStatus;
   exist?: boolean;
   chatId?: string;
-  /** True when the answer came from a cache: msgflow's (`source: cache`) or the service's. */
   fromCache?: boolean;
   source?: 'cache' | 'service';
-  /** When the answer was obtained (ISO). */
   checkedAt?: string;
   error?: string;
-  /** A network/server failure: checked again when the run resumes. */
   retryable?: boolean;
 }
 
-/** What the cache keeps per number/username. */
+/** What the cache keeps per number/username, compact: one small value per key. */
 export interface CachedCheck {
-  exist: boolean;
-  chatId: string;
-  username?: string;
-  phoneNumber?: number;
-  fromCache: boolean;
-  checkedAt: number;
+  /** exist */
+  e: boolean;
+  /** checkedAt, ms */
+  t: number;
+  /** chatId, when it exists */
+  c?: string;
+  /** username, when the service gave one */
+  u?: string;
+  /** phoneNumber */
+  p?: number;
+  /** the service answered from its own cache */
+  f?: boolean;
 }
 
-/** The instance-wide pause after rate_limit_exceeded. */
+/** The instance-wide pause after rate_limit_exceeded: ONE record per instance in `pauses`. */
 export interface CheckPause {
+  instance: string;
+  identity: string;
+  scope: 'checkAccount';
   until: number;
   since: number;
   retryAfterMs: number;
@@ -118,7 +136,7 @@ export interface CheckAccountBulkSummary {
   failed: number;
   /** Answers taken from msgflow's cache (no request sent). */
   fromCache: number;
-  /** Requests sent to the service by this run. */
+  /** Requests answered by the service for this run. */
   checked: number;
   /** rate_limit_exceeded pauses this run went through. */
   pauses: number;
@@ -128,83 +146,273 @@ export interface CheckAccountBulkSummary {
 }
 
 interface Target {
+  /** Cache key: `n:<digits>` or `u:<lowercase username>`. */
   key: string;
+  /** Identity in the run's sets: the number itself (cheaper than a string at a million), or the cache key. */
+  id: number | string;
   input: string;
   where: string;
   phone?: number;
   username?: string;
 }
 
+/** One journal entry per finished record: its key, outcome and report cells. */
+interface Entry {
+  k: number | string;
+  o: CheckStatus;
+  /** answered from msgflow's cache */
+  c?: 1;
+  /** a retryable failure: tried again by the next attempt or resume */
+  x?: 1;
+  r: unknown[];
+}
+
+/** Everything one execution of the job carries from phase to phase. */
+interface Job {
+  action: string;
+  reportPath: string;
+  report: ReportWriter;
+  counters: JobCounters;
+  guard: FailureGuard;
+  /**
+   * Entries are not awaited one by one: a record whose entry is lost in a
+   * crash has its answer in the durable cache (written first), so the resumed
+   * run meets it again and answers it from the cache, with no second check.
+   */
+  journal: JournalWriter<Entry>;
+  cache: ReturnType<ActionContext['shared']>;
+  /** Records finished before this attempt (from the journal), not yet met again in the input. */
+  done: Set<number | string>;
+  /** Records met in the input so far (for duplicates). */
+  seen: Set<number | string>;
+  tally: Omit<CheckAccountBulkSummary, 'report' | 'wouldCheck'> & { wouldCheck: number };
+  calls: number;
+}
+
 const PHONE_FIELDS = ['phoneNumber', 'number', 'mobile', 'tel'];
 
-function collectTargets(rows: { value: unknown; where: string }[], input: CheckAccountBulkInput) {
-  const targets: Target[] = [];
-  const invalid: CheckResult[] = [];
-  const seen = new Set<string>();
-  let duplicates = 0;
-  for (const { value, where } of rows) {
-    let phoneRaw: unknown;
-    let userRaw: unknown;
-    if (typeof value === 'number') phoneRaw = value;
-    else if (typeof value === 'string') {
-      if (value.trim().startsWith('@')) userRaw = value;
-      else phoneRaw = value;
-    }
-    else {
-      phoneRaw = pickField(value, [input.phoneField, 'phone', ...PHONE_FIELDS]);
-      // A record with both is checked by number: one check per lead.
-      if (phoneRaw === undefined) userRaw = pickField(value, [input.usernameField, 'username']);
-    }
-    const shown = String(phoneRaw ?? userRaw ?? '');
-    if (phoneRaw === undefined && userRaw === undefined) {
-      invalid.push({ input: shown, where, status: 'invalid', error: `no ${input.phoneField} or ${input.usernameField} field` });
-      continue;
-    }
-    let target: Target;
-    if (phoneRaw !== undefined) {
-      const p = normalisePhone(phoneRaw);
-      if (!p.ok) {
-        invalid.push({ input: shown, where, status: 'invalid', error: p.reason });
-        continue;
-      }
-      target = { key: `n:${p.digits}`, input: shown, where, phone: p.phone };
-    } else {
-      const u = normaliseUsername(userRaw);
-      if (!u.ok) {
-        invalid.push({ input: shown, where, status: 'invalid', error: u.reason });
-        continue;
-      }
-      target = { key: `u:${u.key}`, input: shown, where, username: u.username };
-    }
-    if (seen.has(target.key)) {
-      duplicates++;
-      continue;
-    }
-    seen.add(target.key);
-    targets.push(target);
+const toCells = (r: CheckResult) => CHECK_REPORT_COLUMNS.map((c) => r[c]);
+const fromCells = (cells: unknown[]) => Object.fromEntries(CHECK_REPORT_COLUMNS.map((c, i) => [c, cells[i]]));
+
+// ---- plan: a row becomes a target, an invalid result, or a duplicate ---------
+
+function targetOf(row: SourcedRow, input: CheckAccountBulkInput): Target | CheckResult {
+  const { value, where } = row;
+  let phoneRaw: unknown;
+  let userRaw: unknown;
+  if (typeof value === 'number') phoneRaw = value;
+  else if (typeof value === 'string') {
+    if (value.trim().startsWith('@')) userRaw = value;
+    else phoneRaw = value;
+  } else {
+    phoneRaw = pickField(value, [input.phoneField, 'phone', ...PHONE_FIELDS]);
+    // A record with both is checked by number: one check per lead.
+    if (phoneRaw === undefined) userRaw = pickField(value, [input.usernameField, 'username']);
   }
-  return { targets, invalid, duplicates };
+  const shown = String(phoneRaw ?? userRaw ?? '');
+  const invalid = (error: string): CheckResult => ({ input: shown, where, status: 'invalid', error });
+  if (phoneRaw === undefined && userRaw === undefined) return invalid(`no ${input.phoneField} or ${input.usernameField} field`);
+  if (phoneRaw !== undefined) {
+    const p = normalisePhone(phoneRaw);
+    return p.ok ? { key: `n:${p.digits}`, id: p.phone, input: shown, where, phone: p.phone } : invalid(p.reason);
+  }
+  const u = normaliseUsername(userRaw);
+  return u.ok ? { key: `u:${u.key}`, id: `u:${u.key}`, input: shown, where, username: u.username } : invalid(u.reason);
 }
+
+/** Every row of the input, streamed: the file, items, then the inline numbers and usernames. */
+async function* allRows(ctx: ActionContext, input: CheckAccountBulkInput): AsyncGenerator<SourcedRow> {
+  let index = 0;
+  for await (const row of readRows(ctx, CHECK_ACCOUNT_BULK, { file: input.file, items: input.items })) {
+    index = row.index + 1;
+    yield row;
+  }
+  for (const [i, value] of (input.numbers ?? []).entries()) yield { value, where: `numbers[${i}]`, index: index++ };
+  for (const [i, value] of (input.usernames ?? []).entries())
+    yield { value: value.startsWith('@') ? value : `@${value}`, where: `usernames[${i}]`, index: index++ };
+}
+
+/** Targets still to check, in input order; counts invalid rows and duplicates as it goes. */
+async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job): AsyncGenerator<Target> {
+  for await (const row of allRows(ctx, input)) {
+    job.tally.total++;
+    const t = targetOf(row, input);
+    if ('status' in t) {
+      job.tally.invalid++;
+      job.counters.add('invalid');
+      const key = `#${row.index}`;
+      if (!job.done.delete(key)) await finishRecord(job, ctx, key, t);
+      continue;
+    }
+    if (job.seen.has(t.id)) {
+      job.tally.duplicates++;
+      job.counters.add('skipped');
+      continue;
+    }
+    job.seen.add(t.id);
+    job.tally.unique++;
+    // Finished before a restart: met once, so `seen` covers it from now on.
+    if (!job.done.delete(t.id)) yield t;
+  }
+}
+
+// ---- load: report, counters and what a previous attempt finished ---------------
+
+async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<Job> {
+  const action = CHECK_ACCOUNT_BULK;
+  const reportPath = input.report ?? defaultReport(ctx, 'csv');
+  reportFormat(action, reportPath);
+  const counters = new JobCounters(ctx);
+  counters.total = await countRows(ctx, action, { file: input.file, items: input.items });
+  counters.total += (input.numbers?.length ?? 0) + (input.usernames?.length ?? 0);
+  const report = await openReport({ action, runId: ctx.run.id, path: ctx.resolvePath(reportPath), columns: CHECK_REPORT_COLUMNS });
+  const job: Job = {
+    action,
+    reportPath,
+    report,
+    counters,
+    guard: new FailureGuard(action, ctx.instance.name, input.maxConsecutiveFailures),
+    journal: new JournalWriter<Entry>(ctx.journal),
+    cache: ctx.shared(checkAccountNamespace(ctx.instance.identity)),
+    done: new Set(),
+    seen: new Set(),
+    tally: { total: 0, unique: 0, duplicates: 0, exists: 0, none: 0, invalid: 0, failed: 0, fromCache: 0, checked: 0, pauses: 0, wouldCheck: 0 },
+    calls: 0,
+  };
+  job.tally.pauses = (await ctx.state.get<number>('pauses')) ?? 0;
+  // Resume: the journal says what finished; its rows go back into the report.
+  for await (const e of ctx.journal.replay<Entry>()) {
+    if (e.x) continue; // a retryable failure: checked again
+    job.done.add(e.k);
+    countOutcome(job, e);
+    await report.write(fromCells(e.r));
+  }
+  counters.flush();
+  return job;
+}
+
+function countOutcome(job: Job, e: Entry): void {
+  if (e.o === 'invalid') return; // counted by plan() as it reads the rows
+  if (e.o === 'exists' || e.o === 'none') {
+    job.tally[e.o]++;
+    job.counters.add('done');
+    if (e.c) job.tally.fromCache++;
+    else job.tally.checked++;
+  } else if (e.o === 'failed') {
+    job.tally.failed++;
+    job.counters.add('failed');
+  } else if (e.o === 'wouldCheck') {
+    job.tally.wouldCheck++;
+    job.counters.add('skipped');
+  }
+}
+
+/** Journal (see Job.journal), then counters and report row. */
+async function finishRecord(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
+  const e: Entry = { k: key, o: r.status, r: toCells(r), ...(r.source === 'cache' ? { c: 1 as const } : {}), ...(r.retryable ? { x: 1 as const } : {}) };
+  await job.journal.append(key, e);
+  countOutcome(job, e);
+  await job.report.write(r as unknown as Record<string, unknown>);
+}
+
+// ---- execute: one target ----------------------------------------------------
 
 function fromResponse(t: Target, r: CheckAccountResponse, at: number): CachedCheck {
   return r.exist
-    ? { exist: true, chatId: r.chatId, username: r.username, phoneNumber: r.phoneNumber, fromCache: r.fromCache, checkedAt: at }
-    : { exist: false, chatId: '', phoneNumber: t.phone, fromCache: false, checkedAt: at };
+    ? { e: true, t: at, c: r.chatId, ...(r.username ? { u: r.username } : {}), ...(r.phoneNumber ? { p: r.phoneNumber } : {}), ...(r.fromCache ? { f: true } : {}) }
+    : { e: false, t: at, ...(t.phone ? { p: t.phone } : {}) };
 }
 
 function toResult(t: Target, c: CachedCheck, source: 'cache' | 'service'): CheckResult {
   return {
     input: t.input,
     where: t.where,
-    phone: t.phone ?? c.phoneNumber,
-    username: t.username ?? c.username,
-    status: c.exist ? 'exists' : 'none',
-    exist: c.exist,
-    chatId: c.chatId,
-    fromCache: source === 'cache' || c.fromCache,
+    phone: t.phone ?? c.p,
+    username: t.username ?? c.u,
+    status: c.e ? 'exists' : 'none',
+    exist: c.e,
+    chatId: c.c ?? '',
+    fromCache: source === 'cache' || c.f === true,
     source,
-    checkedAt: new Date(c.checkedAt).toISOString(),
+    checkedAt: new Date(c.t).toISOString(),
   };
+}
+
+async function execute(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<void> {
+  ctx.signal.throwIfAborted();
+  const cached = await job.cache.get<CachedCheck>(t.key);
+  const fresh = cached !== undefined && ctx.clock.now() - cached.t < input.ttl;
+  if (fresh && (!cached.e || !input.force)) return finishRecord(job, ctx, t.id, toResult(t, cached, 'cache'));
+  if (ctx.run.dryRun) {
+    return finishRecord(job, ctx, t.id, { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'wouldCheck' });
+  }
+  if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
+  const result = await checkOne(ctx, input, job, t);
+  await finishRecord(job, ctx, t.id, result);
+}
+
+/** Asks the service until it answers for this target (rate-limit pauses in between). */
+async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<CheckResult> {
+  for (;;) {
+    await honourPause(ctx, job);
+    try {
+      const req = t.phone !== undefined ? { phoneNumber: t.phone } : { username: t.username! };
+      const res = await ctx.client.checkAccount({ ...req, force: input.force }, { signal: ctx.signal });
+      const entry = fromResponse(t, res, ctx.clock.now());
+      // Cache first: if the process dies before the journal entry is written,
+      // the resumed run finds the answer in the cache instead of asking again.
+      await job.cache.set(t.key, entry);
+      job.guard.ok();
+      return toResult(t, entry, 'service');
+    } catch (e) {
+      if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
+      if (e instanceof RateLimitError && e.scope === 'checkAccount') {
+        await startPause(ctx, input, job, e);
+        continue;
+      }
+      const have = job.tally.exists + job.tally.none;
+      const klass = job.guard.fail(e, `${have} numbers have a result so far; run again once fixed (results are kept, nothing is checked twice)`);
+      const error = e instanceof Error ? e.message : String(e);
+      return { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'failed', error, ...(klass === 'retryable' ? { retryable: true } : {}) };
+    }
+  }
+}
+
+async function honourPause(ctx: ActionContext, job: Job): Promise<void> {
+  const p = await ctx.shared(PAUSES_NAMESPACE).get<CheckPause>(pauseKey(ctx.instance.identity));
+  if (!p || p.until <= ctx.clock.now()) return;
+  ctx.logger.warn(`${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' paused until ${new Date(p.until).toISOString()}`, { reason: p.reason });
+  // The key is derived from the pause itself, so after a restart the same
+  // wait is found and only the remaining time is slept.
+  await job.counters.waitingFor(() => ctx.wait({ until: p.until, reason: p.reason, key: `checkAccount-pause-${p.until}` }));
+}
+
+async function startPause(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, e: RateLimitError): Promise<void> {
+  const pauses = ctx.shared(PAUSES_NAMESPACE);
+  const key = pauseKey(ctx.instance.identity);
+  const since = ctx.clock.now();
+  const current = await pauses.get<CheckPause>(key);
+  const until = Math.max(since + Math.max(input.pause, e.retryAfterMs), current?.until ?? 0);
+  const reason = `checkAccount paused by rate_limit_exceeded on instance '${ctx.instance.name}' until ${new Date(until).toISOString()} (${formatDuration(until - since)}; the service asked ${formatDuration(e.retryAfterMs)})`;
+  const record: CheckPause = { instance: ctx.instance.name, identity: ctx.instance.identity, scope: 'checkAccount', until, since, retryAfterMs: e.retryAfterMs, reason };
+  await pauses.set(key, record);
+  job.tally.pauses++;
+  await ctx.state.set('pauses', job.tally.pauses);
+  ctx.emit('checkAccount.paused', { instance: ctx.instance.name, identity: ctx.instance.identity, until, retryAfterMs: e.retryAfterMs });
+}
+
+// ---- report: the summary -------------------------------------------------------
+
+async function finish(ctx: ActionContext, job: Job): Promise<CheckAccountBulkSummary> {
+  const { wouldCheck, ...tally } = job.tally;
+  const summary: CheckAccountBulkSummary = { ...tally, report: job.reportPath, ...(ctx.run.dryRun ? { wouldCheck } : {}) };
+  await job.journal.flush();
+  await job.report.close({ ...summary });
+  job.counters.flush();
+  ctx.logger.info(
+    `${job.action}: ${summary.exists} exist, ${summary.none} none, ${summary.invalid} invalid, ${summary.failed} failed (${summary.fromCache} from cache)${ctx.run.dryRun ? `, ${wouldCheck} would be checked` : ''}; report ${job.reportPath}`,
+  );
+  return summary;
 }
 
 export const checkAccountBulk = defineAction({
@@ -212,165 +420,21 @@ export const checkAccountBulk = defineAction({
   description:
     'Checks which phone numbers and usernames have an account: normalises and de-duplicates the input, reuses results within a TTL, never re-checks a number without an account within the TTL, pauses every check of the instance after rate_limit_exceeded, paces checks with jitter, and writes a report.',
   input: CheckAccountBulkInput,
+  dryRun: true,
   output: {
     description:
-      'Summary counts { total, unique, duplicates, exists, none, invalid, failed, fromCache, checked, pauses, report }; per-number results are in the report file.',
+      'Summary counts { total, unique, duplicates, exists, none, invalid, failed, fromCache, checked, pauses, report } (+ wouldCheck on a dry run); per-number results are in the report file.',
   },
   async run(ctx, input): Promise<CheckAccountBulkSummary> {
-    const action = CHECK_ACCOUNT_BULK;
-    const reportPath = input.report ?? defaultReport(ctx, 'csv');
-    reportFormat(action, reportPath);
-    const rows = await loadRows(ctx, action, { file: input.file, items: input.items });
-    input.numbers?.forEach((value, i) => rows.push({ value, where: `numbers[${i}]` }));
-    input.usernames?.forEach((value, i) =>
-      rows.push({ value: value.startsWith('@') ? value : `@${value}`, where: `usernames[${i}]` }),
-    );
-    const { targets, invalid, duplicates } = collectTargets(rows, input);
-
-    const shared = ctx.shared(checkAccountNamespace(ctx.instanceName));
-    const results = new Map<string, CheckResult>(await ctx.state.entries<CheckResult>('r:'));
-    let pauses = (await ctx.state.get<number>('pauses')) ?? 0;
-    const total = targets.length + invalid.length;
-    let wouldCheck = 0;
-    const failedCount = () => [...results.values()].filter((r) => r.status === 'failed').length;
-    // The engine's convention: `done` counts successes only, `failed` the rest (invalid included).
-    const report = () => {
-      const failed = failedCount();
-      ctx.progress({ done: results.size - failed, total, failed: failed + invalid.length });
-    };
-
-    const honourPause = async () => {
-      const p = await shared.get<CheckPause>('pause');
-      if (p && p.until > ctx.clock.now()) {
-        ctx.logger.warn(`${action}: checks of instance '${ctx.instanceName}' paused until ${new Date(p.until).toISOString()}`, {
-          reason: p.reason,
-        });
-        // The key is derived from the pause itself, so after a restart the
-        // same wait is found and only the remaining time is slept.
-        await ctx.wait({ until: p.until, reason: p.reason, key: `checkAccount-pause-${p.until}` });
-      }
-    };
-
-    report();
-    let consecutiveFailures = 0;
-    for (let i = 0; i < targets.length; i++) {
-      const t = targets[i]!;
-      const rkey = `r:${t.key}`;
-      const prev = results.get(rkey);
-      if (prev && !prev.retryable) continue;
-      ctx.signal.throwIfAborted();
-
-      const now = ctx.clock.now();
-      const cached = await shared.get<CachedCheck>(t.key);
-      const fresh = cached !== undefined && now - cached.checkedAt < input.ttl;
-      if (fresh && (!cached.exist || !input.force)) {
-        const r = toResult(t, cached, 'cache');
-        await ctx.state.set(rkey, r);
-        results.set(rkey, r);
-        report();
-        continue;
-      }
-      if (ctx.run.dryRun) {
-        wouldCheck++;
-        results.set(rkey, { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'failed', error: 'dry run: would be checked' });
-        continue;
-      }
-
-      let outcome: CheckResult | undefined;
-      let httpRetries = 0;
-      while (outcome === undefined) {
-        await honourPause();
-        ctx.signal.throwIfAborted();
-        try {
-          const req = t.phone !== undefined ? { phoneNumber: t.phone } : { username: t.username! };
-          const res = await ctx.client.checkAccount({ ...req, force: input.force }, { signal: ctx.signal });
-          const entry = fromResponse(t, res, ctx.clock.now());
-          // Cache first: if the process dies before the step state is written,
-          // the resumed run finds the answer in the cache instead of asking again.
-          await shared.set(t.key, entry);
-          outcome = toResult(t, entry, 'service');
-          consecutiveFailures = 0;
-        } catch (e) {
-          if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-          if (e instanceof RateLimitError && e.scope === 'checkAccount') {
-            const since = ctx.clock.now();
-            const waitMs = Math.max(input.pause, e.retryAfterMs);
-            const current = await shared.get<CheckPause>('pause');
-            const until = Math.max(since + waitMs, current?.until ?? 0);
-            const reason = `rate_limit_exceeded on instance '${ctx.instanceName}': all account checks paused for ${formatDuration(until - since)} (service asked ${formatDuration(e.retryAfterMs)})`;
-            await shared.set('pause', { until, since, retryAfterMs: e.retryAfterMs, reason } satisfies CheckPause);
-            pauses++;
-            await ctx.state.set('pauses', pauses);
-            ctx.emit('checkAccount.paused', { instance: ctx.instanceName, until, retryAfterMs: e.retryAfterMs });
-            continue;
-          }
-          if (e instanceof RateLimitError && httpRetries < 3) {
-            httpRetries++;
-            await ctx.clock.sleep(Math.max(e.retryAfterMs, input.pace.delay, 1000), ctx.signal);
-            continue;
-          }
-          if (e instanceof AccountCheckError) {
-            const done = [...results.values()].filter((r) => r.status !== 'failed').length;
-            throw new FlowError(
-              'JOB_STOPPED',
-              {
-                action,
-                reason: `instance '${ctx.instanceName}' cannot check accounts: ${e.reason}. ${done} of ${targets.length} numbers have a result; run again once the instance is authorized (results are kept, nothing is checked twice)`,
-              },
-              { cause: e },
-            );
-          }
-          const retryable = e instanceof NetworkError || (e instanceof ApiError && e.status >= 500) || e instanceof RateLimitError;
-          outcome = {
-            input: t.input,
-            where: t.where,
-            phone: t.phone,
-            username: t.username,
-            status: 'failed',
-            error: isMsgflowError(e) ? e.message : String(e),
-            retryable: retryable || undefined,
-          };
-          if (retryable) consecutiveFailures++;
-        }
-      }
-      await ctx.state.set(rkey, outcome);
-      results.set(rkey, outcome);
-      report();
-      if (consecutiveFailures >= input.maxConsecutiveFailures) {
-        throw new FlowError('JOB_STOPPED', {
-          action,
-          reason: `${consecutiveFailures} checks in a row failed (last: ${outcome.error}); the remaining numbers were not checked`,
-        });
-      }
-      if (outcome.source === 'service' && i < targets.length - 1) await pause(ctx.clock, input.pace, ctx.signal);
+    const job = await load(ctx, input);
+    try {
+      for await (const target of plan(ctx, input, job)) await execute(ctx, input, job, target);
+    } catch (e) {
+      job.counters.flush();
+      await job.journal.flush().catch(() => undefined);
+      await job.report.abort();
+      throw e;
     }
-
-    const all = [...targets.map((t) => results.get(`r:${t.key}`)!).filter(Boolean), ...invalid];
-    const count = (s: CheckStatus) => all.filter((r) => r.status === s).length;
-    const summary: CheckAccountBulkSummary = {
-      total: rows.length,
-      unique: targets.length,
-      duplicates,
-      exists: count('exists'),
-      none: count('none'),
-      invalid: invalid.length,
-      failed: ctx.run.dryRun ? 0 : count('failed'),
-      fromCache: all.filter((r) => r.source === 'cache').length,
-      checked: all.filter((r) => r.source === 'service').length,
-      pauses,
-      report: reportPath,
-    };
-    if (ctx.run.dryRun) summary.wouldCheck = wouldCheck;
-    await writeReport(ctx.resolvePath(reportPath), {
-      action,
-      runId: ctx.run.id,
-      generatedAt: ctx.clock.now(),
-      summary: { ...summary },
-      rows: all.map((r) => (ctx.run.dryRun && r.error === 'dry run: would be checked' ? { ...r, status: 'wouldCheck', error: undefined } : r)) as unknown as Record<string, unknown>[],
-    });
-    ctx.logger.info(
-      `${action}: ${summary.exists} exist, ${summary.none} none, ${summary.invalid} invalid, ${summary.failed} failed (${summary.fromCache} from cache); report ${reportPath}`,
-    );
-    return summary;
+    return finish(ctx, job);
   },
 });

@@ -2,36 +2,52 @@
  * `contacts.import`: keeps the messenger's contact list in step with a file.
  *
  * The API has no way to read the contact list, so `upsert` adds and, on
- * "already exists", edits; and a dry run predicts changes from what msgflow
- * itself last wrote for each contact (kept per instance in shared state).
- * Numbers not on the messenger are reported, never retried.
+ * CONTACT_EXISTS, edits; and a dry run predicts changes from what msgflow
+ * itself last wrote for each contact (kept per instance identity in shared
+ * state, one key per contact). Numbers not on the messenger are reported,
+ * never retried. Rows are streamed, each finished row appends one journal
+ * entry (replayed on resume), and the report is written as rows finish.
  */
 import { z } from 'zod';
-import { ApiError, FlowError, NetworkError, RateLimitError, isMsgflowError } from '../api/errors.js';
+import { ApiError, isMsgflowError } from '../api/errors.js';
 import { isPersonalChatId, personalChatId } from '../api/chat-id.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
 import { normalisePhone } from './phone.js';
-import { loadRows, parseBool, pickField, type SourcedRow } from './rows.js';
 import { PaceSchema, pause } from './pace.js';
-import { defaultReport, reportFormat, writeReport } from './report.js';
+import {
+  FailureGuard,
+  JobCounters,
+  JournalWriter,
+  countRows,
+  defaultReport,
+  fileField,
+  itemsField,
+  maxConsecutiveFailuresField,
+  openReport,
+  parseBool,
+  pickField,
+  readRows,
+  reportField,
+  reportFormat,
+  type CounterName,
+  type ReportWriter,
+  type SourcedRow,
+} from './kit/index.js';
 
 export const CONTACTS_IMPORT = 'contacts.import';
 
 export const CONTACT_MODES = ['upsert', 'add', 'edit', 'delete'] as const;
 export type ContactMode = (typeof CONTACT_MODES)[number];
 
-/** Namespace of msgflow's record of what it wrote to each instance's contact list. */
-export function contactsNamespace(instanceName: string): string {
-  return `contacts:${instanceName}`;
+/** Namespace of msgflow's record of what it wrote to an instance's contact list (by identity). */
+export function contactsNamespace(identity: string): string {
+  return `contacts:${identity}`;
 }
 
 export const ContactsImportInput = z
   .strictObject({
-    file: z.string().min(1).optional().describe('Data file (CSV with a header line, JSON or YAML list) of contacts, relative to the project.'),
-    items: z
-      .array(z.unknown())
-      .optional()
-      .describe('Inline rows: { phone | chatId, firstName, lastName?, saveInAddressbook? } (e.g. `${{ inputs.contacts }}`).'),
+    file: fileField('contacts'),
+    items: itemsField('rows: { phone | chatId, firstName, lastName?, saveInAddressbook? } (e.g. `${{ inputs.contacts }}`)'),
     mode: z
       .enum(CONTACT_MODES)
       .default('upsert')
@@ -42,7 +58,8 @@ export const ContactsImportInput = z
       .default(true)
       .describe("Also save into the primary device's phonebook, for rows without their own saveInAddressbook. @default true"),
     pace: PaceSchema.default({ delay: 200, jitter: 0.3 }),
-    report: z.string().min(1).optional().describe('Report file, .csv or .json, relative to the project. @default reports/<flow>-<step>-<runId>.csv'),
+    maxConsecutiveFailures: maxConsecutiveFailuresField('contacts'),
+    report: reportField(),
   })
   .refine((v) => v.file !== undefined || v.items !== undefined, { error: 'give file or items' })
   .describe("Adds, edits or deletes contacts in the messenger's contact list from a file.");
@@ -63,6 +80,9 @@ export type ContactOutcome =
   | 'wouldUpsert'
   | 'wouldDelete'
   | 'unchanged';
+
+/** The report's columns, fixed. */
+export const CONTACT_REPORT_COLUMNS = ['where', 'chatId', 'firstName', 'lastName', 'saveInAddressbook', 'outcome', 'change', 'error', 'retryable'] as const;
 
 export interface ContactRowResult {
   where: string;
@@ -89,6 +109,10 @@ export interface ContactsImportSummary {
   invalid: number;
   failed: number;
   duplicates: number;
+  /** Dry run only: the predictions. */
+  wouldAdd?: number;
+  wouldUpdate?: number;
+  wouldDelete?: number;
   /** Dry run only: rows that would call the service / rows identical to the last import. */
   wouldChange?: number;
   unchanged?: number;
@@ -102,57 +126,187 @@ interface Contact {
   saveInAddressbook: boolean;
 }
 
+/** What msgflow last wrote for a contact, compact. */
 interface MirrorEntry {
-  firstName: string;
-  lastName?: string;
-  saveInAddressbook: boolean;
-  at: number;
+  f: string;
+  l?: string;
+  s: boolean;
+  t: number;
+}
+
+interface Entry {
+  k: string;
+  o: ContactOutcome;
+  /** a retryable failure: tried again by the next attempt or resume */
+  x?: 1;
+  r: unknown[];
+}
+
+type Tally = Record<ContactOutcome, number> & { total: number };
+
+interface Job {
+  dryRun: boolean;
+  reportPath: string;
+  report: ReportWriter;
+  counters: JobCounters;
+  guard: FailureGuard;
+  /**
+   * Entries are not awaited one by one; the chatIds whose entries may not be
+   * durable yet are in the durable `intent` list written before each call, so
+   * a resumed run that meets one again knows its add may have gone through.
+   */
+  journal: JournalWriter<Entry>;
+  /** chatIds in the `intent` list left by an interrupted attempt. */
+  intents: Set<string>;
+  mirror: ReturnType<ActionContext['shared']>;
+  /** Rows finished before this attempt (from the journal), not yet met again. */
+  done: Set<string>;
+  seen: Set<string>;
+  tally: Tally;
+  calls: number;
+}
+
+const toCells = (r: ContactRowResult) => CONTACT_REPORT_COLUMNS.map((c) => r[c]);
+const fromCells = (cells: unknown[]) => Object.fromEntries(CONTACT_REPORT_COLUMNS.map((c, i) => [c, cells[i]]));
+
+/** Which counter an outcome moves: the same in progress, summary and exit code. */
+const COUNTER: Record<ContactOutcome, CounterName> = {
+  added: 'done',
+  updated: 'done',
+  deleted: 'done',
+  alreadyExists: 'done',
+  // Final for this number (nothing to retry, nothing to fix in msgflow): not
+  // counted failed, so progress, summary (`failed`) and exit code agree.
+  notOnMessenger: 'skipped',
+  failed: 'failed',
+  invalid: 'invalid',
+  duplicate: 'skipped',
+  wouldAdd: 'skipped',
+  wouldUpdate: 'skipped',
+  wouldUpsert: 'skipped',
+  wouldDelete: 'skipped',
+  unchanged: 'skipped',
+};
+
+// ---- plan -------------------------------------------------------------------
+
+function parseChatId(value: object): string | { error: string } {
+  const chatIdRaw = pickField(value, ['chatId']);
+  if (chatIdRaw !== undefined) {
+    if (typeof chatIdRaw !== 'string' || !isPersonalChatId(chatIdRaw.trim()))
+      return { error: `chatId '${String(chatIdRaw)}' is not a personal chat ID (digits followed by @c.us)` };
+    return chatIdRaw.trim();
+  }
+  const phoneRaw = pickField(value, ['phone', 'phoneNumber', 'number', 'mobile']);
+  if (phoneRaw === undefined) return { error: 'no phone or chatId' };
+  const p = normalisePhone(phoneRaw);
+  return p.ok ? personalChatId(p.digits) : { error: `phone: ${p.reason}` };
 }
 
 function parseRow(row: SourcedRow, input: ContactsImportInput): Contact | ContactRowResult {
   const { value, where } = row;
   const bad = (error: string): ContactRowResult => ({ where, outcome: 'invalid', error });
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return bad('expected a record with phone or chatId and firstName');
-  const chatIdRaw = pickField(value, ['chatId']);
-  const phoneRaw = pickField(value, ['phone', 'phoneNumber', 'number', 'mobile']);
-  let chatId: string;
-  if (chatIdRaw !== undefined) {
-    if (typeof chatIdRaw !== 'string' || !isPersonalChatId(chatIdRaw.trim()))
-      return bad(`chatId '${String(chatIdRaw)}' is not a personal chat ID (digits followed by @c.us)`);
-    chatId = chatIdRaw.trim();
-  } else if (phoneRaw !== undefined) {
-    const p = normalisePhone(phoneRaw);
-    if (!p.ok) return bad(`phone: ${p.reason}`);
-    chatId = personalChatId(p.digits);
-  } else return bad('no phone or chatId');
+  const chatId = parseChatId(value);
+  if (typeof chatId !== 'string') return bad(chatId.error);
   const firstRaw = pickField(value, ['firstName', 'first_name', 'name']);
   const lastRaw = pickField(value, ['lastName', 'last_name', 'surname']);
   const firstName = firstRaw === undefined ? '' : String(firstRaw).trim();
-  if (firstName === '' && input.mode !== 'delete') return bad('firstName is required (and must not be empty)');
+  if (firstName === '' && input.mode !== 'delete') return { ...bad('firstName is required (and must not be empty)'), chatId };
   const saveRaw = pickField(value, ['saveInAddressbook']);
   let save = input.saveInAddressbook;
   if (saveRaw !== undefined) {
     const b = parseBool(saveRaw);
-    if (b === undefined) return bad(`saveInAddressbook '${String(saveRaw)}' is not true/false`);
+    if (b === undefined) return { ...bad(`saveInAddressbook '${String(saveRaw)}' is not true/false`), chatId };
     save = b;
   }
   const lastName = lastRaw === undefined ? undefined : String(lastRaw).trim() || undefined;
   return { chatId, firstName, lastName, saveInAddressbook: save };
 }
 
+/** Contacts still to apply, in file order; invalid rows and duplicates are recorded as met. */
+async function* plan(ctx: ActionContext, input: ContactsImportInput, job: Job): AsyncGenerator<{ c: Contact; where: string }> {
+  for await (const row of readRows(ctx, CONTACTS_IMPORT, { file: input.file, items: input.items })) {
+    job.tally.total++;
+    const parsed = parseRow(row, input);
+    const key = `#${row.index}`;
+    if ('outcome' in parsed || job.seen.has(parsed.chatId)) {
+      if (job.done.delete(key)) continue;
+      const r: ContactRowResult =
+        'outcome' in parsed ? parsed : { where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: 'same chatId as an earlier row; the first row wins' };
+      await finishRecord(ctx, job, key, r);
+      continue;
+    }
+    job.seen.add(parsed.chatId);
+    if (!job.done.delete(parsed.chatId)) yield { c: parsed, where: row.where };
+  }
+}
+
+// ---- load -----------------------------------------------------------------------
+
+async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job> {
+  const reportPath = input.report ?? defaultReport(ctx, 'csv');
+  reportFormat(CONTACTS_IMPORT, reportPath);
+  const counters = new JobCounters(ctx);
+  counters.total = await countRows(ctx, CONTACTS_IMPORT, { file: input.file, items: input.items });
+  const report = await openReport({ action: CONTACTS_IMPORT, runId: ctx.run.id, path: ctx.resolvePath(reportPath), columns: CONTACT_REPORT_COLUMNS });
+  const tally = Object.fromEntries([...Object.keys(COUNTER), 'total'].map((k) => [k, 0])) as Tally;
+  const job: Job = {
+    dryRun: input.dryRun || ctx.run.dryRun,
+    reportPath,
+    report,
+    counters,
+    guard: new FailureGuard(CONTACTS_IMPORT, ctx.instance.name, input.maxConsecutiveFailures),
+    // 16 in flight keeps the intent list (written before every call) small.
+    journal: new JournalWriter<Entry>(ctx.journal, 16),
+    intents: new Set(await intentList(ctx)),
+    mirror: ctx.shared(contactsNamespace(ctx.instance.identity)),
+    done: new Set(),
+    seen: new Set(),
+    tally,
+    calls: 0,
+  };
+  for await (const e of ctx.journal.replay<Entry>()) {
+    if (e.x) continue; // a retryable failure: tried again
+    job.done.add(e.k);
+    count(job, e.o);
+    await report.write(fromCells(e.r));
+  }
+  counters.flush();
+  return job;
+}
+
+function count(job: Job, o: ContactOutcome): void {
+  job.tally[o]++;
+  job.counters.add(COUNTER[o]);
+}
+
+/** The durable `intent` list: rows whose write may have reached the service without a durable journal entry. */
+async function intentList(ctx: ActionContext): Promise<string[]> {
+  const v = await ctx.state.get<string | string[]>('intent');
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
+}
+
+async function finishRecord(ctx: ActionContext, job: Job, key: string, r: ContactRowResult): Promise<void> {
+  await job.journal.append(key, { k: key, o: r.outcome, r: toCells(r), ...(r.retryable ? { x: 1 as const } : {}) } satisfies Entry);
+  count(job, r.outcome);
+  await job.report.write(r as unknown as Record<string, unknown>);
+}
+
+// ---- execute --------------------------------------------------------------------
+
 function describeChange(c: Contact, prev: MirrorEntry | undefined, mode: ContactMode): { outcome: ContactOutcome; change?: string } {
   if (mode === 'delete') return { outcome: 'wouldDelete', change: prev ? 'imported by msgflow before' : 'not imported by msgflow before' };
   if (!prev) return { outcome: mode === 'edit' ? 'wouldUpdate' : mode === 'add' ? 'wouldAdd' : 'wouldUpsert', change: 'not imported by msgflow before' };
   const diffs: string[] = [];
-  if (prev.firstName !== c.firstName) diffs.push(`firstName: ${prev.firstName} → ${c.firstName}`);
-  if ((prev.lastName ?? '') !== (c.lastName ?? '')) diffs.push(`lastName: ${prev.lastName ?? ''} → ${c.lastName ?? ''}`);
-  if (prev.saveInAddressbook !== c.saveInAddressbook) diffs.push(`saveInAddressbook: ${prev.saveInAddressbook} → ${c.saveInAddressbook}`);
+  if (prev.f !== c.firstName) diffs.push(`firstName: ${prev.f} → ${c.firstName}`);
+  if ((prev.l ?? '') !== (c.lastName ?? '')) diffs.push(`lastName: ${prev.l ?? ''} → ${c.lastName ?? ''}`);
+  if (prev.s !== c.saveInAddressbook) diffs.push(`saveInAddressbook: ${prev.s} → ${c.saveInAddressbook}`);
   if (diffs.length === 0) return { outcome: 'unchanged' };
   return { outcome: mode === 'add' ? 'wouldAdd' : 'wouldUpdate', change: diffs.join('; ') };
 }
 
-const isExists = (e: unknown) => e instanceof ApiError && e.status === 400 && /already exists/i.test(e.serviceMessage);
-const isNotOnMessenger = (e: unknown) => e instanceof ApiError && e.status === 404;
+const hasCode = (e: unknown, code: string) => isMsgflowError(e) && e.code === code;
 
 async function applyOne(ctx: ActionContext, c: Contact, mode: ContactMode, hadIntent: boolean): Promise<ContactOutcome> {
   const body = { chatId: c.chatId, firstName: c.firstName, lastName: c.lastName, saveInAddressbook: c.saveInAddressbook };
@@ -160,28 +314,91 @@ async function applyOne(ctx: ActionContext, c: Contact, mode: ContactMode, hadIn
   const expectTrue = (ok: boolean, method: string) => {
     if (!ok) throw new Error(`the service answered ${method}: false`);
   };
-  switch (mode) {
-    case 'delete':
-      expectTrue((await ctx.client.deleteContact({ chatId: c.chatId }, opts)).deleteContact, 'deleteContact');
-      return 'deleted';
-    case 'edit':
-      expectTrue((await ctx.client.editContact(body, opts)).editContact, 'editContact');
-      return 'updated';
-    case 'add':
-    case 'upsert':
-      try {
-        expectTrue((await ctx.client.addContact(body, opts)).addContact, 'addContact');
-        return 'added';
-      } catch (e) {
-        if (!isExists(e)) throw e;
-        if (mode === 'add') {
-          // An earlier attempt of this very run may have added it before a crash.
-          return hadIntent ? 'added' : 'alreadyExists';
-        }
-        expectTrue((await ctx.client.editContact(body, opts)).editContact, 'editContact');
-        return hadIntent ? 'added' : 'updated';
-      }
+  if (mode === 'delete') {
+    expectTrue((await ctx.client.deleteContact({ chatId: c.chatId }, opts)).deleteContact, 'deleteContact');
+    return 'deleted';
   }
+  if (mode === 'edit') {
+    expectTrue((await ctx.client.editContact(body, opts)).editContact, 'editContact');
+    return 'updated';
+  }
+  try {
+    expectTrue((await ctx.client.addContact(body, opts)).addContact, 'addContact');
+    return 'added';
+  } catch (e) {
+    if (!hasCode(e, 'CONTACT_EXISTS')) throw e;
+    // An earlier attempt of this very run may have added it before a crash.
+    if (mode === 'add') return hadIntent ? 'added' : 'alreadyExists';
+    expectTrue((await ctx.client.editContact(body, opts)).editContact, 'editContact');
+    return hadIntent ? 'added' : 'updated';
+  }
+}
+
+async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job, c: Contact, where: string): Promise<void> {
+  ctx.signal.throwIfAborted();
+  const base: ContactRowResult = { where, ...c, outcome: 'failed' };
+  if (job.dryRun) {
+    const prev = await job.mirror.get<MirrorEntry>(c.chatId);
+    return finishRecord(ctx, job, c.chatId, { ...base, ...describeChange(c, prev, input.mode) });
+  }
+  if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
+  // One key lists the rows that may be in flight (this one, and those whose
+  // journal entries are still being written), so a resumed run knows whether
+  // an add may already have reached the service.
+  const hadIntent = job.intents.has(c.chatId);
+  if (input.mode === 'add' || input.mode === 'upsert') await ctx.state.set('intent', [...(job.journal.pending() as string[]), c.chatId]);
+  let result: ContactRowResult;
+  try {
+    const outcome = await applyOne(ctx, c, input.mode, hadIntent);
+    job.guard.ok();
+    result = { ...base, outcome };
+    if (outcome === 'deleted') await job.mirror.delete(c.chatId);
+    else if (outcome !== 'alreadyExists') await job.mirror.set(c.chatId, { f: c.firstName, ...(c.lastName ? { l: c.lastName } : {}), s: c.saveInAddressbook, t: ctx.clock.now() } satisfies MirrorEntry);
+  } catch (e) {
+    if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
+    result = failedRow(job, e, base);
+    if (result.outcome === 'notOnMessenger') await job.mirror.delete(c.chatId);
+  }
+  await finishRecord(ctx, job, c.chatId, result);
+}
+
+function failedRow(job: Job, e: unknown, base: ContactRowResult): ContactRowResult {
+  const error = e instanceof Error ? e.message : String(e);
+  const t = job.tally;
+  const klass = job.guard.fail(e, `${t.added + t.updated + t.deleted + t.alreadyExists} rows are done; run again once fixed (finished rows are not sent again)`);
+  if (hasCode(e, 'NOT_ON_MESSENGER')) return { ...base, outcome: 'notOnMessenger', error: e instanceof ApiError ? e.serviceMessage : error };
+  return { ...base, outcome: 'failed', error, ...(klass === 'retryable' ? { retryable: true } : {}) };
+}
+
+// ---- report -----------------------------------------------------------------------
+
+async function finish(ctx: ActionContext, input: ContactsImportInput, job: Job): Promise<ContactsImportSummary> {
+  const t = job.tally;
+  const summary: ContactsImportSummary = {
+    mode: input.mode,
+    dryRun: job.dryRun,
+    total: t.total,
+    added: t.added,
+    updated: t.updated,
+    deleted: t.deleted,
+    alreadyExists: t.alreadyExists,
+    notOnMessenger: t.notOnMessenger,
+    invalid: t.invalid,
+    failed: t.failed,
+    duplicates: t.duplicate,
+    report: job.reportPath,
+  };
+  if (job.dryRun) {
+    Object.assign(summary, { wouldAdd: t.wouldAdd + t.wouldUpsert, wouldUpdate: t.wouldUpdate, wouldDelete: t.wouldDelete, unchanged: t.unchanged });
+    summary.wouldChange = t.wouldAdd + t.wouldUpsert + t.wouldUpdate + t.wouldDelete;
+  }
+  await job.journal.flush();
+  await job.report.close({ ...summary });
+  job.counters.flush();
+  ctx.logger.info(
+    `${CONTACTS_IMPORT}: ${summary.added} added, ${summary.updated} updated, ${summary.deleted} deleted, ${summary.notOnMessenger} not on messenger, ${summary.invalid} invalid, ${summary.failed} failed; report ${job.reportPath}`,
+  );
+  return summary;
 }
 
 export const contactsImport = defineAction({
@@ -189,125 +406,22 @@ export const contactsImport = defineAction({
   description:
     "Keeps the messenger's contact list in step with a CSV/JSON/YAML file: upsert (add, edit when it exists), add, edit or delete; dry run; numbers not on the messenger are reported, not retried.",
   input: ContactsImportInput,
+  dryRun: true,
+  writes: true,
   output: {
     description:
-      'Summary { mode, dryRun, total, added, updated, deleted, alreadyExists, notOnMessenger, invalid, failed, duplicates, report }; per-row outcomes in the report file.',
+      'Summary { mode, dryRun, total, added, updated, deleted, alreadyExists, notOnMessenger, invalid, failed, duplicates, report } (+ wouldAdd, wouldUpdate, wouldDelete, wouldChange, unchanged on a dry run); per-row outcomes in the report file.',
   },
   async run(ctx, input): Promise<ContactsImportSummary> {
-    const action = CONTACTS_IMPORT;
-    const dryRun = input.dryRun || ctx.run.dryRun;
-    const reportPath = input.report ?? defaultReport(ctx, 'csv');
-    reportFormat(action, reportPath);
-    const rows = await loadRows(ctx, action, { file: input.file, items: input.items });
-    const mirror = ctx.shared(contactsNamespace(ctx.instanceName));
-
-    const results: ContactRowResult[] = [];
-    const seen = new Map<string, string>();
-    const pending: { c: Contact; slot: number }[] = [];
-    for (const row of rows) {
-      const parsed = parseRow(row, input);
-      if ('outcome' in parsed) {
-        results.push(parsed);
-        continue;
-      }
-      const first = seen.get(parsed.chatId);
-      if (first !== undefined) {
-        results.push({ where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: `same chatId as ${first}; the first row wins` });
-        continue;
-      }
-      seen.set(parsed.chatId, row.where);
-      results.push({ where: row.where, ...parsed, outcome: 'failed' });
-      pending.push({ c: parsed, slot: results.length - 1 });
+    const job = await load(ctx, input);
+    try {
+      for await (const { c, where } of plan(ctx, input, job)) await execute(ctx, input, job, c, where);
+    } catch (e) {
+      job.counters.flush();
+      await job.journal.flush().catch(() => undefined);
+      await job.report.abort();
+      throw e;
     }
-
-    const total = rows.length;
-    // The engine's convention: `done` counts successes only, `failed` the rest.
-    const bad = () => results.filter((r) => r.outcome === 'invalid' || r.outcome === 'duplicate' || (r.outcome === 'failed' && r.error !== undefined)).length;
-    let progressed = 0;
-    const tick = () => ctx.progress({ done: ++progressed, total, failed: bad() });
-    ctx.progress({ done: 0, total, failed: bad() });
-
-    let calls = 0;
-    for (const { c, slot } of pending) {
-      ctx.signal.throwIfAborted();
-      const base = results[slot]!;
-      const key = `r:${c.chatId}`;
-      if (dryRun) {
-        const prev = await mirror.get<MirrorEntry>(`c:${c.chatId}`);
-        results[slot] = { ...base, ...describeChange(c, prev, input.mode) };
-        tick();
-        continue;
-      }
-      const recorded = await ctx.state.get<ContactRowResult>(key);
-      if (recorded && !recorded.retryable) {
-        results[slot] = recorded;
-        if (recorded.outcome === 'failed') ctx.progress({ done: progressed, total, failed: bad() });
-        else tick();
-        continue;
-      }
-      if (calls > 0) await pause(ctx.clock, input.pace, ctx.signal);
-      calls++;
-      const hadIntent = (await ctx.state.get<boolean>(`i:${c.chatId}`)) === true;
-      if (input.mode === 'add' || input.mode === 'upsert') await ctx.state.set(`i:${c.chatId}`, true);
-      let result: ContactRowResult;
-      try {
-        const outcome = await applyOne(ctx, c, input.mode, hadIntent);
-        result = { ...base, outcome, error: undefined };
-        if (outcome === 'deleted') await mirror.delete(`c:${c.chatId}`);
-        else if (outcome !== 'alreadyExists')
-          await mirror.set(`c:${c.chatId}`, {
-            firstName: c.firstName,
-            lastName: c.lastName,
-            saveInAddressbook: c.saveInAddressbook,
-            at: ctx.clock.now(),
-          } satisfies MirrorEntry);
-      } catch (e) {
-        if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-        if (isNotOnMessenger(e)) {
-          result = { ...base, outcome: 'notOnMessenger', error: (e as ApiError).serviceMessage };
-          await mirror.delete(`c:${c.chatId}`);
-        } else {
-          const retryable = e instanceof NetworkError || e instanceof RateLimitError || (e instanceof ApiError && e.status >= 500);
-          result = { ...base, outcome: 'failed', error: isMsgflowError(e) ? e.message : (e as Error).message, retryable: retryable || undefined };
-        }
-      }
-      await ctx.state.set(key, result);
-      results[slot] = result;
-      if (result.outcome === 'failed') ctx.progress({ done: progressed, total, failed: bad() });
-      else tick();
-    }
-
-    const count = (o: ContactOutcome) => results.filter((r) => r.outcome === o).length;
-    const summary: ContactsImportSummary = {
-      mode: input.mode,
-      dryRun,
-      total,
-      added: count('added'),
-      updated: count('updated'),
-      deleted: count('deleted'),
-      alreadyExists: count('alreadyExists'),
-      notOnMessenger: count('notOnMessenger'),
-      invalid: count('invalid'),
-      failed: count('failed'),
-      duplicates: count('duplicate'),
-      report: reportPath,
-    };
-    if (dryRun) {
-      summary.unchanged = count('unchanged');
-      summary.wouldChange = pending.length - summary.unchanged;
-    }
-    await writeReport(ctx.resolvePath(reportPath), {
-      action,
-      runId: ctx.run.id,
-      generatedAt: ctx.clock.now(),
-      summary: { ...summary },
-      rows: results as unknown as Record<string, unknown>[],
-    });
-    if (!dryRun && summary.failed > 0 && summary.failed === pending.length)
-      throw new FlowError('JOB_STOPPED', { action, reason: `all ${summary.failed} contacts failed; first error: ${results.find((r) => r.outcome === 'failed')?.error}` });
-    ctx.logger.info(
-      `${action}: ${summary.added} added, ${summary.updated} updated, ${summary.deleted} deleted, ${summary.notOnMessenger} not on messenger, ${summary.invalid} invalid, ${summary.failed} failed; report ${reportPath}`,
-    );
-    return summary;
+    return finish(ctx, input, job);
   },
 });

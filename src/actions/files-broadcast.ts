@@ -2,37 +2,50 @@
  * `files.broadcast`: one file to many chats through the instance's send
  * queue, exactly once per recipient.
  *
- * Before each sendFileByUrl the intent is recorded durably; the idMessage is
- * recorded after. A recipient found with an intent but no idMessage (the
- * process died, or the answer was lost, between the call and the record) is
- * reconciled against the service's outgoing messages before anything is sent
- * again; see broadcast-records.ts for the queue reasoning and the guarantee.
+ * Before each sendFileByUrl the intent is recorded durably (one key per
+ * recipient); the idMessage is recorded after. A recipient found with an
+ * intent but no idMessage (the process died, or the answer was lost) is
+ * reconciled from its chat's history before anything else; if its message
+ * cannot be found it is `unknown` and never sent again (see
+ * broadcast-records.ts). A closed send window waits durably for the next
+ * opening.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { ApiError, FlowError, NetworkError, RateLimitError, ValidationError, isMsgflowError } from '../api/errors.js';
+import { NetworkError, ValidationError } from '../api/errors.js';
+import { classify } from '../api/failure.js';
 import { isChatId, personalChatId } from '../api/chat-id.js';
 import { TYPING_TYPES } from '../api/schemas.js';
 import { validateRequest } from '../api/validate.js';
+import { FlowError } from '../api/errors.js';
 import { defineAction, type ActionContext, type DurableState } from '../engine/action.js';
 import { evaluateTemplate, hasTemplate, type ExprScope } from '../engine/expr/index.js';
 import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
-import { loadRows, pickField, type SourcedRow } from './rows.js';
 import { PaceSchema, pause } from './pace.js';
-import { defaultReport, reportFormat, writeReport } from './report.js';
-import { resolveWindow, WindowSchema } from './window.js';
-import { followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
+import { nextOpening, WindowSchema } from './window.js';
+import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
+import {
+  FailureGuard,
+  JobCounters,
+  defaultReport,
+  fileField,
+  itemsField,
+  maxConsecutiveFailuresField,
+  openReport,
+  pickField,
+  readRows,
+  reportField,
+  reportFormat,
+  type SourcedRow,
+} from './kit/index.js';
 
 export const FILES_BROADCAST = 'files.broadcast';
 
 export const FilesBroadcastInput = z
   .strictObject({
-    file: z.string().min(1).optional().describe('Data file of recipients (CSV with a header line, JSON or YAML list), relative to the project.'),
-    recipients: z
-      .array(z.unknown())
-      .optional()
-      .describe('Inline recipients: phone numbers, chat IDs, or records with phone or chatId plus any fields the caption uses.'),
+    file: fileField('recipients'),
+    recipients: itemsField('recipients: phone numbers, chat IDs, or records with phone or chatId plus any fields the caption uses'),
     urlFile: z.string().describe('Link to the file (http:// or https://), fetched by the service.'),
     fileName: z.string().describe('File name with extension; the extension decides the file type.'),
     caption: z
@@ -44,7 +57,7 @@ export const FilesBroadcastInput = z
     window: WindowSchema.optional(),
     follow: z
       .strictObject({
-        deadline: duration('Follow statuses for this long after the last send; 0: do not follow. @default 10m').default(600_000),
+        deadline: duration('Follow statuses at least this long after the last send (longer while messages of ours are still queued); 0: do not follow. @default 10m').default(600_000),
         poll: duration('Time between two status polls. @default 15s').default(15_000),
         until: z.enum(['delivered', 'read']).default('read').describe('Stop following a message once it reached this status. @default read'),
       })
@@ -53,19 +66,19 @@ export const FilesBroadcastInput = z
     reconcile: z
       .strictObject({
         sendInterval: duration("The instance's send-queue interval (the local service's sendIntervalMs). @default 3s").default(3000),
-        grace: duration('Extra time a queued message may take to appear in the outgoing messages. @default 30s').default(30_000),
+        grace: duration('Extra time a queued message may take to show up. @default 30s').default(30_000),
         clockSkew: duration("Tolerated difference between msgflow's clock and the service's timestamps. @default 10s").default(10_000),
       })
       .default({ sendInterval: 3000, grace: 30_000, clockSkew: 10_000 })
-      .describe('How an interrupted send is looked for before sending again: { sendInterval, grace, clockSkew }.'),
+      .describe('How long an interrupted or unseen send is looked for: { sendInterval, grace, clockSkew }.'),
     pace: PaceSchema.default({ delay: 0, jitter: 0 }),
     campaign: z
       .string()
       .regex(/^[A-Za-z0-9_.-]{1,100}$/, { error: 'letters, digits, _ . - only' })
       .optional()
       .describe('Keep per-recipient records across runs under this name: a later run sends only to recipients not sent yet (e.g. the rest after a window closed).'),
-    maxConsecutiveFailures: z.number().int().min(1).default(5).describe('Stop after this many sends in a row fail for network/server reasons. @default 5'),
-    report: z.string().min(1).optional().describe('Report file, .csv or .json, relative to the project. @default reports/<flow>-<step>-<runId>.csv'),
+    maxConsecutiveFailures: maxConsecutiveFailuresField('sends'),
+    report: reportField(),
   })
   .refine((v) => v.file !== undefined || v.recipients !== undefined, { error: 'give file or recipients' })
   .describe('Sends one file to many chats through the send queue, exactly once per recipient, and follows the statuses.');
@@ -77,13 +90,17 @@ export interface FilesBroadcastSummary {
   recipients: number;
   duplicates: number;
   invalid: number;
-  /** Accepted by the service (includes delivered and read). */
+  /** Accepted and seen sent by the service (includes delivered and read), this run or an earlier one. */
   sent: number;
   delivered: number;
   read: number;
   failed: number;
-  /** Not attempted: the window closed, or the run was a dry run. */
+  /** The send may have reached the service but its message was not seen: never sent again. */
+  unknown: number;
+  /** Not attempted: an absolute window is over. */
   notSent: number;
+  /** Dry run: recipients that would be sent to. */
+  wouldSend?: number;
   /** Sends found by reconciliation after an interruption (not sent again). */
   reconciled: number;
   /** Sent by an earlier run of the same campaign. */
@@ -91,35 +108,41 @@ export interface FilesBroadcastSummary {
   report: string;
 }
 
+export const BROADCAST_REPORT_COLUMNS = ['chatId', 'where', 'outcome', 'idMessage', 'status', 'sentAt', 'deliveredAt', 'readAt', 'reconciled', 'caption', 'error'] as const;
+
 interface Recipient {
   chatId: string;
   where: string;
-  row: Record<string, unknown>;
   caption?: string;
+  rec?: RecipientRecord;
 }
 
-interface ReportRow {
-  chatId?: string;
-  where: string;
-  outcome: string;
-  idMessage?: string;
-  status?: string;
-  sentAt?: string;
-  deliveredAt?: string;
-  readAt?: string;
-  reconciled?: boolean;
-  caption?: string;
-  error?: string;
+interface Job {
+  reportPath: string;
+  store: DurableState;
+  recipients: Recipient[];
+  /** Report rows of invalid input rows. */
+  invalidRows: Record<string, unknown>[];
+  duplicates: number;
+  total: number;
+  counters: JobCounters;
+  guard: FailureGuard;
+  /** idMessages of our records, so reconciliation never claims one twice. */
+  claimed: Set<string>;
+  reconciled: number;
+  windowOver: boolean;
 }
+
+const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+
+// ---- load ---------------------------------------------------------------------
 
 function recipientOf(row: SourcedRow): { chatId: string; rec: Record<string, unknown> } | string {
   const { value } = row;
   let raw: unknown;
-  let rec: Record<string, unknown>;
-  if (typeof value === 'string' || typeof value === 'number') {
-    raw = value;
-    rec = {};
-  } else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+  let rec: Record<string, unknown> = {};
+  if (typeof value === 'string' || typeof value === 'number') raw = value;
+  else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
     rec = value as Record<string, unknown>;
     raw = pickField(rec, ['chatId']) ?? pickField(rec, ['phone', 'phoneNumber', 'number', 'mobile']);
     if (raw === undefined) return 'no phone or chatId';
@@ -136,238 +159,278 @@ function recipientOf(row: SourcedRow): { chatId: string; rec: Record<string, unk
 function captionFor(ctx: ActionContext, template: string | undefined, item: Record<string, unknown>, index: number): string | undefined {
   if (template === undefined) return undefined;
   if (!hasTemplate(template)) return template;
-  const scope: ExprScope = {
-    inputs: { ...ctx.run.inputs },
-    env: {},
-    steps: {},
-    item,
-    index,
-    run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 },
-  };
+  const scope: ExprScope = { inputs: { ...ctx.run.inputs }, env: {}, steps: {}, item, index, run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 } };
   const v = evaluateTemplate(template, scope);
   return v === undefined || v === null ? '' : String(v);
 }
 
-const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+/** The recipient's caption, or why the row is invalid; a bad urlFile/fileName/typing stops the job (not a row's fault). */
+function checkRecipient(ctx: ActionContext, input: FilesBroadcastInput, chatId: string, rec: Record<string, unknown>, index: number): { caption?: string } | string {
+  try {
+    const caption = captionFor(ctx, input.caption, rec, index);
+    validateRequest('sendFileByUrl', { chatId, urlFile: input.urlFile, fileName: input.fileName, caption, typingTime: input.typingTime, typingType: input.typingType });
+    return { caption };
+  } catch (e) {
+    const msg = e instanceof ValidationError ? e.details : (e as Error).message;
+    if (e instanceof ValidationError && !['caption', 'chatId'].includes(e.field ?? 'caption'))
+      throw new FlowError('ACTION_INPUT_INVALID', { action: FILES_BROADCAST, field: e.field ?? 'with', reason: msg }, { cause: e });
+    return msg;
+  }
+}
+
+async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job> {
+  const reportPath = input.report ?? defaultReport(ctx, 'csv');
+  reportFormat(FILES_BROADCAST, reportPath);
+  const store = input.campaign ? ctx.shared(`broadcast:${ctx.instance.identity}:${input.campaign}`) : ctx.state;
+  const job: Job = {
+    reportPath,
+    store,
+    recipients: [],
+    invalidRows: [],
+    duplicates: 0,
+    total: 0,
+    counters: new JobCounters(ctx, 1),
+    guard: new FailureGuard(FILES_BROADCAST, ctx.instance.name, input.maxConsecutiveFailures),
+    claimed: new Set(),
+    reconciled: (await ctx.state.get<number>('reconciled')) ?? 0,
+    windowOver: false,
+  };
+  const seen = new Set<string>();
+  for await (const row of readRows(ctx, FILES_BROADCAST, { file: input.file, items: input.recipients })) {
+    job.total++;
+    const r = recipientOf(row);
+    if (typeof r !== 'string' && seen.has(r.chatId)) {
+      job.duplicates++;
+      continue;
+    }
+    const checked = typeof r === 'string' ? r : checkRecipient(ctx, input, r.chatId, r.rec, row.index);
+    if (typeof r === 'string' || typeof checked === 'string') {
+      job.invalidRows.push({ chatId: typeof r === 'string' ? undefined : r.chatId, where: row.where, outcome: 'invalid', error: checked });
+      continue;
+    }
+    seen.add(r.chatId);
+    // One key per recipient: the cost does not depend on how many records the campaign holds.
+    const rec = await store.get<RecipientRecord>(`r:${r.chatId}`);
+    if (rec?.idMessage) job.claimed.add(rec.idMessage);
+    job.recipients.push({ chatId: r.chatId, where: row.where, caption: checked.caption, rec });
+  }
+  job.counters.total = job.total;
+  job.counters.invalid = job.invalidRows.length;
+  job.counters.skipped = job.duplicates;
+  return job;
+}
+
+// ---- reconcile ------------------------------------------------------------------
+
+/**
+ * Ours accepted but not seen sent yet (they are ahead of anything sent after
+ * them), after looking them up in the service's outgoing messages.
+ */
+const queuedAhead = (ctx: ActionContext, job: Job) => async (): Promise<number> => {
+  const unseen = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'sent' && !r.observed);
+  if (unseen.length === 0) return 0;
+  const now = ctx.clock.now();
+  const since = Math.min(...unseen.map((r) => r.sentAt ?? now)) - 60_000;
+  const msgs = await ctx.client.lastOutgoingMessages({ minutes: Math.max(1, Math.ceil((now - since) / 60_000) + 1) }, { signal: ctx.signal }).catch(() => []);
+  const byId = new Map(msgs.map((m) => [m.idMessage, m]));
+  let left = 0;
+  for (const r of unseen) {
+    const m = byId.get(r.idMessage!);
+    if (m && applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
+    if (!m) left++;
+  }
+  return left;
+};
+
+async function settle(ctx: ActionContext, input: FilesBroadcastInput, job: Job, open: RecipientRecord[]): Promise<void> {
+  const opts = { fileName: input.fileName, sendIntervalMs: input.reconcile.sendInterval, graceMs: input.reconcile.grace, clockSkewMs: input.reconcile.clockSkew };
+  const { found, unknown } = await reconcile(ctx, job.store, open, job.claimed, queuedAhead(ctx, job), opts);
+  job.reconciled += found;
+  await ctx.state.set('reconciled', job.reconciled);
+  if (found + unknown > 0) ctx.logger.info(`${FILES_BROADCAST}: reconciled ${found + unknown} interrupted send(s): ${found} had gone out, ${unknown} unknown (not sent again)`);
+}
+
+// ---- execute ----------------------------------------------------------------------
+
+/** Waits durably until the window is open; false when an absolute window is over for good. */
+async function windowOpen(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<boolean> {
+  for (;;) {
+    const now = ctx.clock.now();
+    const next = nextOpening(input.window, now);
+    if (!next) return false;
+    if (next.at <= now) return true;
+    await job.counters.waitingFor(() => ctx.wait({ until: next.at, reason: `send window opens at ${iso(next.at)}`, key: `window-${next.at}` }));
+  }
+}
+
+async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job, rcp: Recipient): Promise<void> {
+  const rec: RecipientRecord = { chatId: rcp.chatId, where: rcp.where, caption: rcp.caption, phase: 'intent', runId: ctx.run.id, attemptKey: randomUUID(), intentAt: ctx.clock.now() };
+  await job.store.set(`r:${rec.chatId}`, rec);
+  rcp.rec = rec;
+  try {
+    const body = { chatId: rcp.chatId, urlFile: input.urlFile, fileName: input.fileName, caption: rcp.caption, typingTime: input.typingTime, typingType: input.typingType };
+    const res = await ctx.client.sendFileByUrl(body, { signal: ctx.signal });
+    Object.assign(rec, { phase: 'sent', idMessage: res.idMessage, sentAt: ctx.clock.now(), status: 'sent' });
+    job.claimed.add(res.idMessage);
+    await job.store.set(`r:${rec.chatId}`, rec);
+    job.guard.ok();
+  } catch (e) {
+    if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
+    // Only a lost answer (reset, timeout) or a 5xx may hide an accepted send: look before anything else.
+    const code = (e as { code?: string }).code;
+    const mayHaveReached = e instanceof NetworkError ? e.mayHaveReachedServer : code === 'SERVER_ERROR' || code === 'INTERNAL';
+    if (mayHaveReached) await settle(ctx, input, job, [rec]);
+    if (rec.phase === 'sent') {
+      job.guard.ok();
+      return;
+    }
+    if (rec.phase === 'intent') {
+      // Refused (never accepted): sending again later cannot duplicate, unless the answer was definite.
+      const retryable = classify(e) !== 'definite';
+      Object.assign(rec, { phase: 'failed', error: e instanceof Error ? e.message : String(e), retryable: retryable || undefined });
+      await job.store.set(`r:${rec.chatId}`, rec);
+    }
+    job.guard.fail(e, `${job.counters.done} recipients are sent and keep their record; run again once fixed (nobody is sent twice)`);
+  }
+}
+
+/** Done: sent, unknown, or a definite failure; a refused send (retryable) is tried again by a later run. */
+const settled = (r: RecipientRecord | undefined) => r !== undefined && r.phase !== 'intent' && !(r.phase === 'failed' && r.retryable);
+
+async function sendAll(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<void> {
+  let sends = 0;
+  for (const rcp of job.recipients) {
+    if (settled(rcp.rec)) continue;
+    ctx.signal.throwIfAborted();
+    if (!(await windowOpen(ctx, input, job))) {
+      job.windowOver = true;
+      ctx.logger.warn(`${FILES_BROADCAST}: the send window is over; the remaining recipients are not sent`);
+      return;
+    }
+    if (sends++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
+    const before = rcp.rec?.phase;
+    try {
+      await sendOne(ctx, input, job, rcp);
+    } finally {
+      countChange(job, before, rcp.rec?.phase);
+    }
+  }
+}
+
+const counterOf = (phase: string | undefined) => (phase === 'sent' ? 'done' : phase === 'failed' || phase === 'unknown' ? 'failed' : undefined);
+
+/** Moves one recipient between counters (a retried failure leaves `failed`). */
+function countChange(job: Job, before: string | undefined, after: string | undefined): void {
+  const from = counterOf(before);
+  const to = counterOf(after);
+  if (from) job.counters[from]--;
+  if (to) job.counters[to]++;
+  job.counters.flush();
+}
+
+function countAll(job: Job): void {
+  for (const r of job.recipients) {
+    const c = counterOf(r.rec?.phase);
+    if (c) job.counters[c]++;
+  }
+  job.counters.flush();
+}
+
+async function follow(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<void> {
+  const mine = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'sent' && r.runId === ctx.run.id);
+  if (input.follow.deadline <= 0 || mine.length === 0) return;
+  let followUntil = await ctx.state.get<number>('followUntil');
+  if (followUntil === undefined) {
+    followUntil = ctx.clock.now() + input.follow.deadline;
+    await ctx.state.set('followUntil', followUntil);
+  }
+  await followStatuses(ctx, job.store, mine, {
+    until: input.follow.until,
+    deadline: followUntil,
+    pollMs: input.follow.poll,
+    sendIntervalMs: input.reconcile.sendInterval,
+    graceMs: input.reconcile.grace,
+  });
+}
+
+// ---- report -------------------------------------------------------------------------
+
+function outcomeOf(ctx: ActionContext, r: RecipientRecord | undefined, windowOver: boolean): string {
+  if (ctx.run.dryRun && !settled(r)) return 'wouldSend';
+  if (!r || r.phase === 'intent' || (r.phase === 'failed' && r.retryable && windowOver)) return 'notSent';
+  if (r.phase === 'sent') return r.runId !== undefined && r.runId !== ctx.run.id ? 'sentEarlier' : 'sent';
+  return r.phase;
+}
+
+async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSummary> {
+  const writer = await openReport({ action: FILES_BROADCAST, runId: ctx.run.id, path: ctx.resolvePath(job.reportPath), columns: BROADCAST_REPORT_COLUMNS });
+  const n: Record<string, number> = {};
+  let delivered = 0;
+  let read = 0;
+  for (const rcp of job.recipients) {
+    const r = rcp.rec;
+    const outcome = outcomeOf(ctx, r, job.windowOver);
+    n[outcome] = (n[outcome] ?? 0) + 1;
+    if (outcome === 'sent' || outcome === 'sentEarlier') {
+      if (r!.status === 'delivered' || r!.status === 'read') delivered++;
+      if (r!.status === 'read') read++;
+    }
+    const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
+    await writer.write({ chatId: rcp.chatId, where: rcp.where, outcome, idMessage: r?.idMessage, status: r?.status, sentAt: iso(r?.sentAt), deliveredAt: iso(r?.deliveredAt), readAt: iso(r?.readAt), reconciled: r?.reconciled, caption: rcp.caption, error });
+  }
+  for (const row of job.invalidRows) await writer.write(row);
+  const summary: FilesBroadcastSummary = {
+    total: job.total,
+    recipients: job.recipients.length,
+    duplicates: job.duplicates,
+    invalid: job.invalidRows.length,
+    sent: (n.sent ?? 0) + (n.sentEarlier ?? 0),
+    delivered,
+    read,
+    failed: n.failed ?? 0,
+    unknown: n.unknown ?? 0,
+    notSent: n.notSent ?? 0,
+    ...(ctx.run.dryRun ? { wouldSend: n.wouldSend ?? 0 } : {}),
+    reconciled: job.reconciled,
+    earlier: n.sentEarlier ?? 0,
+    report: job.reportPath,
+  };
+  await writer.close({ ...summary });
+  const c = job.counters;
+  Object.assign(c, { done: summary.sent, failed: summary.failed + summary.unknown, skipped: job.duplicates + summary.notSent + (summary.wouldSend ?? 0) });
+  c.flush();
+  ctx.logger.info(`${FILES_BROADCAST}: ${summary.sent} sent (${delivered} delivered, ${read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.invalid} invalid; report ${job.reportPath}`);
+  return summary;
+}
 
 export const filesBroadcast = defineAction({
   name: FILES_BROADCAST,
   description:
-    'Sends one file (sendFileByUrl) to many chats through the send queue, exactly once per recipient even across crashes, within a start/stop window, with a caption per recipient; follows each message to delivered/read and writes a report.',
+    'Sends one file (sendFileByUrl) to many chats through the send queue, exactly once per recipient even across crashes, within a start/stop window (waiting durably for it to open), with a caption per recipient; follows each message to delivered/read and writes a report.',
   input: FilesBroadcastInput,
   // The caption is a per-recipient template (`item` is each recipient), evaluated here.
   rawInputs: ['caption'],
+  dryRun: true,
+  writes: true,
   output: {
     description:
-      'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, notSent, reconciled, earlier, report }; per-recipient idMessage and status in the report file.',
+      'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, reconciled, earlier, report } (+ wouldSend on a dry run); per-recipient idMessage and status in the report file.',
   },
   async run(ctx, input): Promise<FilesBroadcastSummary> {
-    const action = FILES_BROADCAST;
-    const reportPath = input.report ?? defaultReport(ctx, 'csv');
-    reportFormat(action, reportPath);
-    const store: DurableState = input.campaign ? ctx.shared(`broadcast:${ctx.instanceName}:${input.campaign}`) : ctx.state;
-    const rows = await loadRows(ctx, action, { file: input.file, items: input.recipients });
-
-    // ---- recipients: normalise, de-duplicate, caption, validate ------------
-    const reportRows: ReportRow[] = [];
-    const recipients: Recipient[] = [];
-    const seen = new Set<string>();
-    let duplicates = 0;
-    rows.forEach((row, index) => {
-      const r = recipientOf(row);
-      if (typeof r === 'string') return void reportRows.push({ where: row.where, outcome: 'invalid', error: r });
-      if (seen.has(r.chatId)) return void duplicates++;
-      seen.add(r.chatId);
-      let caption: string | undefined;
-      try {
-        caption = captionFor(ctx, input.caption, r.rec, index);
-        validateRequest('sendFileByUrl', {
-          chatId: r.chatId,
-          urlFile: input.urlFile,
-          fileName: input.fileName,
-          caption,
-          typingTime: input.typingTime,
-          typingType: input.typingType,
-        });
-      } catch (e) {
-        const msg = e instanceof ValidationError ? e.details : (e as Error).message;
-        if (e instanceof ValidationError && !['caption', 'chatId'].includes(e.field ?? 'caption'))
-          throw new FlowError('ACTION_INPUT_INVALID', { action, field: e.field ?? 'with', reason: msg }, { cause: e });
-        return void reportRows.push({ chatId: r.chatId, where: row.where, outcome: 'invalid', error: msg });
-      }
-      recipients.push({ chatId: r.chatId, where: row.where, row: r.rec, caption });
-    });
-    const invalid = reportRows.length;
-    const total = recipients.length;
-
-    // ---- load records; reconcile interrupted sends --------------------------
-    const records = new Map<string, RecipientRecord>();
-    for (const [, rec] of await store.entries<RecipientRecord>('r:')) records.set(rec.chatId, rec);
-    const earlierRun = input.campaign ? new Set([...records.values()].filter((r) => r.phase === 'sent').map((r) => r.chatId)) : new Set<string>();
-    const reconcileOpts = {
-      fileName: input.fileName,
-      sendIntervalMs: input.reconcile.sendInterval,
-      graceMs: input.reconcile.grace,
-      clockSkewMs: input.reconcile.clockSkew,
-    };
-    let reconciledCount = (await ctx.state.get<number>('reconciled')) ?? 0;
-    const settle = async (open: RecipientRecord[]) => {
-      const known = [...records.values()].filter((r) => r.idMessage);
-      const { found, notSent } = await reconcile(ctx, store, open, known, reconcileOpts);
-      for (const r of open) if (r.phase !== 'sent') records.delete(r.chatId);
-      reconciledCount += found;
-      await ctx.state.set('reconciled', reconciledCount);
-      if (found + notSent > 0) ctx.logger.info(`${action}: reconciled ${found + notSent} interrupted send(s): ${found} had gone out, ${notSent} had not`);
-    };
-    const inTarget = (r: RecipientRecord) => seen.has(r.chatId);
-    const interrupted = [...records.values()].filter((r) => r.phase === 'intent' && inTarget(r));
-    if (interrupted.length > 0 && !ctx.run.dryRun) await settle(interrupted);
-
-    const isDone = (chatId: string) => {
-      const r = records.get(chatId);
-      return r !== undefined && (r.phase === 'sent' || (r.phase === 'failed' && !r.retryable));
-    };
-    const counts = () => {
-      const rs = recipients.map((x) => records.get(x.chatId));
-      // The engine's convention: `done` counts successes only, `failed` the rest.
-      return { done: rs.filter((r) => r?.phase === 'sent').length, failed: rs.filter((r) => r?.phase === 'failed').length };
-    };
-    const progress = () => {
-      const c = counts();
-      ctx.progress({ done: c.done, total, failed: c.failed });
-    };
-    progress();
-
-    // ---- send ---------------------------------------------------------------
-    let stoppedByWindow = false;
-    let consecutiveFailures = 0;
-    let sends = 0;
+    const job = await load(ctx, input);
     if (!ctx.run.dryRun) {
-      for (const rcp of recipients) {
-        if (isDone(rcp.chatId)) continue;
-        ctx.signal.throwIfAborted();
-        const win = resolveWindow(input.window, ctx.clock.now());
-        if (win.stopAt !== undefined && ctx.clock.now() >= win.stopAt) {
-          stoppedByWindow = true;
-          ctx.logger.warn(`${action}: send window closed at ${iso(win.stopAt)}; the remaining recipients are not sent`);
-          break;
-        }
-        if (win.startAt !== undefined && ctx.clock.now() < win.startAt) {
-          await ctx.wait({ until: win.startAt, reason: `${action}: waiting for the send window to open at ${iso(win.startAt)}`, key: `window-${win.startAt}` });
-          if (win.stopAt !== undefined && ctx.clock.now() >= win.stopAt) {
-            stoppedByWindow = true;
-            break;
-          }
-        }
-        if (sends > 0) await pause(ctx.clock, input.pace, ctx.signal);
-        const rec: RecipientRecord = { chatId: rcp.chatId, where: rcp.where, caption: rcp.caption, phase: 'intent', attemptKey: randomUUID(), intentAt: ctx.clock.now() };
-        await store.set(`r:${rec.chatId}`, rec);
-        records.set(rec.chatId, rec);
-        sends++;
-        try {
-          const body = { chatId: rcp.chatId, urlFile: input.urlFile, fileName: input.fileName, caption: rcp.caption, typingTime: input.typingTime, typingType: input.typingType };
-          let res: { idMessage: string } | undefined;
-          for (let attempt = 1; res === undefined; attempt++) {
-            try {
-              res = await ctx.client.sendFileByUrl(body, { signal: ctx.signal });
-            } catch (e) {
-              // 429: certainly not accepted, so waiting and sending again cannot duplicate.
-              if (!(e instanceof RateLimitError) || attempt >= 3 || ctx.signal.aborted) throw e;
-              await ctx.clock.sleep(Math.max(e.retryAfterMs, 1000), ctx.signal);
-            }
-          }
-          Object.assign(rec, { phase: 'sent', idMessage: res.idMessage, sentAt: ctx.clock.now(), status: 'sent' });
-          await store.set(`r:${rec.chatId}`, rec);
-          consecutiveFailures = 0;
-        } catch (e) {
-          if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-          const refused =
-            (e instanceof NetworkError && !e.mayHaveReachedServer) || e instanceof RateLimitError || (e instanceof ApiError && e.status < 500) || e instanceof ValidationError;
-          if (!refused) {
-            // The request may have been accepted: look before sending again.
-            await settle([rec]);
-            if (records.get(rec.chatId)?.phase === 'sent') continue;
-          }
-          const retryable = !(e instanceof ApiError && e.status < 500 && !(e instanceof RateLimitError)) && !(e instanceof ValidationError);
-          Object.assign(rec, { phase: 'failed', error: isMsgflowError(e) ? e.message : String(e), retryable: retryable || undefined });
-          await store.set(`r:${rec.chatId}`, rec);
-          records.set(rec.chatId, rec);
-          if (retryable) consecutiveFailures++;
-          if (consecutiveFailures >= input.maxConsecutiveFailures) {
-            throw new FlowError('JOB_STOPPED', { action, reason: `${consecutiveFailures} sends in a row failed (last: ${rec.error}); recipients already sent keep their record and are not sent again` });
-          }
-        }
-        progress();
+      try {
+        const interrupted = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'intent');
+        if (interrupted.length > 0) await settle(ctx, input, job, interrupted);
+        countAll(job);
+        await sendAll(ctx, input, job);
+        await follow(ctx, input, job);
+      } catch (e) {
+        // A stopped job (JOB_STOPPED) still reports who got the file; a cancel or shutdown does not.
+        if (!ctx.signal.aborted) await report(ctx, job).catch(() => undefined);
+        throw e;
       }
     }
-
-    // ---- follow statuses ----------------------------------------------------
-    const mine = recipients.map((r) => records.get(r.chatId)).filter((r): r is RecipientRecord => r?.phase === 'sent');
-    if (!ctx.run.dryRun && input.follow.deadline > 0 && mine.length > 0) {
-      let followUntil = await ctx.state.get<number>('followUntil');
-      if (followUntil === undefined) {
-        followUntil = ctx.clock.now() + input.follow.deadline;
-        await ctx.state.set('followUntil', followUntil);
-      }
-      // The queue releases one message per interval: ours have all left it by
-      // the last send + one interval each + grace, or they were never sent.
-      const lastSent = Math.max(...mine.map((r) => r.sentAt ?? 0));
-      const giveUpUnobservedAt = lastSent + input.reconcile.sendInterval * mine.length + input.reconcile.grace;
-      await followStatuses(ctx, store, mine, {
-        until: input.follow.until,
-        deadline: followUntil,
-        pollMs: input.follow.poll,
-        giveUpUnobservedAt,
-        onChange: () => undefined,
-      });
-    }
-
-    // ---- report -------------------------------------------------------------
-    for (const rcp of recipients) {
-      const r = records.get(rcp.chatId);
-      if (!r || r.phase === 'intent') {
-        reportRows.push({ chatId: rcp.chatId, where: rcp.where, outcome: ctx.run.dryRun ? 'wouldSend' : 'notSent', caption: rcp.caption, error: stoppedByWindow ? 'send window closed' : undefined });
-        continue;
-      }
-      reportRows.push({
-        chatId: r.chatId,
-        where: rcp.where,
-        outcome: r.phase === 'sent' ? (earlierRun.has(r.chatId) ? 'sentEarlier' : 'sent') : 'failed',
-        idMessage: r.idMessage,
-        status: r.status,
-        sentAt: iso(r.sentAt),
-        deliveredAt: iso(r.deliveredAt),
-        readAt: iso(r.readAt),
-        reconciled: r.reconciled,
-        caption: rcp.caption,
-        error: r.error,
-      });
-    }
-    const sentRows = reportRows.filter((r) => r.outcome === 'sent' || r.outcome === 'sentEarlier');
-    const summary: FilesBroadcastSummary = {
-      total: rows.length,
-      recipients: total,
-      duplicates,
-      invalid,
-      sent: sentRows.length,
-      delivered: sentRows.filter((r) => r.status === 'delivered' || r.status === 'read').length,
-      read: sentRows.filter((r) => r.status === 'read').length,
-      failed: reportRows.filter((r) => r.outcome === 'failed').length,
-      notSent: reportRows.filter((r) => r.outcome === 'notSent' || r.outcome === 'wouldSend').length,
-      reconciled: reconciledCount,
-      earlier: reportRows.filter((r) => r.outcome === 'sentEarlier').length,
-      report: reportPath,
-    };
-    await writeReport(ctx.resolvePath(reportPath), {
-      action,
-      runId: ctx.run.id,
-      generatedAt: ctx.clock.now(),
-      summary: { ...summary },
-      rows: reportRows as unknown as Record<string, unknown>[],
-    });
-    ctx.logger.info(
-      `${action}: ${summary.sent} sent (${summary.delivered} delivered, ${summary.read} read), ${summary.failed} failed, ${summary.notSent} not sent, ${summary.invalid} invalid; report ${reportPath}`,
-    );
-    return summary;
+    return report(ctx, job);
   },
 });

@@ -8,19 +8,20 @@ import { contactsImport } from './contacts-import.js';
 import { outgoingAudit } from './outgoing-audit.js';
 import { filesBroadcast } from './files-broadcast.js';
 
-export { checkAccountBulk, CheckAccountBulkInput, checkAccountNamespace, CHECK_ACCOUNT_BULK } from './check-account-bulk.js';
+export { checkAccountBulk, CheckAccountBulkInput, checkAccountNamespace, pauseKey, PAUSES_NAMESPACE, CHECK_ACCOUNT_BULK, CHECK_REPORT_COLUMNS } from './check-account-bulk.js';
 export type { CheckAccountBulkSummary, CheckResult, CachedCheck, CheckPause } from './check-account-bulk.js';
-export { contactsImport, ContactsImportInput, contactsNamespace, CONTACTS_IMPORT, CONTACT_MODES } from './contacts-import.js';
+export { contactsImport, ContactsImportInput, contactsNamespace, CONTACTS_IMPORT, CONTACT_MODES, CONTACT_REPORT_COLUMNS } from './contacts-import.js';
 export type { ContactsImportSummary, ContactRowResult, ContactMode } from './contacts-import.js';
 export { outgoingAudit, OutgoingAuditInput, auditNamespace, computeAudit, OUTGOING_AUDIT } from './outgoing-audit.js';
 export type { OutgoingAuditResult, AuditRecord, AuditTrend, ThresholdCrossing } from './outgoing-audit.js';
-export { filesBroadcast, FilesBroadcastInput, FILES_BROADCAST } from './files-broadcast.js';
+export { filesBroadcast, FilesBroadcastInput, FILES_BROADCAST, BROADCAST_REPORT_COLUMNS } from './files-broadcast.js';
 export type { FilesBroadcastSummary } from './files-broadcast.js';
 export type { RecipientRecord } from './broadcast-records.js';
 export { normalisePhone, normaliseUsername } from './phone.js';
 export { parseDuration, formatDuration } from './duration.js';
-export { writeReport, toCsv } from './report.js';
-export { resolveWindow } from './window.js';
+export * from './kit/index.js';
+export { resolveWindow, nextOpening } from './window.js';
+export { createActionTestContext, runAction, type ActionTestContext, type ActionTestOptions } from './testing.js';
 
 /** Registered by the runtime next to the API-method actions. */
 export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [checkAccountBulk, contactsImport, outgoingAudit, filesBroadcast];

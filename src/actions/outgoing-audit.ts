@@ -9,13 +9,17 @@ import { z } from 'zod';
 import type { Message } from '../api/types.js';
 import { defineAction } from '../engine/action.js';
 import { duration, formatDuration } from './duration.js';
-import { reportFormat, writeReport } from './report.js';
+import { reportFormat, writeReport } from './kit/index.js';
 
 export const OUTGOING_AUDIT = 'outgoing.audit';
 
-export function auditNamespace(instanceName: string): string {
-  return `audit:${instanceName}`;
+/** Namespace of the stored audits of one instance (by identity), for the trend. */
+export function auditNamespace(identity: string): string {
+  return `audit:${identity}`;
 }
+
+/** Columns of the CSV report, fixed. */
+export const AUDIT_REPORT_COLUMNS = ['lag', 'idMessage', 'chatId', 'typeMessage', 'statusMessage', 'sentAt', 'ageMs'] as const;
 
 export const OutgoingAuditInput = z
   .strictObject({
@@ -186,6 +190,8 @@ export const outgoingAudit = defineAction({
   description:
     'Audits outgoing messages of a window: counts by status, type and origin (API/device), unique recipients, messages not delivered / not read after thresholds; stores each audit for the trend and emits audit.threshold on a crossing.',
   input: OutgoingAuditInput,
+  // Reads only; a dry run computes the audit and stores nothing.
+  dryRun: true,
   output: {
     description:
       '{ at, windowMinutes, total, byStatus {sent, delivered, read}, byType, byOrigin {api, device}, uniqueRecipients, notDelivered, notRead, notDeliveredMessages[], notReadMessages[], trend (vs the previous audit, or null), thresholdsCrossed[] }',
@@ -201,7 +207,7 @@ export const outgoingAudit = defineAction({
     const now = ctx.clock.now();
     const runKey = `${ctx.run.id}/${ctx.run.step}`;
     const { record, notDelivered, notRead } = computeAudit(messages, now, input, runKey);
-    const store = ctx.shared(auditNamespace(ctx.instanceName));
+    const store = ctx.shared(auditNamespace(ctx.instance.identity));
     const history = (await store.entries<AuditRecord>('a:')).sort(([a], [b]) => (a < b ? -1 : 1));
     const mine = history.filter(([, r]) => r.runId === runKey);
     const others = history.filter(([, r]) => r.runId !== runKey);
@@ -221,7 +227,7 @@ export const outgoingAudit = defineAction({
     for (const [key] of others.slice(0, Math.max(0, others.length + 1 - input.keep))) await store.delete(key);
     for (const c of result.thresholdsCrossed) {
       ctx.logger.warn(`${OUTGOING_AUDIT}: ${c.metric} ${c.direction === 'above' ? 'reached' : 'is back under'} ${c.threshold} (now ${c.value})`);
-      ctx.emit('audit.threshold', { instance: ctx.instanceName, ...c, at: now });
+      ctx.emit('audit.threshold', { instance: ctx.instance.name, identity: ctx.instance.identity, ...c, at: now });
     }
     if (input.report) {
       await writeReport(ctx.resolvePath(input.report), {
@@ -229,6 +235,7 @@ export const outgoingAudit = defineAction({
         runId: ctx.run.id,
         generatedAt: now,
         summary: { ...record, trend: result.trend, thresholdsCrossed: result.thresholdsCrossed },
+        columns: AUDIT_REPORT_COLUMNS,
         rows: [
           ...notDelivered.map((m) => ({ lag: 'notDelivered', ...m })),
           ...notRead.map((m) => ({ lag: 'notRead', ...m })),

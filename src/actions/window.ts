@@ -101,3 +101,19 @@ export function resolveWindow(w: SendWindow | undefined, now: number): ResolvedW
   }
   return { startAt, stopAt };
 }
+
+/**
+ * When sending may happen next, from `now`: `now` itself inside the window,
+ * the window's start before it, tomorrow's start once a daily window closed
+ * for today; undefined when an absolute window is over for good.
+ */
+export function nextOpening(w: SendWindow | undefined, now: number): { at: number; stopAt?: number } | undefined {
+  const today = resolveWindow(w, now);
+  if (today.stopAt === undefined || now < today.stopAt) return { at: Math.max(now, today.startAt ?? now), stopAt: today.stopAt };
+  const daily = w !== undefined && ((w.start !== undefined && HHMM.test(w.start)) || (w.stop !== undefined && HHMM.test(w.stop)));
+  if (!daily) return undefined;
+  // Today's window is over: the same window one day later (DST handled by resolveWindow).
+  // A window with only a daily `stop` opens again at midnight.
+  const tomorrow = resolveWindow(w.start === undefined ? { ...w, start: '00:00' } : w, now + 24 * 3_600_000);
+  return { at: tomorrow.startAt!, stopAt: tomorrow.stopAt };
+}

@@ -33,6 +33,8 @@ export const ERROR_CATALOGUE = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, template: "Content-Type must be application/json, got '{got}'" },
   MALFORMED_JSON: { status: 400, template: 'Validation failed. Details: request body is not valid JSON ({reason})' },
   BODY_NOT_OBJECT: { status: 400, template: 'Validation failed. Details: request body must be a JSON object' },
+  /** A request-target that is not a path this service can read (`//`, a backslash, ...). */
+  BAD_REQUEST_TARGET: { status: 400, template: 'bad request target: {reason}' },
   PAYLOAD_TOO_LARGE: { status: 413, template: 'request body is larger than {limit} bytes' },
   TOO_MANY_REQUESTS: { status: 429, template: '{method}: more than {limit} requests per second; retry after {retryAfter}s' },
   FILE_NOT_FOUND: { status: 404, template: 'file not found or expired' },
@@ -45,9 +47,20 @@ export const ERROR_CATALOGUE = {
   FILE_FETCH_TIMEOUT: { template: 'urlFile {url}: no answer within {timeoutMs} ms ({phase})' },
   FILE_TOO_LARGE: { template: 'urlFile {url}: the file is larger than the {limit} bytes allowed ({seen})' },
   FILE_TOO_MANY_REDIRECTS: { template: 'urlFile {url}: more than {limit} redirects' },
+  /** A urlFile target (or a redirect) on a loopback, private or link-local address, refused unless local.fetch.allowPrivate. */
+  FILE_FETCH_PRIVATE: { template: 'urlFile {url}: {host} resolves to {address}, a {range} address; set local.fetch.allowPrivate: true to allow it' },
+
+  // ---- local service: its data directory ------------------------------------
+  /** A file under local.dataDir that cannot be read as the service wrote it: start is refused. */
+  LOCAL_DATA_INVALID: { template: 'local service data {file}{location}: {reason}' },
+  /** A write to local.dataDir failed: the request is answered 500 and nothing changed. */
+  LOCAL_WRITE_FAILED: { status: 500, template: 'local service could not write {file}: {reason}' },
 
   // ---- client ---------------------------------------------------------------
+  /** An answer of the service with no more specific code (e.g. an unexpected 4xx status). */
   API_ERROR: { template: '{method} failed with HTTP {status}: {message}' },
+  /** The service answered 5xx: it may work again later (retryable). */
+  SERVER_ERROR: { template: '{method} failed with HTTP {status}: {message}' },
   NETWORK_ERROR: { template: '{method}: network error {reason}' },
   TIMEOUT: { template: '{method}: no answer within {timeoutMs} ms' },
   BAD_RESPONSE: { template: '{method}: unexpected response ({reason})' },
@@ -82,9 +95,28 @@ export const ERROR_CATALOGUE = {
   RUN_NOT_FOUND: { template: "run '{runId}' not found" },
   /** The engine's store (Redis, the state directory) cannot be reached or written: runs pause, never fail. */
   STORE_UNAVAILABLE: { template: 'the {driver} store is unavailable: {reason}' },
+  /** Another process took over the run (this one's lease lapsed): it stops before any further write. */
+  RUN_OWNERSHIP_LOST: { template: 'this process no longer owns the run: {reason}' },
+  /** A run of the flow (or of its concurrency group) is executing in a live process. */
+  RUN_LIVE: { template: "{what} is live in {holder}; --wait waits for it, 'msgflow runs cancel {runId}' stops it" },
+  /** A second `msgflow start` on one store. */
+  DAEMON_RUNNING: { template: 'msgflow start is already running on this store ({holder})' },
+  /** A dry run reached a method that changes something. */
+  DRY_RUN_WRITE: { template: 'dry run: {method} changes something on the instance; a dry run calls no writing method' },
+  /** A run whose owner process died too often is not resumed again. */
+  RUN_CRASHED: { template: 'crashed the process {count} times (last: {last})' },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },
   PLUGIN_INVALID: { template: "plugin '{plugin}': {reason}" },
   USAGE: { template: '{reason}' },
+
+  // ---- dashboard and HTTP API (msgflow start / msgflow ui) ------------------
+  /** Binding the dashboard to a non-loopback address without a token would let anyone on the network start runs. */
+  UI_UNSAFE_BIND: { template: 'ui.host {host} is not a loopback address and ui.token is empty: set ui.token (e.g. ui.token: ${MSGFLOW_UI_TOKEN}) or bind to 127.0.0.1' },
+  UI_UNAUTHORIZED: { status: 401, template: 'this request changes state: send the header Authorization: Bearer <ui.token>' },
+  UI_FORBIDDEN: { status: 403, template: '{reason}' },
+  UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },
+  UI_NOT_FOUND: { status: 404, template: '{what} not found' },
+  UI_CONFLICT: { status: 409, template: '{reason}' },
 
   // ---- built-in job actions -------------------------------------------------
   /** An action's input (a data file, a row, a field) is unusable as a whole. */

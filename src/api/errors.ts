@@ -44,7 +44,14 @@ export class ValidationError extends MsgflowError {
   }
 }
 
-/** The service answered with an error. `serviceMessage` is its `message` (or `reason`) as sent. */
+/**
+ * The service answered with an error. `code` says what it means (CONTACT_EXISTS,
+ * NOT_ON_MESSENGER, UNAUTHORIZED, SERVER_ERROR...: the client's pure mapping in
+ * src/client/response.ts decides it from the status and the answer);
+ * `serviceMessage` is the service's `message` (or `reason`) as sent. The text
+ * is always `<method> failed with HTTP <status>: <service message>`: the
+ * service's own words, whatever the code.
+ */
 export class ApiError extends MsgflowError {
   readonly method: ApiMethod;
   readonly serviceMessage: string;
@@ -57,6 +64,7 @@ export class ApiError extends MsgflowError {
     options: MsgflowErrorOptions & { code?: ErrorCode } = {},
   ) {
     super(options.code ?? 'API_ERROR', { method, status, message: serviceMessage }, { ...options, status });
+    this.message = formatError('API_ERROR', { method, status, message: serviceMessage });
     this.name = 'ApiError';
     this.method = method;
     this.serviceMessage = serviceMessage;
@@ -69,8 +77,9 @@ export class ApiError extends MsgflowError {
  */
 export class AccountCheckError extends ApiError {
   readonly reason: string;
-  constructor(reason: string, status = 200, options: MsgflowErrorOptions = {}) {
-    super('checkAccount', status, reason, options);
+  /** @param options.code INSTANCE_NOT_READY (fatal) or CHECK_ACCOUNT_TARGET (definite). @default INSTANCE_NOT_READY */
+  constructor(reason: string, status = 200, options: MsgflowErrorOptions & { code?: ErrorCode } = {}) {
+    super('checkAccount', status, reason, { code: 'INSTANCE_NOT_READY', ...options });
     this.name = 'AccountCheckError';
     this.reason = reason;
   }
@@ -93,7 +102,10 @@ export class RateLimitError extends ApiError {
     serviceMessage: string,
     options: MsgflowErrorOptions & { status?: number } = {},
   ) {
-    super(method, options.status ?? (scope === 'http' ? 429 : 200), serviceMessage, options);
+    super(method, options.status ?? (scope === 'http' ? 429 : 200), serviceMessage, {
+      ...options,
+      code: scope === 'http' ? 'TOO_MANY_REQUESTS' : 'CHECK_ACCOUNT_RATE_LIMIT',
+    });
     this.name = 'RateLimitError';
     this.scope = scope;
     this.retryAfterMs = retryAfterMs;
@@ -137,15 +149,16 @@ export class FlowError extends MsgflowError {
   }
 }
 
-/** Several errors found at once (e.g. every problem of a flow file), each still typed. */
-export class AggregateMsgflowError extends MsgflowError {
-  readonly errors: readonly MsgflowError[];
-  constructor(errors: MsgflowError[]) {
-    super(errors[0]?.code ?? 'USAGE', errors[0]?.params as Record<string, unknown>);
-    this.name = errors[0]?.name ?? 'MsgflowError';
-    this.errors = errors;
-    this.message = errors.map((e) => e.message).join('\n');
-  }
+/**
+ * Several errors found at once (every problem of a config file): one error of
+ * the first one's type and code whose message has a line each; a single error
+ * is returned as it is.
+ */
+export function combineErrors<E extends MsgflowError>(errors: readonly E[], make: (first: E) => E): E {
+  if (errors.length === 1) return errors[0]!;
+  const combined = make(errors[0]!);
+  combined.message = errors.map((e) => e.message).join('\n');
+  return combined;
 }
 
 export function isMsgflowError(e: unknown): e is MsgflowError {

@@ -32,6 +32,8 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'TOO_MANY_REQUESTS',
   'CHECK_ACCOUNT_RATE_LIMIT',
   'STEP_TIMEOUT',
+  'SERVER_ERROR',
+  'INTERNAL',
 ]);
 
 function codeOf(error: unknown): string | undefined {
@@ -51,15 +53,17 @@ function statusOfError(error: unknown): number | undefined {
 /**
  * Classifies an error by its catalogue code; an error without one (a plain
  * Error from a plugin) is `definite`, unless its cause classifies otherwise.
- * HTTP statuses decide for codes that carry one generically (API_ERROR):
- * 401/403 fatal, 408/429/5xx retryable, other 4xx definite.
+ * For API_ERROR (an answer with no more specific code) the HTTP status
+ * decides: 401/403 fatal, 408/429/5xx retryable, other 4xx definite.
+ *
+ * @example classify(new ApiError('addContact', 401, 'Unauthorized', { code: 'UNAUTHORIZED' })) // 'fatal'
  */
 export function classify(error: unknown): FailureClass {
   const code = codeOf(error);
   if (code && FATAL_CODES.has(code as ErrorCode)) return 'fatal';
   if (code && RETRYABLE_CODES.has(code as ErrorCode)) return 'retryable';
-  const status = statusOfError(error);
-  if (code === 'API_ERROR' || code === 'SERVER_ERROR' || code === 'INTERNAL') {
+  if (code === 'API_ERROR') {
+    const status = statusOfError(error);
     if (status === 401 || status === 403) return 'fatal';
     if (status === undefined || status === 408 || status === 429 || status >= 500) return 'retryable';
     return 'definite';

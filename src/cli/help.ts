@@ -46,31 +46,65 @@ export const COMMANDS_HELP: Record<string, CommandHelp> = {
 (per each flow's on.missed), runs flows with on.startup, then fires each
 flow's on.schedule (cron, with its timezone). With a local: section, the local
 service listens on local.port so you can call it with curl.
-SIGTERM, SIGINT or SIGHUP stop it gracefully: running items finish or are
-checkpointed, and resume on the next start.`,
-    options: [{ name: 'no-listen', text: "Do not open the local service's HTTP port" }],
+One daemon per store: a second msgflow start on the same store refuses (exit 2)
+naming the running one's pid and host. It stays up until stopped, even with
+nothing to schedule. SIGTERM, SIGINT or SIGHUP stop it gracefully: running
+items finish or are checkpointed, and resume on the next start. A run whose
+process crashed 3 times is marked failed instead of resumed again.`,
+    options: [
+      { name: 'no-listen', text: "Do not open the local service's HTTP port" },
+      { name: 'no-ui', text: 'Do not serve the dashboard and API (config.yaml ui:, http://127.0.0.1:7071 by default)' },
+    ],
   },
   run: {
     args: 'FLOW',
     summary: 'Run one flow now (FLOW: its name or its file).',
     description: `Runs a flow once, now, and waits for it to end. FLOW is a flow's name: or its
-file. A progress bar shows on a terminal; otherwise one line every few seconds.`,
+file. A progress bar shows on a terminal; otherwise one line every few seconds.
+
+An unfinished run of the flow (Ctrl-C, a crash) is resumed from its checkpoint
+only when it started with the same inputs and the same flow file; otherwise
+the command names it and exits 2: resume it with --resume ID, discard it with
+'msgflow runs cancel ID', or start a fresh run beside it with --new. While a
+run of the flow is live in another process (on any host), the command says so
+and exits 2; --wait waits for it to end instead.
+
+Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
+2 usage error or a run of the flow is live/unfinished, 130 Ctrl-C, 143 SIGTERM.`,
     options: [
-      { name: 'input', short: 'i', type: 'string', multiple: true, arg: 'k=v', text: "Set an input (repeatable); coerced to the input's type" },
-      { name: 'dry-run', text: 'Evaluate and validate every step and item; call nothing' },
+      { name: 'input', short: 'i', type: 'string', multiple: true, arg: 'k=v', text: "Set an input (repeatable); coerced to the input's type; an undeclared input exits 2" },
+      { name: 'dry-run', text: 'Predict: actions with dryRun: true run with a client that refuses writing methods; others are not called' },
+      { name: 'new', text: 'Start a fresh run even if an unfinished one exists' },
+      { name: 'resume', type: 'string', arg: 'ID', text: 'Resume this unfinished run of the flow' },
+      { name: 'wait', text: 'Wait for a live run of the flow to end, then go on' },
       { name: 'json', text: 'Print the run record as JSON at the end' },
-      { name: 'new', text: 'Start a fresh run instead of resuming an unfinished one' },
     ],
   },
   runs: {
-    summary: 'List run history.',
+    args: '[show|cancel|retry ID]',
+    summary: 'List run history; runs show|cancel|retry ID.',
     description: `Lists run history, newest first: id, flow, status, started, duration,
-items done/failed.`,
+items done/failed. A run whose owner process is gone shows as interrupted;
+a waiting run shows its reason and when the wait ends.`,
+    subcommands: [
+      ['show ID', "The run's inputs, steps (status, counts, output, duration), failed items with errors, log lines"],
+      ['cancel ID', 'A run not executing is cancelled at once; a running one stops at its next item boundary'],
+      ['retry ID', "A new run of a finished run's flow, with its inputs, redoing only its failed items"],
+    ],
     options: [
-      { name: 'flow', type: 'string', arg: 'NAME', text: 'Only runs of this flow' },
+      { name: 'flow', type: 'string', arg: 'NAME', text: 'Only runs of this flow (an unknown flow exits 2)' },
       { name: 'limit', type: 'string', arg: 'N', text: 'At most N runs (default 20)' },
       { name: 'json', text: 'Machine-readable output' },
     ],
+  },
+  pauses: {
+    args: '[lift INSTANCE]',
+    summary: 'List instance-wide pauses; pauses lift INSTANCE.',
+    description: `Lists instance-wide pauses (e.g. checkAccount paused by rate_limit_exceeded)
+with their reason and end. 'pauses lift INSTANCE' (config name or identity)
+lifts them: jobs call the instance again at once.`,
+    subcommands: [['lift INSTANCE', "Lift the instance's pauses (config name or identity)"]],
+    options: [{ name: 'json', text: 'Machine-readable output' }],
   },
   validate: {
     args: '[FILE...]',
@@ -119,6 +153,18 @@ Point your editor at it for autocomplete, e.g. in a flow file:
     options: [
       { name: 'out', short: 'o', type: 'string', arg: 'FILE', text: 'Write it to FILE instead of stdout' },
       { name: 'check', text: 'With --out: exit 1 when FILE is out of date (without --out: usage error)' },
+    ],
+  },
+  ui: {
+    summary: 'Serve the dashboard and HTTP API over the store.',
+    description: `Serves the dashboard and its JSON API (docs/dashboard.md) over this project's
+store, without running the scheduler: it shows the runs a daemon or
+msgflow run records, live. Run now from the dashboard runs the flow in this
+process. Settings come from config.yaml's ui: (port 7071, host 127.0.0.1,
+token \${MSGFLOW_UI_TOKEN:-}); a non-loopback host needs a token.`,
+    options: [
+      { name: 'port', short: 'p', type: 'string', arg: 'N', text: 'Port (default: ui.port, 7071); 0 picks a free one' },
+      { name: 'host', type: 'string', arg: 'H', text: 'Address to bind (default: ui.host, 127.0.0.1)' },
     ],
   },
 };

@@ -17,8 +17,10 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   validate: async () => (await import('./commands/validate.js')).validate,
   run: async () => (await import('./commands/run.js')).run,
   runs: async () => (await import('./commands/runs.js')).runs,
+  pauses: async () => (await import('./commands/pauses.js')).pauses,
   start: async () => (await import('./commands/start.js')).start,
   schema: async () => (await import('./commands/schema.js')).schema,
+  ui: async () => (await import('./commands/ui.js')).ui,
   test: async () => (await import('./commands/test.js')).test,
   init: async () => (await import('./commands/init.js')).init,
 };

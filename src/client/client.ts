@@ -15,7 +15,7 @@ import type {
   ResponseMap,
 } from '../api/types.js';
 import { validateRequest } from '../api/validate.js';
-import { systemClock } from '../util/clock.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { computeBackoff } from './backoff.js';
 import { createHttpTransport } from './http-transport.js';
 import { type ClientOptions, parseClientOptions } from './options.js';
@@ -72,6 +72,7 @@ export function createClient(options: ClientOptions): MsgflowClient {
   const acquire = createMethodRateLimiters(opts.rateLimits, opts.rateLimit, clock);
   // Aborted by close(): ends every pending rate-limit wait, backoff and request.
   const lifetime = new AbortController();
+  const deps: AttemptDeps = { transport, clock, logger, secrets };
 
   async function call<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions = {}): Promise<ResponseMap[M]> {
     try {
@@ -84,29 +85,13 @@ export function createClient(options: ClientOptions): MsgflowClient {
 
   async function callWithRetries<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions): Promise<ResponseMap[M]> {
     lifetime.signal.throwIfAborted();
-    // Strict: a typo such as `chatID` is an error here, before anything leaves.
-    const parsed = validateRequest(method, request, { strict: true }) as Record<string, unknown>;
-    const timeoutMs = callOptions.timeoutMs ?? opts.timeoutMs;
-    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
-      throw new ValidationError('timeoutMs: expected a positive integer of ms', 'timeoutMs', { code: 'CLIENT_OPTIONS_INVALID' });
-    }
+    const req = buildRequest(method, request, callOptions, opts.timeoutMs, lifetime.signal);
+    const signal = req.signal!;
     const spec = METHOD_SPECS[method];
-    // A signal of its own per call: listeners that got and the clock add go on
-    // it, not on the client-wide one shared by every concurrent call.
-    const signal = AbortSignal.any(callOptions.signal ? [callOptions.signal, lifetime.signal] : [lifetime.signal]);
-    const req: TransportRequest = {
-      method,
-      httpMethod: spec.httpMethod,
-      timeoutMs,
-      signal,
-      ...(spec.httpMethod === 'GET'
-        ? { query: Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)])) }
-        : { body: parsed }),
-    };
 
     for (let attempt = 1; ; attempt++) {
       await acquire(method, signal);
-      const outcome = await attemptOnce<M>(req, attempt);
+      const outcome = await attemptOnce<M>(deps, req, attempt);
       if (outcome.ok) return outcome.value;
       const { error, retry, retryAfterMs } = outcome;
       if (attempt > opts.retries || !mayRetry(retry, spec.idempotent)) throw error;
@@ -129,60 +114,6 @@ export function createClient(options: ClientOptions): MsgflowClient {
     }
   }
 
-  async function attemptOnce<M extends ApiMethod>(req: TransportRequest, attempt: number): Promise<Outcome<M>> {
-    const method = req.method as M;
-    const path = redactedPath(method);
-    const started = clock.now();
-    let res: TransportResponse;
-    try {
-      res = await transport.request(req);
-    } catch (err) {
-      if (req.signal?.aborted) throw req.signal.reason;
-      const error = asNetworkError(method, err);
-      logger?.debug(`${req.httpMethod} ${path} failed: ${error.message}`, {
-        method,
-        path,
-        durationMs: clock.now() - started,
-        attempt,
-        code: error.code,
-      });
-      return { ok: false, error, retry: error.mayHaveReachedServer ? 'idempotent' : 'always' };
-    }
-    logger?.debug(`${req.httpMethod} ${path} ${res.statusCode}`, {
-      method,
-      path,
-      status: res.statusCode,
-      durationMs: clock.now() - started,
-      attempt,
-    });
-    return interpretResponse(method, res, secrets, clock.now());
-  }
-
-  function asNetworkError(method: ApiMethod, err: unknown): NetworkError {
-    if (err instanceof NetworkError) {
-      if (!leaksSecret(err)) return err;
-      // A custom transport's error that carries a secret: same meaning, redacted.
-      const reason = redact(String(err.params.reason ?? err.message), secrets);
-      return new NetworkError(method, reason, err.mayHaveReachedServer, {
-        code: err.code === 'TIMEOUT' ? 'TIMEOUT' : 'NETWORK_ERROR',
-        timeoutMs: err.params.timeoutMs as number | undefined,
-        cause: sanitizedCause(err.cause ?? err, secrets),
-      });
-    }
-    // A transport must reject with NetworkError only; anything else is a
-    // fault we know nothing about, so it counts as possibly processed.
-    const cause = sanitizedCause(err, secrets);
-    return new NetworkError(method, `${cause.name}: ${cause.message}`, true, { cause });
-  }
-
-  function leaksSecret(err: Error): boolean {
-    for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-      const text = `${e.message}\n${e.stack ?? ''}`;
-      if (redact(text, secrets) !== text) return true;
-    }
-    return false;
-  }
-
   const client = {
     description: transport.description,
     async close() {
@@ -195,6 +126,91 @@ export function createClient(options: ClientOptions): MsgflowClient {
     client[method] = (request: unknown, callOptions?: CallOptions) => call(method, request, callOptions);
   }
   return Object.freeze(client) as unknown as MsgflowClient;
+}
+
+interface AttemptDeps {
+  transport: Transport;
+  clock: Clock;
+  logger: ReturnType<typeof redactingLogger>;
+  secrets: Secrets;
+}
+
+/** One attempt through the transport, mapped to an Outcome (pure mapping in response.ts). */
+async function attemptOnce<M extends ApiMethod>(d: AttemptDeps, req: TransportRequest, attempt: number): Promise<Outcome<M>> {
+  const { transport, clock, logger, secrets } = d;
+  const method = req.method as M;
+  const path = redactedPath(method);
+  const started = clock.now();
+  let res: TransportResponse;
+  try {
+    res = await transport.request(req);
+  } catch (err) {
+    if (req.signal?.aborted) throw req.signal.reason;
+    const error = asNetworkError(method, err, secrets);
+    logger?.debug(`${req.httpMethod} ${path} failed: ${error.message}`, {
+      method,
+      path,
+      durationMs: clock.now() - started,
+      attempt,
+      code: error.code,
+    });
+    return { ok: false, error, retry: error.mayHaveReachedServer ? 'idempotent' : 'always' };
+  }
+  logger?.debug(`${req.httpMethod} ${path} ${res.statusCode}`, {
+    method,
+    path,
+    status: res.statusCode,
+    durationMs: clock.now() - started,
+    attempt,
+  });
+  return interpretResponse(method, res, secrets, clock.now());
+}
+
+/** Validates a call and builds its transport request (nothing has left yet). */
+function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOptions, defaultTimeoutMs: number, lifetime: AbortSignal): TransportRequest {
+  // Strict: a typo such as `chatID` is an error here, before anything leaves.
+  const parsed = validateRequest(method, request, { strict: true }) as Record<string, unknown>;
+  const timeoutMs = callOptions.timeoutMs ?? defaultTimeoutMs;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) {
+    throw new ValidationError('timeoutMs: expected a positive integer of ms', 'timeoutMs', { code: 'CLIENT_OPTIONS_INVALID' });
+  }
+  const spec = METHOD_SPECS[method];
+  // A signal of its own per call: listeners that got and the clock add go on
+  // it, not on the client-wide one shared by every concurrent call.
+  const signal = AbortSignal.any(callOptions.signal ? [callOptions.signal, lifetime] : [lifetime]);
+  return {
+    method,
+    httpMethod: spec.httpMethod,
+    timeoutMs,
+    signal,
+    ...(spec.httpMethod === 'GET' ? { query: Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)])) } : { body: parsed }),
+  };
+}
+
+/** The NetworkError a transport failure means, secrets redacted. */
+function asNetworkError(method: ApiMethod, err: unknown, secrets: Secrets): NetworkError {
+  if (err instanceof NetworkError) {
+    if (!leaksSecret(err, secrets)) return err;
+    // A custom transport's error that carries a secret: same meaning, redacted.
+    const reason = redact(String(err.params.reason ?? err.message), secrets);
+    return new NetworkError(method, reason, err.mayHaveReachedServer, {
+      code: err.code === 'TIMEOUT' ? 'TIMEOUT' : 'NETWORK_ERROR',
+      timeoutMs: err.params.timeoutMs as number | undefined,
+      cause: sanitizedCause(err.cause ?? err, secrets),
+    });
+  }
+  // A transport must reject with NetworkError only; anything else is a
+  // fault we know nothing about, so it counts as possibly processed.
+  const cause = sanitizedCause(err, secrets);
+  return new NetworkError(method, `${cause.name}: ${cause.message}`, true, { cause });
+}
+
+function leaksSecret(err: Error, secrets: Secrets): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const text = `${e.message}\n${e.stack ?? ''}`;
+    if (redact(text, secrets) !== text) return true;
+  }
+  return false;
 }
 
 function mayRetry(rule: RetryRule, idempotent: boolean): boolean {

@@ -3,6 +3,7 @@
  * whether it may be retried. Pure: no I/O, no clock beyond `now`.
  */
 import { AccountCheckError, ApiError, MsgflowError, RateLimitError } from '../api/errors.js';
+import type { ErrorCode } from '../api/error-codes.js';
 import type { ApiMethod } from '../api/methods.js';
 import { redact, type Secrets } from '../api/redact.js';
 import type { ResponseMap } from '../api/types.js';
@@ -45,7 +46,7 @@ export function interpretResponse<M extends ApiMethod>(
       return { ok: false, error, retry: 'never' };
     }
     const reason = typeof body.reason === 'string' ? redact(body.reason, secrets) : 'status: false';
-    return { ok: false, error: new AccountCheckError(reason, status), retry: 'never' };
+    return { ok: false, error: new AccountCheckError(reason, status, { code: accountCheckCode(reason) }), retry: 'never' };
   }
 
   if (status >= 200 && status < 300) {
@@ -61,8 +62,47 @@ export function interpretResponse<M extends ApiMethod>(
     const error = new RateLimitError(method, 'http', retryAfterMs ?? 0, message, { status });
     return { ok: false, error, retry: 'always', retryAfterMs };
   }
-  const error = new ApiError(method, status, message);
+  const error = new ApiError(method, status, message, { code: errorCode(method, status, message) });
   return status >= 500 ? { ok: false, error, retry: 'idempotent', retryAfterMs } : { ok: false, error, retry: 'never' };
+}
+
+const CONTACT_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>(['addContact', 'editContact', 'deleteContact']);
+
+/**
+ * The catalogue code of an error answer (not 429, handled above), from the
+ * status first and, where one status has several meanings for a method, the
+ * service's answer as the spec words it. This is the only place that reads
+ * the service's text: everything after it decides by code (classify()).
+ */
+export function errorCode(method: ApiMethod, status: number, message: string): ErrorCode {
+  if (status === 401) return 'UNAUTHORIZED';
+  if (status === 403) return 'INSTANCE_NOT_FOUND';
+  if (status >= 500) return 'SERVER_ERROR';
+  if (status === 404 && CONTACT_METHODS.has(method)) return 'NOT_ON_MESSENGER';
+  if (status === 400) {
+    if (/^Validation failed/i.test(message)) return 'VALIDATION_FAILED';
+    // The spec lists a single other 400 for addContact: "Contact <chat_id> already exists".
+    if (method === 'addContact') return 'CONTACT_EXISTS';
+    if (method === 'getMessage' && /^chatId not found/i.test(message)) return 'CHAT_NOT_FOUND';
+    if (method === 'getMessage' && /^Message not found/i.test(message)) return 'MESSAGE_NOT_FOUND';
+    return 'VALIDATION_FAILED';
+  }
+  const byStatus: Partial<Record<number, ErrorCode>> = {
+    404: 'PATH_NOT_FOUND',
+    405: 'HTTP_METHOD_NOT_ALLOWED',
+    413: 'PAYLOAD_TOO_LARGE',
+    415: 'UNSUPPORTED_MEDIA_TYPE',
+  };
+  return byStatus[status] ?? 'API_ERROR';
+}
+
+/**
+ * checkAccount's `{status:false, reason}`: a request naming both or neither of
+ * phoneNumber/username (definite for this item), else the instance is
+ * starting or not authorized (fatal for the instance).
+ */
+export function accountCheckCode(reason: string): ErrorCode {
+  return /phoneNumber|username/i.test(reason) ? 'CHECK_ACCOUNT_TARGET' : 'INSTANCE_NOT_READY';
 }
 
 /** The error text the service gave: `message`, else `reason`, else the raw text, else the status. */

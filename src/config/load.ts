@@ -1,6 +1,6 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, MsgflowError } from '../api/errors.js';
+import { combineErrors, ConfigError, MsgflowError } from '../api/errors.js';
 import { issuesToConfigErrors, reservedKeyErrors } from '../util/config-issues.js';
 import { formatKeyPath, parseYamlSource, type KeyPath } from '../util/yaml-source.js';
 import { interpolateEnv } from './interpolate.js';
@@ -58,10 +58,7 @@ function aggregate(errors: ConfigError[]): ConfigError {
   };
   const seen = new Set<string>();
   const sorted = errors.filter((e) => (seen.has(e.message) ? false : (seen.add(e.message), true))).sort((a, b) => pos(a) - pos(b));
-  if (sorted.length === 1) return sorted[0]!;
-  const agg = new ConfigError('CONFIG_INVALID', sorted[0]!.params as Record<string, unknown>);
-  agg.message = sorted.map((e) => e.message).join('\n');
-  return agg;
+  return combineErrors(sorted, (first) => new ConfigError('CONFIG_INVALID', first.params as Record<string, unknown>));
 }
 
 /** Rules that span sections: a `local` instance needs a `local:` section with instances. */

@@ -37,6 +37,16 @@ export const InstanceSchema = z
     }
   });
 
+/** The dashboard and HTTP API of `msgflow start` / `msgflow ui` (docs/dashboard.md). */
+export const UiSchema = z.strictObject({
+  /** TCP port; 0 picks a free one. @default 7071 */
+  port: z.number().int().min(0).max(65535).default(7071),
+  /** Address to bind. A non-loopback address requires `token`. @default 127.0.0.1 */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Bearer token every state-changing request must carry; empty: none (loopback only). @default '' */
+  token: z.string().default(''),
+});
+
 export const ConfigSchema = z.strictObject({
   /** Named instances flows refer to with `instance:`. */
   instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
@@ -49,7 +59,10 @@ export const ConfigSchema = z.strictObject({
   plugins: z.array(z.string().min(1)).default([]),
   /** Log level of the daemon. @default info */
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  /** Dashboard and HTTP API. @default { port: 7071, host: 127.0.0.1, token: '' } */
+  ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
 });
 
 export type InstanceConfig = z.output<typeof InstanceSchema>;
 export type ConfigData = z.output<typeof ConfigSchema>;
+export type UiConfig = z.output<typeof UiSchema>;

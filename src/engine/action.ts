@@ -156,6 +156,13 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * @default false
    */
   dryRun?: boolean;
+  /**
+   * Whether the action changes something outside msgflow (sends, adds or
+   * edits contacts). A flow with a writing step runs at most once at a time
+   * unless its `concurrency.max` says otherwise. API methods are known from
+   * METHOD_SPECS[m].writes. @default false
+   */
+  writes?: boolean;
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
 }
 

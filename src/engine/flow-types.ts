@@ -83,6 +83,11 @@ export interface Flow {
   /** Environment values visible as `env.*` (only those listed: flows do not see the whole environment). */
   env: Record<string, string>;
   steps: FlowStep[];
+  /**
+   * Runs of this flow (or of its group) live at once, enforced through the
+   * store. @default { group: flow name, max: 1 when a step writes, else unlimited }
+   */
+  concurrency?: { group?: string; max?: number };
   /** Absolute path of the file. */
   file: string;
   /** Directory relative input files resolve against (the project root: config file's dir). */

@@ -23,7 +23,13 @@ import type { LocalRequest, LocalResponse } from './types.js';
 
 const StateBody = z.strictObject({ state: z.enum(['authorized', 'notAuthorized', 'starting'], { error: "'state' must be one of authorized, notAuthorized, starting" }) });
 
-const ROUTES: Record<string, 'GET' | 'POST'> = { incoming: 'POST', state: 'POST', queue: 'GET', contacts: 'GET' };
+/** Null prototype: `constructor`, `__proto__` and friends are unknown actions, not Object's members. */
+const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(Object.create(null) as Record<string, 'GET' | 'POST'>, {
+  incoming: 'POST',
+  state: 'POST',
+  queue: 'GET',
+  contacts: 'GET',
+} as const);
 
 export async function handleAdmin(instance: LocalInstance, action: string, req: LocalRequest): Promise<LocalResponse> {
   const expected = ROUTES[action];

@@ -18,6 +18,13 @@ export const AccountSchema = z.strictObject({
   hidden: z.boolean().default(false),
 });
 
+export const PopulationSchema = z.strictObject({
+  /** Leading digits of the numbers this entry covers, e.g. "7920". */
+  prefix: z.union([z.string().regex(/^\d{1,15}$/, { error: 'expected 1 to 15 digits' }), z.number().int().nonnegative()]).transform((v) => String(v)),
+  /** Share of those numbers that have an account, 0 to 1. */
+  share: z.number().min(0, { error: 'expected a share from 0 to 1' }).max(1, { error: 'expected a share from 0 to 1' }),
+});
+
 const rateLimitsShape = Object.fromEntries(
   API_METHODS.map((m) => [m, z.number().int().min(0, { error: 'expected requests/second, 0 for unlimited' }).optional()]),
 ) as Record<ApiMethod, z.ZodOptional<z.ZodNumber>>;
@@ -49,6 +56,13 @@ export const NetworkSchema = z.strictObject({
   /** Name of the messenger in texts such as `<chat_id> is not on <messenger>`. @default WhatsApp */
   name: z.string().default('WhatsApp'),
   accounts: z.array(AccountSchema).default([]),
+  /**
+   * Simulated population: every number starting with `prefix` has an account
+   * with probability `share`, decided from the number itself (the same answer
+   * in every run and process). Explicit `accounts` win; when several prefixes
+   * match, the longest decides. @default []
+   */
+  population: z.array(PopulationSchema).default([]),
   /** A sent message becomes delivered after this many ms. @default 1000 */
   deliveredAfterMs: z.number().int().min(0).default(1000),
   /** ...and read after this many ms; omitted: never read. */
@@ -62,12 +76,24 @@ export const LocalSchema = z.strictObject({
   host: z.string().default('127.0.0.1'),
   /** lowdb files and fetched files live here (relative to the config file). @default .msgflow/local */
   dataDir: z.string().default('.msgflow/local'),
-  network: NetworkSchema.default({ name: 'WhatsApp', accounts: [], deliveredAfterMs: 1000 }),
+  network: NetworkSchema.default({ name: 'WhatsApp', accounts: [], population: [], deliveredAfterMs: 1000 }),
   instances: z.array(LocalInstanceSchema).default([]),
   /** Largest file sendFileByUrl fetches, bytes. @default 104857600 (100 MiB) */
   maxFileBytes: z.number().int().positive().default(100 * 1024 * 1024),
   /** Timeout for fetching urlFile, ms. @default 30000 */
   fetchTimeoutMs: z.number().int().positive().default(30_000),
+  /** How urlFile links are fetched. */
+  fetch: z
+    .strictObject({
+      /**
+       * Fetch urlFile from loopback, private (10/8, 172.16/12, 192.168/16,
+       * 100.64/10, fc00::/7) and link-local addresses, checked after DNS
+       * resolution and on every redirect. msgflow's own publicUrl and port
+       * are always allowed. @default false
+       */
+      allowPrivate: z.boolean().default(false),
+    })
+    .default({ allowPrivate: false }),
   /** Redirects followed when fetching urlFile. @default 5 */
   maxRedirects: z.number().int().min(0).max(20).default(5),
   /** How long fetched files are kept, ms. @default 86400000 (24 h) */
@@ -84,3 +110,4 @@ export type LocalConfig = z.output<typeof LocalSchema>;
 export type LocalInstanceConfig = z.output<typeof LocalInstanceSchema>;
 export type NetworkConfig = z.output<typeof NetworkSchema>;
 export type AccountConfig = z.output<typeof AccountSchema>;
+export type PopulationConfig = z.output<typeof PopulationSchema>;

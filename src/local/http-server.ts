@@ -62,12 +62,16 @@ async function onRequest(service: Handler, opts: ListenOptions, req: http.Incomi
     if (Number.isFinite(declared) && declared > opts.maxBodyBytes) return tooLarge(req, res, opts.maxBodyBytes);
     const body = await readBody(req, opts.maxBodyBytes);
     if (body === 'too-large') return tooLarge(req, res, opts.maxBodyBytes);
-    const url = new URL(req.url ?? '/', 'http://local');
-    const query: Record<string, string> = {};
-    for (const [k, v] of url.searchParams) if (!(k in query)) query[k] = v;
+    const target = parseTarget(req.url ?? '/');
+    if (typeof target === 'string') {
+      send(req, res, { status: 400, headers: { ...JSON_HEADERS }, body: { message: new MsgflowError('BAD_REQUEST_TARGET', { reason: target }).message } });
+      return;
+    }
+    const query: Record<string, string> = Object.create(null) as Record<string, string>;
+    for (const [k, v] of target.searchParams) if (!(k in query)) query[k] = v;
     const answer = await service.handle({
       httpMethod: req.method ?? 'GET',
-      path: url.pathname,
+      path: target.pathname,
       query,
       headers: req.headers,
       body,
@@ -79,6 +83,35 @@ async function onRequest(service: Handler, opts: ListenOptions, req: http.Incomi
     if (!res.headersSent && !res.destroyed) {
       res.writeHead(500, JSON_HEADERS).end(JSON.stringify({ message: new MsgflowError('INTERNAL', { reason: 'request failed' }).message }));
     }
+  }
+}
+
+/**
+ * The request-target as a path and query, or why it is not one we answer
+ * (400): only origin-form (`/a/b?c`) and absolute-form (`http://host/a/b`)
+ * are accepted, with no empty segment (`//`), backslash or control
+ * character. Never throws, so no target can cause a 500.
+ */
+export function parseTarget(raw: string): { pathname: string; searchParams: URLSearchParams } | string {
+  let t = raw;
+  if (/^https?:\/\//i.test(t)) {
+    try {
+      const u = new URL(t);
+      t = u.pathname + u.search;
+    } catch {
+      return 'not a valid absolute URL';
+    }
+  }
+  const q = t.indexOf('?');
+  const pathname = q < 0 ? t : t.slice(0, q);
+  if (!pathname.startsWith('/')) return "the path must start with '/'";
+  if (pathname.includes('//')) return "empty path segment ('//')";
+  if (pathname.includes('\\')) return "backslash in the path";
+  if (/[\x00-\x20\x7f]/.test(pathname)) return 'control character or space in the path';
+  try {
+    return { pathname, searchParams: new URLSearchParams(q < 0 ? '' : t.slice(q + 1)) };
+  } catch {
+    return 'unreadable query string';
   }
 }
 

@@ -3,7 +3,7 @@
  * account, who hides their number, and how fast messages are delivered and
  * read. Shared by all instances of one service, as a real network would be.
  */
-import type { NetworkConfig, AccountConfig } from './config.js';
+import type { NetworkConfig, AccountConfig, PopulationConfig } from './config.js';
 import { phoneOfChatId, chatKind } from '../api/chat-id.js';
 import type { StatusMessage } from '../api/types.js';
 
@@ -13,20 +13,35 @@ export class Network {
   readonly readAfterMs: number | undefined;
   private readonly byPhone = new Map<number, AccountConfig>();
   private readonly byUsername = new Map<string, AccountConfig>();
+  /** Longest prefix first, so the most specific entry decides. */
+  private readonly population: PopulationConfig[];
 
   constructor(config: NetworkConfig) {
     this.name = config.name;
     this.deliveredAfterMs = config.deliveredAfterMs;
     this.readAfterMs = config.readAfterMs;
+    this.population = [...config.population].sort((a, b) => b.prefix.length - a.prefix.length);
     for (const a of config.accounts) {
       this.byPhone.set(a.phone, a);
       if (a.username) this.byUsername.set(a.username.toLowerCase(), a);
     }
   }
 
-  /** The account on this number, hidden or not. */
+  /** The account on this number, hidden or not: an explicit one, else one of the population. */
   accountByPhone(phone: number): AccountConfig | undefined {
-    return this.byPhone.get(phone);
+    return this.byPhone.get(phone) ?? (this.inPopulation(phone) ? { phone, hidden: false } : undefined);
+  }
+
+  /**
+   * Whether the population gives this number an account: the longest
+   * matching prefix's `share` against a hash of the number's digits, so the
+   * answer is the same in every run and process.
+   */
+  inPopulation(phone: number): boolean {
+    if (this.population.length === 0) return false;
+    const digits = String(phone);
+    const entry = this.population.find((p) => digits.startsWith(p.prefix));
+    return entry !== undefined && numberHash(digits) < entry.share;
   }
 
   accountByUsername(username: string): AccountConfig | undefined {
@@ -39,7 +54,7 @@ export class Network {
    */
   hasAccount(chatId: string): boolean {
     const phone = phoneOfChatId(chatId);
-    return phone !== undefined && this.byPhone.has(phone);
+    return phone !== undefined && (this.byPhone.has(phone) || this.inPopulation(phone));
   }
 
   /** Display name of the account behind a personal chat id, if any. */
@@ -61,4 +76,23 @@ export class Network {
     if (age >= this.deliveredAfterMs) return 'delivered';
     return 'sent';
   }
+}
+
+/**
+ * A number's digits hashed to [0, 1): FNV-1a over the digits, then
+ * murmur3's finaliser so neighbouring numbers land far apart. Fixed forever:
+ * changing it would change who has an account in every saved test setup.
+ */
+export function numberHash(digits: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < digits.length; i++) {
+    h ^= digits.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) / 4294967296;
 }

@@ -12,7 +12,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { ConfigError, MsgflowError } from '../api/errors.js';
+import { combineErrors, ConfigError, MsgflowError } from '../api/errors.js';
 import { issuesToConfigErrors } from '../util/config-issues.js';
 import { parseYamlSource } from '../util/yaml-source.js';
 import { MessageInputSchema, type ParsedMessageInput } from './message-input.js';
@@ -68,8 +68,5 @@ function toMs(t: ParsedMessageInput['timestamp']): number {
 }
 
 function firstError(errors: ConfigError[]): ConfigError {
-  if (errors.length === 1) return errors[0]!;
-  const agg = new ConfigError('CONFIG_INVALID', errors[0]!.params as Record<string, unknown>);
-  agg.message = errors.map((e) => e.message).join('\n');
-  return agg;
+  return combineErrors(errors, (first) => new ConfigError('CONFIG_INVALID', first.params as Record<string, unknown>));
 }

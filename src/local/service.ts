@@ -22,7 +22,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { handleAdmin } from './admin.js';
 import { listenHttp, type HttpListener } from './http-server.js';
 import { LocalInstance } from './instance/instance.js';
-import { createMediaStore, type MediaStore } from './media/index.js';
+import { createMediaStore, privateRange, type MediaStore } from './media/index.js';
 import { Network } from './network.js';
 import { errorResponse, json, readJsonBody, splitPath, tokenMatches, validationResponse } from './request.js';
 import { loadSeedFile } from './seed.js';
@@ -95,6 +95,8 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
       maxRedirects: config.maxRedirects,
       retentionMs: config.fileRetentionMs,
       logger,
+      allowPrivate: config.fetch.allowPrivate,
+      isOwn: (u) => isOwnUrl(u, publicUrl()),
     });
   const publicUrl = () => (opts.publicUrl ?? config.publicUrl ?? boundUrl ?? `http://${config.host}:${config.port}`).replace(/\/+$/, '');
   const secrets = config.instances.map((i) => ({ idInstance: i.idInstance, apiTokenInstance: i.apiTokenInstance }));
@@ -243,6 +245,23 @@ function queryBody(_method: ApiMethod, query: LocalRequest['query']): Record<str
     out[k] = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(v) ? Number(v) : v;
   }
   return out;
+}
+
+/**
+ * Whether a urlFile points at this service itself (its publicUrl, or a
+ * loopback address on its port): the demo brochure under /_local/static/ is
+ * fetched this way, and it stays allowed when private addresses are not.
+ */
+function isOwnUrl(u: URL, publicUrl: string): boolean {
+  let own: URL;
+  try {
+    own = new URL(publicUrl);
+  } catch {
+    return false;
+  }
+  if (u.origin === own.origin) return true;
+  const loopback = (h: string) => h === 'localhost' || privateRange(h) === 'loopback' || privateRange(h) === 'unspecified';
+  return u.protocol === own.protocol && u.port === own.port && loopback(u.hostname) && loopback(own.hostname);
 }
 
 /** User input put in an error message: short, printable. */

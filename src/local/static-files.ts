@@ -1,7 +1,8 @@
 /**
  * `local.staticDir` served read-only under `/_local/static/`: a place for demo
  * and test files that sendFileByUrl can fetch with no internet (the example
- * broadcast sends data/brochure.pdf this way). Paths cannot leave the folder.
+ * broadcast sends public/brochure.pdf this way). Paths cannot leave the folder,
+ * and names starting with a dot are never served.
  */
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
@@ -11,7 +12,8 @@ import type { LocalFileBody, LocalResponse } from './types.js';
 
 /** The file under `root` at `segments`, or undefined (missing, a folder, or outside root). */
 export async function openStatic(root: string, segments: readonly string[]): Promise<LocalResponse | undefined> {
-  if (segments.length === 0 || segments.some((s) => s === '' || s === '.' || s === '..' || s.includes('\0') || /[\\/]/.test(s))) {
+  // Dotfiles and dot-folders (.env, .git/...) are never served.
+  if (segments.length === 0 || segments.some((s) => s === '' || s.startsWith('.') || s.includes('\0') || /[\\/]/.test(s))) {
     return undefined;
   }
   let file: string;

@@ -42,12 +42,15 @@ export function createClientResolver(
     const locals = config.local?.instances ?? [];
     const target = inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
     if (!target) throw new MsgflowError('USAGE', { reason: `instance '${name}': no matching local instance` });
+    // The client paces a local instance by that instance's own limits (0 =
+    // unlimited), not the published ones; limits set on the client win.
+    const local = { ...common, rateLimits: { ...target.rateLimits, ...inst.rateLimits } };
     const host = await getLocal();
     const idInstance = target.idInstance;
     const apiTokenInstance = inst.apiTokenInstance ?? target.apiTokenInstance;
-    if (host.mode === 'remote') return createClient({ ...common, apiUrl: host.url, idInstance, apiTokenInstance });
+    if (host.mode === 'remote') return createClient({ ...local, apiUrl: host.url, idInstance, apiTokenInstance });
     return createClient({
-      ...common,
+      ...local,
       apiUrl: host.url ?? 'http://local.invalid',
       idInstance,
       apiTokenInstance,

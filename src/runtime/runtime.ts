@@ -32,6 +32,13 @@ export interface RuntimeOptions {
   clock?: Clock;
   logger?: Logger;
   bus?: EngineBus;
+  /**
+   * Called once the store is open, before the local service listens: where
+   * `msgflow start` claims its one-daemon-per-store lease, so that a second
+   * daemon refuses before touching the port or the data directory. A throw
+   * closes the store and rejects createRuntime.
+   */
+  beforeListen?(store: EngineStore): Promise<void>;
 }
 
 export interface Runtime {
@@ -65,6 +72,15 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
       clock,
       logger: opts.logger,
     }));
+  const store = createStore(config.store, config.baseDir, { logger: opts.logger });
+  if (opts.beforeListen) {
+    try {
+      await opts.beforeListen(store);
+    } catch (e) {
+      await store.close().catch(() => {});
+      throw e;
+    }
+  }
   if (opts.listen && config.local) await local();
 
   const resolve = createClientResolver(config, local, { clock, logger: opts.logger });
@@ -80,7 +96,6 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   const registry = await buildRegistry(config);
 
-  const store = createStore(config.store, config.baseDir, { logger: opts.logger });
   const engine = createEngine({
     store,
     registry,
@@ -88,8 +103,9 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
     clock,
     clientFor,
     identityFor: (name) => identityOf(config, name),
+    // What the local service calls itself (publicUrl) or where it listens: `${{ local.url }}` in flows.
+    localUrl: config.local ? (config.local.publicUrl ?? `http://127.0.0.1:${config.local.port}`).replace(/\/+$/, '') : undefined,
     logger: opts.logger,
-    env: process.env,
     baseDir: config.baseDir,
   });
 

@@ -26,6 +26,7 @@
  * A status change is indexed after the run document is written, so the index
  * can lag behind a crash but never run ahead of it; runs indexed as resumable
  * are always re-read.
+ *   leases/<name>/<gen>.json   run ownership, daemon and concurrency claims (see lease-files.ts)
  *
  * One process owns a run at a time (the one executing it); other processes
  * (e.g. `msgflow runs`) only read, and always from disk.
@@ -47,6 +48,7 @@ import { runNotFound } from './errors.js';
 import { ItemLog, readLog, streamLog } from './item-log.js';
 import { KvLog } from './kv-log.js';
 import { LineTail } from './line-tail.js';
+import { fileLeases } from './lease-files.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
 import { type EngineStore, type ItemResult, type RunQuery, type RunRecord, type RunStatus, type StepRecord, type WaitRecord, RESUMABLE_STATUSES } from './types.js';
 
@@ -102,6 +104,7 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
   const runsDir = join(options.dir, 'runs');
   const kvDir = join(options.dir, 'kv');
+  const leases = fileLeases(join(options.dir, 'leases'));
   /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
   const dbs = new Map<string, Promise<Low<RunFile>>>();
   const logs = new Map<string, Promise<ItemLog>>();
@@ -357,6 +360,10 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
     async listWaits(runId) {
       return Object.values((await readRun(runId))?.waits ?? {});
     },
+    acquireLease: (name, lease) => leases.acquire(name, lease),
+    renewLease: (name, token, expiresAt) => leases.renew(name, token, expiresAt),
+    releaseLease: (name, token) => leases.release(name, token),
+    getLease: (name) => leases.get(name),
     kv,
     async close() {
       await Promise.all([...logs.keys()].map(closeLog));

@@ -6,7 +6,7 @@
  */
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
-import type { EngineStore, ItemResult, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
+import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
 
 const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
@@ -46,6 +46,8 @@ export function createMemoryStore(): EngineStore {
   const runs = new Map<string, RunData>();
   const kvs = new Map<string, Map<string, unknown>>();
   const journals = new Map<string, unknown[]>();
+  // Leases: one process, so a map is atomic enough (every operation is synchronous).
+  const leases = new Map<string, Lease>();
   const need = (id: string): RunData => {
     const r = runs.get(id);
     if (!r) throw runNotFound(id);
@@ -112,6 +114,24 @@ export function createMemoryStore(): EngineStore {
     },
     async listWaits(runId) {
       return [...(runs.get(runId)?.waits.values() ?? [])].map(copy);
+    },
+    async acquireLease(name, lease) {
+      const cur = leases.get(name);
+      if (cur && cur.token !== lease.token && cur.expiresAt > Date.now()) return copy(cur);
+      leases.set(name, copy(lease));
+      return undefined;
+    },
+    async renewLease(name, token, expiresAt) {
+      const cur = leases.get(name);
+      if (!cur || cur.token !== token) return false;
+      cur.expiresAt = expiresAt;
+      return true;
+    },
+    async releaseLease(name, token) {
+      if (leases.get(name)?.token === token) leases.delete(name);
+    },
+    async getLease(name) {
+      return copy(leases.get(name));
     },
     kv(namespace) {
       let m = kvs.get(namespace);

@@ -25,6 +25,7 @@
  * that error into an `interrupted` run, resumable once Redis is back. One
  * warning is logged when an outage starts and one line when Redis answers
  * again, never a stack per command.
+ *   lease:<name>              JSON of the Lease, with a PX TTL (SET NX; compare-and-set scripts)
  */
 import { MsgflowError } from '../api/errors.js';
 import type { Logger } from '../util/logger.js';
@@ -32,7 +33,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
-import type { EngineStore, ItemResult, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
+import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
 
 export interface RedisStoreOptions {
   /** @default redis://127.0.0.1:6379 */
@@ -80,6 +81,27 @@ function unavailable(e: unknown): unknown {
 function globPrefix(prefix: string): string {
   return prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`) + '*';
 }
+// Leases: compare the holder's token server-side, so a renewal or release
+// never touches a lease someone else took over in between.
+const LEASE_ACQUIRE = `local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, c = pcall(cjson.decode, cur)
+  if ok and c.token ~= ARGV[2] then return cur end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return false`;
+const LEASE_RENEW = `local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local c = cjson.decode(cur)
+if c.token ~= ARGV[1] then return 0 end
+c.expiresAt = tonumber(ARGV[2])
+redis.call('SET', KEYS[1], cjson.encode(c), 'PX', ARGV[3])
+return 1`;
+const LEASE_RELEASE = `local cur = redis.call('GET', KEYS[1])
+if cur and cjson.decode(cur).token == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`;
+
+const ttlOf = (expiresAt: number) => String(Math.max(1, Math.ceil(expiresAt - Date.now())));
 
 const parse = <T>(s: string | null | undefined): T | undefined => (s == null ? undefined : (JSON.parse(s) as T));
 
@@ -132,6 +154,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     waits: (id: string) => `${p}run:${id}:waits`,
     kv: (ns: string) => `${p}kv:${ns}`,
     journal: (id: string, stream: string) => `${p}run:${id}:journal:${stream}`,
+    lease: (name: string) => `${p}lease:${name}`,
   };
 
   function kv(namespace: string): DurableState {
@@ -244,6 +267,19 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     },
     async listWaits(runId) {
       return Object.values(await redis.hgetall(k.waits(runId))).map((v) => JSON.parse(v) as WaitRecord);
+    },
+    async acquireLease(name, lease) {
+      const cur = (await redis.eval(LEASE_ACQUIRE, 1, k.lease(name), JSON.stringify(lease), lease.token, ttlOf(lease.expiresAt))) as string | null;
+      return cur ? parse<Lease>(cur) : undefined;
+    },
+    async renewLease(name, token, expiresAt) {
+      return (await redis.eval(LEASE_RENEW, 1, k.lease(name), token, String(expiresAt), ttlOf(expiresAt))) === 1;
+    },
+    async releaseLease(name, token) {
+      await redis.eval(LEASE_RELEASE, 1, k.lease(name), token);
+    },
+    async getLease(name) {
+      return parse<Lease>(await redis.get(k.lease(name)));
     },
     kv,
     async close() {

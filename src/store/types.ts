@@ -72,6 +72,41 @@ export interface RunRecord {
   cancelRequested?: boolean;
   /** The process executing the run; a live owner elsewhere means "do not resume". */
   owner?: RunOwner;
+  /** Hash of the resolved inputs the run started with: `msgflow run` resumes only a run with the same. */
+  inputsHash?: string;
+  /** Hash of the flow file's content when the run started. */
+  flowHash?: string;
+  /** Times the run's owner process died (crashed, was killed) while executing it; counted before each resume. @default 0 */
+  crashes?: number;
+  /** What the last crash looked like (owner, step), for the `crashed the process N times` reason. */
+  lastCrash?: string;
+  /** Concurrency group the run holds a slot of (`concurrency.group`, default the flow name). */
+  group?: string;
+  /** `msgflow runs retry`: the finished run whose failed items this run redoes. */
+  retryOf?: string;
+}
+
+/**
+ * A time-limited claim held in the store (one live owner of a run, one
+ * daemon per store, a flow's concurrency slot). The holder renews it by
+ * heartbeat; once `expiresAt` is past it is free for anyone, whatever host
+ * held it.
+ */
+export interface Lease {
+  /** Unique per claim: renewals and releases compare it. */
+  token: string;
+  pid: number;
+  /** Host id of the holder (hostname, or MSGFLOW_HOST_ID). */
+  host: string;
+  /** The holder process's start time on its host (defeats pid reuse). */
+  procStart?: string;
+  /** Wall-clock ms since the epoch; the lease lapses unless renewed before. */
+  expiresAt: number;
+  acquiredAt: number;
+  /** The run this claim is for, when it is a run's or a concurrency slot's. */
+  runId?: string;
+  /** What holds it, for messages (`msgflow run`, `msgflow start`). */
+  label?: string;
 }
 
 export interface RunOwner {
@@ -79,7 +114,8 @@ export interface RunOwner {
   host: string;
 }
 
-export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
+/** `cancelled`: the step was running when its run was cancelled (its finished items are kept). */
+export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'cancelled';
 
 export interface StepRecord {
   runId: string;
@@ -92,6 +128,12 @@ export interface StepRecord {
   total?: number;
   done: number;
   failed: number;
+  /** Input records rejected before any call (a job's own count, from ctx.progress). @default 0 */
+  invalid?: number;
+  /** Items or records not attempted by design (`if:` false for the item, cache hits, opted out). @default 0 */
+  skipped?: number;
+  /** Records held by a durable wait when last reported. @default 0 */
+  waiting?: number;
   /**
    * Single step: the action's return value. forEach steps keep their per-item
    * results in the item log, not here, so this record stays small.
@@ -105,7 +147,8 @@ export interface StepRecord {
 export interface ItemResult {
   step: string;
   index: number;
-  status: 'succeeded' | 'failed';
+  /** `skipped`: a per-item `if:` was false (the action was not called). */
+  status: 'succeeded' | 'failed' | 'skipped';
   output?: unknown;
   error?: ErrorInfo;
   /** Attempts used (rate-limit waits excluded). */
@@ -172,6 +215,20 @@ export interface EngineStore {
   appendJournal(runId: string, stream: string, entries: readonly unknown[]): Promise<void>;
   /** Replays a journal, oldest first, streamed; empty when it does not exist. */
   readJournal<T = unknown>(runId: string, stream: string): AsyncIterable<T>;
+
+  /**
+   * Takes lease `name` atomically (across processes, and hosts sharing the
+   * store) when it is free, lapsed (`expiresAt` past, wall clock) or already
+   * held with `lease.token` (then it is renewed). Resolves undefined when
+   * taken, else with the current holder.
+   */
+  acquireLease(name: string, lease: Lease): Promise<Lease | undefined>;
+  /** Extends the lease to `expiresAt` if `token` still holds it; false when it was lost. */
+  renewLease(name: string, token: string, expiresAt: number): Promise<boolean>;
+  /** Frees the lease if `token` holds it (compare-and-delete); else does nothing. Also breaks a dead holder's lease. */
+  releaseLease(name: string, token: string): Promise<void>;
+  /** The current holder (possibly lapsed: compare `expiresAt`), or undefined. */
+  getLease(name: string): Promise<Lease | undefined>;
 
   /** Durable key/value namespace (scheduler state, action state shared across runs, run-scoped state). */
   kv(namespace: string): DurableState;

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccountCheckError, ApiError, MsgflowError, RateLimitError } from '../../src/api/errors.js';
+import { classify } from '../../src/api/failure.js';
 import { createClient, type MsgflowClient } from '../../src/client/index.js';
 import { ID, PERSONAL, TOKEN, VALID, message } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
@@ -27,19 +28,19 @@ const fail = <T>(p: Promise<T>) => p.then(
 );
 
 describe('HTTP statuses map to typed errors', () => {
-  const clientErrors: Array<[number, string]> = [
-    [400, `Contact ${PERSONAL} already exists`],
-    [401, 'wrong apiTokenInstance for this instance'],
-    [403, 'unknown instance'],
-    [404, `${PERSONAL} is not on the messenger`],
-    [413, 'request body is larger than 1048576 bytes'],
+  const clientErrors: Array<[number, string, string]> = [
+    [400, 'Validation failed. Details: \'firstName\' is required', 'VALIDATION_FAILED'],
+    [401, 'wrong apiTokenInstance for this instance', 'UNAUTHORIZED'],
+    [403, 'unknown instance', 'INSTANCE_NOT_FOUND'],
+    [404, `${PERSONAL} is not on the messenger`, 'NOT_ON_MESSENGER'],
+    [413, 'request body is larger than 1048576 bytes', 'PAYLOAD_TOO_LARGE'],
   ];
-  it.each(clientErrors)('%i -> ApiError with the service message, not retried', async (status, text) => {
+  it.each(clientErrors)('#8.10 %i -> ApiError with the service message and a catalogue code, not retried', async (status, text, code) => {
     server.script({ status, json: { message: text } });
     const err = await fail(client.editContact({ chatId: PERSONAL, firstName: 'Ann' }));
     expect(err).toBeInstanceOf(ApiError);
     expect(err).not.toBeInstanceOf(RateLimitError);
-    expect(err).toMatchObject({ code: 'API_ERROR', status, method: 'editContact', serviceMessage: text });
+    expect(err).toMatchObject({ code, status, method: 'editContact', serviceMessage: text });
     expect(err.message).toBe(`editContact failed with HTTP ${status}: ${text}`);
     expect(server.requests).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
@@ -62,7 +63,8 @@ describe('HTTP statuses map to typed errors', () => {
     server.fallback = { status, json: { message: 'upstream trouble' } };
     const err = await fail(client.getChatHistory({ chatId: PERSONAL }));
     expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ status, serviceMessage: 'upstream trouble' });
+    expect(err).toMatchObject({ code: 'SERVER_ERROR', status, serviceMessage: 'upstream trouble' });
+    expect(classify(err)).toBe('retryable');
     expect(server.requests).toHaveLength(4); // 1 + retries (3)
     expect(clock.sleeps).toHaveLength(3);
   });
@@ -71,7 +73,8 @@ describe('HTTP statuses map to typed errors', () => {
     server.fallback = { status: 429, json: { message: 'slow down' }, headers: { 'retry-after': '2' } };
     const err = await fail(client.getMessage(VALID.getMessage.request as never));
     expect(err).toBeInstanceOf(RateLimitError);
-    expect(err).toMatchObject({ scope: 'http', status: 429, retryAfterMs: 2000, serviceMessage: 'slow down' });
+    expect(err).toMatchObject({ code: 'TOO_MANY_REQUESTS', scope: 'http', status: 429, retryAfterMs: 2000, serviceMessage: 'slow down' });
+    expect(classify(err)).toBe('retryable');
     expect(server.requests).toHaveLength(4);
   });
 
@@ -83,12 +86,48 @@ describe('HTTP statuses map to typed errors', () => {
   });
 });
 
+describe('#8.10 one failure model: catalogue codes and their class', () => {
+  const cases: Array<[string, number, string, string, string]> = [
+    ['addContact', 400, `Contact ${PERSONAL} already exists`, 'CONTACT_EXISTS', 'definite'],
+    ['addContact', 400, "Validation failed. Details: 'firstName' is required", 'VALIDATION_FAILED', 'definite'],
+    ['addContact', 404, `${PERSONAL} is not on the messenger`, 'NOT_ON_MESSENGER', 'definite'],
+    ['deleteContact', 404, `${PERSONAL} is not on the messenger`, 'NOT_ON_MESSENGER', 'definite'],
+    ['addContact', 401, 'Unauthorized', 'UNAUTHORIZED', 'fatal'],
+    ['addContact', 403, 'Forbidden', 'INSTANCE_NOT_FOUND', 'fatal'],
+    ['getMessage', 400, 'chatId not found', 'CHAT_NOT_FOUND', 'definite'],
+    ['getMessage', 400, "Message not found by id 'BAE5F4886F6F2D05'", 'MESSAGE_NOT_FOUND', 'definite'],
+    ['getMessage', 404, 'Not Found', 'PATH_NOT_FOUND', 'definite'],
+  ];
+  it.each(cases)('%s HTTP %i %s -> %s (%s)', async (method, status, text, code, klass) => {
+    server.script({ status, json: { message: text } });
+    const call = (client as unknown as Record<string, (b: unknown) => Promise<unknown>>)[method]!;
+    const err = await fail(call(VALID[method as keyof typeof VALID].request));
+    expect(err.code).toBe(code);
+    expect(err.code).not.toBe('API_ERROR');
+    expect(classify(err)).toBe(klass);
+  });
+
+  it('a refused connection is NETWORK_ERROR, retryable', async () => {
+    const dead = createClient({ apiUrl: 'http://127.0.0.1:1', idInstance: ID, apiTokenInstance: TOKEN, clock, rateLimit: false, retries: 0 });
+    const err = await fail(dead.getChatHistory({ chatId: PERSONAL }));
+    await dead.close();
+    expect(err.code).toBe('NETWORK_ERROR');
+    expect(classify(err)).toBe('retryable');
+  });
+
+  it('a plain Error is definite unless its cause says otherwise', () => {
+    expect(classify(new Error('boom'))).toBe('definite');
+    expect(classify(new Error('wrapped', { cause: new MsgflowError('TIMEOUT', { method: 'x', timeoutMs: 1 }) }))).toBe('retryable');
+  });
+});
+
 describe('checkAccount failures inside the body', () => {
   it('{status:false, reason} with HTTP 200 -> AccountCheckError, not retried', async () => {
     server.script({ json: { status: false, reason: 'instance is notAuthorized' } });
     const err = await fail(client.checkAccount({ phoneNumber: 79001112233 }));
     expect(err).toBeInstanceOf(AccountCheckError);
-    expect(err).toMatchObject({ reason: 'instance is notAuthorized', status: 200, method: 'checkAccount' });
+    expect(err).toMatchObject({ code: 'INSTANCE_NOT_READY', reason: 'instance is notAuthorized', status: 200, method: 'checkAccount' });
+    expect(classify(err)).toBe('fatal');
     expect(server.requests).toHaveLength(1);
   });
 
@@ -97,13 +136,15 @@ describe('checkAccount failures inside the body', () => {
     const err = await fail(client.checkAccount({ username: '@ann' }));
     expect(err).toBeInstanceOf(AccountCheckError);
     expect(err.status).toBe(400);
+    expect(err.code).toBe('CHECK_ACCOUNT_TARGET');
+    expect(classify(err)).toBe('definite');
   });
 
   it('rate_limit_exceeded -> RateLimitError scope checkAccount, retryAfterMs from retryAfter, never retried', async () => {
     server.script({ json: { status: false, data: { status: 'fail', reason: 'rate_limit_exceeded', retryAfter: 7200 } } });
     const err = await fail(client.checkAccount({ phoneNumber: 79001112233 }));
     expect(err).toBeInstanceOf(RateLimitError);
-    expect(err).toMatchObject({ scope: 'checkAccount', retryAfterMs: 7_200_000, status: 200 });
+    expect(err).toMatchObject({ code: 'CHECK_ACCOUNT_RATE_LIMIT', scope: 'checkAccount', retryAfterMs: 7_200_000, status: 200 });
     expect(server.requests).toHaveLength(1);
     expect(clock.sleeps).toEqual([]);
   });

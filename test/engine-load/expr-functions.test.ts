@@ -32,7 +32,7 @@ const ev = (text: string, s: ExprScope = scope()) => evaluateTemplate(`\${{ ${te
 
 describe('#8 obs 4: data functions', () => {
   it('obs 4: filter and map take an arrow lambda, parsed by the interpreter (no eval)', () => {
-    expect(ev("filter(inputs.leads, x => x.country == 'DE')")).toEqual([scope().inputs.leads![0], scope().inputs.leads![2]]);
+    expect(ev("filter(inputs.leads, x => x.country == 'DE')")).toEqual([(scope().inputs.leads as unknown[])[0], (scope().inputs.leads as unknown[])[2]]);
     expect(ev('map(inputs.leads, (lead) => digits(lead.phone))')).toEqual(['79001112233', '79005550000', '491512345']);
     expect(ev("length(filter(inputs.leads, x => x.score > 2 && x.country != 'FR'))")).toBe(1);
     // Nested lambdas see their own parameter and the outer one.

@@ -50,15 +50,18 @@ export function makeContext(client: Partial<InstanceApi>, opts: { dryRun?: boole
   };
   const controller = new AbortController();
   const state = opts.state ?? memoryState();
+  const journal: unknown[] = [];
   const ctx: ActionContext = {
     client: client as InstanceApi,
     instanceName: 'default',
+    instance: { name: 'default', identity: 'default' },
     logger,
     run: { id: 'run-1', flow: 'test', step: 's', attempt: 1, dryRun: opts.dryRun ?? false, inputs: {} },
     signal: controller.signal,
     clock: systemClock,
     state,
     shared: () => memoryState(),
+    journal: { append: async (...e: unknown[]) => void journal.push(...e), replay: async function* () { yield* journal as any[]; } },
     wait: async () => {},
     progress: () => {},
     emit: () => {},

@@ -41,6 +41,10 @@ describe('runner durability', () => {
     expect((await createLowdbStore({ dir }).getSteps(runId))[0]).toMatchObject({ step: 'w', status: 'running', total: 3, done: 1 });
     expect(p1.engine.activeRuns()).toEqual([expect.objectContaining({ id: runId, status: 'waiting', itemsDone: 1 })]);
 
+    // Process 1 "dies": its claim on the run is broken as a dead owner's would be.
+    const claim = await p1.store.getLease(`run:${runId}`);
+    await p1.store.releaseLease(`run:${runId}`, claim!.token);
+
     // Process 2, one hour later.
     calls.length = 0;
     const clock2 = new ManualClock(T0 + HOUR);

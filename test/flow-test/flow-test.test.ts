@@ -14,7 +14,7 @@ let cwd: string;
 /** A copy of the repository's example project (config, flows, their tests, data, plugins). */
 beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'msgflow-flowtest-'));
-  for (const e of ['config.yaml', 'flows', 'data', 'plugins']) cpSync(path.join(ROOT, e), path.join(dir, e), { recursive: true });
+  for (const e of ['config.yaml', 'flows', 'data', 'plugins', 'public']) cpSync(path.join(ROOT, e), path.join(dir, e), { recursive: true });
   cwd = process.cwd();
   process.chdir(dir);
 });

@@ -1,10 +1,14 @@
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkAccountBulk, CheckAccountBulkInput } from '../../src/actions/index.js';
+import { checkAccountBulk, CHECK_REPORT_COLUMNS } from '../../src/actions/check-account-bulk.js';
+import { createActionTestContext, runAction, type ActionTestOptions } from '../../src/actions/testing.js';
+import { createClient } from '../../src/client/index.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { Durables, makeContext } from './helpers/context.js';
-import { localConfig, startLocal, tempDir, writeData, type LocalUnderTest } from './helpers/local.js';
+import { csvLine } from '../../src/actions/kit/index.js';
+import { ID, localConfig, startLocal, tempDir, writeData, type LocalUnderTest } from './helpers/local.js';
 
 const T0 = Date.parse('2026-01-05T09:00:00Z');
 const HOUR = 3_600_000;
@@ -36,79 +40,83 @@ async function start(dir: string, clock: ManualClock, instance: Record<string, u
   return l;
 }
 
-const input = (over: Record<string, unknown> = {}) =>
-  CheckAccountBulkInput.parse({ file: 'data/leads.csv', pace: { delay: 0, jitter: 0 }, report: 'reports/leads.csv', ...over });
+const withBlock = (over: Record<string, unknown> = {}) => ({ file: 'data/leads.csv', pace: { delay: 0, jitter: 0 }, report: 'reports/leads.csv', ...over });
 
 /** Successful (not rate-limited) checks per phone number that reached the service. */
-function checksPerNumber(l: LocalUnderTest): Map<number, number> {
-  const out = new Map<number, number>();
+function checksPerNumber(l: LocalUnderTest, into = new Map<number, number>()): Map<number, number> {
   for (const r of l.requests) {
     if (r.method !== 'checkAccount') continue;
     const a = r.answer as { status?: boolean };
     if (a && a.status === false) continue;
     const phone = Number((r.body as { phoneNumber: number }).phoneNumber);
-    out.set(phone, (out.get(phone) ?? 0) + 1);
+    into.set(phone, (into.get(phone) ?? 0) + 1);
   }
-  return out;
+  return into;
+}
+
+function ctxFor(o: Omit<ActionTestOptions, 'clock'> & { clock: ManualClock }) {
+  return createActionTestContext(o);
 }
 
 describe('checkAccount.bulk', () => {
-  it('pauses the instance on rate_limit_exceeded, survives a restart during the pause, and never re-checks a number', async () => {
+  it('pauses the instance on rate_limit_exceeded (one record in pauses, keyed by identity), survives a restart, never re-checks a number', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', LEADS);
     const clock = new ManualClock(T0);
-    const durables = new Durables();
+    const store = createMemoryStore();
 
     // ---- first process: 4 distinct checks, the 5th hits the service's limit
     const l1 = await start(dir, clock);
-    const ctx1 = makeContext({ client: l1.client, clock, durables, baseDir: dir });
-    const run1 = checkAccountBulk.run(ctx1, input());
+    const t1 = ctxFor({ client: l1.client, clock, store, baseDir: dir });
+    const run1 = runAction(checkAccountBulk, t1, withBlock());
     run1.catch(() => undefined);
-    await ctx1.waiting;
-    const pause = await durables.shared('checkAccount:default').get<{ until: number; retryAfterMs: number }>('pause');
-    expect(pause?.until).toBe(T0 + 2 * HOUR); // max(2h default, 60 s retryAfter)
-    expect(pause?.retryAfterMs).toBe(60_000);
-    expect(ctx1.waits[0]!.reason).toMatch(/rate_limit_exceeded/);
-    expect(ctx1.events.map((e) => e.name)).toContain('checkAccount.paused');
+    await t1.waiting;
+    const pause = await store.kv('shared:pauses').get<Record<string, unknown>>('inst-test:checkAccount');
+    expect(pause).toMatchObject({ instance: 'default', identity: 'inst-test', scope: 'checkAccount', until: T0 + 2 * HOUR, since: T0, retryAfterMs: 60_000 });
+    expect(pause?.reason).toMatch(/rate_limit_exceeded/);
+    expect(t1.waits[0]!.reason).toMatch(/rate_limit_exceeded/);
+    expect(t1.events.map((e) => e.name)).toContain('checkAccount.paused');
+    expect(t1.progress.at(-1)).toMatchObject({ done: 4, waiting: 1 }); // #8.7: waiting, not an ETA
     // kill the "process" in the middle of the pause
-    ctx1.abort.abort(new Error('killed'));
+    t1.abort(new Error('killed'));
     await expect(run1).rejects.toThrow();
     await l1.close();
     open = open.filter((x) => x !== l1);
 
-    // ---- restart: same durable state, a new service process on the same data
-    await clock.advance(HOUR); // one hour of the pause passes while down
+    // ---- restart: same store, a new service process on the same data
+    await clock.advance(HOUR);
     const l2 = await start(dir, clock);
-    const ctx2 = makeContext({ client: l2.client, clock, durables, baseDir: dir });
-    const run2 = checkAccountBulk.run(ctx2, input());
-    await ctx2.waiting;
-    expect(ctx2.waits[0]!.until).toBe(T0 + 2 * HOUR); // same wake time, only the rest is slept
+    const t2 = ctxFor({ client: l2.client, clock, store, baseDir: dir });
+    const run2 = runAction(checkAccountBulk, t2, withBlock());
+    await t2.waiting;
+    expect(t2.waits[0]!.until).toBe(T0 + 2 * HOUR); // same wake time, only the rest is slept
     expect(l2.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(0);
     await clock.advance(HOUR);
     const summary = await run2;
 
     expect(summary).toMatchObject({ total: 8, unique: 6, duplicates: 1, invalid: 1, exists: 3, none: 3, failed: 0, pauses: 1 });
-    // every valid number reached the service exactly once across both processes
-    const counts = new Map([...checksPerNumber(l1)].map(([k, v]) => [k, v + (checksPerNumber(l2).get(k) ?? 0)]));
-    for (const [k, v] of checksPerNumber(l2)) if (!counts.has(k)) counts.set(k, v);
+    const counts = checksPerNumber(l2, checksPerNumber(l1));
     expect([...counts.keys()].sort()).toEqual([79001112233, 79002223344, 79003334455, 79005550000, 79009990001, 79009990002]);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
 
+    // the report holds each record once, across the restart
     const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
-    expect(csv.split('\r\n')[0]).toContain('status');
+    const lines = csv.trimEnd().split('\r\n');
+    expect(lines[0]).toBe(CHECK_REPORT_COLUMNS.join(','));
+    expect(lines).toHaveLength(1 + 7);
     expect(csv).toMatch(/79001112233.*exists.*79001112233@c\.us/);
     expect(csv).toMatch(/8-800-bad.*invalid/);
-    expect(ctx2.progressLog.at(-1)).toEqual({ done: 6, total: 7, failed: 1 });
+    expect(t2.progress.at(-1)).toEqual({ done: 6, total: 8, failed: 0, invalid: 1, skipped: 1, waiting: 0 });
   });
 
   it('reuses results within the TTL, never re-checks a nonexistent number even with force, and re-checks after the TTL', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n79009990001\n');
     const clock = new ManualClock(T0);
-    const durables = new Durables();
+    const store = createMemoryStore();
     const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
     const run = (id: string, over: Record<string, unknown> = {}) =>
-      checkAccountBulk.run(makeContext({ client: l.client, clock, durables: Object.assign(new Durables(), { sharedSpaces: durables.sharedSpaces }), baseDir: dir, runId: id }), input({ ...over, report: `reports/${id}.json` }));
+      runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir, runId: id }), withBlock({ ...over, report: `reports/${id}.json` }));
 
     expect(await run('a')).toMatchObject({ exists: 1, none: 1, checked: 2, fromCache: 0 });
     expect(await run('b')).toMatchObject({ exists: 1, none: 1, checked: 0, fromCache: 2 });
@@ -118,34 +126,146 @@ describe('checkAccount.bulk', () => {
     expect(last.body).toEqual({ phoneNumber: 79001112233, force: true });
     const json = JSON.parse(await readFile(path.join(dir, 'reports/c.json'), 'utf8'));
     expect(json.rows.find((r: { phone: number }) => r.phone === 79009990001)).toMatchObject({ status: 'none', source: 'cache' });
+    expect(json.summary).toMatchObject({ exists: 1, none: 1 });
 
     await clock.advance(24 * HOUR + 1);
     expect(await run('d')).toMatchObject({ checked: 2, fromCache: 0 });
     expect(l.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(5);
   });
 
-  it('stops with a clear reason when the instance is not authorized', async () => {
+  it('#8.2 a wrong token stops checkAccount.bulk at the first call, saying what to fix', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/leads.csv', LEADS);
+    const clock = new ManualClock(T0);
+    const l = await start(dir, clock);
+    const t = ctxFor({ client: l.clientWith('wrong-token-0000'), clock, baseDir: dir });
+    const err = await runAction(checkAccountBulk, t, withBlock()).catch((e) => e);
+    expect(err.code).toBe('JOB_STOPPED');
+    expect(err.message).toMatch(/refused the token of instance 'default' \(HTTP 401\): check apiTokenInstance/);
+    expect(err.message).not.toContain('wrong-token-0000');
+    expect(l.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(1);
+  });
+
+  it('#8.2 an instance that is not authorized stops the job at the first check with what to do', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n79002223344\n');
+    const clock = new ManualClock(T0);
+    const l = await start(dir, clock, { state: 'notAuthorized' });
+    const err = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir }), withBlock()).catch((e) => e);
+    expect(err.code).toBe('JOB_STOPPED');
+    expect(err.message).toMatch(/instance 'default' is not ready \(.*notAuthorized.*\): authorize it/);
+    expect(l.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(1);
+  });
+
+  it('#8.2 a run of server errors stops the job (consecutive-failure guard); each is recorded, retryable, and checked again by the next attempt', async () => {
+    const dir = await tempDir();
+    const store = createMemoryStore();
+    await writeData(dir, 'data/leads.csv', LEADS);
+    let hits = 0;
+    const server = http.createServer((req, res) => {
+      hits++;
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"down"}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const client = createClient({ apiUrl: url, idInstance: ID, apiTokenInstance: 'token-123456', rateLimit: false, retries: 0 });
+    try {
+      const clock = new ManualClock(T0);
+      const t = ctxFor({ client, clock, store, baseDir: dir });
+      const err = await runAction(checkAccountBulk, t, withBlock({ maxConsecutiveFailures: 3 })).catch((e) => e);
+      expect(err.code).toBe('JOB_STOPPED');
+      expect(err.message).toMatch(/3 calls in a row failed \(last: checkAccount failed with HTTP 503: down\)/);
+      expect(hits).toBe(3);
+      const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
+      expect(csv.match(/,failed,/g)).toHaveLength(2); // the third stopped the job before its row
+
+      // the service is back: the step's next attempt checks the failed ones again, each row once in the report
+      const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
+      const s = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir }), withBlock());
+      expect(s).toMatchObject({ failed: 0, exists: 3, none: 3, invalid: 1 });
+      const lines = (await readFile(path.join(dir, 'reports/leads.csv'), 'utf8')).trimEnd().split('\r\n');
+      expect(lines).toHaveLength(1 + 7);
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('#8.3 caches and pauses are keyed by the instance identity, not its config name', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n');
     const clock = new ManualClock(T0);
-    const l = await start(dir, clock, { state: 'notAuthorized' });
-    const ctx = makeContext({ client: l.client, clock, durables: new Durables(), baseDir: dir });
-    const err = await checkAccountBulk.run(ctx, input()).catch((e) => e);
-    expect(err.code).toBe('JOB_STOPPED');
-    expect(err.message).toMatch(/instance 'default' cannot check accounts: .*notAuthorized/);
+    const store = createMemoryStore();
+    const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
+    const demo = { name: 'default', identity: 'inst-demo' };
+    const real = { name: 'default', identity: 'inst-real' };
+    await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir, runId: 'a', instance: demo }), withBlock());
+    expect(await store.kv('shared:checkAccount:inst-demo').get('n:79001112233')).toMatchObject({ e: true });
+    // `default` now points at another instance: nothing of the demo's is reused
+    const s = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir, runId: 'b', instance: real }), withBlock());
+    expect(s).toMatchObject({ checked: 1, fromCache: 0 });
+    expect(await store.kv('shared:checkAccount:default').entries()).toEqual([]);
   });
 
-  it('checks usernames, and a dry run sends nothing', async () => {
+  it('#8.5 a dry run predicts wouldCheck in the usual output shape and sends nothing', async () => {
+    expect(checkAccountBulk.dryRun).toBe(true);
     const dir = await tempDir();
     const clock = new ManualClock(T0);
     const l = await start(dir, clock);
-    const durables = new Durables();
-    const dry = makeContext({ client: l.client, clock, durables, baseDir: dir, dryRun: true });
-    const s1 = await checkAccountBulk.run(dry, input({ file: undefined, usernames: ['@alice', 'bob', '@nobody_here'], numbers: ['bad'] }));
-    expect(s1).toMatchObject({ unique: 3, invalid: 1, wouldCheck: 3, checked: 0 });
+    const t = ctxFor({ client: l.client, clock, baseDir: dir, dryRun: true });
+    const s1 = await runAction(checkAccountBulk, t, withBlock({ file: undefined, usernames: ['@alice', 'bob', '@nobody_here'], numbers: ['bad'] }));
+    expect(s1).toMatchObject({ unique: 3, invalid: 1, wouldCheck: 3, checked: 0, failed: 0, exists: 0 });
     expect(l.requests).toHaveLength(0);
-    const ctx = makeContext({ client: l.client, clock, durables: new Durables(), baseDir: dir });
-    const s2 = await checkAccountBulk.run(ctx, input({ file: undefined, usernames: ['@alice', 'bob', '@nobody_here', '@ALICE'] }));
+    const s2 = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir }), withBlock({ file: undefined, usernames: ['@alice', 'bob', '@nobody_here', '@ALICE'] }));
     expect(s2).toMatchObject({ unique: 3, duplicates: 1, exists: 2, none: 1 });
+    expect(s2).not.toHaveProperty('wouldCheck');
+  });
+
+  it('#8.7 invalid numbers are counted invalid (not failed) in progress, summary and report alike', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n12\nabc\n79001112233\n');
+    const clock = new ManualClock(T0);
+    const l = await start(dir, clock);
+    const t = ctxFor({ client: l.client, clock, baseDir: dir });
+    const s = await runAction(checkAccountBulk, t, withBlock());
+    expect(s).toMatchObject({ total: 4, invalid: 2, failed: 0, exists: 1, duplicates: 1 });
+    expect(t.progress.at(-1)).toMatchObject({ done: 1, failed: 0, invalid: 2, skipped: 1, total: 4 });
+    const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
+    expect(csv.match(/,invalid,/g)).toHaveLength(2);
+    expect(csv).not.toMatch(/,failed,/);
+  });
+
+  it('#8.13 report columns are the same from run to run, whatever the outcomes', async () => {
+    const dir = await tempDir();
+    const clock = new ManualClock(T0);
+    const l = await start(dir, clock);
+    const header = async (id: string, numbers: unknown[]) => {
+      await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: id }), withBlock({ file: undefined, numbers, report: `reports/${id}.csv` }));
+      return (await readFile(path.join(dir, `reports/${id}.csv`), 'utf8')).split('\r\n')[0];
+    };
+    expect(await header('only-invalid', ['bad'])).toBe(await header('checked', ['79001112233']));
+  });
+
+  it('streams a JSON array and JSON Lines input', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/a.json', JSON.stringify([{ phone: '79001112233' }, '79002223344', 79009990001]));
+    await writeData(dir, 'data/b.jsonl', '{"phone":"79001112233"}\n\n"@alice"\n');
+    const clock = new ManualClock(T0);
+    const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
+    const a = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: 'a' }), withBlock({ file: 'data/a.json' }));
+    expect(a).toMatchObject({ total: 3, exists: 2, none: 1 });
+    const b = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: 'b' }), withBlock({ file: 'data/b.jsonl' }));
+    expect(b).toMatchObject({ total: 2, exists: 2 });
+    await writeData(dir, 'data/c.json', '{"phone":"79001112233"}');
+    const err = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: 'c' }), withBlock({ file: 'data/c.json' })).catch((e) => e);
+    expect(err.message).toMatch(/data\/c\.json must hold a list of records/);
+  });
+});
+
+describe('report cells', () => {
+  it('#9.9 cells starting with = + - @ TAB CR are escaped with a leading quote (OWASP CSV injection)', () => {
+    const line = csvLine(['=1+2', "+cmd|' /C calc'!A0", '-2+3+cmd|x', '@SUM(A1)', '\t=1', '\r=1', 'plain', 79001112233, -5]);
+    expect(line).toBe(`'=1+2,'+cmd|' /C calc'!A0,'-2+3+cmd|x,'@SUM(A1),'\t=1,"'\r=1",plain,79001112233,-5\r\n`);
   });
 });

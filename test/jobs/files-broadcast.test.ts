@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { filesBroadcast, FilesBroadcastInput } from '../../src/actions/index.js';
+import { filesBroadcast } from '../../src/actions/index.js';
 import type { RecipientRecord } from '../../src/actions/index.js';
+import { createActionTestContext, runAction, type ActionTestOptions } from '../../src/actions/testing.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock, systemClock } from '../../src/util/clock.js';
-import { Durables, makeContext } from './helpers/context.js';
 import { drainQueue, startFileServer, startLocal, tempDir, writeData, type LocalUnderTest } from './helpers/local.js';
 
 let files: { url: string; close(): Promise<void> };
@@ -24,17 +25,18 @@ not-a-number,Broken
 79001112233,Alice again
 `;
 
-const input = (over: Record<string, unknown> = {}) =>
-  FilesBroadcastInput.parse({
-    file: 'data/recipients.csv',
-    urlFile: `${files.url}/brochure.pdf`,
-    fileName: 'brochure.pdf',
-    caption: 'Hello ${{ item.firstName }}',
-    follow: { deadline: '8s', poll: '250ms', until: 'read' },
-    reconcile: { sendInterval: 500, grace: 1000, clockSkew: 2000 },
-    report: 'reports/broadcast.csv',
-    ...over,
-  });
+const input = (over: Record<string, unknown> = {}) => ({
+  file: 'data/recipients.csv',
+  urlFile: `${files.url}/brochure.pdf`,
+  fileName: 'brochure.pdf',
+  caption: 'Hello ${{ item.firstName }}',
+  follow: { deadline: '8s', poll: '250ms', until: 'read' },
+  reconcile: { sendInterval: 500, grace: 1000, clockSkew: 2000 },
+  report: 'reports/broadcast.csv',
+  ...over,
+});
+
+const kit = (o: Partial<ActionTestOptions> & Pick<ActionTestOptions, 'client' | 'baseDir'>) => createActionTestContext({ clock: systemClock, ...o });
 
 /** Outgoing file messages per chat, as the service's history has them. */
 async function sentPerChat(l: LocalUnderTest, chats: string[]) {
@@ -47,6 +49,7 @@ async function sentPerChat(l: LocalUnderTest, chats: string[]) {
 }
 
 const CHATS = ['79001112233@c.us', '79002223344@c.us', '79003334455@c.us'];
+const sends = (l: LocalUnderTest) => l.requests.filter((r) => r.method === 'sendFileByUrl').length;
 
 describe('files.broadcast', () => {
   it('sends once per recipient with a caption per recipient, follows statuses to read, and reports', async () => {
@@ -54,9 +57,10 @@ describe('files.broadcast', () => {
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const l = await startLocal({ dir, clock: systemClock });
     open.push(l);
-    const ctx = makeContext({ client: l.client, clock: systemClock, durables: new Durables(), baseDir: dir });
-    const s = await filesBroadcast.run(ctx, input());
-    expect(s).toMatchObject({ total: 5, recipients: 3, duplicates: 1, invalid: 1, sent: 3, read: 3, delivered: 3, failed: 0, notSent: 0, reconciled: 0 });
+    const store = createMemoryStore();
+    const t = kit({ client: l.client, store, baseDir: dir });
+    const s = await runAction(filesBroadcast, t, input());
+    expect(s).toMatchObject({ total: 5, recipients: 3, duplicates: 1, invalid: 1, sent: 3, read: 3, delivered: 3, failed: 0, unknown: 0, notSent: 0, reconciled: 0 });
     expect(await sentPerChat(l, CHATS)).toEqual({
       '79001112233@c.us': ['Hello Alice'],
       '79002223344@c.us': ['Hello Bob'],
@@ -64,97 +68,159 @@ describe('files.broadcast', () => {
     });
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.match(/,sent,/g)).toHaveLength(3);
-    expect(csv).toMatch(/not-a-number|row 3.*invalid/);
-    expect(ctx.progressLog.at(-1)).toMatchObject({ done: 3, total: 3, failed: 0 });
+    expect(csv).toMatch(/row 3.*invalid/);
+    expect(t.progress.at(-1)).toMatchObject({ done: 3, total: 5, failed: 0, invalid: 1, skipped: 1 });
 
     // the same run resumed (e.g. the engine re-ran the step) sends nothing again
-    const before = l.requests.filter((r) => r.method === 'sendFileByUrl').length;
-    const again = await filesBroadcast.run(makeContext({ client: l.client, clock: systemClock, durables: ctx.state === undefined ? new Durables() : (ctxDurables(ctx) as Durables), baseDir: dir }), input());
+    const before = sends(l);
+    const again = await runAction(filesBroadcast, kit({ client: l.client, store, baseDir: dir }), input());
     expect(again.sent).toBe(3);
-    expect(l.requests.filter((r) => r.method === 'sendFileByUrl').length).toBe(before);
+    expect(sends(l)).toBe(before);
   });
 
-  it('reports a message the service accepted but never sent (its file could not be fetched) as failed, not sent', async () => {
+  it('#9.4 a message accepted but never seen sent is reported unknown (not failed, not sent) and not sent again', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', 'phone,firstName\n79001112233,Alice\n79002223344,Bob\n');
     const l = await startLocal({ dir, clock: systemClock });
     open.push(l);
-    const ctx = makeContext({ client: l.client, clock: systemClock, durables: new Durables(), baseDir: dir });
-    const s = await filesBroadcast.run(ctx, input({ urlFile: "http://127.0.0.1:9/brochure.pdf" }));
-    expect(s).toMatchObject({ recipients: 2, sent: 0, failed: 2 });
+    const store = createMemoryStore();
+    const bad = input({ urlFile: 'http://127.0.0.1:9/brochure.pdf', follow: { deadline: '1s', poll: '250ms' }, campaign: 'spring' });
+    const s = await runAction(filesBroadcast, kit({ client: l.client, store, baseDir: dir }), bad);
+    expect(s).toMatchObject({ recipients: 2, sent: 0, failed: 0, unknown: 2 });
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
-    expect(csv.match(/,failed,/g)).toHaveLength(2);
-    expect(csv).toMatch(/but never sent/);
+    expect(csv.match(/,unknown,/g)).toHaveLength(2);
+    expect(csv).toMatch(/not seen sent/);
+    // a later run of the same campaign never sends them again
+    const before = sends(l);
+    const later = await runAction(filesBroadcast, kit({ client: l.client, store, baseDir: dir, runId: 'run-2' }), bad);
+    expect(later).toMatchObject({ unknown: 2, sent: 0 });
+    expect(sends(l)).toBe(before);
   });
 
-  it('reconciles an interrupted send: a queued message with no recorded idMessage is found, not sent twice; a send that never left is sent', async () => {
+  it('#8.12 reconciliation decides per recipient from the service: a lost answer is found, nothing sent is failed, an unfound intent is unknown', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
-    // a slow queue, so the lost message is still queued (invisible in history) when the job resumes
-    const l = await startLocal({ dir, clock: systemClock, config: undefined });
+    const l = await startLocal({ dir, clock: systemClock });
     open.push(l);
-    const durables = new Durables();
+    const t = kit({ client: l.client, baseDir: dir });
     const now = Date.now();
     // Alice: sent and recorded. Bob: the call went out, the process died before the record.
-    // Carol: the intent was recorded, the process died before the call.
+    // Carol: the intent was recorded, the process died before the call: it may have gone, so never resent.
     const alice = await l.client.sendFileByUrl({ chatId: CHATS[0]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: 'Hello Alice' });
-    await durables.step.set(`r:${CHATS[0]}`, { chatId: CHATS[0]!, where: 'x', caption: 'Hello Alice', phase: 'sent', attemptKey: 'a', intentAt: now, idMessage: alice.idMessage, sentAt: now, status: 'sent' } satisfies RecipientRecord);
-    await durables.step.set(`r:${CHATS[1]}`, { chatId: CHATS[1]!, where: 'x', caption: 'Hello Bob', phase: 'intent', attemptKey: 'b', intentAt: Date.now() } satisfies RecipientRecord);
+    await t.ctx.state.set(`r:${CHATS[0]}`, { chatId: CHATS[0]!, where: 'x', caption: 'Hello Alice', phase: 'sent', runId: 'run-1', attemptKey: 'a', intentAt: now, idMessage: alice.idMessage, sentAt: now, status: 'sent' } satisfies RecipientRecord);
+    await t.ctx.state.set(`r:${CHATS[1]}`, { chatId: CHATS[1]!, where: 'x', caption: 'Hello Bob', phase: 'intent', runId: 'run-1', attemptKey: 'b', intentAt: Date.now() } satisfies RecipientRecord);
     await l.client.sendFileByUrl({ chatId: CHATS[1]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: 'Hello Bob' });
-    await durables.step.set(`r:${CHATS[2]}`, { chatId: CHATS[2]!, where: 'x', caption: 'Hello Carol', phase: 'intent', attemptKey: 'c', intentAt: Date.now() } satisfies RecipientRecord);
+    await t.ctx.state.set(`r:${CHATS[2]}`, { chatId: CHATS[2]!, where: 'x', caption: 'Hello Carol', phase: 'intent', runId: 'run-1', attemptKey: 'c', intentAt: Date.now() } satisfies RecipientRecord);
 
-    const ctx = makeContext({ client: l.client, clock: systemClock, durables, baseDir: dir });
-    const s = await filesBroadcast.run(ctx, input({ follow: { deadline: 0 } }));
-    expect(s).toMatchObject({ sent: 3, reconciled: 1, failed: 0, notSent: 0 });
+    const s = await runAction(filesBroadcast, t, input({ follow: { deadline: 0 } }));
+    expect(s).toMatchObject({ sent: 2, reconciled: 1, failed: 0, unknown: 1, notSent: 0 });
     await drainQueue(l);
-    expect(await sentPerChat(l, CHATS)).toEqual({
-      '79001112233@c.us': ['Hello Alice'],
-      '79002223344@c.us': ['Hello Bob'],
-      '79003334455@c.us': ['Hello Carol'],
-    });
-    const bob = await durables.step.get<RecipientRecord>(`r:${CHATS[1]}`);
+    expect(await sentPerChat(l, CHATS)).toEqual({ '79001112233@c.us': ['Hello Alice'], '79002223344@c.us': ['Hello Bob'], '79003334455@c.us': [] });
+    const bob = await t.ctx.state.get<RecipientRecord>(`r:${CHATS[1]}`);
     expect(bob).toMatchObject({ phase: 'sent', reconciled: true });
     expect(bob!.idMessage).toMatch(/^[0-9A-F]{16,}$/);
+    expect(await t.ctx.state.get<RecipientRecord>(`r:${CHATS[2]}`)).toMatchObject({ phase: 'unknown' });
   });
 
-  it('waits durably for the window to open, and past its end stops and reports the rest as not sent', async () => {
+  it('#8.12 after a crash with messages of ours queued ahead, the lost send is found when the queue reaches it; none reported failed', async () => {
+    const dir = await tempDir();
+    const recipients = Array.from({ length: 7 }, (_, i) => ({ phone: `7900666100${i}`, firstName: `R${i}` }));
+    const chats = recipients.map((r) => `${r.phone}@c.us`);
+    const l = await startLocal({ dir, clock: systemClock });
+    open.push(l);
+    const t = kit({ client: l.client, baseDir: dir });
+    const send = (i: number) => l.client.sendFileByUrl({ chatId: chats[i]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: `Hello R${i}` });
+    // six sent and recorded, still in the send queue (500 ms apart); the seventh sent, its answer lost in the crash
+    for (let i = 0; i < 6; i++) {
+      const { idMessage } = await send(i);
+      const at = Date.now();
+      await t.ctx.state.set(`r:${chats[i]}`, { chatId: chats[i]!, where: 'x', caption: `Hello R${i}`, phase: 'sent', runId: 'run-1', attemptKey: `a${i}`, intentAt: at, idMessage, sentAt: at, status: 'sent' } satisfies RecipientRecord);
+    }
+    await t.ctx.state.set(`r:${chats[6]}`, { chatId: chats[6]!, where: 'x', caption: 'Hello R6', phase: 'intent', runId: 'run-1', attemptKey: 'a6', intentAt: Date.now() } satisfies RecipientRecord);
+    await send(6);
+
+    const s = await runAction(filesBroadcast, t, input({ file: undefined, recipients, follow: { deadline: '1s', poll: '250ms', until: 'delivered' }, reconcile: { sendInterval: 500, grace: 500, clockSkew: 2000 } }));
+    expect(s).toMatchObject({ recipients: 7, sent: 7, reconciled: 1, failed: 0, unknown: 0 });
+    await drainQueue(l);
+    const perChat = await sentPerChat(l, chats);
+    expect(Object.values(perChat).map((c) => c.length)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+  });
+
+  it('#9.4 the follow deadline extends with the queue ahead: a long queue is not reported failed', async () => {
+    const dir = await tempDir();
+    const recipients = Array.from({ length: 8 }, (_, i) => ({ phone: `7900666000${i}`, firstName: `R${i}` }));
+    const l = await startLocal({ dir, clock: systemClock });
+    open.push(l);
+    // 8 messages at a 500 ms send interval take 4 s to leave the queue; the deadline is 1 s
+    const s = await runAction(filesBroadcast, kit({ client: l.client, baseDir: dir }), input({ file: undefined, recipients, follow: { deadline: '1s', poll: '250ms', until: 'delivered' }, reconcile: { sendInterval: 500, grace: 500, clockSkew: 2000 } }));
+    expect(s).toMatchObject({ recipients: 8, sent: 8, failed: 0, unknown: 0 });
+  });
+
+  it('waits durably for the window to open', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = new ManualClock(Date.parse('2026-01-05T07:00:00Z'));
     const l = await startLocal({ dir, clock });
     open.push(l);
-    const ctx = makeContext({ client: l.client, clock, durables: new Durables(), baseDir: dir });
-    const p = filesBroadcast.run(ctx, input({ window: { start: '09:00', stop: '17:00', timezone: 'UTC' }, follow: { deadline: 0 } }));
-    await ctx.waiting;
-    expect(ctx.waits[0]).toMatchObject({ until: Date.parse('2026-01-05T09:00:00Z'), reason: expect.stringMatching(/window/) });
+    const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
+    const p = runAction(filesBroadcast, t, input({ window: { start: '09:00', stop: '17:00', timezone: 'UTC' }, follow: { deadline: 0 } }));
+    const w = await t.waiting;
+    expect(w).toMatchObject({ until: Date.parse('2026-01-05T09:00:00Z'), reason: 'send window opens at 2026-01-05T09:00:00.000Z' });
     expect(l.requests).toHaveLength(0);
     await clock.advance(2 * 3_600_000);
     expect(await p).toMatchObject({ sent: 3 });
-
-    const late = makeContext({ client: l.client, clock, durables: new Durables(), baseDir: dir, runId: 'late' });
-    await clock.advance(9 * 3_600_000); // 18:00
-    const s = await filesBroadcast.run(late, input({ window: { start: '09:00', stop: '17:00', timezone: 'UTC' }, report: 'reports/late.json' }));
-    expect(s).toMatchObject({ sent: 0, notSent: 3 });
-    const report = JSON.parse(await readFile(path.join(dir, 'reports/late.json'), 'utf8'));
-    expect(report.rows.filter((r: { outcome: string }) => r.outcome === 'notSent')[0].error).toBe('send window closed');
   });
 
-  it('a dry run evaluates and validates every caption and sends nothing', async () => {
+  it('#8.11 a daily window that has closed for today waits durably for the next opening, not notSent', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/recipients.csv', RECIPIENTS);
+    const clock = new ManualClock(Date.parse('2026-01-05T18:00:00Z'));
+    const l = await startLocal({ dir, clock });
+    open.push(l);
+    const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
+    const p = runAction(filesBroadcast, t, input({ window: { start: '09:00', stop: '17:00', timezone: 'UTC' }, follow: { deadline: 0 } }));
+    const w = await t.waiting;
+    expect(w).toMatchObject({ until: Date.parse('2026-01-06T09:00:00Z'), reason: 'send window opens at 2026-01-06T09:00:00.000Z' });
+    expect(await t.store.listWaits('run-1')).toHaveLength(1); // durable: a restart finds it
+    expect(t.progress.at(-1)).toMatchObject({ done: 0, waiting: 1 });
+    expect(sends(l)).toBe(0);
+    await clock.advance(15 * 3_600_000);
+    expect(await p).toMatchObject({ sent: 3, notSent: 0 });
+
+    // an absolute window that is over for good: nothing to wait for
+    const late = createActionTestContext({ client: l.client, clock, baseDir: dir, runId: 'late' });
+    const s = await runAction(filesBroadcast, late, input({ window: { start: '2026-01-01T09:00:00Z', stop: '2026-01-01T17:00:00Z' }, report: 'reports/late.json' }));
+    expect(s).toMatchObject({ sent: 0, notSent: 3 });
+  });
+
+  it('#8.5 a dry run evaluates and validates every caption, predicts wouldSend, and sends nothing', async () => {
+    expect(filesBroadcast.dryRun).toBe(true);
     const dir = await tempDir();
     const l = await startLocal({ dir, clock: systemClock });
     open.push(l);
-    const ctx = makeContext({ client: l.client, clock: systemClock, durables: new Durables(), baseDir: dir, dryRun: true });
+    const t = kit({ client: l.client, baseDir: dir, dryRun: true });
     const long = 'x'.repeat(1100);
-    const s = await filesBroadcast.run(ctx, input({ file: undefined, recipients: [{ phone: '79001112233', firstName: 'Al' }, { phone: '79002223344', firstName: long }], report: 'reports/dry.json' }));
-    expect(s).toMatchObject({ recipients: 1, invalid: 1, notSent: 1, sent: 0 });
+    const s = await runAction(filesBroadcast, t, input({ file: undefined, recipients: [{ phone: '79001112233', firstName: 'Al' }, { phone: '79002223344', firstName: long }], report: 'reports/dry.json' }));
+    expect(s).toMatchObject({ recipients: 1, invalid: 1, wouldSend: 1, sent: 0, failed: 0 });
     expect(l.requests).toHaveLength(0);
     const report = JSON.parse(await readFile(path.join(dir, 'reports/dry.json'), 'utf8'));
     expect(report.rows.find((r: { outcome: string }) => r.outcome === 'invalid').error).toMatch(/caption/);
+    expect(report.rows.find((r: { outcome: string }) => r.outcome === 'wouldSend').chatId).toBe('79001112233@c.us');
+  });
+
+  it('#8.2 a wrong token stops files.broadcast at the first send, saying what to fix', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/recipients.csv', RECIPIENTS);
+    const l = await startLocal({ dir, clock: systemClock });
+    open.push(l);
+    const err = await runAction(filesBroadcast, kit({ client: l.clientWith('wrong-token-0000'), baseDir: dir }), input()).catch((e) => e);
+    expect(err.code).toBe('JOB_STOPPED');
+    expect(err.message).toMatch(/check apiTokenInstance/);
+    expect(sends(l)).toBe(1);
+    // the stopped job still reports: nobody sent, the refused one failed (sent again by a later run)
+    const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
+    expect(csv.match(/,failed,/g)).toHaveLength(1);
+    expect(csv).not.toMatch(/,sent,/);
+    expect(csv.match(/,notSent,.*not attempted: the job stopped/g)).toHaveLength(2);
   });
 });
-
-function ctxDurables(ctx: ReturnType<typeof makeContext>): Durables {
-  const d = new Durables();
-  Object.assign(d, { step: ctx.state });
-  return d;
-}

@@ -4,8 +4,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { normalisePhone, normaliseUsername } from '../../src/actions/phone.js';
 import { parseDuration, formatDuration } from '../../src/actions/duration.js';
-import { toCsv, writeReport } from '../../src/actions/report.js';
-import { resolveWindow } from '../../src/actions/window.js';
+import { FailureGuard, JobCounters, openReport, toCsv, writeReport } from '../../src/actions/kit/index.js';
+import { ApiError, NetworkError } from '../../src/api/errors.js';
+import { nextOpening, resolveWindow } from '../../src/actions/window.js';
 import { paceDelay } from '../../src/actions/pace.js';
 
 describe('phone numbers', () => {
@@ -60,14 +61,69 @@ describe('durations, pacing, windows, reports', () => {
     expect(resolveWindow({ start: '2026-02-01T10:00:00Z' }, 0)).toEqual({ startAt: Date.parse('2026-02-01T10:00:00Z'), stopAt: undefined });
   });
 
-  it('writes CSV with quoting and formula neutralising, atomically, and JSON with the summary', async () => {
-    expect(toCsv([{ a: 'x,y', b: 'say "hi"' }, { a: '=HYPERLINK("x")', c: 1 }])).toBe('a,b,c\r\n"x,y","say ""hi""",\r\n"\'=HYPERLINK(""x"")",,1\r\n');
-    expect(toCsv([{ p: '+7 (900) 111-22-33', f: '@SUM(A1)', g: '-cmd(1)' }])).toBe("p,f,g\r\n+7 (900) 111-22-33,'@SUM(A1),'-cmd(1)\r\n");
+  it('#8.11 the next opening of a window: inside it now, before it its start, after a daily one tomorrow, after an absolute one never', () => {
+    const w = { start: '09:00', stop: '17:00', timezone: 'UTC' };
+    expect(nextOpening(w, Date.parse('2026-01-05T12:00:00Z'))?.at).toBe(Date.parse('2026-01-05T12:00:00Z'));
+    expect(nextOpening(w, Date.parse('2026-01-05T07:00:00Z'))?.at).toBe(Date.parse('2026-01-05T09:00:00Z'));
+    expect(nextOpening(w, Date.parse('2026-01-05T18:00:00Z'))?.at).toBe(Date.parse('2026-01-06T09:00:00Z'));
+    expect(nextOpening({ stop: '17:00', timezone: 'UTC' }, Date.parse('2026-01-05T18:00:00Z'))?.at).toBe(Date.parse('2026-01-06T00:00:00Z'));
+    expect(nextOpening({ start: '2026-01-01T09:00:00Z', stop: '2026-01-01T17:00:00Z' }, Date.parse('2026-01-05T12:00:00Z'))).toBeUndefined();
+  });
+
+  it('writes CSV with fixed columns, quoting and formula neutralising, atomically, and JSON with the summary', async () => {
+    expect(toCsv([{ a: 'x,y', b: 'say "hi"' }, { a: '=HYPERLINK("x")', c: 1 }], ['a', 'b', 'c'])).toBe('a,b,c\r\n"x,y","say ""hi""",\r\n"\'=HYPERLINK(""x"")",,1\r\n');
+    expect(toCsv([{ p: '+7 (900) 111-22-33', f: '@SUM(A1)', g: '-cmd(1)' }], ['p', 'f', 'g'])).toBe("p,f,g\r\n'+7 (900) 111-22-33,'@SUM(A1),'-cmd(1)\r\n");
     const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-report-'));
     const file = path.join(dir, 'sub/r.json');
-    await writeReport(file, { action: 'a', runId: 'r', generatedAt: 0, summary: { n: 1 }, rows: [{ x: 1 }] });
-    expect(JSON.parse(await readFile(file, 'utf8'))).toEqual({ action: 'a', runId: 'r', generatedAt: '1970-01-01T00:00:00.000Z', summary: { n: 1 }, rows: [{ x: 1 }] });
+    await writeReport(file, { action: 'a', runId: 'r', generatedAt: 0, summary: { n: 1 }, columns: ['x'], rows: [{ x: 1 }] });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ action: 'a', runId: 'r', generatedAt: '1970-01-01T00:00:00.000Z', summary: { n: 1 }, rows: [{ x: 1 }] });
     expect(await readdir(path.join(dir, 'sub'))).toEqual(['r.json']);
-    await expect(writeReport(path.join(dir, 'r.txt'), { action: 'a', runId: 'r', generatedAt: 0, summary: {}, rows: [] })).rejects.toThrow(/must end in \.csv or \.json/);
+    await expect(writeReport(path.join(dir, 'r.txt'), { action: 'a', runId: 'r', generatedAt: 0, summary: {}, columns: [], rows: [] })).rejects.toThrow(/must end in \.csv or \.json/);
+  });
+
+  it('#10 the streaming report holds the rows written so far before it is closed', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-report-'));
+    const file = path.join(dir, 'r.csv');
+    const w = await openReport({ action: 'a', runId: 'r', path: file, columns: ['k', 'v'] });
+    await w.write({ k: 1, v: 'one' });
+    await w.write({ k: 2, v: '=two', extra: 'ignored' });
+    await new Promise((r) => setTimeout(r, 50));
+    // a run killed here keeps what finished
+    expect(await readFile(file, 'utf8')).toBe("k,v\r\n1,one\r\n2,'=two\r\n");
+    await w.close({});
+    const j = await openReport({ action: 'a', runId: 'r', path: path.join(dir, 'r.json'), columns: ['k'] });
+    await j.write({ k: 1 });
+    await j.close({ n: 1 });
+    expect(JSON.parse(await readFile(path.join(dir, 'r.json'), 'utf8'))).toMatchObject({ columns: ['k'], rows: [{ k: 1 }], summary: { n: 1 } });
+  });
+});
+
+describe('job kit: counters and the failure guard', () => {
+  it('counters report every `every` changes and on flush', () => {
+    const seen: unknown[] = [];
+    const c = new JobCounters({ progress: (u) => void seen.push(u) }, 2);
+    c.total = 3;
+    c.add('done');
+    expect(seen).toHaveLength(0);
+    c.add('invalid');
+    c.add('skipped');
+    c.flush();
+    expect(seen).toEqual([
+      { done: 1, total: 3, failed: 0, invalid: 1, skipped: 0, waiting: 0 },
+      { done: 1, total: 3, failed: 0, invalid: 1, skipped: 1, waiting: 0 },
+    ]);
+  });
+
+  it('#8.2 fatal stops at once, retryable after max in a row, definite never', () => {
+    const g = new FailureGuard('job', 'default', 2);
+    const e404 = new ApiError('addContact', 404, 'x is not on the messenger', { code: 'NOT_ON_MESSENGER' });
+    const net = new NetworkError('addContact', 'ECONNRESET', true);
+    expect(g.fail(e404, '')).toBe('definite');
+    expect(g.fail(net, '')).toBe('retryable');
+    g.ok();
+    expect(g.fail(net, '')).toBe('retryable');
+    expect(() => g.fail(net, 'kept')).toThrow(/2 calls in a row failed .* kept/);
+    const e401 = new ApiError('addContact', 401, 'Unauthorized', { code: 'UNAUTHORIZED' });
+    expect(() => new FailureGuard('job', 'default', 5).fail(e401, '')).toThrow(/job stopped: the service refused the token of instance 'default'/);
   });
 });

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { outgoingAudit, OutgoingAuditInput } from '../../src/actions/index.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { Durables, makeContext } from './helpers/context.js';
+import { createActionTestContext } from '../../src/actions/testing.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ID, TOKEN, startLocal, tempDir, type LocalUnderTest } from './helpers/local.js';
 
 const T0 = Date.parse('2026-01-05T09:00:00Z');
@@ -39,10 +40,10 @@ describe('outgoing.audit', () => {
     const clock = new ManualClock(T0);
     const l = await startLocal({ dir, clock });
     open.push(l);
-    const durables = new Durables();
+    const store = createMemoryStore();
     const audit = (id: string) =>
       outgoingAudit.run(
-        makeContext({ client: l.client, clock, durables: Object.assign(new Durables(), { sharedSpaces: durables.sharedSpaces }), baseDir: dir, runId: id }),
+        createActionTestContext({ client: l.client, clock, store, baseDir: dir, runId: id }).ctx,
         OutgoingAuditInput.parse({ minutes: 60, notDeliveredAfter: '10m', notReadAfter: '15m', thresholds: { notDelivered: 2 }, report: `reports/${id}.json` }),
       );
 
@@ -69,17 +70,19 @@ describe('outgoing.audit', () => {
     await clock.advance(10 * MIN);
     await inject(l, doc('79006660001@c.us', T0 - 1 * MIN, { statusMessage: 'sent' }));
     await inject(l, doc('79006660002@c.us', T0 + 5 * MIN, { statusMessage: 'read' }));
-    const ctx2 = makeContext({ client: l.client, clock, durables: Object.assign(new Durables(), { sharedSpaces: durables.sharedSpaces }), baseDir: dir, runId: 'a2' });
+    const t2 = createActionTestContext({ client: l.client, clock, store, baseDir: dir, runId: 'a2' });
+    const ctx2 = t2.ctx;
     const a2 = await outgoingAudit.run(ctx2, OutgoingAuditInput.parse({ minutes: 60, notDeliveredAfter: '10m', notReadAfter: '15m', thresholds: { notDelivered: 2 } }));
     expect(a2).toMatchObject({ total: 6, notDelivered: 3, uniqueRecipients: 5 });
     expect(a2.trend).toMatchObject({ previousAt: new Date(T0).toISOString(), total: 2, notDelivered: 2, byStatus: { sent: 1, delivered: 0, read: 1 } });
     expect(a2.thresholdsCrossed).toEqual([{ metric: 'notDelivered', value: 3, threshold: 2, direction: 'above' }]);
-    expect(ctx2.events).toEqual([{ name: 'audit.threshold', payload: expect.objectContaining({ metric: 'notDelivered', direction: 'above', instance: 'default' }) }]);
+    expect(t2.events).toEqual([{ name: 'audit.threshold', payload: expect.objectContaining({ metric: 'notDelivered', direction: 'above', instance: 'default' }) }]);
 
     // a re-run of the same step (after a crash) returns the stored audit, not a trend against itself
     const again = await outgoingAudit.run(ctx2, OutgoingAuditInput.parse({ minutes: 60 }));
     expect(again).toEqual(a2);
-    const stored = await durables.shared('audit:default').entries('a:');
+    // #8.3: the trend is kept per instance identity, not per config name
+    const stored = await store.kv('shared:audit:inst-test').entries('a:');
     expect(stored).toHaveLength(2);
 
     const report = JSON.parse(await readFile(path.join(dir, 'reports/a1.json'), 'utf8'));

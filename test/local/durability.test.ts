@@ -88,6 +88,7 @@ describe('kill -9 during a queued send', () => {
         'local:',
         '  port: 0',
         '  dataDir: data',
+        '  fetch: { allowPrivate: true }',
         '  network:',
         '    accounts:',
         '      - { phone: 79001112233, username: "@alice", name: Alice }',

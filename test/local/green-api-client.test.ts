@@ -39,6 +39,7 @@ beforeAll(async () => {
     [
       'local:',
       '  dataDir: data',
+      '  fetch: { allowPrivate: true }',
       '  network:',
       '    accounts:',
       '      - { phone: 79001112233, username: "@alice", name: Alice }',

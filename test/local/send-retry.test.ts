@@ -29,6 +29,7 @@ describe('send queue: transient fetch failures are tried again', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-retry-'));
     const config = LocalSchema.parse({
       dataDir: 'data',
+      fetch: { allowPrivate: true },
       network: { accounts: [{ phone: 79001112233 }], deliveredAfterMs: 0 },
       instances: [{ idInstance: ID, apiTokenInstance: TOKEN, sendIntervalMs: 500, rateLimits: { getMessage: 0 } }],
     });

@@ -1,35 +1,44 @@
+import { MsgflowError } from '../../api/errors.js';
 import { loadConfig, resolveFromConfig } from '../../config/index.js';
-import { findFlow } from '../../engine/flow/index.js';
-import { createLogSubscriber, createProgressReporter } from '../../engine/progress/index.js';
+import type { Engine, RunHandle } from '../../engine/run/index.js';
+import { checkInputNames, findFlow } from '../../engine/flow/index.js';
+import type { Flow } from '../../engine/flow-types.js';
 import { createRuntime } from '../../runtime/runtime.js';
 import type { RunRecord } from '../../store/types.js';
-import { parse, parseInputs } from '../args.js';
+import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
 
+/** Exit codes of a run stopped by a signal: 128 + the signal number, as shells report it. */
+const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143 };
+
+/** How often `--wait` looks whether the live run ended (real time). */
+const WAIT_POLL_MS = 500;
+
 /**
- * `msgflow run FLOW`: runs a flow now and waits for it. When an earlier run
- * of the same flow was cut short (kill -9, Ctrl-C), it is resumed from its
- * checkpoint instead of starting over, unless `--new` is given.
+ * `msgflow run FLOW`: runs a flow now and waits for it.
+ *
+ * Resume is explicit: an unfinished run of the flow (cut short by kill -9,
+ * Ctrl-C, a crash) is resumed only when it started with the same inputs and
+ * the same flow file; any other unfinished run is named with how to resume
+ * (`--resume ID`) or discard it, and the command exits 2. A run of the flow
+ * executing in a live process (here or on another host) is never resumed nor
+ * doubled: the command says so and exits 2, or with `--wait` waits for it.
  */
 export async function run(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    config: { type: 'string', short: 'c' },
-    input: { type: 'string', short: 'i', multiple: true },
-    'dry-run': { type: 'boolean' },
-    json: { type: 'boolean' },
-    new: { type: 'boolean' },
-  });
+  const { values, positionals } = parseCommand('run', argv);
   if (positionals.length !== 1) throw new UsageError(`run expects exactly one FLOW, got ${positionals.length}`);
+  if (values.new && values.resume) throw new UsageError('--new and --resume exclude each other');
   const inputs = parseInputs(values.input);
   const config = loadConfig(values.config ?? 'config.yaml');
   const runtime = await createRuntime({ config, command: 'run', listenIfFree: true });
-  const isTTY = Boolean(io.stderr.isTTY);
-  const progress = createProgressReporter({ bus: runtime.bus, stream: io.stderr, isTTY });
-  // On a terminal the bar owns stderr: only warnings and errors are logged over it.
-  const log = createLogSubscriber({ bus: runtime.bus, stream: io.stderr, level: isTTY ? 'warn' : 'info' });
-  const stop = () => void runtime.engine.shutdown('interrupted by signal');
+  const reporter = cliReporter(io, values, config, runtime.bus);
+  let signalled: NodeJS.Signals | undefined;
+  const stop = (sig: NodeJS.Signals) => {
+    signalled ??= sig;
+    void runtime.engine.shutdown('interrupted by signal');
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
@@ -38,33 +47,107 @@ export async function run(argv: string[], io: Io): Promise<number> {
       baseDir: config.baseDir,
       instances: Object.keys(config.instances),
     });
-    let handle;
-    if (!values.new && !values['dry-run']) {
-      const resumed = await runtime.engine.resumeUnfinished([flow]);
-      if (resumed.length > 0) {
-        io.err(`msgflow: resuming run ${resumed[0]!.runId} of ${flow.name} from its checkpoint (--new starts a fresh run)`);
-        // resumeUnfinished lists the oldest first: that one is reported on;
-        // any later unfinished runs of this flow are resumed and awaited too.
-        await Promise.all(resumed.slice(1).map((h) => h.done));
-        handle = resumed[0]!;
-      }
-    }
-    handle ??= await runtime.engine.start(flow, { inputs, dryRun: values['dry-run'] ?? false, trigger: 'manual' });
+    checkInputNames(flow, inputs);
+    const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined);
+    if (typeof handle === 'number') return handle;
     const record: RunRecord = await handle.done;
-    progress.close();
-    log.close();
+    reporter.close();
     if (values.json) {
       const steps = await runtime.engine.getSteps(record.id);
       io.out(JSON.stringify({ run: record, steps }, null, 2));
     } else {
       io.out(formatRunSummary(record, await runtime.engine.getSteps(record.id)));
     }
+    if (signalled) return SIGNAL_EXIT[signalled] ?? EXIT.FAILURE;
     return record.status === 'succeeded' ? EXIT.OK : EXIT.FAILURE;
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    progress.close();
-    log.close();
+    reporter.close();
     await runtime.close();
   }
 }
+
+interface RunFlags {
+  'dry-run'?: boolean;
+  new?: boolean;
+  resume?: string;
+  wait?: boolean;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The run to wait for: resumed, or started; or an exit code when neither may happen now. */
+async function obtainRun(
+  engine: Engine,
+  flow: Flow,
+  inputs: Record<string, string>,
+  flags: RunFlags,
+  io: Io,
+  stopped: () => boolean,
+): Promise<RunHandle | number> {
+  let announced = false;
+  for (;;) {
+    if (stopped()) return EXIT.FAILURE;
+    try {
+      const handle = await decide(engine, flow, inputs, flags, io);
+      if (typeof handle !== 'string') return handle;
+      if (!flags.wait) {
+        io.err(`msgflow: ${handle}`);
+        return EXIT.USAGE;
+      }
+      if (!announced) io.err(`msgflow: ${handle.replace(/; --wait.*$/, '')}; waiting for it to end`);
+    } catch (e) {
+      if (!(e instanceof MsgflowError && e.code === 'RUN_LIVE')) throw e;
+      if (!flags.wait) {
+        io.err(formatCliError(e));
+        return EXIT.USAGE;
+      }
+      if (!announced) io.err(`msgflow: ${e.message.replace(/; --wait.*$/, '')}; waiting for it to end`);
+    }
+    announced = true;
+    await sleep(WAIT_POLL_MS);
+  }
+}
+
+/** A handle; the sentence saying why the flow cannot run now (a live run); or an exit code (already explained). */
+async function decide(engine: Engine, flow: Flow, inputs: Record<string, string>, flags: RunFlags, io: Io): Promise<RunHandle | string | number> {
+  if (flags['dry-run']) return engine.start(flow, { inputs, dryRun: true, trigger: 'manual' });
+  if (flags.resume) {
+    const h = await engine.resume(flags.resume, flow);
+    io.err(`msgflow: resuming run ${h.runId} of ${flow.name} from its checkpoint`);
+    return h;
+  }
+  const unfinished = await engine.unfinished(flow.name);
+  const live = unfinished.filter((r) => r.status === 'running' || r.status === 'waiting');
+  if (live.length > 0 && !flags.new) {
+    const r = live[0]!;
+    const owner = await engine.liveOwner(r.id);
+    const where = owner ? `pid ${owner.pid} on host ${owner.host}` : 'another process';
+    return `run ${r.id} of ${flow.name} is live in ${where} (started ${iso(r.startedAt)}); --wait waits for it, 'msgflow runs cancel ${r.id}' stops it`;
+  }
+  const dead = unfinished.filter((r) => r.status === 'interrupted');
+  if (dead.length > 0 && !flags.new) {
+    const fp = await engine.fingerprint(flow, inputs);
+    const same = dead.find((r) => r.inputsHash === fp.inputsHash && r.flowHash === fp.flowHash);
+    if (same) {
+      const h = await engine.resume(same.id, flow);
+      io.err(`msgflow: resuming run ${h.runId} of ${flow.name} from its checkpoint (same inputs and flow file; --new starts a fresh run)`);
+      return h;
+    }
+    const r = dead[0]!;
+    const why = r.flowHash !== fp.flowHash ? 'with another version of the flow file' : 'with other inputs';
+    io.err(
+      [
+        `msgflow: run ${r.id} of ${flow.name} is unfinished (interrupted${r.currentStep ? ` at step ${r.currentStep}` : ''}, started ${iso(r.startedAt)}) and was started ${why}.`,
+        `  resume it:   msgflow run ${flow.name} --resume ${r.id}`,
+        `  discard it:  msgflow runs cancel ${r.id}`,
+        `  or start a fresh run beside it with --new`,
+      ].join('\n'),
+    );
+    return EXIT.USAGE;
+  }
+  return engine.start(flow, { inputs, trigger: 'manual' });
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z';

@@ -1,28 +1,47 @@
 import { loadConfig } from '../../config/index.js';
-import { createStore } from '../../store/index.js';
-import type { RunRecord } from '../../store/types.js';
-import { formatDuration } from '../../engine/progress/index.js';
+import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-execution.js';
+import { createLogSubscriber, createProgressReporter, formatDuration } from '../../engine/progress/index.js';
+import { createRuntime, type Runtime } from '../../runtime/runtime.js';
+import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
 import { parse, parsePositiveInt } from '../args.js';
-import { EXIT } from '../exit-codes.js';
+import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../output.js';
+import { formatRunSummary } from '../run-format.js';
 
-/** `msgflow runs`: run history from the store, newest first. Reads only. */
+/** Failed items listed by `runs show` per step (the rest are counted). */
+const MAX_FAILED_SHOWN = 50;
+/** Log lines shown by `runs show` (the last ones). */
+const MAX_LOG_SHOWN = 200;
+
+/**
+ * `msgflow runs`: run history, newest first (reads only), and the
+ * subcommands that inspect and steer one run: show, cancel, retry.
+ */
 export async function runs(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(
-    argv,
-    {
-      config: { type: 'string', short: 'c' },
-      flow: { type: 'string' },
-      limit: { type: 'string' },
-      json: { type: 'boolean' },
-    },
-    false,
-  );
+  const { values, positionals } = parse(argv, {
+    config: { type: 'string', short: 'c' },
+    flow: { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+  });
+  const [sub, id, ...extra] = positionals;
+  if (sub !== undefined && !['show', 'cancel', 'retry'].includes(sub)) throw new UsageError(`unknown runs subcommand '${sub}' (expected show, cancel or retry)`);
+  if (sub !== undefined && id === undefined) throw new UsageError(`runs ${sub} expects a run ID`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   const limit = parsePositiveInt(values.limit, '--limit') ?? 20;
   const config = loadConfig(values.config ?? 'config.yaml');
-  const store = createStore(config.store, config.baseDir);
+  const runtime = await createRuntime({ config, command: 'runs' });
   try {
-    const list = await store.listRuns({ flow: values.flow, limit });
+    if (sub === 'show') return await show(runtime, id!, Boolean(values.json), io);
+    if (sub === 'cancel') return await cancel(runtime, id!, io);
+    if (sub === 'retry') return await retry(runtime, id!, Boolean(values.json), io);
+    const list = await runtime.engine.listRuns({ flow: values.flow, limit });
+    if (values.flow && list.length === 0) {
+      const names = runtime.flows().flows.map((f) => f.name);
+      if (!names.includes(values.flow)) {
+        throw new UsageError(`no flow named '${values.flow}' (flows: ${names.length ? names.join(', ') : 'none'})`);
+      }
+    }
     if (values.json) {
       io.out(JSON.stringify(list, null, 2));
       return EXIT.OK;
@@ -34,7 +53,140 @@ export async function runs(argv: string[], io: Io): Promise<number> {
     io.out(formatRunsTable(list));
     return EXIT.OK;
   } finally {
-    await store.close();
+    await runtime.close();
+  }
+}
+
+async function needRun(runtime: Runtime, id: string): Promise<RunRecord> {
+  const r = await runtime.engine.getRun(id);
+  if (!r) throw new UsageError(`no run '${id}' (msgflow runs lists them)`);
+  return r;
+}
+
+interface RunDetails {
+  run: RunRecord;
+  inputs: Record<string, unknown> | undefined;
+  steps: StepRecord[];
+  failedItems: Array<Pick<ItemResult, 'step' | 'index' | 'error' | 'attempts'>>;
+  /** Failed items not listed (beyond the per-step limit). */
+  failedItemsNotShown: number;
+  log: RunLogLine[];
+}
+
+async function details(runtime: Runtime, id: string): Promise<RunDetails> {
+  const run = await needRun(runtime, id);
+  const { store, engine } = runtime;
+  const [inputs, steps] = await Promise.all([store.loadInputs(id), engine.getSteps(id)]);
+  const failedItems: RunDetails['failedItems'] = [];
+  let notShown = 0;
+  for (const s of steps) {
+    if (!s.forEach || s.failed === 0) continue;
+    let shown = 0;
+    for (const r of (await store.getItems(id, s.step)).values()) {
+      if (r.status !== 'failed') continue;
+      if (shown++ < MAX_FAILED_SHOWN) failedItems.push({ step: r.step, index: r.index, attempts: r.attempts, ...(r.error ? { error: r.error } : {}) });
+      else notShown++;
+    }
+  }
+  const log: RunLogLine[] = [];
+  for await (const line of store.readJournal<RunLogLine>(id, RUN_LOG_STREAM)) {
+    log.push(line);
+    if (log.length > MAX_LOG_SHOWN) log.shift();
+  }
+  return { run, inputs, steps, failedItems, failedItemsNotShown: notShown, log };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z';
+const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** A time left in the units the flow language writes durations in: `1h52m`, `12m`, `40s`. */
+export function formatTimeLeft(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  if (h > 0) return `${h}h${m ? `${m}m` : ''}`;
+  if (m > 0) return `${m}m`;
+  return `${total}s`;
+}
+
+/** `waiting: <reason> until 21:14Z (1h52m)`: the reason and the end, never an ETA. */
+export function formatWaiting(r: Pick<RunRecord, 'waitingUntil' | 'waitReason'>, now = Date.now()): string {
+  if (!r.waitingUntil) return r.waitReason ? `waiting: ${r.waitReason}` : 'waiting';
+  const until = new Date(r.waitingUntil).toISOString().slice(11, 16);
+  return `waiting: ${r.waitReason ?? 'durable wait'} until ${until}Z (${formatTimeLeft(r.waitingUntil - now)})`;
+}
+
+async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promise<number> {
+  const d = await details(runtime, id);
+  if (json) {
+    io.out(JSON.stringify(d, null, 2));
+    return EXIT.OK;
+  }
+  const { run } = d;
+  const now = Date.now();
+  const lines = [`run ${run.id} of ${run.flow}${run.dryRun ? ' (dry run)' : ''}`];
+  lines.push(`  status:    ${run.status === 'waiting' ? formatWaiting(run, now) : run.status}${run.error ? ` - ${run.error.message}` : ''}`);
+  if (run.status === 'running' || run.status === 'waiting') {
+    const owner = await runtime.engine.liveOwner(run.id);
+    if (owner) lines.push(`  owner:     pid ${owner.pid} on host ${owner.host}`);
+  }
+  lines.push(`  started:   ${iso(run.startedAt)} (${run.trigger})${run.retryOf ? `, retry of ${run.retryOf}` : ''}`);
+  lines.push(`  duration:  ${formatDuration(run.durationMs ?? now - run.startedAt)}${run.resumes ? `, resumed ${run.resumes} time(s)` : ''}${run.crashes ? `, crashed ${run.crashes} time(s)` : ''}`);
+  lines.push(`  inputs:    ${clip(JSON.stringify(d.inputs ?? {}))}`);
+  lines.push('  steps:');
+  if (d.steps.length === 0) lines.push('    (none yet)');
+  for (const s of d.steps) {
+    const dur = s.finishedAt !== undefined ? formatDuration(s.finishedAt - s.startedAt) : s.status === 'running' ? formatDuration(now - s.startedAt) : '-';
+    const counts = `done ${s.done}, failed ${s.failed}, invalid ${s.invalid ?? 0}, skipped ${s.skipped ?? 0}, waiting ${s.waiting ?? 0}`;
+    lines.push(`    ${s.step} (${s.action}): ${s.status}${s.total !== undefined ? ` - ${s.total} item(s)` : ''}; ${counts}; ${dur}`);
+    if (s.error) lines.push(`      error: ${s.error.message}`);
+    if (!s.forEach && s.output !== undefined) lines.push(`      output: ${clip(JSON.stringify(s.output))}`);
+  }
+  if (d.failedItems.length > 0) {
+    lines.push('  failed items:');
+    for (const f of d.failedItems) lines.push(`    ${f.step}[${f.index}] after ${f.attempts} attempt(s): ${f.error?.message ?? 'failed'}${f.error?.code ? ` [${f.error.code}]` : ''}`);
+    if (d.failedItemsNotShown > 0) lines.push(`    … and ${d.failedItemsNotShown} more (--json lists the first ${MAX_FAILED_SHOWN} per step)`);
+  }
+  lines.push('  log:');
+  if (d.log.length === 0) lines.push('    (no log lines)');
+  for (const l of d.log) lines.push(`    ${iso(l.at)} ${l.level.toUpperCase()} ${l.message}`);
+  io.out(lines.join('\n'));
+  return EXIT.OK;
+}
+
+async function cancel(runtime: Runtime, id: string, io: Io): Promise<number> {
+  await needRun(runtime, id);
+  const res = await runtime.engine.cancel(id);
+  if (res.pending) {
+    const where = res.holder ? ` (pid ${res.holder.pid} on host ${res.holder.host})` : '';
+    io.out(`run ${id}: cancel requested; its owner${where} stops it at the next item boundary, its state kept`);
+  } else if (res.run.status === 'cancelled') {
+    io.out(`run ${id}: cancelled`);
+  } else {
+    io.out(`run ${id} already ended: ${res.run.status}`);
+  }
+  return EXIT.OK;
+}
+
+async function retry(runtime: Runtime, id: string, json: boolean, io: Io): Promise<number> {
+  const old = await needRun(runtime, id);
+  const { flows } = runtime.flows();
+  const flow = flows.find((f) => f.name === old.flow);
+  if (!flow) throw new UsageError(`run ${id} is of flow '${old.flow}', which is not loaded (msgflow validate tells why)`);
+  const progress = createProgressReporter({ bus: runtime.bus, stream: io.stderr, isTTY: Boolean(io.stderr.isTTY) });
+  const log = createLogSubscriber({ bus: runtime.bus, stream: io.stderr, level: io.stderr.isTTY ? 'warn' : 'info' });
+  try {
+    const handle = await runtime.engine.retry(id, flow);
+    io.err(`msgflow: run ${handle.runId} retries the failed items of ${id}`);
+    const record = await handle.done;
+    progress.close();
+    log.close();
+    const steps = await runtime.engine.getSteps(record.id);
+    io.out(json ? JSON.stringify({ run: record, steps }, null, 2) : formatRunSummary(record, steps));
+    return record.status === 'succeeded' ? EXIT.OK : EXIT.FAILURE;
+  } finally {
+    progress.close();
+    log.close();
   }
 }
 
@@ -42,7 +194,7 @@ export function formatRunsTable(list: readonly RunRecord[], now = Date.now()): s
   const rows = list.map((r) => [
     r.id,
     r.flow,
-    r.status + (r.status === 'waiting' && r.waitingUntil ? ` until ${new Date(r.waitingUntil).toISOString()}` : ''),
+    r.status === 'waiting' ? formatWaiting(r, now) : r.status,
     new Date(r.startedAt).toISOString().replace('T', ' ').slice(0, 19),
     formatDuration(r.durationMs ?? now - r.startedAt),
     String(r.itemsDone),

@@ -1,11 +1,34 @@
 import { loadConfig } from '../../config/index.js';
 import { createCronScheduler } from '../../engine/schedule/index.js';
-import { createLogSubscriber, createProgressReporter } from '../../engine/progress/index.js';
+import { FlowError, MsgflowError } from '../../api/errors.js';
+import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
+import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import { createRuntime } from '../../runtime/runtime.js';
-import { parse } from '../args.js';
+import { serveDashboard, type UiServer } from '../../ui/index.js';
+import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import type { Io } from '../output.js';
-import { untilSignal } from '../signals.js';
+import { cliReporter, formatCliError, type Io } from '../output.js';
+
+/** Signals that stop the daemon gracefully. SIGHUP too: a terminal closing (and, later, a reload) must not kill it mid-item. */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/**
+ * Resolves with the first stop signal. Keeps the process up meanwhile: with
+ * nothing scheduled and no local service, nothing else holds the event loop,
+ * and Node would exit (code 13, an unsettled top-level await) while a
+ * supervisor restarts it and startup flows run again.
+ */
+function untilStopped(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    const on = (sig: NodeJS.Signals) => {
+      for (const s of STOP_SIGNALS) process.off(s, on);
+      clearInterval(keepAlive);
+      resolve(sig);
+    };
+    for (const s of STOP_SIGNALS) process.on(s, on);
+  });
+}
 
 /**
  * `msgflow start`: the daemon. Order matters: the local service listens
@@ -13,16 +36,47 @@ import { untilSignal } from '../signals.js';
  * starts (catching up missed slots and startup runs).
  */
 export async function start(argv: string[], io: Io): Promise<number> {
-  const { values } = parse(argv, { config: { type: 'string', short: 'c' }, 'no-listen': { type: 'boolean' } }, false);
+  const { values } = parseCommand('start', argv, false);
   const config = loadConfig(values.config ?? 'config.yaml');
   const listen = !values['no-listen'] && config.local !== undefined;
-  const runtime = await createRuntime({ config, command: 'start', listen });
-  const log = createLogSubscriber({ bus: runtime.bus, stream: io.stderr, level: config.logLevel === 'silent' ? 'error' : config.logLevel });
-  const progress = createProgressReporter({ bus: runtime.bus, stream: io.stderr, isTTY: false });
+  // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
+  let daemon: LeaseOwner | undefined;
+  const runtime = await createRuntime({
+    config,
+    command: 'start',
+    listen,
+    beforeListen: async (store) => {
+      const owner = new LeaseOwner({ store, hostId: defaultHostId(), ttlMs: defaultLeaseTtlMs() }, { label: 'msgflow start' });
+      const claim = await owner.claim('daemon');
+      if (!claim.ok) throw new FlowError('DAEMON_RUNNING', { holder: describeHolder(claim.holder) });
+      owner.startHeartbeat();
+      daemon = owner;
+    },
+  }).catch((e: unknown) => {
+    if (e instanceof FlowError && e.code === 'DAEMON_RUNNING') return e;
+    throw e;
+  });
+  if (runtime instanceof FlowError) {
+    io.err(formatCliError(runtime));
+    return EXIT.USAGE;
+  }
+  // A daemon's output goes to a journal: plain progress lines, never a bar.
+  const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
+  let dashboard: UiServer | undefined;
   try {
     if (listen) {
       const host = await runtime.local();
       if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
+    }
+    if (!values['no-ui']) {
+      try {
+        dashboard = await serveDashboard(runtime, {}, reporter.logger);
+        io.out(`msgflow: dashboard on ${dashboard.url}`);
+      } catch (e) {
+        // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
+        if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
+        io.err(`${formatCliError(e)}; running without the dashboard`);
+      }
     }
     const { flows, errors } = runtime.flows();
     for (const e of errors) io.err(e.message);
@@ -51,13 +105,16 @@ export async function start(argv: string[], io: Io): Promise<number> {
       io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : "(none)"}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ""}`);
     }
     io.out(`msgflow: started; ${scheduled} flow(s) scheduled, ${flows.length} loaded. Ctrl-C stops.`);
-    const signal = await untilSignal();
+    const signal = await untilStopped();
     io.err(`msgflow: ${signal}: stopping; running items finish or are checkpointed`);
     await scheduler.stop();
     return EXIT.OK;
   } finally {
+    await dashboard?.close();
+    // Runs stop first; then the daemon's claim goes, while the store is still open.
+    await runtime.engine.shutdown('msgflow start stopping');
+    await daemon?.release();
     await runtime.close();
-    progress.close();
-    log.close();
+    reporter.close();
   }
 }

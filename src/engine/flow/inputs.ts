@@ -59,13 +59,8 @@ export function coerceInput(raw: string, type: FlowInputDef['type']): unknown {
   }
 }
 
-/**
- * Resolves every declared input. An override of an input declared with
- * `file:` is a path to another data file (relative to the working directory).
- * Unknown override names and missing required inputs are errors naming the
- * input.
- */
-export async function resolveInputs(flow: Flow, overrides: Record<string, string> = {}): Promise<Record<string, unknown>> {
+/** INPUT_ARG_INVALID (a usage error) for an override the flow does not declare, with a did-you-mean. */
+export function checkInputNames(flow: Flow, overrides: Record<string, string>): void {
   const names = Object.keys(flow.inputs);
   for (const key of Object.keys(overrides)) {
     if (!Object.hasOwn(flow.inputs, key)) {
@@ -73,6 +68,16 @@ export async function resolveInputs(flow: Flow, overrides: Record<string, string
       throw inputArgError(flow, key, `flow '${flow.name}' has no input '${key}'${didYouMean(key, names)}: ${list}`);
     }
   }
+}
+
+/**
+ * Resolves every declared input. An override of an input declared with
+ * `file:` is a path to another data file (relative to the working directory).
+ * Unknown override names and missing required inputs are errors naming the
+ * input.
+ */
+export async function resolveInputs(flow: Flow, overrides: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  checkInputNames(flow, overrides);
   const out: Record<string, unknown> = {};
   for (const [name, def] of Object.entries(flow.inputs)) {
     let value: unknown;

@@ -144,6 +144,7 @@ function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, f
     baseDir: path.resolve(baseDir),
   };
   if (d.description !== undefined) flow.description = d.description;
+  if (d.concurrency !== undefined) flow.concurrency = { ...d.concurrency };
   if (on.schedule) flow.on.schedule = on.schedule.timezone ? { cron: on.schedule.cron, timezone: on.schedule.timezone } : { cron: on.schedule.cron };
   return flow;
 }

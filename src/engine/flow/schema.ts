@@ -104,6 +104,13 @@ export const FlowFileSchema = z
       .meta({
         description: 'Environment variables the flow may read as env.NAME: a list of names, or NAME: value pairs where a value may use ${VAR:-default}.',
       }),
+    concurrency: z
+      .strictObject({
+        group: z.string().min(1).optional().meta({ description: 'Runs of every flow with the same group share the limit. Default: the flow name.' }),
+        max: z.number().int().min(1).max(1000).optional().meta({ description: 'Runs of the group live at once. Default: 1 when a step writes (sends, adds contacts), else unlimited.' }),
+      })
+      .optional()
+      .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),
     steps: z.array(StepSchema).min(1, { error: 'a flow needs at least one step' }),
   })
   .meta({ title: 'msgflow flow', description: 'A msgflow flow file (flows/*.yaml).' });

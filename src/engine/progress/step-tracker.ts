@@ -135,29 +135,27 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
     for (const [k, p] of steps) if (p.runId === e.runId) steps.delete(k);
   };
 
-  bus.on('step:started', onStarted);
-  bus.on('item:finished', onItem);
-  bus.on('step:progress', onProgress);
-  bus.on('step:finished', onFinished);
-  bus.on('run:waiting', onWaiting);
-  bus.on('run:resumed', onResumed);
-  bus.on('run:failed', onRunEnd);
-  bus.on('run:interrupted', onRunEnd);
-  bus.on('run:finished', onRunEnd);
+  // One table of subscriptions, so close() removes exactly what was added.
+  const handlers = [
+    ['step:started', onStarted],
+    ['item:finished', onItem],
+    ['step:progress', onProgress],
+    ['step:finished', onFinished],
+    ['run:waiting', onWaiting],
+    ['run:resumed', onResumed],
+    ['run:failed', onRunEnd],
+    ['run:interrupted', onRunEnd],
+    ['run:finished', onRunEnd],
+  ] as const;
+  const on = bus.on.bind(bus) as (event: string, fn: (...args: any[]) => void) => void;
+  const off = bus.off.bind(bus) as (event: string, fn: (...args: any[]) => void) => void;
+  for (const [event, fn] of handlers) on(event, fn);
 
   return {
     view,
     active: () => [...steps.values()],
     close() {
-      bus.off('step:started', onStarted);
-      bus.off('item:finished', onItem);
-      bus.off('step:progress', onProgress);
-      bus.off('step:finished', onFinished);
-      bus.off('run:waiting', onWaiting);
-      bus.off('run:resumed', onResumed);
-      bus.off('run:failed', onRunEnd);
-      bus.off('run:interrupted', onRunEnd);
-      bus.off('run:finished', onRunEnd);
+      for (const [event, fn] of handlers) off(event, fn);
       steps.clear();
     },
   };

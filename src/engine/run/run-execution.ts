@@ -11,18 +11,43 @@
  * - A step-level failure (unknown action, a bad `if`/`forEach`, a single
  *   step's action failing) fails the run unless the step has `continueOnError`.
  */
-import { FlowError } from '../../api/errors.js';
+import { FlowError, MsgflowError } from '../../api/errors.js';
+import { METHOD_SPECS } from '../../api/methods.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, ErrorInfo, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import { type ExprScope, type StepView, evaluateCondition, evaluateTemplate } from '../expr/index.js';
+import { type ExprScope, type StepView, collectReferences, compileTemplate, evaluateCondition, evaluateTemplate, hasTemplate } from '../expr/index.js';
 import type { Flow, FlowStep } from '../flow-types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo } from './errors.js';
-import { type RunShared, runUnit } from './unit-runner.js';
+import type { LeaseOwner } from './ownership.js';
+import { type RunShared, StepFatalError, runUnit } from './unit-runner.js';
+
+/** Errors that stop the run as `interrupted` (resumable), never `failed`: the store is down, or another process owns the run now. */
+export function isInterruption(e: unknown): boolean {
+  return e instanceof MsgflowError && (e.code === 'STORE_UNAVAILABLE' || e.code === 'RUN_OWNERSHIP_LOST');
+}
+
+/**
+ * The run's client: every writing method (METHOD_SPECS[m].writes) first
+ * checks that this process still owns the run, and a dry run refuses them.
+ */
+function guardClient(api: InstanceApi, beforeWrite: (method: string) => Promise<void>): InstanceApi {
+  return new Proxy(api, {
+    get(target, prop, receiver) {
+      const v: unknown = Reflect.get(target, prop, receiver);
+      if (typeof prop !== 'string' || typeof v !== 'function' || !Object.hasOwn(METHOD_SPECS, prop)) return v;
+      if (!METHOD_SPECS[prop as keyof typeof METHOD_SPECS].writes) return v;
+      return async (...args: unknown[]) => {
+        await beforeWrite(prop);
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -33,6 +58,7 @@ export interface ExecutionDeps {
   random: () => number;
   clientFor(instance: string): InstanceApi;
   identityFor(instance: string): string;
+  localUrl?: string;
   baseDir: string;
   defaultRateLimitWaitMs: number;
   progressSaveIntervalMs: number;
@@ -45,6 +71,45 @@ export interface ResumeState {
 
 type StepOutcome = { kind: 'ok' } | { kind: 'interrupted' } | { kind: 'fatal'; error: unknown };
 
+/** A job's invalid/skipped/waiting counts (ctx.progress), for its step record. */
+function ownCounts(own: { invalid?: number; skipped?: number; waiting?: number } | undefined): Partial<StepRecord> {
+  const out: Partial<StepRecord> = {};
+  if (own?.invalid) out.invalid = own.invalid;
+  if (own?.skipped) out.skipped = own.skipped;
+  if (own?.waiting) out.waiting = own.waiting;
+  return out;
+}
+
+/**
+ * Whether an `if:` reads `item` or `index`: on a forEach step it is then a
+ * per-item condition (items for which it is false are skipped and counted),
+ * not a condition on the whole step.
+ */
+export function refersToItem(expr: string | boolean | undefined): boolean {
+  if (typeof expr !== 'string') return false;
+  try {
+    const t = compileTemplate(hasTemplate(expr) ? expr : `\${{${expr}}}`);
+    return t.parts.some((p) => p.kind === 'expr' && collectReferences(p.node).some((r) => r.root === 'item' || r.root === 'index'));
+  } catch {
+    return false; // a syntax error is reported when the condition is evaluated
+  }
+}
+
+/** The kv namespace other processes use to ask a run's owner to stop (`msgflow runs cancel`). */
+export const RUN_CONTROL_NS = 'run-control';
+
+/** The journal stream of a run's persisted log lines. */
+export const RUN_LOG_STREAM = '_log';
+/** Log lines kept per run execution. */
+export const MAX_LOG_LINES = 1000;
+
+/** One persisted log line of a run. */
+export interface RunLogLine {
+  at: number;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+}
+
 const FINISHED: readonly StepStatus[] = ['succeeded', 'failed', 'skipped'];
 const OK: StepOutcome = { kind: 'ok' };
 const INTERRUPTED: StepOutcome = { kind: 'interrupted' };
@@ -56,17 +121,30 @@ export class RunExecution {
   private readonly sh: RunShared;
   private run: RunRecord;
   private interruptReason = 'interrupted';
+  private cancelled = false;
+  /** Why this process lost the run to another one: it then writes nothing more. */
+  private lost: string | undefined;
+  private outageLogged = false;
+  private logKept = 0;
 
   constructor(
     private readonly deps: ExecutionDeps,
     private readonly flow: Flow,
     run: RunRecord,
     inputs: Record<string, unknown>,
+    private readonly owner: LeaseOwner,
     private readonly resume?: ResumeState,
   ) {
     this.run = { ...run };
     for (const s of resume?.steps ?? []) this.steps.set(s.step, { ...s });
-    this.scope = { inputs, env: { ...flow.env }, steps: {}, run: { id: run.id, flow: flow.name, startedAt: run.startedAt } };
+    this.scope = {
+      inputs,
+      env: { ...flow.env },
+      steps: {},
+      run: { id: run.id, flow: flow.name, startedAt: run.startedAt },
+      ...(deps.localUrl === undefined ? {} : { local: { url: deps.localUrl } }),
+      clock: deps.clock,
+    };
     let client: InstanceApi | undefined;
     const ref = { runId: run.id, flow: flow.name };
     const log = deps.logger;
@@ -78,6 +156,21 @@ export class RunExecution {
       onResumed: (w) => this.onResumed(w),
     });
     waits.load(resume?.waits ?? []);
+    let lastLiveSave = 0;
+    const onProgress = (stepId: string, u: { done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number }) => {
+      const rec = this.steps.get(stepId);
+      if (!rec || rec.forEach) return;
+      Object.assign(rec, { done: u.done, failed: u.failed ?? 0, ...(u.total !== undefined ? { total: u.total } : {}) });
+      rec.invalid = u.invalid ?? 0;
+      rec.skipped = u.skipped ?? 0;
+      rec.waiting = u.waiting ?? 0;
+      // Throttled (real time) so that other processes (`msgflow runs show`) see a long job's counts.
+      const now = Date.now();
+      if (now - lastLiveSave >= deps.progressSaveIntervalMs) {
+        lastLiveSave = now;
+        deps.store.saveStep(rec).catch(() => {});
+      }
+    };
     this.sh = {
       runId: run.id,
       flow,
@@ -88,19 +181,42 @@ export class RunExecution {
       clock: deps.clock,
       random: deps.random,
       signal: this.controller.signal,
-      client: () => (client ??= deps.clientFor(flow.instance)),
+      client: () =>
+        (client ??= guardClient(deps.clientFor(flow.instance), async (method) => {
+          if (run.dryRun) throw new FlowError('DRY_RUN_WRITE', { method });
+          await owner.check();
+        })),
       instance: { name: flow.instance, identity: deps.identityFor(flow.instance) },
       runState: deps.store.kv(`run:${run.id}`),
       waits,
       baseDir: deps.baseDir,
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
+      onProgress,
       logger: {
         debug: (m, f) => log.debug(m, { ...ref, ...f }),
-        info: (m, f) => log.info(m, { ...ref, ...f }),
-        warn: (m, f) => log.warn(m, { ...ref, ...f }),
-        error: (m, f) => log.error(m, { ...ref, ...f }),
+        info: (m, f) => (this.keepLog('info', m), log.info(m, { ...ref, ...f })),
+        warn: (m, f) => (this.keepLog('warn', m), log.warn(m, { ...ref, ...f })),
+        error: (m, f) => (this.keepLog('error', m), log.error(m, { ...ref, ...f })),
       },
     };
+  }
+
+  /**
+   * Persists a log line of the run (journal `_log`, shown by `msgflow runs
+   * show`), at most MAX_LOG_LINES per execution so a chatty flow cannot grow
+   * the store without bound. Best effort: a log line never fails a run.
+   */
+  private keepLog(level: 'info' | 'warn' | 'error', message: string): void {
+    if (this.logKept > MAX_LOG_LINES) return;
+    const entry = this.logKept++ === MAX_LOG_LINES
+      ? { at: this.deps.clock.now(), level: 'warn', message: `further log lines of this run are not kept (limit ${MAX_LOG_LINES})` }
+      : { at: this.deps.clock.now(), level, message };
+    this.deps.store.appendJournal(this.run.id, RUN_LOG_STREAM, [entry]).catch(() => {});
+  }
+
+  /** An engine message about this run: printed and kept with the run. */
+  private runLog(level: 'info' | 'warn' | 'error', message: string): void {
+    this.sh.logger[level](message);
   }
 
   get id(): string {
@@ -123,8 +239,40 @@ export class RunExecution {
     this.controller.abort(new FlowError('ENGINE_STOPPED', { reason }));
   }
 
+  /** `msgflow runs cancel`: stops at the next item boundary; the run ends `cancelled`, its state kept. */
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.interrupt('cancelled (msgflow runs cancel)');
+  }
+
+  /** Gives up the run's claims (the engine's shutdown, past its grace). */
+  async releaseClaims(): Promise<void> {
+    await this.owner.release();
+  }
+
   /** Runs to the end. Never rejects: the outcome is the returned record. */
   async execute(): Promise<RunRecord> {
+    const ref = { runId: this.run.id, flow: this.flow.name };
+    this.owner.onLost = (reason) => {
+      this.lost = reason;
+      this.deps.logger.error(`run ${this.run.id}: ${reason}; this process stops it and writes nothing more`, ref);
+      this.interrupt(`ownership lost: ${reason}`);
+    };
+    // Cancel requests from other processes arrive through the store; polled at each heartbeat.
+    this.owner.onBeat = async () => {
+      const c = await this.deps.store.kv(RUN_CONTROL_NS).get<{ cancel?: boolean }>(this.run.id);
+      if (c?.cancel) this.cancel();
+    };
+    this.owner.startHeartbeat();
+    try {
+      return await this.executeOwned();
+    } finally {
+      await this.owner.release();
+    }
+  }
+
+  private async executeOwned(): Promise<RunRecord> {
     const { bus } = this.deps;
     const ref = { runId: this.run.id, flow: this.flow.name };
     bus.emit('run:started', { ...ref, trigger: this.resume ? 'resume' : this.run.trigger, dryRun: this.run.dryRun });
@@ -147,6 +295,19 @@ export class RunExecution {
       }
       return await this.end('succeeded');
     } catch (e) {
+      if (isInterruption(e)) {
+        if (e instanceof MsgflowError && e.code === 'STORE_UNAVAILABLE' && !this.outageLogged) {
+          this.outageLogged = true;
+          this.runLog('error', `run ${this.run.id} interrupted: ${e.message}; it resumes from its checkpoint once the store answers again`);
+        }
+        this.interruptReason = e instanceof Error ? e.message : String(e);
+        return this.end('interrupted').catch(() => ({ ...this.snapshot(), status: 'interrupted' as const }));
+      }
+      if (e instanceof StepFatalError) {
+        const st = this.flow.steps.find((x) => x.id === e.step);
+        if (st) await this.stepFailed(st, e.fatal).catch(() => {});
+        return this.end('failed', e.fatal, e.step).catch(() => this.snapshot());
+      }
       if (this.controller.signal.aborted) return this.end('interrupted').catch(() => this.snapshot());
       return this.end('failed', e).catch(() => this.snapshot());
     }
@@ -172,7 +333,8 @@ export class RunExecution {
         hint: hint ? ` (did you mean '${hint}'?)` : '',
       }));
     }
-    if (step.if !== undefined) {
+    const perItem = step.forEach !== undefined && refersToItem(step.if);
+    if (step.if !== undefined && !perItem) {
       let go: boolean;
       try {
         go = evaluateCondition(step.if, this.scope);
@@ -232,6 +394,7 @@ export class RunExecution {
       this.run.itemsDone += own?.done ?? 0;
       rec.done = own?.done ?? 0;
       rec.failed = Math.max(1, own?.failed ?? 0);
+      Object.assign(rec, ownCounts(own));
       this.run.itemsFailed += rec.failed;
       // Name the step and action, unless the error already does (the runner's own FlowErrors).
       const cause = out.cause;
@@ -245,10 +408,14 @@ export class RunExecution {
     const total = own ? (own.total ?? done + failed) : 1;
     this.run.itemsDone += done;
     this.run.itemsFailed += failed;
-    Object.assign(rec, { status: 'succeeded', done, failed, total, finishedAt: this.deps.clock.now(), output: out.output });
+    // A job whose records failed (its own `failed` count) did not succeed: later
+    // steps still run (they may report on it), but the run ends failed unless
+    // the step says continueOnError, as with failed forEach items.
+    const status = failed > 0 ? 'failed' : 'succeeded';
+    Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status: 'succeeded', output: out.output, done, failed, total };
-    this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status: 'succeeded', done, failed });
+    this.scope.steps[step.id] = { status, output: out.output, done, failed, total };
+    this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status, done, failed });
     return OK;
   }
 
@@ -277,7 +444,8 @@ export class RunExecution {
       if (r.status === 'succeeded') {
         rec.done++;
         results[i] = r.output ?? null;
-      } else rec.failed++;
+      } else if (r.status === 'skipped') rec.skipped = (rec.skipped ?? 0) + 1;
+      else rec.failed++;
     }
     this.run.itemsDone += rec.done;
     this.run.itemsFailed += rec.failed;
@@ -292,11 +460,36 @@ export class RunExecution {
     let lastSave = Date.now();
     let saving: Promise<unknown> = Promise.resolve();
     const signal = this.controller.signal;
+    const perItem = refersToItem(step.if);
 
     const worker = async (): Promise<void> => {
       while (next < pending.length && !signal.aborted && firstError === undefined) {
         const index = pending[next++];
-        const out = await runUnit(this.sh, step, def, { ...this.scope, item: items[index], index }, index);
+        const itemScope = { ...this.scope, item: items[index], index };
+        if (perItem) {
+          let go = false;
+          let condError: unknown;
+          try {
+            go = evaluateCondition(step.if!, itemScope);
+          } catch (e) {
+            condError = e;
+          }
+          if (!go) {
+            // `if:` false for this item: recorded as skipped (not redone on resume), counted, never called.
+            const skipped: ItemResult = condError === undefined
+              ? { step: step.id, index, status: 'skipped', attempts: 0, finishedAt: clock.now() }
+              : { step: step.id, index, status: 'failed', attempts: 0, finishedAt: clock.now(), error: errorInfo(condError, step.id, index) };
+            await store.appendItems(this.run.id, [skipped]);
+            if (condError === undefined) rec.skipped = (rec.skipped ?? 0) + 1;
+            else {
+              rec.failed++;
+              this.run.itemsFailed++;
+              bus.emit('item:finished', { ...ref, index, status: 'failed', error: skipped.error!.message });
+            }
+            continue;
+          }
+        }
+        const out = await runUnit(this.sh, step, def, itemScope, index);
         if (out.interrupted) return;
         const result: ItemResult = { step: step.id, index, status: out.status, attempts: out.attempts, finishedAt: clock.now() };
         if (out.output !== undefined) result.output = out.output;
@@ -336,7 +529,7 @@ export class RunExecution {
     Object.assign(rec, { status, finishedAt: clock.now() });
     await store.saveStep(rec);
     this.scope.steps[step.id] = { status, output: results, results, done: rec.done, failed: rec.failed, total };
-    bus.emit('step:finished', { ...ref, status, done: rec.done, failed: rec.failed });
+    bus.emit('step:finished', { ...ref, status, done: rec.done, failed: rec.failed, ...(rec.skipped ? { skipped: rec.skipped } : {}) });
     return OK;
   }
 
@@ -377,10 +570,16 @@ export class RunExecution {
     this.deps.bus.emit('run:resumed', { runId: this.run.id, flow: this.flow.name, step: w.step });
   }
 
-  private async end(status: 'succeeded' | 'failed' | 'interrupted', error?: unknown, step?: string): Promise<RunRecord> {
+  private async end(requested: 'succeeded' | 'failed' | 'interrupted', error?: unknown, step?: string): Promise<RunRecord> {
     const { store, bus, clock } = this.deps;
     const now = clock.now();
     const ref = { runId: this.run.id, flow: this.flow.name };
+    if (this.lost) {
+      // Another process owns the run now: its record is theirs to write.
+      bus.emit('run:interrupted', { ...ref, reason: this.interruptReason });
+      return { ...this.snapshot(), status: 'interrupted' };
+    }
+    const status = requested === 'interrupted' && this.cancelled ? 'cancelled' : requested;
     const patch: Partial<RunRecord> = {
       status,
       updatedAt: now,
@@ -391,6 +590,18 @@ export class RunExecution {
     };
     let info: ErrorInfo | undefined;
     if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
+    if (status === 'cancelled') {
+      // A step cut short by the cancel must not read `running` forever.
+      for (const rec of this.steps.values()) {
+        if (rec.status !== 'running' && rec.status !== 'waiting') continue;
+        rec.status = 'cancelled';
+        rec.finishedAt = now;
+        await store.saveStep(rec).catch(() => {});
+      }
+      patch.cancelRequested = true;
+      // The request is served: it must not cancel anything later.
+      await store.kv(RUN_CONTROL_NS).delete(this.run.id).catch(() => {});
+    }
     if (status === 'failed') {
       info = errorInfo(error, step);
       patch.error = info;

@@ -2,7 +2,7 @@
  * Public types of the runner: what `createEngine` takes and returns.
  */
 import type { InstanceApi } from '../../api/types.js';
-import type { EngineStore, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
+import type { EngineStore, Lease, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
@@ -22,10 +22,13 @@ export interface EngineOptions {
    * what per-instance state is keyed by. @default the name itself
    */
   identityFor?(instanceName: string): string;
+  /**
+   * Base URL of msgflow's local service, for `${{ local.url }}` in flows (so a
+   * flow never writes the port). Undefined without a `local:` section.
+   */
+  localUrl?: string;
   /** @default a logger that emits `log` events on the bus */
   logger?: Logger;
-  /** Process environment, for input resolution. @default process.env */
-  env?: Record<string, string | undefined>;
   /** Project root (config file's directory), for `ctx.resolvePath` when a flow has no baseDir. */
   baseDir: string;
   /** How long `shutdown()` lets in-flight items finish before marking runs interrupted anyway. @default 10000 */
@@ -44,6 +47,30 @@ export interface EngineOptions {
   random?: () => number;
   /** Input resolution. @default resolveInputs of the flow loader */
   resolveInputs?: (flow: Flow, overrides: Record<string, string>) => Promise<Record<string, unknown>>;
+  /** This machine's id in run ownership leases. @default MSGFLOW_HOST_ID, else the hostname */
+  hostId?: string;
+  /**
+   * How long a run's ownership lasts without a heartbeat (renewed every
+   * third of it): a crashed owner on another host blocks its run this long.
+   * @default MSGFLOW_LEASE_TTL_MS, else 30000
+   */
+  leaseTtlMs?: number;
+  /** A run whose process died this many times is marked failed instead of resumed again. @default 3 */
+  maxCrashes?: number;
+}
+
+/** What `msgflow run` compares to decide whether an unfinished run is the same run. */
+export interface RunFingerprint {
+  inputsHash: string;
+  flowHash: string;
+}
+
+export interface CancelResult {
+  run: RunRecord;
+  /** True when the run's owner was asked to stop (it marks the run `cancelled` at its next item boundary). */
+  pending: boolean;
+  /** The owner in another process, when there is one. */
+  holder?: Lease;
 }
 
 export interface StartOptions {
@@ -63,7 +90,7 @@ export interface StartOptions {
 
 export interface RunHandle {
   runId: string;
-  /** Settles when the run ends: succeeded, failed or interrupted (never rejects). */
+  /** Settles when the run ends: succeeded, failed, interrupted or cancelled (never rejects). */
   done: Promise<RunRecord>;
 }
 
@@ -76,7 +103,29 @@ export interface Engine {
    * durable waits sleep only what is left.
    */
   resumeUnfinished(flows: readonly Flow[]): Promise<RunHandle[]>;
-  /** Run history, newest first; active runs show live counts. */
+  /** Resumes one unfinished run of `flow`; throws RUN_LIVE when a live process owns it. */
+  resume(runId: string, flow: Flow): Promise<RunHandle>;
+  /**
+   * `msgflow runs retry`: a new run of a finished run's flow, with its inputs,
+   * that redoes only what failed (failed forEach items, failed single steps,
+   * steps never reached); what succeeded is carried over, not redone.
+   */
+  retry(runId: string, flow: Flow): Promise<RunHandle>;
+  /** Hashes of the inputs (as `--input` overrides resolve now) and of the flow file. */
+  fingerprint(flow: Flow, overrides?: Record<string, string>): Promise<RunFingerprint>;
+  /** The live owner of a run (in any process, on any host), if any. */
+  liveOwner(runId: string): Promise<Lease | undefined>;
+  /** Unfinished runs of a flow, newest first, with the status shown to users (a dead owner's run is `interrupted`). */
+  unfinished(flow: string): Promise<RunRecord[]>;
+  /**
+   * Cancels a run: one that is not executing becomes `cancelled` at once; a
+   * running one (here or in another process) stops at its next item
+   * boundary, its state kept.
+   */
+  cancel(runId: string): Promise<CancelResult>;
+  /** This machine's id in ownership leases. */
+  readonly hostId: string;
+  /** Run history, newest first; active runs show live counts; runs whose owner is gone show `interrupted`. */
   listRuns(query?: { flow?: string; limit?: number }): Promise<RunRecord[]>;
   getRun(id: string): Promise<RunRecord | undefined>;
   /** Step records of a run; a running forEach step shows live done/failed counts. */

@@ -4,7 +4,8 @@
  * rate-limit waits. Rate-limit waits are durable and do not spend an attempt.
  */
 import { resolve } from 'node:path';
-import { FlowError, RateLimitError } from '../../api/errors.js';
+import { FlowError, MsgflowError, RateLimitError } from '../../api/errors.js';
+import { classify } from '../../api/failure.js';
 import type { InstanceApi } from '../../api/types.js';
 import { prefixedState } from '../../store/prefixed-state.js';
 import type { EngineStore, ErrorInfo } from '../../store/types.js';
@@ -37,6 +38,8 @@ export interface RunShared {
   instance: InstanceRef;
   baseDir: string;
   defaultRateLimitWaitMs: number;
+  /** A job's live counts (ctx.progress) of a single step: the step record follows them while it runs. */
+  onProgress?(step: string, counts: ProgressCounts): void;
 }
 
 /** The last counts an action reported through ctx.progress (a job's own records). */
@@ -97,7 +100,8 @@ export async function runUnit(sh: RunShared, step: FlowStep, def: RegisteredActi
   } catch (e) {
     return failed(e, step.id, index, 0);
   }
-  if (sh.dryRun) return { interrupted: false, status: 'succeeded', output: { dryRun: true, input }, attempts: 0 };
+  // A dry run calls only the actions that predict (their client refuses writing methods).
+  if (sh.dryRun && !def.dryRun) return { interrupted: false, status: 'succeeded', output: { dryRun: true, input }, attempts: 0 };
 
   const target: WaitTarget = index === undefined ? { step: step.id } : { step: step.id, item: index };
   // A rate-limit pause persisted before a restart is honoured before calling again.
@@ -118,6 +122,8 @@ export async function runUnit(sh: RunShared, step: FlowStep, def: RegisteredActi
       const output = await callAction(sh, step, def, input, attempt, scope, target, sink);
       return { interrupted: false, status: 'succeeded', output, attempts: attempt, progress: sink.last };
     } catch (e) {
+      // The store is down or another process owns the run: the run stops (interrupted), the item is not failed.
+      if (isRunInterruption(e)) throw e;
       if (sh.signal.aborted) return INTERRUPTED;
       const rl = rateLimitOf(e);
       if (rl) {
@@ -129,7 +135,11 @@ export async function runUnit(sh: RunShared, step: FlowStep, def: RegisteredActi
         }
         continue; // same attempt number: a rate-limit pause is not a failure
       }
-      if (attempt >= step.retry.maxAttempts) return { ...failed(e, step.id, index, attempt), progress: sink.last };
+      // A fatal error (wrong token, unknown instance) stops the step at once: the next item would fail the same way.
+      if (hasCode(e) && classify(e) === 'fatal') throw new StepFatalError(e, step.id);
+      // A definite answer (400, 404, an invalid number) is final: trying again cannot change it.
+      const definite = hasCode(e) && classify(e) === 'definite';
+      if (definite || attempt >= step.retry.maxAttempts) return { ...failed(e, step.id, index, attempt), progress: sink.last };
       const delayMs = retryDelay(step.retry, attempt, sh.random);
       sh.bus.emit('step:retry', {
         runId: sh.runId,
@@ -147,6 +157,26 @@ export async function runUnit(sh: RunShared, step: FlowStep, def: RegisteredActi
       }
       attempt++;
     }
+  }
+}
+
+function isRunInterruption(e: unknown): boolean {
+  return e instanceof MsgflowError && (e.code === 'STORE_UNAVAILABLE' || e.code === 'RUN_OWNERSHIP_LOST');
+}
+
+/** Errors with a catalogue code are classified; a plain Error (a plugin's own) keeps the step's `retry:` as written. */
+function hasCode(e: unknown): boolean {
+  return e instanceof MsgflowError;
+}
+
+/** A fatal failure of one unit: stops its step (no retry, no further items) and fails the run with the cause's message. */
+export class StepFatalError extends Error {
+  constructor(
+    readonly fatal: unknown,
+    readonly step: string,
+  ) {
+    super(fatal instanceof Error ? fatal.message : String(fatal), { cause: fatal });
+    this.name = 'StepFatalError';
   }
 }
 
@@ -277,6 +307,7 @@ function makeContext(
     },
     progress: (u) => {
       sink.last = { ...u };
+      if (target.item === undefined) sh.onProgress?.(step.id, u);
       sh.bus.emit('step:progress', { ...ref, ...u });
     },
     emit: (name, payload = {}) => sh.bus.emit('action:event', { ...ref, name, payload }),

@@ -12,7 +12,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MsgflowError } from '../../api/errors.js';
 import type { Message, StatusMessage } from '../../api/types.js';
-import { AppendLog } from '../store/append-log.js';
+import { AppendLog } from '../persist/append-log.js';
 
 export interface StoredMessage {
   message: Message;
@@ -33,9 +33,12 @@ export class History {
   private readonly byId = new Map<string, StoredMessage>();
   private readonly outgoing: StoredMessage[] = [];
   private readonly chatsDir: string;
+  private readonly shownDir: string;
 
-  constructor(dir: string, private readonly view: MessageView) {
+  /** @param shownDir `dir` as named in errors (the instance id hidden). */
+  constructor(dir: string, private readonly view: MessageView, shownDir = dir) {
     this.chatsDir = path.join(dir, 'chats');
+    this.shownDir = path.join(shownDir, 'chats');
   }
 
   async load(): Promise<void> {
@@ -48,7 +51,7 @@ export class History {
     }
     for (const name of names) {
       if (!name.endsWith('.jsonl')) continue;
-      const log = new AppendLog<StoredMessage>(path.join(this.chatsDir, name));
+      const log = new AppendLog<StoredMessage>(path.join(this.chatsDir, name), path.join(this.shownDir, name));
       const records = (await log.read()) ?? [];
       for (const r of records) this.index(r);
       if (records[0]) this.logs.set(records[0].message.chatId, log);
@@ -119,7 +122,8 @@ export class History {
     let log = this.logs.get(chatId);
     if (!log) {
       // chatId passed isChatId validation (digits, '-', '@', '.', letters), so this is a safe file name.
-      log = new AppendLog<StoredMessage>(path.join(this.chatsDir, `${encodeURIComponent(chatId)}.jsonl`));
+      const name = `${encodeURIComponent(chatId)}.jsonl`;
+      log = new AppendLog<StoredMessage>(path.join(this.chatsDir, name), path.join(this.shownDir, name));
       this.logs.set(chatId, log);
     }
     return log;

@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { Low } from 'lowdb';
+import { z } from 'zod';
 import { MsgflowError } from '../../api/errors.js';
 import { chatKind } from '../../api/chat-id.js';
 import type { ApiMethod } from '../../api/methods.js';
@@ -17,7 +18,7 @@ import type { Network } from '../network.js';
 import { newMessageId } from '../ids.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../rate-limiter.js';
-import { openJsonDoc } from '../store/json-doc.js';
+import { openJsonDoc } from '../persist/json-doc.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
 import { History, type StoredMessage } from './history.js';
@@ -40,9 +41,8 @@ export interface MethodResult {
   body: unknown;
 }
 
-interface MetaDoc {
-  seededAt: number | null;
-}
+const MetaDoc = z.strictObject({ seededAt: z.number().nullable() });
+type MetaDoc = z.output<typeof MetaDoc>;
 
 export class LocalInstance {
   readonly idInstance: string;
@@ -71,13 +71,15 @@ export class LocalInstance {
   /** Opens the stores, seeds an empty instance once, and starts the send queue. */
   async open(seed?: () => Promise<ParsedMessageInput[]>): Promise<void> {
     const { network, clock } = this.deps;
-    this.meta = await openJsonDoc<MetaDoc>(path.join(this.dir, 'meta.json'), { seededAt: null });
-    this.contacts = await ContactBook.open(this.dir, network, clock);
-    this.checker = await AccountChecker.open(this.dir, this.config.checkAccountLimit, network, clock);
+    // Files are named in errors with the instance id hidden.
+    const shown = path.join(this.deps.dataDir, '<INSTANCE_ID>');
+    this.meta = await openJsonDoc(path.join(this.dir, 'meta.json'), path.join(shown, 'meta.json'), MetaDoc, { seededAt: null });
+    this.contacts = await ContactBook.open(this.dir, shown, network, clock);
+    this.checker = await AccountChecker.open(this.dir, shown, this.config.checkAccountLimit, network, clock);
     this.history = new History(this.dir, {
       statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
       phonebookName: (chatId) => this.contacts.phonebookName(chatId),
-    });
+    }, shown);
     await this.history.load();
     if (seed && this.meta.data.seededAt === null && this.history.size === 0) {
       const inputs = await seed();
@@ -87,6 +89,7 @@ export class LocalInstance {
     }
     this.queue = new SendQueue({
       file: path.join(this.dir, 'queue.jsonl'),
+      shown: path.join(shown, 'queue.jsonl'),
       clock,
       intervalMs: this.config.sendIntervalMs,
       isSent: (id) => this.history.has(id),

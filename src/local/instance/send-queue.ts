@@ -11,12 +11,12 @@
  * (`due[n] = max(enqueuedAt, due[n-1] + interval)`), not chained timeouts, so
  * the timer's small lateness never accumulates into drift.
  */
-import { MsgflowError } from '../../api/errors.js';
 import { EventEmitter } from 'eventemitter3';
 import type { SendFileByUrlRequest } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
-import { AppendLog } from '../store/append-log.js';
+import { AppendLog } from '../persist/append-log.js';
+import { FetchError } from '../media/download.js';
 
 export interface QueueEntry {
   idMessage: string;
@@ -50,6 +50,8 @@ export interface QueueEvents {
 
 export interface SendQueueOptions {
   file: string;
+  /** `file` as named in errors (the instance id hidden). @default file */
+  shown?: string;
   clock: Clock;
   intervalMs: number;
   /** Fetches the file and appends the message to the history. Throws when the file cannot be sent. */
@@ -76,7 +78,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
 
   constructor(private readonly opts: SendQueueOptions) {
     super();
-    this.log = new AppendLog<QueueRecord>(opts.file);
+    this.log = new AppendLog<QueueRecord>(opts.file, opts.shown);
   }
 
   async load(): Promise<void> {
@@ -176,15 +178,19 @@ export class SendQueue extends EventEmitter<QueueEvents> {
       if (this.closed) return;
       failure = e instanceof Error ? e.message : String(e);
       const attempts = (this.fetchAttempts.get(entry.idMessage) ?? 0) + 1;
-      if (attempts < MAX_SEND_ATTEMPTS && isTransient(e)) {
-        // A file host that is briefly down (or msgflow's own port, right after
-        // a restart) is tried again at the next slot; the entry stays first.
+      if (attempts < MAX_SEND_ATTEMPTS && e instanceof FetchError && e.transient) {
+        // A file host that is briefly down or too slow (or msgflow's own port,
+        // right after a restart) is tried again later: the entry moves behind
+        // the others, so one slow or hostile link never holds the queue for
+        // more than one fetch deadline at a time.
         this.fetchAttempts.set(entry.idMessage, attempts);
-        this.opts.logger.warn('local service: queued file could not be fetched; trying again at the next slot', {
+        this.opts.logger.warn('local service: queued file could not be fetched; trying again after the messages queued behind it', {
           idMessage: entry.idMessage,
           attempt: attempts,
           reason: failure,
         });
+        this.pendingEntries.shift();
+        this.pendingEntries.push(entry);
         this.lastDueAt = recordedDue;
         return;
       }
@@ -205,24 +211,15 @@ export class SendQueue extends EventEmitter<QueueEvents> {
   }
 }
 
-/** Tries a queued file gets when its fetch fails transiently. */
-export const MAX_SEND_ATTEMPTS = 3;
-
 /**
- * Failures worth another try: the host refused or dropped the connection,
- * timed out, or answered 5xx/429. A 404, a file too large, a bad type or
- * too many redirects will not change by trying again.
+ * Tries a queued file gets when its fetch fails transiently (FetchError.transient:
+ * refused or dropped connection, temporary lookup failure, timeout, HTTP
+ * 5xx/408/429). Each attempt is capped by local.fetchTimeoutMs, so one
+ * entry's attempts take at most MAX_SEND_ATTEMPTS × fetchTimeoutMs in total
+ * (90 s by default), and never more than one fetchTimeoutMs in a row: between
+ * two attempts the messages queued behind it go first.
  */
-function isTransient(e: unknown): boolean {
-  if (!(e instanceof MsgflowError)) return false;
-  if (e.code === 'FILE_FETCH_TIMEOUT') return true;
-  if (e.code === 'FILE_FETCH_STATUS') {
-    const status = Number(e.params.status);
-    return status >= 500 || status === 429 || status === 408;
-  }
-  if (e.code === 'FILE_FETCH_FAILED') return /refused|reset|closed by the server|temporary|unreachable/.test(String(e.params.reason));
-  return false;
-}
+export const MAX_SEND_ATTEMPTS = 3;
 
 function stripFailure(f: FailedEntry): QueueEntry {
   const { reason: _r, failedAt: _f, ...entry } = f;

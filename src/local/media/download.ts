@@ -5,11 +5,14 @@
  * link without its query string, fragment or credentials (they may hold
  * access tokens).
  */
+import dns from 'node:dns';
 import { createWriteStream } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import got, { type RequestError } from 'got';
 import { MsgflowError } from '../../api/errors.js';
+import type { ErrorCode } from '../../api/error-codes.js';
 
 export interface DownloadOptions {
   /** Cap on the bytes of the body (after decompression). */
@@ -27,6 +30,64 @@ export interface DownloadOptions {
   /** @default 'msgflow-local' */
   userAgent?: string;
   signal?: AbortSignal;
+  /**
+   * Fetch from loopback, private, link-local and other non-public addresses
+   * (checked after DNS resolution, on the first URL and on every redirect).
+   * @default false
+   */
+  allowPrivate?: boolean;
+  /** URLs that are msgflow's own (its publicUrl or port): allowed whatever their address. */
+  isOwn?: (url: URL) => boolean;
+}
+
+/**
+ * A failed fetch. `transient` says whether the same link may work later (the
+ * host refused or dropped the connection, a lookup failed temporarily, no
+ * answer in time, HTTP 5xx/408/429): the send queue tries those again and
+ * gives up at once on the others (404, too large, refused address...).
+ */
+export class FetchError extends MsgflowError {
+  readonly transient: boolean;
+  constructor(code: ErrorCode, params: Record<string, unknown>, transient: boolean, options: { cause?: unknown } = {}) {
+    super(code, params, options);
+    this.name = 'FetchError';
+    this.transient = transient;
+  }
+}
+
+/** Address ranges a urlFile may not reach unless local.fetch.allowPrivate. */
+const RANGES: [range: string, net: string, prefix: number, family: 'ipv4' | 'ipv6'][] = [
+  ['loopback', '127.0.0.0', 8, 'ipv4'],
+  ['loopback', '::1', 128, 'ipv6'],
+  ['private', '10.0.0.0', 8, 'ipv4'],
+  ['private', '172.16.0.0', 12, 'ipv4'],
+  ['private', '192.168.0.0', 16, 'ipv4'],
+  ['private', '100.64.0.0', 10, 'ipv4'],
+  ['private', 'fc00::', 7, 'ipv6'],
+  ['link-local', '169.254.0.0', 16, 'ipv4'],
+  ['link-local', 'fe80::', 10, 'ipv6'],
+  ['unspecified', '0.0.0.0', 8, 'ipv4'],
+  ['unspecified', '::', 128, 'ipv6'],
+  ['multicast or reserved', '224.0.0.0', 3, 'ipv4'],
+  ['multicast', 'ff00::', 8, 'ipv6'],
+];
+const BLOCKED = new Map<string, BlockList>();
+for (const [range, net, prefix, family] of RANGES) {
+  let list = BLOCKED.get(range);
+  if (!list) BLOCKED.set(range, (list = new BlockList()));
+  list.addSubnet(net, prefix, family);
+}
+
+/** The name of the non-public range `address` is in, or undefined for a public address. */
+export function privateRange(address: string): string | undefined {
+  let a = address.replace(/^\[|\]$/g, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
+  if (mapped) a = mapped[1]!;
+  const version = isIP(a);
+  if (version === 0) return undefined;
+  const family = version === 6 ? 'ipv6' : 'ipv4';
+  for (const [range, list] of BLOCKED) if (list.check(a, family)) return range;
+  return undefined;
 }
 
 export interface Downloaded {
@@ -68,8 +129,47 @@ export async function downloadToFile(url: string, dest: string, opts: DownloadOp
     throw fail(shown, `unsupported protocol ${parsed.protocol}; it should start with http(s)://`);
   }
 
+  // Our own reasons to abort are kept here: got wraps whatever destroy()
+  // receives, and the clear message must survive that.
+  let failure: MsgflowError | undefined;
+  // Whether the hop being fetched is msgflow's own address (checked per hop).
+  let hopIsOwn = false;
+  const checkHop = (u: URL) => {
+    hopIsOwn = opts.isOwn?.(u) ?? false;
+    if (opts.allowPrivate || hopIsOwn) return;
+    // An address in the URL itself is never looked up: check it here.
+    const host = u.hostname.replace(/^\[|\]$/g, '');
+    const range = isIP(host) ? privateRange(host) : undefined;
+    if (range) throw (failure = privateRefused(u, host, range));
+  };
+  checkHop(parsed);
+  const lookup = (hostname: string, options: dns.LookupOptions, callback: (...args: unknown[]) => void) => {
+    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err);
+      if (!opts.allowPrivate && !hopIsOwn) {
+        for (const a of addresses) {
+          const range = privateRange(a.address);
+          if (range) {
+            failure = privateRefused(new URL(`http://${hostname}`), a.address, range, hostname);
+            return callback(failure);
+          }
+        }
+      }
+      if (options.all) return callback(null, addresses);
+      return callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+
   const phase = opts.phaseTimeoutMs ?? Math.min(opts.timeoutMs, 10_000);
   const request = got.stream(parsed, {
+    dnsLookup: lookup as never,
+    hooks: {
+      beforeRedirect: [
+        (options) => {
+          checkHop(options.url as URL);
+        },
+      ],
+    },
     followRedirect: true,
     maxRedirects: opts.maxRedirects,
     retry: { limit: 0 },
@@ -86,9 +186,6 @@ export async function downloadToFile(url: string, dest: string, opts: DownloadOp
     signal: opts.signal,
   });
 
-  // Our own reasons to abort are kept here: got wraps whatever destroy()
-  // receives, and the clear message must survive that.
-  let failure: MsgflowError | undefined;
   let contentType: string | undefined;
   let finalUrl = shown;
   let redirects = 0;
@@ -103,11 +200,12 @@ export async function downloadToFile(url: string, dest: string, opts: DownloadOp
     finalUrl = displayUrl(res.url);
     const where = finalUrl === shown ? shown : `${shown} (redirected to ${finalUrl})`;
     if (res.statusCode < 200 || res.statusCode > 299) {
-      failure = new MsgflowError('FILE_FETCH_STATUS', {
-        url: where,
-        status: res.statusCode,
-        statusText: res.statusMessage ? ` ${res.statusMessage}` : '',
-      });
+      const status = res.statusCode;
+      failure = new FetchError(
+        'FILE_FETCH_STATUS',
+        { url: where, status, statusText: res.statusMessage ? ` ${res.statusMessage}` : '' },
+        status >= 500 || status === 429 || status === 408,
+      );
       request.destroy(failure);
       return;
     }
@@ -144,13 +242,20 @@ export async function downloadToFile(url: string, dest: string, opts: DownloadOp
   return { size, contentType, finalUrl, redirects };
 }
 
-function fail(url: string, reason: string, cause?: unknown): MsgflowError {
-  return new MsgflowError('FILE_FETCH_FAILED', { url, reason }, { cause });
+function fail(url: string, reason: string, cause?: unknown, transient = false): FetchError {
+  return new FetchError('FILE_FETCH_FAILED', { url, reason }, transient, { cause });
 }
 
-function tooLarge(url: string, limit: number, seen: string): MsgflowError {
-  return new MsgflowError('FILE_TOO_LARGE', { url, limit, seen });
+function tooLarge(url: string, limit: number, seen: string): FetchError {
+  return new FetchError('FILE_TOO_LARGE', { url, limit, seen }, false);
 }
+
+function privateRefused(u: URL, address: string, range: string, host = u.hostname): FetchError {
+  return new FetchError('FILE_FETCH_PRIVATE', { url: displayUrl(u), host, address, range }, false);
+}
+
+/** Connection failures that may pass by themselves. */
+const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
 const REASONS: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
@@ -171,7 +276,7 @@ function fromGotError(
   opts: DownloadOptions,
   phase: number,
   responded: boolean,
-): MsgflowError {
+): FetchError {
   const code = err?.code;
   if (code === 'ETIMEDOUT') {
     const event = (err as RequestError & { event?: string }).event ?? 'request';
@@ -186,19 +291,20 @@ function fromGotError(
         : err.timings?.connect
           ? TIMEOUT_PHASES.response!
           : TIMEOUT_PHASES.connect!;
-    return new MsgflowError(
+    return new FetchError(
       'FILE_FETCH_TIMEOUT',
       { url: shown, timeoutMs: event === 'request' ? opts.timeoutMs : phase, phase: stuckIn },
+      true,
       { cause: err },
     );
   }
   if (code === 'ERR_TOO_MANY_REDIRECTS') {
-    return new MsgflowError('FILE_TOO_MANY_REDIRECTS', { url: shown, limit: opts.maxRedirects }, { cause: err });
+    return new FetchError('FILE_TOO_MANY_REDIRECTS', { url: shown, limit: opts.maxRedirects }, false, { cause: err });
   }
   if (opts.signal?.aborted) return fail(shown, 'aborted', err);
   // Messages of lower layers may quote the link: never let its query through.
   const message = String(err?.message ?? err).split(raw).join(shown);
-  return fail(shown, (code && REASONS[code]) ?? (code ? `${code}: ${message}` : message), err);
+  return fail(shown, (code && REASONS[code]) ?? (code ? `${code}: ${message}` : message), err, code !== undefined && TRANSIENT_CODES.has(code));
 }
 
 const TIMEOUT_PHASES: Record<string, string> = {

@@ -3,7 +3,7 @@
  * their type in the spec's order, makes a JPEG preview of images, and keeps
  * the files for the retention period. See docs/local-media.md.
  */
-export { createMediaStore } from './store.js';
+export { createMediaStore } from './file-store.js';
 export type { FetchedFile, MediaStore, MediaStoreOptions, OpenedFile } from './types.js';
 export { detectType, type DetectedType, type DetectTypeInput, type SniffedType, type TypeSource } from './detect-type.js';
 export {
@@ -16,4 +16,4 @@ export {
 } from './mime-table.js';
 export { isAnimatedImage, countGifFrames } from './animation.js';
 export { makeJpegThumbnail, type ThumbnailOptions } from './thumbnail.js';
-export { displayUrl } from './download.js';
+export { displayUrl, FetchError, privateRange } from './download.js';

@@ -78,4 +78,11 @@ export interface MediaStoreOptions {
   maxDecodeBytes?: number;
   /** User-Agent of fetches. @default 'msgflow-local' */
   userAgent?: string;
+  /**
+   * Fetch from loopback, private and link-local addresses (after DNS
+   * resolution, and on every redirect). @default false
+   */
+  allowPrivate?: boolean;
+  /** msgflow's own URLs (its publicUrl, its port): fetched whatever their address. */
+  isOwn?: (url: URL) => boolean;
 }

@@ -24,10 +24,12 @@ import type { ActionRegistry } from '../../engine/registry/index.js';
 import { createEngine } from '../../engine/run/index.js';
 import { LocalSchema, type LocalConfig } from '../../local/config.js';
 import { createLocalService, type LocalService } from '../../local/index.js';
+import { createMediaStore, type MediaStore } from '../../local/media/index.js';
 import { createStore } from '../../store/index.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
 import { identityOf } from '../clients.js';
+import { lazyApi } from '../lazy-api.js';
 import { buildRegistry } from '../registry.js';
 import { match, type Mismatch } from './match.js';
 import type { FlowTestCase } from './schema.js';
@@ -83,11 +85,13 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   process.env.TZ = c.timezone;
   try {
     await mirrorProject(config.baseDir, sandbox);
-    const fileServer = c.files ? await serveFiles(c.files, testDir) : undefined;
+    const localUrl = (config.local?.publicUrl ?? `http://127.0.0.1:${config.local?.port ?? 7070}`).replace(/\/+$/, '');
+    const staticDir = config.local?.staticDir ? resolveFromConfig(config, config.local.staticDir) : undefined;
+    const fileServer = c.files || staticDir ? await serveFiles(c.files ?? {}, testDir, localUrl, staticDir) : undefined;
     if (fileServer) cleanups.push(() => new Promise((r) => fileServer.server.close(r)));
 
     const local = localConfigFor(config, c, sandbox);
-    const service = createLocalService(local, { baseDir: config.baseDir, clock });
+    const service = createLocalService(local, { baseDir: config.baseDir, clock, mediaStore: heldMediaStore(local, clock, fileServer !== undefined) });
     await service.start();
     cleanups.push(() => service.close());
     const target = local.instances[0]!;
@@ -103,7 +107,7 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
         const li = (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) || target;
         const base = createInProcessTransport(service, li.idInstance, li.apiTokenInstance);
         const transport = withFaults(base, c.faults ?? [], calls, clock, fileServer?.rewrite);
-        api = createClient({
+        const client = createClient({
           apiUrl: 'http://local.invalid',
           idInstance: li.idInstance,
           apiTokenInstance: li.apiTokenInstance,
@@ -113,6 +117,8 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
           rateLimits: inst.rateLimits,
           rateLimit: inst.rateLimit,
         });
+        // A plain object, as the runtime's: the engine may wrap it (a frozen client cannot be proxied).
+        api = lazyApi(async () => client);
         clients.set(name, api);
       }
       return api;
@@ -133,7 +139,7 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
       clock,
       clientFor,
       identityFor: (name) => identityOf(config, name),
-      env: process.env,
+      localUrl,
       baseDir: sandbox,
       random: () => 0.5,
       resolveInputs: (f, overrides) => caseInputs(f, c, testDir, overrides),
@@ -281,6 +287,38 @@ function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): Local
   });
 }
 
+/**
+ * The local service's media store, as it builds it, with each fetch holding
+ * the virtual clock: a download is real I/O the clock must not run past (a
+ * send queue waiting on it would otherwise see its deadlines pass). The test's
+ * file server (files:, staticDir) is on loopback, so private addresses are
+ * allowed when it runs.
+ */
+function heldMediaStore(local: LocalConfig, clock: VirtualClock, servesFiles: boolean): MediaStore {
+  const store = createMediaStore({
+    dir: path.join(local.dataDir, 'files'),
+    clock,
+    maxBytes: local.maxFileBytes,
+    timeoutMs: local.fetchTimeoutMs,
+    maxRedirects: local.maxRedirects,
+    retentionMs: local.fileRetentionMs,
+    allowPrivate: servesFiles || local.fetch.allowPrivate,
+  });
+  return {
+    ...store,
+    fetchAndStore: async (input) => {
+      const release = clock.hold();
+      try {
+        return await store.fetchAndStore(input);
+      } finally {
+        release();
+      }
+    },
+    open: (id) => store.open(id),
+    purgeExpired: () => store.purgeExpired(),
+  };
+}
+
 function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
@@ -360,20 +398,35 @@ function withFaults(
   };
 }
 
-/** Serves the case's `files:` on a real HTTP port (port 0) and rewrites urlFile values to it. */
+/**
+ * Serves the case's `files:` and the config's local.staticDir (what
+ * `${{ local.url }}/_local/static/...` names) on a real HTTP port (port 0),
+ * and rewrites urlFile values to it: the local service fetches them for real.
+ */
 async function serveFiles(
   files: NonNullable<FlowTestCase['files']>,
   testDir: string,
+  localUrl: string,
+  staticDir: string | undefined,
 ): Promise<{ server: Server; rewrite: (body: unknown) => unknown }> {
   const entries = Object.entries(files);
+  const staticPrefix = `${localUrl}/_local/static/`;
   const server = createServer((req, res) => {
     // No keep-alive: an idle kept-alive socket looks like a request in flight to the virtual clock.
     res.setHeader('connection', 'close');
-    const i = Number((req.url ?? '').split('/')[1]);
-    const spec = entries[i]?.[1];
-    if (spec === undefined) return void res.writeHead(404).end();
-    if (typeof spec !== 'string') return void res.writeHead(spec.status).end();
-    createReadStream(path.resolve(testDir, spec))
+    const [, kind, rest] = (req.url ?? '').split('/', 3);
+    let file: string | undefined;
+    if (kind === 'static' && staticDir && rest) {
+      const rel = decodeURIComponent((req.url ?? '').slice('/static/'.length));
+      const abs = path.resolve(staticDir, rel);
+      if (abs.startsWith(staticDir + path.sep)) file = abs;
+    } else if (kind === 'files') {
+      const spec = entries[Number(rest)]?.[1];
+      if (spec !== undefined && typeof spec !== 'string') return void res.writeHead(spec.status).end();
+      if (typeof spec === 'string') file = path.resolve(testDir, spec);
+    }
+    if (!file) return void res.writeHead(404).end();
+    createReadStream(file)
       .on('error', () => res.writeHead(404).end())
       .pipe(res);
   });
@@ -383,9 +436,13 @@ async function serveFiles(
     if (typeof body !== 'object' || body === null || typeof (body as { urlFile?: unknown }).urlFile !== 'string') return body;
     const b = body as { urlFile: string; fileName?: string };
     const i = entries.findIndex(([url]) => url === b.urlFile);
-    if (i < 0) return body;
-    const name = path.basename(typeof entries[i]![1] === 'string' ? (entries[i]![1] as string) : b.fileName || 'file');
-    return { ...b, urlFile: `http://127.0.0.1:${port}/${i}/${encodeURIComponent(name)}` };
+    if (i >= 0) {
+      const spec = entries[i]![1];
+      const name = path.basename(typeof spec === 'string' ? spec : b.fileName || 'file');
+      return { ...b, urlFile: `http://127.0.0.1:${port}/files/${i}/${encodeURIComponent(name)}` };
+    }
+    if (staticDir && b.urlFile.startsWith(staticPrefix)) return { ...b, urlFile: `http://127.0.0.1:${port}/static/${b.urlFile.slice(staticPrefix.length)}` };
+    return body;
   };
   return { server, rewrite };
 }

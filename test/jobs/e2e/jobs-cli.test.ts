@@ -3,7 +3,7 @@
  * resume) as child processes against `msgflow serve` over HTTP, through a
  * proxy that counts what reached the service.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -54,10 +54,13 @@ async function finish(p: Proc, timeoutMs = 60_000) {
   return p.out();
 }
 
-/** `msgflow start` resumes the unfinished run; stopped once the report is written. */
-async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, report: string, timeoutMs = 60_000) {
+const lineCount = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\r\n').length : 0);
+
+/** `msgflow start` resumes the unfinished run; stopped once the report is written (with `rows` rows, when given). */
+async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, report: string, timeoutMs = 60_000, rows?: number) {
   const start = ctx.run('start', '--no-listen');
-  await until(`${report} after resume`, () => existsSync(path.join(ctx.dir, report)), timeoutMs, start);
+  const file = path.join(ctx.dir, report);
+  await until(`${report} after resume`, () => (rows === undefined ? existsSync(file) : lineCount(file) >= rows + 1), timeoutMs, start);
   await new Promise((r) => setTimeout(r, 200));
   start.child.kill('SIGTERM');
   await start.exited;
@@ -84,9 +87,12 @@ steps:
     await until('rate_limit_exceeded', () => ctx.proxy.calls.some((c) => c.answer.includes('rate_limit_exceeded')), 30_000, first);
     await new Promise((r) => setTimeout(r, 300)); // the pause is persisted and the run is waiting
     await kill(first);
-    expect(existsSync(path.join(ctx.dir, 'reports/check.csv'))).toBe(false);
+    // #10: the report is written as records finish: the killed run's holds what it finished
+    const killedAt = lineCount(path.join(ctx.dir, 'reports/check.csv'));
+    expect(killedAt).toBeGreaterThanOrEqual(1 + 3);
+    expect(killedAt).toBeLessThan(1 + 7);
 
-    await resumeWithStart(ctx, 'reports/check.csv');
+    await resumeWithStart(ctx, 'reports/check.csv', 60_000, 7);
     const ok = ctx.proxy.calls.filter((c) => c.method === 'checkAccount' && !c.answer.includes('rate_limit_exceeded'));
     const perNumber = new Map<number, number>();
     for (const c of ok) perNumber.set((c.body as { phoneNumber: number }).phoneNumber, (perNumber.get((c.body as { phoneNumber: number }).phoneNumber) ?? 0) + 1);

@@ -106,6 +106,7 @@ export async function writeProject(dir: string, o: { proxyUrl: string; local?: R
     `local:
   port: 0
   dataDir: .msgflow/local
+  fetch: { allowPrivate: true }
   network:
     accounts:
       - { phone: 79001112233, username: "@alice", name: Alice }

@@ -40,13 +40,27 @@ export interface LocalUnderTest {
   /** Requests per API method that reached the HTTP server, with their bodies. */
   requests: { method: string; body: unknown; status: number; answer: unknown }[];
   client: InstanceApi & { close?(): Promise<void> };
+  /** A client of the same instance with another token (counted in `requests` too). */
+  clientWith(token: string): InstanceApi & { close?(): Promise<void> };
   close(): Promise<void>;
+}
+
+function countingTransport(http: Transport, requests: LocalUnderTest['requests']): Transport {
+  return {
+    description: http.description,
+    async request(req) {
+      const res = await http.request(req);
+      requests.push({ method: req.method, body: req.body, status: res.statusCode, answer: res.body });
+      return res;
+    },
+  };
 }
 
 export function localConfig(overrides: Record<string, unknown> = {}, instance: Record<string, unknown> = {}) {
   return LocalSchema.parse({
     port: 0,
     dataDir: 'local-data',
+    fetch: { allowPrivate: true },
     network: { accounts: ACCOUNTS, deliveredAfterMs: 200, readAfterMs: 400 },
     instances: [{ idInstance: ID, apiTokenInstance: TOKEN, sendIntervalMs: 500, rateLimits: ratesOff(), ...instance }],
     ...overrides,
@@ -63,21 +77,23 @@ export async function startLocal(opts: { dir: string; clock: Clock; config?: Ret
   const listener = await service.listen(0, '127.0.0.1');
   const requests: LocalUnderTest['requests'] = [];
   const http = createHttpTransport({ apiUrl: listener.url, idInstance: ID, apiTokenInstance: TOKEN });
-  const counting: Transport = {
-    description: http.description,
-    async request(req) {
-      const res = await http.request(req);
-      requests.push({ method: req.method, body: req.body, status: res.statusCode, answer: res.body });
-      return res;
-    },
-  };
+  const counting = countingTransport(http, requests);
   const client = createClient({ idInstance: ID, apiTokenInstance: TOKEN, transport: counting, rateLimit: false, retries: 0 });
+  const clientWith = (token: string) =>
+    createClient({
+      idInstance: ID,
+      apiTokenInstance: token,
+      rateLimit: false,
+      retries: 0,
+      transport: countingTransport(createHttpTransport({ apiUrl: listener.url, idInstance: ID, apiTokenInstance: token }), requests),
+    });
   return {
     service,
     url: listener.url,
     dir: opts.dir,
     requests,
     client,
+    clientWith,
     async close() {
       await service.close();
     },

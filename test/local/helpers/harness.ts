@@ -58,6 +58,8 @@ export function baseConfig(dir: string, seedFile?: string): Record<string, unkno
   return {
     port: 7070,
     dataDir: path.join(dir, 'data'),
+    // The tests' file servers listen on 127.0.0.1.
+    fetch: { allowPrivate: true },
     network: {
       accounts: [
         { phone: 79001112233, username: '@alice', name: 'Alice' },

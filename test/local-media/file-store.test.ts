@@ -54,7 +54,7 @@ beforeEach(async (ctx) => {
 
 const DAY = 24 * 3600_000;
 function store(over: Partial<MediaStoreOptions> = {}): MediaStore {
-  return createMediaStore({ dir, clock, maxBytes: 100_000, timeoutMs: 5_000, maxRedirects: 3, retentionMs: DAY, ...over });
+  return createMediaStore({ dir, clock, maxBytes: 100_000, timeoutMs: 5_000, maxRedirects: 3, retentionMs: DAY, allowPrivate: true, ...over });
 }
 
 async function failure(p: Promise<unknown>): Promise<MsgflowError> {

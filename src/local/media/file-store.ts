@@ -90,6 +90,8 @@ export function createMediaStore(opts: MediaStoreOptions): MediaStore {
         maxRedirects: opts.maxRedirects,
         userAgent: opts.userAgent,
         signal: input.signal,
+        allowPrivate: opts.allowPrivate ?? false,
+        isOwn: opts.isOwn,
       });
       const type = await detectType({
         fileName: input.fileName,

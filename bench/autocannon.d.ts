@@ -1,0 +1,2 @@
+// autocannon ships no types; the benches use a few fields of its result.
+declare module 'autocannon';

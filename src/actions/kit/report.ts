@@ -1,0 +1,178 @@
+/**
+ * Job reports, written row by row as records finish: CSV (one row per record,
+ * for spreadsheets) or JSON (rows then summary, for programs), chosen by the
+ * file's extension. The columns are fixed per job, so a report has the same
+ * shape from run to run. A run killed half-way leaves a report holding the
+ * rows written so far; on resume the job rebuilds it from its journal (the
+ * record of what finished) and carries on, so no row is lost or doubled.
+ *
+ * CSV cells are escaped against spreadsheet formula injection (OWASP): a
+ * cell starting with `=`, `+`, `-`, `@`, TAB or CR gets a leading `'`.
+ */
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { dirname, extname } from 'node:path';
+import { stringify, type Stringifier } from 'csv-stringify';
+import { stringify as stringifySync } from 'csv-stringify/sync';
+import { FlowError } from '../../api/errors.js';
+import type { ActionContext } from '../../engine/action.js';
+
+export type ReportFormat = 'csv' | 'json';
+
+/** Checks the extension up front, so a typo fails before the job does any work. */
+export function reportFormat(action: string, path: string): ReportFormat {
+  const ext = extname(path).toLowerCase();
+  if (ext === '.csv') return 'csv';
+  if (ext === '.json') return 'json';
+  throw new FlowError('ACTION_INPUT_INVALID', {
+    action,
+    field: 'report',
+    reason: `'${path}' must end in .csv or .json (the extension picks the format)`,
+  });
+}
+
+/** `reports/<flow>-<step>-<runId>.<ext>`: one report per run, never overwritten by another run. */
+export function defaultReport(ctx: ActionContext, ext: ReportFormat = 'csv'): string {
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9_.-]/g, '_');
+  return `reports/${safe(ctx.run.flow)}-${safe(ctx.run.step)}-${safe(ctx.run.id)}.${ext}`;
+}
+
+/** A report row: the job's columns, in its fixed order. */
+export type ReportRow = Record<string, unknown>;
+
+/** One cell: objects as JSON, nothing as empty; numbers stay numbers (a negative number is no formula). */
+function cellValue(v: unknown): unknown {
+  if (v === undefined || v === null) return '';
+  return typeof v === 'object' ? JSON.stringify(v) : v;
+}
+
+const CSV_OPTIONS = {
+  escape_formulas: true,
+  record_delimiter: 'windows',
+  // A lone CR or LF inside a cell is quoted too, so no reader splits the row.
+  quoted_match: /[\r\n]/,
+  cast: { boolean: (b: boolean) => String(b) },
+} as const;
+
+/**
+ * One CSV line (with CRLF) of `cells`, escaped as in the report files.
+ * @example csvLine(['=1+2', '+7 900']) // "'=1+2,'+7 900\r\n"
+ */
+export function csvLine(cells: readonly unknown[]): string {
+  return stringifySync([cells.map(cellValue)], CSV_OPTIONS);
+}
+
+/** A streaming report writer. */
+export interface ReportWriter {
+  /** Appends one record's row (waits when the disk is slower than the job). */
+  write(row: ReportRow): Promise<void>;
+  /** Ends the report; a JSON report gets its summary. */
+  close(summary: Record<string, unknown>): Promise<void>;
+  /** Ends the file where it is (the job stopped early): what was written stays. */
+  abort(): Promise<void>;
+}
+
+export interface OpenReportOptions {
+  action: string;
+  runId: string;
+  /** Absolute path. */
+  path: string;
+  /** The job's fixed columns. */
+  columns: readonly string[];
+}
+
+/**
+ * Opens (truncates) a report and writes its header. A job calls it once per
+ * attempt, replays its journal into it, then writes rows as records finish.
+ */
+export async function openReport(o: OpenReportOptions): Promise<ReportWriter> {
+  const format = reportFormat(o.action, o.path);
+  await mkdir(dirname(o.path), { recursive: true });
+  const file = createWriteStream(o.path, { flags: 'w' });
+  await once(file, 'open');
+  return format === 'csv' ? csvWriter(file, o.columns) : jsonWriter(file, o);
+}
+
+function ended(file: WriteStream): Promise<void> {
+  return new Promise((resolve, reject) => {
+    file.once('error', reject);
+    file.once('close', () => resolve());
+  });
+}
+
+function csvWriter(file: WriteStream, columns: readonly string[]): ReportWriter {
+  const csv: Stringifier = stringify({ ...CSV_OPTIONS, header: true, columns: [...columns] });
+  csv.pipe(file);
+  const done = ended(file);
+  return {
+    async write(row) {
+      if (!csv.write(columns.map((c) => cellValue(row[c])))) await once(csv, 'drain');
+    },
+    async close() {
+      csv.end();
+      await done;
+    },
+    async abort() {
+      csv.end();
+      await done;
+    },
+  };
+}
+
+function jsonWriter(file: WriteStream, o: OpenReportOptions): ReportWriter {
+  let first = true;
+  const put = async (s: string) => {
+    if (!file.write(s)) await once(file, 'drain');
+  };
+  const head = `{"action":${JSON.stringify(o.action)},"runId":${JSON.stringify(o.runId)},"columns":${JSON.stringify(o.columns)},"rows":[`;
+  let started: Promise<void> | undefined = put(head);
+  const done = ended(file);
+  return {
+    async write(row) {
+      if (started) await started;
+      started = undefined;
+      const fixed = Object.fromEntries(o.columns.map((c) => [c, row[c] ?? null]));
+      await put(`${first ? '\n' : ',\n'}${JSON.stringify(fixed)}`);
+      first = false;
+    },
+    async close(summary) {
+      if (started) await started;
+      file.end(`\n],"summary":${JSON.stringify(summary)}}\n`);
+      await done;
+    },
+    async abort() {
+      file.end();
+      await done;
+    },
+  };
+}
+
+export interface ReportContent {
+  action: string;
+  runId: string;
+  generatedAt: number;
+  summary: Record<string, unknown>;
+  /** Fixed columns; rows may leave some out. */
+  columns: readonly string[];
+  rows: readonly ReportRow[];
+}
+
+/** A small report written at once (e.g. an audit): to a temporary file, then renamed. */
+export async function writeReport(absPath: string, content: ReportContent): Promise<void> {
+  const format = reportFormat(content.action, absPath);
+  const text =
+    format === 'json'
+      ? JSON.stringify({ ...content, generatedAt: new Date(content.generatedAt).toISOString() }, null, 2) + '\n'
+      : toCsv(content.rows, content.columns);
+  await mkdir(dirname(absPath), { recursive: true });
+  const tmp = `${absPath}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(tmp, text, 'utf8');
+  await rename(tmp, absPath);
+}
+
+/** RFC 4180 CSV with CRLF, fixed columns, cells escaped against formula injection. */
+export function toCsv(rows: readonly ReportRow[], columns: readonly string[]): string {
+  return csvLine(columns) + rows.map((r) => csvLine(columns.map((c) => r[c]))).join('');
+}

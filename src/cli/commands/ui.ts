@@ -1,0 +1,43 @@
+import { loadConfig } from '../../config/index.js';
+import { createRuntime } from '../../runtime/runtime.js';
+import { serveDashboard } from '../../ui/index.js';
+import { parseCommand, parsePort } from '../args.js';
+import { EXIT } from '../exit-codes.js';
+import { cliReporter, type Io } from '../output.js';
+import { untilSignal } from '../signals.js';
+
+/**
+ * `msgflow ui`: the dashboard and API over the project's store, without the
+ * scheduler: it shows what a daemon or `msgflow run` records, and a Run now
+ * pressed here runs in this process. `stop` ends it (tests); by default
+ * SIGINT/SIGTERM/SIGHUP do.
+ */
+export async function ui(argv: string[], io: Io, stop?: Promise<unknown>): Promise<number> {
+  const { values } = parseCommand('ui', argv, false);
+  const port = parsePort(values.port);
+  const config = loadConfig(values.config ?? 'config.yaml');
+  // Listening for stop signals before the port opens: a signal right after the banner is not lost.
+  const failed = new AbortController();
+  const stopped = stop ?? untilSignal(failed.signal);
+  const runtime = await createRuntime({ config, command: 'ui' }).catch((e: unknown) => {
+    failed.abort();
+    throw e;
+  });
+  const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
+  try {
+    const server = await serveDashboard(runtime, { port, host: values.host as string | undefined, probeLocal: false }, reporter.logger);
+    io.out(`msgflow: dashboard on ${server.url}${config.ui.token ? ' (state-changing requests need ui.token)' : ''}. Ctrl-C stops.`);
+    try {
+      await stopped;
+    } finally {
+      await server.close();
+    }
+    return EXIT.OK;
+  } catch (e) {
+    failed.abort();
+    throw e;
+  } finally {
+    await runtime.close();
+    reporter.close();
+  }
+}

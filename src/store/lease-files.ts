@@ -1,0 +1,134 @@
+/**
+ * Leases on a local filesystem, safe across processes without a lock server.
+ *
+ * A lease is a directory of generation files `<gen>.json`; the highest
+ * generation is the current claim. A claim creates generation top+1 with
+ * `link()` of a fully written temp file, which fails atomically (EEXIST) when
+ * someone else created it first: exactly one of several racing claimers wins.
+ * After creating its generation the winner checks that no higher one exists
+ * (a claimer with a stale listing may have created a number that an older
+ * cleanup had freed) and then deletes the generations below its own.
+ * Renewing rewrites the holder's own file through temp + rename; releasing
+ * marks it released (it is never deleted, so the generation numbers only
+ * grow). A lapsed lease is taken over the same way: by creating top+1.
+ */
+import { randomUUID } from 'node:crypto';
+import { link, mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Lease } from './types.js';
+
+interface LeaseFile extends Lease {
+  released?: boolean;
+}
+
+const GEN = /^(\d{12})\.json$/;
+const genName = (g: number) => `${String(g).padStart(12, '0')}.json`;
+
+export interface FileLeases {
+  acquire(name: string, lease: Lease): Promise<Lease | undefined>;
+  renew(name: string, token: string, expiresAt: number): Promise<boolean>;
+  release(name: string, token: string): Promise<void>;
+  get(name: string): Promise<Lease | undefined>;
+}
+
+export function fileLeases(dir: string): FileLeases {
+  // Names are free text (`run:abc`, `flow:broadcast#0`): encoded into one safe directory name.
+  const leaseDir = (name: string) => join(dir, encodeURIComponent(name).replace(/\./g, '%2E'));
+
+  async function generations(d: string): Promise<number[]> {
+    let names: string[];
+    try {
+      names = await readdir(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw e;
+    }
+    return names.flatMap((n) => {
+      const m = GEN.exec(n);
+      return m ? [Number(m[1])] : [];
+    }).sort((a, b) => b - a);
+  }
+
+  async function readGen(d: string, g: number): Promise<LeaseFile | undefined> {
+    try {
+      return JSON.parse(await readFile(join(d, genName(g)), 'utf8')) as LeaseFile;
+    } catch (e) {
+      // Deleted by a newer holder's cleanup between listing and reading.
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+  }
+
+  /** The current generation and its content. */
+  async function top(d: string): Promise<{ gen: number; lease?: LeaseFile } | undefined> {
+    for (let tries = 0; tries < 20; tries++) {
+      const gens = await generations(d);
+      if (gens.length === 0) return undefined;
+      const lease = await readGen(d, gens[0]!);
+      if (lease) return { gen: gens[0]!, lease };
+    }
+    return undefined;
+  }
+
+  async function rewrite(d: string, g: number, content: LeaseFile): Promise<void> {
+    const tmp = join(d, `.tmp-${randomUUID()}`);
+    await writeFile(tmp, JSON.stringify(content));
+    await rename(tmp, join(d, genName(g)));
+  }
+
+  return {
+    async acquire(name, lease) {
+      const d = leaseDir(name);
+      await mkdir(d, { recursive: true });
+      for (;;) {
+        const cur = await top(d);
+        if (cur?.lease && cur.lease.token === lease.token) {
+          await rewrite(d, cur.gen, { ...lease });
+          return undefined;
+        }
+        if (cur?.lease && !cur.lease.released && cur.lease.expiresAt > Date.now()) {
+          const { released: _r, ...holder } = cur.lease;
+          return holder;
+        }
+        const gen = (cur?.gen ?? 0) + 1;
+        const tmp = join(d, `.tmp-${randomUUID()}`);
+        await writeFile(tmp, JSON.stringify(lease));
+        try {
+          await link(tmp, join(d, genName(gen)));
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+          continue; // someone else claimed this generation first: look again
+        } finally {
+          await unlink(tmp).catch(() => {});
+        }
+        const gens = await generations(d);
+        if (gens[0]! > gen) {
+          // Our listing was stale: a newer claim exists. Ours never counted.
+          await unlink(join(d, genName(gen))).catch(() => {});
+          continue;
+        }
+        await Promise.all(gens.filter((g) => g < gen).map((g) => unlink(join(d, genName(g))).catch(() => {})));
+        return undefined;
+      }
+    },
+    async renew(name, token, expiresAt) {
+      const d = leaseDir(name);
+      const cur = await top(d);
+      if (!cur?.lease || cur.lease.token !== token || cur.lease.released) return false;
+      await rewrite(d, cur.gen, { ...cur.lease, expiresAt });
+      return true;
+    },
+    async release(name, token) {
+      const d = leaseDir(name);
+      const cur = await top(d);
+      if (!cur?.lease || cur.lease.token !== token) return;
+      await rewrite(d, cur.gen, { ...cur.lease, released: true, expiresAt: 0 });
+    },
+    async get(name) {
+      const cur = await top(leaseDir(name));
+      if (!cur?.lease || cur.lease.released) return undefined;
+      const { released: _r, ...holder } = cur.lease;
+      return holder;
+    },
+  };
+}

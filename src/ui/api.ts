@@ -1,0 +1,382 @@
+/**
+ * The JSON API behind the dashboard (docs/dashboard.md lists every route).
+ * Handlers read through the Runtime's engine and store; the pages use
+ * nothing else.
+ */
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { MsgflowError } from '../api/errors.js';
+import type { Flow } from '../engine/flow-types.js';
+import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-execution.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { identityOf } from '../runtime/clients.js';
+import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
+import type { RunIndex } from './run-index.js';
+import { preview, projectPath, reportPathOf, toFailedItem, toInputViews, toRunSummary, toStepView, toTriggerView, type FailedItemView } from './views.js';
+
+/** Namespace of instance-wide pauses (common contract: `ctx.shared('pauses')`). */
+export const PAUSES_NAMESPACE = 'shared:pauses';
+/** At most this many failed items per step in a run's answer. */
+export const FAILED_ITEMS_SHOWN = 200;
+
+const STATUSES: readonly RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'interrupted', 'cancelled'];
+
+export interface PauseView {
+  key: string;
+  instance: string;
+  identity: string;
+  scope: string;
+  since?: number;
+  until: number;
+  retryAfterMs?: number;
+  reason: string;
+  active: boolean;
+}
+
+interface PauseRecord {
+  instance?: string;
+  identity?: string;
+  scope?: string;
+  until?: number;
+  since?: number;
+  retryAfterMs?: number;
+  reason?: string;
+}
+
+export interface ApiContext {
+  runtime: Runtime;
+  index: RunIndex;
+  now: () => number;
+  /**
+   * Answers of GET /api/runs/:id for finished runs, which do not change: a
+   * run of 100,000 items replays its item log once, not per request. Keyed by
+   * id, checked against the record's updatedAt.
+   */
+  detailCache?: Map<string, DetailEntry>;
+  /** Reads of run details under way, shared by concurrent requests. */
+  inflight?: Map<string, Promise<RunDetail>>;
+}
+
+/** At most this many finished runs' answers are kept. */
+const DETAIL_CACHE_SIZE = 32;
+
+export type RunDetail = Awaited<ReturnType<typeof readRunDetail>>;
+
+/** A run's answer; `text` is its serialised form, filled once by the server for a cached (finished) run. */
+export interface DetailEntry {
+  updatedAt: number;
+  value: RunDetail;
+  text?: string;
+}
+
+const bad = (field: string, reason: string) => new MsgflowError('UI_BAD_REQUEST', { field, reason });
+const notFound = (what: string) => new MsgflowError('UI_NOT_FOUND', { what });
+
+function loadedFlows(ctx: ApiContext): { flows: Flow[]; errors: { file?: string; message: string }[] } {
+  const { flows, errors } = ctx.runtime.flows();
+  return {
+    flows,
+    errors: errors.map((e) => ({ message: e.message })),
+  };
+}
+
+function flowByName(ctx: ApiContext, name: string): Flow {
+  const flow = ctx.runtime.flows().flows.find((f) => f.name === name);
+  if (!flow) throw notFound(`flow '${name}'`);
+  return flow;
+}
+
+export async function listFlows(ctx: ApiContext) {
+  const { flows, errors } = loadedFlows(ctx);
+  const now = ctx.now();
+  const out = await Promise.all(
+    flows.map(async (f) => {
+      const [last] = await ctx.index.list({ flow: f.name, limit: 1 });
+      return {
+        name: f.name,
+        description: f.description,
+        instance: f.instance,
+        file: projectPath(ctx.runtime.config.baseDir, f.file),
+        trigger: toTriggerView(f, now),
+        inputs: toInputViews(f),
+        steps: f.steps.map((s) => ({ id: s.id, uses: s.uses, forEach: s.forEach !== undefined })),
+        lastRun: last ? toRunSummary(last) : null,
+      };
+    }),
+  );
+  return { flows: out, errors };
+}
+
+/** The query of GET /api/runs, validated. */
+export function parseRunQuery(params: URLSearchParams): RunQuery {
+  const flow = params.get('flow') || undefined;
+  const statusParam = params.get('status') || undefined;
+  let status: RunStatus[] | undefined;
+  if (statusParam) {
+    status = statusParam.split(',').map((s) => s.trim()) as RunStatus[];
+    const wrong = status.find((s) => !STATUSES.includes(s));
+    if (wrong) throw bad('status', `'${wrong}' is not a run status (${STATUSES.join(', ')})`);
+  }
+  const limitParam = params.get('limit');
+  let limit = 50;
+  if (limitParam !== null) {
+    limit = Number(limitParam);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw bad('limit', `expected an integer from 1 to 1000, got '${limitParam}'`);
+  }
+  return { flow, status, limit };
+}
+
+
+export async function getRun(ctx: ApiContext, id: string): Promise<DetailEntry> {
+  // A run the index holds as finished does not change any more (a retry is a new run): no need to read it again.
+  const known = ctx.index.get(id);
+  const run = known && !RESUMABLE_STATUSES.includes(known.status) ? known : await ctx.index.refresh(id);
+  if (!run) throw notFound(`run '${id}'`);
+  const finished = !RESUMABLE_STATUSES.includes(run.status);
+  const cache = ctx.detailCache;
+  const hit = cache?.get(id);
+  if (finished && hit && hit.updatedAt === run.updatedAt) return hit;
+  // Concurrent requests for one run share one read.
+  const key = `${id}\u0000${run.updatedAt}`;
+  const inflight = (ctx.inflight ??= new Map());
+  let pending = inflight.get(key);
+  if (!pending) {
+    pending = readRunDetail(ctx, run).finally(() => inflight.delete(key));
+    inflight.set(key, pending);
+  }
+  const entry: DetailEntry = { updatedAt: run.updatedAt, value: await pending };
+  if (finished && cache) {
+    cache.delete(id);
+    cache.set(id, entry);
+    // Oldest insertion first: Map keeps insertion order.
+    while (cache.size > DETAIL_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  }
+  return entry;
+}
+
+async function readRunDetail(ctx: ApiContext, run: RunRecord) {
+  const { engine, store } = ctx.runtime;
+  const id = run.id;
+  const [inputs, steps, waits] = await Promise.all([store.loadInputs(id), engine.getSteps(id), store.listWaits(id)]);
+  const now = ctx.now();
+  const failedItems: FailedItemView[] = [];
+  const failedTruncated: Record<string, number> = {};
+  for (const s of steps) {
+    if (!s.forEach || s.failed === 0) continue;
+    const items = await store.getItems(id, s.step);
+    let n = 0;
+    for (const item of items.values()) {
+      if (item.status !== 'failed') continue;
+      if (n < FAILED_ITEMS_SHOWN) failedItems.push(toFailedItem(item));
+      n++;
+    }
+    if (n > FAILED_ITEMS_SHOWN) failedTruncated[s.step] = n;
+  }
+  return {
+    run: toRunSummary(run),
+    inputs: preview(inputs ?? {}),
+    steps: steps.map((s) => toStepView(id, s, now)),
+    failedItems,
+    failedTruncated,
+    waits: waits.map((w) => ({ key: w.key, step: w.step, item: w.item, until: w.until, reason: w.reason })),
+    logs: await logLines(ctx, id).catch(() => []),
+  };
+}
+
+/**
+ * JSON values to the strings `-i key=value` would give, so that the API
+ * validates and coerces inputs exactly like the command line.
+ */
+export function inputsToOverrides(ctx: ApiContext, flow: Flow, body: unknown): Record<string, string> {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw bad('inputs', 'expected a JSON object of input names to values');
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+    const field = `inputs.${name}`;
+    if (value === null || value === undefined) throw bad(field, 'expected a value, got null');
+    let raw: string;
+    if (typeof value === 'string') raw = value;
+    else if (typeof value === 'number' || typeof value === 'boolean') raw = String(value);
+    else raw = JSON.stringify(value);
+    const def = flow.inputs[name];
+    if (def?.file !== undefined) {
+      // A data file named over HTTP stays inside the project: the API must not read arbitrary files of the machine.
+      const base = ctx.runtime.config.baseDir;
+      const abs = path.resolve(base, raw);
+      const rel = path.relative(base, abs);
+      if (rel.startsWith('..') || path.isAbsolute(rel)) throw bad(field, `a data file must be inside the project directory, got '${raw}'`);
+      raw = abs;
+    }
+    out[name] = raw;
+  }
+  return out;
+}
+
+export async function startRun(ctx: ApiContext, flowName: string, body: unknown) {
+  const flow = flowByName(ctx, flowName);
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) throw bad('body', 'expected a JSON object { "inputs": { ... } }');
+  const b = (body ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(b)) if (key !== 'inputs' && key !== 'dryRun') throw bad(key, "unknown field: expected 'inputs' or 'dryRun'");
+  if (b.dryRun !== undefined && typeof b.dryRun !== 'boolean') throw bad('dryRun', 'expected true or false');
+  const inputs = inputsToOverrides(ctx, flow, b.inputs);
+  let handle;
+  try {
+    handle = await ctx.runtime.engine.start(flow, { inputs, dryRun: b.dryRun === true, trigger: 'manual' });
+  } catch (e) {
+    // Inputs that do not resolve name the input: a 400 on the field `inputs.NAME`.
+    // INPUT_ARG_INVALID: an unknown or ill-typed input (what `-i` answers with exit 2).
+    if (e instanceof MsgflowError && e.code === 'INPUT_ARG_INVALID') {
+      throw bad(typeof e.params.input === 'string' ? `inputs.${e.params.input}` : 'inputs', String(e.params.reason ?? e.message));
+    }
+    if (e instanceof MsgflowError && e.code === 'FLOW_INVALID') {
+      const field = typeof e.params.path === 'string' ? e.params.path : 'inputs';
+      throw bad(field, String(e.params.reason ?? e.message));
+    }
+    throw e;
+  }
+  // The run goes on without the request; its end shows through /api/events.
+  void handle.done.catch(() => {});
+  await ctx.index.refresh(handle.runId);
+  return { runId: handle.runId, flow: flow.name };
+}
+
+/**
+ * Cancels a run through the engine: a run nobody executes is cancelled at
+ * once; a live owner (this process or another) is asked to stop at its next
+ * item boundary (`pending: true`).
+ */
+export async function cancelRun(ctx: ApiContext, id: string) {
+  const run = await ctx.index.refresh(id);
+  if (!run) throw notFound(`run '${id}'`);
+  if (!RESUMABLE_STATUSES.includes(run.status)) {
+    throw new MsgflowError('UI_CONFLICT', { reason: `run '${id}' is ${run.status}: only a running, waiting or interrupted run can be cancelled` });
+  }
+  const result = await ctx.runtime.engine.cancel(id);
+  await ctx.index.refresh(id);
+  return { runId: id, pending: result.pending, status: result.run.status };
+}
+
+/** A new run that redoes only the failed items of a finished run (the engine's retry, as `msgflow runs retry`). */
+export async function retryRun(ctx: ApiContext, id: string) {
+  const run = await ctx.index.refresh(id);
+  if (!run) throw notFound(`run '${id}'`);
+  if (RESUMABLE_STATUSES.includes(run.status)) {
+    throw new MsgflowError('UI_CONFLICT', { reason: `run '${id}' is ${run.status}: only a finished run can be retried` });
+  }
+  const flow = flowByName(ctx, run.flow);
+  const handle = await ctx.runtime.engine.retry(id, flow);
+  void handle.done.catch(() => {});
+  await ctx.index.refresh(handle.runId);
+  return { runId: handle.runId, flow: flow.name, retryOf: id };
+}
+
+
+/** At most this many of a run's last log lines in its answer. */
+export const LOG_LINES_SHOWN = 500;
+
+async function logLines(ctx: ApiContext, runId: string): Promise<RunLogLine[]> {
+  const out: RunLogLine[] = [];
+  for await (const line of ctx.runtime.store.readJournal<RunLogLine>(runId, RUN_LOG_STREAM)) {
+    out.push({ at: line.at, level: line.level, message: line.message });
+    if (out.length > LOG_LINES_SHOWN) out.shift();
+  }
+  return out;
+}
+
+function toPauseView(key: string, p: PauseRecord, now: number): PauseView {
+  return {
+    key,
+    instance: p.instance ?? key.split(':')[0]!,
+    identity: p.identity ?? key.split(':')[0]!,
+    scope: p.scope ?? key.split(':').slice(1).join(':'),
+    since: p.since,
+    until: typeof p.until === 'number' ? p.until : 0,
+    retryAfterMs: p.retryAfterMs,
+    reason: p.reason ?? '',
+    active: typeof p.until === 'number' && p.until > now,
+  };
+}
+
+export async function listInstances(ctx: ApiContext) {
+  const { config, store } = ctx.runtime;
+  const now = ctx.now();
+  const pauses = (await store.kv(PAUSES_NAMESPACE).entries<PauseRecord>()).map(([k, p]) => toPauseView(k, p ?? {}, now));
+  const instances = Object.entries(config.instances).map(([name, inst]) => {
+    const identity = identityOf(config, name);
+    return {
+      name,
+      identity,
+      kind: inst.apiUrl === 'local' ? 'local' : 'remote',
+      pauses: pauses.filter((p) => p.identity === identity),
+    };
+  });
+  const known = new Set(instances.map((i) => i.identity));
+  return { instances, otherPauses: pauses.filter((p) => !known.has(p.identity)) };
+}
+
+export async function liftPauses(ctx: ApiContext, name: string) {
+  const { config, store } = ctx.runtime;
+  if (!Object.hasOwn(config.instances, name)) throw notFound(`instance '${name}'`);
+  const identity = identityOf(config, name);
+  const kv = store.kv(PAUSES_NAMESPACE);
+  let lifted = 0;
+  for (const [key, p] of await kv.entries<PauseRecord>()) {
+    if (key.startsWith(`${identity}:`) || p?.identity === identity) {
+      await kv.delete(key);
+      lifted++;
+    }
+  }
+  return { instance: name, lifted };
+}
+
+/**
+ * Audit history for the time-series plot: the outputs of the outgoing.audit
+ * steps of the latest runs of every flow that uses it, oldest first.
+ */
+export async function auditHistory(ctx: ApiContext, params: URLSearchParams) {
+  const limit = Math.min(500, Math.max(1, Number(params.get('limit') ?? 100) || 100));
+  const flows = ctx.runtime.flows().flows.filter((f) => f.steps.some((s) => s.uses === 'outgoing.audit'));
+  const points: Array<{ at: number; runId: string; flow: string; total: number; sent: number; delivered: number; read: number; notDelivered: number; notRead: number }> = [];
+  for (const f of flows) {
+    const runs = await ctx.index.list({ flow: f.name, status: ['succeeded'], limit });
+    const stepsOf = await Promise.all(runs.map((r) => ctx.runtime.store.getSteps(r.id).catch(() => [])));
+    runs.forEach((r, i) => {
+      for (const s of stepsOf[i]!) {
+        if (s.action !== 'outgoing.audit' || !s.output || typeof s.output !== 'object') continue;
+        const o = s.output as Record<string, any>;
+        points.push({
+          at: typeof o.at === 'number' ? o.at : (s.finishedAt ?? r.startedAt),
+          runId: r.id,
+          flow: r.flow,
+          total: Number(o.total ?? 0),
+          sent: Number(o.byStatus?.sent ?? 0),
+          delivered: Number(o.byStatus?.delivered ?? 0),
+          read: Number(o.byStatus?.read ?? 0),
+          notDelivered: Number(o.notDelivered ?? 0),
+          notRead: Number(o.notRead ?? 0),
+        });
+      }
+    });
+  }
+  points.sort((a, b) => a.at - b.at);
+  return { points };
+}
+
+/** The report file a step's output names, if it lies inside the project. */
+export async function reportFile(ctx: ApiContext, runId: string, stepId: string) {
+  const steps = await ctx.runtime.engine.getSteps(runId);
+  const step = steps.find((s) => s.step === stepId);
+  if (!step) throw notFound(`step '${stepId}' of run '${runId}'`);
+  const rel = reportPathOf(step.output);
+  if (!rel) throw notFound(`a report of step '${stepId}'`);
+  const base = ctx.runtime.config.baseDir;
+  const abs = path.resolve(base, rel);
+  const inside = path.relative(base, abs);
+  if (inside.startsWith('..') || path.isAbsolute(inside)) throw new MsgflowError('UI_FORBIDDEN', { reason: `report ${rel} is outside the project directory` });
+  const st = await stat(abs).catch(() => undefined);
+  if (!st?.isFile()) throw notFound(`report file ${rel}`);
+  const ext = path.extname(abs).toLowerCase();
+  const type = ext === '.csv' ? 'text/csv; charset=utf-8' : ext === '.json' ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
+  return { name: path.basename(abs), type, size: st.size, open: () => createReadStream(abs) };
+}

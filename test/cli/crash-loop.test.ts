@@ -1,0 +1,66 @@
+/**
+ * #9.2 a run that kills its process (a poison pill: out of memory, an abort)
+ * is resumed at most until it crashed 3 times, then marked failed with the
+ * reason; `msgflow start` then stays up instead of crash-looping on it.
+ * Spawned: the crashing process is the subject.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createLowdbStore } from '../../src/store/index.js';
+import { exited, msgflow, msgflowDaemon, project } from './helpers.js';
+
+const ZOD = import.meta.resolve('zod');
+
+const CONFIG = `instances:
+  default:
+    apiUrl: http://127.0.0.1:9
+    idInstance: "1101000001"
+    apiTokenInstance: crash-test-token-58ce
+plugins: [./poison.js]
+`;
+
+// Dies like an out-of-memory abort: no handler runs, the run stays `running`.
+const PLUGIN = `import { z } from '${ZOD}';
+export const actions = [{
+  name: 'poison.pill',
+  description: 'kills its own process',
+  input: z.object({}),
+  output: { description: 'never returns' },
+  async run() {
+    process.kill(process.pid, 'SIGKILL');
+    await new Promise(() => {});
+  },
+}];
+`;
+
+const FLOW = `name: poison
+steps:
+  - id: eat
+    uses: poison.pill
+`;
+
+describe('#9.2 crash loop', () => {
+  it('#9.2 a run that crashed its process 3 times is marked failed (crashed the process 3 times (last: …)) and msgflow start stays up', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'poison.js': PLUGIN, 'flows/poison.yaml': FLOW });
+    const first = await msgflow(['run', 'poison'], dir);
+    expect(first.code).toBeNull(); // killed by SIGKILL: crash 1
+    for (let crash = 2; crash <= 3; crash++) {
+      const r = await msgflow(['start'], dir);
+      expect(r.code).toBeNull(); // resumed it and died again
+    }
+    const d = await msgflowDaemon(['start'], dir, /started; /);
+    try {
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(d.child.exitCode).toBeNull();
+      expect(d.output()).toMatch(/is not resumed: crashed the process 3 times \(last: pid \d+ on host \S+ died during step eat at /);
+    } finally {
+      d.child.kill('SIGTERM');
+      await exited(d.child);
+    }
+    const store = createLowdbStore({ dir: join(dir, '.msgflow/state') });
+    const [run] = await store.listRuns();
+    expect(run).toMatchObject({ status: 'failed', crashes: 3, resumes: 2 });
+    expect(run!.error?.message).toMatch(/^crashed the process 3 times \(last: /);
+    await store.close();
+  }, 120_000);
+});

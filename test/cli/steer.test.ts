@@ -1,0 +1,233 @@
+/**
+ * #8.1, #8.8, #8.13 and #9.1b through the CLI in-process: explicit resume,
+ * dead runs shown interrupted, runs show/cancel, pauses, usage exit codes.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createLowdbStore, type RunRecord } from '../../src/store/index.js';
+import { project } from './helpers.js';
+import { cli } from './inproc.js';
+
+const CONFIG = `instances:
+  default:
+    apiUrl: http://127.0.0.1:9
+    idInstance: "1101000001"
+    apiTokenInstance: steer-test-token-7c2d
+`;
+
+const GREET = `name: greet
+inputs:
+  who: { default: world }
+steps:
+  - id: hello
+    uses: log
+    with: { message: "hello \${{ inputs.who }}" }
+`;
+
+const EACH = `name: each
+inputs:
+  items: { value: [1, { bad: true }, 3] }
+steps:
+  - id: say
+    uses: log
+    forEach: \${{ inputs.items }}
+    with: { message: "\${{ item }}" }
+`;
+
+const stateOf = (dir: string) => createLowdbStore({ dir: join(dir, '.msgflow/state') });
+
+async function lastRun(dir: string): Promise<RunRecord> {
+  const store = stateOf(dir);
+  try {
+    return (await store.listRuns({ limit: 1 }))[0]!;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Turns a finished run into one a Ctrl-C would have left (interrupted, resumable). */
+async function interrupt(dir: string, id: string, status: RunRecord['status'] = 'interrupted'): Promise<void> {
+  const store = stateOf(dir);
+  await store.updateRun(id, { status, finishedAt: undefined, durationMs: undefined });
+  await store.close();
+}
+
+describe('explicit resume (#8.1)', () => {
+  it('#8.1 an unfinished run is resumed only with the same inputs; other inputs exit 2 naming it, --resume and runs cancel', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    expect((await cli(['run', 'greet', '-i', 'who=alice'], dir)).code).toBe(0);
+    const first = await lastRun(dir);
+    await interrupt(dir, first.id);
+
+    const other = await cli(['run', 'greet', '-i', 'who=bob'], dir);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain(`run ${first.id} of greet is unfinished`);
+    expect(other.stderr).toContain('with other inputs');
+    expect(other.stderr).toContain(`msgflow run greet --resume ${first.id}`);
+    expect(other.stderr).toContain(`msgflow runs cancel ${first.id}`);
+
+    const same = await cli(['run', 'greet', '-i', 'who=alice'], dir);
+    expect(same.code).toBe(0);
+    expect(same.stderr).toContain(`resuming run ${first.id}`);
+    expect((await lastRun(dir)).id).toBe(first.id);
+
+    await interrupt(dir, first.id);
+    const fresh = await cli(['run', 'greet', '-i', 'who=bob', '--new'], dir);
+    expect(fresh.code).toBe(0);
+    expect((await lastRun(dir)).id).not.toBe(first.id);
+    const explicit = await cli(['run', 'greet', '--resume', first.id], dir);
+    expect(explicit.code).toBe(0);
+    expect(explicit.stderr).toContain(`resuming run ${first.id}`);
+  });
+
+  it('#8.1 a changed flow file is not resumed silently', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    expect((await cli(['run', 'greet'], dir)).code).toBe(0);
+    const first = await lastRun(dir);
+    await interrupt(dir, first.id);
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'flows/greet.yaml'), GREET.replace('hello', 'hi'));
+    const r = await cli(['run', 'greet'], dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('with another version of the flow file');
+  });
+});
+
+describe('runs and their owners (#8.8, #9.1b)', () => {
+  it('#8.8 a run whose owner process is gone shows interrupted in runs and runs show, not running', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    expect((await cli(['run', 'greet'], dir)).code).toBe(0);
+    const r = await lastRun(dir);
+    await interrupt(dir, r.id, 'running'); // what kill -9 or an EPIPE death leaves
+    const list = await cli(['runs'], dir);
+    expect(list.stdout).toMatch(new RegExp(`${r.id}\\s+greet\\s+interrupted`));
+    const json = JSON.parse((await cli(['runs', '--json'], dir)).stdout) as RunRecord[];
+    expect(json[0]!.status).toBe('interrupted');
+    const show = await cli(['runs', 'show', r.id], dir);
+    expect(show.stdout).toContain('status:    interrupted');
+  });
+
+  it('#9.1b msgflow run while a run of the flow is live elsewhere exits 2 naming its pid and host; --wait waits for it', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    expect((await cli(['run', 'greet'], dir)).code).toBe(0);
+    const r = await lastRun(dir);
+    await interrupt(dir, r.id, 'running');
+    // Its owner: a live process on another host.
+    const store = stateOf(dir);
+    const lease = { token: 'other-host', pid: 4321, host: 'host-b', acquiredAt: Date.now(), expiresAt: Date.now() + 60_000, runId: r.id };
+    expect(await store.acquireLease(`run:${r.id}`, lease)).toBeUndefined();
+    const busy = await cli(['run', 'greet'], dir);
+    expect(busy.code).toBe(2);
+    expect(busy.stderr).toContain(`run ${r.id} of greet is live in pid 4321 on host host-b`);
+    expect(busy.stderr).toContain('--wait');
+    // --wait: the other host finishes the run a little later.
+    const waiting = cli(['run', 'greet', '--wait'], dir);
+    await new Promise((res) => setTimeout(res, 700));
+    await store.updateRun(r.id, { status: 'succeeded', finishedAt: Date.now() });
+    await store.releaseLease(`run:${r.id}`, 'other-host');
+    await store.close();
+    const waited = await waiting;
+    expect(waited.stderr).toContain('waiting for it to end');
+    expect(waited.code).toBe(0);
+    expect((await lastRun(dir)).id).not.toBe(r.id);
+  });
+
+  it('#8.8 runs show lists inputs, steps with counts, failed items with errors and the log lines; --json too', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/each.yaml': EACH });
+    const run = await cli(['run', 'each'], dir);
+    expect(run.code).toBe(1); // one item failed
+    const r = await lastRun(dir);
+    const show = await cli(['runs', 'show', r.id], dir);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('inputs:    {"items":[1,{"bad":true},3]}');
+    expect(show.stdout).toMatch(/say \(log\): failed - 3 item\(s\); done 2, failed 1, invalid 0, skipped 0, waiting 0/);
+    expect(show.stdout).toMatch(/failed items:\n\s+say\[1\] after 0 attempt\(s\): step 'say' item 1: with\.message/);
+    expect(show.stdout).toMatch(/INFO 1\n.*INFO 3/);
+    const json = JSON.parse((await cli(['runs', 'show', r.id, '--json'], dir)).stdout);
+    expect(json.failedItems).toHaveLength(1);
+    expect(json.log.map((l: { message: string }) => l.message)).toEqual(['1', '3']);
+    expect(json.steps[0]).toMatchObject({ step: 'say', done: 2, failed: 1 });
+  });
+
+  it('#8.8 runs cancel: a run that is not executing becomes cancelled at once and is never resumed', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    expect((await cli(['run', 'greet'], dir)).code).toBe(0);
+    const r = await lastRun(dir);
+    await interrupt(dir, r.id);
+    const c = await cli(['runs', 'cancel', r.id], dir);
+    expect(c.code).toBe(0);
+    expect(c.stdout).toContain(`run ${r.id}: cancelled`);
+    const again = await cli(['run', 'greet', '-i', 'who=bob'], dir);
+    expect(again.code).toBe(0); // nothing unfinished any more
+  });
+});
+
+describe('runs retry and waiting (#8.8, #8.9)', () => {
+  it('#8.8 runs retry ID starts a new run that redoes only the failed items', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/each.yaml': EACH });
+    expect((await cli(['run', 'each'], dir)).code).toBe(1);
+    const first = await lastRun(dir);
+    const retry = await cli(['runs', 'retry', first.id], dir);
+    expect(retry.code).toBe(1); // item 1 is still invalid
+    expect(retry.stderr).toContain(`retries the failed items of ${first.id}`);
+    const second = await lastRun(dir);
+    expect(second).toMatchObject({ retryOf: first.id, itemsDone: 2, itemsFailed: 1 });
+    const json = JSON.parse((await cli(['runs', 'show', second.id, '--json'], dir)).stdout);
+    expect(json.log).toEqual([]); // items 0 and 2 (which log) were carried over, not redone
+    expect(json.failedItems.map((f: { index: number }) => f.index)).toEqual([1]);
+  });
+
+  it('#8.9 a waiting run shows its reason and when the wait ends, never an ETA', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    expect((await cli(['run', 'greet'], dir)).code).toBe(0);
+    const r = await lastRun(dir);
+    const until = Date.now() + (1 * 3600 + 52 * 60 + 30) * 1000;
+    const store = stateOf(dir);
+    await store.updateRun(r.id, { status: 'waiting', waitingUntil: until, waitReason: 'checkAccount paused by rate_limit_exceeded', finishedAt: undefined });
+    await store.acquireLease(`run:${r.id}`, { token: 't', pid: 1, host: 'host-b', acquiredAt: Date.now(), expiresAt: Date.now() + 60_000 });
+    await store.close();
+    const hhmm = new Date(until).toISOString().slice(11, 16);
+    const list = await cli(['runs'], dir);
+    expect(list.stdout).toContain(`waiting: checkAccount paused by rate_limit_exceeded until ${hhmm}Z (1h52m)`);
+    const show = await cli(['runs', 'show', r.id], dir);
+    expect(show.stdout).toContain(`status:    waiting: checkAccount paused by rate_limit_exceeded until ${hhmm}Z`);
+    expect(show.stdout).toContain('owner:     pid 1 on host host-b');
+  });
+});
+
+describe('pauses (#8.8)', () => {
+  it('#8.8 msgflow pauses lists instance-wide pauses with reason and end; pauses lift INSTANCE lifts one', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    const store = stateOf(dir);
+    const until = Date.now() + 2 * 3600_000;
+    await store.kv('shared:pauses').set('inst-abc123:checkAccount', {
+      instance: 'default', identity: 'inst-abc123', scope: 'checkAccount', until, since: Date.now(), retryAfterMs: 7_200_000, reason: 'rate_limit_exceeded',
+    });
+    await store.close();
+    const list = await cli(['pauses'], dir);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`default (inst-abc123) checkAccount: paused by rate_limit_exceeded until ${new Date(until).toISOString()}`);
+    const lift = await cli(['pauses', 'lift', 'default'], dir);
+    expect(lift.code).toBe(0);
+    expect((await cli(['pauses'], dir)).stdout).toContain('no pauses');
+    const none = await cli(['pauses', 'lift', 'nosuch'], dir);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("no pause for instance 'nosuch'");
+  });
+});
+
+describe('usage (#8.13)', () => {
+  it('#8.13 runs --flow nosuch exits 2; an unknown -i key exits 2; run --help lists every flag', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    const nosuch = await cli(['runs', '--flow', 'nosuch'], dir);
+    expect(nosuch.code).toBe(2);
+    expect(nosuch.stderr).toContain("no flow named 'nosuch' (flows: greet)");
+    const badInput = await cli(['run', 'greet', '-i', 'whom=x'], dir);
+    expect(badInput.code).toBe(2);
+    expect(badInput.stderr).toContain("flow 'greet' has no input 'whom' (did you mean 'who'?)");
+    const help = await cli(['run', '--help'], dir);
+    for (const flag of ['--input', '--dry-run', '--new', '--resume', '--wait', '--json', '--config']) expect(help.stdout).toContain(flag);
+    const runsHelp = await cli(['runs', '--help'], dir);
+    for (const word of ['show ID', 'cancel ID', 'retry ID', '--flow', '--limit', '--json']) expect(runsHelp.stdout).toContain(word);
+  });
+});
