@@ -21,6 +21,10 @@
  * without that rule the accounts are listed one by one in config.yaml, which
  * is only practical up to 100,000 numbers: larger sizes are then skipped.
  *
+ * MSGFLOW_BENCH_NODE_ARGS adds node flags to the children, e.g.
+ * '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile a run (node refuses
+ * --cpu-prof in NODE_OPTIONS).
+ *
  * --kill: for the first size only, each job/driver is killed with SIGKILL
  * once about 40% of its records reached the service, then resumed in a new
  * process. The local service then runs in this (parent) process behind a
