@@ -21,6 +21,10 @@
  * without that rule the accounts are listed one by one in config.yaml, which
  * is only practical up to 100,000 numbers: larger sizes are then skipped.
  *
+ * MSGFLOW_BENCH_NODE_ARGS adds node flags to the children, e.g.
+ * '--cpu-prof --cpu-prof-dir=/tmp/prof' to profile a run (node refuses
+ * --cpu-prof in NODE_OPTIONS).
+ *
  * --kill: for the first size only, each job/driver is killed with SIGKILL
  * once about 40% of its records reached the service, then resumed in a new
  * process. The local service then runs in this (parent) process behind a
@@ -46,6 +50,8 @@ import { createLocalService } from '../src/local/service.js';
 import { createRuntime } from '../src/runtime/runtime.js';
 
 const SELF = fileURLToPath(import.meta.url);
+/** Extra node flags for the children, e.g. MSGFLOW_BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' (node refuses --cpu-prof in NODE_OPTIONS). */
+const childNodeArgs = (process.env.MSGFLOW_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const REDIS_URL = process.env.MSGFLOW_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ID = '1101000777';
 const TOKEN = 'bench-token-5c1e9a';
@@ -165,7 +171,7 @@ interface Running {
 }
 
 function runChild(dir: string, flow: string, timeoutS: number): Running {
-  const proc = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', JSON.stringify({ dir, flow } satisfies ChildArgs)], {
+  const proc = spawn(process.execPath, [...childNodeArgs, '--import', 'tsx', SELF, '--child', JSON.stringify({ dir, flow } satisfies ChildArgs)], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },
   });

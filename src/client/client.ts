@@ -85,7 +85,15 @@ export function createClient(options: ClientOptions): MsgflowClient {
 
   async function callWithRetries<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions): Promise<ResponseMap[M]> {
     lifetime.signal.throwIfAborted();
-    const req = buildRequest(method, request, callOptions, opts.timeoutMs, lifetime.signal);
+    const link = linkSignals(callOptions.signal ? [callOptions.signal, lifetime.signal] : [lifetime.signal]);
+    try {
+      return await attempts<M>(method, buildRequest(method, request, callOptions, opts.timeoutMs, link.signal));
+    } finally {
+      link.release();
+    }
+  }
+
+  async function attempts<M extends ApiMethod>(method: M, req: TransportRequest): Promise<ResponseMap[M]> {
     const signal = req.signal!;
     const spec = METHOD_SPECS[method];
 
@@ -167,7 +175,7 @@ async function attemptOnce<M extends ApiMethod>(d: AttemptDeps, req: TransportRe
 }
 
 /** Validates a call and builds its transport request (nothing has left yet). */
-function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOptions, defaultTimeoutMs: number, lifetime: AbortSignal): TransportRequest {
+function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOptions, defaultTimeoutMs: number, signal: AbortSignal): TransportRequest {
   // Strict: a typo such as `chatID` is an error here, before anything leaves.
   const parsed = validateRequest(method, request, { strict: true }) as Record<string, unknown>;
   const timeoutMs = callOptions.timeoutMs ?? defaultTimeoutMs;
@@ -175,9 +183,6 @@ function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOpti
     throw new ValidationError('timeoutMs: expected a positive integer of ms', 'timeoutMs', { code: 'CLIENT_OPTIONS_INVALID' });
   }
   const spec = METHOD_SPECS[method];
-  // A signal of its own per call: listeners that got and the clock add go on
-  // it, not on the client-wide one shared by every concurrent call.
-  const signal = AbortSignal.any(callOptions.signal ? [callOptions.signal, lifetime] : [lifetime]);
   return {
     method,
     httpMethod: spec.httpMethod,
@@ -185,6 +190,37 @@ function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOpti
     signal,
     ...(spec.httpMethod === 'GET' ? { query: Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)])) } : { body: parsed }),
   };
+}
+
+/**
+ * A signal of its own per call, aborted with the first of `sources`: the
+ * listeners that got and the clock add go on it, not on the client-wide one
+ * shared by every concurrent call. Not AbortSignal.any: on Node 20 each one
+ * leaves a WeakRef behind in the long-lived client signal (a leak of one
+ * object per call, a million calls in a bulk job); here `release()` removes
+ * this call's listeners when it ends.
+ */
+function linkSignals(sources: readonly AbortSignal[]): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const listeners: Array<[AbortSignal, () => void]> = [];
+  const release = () => {
+    for (const [s, l] of listeners) s.removeEventListener('abort', l);
+    listeners.length = 0;
+  };
+  for (const s of sources) {
+    if (s.aborted) {
+      controller.abort(s.reason);
+      break;
+    }
+    const l = () => {
+      release();
+      controller.abort(s.reason);
+    };
+    s.addEventListener('abort', l, { once: true });
+    listeners.push([s, l]);
+  }
+  if (controller.signal.aborted) release();
+  return { signal: controller.signal, release };
 }
 
 /** The NetworkError a transport failure means, secrets redacted. */

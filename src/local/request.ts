@@ -33,8 +33,20 @@ export function splitPath(p: string): string[] | undefined {
  */
 export function tokenMatches(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given, 'utf8').digest();
-  const b = createHash('sha256').update(expected, 'utf8').digest();
-  return timingSafeEqual(a, b);
+  return timingSafeEqual(a, digestOf(expected));
+}
+
+/** The expected token's digest, kept for the last few tokens: it is the same on every request. */
+const expectedDigests = new Map<string, Buffer>();
+
+function digestOf(token: string): Buffer {
+  let d = expectedDigests.get(token);
+  if (!d) {
+    if (expectedDigests.size >= 64) expectedDigests.clear();
+    d = createHash('sha256').update(token, 'utf8').digest();
+    expectedDigests.set(token, d);
+  }
+  return d;
 }
 
 function header(req: LocalRequest, name: string): string | undefined {

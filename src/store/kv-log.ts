@@ -353,9 +353,10 @@ export class KvLog implements DurableState {
   }
 
   private async write(record: unknown[]): Promise<void> {
+    let g = this.gen;
     for (let attempt = 0; ; attempt++) {
       this.refresh();
-      const g = this.gen;
+      g = this.gen;
       let log: ItemLog;
       try {
         log = await this.writerFor(g);
@@ -370,7 +371,11 @@ export class KvLog implements DurableState {
       if (existsSync(this.logPath(g)) && !existsSync(this.logPath(g + 1))) break;
       if (attempt >= 20) throw new Error(`key/value log ${this.name}: could not append across compactions`);
     }
-    this.refresh();
+    // Index our own line. Generation g+1 was just found absent: when g is
+    // still the newest we know of, tailing it is all a refresh would do.
+    if (this.gen === g && !this.closed) {
+      if (!this.pullFile(this.chain.length - 1)) this.reload();
+    } else this.refresh();
     this.maybeCompact();
   }
 

@@ -13,6 +13,7 @@
  * grow). A lapsed lease is taken over the same way: by creating top+1.
  */
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { link, mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Lease } from './types.js';
@@ -23,6 +24,13 @@ interface LeaseFile extends Lease {
 
 const GEN = /^(\d{12})\.json$/;
 const genName = (g: number) => `${String(g).padStart(12, '0')}.json`;
+
+/**
+ * A lease directory whose mtime is at least this much older than the clock is
+ * "quiet": any later change (every change creates, links, renames or unlinks
+ * an entry) gives it a newer mtime, even with the kernel's coarse timestamps.
+ */
+const QUIET_MS = 100;
 
 export interface FileLeases {
   acquire(name: string, lease: Lease): Promise<Lease | undefined>;
@@ -68,6 +76,36 @@ export function fileLeases(dir: string): FileLeases {
       if (lease) return { gen: gens[0]!, lease };
     }
     return undefined;
+  }
+
+  /**
+   * `get` is called before every writing call of a run (LeaseOwner.check), so
+   * its answer is kept per directory with the directory's mtime and ctime: a
+   * later `get` costs one stat(2) instead of a listing and a read, as long as
+   * the directory did not change. Only a listing read while the directory was
+   * quiet (see QUIET_MS) is kept, so a change in the same clock tick as the
+   * one before it cannot go unseen.
+   */
+  const seen = new Map<string, { mtime: bigint; ctime: bigint; cur: { gen: number; lease?: LeaseFile } | undefined }>();
+
+  async function current(d: string): Promise<{ gen: number; lease?: LeaseFile } | undefined> {
+    let st;
+    try {
+      st = statSync(d, { bigint: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+        seen.delete(d);
+        return undefined;
+      }
+      throw e;
+    }
+    const hit = seen.get(d);
+    if (hit && hit.mtime === st.mtimeNs && hit.ctime === st.ctimeNs) return hit.cur;
+    const quiet = BigInt(Date.now() - QUIET_MS) * 1_000_000n > st.mtimeNs;
+    const cur = await top(d);
+    if (quiet) seen.set(d, { mtime: st.mtimeNs, ctime: st.ctimeNs, cur });
+    else seen.delete(d);
+    return cur;
   }
 
   async function rewrite(d: string, g: number, content: LeaseFile): Promise<void> {
@@ -125,7 +163,7 @@ export function fileLeases(dir: string): FileLeases {
       await rewrite(d, cur.gen, { ...cur.lease, released: true, expiresAt: 0 });
     },
     async get(name) {
-      const cur = await top(leaseDir(name));
+      const cur = await current(leaseDir(name));
       if (!cur?.lease || cur.lease.released) return undefined;
       const { released: _r, ...holder } = cur.lease;
       return holder;
