@@ -101,8 +101,11 @@ describe('msgflow CLI', () => {
     const { child, match, output } = await msgflowDaemon(['serve', '--port', '0'], dir, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
     try {
       const url = match[1]!;
+      // #8.13: the banner names the local instance (its id is in config.yaml, not a secret) so a
+      // user can curl it; the token never appears.
+      for (let i = 0; i < 100 && !output().includes('local instance'); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(output()).toContain('local instance 1101000001: curl');
       expect(output()).not.toContain('cli-test-token-9f3a');
-      expect(output()).not.toContain('1101000001');
       const res = await fetch(`${url}/waInstance1101000001/checkAccount/cli-test-token-9f3a`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
