@@ -1,7 +1,7 @@
 import { loadConfig } from '../../config/index.js';
 import { formatDuration } from '../../engine/progress/index.js';
 import { createStore } from '../../store/index.js';
-import { parse } from '../args.js';
+import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import type { Io } from '../output.js';
 
@@ -27,7 +27,7 @@ const PAUSES_NS = 'shared:pauses';
 
 /** `msgflow pauses`: lists instance-wide pauses; `msgflow pauses lift INSTANCE` lifts them. */
 export async function pauses(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, { config: { type: 'string', short: 'c' }, json: { type: 'boolean' } });
+  const { values, positionals } = parseCommand('pauses', argv);
   const [sub, target, ...extra] = positionals;
   if (sub !== undefined && sub !== 'lift') throw new UsageError(`unknown pauses subcommand '${sub}' (expected lift)`);
   if (sub === 'lift' && target === undefined) throw new UsageError('pauses lift expects an INSTANCE (its config name or identity)');

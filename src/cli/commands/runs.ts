@@ -1,11 +1,11 @@
 import { loadConfig } from '../../config/index.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-execution.js';
-import { createLogSubscriber, createProgressReporter, formatDuration } from '../../engine/progress/index.js';
+import { type CliReporter, formatDuration } from '../../engine/progress/index.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
-import { parse, parsePositiveInt } from '../args.js';
+import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { cliReporter, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
 
 /** Failed items listed by `runs show` per step (the rest are counted). */
@@ -18,12 +18,7 @@ const MAX_LOG_SHOWN = 200;
  * subcommands that inspect and steer one run: show, cancel, retry.
  */
 export async function runs(argv: string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(argv, {
-    config: { type: 'string', short: 'c' },
-    flow: { type: 'string' },
-    limit: { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  const { values, positionals } = parseCommand('runs', argv);
   const [sub, id, ...extra] = positionals;
   if (sub !== undefined && !['show', 'cancel', 'retry'].includes(sub)) throw new UsageError(`unknown runs subcommand '${sub}' (expected show, cancel or retry)`);
   if (sub !== undefined && id === undefined) throw new UsageError(`runs ${sub} expects a run ID`);
@@ -34,7 +29,7 @@ export async function runs(argv: string[], io: Io): Promise<number> {
   try {
     if (sub === 'show') return await show(runtime, id!, Boolean(values.json), io);
     if (sub === 'cancel') return await cancel(runtime, id!, io);
-    if (sub === 'retry') return await retry(runtime, id!, Boolean(values.json), io);
+    if (sub === 'retry') return await retry(runtime, id!, Boolean(values.json), io, cliReporter(io, values, config, runtime.bus));
     const list = await runtime.engine.listRuns({ flow: values.flow, limit });
     if (values.flow && list.length === 0) {
       const names = runtime.flows().flows.map((f) => f.name);
@@ -168,25 +163,21 @@ async function cancel(runtime: Runtime, id: string, io: Io): Promise<number> {
   return EXIT.OK;
 }
 
-async function retry(runtime: Runtime, id: string, json: boolean, io: Io): Promise<number> {
+async function retry(runtime: Runtime, id: string, json: boolean, io: Io, reporter: CliReporter): Promise<number> {
   const old = await needRun(runtime, id);
   const { flows } = runtime.flows();
   const flow = flows.find((f) => f.name === old.flow);
   if (!flow) throw new UsageError(`run ${id} is of flow '${old.flow}', which is not loaded (msgflow validate tells why)`);
-  const progress = createProgressReporter({ bus: runtime.bus, stream: io.stderr, isTTY: Boolean(io.stderr.isTTY) });
-  const log = createLogSubscriber({ bus: runtime.bus, stream: io.stderr, level: io.stderr.isTTY ? 'warn' : 'info' });
   try {
     const handle = await runtime.engine.retry(id, flow);
     io.err(`msgflow: run ${handle.runId} retries the failed items of ${id}`);
     const record = await handle.done;
-    progress.close();
-    log.close();
+    reporter.close();
     const steps = await runtime.engine.getSteps(record.id);
     io.out(json ? JSON.stringify({ run: record, steps }, null, 2) : formatRunSummary(record, steps));
     return record.status === 'succeeded' ? EXIT.OK : EXIT.FAILURE;
   } finally {
-    progress.close();
-    log.close();
+    reporter.close();
   }
 }
 
