@@ -9,25 +9,29 @@ import { localTimezone, nextSlot } from '../engine/schedule/index.js';
 import type { Flow } from '../engine/flow-types.js';
 import type { ErrorInfo, ItemResult, RunRecord, StepRecord } from '../store/types.js';
 
-export interface RunSummary {
-  id: string;
-  flow: string;
-  status: RunRecord['status'];
-  trigger: RunRecord['trigger'];
-  dryRun: boolean;
-  startedAt: number;
-  finishedAt?: number;
-  durationMs?: number;
-  updatedAt: number;
-  itemsDone: number;
-  itemsFailed: number;
-  currentStep?: string;
-  waitingUntil?: number;
-  waitReason?: string;
-  error?: ErrorInfo;
-  resumes: number;
-  cancelRequested: boolean;
-}
+/**
+ * A run as the API shows it: an allow-list of the record's fields (never its
+ * owner host/pid nor its input and flow hashes).
+ */
+export type RunSummary = Pick<
+  RunRecord,
+  | 'id'
+  | 'flow'
+  | 'status'
+  | 'trigger'
+  | 'dryRun'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'durationMs'
+  | 'updatedAt'
+  | 'itemsDone'
+  | 'itemsFailed'
+  | 'currentStep'
+  | 'waitingUntil'
+  | 'waitReason'
+  | 'error'
+  | 'resumes'
+> & { cancelRequested: boolean };
 
 export function toRunSummary(r: RunRecord): RunSummary {
   return {
