@@ -10,25 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { redisReachable, redisUrl } from '../support/redis.js';
 import type { InstanceApi } from '../../src/api/types.js';
 import { MsgflowError } from '../../src/api/errors.js';
 import { LeaseOwner } from '../../src/engine/run/index.js';
 import { createLowdbStore, createMemoryStore, createRedisStore, type EngineStore, type RunRecord } from '../../src/store/index.js';
 import { action, flow, registryWith, step, testEngine, until } from './helpers.js';
 
-const redisUrl = process.env.MSGFLOW_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const redisUp = await (async () => {
-  const probe = new Redis(redisUrl, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-})();
+const redisUp = await redisReachable();
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {

@@ -10,27 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { redisReachable, redisUrl } from '../support/redis.js';
 import { createRedisStore, createStore, defaultRedisPrefix } from '../../src/store/index.js';
 import type { Logger } from '../../src/util/logger.js';
 import { makeRun } from './conformance.js';
 
-const url = process.env.MSGFLOW_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const url = redisUrl;
 const target = new URL(url);
 
-async function reachable(): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
-const up = await reachable();
+const up = await redisReachable();
 const prefixes: string[] = [];
 
 async function dropPrefix(prefix: string): Promise<void> {

@@ -6,25 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, it } from 'vitest';
+import { redisReachable, redisUrl } from '../support/redis.js';
 import { createRedisStore } from '../../src/store/index.js';
 import { describeStoreConformance } from './conformance.js';
 
-const url = process.env.MSGFLOW_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const url = redisUrl;
 
-async function reachable(): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    return (await probe.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    probe.disconnect();
-  }
-}
 
-const up = await reachable();
+const up = await redisReachable();
 
 if (!up) {
   describe('EngineStore conformance: redis', () => {
