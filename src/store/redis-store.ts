@@ -101,6 +101,13 @@ const LEASE_RELEASE = `local cur = redis.call('GET', KEYS[1])
 if cur and cjson.decode(cur).token == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0`;
 
+/** The commands defineCommand adds for the scripts above. */
+interface LeaseScripts {
+  msgflowLeaseAcquire(key: string, lease: string, token: string, ttlMs: string): Promise<string | null>;
+  msgflowLeaseRenew(key: string, token: string, expiresAt: string, ttlMs: string): Promise<number>;
+  msgflowLeaseRelease(key: string, token: string): Promise<unknown>;
+}
+
 const ttlOf = (expiresAt: number) => String(Math.max(1, Math.ceil(expiresAt - Date.now())));
 
 const parse = <T>(s: string | null | undefined): T | undefined => (s == null ? undefined : (JSON.parse(s) as T));
@@ -120,6 +127,12 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     maxRetriesPerRequest: options.retriesPerCall ?? 2,
     ...options.redis,
   });
+  // The lease scripts as named commands: ioredis sends EVALSHA (the script is
+  // loaded once per connection, not shipped with every renewal).
+  redis.defineCommand('msgflowLeaseAcquire', { numberOfKeys: 1, lua: LEASE_ACQUIRE });
+  redis.defineCommand('msgflowLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
+  redis.defineCommand('msgflowLeaseRelease', { numberOfKeys: 1, lua: LEASE_RELEASE });
+  const scripts = redis as unknown as LeaseScripts;
   const server = describeServer(url);
   let downSince: number | undefined;
   let closing = false;
@@ -269,14 +282,14 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
       return Object.values(await redis.hgetall(k.waits(runId))).map((v) => JSON.parse(v) as WaitRecord);
     },
     async acquireLease(name, lease) {
-      const cur = (await redis.eval(LEASE_ACQUIRE, 1, k.lease(name), JSON.stringify(lease), lease.token, ttlOf(lease.expiresAt))) as string | null;
+      const cur = await scripts.msgflowLeaseAcquire(k.lease(name), JSON.stringify(lease), lease.token, ttlOf(lease.expiresAt));
       return cur ? parse<Lease>(cur) : undefined;
     },
     async renewLease(name, token, expiresAt) {
-      return (await redis.eval(LEASE_RENEW, 1, k.lease(name), token, String(expiresAt), ttlOf(expiresAt))) === 1;
+      return (await scripts.msgflowLeaseRenew(k.lease(name), token, String(expiresAt), ttlOf(expiresAt))) === 1;
     },
     async releaseLease(name, token) {
-      await redis.eval(LEASE_RELEASE, 1, k.lease(name), token);
+      await scripts.msgflowLeaseRelease(k.lease(name), token);
     },
     async getLease(name) {
       return parse<Lease>(await redis.get(k.lease(name)));
