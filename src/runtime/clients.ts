@@ -39,8 +39,7 @@ export function createClientResolver(
     if (inst.apiUrl !== 'local') {
       return createClient({ ...common, apiUrl: inst.apiUrl, idInstance: inst.idInstance!, apiTokenInstance: inst.apiTokenInstance! });
     }
-    const locals = config.local?.instances ?? [];
-    const target = inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
+    const target = localTarget(config, inst);
     if (!target) throw new MsgflowError('USAGE', { reason: `instance '${name}': no matching local instance` });
     // The client paces a local instance by that instance's own limits (0 =
     // unlimited), not the published ones; limits set on the client win.
@@ -78,7 +77,12 @@ export function identityOf(config: Config, name: string): string {
   const inst = config.instances[name];
   if (!inst) return name;
   if (inst.apiUrl !== 'local') return instanceIdentity(inst.apiUrl, inst.idInstance ?? '');
-  const locals = config.local?.instances ?? [];
-  const target = inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
+  const target = localTarget(config, inst);
   return instanceIdentity('local', target?.idInstance ?? inst.idInstance ?? name);
+}
+
+/** The local instance an `apiUrl: local` entry of config.yaml means: its idInstance, or the first one. */
+function localTarget(config: Config, inst: Config['instances'][string]) {
+  const locals = config.local?.instances ?? [];
+  return inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
 }
