@@ -10,7 +10,7 @@ export interface RunRef {
 }
 
 export interface EngineEvents {
-  'run:started': [RunRef & { trigger: 'manual' | 'schedule' | 'missed' | 'startup' | 'resume'; dryRun: boolean }];
+  'run:started': [RunRef & { trigger: 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification'; dryRun: boolean }];
   'run:finished': [RunRef & { durationMs: number; itemsDone: number; itemsFailed: number }];
   'run:failed': [RunRef & { error: string; code?: string; step?: string }];
   'run:waiting': [RunRef & { step: string; until: number; reason: string }];
@@ -27,6 +27,18 @@ export interface EngineEvents {
   'schedule:skipped': [{ flow: string; scheduledAt: number; reason: string }];
   /** ctx.emit() from an action, e.g. the audit's threshold crossing. */
   'action:event': [RunRef & { step: string; name: string; payload: Record<string, unknown> }];
+  /**
+   * A notification taken from an instance's channel (receiveNotification or a
+   * webhook) by the daemon's consumer. `instance` is the configured instance
+   * name, never its id; `lagMs` is receipt time minus the notification's own
+   * timestamp.
+   */
+  'notification:received': [{ instance: string; type: string; lagMs: number; flowsStarted: number }];
+  /**
+   * One API call made through a configured client (not the local service's
+   * own handling). `outcome` is 'ok' or the error code (src/api/error-codes.ts).
+   */
+  'api:call': [{ instance: string; method: string; outcome: string; durationMs: number }];
   log: [{ level: 'debug' | 'info' | 'warn' | 'error'; message: string; fields?: Record<string, unknown> }];
 }
 
