@@ -59,6 +59,8 @@ const FORMATTERS: Formatters = {
   'schedule:missed': (e) => ['warn', `schedule: ${e.flow} missed its run of ${iso(e.scheduledAt)} (missed: ${e.policy}; ${e.willRun ? 'running it now' : 'not run'})`],
   'schedule:skipped': (e) => ['info', `schedule: ${e.flow} skipped its run of ${iso(e.scheduledAt)}: ${e.reason}`],
   'action:event': (e) => ['info', `${at(e)} event ${e.name}${Object.keys(e.payload).length ? ` ${JSON.stringify(e.payload)}` : ''}`],
+  'notification:received': (e) => ['debug', `notification ${e.type} from instance ${e.instance} (lag ${ms(e.lagMs)}, ${e.flowsStarted} run${e.flowsStarted === 1 ? '' : 's'} started)`],
+  'api:call': (e) => ['debug', `api ${e.method} on instance ${e.instance}: ${e.outcome} in ${ms(e.durationMs)}`],
   log: (e) => [e.level, `${e.message}${e.fields && Object.keys(e.fields).length ? ` ${JSON.stringify(e.fields)}` : ''}`],
 };
 
