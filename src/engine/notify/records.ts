@@ -8,6 +8,16 @@
 import type { DurableState, EngineStore } from '../../store/types.js';
 import { chatIdOf, idMessageOf, textOf, timestampMs, type NotificationBody } from './body.js';
 
+/**
+ * The store namespace of `ctx.shared(ns)` (see unit-runner.ts): the consumer
+ * writes where actions (and plugins) read with `ctx.shared(ns)`.
+ */
+export function sharedState(store: Pick<EngineStore, 'kv'>, ns: string): DurableState {
+  return store.kv(`shared:${ns}`);
+}
+
+/** The namespaces below are `ctx.shared()` names. */
+
 /** `${identity}:${idMessage}` -> {@link OutgoingStatusRecord}. */
 export const OUTGOING_STATUS_NS = 'outgoing-status';
 /** `${identity}:${chatId}` -> {@link IncomingChatRecord}. */
@@ -100,8 +110,8 @@ async function recordIncoming(kv: DurableState, identity: string, body: Notifica
 
 /** Records what actions read from a notification (before it is acknowledged). */
 export async function recordNotification(store: EngineStore, identity: string, body: NotificationBody, now: number): Promise<void> {
-  if (body.typeWebhook === 'outgoingMessageStatus') await recordStatus(store.kv(OUTGOING_STATUS_NS), identity, body, now);
-  else if (body.typeWebhook === 'incomingMessageReceived') await recordIncoming(store.kv(INCOMING_NS), identity, body, now);
+  if (body.typeWebhook === 'outgoingMessageStatus') await recordStatus(sharedState(store, OUTGOING_STATUS_NS), identity, body, now);
+  else if (body.typeWebhook === 'incomingMessageReceived') await recordIncoming(sharedState(store, INCOMING_NS), identity, body, now);
 }
 
 /** The first incoming message of the chat at or after `since` (ms; compared by whole seconds, the service's precision). */
