@@ -82,7 +82,7 @@ export function identityOf(config: Config, name: string): string {
 }
 
 /** The local instance an `apiUrl: local` entry of config.yaml means: its idInstance, or the first one. */
-function localTarget(config: Config, inst: Config['instances'][string]) {
+export function localTarget(config: Config, inst: Config['instances'][string]) {
   const locals = config.local?.instances ?? [];
   return inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
 }
