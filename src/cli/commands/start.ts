@@ -4,6 +4,8 @@ import { FlowError, MsgflowError } from '../../api/errors.js';
 import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import { createRuntime } from '../../runtime/runtime.js';
+import { identityOf } from '../../runtime/clients.js';
+import { startNotificationConsumers, type NotificationConsumers } from '../../runtime/notifications/consumers.js';
 import { serveDashboard, type UiServer } from '../../ui/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
@@ -63,6 +65,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
   // A daemon's output goes to a journal: plain progress lines, never a bar.
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   let dashboard: UiServer | undefined;
+  let consumers: NotificationConsumers | undefined;
   try {
     if (listen) {
       const host = await runtime.local();
@@ -104,13 +107,25 @@ export async function start(argv: string[], io: Io): Promise<number> {
     for (const s of scheduler.status()) {
       io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : "(none)"}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ""}`);
     }
-    io.out(`msgflow: started; ${scheduled} flow(s) scheduled, ${flows.length} loaded. Ctrl-C stops.`);
+    consumers = await startNotificationConsumers({
+      ...runtime,
+      flows,
+      identityFor: (name) => identityOf(config, name),
+      logger: reporter.logger,
+    });
+    for (const c of consumers.instances) {
+      io.out(`msgflow: notifications of ${c.name}: ${c.mode === 'poll' ? 'polling receiveNotification' : `webhook receiver on ${consumers.webhookUrl}`}`);
+    }
+    const triggered = flows.filter((f) => f.on.notification).length;
+    io.out(`msgflow: started; ${scheduled} flow(s) scheduled, ${triggered} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`);
     const signal = await untilStopped();
     io.err(`msgflow: ${signal}: stopping; running items finish or are checkpointed`);
     await scheduler.stop();
     return EXIT.OK;
   } finally {
     await dashboard?.close();
+    // No new notification is taken once stopping; those taken are recorded (their runs resume).
+    await consumers?.stop();
     // Runs stop first; then the daemon's claim goes, while the store is still open.
     await runtime.engine.shutdown('msgflow start stopping');
     await daemon?.release();

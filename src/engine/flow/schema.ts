@@ -6,6 +6,7 @@
  * validators live in check.ts.
  */
 import { z } from 'zod';
+import { NOTIFICATION_TYPES } from '../../api/notifications.js';
 import { DURATION_HINT, DURATION_PATTERN, parseDuration } from './duration.js';
 
 /** Step ids and input names are used in expressions (`steps.<id>`, `inputs.<name>`). */
@@ -72,15 +73,6 @@ export const InputSchema = z
   })
   .refine((v) => v.file === undefined || v.value === undefined, { error: "give either 'file' or 'value', not both" })
   .meta({ description: 'A flow input.' });
-
-/** Notification types a flow can be triggered by (the `typeWebhook` of the service's notifications). */
-export const NOTIFICATION_TYPES = [
-  'incomingMessageReceived',
-  'outgoingMessageStatus',
-  'outgoingAPIMessageReceived',
-  'outgoingMessageReceived',
-  'stateInstanceChanged',
-] as const;
 
 export const NotificationTriggerSchema = z
   .strictObject({

@@ -9,33 +9,43 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** A notification body as received: `typeWebhook`, `timestamp` (seconds) and the fields of its type. */
-export type NotificationBody = Obj & { typeWebhook: string };
+/**
+ * A notification body as received (src/api/notifications.ts describes the
+ * formats): `typeWebhook`, `timestamp` (seconds) and the fields of its type,
+ * all read defensively here.
+ */
+export interface NotificationLike {
+  readonly typeWebhook: string;
+}
+
+const fields = (body: NotificationLike): Obj => body as unknown as Obj;
 
 /** Whether a value looks like a notification body (a webhook request is checked with it before it is acknowledged). */
-export function isNotificationBody(v: unknown): v is NotificationBody {
+export function isNotificationLike(v: unknown): v is NotificationLike {
   return isObj(v) && typeof v.typeWebhook === 'string' && v.typeWebhook.length > 0;
 }
 
 /** The chat a notification is about: the sender's chat for incoming messages, the recipient's for statuses. */
-export function chatIdOf(body: NotificationBody): string | undefined {
+export function chatIdOf(n: NotificationLike): string | undefined {
+  const body = fields(n);
   return str(isObj(body.senderData) ? body.senderData.chatId : undefined) ?? str(body.chatId);
 }
 
-export function idMessageOf(body: NotificationBody): string | undefined {
-  return str(body.idMessage);
+export function idMessageOf(n: NotificationLike): string | undefined {
+  return str(fields(n).idMessage);
 }
 
 /** The message's text: plain text, extended text, or a file's caption; undefined for other messages. */
-export function textOf(body: NotificationBody): string | undefined {
-  const md = body.messageData;
+export function textOf(n: NotificationLike): string | undefined {
+  const md = fields(n).messageData;
   if (!isObj(md)) return undefined;
   const pick = (k: string, f: string) => (isObj(md[k]) ? str((md[k] as Obj)[f]) : undefined);
   return pick('textMessageData', 'textMessage') ?? pick('extendedTextMessageData', 'text') ?? pick('fileMessageData', 'caption');
 }
 
 /** The notification's own time, ms (its `timestamp` is in seconds); undefined when absent. */
-export function timestampMs(body: NotificationBody): number | undefined {
+export function timestampMs(n: NotificationLike): number | undefined {
+  const body = fields(n);
   return typeof body.timestamp === 'number' && Number.isFinite(body.timestamp) ? body.timestamp * 1000 : undefined;
 }
 
@@ -52,10 +62,11 @@ function stableJson(v: unknown): string {
  * body. Never the receiptId alone: a webhook has none, and the same
  * notification must dedupe the same way whichever channel brought it.
  */
-export function notificationKey(body: NotificationBody): string {
-  const id = idMessageOf(body);
-  if (id !== undefined) return `${body.typeWebhook}:${id}${typeof body.status === 'string' ? `:${body.status}` : ''}`;
-  return `${body.typeWebhook}:${createHash('sha256').update(stableJson(body)).digest('hex').slice(0, 24)}`;
+export function notificationKey(n: NotificationLike): string {
+  const body = fields(n);
+  const id = idMessageOf(n);
+  if (id !== undefined) return `${n.typeWebhook}:${id}${typeof body.status === 'string' ? `:${body.status}` : ''}`;
+  return `${n.typeWebhook}:${createHash('sha256').update(stableJson(body)).digest('hex').slice(0, 24)}`;
 }
 
 /**
@@ -63,7 +74,8 @@ export function notificationKey(body: NotificationBody): string {
  * removed from `instanceData` (ids never reach run records, pages or logs)
  * and the configured instance name is added as `instance`.
  */
-export function eventOf(body: NotificationBody, instanceName: string): Record<string, unknown> {
+export function eventOf(n: NotificationLike, instanceName: string): Record<string, unknown> {
+  const body = fields(n);
   const out: Obj = { ...body, instance: instanceName };
   if (isObj(body.instanceData)) {
     const { idInstance: _id, ...rest } = body.instanceData;

@@ -19,7 +19,7 @@ import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow-types.js';
 import type { Engine } from '../run/types.js';
-import { eventOf, notificationKey, timestampMs, type NotificationBody } from './body.js';
+import { eventOf, notificationKey, timestampMs, type NotificationLike } from './body.js';
 import { flowsFor } from './match.js';
 import { recordNotification } from './records.js';
 
@@ -71,7 +71,7 @@ export class NotificationDispatcher {
    * acknowledge the notification. Resolves with the number of runs started
    * or queued for a slot (0 for a notification delivered again).
    */
-  dispatch(instanceName: string, body: NotificationBody): Promise<number> {
+  dispatch(instanceName: string, body: NotificationLike): Promise<number> {
     return this.serial(() => this.dispatchNow(instanceName, body));
   }
 
@@ -88,7 +88,7 @@ export class NotificationDispatcher {
     return next;
   }
 
-  private async dispatchNow(instanceName: string, body: NotificationBody): Promise<number> {
+  private async dispatchNow(instanceName: string, body: NotificationLike): Promise<number> {
     const { store, clock } = this.o;
     const now = clock.now();
     const identity = this.o.identityFor(instanceName);

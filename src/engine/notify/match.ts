@@ -3,7 +3,7 @@
  * the notification's type, instance, chat and text.
  */
 import type { Flow, FlowNotificationTrigger } from '../flow-types.js';
-import { chatIdOf, textOf, type NotificationBody } from './body.js';
+import { chatIdOf, textOf, type NotificationLike } from './body.js';
 
 const patterns = new Map<string, RegExp>();
 
@@ -22,7 +22,7 @@ function pattern(text: string): RegExp {
  * matches the trigger. The text is trimmed before matching, so `^stop$`
  * matches "STOP " too; a message without text never matches a `text:`.
  */
-export function triggerMatches(t: FlowNotificationTrigger, instanceName: string, body: NotificationBody): boolean {
+export function triggerMatches(t: FlowNotificationTrigger, instanceName: string, body: NotificationLike): boolean {
   if (t.instance !== instanceName || t.type !== body.typeWebhook) return false;
   if (t.chatId !== undefined && chatIdOf(body) !== t.chatId) return false;
   if (t.text === undefined) return true;
@@ -31,7 +31,7 @@ export function triggerMatches(t: FlowNotificationTrigger, instanceName: string,
 }
 
 /** The flows this notification starts. */
-export function flowsFor(flows: readonly Flow[], instanceName: string, body: NotificationBody): Flow[] {
+export function flowsFor(flows: readonly Flow[], instanceName: string, body: NotificationLike): Flow[] {
   return flows.filter((f) => f.on.notification !== undefined && triggerMatches(f.on.notification, instanceName, body));
 }
 

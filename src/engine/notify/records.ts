@@ -6,7 +6,9 @@
  * at all. Each write touches one record.
  */
 import type { DurableState, EngineStore } from '../../store/types.js';
-import { chatIdOf, idMessageOf, textOf, timestampMs, type NotificationBody } from './body.js';
+import { chatIdOf, idMessageOf, textOf, timestampMs, type NotificationLike } from './body.js';
+
+const fieldsOf = (n: NotificationLike) => n as unknown as Record<string, unknown>;
 
 /**
  * The store namespace of `ctx.shared(ns)` (see unit-runner.ts): the consumer
@@ -76,31 +78,33 @@ const rank = (s: string) => RANK[s] ?? (FAILED_STATUSES.includes(s) ? 10 : 0);
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-async function recordStatus(kv: DurableState, identity: string, body: NotificationBody, now: number): Promise<void> {
-  const id = idMessageOf(body);
+async function recordStatus(kv: DurableState, identity: string, n: NotificationLike, now: number): Promise<void> {
+  const body = fieldsOf(n);
+  const id = idMessageOf(n);
   if (id === undefined || typeof body.status !== 'string') return;
   const key = `${identity}:${id}`;
   const prev = await kv.get<OutgoingStatusRecord>(key);
   // A redelivered older notification must not move a status back.
   if (prev && rank(prev.status) > rank(body.status)) return;
-  const rec: OutgoingStatusRecord = { status: body.status, at: timestampMs(body) ?? now };
-  const chatId = chatIdOf(body);
+  const rec: OutgoingStatusRecord = { status: body.status, at: timestampMs(n) ?? now };
+  const chatId = chatIdOf(n);
   if (chatId !== undefined) rec.chatId = chatId;
   if (typeof body.description === 'string') rec.description = body.description;
   await kv.set(key, rec);
 }
 
-async function recordIncoming(kv: DurableState, identity: string, body: NotificationBody, now: number): Promise<void> {
-  const id = idMessageOf(body);
-  const chatId = chatIdOf(body);
+async function recordIncoming(kv: DurableState, identity: string, n: NotificationLike, now: number): Promise<void> {
+  const body = fieldsOf(n);
+  const id = idMessageOf(n);
+  const chatId = chatIdOf(n);
   if (id === undefined || chatId === undefined) return;
   const key = `${identity}:${chatId}`;
   const rec = (await kv.get<IncomingChatRecord>(key)) ?? { messages: [] };
   if (rec.messages.some((m) => m.idMessage === id)) return;
-  const msg: IncomingMessage = { idMessage: id, at: timestampMs(body) ?? now };
+  const msg: IncomingMessage = { idMessage: id, at: timestampMs(n) ?? now };
   const md = body.messageData;
   if (isObj(md) && typeof md.typeMessage === 'string') msg.typeMessage = md.typeMessage;
-  const text = textOf(body);
+  const text = textOf(n);
   if (text !== undefined) msg.text = text;
   const sd = body.senderData;
   if (isObj(sd) && typeof sd.senderName === 'string') msg.senderName = sd.senderName;
@@ -109,7 +113,7 @@ async function recordIncoming(kv: DurableState, identity: string, body: Notifica
 }
 
 /** Records what actions read from a notification (before it is acknowledged). */
-export async function recordNotification(store: EngineStore, identity: string, body: NotificationBody, now: number): Promise<void> {
+export async function recordNotification(store: EngineStore, identity: string, body: NotificationLike, now: number): Promise<void> {
   if (body.typeWebhook === 'outgoingMessageStatus') await recordStatus(sharedState(store, OUTGOING_STATUS_NS), identity, body, now);
   else if (body.typeWebhook === 'incomingMessageReceived') await recordIncoming(sharedState(store, INCOMING_NS), identity, body, now);
 }

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WebhookConfig } from '../../config/index.js';
-import { isNotificationBody, type NotificationBody } from '../../engine/notify/index.js';
+import { isNotificationLike, type NotificationLike } from '../../engine/notify/index.js';
 import type { Logger } from '../../engine/action.js';
 import { bearerMatches } from '../../util/bearer.js';
 import { portInUseError } from '../../util/port-in-use.js';
@@ -24,9 +24,9 @@ export interface WebhookReceiverOptions {
    * `instanceData.idInstance`), or undefined when no instance of this
    * process consumes it by webhook.
    */
-  instanceOf(body: NotificationBody): string | undefined;
+  instanceOf(body: NotificationLike): string | undefined;
   /** Records the notification durably; rejects when it could not be. */
-  handle(instance: string, body: NotificationBody): Promise<unknown>;
+  handle(instance: string, body: NotificationLike): Promise<unknown>;
   logger: Logger;
 }
 
@@ -74,7 +74,7 @@ async function serve(o: WebhookReceiverOptions, req: IncomingMessage, res: Serve
   } catch {
     return answer(res, 400, { error: 'the body is not JSON' });
   }
-  if (!isNotificationBody(body)) return answer(res, 400, { error: 'not a notification: typeWebhook is missing' });
+  if (!isNotificationLike(body)) return answer(res, 400, { error: 'not a notification: typeWebhook is missing' });
   const instance = o.instanceOf(body);
   if (instance === undefined) return answer(res, 404, { error: 'no instance of this msgflow receives its notifications by webhook' });
   try {
