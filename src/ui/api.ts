@@ -99,6 +99,8 @@ export async function listFlows(ctx: ApiContext) {
         instance: f.instance,
         file: projectPath(ctx.runtime.config.baseDir, f.file),
         trigger: toTriggerView(f, now),
+        // on.notification ({ type, text?, chatId?, instance }), or null: the flow is not started by notifications.
+        notification: f.on.notification ? { ...f.on.notification } : null,
         inputs: toInputViews(f),
         steps: f.steps.map((s) => ({ id: s.id, uses: s.uses, forEach: s.forEach !== undefined })),
         lastRun: last ? toRunSummary(last) : null,
