@@ -3,7 +3,9 @@ import { createCronScheduler } from '../../engine/schedule/index.js';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
-import { createRuntime } from '../../runtime/runtime.js';
+import { createRuntime, type Runtime } from '../../runtime/runtime.js';
+import type { Flow } from '../../engine/flow-types.js';
+import type { Logger } from '../../engine/action.js';
 import { identityOf } from '../../runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../runtime/notifications/consumers.js';
 import { serveDashboard, type UiServer } from '../../ui/index.js';
@@ -30,6 +32,15 @@ function untilStopped(): Promise<NodeJS.Signals> {
     };
     for (const s of STOP_SIGNALS) process.on(s, on);
   });
+}
+
+/** Starts the notification consumers (docs/notifications.md) and says how each instance is consumed. */
+async function consumeNotifications(runtime: Runtime, flows: readonly Flow[], logger: Logger, io: Io): Promise<NotificationConsumers> {
+  const consumers = await startNotificationConsumers({ ...runtime, flows, identityFor: (name) => identityOf(runtime.config, name), logger });
+  for (const c of consumers.instances) {
+    io.out(`msgflow: notifications of ${c.name}: ${c.mode === 'poll' ? 'polling receiveNotification' : `webhook receiver on ${consumers.webhookUrl}`}`);
+  }
+  return consumers;
 }
 
 /**
@@ -107,17 +118,8 @@ export async function start(argv: string[], io: Io): Promise<number> {
     for (const s of scheduler.status()) {
       io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : "(none)"}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ""}`);
     }
-    consumers = await startNotificationConsumers({
-      ...runtime,
-      flows,
-      identityFor: (name) => identityOf(config, name),
-      logger: reporter.logger,
-    });
-    for (const c of consumers.instances) {
-      io.out(`msgflow: notifications of ${c.name}: ${c.mode === 'poll' ? 'polling receiveNotification' : `webhook receiver on ${consumers.webhookUrl}`}`);
-    }
-    const triggered = flows.filter((f) => f.on.notification).length;
-    io.out(`msgflow: started; ${scheduled} flow(s) scheduled, ${triggered} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`);
+    consumers = await consumeNotifications(runtime, flows, reporter.logger, io);
+    io.out(`msgflow: started; ${scheduled} flow(s) scheduled, ${flows.filter((f) => f.on.notification).length} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`);
     const signal = await untilStopped();
     io.err(`msgflow: ${signal}: stopping; running items finish or are checkpointed`);
     await scheduler.stop();
