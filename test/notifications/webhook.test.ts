@@ -17,10 +17,14 @@ function project(): string {
     path.join(dir, 'config.yaml'),
     `instances:
   default:
-    apiUrl: http://127.0.0.1:9
-    idInstance: "1101000777"
-    apiTokenInstance: remote-token-abcdef
+    apiUrl: local
     notifications: webhook
+local:
+  port: 0
+  dataDir: .msgflow/local
+  instances:
+    - idInstance: "1101000777"
+      apiTokenInstance: local-token-abcdef
 webhook: { port: 0, path: /hooks/msgflow, token: ${TOKEN} }
 store: { driver: lowdb, dir: .msgflow/state }
 `,
@@ -77,6 +81,8 @@ describe('webhook mode', () => {
     expect(consumers.instances).toEqual([{ name: 'default', mode: 'webhook' }]);
     const url = consumers.webhookUrl!;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/msgflow$/);
+    // A new instance produces no notifications: the consumer turned on what it reads.
+    expect(await runtime.clientFor('default').getSettings({})).toMatchObject({ incomingWebhook: 'yes', outgoingWebhook: 'yes', stateWebhook: 'no' });
 
     const none = await post(url, body(1101000777, 'W1'));
     expect(none.status).toBe(401);

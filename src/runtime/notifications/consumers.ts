@@ -19,6 +19,8 @@ import type { EngineStore } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
+import { ensureSwitches } from './switches.js';
+import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
 
 export interface ConsumersOptions {
@@ -79,7 +81,14 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
   const timer = setInterval(pendingTick, 5000);
   timer.unref();
   pendingTick();
-  const loops = instances.map((inst) => consume(o, inst, dispatcher, controller.signal, held, leases));
+  const ready: Promise<void>[] = [];
+  const loops = instances.map((inst) => {
+    let markReady!: () => void;
+    ready.push(new Promise<void>((r) => (markReady = r)));
+    return consume(o, inst, dispatcher, { signal: controller.signal, held, leases, ready: () => markReady() });
+  });
+  // Consuming (lease held, switches on) or known to be consumed elsewhere: only then is `msgflow start` started.
+  await Promise.all(ready);
   let receiver: WebhookReceiver | undefined;
   const hooked = instances.filter((i) => i.mode === 'webhook');
   if (hooked.length > 0) {
@@ -113,7 +122,25 @@ function webhookInstance(body: NotificationLike, byId: Map<string | undefined, s
 }
 
 /** Claims the instance's lease (waiting while another process holds it), records the consumer, then polls (poll mode). */
-async function consume(o: ConsumersOptions, inst: ConsumedInstance, d: NotificationDispatcher, signal: AbortSignal, held: Set<string>, leases: LeaseOwner[]): Promise<void> {
+interface ConsumeState {
+  signal: AbortSignal;
+  /** Instances whose lease this process holds. */
+  held: Set<string>;
+  leases: LeaseOwner[];
+  /** Called once the instance is being consumed, by this process or (as far as we know) another. */
+  ready(): void;
+}
+
+async function consume(o: ConsumersOptions, inst: ConsumedInstance, d: NotificationDispatcher, st: ConsumeState): Promise<void> {
+  try {
+    await consumeOwned(o, inst, d, st);
+  } finally {
+    st.ready();
+  }
+}
+
+async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: NotificationDispatcher, st: ConsumeState): Promise<void> {
+  const { signal, held, leases } = st;
   const identity = o.identityFor(inst.name);
   const ttlMs = defaultLeaseTtlMs();
   const owner = new LeaseOwner({ store: o.store, hostId: defaultHostId(), ttlMs }, { label: `msgflow start (notifications of ${inst.name})` });
@@ -124,6 +151,7 @@ async function consume(o: ConsumersOptions, inst: ConsumedInstance, d: Notificat
     if (claim.ok) break;
     if (!warned && 'holder' in claim) o.logger.info(`notifications of ${inst.name} are consumed by ${describeHolder(claim.holder)}; taking over when it stops`);
     warned = true;
+    st.ready();
     await o.clock.sleep(ttlMs / 3, signal).catch(() => undefined);
   }
   if (signal.aborted) return;
@@ -134,7 +162,10 @@ async function consume(o: ConsumersOptions, inst: ConsumedInstance, d: Notificat
   owner.startHeartbeat();
   const consumers = sharedState(o.store, CONSUMERS_NS);
   if (!(await consumers.get<ConsumerRecord>(identity))) await consumers.set(identity, { instance: inst.name, mode: inst.mode, since: o.clock.now() } satisfies ConsumerRecord);
+  const types = o.flows.flatMap((f) => (f.on.notification?.instance === inst.name && isNotificationType(f.on.notification.type) ? [f.on.notification.type] : []));
+  await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger);
   held.add(inst.name);
+  st.ready();
   o.logger.info(`notifications of ${inst.name}: ${inst.mode === 'poll' ? 'polling receiveNotification' : 'receiving webhooks'}`);
   if (inst.mode !== 'poll') return;
   const lost = new AbortController();
