@@ -1,10 +1,12 @@
 /**
  * A kill -9 of `msgflow start` between receiving a notification and deleting
  * it: the triggered run starts once. Spawned: the killed process is the
- * subject. The flow's own first step kills the daemon, right after the
- * dispatcher recorded the run and before deleteNotification: the service
- * still holds the notification and delivers it again to the next daemon,
- * which must recognise it and only resume the run.
+ * subject. The flow's own first step kills the daemon after the dispatcher
+ * recorded the run and before deleteNotification: deleteNotification is
+ * limited to 1/s and a first (non-matching) notification has just used that
+ * second's slot, so the STOP's delete waits while the run starts. The
+ * service still holds the notification and delivers it again to the next
+ * daemon, which must recognise it and only resume the run.
  */
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,6 +29,7 @@ local:
     - idInstance: "1101000001"
       apiTokenInstance: ${TOKEN}
       sendIntervalMs: 500
+      rateLimits: { deleteNotification: 1 }
 plugins: [./crash.js]
 `;
 
@@ -67,12 +70,14 @@ describe('kill -9 of msgflow start between receive and delete', () => {
     try {
       const first = await msgflowDaemon(['start', '--no-ui'], dir, /started; /);
       const url = /local service listening on (\S+)/.exec(first.output())![1]!;
-      const res = await fetch(`${url}/_local/waInstance1101000001/incoming/${TOKEN}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ chatId: '79001112233@c.us', typeMessage: 'textMessage', textMessage: 'STOP' }),
-      });
-      expect(res.status).toBe(200);
+      const say = (textMessage: string) =>
+        fetch(`${url}/_local/waInstance1101000001/incoming/${TOKEN}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ chatId: '79001112233@c.us', typeMessage: 'textMessage', textMessage }),
+        });
+      expect((await say('hello')).status).toBe(200);
+      expect((await say('STOP')).status).toBe(200);
       expect(await exited(first.child)).toBeNull(); // killed by its own SIGKILL
       expect(first.child.signalCode).toBe('SIGKILL');
       expect(marks(dir)).toHaveLength(1);
