@@ -33,7 +33,9 @@ export interface NotifiedFollowOptions {
 /** Applies one status record; true when the recipient record changed. */
 function apply(r: RecipientRecord, s: OutgoingStatusRecord, o: NotifiedFollowOptions): boolean {
   if (FAILED_STATUSES.includes(s.status)) {
+    // The service's status (noAccount, failed…) leads the error; `status` no longer reads `sent`.
     Object.assign(r, { phase: 'failed', observed: true, error: `${s.status}${s.description ? `: ${s.description}` : ''}` });
+    delete r.status;
     o.onFailed(r);
     return true;
   }
