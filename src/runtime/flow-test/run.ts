@@ -23,6 +23,7 @@ import type { Flow } from '../../engine/flow-types.js';
 import type { ActionRegistry } from '../../engine/registry/index.js';
 import { createEngine, type StartOptions } from '../../engine/run/index.js';
 import { eventOf, triggerMatches } from '../../engine/notify/index.js';
+import { needsConsumer, startFlowTestConsumer } from './consumer.js';
 import { LocalSchema, type LocalConfig } from '../../local/config.js';
 import { createLocalService, type LocalService } from '../../local/index.js';
 import { createMediaStore, type MediaStore } from '../../local/media/index.js';
@@ -153,6 +154,10 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
       void clock.sleep(parseDuration(r.after)!).then(() =>
         admin(service, target, 'incoming', 'POST', { chatId: `${r.from}@c.us`, typeMessage: 'textMessage', textMessage: r.text }).catch(() => undefined),
       );
+    }
+    if (needsConsumer(flow)) {
+      const identity = identityOf(config, flow.instance);
+      cleanups.push(await startFlowTestConsumer({ service, target, clock, store, bus, engine, flow, identity }));
     }
     const handle = await engine.start(flow, caseTrigger(flow, c));
     result.runId = handle.runId;
