@@ -6,7 +6,7 @@
  * only one process consumes an instance's notifications even when several
  * share a store.
  */
-import type { InstanceApi } from '../../api/types.js';
+import type { LazyApi } from '../lazy-api.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
@@ -30,7 +30,7 @@ export interface ConsumersOptions {
   clock: Clock;
   engine: Engine;
   flows: readonly Flow[];
-  clientFor(instance: string): InstanceApi;
+  clientFor(instance: string): LazyApi;
   identityFor(instance: string): string;
   logger: Logger;
   /** Seconds one receiveNotification may be held. @default 20 */
