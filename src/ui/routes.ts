@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { scrub } from '../util/secrets.js';
 import { auditHistory, cancelRun, getRun, liftPauses, listFlows, listInstances, parseRunQuery, reportFile, retryRun, startRun, type ApiContext } from './api.js';
 import type { EventHub } from './events.js';
+import { followFlow } from './follow.js';
 import { checkHealth, type Reachability } from './health.js';
 import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson as json, sendText as send } from './http.js';
 import type { UiMetrics } from './metrics.js';
@@ -77,7 +78,15 @@ function reportHandler(ctx: ApiContext): Handler {
 
 function operationsRoutes(d: RouteDeps): Route[] {
   return [
-    { method: 'GET', pattern: /^\/api\/events$/, handler: async (_q, res) => d.events.attach(res) },
+    {
+      method: 'GET',
+      pattern: /^\/api\/events$/,
+      handler: async (_q, res, _m, url) => {
+        const flow = url.searchParams.get('flow');
+        if (flow === null) d.events.attach(res);
+        else followFlow(d.ctx.runtime.bus, res, flow, scrub);
+      },
+    },
     {
       method: 'GET',
       pattern: /^\/healthz$/,

@@ -3,8 +3,9 @@ import { createCronScheduler } from '../../engine/schedule/index.js';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
-import { createRuntime } from '../../runtime/runtime.js';
-import { serveDashboard, type UiServer } from '../../ui/index.js';
+import { createRuntime, type Runtime } from '../../runtime/runtime.js';
+import type { Logger } from '../../util/logger.js';
+import { clearDaemonUi, recordDaemonUi, serveDashboard, type UiServer } from '../../ui/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliReporter, formatCliError, type Io } from '../output.js';
@@ -28,6 +29,29 @@ function untilStopped(): Promise<NodeJS.Signals> {
     };
     for (const s of STOP_SIGNALS) process.on(s, on);
   });
+}
+
+/**
+ * Serves the dashboard unless --no-ui, and records its address (or why there
+ * is none) in the store: where `msgflow run` beside this daemon hands its
+ * runs (src/cli/daemon-run.ts).
+ */
+async function openDashboard(runtime: Runtime, off: boolean, io: Io, logger: Logger): Promise<UiServer | undefined> {
+  let dashboard: UiServer | undefined;
+  let reason = off ? 'started with --no-ui' : undefined;
+  if (!off) {
+    try {
+      dashboard = await serveDashboard(runtime, {}, logger);
+      io.out(`msgflow: dashboard on ${dashboard.url}`);
+    } catch (e) {
+      // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
+      if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
+      io.err(`${formatCliError(e)}; running without the dashboard`);
+      reason = `ui.port ${runtime.config.ui.port} was in use`;
+    }
+  }
+  await recordDaemonUi(runtime.store, { url: dashboard?.url ?? null, reason, pid: process.pid, host: defaultHostId(), startedAt: Date.now() });
+  return dashboard;
 }
 
 /**
@@ -68,16 +92,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
       const host = await runtime.local();
       if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
     }
-    if (!values['no-ui']) {
-      try {
-        dashboard = await serveDashboard(runtime, {}, reporter.logger);
-        io.out(`msgflow: dashboard on ${dashboard.url}`);
-      } catch (e) {
-        // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
-        if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
-        io.err(`${formatCliError(e)}; running without the dashboard`);
-      }
-    }
+    dashboard = await openDashboard(runtime, values['no-ui'] === true, io, reporter.logger);
     const { flows, errors } = runtime.flows();
     for (const e of errors) io.err(e.message);
     if (errors.length > 0) io.err(`msgflow: ${errors.length} flow error(s); the other flows run (see msgflow validate)`);
@@ -110,6 +125,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     await scheduler.stop();
     return EXIT.OK;
   } finally {
+    await clearDaemonUi(runtime.store, process.pid, defaultHostId()).catch(() => {});
     await dashboard?.close();
     // Runs stop first; then the daemon's claim goes, while the store is still open.
     await runtime.engine.shutdown('msgflow start stopping');
