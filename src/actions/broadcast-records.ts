@@ -54,8 +54,13 @@ export function statusOf(m: Message): DeliveryStatus {
   return m.statusMessage === 'read' || m.statusMessage === 'delivered' ? m.statusMessage : 'sent';
 }
 
-/** Moves a record's status forward (never back) from an observed message; true when it changed. */
+/**
+ * Moves a record's status forward (never back) from an observed message; true
+ * when it changed. A `pending` message is still in the service's send queue:
+ * not yet sent, so not observed.
+ */
 export function applyStatus(r: RecipientRecord, m: Message, now: number): boolean {
+  if (m.statusMessage === 'pending') return false;
   const s = statusOf(m);
   const cur = r.status ?? 'sent';
   const firstSeen = !r.observed;

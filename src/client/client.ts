@@ -7,13 +7,7 @@
 import { MsgflowError, NetworkError, ValidationError } from '../api/errors.js';
 import { API_METHODS, type ApiMethod, METHOD_SPECS } from '../api/methods.js';
 import { redact, redactedPath, type Secrets } from '../api/redact.js';
-import type {
-  CallOptions,
-  InstanceApi,
-  LastOutgoingMessagesRequest,
-  LastOutgoingMessagesResponse,
-  ResponseMap,
-} from '../api/types.js';
+import type { CallOptions, InstanceApi, RequestMap, ResponseMap } from '../api/types.js';
 import { validateRequest } from '../api/validate.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { computeBackoff } from './backoff.js';
@@ -24,9 +18,26 @@ import { interpretResponse, type Outcome, type RetryRule } from './response.js';
 import { redactingLogger, sanitizedCause } from './sanitize.js';
 import type { Transport, TransportRequest, TransportResponse } from './transport.js';
 
+/** Methods whose every parameter is optional: the request object may be left out. */
+export type OptionalRequestMethod =
+  | 'lastOutgoingMessages'
+  | 'lastIncomingMessages'
+  | 'getStateInstance'
+  | 'getSettings'
+  | 'showMessagesQueue'
+  | 'clearMessagesQueue'
+  | 'receiveNotification';
+
+/** The methods of {@link OptionalRequestMethod}, callable without a request. */
+export type OptionalRequestApi = {
+  [M in OptionalRequestMethod]: (request?: RequestMap[M], options?: CallOptions) => Promise<ResponseMap[M]>;
+};
+
 /**
- * One instance's API: the eight methods (each named as the API method, taking
+ * One instance's API: every method (each named as the API method, taking
  * the request body and resolving to the typed response), plus `close()`.
+ * GET methods take their query parameters (`minutes`, `receiveTimeout`) in
+ * the request object, deleteNotification its path parameter `receiptId`.
  *
  * Errors: ValidationError (nothing was sent), ApiError (4xx/5xx),
  * RateLimitError (429 after retries, or checkAccount's in-body
@@ -34,12 +45,7 @@ import type { Transport, TransportRequest, TransportResponse } from './transport
  * TIMEOUT), MsgflowError BAD_RESPONSE / CLIENT_CLOSED; an aborted call rejects
  * with its signal's reason.
  */
-export interface MsgflowClient extends Omit<InstanceApi, 'lastOutgoingMessages'> {
-  /** GET with `?minutes=` (default 1440); the request object may be left out. */
-  lastOutgoingMessages(
-    request?: LastOutgoingMessagesRequest,
-    options?: CallOptions,
-  ): Promise<LastOutgoingMessagesResponse>;
+export interface MsgflowClient extends Omit<InstanceApi, OptionalRequestMethod>, OptionalRequestApi {
   /** Where the client points, secrets redacted. */
   readonly description: string;
   /** Ends pending waits (their calls reject with CLIENT_CLOSED) and frees the HTTP sockets. */
@@ -183,13 +189,24 @@ function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOpti
     throw new ValidationError('timeoutMs: expected a positive integer of ms', 'timeoutMs', { code: 'CLIENT_OPTIONS_INVALID' });
   }
   const spec = METHOD_SPECS[method];
-  return {
-    method,
-    httpMethod: spec.httpMethod,
-    timeoutMs,
-    signal,
-    ...(spec.httpMethod === 'GET' ? { query: Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)])) } : { body: parsed }),
-  };
+  const inPath = new Set(spec.pathParams ?? []);
+  const rest = Object.fromEntries(Object.entries(parsed).filter(([k]) => !inPath.has(k)));
+  const req: TransportRequest = { method, httpMethod: spec.httpMethod, timeoutMs: longPollTimeout(spec, parsed, callOptions, timeoutMs), signal };
+  if (spec.pathParams) req.pathParams = spec.pathParams.map((k) => String(parsed[k]));
+  if (spec.httpMethod === 'POST') req.body = rest;
+  else if (Object.keys(rest).length > 0) req.query = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, String(v)]));
+  return req;
+}
+
+/**
+ * A long poll (receiveNotification) may be held by the service for its
+ * whole `receiveTimeout`: unless the caller set a timeout for this call, the
+ * attempt's timeout covers that wait plus the client's own margin.
+ */
+function longPollTimeout(spec: (typeof METHOD_SPECS)[ApiMethod], parsed: Record<string, unknown>, callOptions: CallOptions, timeoutMs: number): number {
+  if (!spec.longPollSeconds || callOptions.timeoutMs !== undefined) return timeoutMs;
+  const seconds = parsed[spec.longPollSeconds];
+  return typeof seconds === 'number' ? Math.max(timeoutMs, seconds * 1000 + timeoutMs) : timeoutMs;
 }
 
 /**

@@ -145,6 +145,21 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
     case 'checkAccount':
       return isRecord(body) && typeof body.exist === 'boolean' ? undefined : 'expected {exist: boolean, chatId: string}';
+    case 'lastIncomingMessages':
+      return Array.isArray(body) && body.every(isMessage) ? undefined : 'expected an array of messages';
+    case 'sendMessage':
+      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
+    case 'getStateInstance':
+      return isRecord(body) && typeof body.stateInstance === 'string' ? undefined : 'expected {stateInstance: string}';
+    case 'checkWhatsapp':
+      return isRecord(body) && typeof body.existsWhatsapp === 'boolean' ? undefined : 'expected {existsWhatsapp: boolean, chatId: string}';
+    case 'receiveNotification':
+      // `null`: nothing arrived within receiveTimeout.
+      return body === null || (isRecord(body) && typeof body.receiptId === 'number' && isRecord(body.body)) ? undefined : 'expected {receiptId, body} or null';
+    case 'deleteNotification':
+      return isRecord(body) && typeof body.result === 'boolean' ? undefined : 'expected {result: boolean}';
+    case 'showMessagesQueue':
+      return Array.isArray(body) ? undefined : 'expected an array of queued messages';
     default:
       return undefined;
   }

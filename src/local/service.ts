@@ -141,8 +141,10 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
     if (parts[0] === '_local' && parts[1] === 'static') return serveStatic(req, parts.slice(2));
     const admin = parts[0] === '_local';
     const seg = admin ? parts.slice(1) : parts;
-    if (seg.length !== 3 || !seg[0]!.startsWith('waInstance')) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
-    const [head, method, token] = seg as [string, string, string];
+    if (seg.length < 3 || !seg[0]!.startsWith('waInstance')) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
+    const [head, method, token, ...extra] = seg as [string, string, string, ...string[]];
+    const pathParams = (!admin && isApiMethod(method) && METHOD_SPECS[method].pathParams) || [];
+    if (extra.length !== pathParams.length) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
     const instance = instances.get(head.slice('waInstance'.length));
     if (!instance) return errorResponse(new MsgflowError('INSTANCE_NOT_FOUND'));
     if (!tokenMatches(token, instance.config.apiTokenInstance)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
@@ -158,7 +160,7 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
       const e = new MsgflowError('TOO_MANY_REQUESTS', { method, limit: rate.limit, retryAfter: rate.retryAfterSeconds });
       return errorResponse(e, { 'retry-after': String(rate.retryAfterSeconds) });
     }
-    const body = expected === 'GET' ? queryBody(method, req.query) : readJsonBody(req);
+    const body = expected === 'POST' ? readJsonBody(req) : { ...queryBody(method, req.query), ...queryBody(method, Object.fromEntries(pathParams.map((k, i) => [k, extra[i]]))) };
     const parsed = validateRequest(method, body);
     const result = await instance.call(method, parsed);
     return json(result.status, result.body);

@@ -135,6 +135,8 @@ export class LocalInstance {
         }
         return ok(await this.checker.check(req as ParsedRequest<'checkAccount'>));
       }
+      default:
+        throw new MsgflowError('METHOD_NOT_FOUND', { method });
     }
   }
 
