@@ -1,11 +1,11 @@
 /**
  * `GET /metrics`: Prometheus text through prom-client. Counters follow the
  * engine bus (what this process did since it started); gauges are read at
- * scrape time (run history by flow and status, pauses). Labels are config
- * names, flow names, actions, API methods and status codes: never a token or
- * an instance id.
+ * scrape time (run history by flow and status, pauses, send queues). Labels
+ * are config names, flow names, actions, API methods and error codes: never a
+ * token or an instance id.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineBus, EngineEventName, EngineEvents } from '../engine/events.js';
 import type { DurableState, RunRecord } from '../store/types.js';
 
@@ -15,6 +15,8 @@ export interface UiMetricsOptions {
   runs: () => Promise<RunRecord[]>;
   /** The shared `pauses` namespace. */
   pauses: DurableState;
+  /** Each instance's send-queue length by config name (cached answers of showMessagesQueue); instances absent are not known. */
+  sendQueues?: () => Promise<Record<string, number>>;
   now?: () => number;
 }
 
@@ -77,6 +79,18 @@ function defineGauges(registry: Registry, opts: UiMetricsOptions, now: () => num
       }
     },
   });
+  const sendQueues = opts.sendQueues;
+  if (!sendQueues) return;
+  new Gauge({
+    name: 'msgflow_send_queue_length',
+    help: "Messages waiting in each instance's send queue (showMessagesQueue, asked at most every few seconds), by instance config name",
+    labelNames: ['instance'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [instance, n] of Object.entries(await sendQueues())) this.set({ instance }, n);
+    },
+  });
 }
 
 /** The counters the bus feeds, by the key busHandlers uses. */
@@ -87,16 +101,33 @@ const COUNTERS = {
   retries: { name: 'msgflow_step_retries_total', help: 'Step attempts retried, by flow', labelNames: ['flow'] },
   apiCalls: {
     name: 'msgflow_api_calls_total',
-    help: "Instance API attempts, by method and HTTP status (or error code); counted when the clients' logger feeds the bus",
-    labelNames: ['method', 'status'],
+    help: 'Instance API calls made through the configured clients (after their retries), by instance config name, method and outcome (ok or the error code)',
+    labelNames: ['instance', 'method', 'outcome'],
+  },
+  rateLimitWaits: {
+    name: 'msgflow_rate_limit_waits_total',
+    help: 'Calls the instance answered with a rate limit (HTTP 429, or checkAccount rate_limit_exceeded that pauses the checks), by instance config name and method',
+    labelNames: ['instance', 'method'],
   },
 } as const;
 
-type Counters = { [K in keyof typeof COUNTERS]: Counter<(typeof COUNTERS)[K]['labelNames'][number]> };
+/** The error codes of a rate-limit answer (src/api/errors.ts RateLimitError). */
+const RATE_LIMIT_CODES = new Set(['TOO_MANY_REQUESTS', 'CHECK_ACCOUNT_RATE_LIMIT']);
+
+type Counters = { [K in keyof typeof COUNTERS]: Counter<(typeof COUNTERS)[K]['labelNames'][number]> } & {
+  notificationLag: Histogram<'instance'>;
+};
 
 function defineCounters(registry: Registry): Counters {
-  const out: Record<string, Counter<string>> = {};
+  const out: Record<string, Counter<string> | Histogram<string>> = {};
   for (const [key, def] of Object.entries(COUNTERS)) out[key] = new Counter({ ...def, labelNames: [...def.labelNames], registers: [registry] });
+  out.notificationLag = new Histogram({
+    name: 'msgflow_notification_lag_seconds',
+    help: "Time from a notification's own timestamp to its receipt by the daemon, by instance config name",
+    labelNames: ['instance'],
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900],
+    registers: [registry],
+  });
   return out as Counters;
 }
 
@@ -121,12 +152,11 @@ function busHandlers(c: Counters): BusHandlers {
     'run:interrupted': (e) => c.runsFinished.inc({ flow: e.flow, status: 'interrupted' }),
     'run:waiting': (e) => c.waits.inc({ flow: e.flow }),
     'step:retry': (e) => c.retries.inc({ flow: e.flow }),
-    log: (e) => {
-      const f = e.fields;
-      if (!f || typeof f.method !== 'string' || typeof f.attempt !== 'number' || !('path' in f)) return;
-      const status = typeof f.status === 'number' ? String(f.status) : typeof f.code === 'string' ? f.code : 'unknown';
-      c.apiCalls.inc({ method: f.method, status });
+    'api:call': (e) => {
+      c.apiCalls.inc({ instance: e.instance, method: e.method, outcome: e.outcome });
+      if (RATE_LIMIT_CODES.has(e.outcome)) c.rateLimitWaits.inc({ instance: e.instance, method: e.method });
     },
+    'notification:received': (e) => c.notificationLag.observe({ instance: e.instance }, Math.max(0, e.lagMs) / 1000),
   };
 }
 

@@ -20,6 +20,7 @@ import { createUiMetrics, type UiMetrics } from './metrics.js';
 import { createRunIndex, type RunIndex } from './run-index.js';
 import { checkBind, crossSiteReason, hasToken, hostHeaderAllowed, isLoopbackHost } from './safety.js';
 import { createReachability } from './health.js';
+import { createInstanceProbe, type InstanceProbe } from './instances.js';
 import { SECURITY_HEADERS, sendJson } from './http.js';
 import { buildRoutes, type Route } from './routes.js';
 
@@ -37,7 +38,7 @@ export interface UiServerOptions {
   /** Store poll for other processes' runs while a page listens. @default 1000 */
   pollMs?: number;
   /**
-   * Whether /healthz may open the local service to probe a local instance
+   * Whether /healthz and the Instances page may open the local service to ask a local instance
    * (`runtime.local()`). `msgflow ui` says no: opening it would take the
    * local data lock, and a `msgflow start` after it would be refused. @default true
    */
@@ -99,8 +100,9 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const now = () => runtime.clock.now();
   const index = createRunIndex({ store: runtime.store, engine: runtime.engine, reloadMs: opts.reloadMs, recentMs: opts.recentMs });
   const events = createEventHub({ bus: runtime.bus, index, throttleMs: opts.throttleMs, pollMs: opts.pollMs, scrub });
-  const metrics = createUiMetrics({ bus: runtime.bus, runs: () => index.all(), pauses: runtime.store.kv(PAUSES_NAMESPACE), now });
-  const ctx: ApiContext = { runtime, index, now, detailCache: new Map() };
+  const instances = createInstanceProbe(runtime, { probeLocal: opts.probeLocal });
+  const metrics = createUiMetrics({ bus: runtime.bus, runs: () => index.all(), pauses: runtime.store.kv(PAUSES_NAMESPACE), now, sendQueues: () => sendQueues(runtime, instances) });
+  const ctx: ApiContext = { runtime, index, now, detailCache: new Map(), instances };
   // Read the history now, in the background: the first page opened does not wait for it (about 2 s at 10,000 runs).
   void index.all().catch(() => {});
   const routes = buildRoutes({ ctx, index, events, metrics, reachability: createReachability(runtime, opts.probeLocal ?? true) });
@@ -131,6 +133,16 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
       });
     },
   };
+}
+
+/** Each instance's send-queue length for /metrics, from the probe's cache (an instance not asked or unreachable has none). */
+async function sendQueues(runtime: Runtime, probe: InstanceProbe): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const name of Object.keys(runtime.config.instances)) {
+    const live = await probe.live(name).catch(() => undefined);
+    if (live?.queue) out[name] = live.queue.length;
+  }
+  return out;
 }
 
 /** Listens on host:port (0 picks a free port); resolves the port bound. */
