@@ -22,6 +22,10 @@ export const ERROR_CATALOGUE = {
   CHAT_NOT_FOUND: { status: 400, template: 'chatId not found' },
   MESSAGE_NOT_FOUND: { status: 400, template: "Message not found by id '{idMessage}'" },
   INSTANCE_NOT_READY: { status: 200, template: 'instance is {state}: authorize the instance before checking accounts' },
+  /** A method that needs the account, on an instance that is not authorized (the service's text). */
+  ACCOUNT_NOT_AUTHORIZED: { status: 400, template: 'instance account not authorized' },
+  /** ...on an instance that is starting: it may work in a few seconds (the service's text). */
+  INSTANCE_STARTING: { status: 400, template: 'instance in starting process try later' },
   CHECK_ACCOUNT_RATE_LIMIT: { status: 200, template: 'rate_limit_exceeded: retry after {retryAfter}s' },
 
   // ---- transport-level answers of the local service -------------------------

@@ -7,6 +7,7 @@
 import { MsgflowError, NetworkError, ValidationError } from '../api/errors.js';
 import { API_METHODS, type ApiMethod, METHOD_SPECS } from '../api/methods.js';
 import { redact, redactedPath, type Secrets } from '../api/redact.js';
+import type { ReceivedNotification } from '../api/notifications.js';
 import type { CallOptions, InstanceApi, RequestMap, ResponseMap } from '../api/types.js';
 import { validateRequest } from '../api/validate.js';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -45,7 +46,30 @@ export type OptionalRequestApi = {
  * TIMEOUT), MsgflowError BAD_RESPONSE / CLIENT_CLOSED; an aborted call rejects
  * with its signal's reason.
  */
+export interface NotificationsOptions {
+  /** Ends the iteration: the long poll in flight is aborted and the loop ends (no error). */
+  signal?: AbortSignal;
+  /** Seconds each receiveNotification may wait for a notification, 5 to 60. @default 5 */
+  receiveTimeout?: number;
+}
+
 export interface MsgflowClient extends Omit<InstanceApi, OptionalRequestMethod>, OptionalRequestApi {
+  /**
+   * The instance's notifications, oldest first, as an async iterator:
+   * receives one (receiveNotification, long-polling), yields it, and deletes
+   * it (deleteNotification) only when the loop asks for the next one, that is
+   * after the loop body for it completed. A `break`, a `return` or an error
+   * thrown in the body does NOT delete it: the same notification comes again
+   * on the next iteration (at-least-once; dedupe by `receiptId` or the body's
+   * `idMessage` if handling twice matters). Errors of the calls (after the
+   * client's retries) end the loop by throwing.
+   *
+   * @example
+   * for await (const { body } of client.notifications({ signal })) {
+   *   if (body.typeWebhook === 'incomingMessageReceived') await handle(body);
+   * }
+   */
+  notifications(options?: NotificationsOptions): AsyncGenerator<ReceivedNotification, void, undefined>;
   /** Where the client points, secrets redacted. */
   readonly description: string;
   /** Ends pending waits (their calls reject with CLIENT_CLOSED) and frees the HTTP sockets. */
@@ -139,7 +163,43 @@ export function createClient(options: ClientOptions): MsgflowClient {
   for (const method of API_METHODS) {
     client[method] = (request: unknown, callOptions?: CallOptions) => call(method, request, callOptions);
   }
+  client.notifications = (o: NotificationsOptions = {}) =>
+    notificationLoop(
+      (receiveTimeout, signal) => call('receiveNotification', { receiveTimeout }, signal ? { signal } : {}),
+      (receiptId) => call('deleteNotification', { receiptId }),
+      o,
+    );
   return Object.freeze(client) as unknown as MsgflowClient;
+}
+
+/**
+ * The loop behind {@link MsgflowClient.notifications}. The delete sits after
+ * the `yield`: a generator resumes there only when the consumer asks for the
+ * next item; `break` and `throw` in the consumer's loop call return() instead,
+ * which leaves the generator at the `yield` without running the delete.
+ */
+async function* notificationLoop(
+  receive: (receiveTimeout: number, signal?: AbortSignal) => Promise<ReceivedNotification | null>,
+  remove: (receiptId: number) => Promise<unknown>,
+  o: NotificationsOptions,
+): AsyncGenerator<ReceivedNotification, void, undefined> {
+  const receiveTimeout = o.receiveTimeout ?? 5;
+  // Checked here, not at the first receive: a wrong value is a programming error.
+  validateRequest('receiveNotification', { receiveTimeout }, { strict: true });
+  while (!o.signal?.aborted) {
+    let n: ReceivedNotification | null;
+    try {
+      n = await receive(receiveTimeout, o.signal);
+    } catch (e) {
+      if (o.signal?.aborted) return;
+      throw e;
+    }
+    if (!n) continue;
+    yield n;
+    // The consumer's body for `n` completed: now it may go. Not under the
+    // caller's signal: an abort during the body still lets the finished work be acknowledged.
+    await remove(n.receiptId);
+  }
 }
 
 interface AttemptDeps {

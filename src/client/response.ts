@@ -81,6 +81,9 @@ export function errorCode(method: ApiMethod, status: number, message: string): E
   if (status === 404 && CONTACT_METHODS.has(method)) return 'NOT_ON_MESSENGER';
   if (status === 400) {
     if (/^Validation failed/i.test(message)) return 'VALIDATION_FAILED';
+    // The service's common 400s for an instance that cannot serve (yet).
+    if (/^instance in starting process/i.test(message)) return 'INSTANCE_STARTING';
+    if (/^instance (account not authorized|is starting or not authorized)/i.test(message)) return 'ACCOUNT_NOT_AUTHORIZED';
     // The spec lists a single other 400 for addContact: "Contact <chat_id> already exists".
     if (method === 'addContact') return 'CONTACT_EXISTS';
     if (method === 'getMessage' && /^chatId not found/i.test(message)) return 'CHAT_NOT_FOUND';

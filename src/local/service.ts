@@ -162,7 +162,7 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
     }
     const body = expected === 'POST' ? readJsonBody(req) : { ...queryBody(method, req.query), ...queryBody(method, Object.fromEntries(pathParams.map((k, i) => [k, extra[i]]))) };
     const parsed = validateRequest(method, body);
-    const result = await instance.call(method, parsed);
+    const result = await instance.call(method, parsed, req.signal);
     return json(result.status, result.body);
   }
 

@@ -27,6 +27,7 @@ export function createInProcessTransport(
         query: req.query,
         headers: req.body === undefined ? {} : { 'content-type': 'application/json' },
         body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        ...(req.signal ? { signal: req.signal } : {}),
       });
       const answer = await withDeadline(call, req);
       const headers: Record<string, string | undefined> = {};

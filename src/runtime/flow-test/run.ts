@@ -265,7 +265,7 @@ function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): Local
   const accounts = [...network.accounts];
   if (c.population) {
     for (let i = 0; i < c.population.count; i++) {
-      if (i % c.population.every === 0) accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false });
+      if (i % c.population.every === 0) accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false, replies: [] });
     }
   }
   // A project without local instances still gets one: every config instance maps to it.

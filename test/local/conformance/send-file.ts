@@ -92,8 +92,9 @@ export function sendFileSuite(kind: TransportKind) {
       // Nothing else leaves before the interval has passed.
       const q = (await h.admin('queue')).body;
       expect(q.pending.map((e: { idMessage: string }) => e.idMessage)).toEqual(ids.slice(1));
+      // Still queued: getMessage shows it `pending`, not yet in the chat.
       const notYet = await h.call('getMessage', { chatId: ALICE, idMessage: ids[1] });
-      expect(notYet.body).toEqual({ message: `Message not found by id '${ids[1]}'` });
+      expect(notYet.body).toMatchObject({ idMessage: ids[1], statusMessage: 'pending', fileName: 'r1.pdf' });
       await h.clock.advance(999);
       expect((await h.admin('queue')).body.pending).toHaveLength(2);
       await h.clock.advance(1);

@@ -40,7 +40,11 @@ export interface Harness {
   dir: string;
   service: LocalService;
   /** One attempt of a method on instance A (or `who`), as the client's transports send it. */
-  call(method: ApiMethod, body?: unknown, opts?: { who?: { idInstance: string; apiTokenInstance: string }; query?: Record<string, string>; httpMethod?: 'GET' | 'POST' }): Promise<TransportResponse>;
+  call(
+    method: ApiMethod,
+    body?: unknown,
+    opts?: { who?: { idInstance: string; apiTokenInstance: string }; query?: Record<string, string>; pathParams?: string[]; httpMethod?: 'GET' | 'POST' | 'DELETE'; signal?: AbortSignal },
+  ): Promise<TransportResponse>;
   /** Admin endpoint of instance A. */
   admin(action: string, body?: unknown, httpMethod?: string): Promise<{ status: number; body: any }>;
   /** GET a downloadUrl: over the socket for http, through handle() in-process. */
@@ -143,7 +147,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     },
     call(method, body, o = {}) {
       const httpMethod = o.httpMethod ?? METHOD_SPECS[method].httpMethod;
-      return transportFor(o.who ?? A).request({ method, httpMethod, body, query: o.query, timeoutMs: 20_000 });
+      return transportFor(o.who ?? A).request({ method, httpMethod, body, query: o.query, pathParams: o.pathParams, timeoutMs: 20_000, signal: o.signal });
     },
     async admin(action, body, httpMethod = body === undefined ? 'GET' : 'POST') {
       const p = `/_local/waInstance${A.idInstance}/${action}/${A.apiTokenInstance}`;
