@@ -2,7 +2,7 @@
  * What the Instances page and the send-queue metric show of each configured
  * instance, asked of the instance itself: its state (getStateInstance), its
  * send queue (showMessagesQueue) and the queue's interval (getSettings); and
- * the size of its opt-out list (the store's `opt-out` namespace, written by
+ * the size of its opt-out list (the shared `opt-out` namespace, written by
  * the notification consumer).
  *
  * Answers are cached and refreshed in the background once stale, so a page
@@ -116,8 +116,8 @@ export interface InstanceProbe {
   optOuts(identity: string): Promise<number>;
 }
 
-/** Namespace of the opt-out list (keys `${identity}:${chatId}`), kept by the notification consumer. */
-export const OPT_OUT_NAMESPACE = 'opt-out';
+/** Store namespace of the opt-out list (`ctx.shared('opt-out')`, keys `${identity}:${chatId}`), kept by the notification consumer and optOut actions. */
+export const OPT_OUT_NAMESPACE = 'shared:opt-out';
 
 export function createInstanceProbe(runtime: Runtime, opts: InstanceProbeOptions = {}): InstanceProbe {
   const now = () => Date.now();
