@@ -180,7 +180,7 @@ describe('dashboard API', () => {
     expect(m.headers.get('content-type')).toMatch(/text\/plain/);
     expect(m.text).toMatch(/msgflow_runs\{flow="check-some",status="succeeded"\} [1-9]/);
     expect(m.text).toMatch(/msgflow_items_total\{action="checkAccount.bulk",outcome="done"\} [1-9]/);
-    expect(m.text).toMatch(/msgflow_api_calls_total\{method="checkAccount",status="200"\} [1-9]/);
+    expect(m.text).toMatch(/msgflow_api_calls_total\{instance="default",method="checkAccount",outcome="ok"\} [1-9]/);
     expect(m.text).toMatch(/msgflow_runs_finished_total\{flow="check-some",status="succeeded"\} [1-9]/);
   });
 

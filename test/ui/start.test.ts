@@ -6,10 +6,20 @@
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS_HELP } from '../../src/cli/help.js';
+import { runCli } from '../../src/cli/main.js';
+import type { Io } from '../../src/cli/output.js';
 import { exited, msgflowDaemon } from '../cli/helpers.js';
 import { get, post, waitFor, writeProject } from './helpers.js';
+
+function memoryIo() {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: Io = { out: (t) => out.push(t), err: (t) => err.push(t), stdout: new PassThrough(), stderr: new PassThrough() };
+  return { io, out, err };
+}
 
 const wired = COMMANDS_HELP.start?.options.some((o) => o.name === 'no-ui') ?? false;
 if (!wired) console.warn('test/ui/start.test.ts: skipped: msgflow start does not serve the dashboard yet (start.ts: serveDashboard, --no-ui)');
@@ -25,6 +35,14 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
       const started = await post(`${url}/api/flows/check-some/runs`, {});
       expect(started.status).toBe(201);
       await waitFor('the run to succeed', async () => (await get(`${url}/api/runs/${started.body.runId}`)).body.run.status === 'succeeded', 30_000);
+      // msgflow run in a terminal beside it: the daemon executes the run (it recorded its dashboard in the store).
+      const { io, out, err } = memoryIo();
+      expect(await runCli(['run', 'check-some', '-c', path.join(dir, 'config.yaml')], io)).toBe(0);
+      const m = /run (\S+) of check-some executes in the daemon/.exec(err.join('\n'));
+      expect(m, err.join('\n')).not.toBeNull();
+      expect(out.join('\n')).toContain(m![1]);
+      const shown = await get(`${url}/api/runs/${m![1]}`);
+      expect(shown.body.run.status).toBe('succeeded');
     } finally {
       d.child.kill('SIGTERM');
       await exited(d.child);
@@ -53,6 +71,10 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
     const d = await msgflowDaemon(['start', '--no-ui', '-c', path.join(dir, 'config.yaml')], dir, /started;/);
     try {
       expect(d.output()).not.toMatch(/dashboard on/);
+      // msgflow run beside it executes here and says why.
+      const { io, err } = memoryIo();
+      expect(await runCli(['run', 'check-some', '-c', path.join(dir, 'config.yaml')], io)).toBe(0);
+      expect(err.join('\n')).toMatch(/the daemon \(msgflow start, pid \d+.*\) serves no dashboard \(started with --no-ui\): the run executes here/);
     } finally {
       d.child.kill('SIGTERM');
       await exited(d.child);
