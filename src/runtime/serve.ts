@@ -21,6 +21,8 @@ export interface ServeArgs {
   print?: (line: string) => void;
   logger?: Logger;
   clock?: Clock;
+  /** For `${VAR}` in the config. @default process.env */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface ServeHandle {
@@ -31,7 +33,7 @@ export interface ServeHandle {
 
 export async function serveCommand(args: ServeArgs = {}): Promise<ServeHandle> {
   const file = args.config ?? 'config.yaml';
-  const config = loadConfig(file);
+  const config = loadConfig(file, { env: args.env });
   const local = config.local;
   if (!local) {
     throw new ConfigError('CONFIG_INVALID', { location: file, path: 'local', reason: 'msgflow serve needs a local: section' });
