@@ -28,9 +28,9 @@ export function cliPath(io: Pick<Io, 'cwd'>, p: string): string {
   return path.resolve(io.cwd ?? process.cwd(), p);
 }
 
-/** The config file of a command: `--config`, else config.yaml, in the working directory. */
-export function configFileOf(io: Pick<Io, 'cwd'>, flag: string | undefined): string {
-  return cliPath(io, flag ?? 'config.yaml');
+/** How a command loads config.yaml: in its working directory, with its environment. */
+export function configOptions(io: Pick<Io, 'cwd' | 'env'>): { cwd?: string; env?: NodeJS.ProcessEnv } {
+  return { cwd: io.cwd, env: io.env };
 }
 
 /** Streams whose reader went away (`msgflow schema | head`): further writes are dropped. */

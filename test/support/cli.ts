@@ -27,6 +27,18 @@ function sink(onText: (t: string) => void): Io['stdout'] {
   );
 }
 
+/** An Io that records what a command prints, through the same code as the process's (secrets scrubbed). */
+export function captureIo(where: Pick<Io, 'cwd' | 'env'> = {}): Io & { stdoutText(): string; stderrText(): string } {
+  let stdout = '';
+  let stderr = '';
+  const io = streamIo(
+    sink((t) => (stdout += t)),
+    sink((t) => (stderr += t)),
+    where,
+  );
+  return { ...io, stdoutText: () => stdout, stderrText: () => stderr };
+}
+
 /**
  * Runs `msgflow ARGS` in `cwd` (relative paths, config.yaml) with `env` over
  * this process's environment.
@@ -36,13 +48,7 @@ function sink(onText: (t: string) => void): Io['stdout'] {
  * expect(r.code).toBe(0);
  */
 export async function cli(args: string[], cwd: string, env: Record<string, string> = {}): Promise<CliResult & { code: number }> {
-  let stdout = '';
-  let stderr = '';
-  const io = streamIo(
-    sink((t) => (stdout += t)),
-    sink((t) => (stderr += t)),
-    { cwd, env: { ...process.env, NO_COLOR: '1', ...env } },
-  );
+  const io = captureIo({ cwd, env: { ...process.env, NO_COLOR: '1', ...env } });
   const code = await runCli(args, io);
-  return { code, stdout, stderr };
+  return { code, stdout: io.stdoutText(), stderr: io.stderrText() };
 }

@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS_HELP } from '../../src/cli/help.js';
-import { exited, msgflowDaemon } from '../cli/helpers.js';
+import { spawnCli } from '../support/spawn.js';
 import { get, post, waitFor, writeProject } from './helpers.js';
 
 const wired = COMMANDS_HELP.start?.options.some((o) => o.name === 'no-ui') ?? false;
@@ -17,9 +17,10 @@ if (!wired) console.warn('test/ui/start.test.ts: skipped: msgflow start does not
 describe.skipIf(!wired)('msgflow start and the dashboard', () => {
   it('tells the dashboard address, which lists the flows and runs one', async () => {
     const dir = writeProject('ui:\n  port: 0\n');
-    const d = await msgflowDaemon(['start', '-c', path.join(dir, 'config.yaml')], dir, /dashboard on (http:\/\/[\d.]+:\d+)/);
+    const d = spawnCli(['start', '-c', path.join(dir, 'config.yaml')], dir);
+    const ready = await d.waitForOutput(/dashboard on (http:\/\/[\d.]+:\d+)/);
     try {
-      const url = d.match[1]!;
+      const url = ready[1]!;
       const flows = await get(`${url}/api/flows`);
       expect(flows.body.flows.map((f: any) => f.name)).toContain('check-some');
       const started = await post(`${url}/api/flows/check-some/runs`, {});
@@ -27,7 +28,7 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
       await waitFor('the run to succeed', async () => (await get(`${url}/api/runs/${started.body.runId}`)).body.run.status === 'succeeded', 30_000);
     } finally {
       d.child.kill('SIGTERM');
-      await exited(d.child);
+      await d.exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -37,12 +38,13 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as net.AddressInfo).port;
     const dir = writeProject(`ui:\n  port: ${port}\n`);
-    const d = await msgflowDaemon(['start', '-c', path.join(dir, 'config.yaml')], dir, /started;/);
+    const d = spawnCli(['start', '-c', path.join(dir, 'config.yaml')], dir);
+    await d.waitForOutput(/started;/);
     try {
       expect(d.output()).toMatch(new RegExp(`port ${port} is already in use.*ui.port in config.yaml.*running without the dashboard`));
     } finally {
       d.child.kill('SIGTERM');
-      await exited(d.child);
+      await d.exited;
       blocker.close();
       rmSync(dir, { recursive: true, force: true });
     }
@@ -50,12 +52,13 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
 
   it('--no-ui serves no dashboard', async () => {
     const dir = writeProject('ui:\n  port: 0\n');
-    const d = await msgflowDaemon(['start', '--no-ui', '-c', path.join(dir, 'config.yaml')], dir, /started;/);
+    const d = spawnCli(['start', '--no-ui', '-c', path.join(dir, 'config.yaml')], dir);
+    await d.waitForOutput(/started;/);
     try {
       expect(d.output()).not.toMatch(/dashboard on/);
     } finally {
       d.child.kill('SIGTERM');
-      await exited(d.child);
+      await d.exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -1,19 +1,19 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../../config/index.js';
+import { loadConfig, type LoadConfigOptions } from '../../config/index.js';
 import { renderFlowJsonSchema } from '../../engine/flow/index.js';
 import { buildRegistry } from '../../runtime/registry.js';
 import { parseCommand, parseLogLevel } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { cliPath, configFileOf, safeWrite, type Io } from '../output.js';
+import { cliPath, configOptions, safeWrite, type Io } from '../output.js';
 
 /**
  * The flow JSON Schema for this project: the flow file shape plus the input
  * schema of every action a flow here may use (built-ins, jobs, config.yaml's
  * plugins), so editors autocomplete `with:` blocks of your own actions too.
  */
-export async function renderSchemaFor(configFile: string, env?: NodeJS.ProcessEnv): Promise<string> {
-  const config = loadConfig(configFile, { env });
+export async function renderSchemaFor(configFile: string, options: LoadConfigOptions = {}): Promise<string> {
+  const config = loadConfig(configFile, options);
   return renderFlowJsonSchema(await buildRegistry(config));
 }
 
@@ -23,7 +23,7 @@ export async function schema(argv: string[], io: Io): Promise<number> {
   parseLogLevel(values['log-level']);
   // --check compares with a file: without one there is nothing to check (it must not "pass").
   if (values.check && !values.out) throw new UsageError('--check needs --out FILE: the schema file to compare with');
-  const text = await renderSchemaFor(configFileOf(io, values.config), io.env);
+  const text = await renderSchemaFor(values.config ?? 'config.yaml', configOptions(io));
   if (!values.out) {
     safeWrite(io.stdout, text);
     return EXIT.OK;

@@ -7,7 +7,7 @@ import { createRuntime } from '../../runtime/runtime.js';
 import { serveDashboard, type UiServer } from '../../ui/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { configFileOf, cliReporter, formatCliError, type Io } from '../output.js';
+import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 
 /** Signals that stop the daemon gracefully. SIGHUP too: a terminal closing (and, later, a reload) must not kill it mid-item. */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -37,7 +37,7 @@ function untilStopped(): Promise<NodeJS.Signals> {
  */
 export async function start(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('start', argv, false);
-  const config = loadConfig(configFileOf(io, values.config), { env: io.env });
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const listen = !values['no-listen'] && config.local !== undefined;
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
   let daemon: LeaseOwner | undefined;

@@ -2,7 +2,7 @@ import { loadConfig } from '../../config/index.js';
 import { formatMismatches, runFlowTests, type CaseResult } from '../../runtime/flow-test/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { cliPath, configFileOf, type Io } from '../output.js';
+import { cliPath, configOptions, type Io } from '../output.js';
 import path from 'node:path';
 
 /**
@@ -12,7 +12,7 @@ import path from 'node:path';
  */
 export async function test(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('test', argv);
-  const config = loadConfig(configFileOf(io, values.config as string | undefined), { env: io.env });
+  const config = loadConfig((values.config as string | undefined) ?? 'config.yaml', configOptions(io));
   const json = Boolean(values.json);
   const show = (r: CaseResult) => {
     if (json) return;
