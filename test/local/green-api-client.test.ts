@@ -61,6 +61,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Test files share a worker (vitest.config.ts isolate: false): the next file prints again.
+  vi.restoreAllMocks();
   await served?.close();
   await files?.close();
   await rm(dir, { recursive: true, force: true });
