@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, startProject, waitFor, type Project } from './helpers.js';
+import { post, startProject, type Project } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const CHROMIUM = process.env.MSGFLOW_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');

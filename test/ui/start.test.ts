@@ -9,7 +9,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS_HELP } from '../../src/cli/help.js';
 import { spawnCli } from '../support/spawn.js';
-import { get, post, waitFor, writeProject } from './helpers.js';
+import { get, post, writeProject } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const wired = COMMANDS_HELP.start?.options.some((o) => o.name === 'no-ui') ?? false;
 if (!wired) console.warn('test/ui/start.test.ts: skipped: msgflow start does not serve the dashboard yet (start.ts: serveDashboard, --no-ui)');
