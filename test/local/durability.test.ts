@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { networkYaml } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import type { Message } from '../../src/api/types.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
@@ -80,10 +81,7 @@ describe('kill -9 during a queued send', () => {
         '  port: 0',
         '  dataDir: data',
         '  fetch: { allowPrivate: true }',
-        '  network:',
-        '    accounts:',
-        '      - { phone: 79001112233, username: "@alice", name: Alice }',
-        '      - { phone: 79002223344, name: Bob }',
+        networkYaml('  '),
         '  instances:',
         `    - idInstance: "${A.idInstance}"`,
         `      apiTokenInstance: "${A.apiTokenInstance}"`,

@@ -12,6 +12,7 @@ import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
 import { startFileServer, type FileServer } from './helpers/file-server.js';
 import { A, ALICE, BOB } from './helpers/harness.js';
 import { makePng } from './helpers/png.js';
+import { networkYaml } from '../support/network.js';
 
 let dir: string;
 let served: ServeHandle;
@@ -40,10 +41,7 @@ beforeAll(async () => {
       'local:',
       '  dataDir: data',
       '  fetch: { allowPrivate: true }',
-      '  network:',
-      '    accounts:',
-      '      - { phone: 79001112233, username: "@alice", name: Alice }',
-      '      - { phone: 79002223344, name: Bob }',
+      networkYaml('  '),
       '  instances:',
       `    - idInstance: "${A.idInstance}"`,
       `      apiTokenInstance: "${A.apiTokenInstance}"`,

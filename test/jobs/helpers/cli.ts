@@ -5,6 +5,7 @@
  * run in-process, or as processes where a kill -9 is the subject.
  */
 import http from 'node:http';
+import { networkYaml } from '../../support/network.js';
 import { writeData } from '../../support/project.js';
 import { serveCommand, type ServeHandle } from '../../../src/runtime/serve.js';
 
@@ -67,17 +68,7 @@ export async function writeProject(dir: string, o: { proxyUrl: string; local?: R
   port: 0
   dataDir: .msgflow/local
   fetch: { allowPrivate: true }
-  network:
-    accounts:
-      - { phone: 79001112233, username: "@alice", name: Alice }
-      - { phone: 79002223344, username: "@bob", name: Bob }
-      - { phone: 79003334455, name: Carol }
-      - { phone: 79004445566, username: "@dave", name: Dave }
-      - { phone: 79005550000, hidden: true }
-      - { phone: 79006660001, name: Erin }
-      - { phone: 79006660002, name: Frank }
-    deliveredAfterMs: 200
-    readAfterMs: 400
+${networkYaml('  ', { deliveredAfterMs: 200, readAfterMs: 400 })}
   instances:
     - idInstance: "${E2E_ID}"
       apiTokenInstance: "${E2E_TOKEN}"

@@ -14,20 +14,11 @@ import { LocalSchema } from '../../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../../src/local/index.js';
 import type { InstanceApi } from '../../../src/api/types.js';
 import type { Clock } from '../../../src/util/clock.js';
+import { network } from '../../support/network.js';
 
 export const ID = '1101000001';
 export const TOKEN = 'jobs-test-token-123';
 
-export const ACCOUNTS = [
-  { phone: 79001112233, username: '@alice', name: 'Alice' },
-  { phone: 79002223344, username: '@bob', name: 'Bob' },
-  { phone: 79003334455, name: 'Carol' },
-  { phone: 79004445566, username: '@dave', name: 'Dave' },
-  { phone: 79005550000, hidden: true },
-  { phone: 79006660001, name: 'Erin' },
-  { phone: 79006660002, name: 'Frank' },
-  { phone: 79006660003, name: 'Grace' },
-];
 
 export async function tempDir(prefix = 'msgflow-jobs-'): Promise<string> {
   return mkdtemp(path.join(tmpdir(), prefix));
@@ -61,7 +52,7 @@ export function localConfig(overrides: Record<string, unknown> = {}, instance: R
     port: 0,
     dataDir: 'local-data',
     fetch: { allowPrivate: true },
-    network: { accounts: ACCOUNTS, deliveredAfterMs: 200, readAfterMs: 400 },
+    network: network({ deliveredAfterMs: 200, readAfterMs: 400 }),
     instances: [{ idInstance: ID, apiTokenInstance: TOKEN, sendIntervalMs: 500, rateLimits: ratesOff(), ...instance }],
     ...overrides,
   });

@@ -14,6 +14,7 @@ import { LocalSchema, type LocalConfig } from '../../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../../src/local/index.js';
 import { createInProcessTransport } from '../../../src/runtime/in-process-transport.js';
 import { ManualClock } from '../../../src/util/clock.js';
+import { network } from '../../support/network.js';
 
 export type TransportKind = 'http' | 'in-process';
 
@@ -60,16 +61,7 @@ export function baseConfig(dir: string, seedFile?: string): Record<string, unkno
     dataDir: path.join(dir, 'data'),
     // The tests' file servers listen on 127.0.0.1.
     fetch: { allowPrivate: true },
-    network: {
-      accounts: [
-        { phone: 79001112233, username: '@alice', name: 'Alice' },
-        { phone: 79002223344, username: '@bob', name: 'Bob' },
-        { phone: 79003334455, name: 'Carol' },
-        { phone: HIDDEN, username: '@ghost', hidden: true },
-      ],
-      deliveredAfterMs: 1000,
-      readAfterMs: 5000,
-    },
+    network: network({ deliveredAfterMs: 1000, readAfterMs: 5000 }),
     instances: [
       {
         ...A,
