@@ -5,6 +5,7 @@
  * suite runs against both and must not be able to tell them apart.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { afterEach, beforeEach } from 'vitest';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { METHOD_SPECS, type ApiMethod } from '../../../src/api/methods.js';
@@ -180,4 +181,27 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     },
   };
   return h;
+}
+
+/**
+ * A fresh harness for each test of the enclosing describe (closed after it),
+ * behind one stable handle the suite's tests use.
+ *
+ * @example
+ * const h = useHarness(kind);
+ * it('...', async () => expect((await h.call('checkAccount', { phoneNumber: 1 })).statusCode).toBe(200));
+ */
+export function useHarness(kind: TransportKind, options: Omit<HarnessOptions, 'kind'> | (() => Omit<HarnessOptions, 'kind'>) = {}): Harness {
+  let current: Harness | undefined;
+  beforeEach(async () => {
+    current = await startHarness({ kind, ...(typeof options === 'function' ? options() : options) });
+  });
+  afterEach(() => current?.close());
+  return new Proxy({} as Harness, {
+    get(_t, prop) {
+      if (!current) throw new Error('useHarness: the harness exists only inside a test');
+      const v = (current as unknown as Record<PropertyKey, unknown>)[prop];
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(current) : v;
+    },
+  });
 }
