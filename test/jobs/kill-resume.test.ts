@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/index.js';
 import { ID, TOKEN, runImport, storedContacts } from './fixtures/import-child.js';
-import { tempDir, writeData } from './helpers/local.js';
+import { tempDir, writeData } from '../support/local-service.js';
 
 const child = fileURLToPath(new URL('./fixtures/import-child.ts', import.meta.url));
 /**

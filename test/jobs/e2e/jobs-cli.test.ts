@@ -14,7 +14,7 @@ import { cli } from '../../support/cli.js';
 import { project as tempProject, writeData } from '../../support/project.js';
 import { spawnCli, type Proc } from '../../support/spawn.js';
 import { waitFor } from '../../support/wait.js';
-import { startFileServer } from '../helpers/local.js';
+import { startFileServer } from '../../support/local-service.js';
 import { E2E_ID, E2E_TOKEN, startProxy, startServe, writeProject, type Proxy } from '../helpers/cli.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
