@@ -11,7 +11,8 @@ import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityOf } from '../../src/runtime/clients.js';
-import { post, startProject, waitFor, type Project } from './helpers.js';
+import { post, startProject, type Project } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const CHROMIUM = process.env.MSGFLOW_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');

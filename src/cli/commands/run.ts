@@ -6,7 +6,7 @@ import type { Flow } from '../../engine/flow-types.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { cliReporter, formatCliError, type Io } from '../output.js';
+import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
 import { findDaemon, startInDaemon, type RemoteRunHandle } from '../daemon-run.js';
 
@@ -31,7 +31,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(`run expects exactly one FLOW, got ${positionals.length}`);
   if (values.new && values.resume) throw new UsageError('--new and --resume exclude each other');
   const inputs = parseInputs(values.input);
-  const config = loadConfig(values.config ?? 'config.yaml');
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const runtime = await createRuntime({ config, command: 'run', listenIfFree: true });
   const reporter = cliReporter(io, values, config, runtime.bus);
   let signalled: NodeJS.Signals | undefined;

@@ -11,7 +11,7 @@ import { startNotificationConsumers, type NotificationConsumers } from '../../ru
 import { clearDaemonUi, recordDaemonUi, serveDashboard, type UiServer } from '../../ui/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { cliReporter, formatCliError, type Io } from '../output.js';
+import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 
 /** Signals that stop the daemon gracefully. SIGHUP too: a terminal closing (and, later, a reload) must not kill it mid-item. */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -73,7 +73,7 @@ async function openDashboard(runtime: Runtime, off: boolean, io: Io, logger: Log
  */
 export async function start(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('start', argv, false);
-  const config = loadConfig(values.config ?? 'config.yaml');
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const listen = !values['no-listen'] && config.local !== undefined;
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
   let daemon: LeaseOwner | undefined;
