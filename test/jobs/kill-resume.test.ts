@@ -9,11 +9,11 @@ import { tempDir, writeData } from '../support/local-service.js';
 
 const child = fileURLToPath(new URL('./fixtures/import-child.ts', import.meta.url));
 /**
- * Records in the file: enough that the kill lands mid-file, with thousands
+ * Records in the file: enough that the kill lands mid-file, with hundreds
  * of records on each side of it. The same kill at real sizes (and its
  * figures) is bench/jobs.ts; MSGFLOW_KILL_RECORDS=20000 runs this test at that size.
  */
-const N = Number(process.env.MSGFLOW_KILL_RECORDS ?? 1_500);
+const N = Number(process.env.MSGFLOW_KILL_RECORDS ?? 900);
 
 let dir: string | undefined;
 afterEach(async () => {

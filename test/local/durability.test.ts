@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { networkYaml } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import type { Message } from '../../src/api/types.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { startFileServer, type FileServer } from '../support/file-server.js';
 import { A, ALICE, BOB, startHarness } from './helpers/harness.js';
 import { makePdf } from './helpers/png.js';
 

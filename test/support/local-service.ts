@@ -3,7 +3,6 @@
  * gives an HTTP client for it, plus a transport that counts the requests
  * that actually went over the wire.
  */
-import http from 'node:http';
 import { createClient } from '../../src/client/index.js';
 import { createHttpTransport } from '../../src/client/http-transport.js';
 import type { Transport } from '../../src/client/transport.js';
@@ -11,6 +10,7 @@ import { LocalSchema } from '../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../src/local/index.js';
 import type { InstanceApi } from '../../src/api/types.js';
 import type { Clock } from '../../src/util/clock.js';
+import { startFileServer, type FileServer } from './file-server.js';
 import { network } from './network.js';
 import { project, writeData } from './project.js';
 import { waitFor } from './wait.js';
@@ -90,20 +90,12 @@ export async function startLocal(opts: { dir: string; clock: Clock; config?: Ret
   };
 }
 
-/** A static file server for urlFile, on 127.0.0.1:0. */
-export async function startFileServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const pdf = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
-  const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length });
-    res.end(pdf);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const addr = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${addr.port}`,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
+/** A file server for urlFile on 127.0.0.1:0 serving the one PDF the jobs' tests send, at /brochure.pdf. */
+export async function startPdfServer(): Promise<FileServer> {
+  return startFileServer({ '/brochure.pdf': { body: PDF, contentType: 'application/pdf' } });
 }
+
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
 
 
 /** Waits (real time, bounded) until the instance's send queue is empty. */

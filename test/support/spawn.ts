@@ -26,11 +26,13 @@ function newestMtime(dir: string): number {
 }
 
 /**
- * How to start the CLI: the compiled dist/ when it is newer than every source
- * file (`npm test` builds it first), else the sources through tsx. Both are
- * the same program; dist starts several times faster.
+ * How to start the CLI: the compiled dist/ when its newest file is newer than
+ * every source file (`npm test` builds it first; an incremental build
+ * rewrites only what changed), else the sources through tsx. Both are the
+ * same program; dist starts several times faster.
  */
-export const ENTRY: string[] = existsSync(DIST_MAIN) && statSync(DIST_MAIN).mtimeMs >= newestMtime(path.join(ROOT, 'src')) ? [DIST_MAIN] : ['--import', TSX, MAIN];
+export const ENTRY: string[] =
+  existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src')) ? [DIST_MAIN] : ['--import', TSX, MAIN];
 
 export interface Proc {
   child: ChildProcess;

@@ -14,12 +14,12 @@ import { cli } from '../../support/cli.js';
 import { project as tempProject, writeData } from '../../support/project.js';
 import { spawnCli, type Proc } from '../../support/spawn.js';
 import { waitFor } from '../../support/wait.js';
-import { startFileServer } from '../../support/local-service.js';
+import { startPdfServer } from '../../support/local-service.js';
 import { E2E_ID, E2E_TOKEN, startProxy, startServe, writeProject, type Proxy } from '../helpers/cli.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 let files: { url: string; close(): Promise<void> };
-beforeAll(async () => void (files = await startFileServer()));
+beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/api/types.js';
 import { ALICE, BOB, NOBODY, T0, useHarness, type TransportKind } from '../helpers/harness.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
+import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { makePdf, makePng } from '../helpers/png.js';
 
 export function sendFileSuite(kind: TransportKind) {
