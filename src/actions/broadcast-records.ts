@@ -173,7 +173,8 @@ export async function followStatuses(ctx: ActionContext, store: DurableState, re
     for (const r of open) {
       let m = byId.get(r.idMessage!);
       if (!m && looked++ < 5) m = await ctx.client.getMessage({ chatId: r.chatId, idMessage: r.idMessage! }, { signal: ctx.signal }).catch(() => undefined);
-      if (!m) continue;
+      // `pending`: accepted, still queued: not seen sent yet.
+      if (!m || m.statusMessage === 'pending') continue;
       const first = !r.observed;
       if (applyStatus(r, m, now)) await store.set(`r:${r.chatId}`, r);
       if (first) lastMove = now;

@@ -237,7 +237,8 @@ const queuedAhead = (ctx: ActionContext, job: Job) => async (): Promise<number> 
   for (const r of unseen) {
     const m = byId.get(r.idMessage!);
     if (m && applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
-    if (!m) left++;
+    // Listed `pending`: still in the service's queue, ahead of what follows.
+    if (!m || m.statusMessage === 'pending') left++;
   }
   return left;
 };

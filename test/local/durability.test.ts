@@ -135,6 +135,61 @@ describe('kill -9 during a queued send', () => {
   }, 60_000);
 });
 
+describe('kill -9 with notifications waiting', () => {
+  it('queued notifications survive, deleted ones stay deleted, receiptIds go on', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-kill-notify-'));
+    const config = path.join(dir, 'config.yaml');
+    await writeFile(
+      config,
+      [
+        'local:',
+        '  port: 0',
+        '  dataDir: data',
+        '  network:',
+        '    accounts:',
+        '      - { phone: 79001112233, name: Alice }',
+        '  instances:',
+        `    - idInstance: "${A.idInstance}"`,
+        `      apiTokenInstance: "${A.apiTokenInstance}"`,
+        '      settings: { incomingWebhook: "yes" }',
+        '      rateLimits: { receiveNotification: 0, deleteNotification: 0 }',
+        '',
+      ].join('\n'),
+    );
+    let { child, url } = await startChild(config);
+    try {
+      for (const text of ['a', 'b', 'c']) {
+        const res = await fetch(`${url}/_local/waInstance${A.idInstance}/incoming/${A.apiTokenInstance}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ chatId: ALICE, typeMessage: 'textMessage', textMessage: text }),
+        });
+        expect(res.status).toBe(200);
+      }
+      const first = (await api(url, 'receiveNotification')).body;
+      expect(first.body.messageData.textMessageData.textMessage).toBe('a');
+      const deleted = await fetch(`${url}/waInstance${A.idInstance}/deleteNotification/${A.apiTokenInstance}/${first.receiptId}`, { method: 'DELETE' });
+      expect(await deleted.json()).toEqual({ result: true });
+      await kill9(child);
+      ({ child, url } = await startChild(config));
+      const texts: string[] = [];
+      const ids: number[] = [];
+      for (;;) {
+        const n = (await api(url, 'receiveNotification')).body;
+        if (n === null) break;
+        texts.push(n.body.messageData.textMessageData.textMessage);
+        ids.push(n.receiptId);
+        expect((await fetch(`${url}/waInstance${A.idInstance}/deleteNotification/${A.apiTokenInstance}/${n.receiptId}`, { method: 'DELETE' })).status).toBe(200);
+      }
+      expect(texts).toEqual(['b', 'c']);
+      expect(ids.every((id) => id > first.receiptId)).toBe(true);
+    } finally {
+      await kill9(child);
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe('restart from the states a crash can leave', () => {
   it('released and appended to history, but "done" not recorded: not sent again', async () => {
     const files = await startFileServer({ '/doc.pdf': { body: makePdf(), contentType: 'application/pdf' } });
