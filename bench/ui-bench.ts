@@ -143,6 +143,7 @@ try {
   console.log('GET /api/runs?limit=50', await cannon(`${server.url}/api/runs?limit=50`));
   console.log('GET /api/runs?flow=beta&status=failed&limit=50', await cannon(`${server.url}/api/runs?flow=beta&status=failed&limit=50`, 10));
   console.log(`GET /api/runs/${big}`, await cannon(`${server.url}/api/runs/${big}`, 10));
+  console.log('GET /api/instances', await cannon(`${server.url}/api/instances`, 10));
 } finally {
   server.stop();
   rmSync(dir, { recursive: true, force: true });

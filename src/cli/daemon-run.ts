@@ -119,7 +119,10 @@ async function postRun(target: DaemonTarget, flow: string, body: { inputs: Recor
     const reason = (err.message ?? '').replace(`${err.field}: `, '');
     throw new MsgflowError('INPUT_ARG_INVALID', { location: '-i', input: err.field.slice('inputs.'.length), reason });
   }
-  throw new MsgflowError('DAEMON_API_REFUSED', { url: target.url, code: err.code ?? `HTTP ${res.status}`, message: err.message ?? `HTTP ${res.status}` });
+  let message = err.message ?? `HTTP ${res.status}`;
+  // The usual cause: ui.token comes from the environment (${MSGFLOW_UI_TOKEN}), set for the daemon but not in this terminal.
+  if (err.code === 'UI_UNAUTHORIZED') message += `; this config's ui.token is ${target.token ? 'not the daemon\'s' : 'empty'} (--no-daemon runs the flow here)`;
+  throw new MsgflowError('DAEMON_API_REFUSED', { url: target.url, code: err.code ?? `HTTP ${res.status}`, message });
 }
 
 /** The run this engine event belongs to (a log line's in its fields). */

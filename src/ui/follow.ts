@@ -9,23 +9,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { EngineBus, EngineEventName } from '../engine/events.js';
-
-/** The events that belong to one run (they carry `runId` and `flow`; log lines in their fields). */
-export const RUN_SCOPED_EVENTS: readonly EngineEventName[] = [
-  'run:started',
-  'run:finished',
-  'run:failed',
-  'run:waiting',
-  'run:resumed',
-  'run:interrupted',
-  'step:started',
-  'step:finished',
-  'step:retry',
-  'step:progress',
-  'item:finished',
-  'action:event',
-  'log',
-];
+import { LOGGED_EVENTS } from '../engine/progress/log-subscriber.js';
 
 /** The flow an event is about: its own `flow`, or a log line's `fields.flow`. */
 function flowOf(name: EngineEventName, e: Record<string, unknown>): unknown {
@@ -44,7 +28,8 @@ export function followFlow(bus: EngineBus, res: ServerResponse, flow: string, sc
   });
   // The first bytes tell the client it is subscribed: it may start the run now without missing run:started.
   res.write(`: following ${JSON.stringify(flow).replace(/\n/g, ' ')}\n\n`);
-  const listeners = RUN_SCOPED_EVENTS.map((name) => {
+  // Every event the log formats; those without the flow's name (api:call, notifications) never pass the filter.
+  const listeners = LOGGED_EVENTS.map((name) => {
     const fn = (e: Record<string, unknown>) => {
       if (flowOf(name, e) !== flow) return;
       res.write(`event: bus\ndata: ${scrub(JSON.stringify({ name, event: e }))}\n\n`);
