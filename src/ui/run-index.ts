@@ -122,6 +122,9 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
 
   const put = (r: RunRecord): boolean => {
     const before = runs.get(r.id);
+    // Reads overlap (a request's refresh, the SSE flush's live read): one that
+    // started earlier may land later, and must not put an older state back.
+    if (before && r.updatedAt < before.updatedAt) return false;
     runs.set(r.id, r);
     // The order depends only on startedAt and id: a record that changed otherwise keeps its place.
     if (before?.startedAt !== r.startedAt) sorted = undefined;
