@@ -3,6 +3,7 @@
  * many clients failing together do not retry together), and the server's
  * Retry-After when it gives one.
  */
+import { backoffDelay } from '../util/backoff.js';
 import type { JitterMode } from './options.js';
 
 export interface BackoffOptions {
@@ -15,16 +16,14 @@ export interface BackoffOptions {
 
 /**
  * The delay before retry number `retry` (1-based): `d = min(maxMs, baseMs * 2^(retry-1))`,
- * then `full` jitter picks uniformly in [0, d], `equal` jitter in [d/2, d].
+ * then `full` jitter picks uniformly in [0, d], `equal` jitter in [d/2, d] (util/backoff.ts).
  *
  * @param random a source of uniform numbers in [0, 1). @default Math.random
  * @example
  * computeBackoff(3, { baseMs: 500, maxMs: 30_000, jitter: 'equal' }); // in [1000, 2000]
  */
 export function computeBackoff(retry: number, opts: BackoffOptions, random: () => number = Math.random): number {
-  const exp = Math.min(opts.maxMs, opts.baseMs * 2 ** Math.max(0, retry - 1));
-  const r = Math.min(1, Math.max(0, random()));
-  return Math.round(opts.jitter === 'equal' ? exp / 2 + (r * exp) / 2 : r * exp);
+  return backoffDelay({ baseMs: opts.baseMs, maxMs: opts.maxMs, jitter: opts.jitter }, retry, random);
 }
 
 /**
