@@ -17,7 +17,8 @@ import { z } from 'zod';
 import { RateLimitError } from '../api/errors.js';
 import type { CheckAccountResponse } from '../api/types.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
-import { duration, formatDuration } from './duration.js';
+import { formatDuration } from '../util/duration.js';
+import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.

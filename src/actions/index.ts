@@ -18,7 +18,7 @@ export { filesBroadcast, FilesBroadcastInput, FILES_BROADCAST, BROADCAST_REPORT_
 export type { FilesBroadcastSummary } from './files-broadcast.js';
 export type { RecipientRecord } from './broadcast-records.js';
 export { normalisePhone, normaliseUsername } from './phone.js';
-export { parseDuration, formatDuration } from './duration.js';
+export { parseDuration, formatDuration } from '../util/duration.js';
 export * from './kit/index.js';
 export { resolveWindow, nextOpening } from './window.js';
 export { createActionTestContext, runAction, type ActionTestContext, type ActionTestOptions } from './testing.js';

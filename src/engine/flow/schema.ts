@@ -7,7 +7,7 @@
  * scheduler's validators live in check.ts.
  */
 import { z } from 'zod';
-import { DURATION_HINT, DURATION_PATTERN, parseDuration } from './duration.js';
+import { DURATION_HINT, DURATION_PATTERN, parseDuration } from '../../util/duration.js';
 
 /** Step ids and input names are used in expressions (`steps.<id>`, `inputs.<name>`). */
 export const IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
