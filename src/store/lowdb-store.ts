@@ -378,9 +378,6 @@ class LowdbStore implements EngineStore {
     db.data.waits[wait.key] = structuredClone(wait);
     await db.write();
   }
-  async getWait(runId: string, key: string): Promise<WaitRecord | undefined> {
-    return (await this.readRun(runId))?.waits[key];
-  }
   async deleteWait(runId: string, key: string): Promise<void> {
     const db = await this.ownRun(runId);
     if (!(key in db.data.waits)) return;

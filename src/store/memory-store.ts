@@ -109,9 +109,6 @@ class MemoryStore implements EngineStore {
   async setWait(runId: string, wait: WaitRecord): Promise<void> {
     need(this.runs, runId).waits.set(wait.key, copy(wait));
   }
-  async getWait(runId: string, key: string): Promise<WaitRecord | undefined> {
-    return copy(this.runs.get(runId)?.waits.get(key));
-  }
   async deleteWait(runId: string, key: string): Promise<void> {
     this.runs.get(runId)?.waits.delete(key);
   }

@@ -131,7 +131,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     },
   };
   // Every operation that talks to Redis fails with STORE_UNAVAILABLE on an outage (kv and readJournal guard their own calls).
-  const ops = ['createRun', 'updateRun', 'getRun', 'listRuns', 'saveInputs', 'loadInputs', 'saveStep', 'getSteps', 'appendItems', 'getItems', 'appendJournal', 'setWait', 'getWait', 'deleteWait', 'listWaits'] as const;
+  const ops = ['createRun', 'updateRun', 'getRun', 'listRuns', 'saveInputs', 'loadInputs', 'saveStep', 'getSteps', 'appendItems', 'getItems', 'appendJournal', 'setWait', 'deleteWait', 'listWaits'] as const;
   const table = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   for (const op of ops) {
     const fn = table[op];
@@ -289,7 +289,7 @@ function runOps(redis: Redis, k: Keys): Pick<EngineStore, 'createRun' | 'updateR
 }
 
 /** The append-only item log and journals of a run, and its durable waits. */
-function logOps(redis: Redis, k: Keys): Pick<EngineStore, 'appendItems' | 'getItems' | 'appendJournal' | 'readJournal' | 'setWait' | 'getWait' | 'deleteWait' | 'listWaits'> {
+function logOps(redis: Redis, k: Keys): Pick<EngineStore, 'appendItems' | 'getItems' | 'appendJournal' | 'readJournal' | 'setWait' | 'deleteWait' | 'listWaits'> {
   return {
     async appendItems(runId, items) {
       if (items.length === 0) return;
@@ -318,9 +318,6 @@ function logOps(redis: Redis, k: Keys): Pick<EngineStore, 'appendItems' | 'getIt
     },
     async setWait(runId, wait) {
       await redis.hset(k.waits(runId), wait.key, JSON.stringify(wait));
-    },
-    async getWait(runId, key) {
-      return parse<WaitRecord>(await redis.hget(k.waits(runId), key));
     },
     async deleteWait(runId, key) {
       await redis.hdel(k.waits(runId), key);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { deepFreeze } from '../../util/freeze.js';
 import { parseYamlSource, type YamlSource } from '../../util/yaml-source.js';
-import type { Flow } from '../flow-types.js';
+import type { Flow } from './types.js';
 import { closest } from '../registry/suggest.js';
 import { checkFlow, reportSchemaIssues, type CheckOptions } from './check.js';
 import { FlowFileError, FlowIssue } from './errors.js';

@@ -1,5 +1,5 @@
 import { backoffDelay } from '../../util/backoff.js';
-import type { RetryPolicy } from '../flow-types.js';
+import type { RetryPolicy } from '../flow/types.js';
 
 /**
  * Delay before the next attempt after attempt `attempt` (1-based) failed.

@@ -6,7 +6,7 @@
  * templates) and are evaluated by the runner at run time.
  */
 import type { z } from 'zod';
-import type { FlowFileData, InputSchema, TriggerSchema } from './flow/schema.js';
+import type { FlowFileData, InputSchema, TriggerSchema } from './schema.js';
 
 /** A value that may contain `${{ ... }}` templates anywhere inside it. */
 export type Templated = unknown;
