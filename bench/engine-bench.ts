@@ -17,7 +17,7 @@ import { z } from 'zod';
 import type { InstanceApi } from '../src/api/types.js';
 import { defineAction } from '../src/engine/action.js';
 import { createBus } from '../src/engine/events.js';
-import type { Flow } from '../src/engine/flow-types.js';
+import type { Flow } from '../src/engine/flow/types.js';
 import { createRegistry } from '../src/engine/registry/index.js';
 import { createEngine } from '../src/engine/run/index.js';
 import { randomBytes } from 'node:crypto';

@@ -89,7 +89,6 @@ export const compose = {
   input: ComposeInput,
   output: {
     description: '{ caption: string, chatId?: string } (chatId from the contact\'s chatId or phone)',
-    schema: z.object({ caption: z.string(), chatId: z.string().optional() }),
   },
   async run(ctx, input) {
     const caption = composeCaption(input.template, input.contact, input.fallback);
@@ -112,7 +111,6 @@ export const send = {
   input: SendInput,
   output: {
     description: '{ caption, chatId, idMessage } ({ caption, chatId, dryRun: true } in a dry run)',
-    schema: z.object({ caption: z.string(), chatId: z.string(), idMessage: z.string().optional(), dryRun: z.boolean().optional() }),
   },
   async run(ctx, input) {
     const caption = composeCaption(input.template, input.contact, input.fallback);

@@ -11,7 +11,7 @@ export * from './client/index.js';
 export * from './config/index.js';
 export { defineAction, definePlugin } from './engine/action.js';
 export type { ActionDefinition, ActionContext, DurableState, Logger, PluginModule, WaitOptions } from './engine/action.js';
-export type { Flow, FlowStep } from './engine/flow-types.js';
+export type { Flow, FlowStep } from './engine/flow/types.js';
 export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
 export { ManualClock, systemClock, type Clock } from './util/clock.js';
 /** The job kit and the action test kit, for plugin authors (README "Writing actions"). */

@@ -17,26 +17,16 @@ import { z } from 'zod';
 import { RateLimitError } from '../api/errors.js';
 import type { CheckAccountResponse } from '../api/types.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
-import { duration, formatDuration } from './duration.js';
+import { formatDuration } from '../util/duration.js';
+import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
-import {
-  FailureGuard,
-  JobCounters,
-  JournalWriter,
-  countRows,
-  defaultReport,
-  fileField,
-  itemsField,
-  maxConsecutiveFailuresField,
-  openReport,
-  pickField,
-  readRows,
-  reportField,
-  reportFormat,
-  type ReportWriter,
-  type SourcedRow,
-} from './kit/index.js';
+// The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
+import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/index.js';
+import { countRows, pickField, readRows, type SourcedRow } from './kit/index.js';
+import { defaultReport, openReport, reportCells, reportFormat } from './kit/index.js';
+import { FailureGuard, JobCounters } from './kit/index.js';
+import { JournalWriter, replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/index.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
 
@@ -157,42 +147,27 @@ interface Target {
 }
 
 /** One journal entry per finished record: its key, outcome and report cells. */
-interface Entry {
-  k: number | string;
+interface Entry extends JournalEntry {
   o: CheckStatus;
   /** answered from msgflow's cache */
   c?: 1;
-  /** a retryable failure: tried again by the next attempt or resume */
-  x?: 1;
-  r: unknown[];
 }
 
-/** Everything one execution of the job carries from phase to phase. */
-interface Job {
+/**
+ * Everything one execution of the job carries from phase to phase. Journal
+ * entries are not awaited one by one: a record whose entry is lost in a crash
+ * has its answer in the durable cache (written first), so the resumed run
+ * meets it again and answers it from the cache, with no second check.
+ */
+interface Job extends JournaledJob<Entry> {
   action: string;
-  reportPath: string;
-  report: ReportWriter;
-  counters: JobCounters;
-  guard: FailureGuard;
-  /**
-   * Entries are not awaited one by one: a record whose entry is lost in a
-   * crash has its answer in the durable cache (written first), so the resumed
-   * run meets it again and answers it from the cache, with no second check.
-   */
-  journal: JournalWriter<Entry>;
   cache: ReturnType<ActionContext['shared']>;
-  /** Records finished before this attempt (from the journal), not yet met again in the input. */
-  done: Set<number | string>;
-  /** Records met in the input so far (for duplicates). */
-  seen: Set<number | string>;
   tally: Omit<CheckAccountBulkSummary, 'report' | 'wouldCheck'> & { wouldCheck: number };
-  calls: number;
 }
 
 const PHONE_FIELDS = ['phoneNumber', 'number', 'mobile', 'tel'];
 
-const toCells = (r: CheckResult) => CHECK_REPORT_COLUMNS.map((c) => r[c]);
-const fromCells = (cells: unknown[]) => Object.fromEntries(CHECK_REPORT_COLUMNS.map((c, i) => [c, cells[i]]));
+const { toCells, fromCells } = reportCells<CheckResult>(CHECK_REPORT_COLUMNS);
 
 // ---- plan: a row becomes a target, an invalid result, or a duplicate ---------
 
@@ -280,14 +255,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     calls: 0,
   };
   job.tally.pauses = (await ctx.state.get<number>('pauses')) ?? 0;
-  // Resume: the journal says what finished; its rows go back into the report.
-  for await (const e of ctx.journal.replay<Entry>()) {
-    if (e.x) continue; // a retryable failure: checked again
-    job.done.add(e.k);
-    countOutcome(job, e);
-    await report.write(fromCells(e.r));
-  }
-  counters.flush();
+  await replayJournal(ctx, job, fromCells, (e) => countOutcome(job, e));
   return job;
 }
 
@@ -427,14 +395,9 @@ export const checkAccountBulk = defineAction({
   },
   async run(ctx, input): Promise<CheckAccountBulkSummary> {
     const job = await load(ctx, input);
-    try {
+    await runJournaled(job, async () => {
       for await (const target of plan(ctx, input, job)) await execute(ctx, input, job, target);
-    } catch (e) {
-      job.counters.flush();
-      await job.journal.flush().catch(() => undefined);
-      await job.report.abort();
-      throw e;
-    }
+    });
     return finish(ctx, job);
   },
 });

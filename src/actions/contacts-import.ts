@@ -14,25 +14,12 @@ import { isPersonalChatId, personalChatId } from '../api/chat-id.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
-import {
-  FailureGuard,
-  JobCounters,
-  JournalWriter,
-  countRows,
-  defaultReport,
-  fileField,
-  itemsField,
-  maxConsecutiveFailuresField,
-  openReport,
-  parseBool,
-  pickField,
-  readRows,
-  reportField,
-  reportFormat,
-  type CounterName,
-  type ReportWriter,
-  type SourcedRow,
-} from './kit/index.js';
+// The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
+import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/index.js';
+import { countRows, parseBool, pickField, readRows, type SourcedRow } from './kit/index.js';
+import { defaultReport, openReport, reportCells, reportFormat } from './kit/index.js';
+import { FailureGuard, JobCounters, type CounterName } from './kit/index.js';
+import { JournalWriter, replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/index.js';
 
 export const CONTACTS_IMPORT = 'contacts.import';
 
@@ -134,40 +121,28 @@ interface MirrorEntry {
   t: number;
 }
 
-interface Entry {
+interface Entry extends JournalEntry {
   k: string;
   o: ContactOutcome;
-  /** a retryable failure: tried again by the next attempt or resume */
-  x?: 1;
-  r: unknown[];
 }
 
 type Tally = Record<ContactOutcome, number> & { total: number };
 
-interface Job {
+/**
+ * Journal entries are not awaited one by one; the chatIds whose entries may
+ * not be durable yet are in the durable `intent` list written before each
+ * call, so a resumed run that meets one again knows its add may have gone
+ * through.
+ */
+interface Job extends JournaledJob<Entry> {
   dryRun: boolean;
-  reportPath: string;
-  report: ReportWriter;
-  counters: JobCounters;
-  guard: FailureGuard;
-  /**
-   * Entries are not awaited one by one; the chatIds whose entries may not be
-   * durable yet are in the durable `intent` list written before each call, so
-   * a resumed run that meets one again knows its add may have gone through.
-   */
-  journal: JournalWriter<Entry>;
   /** chatIds in the `intent` list left by an interrupted attempt. */
   intents: Set<string>;
   mirror: ReturnType<ActionContext['shared']>;
-  /** Rows finished before this attempt (from the journal), not yet met again. */
-  done: Set<string>;
-  seen: Set<string>;
   tally: Tally;
-  calls: number;
 }
 
-const toCells = (r: ContactRowResult) => CONTACT_REPORT_COLUMNS.map((c) => r[c]);
-const fromCells = (cells: unknown[]) => Object.fromEntries(CONTACT_REPORT_COLUMNS.map((c, i) => [c, cells[i]]));
+const { toCells, fromCells } = reportCells<ContactRowResult>(CONTACT_REPORT_COLUMNS);
 
 /** Which counter an outcome moves: the same in progress, summary and exit code. */
 const COUNTER: Record<ContactOutcome, CounterName> = {
@@ -266,13 +241,7 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     tally,
     calls: 0,
   };
-  for await (const e of ctx.journal.replay<Entry>()) {
-    if (e.x) continue; // a retryable failure: tried again
-    job.done.add(e.k);
-    count(job, e.o);
-    await report.write(fromCells(e.r));
-  }
-  counters.flush();
+  await replayJournal(ctx, job, fromCells, (e) => count(job, e.o));
   return job;
 }
 
@@ -414,14 +383,9 @@ export const contactsImport = defineAction({
   },
   async run(ctx, input): Promise<ContactsImportSummary> {
     const job = await load(ctx, input);
-    try {
+    await runJournaled(job, async () => {
       for await (const { c, where } of plan(ctx, input, job)) await execute(ctx, input, job, c, where);
-    } catch (e) {
-      job.counters.flush();
-      await job.journal.flush().catch(() => undefined);
-      await job.report.abort();
-      throw e;
-    }
+    });
     return finish(ctx, input, job);
   },
 });

@@ -4,10 +4,7 @@
  * for retry delays and timeouts).
  */
 import { z } from 'zod';
-import { DURATION_HINT, parseDuration } from '../engine/flow/duration.js';
-
-// One parser for every duration msgflow reads, in flow files and in action inputs.
-export { parseDuration };
+import { DURATION_HINT, parseDuration } from '../util/duration.js';
 
 /** A zod schema accepting a number of ms or a duration text; outputs ms. */
 export function duration(description: string) {
@@ -23,18 +20,4 @@ export function duration(description: string) {
       return ms;
     })
     .describe(description);
-}
-
-/** `5400000` → `1h30m`, for messages and reports. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
-  let s = Math.round(ms / 1000);
-  const parts: string[] = [];
-  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
-    if (s >= size) {
-      parts.push(`${Math.floor(s / size)}${unit}`);
-      s %= size;
-    }
-  }
-  return parts.join('');
 }

@@ -27,20 +27,11 @@ import { nextOpening, WindowSchema } from './window.js';
 import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
 import { followNotified, notificationsOn } from './broadcast-notified.js';
 import { optOutKey, optOutList } from './opt-out.js';
-import {
-  FailureGuard,
-  JobCounters,
-  defaultReport,
-  fileField,
-  itemsField,
-  maxConsecutiveFailuresField,
-  openReport,
-  pickField,
-  readRows,
-  reportField,
-  reportFormat,
-  type SourcedRow,
-} from './kit/index.js';
+// The job kit, by concern: with: fields, rows in, report out, progress and failures.
+import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/index.js';
+import { pickField, readRows, type SourcedRow } from './kit/index.js';
+import { defaultReport, openReport, reportFormat } from './kit/index.js';
+import { FailureGuard, JobCounters } from './kit/index.js';
 
 export const FILES_BROADCAST = 'files.broadcast';
 

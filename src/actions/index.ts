@@ -22,7 +22,7 @@ export type { RecipientRecord } from './broadcast-records.js';
 export { optOutAdd, optOutRemove, optOutKey, OPT_OUT_ADD, OPT_OUT_REMOVE, type OptOutResult } from './opt-out.js';
 export { waitForReply, WAIT_FOR_REPLY, type WaitForReplyResult } from './wait-for-reply.js';
 export { normalisePhone, normaliseUsername } from './phone.js';
-export { parseDuration, formatDuration } from './duration.js';
+export { parseDuration, formatDuration } from '../util/duration.js';
 export * from './kit/index.js';
 export { resolveWindow, nextOpening } from './window.js';
 export { createActionTestContext, runAction, type ActionTestContext, type ActionTestOptions } from './testing.js';

@@ -8,7 +8,8 @@
 import { z } from 'zod';
 import type { Message } from '../api/types.js';
 import { defineAction } from '../engine/action.js';
-import { duration, formatDuration } from './duration.js';
+import { formatDuration } from '../util/duration.js';
+import { duration } from './duration.js';
 import { reportFormat, writeReport } from './kit/index.js';
 
 export const OUTGOING_AUDIT = 'outgoing.audit';

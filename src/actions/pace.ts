@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { duration } from './duration.js';
+import { jitterDelay } from '../util/backoff.js';
 import type { Clock } from '../util/clock.js';
 
 export const PaceSchema = z
@@ -20,9 +21,9 @@ export const PaceSchema = z
 
 export type Pace = z.output<typeof PaceSchema>;
 
+/** One pause: `delay` ± `jitter`·`delay` (util/backoff.ts `spread`). */
 export function paceDelay(pace: Pace, random: () => number = Math.random): number {
-  const spread = pace.delay * pace.jitter;
-  return Math.max(0, Math.round(pace.delay - spread + random() * 2 * spread));
+  return jitterDelay(pace.delay, { spread: pace.jitter }, random);
 }
 
 export async function pause(clock: Clock, pace: Pace, signal?: AbortSignal): Promise<void> {

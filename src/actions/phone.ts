@@ -6,12 +6,12 @@
  * the messenger's per-number limits).
  */
 
+import { PHONE_MAX_DIGITS, PHONE_MIN_DIGITS, USERNAME_RE } from '../api/chat-id.js';
+
 /** Characters people use to format numbers: spaces, `+`, dashes, brackets, dots. */
 const FORMATTING = /[\s+\-().[\]{}\u00a0\u2010-\u2015]/g;
 
-/** E.164 allows at most 15 digits; shorter than 7 is never a full international number. */
-export const PHONE_MIN_DIGITS = 7;
-export const PHONE_MAX_DIGITS = 15;
+export { PHONE_MIN_DIGITS, PHONE_MAX_DIGITS };
 
 export type PhoneResult = { ok: true; phone: number; digits: string } | { ok: false; reason: string };
 
@@ -35,8 +35,6 @@ export function normalisePhone(raw: unknown): PhoneResult {
     return { ok: false, reason: `'${text}' has ${digits.length} digits; an international number has ${PHONE_MIN_DIGITS} to ${PHONE_MAX_DIGITS}` };
   return { ok: true, phone: Number(digits), digits };
 }
-
-const USERNAME_RE = /^@[A-Za-z0-9_.]{1,64}$/;
 
 export type UsernameResult = { ok: true; username: string; key: string } | { ok: false; reason: string };
 

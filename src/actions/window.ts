@@ -4,17 +4,12 @@
  * is allowed). Computed with Intl, so daylight-saving changes are honoured.
  */
 import { z } from 'zod';
+import { validateTimezone } from '../engine/schedule/index.js';
 
 const HHMM = /^([01]?\d|2[0-3]):([0-5]\d)$/;
 
-function validZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The scheduler's rule for a zone name (the one check of it). */
+const validZone = (tz: string) => validateTimezone(tz) === undefined;
 
 const timeText = z
   .string()

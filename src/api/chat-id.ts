@@ -13,6 +13,17 @@ const PERSONAL_RE = /^(\d{5,20})@c\.us$/;
 const GROUP_RE = /^(\d[\d-]{4,40})@g\.us$/;
 const NUMERIC_RE = /^-?\d{1,20}$/;
 
+/**
+ * A public username: `@` then 1 to 64 letters, digits, `_` or `.`. The one
+ * rule for the client's validation, the jobs' input and the local service's
+ * accounts.
+ */
+export const USERNAME_RE = /^@[A-Za-z0-9_.]{1,64}$/;
+
+/** E.164 allows at most 15 digits; shorter than 7 is never a full international number. */
+export const PHONE_MIN_DIGITS = 7;
+export const PHONE_MAX_DIGITS = 15;
+
 export type ChatKind = 'personal' | 'group';
 
 export function isPersonalChatId(chatId: string): boolean {

@@ -31,16 +31,15 @@ export class MsgflowError extends Error {
  * `{message}` by the local service.
  */
 export class ValidationError extends MsgflowError {
-  /** The offending field, e.g. `count` or `with.phoneNumber`; undefined for the body as a whole. */
-  readonly field?: string;
-  /** The text after "Details: ", e.g. `'count' must be a number`. */
-  readonly details: string;
-
-  constructor(details: string, field?: string, options: MsgflowErrorOptions & { code?: ErrorCode } = {}) {
+  constructor(
+    /** The text after "Details: ", e.g. `'count' must be a number`. */
+    readonly details: string,
+    /** The offending field, e.g. `count` or `with.phoneNumber`; undefined for the body as a whole. */
+    readonly field?: string,
+    options: MsgflowErrorOptions & { code?: ErrorCode } = {},
+  ) {
     super(options.code ?? 'VALIDATION_FAILED', { details }, options);
     this.name = 'ValidationError';
-    this.field = field;
-    this.details = details;
   }
 }
 
@@ -53,21 +52,18 @@ export class ValidationError extends MsgflowError {
  * service's own words, whatever the code.
  */
 export class ApiError extends MsgflowError {
-  readonly method: ApiMethod;
-  readonly serviceMessage: string;
   declare readonly status: number;
 
   constructor(
-    method: ApiMethod,
+    readonly method: ApiMethod,
     status: number,
-    serviceMessage: string,
+    /** The service's `message` (or `reason`), as sent. */
+    readonly serviceMessage: string,
     options: MsgflowErrorOptions & { code?: ErrorCode } = {},
   ) {
     super(options.code ?? 'API_ERROR', { method, status, message: serviceMessage }, { ...options, status });
     this.message = formatError('API_ERROR', { method, status, message: serviceMessage });
     this.name = 'ApiError';
-    this.method = method;
-    this.serviceMessage = serviceMessage;
   }
 }
 
@@ -76,12 +72,14 @@ export class ApiError extends MsgflowError {
  * not authorized, or the request named both or neither of phoneNumber/username.
  */
 export class AccountCheckError extends ApiError {
-  readonly reason: string;
   /** @param options.code INSTANCE_NOT_READY (fatal) or CHECK_ACCOUNT_TARGET (definite). @default INSTANCE_NOT_READY */
-  constructor(reason: string, status = 200, options: MsgflowErrorOptions & { code?: ErrorCode } = {}) {
+  constructor(
+    readonly reason: string,
+    status = 200,
+    options: MsgflowErrorOptions & { code?: ErrorCode } = {},
+  ) {
     super('checkAccount', status, reason, { code: 'INSTANCE_NOT_READY', ...options });
     this.name = 'AccountCheckError';
-    this.reason = reason;
   }
 }
 
@@ -91,14 +89,11 @@ export class AccountCheckError extends ApiError {
  * recommends pausing all checks of the instance for 2 hours).
  */
 export class RateLimitError extends ApiError {
-  readonly scope: 'http' | 'checkAccount';
-  /** How long the service asked to wait, in milliseconds (0 when it did not say). */
-  readonly retryAfterMs: number;
-
   constructor(
     method: ApiMethod,
-    scope: 'http' | 'checkAccount',
-    retryAfterMs: number,
+    readonly scope: 'http' | 'checkAccount',
+    /** How long the service asked to wait, in milliseconds (0 when it did not say). */
+    readonly retryAfterMs: number,
     serviceMessage: string,
     options: MsgflowErrorOptions & { status?: number } = {},
   ) {
@@ -107,29 +102,23 @@ export class RateLimitError extends ApiError {
       code: scope === 'http' ? 'TOO_MANY_REQUESTS' : 'CHECK_ACCOUNT_RATE_LIMIT',
     });
     this.name = 'RateLimitError';
-    this.scope = scope;
-    this.retryAfterMs = retryAfterMs;
   }
 }
 
 /** The request did not get an answer: refused, reset, DNS, TLS, or a timeout. */
 export class NetworkError extends MsgflowError {
-  readonly method: ApiMethod;
-  /**
-   * False only when the server certainly did not see the request (connection
-   * refused, DNS failure); such a request is safe to retry for any method.
-   */
-  readonly mayHaveReachedServer: boolean;
   constructor(
-    method: ApiMethod,
+    readonly method: ApiMethod,
     reason: string,
-    mayHaveReachedServer: boolean,
+    /**
+     * False only when the server certainly did not see the request (connection
+     * refused, DNS failure); such a request is safe to retry for any method.
+     */
+    readonly mayHaveReachedServer: boolean,
     options: MsgflowErrorOptions & { code?: 'NETWORK_ERROR' | 'TIMEOUT'; timeoutMs?: number } = {},
   ) {
     super(options.code ?? 'NETWORK_ERROR', { method, reason, timeoutMs: options.timeoutMs }, options);
     this.name = options.code === 'TIMEOUT' ? 'TimeoutError' : 'NetworkError';
-    this.method = method;
-    this.mayHaveReachedServer = mayHaveReachedServer;
   }
 }
 

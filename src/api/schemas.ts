@@ -6,7 +6,7 @@
  * the same (Joi-like) style where it does not.
  */
 import { z } from 'zod';
-import { isChatId, isPersonalChatId } from './chat-id.js';
+import { PHONE_MAX_DIGITS, USERNAME_RE, isChatId, isPersonalChatId } from './chat-id.js';
 
 export const TYPING_TYPES = [
   'text',
@@ -90,7 +90,7 @@ const PHONE_TEXT = "Wrong format. 'phoneNumber' must contain only digits";
  * phoneNumber is an integer in the spec; a string of digits is accepted too
  * (it is how numbers arrive from CSV files) and becomes a number.
  */
-const PHONE_MAX = 999_999_999_999_999; // E.164: at most 15 digits
+const PHONE_MAX = 10 ** PHONE_MAX_DIGITS - 1;
 
 const phoneNumber = z
   .union([z.number(), z.string()], { error: PHONE_TEXT })
@@ -98,7 +98,7 @@ const phoneNumber = z
   .refine((v) => Number(v) <= PHONE_MAX, { error: "'phoneNumber' must have at most 15 digits (international format)" })
   .transform((v) => Number(v));
 
-const username = str('username').refine((s) => /^@[A-Za-z0-9_.]{1,64}$/.test(s), {
+const username = str('username').refine((s) => USERNAME_RE.test(s), {
   error: "'username' must start with @ followed by letters, digits, '_' or '.'",
 });
 

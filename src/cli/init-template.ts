@@ -122,7 +122,7 @@ export const message = defineAction({
   name: 'greet.message',
   description: 'Builds a greeting.',
   input: z.strictObject({ name: z.string().min(1) }),
-  output: { description: '{ text }', schema: z.object({ text: z.string() }) },
+  output: { description: '{ text }' },
   async run(ctx, input) {
     const text = \`Hello, \${input.name}!\`;
     ctx.logger.info(text);

@@ -1,5 +1,5 @@
 import type { RunRecord, StepRecord } from '../store/types.js';
-import { formatSpan } from '../engine/progress/index.js';
+import { formatSpan } from '../util/duration.js';
 
 /**
  * How long a run took (or has taken so far): its recorded duration, else

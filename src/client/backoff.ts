@@ -3,7 +3,28 @@
  * implementation, in util/backoff.ts), and the server's Retry-After when it
  * gives one.
  */
-export { computeBackoff, type BackoffOptions } from '../util/backoff.js';
+import { backoffDelay } from '../util/backoff.js';
+import type { JitterMode } from './options.js';
+
+export interface BackoffOptions {
+  /** Delay of the first retry before jitter, ms. */
+  baseMs: number;
+  /** Cap of the exponential delay, ms. */
+  maxMs: number;
+  jitter: JitterMode;
+}
+
+/**
+ * The delay before retry number `retry` (1-based): `d = min(maxMs, baseMs * 2^(retry-1))`,
+ * then `full` jitter picks uniformly in [0, d], `equal` jitter in [d/2, d] (util/backoff.ts).
+ *
+ * @param random a source of uniform numbers in [0, 1). @default Math.random
+ * @example
+ * computeBackoff(3, { baseMs: 500, maxMs: 30_000, jitter: 'equal' }); // in [1000, 2000]
+ */
+export function computeBackoff(retry: number, opts: BackoffOptions, random: () => number = Math.random): number {
+  return backoffDelay({ baseMs: opts.baseMs, maxMs: opts.maxMs, jitter: opts.jitter }, retry, random);
+}
 
 /**
  * Parses a Retry-After header: delay-seconds (`120`) or an HTTP-date, the

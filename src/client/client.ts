@@ -14,7 +14,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { computeBackoff } from './backoff.js';
 import { createHttpTransport } from './http-transport.js';
 import { type ClientOptions, parseClientOptions } from './options.js';
-import { createMethodRateLimiters } from './rate-limiter.js';
+import { createMethodRateLimiters } from '../util/rate-limit.js';
 import { interpretResponse, type Outcome, type RetryRule } from './response.js';
 import { redactingLogger, sanitizedCause } from './sanitize.js';
 import type { Transport, TransportRequest, TransportResponse } from './transport.js';

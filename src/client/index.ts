@@ -9,7 +9,6 @@ export {
   type JitterMode,
   type ResolvedClientOptions,
 } from './options.js';
-export { createRateLimiter, createMethodRateLimiters, type RateLimiter } from './rate-limiter.js';
 export { computeBackoff, parseRetryAfter, type BackoffOptions } from './backoff.js';
 export { interpretResponse, type Outcome, type RetryRule } from './response.js';
 export type { Transport, TransportRequest, TransportResponse } from './transport.js';

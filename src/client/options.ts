@@ -123,6 +123,25 @@ const rateLimitsSchema = z.strictObject(
   ) as Record<ApiMethod, z.ZodOptional<z.ZodNumber>>,
 );
 
+/**
+ * The tuning options as config.yaml `instances.<name>` also takes them
+ * (without defaults: config/schema.ts leaves unset ones to the client). One
+ * declaration, so a value config.yaml accepts is one the client accepts:
+ * requests/second may be fractions (0.5 = one request every 2 s), since the
+ * client spaces requests. (The local service's own `rateLimits` are whole
+ * numbers: it counts requests in one-second windows.)
+ */
+export const ClientTuningFields = {
+  timeoutMs: ms('a timeout').positive({ error: 'expected a positive timeout' }),
+  retries: z
+    .number({ error: 'expected a number of retries' })
+    .int({ error: 'expected an integer' })
+    .min(0, { error: 'expected 0 or more' })
+    .max(20, { error: 'expected at most 20' }),
+  rateLimits: rateLimitsSchema,
+  rateLimit: z.boolean({ error: 'expected true or false' }),
+};
+
 const optionsSchema = z
   .strictObject({
     apiUrl: z
@@ -137,20 +156,15 @@ const optionsSchema = z
     apiTokenInstance: z
       .string({ error: 'expected a string' })
       .refine((s) => PATH_SAFE.test(s), { error: "expected a non-empty token of letters, digits, '.', '_', '~' or '-'" }),
-    timeoutMs: ms('a timeout').positive({ error: 'expected a positive timeout' }).default(CLIENT_DEFAULTS.timeoutMs),
-    retries: z
-      .number({ error: 'expected a number of retries' })
-      .int({ error: 'expected an integer' })
-      .min(0, { error: 'expected 0 or more' })
-      .max(20, { error: 'expected at most 20' })
-      .default(CLIENT_DEFAULTS.retries),
+    timeoutMs: ClientTuningFields.timeoutMs.default(CLIENT_DEFAULTS.timeoutMs),
+    retries: ClientTuningFields.retries.default(CLIENT_DEFAULTS.retries),
     retryBaseDelayMs: ms('a delay').min(0, { error: 'expected 0 or more' }).default(CLIENT_DEFAULTS.retryBaseDelayMs),
     retryMaxDelayMs: ms('a delay').min(0, { error: 'expected 0 or more' }).default(CLIENT_DEFAULTS.retryMaxDelayMs),
     retryJitter: z.enum(['full', 'equal'], { error: "expected 'full' or 'equal'" }).default(CLIENT_DEFAULTS.retryJitter),
-    rateLimits: rateLimitsSchema
+    rateLimits: ClientTuningFields.rateLimits
       .default({})
       .transform((given) => Object.freeze({ ...defaultRateLimits(), ...stripUndefined(given) })),
-    rateLimit: z.boolean({ error: 'expected true or false' }).default(CLIENT_DEFAULTS.rateLimit),
+    rateLimit: ClientTuningFields.rateLimit.default(CLIENT_DEFAULTS.rateLimit),
     logger: z
       .custom<ClientLogger>(hasFunctions(['debug', 'info', 'warn', 'error']), {
         error: 'expected an object with debug, info, warn and error functions',

@@ -1,8 +1,7 @@
 import { ConfigError } from '../api/errors.js';
+import { expandEnv } from '../util/env-template.js';
 import { formatKeyPath, type KeyPath } from '../util/yaml-source.js';
 
-// `${NAME}` or `${NAME:-default}`; `${{` starts a flow expression and is left alone.
-const ENV_RE = /\$\{(?!\{)([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /**
  * Replaces `${ENV_VAR}` and `${ENV_VAR:-default}` in every string of `value`,
@@ -18,14 +17,10 @@ export function interpolateEnv(
   errors?: ConfigError[],
 ): unknown {
   if (typeof value === 'string') {
-    return value.replace(ENV_RE, (whole, name: string, def: string | undefined) => {
-      const v = env[name];
-      if (v !== undefined && v !== '') return v;
-      if (def !== undefined) return def;
+    return expandEnv(value, env, (name) => {
       const err = new ConfigError('ENV_MISSING', { location: locate(path), path: formatKeyPath(path), name });
       if (!errors) throw err;
       errors.push(err);
-      return whole;
     });
   }
   if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, locate, [...path, i], errors));

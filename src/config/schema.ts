@@ -3,7 +3,8 @@
  * loaded config is frozen.
  */
 import { z } from 'zod';
-import { RateLimitsSchema, LocalSchema } from '../local/config.js';
+import { ClientTuningFields } from '../client/options.js';
+import { LocalSchema } from '../local/config.js';
 import { StoreSchema, type StoreConfig } from '../store/config.js';
 
 export { StoreSchema, type StoreConfig };
@@ -20,14 +21,15 @@ export const InstanceSchema = z
       .transform((v) => String(v))
       .optional(),
     apiTokenInstance: z.string().min(1, { error: 'expected a non-empty token' }).optional(),
+    // The client's own rules (client/options.ts), so config.yaml accepts exactly what createClient does.
     /** Per-attempt timeout, ms. @default 30000 */
-    timeoutMs: z.number().int().positive().optional(),
+    timeoutMs: ClientTuningFields.timeoutMs.optional(),
     /** Retries after the first attempt. @default 3 */
-    retries: z.number().int().min(0).max(20).optional(),
-    /** Client-side requests/second per method; 0 = unlimited. @default the published limits */
-    rateLimits: RateLimitsSchema.optional(),
+    retries: ClientTuningFields.retries.optional(),
+    /** Client-side requests/second per method, fractions allowed (0.5: one every 2 s); 0 = unlimited. @default the published limits */
+    rateLimits: ClientTuningFields.rateLimits.optional(),
     /** Turn client-side rate limiting off. @default true */
-    rateLimit: z.boolean().optional(),
+    rateLimit: ClientTuningFields.rateLimit.optional(),
     /**
      * How `msgflow start` receives this instance's notifications
      * (docs/notifications.md): `poll` (receiveNotification/deleteNotification),

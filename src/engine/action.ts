@@ -125,10 +125,9 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
   description: string;
   /** Schema of `with:`; its JSON Schema is published in schema/flow.schema.json. */
   input: S;
+  /** What `run` returns, in words: shown by `msgflow actions` and in the flow JSON Schema. */
   output: {
     description: string;
-    /** Optional schema of the result, for docs. */
-    schema?: z.ZodType;
   };
   /**
    * Top-level `with:` keys the engine passes to the action as written, their

@@ -3,6 +3,7 @@
  * the instance API and the simulated messenger network behind it.
  */
 import { z } from 'zod';
+import { USERNAME_RE } from '../api/chat-id.js';
 import { API_METHODS, type ApiMethod } from '../api/methods.js';
 import { INSTANCE_STATES } from '../api/notifications.js';
 import { REQUEST_SHAPES } from '../api/schemas.js';
@@ -13,7 +14,7 @@ export const AccountSchema = z.strictObject({
   /** Phone number in international digits. */
   phone: z.union([z.number().int().positive(), digits]).transform((v) => Number(v)),
   /** Public username, starting with `@`. */
-  username: z.string().regex(/^@[A-Za-z0-9_.]{1,64}$/, { error: 'expected @ followed by letters, digits, _ or .' }).optional(),
+  username: z.string().regex(USERNAME_RE, { error: 'expected @ followed by letters, digits, _ or .' }).optional(),
   /** Display name. */
   name: z.string().optional(),
   /** Privacy: checkAccount answers `exist:false` for this number. @default false */

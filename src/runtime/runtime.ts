@@ -11,7 +11,7 @@ import type { Logger } from '../engine/action.js';
 import type { ActionRegistry } from '../engine/registry/index.js';
 import { buildRegistry } from './registry.js';
 import { loadFlows, type LoadedFlows } from '../engine/flow/index.js';
-import { createEngine, type Engine } from '../engine/run/index.js';
+import { createEngine, type Engine, type EngineOptions } from '../engine/run/index.js';
 import { createStore, type EngineStore } from '../store/index.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver, identityOf } from './clients.js';
@@ -96,13 +96,12 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   const registry = await buildRegistry(config);
 
-  const engine = createEngine({
+  const engine = createProjectEngine(config, {
     store,
     registry,
     bus,
     clock,
     clientFor,
-    identityFor: (name) => identityOf(config, name),
     // What the local service calls itself (publicUrl) or where it listens: `${{ local.url }}` in flows.
     localUrl: config.local ? (config.local.publicUrl ?? `http://127.0.0.1:${config.local.port}`).replace(/\/+$/, '') : undefined,
     logger: opts.logger,
@@ -129,4 +128,14 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
       if (localHost) await (await localHost.catch(() => undefined))?.close();
     },
   };
+}
+
+/**
+ * The engine of a project: what the caller wires (store, registry, clients,
+ * clock...) plus what config.yaml decides for every caller, the identity of
+ * each instance (the key of its shared state: caches, pauses). Used by the
+ * runtime; `msgflow test` (flow-test/run.ts) builds the same engine.
+ */
+export function createProjectEngine(config: Config, options: Omit<EngineOptions, 'identityFor'>): Engine {
+  return createEngine({ ...options, identityFor: (name) => identityOf(config, name) });
 }

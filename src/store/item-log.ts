@@ -12,6 +12,16 @@
  * `kill -9` can land in the middle of a write, leaving a torn last line.
  * Reading ignores an unparseable last line, and opening for append cuts it
  * off first so the next record starts on a fresh line.
+ *
+ * Corrupt lines: the local service's log (src/local/persist/append-log.ts)
+ * has the same torn-tail rule but refuses a corrupt line in the middle of a
+ * file (LOCAL_DATA_INVALID with file:line), while this log skips one. The
+ * difference is deliberate, not a second idea: the local log has one writer,
+ * which cuts a torn tail before appending, so a bad line mid-file can only be
+ * damage; a `shared` log here (the run index, written by several processes)
+ * keeps a tail another process tore and ends it with the newline each batch
+ * starts with, so a crash leaves a complete but unparseable line mid-file
+ * whose write was never acknowledged. Skipping it loses nothing promised.
  */
 import { close, constants, createReadStream, open, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';

@@ -39,116 +39,14 @@ export interface FileLeases {
   get(name: string): Promise<Lease | undefined>;
 }
 
+type Top = { gen: number; lease?: LeaseFile } | undefined;
+
 export function fileLeases(dir: string): FileLeases {
   // Names are free text (`run:abc`, `flow:broadcast#0`): encoded into one safe directory name.
   const leaseDir = (name: string) => join(dir, encodeURIComponent(name).replace(/\./g, '%2E'));
-
-  async function generations(d: string): Promise<number[]> {
-    let names: string[];
-    try {
-      names = await readdir(d);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw e;
-    }
-    return names.flatMap((n) => {
-      const m = GEN.exec(n);
-      return m ? [Number(m[1])] : [];
-    }).sort((a, b) => b - a);
-  }
-
-  async function readGen(d: string, g: number): Promise<LeaseFile | undefined> {
-    try {
-      return JSON.parse(await readFile(join(d, genName(g)), 'utf8')) as LeaseFile;
-    } catch (e) {
-      // Deleted by a newer holder's cleanup between listing and reading.
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw e;
-    }
-  }
-
-  /** The current generation and its content. */
-  async function top(d: string): Promise<{ gen: number; lease?: LeaseFile } | undefined> {
-    for (let tries = 0; tries < 20; tries++) {
-      const gens = await generations(d);
-      if (gens.length === 0) return undefined;
-      const lease = await readGen(d, gens[0]!);
-      if (lease) return { gen: gens[0]!, lease };
-    }
-    return undefined;
-  }
-
-  /**
-   * `get` is called before every writing call of a run (LeaseOwner.check), so
-   * its answer is kept per directory with the directory's mtime and ctime: a
-   * later `get` costs one stat(2) instead of a listing and a read, as long as
-   * the directory did not change. Only a listing read while the directory was
-   * quiet (see QUIET_MS) is kept, so a change in the same clock tick as the
-   * one before it cannot go unseen.
-   */
-  const seen = new Map<string, { mtime: bigint; ctime: bigint; cur: { gen: number; lease?: LeaseFile } | undefined }>();
-
-  async function current(d: string): Promise<{ gen: number; lease?: LeaseFile } | undefined> {
-    let st;
-    try {
-      st = statSync(d, { bigint: true });
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-        seen.delete(d);
-        return undefined;
-      }
-      throw e;
-    }
-    const hit = seen.get(d);
-    if (hit && hit.mtime === st.mtimeNs && hit.ctime === st.ctimeNs) return hit.cur;
-    const quiet = BigInt(Date.now() - QUIET_MS) * 1_000_000n > st.mtimeNs;
-    const cur = await top(d);
-    if (quiet) seen.set(d, { mtime: st.mtimeNs, ctime: st.ctimeNs, cur });
-    else seen.delete(d);
-    return cur;
-  }
-
-  async function rewrite(d: string, g: number, content: LeaseFile): Promise<void> {
-    const tmp = join(d, `.tmp-${randomUUID()}`);
-    await writeFile(tmp, JSON.stringify(content));
-    await rename(tmp, join(d, genName(g)));
-  }
-
+  const seen: SeenCache = new Map();
   return {
-    async acquire(name, lease) {
-      const d = leaseDir(name);
-      await mkdir(d, { recursive: true });
-      for (;;) {
-        const cur = await top(d);
-        if (cur?.lease && cur.lease.token === lease.token) {
-          await rewrite(d, cur.gen, { ...lease });
-          return undefined;
-        }
-        if (cur?.lease && !cur.lease.released && cur.lease.expiresAt > Date.now()) {
-          const { released: _r, ...holder } = cur.lease;
-          return holder;
-        }
-        const gen = (cur?.gen ?? 0) + 1;
-        const tmp = join(d, `.tmp-${randomUUID()}`);
-        await writeFile(tmp, JSON.stringify(lease));
-        try {
-          await link(tmp, join(d, genName(gen)));
-        } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-          continue; // someone else claimed this generation first: look again
-        } finally {
-          await unlink(tmp).catch(() => {});
-        }
-        const gens = await generations(d);
-        if (gens[0]! > gen) {
-          // Our listing was stale: a newer claim exists. Ours never counted.
-          await unlink(join(d, genName(gen))).catch(() => {});
-          continue;
-        }
-        await Promise.all(gens.filter((g) => g < gen).map((g) => unlink(join(d, genName(g))).catch(() => {})));
-        return undefined;
-      }
-    },
+    acquire: (name, lease) => acquire(leaseDir(name), lease),
     async renew(name, token, expiresAt) {
       const d = leaseDir(name);
       const cur = await top(d);
@@ -163,10 +61,121 @@ export function fileLeases(dir: string): FileLeases {
       await rewrite(d, cur.gen, { ...cur.lease, released: true, expiresAt: 0 });
     },
     async get(name) {
-      const cur = await current(leaseDir(name));
+      const cur = await current(seen, leaseDir(name));
       if (!cur?.lease || cur.lease.released) return undefined;
       const { released: _r, ...holder } = cur.lease;
       return holder;
     },
   };
+}
+
+/** Generation numbers present in lease directory `d`, highest first. */
+async function generations(d: string): Promise<number[]> {
+  let names: string[];
+  try {
+    names = await readdir(d);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+  return names.flatMap((n) => {
+    const m = GEN.exec(n);
+    return m ? [Number(m[1])] : [];
+  }).sort((a, b) => b - a);
+}
+
+async function readGen(d: string, g: number): Promise<LeaseFile | undefined> {
+  try {
+    return JSON.parse(await readFile(join(d, genName(g)), 'utf8')) as LeaseFile;
+  } catch (e) {
+    // Deleted by a newer holder's cleanup between listing and reading.
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/** The current generation and its content. */
+async function top(d: string): Promise<Top> {
+  for (let tries = 0; tries < 20; tries++) {
+    const gens = await generations(d);
+    if (gens.length === 0) return undefined;
+    const lease = await readGen(d, gens[0]!);
+    if (lease) return { gen: gens[0]!, lease };
+  }
+  return undefined;
+}
+
+/**
+ * `get` is called before every writing call of a run (LeaseOwner.check), so
+ * its answer is kept per directory with the directory's mtime and ctime: a
+ * later `get` costs one stat(2) instead of a listing and a read, as long as
+ * the directory did not change. Only a listing read while the directory was
+ * quiet (see QUIET_MS) is kept, so a change in the same clock tick as the
+ * one before it cannot go unseen.
+ */
+type SeenCache = Map<string, { mtime: bigint; ctime: bigint; cur: Top }>;
+
+async function current(seen: SeenCache, d: string): Promise<Top> {
+  let st;
+  try {
+    st = statSync(d, { bigint: true });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+      seen.delete(d);
+      return undefined;
+    }
+    throw e;
+  }
+  const hit = seen.get(d);
+  if (hit && hit.mtime === st.mtimeNs && hit.ctime === st.ctimeNs) return hit.cur;
+  const quiet = BigInt(Date.now() - QUIET_MS) * 1_000_000n > st.mtimeNs;
+  const cur = await top(d);
+  if (quiet) seen.set(d, { mtime: st.mtimeNs, ctime: st.ctimeNs, cur });
+  else seen.delete(d);
+  return cur;
+}
+
+async function rewrite(d: string, g: number, content: LeaseFile): Promise<void> {
+  const tmp = join(d, `.tmp-${randomUUID()}`);
+  await writeFile(tmp, JSON.stringify(content));
+  await rename(tmp, join(d, genName(g)));
+}
+
+/** Takes lease directory `d` (see the file comment); undefined when taken, else the live holder. */
+async function acquire(d: string, lease: Lease): Promise<Lease | undefined> {
+  await mkdir(d, { recursive: true });
+  for (;;) {
+    const cur = await top(d);
+    if (cur?.lease && cur.lease.token === lease.token) {
+      await rewrite(d, cur.gen, { ...lease });
+      return undefined;
+    }
+    if (cur?.lease && !cur.lease.released && cur.lease.expiresAt > Date.now()) {
+      const { released: _r, ...holder } = cur.lease;
+      return holder;
+    }
+    if (await claimGeneration(d, (cur?.gen ?? 0) + 1, lease)) return undefined;
+  }
+}
+
+/** Creates generation `gen` atomically and keeps it if it is the newest; false: look again. */
+async function claimGeneration(d: string, gen: number, lease: Lease): Promise<boolean> {
+  const tmp = join(d, `.tmp-${randomUUID()}`);
+  await writeFile(tmp, JSON.stringify(lease));
+  try {
+    await link(tmp, join(d, genName(gen)));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    return false; // someone else claimed this generation first
+  } finally {
+    await unlink(tmp).catch(() => {});
+  }
+  const gens = await generations(d);
+  if (gens[0]! > gen) {
+    // Our listing was stale: a newer claim exists. Ours never counted.
+    await unlink(join(d, genName(gen))).catch(() => {});
+    return false;
+  }
+  await Promise.all(gens.filter((g) => g < gen).map((g) => unlink(join(d, genName(g))).catch(() => {})));
+  return true;
 }

@@ -48,9 +48,9 @@ import { runNotFound } from './errors.js';
 import { ItemLog, readLog, streamLog } from './item-log.js';
 import { KvLog } from './kv-log.js';
 import { LineTail } from './line-tail.js';
-import { fileLeases } from './lease-files.js';
+import { type FileLeases, fileLeases } from './lease-files.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
-import { type EngineStore, type ItemResult, type RunQuery, type RunRecord, type RunStatus, type StepRecord, type WaitRecord, RESUMABLE_STATUSES } from './types.js';
+import { type EngineStore, type ItemResult, type Lease, type RunQuery, type RunRecord, type RunStatus, type StepRecord, type WaitRecord, RESUMABLE_STATUSES } from './types.js';
 
 interface RunFile {
   run: RunRecord;
@@ -97,162 +97,108 @@ async function readJson<T>(file: string): Promise<T | undefined> {
   }
 }
 
-/**
- * @example
- * const store = createLowdbStore({ dir: '.msgflow/state' });
- */
-export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
-  const runsDir = join(options.dir, 'runs');
-  const kvDir = join(options.dir, 'kv');
-  const leases = fileLeases(join(options.dir, 'leases'));
-  /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
-  const dbs = new Map<string, Promise<Low<RunFile>>>();
-  const logs = new Map<string, Promise<ItemLog>>();
+/** A file name for a journal stream: names are free text (`check/-`), encoded so each maps to one safe file name. */
+function journalFile(runsDir: string, id: string, stream: string): string {
+  return join(runsDir, checkId(id), 'journal', `${encodeURIComponent(stream).replace(/\./g, '%2E')}.jsonl`);
+}
 
-  const runFile = (id: string) => join(runsDir, checkId(id), 'run.json');
-  const itemFile = (id: string) => join(runsDir, checkId(id), 'items.jsonl');
-  // Stream names are free text (`check/-`): encoded so each maps to one safe file name.
-  const journalFile = (id: string, stream: string) => join(runsDir, checkId(id), 'journal', `${encodeURIComponent(stream).replace(/\./g, '%2E')}.jsonl`);
-  const journals = new Map<string, Promise<ItemLog>>();
+/** Things opened once per key (a run document, a log) and shared by every caller; a failed open is forgotten. */
+class OpenOnce<T> {
+  private readonly open = new Map<string, Promise<T>>();
 
-  function journalOf(id: string, stream: string): Promise<ItemLog> {
-    const file = journalFile(id, stream);
-    let p = journals.get(file);
+  get(key: string, opener: () => Promise<T>): Promise<T> {
+    let p = this.open.get(key);
     if (!p) {
-      p = ItemLog.open(file);
-      journals.set(file, p);
-      p.catch(() => journals.delete(file));
+      p = opener();
+      this.open.set(key, p);
+      p.catch(() => this.open.delete(key));
     }
     return p;
   }
 
-  function ownRun(id: string, initial?: RunFile): Promise<Low<RunFile>> {
-    let p = dbs.get(id);
-    if (!p) {
-      p = (async () => {
-        const data = initial ?? (await readJson<RunFile>(runFile(id)));
-        if (!data?.run) throw runNotFound(id);
-        await mkdir(join(runsDir, checkId(id)), { recursive: true });
-        const db = new Low<RunFile>(new JSONFile(runFile(id)), data);
-        if (initial) await db.write();
-        return db;
-      })();
-      dbs.set(id, p);
-      p.catch(() => dbs.delete(id));
-    }
-    return p;
+  peek(key: string): Promise<T> | undefined {
+    return this.open.get(key);
   }
 
-  async function readRun(id: string): Promise<RunFile | undefined> {
-    const own = dbs.get(id);
-    if (own) return structuredClone((await own).data);
-    return readJson<RunFile>(runFile(id));
+  /** Forgets everything; returns what was open (failed opens as undefined). */
+  async drain(): Promise<T[]> {
+    const all = [...this.open.values()];
+    this.open.clear();
+    return (await Promise.all(all.map((p) => p.catch(() => undefined)))).filter((x): x is Awaited<T> => x !== undefined);
   }
 
-  function logOf(id: string): Promise<ItemLog> {
-    let p = logs.get(id);
-    if (!p) {
-      p = ItemLog.open(itemFile(id));
-      logs.set(id, p);
-      p.catch(() => logs.delete(id));
-    }
-    return p;
+  /** Forgets `key`; returns what was open under it. */
+  async take(key: string): Promise<T | undefined> {
+    const p = this.open.get(key);
+    this.open.delete(key);
+    return p?.catch(() => undefined);
   }
+}
 
-  async function closeLog(id: string): Promise<void> {
-    const p = logs.get(id);
-    if (!p) return;
-    logs.delete(id);
-    await (await p).close();
-  }
+/** The kv namespaces, each a KvLog opened on first use and released when its run finishes. */
+class KvLogs {
+  private readonly logs = new Map<string, KvLog>();
 
-  const kvLogs = new Map<string, KvLog>();
-  function kvLog(namespace: string): KvLog {
-    let log = kvLogs.get(namespace);
+  constructor(
+    private readonly runsDir: string,
+    private readonly kvDir: string,
+    private readonly compactMinBytes: number | undefined,
+  ) {}
+
+  of(namespace: string): KvLog {
+    let log = this.logs.get(namespace);
     if (!log) {
       const runId = namespace.startsWith('run:') ? namespace.slice(4) : undefined;
       const own = runId !== undefined && SAFE_ID.test(runId) && runId !== '.' && runId !== '..';
       log = new KvLog({
-        dir: own ? join(runsDir, runId) : kvDir,
+        dir: own ? join(this.runsDir, runId) : this.kvDir,
         name: own ? 'state' : fileNameOf(namespace),
         // The layout of earlier versions: kv/<namespace>/<key>.json
-        legacyDir: join(kvDir, fileNameOf(namespace)),
-        ...(options.kvCompactMinBytes === undefined ? {} : { compactMinBytes: options.kvCompactMinBytes }),
+        legacyDir: join(this.kvDir, fileNameOf(namespace)),
+        ...(this.compactMinBytes === undefined ? {} : { compactMinBytes: this.compactMinBytes }),
       });
-      kvLogs.set(namespace, log);
+      this.logs.set(namespace, log);
     }
     return log;
   }
 
-  /** A finished run's own namespace is not used any more: release its files (it reopens if read). */
-  async function closeRunState(id: string): Promise<void> {
-    const log = kvLogs.get(`run:${id}`);
+  /** Releases a namespace's files (it reopens if used again). */
+  async close(namespace: string): Promise<void> {
+    const log = this.logs.get(namespace);
     if (!log) return;
-    kvLogs.delete(`run:${id}`);
+    this.logs.delete(namespace);
     await log.close();
   }
 
-  function kv(namespace: string): DurableState {
-    // Looked up per call: a released namespace reopens on its next use.
-    return {
-      get: (key) => kvLog(namespace).get(key),
-      set: (key, value) => kvLog(namespace).set(key, value),
-      delete: (key) => kvLog(namespace).delete(key),
-      entries: (prefix) => kvLog(namespace).entries(prefix),
-    };
+  async closeAll(): Promise<void> {
+    const open = [...this.logs.values()];
+    this.logs.clear();
+    await Promise.all(open.map((l) => l.close()));
+  }
+}
+
+type IndexHandle = { writer: ItemLog; tail: LineTail; fd: number };
+
+/** The run index (runs.jsonl): see the file comment. */
+class RunIndex {
+  private ready: Promise<IndexHandle> | undefined;
+  private readonly indexed = new Map<string, IndexedRun>();
+  private readonly file: string;
+
+  constructor(
+    private readonly dir: string,
+    private readonly runsDir: string,
+  ) {
+    this.file = join(dir, 'runs.jsonl');
   }
 
-  // The run index (runs.jsonl).
-  const indexFile = join(options.dir, 'runs.jsonl');
-  let indexReady: Promise<{ writer: ItemLog; tail: LineTail; fd: number }> | undefined;
-  const indexed = new Map<string, IndexedRun>();
-
-  /** Creates the index when missing: from runs/ (a store of an earlier version), atomically (link). */
-  async function buildIndex(): Promise<void> {
-    if (existsSync(indexFile)) return;
-    await mkdir(options.dir, { recursive: true });
-    let ids: string[] = [];
-    try {
-      ids = (await readdir(runsDir)).filter((id) => SAFE_ID.test(id));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
-    let text = '';
-    for (const id of ids) {
-      const run = (await readJson<RunFile>(runFile(id)).catch(() => undefined))?.run;
-      if (run) text += JSON.stringify({ id, flow: run.flow, t: run.startedAt, s: run.status }) + '\n';
-    }
-    const tmp = `${indexFile}.${process.pid}.tmp`;
-    const fd = openSync(tmp, 'w');
-    try {
-      writeSync(fd, text);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(tmp, indexFile);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    } finally {
-      unlinkSync(tmp);
-    }
+  async append(entry: { id: string; flow?: string; t?: number; s: RunStatus }): Promise<void> {
+    await (await this.open()).writer.append([entry]);
   }
 
-  function runIndex(): Promise<{ writer: ItemLog; tail: LineTail; fd: number }> {
-    if (!indexReady) {
-      indexReady = (async () => {
-        await buildIndex();
-        const writer = await ItemLog.open(indexFile, { shared: true });
-        const fd = openSync(indexFile, 'r');
-        return { writer, fd, tail: new LineTail(fd) };
-      })();
-      indexReady.catch(() => (indexReady = undefined));
-    }
-    return indexReady;
-  }
-
-  async function readIndex(): Promise<Map<string, IndexedRun>> {
-    const { tail } = await runIndex();
+  /** Every run indexed so far, with what was appended since the last read. */
+  async read(): Promise<Map<string, IndexedRun>> {
+    const { tail } = await this.open();
     tail.pull((buf, start, end) => {
       let e: { id?: unknown; flow?: unknown; t?: unknown; s?: unknown };
       try {
@@ -261,130 +207,239 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
         return; // a line torn by a crash
       }
       if (typeof e.id !== 'string') return;
-      const cur = indexed.get(e.id);
-      if (typeof e.flow === 'string' && typeof e.t === 'number') indexed.set(e.id, { flow: e.flow, startedAt: e.t, status: e.s as RunStatus });
+      const cur = this.indexed.get(e.id);
+      if (typeof e.flow === 'string' && typeof e.t === 'number') this.indexed.set(e.id, { flow: e.flow, startedAt: e.t, status: e.s as RunStatus });
       else if (cur && typeof e.s === 'string') cur.status = e.s as RunStatus;
     });
-    return indexed;
+    return this.indexed;
   }
 
-  return {
-    driver: 'lowdb',
-    async createRun(run) {
-      checkId(run.id);
-      // Indexed first: a crash in between leaves an index line without a run (skipped), never a run the index misses.
-      await (await runIndex()).writer.append([{ id: run.id, flow: run.flow, t: run.startedAt, s: run.status }]);
-      await ownRun(run.id, { run: structuredClone(run), steps: [], waits: {} });
-    },
-    async updateRun(id, patch) {
-      const db = await ownRun(id);
-      const before = db.data.run.status;
-      db.data.run = applyRunPatch(db.data.run, patch);
-      await db.write();
-      const status = db.data.run.status;
-      if (status !== before) await (await runIndex()).writer.append([{ id, s: status }]);
-      // A finished run gets no more items nor state: release its files.
-      if (!RESUMABLE_STATUSES.includes(status)) await Promise.all([closeLog(id), closeRunState(id)]);
-      return structuredClone(db.data.run);
-    },
-    async getRun(id) {
-      if (!SAFE_ID.test(id)) return undefined;
-      return (await readRun(id))?.run;
-    },
-    async listRuns(query: RunQuery = {}) {
-      const index = await readIndex();
-      const wanted = query.status;
-      // The index may lag behind a run's document (see the file comment): a run it knows as resumable is re-read.
-      const candidates = [...index.entries()]
-        .filter(([, r]) => (query.flow === undefined || r.flow === query.flow) && (!wanted || wanted.includes(r.status) || RESUMABLE_STATUSES.includes(r.status)))
-        .sort(([ia, a], [ib, b]) => b.startedAt - a.startedAt || (ia < ib ? 1 : ia > ib ? -1 : 0));
-      const limit = query.limit === undefined ? Infinity : Math.max(0, query.limit);
-      const out: RunRecord[] = [];
-      // In pages, so a small limit reads few documents and a large list reads them concurrently.
-      for (let i = 0; i < candidates.length && out.length < limit; i += 32) {
-        const page = await Promise.all(candidates.slice(i, i + 32).map(([id]) => readRun(id).catch(() => undefined)));
-        for (const r of filterRuns(page.flatMap((p) => (p?.run ? [p.run] : [])), { ...query, limit: undefined })) out.push(r);
-      }
-      return filterRuns(out, query);
-    },
-    async saveInputs(runId, inputs) {
-      const db = new Low<Record<string, unknown>>(new JSONFile(join(runsDir, checkId(runId), 'inputs.json')), inputs);
-      await mkdir(join(runsDir, runId), { recursive: true });
-      await db.write();
-    },
-    async loadInputs(runId) {
-      return readJson<Record<string, unknown>>(join(runsDir, checkId(runId), 'inputs.json'));
-    },
-    async saveStep(step) {
-      const db = await ownRun(step.runId);
-      const copy = JSON.parse(JSON.stringify(step)) as StepRecord;
-      const i = db.data.steps.findIndex((s) => s.step === step.step);
-      if (i === -1) db.data.steps.push(copy);
-      else db.data.steps[i] = copy;
-      await db.write();
-    },
-    async getSteps(runId) {
-      return (await readRun(runId))?.steps ?? [];
-    },
-    async appendItems(runId, items) {
-      if (items.length === 0) return;
-      await (await logOf(runId)).append(items);
-    },
-    async getItems(runId, step) {
-      const { records } = await readLog<ItemResult>(itemFile(runId));
-      const out = new Map<number, ItemResult>();
-      for (const r of records) if (r.step === step) out.set(r.index, r);
-      return out;
-    },
-    async appendJournal(runId, stream, entries) {
-      if (entries.length === 0) return;
-      await (await journalOf(runId, stream)).append(entries);
-    },
-    async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
-      yield* streamLog<T>(journalFile(runId, stream));
-    },
-    async setWait(runId, wait) {
-      const db = await ownRun(runId);
-      db.data.waits[wait.key] = structuredClone(wait);
-      await db.write();
-    },
-    async getWait(runId, key) {
-      return (await readRun(runId))?.waits[key];
-    },
-    async deleteWait(runId, key) {
-      const db = await ownRun(runId);
-      if (!(key in db.data.waits)) return;
-      delete db.data.waits[key];
-      await db.write();
-    },
-    async listWaits(runId) {
-      return Object.values((await readRun(runId))?.waits ?? {});
-    },
-    acquireLease: (name, lease) => leases.acquire(name, lease),
-    renewLease: (name, token, expiresAt) => leases.renew(name, token, expiresAt),
-    releaseLease: (name, token) => leases.release(name, token),
-    getLease: (name) => leases.get(name),
-    kv,
-    async close() {
-      await Promise.all([...logs.keys()].map(closeLog));
-      const kvOpen = [...kvLogs.values()];
-      kvLogs.clear();
-      await Promise.all(kvOpen.map((l) => l.close()));
-      const index = indexReady;
-      indexReady = undefined;
-      if (index) {
-        const ix = await index.catch(() => undefined);
-        if (ix) {
-          await ix.writer.close();
-          closeSync(ix.fd);
-        }
-      }
-      const open = [...journals.values()];
-      journals.clear();
-      await Promise.all(open.map(async (p) => (await p.catch(() => undefined))?.close()));
-      // Let lowdb's pending writes land.
-      for (const p of dbs.values()) await (await p.catch(() => undefined))?.write();
-      dbs.clear();
-    },
-  };
+  async close(): Promise<void> {
+    const index = this.ready;
+    this.ready = undefined;
+    const ix = await index?.catch(() => undefined);
+    if (!ix) return;
+    await ix.writer.close();
+    closeSync(ix.fd);
+  }
+
+  private open(): Promise<IndexHandle> {
+    if (!this.ready) {
+      this.ready = (async () => {
+        await this.build();
+        const writer = await ItemLog.open(this.file, { shared: true });
+        const fd = openSync(this.file, 'r');
+        return { writer, fd, tail: new LineTail(fd) };
+      })();
+      this.ready.catch(() => (this.ready = undefined));
+    }
+    return this.ready;
+  }
+
+  /** Creates the index when missing: from runs/ (a store of an earlier version), atomically (link). */
+  private async build(): Promise<void> {
+    if (existsSync(this.file)) return;
+    await mkdir(this.dir, { recursive: true });
+    let ids: string[] = [];
+    try {
+      ids = (await readdir(this.runsDir)).filter((id) => SAFE_ID.test(id));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    let text = '';
+    for (const id of ids) {
+      const run = (await readJson<RunFile>(join(this.runsDir, id, 'run.json')).catch(() => undefined))?.run;
+      if (run) text += JSON.stringify({ id, flow: run.flow, t: run.startedAt, s: run.status }) + '\n';
+    }
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    const fd = openSync(tmp, 'w');
+    try {
+      writeSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, this.file);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    } finally {
+      unlinkSync(tmp);
+    }
+  }
+}
+
+/**
+ * @example
+ * const store = createLowdbStore({ dir: '.msgflow/state' });
+ */
+export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
+  return new LowdbStore(options);
+}
+
+/**
+ * A class over small helpers (run index, open logs, kv logs) so each
+ * operation stays short. `kv` and `readJournal` (which wrappers such as the
+ * outage tests' Proxy call with `this` being the wrapper) read fields only.
+ */
+class LowdbStore implements EngineStore {
+  readonly driver = 'lowdb';
+  private readonly runsDir: string;
+  private readonly leases: FileLeases;
+  /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
+  private readonly docs = new OpenOnce<Low<RunFile>>();
+  private readonly logs = new OpenOnce<ItemLog>();
+  private readonly journals = new OpenOnce<ItemLog>();
+  private readonly kvLogs: KvLogs;
+  private readonly index: RunIndex;
+
+  constructor(options: LowdbStoreOptions) {
+    this.runsDir = join(options.dir, 'runs');
+    this.leases = fileLeases(join(options.dir, 'leases'));
+    this.kvLogs = new KvLogs(this.runsDir, join(options.dir, 'kv'), options.kvCompactMinBytes);
+    this.index = new RunIndex(options.dir, this.runsDir);
+  }
+
+  async createRun(run: RunRecord): Promise<void> {
+    checkId(run.id);
+    // Indexed first: a crash in between leaves an index line without a run (skipped), never a run the index misses.
+    await this.index.append({ id: run.id, flow: run.flow, t: run.startedAt, s: run.status });
+    await this.ownRun(run.id, { run: structuredClone(run), steps: [], waits: {} });
+  }
+  async updateRun(id: string, patch: Partial<Omit<RunRecord, 'id'>>): Promise<RunRecord> {
+    const db = await this.ownRun(id);
+    const before = db.data.run.status;
+    db.data.run = applyRunPatch(db.data.run, patch);
+    await db.write();
+    const status = db.data.run.status;
+    if (status !== before) await this.index.append({ id, s: status });
+    // A finished run gets no more items nor state: release its files.
+    if (!RESUMABLE_STATUSES.includes(status)) await Promise.all([this.logs.take(id).then((l) => l?.close()), this.kvLogs.close(`run:${id}`)]);
+    return structuredClone(db.data.run);
+  }
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    if (!SAFE_ID.test(id)) return undefined;
+    return (await this.readRun(id))?.run;
+  }
+  async listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
+    const index = await this.index.read();
+    const wanted = query.status;
+    // The index may lag behind a run's document (see the file comment): a run it knows as resumable is re-read.
+    const candidates = [...index.entries()]
+      .filter(([, r]) => (query.flow === undefined || r.flow === query.flow) && (!wanted || wanted.includes(r.status) || RESUMABLE_STATUSES.includes(r.status)))
+      .sort(([ia, a], [ib, b]) => b.startedAt - a.startedAt || (ia < ib ? 1 : ia > ib ? -1 : 0));
+    const limit = query.limit === undefined ? Infinity : Math.max(0, query.limit);
+    const out: RunRecord[] = [];
+    // In pages, so a small limit reads few documents and a large list reads them concurrently.
+    for (let i = 0; i < candidates.length && out.length < limit; i += 32) {
+      const page = await Promise.all(candidates.slice(i, i + 32).map(([id]) => this.readRun(id).catch(() => undefined)));
+      for (const r of filterRuns(page.flatMap((p) => (p?.run ? [p.run] : [])), { ...query, limit: undefined })) out.push(r);
+    }
+    return filterRuns(out, query);
+  }
+  async saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void> {
+    const db = new Low<Record<string, unknown>>(new JSONFile(join(this.runsDir, checkId(runId), 'inputs.json')), inputs);
+    await mkdir(join(this.runsDir, runId), { recursive: true });
+    await db.write();
+  }
+  async loadInputs(runId: string): Promise<Record<string, unknown> | undefined> {
+    return readJson<Record<string, unknown>>(join(this.runsDir, checkId(runId), 'inputs.json'));
+  }
+  async saveStep(step: StepRecord): Promise<void> {
+    const db = await this.ownRun(step.runId);
+    const copy = JSON.parse(JSON.stringify(step)) as StepRecord;
+    const i = db.data.steps.findIndex((s) => s.step === step.step);
+    if (i === -1) db.data.steps.push(copy);
+    else db.data.steps[i] = copy;
+    await db.write();
+  }
+  async getSteps(runId: string): Promise<StepRecord[]> {
+    return (await this.readRun(runId))?.steps ?? [];
+  }
+  async appendItems(runId: string, items: readonly ItemResult[]): Promise<void> {
+    if (items.length === 0) return;
+    await (await this.logs.get(runId, () => ItemLog.open(this.itemFile(runId)))).append(items);
+  }
+  async getItems(runId: string, step: string): Promise<Map<number, ItemResult>> {
+    const { records } = await readLog<ItemResult>(this.itemFile(runId));
+    const out = new Map<number, ItemResult>();
+    for (const r of records) if (r.step === step) out.set(r.index, r);
+    return out;
+  }
+  async appendJournal(runId: string, stream: string, entries: readonly unknown[]): Promise<void> {
+    if (entries.length === 0) return;
+    const file = journalFile(this.runsDir, runId, stream);
+    await (await this.journals.get(file, () => ItemLog.open(file))).append(entries);
+  }
+  async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
+    yield* streamLog<T>(journalFile(this.runsDir, runId, stream));
+  }
+  async setWait(runId: string, wait: WaitRecord): Promise<void> {
+    const db = await this.ownRun(runId);
+    db.data.waits[wait.key] = structuredClone(wait);
+    await db.write();
+  }
+  async deleteWait(runId: string, key: string): Promise<void> {
+    const db = await this.ownRun(runId);
+    if (!(key in db.data.waits)) return;
+    delete db.data.waits[key];
+    await db.write();
+  }
+  async listWaits(runId: string): Promise<WaitRecord[]> {
+    return Object.values((await this.readRun(runId))?.waits ?? {});
+  }
+  acquireLease(name: string, lease: Lease): Promise<Lease | undefined> {
+    return this.leases.acquire(name, lease);
+  }
+  renewLease(name: string, token: string, expiresAt: number): Promise<boolean> {
+    return this.leases.renew(name, token, expiresAt);
+  }
+  releaseLease(name: string, token: string): Promise<void> {
+    return this.leases.release(name, token);
+  }
+  getLease(name: string): Promise<Lease | undefined> {
+    return this.leases.get(name);
+  }
+  kv(namespace: string): DurableState {
+    const logs = this.kvLogs;
+    // Looked up per call: a released namespace reopens on its next use.
+    return {
+      get: (key) => logs.of(namespace).get(key),
+      set: (key, value) => logs.of(namespace).set(key, value),
+      delete: (key) => logs.of(namespace).delete(key),
+      entries: (prefix) => logs.of(namespace).entries(prefix),
+    };
+  }
+  async close(): Promise<void> {
+    await Promise.all((await this.logs.drain()).map((l) => l.close()));
+    await this.kvLogs.closeAll();
+    await this.index.close();
+    await Promise.all((await this.journals.drain()).map((l) => l.close()));
+    // Let lowdb's pending writes land.
+    for (const db of await this.docs.drain()) await db.write();
+  }
+
+  private itemFile(id: string): string {
+    return join(this.runsDir, checkId(id), 'items.jsonl');
+  }
+
+  private runFile(id: string): string {
+    return join(this.runsDir, checkId(id), 'run.json');
+  }
+
+  private ownRun(id: string, initial?: RunFile): Promise<Low<RunFile>> {
+    return this.docs.get(id, async () => {
+      const data = initial ?? (await readJson<RunFile>(this.runFile(id)));
+      if (!data?.run) throw runNotFound(id);
+      await mkdir(join(this.runsDir, checkId(id)), { recursive: true });
+      const db = new Low<RunFile>(new JSONFile(this.runFile(id)), data);
+      if (initial) await db.write();
+      return db;
+    });
+  }
+
+  private async readRun(id: string): Promise<RunFile | undefined> {
+    const own = this.docs.peek(id);
+    if (own) return structuredClone((await own).data);
+    return readJson<RunFile>(this.runFile(id));
+  }
 }

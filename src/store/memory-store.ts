@@ -43,101 +43,106 @@ export function memoryState(map: Map<string, unknown> = new Map()): DurableState
 
 /** @example const store = createMemoryStore(); */
 export function createMemoryStore(): EngineStore {
-  const runs = new Map<string, RunData>();
-  const kvs = new Map<string, Map<string, unknown>>();
-  const journals = new Map<string, unknown[]>();
-  // Leases: one process, so a map is atomic enough (every operation is synchronous).
-  const leases = new Map<string, Lease>();
-  const need = (id: string): RunData => {
-    const r = runs.get(id);
-    if (!r) throw runNotFound(id);
-    return r;
-  };
+  return new MemoryStore();
+}
 
-  return {
-    driver: 'memory',
-    async createRun(run) {
-      runs.set(run.id, { run: copy(run), steps: new Map(), items: [], waits: new Map() });
-    },
-    async updateRun(id, patch) {
-      const r = need(id);
-      r.run = applyRunPatch(r.run, patch);
-      return copy(r.run);
-    },
-    async getRun(id) {
-      return copy(runs.get(id)?.run);
-    },
-    async listRuns(query: RunQuery = {}) {
-      return filterRuns([...runs.values()].map((r) => copy(r.run)), query);
-    },
-    async saveInputs(runId, inputs) {
-      need(runId).inputs = copy(inputs);
-    },
-    async loadInputs(runId) {
-      return copy(runs.get(runId)?.inputs);
-    },
-    async saveStep(step) {
-      need(step.runId).steps.set(step.step, copy(step));
-    },
-    async getSteps(runId) {
-      return [...(runs.get(runId)?.steps.values() ?? [])].map(copy);
-    },
-    async appendItems(runId, items) {
-      const r = need(runId);
-      for (const it of items) r.items.push(copy(it));
-    },
-    async getItems(runId, step) {
-      const out = new Map<number, ItemResult>();
-      for (const it of runs.get(runId)?.items ?? []) if (it.step === step) out.set(it.index, copy(it));
-      return out;
-    },
-    async appendJournal(runId, stream, entries) {
-      const key = `${runId}\u0000${stream}`;
-      let j = journals.get(key);
-      if (!j) journals.set(key, (j = []));
-      for (const e of entries) j.push(copy(e));
-    },
-    async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
-      // A snapshot of the length: entries appended while replaying are not part of this replay.
-      const j = journals.get(`${runId}\u0000${stream}`) ?? [];
-      const n = j.length;
-      for (let i = 0; i < n; i++) yield copy(j[i]) as T;
-    },
-    async setWait(runId, wait) {
-      need(runId).waits.set(wait.key, copy(wait));
-    },
-    async getWait(runId, key) {
-      return copy(runs.get(runId)?.waits.get(key));
-    },
-    async deleteWait(runId, key) {
-      runs.get(runId)?.waits.delete(key);
-    },
-    async listWaits(runId) {
-      return [...(runs.get(runId)?.waits.values() ?? [])].map(copy);
-    },
-    async acquireLease(name, lease) {
-      const cur = leases.get(name);
-      if (cur && cur.token !== lease.token && cur.expiresAt > Date.now()) return copy(cur);
-      leases.set(name, copy(lease));
-      return undefined;
-    },
-    async renewLease(name, token, expiresAt) {
-      const cur = leases.get(name);
-      if (!cur || cur.token !== token) return false;
-      cur.expiresAt = expiresAt;
-      return true;
-    },
-    async releaseLease(name, token) {
-      if (leases.get(name)?.token === token) leases.delete(name);
-    },
-    async getLease(name) {
-      return copy(leases.get(name));
-    },
-    kv(namespace) {
-      let m = kvs.get(namespace);
-      if (!m) kvs.set(namespace, (m = new Map()));
-      return memoryState(m);
-    },
-    async close() {},
-  };
+/**
+ * A class rather than one closure so that each operation stays short. Its
+ * methods read fields only (no calls through `this`), so a wrapper that
+ * forwards calls to it (a Proxy in the outage tests) sees each call once.
+ */
+class MemoryStore implements EngineStore {
+  readonly driver = 'memory';
+  private readonly runs = new Map<string, RunData>();
+  private readonly kvs = new Map<string, Map<string, unknown>>();
+  private readonly journals = new Map<string, unknown[]>();
+  // Leases: one process, so a map is atomic enough (every operation is synchronous).
+  private readonly leases = new Map<string, Lease>();
+
+  async createRun(run: RunRecord): Promise<void> {
+    this.runs.set(run.id, { run: copy(run), steps: new Map(), items: [], waits: new Map() });
+  }
+  async updateRun(id: string, patch: Partial<Omit<RunRecord, 'id'>>): Promise<RunRecord> {
+    const r = need(this.runs, id);
+    r.run = applyRunPatch(r.run, patch);
+    return copy(r.run);
+  }
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    return copy(this.runs.get(id)?.run);
+  }
+  async listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
+    return filterRuns([...this.runs.values()].map((r) => copy(r.run)), query);
+  }
+  async saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void> {
+    need(this.runs, runId).inputs = copy(inputs);
+  }
+  async loadInputs(runId: string): Promise<Record<string, unknown> | undefined> {
+    return copy(this.runs.get(runId)?.inputs);
+  }
+  async saveStep(step: StepRecord): Promise<void> {
+    need(this.runs, step.runId).steps.set(step.step, copy(step));
+  }
+  async getSteps(runId: string): Promise<StepRecord[]> {
+    return [...(this.runs.get(runId)?.steps.values() ?? [])].map(copy);
+  }
+  async appendItems(runId: string, items: readonly ItemResult[]): Promise<void> {
+    const r = need(this.runs, runId);
+    for (const it of items) r.items.push(copy(it));
+  }
+  async getItems(runId: string, step: string): Promise<Map<number, ItemResult>> {
+    const out = new Map<number, ItemResult>();
+    for (const it of this.runs.get(runId)?.items ?? []) if (it.step === step) out.set(it.index, copy(it));
+    return out;
+  }
+  async appendJournal(runId: string, stream: string, entries: readonly unknown[]): Promise<void> {
+    const key = `${runId}\u0000${stream}`;
+    let j = this.journals.get(key);
+    if (!j) this.journals.set(key, (j = []));
+    for (const e of entries) j.push(copy(e));
+  }
+  async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
+    // A snapshot of the length: entries appended while replaying are not part of this replay.
+    const j = this.journals.get(`${runId}\u0000${stream}`) ?? [];
+    const n = j.length;
+    for (let i = 0; i < n; i++) yield copy(j[i]) as T;
+  }
+  async setWait(runId: string, wait: WaitRecord): Promise<void> {
+    need(this.runs, runId).waits.set(wait.key, copy(wait));
+  }
+  async deleteWait(runId: string, key: string): Promise<void> {
+    this.runs.get(runId)?.waits.delete(key);
+  }
+  async listWaits(runId: string): Promise<WaitRecord[]> {
+    return [...(this.runs.get(runId)?.waits.values() ?? [])].map(copy);
+  }
+  async acquireLease(name: string, lease: Lease): Promise<Lease | undefined> {
+    const cur = this.leases.get(name);
+    if (cur && cur.token !== lease.token && cur.expiresAt > Date.now()) return copy(cur);
+    this.leases.set(name, copy(lease));
+    return undefined;
+  }
+  async renewLease(name: string, token: string, expiresAt: number): Promise<boolean> {
+    const cur = this.leases.get(name);
+    if (!cur || cur.token !== token) return false;
+    cur.expiresAt = expiresAt;
+    return true;
+  }
+  async releaseLease(name: string, token: string): Promise<void> {
+    if (this.leases.get(name)?.token === token) this.leases.delete(name);
+  }
+  async getLease(name: string): Promise<Lease | undefined> {
+    return copy(this.leases.get(name));
+  }
+  kv(namespace: string): DurableState {
+    let m = this.kvs.get(namespace);
+    if (!m) this.kvs.set(namespace, (m = new Map()));
+    return memoryState(m);
+  }
+  async close(): Promise<void> {}
+}
+
+function need(runs: Map<string, RunData>, id: string): RunData {
+  const r = runs.get(id);
+  if (!r) throw runNotFound(id);
+  return r;
 }

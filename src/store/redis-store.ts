@@ -114,7 +114,41 @@ const parse = <T>(s: string | null | undefined): T | undefined => (s == null ? u
 
 /** @example const store = createRedisStore({ url: 'redis://127.0.0.1:6379' }); */
 export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
-  const p = options.prefix ?? 'msgflow:';
+  const conn = connect(options);
+  const k = redisKeys(options.prefix ?? 'msgflow:');
+  const { redis } = conn;
+  const store: EngineStore = {
+    driver: 'redis',
+    ...runOps(redis, k),
+    ...logOps(redis, k),
+    ...leaseOps(conn, k),
+    kv: (namespace) => redisState(redis, k.kv(namespace)),
+    async close() {
+      conn.closing = true;
+      // QUIT waits for an answer that never comes during an outage: disconnect then.
+      if (redis.status !== 'ready') redis.disconnect();
+      else await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+  // Every operation that talks to Redis fails with STORE_UNAVAILABLE on an outage (kv and readJournal guard their own calls).
+  const ops = ['createRun', 'updateRun', 'getRun', 'listRuns', 'saveInputs', 'loadInputs', 'saveStep', 'getSteps', 'appendItems', 'getItems', 'appendJournal', 'setWait', 'deleteWait', 'listWaits'] as const;
+  const table = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const op of ops) {
+    const fn = table[op];
+    table[op] = (...args) => guard(() => fn(...args));
+  }
+  return store;
+}
+
+interface Connection {
+  redis: Redis;
+  scripts: LeaseScripts;
+  /** Set by close(): the disconnection that follows is no outage. */
+  closing: boolean;
+}
+
+/** The client, with the lease scripts defined and one log line per outage and per recovery. */
+function connect(options: RedisStoreOptions): Connection {
   const url = options.url ?? 'redis://127.0.0.1:6379';
   const logger = options.logger ?? stderrLogger;
   const maxDelay = options.maxReconnectDelayMs ?? 2000;
@@ -132,13 +166,12 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
   redis.defineCommand('msgflowLeaseAcquire', { numberOfKeys: 1, lua: LEASE_ACQUIRE });
   redis.defineCommand('msgflowLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
   redis.defineCommand('msgflowLeaseRelease', { numberOfKeys: 1, lua: LEASE_RELEASE });
-  const scripts = redis as unknown as LeaseScripts;
+  const conn: Connection = { redis, scripts: redis as unknown as LeaseScripts, closing: false };
   const server = describeServer(url);
   let downSince: number | undefined;
-  let closing = false;
   // Without an 'error' listener ioredis prints "Unhandled error event" with a stack on every attempt.
   redis.on('error', (e: Error) => {
-    if (downSince !== undefined || closing) return;
+    if (downSince !== undefined || conn.closing) return;
     downSince = Date.now();
     logger.warn(`redis store at ${server} unavailable (${e.message}); reconnecting, runs that need it are interrupted until it is back`, { driver: 'redis', server, reason: e.message });
   });
@@ -148,16 +181,22 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     downSince = undefined;
     logger.info(`redis store at ${server} reachable again after ${secs} s`, { driver: 'redis', server });
   });
+  return conn;
+}
 
-  /** Runs a store operation, turning a connection failure into STORE_UNAVAILABLE. */
-  const guard = async <T>(op: () => Promise<T>): Promise<T> => {
-    try {
-      return await op();
-    } catch (e) {
-      throw unavailable(e);
-    }
-  };
-  const k = {
+/** Runs a store operation, turning a connection failure into STORE_UNAVAILABLE. */
+async function guard<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    throw unavailable(e);
+  }
+}
+
+type Keys = ReturnType<typeof redisKeys>;
+
+function redisKeys(p: string) {
+  return {
     runs: `${p}runs`,
     run: (id: string) => `${p}run:${id}`,
     inputs: (id: string) => `${p}run:${id}:inputs`,
@@ -169,40 +208,42 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     journal: (id: string, stream: string) => `${p}run:${id}:journal:${stream}`,
     lease: (name: string) => `${p}lease:${name}`,
   };
+}
 
-  function kv(namespace: string): DurableState {
-    const key = k.kv(namespace);
-    return {
-      get<T>(field: string) {
-        return guard(async () => parse<T>(await redis.hget(key, field)));
-      },
-      set(field, value) {
-        return guard(async () => {
-          if (value === undefined) await redis.hdel(key, field);
-          else await redis.hset(key, field, JSON.stringify(value));
-        });
-      },
-      delete(field) {
-        return guard(async () => void (await redis.hdel(key, field)));
-      },
-      entries<T>(prefix = '') {
-        return guard(async () => {
-          // HSCAN with MATCH: a prefix of a big namespace never fetches all of it in one answer.
-          const found = new Map<string, string>();
-          let cursor = '0';
-          do {
-            const [next, flat] = await redis.hscan(key, cursor, 'MATCH', globPrefix(prefix), 'COUNT', 1000);
-            for (let i = 0; i < flat.length; i += 2) if (flat[i].startsWith(prefix)) found.set(flat[i], flat[i + 1]);
-            cursor = next;
-          } while (cursor !== '0');
-          return [...found.keys()].sort().map((f) => [f, JSON.parse(found.get(f)!) as T] as [string, T]);
-        });
-      },
-    };
-  }
+/** A kv namespace: one hash. */
+function redisState(redis: Redis, key: string): DurableState {
+  return {
+    get<T>(field: string) {
+      return guard(async () => parse<T>(await redis.hget(key, field)));
+    },
+    set(field, value) {
+      return guard(async () => {
+        if (value === undefined) await redis.hdel(key, field);
+        else await redis.hset(key, field, JSON.stringify(value));
+      });
+    },
+    delete(field) {
+      return guard(async () => void (await redis.hdel(key, field)));
+    },
+    entries<T>(prefix = '') {
+      return guard(async () => {
+        // HSCAN with MATCH: a prefix of a big namespace never fetches all of it in one answer.
+        const found = new Map<string, string>();
+        let cursor = '0';
+        do {
+          const [next, flat] = await redis.hscan(key, cursor, 'MATCH', globPrefix(prefix), 'COUNT', 1000);
+          for (let i = 0; i < flat.length; i += 2) if (flat[i].startsWith(prefix)) found.set(flat[i], flat[i + 1]);
+          cursor = next;
+        } while (cursor !== '0');
+        return [...found.keys()].sort().map((f) => [f, JSON.parse(found.get(f)!) as T] as [string, T]);
+      });
+    },
+  };
+}
 
-  const store: EngineStore = {
-    driver: 'redis',
+/** Run records, inputs and steps. */
+function runOps(redis: Redis, k: Keys): Pick<EngineStore, 'createRun' | 'updateRun' | 'getRun' | 'listRuns' | 'saveInputs' | 'loadInputs' | 'saveStep' | 'getSteps'> {
+  return {
     async createRun(run) {
       await redis.multi().set(k.run(run.id), JSON.stringify(run)).zadd(k.runs, run.startedAt, run.id).exec();
     },
@@ -244,6 +285,12 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
       const [order, all] = await Promise.all([redis.lrange(k.order(runId), 0, -1), redis.hgetall(k.steps(runId))]);
       return order.flatMap((s) => (all[s] ? [JSON.parse(all[s]) as StepRecord] : []));
     },
+  };
+}
+
+/** The append-only item log and journals of a run, and its durable waits. */
+function logOps(redis: Redis, k: Keys): Pick<EngineStore, 'appendItems' | 'getItems' | 'appendJournal' | 'readJournal' | 'setWait' | 'deleteWait' | 'listWaits'> {
+  return {
     async appendItems(runId, items) {
       if (items.length === 0) return;
       await redis.rpush(k.items(runId), ...items.map((i) => JSON.stringify(i)));
@@ -272,15 +319,18 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     async setWait(runId, wait) {
       await redis.hset(k.waits(runId), wait.key, JSON.stringify(wait));
     },
-    async getWait(runId, key) {
-      return parse<WaitRecord>(await redis.hget(k.waits(runId), key));
-    },
     async deleteWait(runId, key) {
       await redis.hdel(k.waits(runId), key);
     },
     async listWaits(runId) {
       return Object.values(await redis.hgetall(k.waits(runId))).map((v) => JSON.parse(v) as WaitRecord);
     },
+  };
+}
+
+/** Leases through the compare-and-set scripts. */
+function leaseOps({ redis, scripts }: Connection, k: Keys): Pick<EngineStore, 'acquireLease' | 'renewLease' | 'releaseLease' | 'getLease'> {
+  return {
     async acquireLease(name, lease) {
       const cur = await scripts.msgflowLeaseAcquire(k.lease(name), JSON.stringify(lease), lease.token, ttlOf(lease.expiresAt));
       return cur ? parse<Lease>(cur) : undefined;
@@ -294,20 +344,5 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     async getLease(name) {
       return parse<Lease>(await redis.get(k.lease(name)));
     },
-    kv,
-    async close() {
-      closing = true;
-      // QUIT waits for an answer that never comes during an outage: disconnect then.
-      if (redis.status !== 'ready') redis.disconnect();
-      else await redis.quit().catch(() => redis.disconnect());
-    },
   };
-  // Every operation that talks to Redis fails with STORE_UNAVAILABLE on an outage (kv and readJournal guard their own calls).
-  const ops = ['createRun', 'updateRun', 'getRun', 'listRuns', 'saveInputs', 'loadInputs', 'saveStep', 'getSteps', 'appendItems', 'getItems', 'appendJournal', 'setWait', 'getWait', 'deleteWait', 'listWaits'] as const;
-  const table = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  for (const op of ops) {
-    const fn = table[op];
-    table[op] = (...args) => guard(() => fn(...args));
-  }
-  return store;
 }

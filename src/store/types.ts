@@ -209,7 +209,6 @@ export interface EngineStore {
   getItems(runId: string, step: string): Promise<Map<number, ItemResult>>;
 
   setWait(runId: string, wait: WaitRecord): Promise<void>;
-  getWait(runId: string, key: string): Promise<WaitRecord | undefined>;
   deleteWait(runId: string, key: string): Promise<void>;
   listWaits(runId: string): Promise<WaitRecord[]>;
 

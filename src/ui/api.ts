@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
-import type { Flow } from '../engine/flow-types.js';
+import type { Flow } from '../engine/flow/types.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-execution.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import cronstrue from 'cronstrue';
 import { localTimezone, nextSlot } from '../engine/schedule/index.js';
-import type { Flow } from '../engine/flow-types.js';
+import type { Flow } from '../engine/flow/types.js';
 import type { ErrorInfo, ItemResult, RunRecord, StepRecord } from '../store/types.js';
 
 /**

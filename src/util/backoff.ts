@@ -1,29 +1,49 @@
 /**
- * Exponential backoff with jitter (so that many callers failing together do
- * not retry together): shared by the client's retries and the local
- * service's webhook pushes.
+ * The one backoff-and-jitter rule of msgflow. A delay grows from `baseMs`
+ * (doubling per retry, or fixed), is capped at `maxMs`, then randomised so
+ * that many callers failing or pacing together do not act in lockstep. Three
+ * jitter shapes, each kept by the caller that documents it:
+ *
+ * - `full`: uniform in [0, d] (the client's default: retries spread widest);
+ * - `equal`: uniform in [d/2, d] (the client's option; a flow step's `retry.jitter: true`);
+ * - `{ spread: f }`: uniform in [d·(1−f), d·(1+f)] (a job's pacing: `pace.jitter`,
+ *   centred on the delay, because evenly spaced calls look automated).
  */
-export type JitterMode = 'full' | 'equal';
 
-export interface BackoffOptions {
-  /** Delay of the first retry before jitter, ms. */
+export type Jitter = 'none' | 'full' | 'equal' | { spread: number };
+
+export interface BackoffRule {
+  /** The first delay, ms. */
   baseMs: number;
-  /** Cap of the exponential delay, ms. */
-  maxMs: number;
-  jitter: JitterMode;
+  /** Cap of one delay before jitter, ms. @default Infinity */
+  maxMs?: number;
+  /** Double per retry (`exponential`) or keep `baseMs` (`fixed`). @default exponential */
+  growth?: 'exponential' | 'fixed';
+  /** @default none */
+  jitter?: Jitter;
 }
 
 /**
- * The delay before retry number `retry` (1-based): `d = min(maxMs, baseMs * 2^(retry-1))`,
- * then `full` jitter picks uniformly in [0, d], `equal` jitter in [d/2, d].
+ * The delay before retry number `retry` (1-based), in whole ms, never negative.
  *
- * @param random a source of uniform numbers in [0, 1). @default Math.random
- * @example
- * computeBackoff(3, { baseMs: 500, maxMs: 30_000, jitter: 'equal' }); // in [1000, 2000]
+ * @param random uniform numbers in [0, 1). @default Math.random
+ * @example backoffDelay({ baseMs: 500, maxMs: 30_000, jitter: 'equal' }, 3) // in [1000, 2000]
  */
-export function computeBackoff(retry: number, opts: BackoffOptions, random: () => number = Math.random): number {
-  const exp = Math.min(opts.maxMs, opts.baseMs * 2 ** Math.max(0, retry - 1));
-  const r = Math.min(1, Math.max(0, random()));
-  return Math.round(opts.jitter === 'equal' ? exp / 2 + (r * exp) / 2 : r * exp);
+export function backoffDelay(rule: BackoffRule, retry: number, random: () => number = Math.random): number {
+  const grown = rule.growth === 'fixed' ? rule.baseMs : rule.baseMs * 2 ** Math.max(0, retry - 1);
+  return jitterDelay(Math.min(grown, rule.maxMs ?? Infinity), rule.jitter ?? 'none', random);
 }
 
+/** `d` randomised by `jitter` (see the file comment), rounded, never negative. */
+export function jitterDelay(d: number, jitter: Jitter, random: () => number = Math.random): number {
+  const r = Math.min(1, Math.max(0, random()));
+  let out: number;
+  if (jitter === 'none') out = d;
+  else if (jitter === 'full') out = r * d;
+  else if (jitter === 'equal') out = d / 2 + (r * d) / 2;
+  else out = d - d * jitter.spread + r * 2 * d * jitter.spread;
+  return Math.max(0, Math.round(out));
+}
+
+/** The jitter shapes a client's retry policy may name (ClientOptions.jitter). */
+export type JitterMode = 'full' | 'equal';

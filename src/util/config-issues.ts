@@ -44,6 +44,26 @@ export function knownKeysAt(schema: z.ZodType | undefined, path: readonly (strin
 }
 
 /**
+ * The wording of a zod issue in a file msgflow reads (config.yaml, flow files,
+ * flow tests): `required` for a missing key, `expected number, got 'many'`
+ * for a wrong type, else the schema's own message.
+ */
+export function issueReason(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'required';
+  if (issue.code === 'invalid_type') return `expected ${issue.expected}, got ${describeValue(issue.input)}`;
+  return issue.message;
+}
+
+/** A value as a message shows it: `null`, `a list`, `a mapping`, `'text'` (cut at 40), `3`. */
+export function describeValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a mapping';
+  if (typeof v === 'string') return `'${v.length > 40 ? v.slice(0, 40) + '...' : v}'`;
+  return String(v);
+}
+
+/**
  * Turns zod issues into ConfigErrors that name file:line:col and the key path;
  * an unknown key gets a "did you mean" from the keys `schema` allows there.
  */
@@ -65,9 +85,7 @@ export function issuesToConfigErrors(
       }
       continue;
     }
-    let reason = issue.message;
-    if (issue.code === 'invalid_type' && issue.input === undefined) reason = 'required';
-    out.push(new ConfigError(code, { location: locate(p), path: formatKeyPath(p), reason }));
+    out.push(new ConfigError(code, { location: locate(p), path: formatKeyPath(p), reason: issueReason(issue) }));
   }
   return out;
 }

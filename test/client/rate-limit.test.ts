@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createClient, createRateLimiter, type ClientOptions, type MsgflowClient } from '../../src/client/index.js';
+import { createClient, type ClientOptions, type MsgflowClient } from '../../src/client/index.js';
+import { createRateLimiter } from '../../src/util/rate-limit.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { ID, PERSONAL, TOKEN } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FlowError } from '../../src/api/errors.js';
 import { loadFlowFile, resolveInputs } from '../../src/engine/flow/index.js';
-import { readDataFile } from '../../src/util/data-file.js';
+import { readDataFile } from '../../src/engine/flow/data-file.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 
 const FLOW = `name: inputs

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { InstanceApi } from '../../src/api/types.js';
 import { defineAction, type ActionContext, type ActionDefinition } from '../../src/engine/action.js';
 import { createBus, type EngineBus, type EngineEventName } from '../../src/engine/events.js';
-import type { Flow, FlowStep } from '../../src/engine/flow-types.js';
+import type { Flow, FlowStep } from '../../src/engine/flow/types.js';
 import { createRegistry, type ActionRegistry } from '../../src/engine/registry/index.js';
 import { createEngine, type Engine, type EngineOptions } from '../../src/engine/run/index.js';
 import { createMemoryStore, type EngineStore } from '../../src/store/index.js';

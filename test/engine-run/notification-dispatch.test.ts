@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NOTIFICATION_RUNS_NS, NotificationDispatcher, INCOMING_NS, firstReplySince, sharedState, notificationRunId, notificationKey } from '../../src/engine/notify/index.js';
-import type { Flow } from '../../src/engine/flow-types.js';
+import type { Flow } from '../../src/engine/flow/types.js';
 import { action, flow, registryWith, step, testEngine } from './helpers.js';
 
 const logger = { debug() {}, info() {}, warn() {}, error() {} };

@@ -1,7 +1,7 @@
 /** Test helpers for the scheduler: an in-memory DurableState, flow fixtures, deferred runs. */
 import type { DurableState } from '../../src/engine/action.js';
 import { createBus, type EngineBus, type EngineEvents } from '../../src/engine/events.js';
-import type { Flow, FlowTrigger } from '../../src/engine/flow-types.js';
+import type { Flow, FlowTrigger } from '../../src/engine/flow/types.js';
 import type { FireInfo } from '../../src/engine/schedule/index.js';
 
 /** JSON round-trips values, like a real store, so tests catch non-serialisable state. */

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { createBus } from '../../src/engine/events.js';
 import { FakeTerminal } from './fake-terminal.js';
-import { createLogSubscriber, createProgressReporter, formatDuration, formatUntil, renderBar } from '../../src/engine/progress/index.js';
+import { createLogSubscriber, createProgressReporter, formatUntil, renderBar } from '../../src/engine/progress/index.js';
+import { formatClock } from '../../src/util/duration.js';
 
 function fakeStream(isTTY: boolean, columns?: number) {
   const chunks: string[] = [];
@@ -25,8 +26,8 @@ const T0 = Date.parse('2026-01-05T09:00:00Z');
 
 describe('format helpers', () => {
   it('durations and bars', () => {
-    expect(formatDuration(65_000)).toBe('01:05');
-    expect(formatDuration(3_725_000)).toBe('1:02:05');
+    expect(formatClock(65_000)).toBe('01:05');
+    expect(formatClock(3_725_000)).toBe('1:02:05');
     expect(renderBar(5, 10, 10)).toBe('[#####.....]');
     expect(renderBar(10, 10, 10)).toBe('[##########]');
     expect(renderBar(3, undefined, 4)).toBe('[?   ]');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { normalisePhone, normaliseUsername } from '../../src/actions/phone.js';
-import { parseDuration, formatDuration } from '../../src/actions/duration.js';
+import { parseDuration, formatDuration } from '../../src/util/duration.js';
 import { FailureGuard, JobCounters, openReport, toCsv, writeReport } from '../../src/actions/kit/index.js';
 import { ApiError, NetworkError } from '../../src/api/errors.js';
 import { nextOpening, resolveWindow } from '../../src/actions/window.js';

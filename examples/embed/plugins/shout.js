@@ -5,7 +5,7 @@ export const shout = defineAction({
   name: 'shout',
   description: 'Upper-cases a text.',
   input: z.strictObject({ text: z.string() }),
-  output: { description: '{ text }', schema: z.object({ text: z.string() }) },
+  output: { description: '{ text }' },
   async run(_ctx, input) {
     return { text: input.text.toUpperCase() };
   },

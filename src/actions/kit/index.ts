@@ -11,3 +11,4 @@ export { JobCounters, type CounterName } from './counters.js';
 export { FailureGuard, whatToFix } from './guard.js';
 export { JournalWriter } from './journal.js';
 export { classify, type FailureClass } from '../../api/failure.js';
+export { reportCells, replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './journaled.js';

@@ -12,7 +12,7 @@ import { parse as parseCsv } from 'csv-parse';
 import { JSONParser } from '@streamparser/json-node';
 import { FlowError } from '../../api/errors.js';
 import type { ActionContext } from '../../engine/action.js';
-import { DATA_FILE_EXTENSIONS, readDataFile } from '../../util/data-file.js';
+import { DATA_FILE_EXTENSIONS, readDataFile } from '../../engine/flow/data-file.js';
 
 export interface RowSource {
   /** Data file, relative to the project (config file's directory). */

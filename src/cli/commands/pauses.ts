@@ -1,5 +1,5 @@
 import { loadConfig } from '../../config/index.js';
-import { formatDuration } from '../../engine/progress/index.js';
+import { formatClock } from '../../util/duration.js';
 import { createStore } from '../../store/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -60,7 +60,7 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
       return EXIT.OK;
     }
     for (const p of active) {
-      io.out(`${p.instance} (${p.identity}) ${p.scope}: paused by ${p.reason} until ${new Date(p.until).toISOString()} (${formatDuration(p.until - now)} left); lift with: msgflow pauses lift ${p.instance}`);
+      io.out(`${p.instance} (${p.identity}) ${p.scope}: paused by ${p.reason} until ${new Date(p.until).toISOString()} (${formatClock(p.until - now)} left); lift with: msgflow pauses lift ${p.instance}`);
     }
     return EXIT.OK;
   } finally {

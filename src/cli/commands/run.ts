@@ -2,7 +2,7 @@ import { MsgflowError } from '../../api/errors.js';
 import { loadConfig, resolveFromConfig } from '../../config/index.js';
 import type { Engine, RunHandle } from '../../engine/run/index.js';
 import { checkInputNames, findFlow } from '../../engine/flow/index.js';
-import type { Flow } from '../../engine/flow-types.js';
+import type { Flow } from '../../engine/flow/types.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';

@@ -1,6 +1,7 @@
 import { loadConfig } from '../../config/index.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-execution.js';
-import { type CliReporter, formatDuration } from '../../engine/progress/index.js';
+import { formatClock } from '../../util/duration.js';
+import type { CliReporter } from '../../engine/progress/index.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
@@ -126,12 +127,12 @@ async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promis
     if (owner) lines.push(`  owner:     pid ${owner.pid} on host ${owner.host}`);
   }
   lines.push(`  started:   ${iso(run.startedAt)} (${run.trigger})${run.retryOf ? `, retry of ${run.retryOf}` : ''}`);
-  lines.push(`  duration:  ${formatDuration(run.durationMs ?? now - run.startedAt)}${run.resumes ? `, resumed ${run.resumes} time(s)` : ''}${run.crashes ? `, crashed ${run.crashes} time(s)` : ''}`);
+  lines.push(`  duration:  ${formatClock(run.durationMs ?? now - run.startedAt)}${run.resumes ? `, resumed ${run.resumes} time(s)` : ''}${run.crashes ? `, crashed ${run.crashes} time(s)` : ''}`);
   lines.push(`  inputs:    ${clip(JSON.stringify(d.inputs ?? {}))}`);
   lines.push('  steps:');
   if (d.steps.length === 0) lines.push('    (none yet)');
   for (const s of d.steps) {
-    const dur = s.finishedAt !== undefined ? formatDuration(s.finishedAt - s.startedAt) : s.status === 'running' ? formatDuration(now - s.startedAt) : '-';
+    const dur = s.finishedAt !== undefined ? formatClock(s.finishedAt - s.startedAt) : s.status === 'running' ? formatClock(now - s.startedAt) : '-';
     const counts = `done ${s.done}, failed ${s.failed}, invalid ${s.invalid ?? 0}, skipped ${s.skipped ?? 0}, waiting ${s.waiting ?? 0}`;
     lines.push(`    ${s.step} (${s.action}): ${s.status}${s.total !== undefined ? ` - ${s.total} item(s)` : ''}; ${counts}; ${dur}`);
     if (s.error) lines.push(`      error: ${s.error.message}`);
@@ -187,7 +188,7 @@ export function formatRunsTable(list: readonly RunRecord[], now = Date.now()): s
     r.flow,
     r.status === 'waiting' ? formatWaiting(r, now) : r.status,
     new Date(r.startedAt).toISOString().replace('T', ' ').slice(0, 19),
-    formatDuration(r.durationMs ?? now - r.startedAt),
+    formatClock(r.durationMs ?? now - r.startedAt),
     String(r.itemsDone),
     String(r.itemsFailed),
   ]);

@@ -4,7 +4,7 @@ import { FlowError, MsgflowError } from '../../api/errors.js';
 import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
-import type { Flow } from '../../engine/flow-types.js';
+import type { Flow } from '../../engine/flow/types.js';
 import type { Logger } from '../../util/logger.js';
 import { identityOf } from '../../runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../runtime/notifications/consumers.js';

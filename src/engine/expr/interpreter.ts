@@ -10,7 +10,7 @@ import type { Node } from './parser.js';
 
 /** What a step looks like from expressions: `steps.<id>.output`, `.done`... */
 export interface StepView {
-  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'waiting' | 'cancelled';
+  status: 'running' | 'succeeded' | 'failed' | 'skipped' | 'waiting' | 'cancelled';
   /** A single step: the action's return value. A forEach step: the results array. */
   output: unknown;
   /** forEach items that succeeded (a single step: 1 when it succeeded). */

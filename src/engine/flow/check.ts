@@ -10,7 +10,8 @@ import { validateCron, validateTimezone } from '../schedule/index.js';
 import { collectReferences, ExpressionError, parseExpression, parseTemplate, hasTemplate, type ExprNode } from '../expr/index.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { didYouMean } from '../registry/suggest.js';
-import { RESERVED_KEYS } from '../../util/config-issues.js';
+import { RESERVED_KEYS, describeValue, issueReason } from '../../util/config-issues.js';
+import { expandEnv } from '../../util/env-template.js';
 import type { Reporter } from './reporter.js';
 import { FlowFileSchema, NotificationTriggerSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
 import { checkWithInput } from './check-with.js';
@@ -52,19 +53,8 @@ export function reportSchemaIssues(rep: Reporter, issues: readonly z.core.$ZodIs
       for (const k of issue.keys) if (!RESERVED_KEYS.has(k)) rep.add([...p, k], `unknown key '${k}'${didYouMean(k, knownKeysAt(p))}`, { key: true });
       continue;
     }
-    let reason = issue.message;
-    if (issue.code === 'invalid_type' && issue.input === undefined) reason = 'required';
-    else if (issue.code === 'invalid_type') reason = `expected ${issue.expected}, got ${describe(issue.input)}`;
-    rep.add(p, reason);
+    rep.add(p, issueReason(issue));
   }
-}
-
-function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'object') return 'a mapping';
-  if (typeof v === 'string') return `'${v.length > 40 ? v.slice(0, 40) + '...' : v}'`;
-  return String(v);
 }
 
 /**
@@ -123,8 +113,6 @@ function checkReservedKeys(rep: Reporter, value: unknown, path: (string | number
   }
 }
 
-const ENV_RE = /\$\{(?!\{)([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-
 function checkEnv(rep: Reporter, raw: unknown, processEnv: Record<string, string | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
   if (Array.isArray(raw)) {
@@ -141,13 +129,9 @@ function checkEnv(rep: Reporter, raw: unknown, processEnv: Record<string, string
         if (typeof v === 'number' || typeof v === 'boolean') out[name] = String(v);
         continue;
       }
-      out[name] = v.replace(ENV_RE, (whole, ref: string, def: string | undefined) => {
-        const val = processEnv[ref];
-        if (val !== undefined && val !== '') return val;
-        if (def !== undefined) return def;
-        rep.add(['env', name], `environment variable ${ref} is not set and has no default (write \${${ref}:-default})`);
-        return whole;
-      });
+      out[name] = expandEnv(v, processEnv, (ref) =>
+        rep.add(['env', name], `environment variable ${ref} is not set and has no default (write \${${ref}:-default})`),
+      );
     }
   }
   return out;
@@ -217,7 +201,7 @@ function checkInputDef(rep: Reporter, name: string, def: unknown): void {
   if (!isObj(def) || typeof def.type !== 'string' || !(def.type in TYPE_CHECKS)) return;
   for (const k of ['value', 'default'] as const) {
     if (def[k] !== undefined && def[k] !== null && !TYPE_CHECKS[def.type]!(def[k])) {
-      rep.add(['inputs', name, k], `input '${name}' is declared type ${def.type}, but ${k} is ${describe(def[k])}`);
+      rep.add(['inputs', name, k], `input '${name}' is declared type ${def.type}, but ${k} is ${describeValue(def[k])}`);
     }
   }
   if (def.file !== undefined && (def.type === 'string' || def.type === 'number' || def.type === 'boolean')) {

@@ -5,7 +5,7 @@
 export { loadFlowFile, loadFlows, findFlow, validateFlowFiles, listFlowFiles, displayPath, type LoadFlowOptions, type FileValidation, type LoadedFlows } from './load.js';
 export { FlowIssue, FlowFileError, type IssuePosition } from './errors.js';
 export { checkInputNames, resolveInputs, coerceInput } from './inputs.js';
-export { parseDuration, DURATION_PATTERN } from './duration.js';
+export { parseDuration, DURATION_PATTERN } from '../../util/duration.js';
 export { FlowFileSchema, StepSchema, RetrySchema, InputSchema, TriggerSchema, DurationSchema, IDENT_RE, type FlowFileData } from './schema.js';
 export { buildFlowJsonSchema, renderFlowJsonSchema } from './json-schema.js';
 export { objectShapeOf } from './check-with.js';

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
 import { FlowError, MsgflowError } from '../../api/errors.js';
-import { readDataFile } from '../../util/data-file.js';
-import type { Flow, FlowInputDef } from '../flow-types.js';
+import { readDataFile } from './data-file.js';
+import type { Flow, FlowInputDef } from './types.js';
 import { didYouMean } from '../registry/suggest.js';
 import { displayPath } from './load.js';
 

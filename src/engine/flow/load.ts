@@ -9,10 +9,9 @@ import path from 'node:path';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { deepFreeze } from '../../util/freeze.js';
 import { parseYamlSource, type YamlSource } from '../../util/yaml-source.js';
-import type { Flow, FlowInputDef, FlowStep } from '../flow-types.js';
+import type { Flow } from './types.js';
 import { closest } from '../registry/suggest.js';
 import { checkFlow, reportSchemaIssues, type CheckOptions } from './check.js';
-import { parseDuration } from './duration.js';
 import { FlowFileError, FlowIssue } from './errors.js';
 import { Reporter } from './reporter.js';
 import { FlowFileSchema, type FlowFileData } from './schema.js';
@@ -98,59 +97,22 @@ function noteTemplates(src: YamlSource, at: (string | number)[], value: unknown,
 }
 
 function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, file: string, baseDir: string): Flow {
-  const on = d.on ?? { overlap: 'skip' as const, missed: 'none' as const, startup: false };
-  const inputs: Record<string, FlowInputDef> = {};
-  for (const [name, def] of Object.entries(d.inputs)) {
-    const out: FlowInputDef = {};
-    for (const k of ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows'] as const) {
-      if (def[k] !== undefined) (out as Record<string, unknown>)[k] = def[k];
-    }
-    inputs[name] = out;
-  }
-  const steps: FlowStep[] = d.steps.map((s, i) => {
-    const step: FlowStep = {
-      id: s.id,
-      uses: s.uses,
-      concurrency: s.concurrency,
-      with: s.with,
-      retry: {
-        maxAttempts: s.retry?.maxAttempts ?? 1,
-        backoff: s.retry?.backoff ?? 'exponential',
-        delayMs: parseDuration(s.retry?.delay ?? '1s')!,
-        maxDelayMs: parseDuration(s.retry?.maxDelay ?? '10m')!,
-        jitter: s.retry?.jitter ?? true,
-      },
-      continueOnError: s.continueOnError,
-      location: src.locate(['steps', i]),
-    };
-    // Evaluation errors (EXPRESSION_ERROR, EXPRESSION_LIMIT) then name the file position of the value.
-    noteTemplates(src, ['steps', i, 'if'], s.if, true);
-    noteTemplates(src, ['steps', i, 'forEach'], s.forEach);
-    noteTemplates(src, ['steps', i, 'with'], s.with);
-    if (s.name !== undefined) step.name = s.name;
-    if (s.if !== undefined) step.if = String(s.if);
-    if (s.forEach !== undefined) step.forEach = s.forEach;
-    if (s.timeout !== undefined) step.timeoutMs = parseDuration(s.timeout)!;
-    return step;
-  });
-  const flow: Flow = {
-    name: d.name,
-    instance: d.instance,
-    on: { overlap: on.overlap, missed: on.missed, startup: on.startup },
-    inputs,
+  const { $schema: _schema, env: _env, steps, on, ...rest } = d;
+  return {
+    ...rest,
+    // A notification trigger listens to the flow's own instance unless it names another.
+    on: on.notification ? { ...on, notification: { ...on.notification, instance: on.notification.instance ?? d.instance } } : { ...on, notification: undefined },
     env,
-    steps,
+    steps: steps.map((s, i) => {
+      // Evaluation errors (EXPRESSION_ERROR, EXPRESSION_LIMIT) then name the file position of the value.
+      noteTemplates(src, ['steps', i, 'if'], s.if, true);
+      noteTemplates(src, ['steps', i, 'forEach'], s.forEach);
+      noteTemplates(src, ['steps', i, 'with'], s.with);
+      return { ...s, location: src.locate(['steps', i]) };
+    }),
     file,
     baseDir: path.resolve(baseDir),
   };
-  if (d.description !== undefined) flow.description = d.description;
-  if (d.concurrency !== undefined) flow.concurrency = { ...d.concurrency };
-  if (on.notification) {
-    const n = on.notification;
-    flow.on.notification = { type: n.type, instance: n.instance ?? d.instance, ...(n.text === undefined ? {} : { text: n.text }), ...(n.chatId === undefined ? {} : { chatId: n.chatId }) };
-  }
-  if (on.schedule) flow.on.schedule = on.schedule.timezone ? { cron: on.schedule.cron, timezone: on.schedule.timezone } : { cron: on.schedule.cron };
-  return flow;
 }
 
 /** The flow files of a directory (not recursive), sorted. */

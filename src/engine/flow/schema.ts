@@ -1,13 +1,14 @@
 /**
- * The zod schema of a flow file as written (before defaults are turned into
- * a {@link Flow}). It is the single source of truth of the file format: the
- * loader validates with it, and schema/flow.schema.json is emitted from it.
- * Rules that need the action registry, the other steps or the scheduler's
- * validators live in check.ts.
+ * The zod schema of a flow file. It is the single source of truth of the
+ * file format and of the flow model: the loader validates with it, its output
+ * (defaults applied, durations in ms) is the {@link Flow} type (types.ts
+ * infers it from here), and schema/flow.schema.json is emitted from its input
+ * side. Rules that need the action registry, the other steps or the
+ * scheduler's validators live in check.ts.
  */
 import { z } from 'zod';
 import { NOTIFICATION_TYPES } from '../../api/notifications.js';
-import { DURATION_HINT, DURATION_PATTERN, parseDuration } from './duration.js';
+import { DURATION_HINT, DURATION_PATTERN, parseDuration } from '../../util/duration.js';
 
 /** Step ids and input names are used in expressions (`steps.<id>`, `inputs.<name>`). */
 export const IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -21,7 +22,9 @@ export const DurationSchema = z
   })
   // Same text as above: the loader shows one line per distinct message.
   .refine((v) => parseDuration(v) !== undefined, { error: DURATION_ERROR })
-  .meta({ description: `Milliseconds, or a duration such as 500ms, 2s, 10m, 1h30m.` });
+  .meta({ description: `Milliseconds, or a duration such as 500ms, 2s, 10m, 1h30m.` })
+  // Checked by the refine above: the model holds milliseconds.
+  .transform((v) => parseDuration(v)!);
 
 /** A string containing `${{ }}`, for values that must be computed. */
 const TemplateString = z.string().regex(/\$\{\{[\s\S]*\}\}/, { error: 'expected a ${{ expression }}' });
@@ -30,11 +33,21 @@ export const RetrySchema = z
   .strictObject({
     maxAttempts: z.number().int().min(1).max(100).default(1).meta({ description: 'Attempts including the first.' }),
     backoff: z.enum(['fixed', 'exponential']).default('exponential'),
-    delay: DurationSchema.default('1s').meta({ description: 'First delay between attempts.' }),
-    maxDelay: DurationSchema.default('10m').meta({ description: 'Cap on one delay.' }),
+    delay: DurationSchema.prefault('1s').meta({ description: 'First delay between attempts.' }),
+    maxDelay: DurationSchema.prefault('10m').meta({ description: 'Cap on one delay.' }),
     jitter: z.boolean().default(true).meta({ description: 'Randomise each delay in [delay/2, delay].' }),
   })
   .meta({ description: 'Retry policy of the step (per item for forEach).' });
+
+/** The model's names: durations in ms say so (`delayMs`, `timeoutMs`); a condition is always text. */
+function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...step }: z.output<typeof StepSchema>) {
+  return {
+    ...step,
+    retry: { ...retry, delayMs: delay, maxDelayMs: maxDelay },
+    ...(cond === undefined ? {} : { if: String(cond) }),
+    ...(timeout === undefined ? {} : { timeoutMs: timeout }),
+  };
+}
 
 export const StepSchema = z
   .strictObject({
@@ -48,7 +61,7 @@ export const StepSchema = z
       .meta({ description: 'Run the action once per item; `item` and `index` are set.' }),
     concurrency: z.number().int().min(1).max(1000).default(1).meta({ description: 'forEach items in flight at once.' }),
     with: z.record(z.string(), z.unknown()).default({}).meta({ description: "The action's input; values may use ${{ }}." }),
-    retry: RetrySchema.optional(),
+    retry: RetrySchema.prefault({}),
     timeout: DurationSchema.optional().meta({ description: 'Per attempt.' }),
     continueOnError: z.boolean().default(false).meta({ description: 'Record a failure and go on instead of failing the run.' }),
   })
@@ -111,7 +124,7 @@ export const FlowFileSchema = z
       .meta({ description: 'Unique flow name, used by `msgflow run NAME`.' }),
     description: z.string().optional(),
     instance: z.string().default('default').meta({ description: 'A name from config.yaml instances.' }),
-    on: TriggerSchema.optional(),
+    on: TriggerSchema.prefault({}),
     inputs: z.record(z.string().regex(IDENT_RE, { error: `input name ${IDENT_HINT}` }), InputSchema).default({}),
     env: z
       .union([z.record(z.string().regex(IDENT_RE), z.union([z.string(), z.number(), z.boolean()])), z.array(z.string().regex(IDENT_RE))])
@@ -126,9 +139,9 @@ export const FlowFileSchema = z
       })
       .optional()
       .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),
-    steps: z.array(StepSchema).min(1, { error: 'a flow needs at least one step' }),
+    steps: z.array(StepSchema.transform(toStep)).min(1, { error: 'a flow needs at least one step' }),
   })
   .meta({ title: 'msgflow flow', description: 'A msgflow flow file (flows/*.yaml).' });
 
+/** A flow file after validation: defaults applied, durations in ms, steps in the model's names. */
 export type FlowFileData = z.output<typeof FlowFileSchema>;
-export type StepData = z.output<typeof StepSchema>;

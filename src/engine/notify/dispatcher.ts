@@ -17,7 +17,7 @@ import type { EngineStore } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import type { Flow } from '../flow-types.js';
+import type { Flow } from '../flow/types.js';
 import type { Engine } from '../run/types.js';
 import { eventOf, notificationKey, timestampMs, type NotificationLike } from './body.js';
 import { flowsFor } from './match.js';

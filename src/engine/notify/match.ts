@@ -2,7 +2,7 @@
  * Which flows a notification starts: `on.notification` of each flow against
  * the notification's type, instance, chat and text.
  */
-import type { Flow, FlowNotificationTrigger } from '../flow-types.js';
+import type { Flow, FlowNotificationTrigger } from '../flow/types.js';
 import { chatIdOf, textOf, type NotificationLike } from './body.js';
 
 const patterns = new Map<string, RegExp>();

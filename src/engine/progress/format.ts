@@ -1,17 +1,5 @@
-/** Text pieces of progress lines: durations, rates, the bar. */
-
-/**
- * `mm:ss`, or `h:mm:ss` from one hour on.
- * @example formatDuration(65_000) // '01:05'
- */
-export function formatDuration(ms: number): string {
-  const total = Math.max(0, Math.round(ms / 1000));
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const s = total % 60;
-  const mmss = `${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}`;
-  return h > 0 ? `${h}:${mmss}` : mmss;
-}
+/** Text pieces of progress lines: rates, the bar, waits (durations: util/duration.ts). */
+import { formatSpan } from '../../util/duration.js';
 
 /** Items per second with a precision that suits the size. */
 export function formatRate(perSecond: number): string {
@@ -29,26 +17,6 @@ export function renderBar(processed: number, total: number | undefined, width = 
   if (!total || total <= 0) return `[${'?'.padEnd(width, ' ')}]`;
   const filled = Math.min(width, Math.floor((processed / total) * width));
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
-}
-
-/**
- * A human span: `850ms`, `33s`, `4m05s`, `1h52m`, `3d4h`. Used where a person
- * reads a duration in a sentence (waits, summaries); never rounds a non-zero
- * span down to nothing.
- * @example formatSpan(33_000) // '33s'
- */
-export function formatSpan(ms: number): string {
-  const v = Math.max(0, ms);
-  if (v < 1000) return `${Math.round(v)}ms`;
-  const s = Math.round(v / 1000);
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
-  // From an hour on, round to the minute: `1h52m` reads better than `1h51m47s`.
-  const mins = Math.round(s / 60);
-  const h = Math.floor(mins / 60);
-  if (h < 48) return `${h}h${String(mins % 60).padStart(2, '0')}m`;
-  return `${Math.floor(h / 24)}d${h % 24}h`;
 }
 
 const pad2 = (n: number) => String(n).padStart(2, '0');

@@ -12,8 +12,8 @@ export {
   type ProgressReporterOptions,
 } from './progress-reporter.js';
 export { createLogSubscriber, formatEvent, type LogLevel, type LogSubscriber, type LogSubscriberOptions } from './log-subscriber.js';
-export { formatDuration, formatRate, renderBar } from './format.js';
+export { formatRate, renderBar } from './format.js';
 export type { StepView } from './step-tracker.js';
 export { createCliReporter, type CliReporter, type CliReporterOptions } from './cli-reporter.js';
-export { formatSpan, formatUntil, formatWaiting } from './format.js';
+export { formatUntil, formatWaiting } from './format.js';
 export { LEVEL_RANK } from './log-subscriber.js';

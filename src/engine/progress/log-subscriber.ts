@@ -6,7 +6,8 @@
 import type { EngineBus, EngineEventName, EngineEvents } from '../events.js';
 import { redact, type Secrets } from '../../api/redact.js';
 import { systemClock, type Clock } from '../../util/clock.js';
-import { formatDuration, formatSpan, formatWaiting } from './format.js';
+import { formatClock, formatSpan } from '../../util/duration.js';
+import { formatWaiting } from './format.js';
 import type { OutputStream } from './progress-reporter.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -30,7 +31,7 @@ export interface LogSubscriber {
 }
 
 const iso = (t: number) => new Date(t).toISOString();
-const ms = (n: number) => (n < 1000 ? `${n}ms` : n < 60_000 ? `${Math.round(n / 100) / 10}s` : formatDuration(n));
+const ms = (n: number) => (n < 1000 ? `${n}ms` : n < 60_000 ? `${Math.round(n / 100) / 10}s` : formatClock(n));
 const run = (e: { runId: string; flow: string }) => `${e.flow} (run ${e.runId})`;
 const at = (e: { flow: string; step: string }) => `${e.flow}/${e.step}`;
 

@@ -9,7 +9,8 @@
 import cliProgress from 'cli-progress';
 import type { EngineBus } from '../events.js';
 import { systemClock, type Clock } from '../../util/clock.js';
-import { formatDuration, formatRate, formatWaiting, renderBar } from './format.js';
+import { formatClock } from '../../util/duration.js';
+import { formatRate, formatWaiting, renderBar } from './format.js';
 import { trackSteps, type StepProgress, type StepView } from './step-tracker.js';
 
 /** The part of a Writable the reporters use (process.stderr fits). */
@@ -48,7 +49,7 @@ export const showsProgress = (v: Pick<StepView, 'total' | 'processed'>) => (v.to
 /** `250/1000 (3 failed)`, plus invalid and skipped when there are any: the same counters as the job's summary. */
 const counts = (v: StepView) =>
   `${v.processed}/${v.total ?? '?'} (${v.failed} failed${v.invalid ? `, ${v.invalid} invalid` : ''}${v.skipped ? `, ${v.skipped} skipped` : ''})`;
-const eta = (v: StepView) => `ETA ${v.etaMs === undefined ? '--:--' : formatDuration(v.etaMs)}`;
+const eta = (v: StepView) => `ETA ${v.etaMs === undefined ? '--:--' : formatClock(v.etaMs)}`;
 /** While a step waits, the reason and the end, never an ETA from a rate. */
 const tail = (v: StepView, now: number, rateUnit: string, sep: string) =>
   v.waiting ? formatWaiting(v.waiting.reason, v.waiting.until, now) : `${formatRate(v.rate)}${rateUnit}${sep}${eta(v)}`;
@@ -63,7 +64,7 @@ export function formatBarLine(v: StepView, now: number = Date.now()): string {
 
 /** `verify-leads check: 250/1000 (3 failed), 85.2/s, ETA 00:08`; at the end `..., done in 00:12`. */
 export function formatPlainLine(v: StepView, now: number = Date.now()): string {
-  const end = v.finished ? `${formatRate(v.rate)}/s, done in ${formatDuration(v.elapsedMs)}` : tail(v, now, '/s', ', ');
+  const end = v.finished ? `${formatRate(v.rate)}/s, done in ${formatClock(v.elapsedMs)}` : tail(v, now, '/s', ', ');
   return `${v.flow} ${v.step}: ${counts(v)}, ${end}`;
 }
 

@@ -75,7 +75,7 @@ export const logAction = defineAction({
   name: 'log',
   description: "Writes a message to the run's log.",
   input: LogInput,
-  output: { description: '{ message: string, level }', schema: z.object({ message: z.string(), level: z.string() }) },
+  output: { description: '{ message: string, level }' },
   run: async (ctx, input) => {
     ctx.logger[input.level](input.message, input.fields);
     return { message: input.message, level: input.level };

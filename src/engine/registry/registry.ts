@@ -15,7 +15,6 @@ export interface ActionRegistry {
   /** Adds an action. Throws PLUGIN_INVALID when the definition is malformed or the name is taken. */
   register(def: ActionDefinition<any, any>, origin?: string): void;
   get(name: string): RegisteredAction | undefined;
-  has(name: string): boolean;
   /** Every action, sorted by name. */
   list(): RegisteredAction[];
   /** Who registered an action: `built-in` or the plugin's spec. */
@@ -41,7 +40,7 @@ export function checkActionDefinition(def: unknown): string | undefined {
   }
   const output = d.output as Record<string, unknown> | undefined;
   if (!output || typeof output !== 'object' || typeof output.description !== 'string') {
-    return `action '${d.name}': output must be { description: string, schema?: zod schema }`;
+    return `action '${d.name}': output must be { description: string }`;
   }
   if (typeof d.run !== 'function') return `action '${d.name}': run(ctx, input) must be a function`;
   return undefined;
@@ -64,7 +63,6 @@ export function createRegistry(): ActionRegistry {
       origins.set(def.name, origin);
     },
     get: (name) => actions.get(name),
-    has: (name) => actions.has(name),
     list: () => [...actions.values()].sort((a, b) => a.name.localeCompare(b.name)),
     originOf: (name) => origins.get(name),
     suggest: (name) => closest(name, actions.keys()),

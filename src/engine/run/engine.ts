@@ -15,7 +15,7 @@ import { RESUMABLE_STATUSES, type Lease, type RunRecord, type StepRecord } from 
 import { systemClock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import type { Flow } from '../flow-types.js';
+import type { Flow } from '../flow/types.js';
 import { resolveInputs as defaultResolveInputs } from '../flow/index.js';
 import type { ActionRegistry } from '../registry/index.js';
 import { errorInfo } from './errors.js';

@@ -19,7 +19,7 @@ import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import { type ExprScope, type StepView, collectReferences, compileTemplate, evaluateCondition, evaluateTemplate, hasTemplate } from '../expr/index.js';
-import type { Flow, FlowStep } from '../flow-types.js';
+import type { Flow, FlowStep } from '../flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo } from './errors.js';

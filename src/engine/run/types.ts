@@ -6,7 +6,7 @@ import type { EngineStore, Lease, RunRecord, RunTrigger, StepRecord } from '../.
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import type { Flow } from '../flow-types.js';
+import type { Flow } from '../flow/types.js';
 import type { ActionRegistry } from '../registry/index.js';
 
 export interface EngineOptions {

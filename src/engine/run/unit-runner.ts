@@ -13,7 +13,7 @@ import type { Clock } from '../../util/clock.js';
 import type { ActionContext, DurableState, InstanceRef, Logger, ProgressCounts } from '../action.js';
 import type { EngineBus } from '../events.js';
 import { type ExprScope, evaluateTemplate } from '../expr/index.js';
-import type { Flow, FlowStep } from '../flow-types.js';
+import type { Flow, FlowStep } from '../flow/types.js';
 import type { RegisteredAction } from '../registry/index.js';
 import { retryDelay } from './backoff.js';
 import type { DurableWaits, WaitTarget } from './durable-waits.js';

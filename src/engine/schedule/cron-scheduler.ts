@@ -11,7 +11,7 @@
  */
 import type { DurableState, Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import type { Flow } from '../flow-types.js';
+import type { Flow } from '../flow/types.js';
 import { FlowError } from '../../api/errors.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { localTimezone, missedSlots, nextSlot } from './slots.js';

@@ -3,7 +3,7 @@
  * BullMQ repeatable-job scheduler serving several machines) can replace the
  * embedded node-cron one without touching the engine or the CLI.
  */
-import type { Flow } from '../flow-types.js';
+import type { Flow } from '../flow/types.js';
 
 /** Why a scheduled run starts. */
 export type FireTrigger = 'schedule' | 'missed' | 'startup';

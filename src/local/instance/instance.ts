@@ -19,7 +19,7 @@ import type { MediaStore } from '../media/index.js';
 import type { Network } from '../network.js';
 import { newMessageId } from '../ids.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
-import { RateLimiter } from '../rate-limiter.js';
+import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';

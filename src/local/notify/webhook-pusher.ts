@@ -10,7 +10,7 @@
  * Failures (no answer, non-2xx, timeout) are retried with exponential backoff
  * (util/backoff.ts), from 1 s up to 60 s between tries, on the service's clock.
  */
-import { computeBackoff } from '../../util/backoff.js';
+import { backoffDelay } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { NotificationQueue, QueuedNotification } from './notification-queue.js';
@@ -73,7 +73,7 @@ export class WebhookPusher {
       }
       failures++;
       const base = this.opts.backoffBaseMs ?? 1000;
-      await this.pause(computeBackoff(failures, { baseMs: base, maxMs: this.opts.backoffMaxMs ?? 60_000, jitter: 'equal' }));
+      await this.pause(backoffDelay({ baseMs: base, maxMs: this.opts.backoffMaxMs ?? 60_000, jitter: 'equal' }, failures));
     }
   }
 

@@ -8,7 +8,7 @@
 import { createClient } from '../../client/index.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
-import type { Flow } from '../../engine/flow-types.js';
+import type { Flow } from '../../engine/flow/types.js';
 import { CONSUMERS_NS, NotificationDispatcher, sharedState, type ConsumerRecord } from '../../engine/notify/index.js';
 import type { Engine } from '../../engine/run/types.js';
 import type { LocalService } from '../../local/index.js';

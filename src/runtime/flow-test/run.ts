@@ -19,7 +19,7 @@ import type { Transport } from '../../client/transport.js';
 import { resolveFromConfig, type Config } from '../../config/index.js';
 import { createBus } from '../../engine/events.js';
 import { findFlow, parseDuration, resolveInputs } from '../../engine/flow/index.js';
-import type { Flow } from '../../engine/flow-types.js';
+import type { Flow } from '../../engine/flow/types.js';
 import type { ActionRegistry } from '../../engine/registry/index.js';
 import { createEngine, type StartOptions } from '../../engine/run/index.js';
 import { eventOf, triggerMatches } from '../../engine/notify/index.js';

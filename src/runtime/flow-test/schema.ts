@@ -5,19 +5,14 @@
  */
 import { INSTANCE_STATES } from '../../api/notifications.js';
 import { z } from 'zod';
+import { validateTimezone } from '../../engine/schedule/index.js';
 import { AccountSchema, RateLimitsSchema } from '../../local/config.js';
 import { MessageInputSchema } from '../../local/message-input.js';
 import { DURATION_PATTERN } from '../../engine/flow/index.js';
 import { NOTIFICATION_TYPES } from '../../api/notifications.js';
 
-function validZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The scheduler's rule for a zone name (the one check of it). */
+const validZone = (tz: string) => validateTimezone(tz) === undefined;
 
 const Duration = z.string().regex(new RegExp(DURATION_PATTERN), { error: 'expected a duration such as 500ms, 30s, 2h or 1d' });
 

@@ -10,7 +10,7 @@ import type { LazyApi } from '../lazy-api.js';
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
-import type { Flow } from '../../engine/flow-types.js';
+import type { Flow } from '../../engine/flow/types.js';
 import { CONSUMERS_NS, NotificationDispatcher, sharedState, triggeredInstances, type ConsumerRecord, type NotificationLike } from '../../engine/notify/index.js';
 import { LeaseOwner, defaultHostId, describeHolder } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';

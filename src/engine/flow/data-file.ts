@@ -7,8 +7,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
-import { MsgflowError } from '../api/errors.js';
-import { parseYamlSource } from './yaml-source.js';
+import { MsgflowError } from '../../api/errors.js';
+import { parseYamlSource } from '../../util/yaml-source.js';
 
 export interface DataFileOptions {
   /** Refuse bigger files. @default 268435456 (256 MiB) */

@@ -1,0 +1,86 @@
+/**
+ * Durations, read and written in one place. Read: `500ms`, `2s`, `10m`,
+ * `1h30m`, `1d`, or a number of milliseconds (flow files, action inputs).
+ * Written three ways, each for its reader: {@link formatDuration} in the same
+ * syntax (`1h30m`, readable back by parseDuration), {@link formatSpan} in a
+ * sentence (`4m05s`), {@link formatClock} on a progress line (`01:05`).
+ */
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const PART_RE = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
+
+/** JSON Schema pattern of a duration string (for editors). */
+export const DURATION_PATTERN = '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$';
+
+export const DURATION_HINT = 'use a number of ms or a duration such as 500ms, 2s, 10m, 1h30m';
+
+/**
+ * Milliseconds of a duration, or undefined when it is not one.
+ *
+ * @example parseDuration('1h30m') // 5_400_000
+ */
+export function parseDuration(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
+  if (typeof value !== 'string') return undefined;
+  const s = value.trim();
+  if (s === '') return undefined;
+  if (/^\d+$/.test(s)) return Number(s);
+  let total = 0;
+  PART_RE.lastIndex = 0;
+  let pos = 0;
+  while (pos < s.length) {
+    PART_RE.lastIndex = pos;
+    const m = PART_RE.exec(s);
+    if (!m) return undefined;
+    total += Number(m[1]) * UNIT_MS[m[2]!]!;
+    pos = PART_RE.lastIndex;
+  }
+  return Number.isSafeInteger(Math.round(total)) ? Math.round(total) : undefined;
+}
+
+/** `5400000` → `1h30m`, for messages and reports. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms`;
+  let s = Math.round(ms / 1000);
+  const parts: string[] = [];
+  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60], ['s', 1]] as const) {
+    if (s >= size) {
+      parts.push(`${Math.floor(s / size)}${unit}`);
+      s %= size;
+    }
+  }
+  return parts.join('');
+}
+
+/**
+ * A human span: `850ms`, `33s`, `4m05s`, `1h52m`, `3d4h`. Used where a person
+ * reads a duration in a sentence (waits, summaries); never rounds a non-zero
+ * span down to nothing.
+ * @example formatSpan(33_000) // '33s'
+ */
+export function formatSpan(ms: number): string {
+  const v = Math.max(0, ms);
+  if (v < 1000) return `${Math.round(v)}ms`;
+  const s = Math.round(v / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  // From an hour on, round to the minute: `1h52m` reads better than `1h51m47s`.
+  const mins = Math.round(s / 60);
+  const h = Math.floor(mins / 60);
+  if (h < 48) return `${h}h${String(mins % 60).padStart(2, '0')}m`;
+  return `${Math.floor(h / 24)}d${h % 24}h`;
+}
+
+/**
+ * `mm:ss`, or `h:mm:ss` from one hour on.
+ * @example formatClock(65_000) // '01:05'
+ */
+export function formatClock(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  const mmss = `${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}`;
+  return h > 0 ? `${h}:${mmss}` : mmss;
+}
