@@ -21,7 +21,9 @@ import { createBus } from '../../engine/events.js';
 import { findFlow, parseDuration, resolveInputs } from '../../engine/flow/index.js';
 import type { Flow } from '../../engine/flow-types.js';
 import type { ActionRegistry } from '../../engine/registry/index.js';
-import { createEngine } from '../../engine/run/index.js';
+import { createEngine, type StartOptions } from '../../engine/run/index.js';
+import { eventOf, triggerMatches } from '../../engine/notify/index.js';
+import { needsConsumer, startFlowTestConsumer } from './consumer.js';
 import { LocalSchema, type LocalConfig } from '../../local/config.js';
 import { createLocalService, type LocalService } from '../../local/index.js';
 import { createMediaStore, type MediaStore } from '../../local/media/index.js';
@@ -153,7 +155,11 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
         admin(service, target, 'incoming', 'POST', { chatId: `${r.from}@c.us`, typeMessage: 'textMessage', textMessage: r.text }).catch(() => undefined),
       );
     }
-    const handle = await engine.start(flow, { trigger: 'manual' });
+    if (needsConsumer(flow)) {
+      const identity = identityOf(config, flow.instance);
+      cleanups.push(await startFlowTestConsumer({ service, target, clock, store, bus, engine, flow, identity }));
+    }
+    const handle = await engine.start(flow, caseTrigger(flow, c));
     result.runId = handle.runId;
     const timeoutMs = parseDuration(c.timeout)!;
     let hung: string | undefined;
@@ -236,6 +242,17 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     else process.env.TZ = savedTz;
     result.wallMs = Math.round(performance.now() - wallStart);
   }
+}
+
+/** How the case starts its run: by hand, or by its `event` (which must be one the flow's trigger matches). */
+function caseTrigger(flow: Flow, c: FlowTestCase): StartOptions {
+  if (!c.event) return { trigger: 'manual' };
+  const t = flow.on.notification;
+  if (!t) throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
+  if (!triggerMatches(t, t.instance, c.event)) {
+    throw new MsgflowError('USAGE', { reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)` });
+  }
+  return { trigger: 'notification', event: eventOf(c.event, t.instance) };
 }
 
 /** The registry of a project, built once per config (plugins are imported once). */

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { NotificationBody, ReceivedNotification } from '../../../src/api/notifications.js';
 import type { Message } from '../../../src/api/types.js';
 import { A, ALICE, HIDDEN, NOBODY, T0, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
+import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { makePdf } from '../helpers/png.js';
 
 const REPLIER = '79004445566@c.us';
