@@ -120,6 +120,17 @@ export function notificationsSuite(kind: TransportKind) {
       expect((await h.call('showMessagesQueue')).body).toEqual([]);
     });
 
+    it('a message that waits 24 h for the instance to be authorized is dropped and reported failed', async () => {
+      await h.admin('state', { state: 'notAuthorized' });
+      await nextOf('stateInstanceChanged');
+      const id = await sendText(ALICE);
+      await h.clock.advance(24 * 3600_000);
+      expect(await h.settled(id)).toBe('failed');
+      const failed = await nextOf('outgoingMessageStatus');
+      expect(failed).toMatchObject({ idMessage: id, status: 'failed', description: 'not sent within 24 hours: the instance was not authorized' });
+      expect((await h.call('showMessagesQueue')).body).toEqual([]);
+    });
+
     it('clearMessagesQueue drops what waits', async () => {
       await sendText(ALICE, 'a');
       await sendText(ALICE, 'b');
