@@ -5,17 +5,17 @@
  * programmatic users both start here.
  */
 import type { Config } from '../config/index.js';
-import { resolveFromConfig } from '../config/index.js';
 import type { InstanceApi } from '../api/types.js';
 import { createBus, type EngineBus } from '../engine/events.js';
 import type { Logger } from '../engine/action.js';
 import type { ActionRegistry } from '../engine/registry/index.js';
 import { buildRegistry } from './registry.js';
 import { loadFlows, type LoadedFlows } from '../engine/flow/index.js';
-import { createEngine, type Engine } from '../engine/run/index.js';
+import type { Engine } from '../engine/run/index.js';
 import { createStore, type EngineStore } from '../store/index.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { createClientResolver, identityOf } from './clients.js';
+import { createClientResolver } from './clients.js';
+import { createProjectEngine, flowSource } from './project-engine.js';
 import { lazyApi } from './lazy-api.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { registerSecrets } from '../util/secrets.js';
@@ -96,20 +96,8 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   const registry = await buildRegistry(config);
 
-  const engine = createEngine({
-    store,
-    registry,
-    bus,
-    clock,
-    clientFor,
-    identityFor: (name) => identityOf(config, name),
-    // What the local service calls itself (publicUrl) or where it listens: `${{ local.url }}` in flows.
-    localUrl: config.local ? (config.local.publicUrl ?? `http://127.0.0.1:${config.local.port}`).replace(/\/+$/, '') : undefined,
-    logger: opts.logger,
-    baseDir: config.baseDir,
-  });
-
-  const flowsDir = resolveFromConfig(config, config.flowsDir);
+  const engine = createProjectEngine(config, { store, registry, bus, clock, clientFor, logger: opts.logger });
+  const source = flowSource(config, registry);
   let closed = false;
   return {
     config,
@@ -120,7 +108,7 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
     clock,
     local,
     clientFor,
-    flows: () => loadFlows(flowsDir, { registry, baseDir: config.baseDir, instances: Object.keys(config.instances) }),
+    flows: () => loadFlows(source.dir, source.options),
     async close() {
       if (closed) return;
       closed = true;
