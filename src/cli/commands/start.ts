@@ -1,115 +1,164 @@
-import { loadConfig } from '../../config/index.js';
-import { createCronScheduler } from '../../engine/schedule/index.js';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../config/index.js';
+import type { Logger } from '../../engine/action.js';
+import { displayPath } from '../../engine/flow/index.js';
+import type { Flow } from '../../engine/flow-types.js';
+import { createCronScheduler, type FireFn, type Scheduler } from '../../engine/schedule/index.js';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
-import { createRuntime } from '../../runtime/runtime.js';
+import { flowSource } from '../../runtime/project-engine.js';
+import { formatReload, Reloader, watchProject } from '../../runtime/reload.js';
+import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { serveDashboard, type UiServer } from '../../ui/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliReporter, formatCliError, type Io } from '../output.js';
 
-/** Signals that stop the daemon gracefully. SIGHUP too: a terminal closing (and, later, a reload) must not kill it mid-item. */
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** Signals that stop the daemon gracefully. SIGHUP reloads instead (see {@link untilStopped}). */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 
 /**
- * Resolves with the first stop signal. Keeps the process up meanwhile: with
- * nothing scheduled and no local service, nothing else holds the event loop,
- * and Node would exit (code 13, an unsettled top-level await) while a
+ * Resolves with the first stop signal; each SIGHUP meanwhile calls `onHangup`
+ * (the reload: the Unix daemon convention). Keeps the process up meanwhile:
+ * with nothing scheduled and no local service, nothing else holds the event
+ * loop, and Node would exit (code 13, an unsettled top-level await) while a
  * supervisor restarts it and startup flows run again.
  */
-function untilStopped(): Promise<NodeJS.Signals> {
+function untilStopped(onHangup: () => void): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
     const keepAlive = setInterval(() => {}, 1 << 30);
     const on = (sig: NodeJS.Signals) => {
       for (const s of STOP_SIGNALS) process.off(s, on);
+      process.off('SIGHUP', onHangup);
       clearInterval(keepAlive);
       resolve(sig);
     };
     for (const s of STOP_SIGNALS) process.on(s, on);
+    process.on('SIGHUP', onHangup);
   });
+}
+
+/** The daemon's runtime, holding the one-daemon-per-store lease; a FlowError DAEMON_RUNNING when another daemon has it. */
+async function openDaemon(config: Config, listen: boolean): Promise<{ runtime: Runtime; daemon?: LeaseOwner } | FlowError> {
+  let daemon: LeaseOwner | undefined;
+  try {
+    const runtime = await createRuntime({
+      config,
+      command: 'start',
+      listen,
+      beforeListen: async (store) => {
+        const owner = new LeaseOwner({ store, hostId: defaultHostId(), ttlMs: defaultLeaseTtlMs() }, { label: 'msgflow start' });
+        const claim = await owner.claim('daemon');
+        if (!claim.ok) throw new FlowError('DAEMON_RUNNING', { holder: describeHolder(claim.holder) });
+        owner.startHeartbeat();
+        daemon = owner;
+      },
+    });
+    return { runtime, daemon };
+  } catch (e) {
+    if (e instanceof FlowError && e.code === 'DAEMON_RUNNING') return e;
+    throw e;
+  }
+}
+
+/** The local service's banner and the dashboard (a busy dashboard port is reported, not fatal). */
+async function serveExtras(runtime: Runtime, listen: boolean, noUi: boolean, io: Io, logger: Logger): Promise<UiServer | undefined> {
+  if (listen) {
+    const host = await runtime.local();
+    if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
+  }
+  if (noUi) return undefined;
+  try {
+    const dashboard = await serveDashboard(runtime, {}, logger);
+    io.out(`msgflow: dashboard on ${dashboard.url}`);
+    return dashboard;
+  } catch (e) {
+    // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
+    if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
+    io.err(`${formatCliError(e)}; running without the dashboard`);
+    return undefined;
+  }
+}
+
+/** Resumes unfinished runs, then schedules every flow with on.schedule / on.startup. */
+async function scheduleFlows(runtime: Runtime, flows: Flow[], io: Io): Promise<{ scheduler: Scheduler; fireFor: (flow: Flow) => FireFn }> {
+  const resumed = await runtime.engine.resumeUnfinished(flows);
+  if (resumed.length > 0) io.out(`msgflow: resumed ${resumed.length} unfinished run(s)`);
+  const scheduler = createCronScheduler({
+    bus: runtime.bus,
+    state: runtime.store.kv('scheduler'),
+    clock: runtime.clock,
+    isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
+  });
+  const fireFor =
+    (flow: Flow): FireFn =>
+    async ({ trigger }) => {
+      const handle = await runtime.engine.start(flow, { trigger });
+      await handle.done;
+    };
+  for (const flow of flows) if (flow.on.schedule || flow.on.startup) scheduler.add(flow, fireFor(flow));
+  await scheduler.start();
+  for (const s of scheduler.status()) {
+    io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : '(none)'}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ''}`);
+  }
+  io.out(`msgflow: started; ${scheduler.status().length} flow(s) scheduled, ${flows.length} loaded. Ctrl-C stops.`);
+  return { scheduler, fireFor };
+}
+
+/** Runs a reload and reports it: problems on stderr, the summary line on stdout. */
+async function reportReload(reloader: Reloader, io: Io): Promise<void> {
+  try {
+    const { errors, line } = formatReload(await reloader.reload());
+    for (const e of errors) io.err(e.split('\n').map((l) => `msgflow: ${l}`).join('\n'));
+    io.out(`msgflow: ${line}`);
+  } catch (e) {
+    io.err(`${formatCliError(e)} (reload failed; the running flows stay)`);
+  }
 }
 
 /**
  * `msgflow start`: the daemon. Order matters: the local service listens
  * first (flows may call it), then unfinished runs resume, then the scheduler
- * starts (catching up missed slots and startup runs).
+ * starts (catching up missed slots and startup runs). SIGHUP, and with
+ * --watch any change of config.yaml or flows/, reloads (see runtime/reload.ts).
  */
 export async function start(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('start', argv, false);
-  const config = loadConfig(values.config ?? 'config.yaml');
+  const configPath = values.config ?? 'config.yaml';
+  const config = loadConfig(configPath);
   const listen = !values['no-listen'] && config.local !== undefined;
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
-  let daemon: LeaseOwner | undefined;
-  const runtime = await createRuntime({
-    config,
-    command: 'start',
-    listen,
-    beforeListen: async (store) => {
-      const owner = new LeaseOwner({ store, hostId: defaultHostId(), ttlMs: defaultLeaseTtlMs() }, { label: 'msgflow start' });
-      const claim = await owner.claim('daemon');
-      if (!claim.ok) throw new FlowError('DAEMON_RUNNING', { holder: describeHolder(claim.holder) });
-      owner.startHeartbeat();
-      daemon = owner;
-    },
-  }).catch((e: unknown) => {
-    if (e instanceof FlowError && e.code === 'DAEMON_RUNNING') return e;
-    throw e;
-  });
-  if (runtime instanceof FlowError) {
-    io.err(formatCliError(runtime));
+  const opened = await openDaemon(config, listen);
+  if (opened instanceof FlowError) {
+    io.err(formatCliError(opened));
     return EXIT.USAGE;
   }
+  const { runtime, daemon } = opened;
   // A daemon's output goes to a journal: plain progress lines, never a bar.
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   let dashboard: UiServer | undefined;
+  let watcher: { close(): void } | undefined;
   try {
-    if (listen) {
-      const host = await runtime.local();
-      if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
-    }
-    if (!values['no-ui']) {
-      try {
-        dashboard = await serveDashboard(runtime, {}, reporter.logger);
-        io.out(`msgflow: dashboard on ${dashboard.url}`);
-      } catch (e) {
-        // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
-        if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
-        io.err(`${formatCliError(e)}; running without the dashboard`);
-      }
-    }
+    dashboard = await serveExtras(runtime, listen, Boolean(values['no-ui']), io, reporter.logger);
     const { flows, errors } = runtime.flows();
     for (const e of errors) io.err(e.message);
     if (errors.length > 0) io.err(`msgflow: ${errors.length} flow error(s); the other flows run (see msgflow validate)`);
-
-    const resumed = await runtime.engine.resumeUnfinished(flows);
-    if (resumed.length > 0) io.out(`msgflow: resumed ${resumed.length} unfinished run(s)`);
-
-    const scheduler = createCronScheduler({
-      bus: runtime.bus,
-      state: runtime.store.kv('scheduler'),
-      clock: runtime.clock,
-      isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
-    });
-    let scheduled = 0;
-    for (const flow of flows) {
-      if (!flow.on.schedule && !flow.on.startup) continue;
-      scheduler.add(flow, async ({ trigger }) => {
-        const handle = await runtime.engine.start(flow, { trigger });
-        await handle.done;
-      });
-      scheduled++;
+    const { scheduler, fireFor } = await scheduleFlows(runtime, flows, io);
+    const reloader = new Reloader({ runtime, scheduler, configPath, flows, fireFor });
+    const reload = () => void reportReload(reloader, io);
+    if (values.watch) {
+      const source = flowSource(config, runtime.registry);
+      watcher = watchProject(configPath, source.dir, reload);
+      io.out(`msgflow: watching ${displayPath(path.resolve(configPath))} and ${displayPath(source.dir)}; a change reloads`);
     }
-    await scheduler.start();
-    for (const s of scheduler.status()) {
-      io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : "(none)"}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ""}`);
-    }
-    io.out(`msgflow: started; ${scheduled} flow(s) scheduled, ${flows.length} loaded. Ctrl-C stops.`);
-    const signal = await untilStopped();
+    const signal = await untilStopped(reload);
     io.err(`msgflow: ${signal}: stopping; running items finish or are checkpointed`);
+    watcher?.close();
     await scheduler.stop();
     return EXIT.OK;
   } finally {
+    watcher?.close();
     await dashboard?.close();
     // Runs stop first; then the daemon's claim goes, while the store is still open.
     await runtime.engine.shutdown('msgflow start stopping');

@@ -279,6 +279,8 @@ class CronScheduler implements Scheduler {
         await this.persist(lane);
       }
       if (atStart && lane.flow.on.startup) await this.accept(lane, { scheduledAt: now, trigger: 'startup' });
+      // Added after start: armed inside the lane, so idle() covers it (start() arms all lanes itself).
+      if (!atStart && this.lanes.get(lane.flow.name) === lane && !this.stopped) this.arm(lane);
     });
   }
 
@@ -290,11 +292,7 @@ class CronScheduler implements Scheduler {
     const lane: Lane = { flow, fire, timezone: timezoneOf(flow), pending: [], active: 0, chain: Promise.resolve() };
     this.lanes.set(flow.name, lane);
     if (!this.started || this.stopped) return;
-    void this.restore(lane, this.clock.now(), false).then(() => {
-      if (this.lanes.get(flow.name) !== lane || this.stopped) return;
-      this.arm(lane);
-      return this.drain(lane);
-    });
+    void this.restore(lane, this.clock.now(), false).then(() => this.drain(lane));
   }
 
   replace(flow: Flow, fire: FireFn): void {
@@ -314,7 +312,6 @@ class CronScheduler implements Scheduler {
     void this.serial(lane, async () => {
       if (after) lane.lastFire = this.clock.now();
       await this.persist(lane);
-    }).then(() => {
       if (this.lanes.get(flow.name) === lane && !this.stopped) this.arm(lane);
     });
   }
