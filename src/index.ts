@@ -49,7 +49,7 @@ export { z } from 'zod';
 export { createLocalService, type LocalService, type LocalServiceOptions, type LocalServiceEvents } from './local/index.js';
 export type { LocalRequest, LocalResponse } from './local/index.js';
 export { createEngine, type Engine, type EngineOptions, type RunHandle, type StartOptions } from './engine/run/index.js';
-export { createRuntime, type Runtime, type RuntimeOptions } from './runtime/runtime.js';
+export { createRuntime, type Runtime, type RuntimeOptions, type RuntimeFileOptions } from './runtime/runtime.js';
 export { buildRegistry } from './runtime/registry.js';
 export { createInProcessTransport } from './runtime/in-process-transport.js';
 export { loadFlowFile as loadFlow, loadFlows, findFlow, resolveInputs, type LoadFlowOptions } from './engine/flow/index.js';

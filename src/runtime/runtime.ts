@@ -4,7 +4,7 @@
  * plugins), the store, the event bus and the engine. The CLI commands and
  * programmatic users both start here.
  */
-import type { Config } from '../config/index.js';
+import { loadConfig, type Config } from '../config/index.js';
 import type { InstanceApi } from '../api/types.js';
 import { createBus, type EngineBus } from '../engine/events.js';
 import type { Logger } from '../engine/action.js';
@@ -55,7 +55,33 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
+/** Options of the one-argument form: everything but the config, which is read from the file. */
+export type RuntimeFileOptions = Partial<Omit<RuntimeOptions, 'config'>>;
+
+/**
+ * A working msgflow for a project: from its config file (the form for
+ * embedding: the file is read and validated as `msgflow validate` does, and
+ * relative paths in it resolve against its directory), or from a loaded
+ * config with options.
+ *
+ * @example
+ * const runtime = await createRuntime('config.yaml');
+ * try {
+ *   const flow = runtime.flows().flows.find((f) => f.name === 'check-leads')!;
+ *   const record = await (await runtime.engine.start(flow)).done;
+ * } finally {
+ *   await runtime.close();
+ * }
+ */
+export function createRuntime(configPath: string, opts?: RuntimeFileOptions): Promise<Runtime>;
+export function createRuntime(opts: RuntimeOptions): Promise<Runtime>;
+export function createRuntime(arg: string | RuntimeOptions, fileOpts: RuntimeFileOptions = {}): Promise<Runtime> {
+  if (typeof arg !== 'string') return openRuntime(arg);
+  // `command` is what the data-dir lock records as the holder: a program embedding msgflow.
+  return openRuntime({ command: 'embedded', ...fileOpts, config: loadConfig(arg) });
+}
+
+async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
   const bus = opts.bus ?? createBus();
