@@ -52,7 +52,7 @@ describe('msgflow start (process)', () => {
     const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW, 'flows/check-leads.yaml': cron('check-leads', '0 9 * * 1-5') });
     const d = await msgflowDaemon(['start', '--no-ui'], dir, /started; /);
     const seen = async (re: RegExp, from: number) => {
-      for (let i = 0; i < 300 && !re.test(d.output().slice(from)); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 600 && !re.test(d.output().slice(from)); i++) await new Promise((r) => setTimeout(r, 100));
       return d.output().slice(from);
     };
     try {
@@ -79,7 +79,7 @@ describe('msgflow start (process)', () => {
     } finally {
       d.child.kill('SIGKILL');
     }
-  });
+  }, 120_000);
 
   it('#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; 20 trials', async () => {
     let duplicates = 0;
