@@ -183,7 +183,7 @@ npm install
 npx msgflow validate        # config.yaml and flows/
 npx msgflow test            # flows/*.test.yaml, on a virtual clock
 npx msgflow run check-leads # run a flow now (against the local service)
-npx msgflow start           # run flows on their schedules
+npx msgflow start --watch   # run flows on their schedules; reload on edits
 \`\`\`
 
 - \`config.yaml\`: instances (\`apiUrl: local\` is msgflow's own local service), store, plugins.
