@@ -163,8 +163,8 @@ export function formatReload(s: ReloadSummary): { errors: string[]; line: string
 }
 
 /**
- * Calls `onChange` (debounced) when config.yaml or a file under the flows
- * directory changes. Watches directories, not files: editors save by writing
+ * Calls `onChange` (debounced) when config.yaml or a flow file (`*.yaml`,
+ * `*.yml`, not `*.test.yaml`) in the flows directory changes. Watches directories, not files: editors save by writing
  * a new file and renaming it over the old one, which a file watch loses.
  */
 export function watchProject(configPath: string, flowsDir: string, onChange: () => void, debounceMs = 300): { close(): void } {
@@ -179,8 +179,16 @@ export function watchProject(configPath: string, flowsDir: string, onChange: () 
       if (name === path.basename(configFile)) changed();
     }),
   ];
+  // Flows are the directory's own files (listFlowFiles does not descend). Not recursive: Node 20's
+  // recursive watch on Linux loses files replaced by rename (sed -i, most editors' saves).
   // A flows directory created later is picked up by the next start; config.yaml is still watched.
-  if (existsSync(flowsDir)) watchers.push(watch(flowsDir, { recursive: true }, changed));
+  if (existsSync(flowsDir)) {
+    watchers.push(
+      watch(flowsDir, (_event, name) => {
+        if (!name || (/\.ya?ml$/i.test(name) && !/\.test\.ya?ml$/i.test(name))) changed();
+      }),
+    );
+  }
   // A watcher error (the directory removed) must not crash the daemon: the flows keep running.
   for (const w of watchers) w.on('error', () => w.close());
   return {

@@ -169,11 +169,12 @@ describe('Reloader: config.yaml and flows/ from disk', () => {
 });
 
 describe('watchProject (msgflow start --watch)', () => {
-  it('a burst of saves to config.yaml and flows/ (an editor renaming a new file over the old one) gives one reload; other files none', async () => {
+  it('each burst of saves (an editor writing a new file and renaming it over the old one) gives one reload, again and again; other files none', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-watch-'));
     try {
-      mkdirSync(path.join(dir, 'flows', 'team'), { recursive: true });
+      mkdirSync(path.join(dir, 'flows'));
       writeFileSync(path.join(dir, 'config.yaml'), CONFIG);
+      writeFileSync(path.join(dir, 'flows', 'a.yaml'), flowYaml('a', '0 9 * * *'));
       let calls = 0;
       let signal!: () => void;
       let called = new Promise<void>((r) => (signal = r));
@@ -181,17 +182,24 @@ describe('watchProject (msgflow start --watch)', () => {
         calls++;
         signal();
       }, 200);
+      const saveOver = (file: string, text: string) => {
+        writeFileSync(`${file}.tmp~`, text);
+        renameSync(`${file}.tmp~`, file);
+      };
       try {
         writeFileSync(path.join(dir, 'notes.txt'), 'not watched');
-        writeFileSync(path.join(dir, 'config.yaml.tmp'), CONFIG);
-        renameSync(path.join(dir, 'config.yaml.tmp'), path.join(dir, 'config.yaml'));
-        writeFileSync(path.join(dir, 'flows', 'team', 'a.yaml'), flowYaml('a', '0 9 * * *'));
+        writeFileSync(path.join(dir, 'flows', 'a.test.yaml'), 'cases: []\n');
+        saveOver(path.join(dir, 'config.yaml'), CONFIG);
+        saveOver(path.join(dir, 'flows', 'a.yaml'), flowYaml('a', '0 10 * * *'));
         await called;
         expect(calls).toBe(1);
-        called = new Promise<void>((r) => (signal = r));
-        writeFileSync(path.join(dir, 'flows', 'b.yaml'), flowYaml('b', '0 9 * * *'));
-        await called;
-        expect(calls).toBe(2);
+        // The replaced file is still watched (a watch on the file itself would have lost it).
+        for (let i = 2; i <= 3; i++) {
+          called = new Promise<void>((r) => (signal = r));
+          saveOver(path.join(dir, 'flows', 'a.yaml'), flowYaml('a', `0 ${10 + i} * * *`));
+          await called;
+          expect(calls).toBe(i);
+        }
       } finally {
         w.close();
       }
