@@ -15,28 +15,46 @@ import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliReporter, formatCliError, type Io } from '../output.js';
 
-/** Signals that stop the daemon gracefully. SIGHUP reloads instead (see {@link untilStopped}). */
+/** Signals that stop the daemon gracefully. SIGHUP reloads instead (see {@link daemonSignals}). */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 
 /**
- * Resolves with the first stop signal; each SIGHUP meanwhile calls `onHangup`
- * (the reload: the Unix daemon convention). Keeps the process up meanwhile:
- * with nothing scheduled and no local service, nothing else holds the event
- * loop, and Node would exit (code 13, an unsettled top-level await) while a
- * supervisor restarts it and startup flows run again.
+ * The daemon's signal handling, installed before anything is printed: until
+ * Node has a handler, SIGHUP's default action kills the process, and a
+ * supervisor may send it as soon as it sees the "started" line. `stopped`
+ * resolves with the first stop signal; each SIGHUP calls the reload given to
+ * `onHangup` (one that came earlier runs once it is given: the Unix daemon
+ * convention). The interval keeps the process up meanwhile: with nothing
+ * scheduled and no local service, nothing else holds the event loop, and Node
+ * would exit (code 13, an unsettled top-level await) while a supervisor
+ * restarts it and startup flows run again.
  */
-function untilStopped(onHangup: () => void): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const keepAlive = setInterval(() => {}, 1 << 30);
-    const on = (sig: NodeJS.Signals) => {
-      for (const s of STOP_SIGNALS) process.off(s, on);
-      process.off('SIGHUP', onHangup);
-      clearInterval(keepAlive);
-      resolve(sig);
-    };
-    for (const s of STOP_SIGNALS) process.on(s, on);
-    process.on('SIGHUP', onHangup);
-  });
+function daemonSignals(): { stopped: Promise<NodeJS.Signals>; onHangup(reload: () => void): void; close(): void } {
+  let reload: (() => void) | undefined;
+  let missed = false;
+  const hangup = () => {
+    if (reload) reload();
+    else missed = true;
+  };
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  let stop!: (sig: NodeJS.Signals) => void;
+  const stopped = new Promise<NodeJS.Signals>((resolve) => (stop = resolve));
+  const close = () => {
+    for (const s of STOP_SIGNALS) process.off(s, stop);
+    process.off('SIGHUP', hangup);
+    clearInterval(keepAlive);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, stop);
+  process.on('SIGHUP', hangup);
+  return {
+    stopped: stopped.finally(close),
+    onHangup(fn) {
+      reload = fn;
+      if (missed) fn();
+    },
+    // Start-up failed: the listeners and the interval must not hold the process.
+    close,
+  };
 }
 
 /** The daemon's runtime, holding the one-daemon-per-store lease; a FlowError DAEMON_RUNNING when another daemon has it. */
@@ -139,6 +157,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   let dashboard: UiServer | undefined;
   let watcher: { close(): void } | undefined;
+  const signals = daemonSignals();
   try {
     dashboard = await serveExtras(runtime, listen, Boolean(values['no-ui']), io, reporter.logger);
     const { flows, errors } = runtime.flows();
@@ -152,12 +171,14 @@ export async function start(argv: string[], io: Io): Promise<number> {
       watcher = watchProject(configPath, source.dir, reload);
       io.out(`msgflow: watching ${displayPath(path.resolve(configPath))} and ${displayPath(source.dir)}; a change reloads`);
     }
-    const signal = await untilStopped(reload);
+    signals.onHangup(reload);
+    const signal = await signals.stopped;
     io.err(`msgflow: ${signal}: stopping; running items finish or are checkpointed`);
     watcher?.close();
     await scheduler.stop();
     return EXIT.OK;
   } finally {
+    signals.close();
     watcher?.close();
     await dashboard?.close();
     // Runs stop first; then the daemon's claim goes, while the store is still open.
