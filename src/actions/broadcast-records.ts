@@ -54,8 +54,13 @@ export function statusOf(m: Message): DeliveryStatus {
   return m.statusMessage === 'read' || m.statusMessage === 'delivered' ? m.statusMessage : 'sent';
 }
 
-/** Moves a record's status forward (never back) from an observed message; true when it changed. */
+/**
+ * Moves a record's status forward (never back) from an observed message; true
+ * when it changed. A `pending` message is still in the service's send queue:
+ * not yet sent, so not observed.
+ */
 export function applyStatus(r: RecipientRecord, m: Message, now: number): boolean {
+  if (m.statusMessage === 'pending') return false;
   const s = statusOf(m);
   const cur = r.status ?? 'sent';
   const firstSeen = !r.observed;
@@ -168,7 +173,8 @@ export async function followStatuses(ctx: ActionContext, store: DurableState, re
     for (const r of open) {
       let m = byId.get(r.idMessage!);
       if (!m && looked++ < 5) m = await ctx.client.getMessage({ chatId: r.chatId, idMessage: r.idMessage! }, { signal: ctx.signal }).catch(() => undefined);
-      if (!m) continue;
+      // `pending`: accepted, still queued: not seen sent yet.
+      if (!m || m.statusMessage === 'pending') continue;
       const first = !r.observed;
       if (applyStatus(r, m, now)) await store.set(`r:${r.chatId}`, r);
       if (first) lastMove = now;

@@ -25,6 +25,8 @@ import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 import { nextOpening, WindowSchema } from './window.js';
 import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
+import { followNotified, notificationsOn } from './broadcast-notified.js';
+import { optOutKey, optOutList } from './opt-out.js';
 import {
   FailureGuard,
   JobCounters,
@@ -99,6 +101,8 @@ export interface FilesBroadcastSummary {
   unknown: number;
   /** Not attempted: an absolute window is over. */
   notSent: number;
+  /** Not sent: the chat is on the instance's opt-out list (optOut.add). */
+  optedOut: number;
   /** Dry run: recipients that would be sent to. */
   wouldSend?: number;
   /** Sends found by reconciliation after an interruption (not sent again). */
@@ -123,6 +127,8 @@ interface Job {
   recipients: Recipient[];
   /** Report rows of invalid input rows. */
   invalidRows: Record<string, unknown>[];
+  /** Report rows of recipients on the opt-out list. */
+  optedOutRows: Record<string, unknown>[];
   duplicates: number;
   total: number;
   counters: JobCounters;
@@ -187,6 +193,7 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
     store,
     recipients: [],
     invalidRows: [],
+    optedOutRows: [],
     duplicates: 0,
     total: 0,
     counters: new JobCounters(ctx, 1),
@@ -196,6 +203,7 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
     windowOver: false,
   };
   const seen = new Set<string>();
+  const optedOut = optOutList(ctx);
   for await (const row of readRows(ctx, FILES_BROADCAST, { file: input.file, items: input.recipients })) {
     job.total++;
     const r = recipientOf(row);
@@ -211,12 +219,17 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
     seen.add(r.chatId);
     // One key per recipient: the cost does not depend on how many records the campaign holds.
     const rec = await store.get<RecipientRecord>(`r:${r.chatId}`);
+    // Opted out: never sent again (a message that already went out keeps its own outcome).
+    if (!settled(rec) && (await optedOut.get(optOutKey(ctx.instance.identity, r.chatId))) !== undefined) {
+      job.optedOutRows.push({ chatId: r.chatId, where: row.where, outcome: 'optedOut', caption: checked.caption });
+      continue;
+    }
     if (rec?.idMessage) job.claimed.add(rec.idMessage);
     job.recipients.push({ chatId: r.chatId, where: row.where, caption: checked.caption, rec });
   }
   job.counters.total = job.total;
   job.counters.invalid = job.invalidRows.length;
-  job.counters.skipped = job.duplicates;
+  job.counters.skipped = job.duplicates + job.optedOutRows.length;
   return job;
 }
 
@@ -237,7 +250,8 @@ const queuedAhead = (ctx: ActionContext, job: Job) => async (): Promise<number> 
   for (const r of unseen) {
     const m = byId.get(r.idMessage!);
     if (m && applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
-    if (!m) left++;
+    // Listed `pending`: still in the service's queue, ahead of what follows.
+    if (!m || m.statusMessage === 'pending') left++;
   }
   return left;
 };
@@ -344,6 +358,10 @@ async function follow(ctx: ActionContext, input: FilesBroadcastInput, job: Job):
     followUntil = ctx.clock.now() + input.follow.deadline;
     await ctx.state.set('followUntil', followUntil);
   }
+  if (await notificationsOn(ctx, Math.min(...mine.map((r) => r.intentAt)))) {
+    const onFailed = () => countChange(job, 'sent', 'failed');
+    return followNotified(ctx, job.store, mine, { until: input.follow.until, deadline: followUntil, pollMs: input.follow.poll, onFailed });
+  }
   await followStatuses(ctx, job.store, mine, {
     until: input.follow.until,
     deadline: followUntil,
@@ -378,6 +396,7 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
     const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
     await writer.write({ chatId: rcp.chatId, where: rcp.where, outcome, idMessage: r?.idMessage, status: r?.status, sentAt: iso(r?.sentAt), deliveredAt: iso(r?.deliveredAt), readAt: iso(r?.readAt), reconciled: r?.reconciled, caption: rcp.caption, error });
   }
+  for (const row of job.optedOutRows) await writer.write(row);
   for (const row of job.invalidRows) await writer.write(row);
   const summary: FilesBroadcastSummary = {
     total: job.total,
@@ -390,6 +409,7 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
     failed: n.failed ?? 0,
     unknown: n.unknown ?? 0,
     notSent: n.notSent ?? 0,
+    optedOut: job.optedOutRows.length,
     ...(ctx.run.dryRun ? { wouldSend: n.wouldSend ?? 0 } : {}),
     reconciled: job.reconciled,
     earlier: n.sentEarlier ?? 0,
@@ -397,9 +417,9 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
   };
   await writer.close({ ...summary });
   const c = job.counters;
-  Object.assign(c, { done: summary.sent, failed: summary.failed + summary.unknown, skipped: job.duplicates + summary.notSent + (summary.wouldSend ?? 0) });
+  Object.assign(c, { done: summary.sent, failed: summary.failed + summary.unknown, skipped: job.duplicates + summary.optedOut + summary.notSent + (summary.wouldSend ?? 0) });
   c.flush();
-  ctx.logger.info(`${FILES_BROADCAST}: ${summary.sent} sent (${delivered} delivered, ${read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.invalid} invalid; report ${job.reportPath}`);
+  ctx.logger.info(`${FILES_BROADCAST}: ${summary.sent} sent (${delivered} delivered, ${read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.optedOut} opted out, ${summary.invalid} invalid; report ${job.reportPath}`);
   return summary;
 }
 
@@ -414,7 +434,7 @@ export const filesBroadcast = defineAction({
   writes: true,
   output: {
     description:
-      'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, reconciled, earlier, report } (+ wouldSend on a dry run); per-recipient idMessage and status in the report file.',
+      'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, optedOut, reconciled, earlier, report } (+ wouldSend on a dry run); per-recipient idMessage and status in the report file.',
   },
   async run(ctx, input): Promise<FilesBroadcastSummary> {
     const job = await load(ctx, input);

@@ -7,6 +7,8 @@ import { checkAccountBulk } from './check-account-bulk.js';
 import { contactsImport } from './contacts-import.js';
 import { outgoingAudit } from './outgoing-audit.js';
 import { filesBroadcast } from './files-broadcast.js';
+import { optOutAdd, optOutRemove } from './opt-out.js';
+import { waitForReply } from './wait-for-reply.js';
 
 export { checkAccountBulk, CheckAccountBulkInput, checkAccountNamespace, pauseKey, PAUSES_NAMESPACE, CHECK_ACCOUNT_BULK, CHECK_REPORT_COLUMNS } from './check-account-bulk.js';
 export type { CheckAccountBulkSummary, CheckResult, CachedCheck, CheckPause } from './check-account-bulk.js';
@@ -17,6 +19,8 @@ export type { OutgoingAuditResult, AuditRecord, AuditTrend, ThresholdCrossing } 
 export { filesBroadcast, FilesBroadcastInput, FILES_BROADCAST, BROADCAST_REPORT_COLUMNS } from './files-broadcast.js';
 export type { FilesBroadcastSummary } from './files-broadcast.js';
 export type { RecipientRecord } from './broadcast-records.js';
+export { optOutAdd, optOutRemove, optOutKey, OPT_OUT_ADD, OPT_OUT_REMOVE, type OptOutResult } from './opt-out.js';
+export { waitForReply, WAIT_FOR_REPLY, type WaitForReplyResult } from './wait-for-reply.js';
 export { normalisePhone, normaliseUsername } from './phone.js';
 export { parseDuration, formatDuration } from './duration.js';
 export * from './kit/index.js';
@@ -24,4 +28,4 @@ export { resolveWindow, nextOpening } from './window.js';
 export { createActionTestContext, runAction, type ActionTestContext, type ActionTestOptions } from './testing.js';
 
 /** Registered by the runtime next to the API-method actions. */
-export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [checkAccountBulk, contactsImport, outgoingAudit, filesBroadcast];
+export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [checkAccountBulk, contactsImport, outgoingAudit, filesBroadcast, optOutAdd, optOutRemove, waitForReply];

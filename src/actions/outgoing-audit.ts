@@ -110,7 +110,8 @@ export function computeAudit(messages: readonly Message[], now: number, input: O
   const notRead: LaggingMessage[] = [];
   const seen = new Set<string>();
   for (const m of messages) {
-    if (m.type !== 'outgoing' || seen.has(m.idMessage)) continue;
+    // `pending`: still in the send queue, not sent yet: neither counted nor lagging.
+    if (m.type !== 'outgoing' || m.statusMessage === 'pending' || seen.has(m.idMessage)) continue;
     seen.add(m.idMessage);
     const status = statusOf(m);
     byStatus[status]++;

@@ -22,6 +22,10 @@ export const ERROR_CATALOGUE = {
   CHAT_NOT_FOUND: { status: 400, template: 'chatId not found' },
   MESSAGE_NOT_FOUND: { status: 400, template: "Message not found by id '{idMessage}'" },
   INSTANCE_NOT_READY: { status: 200, template: 'instance is {state}: authorize the instance before checking accounts' },
+  /** A method that needs the account, on an instance that is not authorized (the service's text). */
+  ACCOUNT_NOT_AUTHORIZED: { status: 400, template: 'instance account not authorized' },
+  /** ...on an instance that is starting: it may work in a few seconds (the service's text). */
+  INSTANCE_STARTING: { status: 400, template: 'instance in starting process try later' },
   CHECK_ACCOUNT_RATE_LIMIT: { status: 200, template: 'rate_limit_exceeded: retry after {retryAfter}s' },
 
   // ---- transport-level answers of the local service -------------------------
@@ -117,6 +121,10 @@ export const ERROR_CATALOGUE = {
   UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },
   UI_NOT_FOUND: { status: 404, template: '{what} not found' },
   UI_CONFLICT: { status: 409, template: '{reason}' },
+  /** `msgflow run` handed its run to the daemon's API, which answered with an error. */
+  DAEMON_API_REFUSED: { template: "the daemon's dashboard at {url} refused the run: {message} ({code})" },
+  /** `msgflow run` could not reach the daemon's dashboard, or lost it while following the run. */
+  DAEMON_API_UNREACHABLE: { template: "the daemon's dashboard at {url} cannot be reached: {reason}" },
 
   // ---- built-in job actions -------------------------------------------------
   /** An action's input (a data file, a row, a field) is unusable as a whole. */

@@ -21,6 +21,7 @@ export const FATAL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'UNAUTHORIZED',
   'INSTANCE_NOT_FOUND',
   'INSTANCE_NOT_READY',
+  'ACCOUNT_NOT_AUTHORIZED',
   'CLIENT_CLOSED',
   'CLIENT_OPTIONS_INVALID',
 ]);
@@ -32,6 +33,7 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'TOO_MANY_REQUESTS',
   'CHECK_ACCOUNT_RATE_LIMIT',
   'STEP_TIMEOUT',
+  'INSTANCE_STARTING',
   'SERVER_ERROR',
   'INTERNAL',
 ]);

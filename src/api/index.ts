@@ -6,5 +6,6 @@ export * from './errors.js';
 export * from './redact.js';
 export * from './schemas.js';
 export * from './types.js';
+export * from './notifications.js';
 export * from './validate.js';
 export * from './failure.js';

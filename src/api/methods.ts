@@ -1,5 +1,5 @@
 /**
- * The catalogue of the eight API methods: how each is called and how it may be
+ * The catalogue of the API methods: how each is called and how it may be
  * retried. Client, local service and built-in actions all read this one table.
  */
 export const API_METHODS = [
@@ -11,13 +11,36 @@ export const API_METHODS = [
   'sendFileByUrl',
   'lastOutgoingMessages',
   'checkAccount',
+  'getStateInstance',
+  'sendMessage',
+  'checkWhatsapp',
+  'getSettings',
+  'setSettings',
+  'showMessagesQueue',
+  'clearMessagesQueue',
+  'lastIncomingMessages',
+  'receiveNotification',
+  'deleteNotification',
 ] as const;
 
 export type ApiMethod = (typeof API_METHODS)[number];
 
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
 export interface MethodSpec {
   readonly name: ApiMethod;
-  readonly httpMethod: 'GET' | 'POST';
+  /** GET carries the request in the query string, POST in a JSON body, DELETE in the path. */
+  readonly httpMethod: HttpMethod;
+  /**
+   * Request fields that travel as path segments after the token, in this
+   * order: `DELETE …/deleteNotification/{token}/{receiptId}`. @default []
+   */
+  readonly pathParams?: readonly string[];
+  /**
+   * The request field (seconds) for which the service may hold the answer
+   * (a long poll): the client's per-call timeout is extended beyond it.
+   */
+  readonly longPollSeconds?: string;
   /**
    * Whether repeating the call has the same effect as making it once. A
    * non-idempotent call that may have reached the server is never retried:
@@ -42,7 +65,43 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
   sendFileByUrl: { name: 'sendFileByUrl', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
   lastOutgoingMessages: { name: 'lastOutgoingMessages', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
   checkAccount: { name: 'checkAccount', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  getStateInstance: { name: 'getStateInstance', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  sendMessage: { name: 'sendMessage', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  checkWhatsapp: { name: 'checkWhatsapp', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  getSettings: { name: 'getSettings', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  setSettings: { name: 'setSettings', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  showMessagesQueue: { name: 'showMessagesQueue', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // Not published; the same as showMessagesQueue, its companion.
+  clearMessagesQueue: { name: 'clearMessagesQueue', httpMethod: 'GET', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  // Not published; the same as lastOutgoingMessages, its twin.
+  lastIncomingMessages: { name: 'lastIncomingMessages', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // Receiving does not consume (only deleteNotification does): repeating it is safe.
+  receiveNotification: {
+    name: 'receiveNotification',
+    httpMethod: 'GET',
+    writes: false,
+    idempotent: true,
+    defaultRatePerSecond: 100,
+    longPollSeconds: 'receiveTimeout',
+  },
+  // Deleting twice leaves the same queue (the second answers {result: false}).
+  deleteNotification: {
+    name: 'deleteNotification',
+    httpMethod: 'DELETE',
+    writes: true,
+    idempotent: true,
+    defaultRatePerSecond: 100,
+    pathParams: ['receiptId'],
+  },
 });
+
+/** Methods whose request has no field at all: the request object may be left out. */
+export const NO_PARAMETER_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
+  'getStateInstance',
+  'getSettings',
+  'showMessagesQueue',
+  'clearMessagesQueue',
+]);
 
 export function isApiMethod(name: string): name is ApiMethod {
   return (API_METHODS as readonly string[]).includes(name);

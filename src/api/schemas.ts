@@ -1,5 +1,5 @@
 /**
- * The request schemas of the eight methods: ONE definition, used by the client
+ * The request schemas of the API methods: ONE definition, used by the client
  * (before a request leaves), by the local service (on every request it
  * receives) and by the built-in actions (as their input schemas). Each check
  * carries the spec's "Details" text where the spec gives one, and a text in
@@ -26,6 +26,11 @@ export const TYPING_TYPES = [
 export type TypingType = (typeof TYPING_TYPES)[number];
 
 export const CAPTION_MAX = 1024;
+export const MESSAGE_MAX = 20000;
+export const RECEIVE_TIMEOUT_MIN = 5;
+export const RECEIVE_TIMEOUT_MAX = 60;
+export const SEND_DELAY_MIN = 500;
+export const SEND_DELAY_MAX = 600_000;
 export const ID_MESSAGE_MIN = 16;
 export const TYPING_TIME_MIN = 1000;
 export const TYPING_TIME_MAX = 20000;
@@ -112,6 +117,56 @@ function url(name: string) {
   );
 }
 
+/** An integer from `min` to `max`, with the texts of the other numeric checks. */
+function intBetween(name: string, min: number, max: number) {
+  return z
+    .number({ error: `'${name}' must be a number` })
+    .refine((n) => Number.isInteger(n), { error: `'${name}' must be an integer`, abort: true })
+    .refine((n) => n >= min, { error: `'${name}' must be greater than or equal to ${min}`, abort: true })
+    .refine((n) => n <= max, { error: `'${name}' must be less than or equal to ${max}` });
+}
+
+function yesNo(name: string) {
+  return z.enum(['yes', 'no'], { error: `'${name}' must be one of [yes, no]` });
+}
+
+/** A webhook address: empty (no webhook: notifications are received with receiveNotification) or an http(s) URL. */
+const webhookUrl = z.union([z.literal(''), url('webhookUrl')], { error: "'webhookUrl' must be an empty string or a URL starting with http(s)://" });
+
+/** The yes/no switches of setSettings/getSettings: which notifications the instance produces. */
+export const SETTINGS_SWITCHES = [
+  'markIncomingMessagesReaded',
+  'markIncomingMessagesReadedOnReply',
+  'outgoingWebhook',
+  'outgoingMessageWebhook',
+  'outgoingAPIMessageWebhook',
+  'incomingWebhook',
+  'stateWebhook',
+] as const;
+
+export type SettingsSwitch = (typeof SETTINGS_SWITCHES)[number];
+
+const settingsShape = {
+  webhookUrl: webhookUrl.optional(),
+  webhookUrlToken: str('webhookUrlToken').optional(),
+  delaySendMessagesMilliseconds: intBetween('delaySendMessagesMilliseconds', SEND_DELAY_MIN, SEND_DELAY_MAX).optional(),
+  markIncomingMessagesReaded: yesNo('markIncomingMessagesReaded').optional(),
+  markIncomingMessagesReadedOnReply: yesNo('markIncomingMessagesReadedOnReply').optional(),
+  outgoingWebhook: yesNo('outgoingWebhook').optional(),
+  outgoingMessageWebhook: yesNo('outgoingMessageWebhook').optional(),
+  outgoingAPIMessageWebhook: yesNo('outgoingAPIMessageWebhook').optional(),
+  incomingWebhook: yesNo('incomingWebhook').optional(),
+  stateWebhook: yesNo('stateWebhook').optional(),
+};
+
+const SETTINGS_KEYS = Object.keys(settingsShape);
+const SETTINGS_EMPTY_TEXT = `at least one parameter must be given: ${SETTINGS_KEYS.join(', ')}`;
+
+/** setSettings: "selective specification of parameters is allowed; at least one parameter must be specified". */
+function hasASetting(body: Record<string, unknown>): boolean {
+  return SETTINGS_KEYS.some((k) => body[k] !== undefined);
+}
+
 const fileName = nonEmpty('fileName').refine((s) => !s.startsWith('\uFEFF'), {
   error: "'fileName' must be UTF-8 without BOM",
 });
@@ -159,6 +214,31 @@ export const REQUEST_SHAPES = {
     username: username.optional(),
     force: bool('force').default(false),
   },
+  getStateInstance: {},
+  sendMessage: {
+    chatId: chatId(),
+    message: nonEmpty('message').refine((s) => s.length <= MESSAGE_MAX, {
+      error: `'message' length must be less than or equal to ${MESSAGE_MAX} characters long`,
+    }),
+    quotedMessageId: str('quotedMessageId').optional(),
+    linkPreview: bool('linkPreview').optional(),
+  },
+  checkWhatsapp: {
+    phoneNumber,
+  },
+  getSettings: {},
+  setSettings: settingsShape,
+  showMessagesQueue: {},
+  clearMessagesQueue: {},
+  lastIncomingMessages: {
+    minutes: positiveInt('minutes').default(1440),
+  },
+  receiveNotification: {
+    receiveTimeout: intBetween('receiveTimeout', RECEIVE_TIMEOUT_MIN, RECEIVE_TIMEOUT_MAX).default(RECEIVE_TIMEOUT_MIN),
+  },
+  deleteNotification: {
+    receiptId: positiveInt('receiptId'),
+  },
 } as const;
 
 const BODY_NOT_OBJECT = 'request body must be a JSON object';
@@ -181,6 +261,16 @@ export const REQUEST_SCHEMAS = {
   sendFileByUrl: withBodyShape(REQUEST_SHAPES.sendFileByUrl),
   lastOutgoingMessages: withBodyShape(REQUEST_SHAPES.lastOutgoingMessages),
   checkAccount: withBodyShape(REQUEST_SHAPES.checkAccount),
+  getStateInstance: withBodyShape(REQUEST_SHAPES.getStateInstance),
+  sendMessage: withBodyShape(REQUEST_SHAPES.sendMessage),
+  checkWhatsapp: withBodyShape(REQUEST_SHAPES.checkWhatsapp),
+  getSettings: withBodyShape(REQUEST_SHAPES.getSettings),
+  setSettings: withBodyShape(REQUEST_SHAPES.setSettings).refine(hasASetting, { error: SETTINGS_EMPTY_TEXT }),
+  showMessagesQueue: withBodyShape(REQUEST_SHAPES.showMessagesQueue),
+  clearMessagesQueue: withBodyShape(REQUEST_SHAPES.clearMessagesQueue),
+  lastIncomingMessages: withBodyShape(REQUEST_SHAPES.lastIncomingMessages),
+  receiveNotification: withBodyShape(REQUEST_SHAPES.receiveNotification),
+  deleteNotification: withBodyShape(REQUEST_SHAPES.deleteNotification),
 } as const;
 
 /**
@@ -196,4 +286,14 @@ export const STRICT_REQUEST_SCHEMAS = {
   sendFileByUrl: strictBodyShape(REQUEST_SHAPES.sendFileByUrl),
   lastOutgoingMessages: strictBodyShape(REQUEST_SHAPES.lastOutgoingMessages),
   checkAccount: strictBodyShape(REQUEST_SHAPES.checkAccount),
+  getStateInstance: strictBodyShape(REQUEST_SHAPES.getStateInstance),
+  sendMessage: strictBodyShape(REQUEST_SHAPES.sendMessage),
+  checkWhatsapp: strictBodyShape(REQUEST_SHAPES.checkWhatsapp),
+  getSettings: strictBodyShape(REQUEST_SHAPES.getSettings),
+  setSettings: strictBodyShape(REQUEST_SHAPES.setSettings).refine(hasASetting, { error: SETTINGS_EMPTY_TEXT }),
+  showMessagesQueue: strictBodyShape(REQUEST_SHAPES.showMessagesQueue),
+  clearMessagesQueue: strictBodyShape(REQUEST_SHAPES.clearMessagesQueue),
+  lastIncomingMessages: strictBodyShape(REQUEST_SHAPES.lastIncomingMessages),
+  receiveNotification: strictBodyShape(REQUEST_SHAPES.receiveNotification),
+  deleteNotification: strictBodyShape(REQUEST_SHAPES.deleteNotification),
 } as const;

@@ -1,11 +1,12 @@
 /**
- * Request and response types of the eight methods, as the spec gives them.
+ * Request and response types of the API methods, as the spec gives them.
  * Request types are inferred from the shared zod schemas (see schemas.ts) so
  * that the client, the local service and the actions cannot drift apart.
  */
 import type { z } from 'zod';
 import type { REQUEST_SCHEMAS } from './schemas.js';
 import type { ApiMethod } from './methods.js';
+import type { InstanceState, ReceivedNotification } from './notifications.js';
 
 export type AddContactRequest = z.input<(typeof REQUEST_SCHEMAS)['addContact']>;
 export type EditContactRequest = z.input<(typeof REQUEST_SCHEMAS)['editContact']>;
@@ -15,15 +16,30 @@ export type GetMessageRequest = z.input<(typeof REQUEST_SCHEMAS)['getMessage']>;
 export type SendFileByUrlRequest = z.input<(typeof REQUEST_SCHEMAS)['sendFileByUrl']>;
 export type LastOutgoingMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['lastOutgoingMessages']>;
 export type CheckAccountRequest = z.input<(typeof REQUEST_SCHEMAS)['checkAccount']>;
+export type GetStateInstanceRequest = z.input<(typeof REQUEST_SCHEMAS)['getStateInstance']>;
+export type SendMessageRequest = z.input<(typeof REQUEST_SCHEMAS)['sendMessage']>;
+export type CheckWhatsappRequest = z.input<(typeof REQUEST_SCHEMAS)['checkWhatsapp']>;
+export type GetSettingsRequest = z.input<(typeof REQUEST_SCHEMAS)['getSettings']>;
+export type SetSettingsRequest = z.input<(typeof REQUEST_SCHEMAS)['setSettings']>;
+export type ShowMessagesQueueRequest = z.input<(typeof REQUEST_SCHEMAS)['showMessagesQueue']>;
+export type ClearMessagesQueueRequest = z.input<(typeof REQUEST_SCHEMAS)['clearMessagesQueue']>;
+export type LastIncomingMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['lastIncomingMessages']>;
+export type ReceiveNotificationRequest = z.input<(typeof REQUEST_SCHEMAS)['receiveNotification']>;
+export type DeleteNotificationRequest = z.input<(typeof REQUEST_SCHEMAS)['deleteNotification']>;
 
 /** A request after validation: defaults applied, phone numbers as numbers. */
 export type ParsedRequest<M extends ApiMethod> = z.output<(typeof REQUEST_SCHEMAS)[M]>;
 
 export type MessageType = 'outgoing' | 'incoming';
-export type StatusMessage = 'sent' | 'delivered' | 'read';
+/**
+ * Outgoing message status. `pending`: still in the send queue (accepted, not
+ * yet released; also while the instance is not authorized).
+ */
+export type StatusMessage = 'pending' | 'sent' | 'delivered' | 'read';
 export type ChatType = 'user' | 'group' | 'supergroup' | 'channel' | 'bot';
 export type TypeMessage =
   | 'textMessage'
+  | 'extendedTextMessage'
   | 'imageMessage'
   | 'videoMessage'
   | 'documentMessage'
@@ -36,6 +52,7 @@ export type TypeMessage =
 
 export const TYPE_MESSAGES: readonly TypeMessage[] = [
   'textMessage',
+  'extendedTextMessage',
   'imageMessage',
   'videoMessage',
   'documentMessage',
@@ -59,7 +76,7 @@ export interface Message {
   typeMessage: TypeMessage;
   chatId: string;
   chatType?: ChatType;
-  /** Outgoing only. `sent` is reported while neither delivered nor read. */
+  /** Outgoing only. `pending` while queued; `sent` while neither delivered nor read. */
   statusMessage?: StatusMessage;
   /** Outgoing only: true when sent through the API. */
   sendByApi?: boolean;
@@ -110,6 +127,64 @@ export type CheckAccountResponse =
   | { exist: true; chatId: string; username?: string; phoneNumber?: number; fromCache: boolean }
   | { exist: false; chatId: '' };
 
+export interface GetStateInstanceResponse { stateInstance: InstanceState }
+export interface SendMessageResponse { idMessage: string }
+export interface CheckWhatsappResponse { existsWhatsapp: boolean; chatId: string }
+
+/** The instance's settings, as getSettings answers them. */
+export interface InstanceSettings {
+  /** The account's own chat id. */
+  wid: string;
+  /** Where notifications are pushed; empty: they wait for receiveNotification. @default '' */
+  webhookUrl: string;
+  /** Sent as `Authorization: Bearer <webhookUrlToken>` with each push. @default '' */
+  webhookUrlToken: string;
+  /** The send queue's interval, ms. @default local.instances[].sendIntervalMs */
+  delaySendMessagesMilliseconds: number;
+  /** @default 'no' */
+  markIncomingMessagesReaded: 'yes' | 'no';
+  /** @default 'no' */
+  markIncomingMessagesReadedOnReply: 'yes' | 'no';
+  /** outgoingMessageStatus notifications. @default 'no' */
+  outgoingWebhook: 'yes' | 'no';
+  /** outgoingMessageReceived notifications (sent from the phone). @default 'no' */
+  outgoingMessageWebhook: 'yes' | 'no';
+  /** outgoingAPIMessageReceived notifications. @default 'no' */
+  outgoingAPIMessageWebhook: 'yes' | 'no';
+  /** incomingMessageReceived notifications. @default 'no' */
+  incomingWebhook: 'yes' | 'no';
+  /** stateInstanceChanged notifications. @default 'no' */
+  stateWebhook: 'yes' | 'no';
+}
+
+export type GetSettingsResponse = InstanceSettings;
+export interface SetSettingsResponse { saveSettings: true }
+
+/** One message waiting in the send queue, as showMessagesQueue lists it. */
+export interface QueuedMessage {
+  messageID: string;
+  /** The method that queued it. */
+  type: 'sendMessage' | 'sendFileByUrl';
+  body: {
+    chatId: string;
+    message?: string;
+    urlFile?: string;
+    fileName?: string;
+    caption?: string;
+    quotedMessageId?: string;
+  };
+  /** Always `pending`: the message has not been released. */
+  statusMessage: 'pending';
+}
+
+export type ShowMessagesQueueResponse = QueuedMessage[];
+export interface ClearMessagesQueueResponse { isCleared: boolean }
+export type LastIncomingMessagesResponse = Message[];
+/** A waiting notification, or `null` when none arrived within receiveTimeout. */
+export type ReceiveNotificationResponse = ReceivedNotification | null;
+/** `result: false` when no notification had that receiptId (already deleted or expired). */
+export interface DeleteNotificationResponse { result: boolean }
+
 export interface ResponseMap {
   addContact: AddContactResponse;
   editContact: EditContactResponse;
@@ -119,6 +194,16 @@ export interface ResponseMap {
   sendFileByUrl: SendFileByUrlResponse;
   lastOutgoingMessages: LastOutgoingMessagesResponse;
   checkAccount: CheckAccountResponse;
+  getStateInstance: GetStateInstanceResponse;
+  sendMessage: SendMessageResponse;
+  checkWhatsapp: CheckWhatsappResponse;
+  getSettings: GetSettingsResponse;
+  setSettings: SetSettingsResponse;
+  showMessagesQueue: ShowMessagesQueueResponse;
+  clearMessagesQueue: ClearMessagesQueueResponse;
+  lastIncomingMessages: LastIncomingMessagesResponse;
+  receiveNotification: ReceiveNotificationResponse;
+  deleteNotification: DeleteNotificationResponse;
 }
 
 export interface RequestMap {
@@ -130,6 +215,16 @@ export interface RequestMap {
   sendFileByUrl: SendFileByUrlRequest;
   lastOutgoingMessages: LastOutgoingMessagesRequest;
   checkAccount: CheckAccountRequest;
+  getStateInstance: GetStateInstanceRequest;
+  sendMessage: SendMessageRequest;
+  checkWhatsapp: CheckWhatsappRequest;
+  getSettings: GetSettingsRequest;
+  setSettings: SetSettingsRequest;
+  showMessagesQueue: ShowMessagesQueueRequest;
+  clearMessagesQueue: ClearMessagesQueueRequest;
+  lastIncomingMessages: LastIncomingMessagesRequest;
+  receiveNotification: ReceiveNotificationRequest;
+  deleteNotification: DeleteNotificationRequest;
 }
 
 /** Error bodies of the service. */
@@ -146,7 +241,7 @@ export interface CallOptions {
 }
 
 /**
- * The eight methods of one instance. The got client implements it over HTTP;
+ * The methods of one instance. The got client implements it over HTTP;
  * the local service implements it in-process; actions receive one as `ctx.client`.
  */
 export type InstanceApi = {

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { formatError } from './error-codes.js';
 import { ValidationError } from './errors.js';
-import type { ApiMethod } from './methods.js';
+import { METHOD_SPECS, type ApiMethod } from './methods.js';
 import { REQUEST_SCHEMAS, STRICT_REQUEST_SCHEMAS } from './schemas.js';
 import type { ParsedRequest } from './types.js';
 
@@ -22,7 +22,8 @@ export function issueToValidationError(issue: z.core.$ZodIssue): ValidationError
 
 /**
  * Validates a request body for `method`, applying the spec's defaults
- * (count 100, minutes 1440, saveInAddressbook true, force false).
+ * (count 100, minutes 1440, saveInAddressbook true, force false,
+ * receiveTimeout 5).
  *
  * @throws ValidationError with `message` exactly as the service answers it,
  *   e.g. `Validation failed. Details: 'count' must be a number`. For
@@ -34,7 +35,8 @@ export function validateRequest<M extends ApiMethod>(
   body: unknown,
   options: ValidateOptions = {},
 ): ParsedRequest<M> {
-  const input = body === undefined && method === 'lastOutgoingMessages' ? {} : body;
+  // GET and DELETE carry no body: no parameters at all is an empty request (defaults apply).
+  const input = body === undefined && METHOD_SPECS[method].httpMethod !== 'POST' ? {} : body;
   if (method === 'checkAccount' && input !== null && typeof input === 'object' && !Array.isArray(input)) {
     const broken = checkAccountTargetRule(input as Record<string, unknown>);
     if (broken) throw new ValidationError(broken.reason, broken.field, { code: 'CHECK_ACCOUNT_TARGET' });

@@ -1,31 +1,9 @@
 /**
- * How long to wait before a retry: exponential backoff with jitter (so that
- * many clients failing together do not retry together), and the server's
- * Retry-After when it gives one.
+ * How long to wait before a retry: exponential backoff with jitter (the one
+ * implementation, in util/backoff.ts), and the server's Retry-After when it
+ * gives one.
  */
-import type { JitterMode } from './options.js';
-
-export interface BackoffOptions {
-  /** Delay of the first retry before jitter, ms. */
-  baseMs: number;
-  /** Cap of the exponential delay, ms. */
-  maxMs: number;
-  jitter: JitterMode;
-}
-
-/**
- * The delay before retry number `retry` (1-based): `d = min(maxMs, baseMs * 2^(retry-1))`,
- * then `full` jitter picks uniformly in [0, d], `equal` jitter in [d/2, d].
- *
- * @param random a source of uniform numbers in [0, 1). @default Math.random
- * @example
- * computeBackoff(3, { baseMs: 500, maxMs: 30_000, jitter: 'equal' }); // in [1000, 2000]
- */
-export function computeBackoff(retry: number, opts: BackoffOptions, random: () => number = Math.random): number {
-  const exp = Math.min(opts.maxMs, opts.baseMs * 2 ** Math.max(0, retry - 1));
-  const r = Math.min(1, Math.max(0, random()));
-  return Math.round(opts.jitter === 'equal' ? exp / 2 + (r * exp) / 2 : r * exp);
-}
+export { computeBackoff, type BackoffOptions } from '../util/backoff.js';
 
 /**
  * Parses a Retry-After header: delay-seconds (`120`) or an HTTP-date, the

@@ -7,13 +7,8 @@
 import { MsgflowError, NetworkError, ValidationError } from '../api/errors.js';
 import { API_METHODS, type ApiMethod, METHOD_SPECS } from '../api/methods.js';
 import { redact, redactedPath, type Secrets } from '../api/redact.js';
-import type {
-  CallOptions,
-  InstanceApi,
-  LastOutgoingMessagesRequest,
-  LastOutgoingMessagesResponse,
-  ResponseMap,
-} from '../api/types.js';
+import type { ReceivedNotification } from '../api/notifications.js';
+import type { CallOptions, InstanceApi, RequestMap, ResponseMap } from '../api/types.js';
 import { validateRequest } from '../api/validate.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { computeBackoff } from './backoff.js';
@@ -24,9 +19,26 @@ import { interpretResponse, type Outcome, type RetryRule } from './response.js';
 import { redactingLogger, sanitizedCause } from './sanitize.js';
 import type { Transport, TransportRequest, TransportResponse } from './transport.js';
 
+/** Methods whose every parameter is optional: the request object may be left out. */
+export type OptionalRequestMethod =
+  | 'lastOutgoingMessages'
+  | 'lastIncomingMessages'
+  | 'getStateInstance'
+  | 'getSettings'
+  | 'showMessagesQueue'
+  | 'clearMessagesQueue'
+  | 'receiveNotification';
+
+/** The methods of {@link OptionalRequestMethod}, callable without a request. */
+export type OptionalRequestApi = {
+  [M in OptionalRequestMethod]: (request?: RequestMap[M], options?: CallOptions) => Promise<ResponseMap[M]>;
+};
+
 /**
- * One instance's API: the eight methods (each named as the API method, taking
+ * One instance's API: every method (each named as the API method, taking
  * the request body and resolving to the typed response), plus `close()`.
+ * GET methods take their query parameters (`minutes`, `receiveTimeout`) in
+ * the request object, deleteNotification its path parameter `receiptId`.
  *
  * Errors: ValidationError (nothing was sent), ApiError (4xx/5xx),
  * RateLimitError (429 after retries, or checkAccount's in-body
@@ -34,12 +46,30 @@ import type { Transport, TransportRequest, TransportResponse } from './transport
  * TIMEOUT), MsgflowError BAD_RESPONSE / CLIENT_CLOSED; an aborted call rejects
  * with its signal's reason.
  */
-export interface MsgflowClient extends Omit<InstanceApi, 'lastOutgoingMessages'> {
-  /** GET with `?minutes=` (default 1440); the request object may be left out. */
-  lastOutgoingMessages(
-    request?: LastOutgoingMessagesRequest,
-    options?: CallOptions,
-  ): Promise<LastOutgoingMessagesResponse>;
+export interface NotificationsOptions {
+  /** Ends the iteration: the long poll in flight is aborted and the loop ends (no error). */
+  signal?: AbortSignal;
+  /** Seconds each receiveNotification may wait for a notification, 5 to 60. @default 5 */
+  receiveTimeout?: number;
+}
+
+export interface MsgflowClient extends Omit<InstanceApi, OptionalRequestMethod>, OptionalRequestApi {
+  /**
+   * The instance's notifications, oldest first, as an async iterator:
+   * receives one (receiveNotification, long-polling), yields it, and deletes
+   * it (deleteNotification) only when the loop asks for the next one, that is
+   * after the loop body for it completed. A `break`, a `return` or an error
+   * thrown in the body does NOT delete it: the same notification comes again
+   * on the next iteration (at-least-once; dedupe by `receiptId` or the body's
+   * `idMessage` if handling twice matters). Errors of the calls (after the
+   * client's retries) end the loop by throwing.
+   *
+   * @example
+   * for await (const { body } of client.notifications({ signal })) {
+   *   if (body.typeWebhook === 'incomingMessageReceived') await handle(body);
+   * }
+   */
+  notifications(options?: NotificationsOptions): AsyncGenerator<ReceivedNotification, void, undefined>;
   /** Where the client points, secrets redacted. */
   readonly description: string;
   /** Ends pending waits (their calls reject with CLIENT_CLOSED) and frees the HTTP sockets. */
@@ -133,7 +163,43 @@ export function createClient(options: ClientOptions): MsgflowClient {
   for (const method of API_METHODS) {
     client[method] = (request: unknown, callOptions?: CallOptions) => call(method, request, callOptions);
   }
+  client.notifications = (o: NotificationsOptions = {}) =>
+    notificationLoop(
+      (receiveTimeout, signal) => call('receiveNotification', { receiveTimeout }, signal ? { signal } : {}),
+      (receiptId) => call('deleteNotification', { receiptId }),
+      o,
+    );
   return Object.freeze(client) as unknown as MsgflowClient;
+}
+
+/**
+ * The loop behind {@link MsgflowClient.notifications}. The delete sits after
+ * the `yield`: a generator resumes there only when the consumer asks for the
+ * next item; `break` and `throw` in the consumer's loop call return() instead,
+ * which leaves the generator at the `yield` without running the delete.
+ */
+async function* notificationLoop(
+  receive: (receiveTimeout: number, signal?: AbortSignal) => Promise<ReceivedNotification | null>,
+  remove: (receiptId: number) => Promise<unknown>,
+  o: NotificationsOptions,
+): AsyncGenerator<ReceivedNotification, void, undefined> {
+  const receiveTimeout = o.receiveTimeout ?? 5;
+  // Checked here, not at the first receive: a wrong value is a programming error.
+  validateRequest('receiveNotification', { receiveTimeout }, { strict: true });
+  while (!o.signal?.aborted) {
+    let n: ReceivedNotification | null;
+    try {
+      n = await receive(receiveTimeout, o.signal);
+    } catch (e) {
+      if (o.signal?.aborted) return;
+      throw e;
+    }
+    if (!n) continue;
+    yield n;
+    // The consumer's body for `n` completed: now it may go. Not under the
+    // caller's signal: an abort during the body still lets the finished work be acknowledged.
+    await remove(n.receiptId);
+  }
 }
 
 interface AttemptDeps {
@@ -183,13 +249,24 @@ function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOpti
     throw new ValidationError('timeoutMs: expected a positive integer of ms', 'timeoutMs', { code: 'CLIENT_OPTIONS_INVALID' });
   }
   const spec = METHOD_SPECS[method];
-  return {
-    method,
-    httpMethod: spec.httpMethod,
-    timeoutMs,
-    signal,
-    ...(spec.httpMethod === 'GET' ? { query: Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)])) } : { body: parsed }),
-  };
+  const inPath = new Set(spec.pathParams ?? []);
+  const rest = Object.fromEntries(Object.entries(parsed).filter(([k]) => !inPath.has(k)));
+  const req: TransportRequest = { method, httpMethod: spec.httpMethod, timeoutMs: longPollTimeout(spec, parsed, callOptions, timeoutMs), signal };
+  if (spec.pathParams) req.pathParams = spec.pathParams.map((k) => String(parsed[k]));
+  if (spec.httpMethod === 'POST') req.body = rest;
+  else if (Object.keys(rest).length > 0) req.query = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, String(v)]));
+  return req;
+}
+
+/**
+ * A long poll (receiveNotification) may be held by the service for its
+ * whole `receiveTimeout`: unless the caller set a timeout for this call, the
+ * attempt's timeout covers that wait plus the client's own margin.
+ */
+function longPollTimeout(spec: (typeof METHOD_SPECS)[ApiMethod], parsed: Record<string, unknown>, callOptions: CallOptions, timeoutMs: number): number {
+  if (!spec.longPollSeconds || callOptions.timeoutMs !== undefined) return timeoutMs;
+  const seconds = parsed[spec.longPollSeconds];
+  return typeof seconds === 'number' ? Math.max(timeoutMs, seconds * 1000 + timeoutMs) : timeoutMs;
 }
 
 /**

@@ -44,7 +44,8 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
   const agent = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
   async function request(req: TransportRequest): Promise<TransportResponse> {
-    const url = `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}`;
+    const tail = (req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('');
+    const url = `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}${tail}`;
     try {
       const res = await got(url, {
         method: req.httpMethod,

@@ -15,7 +15,8 @@ import type { Transport } from './transport.js';
 export type ClientLogger = Logger;
 
 /** How a backoff delay is randomised (see computeBackoff). */
-export type JitterMode = 'full' | 'equal';
+export type { JitterMode } from '../util/backoff.js';
+import type { JitterMode } from '../util/backoff.js';
 
 /** The defaults, in one place. */
 export const CLIENT_DEFAULTS = Object.freeze({

@@ -81,6 +81,9 @@ export function errorCode(method: ApiMethod, status: number, message: string): E
   if (status === 404 && CONTACT_METHODS.has(method)) return 'NOT_ON_MESSENGER';
   if (status === 400) {
     if (/^Validation failed/i.test(message)) return 'VALIDATION_FAILED';
+    // The service's common 400s for an instance that cannot serve (yet).
+    if (/^instance in starting process/i.test(message)) return 'INSTANCE_STARTING';
+    if (/^instance (account not authorized|is starting or not authorized)/i.test(message)) return 'ACCOUNT_NOT_AUTHORIZED';
     // The spec lists a single other 400 for addContact: "Contact <chat_id> already exists".
     if (method === 'addContact') return 'CONTACT_EXISTS';
     if (method === 'getMessage' && /^chatId not found/i.test(message)) return 'CHAT_NOT_FOUND';
@@ -145,6 +148,21 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
     case 'checkAccount':
       return isRecord(body) && typeof body.exist === 'boolean' ? undefined : 'expected {exist: boolean, chatId: string}';
+    case 'lastIncomingMessages':
+      return Array.isArray(body) && body.every(isMessage) ? undefined : 'expected an array of messages';
+    case 'sendMessage':
+      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
+    case 'getStateInstance':
+      return isRecord(body) && typeof body.stateInstance === 'string' ? undefined : 'expected {stateInstance: string}';
+    case 'checkWhatsapp':
+      return isRecord(body) && typeof body.existsWhatsapp === 'boolean' ? undefined : 'expected {existsWhatsapp: boolean, chatId: string}';
+    case 'receiveNotification':
+      // `null`: nothing arrived within receiveTimeout.
+      return body === null || (isRecord(body) && typeof body.receiptId === 'number' && isRecord(body.body)) ? undefined : 'expected {receiptId, body} or null';
+    case 'deleteNotification':
+      return isRecord(body) && typeof body.result === 'boolean' ? undefined : 'expected {result: boolean}';
+    case 'showMessagesQueue':
+      return Array.isArray(body) ? undefined : 'expected an array of queued messages';
     default:
       return undefined;
   }

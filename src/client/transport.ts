@@ -1,4 +1,4 @@
-import type { ApiMethod } from '../api/index.js';
+import type { ApiMethod, HttpMethod } from '../api/index.js';
 
 /**
  * How the client reaches an instance. The HTTP transport (got) and the
@@ -8,11 +8,13 @@ import type { ApiMethod } from '../api/index.js';
  */
 export interface TransportRequest {
   method: ApiMethod;
-  httpMethod: 'GET' | 'POST';
+  httpMethod: HttpMethod;
   /** JSON body for POST. */
   body?: unknown;
   /** Query string for GET (lastOutgoingMessages' `minutes`). */
   query?: Record<string, string>;
+  /** Path segments after the token (deleteNotification's receiptId), not yet encoded. */
+  pathParams?: string[];
   /** Per-attempt timeout, ms. */
   timeoutMs: number;
   signal?: AbortSignal;

@@ -28,6 +28,13 @@ export const InstanceSchema = z
     rateLimits: RateLimitsSchema.optional(),
     /** Turn client-side rate limiting off. @default true */
     rateLimit: z.boolean().optional(),
+    /**
+     * How `msgflow start` receives this instance's notifications
+     * (docs/notifications.md): `poll` (receiveNotification/deleteNotification),
+     * `webhook` (the service pushes them to msgflow's `webhook:` server) or
+     * `off`. @default poll when a flow is triggered by them, else off
+     */
+    notifications: z.enum(['poll', 'webhook', 'off']).optional(),
   })
   .superRefine((v, ctx) => {
     if (v.apiUrl !== 'local') {
@@ -47,6 +54,18 @@ export const UiSchema = z.strictObject({
   token: z.string().default(''),
 });
 
+/** The server `msgflow start` receives webhook notifications on (instances with `notifications: webhook`). */
+export const WebhookSchema = z.strictObject({
+  /** TCP port; 0 picks a free one. @default 7072 */
+  port: z.number().int().min(0).max(65535).default(7072),
+  /** Address to bind. @default 127.0.0.1 */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Path the service posts to (its webhookUrl's path). @default /webhook */
+  path: z.string().regex(/^\/[^\s?#]*$/, { error: "expected a path starting with '/'" }).default('/webhook'),
+  /** Bearer token every request must carry (the instance's webhookUrlToken); requests without it get 401. */
+  token: z.string().min(8, { error: 'expected a token of at least 8 characters' }),
+});
+
 export const ConfigSchema = z.strictObject({
   /** Named instances flows refer to with `instance:`. */
   instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
@@ -61,8 +80,18 @@ export const ConfigSchema = z.strictObject({
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   /** Dashboard and HTTP API. @default { port: 7071, host: 127.0.0.1, token: '' } */
   ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
+  /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
+  webhook: WebhookSchema.optional(),
+}).superRefine((v, ctx) => {
+  if (v.webhook) return;
+  for (const [name, inst] of Object.entries(v.instances)) {
+    if (inst.notifications === 'webhook') {
+      ctx.addIssue({ code: 'custom', path: ['instances', name, 'notifications'], message: 'webhook needs a top-level webhook: { port, path, token } section (the server msgflow start receives them on)' });
+    }
+  }
 });
 
 export type InstanceConfig = z.output<typeof InstanceSchema>;
 export type ConfigData = z.output<typeof ConfigSchema>;
 export type UiConfig = z.output<typeof UiSchema>;
+export type WebhookConfig = z.output<typeof WebhookSchema>;

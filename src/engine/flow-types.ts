@@ -63,8 +63,21 @@ export interface FlowSchedule {
   timezone?: string;
 }
 
+/** `on.notification`: which notifications start a run of the flow. */
+export interface FlowNotificationTrigger {
+  /** The notification's typeWebhook. @default incomingMessageReceived */
+  type: string;
+  /** Case-insensitive regular expression (source text) the trimmed message text or caption must match. */
+  text?: string;
+  /** Only notifications of this chat. */
+  chatId?: string;
+  /** Config name of the instance whose notifications trigger the flow. @default the flow's instance */
+  instance: string;
+}
+
 export interface FlowTrigger {
   schedule?: FlowSchedule;
+  notification?: FlowNotificationTrigger;
   /** @default skip */
   overlap: 'skip' | 'queue' | 'allow';
   /** @default none */

@@ -7,21 +7,23 @@
  *   seed-file message object; chatId and typeMessage required). Answers the
  *   stored Message.
  * - `POST /_local/waInstance{id}/state/{token}` `{state}`: authorized |
- *   notAuthorized | starting. Answers `{state}`. Not persisted: a restart
- *   brings back the config's state.
+ *   notAuthorized | blocked | sleepMode | starting | yellowCard. Answers
+ *   `{state}`; a change raises stateInstanceChanged. Not persisted: a
+ *   restart brings back the config's state.
  * - `GET /_local/waInstance{id}/queue/{token}`: `{pending, failed}` entries of
  *   the send queue.
  * - `GET /_local/waInstance{id}/contacts/{token}`: `{contacts, phonebook}`.
  */
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
+import { INSTANCE_STATES } from '../api/notifications.js';
 import { issueToValidationError } from '../api/validate.js';
 import type { LocalInstance } from './instance/instance.js';
 import { MessageInputSchema } from './message-input.js';
 import { errorResponse, json, readJsonBody } from './request.js';
 import type { LocalRequest, LocalResponse } from './types.js';
 
-const StateBody = z.strictObject({ state: z.enum(['authorized', 'notAuthorized', 'starting'], { error: "'state' must be one of authorized, notAuthorized, starting" }) });
+const StateBody = z.strictObject({ state: z.enum(INSTANCE_STATES, { error: `'state' must be one of ${INSTANCE_STATES.join(', ')}` }) });
 
 /** Null prototype: `constructor`, `__proto__` and friends are unknown actions, not Object's members. */
 const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(Object.create(null) as Record<string, 'GET' | 'POST'>, {
@@ -45,7 +47,7 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
     }
     case 'state': {
       const { state } = parse(StateBody, readJsonBody(req));
-      instance.state = state;
+      await instance.setState(state);
       return json(200, { state });
     }
     case 'queue':

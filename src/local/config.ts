@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { API_METHODS, type ApiMethod } from '../api/methods.js';
+import { INSTANCE_STATES } from '../api/notifications.js';
+import { REQUEST_SHAPES } from '../api/schemas.js';
 
 const digits = z.string().regex(/^\d{1,20}$/, { error: 'expected digits' });
 
@@ -16,6 +18,21 @@ export const AccountSchema = z.strictObject({
   name: z.string().optional(),
   /** Privacy: checkAccount answers `exist:false` for this number. @default false */
   hidden: z.boolean().default(false),
+  /**
+   * Scripted answers: this account replies to the first message it receives
+   * from an instance, each reply `afterMs` after that message was sent (on
+   * the service's clock), as an incoming message with an
+   * incomingMessageReceived notification. @default []
+   */
+  replies: z
+    .array(
+      z.strictObject({
+        text: z.string().min(1, { error: 'expected the text of the reply' }),
+        /** @default 1000 */
+        afterMs: z.number().int().min(0).default(1000),
+      }),
+    )
+    .default([]),
 });
 
 export const PopulationSchema = z.strictObject({
@@ -34,8 +51,21 @@ export const RateLimitsSchema = z.strictObject(rateLimitsShape);
 export const LocalInstanceSchema = z.strictObject({
   idInstance: z.union([digits, z.number().int().positive()]).transform((v) => String(v)),
   apiTokenInstance: z.string().min(8, { error: 'expected a token of at least 8 characters' }),
-  /** @default authorized */
-  state: z.enum(['authorized', 'notAuthorized', 'starting']).default('authorized'),
+  /**
+   * The account's state at start (a restart brings it back). Only
+   * `authorized` and `yellowCard` send; in the others messages stay queued
+   * (up to 24 h) and the methods that need the account answer 400.
+   * @default authorized
+   */
+  state: z.enum(INSTANCE_STATES).default('authorized'),
+  /** The account's own phone number (its `wid` is `<phone>@c.us`). @default the idInstance's digits */
+  phone: digits.optional(),
+  /**
+   * Initial settings, as setSettings takes them (e.g. `incomingWebhook: yes`,
+   * `webhookUrl`). setSettings overrides them; the rest default to the real
+   * service's: webhookUrl empty, every switch `no`. @default {}
+   */
+  settings: z.strictObject(REQUEST_SHAPES.setSettings).default({}),
   /** Send queue interval in ms. @default 3000 */
   sendIntervalMs: z.number().int().min(500, { error: 'expected at least 500 ms' }).default(3000),
   /** Requests/second per method; 0 = unlimited. @default the published limits */

@@ -69,13 +69,21 @@ async function onRequest(service: Handler, opts: ListenOptions, req: http.Incomi
     }
     const query: Record<string, string> = Object.create(null) as Record<string, string>;
     for (const [k, v] of target.searchParams) if (!(k in query)) query[k] = v;
+    // The client going away ends a long poll (receiveNotification) at once.
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
     const answer = await service.handle({
       httpMethod: req.method ?? 'GET',
       path: target.pathname,
       query,
       headers: req.headers,
       body,
+      signal: gone.signal,
     });
+    res.off('close', onClose);
     send(req, res, answer);
   } catch (e) {
     // handle() never throws; this is a socket-level failure (client went away).

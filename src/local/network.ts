@@ -29,7 +29,7 @@ export class Network {
 
   /** The account on this number, hidden or not: an explicit one, else one of the population. */
   accountByPhone(phone: number): AccountConfig | undefined {
-    return this.byPhone.get(phone) ?? (this.inPopulation(phone) ? { phone, hidden: false } : undefined);
+    return this.byPhone.get(phone) ?? (this.inPopulation(phone) ? { phone, hidden: false, replies: [] } : undefined);
   }
 
   /**
@@ -57,6 +57,17 @@ export class Network {
     return phone !== undefined && (this.byPhone.has(phone) || this.inPopulation(phone));
   }
 
+  /** The scripted replies of the account behind a personal chat id (empty when it has none). */
+  repliesOf(chatId: string): AccountConfig['replies'] {
+    const phone = phoneOfChatId(chatId);
+    return (phone === undefined ? undefined : this.byPhone.get(phone)?.replies) ?? [];
+  }
+
+  /** Personal chat ids of the accounts that reply. */
+  replyingChats(): string[] {
+    return [...this.byPhone.values()].filter((a) => a.replies.length > 0).map((a) => `${a.phone}@c.us`);
+  }
+
   /** Display name of the account behind a personal chat id, if any. */
   nameOf(chatId: string): string | undefined {
     const phone = phoneOfChatId(chatId);
@@ -69,7 +80,7 @@ export class Network {
    * injected clock. A message to a personal chat with no account is never
    * delivered: nobody is there to receive it.
    */
-  statusOf(chatId: string, sentAtMs: number, now: number): StatusMessage {
+  statusOf(chatId: string, sentAtMs: number, now: number): Exclude<StatusMessage, 'pending'> {
     if (chatKind(chatId) === 'personal' && !this.hasAccount(chatId)) return 'sent';
     const age = now - sentAtMs;
     if (this.readAfterMs !== undefined && age >= this.readAfterMs) return 'read';

@@ -75,16 +75,51 @@ export interface LocalService {
 const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export function createLocalService(config: LocalConfig, opts: LocalServiceOptions): LocalService {
+  const ctx = createContext(config, opts);
+  const service: LocalService = {
+    config,
+    events: ctx.events,
+    dataDir: ctx.dataDir,
+    get publicUrl() {
+      return ctx.publicUrl();
+    },
+    start: () => startService(ctx),
+    close: () => closeService(ctx),
+    handle: (req) => handleRequest(ctx, req),
+    listen: (port = config.port, host = config.host) => listenService(ctx, service, port, host),
+    purgeFiles: () => purgeFiles(ctx),
+  };
+  return service;
+}
+
+/** What the service's functions share. */
+interface ServiceContext {
+  readonly config: LocalConfig;
+  readonly opts: LocalServiceOptions;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly dataDir: string;
+  readonly staticRoot: string | undefined;
+  readonly network: Network;
+  readonly events: EventEmitter<LocalServiceEvents>;
+  readonly instances: Map<string, LocalInstance>;
+  readonly listeners: Set<HttpListener>;
+  readonly media: MediaStore;
+  /** The address the first listen() bound: the default publicUrl. */
+  readonly bound: { url?: string };
+  purgeTimer: NodeJS.Timeout | undefined;
+  publicUrl(): string;
+  /** A text with every instance id and token replaced by placeholders. */
+  hide(text: string): string;
+}
+
+function createContext(config: LocalConfig, opts: LocalServiceOptions): ServiceContext {
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger ?? silentLogger;
   const dataDir = path.resolve(opts.baseDir, config.dataDir);
-  const staticRoot = config.staticDir ? path.resolve(opts.baseDir, config.staticDir) : undefined;
-  const network = new Network(config.network);
-  const events = new EventEmitter<LocalServiceEvents>();
-  const instances = new Map<string, LocalInstance>();
-  const listeners = new Set<HttpListener>();
-  let boundUrl: string | undefined;
-  let purgeTimer: NodeJS.Timeout | undefined;
+  const secrets = config.instances.map((i) => ({ idInstance: i.idInstance, apiTokenInstance: i.apiTokenInstance }));
+  const bound: { url?: string } = {};
+  const publicUrl = () => (opts.publicUrl ?? config.publicUrl ?? bound.url ?? `http://${config.host}:${config.port}`).replace(/\/+$/, '');
   const media =
     opts.mediaStore ??
     createMediaStore({
@@ -98,144 +133,152 @@ export function createLocalService(config: LocalConfig, opts: LocalServiceOption
       allowPrivate: config.fetch.allowPrivate,
       isOwn: (u) => isOwnUrl(u, publicUrl()),
     });
-  const publicUrl = () => (opts.publicUrl ?? config.publicUrl ?? boundUrl ?? `http://${config.host}:${config.port}`).replace(/\/+$/, '');
-  const secrets = config.instances.map((i) => ({ idInstance: i.idInstance, apiTokenInstance: i.apiTokenInstance }));
-  const hide = (text: string) => secrets.reduce((t, s) => redact(t, s), text);
-
-  async function purgeFiles(): Promise<number> {
-    try {
-      return await media.purgeExpired();
-    } catch (e) {
-      logger.warn('local service: purging expired files failed', { reason: hide(String(e)) });
-      return 0;
-    }
-  }
-
-  async function start(): Promise<void> {
-    await mkdir(dataDir, { recursive: true });
-    for (const ic of config.instances) {
-      const inst = new LocalInstance(ic, { dataDir, network, clock, media, logger, publicUrl });
-      const seedFile = ic.seed ? path.resolve(opts.baseDir, ic.seed) : undefined;
-      await inst.open(seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
-      const id = ic.idInstance;
-      inst.sendQueue.on('released', (e) => events.emit('queue:released', { idInstance: id, ...e }));
-      inst.sendQueue.on('sent', (e) => events.emit('queue:sent', { idInstance: id, ...e }));
-      inst.sendQueue.on('failed', (e) => events.emit('queue:failed', { idInstance: id, ...e }));
-      instances.set(id, inst);
-    }
-    await purgeFiles();
-    purgeTimer = setInterval(() => void purgeFiles(), opts.purgeIntervalMs ?? 3_600_000);
-    purgeTimer.unref();
-  }
-
-  async function close(): Promise<void> {
-    if (purgeTimer) clearInterval(purgeTimer);
-    await Promise.all([...listeners].map((l) => l.close()));
-    await Promise.all([...instances.values()].map((i) => i.close()));
-  }
-
-  async function route(req: LocalRequest): Promise<LocalResponse> {
-    const parts = splitPath(req.path);
-    if (!parts) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
-    if (parts[0] === 'files' && parts.length === 3) return serveFile(req, parts[1]!);
-    if (parts[0] === '_local' && parts[1] === 'static') return serveStatic(req, parts.slice(2));
-    const admin = parts[0] === '_local';
-    const seg = admin ? parts.slice(1) : parts;
-    if (seg.length !== 3 || !seg[0]!.startsWith('waInstance')) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
-    const [head, method, token] = seg as [string, string, string];
-    const instance = instances.get(head.slice('waInstance'.length));
-    if (!instance) return errorResponse(new MsgflowError('INSTANCE_NOT_FOUND'));
-    if (!tokenMatches(token, instance.config.apiTokenInstance)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
-    if (admin) return handleAdmin(instance, method, req);
-    if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
-    const expected = METHOD_SPECS[method].httpMethod;
-    const got = req.httpMethod.toUpperCase();
-    if (got !== expected) {
-      return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method, expected, got: printable(got) }), { allow: expected });
-    }
-    const rate = instance.limiter.take(method);
-    if (!rate.ok) {
-      const e = new MsgflowError('TOO_MANY_REQUESTS', { method, limit: rate.limit, retryAfter: rate.retryAfterSeconds });
-      return errorResponse(e, { 'retry-after': String(rate.retryAfterSeconds) });
-    }
-    const body = expected === 'GET' ? queryBody(method, req.query) : readJsonBody(req);
-    const parsed = validateRequest(method, body);
-    const result = await instance.call(method, parsed);
-    return json(result.status, result.body);
-  }
-
-  async function serveFile(req: LocalRequest, id: string): Promise<LocalResponse> {
-    const got = req.httpMethod.toUpperCase();
-    if (got !== 'GET' && got !== 'HEAD') {
-      return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'files', expected: 'GET', got: printable(got) }), { allow: 'GET, HEAD' });
-    }
-    const file = await media.open(id);
-    if (!file) return errorResponse(new MsgflowError('FILE_NOT_FOUND'));
-    const body: LocalFileBody = { kind: 'file', ...file };
-    return {
-      status: 200,
-      headers: {
-        'content-type': file.mimeType,
-        'content-length': String(file.size),
-        'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(file.fileName)}`,
-        'cache-control': 'private, max-age=0',
-      },
-      body,
-    };
-  }
-
-  async function serveStatic(req: LocalRequest, segments: string[]): Promise<LocalResponse> {
-    const got = req.httpMethod.toUpperCase();
-    if (got !== 'GET' && got !== 'HEAD') {
-      return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'static', expected: 'GET', got: printable(got) }), { allow: 'GET, HEAD' });
-    }
-    const found = staticRoot ? await openStatic(staticRoot, segments) : undefined;
-    return found ?? errorResponse(new MsgflowError('FILE_NOT_FOUND'));
-  }
-
-  async function handle(req: LocalRequest): Promise<LocalResponse> {
-    try {
-      return await route(req);
-    } catch (e) {
-      if (e instanceof ValidationError) return validationResponse(e);
-      if (e instanceof MsgflowError && e.status !== undefined && e.status < 500) return errorResponse(e);
-      logger.error('local service: unexpected error', { reason: hide(e instanceof Error ? e.message : String(e)) });
-      return json(500, { message: new MsgflowError('INTERNAL', { reason: 'unexpected error, see the service log' }).message });
-    }
-  }
-
-  async function listen(port = config.port, host = config.host): Promise<HttpListener> {
-    const l = await listenHttp(service, { port, host, maxBodyBytes: config.maxBodyBytes, logger });
-    boundUrl ??= l.url;
-    listeners.add(l);
-    const closeOne = l.close;
-    return {
-      ...l,
-      close: async () => {
-        listeners.delete(l);
-        await closeOne();
-      },
-    };
-  }
-
-  const service: LocalService = {
+  return {
     config,
-    events,
+    opts,
+    clock,
+    logger,
     dataDir,
-    get publicUrl() {
-      return publicUrl();
-    },
-    start,
-    close,
-    handle,
-    listen,
-    purgeFiles,
+    staticRoot: config.staticDir ? path.resolve(opts.baseDir, config.staticDir) : undefined,
+    network: new Network(config.network),
+    events: new EventEmitter<LocalServiceEvents>(),
+    instances: new Map(),
+    listeners: new Set(),
+    bound,
+    purgeTimer: undefined,
+    media,
+    publicUrl,
+    hide: (text) => secrets.reduce((t, s) => redact(t, s), text),
   };
-  return service;
+}
+
+async function purgeFiles(ctx: ServiceContext): Promise<number> {
+  try {
+    return await ctx.media.purgeExpired();
+  } catch (e) {
+    ctx.logger.warn('local service: purging expired files failed', { reason: ctx.hide(String(e)) });
+    return 0;
+  }
+}
+
+async function startService(ctx: ServiceContext): Promise<void> {
+  const { config, opts, dataDir, events } = ctx;
+  await mkdir(dataDir, { recursive: true });
+  for (const ic of config.instances) {
+    const inst = new LocalInstance(ic, { dataDir, network: ctx.network, clock: ctx.clock, media: ctx.media, logger: ctx.logger, publicUrl: ctx.publicUrl });
+    const seedFile = ic.seed ? path.resolve(opts.baseDir, ic.seed) : undefined;
+    await inst.open(seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
+    const id = ic.idInstance;
+    inst.sendQueue.on('released', (e) => events.emit('queue:released', { idInstance: id, ...e }));
+    inst.sendQueue.on('sent', (e) => events.emit('queue:sent', { idInstance: id, ...e }));
+    inst.sendQueue.on('failed', (e) => events.emit('queue:failed', { idInstance: id, idMessage: e.idMessage, reason: e.reason }));
+    ctx.instances.set(id, inst);
+  }
+  await purgeFiles(ctx);
+  ctx.purgeTimer = setInterval(() => void purgeFiles(ctx), opts.purgeIntervalMs ?? 3_600_000);
+  ctx.purgeTimer.unref();
+}
+
+async function closeService(ctx: ServiceContext): Promise<void> {
+  if (ctx.purgeTimer) clearInterval(ctx.purgeTimer);
+  await Promise.all([...ctx.listeners].map((l) => l.close()));
+  await Promise.all([...ctx.instances.values()].map((i) => i.close()));
+}
+
+async function route(ctx: ServiceContext, req: LocalRequest): Promise<LocalResponse> {
+  const parts = splitPath(req.path);
+  if (!parts) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
+  if (parts[0] === 'files' && parts.length === 3) return serveFile(ctx, req, parts[1]!);
+  if (parts[0] === '_local' && parts[1] === 'static') return serveStatic(ctx, req, parts.slice(2));
+  const admin = parts[0] === '_local';
+  const seg = admin ? parts.slice(1) : parts;
+  if (seg.length < 3 || !seg[0]!.startsWith('waInstance')) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
+  const [head, method, token, ...extra] = seg as [string, string, string, ...string[]];
+  const pathParams = (!admin && isApiMethod(method) && METHOD_SPECS[method].pathParams) || [];
+  if (extra.length !== pathParams.length) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
+  const instance = ctx.instances.get(head.slice('waInstance'.length));
+  if (!instance) return errorResponse(new MsgflowError('INSTANCE_NOT_FOUND'));
+  if (!tokenMatches(token, instance.config.apiTokenInstance)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
+  if (admin) return handleAdmin(instance, method, req);
+  if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
+  return callMethod(instance, method, req, Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])));
+}
+
+/** An API call past routing and auth: HTTP method, rate limit, body, validation, the instance. */
+async function callMethod(instance: LocalInstance, method: ApiMethod, req: LocalRequest, pathValues: Record<string, string | undefined>): Promise<LocalResponse> {
+  const expected = METHOD_SPECS[method].httpMethod;
+  const got = req.httpMethod.toUpperCase();
+  if (got !== expected) {
+    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method, expected, got: printable(got) }), { allow: expected });
+  }
+  const rate = instance.limiter.take(method);
+  if (!rate.ok) {
+    const e = new MsgflowError('TOO_MANY_REQUESTS', { method, limit: rate.limit, retryAfter: rate.retryAfterSeconds });
+    return errorResponse(e, { 'retry-after': String(rate.retryAfterSeconds) });
+  }
+  // POST carries a JSON body; GET its parameters in the query; DELETE in the path.
+  const body = expected === 'POST' ? readJsonBody(req) : { ...queryBody(req.query), ...queryBody(pathValues) };
+  const parsed = validateRequest(method, body);
+  const result = await instance.call(method, parsed, req.signal);
+  return json(result.status, result.body);
+}
+
+async function serveFile(ctx: ServiceContext, req: LocalRequest, id: string): Promise<LocalResponse> {
+  const got = req.httpMethod.toUpperCase();
+  if (got !== 'GET' && got !== 'HEAD') {
+    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'files', expected: 'GET', got: printable(got) }), { allow: 'GET, HEAD' });
+  }
+  const file = await ctx.media.open(id);
+  if (!file) return errorResponse(new MsgflowError('FILE_NOT_FOUND'));
+  const body: LocalFileBody = { kind: 'file', ...file };
+  return {
+    status: 200,
+    headers: {
+      'content-type': file.mimeType,
+      'content-length': String(file.size),
+      'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(file.fileName)}`,
+      'cache-control': 'private, max-age=0',
+    },
+    body,
+  };
+}
+
+async function serveStatic(ctx: ServiceContext, req: LocalRequest, segments: string[]): Promise<LocalResponse> {
+  const got = req.httpMethod.toUpperCase();
+  if (got !== 'GET' && got !== 'HEAD') {
+    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'static', expected: 'GET', got: printable(got) }), { allow: 'GET, HEAD' });
+  }
+  const found = ctx.staticRoot ? await openStatic(ctx.staticRoot, segments) : undefined;
+  return found ?? errorResponse(new MsgflowError('FILE_NOT_FOUND'));
+}
+
+async function handleRequest(ctx: ServiceContext, req: LocalRequest): Promise<LocalResponse> {
+  try {
+    return await route(ctx, req);
+  } catch (e) {
+    if (e instanceof ValidationError) return validationResponse(e);
+    if (e instanceof MsgflowError && e.status !== undefined && e.status < 500) return errorResponse(e);
+    ctx.logger.error('local service: unexpected error', { reason: ctx.hide(e instanceof Error ? e.message : String(e)) });
+    return json(500, { message: new MsgflowError('INTERNAL', { reason: 'unexpected error, see the service log' }).message });
+  }
+}
+
+async function listenService(ctx: ServiceContext, service: LocalService, port: number, host: string): Promise<HttpListener> {
+  const l = await listenHttp(service, { port, host, maxBodyBytes: ctx.config.maxBodyBytes, logger: ctx.logger });
+  ctx.bound.url ??= l.url;
+  ctx.listeners.add(l);
+  const closeOne = l.close;
+  return {
+    ...l,
+    close: async () => {
+      ctx.listeners.delete(l);
+      await closeOne();
+    },
+  };
 }
 
 /** GET carries its parameters in the query; digits become numbers so the shared validator applies. */
-function queryBody(_method: ApiMethod, query: LocalRequest['query']): Record<string, unknown> {
+function queryBody(query: LocalRequest['query']): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(query ?? {})) {
     // `?minutes=` (empty) means "not given": the default applies.

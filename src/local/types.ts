@@ -16,6 +16,8 @@ export interface LocalRequest {
   headers?: Record<string, string | string[] | undefined>;
   /** Raw body; undefined or empty when none was sent. */
   body?: Buffer | string;
+  /** Aborted when the caller gave up (the HTTP client went away): a long poll ends early. */
+  signal?: AbortSignal;
 }
 
 /** A file answer (downloadUrl): streamed by the HTTP adapter. */

@@ -23,10 +23,11 @@ export function createInProcessTransport(
       if (req.signal?.aborted) throw new NetworkError(req.method, 'aborted before sending', false, { cause: req.signal.reason });
       const call = service.handle({
         httpMethod: req.httpMethod,
-        path: `/waInstance${id}/${encodeURIComponent(req.method)}/${token}`,
+        path: `/waInstance${id}/${encodeURIComponent(req.method)}/${token}${(req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('')}`,
         query: req.query,
         headers: req.body === undefined ? {} : { 'content-type': 'application/json' },
         body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        ...(req.signal ? { signal: req.signal } : {}),
       });
       const answer = await withDeadline(call, req);
       const headers: Record<string, string | undefined> = {};

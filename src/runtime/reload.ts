@@ -9,7 +9,7 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { FlowError } from '../api/errors.js';
-import { loadConfig, type Config } from '../config/index.js';
+import { loadConfig, type Config, type LoadConfigOptions } from '../config/index.js';
 import { displayPath, FlowFileError, loadFlows } from '../engine/flow/index.js';
 import type { Flow } from '../engine/flow-types.js';
 import type { FireFn, Scheduler } from '../engine/schedule/index.js';
@@ -35,6 +35,8 @@ export interface ReloaderOptions {
   scheduler: Scheduler;
   /** The config file the daemon started from. */
   configPath: string;
+  /** How it was loaded (environment, working directory). @default process.env and cwd */
+  configOptions?: LoadConfigOptions;
   /** The flows loaded at start (the valid ones). */
   flows: Flow[];
   /** The fire function of a scheduled flow (how the daemon starts its runs). */
@@ -98,7 +100,7 @@ export class Reloader {
   private reloadConfig(summary: ReloadSummary): void {
     let fresh: Config;
     try {
-      fresh = loadConfig(this.opts.configPath);
+      fresh = loadConfig(this.opts.configPath, this.opts.configOptions);
     } catch (e) {
       summary.configError = e instanceof Error ? e.message : String(e);
       return;

@@ -5,7 +5,6 @@
  * programmatic users both start here.
  */
 import { loadConfig, type Config } from '../config/index.js';
-import type { InstanceApi } from '../api/types.js';
 import { createBus, type EngineBus } from '../engine/events.js';
 import type { Logger } from '../engine/action.js';
 import type { ActionRegistry } from '../engine/registry/index.js';
@@ -16,7 +15,7 @@ import { createStore, type EngineStore } from '../store/index.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver } from './clients.js';
 import { createProjectEngine, flowSource } from './project-engine.js';
-import { lazyApi } from './lazy-api.js';
+import { lazyApi, type LazyApi } from './lazy-api.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { registerSecrets } from '../util/secrets.js';
 
@@ -50,7 +49,7 @@ export interface Runtime {
   readonly clock: Clock;
   /** The local service as seen by this process, once opened. */
   local(): Promise<LocalHost>;
-  clientFor(instance: string): InstanceApi;
+  clientFor(instance: string): LazyApi;
   flows(): LoadedFlows;
   close(): Promise<void>;
 }
@@ -109,9 +108,10 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   }
   if (opts.listen && config.local) await local();
 
-  const resolve = createClientResolver(config, local, { clock, logger: opts.logger });
-  const apis = new Map<string, InstanceApi>();
-  const clientFor = (name: string): InstanceApi => {
+  // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
+  const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });
+  const apis = new Map<string, LazyApi>();
+  const clientFor = (name: string): LazyApi => {
     let api = apis.get(name);
     if (!api) {
       api = lazyApi(() => resolve(name));

@@ -28,7 +28,7 @@ export interface DurableState {
 /** Life cycle of a run. `running`/`waiting`/`interrupted` runs are resumable. */
 export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'interrupted' | 'cancelled';
 
-export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume';
+export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification';
 
 /** Statuses a run can be resumed from after a crash or a graceful stop. */
 export const RESUMABLE_STATUSES: readonly RunStatus[] = ['running', 'waiting', 'interrupted'];
@@ -84,6 +84,12 @@ export interface RunRecord {
   group?: string;
   /** `msgflow runs retry`: the finished run whose failed items this run redoes. */
   retryOf?: string;
+  /**
+   * The notification that started the run (trigger `notification`), as
+   * `event` in its expressions; stored with the run so a resume sees it too.
+   * Its `instanceData.idInstance` is removed (ids never reach run records).
+   */
+  event?: Record<string, unknown>;
 }
 
 /**

@@ -2,10 +2,10 @@
  * The dashboard's safety rules: where it may listen, who may change state,
  * and which requests a browser on another site must not be able to make.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { IncomingMessage } from 'node:http';
 import { MsgflowError } from '../api/errors.js';
+import { bearerMatches } from '../util/bearer.js';
 
 /** True for addresses only this machine can reach (127.0.0.0/8, ::1, localhost). */
 export function isLoopbackHost(host: string): boolean {
@@ -25,14 +25,7 @@ export function checkBind(host: string, token: string): void {
 
 /** Constant-time check of `Authorization: Bearer <token>`; always true when no token is configured. */
 export function hasToken(req: IncomingMessage, token: string): boolean {
-  if (token === '') return true;
-  const header = req.headers.authorization ?? '';
-  const m = /^Bearer\s+(.+)$/i.exec(header.trim());
-  if (!m) return false;
-  // Digests have the same length whatever was sent, as timingSafeEqual requires.
-  const a = createHash('sha256').update(m[1]!).digest();
-  const b = createHash('sha256').update(token).digest();
-  return timingSafeEqual(a, b);
+  return token === '' || bearerMatches(req.headers.authorization, token);
 }
 
 /**

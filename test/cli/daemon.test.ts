@@ -1,20 +1,20 @@
 /**
  * The daemon as a process (spawned: the process itself is the subject).
- * #9.1c two `msgflow start` on one store; #9.7 `msgflow start` stays up with
+ * #9.1c one `msgflow start` per store; #9.7 `msgflow start` stays up with
  * nothing to schedule; SIGTERM stops it gracefully; SIGHUP reloads config.yaml
- * and flows (#15) instead of stopping it.
+ * and the flows instead (#15). The second
+ * daemon beside a running one runs in-process: a different pid, as another
+ * process would be.
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exited, msgflow, msgflowDaemon, project } from './helpers.js';
+import { cli } from '../support/cli.js';
+import { project, remoteConfig } from '../support/project.js';
+import { spawnCli } from '../support/spawn.js';
+import { waitFor } from '../support/wait.js';
 
-const REMOTE_CONFIG = `instances:
-  default:
-    apiUrl: http://127.0.0.1:9
-    idInstance: "1101000001"
-    apiTokenInstance: daemon-test-token-4e1b
-`;
+const REMOTE_CONFIG = remoteConfig('daemon-test-token-4e1b');
 
 const STARTUP_FLOW = `name: hello
 on: { startup: true }
@@ -32,99 +32,81 @@ function runsIn(dir: string): string[] {
   }
 }
 
+const TRIALS = 3;
+
 describe('msgflow start (process)', () => {
-  it('#9.7 with no local: section and no cron flow it stays up until stopped; SIGTERM stops it gracefully (exit 0)', async () => {
+  it('#9.7 with no local: section and no cron flow it stays up until stopped; #9.1c a second start beside it exits 2 naming it; SIGTERM stops it gracefully (exit 0)', async () => {
     const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
-    const d = await msgflowDaemon(['start', '--no-ui'], dir, /started; /);
+    const d = spawnCli(['start', '--no-ui'], dir);
     try {
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(d.child.exitCode).toBeNull();
+      await d.waitForOutput(/started; /);
+      // Its startup run is done and nothing else is scheduled: it is still up, answering a second start.
+      await waitFor('the startup run', () => runsIn(dir).length === 1, { context: d.output });
+      const second = await cli(['start', '--no-ui'], dir);
+      expect(second.code).toBe(2);
+      expect(second.stderr).toMatch(new RegExp(`already running on this store \\(pid ${d.child.pid} on host `));
       d.child.kill('SIGTERM');
-      expect(await exited(d.child)).toBe(0);
+      expect(await d.exited).toBe(0);
       expect(d.output()).toMatch(/SIGTERM: stopping/);
+      expect(runsIn(dir)).toHaveLength(1);
     } finally {
-      d.child.kill('SIGKILL');
+      await d.kill();
     }
   });
 
   it('#15 SIGHUP reloads: a changed schedule and an added flow take effect, a broken flow keeps its last good version, a broken config.yaml is kept out; the daemon stays up', async () => {
     const cron = (name: string, expr: string) => `name: ${name}\non: { schedule: { cron: "${expr}", timezone: UTC } }\nsteps:\n  - id: say\n    uses: log\n    with: { message: hi }\n`;
     const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW, 'flows/check-leads.yaml': cron('check-leads', '0 9 * * 1-5') });
-    const d = await msgflowDaemon(['start', '--no-ui'], dir, /started; /);
-    const seen = async (re: RegExp, from: number) => {
-      for (let i = 0; i < 600 && !re.test(d.output().slice(from)); i++) await new Promise((r) => setTimeout(r, 100));
-      return d.output().slice(from);
-    };
+    const d = spawnCli(['start', '--no-ui'], dir);
     try {
+      await d.waitForOutput(/started; /);
       writeFileSync(join(dir, 'flows/check-leads.yaml'), cron('check-leads', '30 8 * * 1-5'));
       writeFileSync(join(dir, 'flows/nightly.yaml'), cron('nightly', '0 2 * * *'));
       writeFileSync(join(dir, 'flows/hello.yaml'), STARTUP_FLOW.replace('uses: log', 'uses: no.such.action'));
-      let from = d.output().length;
       d.child.kill('SIGHUP');
-      let out = await seen(/reloaded: /, from);
-      expect(out).toContain('reloaded: 1 flow changed (check-leads: schedule 0 9 * * 1-5 UTC → 30 8 * * 1-5 UTC), 1 added (nightly), 0 removed, 1 invalid');
-      expect(out).toMatch(/flows[/\\]hello\.yaml:\d+:\d+ steps\[0\]\.uses/);
-      expect(out).toContain("flow 'hello' keeps its last good version");
+      await d.waitForOutput(/reloaded: /);
+      expect(d.output()).toContain('reloaded: 1 flow changed (check-leads: schedule 0 9 * * 1-5 UTC → 30 8 * * 1-5 UTC), 1 added (nightly), 0 removed, 1 invalid');
+      expect(d.output()).toMatch(/flows[/\\]hello\.yaml:\d+:\d+ steps\[0\]\.uses/);
+      expect(d.output()).toContain("flow 'hello' keeps its last good version");
 
       writeFileSync(join(dir, 'config.yaml'), REMOTE_CONFIG + 'flowsDir: [1]\n');
-      from = d.output().length;
       d.child.kill('SIGHUP');
-      out = await seen(/reloaded: /, from);
-      expect(out).toMatch(/config\.yaml not taken, the running config stays:\n.*config\.yaml:\d+:\d+/);
+      await d.waitForOutput(/reloaded: [^\n]*\n[\s\S]*reloaded: /);
+      expect(d.output()).toMatch(/config\.yaml not taken, the running config stays:\n.*config\.yaml:\d+:\d+/);
       expect(d.child.exitCode).toBeNull();
       expect(d.output()).not.toContain('daemon-test-token');
 
       d.child.kill('SIGTERM');
-      expect(await exited(d.child)).toBe(0);
+      expect(await d.exited).toBe(0);
     } finally {
-      d.child.kill('SIGKILL');
+      await d.kill();
     }
   }, 120_000);
 
-  it('#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; 20 trials', async () => {
-    let duplicates = 0;
-    let refusedWithOwner = 0;
-    for (let trial = 0; trial < 20; trial++) {
+  it(`#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trials`, async () => {
+    const outcomes: string[] = [];
+    for (let trial = 0; trial < TRIALS; trial++) {
       const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
-      const both = [msgflowDaemon(['start'], dir, /started; |already running/), msgflowDaemon(['start'], dir, /started; |already running/)];
-      const ds = await Promise.all(both.map((p) => p.catch((e: Error) => ({ error: e.message }))));
-      const outputs: string[] = [];
-      for (const d of ds) {
-        if ('error' in d) {
-          outputs.push(d.error);
-          continue;
-        }
-        if (/already running/.test(d.output())) {
-          const code = await exited(d.child);
-          outputs.push(`${code} ${d.output()}`);
-        } else {
-          // The startup run is recorded before the winner is stopped.
-          const t0 = Date.now();
-          while (runsIn(dir).length === 0 && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 50));
-          d.child.kill('SIGTERM');
-          await exited(d.child);
-          outputs.push(d.output());
-        }
+      const ds = [spawnCli(['start', '--no-ui'], dir), spawnCli(['start', '--no-ui'], dir)];
+      try {
+        // The loser exits on its own; the winner stays up until stopped.
+        const loser = await Promise.race(ds.map((p) => p.exited.then(() => p)));
+        const winner = ds.find((p) => p !== loser)!;
+        await winner.waitForOutput(/started; /);
+        await waitFor('the startup run', () => runsIn(dir).length > 0, { context: winner.output });
+        winner.child.kill('SIGTERM');
+        outcomes.push(
+          JSON.stringify({
+            loser: await loser.exited,
+            winner: await winner.exited,
+            refusedWithOwner: /msgflow start is already running on this store \(pid \d+ on host \S+\)/.test(loser.stderr()),
+            runs: runsIn(dir).length,
+          }),
+        );
+      } finally {
+        await Promise.all(ds.map((p) => p.kill()));
       }
-      const started = outputs.filter((o) => /started; /.test(o)).length;
-      const refusal = outputs.find((o) => /already running/.test(o)) ?? '';
-      if (/msgflow start is already running on this store \(pid \d+ on host \S+\)/.test(refusal)) refusedWithOwner++;
-      const runs = runsIn(dir);
-      if (started !== 1 || runs.length !== 1) duplicates++;
     }
-    expect({ duplicates, refusedWithOwner }).toEqual({ duplicates: 0, refusedWithOwner: 20 });
-  }, 300_000);
-
-  it('#9.1c a second start beside a running one exits 2', async () => {
-    const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
-    const d = await msgflowDaemon(['start'], dir, /started; /);
-    try {
-      const second = await msgflow(['start'], dir);
-      expect(second.code).toBe(2);
-      expect(second.stderr).toMatch(new RegExp(`already running on this store \\(pid ${d.child.pid} on host `));
-    } finally {
-      d.child.kill('SIGTERM');
-      await exited(d.child);
-    }
+    expect(outcomes).toEqual(Array(TRIALS).fill(JSON.stringify({ loser: 2, winner: 0, refusedWithOwner: true, runs: 1 })));
   });
 });

@@ -25,7 +25,9 @@ describe('every method over HTTP', () => {
     expect(server.requests).toHaveLength(1);
     const got = server.requests[0]!;
     expect(got.method).toBe(METHOD_SPECS[method].httpMethod);
-    expect(got.path).toBe(`/waInstance${ID}/${method}/${TOKEN}`);
+    // Path parameters (deleteNotification's receiptId) follow the token.
+    const tail = (METHOD_SPECS[method].pathParams ?? []).map((k) => `/${String(request[k])}`).join('');
+    expect(got.path).toBe(`/waInstance${ID}/${method}/${TOKEN}${tail}`);
     if (METHOD_SPECS[method].httpMethod === 'POST') {
       expect(got.headers['content-type']).toMatch(/^application\/json/);
       expect(got.body).toMatchObject(request);

@@ -1,3 +1,4 @@
+import { API_METHODS } from '../../src/api/methods.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +28,7 @@ describe('schema/flow.schema.json', () => {
     expect(send.required).toEqual(['chatId', 'urlFile', 'fileName']);
     expect(send.properties.typingTime.anyOf[0]).toMatchObject({ type: 'number' });
     expect(send.properties.typingTime.anyOf[1].pattern).toBe('\\$\\{\\{[\\s\\S]*\\}\\}');
-    expect(step.allOf).toHaveLength(9);
+    // One branch per built-in action: each API method, and log.
+    expect(step.allOf).toHaveLength(API_METHODS.length + 1);
   });
 });

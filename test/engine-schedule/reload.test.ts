@@ -14,7 +14,8 @@ import { createCronScheduler, type FireInfo } from '../../src/engine/schedule/in
 import { buildRegistry } from '../../src/runtime/registry.js';
 import { formatReload, Reloader, watchProject } from '../../src/runtime/reload.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { controlledRuns, createBus, makeFlow, memoryState, until } from './helpers.js';
+import { waitFor } from '../support/wait.js';
+import { controlledRuns, createBus, makeFlow, memoryState } from './helpers.js';
 
 const START = Date.parse('2026-03-02T10:00:30Z');
 const iso = (t: number) => new Date(t).toISOString();
@@ -30,13 +31,13 @@ describe('scheduler: flows added, replaced and removed after start()', () => {
     await scheduler.idle();
     expect(fired).toEqual([]);
     await clock.advance(60 * 60_000); // 11:00:30
-    await until(() => fired.length === 1);
+    await waitFor('fired.length === 1', () => fired.length === 1);
     expect(fired.map((f) => [f.flow, iso(f.scheduledAt), f.trigger])).toEqual([['late', '2026-03-02T11:00:00.000Z', 'schedule']]);
 
     scheduler.replace(makeFlow('late', { schedule: { cron: '30 * * * *', timezone: 'UTC' } }), fire('late v2'));
     await scheduler.idle();
     await clock.advance(60 * 60_000); // 12:00:30: 11:30 is a new slot, 12:00 an old one
-    await until(() => fired.length === 2);
+    await waitFor('fired.length === 2', () => fired.length === 2);
     await new Promise((r) => setImmediate(r));
     expect(fired.slice(1).map((f) => [f.flow, iso(f.scheduledAt)])).toEqual([['late v2', '2026-03-02T11:30:00.000Z']]);
     await scheduler.stop();
@@ -50,9 +51,9 @@ describe('scheduler: flows added, replaced and removed after start()', () => {
     scheduler.add(makeFlow('busy', { schedule: { cron: '* * * * *', timezone: 'UTC' }, overlap: 'queue' }), runs.fire);
     await scheduler.start();
     await clock.advance(60_000);
-    await until(() => runs.runs.length === 1);
+    await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     await clock.advance(60_000);
-    await until(() => scheduler.status()[0]?.pending === 1);
+    await waitFor('scheduler.status()[0]?.pending === 1', () => scheduler.status()[0]?.pending === 1);
     await scheduler.remove('busy');
     expect(scheduler.status()).toEqual([]);
     expect(state.data.has('flow:busy')).toBe(false);
@@ -129,7 +130,7 @@ describe('Reloader: config.yaml and flows/ from disk', () => {
       ['hourly', '30 * * * *'],
     ]);
     await d.clock.advance(24 * 3_600_000);
-    await until(() => d.fired.length === 25);
+    await waitFor('d.fired.length === 25', () => d.fired.length === 25);
     expect(d.fired.filter((f) => f.startsWith('check-leads'))).toEqual(['check-leads 2026-03-02T10:00:00.000Z {"message":"hello from check-leads"}']);
     expect(d.fired.some((f) => f.startsWith('nightly'))).toBe(false);
     expect(formatReload(await d.reloader.reload()).line).toBe('reloaded: 0 flows changed, 0 added, 0 removed');
@@ -149,7 +150,7 @@ describe('Reloader: config.yaml and flows/ from disk', () => {
       ['nightly', '0 2 * * *'],
     ]);
     await d.clock.advance(3_600_000); // 09:00
-    await until(() => d.fired.length === 1);
+    await waitFor('d.fired.length === 1', () => d.fired.length === 1);
     expect(d.fired[0]).toBe('check-leads 2026-03-02T09:00:00.000Z {"message":"hello from check-leads"}');
     await d.scheduler.stop();
   });

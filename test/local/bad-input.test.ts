@@ -81,9 +81,9 @@ describe('bad input over HTTP', () => {
   });
 
   it('unknown method or path: 404 JSON', async () => {
-    const r = await post('sendMessage', '{}');
+    const r = await post('sendTemplate', '{}');
     expect(r.status).toBe(404);
-    expect(message(r)).toBe("unknown method 'sendMessage'");
+    expect(message(r)).toBe("unknown method 'sendTemplate'");
     for (const path of ['/', '/waInstance', `/waInstance${A.idInstance}/getMessage`, '/foo/bar/baz/qux', '/waInstance%ZZ/getMessage/x', '/files/..%2F..%2Fetc/passwd']) {
       const res = await raw('GET', path);
       expect(res.status, path).toBe(404);

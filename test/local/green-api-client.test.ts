@@ -1,7 +1,9 @@
 /**
- * The seven methods that @green-api/whatsapp-api-client-js-v2 implements,
- * driven through that package against `msgflow serve`, as its users would:
- * the only change is pointing its axios instance at the local base URL.
+ * The methods that @green-api/whatsapp-api-client-js-v2 implements and
+ * msgflow's local service serves, driven through that package against
+ * `msgflow serve`, as its users would: the only change is pointing its axios
+ * instance at the local base URL. The last block is the package's
+ * getting-started example: state check, send a message, receive loop.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,9 +11,10 @@ import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { startFileServer, type FileServer } from '../support/file-server.js';
 import { A, ALICE, BOB } from './helpers/harness.js';
 import { makePng } from './helpers/png.js';
+import { networkYaml } from '../support/network.js';
 
 let dir: string;
 let served: ServeHandle;
@@ -40,16 +43,13 @@ beforeAll(async () => {
       'local:',
       '  dataDir: data',
       '  fetch: { allowPrivate: true }',
-      '  network:',
-      '    accounts:',
-      '      - { phone: 79001112233, username: "@alice", name: Alice }',
-      '      - { phone: 79002223344, name: Bob }',
+      networkYaml('  '),
       '  instances:',
       `    - idInstance: "${A.idInstance}"`,
       `      apiTokenInstance: "${A.apiTokenInstance}"`,
       '      sendIntervalMs: 500',
       // The test polls faster than the published 1-10 requests/second.
-      '      rateLimits: { getMessage: 0, getChatHistory: 0, lastOutgoingMessages: 0 }',
+      '      rateLimits: { getMessage: 0, getChatHistory: 0, lastOutgoingMessages: 0, getStateInstance: 0, getSettings: 0, setSettings: 0 }',
       '      seed: seed.yaml',
       '',
     ].join('\n'),
@@ -61,6 +61,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Test files share a worker (vitest.config.ts isolate: false): the next file prints again.
+  vi.restoreAllMocks();
   await served?.close();
   await files?.close();
   await rm(dir, { recursive: true, force: true });
@@ -95,7 +97,9 @@ describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
     expect(sent.idMessage).toMatch(/^[0-9A-F]{32}$/);
     let message;
     for (let i = 0; i < 200 && !message; i++) {
+      // `pending` while it waits in the send queue.
       message = await client.getMessage({ chatId: ALICE, idMessage: sent.idMessage }).catch(() => undefined);
+      if ((message as { statusMessage?: string } | undefined)?.statusMessage === 'pending') message = undefined;
       if (!message) await new Promise((r) => setTimeout(r, 25));
     }
     expect(message).toMatchObject({ type: 'outgoing', typeMessage: 'imageMessage', caption: 'a cat', fileName: 'cat.png', sendByApi: true });
@@ -107,4 +111,31 @@ describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
     const history = await client.getChatHistory({ chatId: ALICE });
     expect(history.map((x) => x.idMessage)).toEqual([sent.idMessage, 'SEEDGREETING0000001']);
   });
+});
+
+describe('the getting-started example of @green-api/whatsapp-api-client-js-v2', () => {
+  it('settings, state check, checkWhatsapp, send a message, receive and delete its notifications', async () => {
+    expect(await client.getSettings()).toMatchObject({ webhookUrl: '', outgoingWebhook: 'no', incomingWebhook: 'no' });
+    expect(await client.setSettings({ outgoingWebhook: 'yes', outgoingAPIMessageWebhook: 'yes', incomingWebhook: 'yes' })).toEqual({ saveSettings: true });
+    expect(await client.getSettings()).toMatchObject({ outgoingWebhook: 'yes', incomingWebhook: 'yes' });
+
+    const state = await client.getStateInstance();
+    expect(state.stateInstance).toBe('authorized');
+    expect(await client.checkWhatsapp({ phoneNumber: 79001112233 })).toEqual({ existsWhatsapp: true, chatId: ALICE });
+
+    const sent = await client.sendMessage({ chatId: ALICE, message: 'Hello from GREEN-API SDK!' });
+    expect(sent.idMessage).toMatch(/^[0-9A-F]{32}$/);
+
+    // The package's receive loop: receive, process, delete.
+    const seen: string[] = [];
+    for (let i = 0; i < 20 && !seen.includes('outgoingMessageStatus:delivered'); i++) {
+      const notification = await client.receiveNotification(5);
+      if (!notification) continue;
+      const body = notification.body as unknown as { typeWebhook: string; status?: string; idMessage?: string };
+      // (The file sent above may still report its own statuses.)
+      if (body.idMessage === sent.idMessage) seen.push(body.status ? `${body.typeWebhook}:${body.status}` : body.typeWebhook);
+      expect(await client.deleteNotification(notification.receiptId)).toEqual({ result: true });
+    }
+    expect(seen).toEqual(['outgoingAPIMessageReceived', 'outgoingMessageStatus:sent', 'outgoingMessageStatus:delivered']);
+  }, 30_000);
 });

@@ -1,6 +1,5 @@
-import path from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
-import type { Logger } from '../../engine/action.js';
+import type { Logger } from '../../util/logger.js';
 import { displayPath } from '../../engine/flow/index.js';
 import type { Flow } from '../../engine/flow-types.js';
 import { createCronScheduler, type FireFn, type Scheduler } from '../../engine/schedule/index.js';
@@ -10,10 +9,12 @@ import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import { flowSource } from '../../runtime/project-engine.js';
 import { formatReload, Reloader, watchProject } from '../../runtime/reload.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
-import { serveDashboard, type UiServer } from '../../ui/index.js';
+import { identityOf } from '../../runtime/clients.js';
+import { startNotificationConsumers, type NotificationConsumers } from '../../runtime/notifications/consumers.js';
+import { clearDaemonUi, recordDaemonUi, serveDashboard, type UiServer } from '../../ui/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { cliReporter, formatCliError, type Io } from '../output.js';
+import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 
 /** Signals that stop the daemon gracefully. SIGHUP reloads instead (see {@link daemonSignals}). */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
@@ -80,23 +81,36 @@ async function openDaemon(config: Config, listen: boolean): Promise<{ runtime: R
   }
 }
 
-/** The local service's banner and the dashboard (a busy dashboard port is reported, not fatal). */
-async function serveExtras(runtime: Runtime, listen: boolean, noUi: boolean, io: Io, logger: Logger): Promise<UiServer | undefined> {
-  if (listen) {
-    const host = await runtime.local();
-    if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
+/** Starts the notification consumers (docs/notifications.md) and says how each instance is consumed. */
+async function consumeNotifications(runtime: Runtime, flows: readonly Flow[], logger: Logger, io: Io): Promise<NotificationConsumers> {
+  const consumers = await startNotificationConsumers({ ...runtime, flows, identityFor: (name) => identityOf(runtime.config, name), logger });
+  for (const c of consumers.instances) {
+    io.out(`msgflow: notifications of ${c.name}: ${c.mode === 'poll' ? 'polling receiveNotification' : `webhook receiver on ${consumers.webhookUrl}`}`);
   }
-  if (noUi) return undefined;
-  try {
-    const dashboard = await serveDashboard(runtime, {}, logger);
-    io.out(`msgflow: dashboard on ${dashboard.url}`);
-    return dashboard;
-  } catch (e) {
-    // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
-    if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
-    io.err(`${formatCliError(e)}; running without the dashboard`);
-    return undefined;
+  return consumers;
+}
+
+/**
+ * Serves the dashboard unless --no-ui, and records its address (or why there
+ * is none) in the store: where `msgflow run` beside this daemon hands its
+ * runs (src/cli/daemon-run.ts).
+ */
+async function openDashboard(runtime: Runtime, off: boolean, io: Io, logger: Logger): Promise<UiServer | undefined> {
+  let dashboard: UiServer | undefined;
+  let reason = off ? 'started with --no-ui' : undefined;
+  if (!off) {
+    try {
+      dashboard = await serveDashboard(runtime, {}, logger);
+      io.out(`msgflow: dashboard on ${dashboard.url}`);
+    } catch (e) {
+      // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
+      if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
+      io.err(`${formatCliError(e)}; running without the dashboard`);
+      reason = `ui.port ${runtime.config.ui.port} was in use`;
+    }
   }
+  await recordDaemonUi(runtime.store, { url: dashboard?.url ?? null, reason, pid: process.pid, host: defaultHostId(), startedAt: Date.now() });
+  return dashboard;
 }
 
 /** Resumes unfinished runs, then schedules every flow with on.schedule / on.startup. */
@@ -120,7 +134,6 @@ async function scheduleFlows(runtime: Runtime, flows: Flow[], io: Io): Promise<{
   for (const s of scheduler.status()) {
     io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : '(none)'}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ''}`);
   }
-  io.out(`msgflow: started; ${scheduler.status().length} flow(s) scheduled, ${flows.length} loaded. Ctrl-C stops.`);
   return { scheduler, fireFor };
 }
 
@@ -143,8 +156,7 @@ async function reportReload(reloader: Reloader, io: Io): Promise<void> {
  */
 export async function start(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('start', argv, false);
-  const configPath = values.config ?? 'config.yaml';
-  const config = loadConfig(configPath);
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const listen = !values['no-listen'] && config.local !== undefined;
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
   const opened = await openDaemon(config, listen);
@@ -156,20 +168,28 @@ export async function start(argv: string[], io: Io): Promise<number> {
   // A daemon's output goes to a journal: plain progress lines, never a bar.
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   let dashboard: UiServer | undefined;
+  let consumers: NotificationConsumers | undefined;
   let watcher: { close(): void } | undefined;
   const signals = daemonSignals();
   try {
-    dashboard = await serveExtras(runtime, listen, Boolean(values['no-ui']), io, reporter.logger);
+    if (listen) {
+      const host = await runtime.local();
+      if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
+    }
+    dashboard = await openDashboard(runtime, values['no-ui'] === true, io, reporter.logger);
     const { flows, errors } = runtime.flows();
     for (const e of errors) io.err(e.message);
     if (errors.length > 0) io.err(`msgflow: ${errors.length} flow error(s); the other flows run (see msgflow validate)`);
     const { scheduler, fireFor } = await scheduleFlows(runtime, flows, io);
-    const reloader = new Reloader({ runtime, scheduler, configPath, flows, fireFor });
+    consumers = await consumeNotifications(runtime, flows, reporter.logger, io);
+    io.out(`msgflow: started; ${scheduler.status().length} flow(s) scheduled, ${flows.filter((f) => f.on.notification).length} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`);
+    // config.file is absolute: reloads read the file this daemon started from, whatever the cwd.
+    const reloader = new Reloader({ runtime, scheduler, configPath: config.file, configOptions: configOptions(io), flows, fireFor });
     const reload = () => void reportReload(reloader, io);
     if (values.watch) {
       const source = flowSource(config, runtime.registry);
-      watcher = watchProject(configPath, source.dir, reload);
-      io.out(`msgflow: watching ${displayPath(path.resolve(configPath))} and ${displayPath(source.dir)}; a change reloads`);
+      watcher = watchProject(config.file, source.dir, reload);
+      io.out(`msgflow: watching ${displayPath(config.file)} and ${displayPath(source.dir)}; a change reloads`);
     }
     signals.onHangup(reload);
     const signal = await signals.stopped;
@@ -180,7 +200,10 @@ export async function start(argv: string[], io: Io): Promise<number> {
   } finally {
     signals.close();
     watcher?.close();
+    await clearDaemonUi(runtime.store, process.pid, defaultHostId()).catch(() => {});
     await dashboard?.close();
+    // No new notification is taken once stopping; those taken are recorded (their runs resume).
+    await consumers?.stop();
     // Runs stop first; then the daemon's claim goes, while the store is still open.
     await runtime.engine.shutdown('msgflow start stopping');
     await daemon?.release();

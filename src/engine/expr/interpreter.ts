@@ -37,6 +37,8 @@ export interface ExprScope {
    * base URL (e.g. `http://127.0.0.1:7070`), so flows never write the port.
    */
   local?: { url: string };
+  /** The notification that started the run (flows with `on.notification`); undefined otherwise. */
+  event?: unknown;
   /**
    * The engine's clock, for `now()` (not readable by expressions: it is not a
    * scope root). @default the system clock

@@ -12,7 +12,7 @@ import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { didYouMean } from '../registry/suggest.js';
 import { RESERVED_KEYS } from '../../util/config-issues.js';
 import type { Reporter } from './reporter.js';
-import { FlowFileSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
+import { FlowFileSchema, NotificationTriggerSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
 import { checkWithInput } from './check-with.js';
 
 export interface CheckOptions {
@@ -37,6 +37,7 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (p === '') return shapeKeys(FlowFileSchema);
   if (p === 'on') return shapeKeys(TriggerSchema);
   if (p === 'on/schedule') return ['cron', 'timezone'];
+  if (p === 'on/notification') return shapeKeys(NotificationTriggerSchema);
   if (p === 'steps/#') return shapeKeys(StepSchema);
   if (p === 'steps/#/retry') return shapeKeys(RetrySchema);
   if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows'];
@@ -77,6 +78,8 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   const declaredEnv = Array.isArray(raw.env) ? raw.env.filter((x): x is string => typeof x === 'string') : isObj(raw.env) ? Object.keys(raw.env) : [];
   checkInstance(rep, raw, opts.instances);
   checkTrigger(rep, raw.on);
+  checkNotificationTrigger(rep, raw.on, opts.instances);
+  const hasEvent = isObj(raw.on) && isObj(raw.on.notification);
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
   const steps = Array.isArray(raw.steps) ? raw.steps : [];
@@ -91,7 +94,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
       else seen.set(id, i);
     }
     const action = checkUses(rep, step, i, opts.registry);
-    const scope: RefScope = { stepIndex: i, ids, inputNames, envNames: declaredEnv, hasForEach: step.forEach !== undefined };
+    const scope: RefScope = { stepIndex: i, ids, inputNames, envNames: declaredEnv, hasForEach: step.forEach !== undefined, hasEvent };
     if (step.if !== undefined && typeof step.if === 'string') checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
     if (step.forEach !== undefined) checkExpressionsIn(rep, ['steps', i, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
     if (isObj(step.with)) {
@@ -172,6 +175,35 @@ function checkTrigger(rep: Reporter, on: unknown): void {
   }
 }
 
+/**
+ * `on.notification`: the text pattern must compile as the consumer compiles
+ * it (case-insensitive), and the instance must be one of config.yaml's.
+ */
+function checkNotificationTrigger(rep: Reporter, on: unknown, instances: readonly string[] | undefined): void {
+  if (!isObj(on) || !isObj(on.notification)) return;
+  const { text, instance } = on.notification;
+  if (typeof text === 'string') {
+    const err = regexError(text);
+    if (err) rep.add(['on', 'notification', 'text'], `invalid regular expression /${text}/: ${err}`);
+  }
+  if (typeof instance === 'string' && instances && !instances.includes(instance)) {
+    const list = instances.length ? instances.join(', ') : '(none)';
+    rep.add(['on', 'notification', 'instance'], `unknown instance '${instance}'${didYouMean(instance, instances)}: config.yaml declares ${list}`);
+  }
+}
+
+/** Why a notification text pattern does not compile, or undefined. */
+export function regexError(pattern: string): string | undefined {
+  try {
+    new RegExp(pattern, 'i');
+    return undefined;
+  } catch (e) {
+    // V8: "Invalid regular expression: /(stop/iu: Unterminated group" -> the reason only.
+    const msg = e instanceof Error ? e.message : String(e);
+    return msg.slice(msg.lastIndexOf(': ') + 2) || msg;
+  }
+}
+
 const TYPE_CHECKS: Record<string, (v: unknown) => boolean> = {
   string: (v) => typeof v === 'string',
   number: (v) => typeof v === 'number',
@@ -211,6 +243,8 @@ interface RefScope {
   inputNames: string[];
   envNames: string[];
   hasForEach: boolean;
+  /** The flow has `on.notification`: `event` is set in its runs. */
+  hasEvent: boolean;
   where?: 'if' | 'forEach' | 'with';
 }
 
@@ -289,6 +323,9 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
       case 'index':
         if (!scope.hasForEach) bad(`'${ref.root}' is only set in a step with forEach`, ref.positions[0]!);
         else if (scope.where === 'forEach') bad(`'${ref.root}' is not set yet while forEach is evaluated`, ref.positions[0]!);
+        break;
+      case 'event':
+        if (!scope.hasEvent) bad("'event' is only set in a flow triggered by a notification (on: { notification: ... })", ref.positions[0]!);
         break;
       case 'local':
         if (first !== undefined && !LOCAL_KEYS.includes(first)) bad(`local has no '${first}'${didYouMean(first, LOCAL_KEYS)}: use ${LOCAL_KEYS.join(', ')}`, at);

@@ -145,6 +145,10 @@ function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, f
   };
   if (d.description !== undefined) flow.description = d.description;
   if (d.concurrency !== undefined) flow.concurrency = { ...d.concurrency };
+  if (on.notification) {
+    const n = on.notification;
+    flow.on.notification = { type: n.type, instance: n.instance ?? d.instance, ...(n.text === undefined ? {} : { text: n.text }), ...(n.chatId === undefined ? {} : { chatId: n.chatId }) };
+  }
   if (on.schedule) flow.on.schedule = on.schedule.timezone ? { cron: on.schedule.cron, timezone: on.schedule.timezone } : { cron: on.schedule.cron };
   return flow;
 }

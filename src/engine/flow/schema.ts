@@ -6,6 +6,7 @@
  * validators live in check.ts.
  */
 import { z } from 'zod';
+import { NOTIFICATION_TYPES } from '../../api/notifications.js';
 import { DURATION_HINT, DURATION_PATTERN, parseDuration } from './duration.js';
 
 /** Step ids and input names are used in expressions (`steps.<id>`, `inputs.<name>`). */
@@ -73,8 +74,22 @@ export const InputSchema = z
   .refine((v) => v.file === undefined || v.value === undefined, { error: "give either 'file' or 'value', not both" })
   .meta({ description: 'A flow input.' });
 
+export const NotificationTriggerSchema = z
+  .strictObject({
+    type: z.enum(NOTIFICATION_TYPES).default('incomingMessageReceived').meta({ description: "The notification's typeWebhook." }),
+    text: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: "Case-insensitive regular expression the message's text (or caption), trimmed, must match, e.g. ^(stop|unsubscribe)$." }),
+    chatId: z.string().min(1).optional().meta({ description: 'Only notifications of this chat, e.g. 79001234567@c.us.' }),
+    instance: z.string().min(1).optional().meta({ description: "A name from config.yaml instances whose notifications trigger the flow. Default: the flow's instance." }),
+  })
+  .meta({ description: 'Run the flow once per matching notification of the instance; the notification is `event` in expressions.' });
+
 export const TriggerSchema = z
   .strictObject({
+    notification: NotificationTriggerSchema.optional(),
     schedule: z
       .strictObject({
         cron: z.string().meta({ description: '5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first.' }),

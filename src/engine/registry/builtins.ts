@@ -28,6 +28,22 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     description: 'Whether an account exists for a phone number or a username (give exactly one).',
     output: '{ exist: true, chatId, username?, phoneNumber?, fromCache } or { exist: false, chatId: "" }',
   },
+  getStateInstance: { description: "The account's state (authorized, notAuthorized, starting, ...).", output: '{ stateInstance }' },
+  sendMessage: {
+    description: 'Queues a text message (up to 20000 characters) for sending to a chat. Not idempotent: a retry may send twice.',
+    output: '{ idMessage: string }',
+  },
+  checkWhatsapp: { description: 'Whether a phone number has a WhatsApp account.', output: '{ existsWhatsapp: boolean, chatId: string }' },
+  getSettings: { description: "The instance's settings (webhookUrl, which notifications it produces, send delay).", output: 'the settings object' },
+  setSettings: { description: "Changes some of the instance's settings (give at least one).", output: '{ saveSettings: true }' },
+  showMessagesQueue: { description: 'Messages waiting in the send queue.', output: 'an array of { messageID, type, body, statusMessage: "pending" }' },
+  clearMessagesQueue: { description: 'Drops every message waiting in the send queue.', output: '{ isCleared: boolean }' },
+  lastIncomingMessages: { description: 'Incoming messages of the last `minutes` (default 1440).', output: 'an array of Message objects' },
+  receiveNotification: {
+    description: 'The oldest waiting notification, waiting up to `receiveTimeout` seconds (5 to 60, default 5) for one.',
+    output: '{ receiptId, body } or null',
+  },
+  deleteNotification: { description: 'Removes a received notification from the queue, by its receiptId.', output: '{ result: boolean }' },
 };
 
 /** The built-in action calling API method `method` on the flow's instance. */
@@ -66,7 +82,7 @@ export const logAction = defineAction({
   },
 });
 
-/** Registers the eight API-method actions and `log`. */
+/** Registers one action per API method, and `log`. */
 export function registerBuiltins(registry: ActionRegistry): void {
   for (const m of API_METHODS) registry.register(apiMethodAction(m), 'built-in');
   registry.register(logAction, 'built-in');

@@ -238,7 +238,7 @@ export function createEngine(opts: EngineOptions): Engine {
       if (stopping) throw new FlowError('ENGINE_STOPPED', { reason: stopping });
       const inputs = await resolveInputs(flow, startOpts.inputs ?? {});
       const now = clock.now();
-      const id = newRunId(flow.name, now);
+      const id = startOpts.runId ?? newRunId(flow.name, now);
       const dryRun = startOpts.dryRun ?? false;
       const owner = new LeaseOwner(ownerOpts, { runId: id, label: `run ${id} of ${flow.name}` });
       // A dry run writes nothing: it needs no slot, and never blocks a real run.
@@ -264,6 +264,7 @@ export function createEngine(opts: EngineOptions): Engine {
           inputsHash: inputsHash(inputs),
           flowHash: flowHash(flow),
           group: concurrencyOf(flow).group,
+          ...(startOpts.event === undefined ? {} : { event: startOpts.event }),
         };
         await opts.store.createRun(run);
         await opts.store.saveInputs(run.id, inputs);
@@ -328,6 +329,7 @@ export function createEngine(opts: EngineOptions): Engine {
           startedAt: now, updatedAt: now, itemsDone: 0, itemsFailed: 0, resumes: 0,
           owner: { pid: process.pid, host: hostId },
           inputsHash: inputsHash(inputs), flowHash: flowHash(flow), group: concurrencyOf(flow).group, retryOf: runId,
+          ...(old.event === undefined ? {} : { event: old.event }),
         };
         await opts.store.createRun(run);
         await opts.store.saveInputs(id, inputs);

@@ -143,6 +143,7 @@ export class RunExecution {
       steps: {},
       run: { id: run.id, flow: flow.name, startedAt: run.startedAt },
       ...(deps.localUrl === undefined ? {} : { local: { url: deps.localUrl } }),
+      ...(run.event === undefined ? {} : { event: run.event }),
       clock: deps.clock,
     };
     let client: InstanceApi | undefined;

@@ -86,6 +86,14 @@ export interface StartOptions {
   dryRun?: boolean;
   /** @default manual */
   trigger?: Exclude<RunTrigger, 'resume'>;
+  /** The notification that triggered the run: `event` in its expressions (see RunRecord.event). */
+  event?: Record<string, unknown>;
+  /**
+   * The run's id instead of a fresh one: the notification consumer derives it
+   * from the notification, so a notification redelivered after a crash finds
+   * its run instead of starting a second one. @default a new id
+   */
+  runId?: string;
 }
 
 export interface RunHandle {

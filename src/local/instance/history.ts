@@ -32,6 +32,7 @@ export class History {
   private readonly logs = new Map<string, AppendLog<StoredMessage>>();
   private readonly byId = new Map<string, StoredMessage>();
   private readonly outgoing: StoredMessage[] = [];
+  private readonly incoming: StoredMessage[] = [];
   private readonly chatsDir: string;
   private readonly shownDir: string;
 
@@ -113,6 +114,27 @@ export class History {
     return out;
   }
 
+  /** Incoming messages received at or after `sinceMs`, newest first. */
+  lastIncoming(sinceMs: number): Message[] {
+    const out: Message[] = [];
+    for (let i = this.incoming.length - 1; i >= 0; i--) {
+      const r = this.incoming[i]!;
+      if (r.sentAtMs >= sinceMs) out.push(this.render(r));
+    }
+    return out;
+  }
+
+  /** Stored outgoing messages sent through the API at or after `sinceMs`, oldest first. */
+  apiOutgoingSince(sinceMs: number): StoredMessage[] {
+    // Once per start: the index is in load order (chat by chat), so it is filtered, then sorted.
+    return this.outgoing.filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && !r.fixedStatus).sort((a, b) => a.sentAtMs - b.sentAtMs);
+  }
+
+  /** The chat's first outgoing message. */
+  firstOutgoing(chatId: string): StoredMessage | undefined {
+    return this.chats.get(chatId)?.find((r) => r.message.type === 'outgoing');
+  }
+
   /** The stored record of a message (for quoting). */
   find(idMessage: string): StoredMessage | undefined {
     return this.byId.get(idMessage);
@@ -139,6 +161,7 @@ export class History {
     list.push(r);
     this.byId.set(r.message.idMessage, r);
     if (r.message.type === 'outgoing') this.outgoing.push(r);
+    else this.incoming.push(r);
   }
 
   /** A fresh copy with the fields that depend on time or the phonebook filled in. */

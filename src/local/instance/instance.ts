@@ -1,7 +1,8 @@
 /**
- * One local instance: its contacts, history, send queue, account checks and
- * rate limits, all under dataDir/<idInstance>/. `call` takes a request that
- * has passed validation and answers with a status and a JSON body.
+ * One local instance: its contacts, history, send queue, account checks,
+ * notifications, settings and rate limits, all under dataDir/<idInstance>/.
+ * `call` takes a request that has passed validation and answers with a
+ * status and a JSON body (the per-method handlers are in dispatch.ts).
  */
 import path from 'node:path';
 import type { Low } from 'lowdb';
@@ -9,6 +10,7 @@ import { z } from 'zod';
 import { MsgflowError } from '../../api/errors.js';
 import { chatKind } from '../../api/chat-id.js';
 import type { ApiMethod } from '../../api/methods.js';
+import type { InstanceState, OutgoingStatus } from '../../api/notifications.js';
 import type { Message, ParsedRequest } from '../../api/types.js';
 import type { LocalInstanceConfig } from '../config.js';
 import type { Logger } from '../../util/logger.js';
@@ -23,8 +25,16 @@ import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
 import { History, type StoredMessage } from './history.js';
 import { SendQueue, type QueueEntry } from './send-queue.js';
+import { dispatch } from './dispatch.js';
+import { Notifier } from './notifier.js';
+import { Replier } from './replier.js';
+import { SettingsStore } from './settings.js';
+import type { TrackedMessage } from '../notify/status-watcher.js';
 
-export type InstanceState = LocalInstanceConfig['state'];
+export type { InstanceState };
+
+/** States in which the account works: messages leave the queue, account methods answer. */
+const WORKING: ReadonlySet<InstanceState> = new Set<InstanceState>(['authorized', 'yellowCard']);
 
 export interface InstanceDeps {
   dataDir: string;
@@ -47,11 +57,19 @@ type MetaDoc = z.output<typeof MetaDoc>;
 export class LocalInstance {
   readonly idInstance: string;
   readonly limiter: RateLimiter;
-  state: InstanceState;
-  private contacts!: ContactBook;
-  private history!: History;
+  private stateNow: InstanceState;
+  /** @internal read by dispatch.ts */
+  contacts!: ContactBook;
+  /** @internal */
+  history!: History;
   private queue!: SendQueue;
-  private checker!: AccountChecker;
+  /** @internal */
+  checker!: AccountChecker;
+  /** @internal */
+  notifier!: Notifier;
+  /** @internal */
+  readonly settings: SettingsStore;
+  private replier!: Replier;
   private meta!: Low<MetaDoc>;
   private readonly dir: string;
   /** The fetch in progress, aborted by close(). Per fetch, so no listener outlives its fetch. */
@@ -59,13 +77,44 @@ export class LocalInstance {
 
   constructor(readonly config: LocalInstanceConfig, private readonly deps: InstanceDeps) {
     this.idInstance = config.idInstance;
-    this.state = config.state;
+    this.stateNow = config.state;
     this.limiter = new RateLimiter(config.rateLimits, deps.clock);
     this.dir = path.join(deps.dataDir, config.idInstance);
+    this.settings = new SettingsStore(this.wid, config.settings, config.sendIntervalMs);
   }
 
   get sendQueue(): SendQueue {
     return this.queue;
+  }
+
+  get clock() {
+    return this.deps.clock;
+  }
+
+  get network(): Network {
+    return this.deps.network;
+  }
+
+  /** The account's own chat id. */
+  get wid(): string {
+    return `${this.config.phone ?? this.config.idInstance}@c.us`;
+  }
+
+  get state(): InstanceState {
+    return this.stateNow;
+  }
+
+  /** Whether the account works (messages leave the queue, account methods answer). */
+  get working(): boolean {
+    return WORKING.has(this.stateNow);
+  }
+
+  /** Changes the account's state (admin): stateInstanceChanged, and the queue looks again. */
+  async setState(state: InstanceState): Promise<void> {
+    if (state === this.stateNow) return;
+    this.stateNow = state;
+    this.queue.poke();
+    await this.notifier.stateChanged(state);
   }
 
   /** Opens the stores, seeds an empty instance once, and starts the send queue. */
@@ -76,6 +125,9 @@ export class LocalInstance {
     this.meta = await openJsonDoc(path.join(this.dir, 'meta.json'), path.join(shown, 'meta.json'), MetaDoc, { seededAt: null });
     this.contacts = await ContactBook.open(this.dir, shown, network, clock);
     this.checker = await AccountChecker.open(this.dir, shown, this.config.checkAccountLimit, network, clock);
+    await this.settings.open(path.join(this.dir, 'settings.json'), path.join(shown, 'settings.json'));
+    this.notifier = this.createNotifier(shown);
+    await this.notifier.open();
     this.history = new History(this.dir, {
       statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
       phonebookName: (chatId) => this.contacts.phonebookName(chatId),
@@ -91,12 +143,20 @@ export class LocalInstance {
       file: path.join(this.dir, 'queue.jsonl'),
       shown: path.join(shown, 'queue.jsonl'),
       clock,
-      intervalMs: this.config.sendIntervalMs,
+      intervalMs: () => this.settings.current().delaySendMessagesMilliseconds,
+      canRelease: () => this.working,
       isSent: (id) => this.history.has(id),
-      send: (entry, releasedAt) => this.sendFile(entry, releasedAt),
+      send: (entry, releasedAt) => (entry.kind === 'text' ? this.sendText(entry, releasedAt) : this.sendFile(entry, releasedAt)),
       logger: this.deps.logger,
     });
     await this.queue.load();
+    this.replier = this.createReplier();
+    this.queue.on('sent', (e) => void this.afterSent(e.idMessage));
+    this.queue.on('failed', (e) => void this.notifier.messageFailed(e.idMessage, e.chatId, e.reason).catch((err: unknown) => this.writeFailed(err)));
+    const since = clock.now() - 24 * 3600_000;
+    await this.notifier.recover(this.history.apiOutgoingSince(since), this.queue.failed().filter((f) => f.failedAt >= since));
+    this.replier.recover();
+    this.notifier.start();
     this.queue.start();
   }
 
@@ -104,38 +164,57 @@ export class LocalInstance {
     const closing = this.queue?.close();
     this.inflight?.abort();
     await closing;
+    await Promise.all([this.notifier?.close(), this.replier?.close()]);
   }
 
-  async call(method: ApiMethod, req: ParsedRequest<ApiMethod>): Promise<MethodResult> {
-    switch (method) {
-      case 'addContact':
-        return ok(await this.contacts.add(req as ParsedRequest<'addContact'>));
-      case 'editContact':
-        return ok(await this.contacts.edit(req as ParsedRequest<'editContact'>));
-      case 'deleteContact':
-        return ok(await this.contacts.delete(req as ParsedRequest<'deleteContact'>));
-      case 'getChatHistory': {
-        const r = req as ParsedRequest<'getChatHistory'>;
-        return ok(this.history.chatHistory(r.chatId, r.count));
-      }
-      case 'getMessage': {
-        const r = req as ParsedRequest<'getMessage'>;
-        return ok(this.history.getMessage(r.chatId, r.idMessage));
-      }
-      case 'lastOutgoingMessages': {
-        const r = req as ParsedRequest<'lastOutgoingMessages'>;
-        return ok(this.history.lastOutgoing(this.deps.clock.now() - r.minutes * 60_000));
-      }
-      case 'sendFileByUrl':
-        return ok(await this.enqueueFile(req as ParsedRequest<'sendFileByUrl'>));
-      case 'checkAccount': {
-        if (this.state !== 'authorized') {
-          const e = new MsgflowError('INSTANCE_NOT_READY', { state: this.state });
-          return { status: e.status ?? 200, body: { status: false, reason: e.message } };
-        }
-        return ok(await this.checker.check(req as ParsedRequest<'checkAccount'>));
-      }
+  private createNotifier(shown: string): Notifier {
+    const network = this.deps.network;
+    return new Notifier({
+      dir: this.dir,
+      shown,
+      clock: this.deps.clock,
+      logger: this.deps.logger,
+      instanceData: { idInstance: Number(this.idInstance), wid: this.wid, typeInstance: 'whatsapp' },
+      settings: this.settings,
+      statusOf: (m) => (noAccount(network, m.chatId) ? 'noAccount' : network.statusOf(m.chatId, m.sentAtMs, this.deps.clock.now())),
+      nextChangeAt: (m, status) => nextChangeAt(network, m, status),
+    });
+  }
+
+  private createReplier(): Replier {
+    return new Replier({
+      network: this.deps.network,
+      clock: this.deps.clock,
+      logger: this.deps.logger,
+      has: (id) => this.history.has(id),
+      firstOutgoing: (chatId) => {
+        const r = this.history.firstOutgoing(chatId);
+        return r && { idMessage: r.message.idMessage, chatId, sentAtMs: r.sentAtMs };
+      },
+      deliver: async (input) => {
+        await this.inject(input);
+      },
+    });
+  }
+
+  /** A queued message is in the history: notify, and let a scripted account answer. */
+  private async afterSent(idMessage: string): Promise<void> {
+    const r = this.history.find(idMessage);
+    if (!r) return;
+    try {
+      await this.notifier.messageSent(r.message, r.sentAtMs);
+    } catch (e) {
+      this.writeFailed(e);
     }
+    this.replier.messageSent({ idMessage, chatId: r.message.chatId, sentAtMs: r.sentAtMs });
+  }
+
+  private writeFailed(e: unknown): void {
+    this.deps.logger.error('local service: a notification could not be written', { reason: String(e) });
+  }
+
+  async call(method: ApiMethod, req: ParsedRequest<ApiMethod>, signal?: AbortSignal): Promise<MethodResult> {
+    return dispatch(this, method, req, signal);
   }
 
   /** Admin: a message arrives (or was sent from the phone). */
@@ -145,7 +224,9 @@ export class LocalInstance {
       throw new MsgflowError('VALIDATION_FAILED', { details: `'idMessage' ${stored.message.idMessage} already exists` });
     }
     await this.history.append(stored);
-    return this.history.getMessage(stored.message.chatId, stored.message.idMessage);
+    const m = this.history.getMessage(stored.message.chatId, stored.message.idMessage);
+    await this.notifier.messageArrived(m);
+    return m;
   }
 
   /** Admin: contents of the contact list and the phonebook (the API has no method to read them). */
@@ -157,7 +238,16 @@ export class LocalInstance {
     return buildStoredMessage(input, { now: this.deps.clock.now(), nameOf: (id) => this.deps.network.nameOf(id) });
   }
 
-  private async enqueueFile(req: ParsedRequest<'sendFileByUrl'>): Promise<{ idMessage: string }> {
+  /** sendMessage: into the same paced queue as files. */
+  async enqueueText(req: ParsedRequest<'sendMessage'>): Promise<{ idMessage: string }> {
+    const entry: QueueEntry = { idMessage: newMessageId(), chatId: req.chatId, kind: 'text', message: req.message, enqueuedAt: this.deps.clock.now() };
+    if (req.quotedMessageId !== undefined) entry.quotedMessageId = req.quotedMessageId;
+    if (req.linkPreview !== undefined) entry.linkPreview = req.linkPreview;
+    await this.queue.enqueue(entry);
+    return { idMessage: entry.idMessage };
+  }
+
+  async enqueueFile(req: ParsedRequest<'sendFileByUrl'>): Promise<{ idMessage: string }> {
     const entry: QueueEntry = {
       idMessage: newMessageId(),
       chatId: req.chatId,
@@ -179,25 +269,14 @@ export class LocalInstance {
     this.inflight = ac;
     let f;
     try {
-      f = await this.deps.media.fetchAndStore({ urlFile: entry.urlFile, fileName: entry.fileName, signal: ac.signal });
+      f = await this.deps.media.fetchAndStore({ urlFile: entry.urlFile!, fileName: entry.fileName!, signal: ac.signal });
     } finally {
       this.inflight = undefined;
     }
     const sentAtMs = Math.max(releasedAt, this.deps.clock.now());
     const m: Message = {
-      type: 'outgoing',
-      idMessage: entry.idMessage,
-      timestamp: Math.floor(sentAtMs / 1000),
+      ...outgoingBase(entry, sentAtMs),
       typeMessage: f.typeMessage,
-      chatId: entry.chatId,
-      chatType: chatKind(entry.chatId) === 'group' ? 'group' : 'user',
-      sendByApi: true,
-      isForwarded: false,
-      forwardingScore: 0,
-      deletedMessageId: '',
-      editedMessageId: '',
-      isEdited: false,
-      isDeleted: false,
       downloadUrl: `${this.deps.publicUrl()}/files/${f.id}/${encodeURIComponent(f.fileName)}`,
       caption: entry.caption ?? '',
       fileName: f.fileName,
@@ -206,14 +285,58 @@ export class LocalInstance {
       isAnimated: f.isAnimated,
     };
     if (f.typeMessage === 'videoMessage') m.videoNote = false;
-    if (entry.quotedMessageId) {
-      const q = this.history.find(entry.quotedMessageId);
-      m.quotedMessage = { stanzaId: entry.quotedMessageId, participant: q?.message.senderId ?? '' };
-    }
+    this.quote(m, entry);
     await this.history.append({ message: m, sentAtMs });
+  }
+
+  /** Called by the queue at release time for a sendMessage: record in history (durably). */
+  private async sendText(entry: QueueEntry, releasedAt: number): Promise<void> {
+    const sentAtMs = Math.max(releasedAt, this.deps.clock.now());
+    const text = entry.message ?? '';
+    // A quote or a link shown as a preview makes it an extended text, as on the real service.
+    const extended = entry.quotedMessageId !== undefined || (entry.linkPreview !== false && /https?:\/\//i.test(text));
+    const m: Message = {
+      ...outgoingBase(entry, sentAtMs),
+      typeMessage: extended ? 'extendedTextMessage' : 'textMessage',
+      textMessage: text,
+    };
+    if (extended) m.extendedTextMessageData = { text };
+    this.quote(m, entry);
+    await this.history.append({ message: m, sentAtMs });
+  }
+
+  private quote(m: Message, entry: QueueEntry): void {
+    if (!entry.quotedMessageId) return;
+    const q = this.history.find(entry.quotedMessageId);
+    m.quotedMessage = { stanzaId: entry.quotedMessageId, participant: q?.message.senderId ?? '' };
   }
 }
 
-function ok(body: unknown): MethodResult {
-  return { status: 200, body };
+function outgoingBase(entry: QueueEntry, sentAtMs: number): Omit<Message, 'typeMessage'> {
+  return {
+    type: 'outgoing',
+    idMessage: entry.idMessage,
+    timestamp: Math.floor(sentAtMs / 1000),
+    chatId: entry.chatId,
+    chatType: chatKind(entry.chatId) === 'group' ? 'group' : 'user',
+    sendByApi: true,
+    isForwarded: false,
+    forwardingScore: 0,
+    deletedMessageId: '',
+    editedMessageId: '',
+    isEdited: false,
+    isDeleted: false,
+  };
+}
+
+/** A personal chat nobody can receive: the message's status is noAccount, and stays so. */
+function noAccount(network: Network, chatId: string): boolean {
+  return chatKind(chatId) === 'personal' && !network.hasAccount(chatId);
+}
+
+/** When the status after `status` is due (Network.statusOf's timings), or undefined when none follows. */
+function nextChangeAt(network: Network, m: TrackedMessage, status: OutgoingStatus): number | undefined {
+  if (status === 'sent') return m.sentAtMs + network.deliveredAfterMs;
+  if (status === 'delivered' && network.readAfterMs !== undefined) return m.sentAtMs + network.readAfterMs;
+  return undefined;
 }

@@ -1,8 +1,8 @@
 /**
  * The persisted send queue of one instance (queue.jsonl, append-only).
  *
- * Records: `enqueue` (written before sendFileByUrl answers), then `done` or
- * `failed`. Replaying them after a crash gives back exactly the messages that
+ * Records: `enqueue` (written before sendFileByUrl/sendMessage answers), then
+ * `done`, `failed` or `drop` (clearMessagesQueue). Replaying them after a crash gives back exactly the messages that
  * were acknowledged and not yet sent. Exactly-once: the release step first
  * asks `isSent(idMessage)` (the history is the truth), so a crash between
  * "appended to history" and "done recorded" does not send the message again.
@@ -21,8 +21,14 @@ import { FetchError } from '../media/download.js';
 export interface QueueEntry {
   idMessage: string;
   chatId: string;
-  urlFile: string;
-  fileName: string;
+  /** `text`: a sendMessage; absent: a sendFileByUrl (entries written before sendMessage existed have no kind). */
+  kind?: 'text';
+  /** sendMessage's text. */
+  message?: string;
+  linkPreview?: boolean;
+  /** sendFileByUrl only. */
+  urlFile?: string;
+  fileName?: string;
   caption?: string;
   quotedMessageId?: string;
   typingTime?: number;
@@ -39,13 +45,14 @@ export interface FailedEntry extends QueueEntry {
 type QueueRecord =
   | { op: 'enqueue'; entry: QueueEntry }
   | { op: 'done'; idMessage: string; dueAt: number; releasedAt: number }
-  | { op: 'failed'; entry: QueueEntry; dueAt: number; reason: string; at: number };
+  | { op: 'failed'; entry: QueueEntry; dueAt: number; reason: string; at: number }
+  | { op: 'drop'; idMessage: string };
 
 export interface QueueEvents {
   /** A message left the queue: `releasedAt - dueAt` is the scheduling jitter. */
   released: [{ idMessage: string; dueAt: number; releasedAt: number }];
   sent: [{ idMessage: string; chatId: string }];
-  failed: [{ idMessage: string; reason: string }];
+  failed: [{ idMessage: string; chatId: string; reason: string }];
 }
 
 export interface SendQueueOptions {
@@ -53,7 +60,12 @@ export interface SendQueueOptions {
   /** `file` as named in errors (the instance id hidden). @default file */
   shown?: string;
   clock: Clock;
-  intervalMs: number;
+  /** The interval between two releases, ms (read at every release: setSettings may change it). */
+  intervalMs: () => number;
+  /** Whether messages may leave now (the instance is authorized); while not, they wait. @default always */
+  canRelease?: () => boolean;
+  /** How long a message may wait in the queue before it is dropped as failed, ms. @default 86400000 */
+  maxWaitMs?: number;
   /** Fetches the file and appends the message to the history. Throws when the file cannot be sent. */
   send: (entry: QueueEntry, releasedAt: number) => Promise<void>;
   /** Whether the history already holds this message. */
@@ -75,6 +87,8 @@ export class SendQueue extends EventEmitter<QueueEvents> {
   private running: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private sleepAbort: AbortController | undefined;
+  /** The entry being released (clear() leaves it alone). */
+  private releasing: QueueEntry | undefined;
 
   constructor(private readonly opts: SendQueueOptions) {
     super();
@@ -87,6 +101,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
     let lastDone: QueueRecord | undefined;
     for (const r of records) {
       if (r.op === 'enqueue') pending.set(r.entry.idMessage, r.entry);
+      else if (r.op === 'drop') pending.delete(r.idMessage);
       else {
         pending.delete(r.op === 'done' ? r.idMessage : r.entry.idMessage);
         this.lastDueAt = Math.max(this.lastDueAt, r.dueAt);
@@ -123,6 +138,25 @@ export class SendQueue extends EventEmitter<QueueEvents> {
     return this.pendingEntries;
   }
 
+  /**
+   * Drops every message still waiting (clearMessagesQueue); a release in
+   * progress finishes. Resolves once the drops are in the file.
+   */
+  async clear(): Promise<number> {
+    const dropped = this.pendingEntries.filter((e) => e !== this.releasing);
+    if (dropped.length === 0) return 0;
+    await this.log.append(...dropped.map((e) => ({ op: 'drop' as const, idMessage: e.idMessage })));
+    const gone = new Set(dropped);
+    this.pendingEntries = this.pendingEntries.filter((e) => !gone.has(e));
+    return dropped.length;
+  }
+
+  /** Something that decides whether messages may leave changed (the instance's state): look again now. */
+  poke(): void {
+    this.sleepAbort?.abort();
+    this.wake?.();
+  }
+
   failed(): readonly FailedEntry[] {
     return this.failedEntries;
   }
@@ -140,7 +174,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
   }
 
   private dueOf(entry: QueueEntry): number {
-    return Math.max(entry.enqueuedAt, this.lastDueAt + this.opts.intervalMs);
+    return Math.max(entry.enqueuedAt, this.lastDueAt + this.opts.intervalMs());
   }
 
   private async loop(): Promise<void> {
@@ -151,6 +185,19 @@ export class SendQueue extends EventEmitter<QueueEvents> {
         this.wake = undefined;
         continue;
       }
+      const expiresAt = head.enqueuedAt + (this.opts.maxWaitMs ?? MAX_WAIT_MS);
+      if (this.opts.clock.now() >= expiresAt) {
+        await this.fail(head, this.lastDueAt, 'not sent within 24 hours: the instance was not authorized');
+        this.pendingEntries.shift();
+        continue;
+      }
+      if (this.opts.canRelease && !this.opts.canRelease()) {
+        // Not authorized: wait for a state change (poke) or the head's expiry.
+        this.sleepAbort = new AbortController();
+        await this.opts.clock.sleep(expiresAt - this.opts.clock.now(), this.sleepAbort.signal).catch(() => undefined);
+        this.sleepAbort = undefined;
+        continue;
+      }
       const dueAt = this.dueOf(head);
       const wait = dueAt - this.opts.clock.now();
       if (wait > 0) {
@@ -159,24 +206,40 @@ export class SendQueue extends EventEmitter<QueueEvents> {
         this.sleepAbort = undefined;
         continue;
       }
-      await this.release(head, dueAt);
+      this.releasing = head;
+      try {
+        await this.release(head, dueAt);
+      } finally {
+        this.releasing = undefined;
+      }
     }
+  }
+
+  /** Records a lasting failure and tells the listeners. */
+  private async fail(entry: QueueEntry, dueAt: number, reason: string): Promise<void> {
+    const at = this.opts.clock.now();
+    this.opts.logger.warn('local service: queued message could not be sent', { idMessage: entry.idMessage, reason });
+    await this.log
+      .append({ op: 'failed', entry, dueAt, reason, at })
+      .catch((err: unknown) => this.opts.logger.error('local service: queue write failed', { reason: String(err) }));
+    this.failedEntries.push({ ...entry, reason, failedAt: at });
+    if (this.failedEntries.length > FAILED_KEPT) this.failedEntries.shift();
+    this.emit('failed', { idMessage: entry.idMessage, chatId: entry.chatId, reason });
   }
 
   private async release(entry: QueueEntry, dueAt: number): Promise<void> {
     const releasedAt = this.opts.clock.now();
     // Far behind schedule (a restart, a slow fetch): start a new schedule from
     // now instead of bursting to catch up. Small lateness keeps the old grid.
-    const recordedDue = releasedAt - dueAt > this.opts.intervalMs ? releasedAt : dueAt;
+    const recordedDue = releasedAt - dueAt > this.opts.intervalMs() ? releasedAt : dueAt;
     this.emit('released', { idMessage: entry.idMessage, dueAt, releasedAt });
-    let failure: string | undefined;
     try {
       if (!this.opts.isSent(entry.idMessage)) await this.opts.send(entry, releasedAt);
       await this.log.append({ op: 'done', idMessage: entry.idMessage, dueAt: recordedDue, releasedAt });
     } catch (e) {
       // Interrupted by close(): not a failure. The entry stays pending and is sent after the restart.
       if (this.closed) return;
-      failure = e instanceof Error ? e.message : String(e);
+      const failure = e instanceof Error ? e.message : String(e);
       const attempts = (this.fetchAttempts.get(entry.idMessage) ?? 0) + 1;
       if (attempts < MAX_SEND_ATTEMPTS && e instanceof FetchError && e.transient) {
         // A file host that is briefly down or too slow (or msgflow's own port,
@@ -195,19 +258,15 @@ export class SendQueue extends EventEmitter<QueueEvents> {
         return;
       }
       this.fetchAttempts.delete(entry.idMessage);
-      const at = this.opts.clock.now();
-      this.opts.logger.warn('local service: queued file could not be sent', { idMessage: entry.idMessage, reason: failure });
-      await this.log
-        .append({ op: 'failed', entry, dueAt: recordedDue, reason: failure, at })
-        .catch((err: unknown) => this.opts.logger.error('local service: queue write failed', { reason: String(err) }));
-      this.failedEntries.push({ ...entry, reason: failure, failedAt: at });
-      if (this.failedEntries.length > FAILED_KEPT) this.failedEntries.shift();
+      this.pendingEntries.shift();
+      this.lastDueAt = recordedDue;
+      await this.fail(entry, recordedDue, failure);
+      return;
     }
     this.fetchAttempts.delete(entry.idMessage);
     this.pendingEntries.shift();
     this.lastDueAt = recordedDue;
-    if (failure === undefined) this.emit('sent', { idMessage: entry.idMessage, chatId: entry.chatId });
-    else this.emit('failed', { idMessage: entry.idMessage, reason: failure });
+    this.emit('sent', { idMessage: entry.idMessage, chatId: entry.chatId });
   }
 }
 
@@ -220,6 +279,9 @@ export class SendQueue extends EventEmitter<QueueEvents> {
  * two attempts the messages queued behind it go first.
  */
 export const MAX_SEND_ATTEMPTS = 3;
+
+/** How long a message waits for the instance to be authorized, as on the real service. */
+export const MAX_WAIT_MS = 24 * 3600_000;
 
 function stripFailure(f: FailedEntry): QueueEntry {
   const { reason: _r, failedAt: _f, ...entry } = f;

@@ -118,128 +118,146 @@ export function displayUrl(url: string | URL): string {
  * On failure `dest` may be left partly written; the caller removes it.
  */
 export async function downloadToFile(url: string, dest: string, opts: DownloadOptions): Promise<Downloaded> {
+  const parsed = parseLink(url);
+  const shown = displayUrl(parsed);
+  // Our own reasons to abort are kept here: got wraps whatever destroy()
+  // receives, and the clear message must survive that.
+  const state: FetchState = { shown, finalUrl: shown, redirects: 0, size: 0, responded: false };
+  const guard = addressGuard(opts, (f) => (state.failure = f));
+  guard.checkHop(parsed);
+  const phase = opts.phaseTimeoutMs ?? Math.min(opts.timeoutMs, 10_000);
+  const request = got.stream(parsed, {
+    dnsLookup: guard.lookup as never,
+    hooks: { beforeRedirect: [(options) => guard.checkHop(options.url as URL)] },
+    followRedirect: true,
+    maxRedirects: opts.maxRedirects,
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    timeout: { lookup: phase, connect: phase, secureConnect: phase, response: phase, socket: phase, request: opts.timeoutMs },
+    headers: { 'user-agent': opts.userAgent ?? 'msgflow-local' },
+    signal: opts.signal,
+  });
+  request.on('redirect', () => {
+    state.redirects += 1;
+  });
+  request.on('response', (res: GotResponseHead) => {
+    const refusal = checkResponse(res, state, opts.maxBytes);
+    if (refusal) request.destroy((state.failure = refusal));
+  });
+  try {
+    await pipeline(request, byteCounter(state, opts.maxBytes), createWriteStream(dest, { flags: 'wx' }));
+  } catch (err) {
+    throw state.failure ?? fromGotError(err as RequestError, shown, url, opts, phase, state.responded);
+  }
+  return { size: state.size, contentType: state.contentType, finalUrl: state.finalUrl, redirects: state.redirects };
+}
+
+/** What one download has seen so far. */
+interface FetchState {
+  shown: string;
+  finalUrl: string;
+  redirects: number;
+  size: number;
+  responded: boolean;
+  contentType?: string;
+  failure?: MsgflowError;
+}
+
+interface GotResponseHead {
+  statusCode: number;
+  statusMessage?: string;
+  headers: Record<string, string | string[] | undefined>;
+  url: string;
+}
+
+/** The link as a URL, or a FetchError saying why it is not an http(s) one. */
+function parseLink(url: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw fail('<invalid URL>', 'not a valid URL; it should start with http(s)://');
   }
-  const shown = displayUrl(parsed);
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw fail(shown, `unsupported protocol ${parsed.protocol}; it should start with http(s)://`);
+    throw fail(displayUrl(parsed), `unsupported protocol ${parsed.protocol}; it should start with http(s)://`);
   }
+  return parsed;
+}
 
-  // Our own reasons to abort are kept here: got wraps whatever destroy()
-  // receives, and the clear message must survive that.
-  let failure: MsgflowError | undefined;
+/**
+ * The private-address rule (unless allowPrivate): checked on every hop's URL
+ * (an address written in it is never looked up) and on every address its
+ * host name resolves to. One check for both, in {@link refusalFor}.
+ */
+function addressGuard(opts: DownloadOptions, onRefused: (f: FetchError) => void) {
   // Whether the hop being fetched is msgflow's own address (checked per hop).
   let hopIsOwn = false;
+  const guarded = () => !opts.allowPrivate && !hopIsOwn;
   const checkHop = (u: URL) => {
     hopIsOwn = opts.isOwn?.(u) ?? false;
-    if (opts.allowPrivate || hopIsOwn) return;
-    // An address in the URL itself is never looked up: check it here.
     const host = u.hostname.replace(/^\[|\]$/g, '');
-    const range = isIP(host) ? privateRange(host) : undefined;
-    if (range) throw (failure = privateRefused(u, host, range));
+    const refused = guarded() && isIP(host) ? refusalFor(u, host) : undefined;
+    if (refused) {
+      onRefused(refused);
+      throw refused;
+    }
   };
-  checkHop(parsed);
   const lookup = (hostname: string, options: dns.LookupOptions, callback: (...args: unknown[]) => void) => {
     dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err);
-      if (!opts.allowPrivate && !hopIsOwn) {
-        for (const a of addresses) {
-          const range = privateRange(a.address);
-          if (range) {
-            failure = privateRefused(new URL(`http://${hostname}`), a.address, range, hostname);
-            return callback(failure);
-          }
+      for (const a of guarded() ? addresses : []) {
+        const refused = refusalFor(new URL(`http://${hostname}`), a.address, hostname);
+        if (refused) {
+          onRefused(refused);
+          return callback(refused);
         }
       }
       if (options.all) return callback(null, addresses);
       return callback(null, addresses[0]!.address, addresses[0]!.family);
     });
   };
+  return { checkHop, lookup };
+}
 
-  const phase = opts.phaseTimeoutMs ?? Math.min(opts.timeoutMs, 10_000);
-  const request = got.stream(parsed, {
-    dnsLookup: lookup as never,
-    hooks: {
-      beforeRedirect: [
-        (options) => {
-          checkHop(options.url as URL);
-        },
-      ],
-    },
-    followRedirect: true,
-    maxRedirects: opts.maxRedirects,
-    retry: { limit: 0 },
-    throwHttpErrors: false,
-    timeout: {
-      lookup: phase,
-      connect: phase,
-      secureConnect: phase,
-      response: phase,
-      socket: phase,
-      request: opts.timeoutMs,
-    },
-    headers: { 'user-agent': opts.userAgent ?? 'msgflow-local' },
-    signal: opts.signal,
-  });
+/** The refusal for fetching `u` at `address`, or undefined when the address is public. */
+function refusalFor(u: URL, address: string, host = u.hostname): FetchError | undefined {
+  const range = privateRange(address);
+  return range ? new FetchError('FILE_FETCH_PRIVATE', { url: displayUrl(u), host, address, range }, false) : undefined;
+}
 
-  let contentType: string | undefined;
-  let finalUrl = shown;
-  let redirects = 0;
-  let size = 0;
-  let responded = false;
+/** Records the response head; the refusal when its status or declared size rules the body out. */
+function checkResponse(res: GotResponseHead, state: FetchState, maxBytes: number): FetchError | undefined {
+  state.responded = true;
+  state.finalUrl = displayUrl(res.url);
+  const where = state.finalUrl === state.shown ? state.shown : `${state.shown} (redirected to ${state.finalUrl})`;
+  if (res.statusCode < 200 || res.statusCode > 299) {
+    const status = res.statusCode;
+    const statusText = res.statusMessage ? ` ${res.statusMessage}` : '';
+    return new FetchError('FILE_FETCH_STATUS', { url: where, status, statusText }, status >= 500 || status === 429 || status === 408);
+  }
+  const ct = res.headers['content-type'];
+  state.contentType = Array.isArray(ct) ? ct[0] : ct;
+  // Content-Length of an encoded body counts compressed bytes: only a plain
+  // body's length tells the final size up front. The running count applies either way.
+  const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
+  const declared = Number(res.headers['content-length']);
+  if (encoding === 'identity' && Number.isFinite(declared) && declared > maxBytes) return tooLarge(where, maxBytes, `Content-Length is ${declared}`);
+  return undefined;
+}
 
-  request.on('redirect', () => {
-    redirects += 1;
-  });
-  request.on('response', (res: { statusCode: number; statusMessage?: string; headers: Record<string, string | string[] | undefined>; url: string }) => {
-    responded = true;
-    finalUrl = displayUrl(res.url);
-    const where = finalUrl === shown ? shown : `${shown} (redirected to ${finalUrl})`;
-    if (res.statusCode < 200 || res.statusCode > 299) {
-      const status = res.statusCode;
-      failure = new FetchError(
-        'FILE_FETCH_STATUS',
-        { url: where, status, statusText: res.statusMessage ? ` ${res.statusMessage}` : '' },
-        status >= 500 || status === 429 || status === 408,
-      );
-      request.destroy(failure);
-      return;
-    }
-    const ct = res.headers['content-type'];
-    contentType = Array.isArray(ct) ? ct[0] : ct;
-    // Content-Length of an encoded body counts compressed bytes: only a
-    // plain body's length tells the final size up front. The running count
-    // below applies either way.
-    const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
-    const declared = Number(res.headers['content-length']);
-    if (encoding === 'identity' && Number.isFinite(declared) && declared > opts.maxBytes) {
-      failure = tooLarge(where, opts.maxBytes, `Content-Length is ${declared}`);
-      request.destroy(failure);
-    }
-  });
-
-  const counter = new Transform({
+/** Counts the body's bytes, failing the pipeline past the cap. */
+function byteCounter(state: FetchState, maxBytes: number): Transform {
+  return new Transform({
     transform(chunk: Buffer, _enc, callback) {
-      size += chunk.length;
-      if (size > opts.maxBytes) {
-        failure = tooLarge(shown, opts.maxBytes, `more than ${opts.maxBytes} bytes received`);
-        callback(failure);
+      state.size += chunk.length;
+      if (state.size > maxBytes) {
+        state.failure = tooLarge(state.shown, maxBytes, `more than ${maxBytes} bytes received`);
+        callback(state.failure);
         return;
       }
       callback(null, chunk);
     },
   });
-
-  try {
-    await pipeline(request, counter, createWriteStream(dest, { flags: 'wx' }));
-  } catch (err) {
-    throw failure ?? fromGotError(err as RequestError, shown, url, opts, phase, responded);
-  }
-  return { size, contentType, finalUrl, redirects };
 }
 
 function fail(url: string, reason: string, cause?: unknown, transient = false): FetchError {
@@ -250,9 +268,6 @@ function tooLarge(url: string, limit: number, seen: string): FetchError {
   return new FetchError('FILE_TOO_LARGE', { url, limit, seen }, false);
 }
 
-function privateRefused(u: URL, address: string, range: string, host = u.hostname): FetchError {
-  return new FetchError('FILE_FETCH_PRIVATE', { url: displayUrl(u), host, address, range }, false);
-}
 
 /** Connection failures that may pass by themselves. */
 const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);

@@ -57,172 +57,188 @@ interface StoredMeta {
  * const opened = await media.open(file.id); // undefined after 24 h
  */
 export function createMediaStore(opts: MediaStoreOptions): MediaStore {
-  const { dir, clock, logger } = opts;
-  const tmpRoot = join(dir, TMP);
-  const trashRoot = join(dir, TRASH);
-  const maxDecodeBytes = opts.maxDecodeBytes ?? 32 * 1024 * 1024;
+  const ctx: StoreContext = {
+    opts,
+    tmpRoot: join(opts.dir, TMP),
+    trashRoot: join(opts.dir, TRASH),
+    maxDecodeBytes: opts.maxDecodeBytes ?? 32 * 1024 * 1024,
+    inFlight: new Set<string>(),
+    ready: undefined,
+  };
+  return {
+    fetchAndStore: (input) => fetchAndStore(ctx, input),
+    open: (id) => openStored(ctx, id),
+    purgeExpired: () => purgeExpired(ctx),
+  };
+}
+
+/** The state of one store, shared by its functions. */
+interface StoreContext {
+  readonly opts: MediaStoreOptions;
+  readonly tmpRoot: string;
+  readonly trashRoot: string;
+  readonly maxDecodeBytes: number;
   /** Ids being fetched by this store: purge leaves their .tmp folders alone. */
-  const inFlight = new Set<string>();
-  let ready: Promise<void> | undefined;
-  const ensureDirs = () =>
-    (ready ??= Promise.all([mkdir(tmpRoot, { recursive: true }), mkdir(trashRoot, { recursive: true })]).then(
-      () => undefined,
-      (err: unknown) => {
-        ready = undefined; // let a later call try again
-        throw err;
-      },
-    ));
+  readonly inFlight: Set<string>;
+  ready: Promise<void> | undefined;
+}
 
-  const isExpired = (storedAt: number) => clock.now() - storedAt >= opts.retentionMs;
+function ensureDirs(ctx: StoreContext): Promise<void> {
+  return (ctx.ready ??= Promise.all([mkdir(ctx.tmpRoot, { recursive: true }), mkdir(ctx.trashRoot, { recursive: true })]).then(
+    () => undefined,
+    (err: unknown) => {
+      ctx.ready = undefined; // let a later call try again
+      throw err;
+    },
+  ));
+}
 
-  async function fetchAndStore(input: { urlFile: string; fileName: string; signal?: AbortSignal }): Promise<FetchedFile> {
-    await ensureDirs();
-    const id = randomBytes(16).toString('hex');
-    const work = join(tmpRoot, id);
-    const dataPath = join(work, DATA);
-    inFlight.add(id);
-    try {
-      await mkdir(work);
-      const got = await downloadToFile(input.urlFile, dataPath, {
-        maxBytes: opts.maxBytes,
-        timeoutMs: opts.timeoutMs,
-        phaseTimeoutMs: opts.phaseTimeoutMs,
-        maxRedirects: opts.maxRedirects,
-        userAgent: opts.userAgent,
-        signal: input.signal,
-        allowPrivate: opts.allowPrivate ?? false,
-        isOwn: opts.isOwn,
-      });
-      const type = await detectType({
-        fileName: input.fileName,
-        contentType: got.contentType,
-        sniff: () => fileTypeFromFile(dataPath),
-      });
+function isExpired(ctx: StoreContext, storedAt: number): boolean {
+  return ctx.opts.clock.now() - storedAt >= ctx.opts.retentionMs;
+}
 
-      // Animation and preview come from the bytes themselves; only images
-      // (or bytes that are GIF/WebP whatever they were called) are read whole.
-      const head = await readPrefix(dataPath, SNIFF_BYTES);
-      const looksAnimatable = isGif(head) || isWebp(head);
-      let isAnimated = false;
-      let jpegThumbnail: string | undefined;
-      if (type.typeMessage === 'imageMessage' || looksAnimatable) {
-        const bytes = got.size <= SNIFF_BYTES ? head : await readPrefix(dataPath, maxDecodeBytes);
-        isAnimated = isAnimatedImage(bytes);
-        if (type.typeMessage === 'imageMessage' && opts.thumbnail !== false && got.size <= maxDecodeBytes) {
-          jpegThumbnail = await makeJpegThumbnailAsync(bytes, opts.thumbnail || undefined);
-        }
-      }
-
-      const meta: StoredMeta = {
-        version: 1,
-        id,
-        fileName: input.fileName,
-        mimeType: type.mimeType,
-        typeMessage: type.typeMessage,
-        size: got.size,
-        storedAt: clock.now(),
-        isAnimated,
-        ...(jpegThumbnail === undefined ? {} : { jpegThumbnail }),
-        detectedBy: type.source,
-        source: got.finalUrl,
-      };
-      await syncFile(dataPath);
-      await writeFile(join(work, META), JSON.stringify(meta), { flush: true });
-      await rename(work, join(dir, id));
-      await syncDir(dir);
-      logger?.debug('media: stored', { id, typeMessage: meta.typeMessage, mimeType: meta.mimeType, size: meta.size, detectedBy: meta.detectedBy, url: got.finalUrl });
-      return toFetched(meta);
-    } catch (err) {
-      await rm(work, { recursive: true, force: true }).catch(() => undefined);
-      if (err instanceof MsgflowError) throw err;
-      throw new MsgflowError(
-        'FILE_FETCH_FAILED',
-        { url: displayUrl(input.urlFile), reason: `could not store the file: ${(err as Error)?.message ?? String(err)}` },
-        { cause: err },
-      );
-    } finally {
-      inFlight.delete(id);
-    }
+async function fetchAndStore(ctx: StoreContext, input: { urlFile: string; fileName: string; signal?: AbortSignal }): Promise<FetchedFile> {
+  const { opts } = ctx;
+  await ensureDirs(ctx);
+  const id = randomBytes(16).toString('hex');
+  const work = join(ctx.tmpRoot, id);
+  const dataPath = join(work, DATA);
+  ctx.inFlight.add(id);
+  try {
+    await mkdir(work);
+    const got = await downloadToFile(input.urlFile, dataPath, {
+      maxBytes: opts.maxBytes,
+      timeoutMs: opts.timeoutMs,
+      phaseTimeoutMs: opts.phaseTimeoutMs,
+      maxRedirects: opts.maxRedirects,
+      userAgent: opts.userAgent,
+      signal: input.signal,
+      allowPrivate: opts.allowPrivate ?? false,
+      isOwn: opts.isOwn,
+    });
+    const type = await detectType({ fileName: input.fileName, contentType: got.contentType, sniff: () => fileTypeFromFile(dataPath) });
+    const looks = await lookOf(ctx, dataPath, got.size, type.typeMessage);
+    const meta: StoredMeta = {
+      version: 1,
+      id,
+      fileName: input.fileName,
+      mimeType: type.mimeType,
+      typeMessage: type.typeMessage,
+      size: got.size,
+      storedAt: opts.clock.now(),
+      ...looks,
+      detectedBy: type.source,
+      source: got.finalUrl,
+    };
+    await publish(ctx, work, dataPath, meta);
+    opts.logger?.debug('media: stored', { id, typeMessage: meta.typeMessage, mimeType: meta.mimeType, size: meta.size, detectedBy: meta.detectedBy, url: got.finalUrl });
+    return toFetched(meta);
+  } catch (err) {
+    await rm(work, { recursive: true, force: true }).catch(() => undefined);
+    if (err instanceof MsgflowError) throw err;
+    const reason = `could not store the file: ${(err as Error)?.message ?? String(err)}`;
+    throw new MsgflowError('FILE_FETCH_FAILED', { url: displayUrl(input.urlFile), reason }, { cause: err });
+  } finally {
+    ctx.inFlight.delete(id);
   }
+}
 
-  async function readMeta(id: string): Promise<StoredMeta | undefined> {
-    try {
-      const meta = JSON.parse(await readFile(join(dir, id, META), 'utf8')) as StoredMeta;
-      return typeof meta?.storedAt === 'number' ? meta : undefined;
-    } catch {
-      return undefined;
-    }
+/**
+ * Animation and preview, from the bytes themselves: only images (or bytes
+ * that are GIF/WebP whatever they were called) are read whole.
+ */
+async function lookOf(ctx: StoreContext, dataPath: string, size: number, typeMessage: MediaTypeMessage): Promise<{ isAnimated: boolean; jpegThumbnail?: string }> {
+  const head = await readPrefix(dataPath, SNIFF_BYTES);
+  if (typeMessage !== 'imageMessage' && !isGif(head) && !isWebp(head)) return { isAnimated: false };
+  const bytes = size <= SNIFF_BYTES ? head : await readPrefix(dataPath, ctx.maxDecodeBytes);
+  const isAnimated = isAnimatedImage(bytes);
+  if (typeMessage !== 'imageMessage' || ctx.opts.thumbnail === false || size > ctx.maxDecodeBytes) return { isAnimated };
+  return { isAnimated, jpegThumbnail: await makeJpegThumbnailAsync(bytes, ctx.opts.thumbnail || undefined) };
+}
+
+/** Makes the fetched folder visible in one step, its bytes and metadata on disk first. */
+async function publish(ctx: StoreContext, work: string, dataPath: string, meta: StoredMeta): Promise<void> {
+  await syncFile(dataPath);
+  await writeFile(join(work, META), JSON.stringify(meta), { flush: true });
+  await rename(work, join(ctx.opts.dir, meta.id));
+  await syncDir(ctx.opts.dir);
+}
+
+async function readMeta(ctx: StoreContext, id: string): Promise<StoredMeta | undefined> {
+  try {
+    const meta = JSON.parse(await readFile(join(ctx.opts.dir, id, META), 'utf8')) as StoredMeta;
+    return typeof meta?.storedAt === 'number' ? meta : undefined;
+  } catch {
+    return undefined;
   }
+}
 
-  async function open(id: string): Promise<OpenedFile | undefined> {
-    // The id comes from a URL path: anything but our own shape is not ours
-    // (and could be `../`).
-    if (!ID_PATTERN.test(id)) return undefined;
-    const meta = await readMeta(id);
-    if (!meta || isExpired(meta.storedAt)) return undefined;
-    let handle;
-    try {
-      // Opened before answering, so a purge running meanwhile cannot take
-      // the bytes away from under the reader (an unlinked file stays readable).
-      handle = await openFile(join(dir, id, DATA), 'r');
-    } catch {
-      return undefined;
-    }
-    try {
-      const { size } = await handle.stat();
-      return { stream: handle.createReadStream(), size, mimeType: meta.mimeType, fileName: meta.fileName };
-    } catch {
-      await handle.close();
-      return undefined;
-    }
+async function openStored(ctx: StoreContext, id: string): Promise<OpenedFile | undefined> {
+  // The id comes from a URL path: anything but our own shape is not ours
+  // (and could be `../`).
+  if (!ID_PATTERN.test(id)) return undefined;
+  const meta = await readMeta(ctx, id);
+  if (!meta || isExpired(ctx, meta.storedAt)) return undefined;
+  let handle;
+  try {
+    // Opened before answering, so a purge running meanwhile cannot take
+    // the bytes away from under the reader (an unlinked file stays readable).
+    handle = await openFile(join(ctx.opts.dir, id, DATA), 'r');
+  } catch {
+    return undefined;
   }
-
-  async function purgeExpired(): Promise<number> {
-    await ensureDirs();
-    let purged = 0;
-    for (const name of await readdir(dir)) {
-      if (!ID_PATTERN.test(name)) continue;
-      const meta = await readMeta(name);
-      // Unreadable metadata is a file nobody can open any more: purge it too.
-      if (meta && !isExpired(meta.storedAt)) continue;
-      if (await discard(join(dir, name), name)) purged += 1;
-    }
-    await sweepLeftovers();
-    if (purged > 0) logger?.info('media: purged expired files', { count: purged });
-    return purged;
+  try {
+    const { size } = await handle.stat();
+    return { stream: handle.createReadStream(), size, mimeType: meta.mimeType, fileName: meta.fileName };
+  } catch {
+    await handle.close();
+    return undefined;
   }
+}
 
-  /** Moves a folder to .trash (one atomic step), then deletes it. */
-  async function discard(path: string, name: string): Promise<boolean> {
-    const target = join(trashRoot, `${name}-${randomBytes(4).toString('hex')}`);
-    try {
-      await rename(path, target);
-    } catch {
-      return false; // already gone (a concurrent purge)
-    }
-    await rm(target, { recursive: true, force: true });
-    return true;
+async function purgeExpired(ctx: StoreContext): Promise<number> {
+  await ensureDirs(ctx);
+  let purged = 0;
+  for (const name of await readdir(ctx.opts.dir)) {
+    if (!ID_PATTERN.test(name)) continue;
+    const meta = await readMeta(ctx, name);
+    // Unreadable metadata is a file nobody can open any more: purge it too.
+    if (meta && !isExpired(ctx, meta.storedAt)) continue;
+    if (await discard(ctx, join(ctx.opts.dir, name), name)) purged += 1;
   }
+  await sweepLeftovers(ctx);
+  if (purged > 0) ctx.opts.logger?.info('media: purged expired files', { count: purged });
+  return purged;
+}
 
-  /**
-   * Removes what interrupted work left: the trash, and .tmp folders of
-   * fetches that are not running. A .tmp folder is only taken once it is
-   * older (by its mtime, real time) than a fetch may last, so another store
-   * sharing the folder, or another process, keeps its fetch.
-   */
-  async function sweepLeftovers(): Promise<void> {
-    await rm(trashRoot, { recursive: true, force: true });
-    await mkdir(trashRoot, { recursive: true });
-    const staleAfter = 2 * opts.timeoutMs + 60_000;
-    for (const name of await readdir(tmpRoot).catch(() => [] as string[])) {
-      if (inFlight.has(name)) continue;
-      const path = join(tmpRoot, name);
-      const info = await stat(path).catch(() => undefined);
-      if (info && Date.now() - info.mtimeMs > staleAfter) await rm(path, { recursive: true, force: true });
-    }
+/** Moves a folder to .trash (one atomic step), then deletes it. */
+async function discard(ctx: StoreContext, path: string, name: string): Promise<boolean> {
+  const target = join(ctx.trashRoot, `${name}-${randomBytes(4).toString('hex')}`);
+  try {
+    await rename(path, target);
+  } catch {
+    return false; // already gone (a concurrent purge)
   }
+  await rm(target, { recursive: true, force: true });
+  return true;
+}
 
-  return { fetchAndStore, open, purgeExpired };
+/**
+ * Removes what interrupted work left: the trash, and .tmp folders of
+ * fetches that are not running. A .tmp folder is only taken once it is
+ * older (by its mtime, real time) than a fetch may last, so another store
+ * sharing the folder, or another process, keeps its fetch.
+ */
+async function sweepLeftovers(ctx: StoreContext): Promise<void> {
+  await rm(ctx.trashRoot, { recursive: true, force: true });
+  await mkdir(ctx.trashRoot, { recursive: true });
+  const staleAfter = 2 * ctx.opts.timeoutMs + 60_000;
+  for (const name of await readdir(ctx.tmpRoot).catch(() => [] as string[])) {
+    if (ctx.inFlight.has(name)) continue;
+    const path = join(ctx.tmpRoot, name);
+    const info = await stat(path).catch(() => undefined);
+    if (info && Date.now() - info.mtimeMs > staleAfter) await rm(path, { recursive: true, force: true });
+  }
 }
 
 function toFetched(meta: StoredMeta): FetchedFile {

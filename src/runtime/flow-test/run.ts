@@ -17,17 +17,20 @@ import type { InstanceApi } from '../../api/types.js';
 import { createClient } from '../../client/index.js';
 import type { Transport } from '../../client/transport.js';
 import { resolveFromConfig, type Config } from '../../config/index.js';
-import { createBus } from '../../engine/events.js';
+import { createBus, type EngineBus } from '../../engine/events.js';
 import { findFlow, parseDuration, resolveInputs } from '../../engine/flow/index.js';
 import type { Flow } from '../../engine/flow-types.js';
 import type { ActionRegistry } from '../../engine/registry/index.js';
-import type { Engine, RunRecord } from '../../engine/run/index.js';
+import type { Engine, RunRecord, StartOptions } from '../../engine/run/index.js';
+import { eventOf, triggerMatches } from '../../engine/notify/index.js';
+import { needsConsumer, startFlowTestConsumer } from './consumer.js';
 import { LocalSchema, type LocalConfig } from '../../local/config.js';
 import { createLocalService, type LocalService } from '../../local/index.js';
 import { createMediaStore, type MediaStore } from '../../local/media/index.js';
-import { createStore } from '../../store/index.js';
+import { createStore, type EngineStore } from '../../store/index.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
+import { identityOf } from '../clients.js';
 import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
 import { lazyApi } from '../lazy-api.js';
 import { buildRegistry } from '../registry.js';
@@ -76,6 +79,8 @@ const WALL_LIMIT_MS = 120_000;
 /** What one case runs on: the service, the engine, the flow and the events seen. */
 interface CaseRig {
   service: LocalService;
+  store: EngineStore;
+  bus: EngineBus;
   target: LocalInst;
   engine: Engine;
   flow: Flow;
@@ -101,7 +106,12 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
         admin(rig.service, rig.target, 'incoming', 'POST', { chatId: `${r.from}@c.us`, typeMessage: 'textMessage', textMessage: r.text }).catch(() => undefined),
       );
     }
-    const handle = await rig.engine.start(rig.flow, { trigger: 'manual' });
+    if (needsConsumer(rig.flow)) {
+      const identity = identityOf(config, rig.flow.instance);
+      const { service, target, store, bus, engine, flow } = rig;
+      cleanups.push(await startFlowTestConsumer({ service, target, clock, store, bus, engine, flow, identity }));
+    }
+    const handle = await rig.engine.start(rig.flow, caseTrigger(rig.flow, c));
     result.runId = handle.runId;
     const ended = await untilEnded(handle.done, c, clock, rig.events);
     if (typeof ended === 'string') {
@@ -171,7 +181,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     resolveInputs: (f, overrides) => caseInputs(f, c, testDir, overrides),
   });
   cleanups.push(() => engine.shutdown());
-  return { service, target, engine, flow, events };
+  return { service, store, bus, target, engine, flow, events };
 }
 
 /** Clients of the config's instances, each on the case's local service (its matching local instance, else the first). */
@@ -286,6 +296,17 @@ async function reportMismatches(rep: NonNullable<FlowTestCase['expect']['reports
   return ms;
 }
 
+/** How the case starts its run: by hand, or by its `event` (which must be one the flow's trigger matches). */
+function caseTrigger(flow: Flow, c: FlowTestCase): StartOptions {
+  if (!c.event) return { trigger: 'manual' };
+  const t = flow.on.notification;
+  if (!t) throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
+  if (!triggerMatches(t, t.instance, c.event)) {
+    throw new MsgflowError('USAGE', { reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)` });
+  }
+  return { trigger: 'notification', event: eventOf(c.event, t.instance) };
+}
+
 /** The registry of a project, built once per config (plugins are imported once). */
 export function registryFor(config: Config): Promise<ActionRegistry> {
   return buildRegistry(config);
@@ -313,7 +334,7 @@ function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): Local
   const accounts = [...network.accounts];
   if (c.population) {
     for (let i = 0; i < c.population.count; i++) {
-      if (i % c.population.every === 0) accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false });
+      if (i % c.population.every === 0) accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false, replies: [] });
     }
   }
   // A project without local instances still gets one: every config instance maps to it.

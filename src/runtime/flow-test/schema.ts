@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AccountSchema, RateLimitsSchema } from '../../local/config.js';
 import { MessageInputSchema } from '../../local/message-input.js';
 import { DURATION_PATTERN } from '../../engine/flow/index.js';
+import { NOTIFICATION_TYPES } from '../../api/notifications.js';
 
 function validZone(tz: string): boolean {
   try {
@@ -153,6 +154,12 @@ export const FlowTestCaseSchema = z.strictObject({
   messages: z.array(MessageInputSchema).optional(),
   /** Incoming messages that arrive while the flow runs. */
   replies: z.array(Reply).optional(),
+  /**
+   * The notification that triggers the run, as the service sends it (a flow
+   * with `on.notification`): `event` in the flow's expressions. It must match
+   * the flow's trigger.
+   */
+  event: z.looseObject({ typeWebhook: z.enum(NOTIFICATION_TYPES) }).optional(),
   /** Input values: strings as `--input` gives them, inline rows, or a `sequence` of numbers. */
   inputs: z.record(z.string(), InputValue).optional(),
   /** Failures injected in front of the local service. */

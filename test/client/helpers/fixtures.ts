@@ -38,4 +38,25 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     request: { phoneNumber: 79001112233 },
     answer: { exist: true, chatId: PERSONAL, phoneNumber: 79001112233, fromCache: false },
   },
+  getStateInstance: { request: {}, answer: { stateInstance: 'authorized' } },
+  sendMessage: { request: { chatId: PERSONAL, message: 'hello' }, answer: { idMessage: 'BAE5F4886F6F2D08' } },
+  checkWhatsapp: { request: { phoneNumber: 79001112233 }, answer: { existsWhatsapp: true, chatId: PERSONAL } },
+  getSettings: { request: {}, answer: { wid: '79000000000@c.us', webhookUrl: '', incomingWebhook: 'yes' } },
+  setSettings: { request: { incomingWebhook: 'yes' }, answer: { saveSettings: true } },
+  showMessagesQueue: { request: {}, answer: [] },
+  clearMessagesQueue: { request: {}, answer: { isCleared: true } },
+  lastIncomingMessages: { request: { minutes: 60 }, answer: [message({ type: 'incoming', statusMessage: undefined })] },
+  receiveNotification: {
+    request: { receiveTimeout: 5 },
+    answer: {
+      receiptId: 1,
+      body: {
+        typeWebhook: 'stateInstanceChanged',
+        instanceData: { idInstance: Number(ID), wid: '79000000000@c.us', typeInstance: 'whatsapp' },
+        timestamp: 1767225600,
+        stateInstance: 'authorized',
+      },
+    },
+  },
+  deleteNotification: { request: { receiptId: 1 }, answer: { result: true } },
 };

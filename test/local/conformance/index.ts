@@ -8,6 +8,7 @@ import { authAndLimitsSuite } from './auth-limits.js';
 import { checkAccountSuite } from './check-account.js';
 import { contactsSuite } from './contacts.js';
 import { historySuite } from './history.js';
+import { notificationsSuite } from './notifications.js';
 import { sendFileSuite } from './send-file.js';
 
 export function describeConformance(kind: TransportKind): void {
@@ -17,5 +18,6 @@ export function describeConformance(kind: TransportKind): void {
     sendFileSuite(kind);
     checkAccountSuite(kind);
     authAndLimitsSuite(kind);
+    notificationsSuite(kind);
   });
 }

@@ -1,13 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/api/types.js';
-import { ALICE, BOB, NOBODY, T0, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
+import { ALICE, BOB, NOBODY, T0, useHarness, type TransportKind } from '../helpers/harness.js';
+import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { makePdf, makePng } from '../helpers/png.js';
 
 export function sendFileSuite(kind: TransportKind) {
   describe('sendFileByUrl', () => {
     let files: FileServer;
-    let h: Harness;
     const png = makePng(64, 48);
     beforeAll(async () => {
       files = await startFileServer({
@@ -19,10 +18,7 @@ export function sendFileSuite(kind: TransportKind) {
       });
     });
     afterAll(() => files.close());
-    beforeEach(async () => {
-      h = await startHarness({ kind });
-    });
-    afterEach(() => h.close());
+    const h = useHarness(kind);
 
     async function send(body: Record<string, unknown>) {
       const r = await h.call('sendFileByUrl', { chatId: ALICE, ...body });
@@ -92,8 +88,9 @@ export function sendFileSuite(kind: TransportKind) {
       // Nothing else leaves before the interval has passed.
       const q = (await h.admin('queue')).body;
       expect(q.pending.map((e: { idMessage: string }) => e.idMessage)).toEqual(ids.slice(1));
+      // Still queued: getMessage shows it `pending`, not yet in the chat.
       const notYet = await h.call('getMessage', { chatId: ALICE, idMessage: ids[1] });
-      expect(notYet.body).toEqual({ message: `Message not found by id '${ids[1]}'` });
+      expect(notYet.body).toMatchObject({ idMessage: ids[1], statusMessage: 'pending', fileName: 'r1.pdf' });
       await h.clock.advance(999);
       expect((await h.admin('queue')).body.pending).toHaveLength(2);
       await h.clock.advance(1);

@@ -1,0 +1,141 @@
+/**
+ * Incoming notifications ("webhooks" in the service's documentation): what
+ * receiveNotification answers in `body` and what a webhook receiver gets as
+ * the POST body. The shapes follow the service's published formats; msgflow's
+ * local service produces exactly these, and the engine's notification
+ * triggers read them.
+ */
+
+/** The notification types msgflow produces and understands. */
+export const NOTIFICATION_TYPES = [
+  'incomingMessageReceived',
+  'outgoingMessageReceived',
+  'outgoingAPIMessageReceived',
+  'outgoingMessageStatus',
+  'stateInstanceChanged',
+] as const;
+
+export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
+
+/** The account's state, as getStateInstance answers it and stateInstanceChanged reports it. */
+export const INSTANCE_STATES = ['notAuthorized', 'authorized', 'blocked', 'sleepMode', 'starting', 'yellowCard'] as const;
+
+export type InstanceState = (typeof INSTANCE_STATES)[number];
+
+/** Statuses an outgoingMessageStatus notification carries. */
+export const OUTGOING_STATUSES = ['sent', 'delivered', 'read', 'failed', 'noAccount', 'notInGroup', 'yellowCard'] as const;
+
+export type OutgoingStatus = (typeof OUTGOING_STATUSES)[number];
+
+/** Which instance a notification comes from. */
+export interface InstanceData {
+  /** The instance id, a number as the service sends it. */
+  idInstance: number;
+  /** The account's own chat id, e.g. `79001234567@c.us`. */
+  wid: string;
+  /** @default 'whatsapp' */
+  typeInstance: string;
+}
+
+interface NotificationBase {
+  instanceData: InstanceData;
+  /** UNIX time, seconds. */
+  timestamp: number;
+}
+
+export interface SenderData {
+  chatId: string;
+  chatName: string;
+  sender: string;
+  senderName: string;
+  senderContactName: string;
+}
+
+export interface FileMessageData {
+  downloadUrl: string;
+  caption: string;
+  fileName: string;
+  jpegThumbnail: string;
+  mimeType: string;
+  isAnimated?: boolean;
+  forwardingScore?: number;
+  isForwarded?: boolean;
+}
+
+/**
+ * The message inside incomingMessageReceived / outgoing*MessageReceived:
+ * `typeMessage` says which of the data members is present.
+ */
+export interface NotificationMessageData {
+  typeMessage: string;
+  /** typeMessage `textMessage`. */
+  textMessageData?: { textMessage: string };
+  /** typeMessage `extendedTextMessage` (a text with a link preview or a quote). */
+  extendedTextMessageData?: {
+    text: string;
+    description?: string;
+    title?: string;
+    previewType?: string;
+    jpegThumbnail?: string;
+    forwardingScore?: number;
+    isForwarded?: boolean;
+  };
+  /** typeMessage imageMessage, videoMessage, documentMessage, audioMessage. */
+  fileMessageData?: FileMessageData;
+  /** typeMessage `quotedMessage`: the message this one answers. */
+  quotedMessage?: { stanzaId: string; participant: string; typeMessage: string; textMessage?: string };
+  locationMessageData?: { latitude: number; longitude: number; nameLocation?: string; address?: string; jpegThumbnail?: string };
+  contactMessageData?: { displayName: string; vcard: string };
+}
+
+export interface MessageNotification<T extends 'incomingMessageReceived' | 'outgoingMessageReceived' | 'outgoingAPIMessageReceived'>
+  extends NotificationBase {
+  typeWebhook: T;
+  idMessage: string;
+  senderData: SenderData;
+  messageData: NotificationMessageData;
+}
+
+export type IncomingMessageReceived = MessageNotification<'incomingMessageReceived'>;
+/** A message sent from the phone (not through the API). */
+export type OutgoingMessageReceived = MessageNotification<'outgoingMessageReceived'>;
+/** A message sent through the API left the send queue. */
+export type OutgoingAPIMessageReceived = MessageNotification<'outgoingAPIMessageReceived'>;
+
+export interface OutgoingMessageStatus extends NotificationBase {
+  typeWebhook: 'outgoingMessageStatus';
+  chatId: string;
+  idMessage: string;
+  status: OutgoingStatus;
+  /** Why, for `failed` (e.g. the file could not be fetched) and `noAccount`. */
+  description?: string;
+  /** Whether the message was sent through the API. */
+  sendByApi: boolean;
+}
+
+export interface StateInstanceChanged extends NotificationBase {
+  typeWebhook: 'stateInstanceChanged';
+  stateInstance: InstanceState;
+}
+
+/** Any notification body, discriminated by `typeWebhook`. */
+export type NotificationBody =
+  | IncomingMessageReceived
+  | OutgoingMessageReceived
+  | OutgoingAPIMessageReceived
+  | OutgoingMessageStatus
+  | StateInstanceChanged;
+
+/**
+ * receiveNotification's answer when a notification is waiting: `receiptId`
+ * is what deleteNotification takes to remove it. The answer is `null` when
+ * none arrived within receiveTimeout.
+ */
+export interface ReceivedNotification {
+  receiptId: number;
+  body: NotificationBody;
+}
+
+export function isNotificationType(s: string): s is NotificationType {
+  return (NOTIFICATION_TYPES as readonly string[]).includes(s);
+}

@@ -1,0 +1,132 @@
+/**
+ * Turns a consumed notification into runs, exactly once per notification and
+ * flow, even when the notification is delivered again after a crash between
+ * receiving and acknowledging it (deleteNotification, or a webhook's 2xx).
+ *
+ * Each run's id is derived from the instance identity, the notification's
+ * key and the flow, and an intent record (`notification-runs`, keyed by that
+ * id) is written before the run is started: a redelivered notification finds
+ * the run or the intent and starts nothing. A run whose concurrency slot is
+ * busy (a writing flow runs one at a time by default) stays an intent and is
+ * started by `startPending()` once a slot frees, so a long run never blocks
+ * the channel nor loses a notification.
+ */
+import { createHash } from 'node:crypto';
+import { MsgflowError } from '../../api/errors.js';
+import type { EngineStore } from '../../store/types.js';
+import type { Clock } from '../../util/clock.js';
+import type { Logger } from '../action.js';
+import type { EngineBus } from '../events.js';
+import type { Flow } from '../flow-types.js';
+import type { Engine } from '../run/types.js';
+import { eventOf, notificationKey, timestampMs, type NotificationLike } from './body.js';
+import { flowsFor } from './match.js';
+import { recordNotification } from './records.js';
+
+/** runId -> {@link PendingRun}: runs decided but not started yet. */
+export const NOTIFICATION_RUNS_NS = 'notification-runs';
+
+export interface PendingRun {
+  flow: string;
+  /** Config name of the instance the notification came from. */
+  instance: string;
+  event: Record<string, unknown>;
+  /** When it was decided, ms. */
+  at: number;
+}
+
+export interface DispatcherOptions {
+  engine: Engine;
+  store: EngineStore;
+  bus: EngineBus;
+  clock: Clock;
+  /** The loaded flows (those with `on.notification` are considered). */
+  flows: readonly Flow[];
+  identityFor(instanceName: string): string;
+  logger: Logger;
+}
+
+/**
+ * The id of the run `flow` gets for a notification: the same notification
+ * always gives the same id. Sortable by time like other run ids.
+ */
+export function notificationRunId(flow: string, identity: string, key: string, at: number): string {
+  const name = flow.replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 64) || 'flow';
+  const digest = createHash('sha256').update(`${identity}\n${key}\n${flow}`).digest('hex').slice(0, 12);
+  return `${name}-${at.toString(36)}-n${digest}`;
+}
+
+export class NotificationDispatcher {
+  /** Dispatches and pending starts one at a time: two deliveries of one notification never race. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly byName: Map<string, Flow>;
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.byName = new Map(o.flows.map((f) => [f.name, f]));
+  }
+
+  /**
+   * Records the notification (statuses, incoming messages) and decides its
+   * runs. Resolves once all of that is durable: only then may the caller
+   * acknowledge the notification. Resolves with the number of runs started
+   * or queued for a slot (0 for a notification delivered again).
+   */
+  dispatch(instanceName: string, body: NotificationLike): Promise<number> {
+    return this.serial(() => this.dispatchNow(instanceName, body));
+  }
+
+  /** Starts the runs left waiting for a concurrency slot (or by a crash between intent and start). */
+  startPending(): Promise<void> {
+    return this.serial(async () => {
+      for (const [runId, p] of await this.o.store.kv(NOTIFICATION_RUNS_NS).entries<PendingRun>()) await this.tryStart(runId, p);
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async dispatchNow(instanceName: string, body: NotificationLike): Promise<number> {
+    const { store, clock } = this.o;
+    const now = clock.now();
+    const identity = this.o.identityFor(instanceName);
+    await recordNotification(store, identity, body, now);
+    const key = notificationKey(body);
+    const at = timestampMs(body) ?? now;
+    const pending = store.kv(NOTIFICATION_RUNS_NS);
+    let decided = 0;
+    for (const flow of flowsFor(this.o.flows, instanceName, body)) {
+      const runId = notificationRunId(flow.name, identity, key, at);
+      if ((await store.getRun(runId)) || (await pending.get(runId))) continue; // delivered again: already decided
+      decided++;
+      const p: PendingRun = { flow: flow.name, instance: instanceName, event: eventOf(body, instanceName), at: now };
+      await pending.set(runId, p);
+      await this.tryStart(runId, p);
+    }
+    this.o.bus.emit('notification:received', { instance: instanceName, type: body.typeWebhook, lagMs: Math.max(0, now - at), flowsStarted: decided });
+    return decided;
+  }
+
+  private async tryStart(runId: string, p: PendingRun): Promise<void> {
+    const pending = this.o.store.kv(NOTIFICATION_RUNS_NS);
+    const flow = this.byName.get(p.flow);
+    if ((await this.o.store.getRun(runId)) || !flow) {
+      if (!flow) this.o.logger.warn(`notification run ${runId} is dropped: flow '${p.flow}' is not loaded any more`, { runId, flow: p.flow });
+      await pending.delete(runId);
+      return;
+    }
+    try {
+      await this.o.engine.start(flow, { trigger: 'notification', event: p.event, runId });
+    } catch (e) {
+      if (e instanceof MsgflowError && (e.code === 'RUN_LIVE' || e.code === 'ENGINE_STOPPED' || e.code === 'STORE_UNAVAILABLE')) {
+        this.o.logger.info(`run ${runId} of ${flow.name} (notification) waits: ${e.message}`, { runId, flow: flow.name });
+        return;
+      }
+      // Not startable at all (e.g. a required input has no value): retrying cannot help.
+      this.o.logger.error(`notification run of ${flow.name} cannot start: ${e instanceof Error ? e.message : String(e)}`, { runId, flow: flow.name });
+    }
+    await pending.delete(runId);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * Which flows a notification starts: `on.notification` of each flow against
+ * the notification's type, instance, chat and text.
+ */
+import type { Flow, FlowNotificationTrigger } from '../flow-types.js';
+import { chatIdOf, textOf, type NotificationLike } from './body.js';
+
+const patterns = new Map<string, RegExp>();
+
+/** The trigger's text pattern, compiled once (the loader has checked it compiles). */
+function pattern(text: string): RegExp {
+  let re = patterns.get(text);
+  if (!re) {
+    re = new RegExp(text, 'i');
+    patterns.set(text, re);
+  }
+  return re;
+}
+
+/**
+ * Whether the notification (of instance `instanceName`, a config name)
+ * matches the trigger. The text is trimmed before matching, so `^stop$`
+ * matches "STOP " too; a message without text never matches a `text:`.
+ */
+export function triggerMatches(t: FlowNotificationTrigger, instanceName: string, body: NotificationLike): boolean {
+  if (t.instance !== instanceName || t.type !== body.typeWebhook) return false;
+  if (t.chatId !== undefined && chatIdOf(body) !== t.chatId) return false;
+  if (t.text === undefined) return true;
+  const text = textOf(body);
+  return text !== undefined && pattern(t.text).test(text.trim());
+}
+
+/** The flows this notification starts. */
+export function flowsFor(flows: readonly Flow[], instanceName: string, body: NotificationLike): Flow[] {
+  return flows.filter((f) => f.on.notification !== undefined && triggerMatches(f.on.notification, instanceName, body));
+}
+
+/** Config names of the instances whose notifications some flow is triggered by. */
+export function triggeredInstances(flows: readonly Flow[]): string[] {
+  return [...new Set(flows.flatMap((f) => (f.on.notification ? [f.on.notification.instance] : [])))].sort();
+}

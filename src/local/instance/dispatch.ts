@@ -1,0 +1,113 @@
+/**
+ * The methods of one local instance: a request that passed validation in,
+ * a status and a JSON body out. One handler per method, so adding a method
+ * adds a line to the table, not a branch to a long switch.
+ */
+import { MsgflowError } from '../../api/errors.js';
+import type { ApiMethod } from '../../api/methods.js';
+import type { ParsedRequest, QueuedMessage } from '../../api/types.js';
+import type { LocalInstance, MethodResult } from './instance.js';
+import type { QueueEntry } from './send-queue.js';
+
+type Handler<M extends ApiMethod> = (inst: LocalInstance, req: ParsedRequest<M>, signal?: AbortSignal) => unknown;
+
+/**
+ * Methods that need the account: while the instance is not authorized they
+ * answer 400 with the service's text. Sending is not among them: messages
+ * wait in the queue (up to 24 h) until the account works.
+ */
+const NEEDS_ACCOUNT: ReadonlySet<ApiMethod> = new Set<ApiMethod>(['checkWhatsapp', 'lastIncomingMessages']);
+
+const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
+  addContact: (i, r) => i.contacts.add(r),
+  editContact: (i, r) => i.contacts.edit(r),
+  deleteContact: (i, r) => i.contacts.delete(r),
+  getChatHistory: (i, r) => i.history.chatHistory(r.chatId, r.count),
+  getMessage: (i, r) => queuedMessage(i, r.idMessage, r.chatId) ?? i.history.getMessage(r.chatId, r.idMessage),
+  sendFileByUrl: (i, r) => i.enqueueFile(r),
+  lastOutgoingMessages: (i, r) => {
+    const since = i.clock.now() - r.minutes * 60_000;
+    // Queued messages are listed too, `pending`, newest first like the rest.
+    const queued = i.sendQueue.pending().filter((e) => e.enqueuedAt >= since).map((e) => pendingMessage(e)).reverse();
+    return [...queued, ...i.history.lastOutgoing(since)];
+  },
+  checkAccount: (i, r) => {
+    if (!i.working) {
+      const e = new MsgflowError('INSTANCE_NOT_READY', { state: i.state });
+      return { status: e.status ?? 200, body: { status: false, reason: e.message } } satisfies MethodResult;
+    }
+    return i.checker.check(r);
+  },
+  getStateInstance: (i) => ({ stateInstance: i.state }),
+  sendMessage: (i, r) => i.enqueueText(r),
+  checkWhatsapp: (i, r) => {
+    // The same rule as checkAccount: a hidden number answers as no account.
+    const account = i.network.accountByPhone(r.phoneNumber);
+    const exists = account !== undefined && !account.hidden;
+    return { existsWhatsapp: exists, chatId: exists ? `${r.phoneNumber}@c.us` : '' };
+  },
+  getSettings: (i) => i.settings.current(),
+  setSettings: async (i, r) => {
+    await i.notifier.saveSettings(r);
+    i.sendQueue.poke();
+    return { saveSettings: true };
+  },
+  showMessagesQueue: (i) => i.sendQueue.pending().map(showQueued),
+  clearMessagesQueue: async (i) => {
+    await i.sendQueue.clear();
+    return { isCleared: true };
+  },
+  lastIncomingMessages: (i, r) => i.history.lastIncoming(i.clock.now() - r.minutes * 60_000),
+  receiveNotification: async (i, r, signal) => {
+    // One technology at a time, as on the real service: while a webhookUrl is
+    // set, notifications are pushed there and a receive finds none.
+    if (i.settings.current().webhookUrl !== '') {
+      await i.clock.sleep(r.receiveTimeout * 1000, signal).catch(() => undefined);
+      return null;
+    }
+    const n = await i.notifier.queue.receive(r.receiveTimeout * 1000, signal);
+    return n && { receiptId: n.receiptId, body: n.body };
+  },
+  deleteNotification: async (i, r) => ({ result: await i.notifier.queue.delete(r.receiptId) }),
+};
+
+export async function dispatch(inst: LocalInstance, method: ApiMethod, req: ParsedRequest<ApiMethod>, signal?: AbortSignal): Promise<MethodResult> {
+  if (NEEDS_ACCOUNT.has(method) && !inst.working) {
+    throw new MsgflowError(inst.state === 'starting' ? 'INSTANCE_STARTING' : 'ACCOUNT_NOT_AUTHORIZED');
+  }
+  const handler = HANDLERS[method] as Handler<ApiMethod>;
+  const out = await handler(inst, req, signal);
+  if (isResult(out)) return out;
+  return { status: 200, body: out };
+}
+
+function isResult(v: unknown): v is MethodResult {
+  return typeof v === 'object' && v !== null && 'status' in v && 'body' in v && Object.keys(v).length === 2;
+}
+
+function showQueued(e: QueueEntry): QueuedMessage {
+  const body: QueuedMessage['body'] = { chatId: e.chatId };
+  if (e.kind === 'text') body.message = e.message ?? '';
+  else Object.assign(body, { urlFile: e.urlFile, fileName: e.fileName, caption: e.caption ?? '' });
+  if (e.quotedMessageId !== undefined) body.quotedMessageId = e.quotedMessageId;
+  return { messageID: e.idMessage, type: e.kind === 'text' ? 'sendMessage' : 'sendFileByUrl', body, statusMessage: 'pending' };
+}
+
+/** A queued message as getMessage and lastOutgoingMessages show it: `pending`. */
+function pendingMessage(e: QueueEntry) {
+  const m = {
+    type: 'outgoing' as const,
+    idMessage: e.idMessage,
+    timestamp: Math.floor(e.enqueuedAt / 1000),
+    typeMessage: e.kind === 'text' ? ('textMessage' as const) : ('documentMessage' as const),
+    chatId: e.chatId,
+    statusMessage: 'pending' as const,
+    sendByApi: true,
+  };
+  return e.kind === 'text' ? { ...m, textMessage: e.message ?? '' } : { ...m, fileName: e.fileName ?? '', caption: e.caption ?? '' };
+}
+
+function queuedMessage(i: LocalInstance, idMessage: string, chatId: string) {
+  const e = i.sendQueue.pending().find((x) => x.idMessage === idMessage && x.chatId === chatId);
+  return e && pendingMessage(e);
+}

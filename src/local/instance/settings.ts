@@ -1,0 +1,79 @@
+/**
+ * The instance's settings (getSettings/setSettings), kept in settings.json
+ * (lowdb). Only what setSettings changed is stored; the rest comes from the
+ * config's `settings:` and then the real service's defaults ("after creating
+ * an instance, all settings are turned off by default": webhookUrl empty,
+ * every yes/no switch `no`). Saved settings apply at once (the real service
+ * takes up to 5 minutes).
+ */
+import type { Low } from 'lowdb';
+import { z } from 'zod';
+import { REQUEST_SHAPES } from '../../api/schemas.js';
+import type { InstanceSettings, ParsedRequest } from '../../api/types.js';
+import type { NotificationType } from '../../api/notifications.js';
+import { openJsonDoc } from '../persist/json-doc.js';
+
+const StoredSettings = z.strictObject(REQUEST_SHAPES.setSettings);
+type StoredSettings = z.output<typeof StoredSettings>;
+
+export type SettingsInput = ParsedRequest<'setSettings'>;
+
+/** Which switch turns each notification type on. */
+const SWITCH_OF: Record<NotificationType, keyof InstanceSettings> = {
+  incomingMessageReceived: 'incomingWebhook',
+  outgoingMessageReceived: 'outgoingMessageWebhook',
+  outgoingAPIMessageReceived: 'outgoingAPIMessageWebhook',
+  outgoingMessageStatus: 'outgoingWebhook',
+  stateInstanceChanged: 'stateWebhook',
+};
+
+export class SettingsStore {
+  private doc!: Low<StoredSettings>;
+
+  /**
+   * @param base the config's `settings:` for this instance
+   * @param sendIntervalMs the config's send interval: delaySendMessagesMilliseconds until set
+   */
+  constructor(
+    private readonly wid: string,
+    private readonly base: Partial<SettingsInput>,
+    private readonly sendIntervalMs: number,
+  ) {}
+
+  async open(file: string, shown: string): Promise<void> {
+    this.doc = await openJsonDoc(file, shown, StoredSettings, {});
+  }
+
+  current(): InstanceSettings {
+    return {
+      wid: this.wid,
+      webhookUrl: '',
+      webhookUrlToken: '',
+      delaySendMessagesMilliseconds: this.sendIntervalMs,
+      markIncomingMessagesReaded: 'no',
+      markIncomingMessagesReadedOnReply: 'no',
+      outgoingWebhook: 'no',
+      outgoingMessageWebhook: 'no',
+      outgoingAPIMessageWebhook: 'no',
+      incomingWebhook: 'no',
+      stateWebhook: 'no',
+      ...definedOnly(this.base),
+      ...definedOnly(this.doc.data),
+    };
+  }
+
+  /** Saves the given settings (the others stay); resolves once written. */
+  async save(input: SettingsInput): Promise<void> {
+    this.doc.data = { ...this.doc.data, ...definedOnly(input) };
+    await this.doc.write();
+  }
+
+  /** Whether notifications of this type are produced. */
+  produces(type: NotificationType): boolean {
+    return this.current()[SWITCH_OF[type]] === 'yes';
+  }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,186 @@
+/**
+ * The notification consumers of `msgflow start`: one per instance whose
+ * notifications a flow is triggered by (or whose config says
+ * `notifications: poll|webhook`), each polling or fed by the webhook
+ * receiver, each holding the store lease `notifications:<identity>` so that
+ * only one process consumes an instance's notifications even when several
+ * share a store.
+ */
+import type { LazyApi } from '../lazy-api.js';
+import type { Config } from '../../config/index.js';
+import type { Logger } from '../../engine/action.js';
+import type { EngineBus } from '../../engine/events.js';
+import type { Flow } from '../../engine/flow-types.js';
+import { CONSUMERS_NS, NotificationDispatcher, sharedState, triggeredInstances, type ConsumerRecord, type NotificationLike } from '../../engine/notify/index.js';
+import { LeaseOwner, defaultHostId, describeHolder } from '../../engine/run/index.js';
+import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
+import type { Engine } from '../../engine/run/types.js';
+import type { EngineStore } from '../../store/types.js';
+import type { Clock } from '../../util/clock.js';
+import { localTarget } from '../clients.js';
+import { pollNotifications } from './poll.js';
+import { ensureSwitches } from './switches.js';
+import { isNotificationType } from '../../api/notifications.js';
+import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
+
+export interface ConsumersOptions {
+  config: Config;
+  store: EngineStore;
+  bus: EngineBus;
+  clock: Clock;
+  engine: Engine;
+  flows: readonly Flow[];
+  clientFor(instance: string): LazyApi;
+  identityFor(instance: string): string;
+  logger: Logger;
+  /** Seconds one receiveNotification may be held. @default 20 */
+  receiveTimeout?: number;
+}
+
+export interface ConsumedInstance {
+  name: string;
+  mode: 'poll' | 'webhook';
+}
+
+export interface NotificationConsumers {
+  readonly instances: readonly ConsumedInstance[];
+  /** The webhook receiver's URL, when an instance uses webhook mode. */
+  readonly webhookUrl?: string;
+  stop(): Promise<void>;
+}
+
+/** The instances to consume and how: triggered ones default to poll; `notifications: off` wins. */
+export function consumedInstances(config: Config, flows: readonly Flow[], logger: Logger): ConsumedInstance[] {
+  const triggered = new Set(triggeredInstances(flows));
+  const out: ConsumedInstance[] = [];
+  for (const [name, inst] of Object.entries(config.instances)) {
+    const mode = inst.notifications ?? (triggered.has(name) ? 'poll' : 'off');
+    if (mode !== 'off') out.push({ name, mode });
+    else if (triggered.has(name)) logger.warn(`instance ${name} has notifications: off, so the flows triggered by its notifications never run`);
+  }
+  return out;
+}
+
+/** The idInstance a webhook body of this config instance carries. */
+function idInstanceOf(config: Config, name: string): string | undefined {
+  const inst = config.instances[name]!;
+  return inst.apiUrl === 'local' ? (localTarget(config, inst)?.idInstance ?? inst.idInstance) : inst.idInstance;
+}
+
+/** Starts consuming. The returned `stop()` ends every loop and the receiver, and releases the leases. */
+export async function startNotificationConsumers(o: ConsumersOptions): Promise<NotificationConsumers> {
+  const instances = consumedInstances(o.config, o.flows, o.logger);
+  const dispatcher = new NotificationDispatcher(o);
+  const controller = new AbortController();
+  const held = new Set<string>();
+  const leases: LeaseOwner[] = [];
+  const pendingTick = () => void dispatcher.startPending().catch((e: unknown) => o.logger.warn(`notification runs: ${e instanceof Error ? e.message : String(e)}`));
+  const events = ['run:finished', 'run:failed', 'run:interrupted'] as const;
+  for (const ev of events) o.bus.on(ev, pendingTick);
+  // Slots freed by other processes are not seen on this bus.
+  const timer = setInterval(pendingTick, 5000);
+  timer.unref();
+  pendingTick();
+  const ready: Promise<void>[] = [];
+  const loops = instances.map((inst) => {
+    let markReady!: () => void;
+    ready.push(new Promise<void>((r) => (markReady = r)));
+    return consume(o, inst, dispatcher, { signal: controller.signal, held, leases, ready: () => markReady() });
+  });
+  // Consuming (lease held, switches on) or known to be consumed elsewhere: only then is `msgflow start` started.
+  await Promise.all(ready);
+  let receiver: WebhookReceiver | undefined;
+  const hooked = instances.filter((i) => i.mode === 'webhook');
+  if (hooked.length > 0) {
+    const byId = new Map(hooked.map((i) => [idInstanceOf(o.config, i.name), i.name]));
+    receiver = await startWebhookReceiver({
+      config: o.config.webhook!,
+      logger: o.logger,
+      instanceOf: (body) => webhookInstance(body, byId, hooked, held),
+      handle: (name, body) => dispatcher.dispatch(name, body),
+    });
+  }
+  return {
+    instances,
+    ...(receiver ? { webhookUrl: receiver.url } : {}),
+    async stop() {
+      controller.abort();
+      clearInterval(timer);
+      for (const ev of events) o.bus.off(ev, pendingTick);
+      await receiver?.close();
+      await Promise.all(loops);
+      await Promise.all(leases.map((l) => l.release()));
+    },
+  };
+}
+
+function webhookInstance(body: NotificationLike, byId: Map<string | undefined, string>, hooked: ConsumedInstance[], held: Set<string>): string | undefined {
+  const data = (body as { instanceData?: { idInstance?: unknown } }).instanceData;
+  const name = data?.idInstance === undefined ? (hooked.length === 1 ? hooked[0]!.name : undefined) : byId.get(String(data.idInstance));
+  // Another process holds this instance's lease: it is not ours to record (the service delivers it again).
+  return name !== undefined && held.has(name) ? name : undefined;
+}
+
+/** Claims the instance's lease (waiting while another process holds it), records the consumer, then polls (poll mode). */
+interface ConsumeState {
+  signal: AbortSignal;
+  /** Instances whose lease this process holds. */
+  held: Set<string>;
+  leases: LeaseOwner[];
+  /** Called once the instance is being consumed, by this process or (as far as we know) another. */
+  ready(): void;
+}
+
+async function consume(o: ConsumersOptions, inst: ConsumedInstance, d: NotificationDispatcher, st: ConsumeState): Promise<void> {
+  try {
+    await consumeOwned(o, inst, d, st);
+  } finally {
+    st.ready();
+  }
+}
+
+async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: NotificationDispatcher, st: ConsumeState): Promise<void> {
+  const { signal, held, leases } = st;
+  const identity = o.identityFor(inst.name);
+  const ttlMs = defaultLeaseTtlMs();
+  const owner = new LeaseOwner({ store: o.store, hostId: defaultHostId(), ttlMs }, { label: `msgflow start (notifications of ${inst.name})` });
+  leases.push(owner);
+  let warned = false;
+  while (!signal.aborted) {
+    const claim = await owner.claim(`notifications:${identity}`).catch((e: unknown) => ({ ok: false as const, error: e }));
+    if (claim.ok) break;
+    if (!warned && 'holder' in claim) o.logger.info(`notifications of ${inst.name} are consumed by ${describeHolder(claim.holder)}; taking over when it stops`);
+    warned = true;
+    st.ready();
+    await o.clock.sleep(ttlMs / 3, signal).catch(() => undefined);
+  }
+  if (signal.aborted) return;
+  owner.onLost = (reason) => {
+    held.delete(inst.name);
+    o.logger.error(`notifications of ${inst.name}: lease lost (${reason}); restart msgflow start to consume them again`);
+  };
+  owner.startHeartbeat();
+  const consumers = sharedState(o.store, CONSUMERS_NS);
+  if (!(await consumers.get<ConsumerRecord>(identity))) await consumers.set(identity, { instance: inst.name, mode: inst.mode, since: o.clock.now() } satisfies ConsumerRecord);
+  const types = o.flows.flatMap((f) => (f.on.notification?.instance === inst.name && isNotificationType(f.on.notification.type) ? [f.on.notification.type] : []));
+  await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger);
+  held.add(inst.name);
+  st.ready();
+  o.logger.info(`notifications of ${inst.name}: ${inst.mode === 'poll' ? 'polling receiveNotification' : 'receiving webhooks'}`);
+  if (inst.mode !== 'poll') return;
+  const lost = new AbortController();
+  owner.onLost = (reason) => {
+    held.delete(inst.name);
+    lost.abort();
+    o.logger.error(`notifications of ${inst.name}: lease lost (${reason}); polling stopped`);
+  };
+  await pollNotifications({
+    instance: inst.name,
+    client: o.clientFor(inst.name),
+    handle: (name, body) => d.dispatch(name, body),
+    signal: AbortSignal.any([signal, lost.signal]),
+    clock: o.clock,
+    logger: o.logger,
+    receiveTimeout: o.receiveTimeout,
+  });
+}

@@ -1,0 +1,110 @@
+/**
+ * Webhook push: every notification is POSTed with the Bearer token, in
+ * order, retried with backoff until the receiver answers 2xx; a receiver that
+ * is killed and started again, and a service restart in between, lose none.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { ALICE, startHarness, type Harness } from './helpers/harness.js';
+
+interface Receiver {
+  url: string;
+  port: number;
+  got: { auth: string | undefined; text: string }[];
+  /** Answers this status to the next pushes (then 200). */
+  failNext: number[];
+  close(): Promise<void>;
+}
+
+async function startReceiver(port = 0, got: Receiver['got'] = []): Promise<Receiver> {
+  const failNext: number[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const status = failNext.shift() ?? 200;
+      if (status === 200) {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messageData: { textMessageData: { textMessage: string } } };
+        got.push({ auth: req.headers.authorization, text: body.messageData.textMessageData.textMessage });
+      }
+      res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  const p = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${p}/hook`,
+    port: p,
+    got,
+    failNext,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+let h: Harness;
+beforeEach(async () => {
+  h = await startHarness({
+    kind: 'http',
+    tweak: (raw) => {
+      (raw.instances as Record<string, unknown>[])[0]!.settings = { incomingWebhook: 'yes' };
+    },
+  });
+});
+afterEach(() => h.close());
+
+async function incoming(text: string) {
+  expect((await h.admin('incoming', { chatId: ALICE, typeMessage: 'textMessage', textMessage: text })).status).toBe(200);
+}
+
+/** Moves the service clock in backoff-sized steps until `done` (the pusher sleeps on it between tries). */
+async function until(done: () => boolean) {
+  for (let i = 0; i < 2000 && !done(); i++) {
+    await new Promise((r) => setTimeout(r, 5));
+    await h.clock.advance(1000);
+  }
+  expect(done()).toBe(true);
+}
+
+it('pushes in order with the Bearer token; a killed and restarted receiver and a service restart lose nothing', async () => {
+  let receiver = await startReceiver();
+  const got = receiver.got;
+  expect((await h.call('setSettings', { webhookUrl: receiver.url, webhookUrlToken: 'hook-secret' })).body).toEqual({ saveSettings: true });
+  await incoming('m1');
+  await incoming('m2');
+  await until(() => got.length === 2);
+  expect(got.every((g) => g.auth === 'Bearer hook-secret')).toBe(true);
+
+  const port = receiver.port;
+  await receiver.close();
+  await incoming('m3');
+  await incoming('m4');
+  // Refused pushes are retried with backoff; the service restarts while the receiver is still down.
+  for (let i = 0; i < 5; i++) await h.clock.advance(10_000);
+  await h.restart();
+  await incoming('m5');
+  receiver = await startReceiver(port, got);
+  receiver.failNext.push(500, 503);
+  await until(() => got.length === 5);
+  expect(got.map((g) => g.text)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+  await receiver.close();
+});
+
+it('while a webhookUrl is set, receiveNotification answers null; emptying it brings the queue back', async () => {
+  const receiver = await startReceiver();
+  receiver.failNext.push(500, 500, 500, 500, 500, 500, 500, 500);
+  await h.call('setSettings', { webhookUrl: receiver.url });
+  await incoming('waiting');
+  const r = h.call('receiveNotification', undefined, { query: { receiveTimeout: '5' } });
+  await new Promise((res) => setTimeout(res, 20));
+  await h.clock.advance(5000);
+  expect((await r).body).toBeNull();
+  await h.call('setSettings', { webhookUrl: '' });
+  const n = await h.call('receiveNotification', undefined, { query: { receiveTimeout: '5' } });
+  expect(n.body).toMatchObject({ body: { typeWebhook: 'incomingMessageReceived' } });
+  await receiver.close();
+});
