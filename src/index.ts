@@ -14,7 +14,7 @@ export type { ActionDefinition, ActionContext, DurableState, Logger, PluginModul
 export type { Flow, FlowStep } from './engine/flow-types.js';
 export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
 export { ManualClock, systemClock, type Clock } from './util/clock.js';
-/** The job kit and the action test kit, for plugin authors (README "Writing actions"). */
+/** The job kit and the action test kit, for plugin authors (docs/plugins.md). */
 export {
   fileField,
   itemsField,

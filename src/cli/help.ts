@@ -246,5 +246,5 @@ Options:
   -v, --version       Show the version
 
 Exit codes: 0 success, 1 failure, 2 usage error.
-Docs: README.md`;
+Docs: README.md and docs/*.md (docs/cli.md: every command)`;
 }
