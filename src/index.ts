@@ -14,7 +14,7 @@ export type { ActionDefinition, ActionContext, DurableState, Logger, PluginModul
 export type { Flow, FlowStep } from './engine/flow/types.js';
 export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
 export { ManualClock, systemClock, type Clock } from './util/clock.js';
-/** The job kit and the action test kit, for plugin authors (README "Writing actions"). */
+/** The job kit and the action test kit, for plugin authors (docs/plugins.md). */
 export {
   fileField,
   itemsField,
@@ -49,7 +49,7 @@ export { z } from 'zod';
 export { createLocalService, type LocalService, type LocalServiceOptions, type LocalServiceEvents } from './local/index.js';
 export type { LocalRequest, LocalResponse } from './local/index.js';
 export { createEngine, type Engine, type EngineOptions, type RunHandle, type StartOptions } from './engine/run/index.js';
-export { createRuntime, type Runtime, type RuntimeOptions } from './runtime/runtime.js';
+export { createRuntime, type Runtime, type RuntimeOptions, type RuntimeFileOptions } from './runtime/runtime.js';
 export { buildRegistry } from './runtime/registry.js';
 export { createInProcessTransport } from './runtime/in-process-transport.js';
 export { loadFlowFile as loadFlow, loadFlows, findFlow, resolveInputs, type LoadFlowOptions } from './engine/flow/index.js';

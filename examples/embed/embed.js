@@ -7,7 +7,6 @@ import {
   createInProcessTransport,
   createLocalService,
   createRuntime,
-  findFlow,
   loadConfig,
   runFlowTests,
   VirtualClock,
@@ -26,10 +25,11 @@ const alice = await client.checkAccount({ phoneNumber: 79001112233 });
 console.log(`checkAccount 79001112233: exist=${alice.exist}`);
 await service.close();
 
-// 2. The whole runtime (engine, registry with plugins, store) and one run of a flow.
-const runtime = await createRuntime({ config, command: 'embed' });
+// 2. The whole runtime (engine, registry with plugins, store) from the config file, and one run of a flow.
+//    (createRuntime({ config, command }) takes a config you loaded yourself.)
+const runtime = await createRuntime(path.join(here, 'config.yaml'));
 try {
-  const flow = findFlow(path.join(here, 'flows'), 'greet', { registry: runtime.registry, baseDir: config.baseDir, instances: Object.keys(config.instances) });
+  const flow = runtime.flows().flows.find((f) => f.name === 'greet');
   const run = await runtime.engine.start(flow, { inputs: { phone: '79002223344' } });
   const record = await run.done;
   const steps = await runtime.engine.getSteps(record.id);

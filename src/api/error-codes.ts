@@ -3,7 +3,7 @@
  * one message template and, where it crosses HTTP, a status. Templates use
  * `{name}` placeholders filled by {@link formatError}. Texts that the spec
  * gives are copied to the letter; the others follow the same style and are
- * listed in the README.
+ * listed in docs/errors.md.
  */
 export interface ErrorDef {
   readonly status?: number;

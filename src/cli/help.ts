@@ -48,10 +48,18 @@ flow's on.schedule (cron, with its timezone). With a local: section, the local
 service listens on local.port so you can call it with curl.
 One daemon per store: a second msgflow start on the same store refuses (exit 2)
 naming the running one's pid and host. It stays up until stopped, even with
-nothing to schedule. SIGTERM, SIGINT or SIGHUP stop it gracefully: running
-items finish or are checkpointed, and resume on the next start. A run whose
-process crashed 3 times is marked failed instead of resumed again.`,
+nothing to schedule. SIGTERM or SIGINT stop it gracefully: running items
+finish or are checkpointed, and resume on the next start. A run whose
+process crashed 3 times is marked failed instead of resumed again.
+
+SIGHUP (and, with --watch, any change of config.yaml or the flows directory)
+reloads: added, changed and removed flows and schedules take effect, runs
+already started keep their version. A flow file that now fails validation is
+reported (file:line:col) and its last good version keeps running; a
+config.yaml that fails is reported and the running config stays (a valid one
+applies flowsDir; other changed sections need a restart, and say so).`,
     options: [
+      { name: 'watch', text: 'Reload when config.yaml or a file under the flows directory changes (as SIGHUP does)' },
       { name: 'no-listen', text: "Do not open the local service's HTTP port" },
       { name: 'no-ui', text: 'Do not serve the dashboard and API (config.yaml ui:, http://127.0.0.1:7071 by default)' },
     ],
@@ -238,5 +246,5 @@ Options:
   -v, --version       Show the version
 
 Exit codes: 0 success, 1 failure, 2 usage error.
-Docs: README.md`;
+Docs: README.md and docs/*.md (docs/cli.md: every command)`;
 }

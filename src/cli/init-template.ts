@@ -13,32 +13,63 @@ export interface InitOptions {
 
 export function initFiles(o: InitOptions): Record<string, string> {
   return {
-    'package.json':
-      JSON.stringify(
-        {
-          name: o.name,
-          version: '0.1.0',
-          private: true,
-          // msgflow and its plugins are ES modules.
-          type: 'module',
-          scripts: { validate: 'msgflow validate', test: 'msgflow test', start: 'msgflow start' },
-          dependencies: { msgflow: o.msgflowSpec },
-        },
-        null,
-        2,
-      ) + '\n',
+    'package.json': packageJson(o),
     '.gitignore': 'node_modules/\n.msgflow/\nreports/\n',
-    'tsconfig.json':
-      JSON.stringify(
-        {
-          // For your editor and `tsc --noEmit`: msgflow runs .ts plugins itself (no build step).
-          compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, noEmit: true, skipLibCheck: true },
-          include: ['plugins'],
+    'tsconfig.json': tsconfigJson(),
+    'config.yaml': configYaml(),
+    'data/leads.csv': 'phone,name\n79001112233,Alice\n79002223344,Bob\n79003334455,Carol\n',
+    'flows/check-leads.yaml': flowYaml(),
+    'flows/check-leads.test.yaml': flowTestYaml(),
+    'plugins/greet.ts': pluginTs(),
+    'README.md': readmeMd(o),
+  };
+}
+
+function packageJson(o: InitOptions): string {
+  return (
+    JSON.stringify(
+      {
+        name: o.name,
+        version: '0.1.0',
+        private: true,
+        // msgflow and its plugins are ES modules.
+        type: 'module',
+        scripts: {
+          validate: 'msgflow validate',
+          test: 'msgflow test',
+          start: 'msgflow start',
         },
-        null,
-        2,
-      ) + '\n',
-    'config.yaml': `# msgflow configuration. Secrets come from the environment: \${NAME} or \${NAME:-default}.
+        dependencies: { msgflow: o.msgflowSpec },
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
+
+function tsconfigJson(): string {
+  return (
+    JSON.stringify(
+      {
+        // For your editor and `tsc --noEmit`: msgflow runs .ts plugins itself (no build step).
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        include: ['plugins'],
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
+
+function configYaml(): string {
+  return `# msgflow configuration. Secrets come from the environment: \${NAME} or \${NAME:-default}.
 instances:
   # msgflow's own local service, in this process: no account needed.
   default:
@@ -66,9 +97,11 @@ store:
   dir: .msgflow/state
 plugins:
   - ./plugins/greet.ts
-`,
-    'data/leads.csv': 'phone,name\n79001112233,Alice\n79002223344,Bob\n79003334455,Carol\n',
-    'flows/check-leads.yaml': `# yaml-language-server: $schema=../node_modules/msgflow/schema/flow.schema.json
+`;
+}
+
+function flowYaml(): string {
+  return `# yaml-language-server: $schema=../node_modules/msgflow/schema/flow.schema.json
 name: check-leads
 description: Which leads have an account? Writes reports/check-leads.csv.
 instance: default
@@ -88,8 +121,11 @@ steps:
     uses: greet.message
     with:
       name: "\${{ steps.check.output.exists }} leads"
-`,
-    'flows/check-leads.test.yaml': `# yaml-language-server: $schema=../node_modules/msgflow/schema/flow-test.schema.json
+`;
+}
+
+function flowTestYaml(): string {
+  return `# yaml-language-server: $schema=../node_modules/msgflow/schema/flow-test.schema.json
 # \`msgflow test\` runs these against the in-process local service on a virtual clock.
 cases:
   - name: finds the leads that have an account
@@ -114,8 +150,11 @@ cases:
       elapsed: { atLeast: 2h }
       steps:
         check: { output: { exists: 2, pauses: 1 } }
-`,
-    'plugins/greet.ts': `// A msgflow plugin in TypeScript: msgflow loads .ts plugins directly (no build step).
+`;
+}
+
+function pluginTs(): string {
+  return `// A msgflow plugin in TypeScript: msgflow loads .ts plugins directly (no build step).
 import { defineAction, definePlugin, z } from 'msgflow';
 
 export const message = defineAction({
@@ -131,8 +170,11 @@ export const message = defineAction({
 });
 
 export default definePlugin({ name: 'greet', actions: [message] });
-`,
-    'README.md': `# ${o.name}
+`;
+}
+
+function readmeMd(o: InitOptions): string {
+  return `# ${o.name}
 
 Message automation with [msgflow](https://github.com/msgflow/msgflow).
 
@@ -141,13 +183,12 @@ npm install
 npx msgflow validate        # config.yaml and flows/
 npx msgflow test            # flows/*.test.yaml, on a virtual clock
 npx msgflow run check-leads # run a flow now (against the local service)
-npx msgflow start           # run flows on their schedules
+npx msgflow start --watch   # run flows on their schedules; reload on edits
 \`\`\`
 
 - \`config.yaml\`: instances (\`apiUrl: local\` is msgflow's own local service), store, plugins.
 - \`flows/\`: one YAML file per flow, and its tests next to it (\`*.test.yaml\`).
 - \`plugins/\`: your own actions, in TypeScript or JavaScript.
 - \`data/\`: input files; \`reports/\`: what runs write.
-`,
-  };
+`;
 }

@@ -71,7 +71,7 @@ export const WebhookSchema = z.strictObject({
 export const ConfigSchema = z.strictObject({
   /** Named instances flows refer to with `instance:`. */
   instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
-  /** msgflow's built-in local service (see the README). */
+  /** msgflow's built-in local service (see docs/local-service.md). */
   local: LocalSchema.optional(),
   /** Flow files directory (relative to the config file). @default flows */
   flowsDir: z.string().default('flows'),

@@ -4,17 +4,17 @@
  * plugins), the store, the event bus and the engine. The CLI commands and
  * programmatic users both start here.
  */
-import type { Config } from '../config/index.js';
-import { resolveFromConfig } from '../config/index.js';
+import { loadConfig, type Config } from '../config/index.js';
 import { createBus, type EngineBus } from '../engine/events.js';
 import type { Logger } from '../engine/action.js';
 import type { ActionRegistry } from '../engine/registry/index.js';
 import { buildRegistry } from './registry.js';
 import { loadFlows, type LoadedFlows } from '../engine/flow/index.js';
-import { createEngine, type Engine, type EngineOptions } from '../engine/run/index.js';
+import type { Engine } from '../engine/run/index.js';
 import { createStore, type EngineStore } from '../store/index.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { createClientResolver, identityOf } from './clients.js';
+import { createClientResolver } from './clients.js';
+import { createProjectEngine, flowSource } from './project-engine.js';
 import { lazyApi, type LazyApi } from './lazy-api.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { registerSecrets } from '../util/secrets.js';
@@ -54,7 +54,33 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
+/** Options of the one-argument form: everything but the config, which is read from the file. */
+export type RuntimeFileOptions = Partial<Omit<RuntimeOptions, 'config'>>;
+
+/**
+ * A working msgflow for a project: from its config file (the form for
+ * embedding: the file is read and validated as `msgflow validate` does, and
+ * relative paths in it resolve against its directory), or from a loaded
+ * config with options.
+ *
+ * @example
+ * const runtime = await createRuntime('config.yaml');
+ * try {
+ *   const flow = runtime.flows().flows.find((f) => f.name === 'check-leads')!;
+ *   const record = await (await runtime.engine.start(flow)).done;
+ * } finally {
+ *   await runtime.close();
+ * }
+ */
+export function createRuntime(configPath: string, opts?: RuntimeFileOptions): Promise<Runtime>;
+export function createRuntime(opts: RuntimeOptions): Promise<Runtime>;
+export function createRuntime(arg: string | RuntimeOptions, fileOpts: RuntimeFileOptions = {}): Promise<Runtime> {
+  if (typeof arg !== 'string') return openRuntime(arg);
+  // `command` is what the data-dir lock records as the holder: a program embedding msgflow.
+  return openRuntime({ command: 'embedded', ...fileOpts, config: loadConfig(arg) });
+}
+
+async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
   const bus = opts.bus ?? createBus();
@@ -96,19 +122,8 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   const registry = await buildRegistry(config);
 
-  const engine = createProjectEngine(config, {
-    store,
-    registry,
-    bus,
-    clock,
-    clientFor,
-    // What the local service calls itself (publicUrl) or where it listens: `${{ local.url }}` in flows.
-    localUrl: config.local ? (config.local.publicUrl ?? `http://127.0.0.1:${config.local.port}`).replace(/\/+$/, '') : undefined,
-    logger: opts.logger,
-    baseDir: config.baseDir,
-  });
-
-  const flowsDir = resolveFromConfig(config, config.flowsDir);
+  const engine = createProjectEngine(config, { store, registry, bus, clock, clientFor, logger: opts.logger });
+  const source = flowSource(config, registry);
   let closed = false;
   return {
     config,
@@ -119,7 +134,7 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
     clock,
     local,
     clientFor,
-    flows: () => loadFlows(flowsDir, { registry, baseDir: config.baseDir, instances: Object.keys(config.instances) }),
+    flows: () => loadFlows(source.dir, source.options),
     async close() {
       if (closed) return;
       closed = true;
@@ -128,14 +143,4 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
       if (localHost) await (await localHost.catch(() => undefined))?.close();
     },
   };
-}
-
-/**
- * The engine of a project: what the caller wires (store, registry, clients,
- * clock...) plus what config.yaml decides for every caller, the identity of
- * each instance (the key of its shared state: caches, pauses). Used by the
- * runtime; `msgflow test` (flow-test/run.ts) builds the same engine.
- */
-export function createProjectEngine(config: Config, options: Omit<EngineOptions, 'identityFor'>): Engine {
-  return createEngine({ ...options, identityFor: (name) => identityOf(config, name) });
 }

@@ -1,11 +1,12 @@
 /**
  * The daemon as a process (spawned: the process itself is the subject).
  * #9.1c one `msgflow start` per store; #9.7 `msgflow start` stays up with
- * nothing to schedule; SIGHUP stops it gracefully (#8.13). The second
+ * nothing to schedule; SIGTERM stops it gracefully; SIGHUP reloads config.yaml
+ * and the flows instead (#15). The second
  * daemon beside a running one runs in-process: a different pid, as another
  * process would be.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../support/cli.js';
@@ -34,7 +35,7 @@ function runsIn(dir: string): string[] {
 const TRIALS = 3;
 
 describe('msgflow start (process)', () => {
-  it('#9.7 with no local: section and no cron flow it stays up until stopped; #9.1c a second start beside it exits 2 naming it; #8.13 SIGHUP stops it gracefully (exit 0)', async () => {
+  it('#9.7 with no local: section and no cron flow it stays up until stopped; #9.1c a second start beside it exits 2 naming it; SIGTERM stops it gracefully (exit 0)', async () => {
     const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
     const d = spawnCli(['start', '--no-ui'], dir);
     try {
@@ -44,14 +45,43 @@ describe('msgflow start (process)', () => {
       const second = await cli(['start', '--no-ui'], dir);
       expect(second.code).toBe(2);
       expect(second.stderr).toMatch(new RegExp(`already running on this store \\(pid ${d.child.pid} on host `));
-      d.child.kill('SIGHUP');
+      d.child.kill('SIGTERM');
       expect(await d.exited).toBe(0);
-      expect(d.output()).toMatch(/SIGHUP: stopping/);
+      expect(d.output()).toMatch(/SIGTERM: stopping/);
       expect(runsIn(dir)).toHaveLength(1);
     } finally {
       await d.kill();
     }
   });
+
+  it('#15 SIGHUP reloads: a changed schedule and an added flow take effect, a broken flow keeps its last good version, a broken config.yaml is kept out; the daemon stays up', async () => {
+    const cron = (name: string, expr: string) => `name: ${name}\non: { schedule: { cron: "${expr}", timezone: UTC } }\nsteps:\n  - id: say\n    uses: log\n    with: { message: hi }\n`;
+    const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW, 'flows/check-leads.yaml': cron('check-leads', '0 9 * * 1-5') });
+    const d = spawnCli(['start', '--no-ui'], dir);
+    try {
+      await d.waitForOutput(/started; /);
+      writeFileSync(join(dir, 'flows/check-leads.yaml'), cron('check-leads', '30 8 * * 1-5'));
+      writeFileSync(join(dir, 'flows/nightly.yaml'), cron('nightly', '0 2 * * *'));
+      writeFileSync(join(dir, 'flows/hello.yaml'), STARTUP_FLOW.replace('uses: log', 'uses: no.such.action'));
+      d.child.kill('SIGHUP');
+      await d.waitForOutput(/reloaded: /);
+      expect(d.output()).toContain('reloaded: 1 flow changed (check-leads: schedule 0 9 * * 1-5 UTC → 30 8 * * 1-5 UTC), 1 added (nightly), 0 removed, 1 invalid');
+      expect(d.output()).toMatch(/flows[/\\]hello\.yaml:\d+:\d+ steps\[0\]\.uses/);
+      expect(d.output()).toContain("flow 'hello' keeps its last good version");
+
+      writeFileSync(join(dir, 'config.yaml'), REMOTE_CONFIG + 'flowsDir: [1]\n');
+      d.child.kill('SIGHUP');
+      await d.waitForOutput(/reloaded: [^\n]*\n[\s\S]*reloaded: /);
+      expect(d.output()).toMatch(/config\.yaml not taken, the running config stays:\n.*config\.yaml:\d+:\d+/);
+      expect(d.child.exitCode).toBeNull();
+      expect(d.output()).not.toContain('daemon-test-token');
+
+      d.child.kill('SIGTERM');
+      expect(await d.exited).toBe(0);
+    } finally {
+      await d.kill();
+    }
+  }, 120_000);
 
   it(`#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trials`, async () => {
     const outcomes: string[] = [];

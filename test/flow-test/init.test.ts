@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { msgflowDependency } from '../../src/cli/commands/init.js';
 import { runCli } from '../../src/cli/main.js';
 import { createRegistry, loadPlugins } from '../../src/engine/registry/index.js';
 import { captureIo } from '../support/cli.js';
@@ -64,6 +65,17 @@ describe('msgflow init', () => {
       expect(r.code).not.toBe(0);
       expect(r.err).toContain("config file not found: config.yaml (no msgflow project here? 'msgflow init' creates one)");
     }
+  });
+
+  it('run from a project that installed msgflow from a tarball or git URL, init depends on msgflow the same way (never a registry range)', () => {
+    const project = mkdtempSync(path.join(tmp, 'installed-'));
+    const root = path.join(project, 'node_modules', 'msgflow');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ dependencies: { msgflow: 'file:vendor/msgflow-0.1.0.tgz' } }));
+    expect(msgflowDependency(root)).toBe(`file:${path.join(project, 'vendor/msgflow-0.1.0.tgz')}`);
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ devDependencies: { msgflow: 'git+https://example.com/team/msgflow.git#v0.1.0' } }));
+    expect(msgflowDependency(root)).toBe('git+https://example.com/team/msgflow.git#v0.1.0');
+    expect(msgflowDependency(ROOT)).toBe(`file:${ROOT}`);
   });
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCommand } from '../args.js';
@@ -12,11 +12,29 @@ const MSGFLOW_ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../..')
 
 /**
  * How the new project depends on msgflow: this very checkout (`file:`) when
- * msgflow runs from a git checkout, since it is not published yet; else the
- * installed version.
+ * msgflow runs from a git checkout, since it is not published yet; when it
+ * runs from another project's node_modules, the spec that project installed
+ * it with (a tarball or a git URL: a version range would ask the registry for
+ * a package that is not there); else the installed version.
  */
 export function msgflowDependency(root = MSGFLOW_ROOT): string {
-  return existsSync(path.join(root, '.git')) ? `file:${root}` : `^${version()}`;
+  if (existsSync(path.join(root, '.git'))) return `file:${root}`;
+  return installedSpec(root) ?? `^${version()}`;
+}
+
+/** The `msgflow` dependency spec of the project whose node_modules holds `root`; `file:` paths made absolute. */
+function installedSpec(root: string): string | undefined {
+  if (path.basename(path.dirname(root)) !== 'node_modules') return undefined;
+  const project = path.dirname(path.dirname(root));
+  let spec: unknown;
+  try {
+    const pkg = JSON.parse(readFileSync(path.join(project, 'package.json'), 'utf8')) as Record<string, Record<string, unknown> | undefined>;
+    spec = pkg.dependencies?.msgflow ?? pkg.devDependencies?.msgflow;
+  } catch {
+    return undefined; // no readable package.json: fall back to the version
+  }
+  if (typeof spec !== 'string') return undefined;
+  return spec.startsWith('file:') ? `file:${path.resolve(project, spec.slice('file:'.length))}` : spec;
 }
 
 /**

@@ -1,11 +1,14 @@
-import { loadConfig } from '../../config/index.js';
-import { createCronScheduler } from '../../engine/schedule/index.js';
+import { loadConfig, type Config } from '../../config/index.js';
+import type { Logger } from '../../util/logger.js';
+import { displayPath } from '../../engine/flow/index.js';
+import type { Flow } from '../../engine/flow/types.js';
+import { createCronScheduler, type FireFn, type Scheduler } from '../../engine/schedule/index.js';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
+import { flowSource } from '../../runtime/project-engine.js';
+import { formatReload, Reloader, watchProject } from '../../runtime/reload.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
-import type { Flow } from '../../engine/flow/types.js';
-import type { Logger } from '../../util/logger.js';
 import { identityOf } from '../../runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../runtime/notifications/consumers.js';
 import { clearDaemonUi, recordDaemonUi, serveDashboard, type UiServer } from '../../ui/index.js';
@@ -13,25 +16,69 @@ import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 
-/** Signals that stop the daemon gracefully. SIGHUP too: a terminal closing (and, later, a reload) must not kill it mid-item. */
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** Signals that stop the daemon gracefully. SIGHUP reloads instead (see {@link daemonSignals}). */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
 
 /**
- * Resolves with the first stop signal. Keeps the process up meanwhile: with
- * nothing scheduled and no local service, nothing else holds the event loop,
- * and Node would exit (code 13, an unsettled top-level await) while a
- * supervisor restarts it and startup flows run again.
+ * The daemon's signal handling, installed before anything is printed: until
+ * Node has a handler, SIGHUP's default action kills the process, and a
+ * supervisor may send it as soon as it sees the "started" line. `stopped`
+ * resolves with the first stop signal; each SIGHUP calls the reload given to
+ * `onHangup` (one that came earlier runs once it is given: the Unix daemon
+ * convention). The interval keeps the process up meanwhile: with nothing
+ * scheduled and no local service, nothing else holds the event loop, and Node
+ * would exit (code 13, an unsettled top-level await) while a supervisor
+ * restarts it and startup flows run again.
  */
-function untilStopped(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const keepAlive = setInterval(() => {}, 1 << 30);
-    const on = (sig: NodeJS.Signals) => {
-      for (const s of STOP_SIGNALS) process.off(s, on);
-      clearInterval(keepAlive);
-      resolve(sig);
-    };
-    for (const s of STOP_SIGNALS) process.on(s, on);
-  });
+function daemonSignals(): { stopped: Promise<NodeJS.Signals>; onHangup(reload: () => void): void; close(): void } {
+  let reload: (() => void) | undefined;
+  let missed = false;
+  const hangup = () => {
+    if (reload) reload();
+    else missed = true;
+  };
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  let stop!: (sig: NodeJS.Signals) => void;
+  const stopped = new Promise<NodeJS.Signals>((resolve) => (stop = resolve));
+  const close = () => {
+    for (const s of STOP_SIGNALS) process.off(s, stop);
+    process.off('SIGHUP', hangup);
+    clearInterval(keepAlive);
+  };
+  for (const s of STOP_SIGNALS) process.on(s, stop);
+  process.on('SIGHUP', hangup);
+  return {
+    stopped: stopped.finally(close),
+    onHangup(fn) {
+      reload = fn;
+      if (missed) fn();
+    },
+    // Start-up failed: the listeners and the interval must not hold the process.
+    close,
+  };
+}
+
+/** The daemon's runtime, holding the one-daemon-per-store lease; a FlowError DAEMON_RUNNING when another daemon has it. */
+async function openDaemon(config: Config, listen: boolean): Promise<{ runtime: Runtime; daemon?: LeaseOwner } | FlowError> {
+  let daemon: LeaseOwner | undefined;
+  try {
+    const runtime = await createRuntime({
+      config,
+      command: 'start',
+      listen,
+      beforeListen: async (store) => {
+        const owner = new LeaseOwner({ store, hostId: defaultHostId(), ttlMs: defaultLeaseTtlMs() }, { label: 'msgflow start' });
+        const claim = await owner.claim('daemon');
+        if (!claim.ok) throw new FlowError('DAEMON_RUNNING', { holder: describeHolder(claim.holder) });
+        owner.startHeartbeat();
+        daemon = owner;
+      },
+    });
+    return { runtime, daemon };
+  } catch (e) {
+    if (e instanceof FlowError && e.code === 'DAEMON_RUNNING') return e;
+    throw e;
+  }
 }
 
 /** Starts the notification consumers (docs/notifications.md) and says how each instance is consumed. */
@@ -66,40 +113,64 @@ async function openDashboard(runtime: Runtime, off: boolean, io: Io, logger: Log
   return dashboard;
 }
 
+/** Resumes unfinished runs, then schedules every flow with on.schedule / on.startup. */
+async function scheduleFlows(runtime: Runtime, flows: Flow[], io: Io): Promise<{ scheduler: Scheduler; fireFor: (flow: Flow) => FireFn }> {
+  const resumed = await runtime.engine.resumeUnfinished(flows);
+  if (resumed.length > 0) io.out(`msgflow: resumed ${resumed.length} unfinished run(s)`);
+  const scheduler = createCronScheduler({
+    bus: runtime.bus,
+    state: runtime.store.kv('scheduler'),
+    clock: runtime.clock,
+    isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
+  });
+  const fireFor =
+    (flow: Flow): FireFn =>
+    async ({ trigger }) => {
+      const handle = await runtime.engine.start(flow, { trigger });
+      await handle.done;
+    };
+  for (const flow of flows) if (flow.on.schedule || flow.on.startup) scheduler.add(flow, fireFor(flow));
+  await scheduler.start();
+  for (const s of scheduler.status()) {
+    io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : '(none)'}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ''}`);
+  }
+  return { scheduler, fireFor };
+}
+
+/** Runs a reload and reports it: problems on stderr, the summary line on stdout. */
+async function reportReload(reloader: Reloader, io: Io): Promise<void> {
+  try {
+    const { errors, line } = formatReload(await reloader.reload());
+    for (const e of errors) io.err(e.split('\n').map((l) => `msgflow: ${l}`).join('\n'));
+    io.out(`msgflow: ${line}`);
+  } catch (e) {
+    io.err(`${formatCliError(e)} (reload failed; the running flows stay)`);
+  }
+}
+
 /**
  * `msgflow start`: the daemon. Order matters: the local service listens
  * first (flows may call it), then unfinished runs resume, then the scheduler
- * starts (catching up missed slots and startup runs).
+ * starts (catching up missed slots and startup runs). SIGHUP, and with
+ * --watch any change of config.yaml or flows/, reloads (see runtime/reload.ts).
  */
 export async function start(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('start', argv, false);
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const listen = !values['no-listen'] && config.local !== undefined;
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
-  let daemon: LeaseOwner | undefined;
-  const runtime = await createRuntime({
-    config,
-    command: 'start',
-    listen,
-    beforeListen: async (store) => {
-      const owner = new LeaseOwner({ store, hostId: defaultHostId(), ttlMs: defaultLeaseTtlMs() }, { label: 'msgflow start' });
-      const claim = await owner.claim('daemon');
-      if (!claim.ok) throw new FlowError('DAEMON_RUNNING', { holder: describeHolder(claim.holder) });
-      owner.startHeartbeat();
-      daemon = owner;
-    },
-  }).catch((e: unknown) => {
-    if (e instanceof FlowError && e.code === 'DAEMON_RUNNING') return e;
-    throw e;
-  });
-  if (runtime instanceof FlowError) {
-    io.err(formatCliError(runtime));
+  const opened = await openDaemon(config, listen);
+  if (opened instanceof FlowError) {
+    io.err(formatCliError(opened));
     return EXIT.USAGE;
   }
+  const { runtime, daemon } = opened;
   // A daemon's output goes to a journal: plain progress lines, never a bar.
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   let dashboard: UiServer | undefined;
   let consumers: NotificationConsumers | undefined;
+  let watcher: { close(): void } | undefined;
+  const signals = daemonSignals();
   try {
     if (listen) {
       const host = await runtime.local();
@@ -109,36 +180,26 @@ export async function start(argv: string[], io: Io): Promise<number> {
     const { flows, errors } = runtime.flows();
     for (const e of errors) io.err(e.message);
     if (errors.length > 0) io.err(`msgflow: ${errors.length} flow error(s); the other flows run (see msgflow validate)`);
-
-    const resumed = await runtime.engine.resumeUnfinished(flows);
-    if (resumed.length > 0) io.out(`msgflow: resumed ${resumed.length} unfinished run(s)`);
-
-    const scheduler = createCronScheduler({
-      bus: runtime.bus,
-      state: runtime.store.kv('scheduler'),
-      clock: runtime.clock,
-      isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
-    });
-    let scheduled = 0;
-    for (const flow of flows) {
-      if (!flow.on.schedule && !flow.on.startup) continue;
-      scheduler.add(flow, async ({ trigger }) => {
-        const handle = await runtime.engine.start(flow, { trigger });
-        await handle.done;
-      });
-      scheduled++;
-    }
-    await scheduler.start();
-    for (const s of scheduler.status()) {
-      io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : "(none)"}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ""}`);
-    }
+    const { scheduler, fireFor } = await scheduleFlows(runtime, flows, io);
     consumers = await consumeNotifications(runtime, flows, reporter.logger, io);
-    io.out(`msgflow: started; ${scheduled} flow(s) scheduled, ${flows.filter((f) => f.on.notification).length} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`);
-    const signal = await untilStopped();
+    io.out(`msgflow: started; ${scheduler.status().length} flow(s) scheduled, ${flows.filter((f) => f.on.notification).length} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`);
+    // config.file is absolute: reloads read the file this daemon started from, whatever the cwd.
+    const reloader = new Reloader({ runtime, scheduler, configPath: config.file, configOptions: configOptions(io), flows, fireFor });
+    const reload = () => void reportReload(reloader, io);
+    if (values.watch) {
+      const source = flowSource(config, runtime.registry);
+      watcher = watchProject(config.file, source.dir, reload);
+      io.out(`msgflow: watching ${displayPath(config.file)} and ${displayPath(source.dir)}; a change reloads`);
+    }
+    signals.onHangup(reload);
+    const signal = await signals.stopped;
     io.err(`msgflow: ${signal}: stopping; running items finish or are checkpointed`);
+    watcher?.close();
     await scheduler.stop();
     return EXIT.OK;
   } finally {
+    signals.close();
+    watcher?.close();
     await clearDaemonUi(runtime.store, process.pid, defaultHostId()).catch(() => {});
     await dashboard?.close();
     // No new notification is taken once stopping; those taken are recorded (their runs resume).

@@ -76,45 +76,77 @@ interface Lane {
  * await scheduler.start();
  */
 export function createCronScheduler(opts: CronSchedulerOptions): Scheduler {
-  const clock = opts.clock ?? systemClock;
-  const timer = opts.timer ?? (clock === systemClock ? nodeCronTimer(opts.logger) : clockTimer(clock));
-  const queueLimit = Math.max(1, opts.queueLimit ?? 1);
-  const maxMissed = Math.max(1, opts.maxMissed ?? 1000);
-  const { bus, state } = opts;
-  const lanes = new Map<string, Lane>();
-  let started = false;
-  let stopped = false;
-  let idleWaiters: Array<() => void> = [];
+  return new CronScheduler(opts);
+}
 
-  const report = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => {
-    if (opts.logger) opts.logger[level](message, fields);
-    else bus.emit('log', { level, message, fields });
-  };
+/** Throws FLOW_INVALID when the flow has nothing to schedule or a bad cron/timezone. */
+function checkSchedulable(flow: Flow): void {
+  const schedule = flow.on.schedule;
+  if (!schedule && !flow.on.startup) {
+    throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'on', reason: 'nothing to schedule: neither on.schedule nor on.startup: true' });
+  }
+  if (!schedule) return;
+  const bad = validateCron(schedule.cron);
+  if (bad) throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'on.schedule.cron', reason: bad });
+  const badTz = schedule.timezone === undefined ? undefined : validateTimezone(schedule.timezone);
+  if (badTz) throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'on.schedule.timezone', reason: badTz });
+}
 
-  const serial = (lane: Lane, fn: () => Promise<void>): Promise<void> => {
+const timezoneOf = (flow: Flow): string | undefined => (flow.on.schedule ? (flow.on.schedule.timezone ?? localTimezone()) : undefined);
+
+const RUN_END_EVENTS = ['run:finished', 'run:failed', 'run:interrupted'] as const;
+
+class CronScheduler implements Scheduler {
+  private readonly clock: Clock;
+  private readonly timer: TimerSource;
+  private readonly queueLimit: number;
+  private readonly maxMissed: number;
+  private readonly lanes = new Map<string, Lane>();
+  /** Runs still active of flows removed while they ran (idle() waits for them). */
+  private retiredActive = 0;
+  private started = false;
+  private stopped = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(private readonly opts: CronSchedulerOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.timer = opts.timer ?? (this.clock === systemClock ? nodeCronTimer(opts.logger) : clockTimer(this.clock));
+    this.queueLimit = Math.max(1, opts.queueLimit ?? 1);
+    this.maxMissed = Math.max(1, opts.maxMissed ?? 1000);
+  }
+
+  private report(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
+    if (this.opts.logger) this.opts.logger[level](message, fields);
+    else this.opts.bus.emit('log', { level, message, fields });
+  }
+
+  private serial(lane: Lane, fn: () => Promise<void>): Promise<void> {
     const next = lane.chain.then(fn).catch((err: unknown) => {
-      report('error', `scheduler: flow '${lane.flow.name}': ${(err as Error)?.message ?? String(err)}`);
+      this.report('error', `scheduler: flow '${lane.flow.name}': ${(err as Error)?.message ?? String(err)}`);
     });
     lane.chain = next;
     return next;
-  };
+  }
 
-  const persist = (lane: Lane) => {
-    const record: LaneRecord = { lastFire: lane.lastFire ?? clock.now(), pending: lane.pending };
-    return state.set(`flow:${lane.flow.name}`, record);
-  };
+  private persist(lane: Lane): Promise<void> {
+    const record: LaneRecord = { lastFire: lane.lastFire ?? this.clock.now(), pending: lane.pending };
+    return this.opts.state.set(`flow:${lane.flow.name}`, record);
+  }
 
-  const busy = (lane: Lane) => lane.active > 0 || (opts.isBusy?.(lane.flow.name) ?? false);
+  private busy(lane: Lane): boolean {
+    return lane.active > 0 || (this.opts.isBusy?.(lane.flow.name) ?? false);
+  }
 
-  const checkIdle = () => {
-    if (!stopped && [...lanes.values()].some((l) => l.active > 0 || l.pending.length > 0)) return;
-    const waiters = idleWaiters;
-    idleWaiters = [];
+  private checkIdle(): void {
+    const working = this.retiredActive > 0 || [...this.lanes.values()].some((l) => l.active > 0 || l.pending.length > 0);
+    if (!this.stopped && working) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
     for (const w of waiters) w();
-  };
+  }
 
   /** Starts a run now; not awaited by the lane (a run may last hours). */
-  const launch = (lane: Lane, info: FireInfo) => {
+  private launch(lane: Lane, info: FireInfo): void {
     lane.active++;
     let result: Promise<void>;
     try {
@@ -124,198 +156,229 @@ export function createCronScheduler(opts: CronSchedulerOptions): Scheduler {
     }
     result
       .catch((err: unknown) => {
-        report('error', `scheduler: run of flow '${lane.flow.name}' (${info.trigger} ${new Date(info.scheduledAt).toISOString()}) failed to start: ${(err as Error)?.message ?? String(err)}`);
+        this.report('error', `scheduler: run of flow '${lane.flow.name}' (${info.trigger} ${new Date(info.scheduledAt).toISOString()}) failed to start: ${(err as Error)?.message ?? String(err)}`);
       })
       .finally(() => {
         lane.active--;
-        void drain(lane);
-        checkIdle();
+        if (this.lanes.get(lane.flow.name) === lane) void this.drain(lane);
+        else this.retiredActive--;
+        this.checkIdle();
       });
-  };
+  }
 
   /** Starts the next pending fire when the flow is free; pending fires always run one at a time. */
-  const drain = (lane: Lane) =>
-    serial(lane, async () => {
-      if (stopped || !started || lane.pending.length === 0 || busy(lane)) return;
+  private drain(lane: Lane): Promise<void> {
+    return this.serial(lane, async () => {
+      if (this.stopped || !this.started || lane.pending.length === 0 || this.busy(lane)) return;
       const next = lane.pending.shift()!;
-      await persist(lane); // taken off the durable list BEFORE it starts
-      launch(lane, next);
+      await this.persist(lane); // taken off the durable list BEFORE it starts
+      this.launch(lane, next);
     });
+  }
 
   /** Applies the overlap policy to one fire. Runs inside the lane. */
-  const accept = async (lane: Lane, info: FireInfo) => {
+  private async accept(lane: Lane, info: FireInfo): Promise<void> {
     if (info.trigger !== 'startup') lane.lastFire = Math.max(lane.lastFire ?? 0, info.scheduledAt);
-    const occupied = busy(lane) || lane.pending.length > 0;
+    const occupied = this.busy(lane) || lane.pending.length > 0;
     const overlap = lane.flow.on.overlap;
     if (!occupied || overlap === 'allow') {
-      await persist(lane);
-      launch(lane, info);
+      await this.persist(lane);
+      this.launch(lane, info);
       return;
     }
     if (overlap === 'skip') {
-      await persist(lane);
-      bus.emit('schedule:skipped', { flow: lane.flow.name, scheduledAt: info.scheduledAt, reason: 'overlap: skip: the previous run is still active' });
+      await this.persist(lane);
+      this.opts.bus.emit('schedule:skipped', { flow: lane.flow.name, scheduledAt: info.scheduledAt, reason: 'overlap: skip: the previous run is still active' });
       return;
     }
     lane.pending.push({ ...info, kind: 'queued' });
     const dropped: PendingFire[] = [];
-    while (lane.pending.filter((p) => p.kind === 'queued').length > queueLimit) {
+    while (lane.pending.filter((p) => p.kind === 'queued').length > this.queueLimit) {
       const i = lane.pending.findIndex((p) => p.kind === 'queued');
       dropped.push(...lane.pending.splice(i, 1));
     }
-    await persist(lane);
+    await this.persist(lane);
     for (const d of dropped) {
-      bus.emit('schedule:skipped', {
+      this.opts.bus.emit('schedule:skipped', {
         flow: lane.flow.name,
         scheduledAt: d.scheduledAt,
-        reason: `overlap: queue: ${queueLimit} fire(s) already waiting; the newer fire of ${new Date(info.scheduledAt).toISOString()} takes its place`,
+        reason: `overlap: queue: ${this.queueLimit} fire(s) already waiting; the newer fire of ${new Date(info.scheduledAt).toISOString()} takes its place`,
       });
     }
-  };
+  }
 
   /** Slots in (lastFire, upTo] nobody fired: the flow's `missed` policy decides. Runs inside the lane. */
-  const handleGap = async (lane: Lane, upTo: number) => {
+  private async handleGap(lane: Lane, upTo: number): Promise<void> {
     const schedule = lane.flow.on.schedule;
     if (!schedule || lane.lastFire === undefined || upTo <= lane.lastFire) return;
-    const { slots, truncated } = missedSlots(schedule.cron, lane.timezone!, lane.lastFire, upTo, maxMissed);
+    const { slots, truncated } = missedSlots(schedule.cron, lane.timezone!, lane.lastFire, upTo, this.maxMissed);
     if (slots.length === 0) return;
     const policy = lane.flow.on.missed;
     if (truncated) {
-      report('warn', `scheduler: flow '${lane.flow.name}' missed more than ${maxMissed} slots since ${new Date(lane.lastFire).toISOString()}; only the latest ${maxMissed} are considered`);
+      this.report('warn', `scheduler: flow '${lane.flow.name}' missed more than ${this.maxMissed} slots since ${new Date(lane.lastFire).toISOString()}; only the latest ${this.maxMissed} are considered`);
     }
     const latest = slots[slots.length - 1];
     lane.lastFire = latest;
     if (policy === 'all') lane.pending.push(...slots.map((s): PendingFire => ({ scheduledAt: s, trigger: 'missed', kind: 'catch-up' })));
     // `last` goes through the overlap policy below, which persists; the others persist here.
-    if (policy !== 'last') await persist(lane);
+    if (policy !== 'last') await this.persist(lane);
     for (const s of slots) {
       const willRun = policy === 'all' || (policy === 'last' && s === latest);
-      bus.emit('schedule:missed', { flow: lane.flow.name, scheduledAt: s, policy, willRun });
+      this.opts.bus.emit('schedule:missed', { flow: lane.flow.name, scheduledAt: s, policy, willRun });
     }
-    if (policy === 'last') await accept(lane, { scheduledAt: latest, trigger: 'missed' });
-  };
+    if (policy === 'last') await this.accept(lane, { scheduledAt: latest, trigger: 'missed' });
+  }
 
-  const onTick = (lane: Lane, scheduledAt: number) =>
-    serial(lane, async () => {
-      if (stopped || (lane.lastFire !== undefined && scheduledAt <= lane.lastFire)) return;
-      bus.emit('schedule:fired', { flow: lane.flow.name, scheduledAt, firedAt: clock.now() });
-      await handleGap(lane, scheduledAt - 1);
-      await accept(lane, { scheduledAt, trigger: 'schedule' });
-    }).then(() => drain(lane));
+  private onTick(lane: Lane, scheduledAt: number): Promise<void> {
+    return this.serial(lane, async () => {
+      if (this.stopped || (lane.lastFire !== undefined && scheduledAt <= lane.lastFire)) return;
+      this.opts.bus.emit('schedule:fired', { flow: lane.flow.name, scheduledAt, firedAt: this.clock.now() });
+      await this.handleGap(lane, scheduledAt - 1);
+      await this.accept(lane, { scheduledAt, trigger: 'schedule' });
+    }).then(() => this.drain(lane));
+  }
 
-  const onMissed = (lane: Lane, scheduledAt: number) =>
-    serial(lane, async () => {
-      if (!stopped) await handleGap(lane, scheduledAt);
-    }).then(() => drain(lane));
+  private onMissed(lane: Lane, scheduledAt: number): Promise<void> {
+    return this.serial(lane, async () => {
+      if (!this.stopped) await this.handleGap(lane, scheduledAt);
+    }).then(() => this.drain(lane));
+  }
 
-  const onRunEnded = (e: { flow: string }) => {
-    const lane = lanes.get(e.flow);
+  private readonly onRunEnded = (e: { flow: string }): void => {
+    const lane = this.lanes.get(e.flow);
     // A run the scheduler did not start (isBusy) has ended: waiting fires may go.
-    if (lane && lane.pending.length > 0) setImmediate(() => void drain(lane));
+    if (lane && lane.pending.length > 0) setImmediate(() => void this.drain(lane));
   };
 
-  return {
-    add(flow, fire) {
-      if (started) throw new Error(`scheduler: add('${flow.name}') after start()`);
-      const schedule = flow.on.schedule;
-      if (!schedule && !flow.on.startup) {
-        throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'on', reason: 'nothing to schedule: neither on.schedule nor on.startup: true' });
-      }
-      if (lanes.has(flow.name)) {
-        throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'name', reason: `a flow named '${flow.name}' is already scheduled` });
-      }
-      if (schedule) {
-        const bad = validateCron(schedule.cron);
-        if (bad) throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'on.schedule.cron', reason: bad });
-        const badTz = schedule.timezone === undefined ? undefined : validateTimezone(schedule.timezone);
-        if (badTz) throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'on.schedule.timezone', reason: badTz });
-      }
-      lanes.set(flow.name, {
-        flow,
-        fire,
-        timezone: schedule ? (schedule.timezone ?? localTimezone()) : undefined,
-        pending: [],
-        active: 0,
-        chain: Promise.resolve(),
-      });
-    },
+  /** Arms the lane's live timer (none for a startup-only flow). */
+  private arm(lane: Lane): void {
+    const schedule = lane.flow.on.schedule;
+    if (!schedule) return;
+    lane.timer = this.timer(
+      { cron: schedule.cron, timezone: lane.timezone!, name: lane.flow.name },
+      { tick: (t) => void this.onTick(lane, t), missed: (t) => void this.onMissed(lane, t) },
+    );
+  }
 
-    async start() {
-      if (started) return;
-      started = true;
-      stopped = false;
-      bus.on('run:finished', onRunEnded);
-      bus.on('run:failed', onRunEnded);
-      bus.on('run:interrupted', onRunEnded);
-      const now = clock.now();
-      await Promise.all(
-        [...lanes.values()].map((lane) =>
-          serial(lane, async () => {
-            const record = await state.get<LaneRecord>(`flow:${lane.flow.name}`);
-            lane.pending = Array.isArray(record?.pending) ? record.pending : [];
-            if (typeof record?.lastFire === 'number') {
-              lane.lastFire = record.lastFire;
-              await handleGap(lane, now);
-            } else if (lane.flow.on.schedule) {
-              // First start: remember it, so that downtime from now on is detected.
-              lane.lastFire = now;
-              await persist(lane);
-            }
-            if (lane.flow.on.startup) await accept(lane, { scheduledAt: now, trigger: 'startup' });
-          }),
-        ),
-      );
-      if (stopped) return; // stop() while starting
-      for (const lane of lanes.values()) {
-        const schedule = lane.flow.on.schedule;
-        if (schedule) {
-          lane.timer = timer(
-            { cron: schedule.cron, timezone: lane.timezone!, name: lane.flow.name },
-            { tick: (t) => void onTick(lane, t), missed: (t) => void onMissed(lane, t) },
-          );
-        }
-        void drain(lane);
+  /**
+   * Restores the lane's durable record. At start() (`atStart`) the gap since
+   * the last slot is handled by the `missed` policy and startup flows fire; a
+   * flow added later (a reload) was not scheduled in between, so nothing was
+   * missed: its schedule counts from now.
+   */
+  private restore(lane: Lane, now: number, atStart: boolean): Promise<void> {
+    return this.serial(lane, async () => {
+      const record = await this.opts.state.get<LaneRecord>(`flow:${lane.flow.name}`);
+      lane.pending = Array.isArray(record?.pending) ? record.pending : [];
+      if (atStart && typeof record?.lastFire === 'number') {
+        lane.lastFire = record.lastFire;
+        await this.handleGap(lane, now);
+      } else if (lane.flow.on.schedule) {
+        // First start: remember it, so that downtime from now on is detected.
+        lane.lastFire = now;
+        await this.persist(lane);
       }
-      await Promise.all([...lanes.values()].map((l) => l.chain));
-    },
+      if (atStart && lane.flow.on.startup) await this.accept(lane, { scheduledAt: now, trigger: 'startup' });
+      // Added after start: armed inside the lane, so idle() covers it (start() arms all lanes itself).
+      if (!atStart && this.lanes.get(lane.flow.name) === lane && !this.stopped) this.arm(lane);
+    });
+  }
 
-    async stop() {
-      stopped = true;
-      for (const lane of lanes.values()) {
-        lane.timer?.stop();
-        lane.timer = undefined;
-      }
-      bus.off('run:finished', onRunEnded);
-      bus.off('run:failed', onRunEnded);
-      bus.off('run:interrupted', onRunEnded);
-      // Let decisions already under way finish their state writes.
-      await Promise.all([...lanes.values()].map((l) => l.chain));
-      started = false;
-      checkIdle();
-    },
+  add(flow: Flow, fire: FireFn): void {
+    checkSchedulable(flow);
+    if (this.lanes.has(flow.name)) {
+      throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'name', reason: `a flow named '${flow.name}' is already scheduled` });
+    }
+    const lane: Lane = { flow, fire, timezone: timezoneOf(flow), pending: [], active: 0, chain: Promise.resolve() };
+    this.lanes.set(flow.name, lane);
+    if (!this.started || this.stopped) return;
+    void this.restore(lane, this.clock.now(), false).then(() => this.drain(lane));
+  }
 
-    idle() {
-      return new Promise<void>((resolve) => {
-        idleWaiters.push(resolve);
-        // Decisions in the lanes may be about to launch something: check after them.
-        void Promise.all([...lanes.values()].map((l) => l.chain)).then(checkIdle);
-      });
-    },
+  replace(flow: Flow, fire: FireFn): void {
+    const lane = this.lanes.get(flow.name);
+    if (!lane) return this.add(flow, fire);
+    checkSchedulable(flow);
+    const before = lane.flow.on.schedule;
+    const after = flow.on.schedule;
+    lane.flow = flow;
+    lane.fire = fire;
+    lane.timezone = timezoneOf(flow);
+    if (before?.cron === after?.cron && before?.timezone === after?.timezone) return; // same slots: the armed timer stays
+    lane.timer?.stop();
+    lane.timer = undefined;
+    if (!this.started || this.stopped) return;
+    // A new schedule counts from now: slots of the old one are not "missed".
+    void this.serial(lane, async () => {
+      if (after) lane.lastFire = this.clock.now();
+      await this.persist(lane);
+      if (this.lanes.get(flow.name) === lane && !this.stopped) this.arm(lane);
+    });
+  }
 
-    status() {
-      const now = clock.now();
-      return [...lanes.values()].map((lane): ScheduleStatus => {
-        const schedule = lane.flow.on.schedule;
-        return {
-          flow: lane.flow.name,
-          cron: schedule?.cron,
-          timezone: lane.timezone,
-          next: schedule && !stopped ? nextSlot(schedule.cron, lane.timezone!, now) : undefined,
-          lastFire: lane.lastFire,
-          active: lane.active,
-          pending: lane.pending.length,
-        };
-      });
-    },
-  };
+  async remove(name: string): Promise<void> {
+    const lane = this.lanes.get(name);
+    if (!lane) return;
+    lane.timer?.stop();
+    lane.timer = undefined;
+    this.lanes.delete(name);
+    this.retiredActive += lane.active;
+    // Decisions under way finish; waiting fires of a flow that no longer exists are dropped.
+    await lane.chain;
+    lane.pending = [];
+    await this.opts.state.delete(`flow:${name}`);
+    this.checkIdle();
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.stopped = false;
+    for (const e of RUN_END_EVENTS) this.opts.bus.on(e, this.onRunEnded);
+    const now = this.clock.now();
+    await Promise.all([...this.lanes.values()].map((lane) => this.restore(lane, now, true)));
+    if (this.stopped) return; // stop() while starting
+    for (const lane of this.lanes.values()) {
+      this.arm(lane);
+      void this.drain(lane);
+    }
+    await Promise.all([...this.lanes.values()].map((l) => l.chain));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const lane of this.lanes.values()) {
+      lane.timer?.stop();
+      lane.timer = undefined;
+    }
+    for (const e of RUN_END_EVENTS) this.opts.bus.off(e, this.onRunEnded);
+    // Let decisions already under way finish their state writes.
+    await Promise.all([...this.lanes.values()].map((l) => l.chain));
+    this.started = false;
+    this.checkIdle();
+  }
+
+  idle(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.idleWaiters.push(resolve);
+      // Decisions in the lanes may be about to launch something: check after them.
+      void Promise.all([...this.lanes.values()].map((l) => l.chain)).then(() => this.checkIdle());
+    });
+  }
+
+  status(): ScheduleStatus[] {
+    const now = this.clock.now();
+    return [...this.lanes.values()].map((lane): ScheduleStatus => {
+      const schedule = lane.flow.on.schedule;
+      return {
+        flow: lane.flow.name,
+        cron: schedule?.cron,
+        timezone: lane.timezone,
+        next: schedule && !this.stopped ? nextSlot(schedule.cron, lane.timezone!, now) : undefined,
+        lastFire: lane.lastFire,
+        active: lane.active,
+        pending: lane.pending.length,
+      };
+    });
+  }
 }

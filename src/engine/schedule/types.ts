@@ -43,8 +43,20 @@ export interface ScheduleStatus {
 }
 
 export interface Scheduler {
-  /** Registers a flow with `on.schedule` and/or `on.startup: true`. Call before start(). */
+  /**
+   * Registers a flow with `on.schedule` and/or `on.startup: true`. After
+   * start() (a reload), its schedule counts from now and `on.startup` does not
+   * fire: start-up runs belong to the process start.
+   */
   add(flow: Flow, fire: FireFn): void;
+  /**
+   * Swaps the flow definition (and its fire function) of a scheduled flow, or
+   * adds it. Runs already started keep the definition they started with; a
+   * changed cron or timezone re-arms the timer, counting from now.
+   */
+  replace(flow: Flow, fire: FireFn): void;
+  /** Unschedules a flow: its timer stops, its waiting fires are dropped; active runs go on. */
+  remove(name: string): Promise<void>;
   /** Restores persisted state, handles missed slots and start-up runs, then arms the timers. */
   start(): Promise<void>;
   /** Disarms timers and starts nothing more; runs in flight are the engine's to stop. Pending fires stay persisted. */

@@ -17,20 +17,21 @@ import type { InstanceApi } from '../../api/types.js';
 import { createClient } from '../../client/index.js';
 import type { Transport } from '../../client/transport.js';
 import { resolveFromConfig, type Config } from '../../config/index.js';
-import { createBus } from '../../engine/events.js';
+import { createBus, type EngineBus } from '../../engine/events.js';
 import { findFlow, parseDuration, resolveInputs } from '../../engine/flow/index.js';
 import type { Flow } from '../../engine/flow/types.js';
 import type { ActionRegistry } from '../../engine/registry/index.js';
-import { createEngine, type StartOptions } from '../../engine/run/index.js';
+import type { Engine, RunRecord, StartOptions } from '../../engine/run/index.js';
 import { eventOf, triggerMatches } from '../../engine/notify/index.js';
 import { needsConsumer, startFlowTestConsumer } from './consumer.js';
 import { LocalSchema, type LocalConfig } from '../../local/config.js';
 import { createLocalService, type LocalService } from '../../local/index.js';
 import { createMediaStore, type MediaStore } from '../../local/media/index.js';
-import { createStore } from '../../store/index.js';
+import { createStore, type EngineStore } from '../../store/index.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
 import { identityOf } from '../clients.js';
+import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
 import { lazyApi } from '../lazy-api.js';
 import { buildRegistry } from '../registry.js';
 import { match, type Mismatch } from './match.js';
@@ -75,6 +76,17 @@ const EVENT_TYPES = [
 /** Wall-time cap of one case: a case is a unit test, not a soak test. */
 const WALL_LIMIT_MS = 120_000;
 
+/** What one case runs on: the service, the engine, the flow and the events seen. */
+interface CaseRig {
+  service: LocalService;
+  store: EngineStore;
+  bus: EngineBus;
+  target: LocalInst;
+  engine: Engine;
+  flow: Flow;
+  events: Recorded[];
+}
+
 export async function runFlowTestCase(config: Config, registry: ActionRegistry, testFile: string, c: FlowTestCase): Promise<CaseResult> {
   const wallStart = performance.now();
   const result: CaseResult = { file: testFile, name: c.name, flow: c.flow, passed: false, wallMs: 0, mismatches: [] };
@@ -86,151 +98,31 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   const savedTz = process.env.TZ;
   process.env.TZ = c.timezone;
   try {
-    await mirrorProject(config.baseDir, sandbox);
-    const localUrl = (config.local?.publicUrl ?? `http://127.0.0.1:${config.local?.port ?? 7070}`).replace(/\/+$/, '');
-    const staticDir = config.local?.staticDir ? resolveFromConfig(config, config.local.staticDir) : undefined;
-    const fileServer = c.files || staticDir ? await serveFiles(c.files ?? {}, testDir, localUrl, staticDir) : undefined;
-    if (fileServer) cleanups.push(() => new Promise((r) => fileServer.server.close(r)));
-
-    const local = localConfigFor(config, c, sandbox);
-    const service = createLocalService(local, { baseDir: config.baseDir, clock, mediaStore: heldMediaStore(local, clock, fileServer !== undefined) });
-    await service.start();
-    cleanups.push(() => service.close());
-    const target = local.instances[0]!;
-    if (c.messages) for (const m of c.messages) await admin(service, target, 'incoming', 'POST', m);
-
-    const calls = new Map<string, number>();
-    const clients = new Map<string, InstanceApi>();
-    const clientFor = (name: string): InstanceApi => {
-      let api = clients.get(name);
-      if (!api) {
-        const inst = config.instances[name];
-        if (!inst) throw new MsgflowError('USAGE', { reason: `instance '${name}' is not in ${config.file}` });
-        const li = (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) || target;
-        const base = createInProcessTransport(service, li.idInstance, li.apiTokenInstance);
-        const transport = withFaults(base, c.faults ?? [], calls, clock, fileServer?.rewrite);
-        const client = createClient({
-          apiUrl: 'http://local.invalid',
-          idInstance: li.idInstance,
-          apiTokenInstance: li.apiTokenInstance,
-          transport,
-          clock,
-          retries: inst.retries,
-          rateLimits: inst.rateLimits,
-          rateLimit: inst.rateLimit,
-        });
-        // A plain object, as the runtime's: the engine may wrap it (a frozen client cannot be proxied).
-        api = lazyApi(async () => client);
-        clients.set(name, api);
-      }
-      return api;
-    };
-
-    const bus = createBus();
-    const events: Recorded[] = [];
-    for (const type of EVENT_TYPES) bus.on(type, (e: object) => events.push({ type, ...e }));
-    const store = createStore({ driver: 'memory', dir: '.' }, sandbox);
-    cleanups.push(() => store.close());
-    const flowsDir = resolveFromConfig(config, config.flowsDir);
-    const loaded = findFlow(flowsDir, c.flow, { registry, baseDir: config.baseDir, instances: Object.keys(config.instances) });
-    const flow: Flow = { ...loaded, baseDir: sandbox };
-    const engine = createEngine({
-      store,
-      registry,
-      bus,
-      clock,
-      clientFor,
-      identityFor: (name) => identityOf(config, name),
-      localUrl,
-      baseDir: sandbox,
-      random: () => 0.5,
-      resolveInputs: (f, overrides) => caseInputs(f, c, testDir, overrides),
-    });
-    cleanups.push(() => engine.shutdown());
-
+    const rig = await rigCase(config, registry, c, { testDir, sandbox, clock, cleanups });
     clock.start();
     cleanups.push(() => clock.stop());
     for (const r of c.replies ?? []) {
       void clock.sleep(parseDuration(r.after)!).then(() =>
-        admin(service, target, 'incoming', 'POST', { chatId: `${r.from}@c.us`, typeMessage: 'textMessage', textMessage: r.text }).catch(() => undefined),
+        admin(rig.service, rig.target, 'incoming', 'POST', { chatId: `${r.from}@c.us`, typeMessage: 'textMessage', textMessage: r.text }).catch(() => undefined),
       );
     }
-    if (needsConsumer(flow)) {
-      const identity = identityOf(config, flow.instance);
+    if (needsConsumer(rig.flow)) {
+      const identity = identityOf(config, rig.flow.instance);
+      const { service, target, store, bus, engine, flow } = rig;
       cleanups.push(await startFlowTestConsumer({ service, target, clock, store, bus, engine, flow, identity }));
     }
-    const handle = await engine.start(flow, caseTrigger(flow, c));
+    const handle = await rig.engine.start(rig.flow, caseTrigger(rig.flow, c));
     result.runId = handle.runId;
-    const timeoutMs = parseDuration(c.timeout)!;
-    let hung: string | undefined;
-    const record = await Promise.race([
-      handle.done,
-      clock.sleep(timeoutMs).then(() => {
-        hung = `the run did not end within ${c.timeout} of virtual time`;
-      }),
-      new Promise<void>((r) => setTimeout(r, WALL_LIMIT_MS).unref()).then(() => {
-        hung ??= `the run did not end within ${WALL_LIMIT_MS / 1000} s of wall time (virtual time: ${new Date(clock.now()).toISOString()})`;
-      }),
-    ]);
-    if (hung || !record) {
-      const last = events.at(-1);
-      result.error = `${hung}${last ? `; last event: ${last.type}${last.step ? ` of step ${String(last.step)}` : ''}${last.reason ? ` (${String(last.reason)})` : ''}` : ''}`;
+    const ended = await untilEnded(handle.done, c, clock, rig.events);
+    if (typeof ended === 'string') {
+      result.error = ended;
       return result;
     }
     await clock.stop();
-    result.status = record.status;
-    result.virtualMs = (record.finishedAt ?? clock.now()) - startAt;
-    const ms = result.mismatches;
-    const ex = c.expect;
-    ms.push(...match(ex.status, record.status, 'status'));
-    if (record.status !== ex.status && record.error) ms.push({ path: 'run.error', expected: undefined, actual: record.error, note: 'the run ended with' });
-    if (ex.run) ms.push(...match(ex.run, record, 'run'));
-    if (ex.steps) {
-      const steps = await engine.getSteps(record.id);
-      const byId = Object.fromEntries(steps.map((s) => [s.step, s]));
-      ms.push(...match(ex.steps, byId, 'steps'));
-    }
-    if (ex.events) ms.push(...match(ex.events, events, 'events'));
-    if (ex.elapsed) {
-      const v = result.virtualMs;
-      const lo = ex.elapsed.atLeast === undefined ? undefined : parseDuration(ex.elapsed.atLeast)!;
-      const hi = ex.elapsed.atMost === undefined ? undefined : parseDuration(ex.elapsed.atMost)!;
-      if ((lo !== undefined && v < lo) || (hi !== undefined && v > hi)) ms.push({ path: 'elapsed', expected: ex.elapsed, actual: formatMs(v) });
-    }
-    if (ex.local) {
-      const snap: Record<string, unknown> = {};
-      if (ex.local.contacts !== undefined || ex.local.phonebook !== undefined) Object.assign(snap, await admin(service, target, 'contacts', 'GET'));
-      if (ex.local.queue !== undefined) snap.queue = await admin(service, target, 'queue', 'GET');
-      if (ex.local.outgoing !== undefined) {
-        const minutes = Math.ceil((clock.now() - startAt) / 60_000) + 60;
-        // The flow may just have used this method's per-second limit: let virtual time pass as a caller would.
-        clock.advance(1000);
-        snap.outgoing = await api(service, target, 'lastOutgoingMessages', { minutes });
-      }
-      if (ex.local.chats !== undefined) {
-        const chats: Record<string, unknown> = {};
-        for (const chatId of Object.keys(ex.local.chats)) {
-          clock.advance(1000);
-          chats[chatId] = await api(service, target, 'getChatHistory', {}, { chatId, count: 1000 });
-        }
-        snap.chats = chats;
-      }
-      ms.push(...match(ex.local, snap, 'local'));
-    }
-    for (const rep of ex.reports ?? []) {
-      const file = path.resolve(sandbox, rep.file);
-      if (!existsSync(file)) {
-        ms.push({ path: `reports[${rep.file}]`, expected: 'a report file', actual: undefined, note: 'not written' });
-        continue;
-      }
-      const text = await readFile(file, 'utf8');
-      const isJson = file.endsWith('.json');
-      const content = isJson ? (JSON.parse(text) as Record<string, unknown>) : undefined;
-      const rows = isJson ? content?.rows : (parseCsv(text, { columns: true, skip_empty_lines: true }) as unknown[]);
-      if (rep.rows !== undefined) ms.push(...match(rep.rows, rows, `reports[${rep.file}].rows`));
-      if (rep.content !== undefined) ms.push(...match(rep.content, content, `reports[${rep.file}]`));
-    }
-    result.passed = ms.length === 0;
+    result.status = ended.status;
+    result.virtualMs = (ended.finishedAt ?? clock.now()) - startAt;
+    result.mismatches.push(...(await expectationMismatches(c.expect, ended, rig, { clock, startAt, sandbox, virtualMs: result.virtualMs })));
+    result.passed = result.mismatches.length === 0;
     return result;
   } catch (e) {
     result.error = e instanceof Error ? e.message : String(e);
@@ -242,6 +134,166 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     else process.env.TZ = savedTz;
     result.wallMs = Math.round(performance.now() - wallStart);
   }
+}
+
+interface RigContext {
+  testDir: string;
+  sandbox: string;
+  clock: VirtualClock;
+  cleanups: (() => Promise<unknown> | void)[];
+}
+
+/** The case's sandbox, file server, local service, clients and engine, each with its cleanup registered. */
+async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase, x: RigContext): Promise<CaseRig> {
+  const { testDir, sandbox, clock, cleanups } = x;
+  await mirrorProject(config.baseDir, sandbox);
+  // Without a local: section, flows still get a `${{ local.url }}` (the default port) for the file server to stand in for.
+  const localUrl = localUrlOf(config) ?? 'http://127.0.0.1:7070';
+  const staticDir = config.local?.staticDir ? resolveFromConfig(config, config.local.staticDir) : undefined;
+  const fileServer = c.files || staticDir ? await serveFiles(c.files ?? {}, testDir, localUrl, staticDir) : undefined;
+  if (fileServer) cleanups.push(() => new Promise((r) => fileServer.server.close(r)));
+
+  const local = localConfigFor(config, c, sandbox);
+  const service = createLocalService(local, { baseDir: config.baseDir, clock, mediaStore: heldMediaStore(local, clock, fileServer !== undefined) });
+  await service.start();
+  cleanups.push(() => service.close());
+  const target = local.instances[0]!;
+  if (c.messages) for (const m of c.messages) await admin(service, target, 'incoming', 'POST', m);
+  const calls = new Map<string, number>();
+  const transportFor = (li: LocalInst) => withFaults(createInProcessTransport(service, li.idInstance, li.apiTokenInstance), c.faults ?? [], calls, clock, fileServer?.rewrite);
+
+  const bus = createBus();
+  const events: Recorded[] = [];
+  for (const type of EVENT_TYPES) bus.on(type, (e: object) => events.push({ type, ...e }));
+  const store = createStore({ driver: 'memory', dir: '.' }, sandbox);
+  cleanups.push(() => store.close());
+  const source = flowSource(config, registry);
+  const flow: Flow = { ...findFlow(source.dir, c.flow, source.options), baseDir: sandbox };
+  const engine = createProjectEngine(config, {
+    store,
+    registry,
+    bus,
+    clock,
+    clientFor: caseClients(config, local, clock, transportFor),
+    localUrl,
+    baseDir: sandbox,
+    random: () => 0.5,
+    resolveInputs: (f, overrides) => caseInputs(f, c, testDir, overrides),
+  });
+  cleanups.push(() => engine.shutdown());
+  return { service, store, bus, target, engine, flow, events };
+}
+
+/** Clients of the config's instances, each on the case's local service (its matching local instance, else the first). */
+function caseClients(config: Config, local: LocalConfig, clock: VirtualClock, transportFor: (li: LocalInst) => Transport): (name: string) => InstanceApi {
+  const clients = new Map<string, InstanceApi>();
+  return (name: string): InstanceApi => {
+    let api = clients.get(name);
+    if (!api) {
+      const inst = config.instances[name];
+      if (!inst) throw new MsgflowError('USAGE', { reason: `instance '${name}' is not in ${config.file}` });
+      const li = (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) || local.instances[0]!;
+      const client = createClient({
+        apiUrl: 'http://local.invalid',
+        idInstance: li.idInstance,
+        apiTokenInstance: li.apiTokenInstance,
+        transport: transportFor(li),
+        clock,
+        retries: inst.retries,
+        rateLimits: inst.rateLimits,
+        rateLimit: inst.rateLimit,
+      });
+      // A plain object, as the runtime's: the engine may wrap it (a frozen client cannot be proxied).
+      api = lazyApi(async () => client);
+      clients.set(name, api);
+    }
+    return api;
+  };
+}
+
+/** The run's record once it ends, or why the case gave up on it (virtual timeout, wall-time cap). */
+async function untilEnded(done: Promise<RunRecord>, c: FlowTestCase, clock: VirtualClock, events: Recorded[]): Promise<RunRecord | string> {
+  let hung: string | undefined;
+  const record = await Promise.race([
+    done,
+    clock.sleep(parseDuration(c.timeout)!).then(() => {
+      hung = `the run did not end within ${c.timeout} of virtual time`;
+    }),
+    new Promise<void>((r) => setTimeout(r, WALL_LIMIT_MS).unref()).then(() => {
+      hung ??= `the run did not end within ${WALL_LIMIT_MS / 1000} s of wall time (virtual time: ${new Date(clock.now()).toISOString()})`;
+    }),
+  ]);
+  if (!hung && record) return record;
+  const last = events.at(-1);
+  return `${hung}${last ? `; last event: ${last.type}${last.step ? ` of step ${String(last.step)}` : ''}${last.reason ? ` (${String(last.reason)})` : ''}` : ''}`;
+}
+
+interface CheckContext {
+  clock: VirtualClock;
+  startAt: number;
+  sandbox: string;
+  virtualMs: number;
+}
+
+/** Every expectation of the case compared with what the run did. */
+async function expectationMismatches(ex: FlowTestCase['expect'], record: RunRecord, rig: CaseRig, x: CheckContext): Promise<Mismatch[]> {
+  const ms: Mismatch[] = [];
+  ms.push(...match(ex.status, record.status, 'status'));
+  if (record.status !== ex.status && record.error) ms.push({ path: 'run.error', expected: undefined, actual: record.error, note: 'the run ended with' });
+  if (ex.run) ms.push(...match(ex.run, record, 'run'));
+  if (ex.steps) {
+    const steps = await rig.engine.getSteps(record.id);
+    const byId = Object.fromEntries(steps.map((s) => [s.step, s]));
+    ms.push(...match(ex.steps, byId, 'steps'));
+  }
+  if (ex.events) ms.push(...match(ex.events, rig.events, 'events'));
+  if (ex.elapsed) {
+    const v = x.virtualMs;
+    const lo = ex.elapsed.atLeast === undefined ? undefined : parseDuration(ex.elapsed.atLeast)!;
+    const hi = ex.elapsed.atMost === undefined ? undefined : parseDuration(ex.elapsed.atMost)!;
+    if ((lo !== undefined && v < lo) || (hi !== undefined && v > hi)) ms.push({ path: 'elapsed', expected: ex.elapsed, actual: formatMs(v) });
+  }
+  if (ex.local) ms.push(...match(ex.local, await localSnapshot(ex.local, rig, x), 'local'));
+  for (const rep of ex.reports ?? []) ms.push(...(await reportMismatches(rep, x.sandbox)));
+  return ms;
+}
+
+/** The local service's state the case's `expect.local` names: contacts, queue, outgoing, chats. */
+async function localSnapshot(exLocal: NonNullable<FlowTestCase['expect']['local']>, rig: CaseRig, x: CheckContext): Promise<Record<string, unknown>> {
+  const { service, target } = rig;
+  const { clock } = x;
+  const snap: Record<string, unknown> = {};
+  if (exLocal.contacts !== undefined || exLocal.phonebook !== undefined) Object.assign(snap, await admin(service, target, 'contacts', 'GET'));
+  if (exLocal.queue !== undefined) snap.queue = await admin(service, target, 'queue', 'GET');
+  if (exLocal.outgoing !== undefined) {
+    const minutes = Math.ceil((clock.now() - x.startAt) / 60_000) + 60;
+    // The flow may just have used this method's per-second limit: let virtual time pass as a caller would.
+    clock.advance(1000);
+    snap.outgoing = await api(service, target, 'lastOutgoingMessages', { minutes });
+  }
+  if (exLocal.chats !== undefined) {
+    const chats: Record<string, unknown> = {};
+    for (const chatId of Object.keys(exLocal.chats)) {
+      clock.advance(1000);
+      chats[chatId] = await api(service, target, 'getChatHistory', {}, { chatId, count: 1000 });
+    }
+    snap.chats = chats;
+  }
+  return snap;
+}
+
+/** One `expect.reports` entry against the file the run wrote in the sandbox (CSV rows or JSON content). */
+async function reportMismatches(rep: NonNullable<FlowTestCase['expect']['reports']>[number], sandbox: string): Promise<Mismatch[]> {
+  const file = path.resolve(sandbox, rep.file);
+  if (!existsSync(file)) return [{ path: `reports[${rep.file}]`, expected: 'a report file', actual: undefined, note: 'not written' }];
+  const text = await readFile(file, 'utf8');
+  const isJson = file.endsWith('.json');
+  const content = isJson ? (JSON.parse(text) as Record<string, unknown>) : undefined;
+  const rows = isJson ? content?.rows : (parseCsv(text, { columns: true, skip_empty_lines: true }) as unknown[]);
+  const ms: Mismatch[] = [];
+  if (rep.rows !== undefined) ms.push(...match(rep.rows, rows, `reports[${rep.file}].rows`));
+  if (rep.content !== undefined) ms.push(...match(rep.content, content, `reports[${rep.file}]`));
+  return ms;
 }
 
 /** How the case starts its run: by hand, or by its `event` (which must be one the flow's trigger matches). */
