@@ -19,6 +19,9 @@ import { createClientResolver, identityOf } from './clients.js';
 import { lazyApi } from './lazy-api.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { registerSecrets } from '../util/secrets.js';
+import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
+import { BullmqExecutor } from './bullmq/executor.js';
+import { bullmqTarget } from './bullmq/names.js';
 
 export interface RuntimeOptions {
   config: Config;
@@ -52,7 +55,17 @@ export interface Runtime {
   local(): Promise<LocalHost>;
   clientFor(instance: string): InstanceApi;
   flows(): LoadedFlows;
+  /** `${{ local.url }}` of flows; undefined without a `local:` section. */
+  readonly localUrl?: string;
+  /** Where forEach items run (config.yaml `executor:`). */
+  readonly executor: ItemExecutor;
   close(): Promise<void>;
+}
+
+/** The executor config.yaml asks for: BullMQ workers, or this process. */
+function createExecutor(config: Config, store: EngineStore): ItemExecutor & { close?(): Promise<void> } {
+  if (config.executor.driver !== 'bullmq') return localExecutor;
+  return new BullmqExecutor({ target: bullmqTarget(config), store, identityFor: (name) => identityOf(config, name) });
 }
 
 export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
@@ -95,6 +108,9 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
   };
 
   const registry = await buildRegistry(config);
+  // What the local service calls itself (publicUrl) or where it listens: `${{ local.url }}` in flows.
+  const localUrl = config.local ? (config.local.publicUrl ?? `http://127.0.0.1:${config.local.port}`).replace(/\/+$/, '') : undefined;
+  const executor = createExecutor(config, store);
 
   const engine = createEngine({
     store,
@@ -103,10 +119,10 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
     clock,
     clientFor,
     identityFor: (name) => identityOf(config, name),
-    // What the local service calls itself (publicUrl) or where it listens: `${{ local.url }}` in flows.
-    localUrl: config.local ? (config.local.publicUrl ?? `http://127.0.0.1:${config.local.port}`).replace(/\/+$/, '') : undefined,
+    localUrl,
     logger: opts.logger,
     baseDir: config.baseDir,
+    executor,
   });
 
   const flowsDir = resolveFromConfig(config, config.flowsDir);
@@ -120,11 +136,14 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
     clock,
     local,
     clientFor,
+    localUrl,
+    executor,
     flows: () => loadFlows(flowsDir, { registry, baseDir: config.baseDir, instances: Object.keys(config.instances) }),
     async close() {
       if (closed) return;
       closed = true;
       await engine.shutdown();
+      await executor.close?.();
       await store.close();
       if (localHost) await (await localHost.catch(() => undefined))?.close();
     },

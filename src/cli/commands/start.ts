@@ -5,7 +5,13 @@ import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/inde
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import { createRuntime } from '../../runtime/runtime.js';
 import { serveDashboard, type UiServer } from '../../ui/index.js';
-import { parseCommand } from '../args.js';
+import { parseCommand, parsePositiveInt } from '../args.js';
+import type { Logger } from '../../engine/action.js';
+import type { TimerSource } from '../../engine/schedule/index.js';
+import type { Runtime } from '../../runtime/runtime.js';
+import { bullmqTarget } from '../../runtime/bullmq/names.js';
+import { bullmqTimers } from '../../runtime/bullmq/schedules.js';
+import { startItemWorkers, type ItemWorkers } from '../../runtime/bullmq/workers.js';
 import { EXIT } from '../exit-codes.js';
 import { cliReporter, formatCliError, type Io } from '../output.js';
 
@@ -30,6 +36,32 @@ function untilStopped(): Promise<NodeJS.Signals> {
   });
 }
 
+/** What `msgflow start` adds in bullmq mode: schedules as BullMQ job schedulers, and item workers unless --no-work. */
+interface Distributed {
+  timer: TimerSource;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function distributed(runtime: Runtime, values: Record<string, unknown>, logger: Logger, io: Io): Promise<Distributed> {
+  const timers = bullmqTimers(bullmqTarget(runtime.config), logger);
+  let workers: ItemWorkers | undefined;
+  return {
+    timer: timers.timer,
+    async start() {
+      await timers.start();
+      if (values['no-work']) return;
+      const concurrency = parsePositiveInt(values.concurrency as string | undefined, '--concurrency') ?? 8;
+      workers = await startItemWorkers({ runtime, concurrency, logger });
+      io.out(`msgflow: working items of ${workers.identities.length} instance queue(s), ${concurrency} at once each`);
+    },
+    async close() {
+      await workers?.close();
+      await timers.close();
+    },
+  };
+}
+
 /**
  * `msgflow start`: the daemon. Order matters: the local service listens
  * first (flows may call it), then unfinished runs resume, then the scheduler
@@ -39,13 +71,16 @@ export async function start(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('start', argv, false);
   const config = loadConfig(values.config ?? 'config.yaml');
   const listen = !values['no-listen'] && config.local !== undefined;
+  const bullmq = config.executor.driver === 'bullmq';
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
+  // With BullMQ, replicas are the point: each slot is one job, taken by one of them.
   let daemon: LeaseOwner | undefined;
   const runtime = await createRuntime({
     config,
     command: 'start',
     listen,
     beforeListen: async (store) => {
+      if (bullmq) return;
       const owner = new LeaseOwner({ store, hostId: defaultHostId(), ttlMs: defaultLeaseTtlMs() }, { label: 'msgflow start' });
       const claim = await owner.claim('daemon');
       if (!claim.ok) throw new FlowError('DAEMON_RUNNING', { holder: describeHolder(claim.holder) });
@@ -63,7 +98,9 @@ export async function start(argv: string[], io: Io): Promise<number> {
   // A daemon's output goes to a journal: plain progress lines, never a bar.
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   let dashboard: UiServer | undefined;
+  let dist: Distributed | undefined;
   try {
+    dist = bullmq ? await distributed(runtime, values, reporter.logger, io) : undefined;
     if (listen) {
       const host = await runtime.local();
       if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
@@ -90,6 +127,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
       state: runtime.store.kv('scheduler'),
       clock: runtime.clock,
       isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
+      ...(dist ? { timer: dist.timer } : {}),
     });
     let scheduled = 0;
     for (const flow of flows) {
@@ -101,6 +139,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
       scheduled++;
     }
     await scheduler.start();
+    await dist?.start();
     for (const s of scheduler.status()) {
       io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : "(none)"}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ""}`);
     }
@@ -111,6 +150,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     return EXIT.OK;
   } finally {
     await dashboard?.close();
+    await dist?.close();
     // Runs stop first; then the daemon's claim goes, while the store is still open.
     await runtime.engine.shutdown('msgflow start stopping');
     await daemon?.release();

@@ -29,6 +29,8 @@ export interface ItemBatch {
   items: readonly unknown[];
   /** Indexes not recorded yet (a resumed step skips the rest). */
   pending: readonly number[];
+  /** A dry run: no action is called (an executor may keep its items local). */
+  dryRun: boolean;
   /** Aborted on interrupt and cancel: stop taking items. */
   signal: AbortSignal;
   sink: ItemSink;

@@ -99,6 +99,24 @@ export function refersToItem(expr: string | boolean | undefined): boolean {
   }
 }
 
+/**
+ * What expressions see of a finished step (`steps.<id>`), rebuilt from its
+ * record and, for a forEach step, its item log: by a resumed run, and by a
+ * worker working a later step's items.
+ */
+export async function restoredView(store: EngineStore, runId: string, rec: StepRecord): Promise<StepView> {
+  const view: StepView = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+  if (rec.forEach && rec.status !== 'skipped') {
+    const results: unknown[] = new Array(rec.total ?? 0).fill(null);
+    for (const [i, r] of await store.getItems(runId, rec.step)) {
+      if (i < results.length && r.status === 'succeeded') results[i] = r.output ?? null;
+    }
+    view.output = results;
+    view.results = results;
+  }
+  return view;
+}
+
 /** The kv namespace other processes use to ask a run's owner to stop (`msgflow runs cancel`). */
 export const RUN_CONTROL_NS = 'run-control';
 
@@ -452,7 +470,7 @@ export class RunExecution {
       progressSaveIntervalMs: this.deps.progressSaveIntervalMs,
     }, prior.keys());
     try {
-      await this.deps.executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, signal, sink });
+      await this.deps.executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
     } finally {
       await sink.flushed();
     }
@@ -497,16 +515,7 @@ export class RunExecution {
   private async restoreView(step: FlowStep, rec: StepRecord): Promise<void> {
     this.run.itemsDone += rec.done;
     this.run.itemsFailed += rec.failed;
-    const view: StepView = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
-    if (rec.forEach && rec.status !== 'skipped') {
-      const results: unknown[] = new Array(rec.total ?? 0).fill(null);
-      for (const [i, r] of await this.deps.store.getItems(this.run.id, step.id)) {
-        if (i < results.length && r.status === 'succeeded') results[i] = r.output ?? null;
-      }
-      view.output = results;
-      view.results = results;
-    }
-    this.scope.steps[step.id] = view;
+    this.scope.steps[step.id] = await restoredView(this.deps.store, this.run.id, rec);
   }
 
   private async onWaiting(w: WaitRecord): Promise<void> {
