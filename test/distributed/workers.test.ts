@@ -1,0 +1,81 @@
+/**
+ * The BullMQ executor across processes: `msgflow worker`s and `msgflow run`
+ * as child processes against `msgflow serve`, on a fresh Redis prefix each.
+ */
+import { Redis } from 'ioredis';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { writeData } from '../jobs/helpers/local.js';
+import { kill, until, type Proc } from '../jobs/helpers/cli.js';
+import { redisUrl } from '../support/redis.js';
+import { distributedProject, exitOf, redisOrSkip, type Project } from './helpers.js';
+
+const ITEMS = Number(process.env.MSGFLOW_TEST_ITEMS ?? 5000);
+let redis = false;
+let projects: Project[] = [];
+beforeAll(async () => void (redis = await redisOrSkip()));
+afterEach(async () => {
+  await Promise.all(projects.map((p) => p.close()));
+  projects = [];
+});
+
+async function project(o: Parameters<typeof distributedProject>[0] = {}): Promise<Project> {
+  const p = await distributedProject(o);
+  projects.push(p);
+  return p;
+}
+
+const ready = (w: Proc) => until('worker ready', () => w.out().includes('worker ready'), 30_000, w);
+
+/** Every entry of the service's send queue (pending and failed): what reached the service. */
+async function sent(ctx: Project): Promise<Map<string, number>> {
+  const q = (await ctx.admin('queue')) as { pending: { chatId: string }[]; failed: { chatId: string }[] };
+  const per = new Map<string, number>();
+  for (const e of [...q.pending, ...q.failed]) per.set(e.chatId, (per.get(e.chatId) ?? 0) + 1);
+  return per;
+}
+
+describe('BullMQ executor: msgflow worker processes', () => {
+  it(`three workers, one killed with kill -9 mid-run: each of ${ITEMS} items is recorded once and sent at most once`, async (t) => {
+    if (!redis) return t.skip();
+    // One release an hour: every call stays in the service's send queue, where it is counted.
+    const ctx = await project({ instance: { sendIntervalMs: 3_600_000 } });
+    const chats = Array.from({ length: ITEMS }, (_, i) => `7910${String(i).padStart(7, '0')}@c.us`);
+    await writeData(ctx.dir, 'data/chats.csv', `chat\n${chats.join('\n')}\n`);
+    await writeData(
+      ctx.dir,
+      'flows/bulk.yaml',
+      `name: bulk
+instance: default
+inputs:
+  chats: { file: data/chats.csv, maxRows: 100000 }
+steps:
+  - id: send
+    uses: sendFileByUrl
+    forEach: \${{ inputs.chats }}
+    with:
+      chatId: \${{ item.chat }}
+      urlFile: http://127.0.0.1:9/brochure.pdf
+      fileName: brochure.pdf
+`,
+    );
+    const workers = [ctx.spawn('worker', '--concurrency', '8'), ctx.spawn('worker', '--concurrency', '8'), ctx.spawn('worker', '--concurrency', '8')];
+    await Promise.all(workers.map(ready));
+    const run = ctx.spawn('run', 'bulk', '--json', '--log-level', 'error');
+    await until('a fifth of the items at the service', async () => (await sent(ctx)).size >= ITEMS / 5, 60_000, run);
+    await kill(workers[0]);
+    const code = await exitOf(run, 120_000);
+    const out = run.out();
+    const record = JSON.parse(out.slice(out.indexOf('{'))) as { run: { itemsDone: number; itemsFailed: number }; steps: { failed: number; done: number }[] };
+    // Every item counted once: done + failed is the number of items.
+    expect(record.run.itemsDone + record.run.itemsFailed).toBe(ITEMS);
+    const per = await sent(ctx);
+    // At most once at the service, whatever the kill interrupted.
+    expect([...per.values()].filter((n) => n > 1)).toEqual([]);
+    // Only the calls the killed worker had in flight may be unknown (recorded failed, never made again): at most its concurrency.
+    expect(record.run.itemsFailed).toBeLessThanOrEqual(8);
+    expect(per.size).toBeGreaterThanOrEqual(ITEMS - record.run.itemsFailed);
+    expect(code).toBe(record.run.itemsFailed === 0 ? 0 : 1);
+  }, 180_000);
+});
+
+export { Redis, redisUrl };
