@@ -74,11 +74,15 @@ interface StepContext {
   waits: DurableWaits;
 }
 
+/** How long a run's status read by a worker is trusted (real time). */
+const STOP_CHECK_MS = 1000;
+
 /** Recently used run/step contexts kept per worker process. */
 const CACHE_SIZE = 32;
 
 export class ItemHost {
   private readonly contexts = new Map<string, Promise<StepContext | string>>();
+  private readonly stops = new Map<string, { at: number; reason: Promise<string | undefined> }>();
   private flowsByName: ReadonlyMap<string, Flow>;
 
   constructor(private readonly d: ItemHostDeps) {
@@ -140,8 +144,23 @@ export class ItemHost {
     return { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error: errorInfo(err, job.step, job.index) };
   }
 
-  /** Why items of the run are no longer worked (finished, cancelled), if so. */
-  private async stopReason(runId: string): Promise<string | undefined> {
+  /**
+   * Why items of the run are no longer worked (finished, cancelled), if so.
+   * Cached for STOP_CHECK_MS: a cancel reaches the workers within it, and a
+   * busy worker does not read the run record for every item.
+   */
+  private stopReason(runId: string): Promise<string | undefined> {
+    const now = Date.now();
+    const hit = this.stops.get(runId);
+    if (hit && now - hit.at < STOP_CHECK_MS) return hit.reason;
+    const reason = this.readStopReason(runId);
+    this.stops.set(runId, { at: now, reason });
+    if (this.stops.size > CACHE_SIZE) this.stops.delete(this.stops.keys().next().value!);
+    reason.catch(() => this.stops.delete(runId));
+    return reason;
+  }
+
+  private async readStopReason(runId: string): Promise<string | undefined> {
     const run = await this.d.store.getRun(runId);
     if (!run) return `run ${runId} no longer exists`;
     if (!RESUMABLE_STATUSES.includes(run.status)) return `run ${runId} is ${run.status}`;
