@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { tempDir, writeData } from '../jobs/helpers/local.js';
-import { E2E_ID, E2E_TOKEN, kill, spawnCli, startServe, writeProject, type Proc } from '../jobs/helpers/cli.js';
+import { E2E_ID, E2E_TOKEN, kill, spawnCli, startProxy, startServe, writeProject, type Proc, type Proxy } from '../jobs/helpers/cli.js';
 import { redisReachable, redisUrl } from '../support/redis.js';
 
 /** Whether the Redis tests run: they fail without Redis in CI (or with MSGFLOW_REQUIRE_REDIS), and skip with a message elsewhere. */
@@ -23,24 +23,28 @@ export interface Project {
   dir: string;
   serveUrl: string;
   prefix: string;
+  /** Calls that reached the service (with `proxy: true`). */
+  calls: Proxy['calls'];
   spawn(...args: string[]): Proc;
   admin(what: string): Promise<any>;
   close(): Promise<void>;
 }
 
 /** A project whose `default` instance is `msgflow serve`'s, on a fresh Redis prefix. */
-export async function distributedProject(o: { instance?: Record<string, unknown>; executor?: string } = {}): Promise<Project> {
+export async function distributedProject(o: { instance?: Record<string, unknown>; executor?: string; proxy?: boolean } = {}): Promise<Project> {
   const dir = await tempDir('msgflow-bullmq-');
   const prefix = `msgflow-test-bullmq-${randomBytes(4).toString('hex')}`;
   await writeProject(dir, { proxyUrl: 'http://unused.invalid', instance: o.instance });
   const serve = await startServe(dir);
   const procs: Proc[] = [serve.proc];
+  // Optionally through a proxy that records every call reaching the service.
+  const proxy = o.proxy ? await startProxy(() => serve.url) : undefined;
   await writeData(
     dir,
     'config.yaml',
     `instances:
   default:
-    apiUrl: ${serve.url}
+    apiUrl: ${proxy?.url ?? serve.url}
     idInstance: "${E2E_ID}"
     apiTokenInstance: "${E2E_TOKEN}"
     rateLimit: false
@@ -63,6 +67,7 @@ ui: { port: 0 }
     dir,
     serveUrl: serve.url,
     prefix,
+    calls: proxy?.calls ?? [],
     spawn: (...args) => {
       const p = spawnCli([...args, '--config', 'config.yaml'], dir);
       procs.push(p);
@@ -71,6 +76,7 @@ ui: { port: 0 }
     admin: async (what) => (await fetch(`${serve.url}/_local/waInstance${E2E_ID}/${what}/${E2E_TOKEN}`)).json(),
     async close() {
       await Promise.all(procs.map(kill));
+      await proxy?.close();
       await deleteKeys(prefix);
     },
   };

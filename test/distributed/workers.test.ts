@@ -82,6 +82,51 @@ steps:
   }, 180_000);
 });
 
+describe('BullMQ executor: checkAccount pauses', () => {
+  it('a checkAccount pause raised on one worker stops the checks of all workers', async (t) => {
+    if (!redis) return t.skip();
+    // The service answers rate_limit_exceeded after 30 distinct numbers, for an hour.
+    const ctx = await project({ proxy: true, instance: { checkAccountLimit: { numbers: 30, windowMinutes: 10, retryAfterSeconds: 3600 } } });
+    const numbers = Array.from({ length: 200 }, (_, i) => `7920${String(i).padStart(7, '0')}`);
+    await writeData(ctx.dir, 'data/numbers.csv', `phone\n${numbers.join('\n')}\n`);
+    await writeData(
+      ctx.dir,
+      'flows/check.yaml',
+      `name: check
+instance: default
+inputs:
+  numbers: { file: data/numbers.csv }
+steps:
+  - id: check
+    uses: checkAccount
+    forEach: \${{ inputs.numbers }}
+    with:
+      phoneNumber: \${{ number(item.phone) }}
+`,
+    );
+    const workers = [ctx.spawn('worker', '--concurrency', '4'), ctx.spawn('worker', '--concurrency', '4')];
+    await Promise.all(workers.map(ready));
+    const run = ctx.spawn('run', 'check', '--log-level', 'error');
+    const checks = () => ctx.calls.filter((c) => c.method === 'checkAccount');
+    const limited = () => checks().findIndex((c) => c.answer.includes('rate_limit_exceeded'));
+    await until('rate_limit_exceeded at the service', () => limited() >= 0, 60_000, run);
+    const paused = await until('the pause in msgflow pauses', async () => {
+      const r = await cli(['pauses', '--json'], ctx.dir);
+      return r.code === 0 && r.stdout.includes('checkAccount') ? r.stdout : undefined;
+    }, 10_000, workers[0]);
+    expect(paused).toContain('rate_limit_exceeded');
+    // Give both workers time to take more items: none of them may call checkAccount again.
+    await new Promise((r) => setTimeout(r, 3000));
+    const after = checks().length - limited() - 1;
+    // Only calls already in flight when the first answer came (2 workers x 4 at once) may follow it.
+    expect(after).toBeLessThanOrEqual(8);
+    const settled = checks().length;
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(checks().length).toBe(settled);
+    expect(run.child.exitCode).toBeNull(); // the run waits for the pause; it does not fail its items
+  }, 90_000);
+});
+
 describe('BullMQ executor: msgflow start replicas', () => {
   it('two msgflow start replicas fire each slot of a schedule once', async (t) => {
     if (!redis) return t.skip();

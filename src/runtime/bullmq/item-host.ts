@@ -251,7 +251,7 @@ export class ItemHost {
    */
   private client(flow: Flow, identity: string, dryRun: boolean, paused: { until?: number }, abort: AbortController): InstanceApi {
     const api = this.d.clientFor(flow.instance);
-    const pauses = this.d.store.kv(PAUSES_NAMESPACE);
+    const pauses = this.d.store.kv(`shared:${PAUSES_NAMESPACE}`);
     const host = this;
     return new Proxy(api, {
       get(target, prop, receiver) {
@@ -288,7 +288,7 @@ export class ItemHost {
 
   /** The instance-wide pause, in the one record `msgflow pauses` and checkAccount.bulk read. */
   private async raisePause(flow: Flow, identity: string, e: RateLimitError): Promise<number> {
-    const pauses = this.d.store.kv(PAUSES_NAMESPACE);
+    const pauses = this.d.store.kv(`shared:${PAUSES_NAMESPACE}`);
     const since = this.d.clock.now();
     const current = await pauses.get<{ until: number }>(pauseKey(identity));
     const until = Math.max(since + Math.max(CHECK_ACCOUNT_PAUSE_MS, e.retryAfterMs), current?.until ?? 0);
