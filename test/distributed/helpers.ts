@@ -7,8 +7,28 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { tempDir, writeData } from '../jobs/helpers/local.js';
-import { E2E_ID, E2E_TOKEN, kill, spawnCli, startProxy, startServe, writeProject, type Proc, type Proxy } from '../jobs/helpers/cli.js';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { E2E_ID, E2E_TOKEN, REPO, kill, startProxy, until, writeProject, type Proc, type Proxy } from '../jobs/helpers/cli.js';
 import { redisReachable, redisUrl } from '../support/redis.js';
+
+/** The built CLI (bin/msgflow.js over dist/, built by `npm test`'s pretest): it starts far faster than tsx, and these tests start many processes. */
+const BIN = path.join(REPO, 'bin/msgflow.js');
+
+export function spawnCli(args: string[], cwd: string): Proc {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let buf = '';
+  child.stdout!.on('data', (d) => (buf += d));
+  child.stderr!.on('data', (d) => (buf += d));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, out: () => buf, exited };
+}
+
+async function startServe(dir: string): Promise<{ proc: Proc; url: string }> {
+  const proc = spawnCli(['serve', '--config', 'serve.yaml'], dir);
+  const url = await until('msgflow serve to listen', () => /listening on (http:\/\/[\d.:]+)/.exec(proc.out())?.[1], 30_000, proc);
+  return { proc, url };
+}
 
 /** Whether the Redis tests run: they fail without Redis in CI (or with MSGFLOW_REQUIRE_REDIS), and skip with a message elsewhere. */
 export async function redisOrSkip(): Promise<boolean> {

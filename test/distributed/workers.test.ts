@@ -116,12 +116,12 @@ steps:
     }, 10_000, workers[0]);
     expect(paused).toContain('rate_limit_exceeded');
     // Give both workers time to take more items: none of them may call checkAccount again.
-    await new Promise((r) => setTimeout(r, 3000));
+    await new Promise((r) => setTimeout(r, 1500));
     const after = checks().length - limited() - 1;
     // Only calls already in flight when the first answer came (2 workers x 4 at once) may follow it.
     expect(after).toBeLessThanOrEqual(8);
     const settled = checks().length;
-    await new Promise((r) => setTimeout(r, 2000));
+    await new Promise((r) => setTimeout(r, 1000));
     expect(checks().length).toBe(settled);
     expect(run.child.exitCode).toBeNull(); // the run waits for the pause; it does not fail its items
   }, 90_000);

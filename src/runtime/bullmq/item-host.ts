@@ -89,11 +89,15 @@ export class ItemHost {
     this.flowsByName = d.flows();
   }
 
-  /** Works one item's job. Throws only when the job should be tried again (the store is down). */
-  async process(job: ItemJobData, signal?: AbortSignal): Promise<ItemJobResult> {
+  /**
+   * Works one item's job. Throws only when the job should be tried again (the
+   * store is down). `firstTry`: the job was never taken before (no attempt,
+   * no stall), so no result of it can be recorded yet and the lookup is saved.
+   */
+  async process(job: ItemJobData, signal?: AbortSignal, firstTry = false): Promise<ItemJobResult> {
     const records = this.d.store.kv(`run-items:${job.runId}`);
     const key = `${job.step}#${job.index}`;
-    const prev = await records.get<ItemResult>(key);
+    const prev = firstTry ? undefined : await records.get<ItemResult>(key);
     if (prev) {
       await this.d.store.appendItems(job.runId, [prev]);
       return { kind: 'recorded', result: prev };
@@ -103,7 +107,7 @@ export class ItemHost {
     const stop = await this.stopReason(job.runId);
     if (stop) return { kind: 'dropped', reason: stop };
     if (ctx.writes) {
-      if (await records.get<number>(`${key}:intent`)) return this.record(job, key, this.unknownOutcome(job, ctx));
+      if (!firstTry && (await records.get<number>(`${key}:intent`))) return this.record(job, key, this.unknownOutcome(job, ctx), true);
       await records.set(`${key}:intent`, this.d.clock.now());
     }
     const paused: { until?: number } = {};
@@ -115,7 +119,7 @@ export class ItemHost {
     } catch (e) {
       if (!(e instanceof StepFatalError)) throw e;
       const failed: ItemResult = { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error: errorInfo(e.fatal, job.step, job.index) };
-      const r = await this.record(job, key, failed);
+      const r = await this.record(job, key, failed, ctx.writes);
       return { ...r, fatal: errorInfo(e.fatal) } as ItemJobResult;
     }
     if (out.interrupted) {
@@ -126,15 +130,15 @@ export class ItemHost {
     const result: ItemResult = { step: job.step, index: job.index, status: out.status, attempts: out.attempts, finishedAt: this.d.clock.now() };
     if (out.output !== undefined) result.output = out.output;
     if (out.error) result.error = out.error;
-    return this.record(job, key, result);
+    return this.record(job, key, result, ctx.writes);
   }
 
-  /** Result first (the idempotence record), then the item log, then the intent goes. */
-  private async record(job: ItemJobData, key: string, result: ItemResult): Promise<ItemJobResult> {
+  /** Result first (the idempotence record), then the item log, then the intent (of a writing step) goes. */
+  private async record(job: ItemJobData, key: string, result: ItemResult, writes: boolean): Promise<ItemJobResult> {
     const records = this.d.store.kv(`run-items:${job.runId}`);
     await records.set(key, result);
     await this.d.store.appendItems(job.runId, [result]);
-    await records.delete(`${key}:intent`);
+    if (writes) await records.delete(`${key}:intent`);
     return { kind: 'recorded', result };
   }
 

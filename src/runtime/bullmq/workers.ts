@@ -91,7 +91,7 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
     const worker = new Worker<ItemJobData, ItemJobResult>(
       queueName,
       async (job, _token, signal) => {
-        const r = await host.process(job.data, signal);
+        const r = await host.process(job.data, signal, job.attemptsMade === 0 && job.attemptsStarted <= 1 && !job.stalledCounter);
         if (r.kind !== 'paused') return r;
         await queue.rateLimit(Math.min(r.ms, PAUSE_RECHECK_MS));
         throw Worker.RateLimitError();
