@@ -80,43 +80,80 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
     connections.push(c);
     return c;
   };
-  const workers: Worker[] = [];
-  const queues: Queue[] = [];
+  const lanes: QueueWorker[] = [];
   const byIdentity = new Map<string, string>();
   for (const name of Object.keys(config.instances)) if (!byIdentity.has(identityOf(config, name))) byIdentity.set(identityOf(config, name), name);
   for (const [identity, name] of byIdentity) {
-    const queueName = itemQueueName(identity);
-    const queue = new Queue(queueName, { connection: conn(), prefix: target.prefix });
-    queues.push(queue);
-    const worker = new Worker<ItemJobData, ItemJobResult>(
-      queueName,
-      async (job, _token, signal) => {
-        const r = await host.process(job.data, signal, job.attemptsMade === 0 && job.attemptsStarted <= 1 && !job.stalledCounter);
-        if (r.kind !== 'paused') return r;
-        await queue.rateLimit(Math.min(r.ms, PAUSE_RECHECK_MS));
-        throw Worker.RateLimitError();
-      },
-      {
-        connection: conn(),
+    lanes.push(
+      workQueue(host, identity, {
+        connection: conn,
         prefix: target.prefix,
         concurrency: opts.concurrency ?? 8,
         limiter: instanceLimiter(config, name),
-        lockDuration: config.executor.lockDurationMs,
-        stalledInterval: config.executor.stalledIntervalMs,
-        maxStalledCount: MAX_STALLED,
-      },
+        lockDurationMs: config.executor.lockDurationMs,
+        stalledIntervalMs: config.executor.stalledIntervalMs,
+        label: `instance '${name}'`,
+        logger,
+      }),
     );
-    worker.on('error', (e) => logger.warn(`worker of instance '${name}': ${e.message}`));
-    worker.on('stalled', (id) => logger.info(`item ${id} of instance '${name}': its worker stopped; taken over`));
-    workers.push(worker);
   }
-  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  await Promise.all(lanes.map((l) => l.worker.waitUntilReady()));
   return {
     identities: [...byIdentity.keys()],
     async close() {
-      await Promise.all(workers.map((w) => w.close()));
-      await Promise.all(queues.map((q) => q.close()));
+      await Promise.all(lanes.map((l) => l.close()));
       for (const c of connections) c.disconnect();
+    },
+  };
+}
+
+export interface WorkQueueOptions {
+  connection(): Redis;
+  prefix: string;
+  concurrency: number;
+  limiter: { max: number; duration: number };
+  lockDurationMs: number;
+  stalledIntervalMs: number;
+  /** Names the queue in log lines (never its identity's secrets: identities are hashes). */
+  label: string;
+  logger: Logger;
+}
+
+export interface QueueWorker {
+  worker: Worker<ItemJobData, ItemJobResult>;
+  close(): Promise<void>;
+}
+
+/** One BullMQ Worker on an instance identity's item queue, with the pause handling. */
+export function workQueue(host: ItemHost, identity: string, o: WorkQueueOptions): QueueWorker {
+  const queueName = itemQueueName(identity);
+  const queue = new Queue(queueName, { connection: o.connection(), prefix: o.prefix });
+  const worker = new Worker<ItemJobData, ItemJobResult>(
+    queueName,
+    async (job, _token, signal) => {
+      const r = await host.process(job.data, signal, job.attemptsMade === 0 && job.attemptsStarted <= 1 && !job.stalledCounter);
+      if (r.kind !== 'paused') return r;
+      // Every worker of the queue stops taking items (BullMQ's manual rate limit); this one goes back to wait.
+      await queue.rateLimit(Math.min(r.ms, PAUSE_RECHECK_MS));
+      throw Worker.RateLimitError();
+    },
+    {
+      connection: o.connection(),
+      prefix: o.prefix,
+      concurrency: o.concurrency,
+      limiter: o.limiter,
+      lockDuration: o.lockDurationMs,
+      stalledInterval: o.stalledIntervalMs,
+      maxStalledCount: MAX_STALLED,
+    },
+  );
+  worker.on('error', (e) => o.logger.warn(`worker of ${o.label}: ${e.message}`));
+  worker.on('stalled', (id) => o.logger.info(`item ${id} of ${o.label}: its worker stopped; taken over`));
+  return {
+    worker,
+    async close() {
+      await worker.close();
+      await queue.close();
     },
   };
 }
