@@ -179,7 +179,7 @@ class ItemWait {
     const { signal } = this.batch;
     while (!signal.aborted && this.fatal === undefined && !(this.allAdded && this.open.size === 0)) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, RECONCILE_MS);
+        const t = setTimeout(() => done(), RECONCILE_MS);
         const done = () => {
           clearTimeout(t);
           signal.removeEventListener('abort', done);

@@ -256,9 +256,8 @@ export class ItemHost {
   private client(flow: Flow, identity: string, dryRun: boolean, paused: { until?: number }, abort: AbortController): InstanceApi {
     const api = this.d.clientFor(flow.instance);
     const pauses = this.d.store.kv(`shared:${PAUSES_NAMESPACE}`);
-    const host = this;
     return new Proxy(api, {
-      get(target, prop, receiver) {
+      get: (target, prop, receiver) => {
         const v: unknown = Reflect.get(target, prop, receiver);
         if (typeof prop !== 'string' || typeof v !== 'function' || !Object.hasOwn(METHOD_SPECS, prop)) return v;
         const call = (...args: unknown[]) => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
@@ -270,13 +269,13 @@ export class ItemHost {
         if (prop !== 'checkAccount') return v;
         return async (...args: unknown[]) => {
           const p = await pauses.get<{ until: number }>(pauseKey(identity));
-          if (p && p.until > host.d.clock.now()) return host.pauseItem(paused, abort, p.until);
+          if (p && p.until > this.d.clock.now()) return this.pauseItem(paused, abort, p.until);
           try {
             return await call(...args);
           } catch (e) {
             if (!(e instanceof RateLimitError) || e.scope !== 'checkAccount') throw e;
-            const until = await host.raisePause(flow, identity, e);
-            return host.pauseItem(paused, abort, until);
+            const until = await this.raisePause(flow, identity, e);
+            return this.pauseItem(paused, abort, until);
           }
         };
       },
