@@ -9,6 +9,7 @@ import { parseCommand, parsePositiveInt } from '../args.js';
 import type { Logger } from '../../engine/action.js';
 import type { TimerSource } from '../../engine/schedule/index.js';
 import type { Runtime } from '../../runtime/runtime.js';
+import type { Flow } from '../../engine/flow-types.js';
 import { bullmqTarget } from '../../runtime/bullmq/names.js';
 import { bullmqTimers } from '../../runtime/bullmq/schedules.js';
 import { startItemWorkers, type ItemWorkers } from '../../runtime/bullmq/workers.js';
@@ -60,6 +61,32 @@ async function distributed(runtime: Runtime, values: Record<string, unknown>, lo
       await timers.close();
     },
   };
+}
+
+/** The cron scheduler over every flow with on.schedule or on.startup, started (slots from BullMQ in bullmq mode). */
+async function scheduleFlows(runtime: Runtime, flows: readonly Flow[], dist: Distributed | undefined, io: Io) {
+  const scheduler = createCronScheduler({
+    bus: runtime.bus,
+    state: runtime.store.kv('scheduler'),
+    clock: runtime.clock,
+    isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
+    ...(dist ? { timer: dist.timer } : {}),
+  });
+  let scheduled = 0;
+  for (const flow of flows) {
+    if (!flow.on.schedule && !flow.on.startup) continue;
+    scheduler.add(flow, async ({ trigger }) => {
+      const handle = await runtime.engine.start(flow, { trigger });
+      await handle.done;
+    });
+    scheduled++;
+  }
+  await scheduler.start();
+  await dist?.start();
+  for (const s of scheduler.status()) {
+    io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : "(none)"}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ""}`);
+  }
+  return { scheduler, scheduled };
 }
 
 /**
@@ -122,27 +149,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     const resumed = await runtime.engine.resumeUnfinished(flows);
     if (resumed.length > 0) io.out(`msgflow: resumed ${resumed.length} unfinished run(s)`);
 
-    const scheduler = createCronScheduler({
-      bus: runtime.bus,
-      state: runtime.store.kv('scheduler'),
-      clock: runtime.clock,
-      isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
-      ...(dist ? { timer: dist.timer } : {}),
-    });
-    let scheduled = 0;
-    for (const flow of flows) {
-      if (!flow.on.schedule && !flow.on.startup) continue;
-      scheduler.add(flow, async ({ trigger }) => {
-        const handle = await runtime.engine.start(flow, { trigger });
-        await handle.done;
-      });
-      scheduled++;
-    }
-    await scheduler.start();
-    await dist?.start();
-    for (const s of scheduler.status()) {
-      io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : "(none)"}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ""}`);
-    }
+    const { scheduler, scheduled } = await scheduleFlows(runtime, flows, dist, io);
     io.out(`msgflow: started; ${scheduled} flow(s) scheduled, ${flows.length} loaded. Ctrl-C stops.`);
     const signal = await untilStopped();
     io.err(`msgflow: ${signal}: stopping; running items finish or are checkpointed`);
