@@ -302,15 +302,19 @@ export async function listInstances(ctx: ApiContext) {
   const { config, store } = ctx.runtime;
   const now = ctx.now();
   const pauses = (await store.kv(PAUSES_NAMESPACE).entries<PauseRecord>()).map(([k, p]) => toPauseView(k, p ?? {}, now));
-  const instances = Object.entries(config.instances).map(([name, inst]) => {
+  const { executor } = ctx.runtime;
+  const instances = await Promise.all(Object.entries(config.instances).map(async ([name, inst]) => {
     const identity = identityOf(config, name);
+    // executor: bullmq: the instance's item queue (waiting, active, delayed); absent with the local executor or when Redis does not answer.
+    const queue = executor.depth ? await executor.depth(identity).catch(() => undefined) : undefined;
     return {
       name,
       identity,
       kind: inst.apiUrl === 'local' ? 'local' : 'remote',
       pauses: pauses.filter((p) => p.identity === identity),
+      ...(queue ? { queue } : {}),
     };
-  });
+  }));
   const known = new Set(instances.map((i) => i.identity));
   return { instances, otherPauses: pauses.filter((p) => !known.has(p.identity)) };
 }

@@ -45,6 +45,15 @@ export interface ItemExecutor {
    * (the store is down, a fatal error) fails or interrupts the run.
    */
   run(batch: ItemBatch): Promise<void>;
+  /** Items of an instance identity not worked yet and in progress, when the executor queues them (bullmq). */
+  depth?(identity: string): Promise<QueueDepth>;
+}
+
+/** An instance's item queue (the dashboard's queue depth). */
+export interface QueueDepth {
+  waiting: number;
+  active: number;
+  delayed: number;
 }
 
 /** Today's in-process executor: `step.concurrency` items at a time, in this process. */

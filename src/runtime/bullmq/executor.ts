@@ -9,7 +9,7 @@
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { FlowError, MsgflowError } from '../../api/errors.js';
-import type { ItemBatch, ItemExecutor } from '../../engine/run/executor.js';
+import type { ItemBatch, ItemExecutor, QueueDepth } from '../../engine/run/executor.js';
 import { localExecutor } from '../../engine/run/executor.js';
 import { StepFatalError } from '../../engine/run/unit-runner.js';
 import type { EngineStore, ErrorInfo, ItemResult } from '../../store/types.js';
@@ -69,7 +69,7 @@ export class BullmqExecutor implements ItemExecutor {
   }
 
   /** Items waiting, active and delayed in the instance's queue (the dashboard's queue depth). */
-  async depth(identity: string): Promise<{ waiting: number; active: number; delayed: number }> {
+  async depth(identity: string): Promise<QueueDepth> {
     const { queue } = await this.lane(identity);
     const c = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
     return { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0 };
