@@ -57,26 +57,21 @@ steps:
       fileName: brochure.pdf
 `,
     );
-    const T0 = Date.now();
-    const workers = [ctx.spawn('worker', '--concurrency', '8'), ctx.spawn('worker', '--concurrency', '8'), ctx.spawn('worker', '--concurrency', '8')];
+    const workers = [ctx.spawn('worker', '--concurrency', '32'), ctx.spawn('worker', '--concurrency', '32'), ctx.spawn('worker', '--concurrency', '32')];
     await Promise.all(workers.map(ready));
     const run = ctx.spawn('run', 'bulk', '--json', '--log-level', 'error');
     await until('a fifth of the items at the service', async () => (await sent(ctx)).size >= ITEMS / 5, 60_000, run);
-    console.log("before kill", Date.now() - T0);
     await kill(workers[0]);
-    const t0 = Date.now();
     const code = await exitOf(run, 120_000);
-    console.log("run after kill ms", Date.now() - t0);
     const out = run.out();
     const record = JSON.parse(out.slice(out.indexOf('{'))) as { run: { itemsDone: number; itemsFailed: number }; steps: { failed: number; done: number }[] };
     // Every item counted once: done + failed is the number of items.
-    console.log(JSON.stringify(record.run));
     expect(record.run.itemsDone + record.run.itemsFailed).toBe(ITEMS);
     const per = await sent(ctx);
     // At most once at the service, whatever the kill interrupted.
     expect([...per.values()].filter((n) => n > 1)).toEqual([]);
-    // Only the calls the killed worker had in flight may be unknown (recorded failed, never made again): at most its concurrency.
-    expect(record.run.itemsFailed).toBeLessThanOrEqual(8);
+    // Only the calls the killed worker had in flight may be unknown (recorded failed, never made again): at most its concurrency (32).
+    expect(record.run.itemsFailed).toBeLessThanOrEqual(32);
     expect(per.size).toBeGreaterThanOrEqual(ITEMS - record.run.itemsFailed);
     expect(code).toBe(record.run.itemsFailed === 0 ? 0 : 1);
   }, 180_000);
