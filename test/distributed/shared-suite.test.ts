@@ -93,7 +93,8 @@ afterEach(async () => {
 async function engineFor(make: Make, flows: Flow[]) {
   const s = await make(flows);
   open.push(s);
-  return testEngine(registry, { store: s.store, executor: s.executor, progressSaveIntervalMs: 50 });
+  const again = () => testEngine(registry, { store: s.store, executor: s.executor, progressSaveIntervalMs: 50, shutdownGraceMs: 100 });
+  return { ...again(), again };
 }
 
 const squares = flow(
@@ -136,6 +137,24 @@ describe.each([
     const { engine } = await engineFor(make, [f]);
     const run = await (await engine.start(f)).done;
     expect([run.status, run.itemsDone]).toEqual(['succeeded', 3]);
+  });
+
+  it('a run interrupted mid-forEach resumes: no item is redone, each is counted once', async (t) => {
+    if (!redis) return t.skip();
+    const f = flow([step({ id: 'sq', uses: 'square', forEach: '${{ inputs.list }}', concurrency: 2, with: { n: '${{ item }}' } })], { name: 'resumable', inputs: { list: { default: [1, 2, 4, 5, 6, 7, 8, 9] } as never } });
+    const { engine, again } = await engineFor(make, [f]);
+    let release!: () => void;
+    gate.open = new Promise<void>((r) => (release = r));
+    const h = await engine.start(f);
+    for (let i = 0; i < 200 && calls.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await engine.shutdown('test stop');
+    // Items in flight finish after the stop (their results are still recorded).
+    release();
+    expect((await h.done).status).toBe('interrupted');
+    const [resumed] = await again().engine.resumeUnfinished([f]);
+    const run = await resumed!.done;
+    expect([run.status, run.itemsDone, run.itemsFailed]).toEqual(['succeeded', 8, 0]);
+    expect([...calls].sort((a, b) => a - b)).toEqual([1, 2, 4, 5, 6, 7, 8, 9]);
   });
 
   it('cancel stops taking items; retry redoes only the failed items', async (t) => {
