@@ -102,10 +102,11 @@ export class ItemHost {
       await this.d.store.appendItems(job.runId, [prev]);
       return { kind: 'recorded', result: prev };
     }
-    const ctx = await this.context(job.runId, job.step);
-    if (typeof ctx === 'string') return { kind: 'dropped', reason: ctx };
     const stop = await this.stopReason(job.runId);
     if (stop) return { kind: 'dropped', reason: stop };
+    const ctx = await this.context(job.runId, job.step);
+    // Not workable here (this worker's flows differ): tried again later, by any worker, then recorded failed by the run.
+    if (typeof ctx === 'string') throw new FlowError('USAGE', { reason: ctx });
     if (ctx.writes) {
       if (!firstTry && (await records.get<number>(`${key}:intent`))) return this.record(job, key, this.unknownOutcome(job, ctx), true);
       await records.set(`${key}:intent`, this.d.clock.now());
@@ -179,7 +180,8 @@ export class ItemHost {
       c = this.load(runId, step);
       this.contexts.set(k, c);
       if (this.contexts.size > CACHE_SIZE) this.contexts.delete(this.contexts.keys().next().value!);
-      c.catch(() => this.contexts.delete(k));
+      // Only a usable context is kept: a missing flow may be there on the next try.
+      c.then((v) => typeof v === 'string' && this.contexts.delete(k), () => this.contexts.delete(k));
     }
     return c;
   }
