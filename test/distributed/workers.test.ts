@@ -60,9 +60,9 @@ steps:
     const workers = [ctx.spawn('worker', '--concurrency', '32'), ctx.spawn('worker', '--concurrency', '32'), ctx.spawn('worker', '--concurrency', '32')];
     await Promise.all(workers.map(ready));
     const run = ctx.spawn('run', 'bulk', '--json', '--log-level', 'error');
-    await until('a fifth of the items at the service', async () => (await sent(ctx)).size >= ITEMS / 5, 60_000, run);
+    await until('a fifth of the items at the service', async () => (await sent(ctx)).size >= ITEMS / 5, 180_000, run);
     await kill(workers[0]);
-    const code = await exitOf(run, 120_000);
+    const code = await exitOf(run, 300_000);
     const out = run.out();
     const record = JSON.parse(out.slice(out.indexOf('{'))) as { run: { itemsDone: number; itemsFailed: number }; steps: { failed: number; done: number }[] };
     // Every item counted once: done + failed is the number of items.
@@ -74,7 +74,7 @@ steps:
     expect(record.run.itemsFailed).toBeLessThanOrEqual(32);
     expect(per.size).toBeGreaterThanOrEqual(ITEMS - record.run.itemsFailed);
     expect(code).toBe(record.run.itemsFailed === 0 ? 0 : 1);
-  }, 180_000);
+  }, 540_000);
 });
 
 describe('BullMQ executor: checkAccount pauses', () => {
