@@ -20,8 +20,6 @@ import { lazyApi } from './lazy-api.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { registerSecrets } from '../util/secrets.js';
 import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
-import { BullmqExecutor } from './bullmq/executor.js';
-import { bullmqTarget } from './bullmq/names.js';
 
 export interface RuntimeOptions {
   config: Config;
@@ -62,9 +60,13 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The executor config.yaml asks for: BullMQ workers, or this process. */
-function createExecutor(config: Config, store: EngineStore): ItemExecutor & { close?(): Promise<void> } {
+/**
+ * The executor config.yaml asks for: BullMQ workers, or this process. BullMQ
+ * is loaded only when used: every command starts faster without it.
+ */
+async function createExecutor(config: Config, store: EngineStore): Promise<ItemExecutor & { close?(): Promise<void> }> {
   if (config.executor.driver !== 'bullmq') return localExecutor;
+  const [{ BullmqExecutor }, { bullmqTarget }] = await Promise.all([import('./bullmq/executor.js'), import('./bullmq/names.js')]);
   return new BullmqExecutor({ target: bullmqTarget(config), store, identityFor: (name) => identityOf(config, name) });
 }
 
@@ -110,7 +112,7 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const registry = await buildRegistry(config);
   // What the local service calls itself (publicUrl) or where it listens: `${{ local.url }}` in flows.
   const localUrl = config.local ? (config.local.publicUrl ?? `http://127.0.0.1:${config.local.port}`).replace(/\/+$/, '') : undefined;
-  const executor = createExecutor(config, store);
+  const executor = await createExecutor(config, store);
 
   const engine = createEngine({
     store,

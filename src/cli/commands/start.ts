@@ -10,9 +10,7 @@ import type { Logger } from '../../engine/action.js';
 import type { TimerSource } from '../../engine/schedule/index.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { Flow } from '../../engine/flow-types.js';
-import { bullmqTarget } from '../../runtime/bullmq/names.js';
-import { bullmqTimers } from '../../runtime/bullmq/schedules.js';
-import { startItemWorkers, type ItemWorkers } from '../../runtime/bullmq/workers.js';
+import type { ItemWorkers } from '../../runtime/bullmq/workers.js';
 import { EXIT } from '../exit-codes.js';
 import { cliReporter, formatCliError, type Io } from '../output.js';
 
@@ -45,6 +43,12 @@ interface Distributed {
 }
 
 async function distributed(runtime: Runtime, values: Record<string, unknown>, logger: Logger, io: Io): Promise<Distributed> {
+  // Loaded only in bullmq mode: a local daemon starts faster without BullMQ.
+  const [{ bullmqTarget }, { bullmqTimers }, { startItemWorkers }] = await Promise.all([
+    import('../../runtime/bullmq/names.js'),
+    import('../../runtime/bullmq/schedules.js'),
+    import('../../runtime/bullmq/workers.js'),
+  ]);
   const timers = bullmqTimers(bullmqTarget(runtime.config), logger);
   let workers: ItemWorkers | undefined;
   return {
