@@ -109,6 +109,13 @@ export const ERROR_CATALOGUE = {
   DRY_RUN_WRITE: { template: 'dry run: {method} changes something on the instance; a dry run calls no writing method' },
   /** A run whose owner process died too often is not resumed again. */
   RUN_CRASHED: { template: 'crashed the process {count} times (last: {last})' },
+  /**
+   * BullMQ executor: a worker died during a writing call of this item; the
+   * call may have reached the service, so it is not made again (at most once).
+   */
+  ITEM_OUTCOME_UNKNOWN: { template: "step '{step}' item {item}: a worker stopped during {action}; the call may have reached the service, so it is not made again (check the instance, then msgflow runs retry)" },
+  /** BullMQ executor: a worker could not work the item (after the job's attempts). */
+  ITEM_WORKER_FAILED: { template: "step '{step}' item {item}: the workers could not work it: {reason}" },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },
   PLUGIN_INVALID: { template: "plugin '{plugin}': {reason}" },
   USAGE: { template: '{reason}' },

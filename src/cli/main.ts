@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runs: async () => (await import('./commands/runs.js')).runs,
   pauses: async () => (await import('./commands/pauses.js')).pauses,
   start: async () => (await import('./commands/start.js')).start,
+  worker: async () => (await import('./commands/worker.js')).worker,
   schema: async () => (await import('./commands/schema.js')).schema,
   ui: async () => (await import('./commands/ui.js')).ui,
   test: async () => (await import('./commands/test.js')).test,

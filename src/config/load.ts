@@ -66,6 +66,12 @@ function aggregate(errors: ConfigError[]): ConfigError {
 /** Rules that span sections: a `local` instance needs a `local:` section with instances. */
 function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigError[] {
   const out: ConfigError[] = [];
+  if (data.executor.driver === 'bullmq' && data.store.driver !== 'redis') {
+    // Workers on other machines read the runs and record item results through the store: a file or memory store is this machine's only.
+    const p = ['executor', 'driver'];
+    const reason = `executor driver 'bullmq' needs store: { driver: redis } (the store is '${data.store.driver}'): workers on other machines share runs and results through it`;
+    out.push(new ConfigError('CONFIG_INVALID', { location: locate(p), path: formatKeyPath(p), reason }));
+  }
   for (const [name, inst] of Object.entries(data.instances)) {
     if (inst.apiUrl !== 'local') continue;
     const locals = data.local?.instances ?? [];

@@ -68,6 +68,28 @@ export const WebhookSchema = z.strictObject({
   token: z.string().min(8, { error: 'expected a token of at least 8 characters' }),
 });
 
+/**
+ * Where forEach items run (docs/distributed.md). `bullmq`: on `msgflow worker`
+ * processes over Redis, which needs `store: { driver: redis }`.
+ */
+export const ExecutorSchema = z.strictObject({
+  /** `local`: in the process that runs the flow; `bullmq`: on BullMQ workers. @default local */
+  driver: z.enum(['local', 'bullmq']).default('local'),
+  /** Redis URL of the queues. @default the store's url, else redis://127.0.0.1:6379 */
+  url: z.string().regex(/^rediss?:\/\/\S+$/, { error: 'expected a redis:// or rediss:// URL' }).optional(),
+  /** BullMQ key prefix, so that two projects on one Redis never work each other's items. @default the store's prefix followed by `bull` */
+  prefix: z.string().min(1).optional(),
+  /**
+   * How long a worker's lock on an item lasts without renewal: a worker killed
+   * with kill -9 gives its items back after about this long. @default 30000
+   */
+  lockDurationMs: z.number().int().min(100).default(30_000),
+  /** How often workers look for items whose worker died. @default 30000 */
+  stalledIntervalMs: z.number().int().min(100).default(30_000),
+});
+
+export type ExecutorConfig = z.output<typeof ExecutorSchema>;
+
 export const ConfigSchema = z.strictObject({
   /** Named instances flows refer to with `instance:`. */
   instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
@@ -84,6 +106,8 @@ export const ConfigSchema = z.strictObject({
   ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
   /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
   webhook: WebhookSchema.optional(),
+  /** Where forEach items run. @default { driver: local } */
+  executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000 }),
 }).superRefine((v, ctx) => {
   if (v.webhook) return;
   for (const [name, inst] of Object.entries(v.instances)) {

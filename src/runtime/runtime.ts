@@ -13,11 +13,12 @@ import { loadFlows, type LoadedFlows } from '../engine/flow/index.js';
 import type { Engine } from '../engine/run/index.js';
 import { createStore, type EngineStore } from '../store/index.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { createClientResolver } from './clients.js';
-import { createProjectEngine, flowSource } from './project-engine.js';
+import { createClientResolver, identityOf } from './clients.js';
+import { createProjectEngine, flowSource, localUrlOf } from './project-engine.js';
 import { lazyApi, type LazyApi } from './lazy-api.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { registerSecrets } from '../util/secrets.js';
+import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
 
 export interface RuntimeOptions {
   config: Config;
@@ -51,7 +52,21 @@ export interface Runtime {
   local(): Promise<LocalHost>;
   clientFor(instance: string): LazyApi;
   flows(): LoadedFlows;
+  /** `${{ local.url }}` of flows; undefined without a `local:` section. */
+  readonly localUrl?: string;
+  /** Where forEach items run (config.yaml `executor:`). */
+  readonly executor: ItemExecutor;
   close(): Promise<void>;
+}
+
+/**
+ * The executor config.yaml asks for: BullMQ workers, or this process. BullMQ
+ * is loaded only when used: every command starts faster without it.
+ */
+async function createExecutor(config: Config, store: EngineStore): Promise<ItemExecutor & { close?(): Promise<void> }> {
+  if (config.executor.driver !== 'bullmq') return localExecutor;
+  const [{ BullmqExecutor }, { bullmqTarget }] = await Promise.all([import('./bullmq/executor.js'), import('./bullmq/names.js')]);
+  return new BullmqExecutor({ target: bullmqTarget(config), store, identityFor: (name) => identityOf(config, name) });
 }
 
 /** Options of the one-argument form: everything but the config, which is read from the file. */
@@ -121,8 +136,10 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   };
 
   const registry = await buildRegistry(config);
+  const localUrl = localUrlOf(config);
+  const executor = await createExecutor(config, store);
 
-  const engine = createProjectEngine(config, { store, registry, bus, clock, clientFor, logger: opts.logger });
+  const engine = createProjectEngine(config, { store, registry, bus, clock, clientFor, logger: opts.logger, executor });
   const source = flowSource(config, registry);
   let closed = false;
   return {
@@ -134,11 +151,14 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     clock,
     local,
     clientFor,
+    localUrl,
+    executor,
     flows: () => loadFlows(source.dir, source.options),
     async close() {
       if (closed) return;
       closed = true;
       await engine.shutdown();
+      await executor.close?.();
       await store.close();
       if (localHost) await (await localHost.catch(() => undefined))?.close();
     },

@@ -313,10 +313,13 @@ export async function listInstances(ctx: ApiContext) {
   const now = ctx.now();
   const pauses = (await store.kv(PAUSES_NAMESPACE).entries<PauseRecord>()).map(([k, p]) => toPauseView(k, p ?? {}, now));
   const probe = ctx.instances;
+  const { executor } = ctx.runtime;
   const instances = await Promise.all(
     Object.entries(config.instances).map(async ([name, inst]) => {
       const identity = identityOf(config, name);
       const [live, optOuts] = probe ? await Promise.all([probe.live(name), probe.optOuts(identity).catch(() => undefined)]) : [];
+      // executor: bullmq: the instance's item queue (waiting, active, delayed); absent with the local executor or when Redis does not answer.
+      const queue = executor.depth ? await executor.depth(identity).catch(() => undefined) : undefined;
       return {
         name,
         identity,
@@ -324,6 +327,7 @@ export async function listInstances(ctx: ApiContext) {
         pauses: pauses.filter((p) => p.identity === identity),
         ...(live ? { live } : {}),
         ...(optOuts !== undefined ? { optOuts } : {}),
+        ...(queue ? { queue } : {}),
       };
     }),
   );

@@ -54,6 +54,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
       instances: Object.keys(config.instances),
     });
     checkInputNames(flow, inputs);
+    if (config.executor.driver === 'bullmq') io.err('msgflow: executor bullmq: forEach items go to the Redis queues; msgflow worker (or msgflow start) processes work them');
     const starter = await chooseStarter(runtime, values, io, (h) => (remote = h));
     const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined, starter);
     if (typeof handle === 'number') return handle;

@@ -12,7 +12,9 @@ import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { identityOf } from '../../runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../runtime/notifications/consumers.js';
 import { clearDaemonUi, recordDaemonUi, serveDashboard, type UiServer } from '../../ui/index.js';
-import { parseCommand } from '../args.js';
+import { parseCommand, parsePositiveInt } from '../args.js';
+import type { TimerSource } from '../../engine/schedule/index.js';
+import type { ItemWorkers } from '../../runtime/bullmq/workers.js';
 import { EXIT } from '../exit-codes.js';
 import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 
@@ -67,6 +69,8 @@ async function openDaemon(config: Config, listen: boolean): Promise<{ runtime: R
       command: 'start',
       listen,
       beforeListen: async (store) => {
+        // With BullMQ, replicas are the point: each slot is one job, taken by one of them.
+        if (config.executor.driver === 'bullmq') return;
         const owner = new LeaseOwner({ store, hostId: defaultHostId(), ttlMs: defaultLeaseTtlMs() }, { label: 'msgflow start' });
         const claim = await owner.claim('daemon');
         if (!claim.ok) throw new FlowError('DAEMON_RUNNING', { holder: describeHolder(claim.holder) });
@@ -114,7 +118,7 @@ async function openDashboard(runtime: Runtime, off: boolean, io: Io, logger: Log
 }
 
 /** Resumes unfinished runs, then schedules every flow with on.schedule / on.startup. */
-async function scheduleFlows(runtime: Runtime, flows: Flow[], io: Io): Promise<{ scheduler: Scheduler; fireFor: (flow: Flow) => FireFn }> {
+async function scheduleFlows(runtime: Runtime, flows: Flow[], dist: Distributed | undefined, io: Io): Promise<{ scheduler: Scheduler; fireFor: (flow: Flow) => FireFn }> {
   const resumed = await runtime.engine.resumeUnfinished(flows);
   if (resumed.length > 0) io.out(`msgflow: resumed ${resumed.length} unfinished run(s)`);
   const scheduler = createCronScheduler({
@@ -122,6 +126,8 @@ async function scheduleFlows(runtime: Runtime, flows: Flow[], io: Io): Promise<{
     state: runtime.store.kv('scheduler'),
     clock: runtime.clock,
     isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
+    // In bullmq mode the slots come from BullMQ job schedulers: each fires on one replica.
+    ...(dist ? { timer: dist.timer } : {}),
   });
   const fireFor =
     (flow: Flow): FireFn =>
@@ -131,6 +137,7 @@ async function scheduleFlows(runtime: Runtime, flows: Flow[], io: Io): Promise<{
     };
   for (const flow of flows) if (flow.on.schedule || flow.on.startup) scheduler.add(flow, fireFor(flow));
   await scheduler.start();
+  await dist?.start();
   for (const s of scheduler.status()) {
     io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : '(none)'}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ''}`);
   }
@@ -148,6 +155,38 @@ async function reportReload(reloader: Reloader, io: Io): Promise<void> {
   }
 }
 
+/** What `msgflow start` adds in bullmq mode: schedules as BullMQ job schedulers, and item workers unless --no-work. */
+interface Distributed {
+  timer: TimerSource;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function distributed(runtime: Runtime, values: Record<string, unknown>, logger: Logger, io: Io): Promise<Distributed> {
+  // Loaded only in bullmq mode: a local daemon starts faster without BullMQ.
+  const [{ bullmqTarget }, { bullmqTimers }, { startItemWorkers }] = await Promise.all([
+    import('../../runtime/bullmq/names.js'),
+    import('../../runtime/bullmq/schedules.js'),
+    import('../../runtime/bullmq/workers.js'),
+  ]);
+  const timers = bullmqTimers(bullmqTarget(runtime.config), logger);
+  let workers: ItemWorkers | undefined;
+  return {
+    timer: timers.timer,
+    async start() {
+      await timers.start();
+      if (values['no-work']) return;
+      const concurrency = parsePositiveInt(values.concurrency as string | undefined, '--concurrency') ?? 8;
+      workers = await startItemWorkers({ runtime, concurrency, logger });
+      io.out(`msgflow: working items of ${workers.identities.length} instance queue(s), ${concurrency} at once each`);
+    },
+    async close() {
+      await workers?.close();
+      await timers.close();
+    },
+  };
+}
+
 /**
  * `msgflow start`: the daemon. Order matters: the local service listens
  * first (flows may call it), then unfinished runs resume, then the scheduler
@@ -158,6 +197,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('start', argv, false);
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const listen = !values['no-listen'] && config.local !== undefined;
+  const bullmq = config.executor.driver === 'bullmq';
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
   const opened = await openDaemon(config, listen);
   if (opened instanceof FlowError) {
@@ -171,7 +211,9 @@ export async function start(argv: string[], io: Io): Promise<number> {
   let consumers: NotificationConsumers | undefined;
   let watcher: { close(): void } | undefined;
   const signals = daemonSignals();
+  let dist: Distributed | undefined;
   try {
+    dist = bullmq ? await distributed(runtime, values, reporter.logger, io) : undefined;
     if (listen) {
       const host = await runtime.local();
       if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
@@ -180,7 +222,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     const { flows, errors } = runtime.flows();
     for (const e of errors) io.err(e.message);
     if (errors.length > 0) io.err(`msgflow: ${errors.length} flow error(s); the other flows run (see msgflow validate)`);
-    const { scheduler, fireFor } = await scheduleFlows(runtime, flows, io);
+    const { scheduler, fireFor } = await scheduleFlows(runtime, flows, dist, io);
     consumers = await consumeNotifications(runtime, flows, reporter.logger, io);
     io.out(`msgflow: started; ${scheduler.status().length} flow(s) scheduled, ${flows.filter((f) => f.on.notification).length} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`);
     // config.file is absolute: reloads read the file this daemon started from, whatever the cwd.
@@ -204,6 +246,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     await dashboard?.close();
     // No new notification is taken once stopping; those taken are recorded (their runs resume).
     await consumers?.stop();
+    await dist?.close();
     // Runs stop first; then the daemon's claim goes, while the store is still open.
     await runtime.engine.shutdown('msgflow start stopping');
     await daemon?.release();

@@ -52,10 +52,44 @@ export interface StepTracker {
 const key = (e: { runId: string; step: string }) => `${e.runId}\u0000${e.step}`;
 
 export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): StepTracker {
-  const steps = new Map<string, StepProgress>();
+  const t = new Tracker(clock, onChange);
+  // One table of subscriptions, so close() removes exactly what was added.
+  const handlers = [
+    ['step:started', t.onStarted],
+    ['item:finished', t.onItem],
+    ['step:progress', t.onProgress],
+    ['step:finished', t.onFinished],
+    ['run:waiting', t.onWaiting],
+    ['run:resumed', t.onResumed],
+    ['run:failed', t.onRunEnd],
+    ['run:interrupted', t.onRunEnd],
+    ['run:finished', t.onRunEnd],
+  ] as const;
+  const on = bus.on.bind(bus) as (event: string, fn: (...args: any[]) => void) => void;
+  const off = bus.off.bind(bus) as (event: string, fn: (...args: any[]) => void) => void;
+  for (const [event, fn] of handlers) on(event, fn);
 
-  const view = (p: StepProgress): StepView => {
-    const now = clock.now();
+  return {
+    view: (p) => t.view(p),
+    active: () => [...t.steps.values()],
+    close() {
+      for (const [event, fn] of handlers) off(event, fn);
+      t.steps.clear();
+    },
+  };
+}
+
+/** The tracker's state; its handlers are arrow properties so they can be (un)subscribed as they are. */
+class Tracker {
+  readonly steps = new Map<string, StepProgress>();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly onChange: Handler,
+  ) {}
+
+  view(p: StepProgress): StepView {
+    const now = this.clock.now();
     const elapsedMs = Math.max(0, now - p.startedAt);
     // The rate counts working time only: a 2-hour pause must not make the next ETA read 2 hours per item.
     const working = Math.max(0, elapsedMs - p.pausedMs - (p.waiting ? Math.max(0, now - p.waiting.since) : 0));
@@ -64,46 +98,51 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
     const left = p.total === undefined ? undefined : Math.max(0, p.total - processed);
     const etaMs = p.waiting || left === undefined ? undefined : left === 0 ? 0 : rate > 0 ? (left / rate) * 1000 : undefined;
     return { ...p, processed, rate, etaMs, elapsedMs };
+  }
+
+  private endWait(p: StepProgress): void {
+    if (!p.waiting) return;
+    p.pausedMs += Math.max(0, this.clock.now() - p.waiting.since);
+    delete p.waiting;
+  }
+
+  readonly onStarted = (e: EngineEvents['step:started'][0]) => {
+    const p: StepProgress = { runId: e.runId, flow: e.flow, step: e.step, total: e.total, done: 0, failed: 0, invalid: 0, skipped: 0, startedAt: this.clock.now(), counted: 0, finished: false, pausedMs: 0 };
+    this.steps.set(key(e), p);
+    this.onChange(this.view(p), 'started');
   };
 
-  const onStarted = (e: EngineEvents['step:started'][0]) => {
-    const p: StepProgress = { runId: e.runId, flow: e.flow, step: e.step, total: e.total, done: 0, failed: 0, invalid: 0, skipped: 0, startedAt: clock.now(), counted: 0, finished: false, pausedMs: 0 };
-    steps.set(key(e), p);
-    onChange(view(p), 'started');
-  };
-  const endWait = (p: StepProgress) => {
-    if (!p.waiting) return;
-    p.pausedMs += Math.max(0, clock.now() - p.waiting.since);
-    delete p.waiting;
-  };
-  const onWaiting = (e: EngineEvents['run:waiting'][0]) => {
-    const p = steps.get(key(e));
+  readonly onWaiting = (e: EngineEvents['run:waiting'][0]) => {
+    const p = this.steps.get(key(e));
     if (!p) return;
-    const since = p.waiting?.since ?? clock.now();
+    const since = p.waiting?.since ?? this.clock.now();
     p.waiting = { until: e.until, reason: e.reason, since };
-    onChange(view(p), 'update');
+    this.onChange(this.view(p), 'update');
   };
-  const onResumed = (e: EngineEvents['run:resumed'][0]) => {
-    for (const p of steps.values()) {
+
+  readonly onResumed = (e: EngineEvents['run:resumed'][0]) => {
+    for (const p of this.steps.values()) {
       if (p.runId !== e.runId || !p.waiting || (e.step !== undefined && p.step !== e.step)) continue;
-      endWait(p);
-      onChange(view(p), 'update');
+      this.endWait(p);
+      this.onChange(this.view(p), 'update');
     }
   };
-  const onItem = (e: EngineEvents['item:finished'][0]) => {
-    const p = steps.get(key(e));
+
+  readonly onItem = (e: EngineEvents['item:finished'][0]) => {
+    const p = this.steps.get(key(e));
     if (!p) return;
-    endWait(p);
+    this.endWait(p);
     // 'skipped' comes from a per-item `if:`; the event type may not list it yet.
     const status = e.status as string;
     if (status === 'failed') p.failed++;
     else if (status === 'skipped') p.skipped++;
     else p.done++;
     p.counted++;
-    onChange(view(p), 'update');
+    this.onChange(this.view(p), 'update');
   };
-  const onProgress = (e: EngineEvents['step:progress'][0]) => {
-    const p = steps.get(key(e));
+
+  readonly onProgress = (e: EngineEvents['step:progress'][0]) => {
+    const p = this.steps.get(key(e));
     if (!p) return;
     // An action's own counts are absolute (ProgressCounts); the rate counts what changed here.
     const c = e as typeof e & { invalid?: number; skipped?: number };
@@ -113,50 +152,27 @@ export function trackSteps(bus: EngineBus, clock: Clock, onChange: Handler): Ste
     if (c.invalid !== undefined) p.invalid = c.invalid;
     if (c.skipped !== undefined) p.skipped = c.skipped;
     const after = p.done + p.failed + p.invalid + p.skipped;
-    if (after > before) endWait(p);
+    if (after > before) this.endWait(p);
     if (e.total !== undefined) p.total = e.total;
     p.counted += Math.max(0, after - before);
     p.ownCounts = true;
-    onChange(view(p), 'update');
+    this.onChange(this.view(p), 'update');
   };
-  const onFinished = (e: EngineEvents['step:finished'][0]) => {
-    const p = steps.get(key(e));
+
+  readonly onFinished = (e: EngineEvents['step:finished'][0]) => {
+    const p = this.steps.get(key(e));
     if (!p) return;
     if (!p.ownCounts) {
       p.done = e.done;
       p.failed = e.failed;
     }
-    endWait(p);
+    this.endWait(p);
     p.finished = true;
-    steps.delete(key(e));
-    onChange(view(p), 'finished');
-  };
-  const onRunEnd = (e: { runId: string }) => {
-    for (const [k, p] of steps) if (p.runId === e.runId) steps.delete(k);
+    this.steps.delete(key(e));
+    this.onChange(this.view(p), 'finished');
   };
 
-  // One table of subscriptions, so close() removes exactly what was added.
-  const handlers = [
-    ['step:started', onStarted],
-    ['item:finished', onItem],
-    ['step:progress', onProgress],
-    ['step:finished', onFinished],
-    ['run:waiting', onWaiting],
-    ['run:resumed', onResumed],
-    ['run:failed', onRunEnd],
-    ['run:interrupted', onRunEnd],
-    ['run:finished', onRunEnd],
-  ] as const;
-  const on = bus.on.bind(bus) as (event: string, fn: (...args: any[]) => void) => void;
-  const off = bus.off.bind(bus) as (event: string, fn: (...args: any[]) => void) => void;
-  for (const [event, fn] of handlers) on(event, fn);
-
-  return {
-    view,
-    active: () => [...steps.values()],
-    close() {
-      for (const [event, fn] of handlers) off(event, fn);
-      steps.clear();
-    },
+  readonly onRunEnd = (e: { runId: string }) => {
+    for (const [k, p] of this.steps) if (p.runId === e.runId) this.steps.delete(k);
   };
 }

@@ -11,8 +11,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { FlowError } from '../../api/errors.js';
 import { METHOD_SPECS } from '../../api/methods.js';
-import { RESUMABLE_STATUSES, type Lease, type RunRecord, type StepRecord } from '../../store/types.js';
-import { systemClock } from '../../util/clock.js';
+import { RESUMABLE_STATUSES, type EngineStore, type Lease, type RunRecord, type StepRecord } from '../../store/types.js';
+import { type Clock, systemClock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
@@ -21,8 +21,9 @@ import type { ActionRegistry } from '../registry/index.js';
 import { errorInfo } from './errors.js';
 import { type ClaimResult, LeaseOwner, defaultHostId, defaultLeaseTtlMs, describeHolder, holderDead } from './ownership.js';
 import { newRunId } from './run-id.js';
+import { localExecutor } from './executor.js';
 import { type ExecutionDeps, RUN_CONTROL_NS, RunExecution } from './run-execution.js';
-import type { Engine, EngineOptions, RunFingerprint, RunHandle } from './types.js';
+import type { CancelResult, Engine, EngineOptions, RunFingerprint, RunHandle, StartOptions } from './types.js';
 
 export { RUN_CONTROL_NS };
 
@@ -72,43 +73,84 @@ export function flowWrites(flow: Flow, registry: ActionRegistry): boolean {
  * const run = await done; // run.status: 'succeeded' | 'failed' | 'interrupted' | 'cancelled'
  */
 export function createEngine(opts: EngineOptions): Engine {
-  const clock = opts.clock ?? systemClock;
-  const resolveInputs = opts.resolveInputs ?? defaultResolveInputs;
-  const hostId = opts.hostId ?? defaultHostId();
-  const ownerOpts = { store: opts.store, hostId, ttlMs: opts.leaseTtlMs ?? defaultLeaseTtlMs() };
-  const maxCrashes = opts.maxCrashes ?? 3;
-  const deps: ExecutionDeps = {
-    store: opts.store,
-    bus: opts.bus,
-    clock,
-    registry: opts.registry,
-    logger: opts.logger ?? busLogger(opts.bus),
-    random: opts.random ?? Math.random,
-    clientFor: opts.clientFor,
-    identityFor: opts.identityFor ?? ((name) => name),
-    localUrl: opts.localUrl,
-    baseDir: opts.baseDir,
-    defaultRateLimitWaitMs: opts.defaultRateLimitWaitMs ?? 1000,
-    progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
+  const e = new EngineCore(opts);
+  return {
+    hostId: e.hostId,
+    fingerprint: (flow, overrides) => e.fingerprint(flow, overrides),
+    start: (flow, startOpts) => e.start(flow, startOpts),
+    resumeUnfinished: (flows) => e.resumeUnfinished(flows),
+    resume: (runId, flow) => e.resume(runId, flow),
+    retry: (runId, flow) => e.retry(runId, flow),
+    liveOwner: (runId) => e.liveHolder(runId),
+    unfinished: (flowName) => e.unfinished(flowName),
+    cancel: (runId) => e.cancel(runId),
+    listRuns: async (query = {}) => Promise.all((await opts.store.listRuns(query)).map((r) => e.displayed(r))),
+    getRun: (id) => e.getRun(id),
+    getSteps: (id) => e.getSteps(id),
+    activeRuns: () => [...e.active.values()].map((a) => a.exec.snapshot()),
+    shutdown: (reason) => e.shutdown(reason),
   };
-  const active = new Map<string, { exec: RunExecution; done: Promise<RunRecord> }>();
-  let stopping: string | undefined;
+}
 
-  function launch(exec: RunExecution): RunHandle {
-    const done = exec.execute().finally(() => active.delete(exec.id));
-    active.set(exec.id, { exec, done });
+type ActiveRun = { exec: RunExecution; done: Promise<RunRecord> };
+
+/** The engine's state and operations; createEngine exposes them as an Engine. */
+class EngineCore {
+  readonly hostId: string;
+  readonly active = new Map<string, ActiveRun>();
+  private readonly clock: Clock;
+  private readonly resolveInputs: NonNullable<EngineOptions['resolveInputs']>;
+  private readonly ownerOpts: { store: EngineStore; hostId: string; ttlMs: number };
+  private readonly maxCrashes: number;
+  private readonly deps: ExecutionDeps;
+  private stopping: string | undefined;
+
+  constructor(private readonly opts: EngineOptions) {
+    this.clock = opts.clock ?? systemClock;
+    this.resolveInputs = opts.resolveInputs ?? defaultResolveInputs;
+    this.hostId = opts.hostId ?? defaultHostId();
+    this.ownerOpts = { store: opts.store, hostId: this.hostId, ttlMs: opts.leaseTtlMs ?? defaultLeaseTtlMs() };
+    this.maxCrashes = opts.maxCrashes ?? 3;
+    this.deps = {
+      store: opts.store,
+      bus: opts.bus,
+      clock: this.clock,
+      registry: opts.registry,
+      logger: opts.logger ?? busLogger(opts.bus),
+      random: opts.random ?? Math.random,
+      clientFor: opts.clientFor,
+      identityFor: opts.identityFor ?? ((name) => name),
+      localUrl: opts.localUrl,
+      baseDir: opts.baseDir,
+      defaultRateLimitWaitMs: opts.defaultRateLimitWaitMs ?? 1000,
+      progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
+      executor: opts.executor ?? localExecutor,
+    };
+  }
+
+  private get store(): EngineStore {
+    return this.opts.store;
+  }
+
+  private notStopping(): void {
+    if (this.stopping) throw new FlowError('ENGINE_STOPPED', { reason: this.stopping });
+  }
+
+  private launch(exec: RunExecution): RunHandle {
+    const done = exec.execute().finally(() => this.active.delete(exec.id));
+    this.active.set(exec.id, { exec, done });
     return { runId: exec.id, done };
   }
 
-  function concurrencyOf(flow: Flow): { group: string; max: number } {
+  private concurrencyOf(flow: Flow): { group: string; max: number } {
     const group = flow.concurrency?.group ?? flow.name;
-    const max = flow.concurrency?.max ?? (flowWrites(flow, opts.registry) ? 1 : Number.POSITIVE_INFINITY);
+    const max = flow.concurrency?.max ?? (flowWrites(flow, this.opts.registry) ? 1 : Number.POSITIVE_INFINITY);
     return { group, max };
   }
 
   /** One of the flow's concurrency slots, when it has a limit. */
-  async function claimSlot(owner: LeaseOwner, flow: Flow): Promise<ClaimResult> {
-    const { group, max } = concurrencyOf(flow);
+  private async claimSlot(owner: LeaseOwner, flow: Flow): Promise<ClaimResult> {
+    const { group, max } = this.concurrencyOf(flow);
     if (!Number.isFinite(max)) return { ok: true };
     let first: Lease | undefined;
     for (let i = 0; i < max; i++) {
@@ -119,39 +161,35 @@ export function createEngine(opts: EngineOptions): Engine {
     return { ok: false, holder: first! };
   }
 
-  function busy(flow: Flow, holder: Lease): FlowError {
-    const { group } = concurrencyOf(flow);
+  private busy(flow: Flow, holder: Lease): FlowError {
+    const { group } = this.concurrencyOf(flow);
     const what = holder.runId ? `run ${holder.runId} of ${group === flow.name ? flow.name : `concurrency group '${group}'`}` : `a run of ${flow.name}`;
     return new FlowError('RUN_LIVE', { what, holder: describeHolder(holder), runId: holder.runId ?? 'ID' });
   }
 
-  async function liveHolder(runId: string): Promise<Lease | undefined> {
-    const lease = await opts.store.getLease(`run:${runId}`);
-    return lease && !holderDead(lease, hostId) ? lease : undefined;
+  private owner(runId: string, label = `run ${runId}`): LeaseOwner {
+    return new LeaseOwner(this.ownerOpts, { runId, label });
+  }
+
+  async liveHolder(runId: string): Promise<Lease | undefined> {
+    const lease = await this.store.getLease(`run:${runId}`);
+    return lease && !holderDead(lease, this.hostId) ? lease : undefined;
   }
 
   /** A run left running/waiting by a process that is gone is shown `interrupted`. */
-  async function displayed(r: RunRecord): Promise<RunRecord> {
-    const a = active.get(r.id);
+  async displayed(r: RunRecord): Promise<RunRecord> {
+    const a = this.active.get(r.id);
     if (a) return a.exec.snapshot();
-    if ((r.status === 'running' || r.status === 'waiting') && !(await liveHolder(r.id))) {
+    if ((r.status === 'running' || r.status === 'waiting') && !(await this.liveHolder(r.id))) {
       return { ...r, status: 'interrupted', waitingUntil: undefined, waitReason: undefined };
     }
     return r;
   }
 
-  async function markFailed(r: RunRecord, err: FlowError, patch: Partial<RunRecord>): Promise<void> {
-    const now = clock.now();
-    await opts.store.updateRun(r.id, {
-      ...patch,
-      status: 'failed',
-      error: errorInfo(err),
-      finishedAt: now,
-      durationMs: now - r.startedAt,
-      updatedAt: now,
-      waitingUntil: undefined,
-      waitReason: undefined,
-    });
+  /** A run's final patch: status, finish time and no wait left. */
+  private ended(r: RunRecord, status: 'failed' | 'cancelled'): Partial<RunRecord> {
+    const now = this.clock.now();
+    return { status, finishedAt: now, durationMs: now - r.startedAt, updatedAt: now, waitingUntil: undefined, waitReason: undefined };
   }
 
   /**
@@ -159,275 +197,261 @@ export function createEngine(opts: EngineOptions): Engine {
    * elsewhere, its slot is busy, or it crashed too often (then marked failed).
    * `explicit` throws the reason instead.
    */
-  async function resumeOne(r: RunRecord, flow: Flow, explicit = false): Promise<RunHandle | undefined> {
-    if (active.has(r.id)) return explicit ? { runId: r.id, done: active.get(r.id)!.done } : undefined;
-    const owner = new LeaseOwner(ownerOpts, { runId: r.id, label: `run ${r.id} of ${flow.name}` });
+  private async resumeOne(r: RunRecord, flow: Flow, explicit = false): Promise<RunHandle | undefined> {
+    const a = this.active.get(r.id);
+    if (a) return explicit ? { runId: r.id, done: a.done } : undefined;
+    const owner = this.owner(r.id, `run ${r.id} of ${flow.name}`);
     const claim = await owner.claim(`run:${r.id}`);
     if (!claim.ok) {
-      if (explicit) throw busy(flow, claim.holder);
+      if (explicit) throw this.busy(flow, claim.holder);
       return undefined;
     }
     try {
-      // Re-read under the claim: another process may have finished it meanwhile.
-      const cur = (await opts.store.getRun(r.id)) ?? r;
-      if (!RESUMABLE_STATUSES.includes(cur.status)) {
-        await owner.release();
-        return undefined;
-      }
-      const control = await opts.store.kv(RUN_CONTROL_NS).get<{ cancel?: boolean }>(r.id);
-      if (control?.cancel || cur.cancelRequested) {
-        const now = clock.now();
-        await opts.store.updateRun(r.id, { status: 'cancelled', cancelRequested: true, finishedAt: now, durationMs: now - cur.startedAt, updatedAt: now, waitingUntil: undefined, waitReason: undefined });
-        await opts.store.kv(RUN_CONTROL_NS).delete(r.id);
-        await owner.release();
-        return undefined;
-      }
-      // Left running or waiting: its process died without a graceful stop.
-      let { crashes = 0, lastCrash } = cur;
-      if (cur.status !== 'interrupted') {
-        crashes++;
-        const who = cur.owner ? `pid ${cur.owner.pid} on host ${cur.owner.host}` : 'its process';
-        lastCrash = `${who} died during step ${cur.currentStep ?? '(none)'} at ${new Date(cur.updatedAt).toISOString()}`;
-        if (crashes >= maxCrashes) {
-          const err = new FlowError('RUN_CRASHED', { count: crashes, last: lastCrash });
-          await markFailed(cur, err, { crashes, lastCrash });
-          deps.logger.error(`run ${r.id} of ${flow.name} is not resumed: ${err.message}`, { runId: r.id, flow: flow.name });
-          await owner.release();
-          return undefined;
-        }
-        // Recorded before resuming: if this attempt crashes too, the next one counts it.
-        await opts.store.updateRun(r.id, { crashes, lastCrash, updatedAt: clock.now() });
-      }
-      if (!cur.dryRun) {
-        const slot = await claimSlot(owner, flow);
-        if (!slot.ok) {
-          await owner.release();
-          if (explicit) throw busy(flow, slot.holder);
-          deps.logger.info(`run ${r.id} of ${flow.name} waits: ${busy(flow, slot.holder).message}`, { runId: r.id, flow: flow.name });
-          return undefined;
-        }
-      }
-      const inputs = (await opts.store.loadInputs(r.id)) ?? (await resolveInputs(flow, {}));
-      const [steps, waits] = await Promise.all([opts.store.getSteps(r.id), opts.store.listWaits(r.id)]);
-      const run = await opts.store.updateRun(r.id, {
-        status: 'running',
-        resumes: (cur.resumes ?? 0) + 1,
-        owner: { pid: process.pid, host: hostId },
-        updatedAt: clock.now(),
-        itemsDone: 0,
-        itemsFailed: 0,
-        waitingUntil: undefined,
-        waitReason: undefined,
-      });
-      return launch(new RunExecution(deps, flow, run, inputs, owner, { steps, waits }));
+      const h = await this.resumeClaimed(r, flow, owner, explicit);
+      if (!h) await owner.release();
+      return h;
     } catch (e) {
       await owner.release();
       throw e;
     }
   }
 
-  return {
-    hostId,
-
-    async fingerprint(flow, overrides = {}): Promise<RunFingerprint> {
-      const inputs = await resolveInputs(flow, overrides);
-      return { inputsHash: inputsHash(inputs), flowHash: flowHash(flow) };
-    },
-
-    async start(flow, startOpts = {}) {
-      if (stopping) throw new FlowError('ENGINE_STOPPED', { reason: stopping });
-      const inputs = await resolveInputs(flow, startOpts.inputs ?? {});
-      const now = clock.now();
-      const id = startOpts.runId ?? newRunId(flow.name, now);
-      const dryRun = startOpts.dryRun ?? false;
-      const owner = new LeaseOwner(ownerOpts, { runId: id, label: `run ${id} of ${flow.name}` });
-      // A dry run writes nothing: it needs no slot, and never blocks a real run.
-      if (!dryRun) {
-        const slot = await claimSlot(owner, flow);
-        if (!slot.ok) throw busy(flow, slot.holder);
+  /** resumeOne once the run's lease is held: undefined (the caller releases) when it is not to run now. */
+  private async resumeClaimed(r: RunRecord, flow: Flow, owner: LeaseOwner, explicit: boolean): Promise<RunHandle | undefined> {
+    // Re-read under the claim: another process may have finished it meanwhile.
+    const cur = (await this.store.getRun(r.id)) ?? r;
+    if (!RESUMABLE_STATUSES.includes(cur.status)) return undefined;
+    const control = await this.store.kv(RUN_CONTROL_NS).get<{ cancel?: boolean }>(r.id);
+    if (control?.cancel || cur.cancelRequested) {
+      await this.store.updateRun(r.id, { ...this.ended(cur, 'cancelled'), cancelRequested: true });
+      await this.store.kv(RUN_CONTROL_NS).delete(r.id);
+      return undefined;
+    }
+    if (!(await this.countCrash(cur, flow))) return undefined;
+    if (!cur.dryRun) {
+      const slot = await this.claimSlot(owner, flow);
+      if (!slot.ok) {
+        if (explicit) throw this.busy(flow, slot.holder);
+        this.deps.logger.info(`run ${r.id} of ${flow.name} waits: ${this.busy(flow, slot.holder).message}`, { runId: r.id, flow: flow.name });
+        return undefined;
       }
-      try {
-        await owner.claim(`run:${id}`);
-        const run: RunRecord = {
-          id,
-          flow: flow.name,
-          file: flow.file,
-          status: 'running',
-          trigger: startOpts.trigger ?? 'manual',
-          dryRun,
-          startedAt: now,
-          updatedAt: now,
-          itemsDone: 0,
-          itemsFailed: 0,
-          resumes: 0,
-          owner: { pid: process.pid, host: hostId },
-          inputsHash: inputsHash(inputs),
-          flowHash: flowHash(flow),
-          group: concurrencyOf(flow).group,
-          ...(startOpts.event === undefined ? {} : { event: startOpts.event }),
-        };
-        await opts.store.createRun(run);
-        await opts.store.saveInputs(run.id, inputs);
-        return launch(new RunExecution(deps, flow, run, inputs, owner));
-      } catch (e) {
-        await owner.release();
-        throw e;
-      }
-    },
+    }
+    const inputs = (await this.store.loadInputs(r.id)) ?? (await this.resolveInputs(flow, {}));
+    const [steps, waits] = await Promise.all([this.store.getSteps(r.id), this.store.listWaits(r.id)]);
+    const run = await this.store.updateRun(r.id, {
+      status: 'running',
+      resumes: (cur.resumes ?? 0) + 1,
+      owner: { pid: process.pid, host: this.hostId },
+      updatedAt: this.clock.now(),
+      itemsDone: 0,
+      itemsFailed: 0,
+      waitingUntil: undefined,
+      waitReason: undefined,
+    });
+    return this.launch(new RunExecution(this.deps, flow, run, inputs, owner, { steps, waits }));
+  }
 
-    async resumeUnfinished(flows) {
-      if (stopping) throw new FlowError('ENGINE_STOPPED', { reason: stopping });
-      const byName = new Map(flows.map((f) => [f.name, f]));
-      const handles: RunHandle[] = [];
-      // Oldest first: they were started first.
-      const runs = (await opts.store.listRuns({ status: RESUMABLE_STATUSES })).reverse();
-      for (const r of runs) {
-        const flow = byName.get(r.flow);
-        if (!flow) {
-          if (!active.has(r.id) && !(await liveHolder(r.id))) {
-            deps.logger.warn(`run ${r.id} of flow '${r.flow}' cannot resume: the flow is not loaded`, { runId: r.id, flow: r.flow });
-          }
-          continue;
+  /**
+   * A run left running or waiting: its process died without a graceful stop.
+   * Counts the crash; false when it crashed too often (then marked failed).
+   */
+  private async countCrash(cur: RunRecord, flow: Flow): Promise<boolean> {
+    if (cur.status === 'interrupted') return true;
+    const crashes = (cur.crashes ?? 0) + 1;
+    const who = cur.owner ? `pid ${cur.owner.pid} on host ${cur.owner.host}` : 'its process';
+    const lastCrash = `${who} died during step ${cur.currentStep ?? '(none)'} at ${new Date(cur.updatedAt).toISOString()}`;
+    if (crashes >= this.maxCrashes) {
+      const err = new FlowError('RUN_CRASHED', { count: crashes, last: lastCrash });
+      await this.store.updateRun(cur.id, { ...this.ended(cur, 'failed'), error: errorInfo(err), crashes, lastCrash });
+      this.deps.logger.error(`run ${cur.id} of ${flow.name} is not resumed: ${err.message}`, { runId: cur.id, flow: flow.name });
+      return false;
+    }
+    // Recorded before resuming: if this attempt crashes too, the next one counts it.
+    await this.store.updateRun(cur.id, { crashes, lastCrash, updatedAt: this.clock.now() });
+    return true;
+  }
+
+  async fingerprint(flow: Flow, overrides: Record<string, string> = {}): Promise<RunFingerprint> {
+    const inputs = await this.resolveInputs(flow, overrides);
+    return { inputsHash: inputsHash(inputs), flowHash: flowHash(flow) };
+  }
+
+  /** A new run record, owned by this process. */
+  private newRun(flow: Flow, id: string, now: number, inputs: Record<string, unknown>, extra: Partial<RunRecord>): RunRecord {
+    return {
+      id, flow: flow.name, file: flow.file, status: 'running', trigger: 'manual', dryRun: false,
+      startedAt: now, updatedAt: now, itemsDone: 0, itemsFailed: 0, resumes: 0,
+      owner: { pid: process.pid, host: this.hostId },
+      inputsHash: inputsHash(inputs), flowHash: flowHash(flow), group: this.concurrencyOf(flow).group,
+      ...extra,
+    };
+  }
+
+  /**
+   * Claims a new run's slot (unless a dry run: it writes nothing, needs no
+   * slot, and never blocks a real run) and lease, records it, then `prepare`
+   * (e.g. carry over a retried run's results) before it is launched.
+   */
+  private async begin(
+    flow: Flow,
+    inputs: Record<string, unknown>,
+    extra: Partial<RunRecord>,
+    prepare?: (run: RunRecord, owner: LeaseOwner) => Promise<RunExecution>,
+    runId?: string,
+  ): Promise<RunHandle> {
+    const now = this.clock.now();
+    // A caller-chosen id (a notification's run: the same notification names the same run).
+    const id = runId ?? newRunId(flow.name, now);
+    const owner = this.owner(id, `run ${id} of ${flow.name}`);
+    if (!extra.dryRun) {
+      const slot = await this.claimSlot(owner, flow);
+      if (!slot.ok) throw this.busy(flow, slot.holder);
+    }
+    try {
+      await owner.claim(`run:${id}`);
+      const run = this.newRun(flow, id, now, inputs, extra);
+      await this.store.createRun(run);
+      await this.store.saveInputs(id, inputs);
+      const exec = prepare ? await prepare(run, owner) : new RunExecution(this.deps, flow, run, inputs, owner);
+      return this.launch(exec);
+    } catch (e) {
+      await owner.release();
+      throw e;
+    }
+  }
+
+  async start(flow: Flow, startOpts: StartOptions = {}): Promise<RunHandle> {
+    this.notStopping();
+    const inputs = await this.resolveInputs(flow, startOpts.inputs ?? {});
+    const extra: Partial<RunRecord> = { trigger: startOpts.trigger ?? 'manual', dryRun: startOpts.dryRun ?? false };
+    if (startOpts.event !== undefined) extra.event = startOpts.event;
+    return this.begin(flow, inputs, extra, undefined, startOpts.runId);
+  }
+
+  async resumeUnfinished(flows: readonly Flow[]): Promise<RunHandle[]> {
+    this.notStopping();
+    const byName = new Map(flows.map((f) => [f.name, f]));
+    const handles: RunHandle[] = [];
+    // Oldest first: they were started first.
+    const runs = (await this.store.listRuns({ status: RESUMABLE_STATUSES })).reverse();
+    for (const r of runs) {
+      const flow = byName.get(r.flow);
+      if (!flow) {
+        if (!this.active.has(r.id) && !(await this.liveHolder(r.id))) {
+          this.deps.logger.warn(`run ${r.id} of flow '${r.flow}' cannot resume: the flow is not loaded`, { runId: r.id, flow: r.flow });
         }
-        const h = await resumeOne(r, flow);
-        if (h) handles.push(h);
+        continue;
       }
-      return handles;
-    },
+      const h = await this.resumeOne(r, flow);
+      if (h) handles.push(h);
+    }
+    return handles;
+  }
 
-    async resume(runId, flow) {
-      if (stopping) throw new FlowError('ENGINE_STOPPED', { reason: stopping });
-      const r = await opts.store.getRun(runId);
-      if (!r || r.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
-      if (!RESUMABLE_STATUSES.includes(r.status)) {
-        throw new FlowError('USAGE', { reason: `run ${runId} is ${r.status}: only an unfinished run can be resumed (msgflow runs retry ${runId} redoes its failed items)` });
+  async resume(runId: string, flow: Flow): Promise<RunHandle> {
+    this.notStopping();
+    const r = await this.store.getRun(runId);
+    if (!r || r.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
+    if (!RESUMABLE_STATUSES.includes(r.status)) {
+      throw new FlowError('USAGE', { reason: `run ${runId} is ${r.status}: only an unfinished run can be resumed (msgflow runs retry ${runId} redoes its failed items)` });
+    }
+    const h = await this.resumeOne(r, flow, true);
+    if (!h) throw new FlowError('USAGE', { reason: `run ${runId} cannot be resumed (see msgflow runs show ${runId})` });
+    return h;
+  }
+
+  async retry(runId: string, flow: Flow): Promise<RunHandle> {
+    this.notStopping();
+    const old = await this.store.getRun(runId);
+    if (!old || old.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
+    if (RESUMABLE_STATUSES.includes(old.status)) {
+      throw new FlowError('USAGE', { reason: `run ${runId} is unfinished (${(await this.displayed(old)).status}): resume it with 'msgflow run ${flow.name} --resume ${runId}'` });
+    }
+    const inputs = (await this.store.loadInputs(runId)) ?? {};
+    return this.begin(flow, inputs, { dryRun: old.dryRun, retryOf: runId, ...(old.event === undefined ? {} : { event: old.event }) }, async (run, owner) => {
+      await this.carryOver(runId, run.id);
+      const steps = await this.store.getSteps(run.id);
+      return new RunExecution(this.deps, flow, run, inputs, owner, { steps, waits: [] });
+    });
+  }
+
+  /**
+   * Carries over what succeeded: finished steps keep their outputs; a failed
+   * forEach step keeps its succeeded items and redoes only the failed ones;
+   * a failed single step, and steps never reached, run again.
+   */
+  private async carryOver(from: string, to: string): Promise<void> {
+    for (const s of await this.store.getSteps(from)) {
+      if (s.status === 'succeeded' || s.status === 'skipped') {
+        await this.store.saveStep({ ...s, runId: to });
+      } else if (s.forEach && s.status === 'failed') {
+        const ok = [...(await this.store.getItems(from, s.step)).values()].filter((i) => i.status !== 'failed');
+        await this.store.appendItems(to, ok);
+        const { error: _e, finishedAt: _f, ...rest } = s;
+        await this.store.saveStep({ ...rest, runId: to, status: 'running', done: 0, failed: 0 });
       }
-      const h = await resumeOne(r, flow, true);
-      if (!h) throw new FlowError('USAGE', { reason: `run ${runId} cannot be resumed (see msgflow runs show ${runId})` });
-      return h;
-    },
+    }
+  }
 
-    async retry(runId, flow) {
-      if (stopping) throw new FlowError('ENGINE_STOPPED', { reason: stopping });
-      const old = await opts.store.getRun(runId);
-      if (!old || old.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
-      if (RESUMABLE_STATUSES.includes(old.status)) {
-        throw new FlowError('USAGE', { reason: `run ${runId} is unfinished (${(await displayed(old)).status}): resume it with 'msgflow run ${flow.name} --resume ${runId}'` });
-      }
-      const inputs = (await opts.store.loadInputs(runId)) ?? {};
-      const now = clock.now();
-      const id = newRunId(flow.name, now);
-      const owner = new LeaseOwner(ownerOpts, { runId: id, label: `run ${id} of ${flow.name}` });
-      if (!old.dryRun) {
-        const slot = await claimSlot(owner, flow);
-        if (!slot.ok) throw busy(flow, slot.holder);
-      }
-      try {
-        await owner.claim(`run:${id}`);
-        const run: RunRecord = {
-          id, flow: flow.name, file: flow.file, status: 'running', trigger: 'manual', dryRun: old.dryRun,
-          startedAt: now, updatedAt: now, itemsDone: 0, itemsFailed: 0, resumes: 0,
-          owner: { pid: process.pid, host: hostId },
-          inputsHash: inputsHash(inputs), flowHash: flowHash(flow), group: concurrencyOf(flow).group, retryOf: runId,
-          ...(old.event === undefined ? {} : { event: old.event }),
-        };
-        await opts.store.createRun(run);
-        await opts.store.saveInputs(id, inputs);
-        // Carry over what succeeded: finished steps keep their outputs; a failed
-        // forEach step keeps its succeeded items and redoes only the failed ones;
-        // a failed single step, and steps never reached, run again.
-        for (const s of await opts.store.getSteps(runId)) {
-          if (s.status === 'succeeded' || s.status === 'skipped') {
-            await opts.store.saveStep({ ...s, runId: id });
-          } else if (s.forEach && s.status === 'failed') {
-            const ok = [...(await opts.store.getItems(runId, s.step)).values()].filter((i) => i.status !== 'failed');
-            await opts.store.appendItems(id, ok);
-            const { error: _e, finishedAt: _f, ...rest } = s;
-            await opts.store.saveStep({ ...rest, runId: id, status: 'running', done: 0, failed: 0 });
-          }
-        }
-        const steps = await opts.store.getSteps(id);
-        return launch(new RunExecution(deps, flow, run, inputs, owner, { steps, waits: [] }));
-      } catch (e) {
-        await owner.release();
-        throw e;
-      }
-    },
+  async unfinished(flowName: string): Promise<RunRecord[]> {
+    const runs = await this.store.listRuns({ flow: flowName, status: RESUMABLE_STATUSES });
+    return Promise.all(runs.map((r) => this.displayed(r)));
+  }
 
-    liveOwner: liveHolder,
+  async cancel(runId: string): Promise<CancelResult> {
+    const r = await this.store.getRun(runId);
+    if (!r) throw new FlowError('RUN_NOT_FOUND', { runId });
+    if (!RESUMABLE_STATUSES.includes(r.status)) return { run: r, pending: false };
+    const a = this.active.get(runId);
+    if (a) {
+      a.exec.cancel();
+      return { run: a.exec.snapshot(), pending: true };
+    }
+    // Claim it: either nobody runs it (cancel now) or its owner is told through the store.
+    const owner = this.owner(runId, `cancel of ${runId}`);
+    const claim = await owner.claim(`run:${runId}`);
+    if (!claim.ok) {
+      await this.store.kv(RUN_CONTROL_NS).set(runId, { cancel: true, at: this.clock.now() });
+      return { run: r, pending: true, holder: claim.holder };
+    }
+    try {
+      const run = await this.store.updateRun(runId, { ...this.ended(r, 'cancelled'), cancelRequested: true });
+      return { run, pending: false };
+    } finally {
+      await owner.release();
+    }
+  }
 
-    async unfinished(flowName) {
-      const runs = await opts.store.listRuns({ flow: flowName, status: RESUMABLE_STATUSES });
-      return Promise.all(runs.map(displayed));
-    },
+  async getRun(id: string): Promise<RunRecord | undefined> {
+    const r = await this.store.getRun(id);
+    return r ? this.displayed(r) : this.active.get(id)?.exec.snapshot();
+  }
 
-    async cancel(runId) {
-      const r = await opts.store.getRun(runId);
-      if (!r) throw new FlowError('RUN_NOT_FOUND', { runId });
-      if (!RESUMABLE_STATUSES.includes(r.status)) return { run: r, pending: false };
-      const a = active.get(runId);
-      if (a) {
-        a.exec.cancel();
-        return { run: a.exec.snapshot(), pending: true };
-      }
-      // Claim it: either nobody runs it (cancel now) or its owner is told through the store.
-      const owner = new LeaseOwner(ownerOpts, { runId, label: `cancel of ${runId}` });
-      const claim = await owner.claim(`run:${runId}`);
-      if (!claim.ok) {
-        await opts.store.kv(RUN_CONTROL_NS).set(runId, { cancel: true, at: clock.now() });
-        return { run: r, pending: true, holder: claim.holder };
-      }
-      try {
-        const now = clock.now();
-        const run = await opts.store.updateRun(runId, {
-          status: 'cancelled', cancelRequested: true, finishedAt: now, durationMs: now - r.startedAt, updatedAt: now, waitingUntil: undefined, waitReason: undefined,
-        });
-        return { run, pending: false };
-      } finally {
-        await owner.release();
-      }
-    },
+  async getSteps(id: string): Promise<StepRecord[]> {
+    const a = this.active.get(id);
+    if (a) return a.exec.stepSnapshots();
+    return this.store.getSteps(id);
+  }
 
-    async listRuns(query = {}) {
-      return Promise.all((await opts.store.listRuns(query)).map(displayed));
-    },
-
-    async getRun(id) {
-      const r = await opts.store.getRun(id);
-      return r ? displayed(r) : active.get(id)?.exec.snapshot();
-    },
-
-    async getSteps(id): Promise<StepRecord[]> {
-      const a = active.get(id);
-      if (a) return a.exec.stepSnapshots();
-      return opts.store.getSteps(id);
-    },
-
-    activeRuns() {
-      return [...active.values()].map((a) => a.exec.snapshot());
-    },
-
-    async shutdown(reason = 'shutdown') {
-      stopping ??= reason;
-      const runs = [...active.values()];
-      for (const a of runs) a.exec.interrupt(reason);
-      const grace = opts.shutdownGraceMs ?? 10_000;
-      let timer: NodeJS.Timeout | undefined;
-      // Real time on purpose: the grace is for the process, not for flow time (a ManualClock must not hang it).
-      const expired = new Promise<'expired'>((r) => {
-        timer = setTimeout(() => r('expired'), grace);
-        timer.unref?.();
-      });
-      const settled = await Promise.race([Promise.all(runs.map((a) => a.done)).then(() => 'settled' as const), expired]);
-      clearTimeout(timer);
-      if (settled === 'expired') {
-        // Items still running past the grace: mark the runs resumable anyway; their results, if they come, are still recorded.
-        for (const a of runs) {
-          if (!active.has(a.exec.id)) continue;
-          await opts.store.updateRun(a.exec.id, { status: 'interrupted', updatedAt: clock.now() }).catch(() => {});
-          await a.exec.releaseClaims();
-        }
-      }
-    },
-  };
+  async shutdown(reason = 'shutdown'): Promise<void> {
+    this.stopping ??= reason;
+    const runs = [...this.active.values()];
+    for (const a of runs) a.exec.interrupt(reason);
+    const grace = this.opts.shutdownGraceMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    // Real time on purpose: the grace is for the process, not for flow time (a ManualClock must not hang it).
+    const expired = new Promise<'expired'>((r) => {
+      timer = setTimeout(() => r('expired'), grace);
+      timer.unref?.();
+    });
+    const settled = await Promise.race([Promise.all(runs.map((a) => a.done)).then(() => 'settled' as const), expired]);
+    clearTimeout(timer);
+    if (settled !== 'expired') return;
+    // Items still running past the grace: mark the runs resumable anyway; their results, if they come, are still recorded.
+    for (const a of runs) {
+      if (!this.active.has(a.exec.id)) continue;
+      await this.store.updateRun(a.exec.id, { status: 'interrupted', updatedAt: this.clock.now() }).catch(() => {});
+      await a.exec.releaseClaims();
+    }
+  }
 }

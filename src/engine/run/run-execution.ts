@@ -24,6 +24,8 @@ import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo } from './errors.js';
 import type { LeaseOwner } from './ownership.js';
+import type { ItemExecutor } from './executor.js';
+import { ForEachItems } from './for-each.js';
 import { type RunShared, StepFatalError, runUnit } from './unit-runner.js';
 
 /** Errors that stop the run as `interrupted` (resumable), never `failed`: the store is down, or another process owns the run now. */
@@ -62,6 +64,8 @@ export interface ExecutionDeps {
   baseDir: string;
   defaultRateLimitWaitMs: number;
   progressSaveIntervalMs: number;
+  /** Where forEach items run. */
+  executor: ItemExecutor;
 }
 
 export interface ResumeState {
@@ -93,6 +97,24 @@ export function refersToItem(expr: string | boolean | undefined): boolean {
   } catch {
     return false; // a syntax error is reported when the condition is evaluated
   }
+}
+
+/**
+ * What expressions see of a finished step (`steps.<id>`), rebuilt from its
+ * record and, for a forEach step, its item log: by a resumed run, and by a
+ * worker working a later step's items.
+ */
+export async function restoredView(store: EngineStore, runId: string, rec: StepRecord): Promise<StepView> {
+  const view: StepView = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+  if (rec.forEach && rec.status !== 'skipped') {
+    const results: unknown[] = new Array(rec.total ?? 0).fill(null);
+    for (const [i, r] of await store.getItems(runId, rec.step)) {
+      if (i < results.length && r.status === 'succeeded') results[i] = r.output ?? null;
+    }
+    view.output = results;
+    view.results = results;
+  }
+  return view;
 }
 
 /** The kv namespace other processes use to ask a run's owner to stop (`msgflow runs cancel`). */
@@ -434,10 +456,41 @@ export class RunExecution {
       }));
     }
     const items: unknown[] = list;
-    const { store, bus, clock } = this.deps;
+    const { bus, clock } = this.deps;
     const total = items.length;
+    const { rec, results, prior } = await this.openForEach(step, prev, total);
+    const ref = { runId: this.run.id, flow: this.flow.name, step: step.id };
+    bus.emit('step:started', { ...ref, action: step.uses, total });
+    const pending: number[] = [];
+    for (let i = 0; i < total; i++) if (!prior.has(i)) pending.push(i);
+    const signal = this.controller.signal;
+    const sink = new ForEachItems({
+      sh: this.sh, step, def, scope: this.scope, items, rec, results, perItem: refersToItem(step.if),
+      count: (status) => (status === 'succeeded' ? this.run.itemsDone++ : this.run.itemsFailed++),
+      saveProgress: () => this.saveProgress(rec),
+      progressSaveIntervalMs: this.deps.progressSaveIntervalMs,
+    }, prior.keys());
+    try {
+      await this.deps.executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
+    } finally {
+      await sink.flushed();
+    }
+    if (signal.aborted) {
+      await this.saveProgress(rec);
+      return INTERRUPTED;
+    }
+    const status = rec.failed > 0 ? 'failed' : 'succeeded';
+    Object.assign(rec, { status, finishedAt: clock.now() });
+    await this.deps.store.saveStep(rec);
+    this.scope.steps[step.id] = { status, output: results, results, done: rec.done, failed: rec.failed, total };
+    bus.emit('step:finished', { ...ref, status, done: rec.done, failed: rec.failed, ...(rec.skipped ? { skipped: rec.skipped } : {}) });
+    return OK;
+  }
+
+  /** The step's record and results, with the items recorded before a restart replayed (they are not redone). */
+  private async openForEach(step: FlowStep, prev: StepRecord | undefined, total: number) {
+    const { store } = this.deps;
     const results: unknown[] = new Array(total).fill(null);
-    // Resumed mid-step: replay the item log; recorded items are not redone.
     const prior = prev ? await store.getItems(this.run.id, step.id) : new Map<number, ItemResult>();
     const rec = this.newRecord(step, { total, ...(prev ? { startedAt: prev.startedAt } : {}) });
     for (const [i, r] of prior) {
@@ -451,87 +504,7 @@ export class RunExecution {
     this.run.itemsDone += rec.done;
     this.run.itemsFailed += rec.failed;
     await store.saveStep(rec);
-    const ref = { runId: this.run.id, flow: this.flow.name, step: step.id };
-    bus.emit('step:started', { ...ref, action: step.uses, total });
-
-    const pending: number[] = [];
-    for (let i = 0; i < total; i++) if (!prior.has(i)) pending.push(i);
-    let next = 0;
-    let firstError: unknown;
-    let lastSave = Date.now();
-    let saving: Promise<unknown> = Promise.resolve();
-    const signal = this.controller.signal;
-    const perItem = refersToItem(step.if);
-
-    const worker = async (): Promise<void> => {
-      while (next < pending.length && !signal.aborted && firstError === undefined) {
-        const index = pending[next++];
-        const itemScope = { ...this.scope, item: items[index], index };
-        if (perItem) {
-          let go = false;
-          let condError: unknown;
-          try {
-            go = evaluateCondition(step.if!, itemScope);
-          } catch (e) {
-            condError = e;
-          }
-          if (!go) {
-            // `if:` false for this item: recorded as skipped (not redone on resume), counted, never called.
-            const skipped: ItemResult = condError === undefined
-              ? { step: step.id, index, status: 'skipped', attempts: 0, finishedAt: clock.now() }
-              : { step: step.id, index, status: 'failed', attempts: 0, finishedAt: clock.now(), error: errorInfo(condError, step.id, index) };
-            await store.appendItems(this.run.id, [skipped]);
-            if (condError === undefined) rec.skipped = (rec.skipped ?? 0) + 1;
-            else {
-              rec.failed++;
-              this.run.itemsFailed++;
-              bus.emit('item:finished', { ...ref, index, status: 'failed', error: skipped.error!.message });
-            }
-            continue;
-          }
-        }
-        const out = await runUnit(this.sh, step, def, itemScope, index);
-        if (out.interrupted) return;
-        const result: ItemResult = { step: step.id, index, status: out.status, attempts: out.attempts, finishedAt: clock.now() };
-        if (out.output !== undefined) result.output = out.output;
-        if (out.error) result.error = out.error;
-        await store.appendItems(this.run.id, [result]); // recorded before this worker takes the next item
-        if (out.status === 'succeeded') {
-          rec.done++;
-          this.run.itemsDone++;
-          results[index] = out.output ?? null;
-          bus.emit('item:finished', { ...ref, index, status: 'succeeded' });
-        } else {
-          rec.failed++;
-          this.run.itemsFailed++;
-          bus.emit('item:finished', { ...ref, index, status: 'failed', error: out.error?.message });
-        }
-        // Progress for other processes (`msgflow runs`), throttled on real time.
-        const now = Date.now();
-        if (now - lastSave >= this.deps.progressSaveIntervalMs) {
-          lastSave = now;
-          saving = saving.then(() => this.saveProgress(rec)).catch(() => {});
-        }
-      }
-    };
-    const workers = Array.from({ length: Math.max(1, Math.min(step.concurrency, pending.length)) }, () =>
-      worker().catch((e: unknown) => {
-        firstError ??= e;
-      }),
-    );
-    await Promise.all(workers);
-    await saving;
-    if (firstError !== undefined) throw firstError;
-    if (signal.aborted) {
-      await this.saveProgress(rec);
-      return INTERRUPTED;
-    }
-    const status = rec.failed > 0 ? 'failed' : 'succeeded';
-    Object.assign(rec, { status, finishedAt: clock.now() });
-    await store.saveStep(rec);
-    this.scope.steps[step.id] = { status, output: results, results, done: rec.done, failed: rec.failed, total };
-    bus.emit('step:finished', { ...ref, status, done: rec.done, failed: rec.failed, ...(rec.skipped ? { skipped: rec.skipped } : {}) });
-    return OK;
+    return { rec, results, prior };
   }
 
   private async saveProgress(rec: StepRecord): Promise<void> {
@@ -543,16 +516,7 @@ export class RunExecution {
   private async restoreView(step: FlowStep, rec: StepRecord): Promise<void> {
     this.run.itemsDone += rec.done;
     this.run.itemsFailed += rec.failed;
-    const view: StepView = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
-    if (rec.forEach && rec.status !== 'skipped') {
-      const results: unknown[] = new Array(rec.total ?? 0).fill(null);
-      for (const [i, r] of await this.deps.store.getItems(this.run.id, step.id)) {
-        if (i < results.length && r.status === 'succeeded') results[i] = r.output ?? null;
-      }
-      view.output = results;
-      view.results = results;
-    }
-    this.scope.steps[step.id] = view;
+    this.scope.steps[step.id] = await restoredView(this.deps.store, this.run.id, rec);
   }
 
   private async onWaiting(w: WaitRecord): Promise<void> {

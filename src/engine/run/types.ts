@@ -8,6 +8,7 @@ import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
 import type { ActionRegistry } from '../registry/index.js';
+import type { ItemExecutor } from './executor.js';
 
 export interface EngineOptions {
   store: EngineStore;
@@ -57,6 +58,11 @@ export interface EngineOptions {
   leaseTtlMs?: number;
   /** A run whose process died this many times is marked failed instead of resumed again. @default 3 */
   maxCrashes?: number;
+  /**
+   * Where forEach items run: in this process, or on BullMQ workers
+   * (config.yaml `executor:`). @default the local executor
+   */
+  executor?: ItemExecutor;
 }
 
 /** What `msgflow run` compares to decide whether an unfinished run is the same run. */

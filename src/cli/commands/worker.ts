@@ -1,0 +1,36 @@
+import { loadConfig } from '../../config/index.js';
+import { createRuntime } from '../../runtime/runtime.js';
+import { startItemWorkers } from '../../runtime/bullmq/workers.js';
+import { parseCommand, parsePositiveInt } from '../args.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { cliReporter, type Io } from '../output.js';
+import { untilSignal } from '../signals.js';
+
+/**
+ * `msgflow worker`: works forEach items from the BullMQ queues until a stop
+ * signal; items in progress finish (and are recorded) before it exits.
+ */
+export async function worker(argv: string[], io: Io): Promise<number> {
+  const { values } = parseCommand('worker', argv, false);
+  const concurrency = parsePositiveInt(values.concurrency, '--concurrency') ?? 8;
+  const file = values.config ?? 'config.yaml';
+  const config = loadConfig(file);
+  if (config.executor.driver !== 'bullmq') {
+    throw new UsageError(`msgflow worker needs executor: { driver: bullmq } in ${config.file} (the executor is '${config.executor.driver}': items run in the process that runs the flow)`);
+  }
+  // Listening before the queues open: a signal during start-up is not lost.
+  const stopped = untilSignal();
+  const runtime = await createRuntime({ config, command: 'worker' });
+  const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
+  try {
+    const workers = await startItemWorkers({ runtime, concurrency, logger: reporter.logger });
+    io.out(`msgflow: worker ready (pid ${process.pid}): ${workers.identities.length} instance queue(s), ${concurrency} items at once each. Ctrl-C stops.`);
+    const signal = await stopped;
+    io.err(`msgflow: ${signal}: stopping; items in progress finish first`);
+    await workers.close();
+    return EXIT.OK;
+  } finally {
+    await runtime.close();
+    reporter.close();
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The executor seam: who works the items of a forEach step. The run itself
+ * (its steps, its record, its lease) is always driven by one process; the
+ * executor decides where its items run — in this process (`local`, the
+ * default) or on BullMQ workers (src/runtime/bullmq).
+ */
+import type { ItemResult } from '../../store/types.js';
+import type { Flow, FlowStep } from '../flow/types.js';
+
+/** What an executor reports back to the run about one forEach step's items. */
+export interface ItemSink {
+  /**
+   * Evaluates a per-item `if:`; false when the item was recorded here as
+   * skipped (or failed, when the condition could not be evaluated).
+   */
+  admit(index: number): Promise<boolean>;
+  /** Runs the item in this process and records it; false when the run was interrupted meanwhile. */
+  runHere(index: number): Promise<boolean>;
+  /** Counts a result recorded by any process; a second result for the same index is ignored. */
+  accept(result: ItemResult): void;
+}
+
+/** One forEach step's items, handed to an executor. */
+export interface ItemBatch {
+  runId: string;
+  flow: Flow;
+  step: FlowStep;
+  /** The evaluated forEach list. */
+  items: readonly unknown[];
+  /** Indexes not recorded yet (a resumed step skips the rest). */
+  pending: readonly number[];
+  /** A dry run: no action is called (an executor may keep its items local). */
+  dryRun: boolean;
+  /** Aborted on interrupt and cancel: stop taking items. */
+  signal: AbortSignal;
+  sink: ItemSink;
+}
+
+export interface ItemExecutor {
+  /** `local` or `bullmq`: shown in logs and on the dashboard. */
+  readonly name: string;
+  /**
+   * Works every pending item of the batch, each recorded (ItemSink.accept)
+   * before it returns; returns early when the signal aborts. A rejection
+   * (the store is down, a fatal error) fails or interrupts the run.
+   */
+  run(batch: ItemBatch): Promise<void>;
+  /** Items of an instance identity not worked yet and in progress, when the executor queues them (bullmq). */
+  depth?(identity: string): Promise<QueueDepth>;
+}
+
+/** An instance's item queue (the dashboard's queue depth). */
+export interface QueueDepth {
+  waiting: number;
+  active: number;
+  delayed: number;
+}
+
+/** Today's in-process executor: `step.concurrency` items at a time, in this process. */
+export const localExecutor: ItemExecutor = {
+  name: 'local',
+  async run(batch) {
+    const { pending, signal, sink } = batch;
+    let next = 0;
+    let firstError: unknown;
+    const worker = async (): Promise<void> => {
+      while (next < pending.length && !signal.aborted && firstError === undefined) {
+        const index = pending[next++];
+        if (!(await sink.admit(index))) continue;
+        if (!(await sink.runHere(index))) return;
+      }
+    };
+    const n = Math.max(1, Math.min(batch.step.concurrency, pending.length));
+    await Promise.all(
+      Array.from({ length: n }, () =>
+        worker().catch((e: unknown) => {
+          firstError ??= e;
+        }),
+      ),
+    );
+    if (firstError !== undefined) throw firstError;
+  },
+};

@@ -1,0 +1,307 @@
+/**
+ * A worker's side of a forEach item: rebuilds what the item's templates see
+ * (the run's inputs and the earlier steps' results, cached per run and
+ * step), runs it through the same unit runner as the local executor, and
+ * records its result idempotently.
+ *
+ * Records, per run (kv namespace `run-items:<runId>`):
+ * - `<step>#<index>`: the item's result, written before it goes into the
+ *   item log: a job run again (its worker died after recording) only
+ *   re-appends it, never calls the action again;
+ * - `<step>#<index>:intent`: set before a writing action (sendFileByUrl,
+ *   addContact, a plugin with `writes: true`) is called, removed once its
+ *   result is recorded. A job that finds an intent without a result knows a
+ *   worker died during the call: the item is recorded failed
+ *   (ITEM_OUTCOME_UNKNOWN), never called a second time.
+ */
+import { FlowError, MsgflowError, RateLimitError } from '../../api/errors.js';
+import { METHOD_SPECS } from '../../api/methods.js';
+import type { InstanceApi } from '../../api/types.js';
+import { PAUSES_NAMESPACE, pauseKey } from '../../actions/check-account-bulk.js';
+import type { Logger } from '../../engine/action.js';
+import type { EngineBus } from '../../engine/events.js';
+import type { ExprScope } from '../../engine/expr/index.js';
+import type { Flow, FlowStep } from '../../engine/flow/types.js';
+import type { ActionRegistry, RegisteredAction } from '../../engine/registry/index.js';
+import { DurableWaits } from '../../engine/run/durable-waits.js';
+import { errorInfo } from '../../engine/run/errors.js';
+import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
+import { type RunShared, StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
+import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult } from '../../store/types.js';
+import type { Clock } from '../../util/clock.js';
+
+/** What an item's job carries: the item's value is evaluated once, by the run, so every worker sees the same list. */
+export interface ItemJobData {
+  runId: string;
+  step: string;
+  index: number;
+  item: unknown;
+}
+
+/** What a job returns to the run (QueueEvents `completed`). */
+export type ItemJobResult =
+  | { kind: 'recorded'; result: ItemResult; fatal?: ErrorInfo }
+  | { kind: 'dropped'; reason: string }
+  | { kind: 'paused'; ms: number };
+
+export interface ItemHostDeps {
+  store: EngineStore;
+  bus: EngineBus;
+  clock: Clock;
+  registry: ActionRegistry;
+  logger: Logger;
+  clientFor(instance: string): InstanceApi;
+  identityFor(instance: string): string;
+  /** The loaded flows, by name (called again when a run names a flow not loaded yet). */
+  flows(): ReadonlyMap<string, Flow>;
+  localUrl?: string;
+  baseDir: string;
+  defaultRateLimitWaitMs: number;
+}
+
+/** Minimum pause of every checkAccount of an instance after rate_limit_exceeded (as checkAccount.bulk's default). */
+export const CHECK_ACCOUNT_PAUSE_MS = 2 * 3_600_000;
+
+/** The parts of an item's unit that are the same for every item of a run's step. */
+interface StepContext {
+  flow: Flow;
+  step: FlowStep;
+  def: RegisteredAction;
+  writes: boolean;
+  dryRun: boolean;
+  inputs: Record<string, unknown>;
+  scope: ExprScope;
+  waits: DurableWaits;
+}
+
+/** How long a run's status read by a worker is trusted (real time). */
+const STOP_CHECK_MS = 1000;
+
+/** Recently used run/step contexts kept per worker process. */
+const CACHE_SIZE = 32;
+
+export class ItemHost {
+  private readonly contexts = new Map<string, Promise<StepContext | string>>();
+  private readonly stops = new Map<string, { at: number; reason: Promise<string | undefined> }>();
+  private flowsByName: ReadonlyMap<string, Flow>;
+
+  constructor(private readonly d: ItemHostDeps) {
+    this.flowsByName = d.flows();
+  }
+
+  /**
+   * Works one item's job. Throws only when the job should be tried again (the
+   * store is down). `firstTry`: the job was never taken before (no attempt,
+   * no stall), so no result of it can be recorded yet and the lookup is saved.
+   */
+  async process(job: ItemJobData, signal?: AbortSignal, firstTry = false): Promise<ItemJobResult> {
+    const records = this.d.store.kv(`run-items:${job.runId}`);
+    const key = `${job.step}#${job.index}`;
+    const prev = firstTry ? undefined : await records.get<ItemResult>(key);
+    if (prev) {
+      await this.d.store.appendItems(job.runId, [prev]);
+      return { kind: 'recorded', result: prev };
+    }
+    const stop = await this.stopReason(job.runId);
+    if (stop) return { kind: 'dropped', reason: stop };
+    const ctx = await this.context(job.runId, job.step);
+    // Not workable here (this worker's flows differ): tried again later, by any worker, then recorded failed by the run.
+    if (typeof ctx === 'string') throw new FlowError('USAGE', { reason: ctx });
+    if (ctx.writes) {
+      if (!firstTry && (await records.get<number>(`${key}:intent`))) return this.record(job, key, this.unknownOutcome(job, ctx), true);
+      await records.set(`${key}:intent`, this.d.clock.now());
+    }
+    const paused: { until?: number } = {};
+    const abort = new AbortController();
+    const sh = this.shared(job.runId, ctx, signal ? AbortSignal.any([signal, abort.signal]) : abort.signal, paused, abort);
+    let out;
+    try {
+      out = await runUnit(sh, ctx.step, ctx.def, { ...ctx.scope, item: job.item, index: job.index }, job.index);
+    } catch (e) {
+      if (!(e instanceof StepFatalError)) throw e;
+      const failed: ItemResult = { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error: errorInfo(e.fatal, job.step, job.index) };
+      const r = await this.record(job, key, failed, ctx.writes);
+      return { ...r, fatal: errorInfo(e.fatal) } as ItemJobResult;
+    }
+    if (out.interrupted) {
+      if (ctx.writes) await records.delete(`${key}:intent`); // the call was refused before it was made
+      if (paused.until !== undefined) return { kind: 'paused', ms: Math.max(1, paused.until - this.d.clock.now()) };
+      throw new FlowError('ENGINE_STOPPED', { reason: 'the worker is stopping; the item goes back to the queue' });
+    }
+    const result: ItemResult = { step: job.step, index: job.index, status: out.status, attempts: out.attempts, finishedAt: this.d.clock.now() };
+    if (out.output !== undefined) result.output = out.output;
+    if (out.error) result.error = out.error;
+    return this.record(job, key, result, ctx.writes);
+  }
+
+  /** Result first (the idempotence record), then the item log, then the intent (of a writing step) goes. */
+  private async record(job: ItemJobData, key: string, result: ItemResult, writes: boolean): Promise<ItemJobResult> {
+    const records = this.d.store.kv(`run-items:${job.runId}`);
+    await records.set(key, result);
+    await this.d.store.appendItems(job.runId, [result]);
+    if (writes) await records.delete(`${key}:intent`);
+    return { kind: 'recorded', result };
+  }
+
+  private unknownOutcome(job: ItemJobData, ctx: StepContext): ItemResult {
+    const err = new FlowError('ITEM_OUTCOME_UNKNOWN', { step: job.step, item: job.index, action: ctx.step.uses });
+    this.d.logger.warn(err.message, { runId: job.runId, step: job.step, item: job.index });
+    return { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error: errorInfo(err, job.step, job.index) };
+  }
+
+  /**
+   * Why items of the run are no longer worked (finished, cancelled), if so.
+   * Cached for STOP_CHECK_MS: a cancel reaches the workers within it, and a
+   * busy worker does not read the run record for every item.
+   */
+  private stopReason(runId: string): Promise<string | undefined> {
+    const now = Date.now();
+    const hit = this.stops.get(runId);
+    if (hit && now - hit.at < STOP_CHECK_MS) return hit.reason;
+    const reason = this.readStopReason(runId);
+    this.stops.set(runId, { at: now, reason });
+    if (this.stops.size > CACHE_SIZE) this.stops.delete(this.stops.keys().next().value!);
+    reason.catch(() => this.stops.delete(runId));
+    return reason;
+  }
+
+  private async readStopReason(runId: string): Promise<string | undefined> {
+    const run = await this.d.store.getRun(runId);
+    if (!run) return `run ${runId} no longer exists`;
+    if (!RESUMABLE_STATUSES.includes(run.status)) return `run ${runId} is ${run.status}`;
+    const control = await this.d.store.kv(RUN_CONTROL_NS).get<{ cancel?: boolean }>(runId);
+    return control?.cancel ? `run ${runId} is being cancelled` : undefined;
+  }
+
+  private context(runId: string, step: string): Promise<StepContext | string> {
+    const k = `${runId}\u0000${step}`;
+    let c = this.contexts.get(k);
+    if (!c) {
+      c = this.load(runId, step);
+      this.contexts.set(k, c);
+      if (this.contexts.size > CACHE_SIZE) this.contexts.delete(this.contexts.keys().next().value!);
+      // Only a usable context is kept: a missing flow may be there on the next try.
+      c.then((v) => typeof v === 'string' && this.contexts.delete(k), () => this.contexts.delete(k));
+    }
+    return c;
+  }
+
+  /** The step's context, or why the item cannot be worked here. */
+  private async load(runId: string, stepId: string): Promise<StepContext | string> {
+    const { store } = this.d;
+    const run = await store.getRun(runId);
+    if (!run) return `run ${runId} no longer exists`;
+    let flow = this.flowsByName.get(run.flow);
+    if (!flow) {
+      this.flowsByName = this.d.flows();
+      flow = this.flowsByName.get(run.flow);
+    }
+    if (!flow) return `flow '${run.flow}' is not loaded by this worker (is its flowsDir the same as the run's?)`;
+    const step = flow.steps.find((s) => s.id === stepId);
+    const def = step && this.d.registry.get(step.uses);
+    if (!step || !def) return `step '${stepId}' of flow '${flow.name}' is not known here`;
+    const inputs = (await store.loadInputs(runId)) ?? {};
+    const steps: ExprScope['steps'] = {};
+    for (const rec of await store.getSteps(runId)) {
+      if (rec.step !== stepId && rec.status !== 'running') steps[rec.step] = await restoredView(store, runId, rec);
+    }
+    const scope: ExprScope = {
+      inputs,
+      env: { ...flow.env },
+      steps,
+      run: { id: run.id, flow: flow.name, startedAt: run.startedAt },
+      ...(this.d.localUrl === undefined ? {} : { local: { url: this.d.localUrl } }),
+      // A notification-triggered run's notification, as on the local executor.
+      ...(run.event === undefined ? {} : { event: run.event }),
+      clock: this.d.clock,
+    };
+    const waits = new DurableWaits({ store, runId, clock: this.d.clock, onWaiting: () => {}, onResumed: () => {} });
+    waits.load(await store.listWaits(runId));
+    const writes = (Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes) || def.writes === true;
+    return { flow, step, def, writes, dryRun: run.dryRun, inputs, scope, waits };
+  }
+
+  private shared(runId: string, ctx: StepContext, signal: AbortSignal, paused: { until?: number }, abort: AbortController): RunShared {
+    const { flow } = ctx;
+    const identity = this.d.identityFor(flow.instance);
+    const ref = { runId, flow: flow.name };
+    const log = this.d.logger;
+    return {
+      runId,
+      flow,
+      inputs: ctx.inputs,
+      dryRun: ctx.dryRun,
+      store: this.d.store,
+      bus: this.d.bus,
+      clock: this.d.clock,
+      random: Math.random,
+      signal,
+      client: () => this.client(flow, identity, ctx.dryRun, paused, abort),
+      instance: { name: flow.instance, identity },
+      runState: this.d.store.kv(`run:${runId}`),
+      waits: ctx.waits,
+      baseDir: this.d.baseDir,
+      defaultRateLimitWaitMs: this.d.defaultRateLimitWaitMs,
+      logger: {
+        debug: (m, f) => log.debug(m, { ...ref, ...f }),
+        info: (m, f) => log.info(m, { ...ref, ...f }),
+        warn: (m, f) => log.warn(m, { ...ref, ...f }),
+        error: (m, f) => log.error(m, { ...ref, ...f }),
+      },
+    };
+  }
+
+  /**
+   * The item's client: a dry run refuses writing methods; checkAccount honours
+   * the instance's pause (kv `pauses`, as checkAccount.bulk does) and raises
+   * it on rate_limit_exceeded. A paused call aborts the item so that its job
+   * goes back to the queue and the queue stops for every worker.
+   */
+  private client(flow: Flow, identity: string, dryRun: boolean, paused: { until?: number }, abort: AbortController): InstanceApi {
+    const api = this.d.clientFor(flow.instance);
+    const pauses = this.d.store.kv(`shared:${PAUSES_NAMESPACE}`);
+    return new Proxy(api, {
+      get: (target, prop, receiver) => {
+        const v: unknown = Reflect.get(target, prop, receiver);
+        if (typeof prop !== 'string' || typeof v !== 'function' || !Object.hasOwn(METHOD_SPECS, prop)) return v;
+        const call = (...args: unknown[]) => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        if (METHOD_SPECS[prop as keyof typeof METHOD_SPECS].writes && dryRun) {
+          return async () => {
+            throw new FlowError('DRY_RUN_WRITE', { method: prop });
+          };
+        }
+        if (prop !== 'checkAccount') return v;
+        return async (...args: unknown[]) => {
+          const p = await pauses.get<{ until: number }>(pauseKey(identity));
+          if (p && p.until > this.d.clock.now()) return this.pauseItem(paused, abort, p.until);
+          try {
+            return await call(...args);
+          } catch (e) {
+            if (!(e instanceof RateLimitError) || e.scope !== 'checkAccount') throw e;
+            const until = await this.raisePause(flow, identity, e);
+            return this.pauseItem(paused, abort, until);
+          }
+        };
+      },
+    });
+  }
+
+  private pauseItem(paused: { until?: number }, abort: AbortController, until: number): never {
+    paused.until = until;
+    const e = new MsgflowError('USAGE', { reason: `checkAccount paused until ${new Date(until).toISOString()}` });
+    abort.abort(e);
+    throw e;
+  }
+
+  /** The instance-wide pause, in the one record `msgflow pauses` and checkAccount.bulk read. */
+  private async raisePause(flow: Flow, identity: string, e: RateLimitError): Promise<number> {
+    const pauses = this.d.store.kv(`shared:${PAUSES_NAMESPACE}`);
+    const since = this.d.clock.now();
+    const current = await pauses.get<{ until: number }>(pauseKey(identity));
+    const until = Math.max(since + Math.max(CHECK_ACCOUNT_PAUSE_MS, e.retryAfterMs), current?.until ?? 0);
+    const reason = `checkAccount paused by rate_limit_exceeded on instance '${flow.instance}' until ${new Date(until).toISOString()} (raised by a worker)`;
+    await pauses.set(pauseKey(identity), { instance: flow.instance, identity, scope: 'checkAccount', until, since, retryAfterMs: e.retryAfterMs, reason });
+    this.d.logger.warn(reason, { instance: flow.instance });
+    return until;
+  }
+}

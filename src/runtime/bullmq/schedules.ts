@@ -1,0 +1,72 @@
+/**
+ * `on.schedule` on BullMQ: every `msgflow start` replica upserts one job
+ * scheduler per scheduled flow (upsert: the same id and pattern from every
+ * replica is one scheduler), and each fired slot is one job, taken by one
+ * replica. That replica's cron scheduler then applies the flow's overlap
+ * policy to the slot as it would to a node-cron tick.
+ */
+import { Queue, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../engine/action.js';
+import type { TimerCallbacks, TimerSource } from '../../engine/schedule/index.js';
+import { type BullmqTarget, SCHEDULE_QUEUE, bullmqConnection } from './names.js';
+
+export interface BullmqTimers {
+  /** The cron scheduler's source of live slots. */
+  timer: TimerSource;
+  /** Starts taking fired slots (after every flow was added). */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The id of a flow's job scheduler. */
+export const scheduleId = (flow: string) => `flow-${flow}`;
+
+export function bullmqTimers(target: BullmqTarget, logger: Logger): BullmqTimers {
+  const connections: Redis[] = [];
+  const conn = () => {
+    const c = bullmqConnection(target.url);
+    connections.push(c);
+    return c;
+  };
+  const queue = new Queue(SCHEDULE_QUEUE, { connection: conn(), prefix: target.prefix });
+  const lanes = new Map<string, TimerCallbacks>();
+  const upserts: Promise<unknown>[] = [];
+  let worker: Worker | undefined;
+  const timer: TimerSource = (spec, callbacks) => {
+    lanes.set(spec.name, callbacks);
+    const p = queue
+      .upsertJobScheduler(scheduleId(spec.name), { pattern: spec.cron, tz: spec.timezone }, { name: spec.name, data: {} })
+      .catch((e: unknown) => logger.error(`schedule of flow '${spec.name}' could not be registered in Redis: ${e instanceof Error ? e.message : String(e)}`));
+    upserts.push(p);
+    // Stopping this replica keeps the scheduler: the other replicas still fire it.
+    return { stop: () => void lanes.delete(spec.name) };
+  };
+  return {
+    timer,
+    async start() {
+      await Promise.all(upserts);
+      worker = new Worker(
+        SCHEDULE_QUEUE,
+        async (job) => {
+          // The slot the job stands for: when it was due, not when a replica took it.
+          const scheduledAt = job.timestamp + (job.delay ?? 0);
+          const lane = lanes.get(job.name);
+          if (!lane) {
+            logger.warn(`schedule fired for flow '${job.name}', which this replica does not load`);
+            return;
+          }
+          lane.tick(scheduledAt);
+        },
+        { connection: conn(), prefix: target.prefix, concurrency: 4 },
+      );
+      worker.on('error', (e) => logger.warn(`schedule worker: ${e.message}`));
+      await worker.waitUntilReady();
+    },
+    async close() {
+      await worker?.close();
+      await queue.close();
+      for (const c of connections) c.disconnect();
+    },
+  };
+}

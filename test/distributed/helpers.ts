@@ -1,0 +1,146 @@
+/**
+ * Projects for the BullMQ executor tests: `msgflow serve` (the local service
+ * over HTTP), a config.yaml with the redis store and `executor: bullmq`
+ * under a fresh key prefix, and a cleanup that deletes every key of it.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { expect } from 'vitest';
+import { tempDir, writeData } from '../support/local-service.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { E2E_ID, E2E_TOKEN, startProxy, writeProject, type Proxy } from '../jobs/helpers/cli.js';
+import { redisReachable, redisUrl } from '../support/redis.js';
+import { ROOT as REPO } from '../support/spawn.js';
+import { waitFor } from '../support/wait.js';
+
+/** A spawned msgflow process with its interleaved output. */
+export interface Proc {
+  child: ChildProcess;
+  out: () => string;
+  exited: Promise<number | null>;
+}
+
+/** SIGKILL unless already gone; resolves once it is. */
+export function kill(p: Proc | undefined): Promise<unknown> {
+  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return Promise.resolve();
+  p.child.kill('SIGKILL');
+  return p.exited;
+}
+
+/** test/support's waitFor, with a process's output in the timeout error. */
+export function until<T>(what: string, f: () => T | Promise<T>, timeoutMs = 30_000, proc?: Proc): Promise<NonNullable<T>> {
+  return waitFor(what, f, { timeoutMs, intervalMs: 100, ...(proc ? { context: () => proc.out() } : {}) });
+}
+
+/** The built CLI (bin/msgflow.js over dist/, built by `npm test`'s pretest): it starts far faster than tsx, and these tests start many processes. */
+const BIN = path.join(REPO, 'bin/msgflow.js');
+
+export function spawnCli(args: string[], cwd: string): Proc {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let buf = '';
+  child.stdout!.on('data', (d) => (buf += d));
+  child.stderr!.on('data', (d) => (buf += d));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, out: () => buf, exited };
+}
+
+async function startServe(dir: string): Promise<{ proc: Proc; url: string }> {
+  const proc = spawnCli(['serve', '--config', 'serve.yaml'], dir);
+  const url = await until('msgflow serve to listen', () => /listening on (http:\/\/[\d.:]+)/.exec(proc.out())?.[1], 30_000, proc);
+  return { proc, url };
+}
+
+/** Whether the Redis tests run: they fail without Redis in CI (or with MSGFLOW_REQUIRE_REDIS), and skip with a message elsewhere. */
+export async function redisOrSkip(): Promise<boolean> {
+  const up = await redisReachable();
+  if (up) return true;
+  if (process.env.CI || process.env.MSGFLOW_REQUIRE_REDIS) throw new Error(`no Redis answers at ${redisUrl}: the BullMQ executor tests need it (CI / MSGFLOW_REQUIRE_REDIS is set)`);
+  console.warn(`skipping the BullMQ executor tests: no Redis answers at ${redisUrl} (set MSGFLOW_TEST_REDIS_URL)`);
+  return false;
+}
+
+export interface Project {
+  dir: string;
+  serveUrl: string;
+  prefix: string;
+  /** Calls that reached the service (with `proxy: true`). */
+  calls: Proxy['calls'];
+  spawn(...args: string[]): Proc;
+  admin(what: string): Promise<any>;
+  close(): Promise<void>;
+}
+
+/** A project whose `default` instance is `msgflow serve`'s, on a fresh Redis prefix. */
+export async function distributedProject(o: { instance?: Record<string, unknown>; executor?: string; proxy?: boolean } = {}): Promise<Project> {
+  const dir = await tempDir('msgflow-bullmq-');
+  const prefix = `msgflow-test-bullmq-${randomBytes(4).toString('hex')}`;
+  await writeProject(dir, { proxyUrl: 'http://unused.invalid', instance: o.instance });
+  const serve = await startServe(dir);
+  const procs: Proc[] = [serve.proc];
+  // Optionally through a proxy that records every call reaching the service.
+  const proxy = o.proxy ? await startProxy(() => serve.url) : undefined;
+  await writeData(
+    dir,
+    'config.yaml',
+    `instances:
+  default:
+    apiUrl: ${proxy?.url ?? serve.url}
+    idInstance: "${E2E_ID}"
+    apiTokenInstance: "${E2E_TOKEN}"
+    rateLimit: false
+flowsDir: flows
+logLevel: warn
+store:
+  driver: redis
+  url: ${redisUrl}
+  prefix: "${prefix}:"
+executor:
+  driver: bullmq
+  prefix: ${prefix}-bull
+  lockDurationMs: 2000
+  stalledIntervalMs: 1000
+${o.executor ?? ''}
+ui: { port: 0 }
+`,
+  );
+  return {
+    dir,
+    serveUrl: serve.url,
+    prefix,
+    calls: proxy?.calls ?? [],
+    spawn: (...args) => {
+      const p = spawnCli([...args, '--config', 'config.yaml'], dir);
+      procs.push(p);
+      return p;
+    },
+    admin: async (what) => (await fetch(`${serve.url}/_local/waInstance${E2E_ID}/${what}/${E2E_TOKEN}`)).json(),
+    async close() {
+      await Promise.all(procs.map(kill));
+      await proxy?.close();
+      await deleteKeys(prefix);
+    },
+  };
+}
+
+/** Deletes every key under the test's prefix (store and queues). */
+export async function deleteKeys(prefix: string): Promise<void> {
+  const r = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await r.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
+}
+
+/** Resolves the exit code, failing with the output on a timeout. */
+export async function exitOf(p: Proc, timeoutMs: number): Promise<number | null> {
+  const code = await Promise.race([p.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs))]);
+  expect(code, p.out()).not.toBe('timeout');
+  return code as number | null;
+}

@@ -1,0 +1,178 @@
+/**
+ * One behavioural suite, run against both executors: the local one and
+ * BullMQ (items worked by an in-process BullMQ worker over the real Redis
+ * server, store and queues under a fresh prefix). The same flows must give
+ * the same records.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { InstanceApi } from '../../src/api/types.js';
+import { createBus } from '../../src/engine/events.js';
+import type { Flow } from '../../src/engine/flow/types.js';
+import { localExecutor, type ItemExecutor } from '../../src/engine/run/executor.js';
+import { BullmqExecutor } from '../../src/runtime/bullmq/executor.js';
+import { ItemHost } from '../../src/runtime/bullmq/item-host.js';
+import { workQueue, type QueueWorker } from '../../src/runtime/bullmq/workers.js';
+import { bullmqConnection } from '../../src/runtime/bullmq/names.js';
+import { createStore, type EngineStore } from '../../src/store/index.js';
+import { action, flow, registryWith, step, testEngine } from '../engine-run/helpers.js';
+import { redisUrl } from '../support/redis.js';
+import { deleteKeys, redisOrSkip } from './helpers.js';
+
+let redis = false;
+beforeAll(async () => void (redis = await redisOrSkip()));
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const calls: number[] = [];
+const gate = { open: Promise.resolve() as Promise<void> };
+
+const registry = registryWith(
+  action('square', async (_ctx, input) => {
+    calls.push(Number(input.n));
+    await gate.open;
+    if (input.n === 3) throw new Error('three is not allowed');
+    return Number(input.n) ** 2;
+  }, z.object({ n: z.number() })),
+  action('sum', async (_ctx, input) => (input.values as number[]).reduce((a, b) => a + (b ?? 0), 0), z.object({ values: z.array(z.unknown()) })),
+  action('pauseBriefly', async (ctx, input) => {
+    await ctx.wait({ ms: 50, reason: 'a short durable wait' });
+    return input.n;
+  }, z.object({ n: z.number() })),
+);
+
+interface Setup {
+  executor: ItemExecutor;
+  store: EngineStore;
+  close(): Promise<void>;
+}
+
+type Make = (flows: Flow[]) => Promise<Setup>;
+
+const local: Make = async () => {
+  const prefix = `msgflow-test-bullmq-${randomBytes(4).toString('hex')}`;
+  const store = createStore({ driver: 'redis', url: redisUrl, prefix: `${prefix}:`, dir: '' }, '/tmp');
+  return { executor: localExecutor, store, close: async () => (await store.close(), await deleteKeys(prefix)) };
+};
+
+const bullmq: Make = async (flows) => {
+  const prefix = `msgflow-test-bullmq-${randomBytes(4).toString('hex')}`;
+  const store = createStore({ driver: 'redis', url: redisUrl, prefix: `${prefix}:`, dir: '' }, '/tmp');
+  const target = { url: redisUrl, prefix: `${prefix}-bull` };
+  const executor = new BullmqExecutor({ target, store, identityFor: (n) => n });
+  const host = new ItemHost({
+    store, bus: createBus(), clock: { now: () => Date.now(), sleep: (ms, signal) => new Promise((r, j) => { const t = setTimeout(r, ms); signal?.addEventListener('abort', () => (clearTimeout(t), j(signal.reason))); }) },
+    registry, logger: silent, clientFor: () => ({}) as InstanceApi, identityFor: (n) => n,
+    flows: () => new Map(flows.map((f) => [f.name, f])), baseDir: '/project', defaultRateLimitWaitMs: 100,
+  });
+  const conns: ReturnType<typeof bullmqConnection>[] = [];
+  const w: QueueWorker = workQueue(host, 'default', {
+    connection: () => (conns.push(bullmqConnection(redisUrl)), conns.at(-1)!),
+    prefix: target.prefix, concurrency: 4, limiter: { max: 1e9, duration: 1000 }, lockDurationMs: 2000, stalledIntervalMs: 1000, label: 'test', logger: silent,
+  });
+  return {
+    executor, store,
+    close: async () => {
+      await w.close();
+      await executor.close();
+      for (const c of conns) c.disconnect();
+      await store.close();
+      await deleteKeys(prefix);
+    },
+  };
+};
+
+let open: Setup[] = [];
+afterEach(async () => {
+  for (const s of open) await s.close();
+  open = [];
+  calls.length = 0;
+  gate.open = Promise.resolve();
+});
+
+async function engineFor(make: Make, flows: Flow[]) {
+  const s = await make(flows);
+  open.push(s);
+  const again = () => testEngine(registry, { store: s.store, executor: s.executor, progressSaveIntervalMs: 50, shutdownGraceMs: 100 });
+  return { ...again(), again };
+}
+
+const squares = flow(
+  [
+    step({ id: 'sq', uses: 'square', forEach: '${{ inputs.list }}', concurrency: 4, with: { n: '${{ item }}' } }),
+    step({ id: 'total', uses: 'sum', with: { values: '${{ steps.sq.results }}' } }),
+  ],
+  { name: 'squares', inputs: { list: { default: [1, 2, 3, 4, 5, 6] } as never } },
+);
+
+describe.each([
+  ['local', local],
+  ['bullmq', bullmq],
+] as const)('%s executor: the shared behaviour', (_name, make) => {
+  it('forEach: results in item order for later steps, a failed item counted and failing the run, each item once', async (t) => {
+    if (!redis) return t.skip();
+    const { engine, store } = await engineFor(make, [squares]);
+    const run = await (await engine.start(squares)).done;
+    expect(run.status).toBe('failed');
+    expect([run.itemsDone, run.itemsFailed]).toEqual([5 + 1, 1]);
+    const steps = await store.getSteps(run.id);
+    expect(steps.find((s) => s.step === 'sq')).toMatchObject({ done: 5, failed: 1, total: 6, status: 'failed' });
+    expect(steps.find((s) => s.step === 'total')?.output).toBe(1 + 4 + 16 + 25 + 36);
+    expect([...calls].sort()).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it('per-item if: items for which it is false are skipped and never called', async (t) => {
+    if (!redis) return t.skip();
+    const f = flow([step({ id: 'sq', uses: 'square', forEach: '${{ inputs.list }}', if: '${{ item % 2 == 0 }}', with: { n: '${{ item }}' } })], { name: 'evens', inputs: { list: { default: [1, 2, 4, 5] } as never } });
+    const { engine, store } = await engineFor(make, [f]);
+    const run = await (await engine.start(f)).done;
+    expect(run.status).toBe('succeeded');
+    expect((await store.getSteps(run.id))[0]).toMatchObject({ done: 2, skipped: 2 });
+    expect([...calls].sort()).toEqual([2, 4]);
+  });
+
+  it('durable waits inside items end and the items succeed', async (t) => {
+    if (!redis) return t.skip();
+    const f = flow([step({ id: 'w', uses: 'pauseBriefly', forEach: '${{ inputs.list }}', concurrency: 3, with: { n: '${{ item }}' } })], { name: 'waits', inputs: { list: { default: [1, 2, 3] } as never } });
+    const { engine } = await engineFor(make, [f]);
+    const run = await (await engine.start(f)).done;
+    expect([run.status, run.itemsDone]).toEqual(['succeeded', 3]);
+  });
+
+  it('a run interrupted mid-forEach resumes: no item is redone, each is counted once', async (t) => {
+    if (!redis) return t.skip();
+    const f = flow([step({ id: 'sq', uses: 'square', forEach: '${{ inputs.list }}', concurrency: 2, with: { n: '${{ item }}' } })], { name: 'resumable', inputs: { list: { default: [1, 2, 4, 5, 6, 7, 8, 9] } as never } });
+    const { engine, again } = await engineFor(make, [f]);
+    let release!: () => void;
+    gate.open = new Promise<void>((r) => (release = r));
+    const h = await engine.start(f);
+    for (let i = 0; i < 200 && calls.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    await engine.shutdown('test stop');
+    // Items in flight finish after the stop (their results are still recorded).
+    release();
+    expect((await h.done).status).toBe('interrupted');
+    const [resumed] = await again().engine.resumeUnfinished([f]);
+    const run = await resumed!.done;
+    expect([run.status, run.itemsDone, run.itemsFailed]).toEqual(['succeeded', 8, 0]);
+    expect([...calls].sort((a, b) => a - b)).toEqual([1, 2, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('cancel stops taking items; retry redoes only the failed items', async (t) => {
+    if (!redis) return t.skip();
+    const { engine, store } = await engineFor(make, [squares]);
+    const first = await (await engine.start(squares)).done;
+    calls.length = 0;
+    const again = await (await engine.retry(first.id, squares)).done;
+    expect(calls).toEqual([3]); // only the failed item is redone
+    expect((await store.getSteps(again.id)).find((s) => s.step === 'sq')).toMatchObject({ done: 5, failed: 1 });
+    let release!: () => void;
+    gate.open = new Promise<void>((r) => (release = r));
+    const h = await engine.start(squares);
+    // The first items are taken (and held); cancel, then let them finish.
+    for (let i = 0; i < 100 && calls.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await engine.cancel(h.runId);
+    release();
+    const run = await h.done;
+    expect(run.status).toBe('cancelled');
+  });
+});
