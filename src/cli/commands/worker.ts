@@ -3,7 +3,7 @@ import { createRuntime } from '../../runtime/runtime.js';
 import { startItemWorkers } from '../../runtime/bullmq/workers.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { cliReporter, type Io } from '../output.js';
+import { cliReporter, configOptions, type Io } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 /**
@@ -14,7 +14,7 @@ export async function worker(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('worker', argv, false);
   const concurrency = parsePositiveInt(values.concurrency, '--concurrency') ?? 8;
   const file = values.config ?? 'config.yaml';
-  const config = loadConfig(file);
+  const config = loadConfig(file, configOptions(io));
   if (config.executor.driver !== 'bullmq') {
     throw new UsageError(`msgflow worker needs executor: { driver: bullmq } in ${config.file} (the executor is '${config.executor.driver}': items run in the process that runs the flow)`);
   }
