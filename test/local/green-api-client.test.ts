@@ -99,7 +99,7 @@ describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
     for (let i = 0; i < 200 && !message; i++) {
       // `pending` while it waits in the send queue.
       message = await client.getMessage({ chatId: ALICE, idMessage: sent.idMessage }).catch(() => undefined);
-      if (message?.statusMessage === 'pending') message = undefined;
+      if ((message as { statusMessage?: string } | undefined)?.statusMessage === 'pending') message = undefined;
       if (!message) await new Promise((r) => setTimeout(r, 25));
     }
     expect(message).toMatchObject({ type: 'outgoing', typeMessage: 'imageMessage', caption: 'a cat', fileName: 'cat.png', sendByApi: true });

@@ -3,6 +3,7 @@
  * against the in-process local service on a virtual clock and state what must
  * come out. schema/flow-test.schema.json is generated from this.
  */
+import { INSTANCE_STATES } from '../../api/notifications.js';
 import { z } from 'zod';
 import { AccountSchema, RateLimitsSchema } from '../../local/config.js';
 import { MessageInputSchema } from '../../local/message-input.js';
@@ -136,7 +137,7 @@ export const FlowTestCaseSchema = z.strictObject({
   /** Overrides of every local instance (state, sendIntervalMs, checkAccountLimit, rateLimits, seed). */
   instance: z
     .strictObject({
-      state: z.enum(['authorized', 'notAuthorized', 'starting']).optional(),
+      state: z.enum(INSTANCE_STATES).optional(),
       sendIntervalMs: z.number().int().min(500).optional(),
       rateLimits: RateLimitsSchema.optional(),
       checkAccountLimit: z
