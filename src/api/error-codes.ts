@@ -121,6 +121,10 @@ export const ERROR_CATALOGUE = {
   UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },
   UI_NOT_FOUND: { status: 404, template: '{what} not found' },
   UI_CONFLICT: { status: 409, template: '{reason}' },
+  /** `msgflow run` handed its run to the daemon's API, which answered with an error. */
+  DAEMON_API_REFUSED: { template: "the daemon's dashboard at {url} refused the run: {message} ({code})" },
+  /** `msgflow run` could not reach the daemon's dashboard, or lost it while following the run. */
+  DAEMON_API_UNREACHABLE: { template: "the daemon's dashboard at {url} cannot be reached: {reason}" },
 
   // ---- built-in job actions -------------------------------------------------
   /** An action's input (a data file, a row, a field) is unusable as a whole. */

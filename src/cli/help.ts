@@ -69,6 +69,12 @@ the command names it and exits 2: resume it with --resume ID, discard it with
 run of the flow is live in another process (on any host), the command says so
 and exits 2; --wait waits for it to end instead.
 
+When msgflow start runs on the same store with its dashboard, the run is
+handed to it through the dashboard's API (with ui.token) and executes there,
+live in the dashboard; this command follows it and prints the same progress,
+summary and exit code. Ctrl-C then stops following, not the run. Without a
+dashboard (--no-ui) or with --no-daemon or --resume, the run executes here.
+
 Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
 2 usage error or a run of the flow is live/unfinished, 130 Ctrl-C, 143 SIGTERM.`,
     options: [
@@ -78,6 +84,7 @@ Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
       { name: 'resume', type: 'string', arg: 'ID', text: 'Resume this unfinished run of the flow' },
       { name: 'wait', text: 'Wait for a live run of the flow to end, then go on' },
       { name: 'json', text: 'Print the run record as JSON at the end' },
+      { name: 'no-daemon', text: 'Execute the run in this process even when msgflow start serves this store' },
     ],
   },
   runs: {

@@ -64,7 +64,7 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
     if (e instanceof MsgflowError && e.code === 'INPUT_ARG_INVALID') return usage(io, `${e.message} [${e.code}]`, first);
     // A busy port from any command that listens: one line naming the port and its setting.
     io.err(formatCliError(portInUseError(e, { key: first === 'serve' ? 'local.port in config.yaml (or --port)' : undefined }) ?? e));
-    if (process.env.MSGFLOW_DEBUG && e instanceof Error && e.stack) io.err(e.stack);
+    if ((io.env ?? process.env).MSGFLOW_DEBUG && e instanceof Error && e.stack) io.err(e.stack);
     return EXIT.FAILURE;
   }
 }

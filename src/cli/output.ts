@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
 import { scrub } from '../util/secrets.js';
 import type { EngineBus } from '../engine/events.js';
@@ -11,6 +12,25 @@ export interface Io {
   err(text: string): void;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /**
+   * Where relative paths on the command line (`--config`, FILE arguments)
+   * resolve: a test or an embedding program runs the CLI in-process for
+   * another project folder without changing the process's directory.
+   * @default process.cwd()
+   */
+  cwd?: string;
+  /** The environment `${VAR}` in config.yaml and `MSGFLOW_DEBUG` read. @default process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A command-line path resolved against the command's working directory (see {@link Io.cwd}). */
+export function cliPath(io: Pick<Io, 'cwd'>, p: string): string {
+  return path.resolve(io.cwd ?? process.cwd(), p);
+}
+
+/** How a command loads config.yaml: in its working directory, with its environment. */
+export function configOptions(io: Pick<Io, 'cwd' | 'env'>): { cwd?: string; env?: NodeJS.ProcessEnv } {
+  return { cwd: io.cwd, env: io.env };
 }
 
 /** Streams whose reader went away (`msgflow schema | head`): further writes are dropped. */
@@ -42,12 +62,22 @@ export function safeWrite(stream: NodeJS.WritableStream, text: string): void {
   stream.write(text);
 }
 
-export const processIo: Io = {
-  out: (t) => safeWrite(process.stdout, scrub(t) + '\n'),
-  err: (t) => safeWrite(process.stderr, scrub(t) + '\n'),
-  stdout: process.stdout,
-  stderr: process.stderr,
-};
+/**
+ * An Io over two streams that prints as the process does (secrets scrubbed,
+ * a closed pipe dropped): what `msgflow` uses for stdout/stderr, and what a
+ * test or an embedding program gives runCli to capture the same output.
+ */
+export function streamIo(stdout: Io['stdout'], stderr: Io['stderr'], where: Pick<Io, 'cwd' | 'env'> = {}): Io {
+  return {
+    out: (t) => safeWrite(stdout, scrub(t) + '\n'),
+    err: (t) => safeWrite(stderr, scrub(t) + '\n'),
+    stdout,
+    stderr,
+    ...where,
+  };
+}
+
+export const processIo: Io = streamIo(process.stdout, process.stderr);
 
 /** `msgflow: <message> [CODE]`, one line per error of an aggregate. */
 export function formatCliError(e: unknown): string {

@@ -20,11 +20,13 @@ export { issuesToConfigErrors };
 export interface LoadConfigOptions {
   /** @default process.env */
   env?: NodeJS.ProcessEnv;
+  /** Directory a relative file resolves against and error positions are shown relative to. @default process.cwd() */
+  cwd?: string;
 }
 
 /** Parses and validates config text. Throws a ConfigError (or an aggregate of them). */
 export function parseConfig(text: string, file: string, options: LoadConfigOptions = {}): Config {
-  const display = path.isAbsolute(file) ? path.relative(process.cwd(), file) || file : file;
+  const display = path.isAbsolute(file) ? path.relative(options.cwd ?? process.cwd(), file) || file : file;
   let src;
   try {
     src = parseYamlSource(text, display);
@@ -80,7 +82,7 @@ function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigErr
 
 /** Reads and validates a config file. */
 export function loadConfig(file = 'config.yaml', options: LoadConfigOptions = {}): Config {
-  const abs = path.resolve(file);
+  const abs = path.resolve(options.cwd ?? process.cwd(), file);
   if (!existsSync(abs)) throw new ConfigError('CONFIG_NOT_FOUND', { file });
   return parseConfig(readFileSync(abs, 'utf8'), abs, options);
 }

@@ -1,10 +1,12 @@
 import { MsgflowError } from '../api/errors.js';
-import type { InstanceApi } from '../api/types.js';
+import { API_METHODS } from '../api/methods.js';
+import type { CallOptions, InstanceApi } from '../api/types.js';
+import type { EngineEvents } from '../engine/events.js';
 import { createClient } from '../client/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../engine/action.js';
 import { createInProcessTransport } from './in-process-transport.js';
-import type { Clock } from '../util/clock.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import type { LocalHost } from './local-host.js';
 import { instanceIdentity } from '../util/identity.js';
 
@@ -17,10 +19,15 @@ import { instanceIdentity } from '../util/identity.js';
 export function createClientResolver(
   config: Config,
   getLocal: () => Promise<LocalHost>,
-  opts: { clock?: Clock; logger?: Logger } = {},
+  opts: { clock?: Clock; logger?: Logger; onCall?: (e: ApiCallEvent) => void } = {},
 ): (name: string) => Promise<InstanceApi> {
   const cache = new Map<string, Promise<InstanceApi>>();
+  const onCall = opts.onCall;
   const build = async (name: string): Promise<InstanceApi> => {
+    const client = await buildClient(name);
+    return onCall ? reportingCalls(client, name, onCall, opts.clock ?? systemClock) : client;
+  };
+  const buildClient = async (name: string): Promise<InstanceApi> => {
     const inst = config.instances[name];
     if (!inst) {
       const known = Object.keys(config.instances);
@@ -66,6 +73,36 @@ export function createClientResolver(
     return p;
   };
   return resolveName;
+}
+
+/** What the bus's `api:call` carries (src/engine/events.ts). */
+export type ApiCallEvent = EngineEvents['api:call'][0];
+
+/**
+ * `client` with every call reported to `onCall` once it settles (after the
+ * client's own retries): the instance's config name, the method, 'ok' or the
+ * error's catalogue code, and the time it took. Never the id or the token.
+ */
+function reportingCalls(client: InstanceApi, instance: string, onCall: (e: ApiCallEvent) => void, clock: Clock): InstanceApi {
+  const target = client as unknown as Record<string, (r: unknown, o?: CallOptions) => Promise<unknown>>;
+  // Keeps description and close() of the client; the methods are replaced below.
+  const out: Record<string, unknown> = { ...target };
+  for (const method of API_METHODS) {
+    out[method] = async (request: unknown, options?: CallOptions) => {
+      const started = clock.now();
+      let outcome = 'ok';
+      try {
+        return await target[method]!(request, options);
+      } catch (e) {
+        const code = (e as { code?: unknown } | undefined)?.code;
+        outcome = typeof code === 'string' ? code : options?.signal?.aborted ? 'ABORTED' : 'UNKNOWN';
+        throw e;
+      } finally {
+        onCall({ instance, method, outcome, durationMs: clock.now() - started });
+      }
+    };
+  }
+  return out as unknown as InstanceApi;
 }
 
 /**

@@ -82,7 +82,8 @@ export async function createRuntime(opts: RuntimeOptions): Promise<Runtime> {
   }
   if (opts.listen && config.local) await local();
 
-  const resolve = createClientResolver(config, local, { clock, logger: opts.logger });
+  // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
+  const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });
   const apis = new Map<string, LazyApi>();
   const clientFor = (name: string): LazyApi => {
     let api = apis.get(name);

@@ -21,6 +21,10 @@ export interface ServeArgs {
   print?: (line: string) => void;
   logger?: Logger;
   clock?: Clock;
+  /** For `${VAR}` in the config. @default process.env */
+  env?: NodeJS.ProcessEnv;
+  /** Where a relative `config` is. @default process.cwd() */
+  cwd?: string;
 }
 
 export interface ServeHandle {
@@ -31,7 +35,7 @@ export interface ServeHandle {
 
 export async function serveCommand(args: ServeArgs = {}): Promise<ServeHandle> {
   const file = args.config ?? 'config.yaml';
-  const config = loadConfig(file);
+  const config = loadConfig(file, { env: args.env, cwd: args.cwd });
   const local = config.local;
   if (!local) {
     throw new ConfigError('CONFIG_INVALID', { location: file, path: 'local', reason: 'msgflow serve needs a local: section' });

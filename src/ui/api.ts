@@ -12,6 +12,7 @@ import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-execution.js'
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';
 import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
+import type { InstanceProbe } from './instances.js';
 import type { RunIndex } from './run-index.js';
 import { preview, projectPath, reportPathOf, toFailedItem, toInputViews, toRunSummary, toStepView, toTriggerView, type FailedItemView } from './views.js';
 
@@ -54,6 +55,8 @@ export interface ApiContext {
    * id, checked against the record's updatedAt.
    */
   detailCache?: Map<string, DetailEntry>;
+  /** Asks instances for their state and queue, and counts opt-outs (cached); without it the answer has pauses only. */
+  instances?: InstanceProbe;
   /** Reads of run details under way, shared by concurrent requests. */
   inflight?: Map<string, Promise<RunDetail>>;
 }
@@ -300,19 +303,30 @@ function toPauseView(key: string, p: PauseRecord, now: number): PauseView {
   };
 }
 
+/**
+ * GET /api/instances: each configured instance with its pauses, and (with a
+ * probe) its state, send queue and opt-out list size. An instance that cannot
+ * be asked shows as unreachable with the error's code.
+ */
 export async function listInstances(ctx: ApiContext) {
   const { config, store } = ctx.runtime;
   const now = ctx.now();
   const pauses = (await store.kv(PAUSES_NAMESPACE).entries<PauseRecord>()).map(([k, p]) => toPauseView(k, p ?? {}, now));
-  const instances = Object.entries(config.instances).map(([name, inst]) => {
-    const identity = identityOf(config, name);
-    return {
-      name,
-      identity,
-      kind: inst.apiUrl === 'local' ? 'local' : 'remote',
-      pauses: pauses.filter((p) => p.identity === identity),
-    };
-  });
+  const probe = ctx.instances;
+  const instances = await Promise.all(
+    Object.entries(config.instances).map(async ([name, inst]) => {
+      const identity = identityOf(config, name);
+      const [live, optOuts] = probe ? await Promise.all([probe.live(name), probe.optOuts(identity).catch(() => undefined)]) : [];
+      return {
+        name,
+        identity,
+        kind: inst.apiUrl === 'local' ? 'local' : 'remote',
+        pauses: pauses.filter((p) => p.identity === identity),
+        ...(live ? { live } : {}),
+        ...(optOuts !== undefined ? { optOuts } : {}),
+      };
+    }),
+  );
   const known = new Set(instances.map((i) => i.identity));
   return { instances, otherPauses: pauses.filter((p) => !known.has(p.identity)) };
 }

@@ -48,49 +48,34 @@ interface StepState {
 }
 
 export function createEventHub(opts: EventHubOptions): EventHub {
-  const throttleMs = opts.throttleMs ?? 250;
-  const pollMs = opts.pollMs ?? 1000;
-  const heartbeatMs = opts.heartbeatMs ?? 15_000;
-  const clients = new Set<ServerResponse>();
-  const pendingSteps = new Map<string, StepState>();
-  const pendingRuns = new Set<string>();
-  let flushTimer: NodeJS.Timeout | undefined;
-  let pollTimer: NodeJS.Timeout | undefined;
-  let heartbeat: NodeJS.Timeout | undefined;
-  let closed = false;
+  return new SseHub(opts);
+}
 
-  const send = (event: string, data: unknown) => {
-    const text = `event: ${event}\ndata: ${opts.scrub(JSON.stringify(data))}\n\n`;
-    for (const res of clients) res.write(text);
-  };
+type StepEvent = RunRef & { step: string; done?: number; total?: number; failed?: number; action?: string; status?: string };
 
-  const flush = async () => {
-    flushTimer = undefined;
-    const runIds = [...pendingRuns];
-    pendingRuns.clear();
-    const steps = [...pendingSteps.values()];
-    pendingSteps.clear();
-    for (const s of steps) send('step', s);
-    const runs = await Promise.all(runIds.map((id) => opts.index.refresh(id).catch(() => undefined)));
-    for (const r of runs) if (r) send('run', toRunSummary(r));
-  };
-  const schedule = () => {
-    if (closed || clients.size === 0) {
-      pendingRuns.clear();
-      pendingSteps.clear();
-      return;
-    }
-    flushTimer ??= setTimeout(() => void flush().catch(() => {}), throttleMs);
-  };
+const RUN_EVENTS = ['run:started', 'run:finished', 'run:failed', 'run:waiting', 'run:resumed', 'run:interrupted'] as const;
 
-  const runChanged = (e: RunRef) => {
-    pendingRuns.add(e.runId);
-    schedule();
+class SseHub implements EventHub {
+  private readonly throttleMs: number;
+  private readonly pollMs: number;
+  private readonly heartbeatMs: number;
+  private readonly streams = new Set<ServerResponse>();
+  private readonly pendingSteps = new Map<string, StepState>();
+  private readonly pendingRuns = new Set<string>();
+  private flushTimer: NodeJS.Timeout | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  // Arrow properties: the same function is given to bus.on and bus.off.
+  private readonly runChanged = (e: RunRef) => {
+    this.pendingRuns.add(e.runId);
+    this.schedule();
   };
-  const stepChanged = (e: RunRef & { step: string; done?: number; total?: number; failed?: number; action?: string; status?: string }) => {
+  private readonly stepChanged = (e: StepEvent) => {
     const key = `${e.runId}\u0000${e.step}`;
-    const prev = pendingSteps.get(key);
-    pendingSteps.set(key, {
+    const prev = this.pendingSteps.get(key);
+    this.pendingSteps.set(key, {
       runId: e.runId,
       flow: e.flow,
       step: e.step,
@@ -101,64 +86,91 @@ export function createEventHub(opts: EventHubOptions): EventHub {
       failed: e.failed ?? prev?.failed,
     });
     // The run's counts move with its steps.
-    pendingRuns.add(e.runId);
-    schedule();
+    this.runChanged(e);
   };
-  const onStepStarted = (e: RunRef & { step: string; action: string; total?: number }) => stepChanged({ ...e, status: 'running', done: 0 });
-  const onStepFinished = (e: RunRef & { step: string; status: string; done: number; failed: number }) => stepChanged(e);
-  const onItem = (e: RunRef & { step: string }) => runChanged(e);
+  private readonly onStepStarted = (e: RunRef & { step: string; action: string; total?: number }) => this.stepChanged({ ...e, status: 'running', done: 0 });
 
-  const runEvents = ['run:started', 'run:finished', 'run:failed', 'run:waiting', 'run:resumed', 'run:interrupted'] as const;
-  for (const name of runEvents) opts.bus.on(name, runChanged);
-  opts.bus.on('step:started', onStepStarted);
-  opts.bus.on('step:finished', onStepFinished);
-  opts.bus.on('step:progress', stepChanged);
-  opts.bus.on('item:finished', onItem);
+  constructor(private readonly opts: EventHubOptions) {
+    this.throttleMs = opts.throttleMs ?? 250;
+    this.pollMs = opts.pollMs ?? 1000;
+    this.heartbeatMs = opts.heartbeatMs ?? 15_000;
+    for (const name of RUN_EVENTS) opts.bus.on(name, this.runChanged);
+    opts.bus.on('step:started', this.onStepStarted);
+    opts.bus.on('step:finished', this.stepChanged);
+    opts.bus.on('step:progress', this.stepChanged);
+    opts.bus.on('item:finished', this.runChanged);
+  }
 
-  const poll = async () => {
-    pollTimer = undefined;
-    if (closed || clients.size === 0) return;
+  get clients(): number {
+    return this.streams.size;
+  }
+
+  attach(res: ServerResponse): void {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    res.write(`retry: 2000\n: msgflow events\n\n`);
+    this.streams.add(res);
+    res.on('close', () => this.streams.delete(res));
+    this.heartbeat ??= setInterval(() => {
+      for (const c of this.streams) c.write(': keep-alive\n\n');
+    }, this.heartbeatMs);
+    this.heartbeat.unref?.();
+    this.pollTimer ??= setTimeout(() => void this.poll(), this.pollMs);
+  }
+
+  close(): void {
+    this.closed = true;
+    const bus = this.opts.bus;
+    for (const name of RUN_EVENTS) bus.off(name, this.runChanged);
+    bus.off('step:started', this.onStepStarted);
+    bus.off('step:finished', this.stepChanged);
+    bus.off('step:progress', this.stepChanged);
+    bus.off('item:finished', this.runChanged);
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const c of this.streams) c.end();
+    this.streams.clear();
+  }
+
+  private send(event: string, data: unknown): void {
+    const text = `event: ${event}\ndata: ${this.opts.scrub(JSON.stringify(data))}\n\n`;
+    for (const res of this.streams) res.write(text);
+  }
+
+  private schedule(): void {
+    if (this.closed || this.streams.size === 0) {
+      this.pendingRuns.clear();
+      this.pendingSteps.clear();
+      return;
+    }
+    this.flushTimer ??= setTimeout(() => void this.flush().catch(() => {}), this.throttleMs);
+  }
+
+  private async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    const runIds = [...this.pendingRuns];
+    this.pendingRuns.clear();
+    const steps = [...this.pendingSteps.values()];
+    this.pendingSteps.clear();
+    for (const s of steps) this.send('step', s);
+    const runs = await Promise.all(runIds.map((id) => this.opts.index.refresh(id).catch(() => undefined)));
+    for (const r of runs) if (r) this.send('run', toRunSummary(r));
+  }
+
+  private async poll(): Promise<void> {
+    this.pollTimer = undefined;
+    if (this.closed || this.streams.size === 0) return;
     try {
-      const changedRuns: RunRecord[] = await opts.index.poll();
-      for (const r of changedRuns) send('run', toRunSummary(r));
+      const changedRuns: RunRecord[] = await this.opts.index.poll();
+      for (const r of changedRuns) this.send('run', toRunSummary(r));
     } catch {
       // A store that is briefly unreachable: the next poll tries again; /healthz tells the operator.
     }
-    if (!closed && clients.size > 0) pollTimer = setTimeout(() => void poll(), pollMs);
-  };
-
-  return {
-    attach(res) {
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-store',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      res.write(`retry: 2000\n: msgflow events\n\n`);
-      clients.add(res);
-      res.on('close', () => clients.delete(res));
-      heartbeat ??= setInterval(() => {
-        for (const c of clients) c.write(': keep-alive\n\n');
-      }, heartbeatMs);
-      heartbeat.unref?.();
-      if (!pollTimer) pollTimer = setTimeout(() => void poll(), pollMs);
-    },
-    get clients() {
-      return clients.size;
-    },
-    close() {
-      closed = true;
-      for (const name of runEvents) opts.bus.off(name, runChanged);
-      opts.bus.off('step:started', onStepStarted);
-      opts.bus.off('step:finished', onStepFinished);
-      opts.bus.off('step:progress', stepChanged);
-      opts.bus.off('item:finished', onItem);
-      if (flushTimer) clearTimeout(flushTimer);
-      if (pollTimer) clearTimeout(pollTimer);
-      if (heartbeat) clearInterval(heartbeat);
-      for (const c of clients) c.end();
-      clients.clear();
-    },
-  };
+    if (!this.closed && this.streams.size > 0) this.pollTimer = setTimeout(() => void this.poll(), this.pollMs);
+  }
 }

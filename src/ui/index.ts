@@ -9,6 +9,7 @@ import { createUiServer, type UiServer } from './server.js';
 
 export { createUiServer, assetsDir, type UiServer, type UiServerOptions } from './server.js';
 export { isLoopbackHost, checkBind } from './safety.js';
+export { clearDaemonUi, readDaemonUi, recordDaemonUi, type DaemonUiRecord } from './daemon-address.js';
 
 /**
  * Starts the dashboard with config.yaml's `ui:` settings, `overrides`

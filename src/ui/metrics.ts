@@ -1,12 +1,12 @@
 /**
  * `GET /metrics`: Prometheus text through prom-client. Counters follow the
  * engine bus (what this process did since it started); gauges are read at
- * scrape time (run history by flow and status, pauses). Labels are config
- * names, flow names, actions, API methods and status codes: never a token or
- * an instance id.
+ * scrape time (run history by flow and status, pauses, send queues). Labels
+ * are config names, flow names, actions, API methods and error codes: never a
+ * token or an instance id.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import type { EngineBus } from '../engine/events.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EngineBus, EngineEventName, EngineEvents } from '../engine/events.js';
 import type { DurableState, RunRecord } from '../store/types.js';
 
 export interface UiMetricsOptions {
@@ -15,6 +15,8 @@ export interface UiMetricsOptions {
   runs: () => Promise<RunRecord[]>;
   /** The shared `pauses` namespace. */
   pauses: DurableState;
+  /** Each instance's send-queue length by config name (cached answers of showMessagesQueue); instances absent are not known. */
+  sendQueues?: () => Promise<Record<string, number>>;
   now?: () => number;
 }
 
@@ -32,11 +34,20 @@ interface PauseRecord {
 }
 
 export function createUiMetrics(opts: UiMetricsOptions): UiMetrics {
-  const now = opts.now ?? Date.now;
   // A registry per server, not prom-client's global one: two servers in one process (tests) must not collide.
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'msgflow_process_' });
+  defineGauges(registry, opts, opts.now ?? Date.now);
+  const unsubscribe = subscribe(opts.bus, busHandlers(defineCounters(registry)));
+  return {
+    registry,
+    render: () => registry.metrics(),
+    close: unsubscribe,
+  };
+}
 
+/** Gauges read at scrape time: the run history by flow and status, the pauses in force. */
+function defineGauges(registry: Registry, opts: UiMetricsOptions, now: () => number): void {
   new Gauge({
     name: 'msgflow_runs',
     help: 'Runs in the store by flow and status',
@@ -68,81 +79,92 @@ export function createUiMetrics(opts: UiMetricsOptions): UiMetrics {
       }
     },
   });
+  const sendQueues = opts.sendQueues;
+  if (!sendQueues) return;
+  new Gauge({
+    name: 'msgflow_send_queue_length',
+    help: "Messages waiting in each instance's send queue (showMessagesQueue, asked at most every few seconds), by instance config name",
+    labelNames: ['instance'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [instance, n] of Object.entries(await sendQueues())) this.set({ instance }, n);
+    },
+  });
+}
 
-  const runsFinished = new Counter({
-    name: 'msgflow_runs_finished_total',
-    help: 'Runs that ended in this process, by flow and outcome',
-    labelNames: ['flow', 'status'],
-    registers: [registry],
-  });
-  const items = new Counter({
-    name: 'msgflow_items_total',
-    help: 'Items processed by finished steps in this process, by action (job) and outcome',
-    labelNames: ['action', 'outcome'],
-    registers: [registry],
-  });
-  const waits = new Counter({
-    name: 'msgflow_waits_total',
-    help: 'Durable waits entered (rate-limit pauses, send windows), by flow',
-    labelNames: ['flow'],
-    registers: [registry],
-  });
-  const retries = new Counter({
-    name: 'msgflow_step_retries_total',
-    help: 'Step attempts retried, by flow',
-    labelNames: ['flow'],
-    registers: [registry],
-  });
-  const apiCalls = new Counter({
+/** The counters the bus feeds, by the key busHandlers uses. */
+const COUNTERS = {
+  runsFinished: { name: 'msgflow_runs_finished_total', help: 'Runs that ended in this process, by flow and outcome', labelNames: ['flow', 'status'] },
+  items: { name: 'msgflow_items_total', help: 'Items processed by finished steps in this process, by action (job) and outcome', labelNames: ['action', 'outcome'] },
+  waits: { name: 'msgflow_waits_total', help: 'Durable waits entered (rate-limit pauses, send windows), by flow', labelNames: ['flow'] },
+  retries: { name: 'msgflow_step_retries_total', help: 'Step attempts retried, by flow', labelNames: ['flow'] },
+  apiCalls: {
     name: 'msgflow_api_calls_total',
-    help: "Instance API attempts, by method and HTTP status (or error code); counted when the clients' logger feeds the bus",
-    labelNames: ['method', 'status'],
+    help: 'Instance API calls made through the configured clients (after their retries), by instance config name, method and outcome (ok or the error code)',
+    labelNames: ['instance', 'method', 'outcome'],
+  },
+  rateLimitWaits: {
+    name: 'msgflow_rate_limit_waits_total',
+    help: 'Calls the instance answered with a rate limit (HTTP 429, or checkAccount rate_limit_exceeded that pauses the checks), by instance config name and method',
+    labelNames: ['instance', 'method'],
+  },
+} as const;
+
+/** The error codes of a rate-limit answer (src/api/errors.ts RateLimitError). */
+const RATE_LIMIT_CODES = new Set(['TOO_MANY_REQUESTS', 'CHECK_ACCOUNT_RATE_LIMIT']);
+
+type Counters = { [K in keyof typeof COUNTERS]: Counter<(typeof COUNTERS)[K]['labelNames'][number]> } & {
+  notificationLag: Histogram<'instance'>;
+};
+
+function defineCounters(registry: Registry): Counters {
+  const out: Record<string, Counter<string> | Histogram<string>> = {};
+  for (const [key, def] of Object.entries(COUNTERS)) out[key] = new Counter({ ...def, labelNames: [...def.labelNames], registers: [registry] });
+  out.notificationLag = new Histogram({
+    name: 'msgflow_notification_lag_seconds',
+    help: "Time from a notification's own timestamp to its receipt by the daemon, by instance config name",
+    labelNames: ['instance'],
+    buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900],
     registers: [registry],
   });
+  return out as Counters;
+}
 
+type BusHandlers = { [E in EngineEventName]?: (...args: EngineEvents[E]) => void };
+
+/** What each bus event adds to the counters. */
+function busHandlers(c: Counters): BusHandlers {
   // step:finished names no action; step:started does.
   const actionOf = new Map<string, string>();
-  const onStepStarted = (e: { runId: string; step: string; action: string }) => actionOf.set(`${e.runId}\u0000${e.step}`, e.action);
-  const onStepFinished = (e: { runId: string; step: string; done: number; failed: number; status: string }) => {
-    const key = `${e.runId}\u0000${e.step}`;
-    const action = actionOf.get(key) ?? 'unknown';
-    actionOf.delete(key);
-    if (e.status === 'skipped') return;
-    items.inc({ action, outcome: 'done' }, e.done);
-    items.inc({ action, outcome: 'failed' }, e.failed);
-  };
-  const onFinished = (e: { flow: string }) => runsFinished.inc({ flow: e.flow, status: 'succeeded' });
-  const onFailed = (e: { flow: string }) => runsFinished.inc({ flow: e.flow, status: 'failed' });
-  const onInterrupted = (e: { flow: string }) => runsFinished.inc({ flow: e.flow, status: 'interrupted' });
-  const onWaiting = (e: { flow: string }) => waits.inc({ flow: e.flow });
-  const onRetry = (e: { flow: string }) => retries.inc({ flow: e.flow });
-  const onLog = (e: { fields?: Record<string, unknown> }) => {
-    const f = e.fields;
-    if (!f || typeof f.method !== 'string' || typeof f.attempt !== 'number' || !('path' in f)) return;
-    const status = typeof f.status === 'number' ? String(f.status) : typeof f.code === 'string' ? f.code : 'unknown';
-    apiCalls.inc({ method: f.method, status });
-  };
-  opts.bus.on('step:started', onStepStarted);
-  opts.bus.on('step:finished', onStepFinished);
-  opts.bus.on('run:finished', onFinished);
-  opts.bus.on('run:failed', onFailed);
-  opts.bus.on('run:interrupted', onInterrupted);
-  opts.bus.on('run:waiting', onWaiting);
-  opts.bus.on('step:retry', onRetry);
-  opts.bus.on('log', onLog);
-
   return {
-    registry,
-    render: () => registry.metrics(),
-    close() {
-      opts.bus.off('step:started', onStepStarted);
-      opts.bus.off('step:finished', onStepFinished);
-      opts.bus.off('run:finished', onFinished);
-      opts.bus.off('run:failed', onFailed);
-      opts.bus.off('run:interrupted', onInterrupted);
-      opts.bus.off('run:waiting', onWaiting);
-      opts.bus.off('step:retry', onRetry);
-      opts.bus.off('log', onLog);
+    'step:started': (e) => void actionOf.set(`${e.runId}\u0000${e.step}`, e.action),
+    'step:finished': (e) => {
+      const key = `${e.runId}\u0000${e.step}`;
+      const action = actionOf.get(key) ?? 'unknown';
+      actionOf.delete(key);
+      if (e.status === 'skipped') return;
+      c.items.inc({ action, outcome: 'done' }, e.done);
+      c.items.inc({ action, outcome: 'failed' }, e.failed);
     },
+    'run:finished': (e) => c.runsFinished.inc({ flow: e.flow, status: 'succeeded' }),
+    'run:failed': (e) => c.runsFinished.inc({ flow: e.flow, status: 'failed' }),
+    'run:interrupted': (e) => c.runsFinished.inc({ flow: e.flow, status: 'interrupted' }),
+    'run:waiting': (e) => c.waits.inc({ flow: e.flow }),
+    'step:retry': (e) => c.retries.inc({ flow: e.flow }),
+    'api:call': (e) => {
+      c.apiCalls.inc({ instance: e.instance, method: e.method, outcome: e.outcome });
+      if (RATE_LIMIT_CODES.has(e.outcome)) c.rateLimitWaits.inc({ instance: e.instance, method: e.method });
+    },
+    'notification:received': (e) => c.notificationLag.observe({ instance: e.instance }, Math.max(0, e.lagMs) / 1000),
+  };
+}
+
+/** Subscribes every handler; the answer unsubscribes them all. */
+function subscribe(bus: EngineBus, handlers: BusHandlers): () => void {
+  const entries = Object.entries(handlers) as Array<[EngineEventName, (...args: any[]) => void]>;
+  for (const [name, fn] of entries) bus.on(name, fn);
+  return () => {
+    for (const [name, fn] of entries) bus.off(name, fn);
   };
 }

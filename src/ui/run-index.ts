@@ -90,6 +90,24 @@ function paced(minMs: number, factor: number, now: () => number, read: () => Pro
   };
 }
 
+/**
+ * The records `query` selects, walking `order` (newest first) and reading
+ * each record's latest version from `runs`.
+ */
+function pick(order: RunRecord[], runs: Map<string, RunRecord>, query: RunQuery): RunRecord[] {
+  const limit = query.limit ?? Infinity;
+  const out: RunRecord[] = [];
+  for (const old of order) {
+    if (out.length >= limit) break;
+    const r = runs.get(old.id);
+    if (!r) continue;
+    if (query.flow !== undefined && r.flow !== query.flow) continue;
+    if (query.status && !query.status.includes(r.status)) continue;
+    out.push(r);
+  }
+  return out;
+}
+
 export function createRunIndex(opts: RunIndexOptions): RunIndex {
   const now = opts.now ?? Date.now;
   const recentLimit = opts.recentLimit ?? 100;
@@ -145,19 +163,7 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
     if (live.due()) await live.run();
   }
 
-  function listNow(query: RunQuery = {}): RunRecord[] {
-    const limit = query.limit ?? Infinity;
-    const out: RunRecord[] = [];
-    for (const old of newestFirst()) {
-      if (out.length >= limit) break;
-      const r = runs.get(old.id);
-      if (!r) continue;
-      if (query.flow !== undefined && r.flow !== query.flow) continue;
-      if (query.status && !query.status.includes(r.status)) continue;
-      out.push(r);
-    }
-    return out;
-  }
+  const listNow = (query: RunQuery = {}): RunRecord[] => pick(newestFirst(), runs, query);
 
   return {
     async list(query = {}) {

@@ -1,19 +1,19 @@
 /**
  * The daemon as a process (spawned: the process itself is the subject).
- * #9.1c two `msgflow start` on one store; #9.7 `msgflow start` stays up with
- * nothing to schedule; SIGHUP stops it gracefully (#8.13).
+ * #9.1c one `msgflow start` per store; #9.7 `msgflow start` stays up with
+ * nothing to schedule; SIGHUP stops it gracefully (#8.13). The second
+ * daemon beside a running one runs in-process: a different pid, as another
+ * process would be.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exited, msgflow, msgflowDaemon, project } from './helpers.js';
+import { cli } from '../support/cli.js';
+import { project, remoteConfig } from '../support/project.js';
+import { spawnCli } from '../support/spawn.js';
+import { waitFor } from '../support/wait.js';
 
-const REMOTE_CONFIG = `instances:
-  default:
-    apiUrl: http://127.0.0.1:9
-    idInstance: "1101000001"
-    apiTokenInstance: daemon-test-token-4e1b
-`;
+const REMOTE_CONFIG = remoteConfig('daemon-test-token-4e1b');
 
 const STARTUP_FLOW = `name: hello
 on: { startup: true }
@@ -31,65 +31,52 @@ function runsIn(dir: string): string[] {
   }
 }
 
+const TRIALS = 3;
+
 describe('msgflow start (process)', () => {
-  it('#9.7 with no local: section and no cron flow it stays up until stopped; #8.13 SIGHUP stops it gracefully (exit 0)', async () => {
+  it('#9.7 with no local: section and no cron flow it stays up until stopped; #9.1c a second start beside it exits 2 naming it; #8.13 SIGHUP stops it gracefully (exit 0)', async () => {
     const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
-    const d = await msgflowDaemon(['start'], dir, /started; /);
+    const d = spawnCli(['start', '--no-ui'], dir);
     try {
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(d.child.exitCode).toBeNull();
+      await d.waitForOutput(/started; /);
+      // Its startup run is done and nothing else is scheduled: it is still up, answering a second start.
+      await waitFor('the startup run', () => runsIn(dir).length === 1, { context: d.output });
+      const second = await cli(['start', '--no-ui'], dir);
+      expect(second.code).toBe(2);
+      expect(second.stderr).toMatch(new RegExp(`already running on this store \\(pid ${d.child.pid} on host `));
       d.child.kill('SIGHUP');
-      expect(await exited(d.child)).toBe(0);
+      expect(await d.exited).toBe(0);
       expect(d.output()).toMatch(/SIGHUP: stopping/);
+      expect(runsIn(dir)).toHaveLength(1);
     } finally {
-      d.child.kill('SIGKILL');
+      await d.kill();
     }
   });
 
-  it('#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; 20 trials', async () => {
-    let duplicates = 0;
-    let refusedWithOwner = 0;
-    for (let trial = 0; trial < 20; trial++) {
+  it(`#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trials`, async () => {
+    const outcomes: string[] = [];
+    for (let trial = 0; trial < TRIALS; trial++) {
       const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
-      const both = [msgflowDaemon(['start'], dir, /started; |already running/), msgflowDaemon(['start'], dir, /started; |already running/)];
-      const ds = await Promise.all(both.map((p) => p.catch((e: Error) => ({ error: e.message }))));
-      const outputs: string[] = [];
-      for (const d of ds) {
-        if ('error' in d) {
-          outputs.push(d.error);
-          continue;
-        }
-        if (/already running/.test(d.output())) {
-          const code = await exited(d.child);
-          outputs.push(`${code} ${d.output()}`);
-        } else {
-          // The startup run is recorded before the winner is stopped.
-          const t0 = Date.now();
-          while (runsIn(dir).length === 0 && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 50));
-          d.child.kill('SIGTERM');
-          await exited(d.child);
-          outputs.push(d.output());
-        }
+      const ds = [spawnCli(['start', '--no-ui'], dir), spawnCli(['start', '--no-ui'], dir)];
+      try {
+        // The loser exits on its own; the winner stays up until stopped.
+        const loser = await Promise.race(ds.map((p) => p.exited.then(() => p)));
+        const winner = ds.find((p) => p !== loser)!;
+        await winner.waitForOutput(/started; /);
+        await waitFor('the startup run', () => runsIn(dir).length > 0, { context: winner.output });
+        winner.child.kill('SIGTERM');
+        outcomes.push(
+          JSON.stringify({
+            loser: await loser.exited,
+            winner: await winner.exited,
+            refusedWithOwner: /msgflow start is already running on this store \(pid \d+ on host \S+\)/.test(loser.stderr()),
+            runs: runsIn(dir).length,
+          }),
+        );
+      } finally {
+        await Promise.all(ds.map((p) => p.kill()));
       }
-      const started = outputs.filter((o) => /started; /.test(o)).length;
-      const refusal = outputs.find((o) => /already running/.test(o)) ?? '';
-      if (/msgflow start is already running on this store \(pid \d+ on host \S+\)/.test(refusal)) refusedWithOwner++;
-      const runs = runsIn(dir);
-      if (started !== 1 || runs.length !== 1) duplicates++;
     }
-    expect({ duplicates, refusedWithOwner }).toEqual({ duplicates: 0, refusedWithOwner: 20 });
-  }, 300_000);
-
-  it('#9.1c a second start beside a running one exits 2', async () => {
-    const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
-    const d = await msgflowDaemon(['start'], dir, /started; /);
-    try {
-      const second = await msgflow(['start'], dir);
-      expect(second.code).toBe(2);
-      expect(second.stderr).toMatch(new RegExp(`already running on this store \\(pid ${d.child.pid} on host `));
-    } finally {
-      d.child.kill('SIGTERM');
-      await exited(d.child);
-    }
+    expect(outcomes).toEqual(Array(TRIALS).fill(JSON.stringify({ loser: 2, winner: 0, refusedWithOwner: true, runs: 1 })));
   });
 });

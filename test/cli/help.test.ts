@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { allOptions, COMMANDS_HELP, optionsOf } from '../../src/cli/help.js';
-import { captureIo } from './output.test-helpers.js';
+import { captureIo } from '../support/cli.js';
 
 async function out(argv: string[]) {
   const io = captureIo();

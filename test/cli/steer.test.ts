@@ -5,15 +5,12 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLowdbStore, type RunRecord } from '../../src/store/index.js';
-import { project } from './helpers.js';
-import { cli } from './inproc.js';
+import { runCli } from '../../src/cli/main.js';
+import { captureIo, cli } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
+import { project, remoteConfig } from '../support/project.js';
 
-const CONFIG = `instances:
-  default:
-    apiUrl: http://127.0.0.1:9
-    idInstance: "1101000001"
-    apiTokenInstance: steer-test-token-7c2d
-`;
+const CONFIG = remoteConfig('steer-test-token-7c2d');
 
 const GREET = `name: greet
 inputs:
@@ -121,14 +118,13 @@ describe('runs and their owners (#8.8, #9.1b)', () => {
     expect(busy.stderr).toContain(`run ${r.id} of greet is live in pid 4321 on host host-b`);
     expect(busy.stderr).toContain('--wait');
     // --wait: the other host finishes the run a little later.
-    const waiting = cli(['run', 'greet', '--wait'], dir);
-    await new Promise((res) => setTimeout(res, 700));
+    const io = captureIo({ cwd: dir });
+    const waiting = runCli(['run', 'greet', '--wait'], io);
+    await waitFor('the second run to wait', () => io.stderrText().includes('waiting for it to end'));
     await store.updateRun(r.id, { status: 'succeeded', finishedAt: Date.now() });
     await store.releaseLease(`run:${r.id}`, 'other-host');
     await store.close();
-    const waited = await waiting;
-    expect(waited.stderr).toContain('waiting for it to end');
-    expect(waited.code).toBe(0);
+    expect(await waiting).toBe(0);
     expect((await lastRun(dir)).id).not.toBe(r.id);
   });
 

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type MsgflowClient } from '../../src/client/index.js';
+import { createInProcessTransport } from '../../src/runtime/in-process-transport.js';
 import { A, ALICE, startHarness, type Harness } from '../local/helpers/harness.js';
 
 let h: Harness;
@@ -80,6 +81,24 @@ describe('client.notifications()', () => {
     await new Promise((r) => setTimeout(r, 50));
     ac.abort();
     await expect(done).resolves.toEqual([]);
+  });
+
+  it('in-process too: aborting ends the iteration while a long poll is in flight', async () => {
+    const local = createClient({ ...A, transport: createInProcessTransport(h.service, A.idInstance, A.apiTokenInstance), rateLimit: false });
+    await incoming('here');
+    const ac = new AbortController();
+    const got: string[] = [];
+    const done = (async () => {
+      for await (const n of local.notifications({ signal: ac.signal, receiveTimeout: 60 })) got.push(textOf(n));
+    })();
+    // The first is yielded, then deleted on the next request, which then waits for another.
+    while (got.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    ac.abort();
+    await done;
+    expect(got).toEqual(['here']);
+    expect(await client.receiveNotification({ receiveTimeout: 5 }, { signal: AbortSignal.timeout(200) }).catch(() => 'waiting')).toBe('waiting');
+    await local.close();
   });
 
   it('refuses a receiveTimeout outside 5..60 before anything is sent', async () => {

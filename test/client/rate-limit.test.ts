@@ -4,7 +4,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { ID, PERSONAL, TOKEN } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { startScriptServer, type ScriptServer } from './helpers/script-server.js';
-import { waitFor } from './helpers/wait-for.js';
+import { waitFor } from '../support/wait.js';
 
 let server: ScriptServer;
 const clients: MsgflowClient[] = [];
@@ -61,11 +61,11 @@ describe('client-side rate limiting', () => {
     const clock = new ManualClock(0);
     const c = make({ clock });
     const calls = [0, 1, 2].map(() => c.getChatHistory({ chatId: PERSONAL }));
-    await waitFor(() => server.requests.length === 1 && clock.pending === 2);
+    await waitFor('server.requests.length === 1 && clock.pending === 2', () => server.requests.length === 1 && clock.pending === 2);
     await clock.advance(999);
     expect(server.requests).toHaveLength(1);
     await clock.advance(1);
-    await waitFor(() => server.requests.length === 2);
+    await waitFor('server.requests.length === 2', () => server.requests.length === 2);
     await clock.advance(1000);
     await expect(Promise.all(calls)).resolves.toEqual([[], [], []]);
     expect(server.requests).toHaveLength(3);

@@ -5,7 +5,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { ID, PERSONAL, TOKEN, VALID } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { freePort, startScriptServer, type ScriptServer } from './helpers/script-server.js';
-import { waitFor } from './helpers/wait-for.js';
+import { waitFor } from '../support/wait.js';
 
 let server: ScriptServer;
 let clock: RecordingClock;
@@ -203,7 +203,7 @@ describe('backoff and Retry-After', () => {
     const manual = new ManualClock(0);
     server.script({ status: 429, json: {}, headers: { 'retry-after': '10' } }, { json: [] });
     const p = make({ clock: manual }).getChatHistory({ chatId: PERSONAL });
-    await waitFor(() => manual.pending === 1);
+    await waitFor('manual.pending === 1', () => manual.pending === 1);
     await manual.advance(9_999);
     expect(server.requests).toHaveLength(1);
     await manual.advance(1);
@@ -218,7 +218,7 @@ describe('abort and close', () => {
     server.fallback = { status: 503, json: {} };
     const ac = new AbortController();
     const p = make({ clock: manual }).getChatHistory({ chatId: PERSONAL }, { signal: ac.signal });
-    await waitFor(() => manual.pending === 1);
+    await waitFor('manual.pending === 1', () => manual.pending === 1);
     ac.abort(new Error('stop now'));
     await expect(p).rejects.toThrow('stop now');
     expect(server.requests).toHaveLength(1);
@@ -235,7 +235,7 @@ describe('abort and close', () => {
     server.fallback = { hang: true };
     const ac = new AbortController();
     const p = make().getChatHistory({ chatId: PERSONAL }, { signal: ac.signal });
-    await waitFor(() => server.requests.length === 1);
+    await waitFor('server.requests.length === 1', () => server.requests.length === 1);
     ac.abort(new Error('cancelled'));
     await expect(p).rejects.toThrow('cancelled');
   });
@@ -245,7 +245,7 @@ describe('abort and close', () => {
     server.fallback = { status: 503, json: {} };
     const c = make({ clock: manual });
     const p = c.getChatHistory({ chatId: PERSONAL });
-    await waitFor(() => manual.pending === 1);
+    await waitFor('manual.pending === 1', () => manual.pending === 1);
     await c.close();
     const err = await fail(p);
     expect(err).toMatchObject({ code: 'CLIENT_CLOSED', message: 'getChatHistory: the client is closed' });

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import { captureIo } from '../cli/output.test-helpers.js';
-import { LOCAL_CONFIG, project } from '../cli/helpers.js';
+import { captureIo } from '../support/cli.js';
+import { LOCAL_CONFIG, project } from '../support/project.js';
 
 async function validateIn(dir: string, ...args: string[]) {
   const io = captureIo();

@@ -10,7 +10,12 @@ import { FlowError } from '../../src/api/errors.js';
 import { loadConfig } from '../../src/config/index.js';
 import { loadFlowFile } from '../../src/engine/flow/index.js';
 import { loadPlugins, type ActionRegistry } from '../../src/engine/registry/index.js';
-import { builtinRegistry, makeContext, memoryState, tempProject } from './helpers.js';
+import { builtinRegistry, tempProject } from './helpers.js';
+import { createActionTestContext } from '../../src/actions/testing.js';
+import { createMemoryStore } from '../../src/store/index.js';
+import type { InstanceApi } from '../../src/api/types.js';
+
+const noClient = {} as InstanceApi;
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -33,7 +38,7 @@ describe('example plugin: greeting', () => {
   it('greeting.compose builds a caption from a template and a contact', async () => {
     const r = await repoRegistry();
     const compose = r.get('greeting.compose')!;
-    const { ctx } = makeContext({});
+    const { ctx } = createActionTestContext({ client: noClient });
     const input = compose.input.parse({ template: 'Hello {name}, code {code}', contact: { name: 'Alice', code: 7, phone: '+7 900 111-22-33' } });
     expect(await compose.run(ctx, input)).toEqual({ caption: 'Hello Alice, code 7', chatId: '79001112233@c.us' });
     expect(await compose.run(ctx, compose.input.parse({ contact: { name: 'Bob' } }))).toEqual({ caption: 'Hello, Bob!' });
@@ -57,15 +62,16 @@ describe('example plugin: greeting', () => {
         sent.push(req);
         return { idMessage: `id-${sent.length}` };
       },
-    };
+    } as unknown as InstanceApi;
     const input = send.input.parse({ contact: { name: 'Alice', phone: 79001112233 }, urlFile: 'https://files.example/card.png', fileName: 'card.png' });
-    const state = memoryState();
-    const first = await send.run(makeContext(client, { state }).ctx, input);
-    const again = await send.run(makeContext(client, { state }).ctx, input);
+    // The repeated attempt: a second context over the same store (what a restart sees).
+    const store = createMemoryStore();
+    const first = await send.run(createActionTestContext({ client, store }).ctx, input);
+    const again = await send.run(createActionTestContext({ client, store }).ctx, input);
     expect(first).toEqual({ caption: 'Hello, Alice!', chatId: '79001112233@c.us', idMessage: 'id-1' });
     expect(again).toEqual(first);
     expect(sent).toEqual([{ chatId: '79001112233@c.us', urlFile: 'https://files.example/card.png', fileName: 'card.png', caption: 'Hello, Alice!' }]);
-    expect(await send.run(makeContext(client, { dryRun: true }).ctx, input)).toEqual({ caption: 'Hello, Alice!', chatId: '79001112233@c.us', dryRun: true });
+    expect(await send.run(createActionTestContext({ client, dryRun: true }).ctx, input)).toEqual({ caption: 'Hello, Alice!', chatId: '79001112233@c.us', dryRun: true });
     expect(sent).toHaveLength(1);
   });
 
@@ -137,7 +143,7 @@ describe('loadPlugins errors name the plugin', () => {
     const r = builtinRegistry();
     await loadPlugins(['msgflow-plugin-hello'], dir, r);
     const a = r.get('hello.say')!;
-    expect(await a.run(makeContext({}).ctx, a.input.parse({ to: 'Bob' }))).toBe('hi Bob');
+    expect(await a.run(createActionTestContext({ client: noClient }).ctx, a.input.parse({ to: 'Bob' }))).toBe('hi Bob');
     expect(r.originOf('hello.say')).toBe('msgflow-plugin-hello');
   });
 });

@@ -4,7 +4,9 @@ import { API_METHODS } from '../../src/api/methods.js';
 import { FlowError } from '../../src/api/errors.js';
 import { defineAction } from '../../src/engine/action.js';
 import { createRegistry, registerBuiltins } from '../../src/engine/registry/index.js';
-import { builtinRegistry, makeContext } from './helpers.js';
+import { builtinRegistry } from './helpers.js';
+import { createActionTestContext } from '../../src/actions/testing.js';
+import type { InstanceApi } from '../../src/api/types.js';
 
 describe('registry', () => {
   it('has one built-in action per API method, plus log', () => {
@@ -35,12 +37,13 @@ describe('registry', () => {
   it('API-method actions call the instance client with the parsed input and the abort signal', async () => {
     const r = builtinRegistry();
     const calls: unknown[] = [];
-    const { ctx, controller } = makeContext({
-      checkAccount: async (req, opts) => {
-        calls.push([req, opts?.signal === controller.signal]);
+    const client = {
+      checkAccount: async (req: unknown, opts?: { signal?: AbortSignal }) => {
+        calls.push([req, opts?.signal === ctx.signal]);
         return { exist: false, chatId: '' };
       },
-    });
+    } as unknown as InstanceApi;
+    const { ctx } = createActionTestContext({ client });
     const action = r.get('checkAccount')!;
     const input = action.input.parse({ phoneNumber: '79001112233' });
     expect(await action.run(ctx, input)).toEqual({ exist: false, chatId: '' });
@@ -50,13 +53,10 @@ describe('registry', () => {
 
   it('log writes to the run logger and accepts numbers', async () => {
     const r = builtinRegistry();
-    const { ctx, logs } = makeContext({});
+    const { ctx, logs } = createActionTestContext({ client: {} as InstanceApi });
     const log = r.get('log')!;
     expect(await log.run(ctx, log.input.parse({ message: 3, level: 'warn', fields: { a: 1 } }))).toEqual({ message: '3', level: 'warn' });
     expect(await log.run(ctx, log.input.parse({ message: 'hi' }))).toEqual({ message: 'hi', level: 'info' });
-    expect(logs).toEqual([
-      { level: 'warn', message: '3', fields: { a: 1 } },
-      { level: 'info', message: 'hi', fields: undefined },
-    ]);
+    expect(logs).toEqual(['warn 3 {"a":1}', 'info hi']);
   });
 });

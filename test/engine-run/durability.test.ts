@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../src/api/errors.js';
 import { createLowdbStore, createMemoryStore } from '../../src/store/index.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { action, flow, registryWith, step, testEngine, until } from './helpers.js';
+import { action, flow, registryWith, step, testEngine } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const T0 = Date.parse('2026-01-05T09:00:00Z');
 const HOUR = 3_600_000;
@@ -32,7 +33,7 @@ describe('runner durability', () => {
     const clock1 = new ManualClock(T0);
     const p1 = testEngine(registryWith(waitOnOne), { clock: clock1, store: createLowdbStore({ dir }), progressSaveIntervalMs: 0 });
     const { runId } = await p1.engine.start(f);
-    await until(() => clock1.pending === 1, 'process 1 waiting');
+    await waitFor('process 1 waiting', () => clock1.pending === 1);
     expect(calls).toEqual(['start 0', 'end 0', 'start 1']);
     const stored = await createLowdbStore({ dir }).getRun(runId);
     expect(stored).toMatchObject({ status: 'waiting', waitingUntil: T0 + 2 * HOUR, waitReason: 'backoff 2h' });
@@ -51,7 +52,7 @@ describe('runner durability', () => {
     const p2 = testEngine(registryWith(waitOnOne), { clock: clock2, store: createLowdbStore({ dir }) });
     const [handle] = await p2.engine.resumeUnfinished([f]);
     expect(handle.runId).toBe(runId);
-    await until(() => clock2.pending === 1, 'process 2 waiting');
+    await waitFor('process 2 waiting', () => clock2.pending === 1);
     expect(calls).toEqual(['start 1']);
     await clock2.advance(HOUR - 1);
     expect(calls).toEqual(['start 1']);
@@ -81,9 +82,9 @@ describe('runner durability', () => {
     const f = flow([step({ id: 'g', uses: 'gated', forEach: [0, 1, 2, 3], concurrency: 2 })]);
     const p1 = testEngine(registryWith(gated), { store });
     const { runId, done } = await p1.engine.start(f);
-    await until(() => release.size === 2, 'two in flight');
+    await waitFor('two in flight', () => release.size === 2);
     const stopped = p1.engine.shutdown('SIGTERM');
-    await until(() => p1.events.length > 0 && p1.engine.activeRuns()[0] !== undefined, 'shutdown started');
+    await waitFor('shutdown started', () => p1.events.length > 0 && p1.engine.activeRuns()[0] !== undefined);
     release.get(0)!();
     await stopped;
     const run = await done;
@@ -97,7 +98,7 @@ describe('runner durability', () => {
     const p2 = testEngine(registryWith(gated), { store });
     const [h] = await p2.engine.resumeUnfinished([f]);
     for (const i of [1, 2, 3]) {
-      await until(() => release.has(i), `item ${i}`);
+      await waitFor(`item ${i}`, () => release.has(i));
       release.get(i)!();
     }
     expect(await h.done).toMatchObject({ status: 'succeeded', itemsDone: 4 });
@@ -127,14 +128,14 @@ describe('runner durability', () => {
     const clock1 = new ManualClock(T0);
     const p1 = testEngine(registryWith(limited), { store, clock: clock1 });
     const { done } = await p1.engine.start(f);
-    await until(() => clock1.pending === 1, 'paused');
+    await waitFor('paused', () => clock1.pending === 1);
     await p1.engine.shutdown();
     expect((await done).status).toBe('interrupted');
 
     const clock2 = new ManualClock(T0 + HOUR);
     const p2 = testEngine(registryWith(limited), { store, clock: clock2 });
     const [h] = await p2.engine.resumeUnfinished([f]);
-    await until(() => clock2.pending === 1, 'paused again');
+    await waitFor('paused again', () => clock2.pending === 1);
     expect(calls).toEqual([0]);
     await clock2.advance(HOUR);
     expect(await h.done).toMatchObject({ status: 'succeeded' });

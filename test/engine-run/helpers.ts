@@ -79,11 +79,3 @@ export function testEngine(registry: ActionRegistry, over: Partial<EngineOptions
   return { engine, bus, store, events };
 }
 
-/** Yields to the event loop until `cond()` holds (bounded in real time, so a bug fails instead of hanging). */
-export async function until(cond: () => boolean, what = 'condition', maxMs = 5000): Promise<void> {
-  const end = Date.now() + maxMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}

@@ -15,7 +15,8 @@ import type { InstanceApi } from '../../src/api/types.js';
 import { MsgflowError } from '../../src/api/errors.js';
 import { LeaseOwner } from '../../src/engine/run/index.js';
 import { createLowdbStore, createMemoryStore, createRedisStore, type EngineStore, type RunRecord } from '../../src/store/index.js';
-import { action, flow, registryWith, step, testEngine, until } from './helpers.js';
+import { action, flow, registryWith, step, testEngine } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const redisUp = await redisReachable();
 
@@ -135,7 +136,7 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
     const hostB = testEngine(registryWith(sendAction), { store: b, hostId: 'host-b', leaseTtlMs: 1000, clientFor: () => countingClient(sends) });
     const f = flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3, 4] })]);
     const { runId, done } = await hostA.engine.start(f);
-    await until(() => sends.size === 2, 'host A sent 0 and 1');
+    await waitFor('host A sent 0 and 1', () => sends.size === 2);
     // Longer than the TTL: host A's heartbeat keeps its claim.
     await new Promise((r) => setTimeout(r, 1500));
     expect(await hostB.engine.resumeUnfinished([f])).toEqual([]);
@@ -277,7 +278,7 @@ describe('#8.8 runs cancel through the store', () => {
     const owner = testEngine(registryWith(slow), { store, hostId: 'host-a', leaseTtlMs: 150, clientFor: () => countingClient(sends) });
     const other = testEngine(registryWith(slow), { store, hostId: 'host-b', leaseTtlMs: 150 });
     const { runId, done } = await owner.engine.start(flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3] })]));
-    await until(() => sends.size === 1, 'item 0 sent');
+    await waitFor('item 0 sent', () => sends.size === 1);
     const res = await other.engine.cancel(runId);
     expect(res).toMatchObject({ pending: true, holder: { host: 'host-a' } });
     // The owner sees the request at its next heartbeat; the in-flight item finishes and is recorded.

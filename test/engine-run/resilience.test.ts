@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../src/api/errors.js';
 import { retryDelay } from '../../src/engine/run/index.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { action, flow, registryWith, step, testEngine, until } from './helpers.js';
+import { action, flow, registryWith, step, testEngine } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const T0 = Date.parse('2026-01-05T09:00:00Z');
 
@@ -21,7 +22,7 @@ describe('runner: concurrency, retry, rate limits, timeouts', () => {
     const t = testEngine(registryWith(slow));
     const { done } = await t.engine.start(flow([step({ id: 's', uses: 'slow', forEach: Array.from({ length: 10 }, (_, i) => i), concurrency: 3 })]));
     for (let served = 0; served < 10; served++) {
-      await until(() => release.length > 0, 'an item in flight');
+      await waitFor('an item in flight', () => release.length > 0);
       // Let every worker that could start do so before releasing one.
       for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
       expect(inFlight).toBeLessThanOrEqual(3);
@@ -45,11 +46,11 @@ describe('runner: concurrency, retry, rate limits, timeouts', () => {
     const t = testEngine(registryWith(flaky), { clock });
     const retry = { maxAttempts: 3, backoff: 'exponential' as const, delayMs: 2000, maxDelayMs: 3000, jitter: false };
     const { runId, done } = await t.engine.start(flow([step({ id: 's', uses: 'flaky', forEach: [0, 1], retry, concurrency: 2 })]));
-    await until(() => clock.pending === 2, 'both items asleep');
+    await waitFor('both items asleep', () => clock.pending === 2);
     await clock.advance(1999);
     expect(attempts).toEqual({ 0: [1], 1: [1] });
     await clock.advance(1);
-    await until(() => clock.pending === 2, 'second backoff');
+    await waitFor('second backoff', () => clock.pending === 2);
     expect(attempts).toEqual({ 0: [1, 2], 1: [1, 2] });
     await clock.advance(3000); // 4000 capped at maxDelay 3000
     const run = await done;
@@ -80,7 +81,7 @@ describe('runner: concurrency, retry, rate limits, timeouts', () => {
     });
     const t = testEngine(registryWith(limited), { clock });
     const { runId, done } = await t.engine.start(flow([step({ id: 'check', uses: 'limited' })])); // maxAttempts 1
-    await until(() => clock.pending === 1, 'asleep on the rate limit');
+    await waitFor('asleep on the rate limit', () => clock.pending === 1);
     expect(await t.store.listWaits(runId)).toEqual([
       expect.objectContaining({ key: 'check/-/rate-limit', until: T0 + 7_200_000, step: 'check' }),
     ]);
@@ -110,13 +111,13 @@ describe('runner: concurrency, retry, rate limits, timeouts', () => {
     const t = testEngine(registryWith(hang), { clock });
     const retry = { maxAttempts: 2, backoff: 'fixed' as const, delayMs: 10, maxDelayMs: 10, jitter: false };
     const { done } = await t.engine.start(flow([step({ id: 'h', uses: 'hang', timeoutMs: 30_000, retry })]));
-    await until(() => clock.pending === 1, 'timeout armed');
+    await waitFor('timeout armed', () => clock.pending === 1);
     await clock.advance(29_999);
     expect(aborted).toHaveLength(0);
     await clock.advance(1);
-    await until(() => clock.pending === 1 && aborted.length === 1, 'backoff');
+    await waitFor('backoff', () => clock.pending === 1 && aborted.length === 1);
     await clock.advance(10);
-    await until(() => clock.pending === 1, 'second timeout armed');
+    await waitFor('second timeout armed', () => clock.pending === 1);
     await clock.advance(30_000);
     const run = await done;
     expect(aborted).toHaveLength(2);
@@ -131,7 +132,7 @@ describe('runner: concurrency, retry, rate limits, timeouts', () => {
     });
     const t = testEngine(registryWith(waiter), { clock });
     const { done } = await t.engine.start(flow([step({ id: 'w', uses: 'waiter', timeoutMs: 1000 })]));
-    await until(() => clock.pending === 1, 'waiting');
+    await waitFor('waiting', () => clock.pending === 1);
     await clock.advance(3_600_000);
     const run = await done;
     expect(run.status).toBe('succeeded');

@@ -14,7 +14,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { procStat } from '../../src/engine/run/index.js';
 import { isProcessAlive } from '../../src/util/process-alive.js';
 import { createLowdbStore } from '../../src/store/index.js';
-import { action, flow, registryWith, step, testEngine, until } from './helpers.js';
+import { action, flow, registryWith, step, testEngine } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/zombie-owner.ts', import.meta.url));
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : []);
@@ -33,9 +34,9 @@ describe.skipIf(process.platform !== 'linux')('#9.1d zombie owner', () => {
     let out = '';
     sh.stdout.on('data', (d) => (out += d));
     try {
-      await until(() => /owner \d+ run \S+/.test(out), 'owner started', 30_000);
+      await waitFor('owner started', () => /owner \d+ run \S+/.test(out), 30_000);
       const [, pid, runId] = /owner (\d+) run (\S+)/.exec(out)!;
-      await until(() => procStat(Number(pid))?.state === 'Z', 'owner is a zombie', 10_000);
+      await waitFor('owner is a zombie', () => procStat(Number(pid))?.state === 'Z', 10_000);
       // What the old check saw: the pid still "exists".
       expect(isProcessAlive(Number(pid))).toBe(true);
 

@@ -80,14 +80,6 @@ export function recordEvents<K extends keyof EngineEvents>(bus: EngineBus, names
   return seen;
 }
 
-/** Lets queued promise chains and setImmediate callbacks run until `cond` holds. */
-export async function until(cond: () => boolean, what = 'condition'): Promise<void> {
-  for (let i = 0; i < 2000; i++) {
-    if (cond()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 export async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { createCronScheduler, type TimerSource } from '../../src/engine/schedule/index.js';
-import { controlledRuns, createBus, makeFlow, memoryState, recordEvents, until } from './helpers.js';
+import { controlledRuns, createBus, makeFlow, memoryState, recordEvents } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const iso = (t: number) => new Date(t).toISOString();
 // Last fire Monday 2026-01-05 09:00Z; the daemon comes back Thursday 10:00Z: Tue, Wed, Thu 09:00 were missed.
@@ -33,7 +34,7 @@ describe('missed runs on start-up', () => {
   it('last: runs once, for the latest slot', async () => {
     const { scheduler, runs, events, state } = setup('last');
     await scheduler.start();
-    await until(() => runs.runs.length === 1);
+    await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     expect(runs.runs.map((r) => [r.trigger, iso(r.scheduledAt)])).toEqual([['missed', MISSED[2]]]);
     expect(events.map((e) => e.event.willRun)).toEqual([false, false, true]);
     expect((await state.get<{ lastFire: number }>('flow:daily'))!.lastFire).toBe(Date.parse(MISSED[2]));
@@ -48,7 +49,7 @@ describe('missed runs on start-up', () => {
     await scheduler.start();
     expect(events.map((e) => e.event.willRun)).toEqual([true, true, true]);
     for (let i = 0; i < 3; i++) {
-      await until(() => runs.runs.length === i + 1, `run ${i + 1}`);
+      await waitFor(`run ${i + 1}`, () => runs.runs.length === i + 1);
       expect(runs.active).toBe(1); // the next slot waits for this one
       runs.runs[i].end();
     }
@@ -61,9 +62,9 @@ describe('missed runs on start-up', () => {
   it('all: a crash mid-way replays neither started nor finished slots', async () => {
     const first = setup('all');
     await first.scheduler.start();
-    await until(() => first.runs.runs.length === 1);
+    await waitFor('first.runs.runs.length === 1', () => first.runs.runs.length === 1);
     first.runs.runs[0].end();
-    await until(() => first.runs.runs.length === 2);
+    await waitFor('first.runs.runs.length === 2', () => first.runs.runs.length === 2);
     // "kill -9": the second run never ends and the scheduler is never stopped; a new process shares the state.
     const clock = new ManualClock(NOW + 60_000);
     const bus = createBus();
@@ -71,7 +72,7 @@ describe('missed runs on start-up', () => {
     const again = createCronScheduler({ bus, state: first.state, clock });
     again.add(makeFlow('daily', { schedule: { cron: '0 9 * * *', timezone: 'UTC' }, missed: 'all' }), runs.fire);
     await again.start();
-    await until(() => runs.runs.length === 1);
+    await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     runs.runs[0].end();
     await again.idle();
     // Slot 2 was taken off the durable list before it started: the engine's resume owns it now.
@@ -110,7 +111,7 @@ describe('missed runs on start-up', () => {
     const scheduler = createCronScheduler({ bus, state: memoryState(), clock });
     scheduler.add(makeFlow('boot', { startup: true }), runs.fire);
     await scheduler.start();
-    await until(() => runs.runs.length === 1);
+    await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     expect(runs.runs.map((r) => [r.trigger, r.scheduledAt])).toEqual([['startup', NOW]]);
     expect(scheduler.status()).toEqual([{ flow: 'boot', cron: undefined, timezone: undefined, next: undefined, lastFire: undefined, active: 1, pending: 0 }]);
     await scheduler.stop();
@@ -134,7 +135,7 @@ describe('missed slots while running', () => {
     // The machine slept three days; the timer wakes for Thursday's slot only.
     clock.set(NOW);
     deliver!(Date.parse(MISSED[2]));
-    await until(() => runs.runs.length === 1);
+    await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     expect(events.map((e) => [e.name, iso(e.event.scheduledAt)])).toEqual([
       ['schedule:fired', MISSED[2]],
       ['schedule:missed', MISSED[0]],
@@ -142,7 +143,7 @@ describe('missed slots while running', () => {
     ]);
     // `last` catch-up run for Wednesday first, Thursday's live fire queued behind it.
     runs.runs[0].end();
-    await until(() => runs.runs.length === 2);
+    await waitFor('runs.runs.length === 2', () => runs.runs.length === 2);
     expect(runs.runs.map((r) => [r.trigger, iso(r.scheduledAt)])).toEqual([
       ['missed', MISSED[1]],
       ['schedule', MISSED[2]],

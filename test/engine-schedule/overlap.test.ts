@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { createCronScheduler } from '../../src/engine/schedule/index.js';
 import type { FlowTrigger } from '../../src/engine/flow-types.js';
-import { controlledRuns, createBus, makeFlow, memoryState, recordEvents, until } from './helpers.js';
+import { controlledRuns, createBus, makeFlow, memoryState, recordEvents } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const MIN = 60_000;
 const START = Date.parse('2026-03-02T10:00:30Z');
@@ -25,7 +26,7 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     await scheduler.start();
     expect(scheduler.status()[0].next).toBe(slot(1));
     await clock.advance(3 * MIN);
-    await until(() => runs.runs.length === 3);
+    await waitFor('runs.runs.length === 3', () => runs.runs.length === 3);
     expect(runs.runs.map((r) => [r.trigger, r.scheduledAt])).toEqual([1, 2, 3].map((n) => ['schedule', slot(n)]));
     expect(events.filter((e) => e.name === 'schedule:fired').map((e) => e.event.scheduledAt)).toEqual([slot(1), slot(2), slot(3)]);
     await scheduler.stop();
@@ -35,7 +36,7 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     const { clock, scheduler, runs } = setup('allow');
     await scheduler.start();
     await clock.advance(3 * MIN);
-    await until(() => runs.runs.length === 3);
+    await waitFor('runs.runs.length === 3', () => runs.runs.length === 3);
     expect(runs.maxActive).toBe(3);
     await scheduler.stop();
   });
@@ -44,15 +45,15 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     const { clock, scheduler, runs, events } = setup('skip');
     await scheduler.start();
     await clock.advance(MIN);
-    await until(() => runs.runs.length === 1);
+    await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     await clock.advance(2 * MIN);
-    await until(() => events.filter((e) => e.name === 'schedule:skipped').length === 2);
+    await waitFor('events.filter((e) => e.name === \'schedule:skipped\').length === 2', () => events.filter((e) => e.name === 'schedule:skipped').length === 2);
     expect(runs.runs).toHaveLength(1);
     expect(events.filter((e) => e.name === 'schedule:skipped').map((e) => e.event.scheduledAt)).toEqual([slot(2), slot(3)]);
     runs.runs[0].end();
-    await until(() => runs.active === 0);
+    await waitFor('runs.active === 0', () => runs.active === 0);
     await clock.advance(MIN);
-    await until(() => runs.runs.length === 2);
+    await waitFor('runs.runs.length === 2', () => runs.runs.length === 2);
     expect(runs.runs[1].scheduledAt).toBe(slot(4));
     expect(runs.maxActive).toBe(1);
     await scheduler.stop();
@@ -63,11 +64,11 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     const { clock, scheduler, runs, events } = setup('skip', { isBusy: () => manualRunActive });
     await scheduler.start();
     await clock.advance(MIN);
-    await until(() => events.some((e) => e.name === 'schedule:skipped'));
+    await waitFor('events.some((e) => e.name === \'schedule:skipped\')', () => events.some((e) => e.name === 'schedule:skipped'));
     expect(runs.runs).toHaveLength(0);
     manualRunActive = false;
     await clock.advance(MIN);
-    await until(() => runs.runs.length === 1);
+    await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     await scheduler.stop();
   });
 
@@ -75,16 +76,16 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     const { clock, scheduler, runs, events, state } = setup('queue');
     await scheduler.start();
     await clock.advance(MIN);
-    await until(() => runs.runs.length === 1);
+    await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     await clock.advance(MIN); // slot 2 waits
-    await until(() => scheduler.status()[0].pending === 1);
+    await waitFor('scheduler.status()[0].pending === 1', () => scheduler.status()[0].pending === 1);
     expect((await state.get<{ pending: Array<{ scheduledAt: number }> }>('flow:every-minute'))!.pending.map((p) => p.scheduledAt)).toEqual([slot(2)]);
     await clock.advance(MIN); // slot 3 takes slot 2's place
-    await until(() => events.some((e) => e.name === 'schedule:skipped'));
+    await waitFor('events.some((e) => e.name === \'schedule:skipped\')', () => events.some((e) => e.name === 'schedule:skipped'));
     expect(events.filter((e) => e.name === 'schedule:skipped').map((e) => e.event.scheduledAt)).toEqual([slot(2)]);
     expect(scheduler.status()[0]).toMatchObject({ active: 1, pending: 1 });
     runs.runs[0].end();
-    await until(() => runs.runs.length === 2);
+    await waitFor('runs.runs.length === 2', () => runs.runs.length === 2);
     expect(runs.runs[1]).toMatchObject({ trigger: 'schedule', scheduledAt: slot(3) });
     expect(runs.maxActive).toBe(1);
     await scheduler.stop();
@@ -94,12 +95,12 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     const { clock, scheduler, runs, events } = setup('queue', { queueLimit: 2 });
     await scheduler.start();
     await clock.advance(3 * MIN);
-    await until(() => scheduler.status()[0].pending === 2);
+    await waitFor('scheduler.status()[0].pending === 2', () => scheduler.status()[0].pending === 2);
     expect(events.some((e) => e.name === 'schedule:skipped')).toBe(false);
     runs.runs[0].end();
-    await until(() => runs.runs.length === 2);
+    await waitFor('runs.runs.length === 2', () => runs.runs.length === 2);
     runs.runs[1].end();
-    await until(() => runs.runs.length === 3);
+    await waitFor('runs.runs.length === 3', () => runs.runs.length === 3);
     runs.runs[2].end();
     await scheduler.idle();
     expect(runs.runs.map((r) => r.scheduledAt)).toEqual([slot(1), slot(2), slot(3)]);
@@ -111,12 +112,12 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     const first = setup('queue');
     await first.scheduler.start();
     await first.clock.advance(2 * MIN);
-    await until(() => first.scheduler.status()[0].pending === 1);
+    await waitFor('first.scheduler.status()[0].pending === 1', () => first.scheduler.status()[0].pending === 1);
     // Crash: the active run and the scheduler vanish without stop().
     const second = setup('queue', { state: first.state });
     second.clock.set(START + 2 * MIN + 10_000); // back up 10 s later, before the next slot
     await second.scheduler.start();
-    await until(() => second.runs.runs.length === 1);
+    await waitFor('second.runs.runs.length === 1', () => second.runs.runs.length === 1);
     expect(second.runs.runs[0]).toMatchObject({ trigger: 'schedule', scheduledAt: slot(2) });
     await second.scheduler.stop();
   });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { FlowError } from '../../src/api/errors.js';
 import { createCronScheduler } from '../../src/engine/schedule/index.js';
-import { createBus, makeFlow, memoryState, recordEvents, until } from './helpers.js';
+import { createBus, makeFlow, memoryState, recordEvents } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const START = Date.parse('2026-03-02T10:00:30Z');
 
@@ -31,11 +32,11 @@ describe('createCronScheduler', () => {
     });
     await scheduler.start();
     await clock.advance(60_000);
-    await until(() => logs.length === 1);
+    await waitFor('logs.length === 1', () => logs.length === 1);
     expect(logs[0].event).toMatchObject({ level: 'error' });
     expect(logs[0].event.message).toContain("run of flow 'flaky' (schedule 2026-03-02T10:01:00.000Z) failed to start: input leads: file data/leads.csv not found");
     await clock.advance(60_000);
-    await until(() => calls === 2);
+    await waitFor('calls === 2', () => calls === 2);
     await scheduler.stop();
   });
 
@@ -61,7 +62,7 @@ describe('createCronScheduler', () => {
     await scheduler.start();
     let idle = false;
     const p = scheduler.idle().then(() => (idle = true));
-    await until(() => finish !== undefined);
+    await waitFor('finish !== undefined', () => finish !== undefined);
     await new Promise((r) => setImmediate(r));
     expect(idle).toBe(false);
     finish();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { renderFlowTestJsonSchema } from '../../src/runtime/flow-test/index.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { captureIo } from '../cli/output.test-helpers.js';
+import { captureIo } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 let dir: string;

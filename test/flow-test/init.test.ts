@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { createRegistry, loadPlugins } from '../../src/engine/registry/index.js';
-import { captureIo } from '../cli/output.test-helpers.js';
+import { captureIo } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CONFIG = (plugin: string) => `instances: { default: { apiUrl: local } }\nlocal: { instances: [{ idInstance: '1', apiTokenInstance: 'token-123' }] }\nplugins: [${plugin}]\n`;

@@ -8,7 +8,7 @@ import { createClient } from '../../src/client/index.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { csvLine } from '../../src/actions/kit/index.js';
-import { ID, localConfig, startLocal, tempDir, writeData, type LocalUnderTest } from './helpers/local.js';
+import { ID, localConfig, startLocal, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
 
 const T0 = Date.parse('2026-01-05T09:00:00Z');
 const HOUR = 3_600_000;

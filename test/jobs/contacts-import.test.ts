@@ -5,7 +5,7 @@ import { contactsImport } from '../../src/actions/index.js';
 import { createActionTestContext, runAction } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { systemClock } from '../../src/util/clock.js';
-import { ID, TOKEN, startLocal, tempDir, writeData, type LocalUnderTest } from './helpers/local.js';
+import { ID, TOKEN, startLocal, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
 
 const CONTACTS = `phone,chatId,firstName,lastName,saveInAddressbook
 +7 900 111-22-33,,Alice,Anders,true

@@ -6,10 +6,10 @@ import type { RecipientRecord } from '../../src/actions/index.js';
 import { createActionTestContext, runAction, type ActionTestOptions } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock, systemClock } from '../../src/util/clock.js';
-import { drainQueue, startFileServer, startLocal, tempDir, writeData, type LocalUnderTest } from './helpers/local.js';
+import { drainQueue, startLocal, startPdfServer, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
 
 let files: { url: string; close(): Promise<void> };
-beforeAll(async () => void (files = await startFileServer()));
+beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
 let open: LocalUnderTest[] = [];
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { outgoingAudit, OutgoingAuditInput } from '../../src/actions/index.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { createActionTestContext } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { ID, TOKEN, startLocal, tempDir, type LocalUnderTest } from './helpers/local.js';
+import { ID, TOKEN, startLocal, tempDir, type LocalUnderTest } from '../support/local-service.js';
 
 const T0 = Date.parse('2026-01-05T09:00:00Z');
 const MIN = 60_000;

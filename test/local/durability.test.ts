@@ -10,8 +10,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { networkYaml } from '../support/network.js';
+import { waitFor } from '../support/wait.js';
 import type { Message } from '../../src/api/types.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { startFileServer, type FileServer } from '../support/file-server.js';
 import { A, ALICE, BOB, startHarness } from './helpers/harness.js';
 import { makePdf } from './helpers/png.js';
 
@@ -57,16 +59,6 @@ async function api(url: string, method: string, body?: unknown): Promise<any> {
   return { status: res.status, body: await res.json() };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe('kill -9 during a queued send', () => {
   let files: FileServer;
   let dir: string;
@@ -89,10 +81,7 @@ describe('kill -9 during a queued send', () => {
         '  port: 0',
         '  dataDir: data',
         '  fetch: { allowPrivate: true }',
-        '  network:',
-        '    accounts:',
-        '      - { phone: 79001112233, username: "@alice", name: Alice }',
-        '      - { phone: 79002223344, name: Bob }',
+        networkYaml('  '),
         '  instances:',
         `    - idInstance: "${A.idInstance}"`,
         `      apiTokenInstance: "${A.apiTokenInstance}"`,
@@ -110,7 +99,7 @@ describe('kill -9 during a queued send', () => {
       ids.push(r.body.idMessage);
     }
     // Kill once the queue is part-way through.
-    await until('two messages sent', async () => {
+    await waitFor('two messages sent', async () => {
       const h = (await api(url, 'getChatHistory', { chatId: ALICE })).body as Message[];
       return h.length >= 2 ? true : undefined;
     });
@@ -118,7 +107,7 @@ describe('kill -9 during a queued send', () => {
 
     ({ child, url } = await startChild(config));
     try {
-      const history = await until('all six sent', async () => {
+      const history = await waitFor('all six sent', async () => {
         const h = (await api(url, 'getChatHistory', { chatId: ALICE })).body as Message[];
         return h.length >= 6 ? h : undefined;
       });

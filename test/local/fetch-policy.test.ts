@@ -14,7 +14,7 @@ import { LocalSchema } from '../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../src/local/index.js';
 import { downloadToFile, FetchError, privateRange } from '../../src/local/media/download.js';
 import { MAX_SEND_ATTEMPTS } from '../../src/local/instance/send-queue.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { startFileServer, type FileServer } from '../support/file-server.js';
 import { makePdf } from './helpers/png.js';
 
 const ID = '1101000001';

@@ -11,9 +11,10 @@ import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
-import { startFileServer, type FileServer } from './helpers/file-server.js';
+import { startFileServer, type FileServer } from '../support/file-server.js';
 import { A, ALICE, BOB } from './helpers/harness.js';
 import { makePng } from './helpers/png.js';
+import { networkYaml } from '../support/network.js';
 
 let dir: string;
 let served: ServeHandle;
@@ -42,10 +43,7 @@ beforeAll(async () => {
       'local:',
       '  dataDir: data',
       '  fetch: { allowPrivate: true }',
-      '  network:',
-      '    accounts:',
-      '      - { phone: 79001112233, username: "@alice", name: Alice }',
-      '      - { phone: 79002223344, name: Bob }',
+      networkYaml('  '),
       '  instances:',
       `    - idInstance: "${A.idInstance}"`,
       `      apiTokenInstance: "${A.apiTokenInstance}"`,
@@ -63,6 +61,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  // Test files share a worker (vitest.config.ts isolate: false): the next file prints again.
+  vi.restoreAllMocks();
   await served?.close();
   await files?.close();
   await rm(dir, { recursive: true, force: true });

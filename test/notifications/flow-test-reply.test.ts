@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli } from '../cli/inproc.js';
+import { cli } from '../support/cli.js';
 
 const CONFIG = `instances:
   default:

@@ -11,7 +11,10 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exited, msgflow, msgflowDaemon, project } from '../cli/helpers.js';
+import { cli } from '../support/cli.js';
+import { project } from '../support/project.js';
+import { spawnCli } from '../support/spawn.js';
+import { waitFor } from '../support/wait.js';
 
 const ZOD = import.meta.resolve('zod');
 const TOKEN = 'kill-test-token-7c1e';
@@ -68,7 +71,8 @@ describe('kill -9 of msgflow start between receive and delete', () => {
   it('starts the triggered run once: the redelivered notification only resumes it', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'crash.js': PLUGIN, 'flows/on-stop.yaml': FLOW });
     try {
-      const first = await msgflowDaemon(['start', '--no-ui'], dir, /started; /);
+      const first = spawnCli(['start', '--no-ui'], dir);
+      await first.waitForOutput(/started; /);
       const url = /local service listening on (\S+)/.exec(first.output())![1]!;
       const say = (textMessage: string) =>
         fetch(`${url}/_local/waInstance1101000001/incoming/${TOKEN}`, {
@@ -78,21 +82,21 @@ describe('kill -9 of msgflow start between receive and delete', () => {
         });
       expect((await say('hello')).status).toBe(200);
       expect((await say('STOP')).status).toBe(200);
-      expect(await exited(first.child)).toBeNull(); // killed by its own SIGKILL
+      expect(await first.exited).toBeNull(); // killed by its own SIGKILL
       expect(first.child.signalCode).toBe('SIGKILL');
       expect(marks(dir)).toHaveLength(1);
       const [runId] = marks(dir)[0]!.split(' ');
 
-      const second = await msgflowDaemon(['start', '--no-ui', '--log-level', 'debug'], dir, /started; /);
-      const deadline = Date.now() + 30_000;
-      while (marks(dir).length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const second = spawnCli(['start', '--no-ui', '--log-level', 'debug'], dir);
+      await second.waitForOutput(/started; /);
+      await waitFor('the resumed run to mark again', () => marks(dir).length >= 2, 30_000);
       // The notification came again (it was never deleted) and started nothing new.
-      while (!/notification incomingMessageReceived from instance default/.test(second.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await second.waitForOutput(/notification incomingMessageReceived from instance default/);
       second.child.kill('SIGTERM');
-      await exited(second.child);
+      await second.exited;
       expect(second.output()).toMatch(/notification incomingMessageReceived from instance default \(lag [^)]*, 0 runs started\)/);
       expect(marks(dir)).toEqual([`${runId} 79001112233@c.us`, `${runId} 79001112233@c.us`]);
-      const runs = await msgflow(['runs', '--json'], dir);
+      const runs = await cli(['runs', '--json'], dir);
       const list = JSON.parse(runs.stdout) as Array<{ id: string; flow: string; status: string; trigger: string }>;
       expect(list.filter((r) => r.flow === 'on-stop').map((r) => [r.id, r.status])).toEqual([[runId, 'succeeded']]);
     } finally {

@@ -15,7 +15,7 @@ import { identityOf } from '../../src/runtime/clients.js';
 import { startNotificationConsumers } from '../../src/runtime/notifications/consumers.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { serveCommand } from '../../src/runtime/serve.js';
-import { cli } from '../cli/inproc.js';
+import { cli } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const TOKEN = 'stop-e2e-token-4b2d';

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/wait.js';
 import { KvLog } from '../../src/store/kv-log.js';
 import { createLowdbStore } from '../../src/store/index.js';
 
@@ -29,14 +30,6 @@ function startWriter(args: string[]) {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.on('exit', (code, signal) => r({ code, signal })));
   const acked = () => [...out.matchAll(/ack (\d+)/g)].map((m) => Number(m[1]));
   return { proc, exited, acked, out: () => out, err: () => err };
-}
-
-async function waitFor(cond: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 const files = async (d: string) => (await readdir(d)).sort();
@@ -134,7 +127,7 @@ describe('KvLog under kill -9 (child processes)', () => {
   it('every acknowledged write of two concurrent writers survives kill -9, compactions included', async () => {
     const w1 = startWriter([dir, 'w1', '100000', '20000']);
     const w2 = startWriter([dir, 'w2', '100000', '20000']);
-    await waitFor(() => (w1.acked().length >= 1500 && w2.acked().length >= 1500) || w1.proc.exitCode !== null || w2.proc.exitCode !== null, 'writes under way');
+    await waitFor('writes under way', () => (w1.acked().length >= 1500 && w2.acked().length >= 1500) || w1.proc.exitCode !== null || w2.proc.exitCode !== null);
     w1.proc.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 30));
     w2.proc.kill('SIGKILL');

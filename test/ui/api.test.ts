@@ -7,7 +7,8 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MsgflowError } from '../../src/api/errors.js';
 import { createUiServer } from '../../src/ui/index.js';
-import { LOCAL_ID, LOCAL_TOKEN, get, post, readEvents, startProject, waitFor, type Project } from './helpers.js';
+import { LOCAL_ID, LOCAL_TOKEN, get, post, readEvents, startProject, type Project } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 describe('dashboard API', () => {
   let p: Project;
@@ -180,7 +181,7 @@ describe('dashboard API', () => {
     expect(m.headers.get('content-type')).toMatch(/text\/plain/);
     expect(m.text).toMatch(/msgflow_runs\{flow="check-some",status="succeeded"\} [1-9]/);
     expect(m.text).toMatch(/msgflow_items_total\{action="checkAccount.bulk",outcome="done"\} [1-9]/);
-    expect(m.text).toMatch(/msgflow_api_calls_total\{method="checkAccount",status="200"\} [1-9]/);
+    expect(m.text).toMatch(/msgflow_api_calls_total\{instance="default",method="checkAccount",outcome="ok"\} [1-9]/);
     expect(m.text).toMatch(/msgflow_runs_finished_total\{flow="check-some",status="succeeded"\} [1-9]/);
   });
 

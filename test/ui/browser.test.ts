@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, startProject, waitFor, type Project } from './helpers.js';
+import { identityOf } from '../../src/runtime/clients.js';
+import { post, startProject, type Project } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const CHROMIUM = process.env.MSGFLOW_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
@@ -128,9 +130,16 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await page.locator('[data-run-status]').waitFor();
   });
 
-  it('Instances shows a pause with its reason and end; Lift removes it; the audit history plots', async () => {
+  it('Instances shows the state, the send queue, the opt-out list size, a pause with its reason and end; Lift removes it; the audit history plots', async () => {
     const audit = await post(`${p.url}/api/flows/audit/runs`, {});
     await waitFor('the audit run', async () => (await p.runtime.engine.getRun(audit.body.runId))?.status === 'succeeded');
+    // Messages in the paced send queue (one leaves every 500 ms) and two opted-out chats, before the instance is first asked.
+    const client = p.runtime.clientFor('default');
+    for (let i = 0; i < 10; i++) await client.sendMessage({ chatId: '79002223344@c.us', message: `queued ${i}` });
+    const optOuts = p.runtime.store.kv('shared:opt-out');
+    const self = identityOf(p.runtime.config, 'default');
+    await optOuts.set(`${self}:79001112233@c.us`, { at: Date.now() });
+    await optOuts.set(`${self}:79003334455@c.us`, { at: Date.now() });
     const inst = (await (await fetch(`${p.url}/api/instances`)).json()) as any;
     const identity = inst.instances[0].identity;
     const now = Date.now();
@@ -140,6 +149,9 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await page.goto(`${p.url}/#/instances`);
     const pause = page.locator('tr[data-instance="default"] [data-pause="checkAccount"]');
     await expect(pause.textContent()).resolves.toMatch(/rate_limit_exceeded until .* left\)/);
+    await expect(page.locator('[data-state="default"]').textContent()).resolves.toBe('authorized');
+    await expect(page.locator('[data-queue="default"]').textContent()).resolves.toMatch(/^([1-9]|10) waiting, next by .* \(one every 500 ms\)$/);
+    await expect(page.locator('[data-optouts="default"]').textContent()).resolves.toBe('2');
     await page.locator('[data-plot^="outgoing.audit"] canvas').first().waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'instances.png'), fullPage: true });
     await page.click('button[data-lift="default"]');

@@ -14,7 +14,8 @@ import type { Io } from '../../src/cli/output.js';
 import { createBus } from '../../src/engine/events.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { createUiServer } from '../../src/ui/index.js';
-import { get, readEvents, waitFor, writeProject } from './helpers.js';
+import { get, readEvents, writeProject } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 function memoryIo() {
   const out: string[] = [];

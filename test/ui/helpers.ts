@@ -134,15 +134,6 @@ export async function startProject(opts: Partial<UiServerOptions> & { extraConfi
   };
 }
 
-export async function waitFor<T>(what: string, f: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 export async function get(url: string): Promise<{ status: number; body: any; text: string; headers: Headers }> {
   const res = await fetch(url);

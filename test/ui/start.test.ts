@@ -6,10 +6,21 @@
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { COMMANDS_HELP } from '../../src/cli/help.js';
-import { exited, msgflowDaemon } from '../cli/helpers.js';
-import { get, post, waitFor, writeProject } from './helpers.js';
+import { runCli } from '../../src/cli/main.js';
+import type { Io } from '../../src/cli/output.js';
+import { spawnCli } from '../support/spawn.js';
+import { get, post, writeProject } from './helpers.js';
+import { waitFor } from '../support/wait.js';
+
+function memoryIo() {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: Io = { out: (t) => out.push(t), err: (t) => err.push(t), stdout: new PassThrough(), stderr: new PassThrough() };
+  return { io, out, err };
+}
 
 const wired = COMMANDS_HELP.start?.options.some((o) => o.name === 'no-ui') ?? false;
 if (!wired) console.warn('test/ui/start.test.ts: skipped: msgflow start does not serve the dashboard yet (start.ts: serveDashboard, --no-ui)');
@@ -17,17 +28,26 @@ if (!wired) console.warn('test/ui/start.test.ts: skipped: msgflow start does not
 describe.skipIf(!wired)('msgflow start and the dashboard', () => {
   it('tells the dashboard address, which lists the flows and runs one', async () => {
     const dir = writeProject('ui:\n  port: 0\n');
-    const d = await msgflowDaemon(['start', '-c', path.join(dir, 'config.yaml')], dir, /dashboard on (http:\/\/[\d.]+:\d+)/);
+    const d = spawnCli(['start', '-c', path.join(dir, 'config.yaml')], dir);
+    const ready = await d.waitForOutput(/dashboard on (http:\/\/[\d.]+:\d+)/);
     try {
-      const url = d.match[1]!;
+      const url = ready[1]!;
       const flows = await get(`${url}/api/flows`);
       expect(flows.body.flows.map((f: any) => f.name)).toContain('check-some');
       const started = await post(`${url}/api/flows/check-some/runs`, {});
       expect(started.status).toBe(201);
       await waitFor('the run to succeed', async () => (await get(`${url}/api/runs/${started.body.runId}`)).body.run.status === 'succeeded', 30_000);
+      // msgflow run in a terminal beside it: the daemon executes the run (it recorded its dashboard in the store).
+      const { io, out, err } = memoryIo();
+      expect(await runCli(['run', 'check-some', '-c', path.join(dir, 'config.yaml')], io)).toBe(0);
+      const m = /run (\S+) of check-some executes in the daemon/.exec(err.join('\n'));
+      expect(m, err.join('\n')).not.toBeNull();
+      expect(out.join('\n')).toContain(m![1]);
+      const shown = await get(`${url}/api/runs/${m![1]}`);
+      expect(shown.body.run.status).toBe('succeeded');
     } finally {
       d.child.kill('SIGTERM');
-      await exited(d.child);
+      await d.exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -37,12 +57,13 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as net.AddressInfo).port;
     const dir = writeProject(`ui:\n  port: ${port}\n`);
-    const d = await msgflowDaemon(['start', '-c', path.join(dir, 'config.yaml')], dir, /started;/);
+    const d = spawnCli(['start', '-c', path.join(dir, 'config.yaml')], dir);
+    await d.waitForOutput(/started;/);
     try {
       expect(d.output()).toMatch(new RegExp(`port ${port} is already in use.*ui.port in config.yaml.*running without the dashboard`));
     } finally {
       d.child.kill('SIGTERM');
-      await exited(d.child);
+      await d.exited;
       blocker.close();
       rmSync(dir, { recursive: true, force: true });
     }
@@ -50,12 +71,17 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
 
   it('--no-ui serves no dashboard', async () => {
     const dir = writeProject('ui:\n  port: 0\n');
-    const d = await msgflowDaemon(['start', '--no-ui', '-c', path.join(dir, 'config.yaml')], dir, /started;/);
+    const d = spawnCli(['start', '--no-ui', '-c', path.join(dir, 'config.yaml')], dir);
+    await d.waitForOutput(/started;/);
     try {
       expect(d.output()).not.toMatch(/dashboard on/);
+      // msgflow run beside it executes here and says why.
+      const { io, err } = memoryIo();
+      expect(await runCli(['run', 'check-some', '-c', path.join(dir, 'config.yaml')], io)).toBe(0);
+      expect(err.join('\n')).toMatch(/the daemon \(msgflow start, pid \d+.*\) serves no dashboard \(started with --no-ui\): the run executes here/);
     } finally {
       d.child.kill('SIGTERM');
-      await exited(d.child);
+      await d.exited;
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -5,7 +5,7 @@ import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { initFiles } from '../init-template.js';
 import { version } from '../main.js';
-import type { Io } from '../output.js';
+import { cliPath, type Io } from '../output.js';
 
 /** msgflow's own folder (where its package.json is). */
 const MSGFLOW_ROOT = path.resolve(fileURLToPath(import.meta.url), '../../../..');
@@ -26,8 +26,8 @@ export function msgflowDependency(root = MSGFLOW_ROOT): string {
 export async function init(argv: string[], io: Io): Promise<number> {
   const { positionals } = parseCommand('init', argv);
   if (positionals.length > 1) throw new UsageError(`init expects at most one DIR, got ${positionals.length}`);
-  const dir = path.resolve(positionals[0] ?? '.');
-  const shown = path.relative(process.cwd(), dir) || '.';
+  const dir = cliPath(io, positionals[0] ?? '.');
+  const shown = path.relative(io.cwd ?? process.cwd(), dir) || '.';
   if (existsSync(path.join(dir, 'config.yaml'))) {
     io.err(`msgflow: ${path.join(shown, 'config.yaml')} already exists: ${shown} is already a msgflow project (nothing written)`);
     return EXIT.FAILURE;

@@ -3,7 +3,7 @@ import { formatDuration } from '../../engine/progress/index.js';
 import { createStore } from '../../store/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { configOptions, type Io } from '../output.js';
 
 /**
  * An instance-wide pause (e.g. checkAccount's rate_limit_exceeded): one
@@ -32,7 +32,7 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
   if (sub !== undefined && sub !== 'lift') throw new UsageError(`unknown pauses subcommand '${sub}' (expected lift)`);
   if (sub === 'lift' && target === undefined) throw new UsageError('pauses lift expects an INSTANCE (its config name or identity)');
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
-  const config = loadConfig(values.config ?? 'config.yaml');
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const store = createStore(config.store, config.baseDir);
   try {
     const kv = store.kv(PAUSES_NS);

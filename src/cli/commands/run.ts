@@ -3,12 +3,12 @@ import { loadConfig, resolveFromConfig } from '../../config/index.js';
 import type { Engine, RunHandle } from '../../engine/run/index.js';
 import { checkInputNames, findFlow } from '../../engine/flow/index.js';
 import type { Flow } from '../../engine/flow-types.js';
-import { createRuntime } from '../../runtime/runtime.js';
-import type { RunRecord } from '../../store/types.js';
+import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { cliReporter, formatCliError, type Io } from '../output.js';
+import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
+import { findDaemon, startInDaemon, type RemoteRunHandle } from '../daemon-run.js';
 
 /** Exit codes of a run stopped by a signal: 128 + the signal number, as shells report it. */
 const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143 };
@@ -31,13 +31,19 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(`run expects exactly one FLOW, got ${positionals.length}`);
   if (values.new && values.resume) throw new UsageError('--new and --resume exclude each other');
   const inputs = parseInputs(values.input);
-  const config = loadConfig(values.config ?? 'config.yaml');
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const runtime = await createRuntime({ config, command: 'run', listenIfFree: true });
   const reporter = cliReporter(io, values, config, runtime.bus);
   let signalled: NodeJS.Signals | undefined;
+  let remote: RemoteRunHandle | undefined;
+  let wakeOnSignal: () => void = () => {};
+  const signal = new Promise<undefined>((resolve) => (wakeOnSignal = () => resolve(undefined)));
   const stop = (sig: NodeJS.Signals) => {
     signalled ??= sig;
-    void runtime.engine.shutdown('interrupted by signal');
+    // A run in the daemon goes on there: this process only stops following it.
+    if (remote) remote.detach();
+    else void runtime.engine.shutdown('interrupted by signal');
+    wakeOnSignal();
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -48,28 +54,53 @@ export async function run(argv: string[], io: Io): Promise<number> {
       instances: Object.keys(config.instances),
     });
     checkInputNames(flow, inputs);
-    const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined);
+    const starter = await chooseStarter(runtime, values, io, (h) => (remote = h));
+    const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined, starter);
     if (typeof handle === 'number') return handle;
-    const record: RunRecord = await handle.done;
+    const record = remote ? await Promise.race([handle.done, signal]) : await handle.done;
     reporter.close();
-    if (values.json) {
-      const steps = await runtime.engine.getSteps(record.id);
-      io.out(JSON.stringify({ run: record, steps }, null, 2));
-    } else {
-      io.out(formatRunSummary(record, await runtime.engine.getSteps(record.id)));
+    if (!record) {
+      io.err(`msgflow: ${signalled}: stopped following run ${handle.runId}; it goes on in the daemon ('msgflow runs cancel ${handle.runId}' stops it)`);
+      return SIGNAL_EXIT[signalled!] ?? EXIT.FAILURE;
     }
+    const steps = await runtime.engine.getSteps(record.id);
+    io.out(values.json ? JSON.stringify({ run: record, steps }, null, 2) : formatRunSummary(record, steps));
     if (signalled) return SIGNAL_EXIT[signalled] ?? EXIT.FAILURE;
     return record.status === 'succeeded' ? EXIT.OK : EXIT.FAILURE;
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
+    remote?.detach();
     reporter.close();
     await runtime.close();
   }
 }
 
+/** Starts a run: in the engine of this process, or in the daemon's (see daemon-run.ts). */
+type Starter = (flow: Flow, opts: { inputs: Record<string, string>; dryRun?: boolean }) => Promise<RunHandle>;
+
+/**
+ * In the daemon when one serves this store's dashboard (unless --no-daemon;
+ * --resume resumes here), else here. `onRemote` learns the followed run.
+ */
+async function chooseStarter(runtime: Runtime, flags: RunFlags, io: Io, onRemote: (h: RemoteRunHandle) => void): Promise<Starter> {
+  const local: Starter = (flow, o) => runtime.engine.start(flow, { ...o, trigger: 'manual' });
+  if (flags['no-daemon'] || flags.resume) return local;
+  const daemon = await findDaemon(runtime);
+  if (daemon.note) io.err(`msgflow: ${daemon.note}`);
+  const target = daemon.target;
+  if (!target) return local;
+  return async (flow, o) => {
+    const h = await startInDaemon(target, flow.name, { inputs: o.inputs, dryRun: o.dryRun === true }, runtime.bus, (id) => runtime.engine.getRun(id));
+    io.err(`msgflow: run ${h.runId} of ${flow.name} executes in the daemon (dashboard ${target.url}/#/runs/${encodeURIComponent(h.runId)})`);
+    onRemote(h);
+    return h;
+  };
+}
+
 interface RunFlags {
   'dry-run'?: boolean;
+  'no-daemon'?: boolean;
   new?: boolean;
   resume?: string;
   wait?: boolean;
@@ -85,12 +116,13 @@ async function obtainRun(
   flags: RunFlags,
   io: Io,
   stopped: () => boolean,
+  start: Starter,
 ): Promise<RunHandle | number> {
   let announced = false;
   for (;;) {
     if (stopped()) return EXIT.FAILURE;
     try {
-      const handle = await decide(engine, flow, inputs, flags, io);
+      const handle = await decide(engine, flow, inputs, flags, io, start);
       if (typeof handle !== 'string') return handle;
       if (!flags.wait) {
         io.err(`msgflow: ${handle}`);
@@ -111,8 +143,8 @@ async function obtainRun(
 }
 
 /** A handle; the sentence saying why the flow cannot run now (a live run); or an exit code (already explained). */
-async function decide(engine: Engine, flow: Flow, inputs: Record<string, string>, flags: RunFlags, io: Io): Promise<RunHandle | string | number> {
-  if (flags['dry-run']) return engine.start(flow, { inputs, dryRun: true, trigger: 'manual' });
+async function decide(engine: Engine, flow: Flow, inputs: Record<string, string>, flags: RunFlags, io: Io, start: Starter): Promise<RunHandle | string | number> {
+  if (flags['dry-run']) return start(flow, { inputs, dryRun: true });
   if (flags.resume) {
     const h = await engine.resume(flags.resume, flow);
     io.err(`msgflow: resuming run ${h.runId} of ${flow.name} from its checkpoint`);
@@ -147,7 +179,7 @@ async function decide(engine: Engine, flow: Flow, inputs: Record<string, string>
     );
     return EXIT.USAGE;
   }
-  return engine.start(flow, { inputs, trigger: 'manual' });
+  return start(flow, { inputs });
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z';

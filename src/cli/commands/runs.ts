@@ -5,7 +5,7 @@ import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { cliReporter, type Io } from '../output.js';
+import { configOptions, cliReporter, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
 
 /** Failed items listed by `runs show` per step (the rest are counted). */
@@ -24,7 +24,7 @@ export async function runs(argv: string[], io: Io): Promise<number> {
   if (sub !== undefined && id === undefined) throw new UsageError(`runs ${sub} expects a run ID`);
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   const limit = parsePositiveInt(values.limit, '--limit') ?? 20;
-  const config = loadConfig(values.config ?? 'config.yaml');
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const runtime = await createRuntime({ config, command: 'runs' });
   try {
     if (sub === 'show') return await show(runtime, id!, Boolean(values.json), io);

@@ -1,19 +1,19 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig } from '../../config/index.js';
+import { loadConfig, type LoadConfigOptions } from '../../config/index.js';
 import { renderFlowJsonSchema } from '../../engine/flow/index.js';
 import { buildRegistry } from '../../runtime/registry.js';
 import { parseCommand, parseLogLevel } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { safeWrite, type Io } from '../output.js';
+import { cliPath, configOptions, safeWrite, type Io } from '../output.js';
 
 /**
  * The flow JSON Schema for this project: the flow file shape plus the input
  * schema of every action a flow here may use (built-ins, jobs, config.yaml's
  * plugins), so editors autocomplete `with:` blocks of your own actions too.
  */
-export async function renderSchemaFor(configFile: string): Promise<string> {
-  const config = loadConfig(configFile);
+export async function renderSchemaFor(configFile: string, options: LoadConfigOptions = {}): Promise<string> {
+  const config = loadConfig(configFile, options);
   return renderFlowJsonSchema(await buildRegistry(config));
 }
 
@@ -23,12 +23,12 @@ export async function schema(argv: string[], io: Io): Promise<number> {
   parseLogLevel(values['log-level']);
   // --check compares with a file: without one there is nothing to check (it must not "pass").
   if (values.check && !values.out) throw new UsageError('--check needs --out FILE: the schema file to compare with');
-  const text = await renderSchemaFor(values.config ?? 'config.yaml');
+  const text = await renderSchemaFor(values.config ?? 'config.yaml', configOptions(io));
   if (!values.out) {
     safeWrite(io.stdout, text);
     return EXIT.OK;
   }
-  const out = path.resolve(values.out);
+  const out = cliPath(io, values.out);
   const same = existsSync(out) && readFileSync(out, 'utf8') === text;
   if (values.check) {
     io.out(same ? `${values.out} is up to date` : `${values.out} is out of date: run msgflow schema --out ${values.out}`);

@@ -2,7 +2,7 @@ import { loadConfig } from '../../config/index.js';
 import { serveCommand } from '../../runtime/serve.js';
 import { parseCommand, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { cliReporter, type Io } from '../output.js';
+import { configOptions, cliReporter, type Io } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 /**
@@ -15,14 +15,14 @@ export async function serve(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('serve', argv, false);
   const port = parsePort(values.port);
   const configFile = values.config ?? 'config.yaml';
-  const config = loadConfig(configFile);
+  const config = loadConfig(configFile, configOptions(io));
   const reporter = cliReporter(io, values, config);
   // Listening for stop signals before the port opens: a signal right after the banner is not lost.
   const failed = new AbortController();
   const stopped = untilSignal(failed.signal);
   let handle;
   try {
-    handle = await serveCommand({ config: configFile, port, print: (l) => io.out(l), logger: reporter.logger });
+    handle = await serveCommand({ config: configFile, ...configOptions(io), port, print: (l) => io.out(l), logger: reporter.logger });
   } catch (e) {
     failed.abort();
     reporter.close();

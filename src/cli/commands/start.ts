@@ -5,13 +5,13 @@ import { defaultHostId, describeHolder, LeaseOwner } from '../../engine/run/inde
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import type { Flow } from '../../engine/flow-types.js';
-import type { Logger } from '../../engine/action.js';
+import type { Logger } from '../../util/logger.js';
 import { identityOf } from '../../runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../runtime/notifications/consumers.js';
-import { serveDashboard, type UiServer } from '../../ui/index.js';
+import { clearDaemonUi, recordDaemonUi, serveDashboard, type UiServer } from '../../ui/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { cliReporter, formatCliError, type Io } from '../output.js';
+import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 
 /** Signals that stop the daemon gracefully. SIGHUP too: a terminal closing (and, later, a reload) must not kill it mid-item. */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -44,13 +44,36 @@ async function consumeNotifications(runtime: Runtime, flows: readonly Flow[], lo
 }
 
 /**
+ * Serves the dashboard unless --no-ui, and records its address (or why there
+ * is none) in the store: where `msgflow run` beside this daemon hands its
+ * runs (src/cli/daemon-run.ts).
+ */
+async function openDashboard(runtime: Runtime, off: boolean, io: Io, logger: Logger): Promise<UiServer | undefined> {
+  let dashboard: UiServer | undefined;
+  let reason = off ? 'started with --no-ui' : undefined;
+  if (!off) {
+    try {
+      dashboard = await serveDashboard(runtime, {}, logger);
+      io.out(`msgflow: dashboard on ${dashboard.url}`);
+    } catch (e) {
+      // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
+      if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
+      io.err(`${formatCliError(e)}; running without the dashboard`);
+      reason = `ui.port ${runtime.config.ui.port} was in use`;
+    }
+  }
+  await recordDaemonUi(runtime.store, { url: dashboard?.url ?? null, reason, pid: process.pid, host: defaultHostId(), startedAt: Date.now() });
+  return dashboard;
+}
+
+/**
  * `msgflow start`: the daemon. Order matters: the local service listens
  * first (flows may call it), then unfinished runs resume, then the scheduler
  * starts (catching up missed slots and startup runs).
  */
 export async function start(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('start', argv, false);
-  const config = loadConfig(values.config ?? 'config.yaml');
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const listen = !values['no-listen'] && config.local !== undefined;
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
   let daemon: LeaseOwner | undefined;
@@ -82,16 +105,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
       const host = await runtime.local();
       if (host.mode === 'owner' && host.url) io.out(`msgflow: local service listening on ${host.url}`);
     }
-    if (!values['no-ui']) {
-      try {
-        dashboard = await serveDashboard(runtime, {}, reporter.logger);
-        io.out(`msgflow: dashboard on ${dashboard.url}`);
-      } catch (e) {
-        // A busy port must not keep the flows from running; an unsafe bind (a config error) stops the start.
-        if (!(e instanceof MsgflowError && e.code === 'PORT_IN_USE')) throw e;
-        io.err(`${formatCliError(e)}; running without the dashboard`);
-      }
-    }
+    dashboard = await openDashboard(runtime, values['no-ui'] === true, io, reporter.logger);
     const { flows, errors } = runtime.flows();
     for (const e of errors) io.err(e.message);
     if (errors.length > 0) io.err(`msgflow: ${errors.length} flow error(s); the other flows run (see msgflow validate)`);
@@ -125,6 +139,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     await scheduler.stop();
     return EXIT.OK;
   } finally {
+    await clearDaemonUi(runtime.store, process.pid, defaultHostId()).catch(() => {});
     await dashboard?.close();
     // No new notification is taken once stopping; those taken are recorded (their runs resume).
     await consumers?.stop();

@@ -2,7 +2,7 @@ import { loadConfig } from '../../config/index.js';
 import { formatMismatches, runFlowTests, type CaseResult } from '../../runtime/flow-test/index.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { cliPath, configOptions, type Io } from '../output.js';
 import path from 'node:path';
 
 /**
@@ -12,11 +12,11 @@ import path from 'node:path';
  */
 export async function test(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('test', argv);
-  const config = loadConfig((values.config as string | undefined) ?? 'config.yaml');
+  const config = loadConfig((values.config as string | undefined) ?? 'config.yaml', configOptions(io));
   const json = Boolean(values.json);
   const show = (r: CaseResult) => {
     if (json) return;
-    const where = path.relative(process.cwd(), r.file) || r.file;
+    const where = path.relative(io.cwd ?? process.cwd(), r.file) || r.file;
     const timing = r.virtualMs === undefined ? `${r.wallMs} ms` : `${r.wallMs} ms, ${formatVirtual(r.virtualMs)} virtual`;
     io.out(`${r.passed ? 'PASS' : 'FAIL'}  ${where} › ${r.name} (${timing})`);
     if (r.error) io.out(`      ${r.error}`);
@@ -24,7 +24,7 @@ export async function test(argv: string[], io: Io): Promise<number> {
   };
   const summary = await runFlowTests({
     config,
-    files: positionals.length > 0 ? positionals : undefined,
+    files: positionals.length > 0 ? positionals.map((p) => cliPath(io, p)) : undefined,
     filter: values.filter as string | undefined,
     onResult: show,
   });

@@ -3,7 +3,7 @@ import { createRuntime } from '../../runtime/runtime.js';
 import { serveDashboard } from '../../ui/index.js';
 import { parseCommand, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import { cliReporter, type Io } from '../output.js';
+import { configOptions, cliReporter, type Io } from '../output.js';
 import { untilSignal } from '../signals.js';
 
 /**
@@ -15,7 +15,7 @@ import { untilSignal } from '../signals.js';
 export async function ui(argv: string[], io: Io, stop?: Promise<unknown>): Promise<number> {
   const { values } = parseCommand('ui', argv, false);
   const port = parsePort(values.port);
-  const config = loadConfig(values.config ?? 'config.yaml');
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   // Listening for stop signals before the port opens: a signal right after the banner is not lost.
   const failed = new AbortController();
   const stopped = stop ?? untilSignal(failed.signal);

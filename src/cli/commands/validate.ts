@@ -4,7 +4,7 @@ import { displayPath, validateFlowFiles } from '../../engine/flow/index.js';
 import { buildRegistry } from '../../runtime/registry.js';
 import { parseCommand, parseLogLevel } from '../args.js';
 import { EXIT } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { cliPath, configOptions, type Io } from '../output.js';
 
 /**
  * `msgflow validate [FILE...]`: config.yaml first (flows cannot be checked
@@ -17,7 +17,7 @@ export async function validate(argv: string[], io: Io): Promise<number> {
   const configFile = values.config ?? 'config.yaml';
   let config;
   try {
-    config = loadConfig(configFile);
+    config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     for (const line of e.message.split('\n')) io.err(line);
@@ -32,7 +32,7 @@ export async function validate(argv: string[], io: Io): Promise<number> {
     io.err(`${configFile} plugins: ${e.message}`);
     return EXIT.FAILURE;
   }
-  const targets = positionals.length > 0 ? positionals : [resolveFromConfig(config, config.flowsDir)];
+  const targets = positionals.length > 0 ? positionals.map((p) => cliPath(io, p)) : [resolveFromConfig(config, config.flowsDir)];
   const results = validateFlowFiles(targets, {
     registry,
     baseDir: config.baseDir,

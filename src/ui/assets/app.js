@@ -141,10 +141,19 @@
   }
 
   // ---- Flows ------------------------------------------------------------------
+  /** on.notification as words: the type, then each filter given (text as the regular expression it is). */
+  function notificationText(n) {
+    if (typeof n !== 'object') return 'on notification ' + String(n);
+    const parts = ['on ' + (n.type || 'incomingMessageReceived')];
+    if (n.text !== undefined) parts.push('text matching /' + n.text + '/i');
+    if (n.chatId !== undefined) parts.push('from chat ' + n.chatId);
+    if (n.instance !== undefined) parts.push('of instance ' + n.instance);
+    return parts.join(', ');
+  }
   function triggerText(t) {
     const parts = [];
     if (t.schedule) parts.push(t.schedule.description + (t.schedule.nextLocal ? ', next ' + t.schedule.nextLocal : ''));
-    if (t.notification !== undefined) parts.push('on notification ' + JSON.stringify(t.notification));
+    if (t.notification) parts.push(notificationText(t.notification));
     if (t.startup) parts.push('at startup');
     return parts.length ? parts.join('; ') : 'manual only';
   }
@@ -197,7 +206,7 @@
         ? h('a', { href: '#/runs/' + encodeURIComponent(f.lastRun.id) }, statusBadge(f.lastRun.status), ' ', fmtTime(f.lastRun.startedAt))
         : h('span', { class: 'muted' }, 'never run');
       return [
-        h('tr', { 'data-flow': f.name }, h('td', {}, h('strong', {}, f.name), h('div', { class: 'muted' }, f.description || '')), h('td', {}, triggerText(f.trigger)), h('td', {}, f.instance), h('td', {}, last), h('td', {}, runBtn)),
+        h('tr', { 'data-flow': f.name }, h('td', {}, h('strong', {}, f.name), h('div', { class: 'muted' }, f.description || '')), h('td', {}, triggerText(Object.assign({}, f.trigger, f.notification ? { notification: f.notification } : {}))), h('td', {}, f.instance), h('td', {}, last), h('td', {}, runBtn)),
         formRow,
       ];
     });
@@ -351,6 +360,26 @@
   }
 
   // ---- Instances --------------------------------------------------------------
+  /** The instance's state, or why it is not known (unreachable with the error code; not asked). */
+  function stateCell(i) {
+    const live = i.live;
+    if (!live) return h('span', { class: 'muted' }, '-');
+    if (live.reachable === null) return h('span', { class: 'muted', title: live.note || '' }, 'not asked');
+    if (!live.reachable) return h('span', { class: 'error' }, 'unreachable (' + live.error + ')');
+    return h('span', {}, live.state);
+  }
+  /** Messages waiting and when the next one leaves at the latest. */
+  function queueCell(i) {
+    const live = i.live;
+    if (!live || !live.reachable) return h('span', { class: 'muted' }, '-');
+    if (!live.queue) return h('span', { class: 'error' }, 'unknown (' + live.queueError + ')');
+    const q = live.queue;
+    const text = q.length + ' waiting';
+    if (!q.length) return h('span', {}, text);
+    const next = q.nextReleaseBy !== undefined ? ', next by ' + fmtTime(q.nextReleaseBy) : '';
+    const every = q.sendIntervalMs !== undefined ? ' (one every ' + (q.sendIntervalMs < 1000 ? q.sendIntervalMs + ' ms' : fmtDuration(q.sendIntervalMs)) + ')' : '';
+    return h('span', {}, text + next + every);
+  }
   async function instancesPage() {
     const [data, audits] = await Promise.all([api('/api/instances'), api('/api/plots/audit')]);
     const note = h('div', { role: 'status' });
@@ -360,6 +389,9 @@
         { 'data-instance': i.name },
         h('td', {}, h('strong', {}, i.name), h('div', { class: 'muted' }, i.identity)),
         h('td', {}, i.kind),
+        h('td', { 'data-state': i.name }, stateCell(i)),
+        h('td', { 'data-queue': i.name }, queueCell(i)),
+        h('td', { 'data-optouts': i.name }, i.optOuts === undefined ? h('span', { class: 'muted' }, '-') : String(i.optOuts)),
         h(
           'td',
           {},
@@ -395,7 +427,7 @@
     setPage(
       'Instances',
       note,
-      h('table', {}, h('thead', {}, h('tr', {}, ['Instance', 'Kind', 'Pauses', ''].map((t) => h('th', {}, t)))), h('tbody', {}, rows)),
+      h('table', {}, h('thead', {}, h('tr', {}, ['Instance', 'Kind', 'State', 'Send queue', 'Opt-outs', 'Pauses', ''].map((t) => h('th', {}, t)))), h('tbody', {}, rows)),
       h('h2', {}, 'Outgoing audits'),
       timePlot('outgoing.audit: sent / delivered / read / not delivered', audits.points),
     );

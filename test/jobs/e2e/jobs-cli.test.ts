@@ -1,40 +1,50 @@
 /**
  * The issue's proofs, end to end: `msgflow run` (and `msgflow start` to
- * resume) as child processes against `msgflow serve` over HTTP, through a
- * proxy that counts what reached the service.
+ * resume) against the local service over HTTP (what `msgflow serve` runs),
+ * through a proxy that counts what reached the service. In-process through
+ * runCli, except the runs killed with kill -9 and the daemon that resumes
+ * them: those are processes (the kill is the subject).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFileServer, tempDir, writeData } from '../helpers/local.js';
-import { E2E_ID, E2E_TOKEN, cliExists, kill, spawnCli, startProxy, startServe, until, writeProject, type Proc, type Proxy } from '../helpers/cli.js';
+import { createLowdbStore } from '../../../src/store/index.js';
+import { cli } from '../../support/cli.js';
+import { project as tempProject, writeData } from '../../support/project.js';
+import { spawnCli, type Proc } from '../../support/spawn.js';
+import { waitFor } from '../../support/wait.js';
+import { startPdfServer } from '../../support/local-service.js';
+import { E2E_ID, E2E_TOKEN, startProxy, startServe, writeProject, type Proxy } from '../helpers/cli.js';
 
-let procs: Proc[] = [];
-let proxies: Proxy[] = [];
+const cleanups: Array<() => Promise<unknown>> = [];
 let files: { url: string; close(): Promise<void> };
-beforeAll(async () => void (files = await startFileServer()));
+beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
 afterEach(async () => {
-  await Promise.all(procs.map(kill));
-  await Promise.all(proxies.map((p) => p.close()));
-  procs = [];
-  proxies = [];
+  for (const c of cleanups.splice(0)) await c();
 });
 
 async function project(instance?: Record<string, unknown>) {
-  const dir = await tempDir('msgflow-e2e-');
+  const dir = tempProject({}, 'msgflow-e2e-');
   let serveUrl = '';
-  const proxy = await startProxy(() => serveUrl);
-  proxies.push(proxy);
+  const proxy: Proxy = await startProxy(() => serveUrl);
+  cleanups.push(() => proxy.close());
   await writeProject(dir, { proxyUrl: proxy.url, instance });
   const serve = await startServe(dir);
-  procs.push(serve.proc);
+  cleanups.push(() => serve.close());
   serveUrl = serve.url;
-  const run = (...args: string[]) => {
-    const p = spawnCli([...args, '--config', 'config.yaml'], dir);
-    procs.push(p);
+  /** `msgflow ARGS` as a process (for a kill -9). */
+  const spawn = (...args: string[]) => {
+    const p = spawnCli(args, dir);
+    cleanups.push(() => p.kill());
     return p;
+  };
+  /** `msgflow ARGS` in this process, to its end; fails with its output on a non-zero exit. */
+  const run = async (...args: string[]) => {
+    const r = await cli(args, dir);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    return r;
   };
   const admin = async (what: string, body?: unknown) => {
     const res = await fetch(`${serve.url}/_local/waInstance${E2E_ID}/${what}/${E2E_TOKEN}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -44,30 +54,32 @@ async function project(instance?: Record<string, unknown>) {
     const res = await fetch(`${serve.url}/waInstance${E2E_ID}/${method}/${E2E_TOKEN}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return res.json() as Promise<any>;
   };
-  return { dir, proxy, serve, run, admin, api };
-}
-
-/** Runs to the end; resolves the output, failing with it on a non-zero exit. */
-async function finish(p: Proc, timeoutMs = 60_000) {
-  const code = await Promise.race([p.exited, new Promise((r) => setTimeout(() => r('timeout'), timeoutMs))]);
-  expect(code, p.out()).toBe(0);
-  return p.out();
+  return { dir, proxy, serve, spawn, run, admin, api };
 }
 
 const lineCount = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trimEnd().split('\r\n').length : 0);
 
-/** `msgflow start` resumes the unfinished run; stopped once the report is written (with `rows` rows, when given). */
-async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, report: string, timeoutMs = 60_000, rows?: number) {
-  const start = ctx.run('start', '--no-listen');
-  const file = path.join(ctx.dir, report);
-  await until(`${report} after resume`, () => (rows === undefined ? existsSync(file) : lineCount(file) >= rows + 1), timeoutMs, start);
-  await new Promise((r) => setTimeout(r, 200));
-  start.child.kill('SIGTERM');
-  await start.exited;
-  return start.out();
+/** The project's one run, as the store holds it. */
+async function theRun(dir: string) {
+  const store = createLowdbStore({ dir: path.join(dir, '.msgflow/state') });
+  try {
+    const [run] = await store.listRuns();
+    return run && { run, waits: await store.listWaits(run.id) };
+  } finally {
+    await store.close();
+  }
 }
 
-describe.skipIf(!cliExists())('the four jobs end to end (msgflow run against msgflow serve)', () => {
+/** `msgflow start` (a process) resumes the unfinished run; stopped once the run has ended. */
+async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, timeoutMs = 60_000) {
+  const start: Proc = ctx.spawn('start', '--no-listen', '--no-ui');
+  await waitFor('the resumed run to end', async () => ['succeeded', 'failed'].includes((await theRun(ctx.dir))?.run.status ?? ''), { timeoutMs, context: start.output });
+  start.child.kill('SIGTERM');
+  expect(await start.exited, start.output()).toBe(0);
+  return start.output();
+}
+
+describe('the four jobs end to end (msgflow run against msgflow serve)', () => {
   it('checkAccount.bulk: hits rate_limit_exceeded, pauses, survives kill -9 during the pause, finishes without re-checking any number', async () => {
     const ctx = await project({ checkAccountLimit: { numbers: 3, windowMinutes: 10, retryAfterSeconds: 3 } });
     await writeData(ctx.dir, 'data/leads.csv', 'phone\n+7 900 111-22-33\n79002223344\n79009990001\n79003334455\n79005550000\n79009990002\nbad\n79002223344\n');
@@ -83,16 +95,18 @@ steps:
     with: { items: "\${{ inputs.leads }}", pause: 1s, pace: { delay: 0, jitter: 0 }, report: reports/check.csv }
 `,
     );
-    const first = ctx.run('run', 'check');
-    await until('rate_limit_exceeded', () => ctx.proxy.calls.some((c) => c.answer.includes('rate_limit_exceeded')), 30_000, first);
-    await new Promise((r) => setTimeout(r, 300)); // the pause is persisted and the run is waiting
-    await kill(first);
+    const first = ctx.spawn('run', 'check');
+    await waitFor('rate_limit_exceeded', () => ctx.proxy.calls.some((c) => c.answer.includes('rate_limit_exceeded')), { context: first.output });
+    // The pause is persisted and the run is waiting: the kill lands in the pause.
+    await waitFor('the run to wait', async () => (await theRun(ctx.dir))?.run.status === 'waiting', { context: first.output });
+    await first.kill();
     // #10: the report is written as records finish: the killed run's holds what it finished
     const killedAt = lineCount(path.join(ctx.dir, 'reports/check.csv'));
     expect(killedAt).toBeGreaterThanOrEqual(1 + 3);
     expect(killedAt).toBeLessThan(1 + 7);
 
-    await resumeWithStart(ctx, 'reports/check.csv', 60_000, 7);
+    await resumeWithStart(ctx);
+    expect(lineCount(path.join(ctx.dir, 'reports/check.csv'))).toBe(1 + 7);
     const ok = ctx.proxy.calls.filter((c) => c.method === 'checkAccount' && !c.answer.includes('rate_limit_exceeded'));
     const perNumber = new Map<number, number>();
     for (const c of ok) perNumber.set((c.body as { phoneNumber: number }).phoneNumber, (perNumber.get((c.body as { phoneNumber: number }).phoneNumber) ?? 0) + 1);
@@ -102,7 +116,7 @@ steps:
     expect(csv.match(/,exists,/g)).toHaveLength(3);
     expect(csv.match(/,none,/g)).toHaveLength(3);
     expect(csv.match(/,invalid,/g)).toHaveLength(1);
-  }, 90_000);
+  });
 
   it('contacts.import: upsert twice gives the same state', async () => {
     const ctx = await project();
@@ -117,12 +131,12 @@ steps:
     with: { file: data/contacts.csv, pace: { delay: 0 }, report: reports/import.json }
 `,
     );
-    await finish(ctx.run('run', 'import'));
+    await ctx.run('run', 'import');
     const strip = (s: any) => JSON.stringify(s, (k, v) => (k === 'updatedAt' || k === 'createdAt' ? undefined : v));
     const state1 = strip(await ctx.admin('contacts'));
     const r1 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/import.json'), 'utf8'));
     expect(r1.summary).toMatchObject({ added: 2, notOnMessenger: 1, invalid: 1 });
-    await finish(ctx.run('run', 'import'));
+    await ctx.run('run', 'import');
     expect(strip(await ctx.admin('contacts'))).toBe(state1);
     const r2 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/import.json'), 'utf8'));
     expect(r2.summary).toMatchObject({ added: 0, updated: 2, notOnMessenger: 1, invalid: 1 });
@@ -145,12 +159,12 @@ steps:
     with: { minutes: 60, notDeliveredAfter: 10m, thresholds: { notDelivered: 2 }, report: reports/audit.json }
 `,
     );
-    await finish(ctx.run('run', 'audit'));
+    await ctx.run('run', 'audit');
     const a1 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/audit.json'), 'utf8'));
     expect(a1.summary).toMatchObject({ total: 2, notDelivered: 1, trend: null });
     await out('79003334455@c.us', 900, 'sent');
     await out('79004445566@c.us', 30, 'delivered');
-    await finish(ctx.run('run', 'audit'));
+    await ctx.run('run', 'audit');
     const a2 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/audit.json'), 'utf8'));
     expect(a2.summary).toMatchObject({ total: 4, notDelivered: 2, trend: { total: 2, notDelivered: 1 } });
     expect(a2.summary.thresholdsCrossed).toEqual([{ metric: 'notDelivered', value: 2, threshold: 2, direction: 'above' }]);
@@ -180,12 +194,12 @@ steps:
       report: reports/broadcast.csv
 `,
     );
-    const first = ctx.run('run', 'broadcast');
-    await until('three sends', () => ctx.proxy.calls.filter((c) => c.method === 'sendFileByUrl').length >= 3, 20_000, first);
-    await kill(first);
-    await resumeWithStart(ctx, 'reports/broadcast.csv');
+    const first = ctx.spawn('run', 'broadcast');
+    await waitFor('three sends', () => ctx.proxy.calls.filter((c) => c.method === 'sendFileByUrl').length >= 3, { context: first.output });
+    await first.kill();
+    await resumeWithStart(ctx);
 
-    await until('the send queue to drain', async () => (await ctx.admin('queue')).pending.length === 0, 20_000);
+    await waitFor('the send queue to drain', async () => (await ctx.admin('queue')).pending.length === 0);
     for (const [i, phone] of phones.entries()) {
       const history = (await ctx.api('getChatHistory', { chatId: `${phone}@c.us` })) as any[];
       const files = history.filter((m) => m.type === 'outgoing' && m.typeMessage === 'documentMessage');
@@ -193,5 +207,5 @@ steps:
     }
     const csv = await readFile(path.join(ctx.dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.match(/,sent,/g)).toHaveLength(6);
-  }, 90_000);
+  });
 });

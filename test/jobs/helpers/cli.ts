@@ -1,52 +1,13 @@
 /**
- * End-to-end harness: a temp project with `msgflow serve` (the local service
- * over HTTP, own config) and a counting HTTP proxy in front of it, which the
- * project's `default` instance points at. `msgflow run`/`start` are spawned
- * as real child processes (`node --import tsx src/cli/main.ts`).
+ * End-to-end harness: a temp project with the local service over HTTP (what
+ * `msgflow serve` runs, own config) and a counting HTTP proxy in front of it,
+ * which the project's `default` instance points at. `msgflow run`/`start`
+ * run in-process, or as processes where a kill -9 is the subject.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { writeData } from './local.js';
-
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
-export const CLI = path.join(REPO, 'src/cli/main.ts');
-/** The CLI entry and the commands these tests drive (the lead's CLI lands separately). */
-/** tsx resolved from the repo: the children run in a temp project directory without node_modules. */
-const TSX = import.meta.resolve('tsx');
-
-export const cliExists = () => ['main.ts', 'commands/run.ts', 'commands/start.ts', 'commands/serve.ts'].every((f) => existsSync(path.join(REPO, 'src/cli', f)));
-
-export interface Proc {
-  child: ChildProcess;
-  out: () => string;
-  exited: Promise<number | null>;
-}
-
-export function spawnCli(args: string[], cwd: string, env: Record<string, string> = {}): Proc {
-  const child = spawn(process.execPath, ['--import', TSX, CLI, ...args], {
-    cwd,
-    env: { ...process.env, NO_COLOR: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let buf = '';
-  child.stdout!.on('data', (d) => (buf += d));
-  child.stderr!.on('data', (d) => (buf += d));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out: () => buf, exited };
-}
-
-export async function until<T>(what: string, f: () => T | Promise<T>, timeoutMs = 30_000, proc?: Proc): Promise<NonNullable<T>> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await f();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${proc ? `\n--- output ---\n${proc.out()}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { networkYaml } from '../../support/network.js';
+import { writeData } from '../../support/project.js';
+import { serveCommand, type ServeHandle } from '../../../src/runtime/serve.js';
 
 export interface Proxy {
   url: string;
@@ -107,17 +68,7 @@ export async function writeProject(dir: string, o: { proxyUrl: string; local?: R
   port: 0
   dataDir: .msgflow/local
   fetch: { allowPrivate: true }
-  network:
-    accounts:
-      - { phone: 79001112233, username: "@alice", name: Alice }
-      - { phone: 79002223344, username: "@bob", name: Bob }
-      - { phone: 79003334455, name: Carol }
-      - { phone: 79004445566, username: "@dave", name: Dave }
-      - { phone: 79005550000, hidden: true }
-      - { phone: 79006660001, name: Erin }
-      - { phone: 79006660002, name: Frank }
-    deliveredAfterMs: 200
-    readAfterMs: 400
+${networkYaml('  ', { deliveredAfterMs: 200, readAfterMs: 400 })}
   instances:
     - idInstance: "${E2E_ID}"
       apiTokenInstance: "${E2E_TOKEN}"
@@ -143,15 +94,11 @@ store:
   );
 }
 
-/** Starts `msgflow serve` on a free port and resolves its base URL. */
-export async function startServe(dir: string): Promise<{ proc: Proc; url: string }> {
-  const proc = spawnCli(['serve', '--config', 'serve.yaml'], dir);
-  const url = await until('msgflow serve to listen', () => /listening on (http:\/\/[\d.:]+)/.exec(proc.out())?.[1], 30_000, proc);
-  return { proc, url };
-}
-
-export function kill(p: Proc | undefined): Promise<unknown> {
-  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return Promise.resolve();
-  p.child.kill('SIGKILL');
-  return p.exited;
+/** `msgflow serve --config serve.yaml` in this process (the local service over real HTTP on a free port). */
+export async function startServe(dir: string): Promise<ServeHandle & { output: string[] }> {
+  const output: string[] = [];
+  const quiet = (l: string) => void output.push(l);
+  const logger = { debug: quiet, info: quiet, warn: quiet, error: quiet };
+  const handle = await serveCommand({ config: 'serve.yaml', cwd: dir, port: 0, print: quiet, logger });
+  return { ...handle, output };
 }

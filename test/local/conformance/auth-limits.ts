@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { A, ALICE, B, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import { A, ALICE, B, useHarness, type TransportKind } from '../helpers/harness.js';
 
 export function authAndLimitsSuite(kind: TransportKind) {
   describe('auth, routing and rate limits', () => {
-    let h: Harness;
-    beforeEach(async () => {
-      h = await startHarness({ kind });
-    });
-    afterEach(() => h.close());
+    const h = useHarness(kind);
 
     it('wrong token: 401; unknown instance: 403; JSON bodies that never echo the token or id', async () => {
       const wrong = await h.call('getChatHistory', { chatId: ALICE }, { who: { idInstance: A.idInstance, apiTokenInstance: 'not-the-token-xyz' } });

@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HIDDEN, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import { HIDDEN, useHarness, type TransportKind } from '../helpers/harness.js';
 
 export function checkAccountSuite(kind: TransportKind) {
   describe('checkAccount', () => {
-    let h: Harness;
-    beforeEach(async () => {
-      h = await startHarness({ kind });
-    });
-    afterEach(() => h.close());
+    const h = useHarness(kind);
 
     it('an account: {exist, chatId, username, phoneNumber, fromCache}; cached unless force', async () => {
       const first = await h.call('checkAccount', { phoneNumber: 79001112233 });

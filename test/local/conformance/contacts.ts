@@ -1,13 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ALICE, BOB, CAROL, HIDDEN, NOBODY, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
+import { describe, expect, it } from 'vitest';
+import { ALICE, BOB, CAROL, HIDDEN, NOBODY, useHarness, type TransportKind } from '../helpers/harness.js';
 
 export function contactsSuite(kind: TransportKind) {
   describe('contacts', () => {
-    let h: Harness;
-    beforeEach(async () => {
-      h = await startHarness({ kind });
-    });
-    afterEach(() => h.close());
+    const h = useHarness(kind);
 
     it('addContact writes the contact list and, by default, the phonebook; success bodies carry no message', async () => {
       const r = await h.call('addContact', { chatId: ALICE, firstName: 'Alice', lastName: 'A' });

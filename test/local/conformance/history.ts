@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/api/types.js';
-import { ALICE, BOB, T0, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
+import { ALICE, BOB, T0, useHarness, type TransportKind } from '../helpers/harness.js';
 import { conformanceSeed, GROUP, LONG_CHAT, OLD_OUTGOING_ID } from '../helpers/seed.js';
 
 const COMMON = ['type', 'idMessage', 'timestamp', 'typeMessage', 'chatId', 'chatType', 'isForwarded', 'forwardingScore', 'deletedMessageId', 'editedMessageId', 'isEdited', 'isDeleted'];
@@ -22,11 +22,7 @@ const BY_KIND: Record<string, string[]> = {
 
 export function historySuite(kind: TransportKind) {
   describe('history', () => {
-    let h: Harness;
-    beforeEach(async () => {
-      h = await startHarness({ kind, seed: conformanceSeed() });
-    });
-    afterEach(() => h.close());
+    const h = useHarness(kind, () => ({ seed: conformanceSeed() }));
 
     it('getChatHistory: newest first, count defaults to 100', async () => {
       const all = await h.call('getChatHistory', { chatId: LONG_CHAT });

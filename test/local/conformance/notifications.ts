@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { NotificationBody, ReceivedNotification } from '../../../src/api/notifications.js';
 import type { Message } from '../../../src/api/types.js';
 import { A, ALICE, HIDDEN, NOBODY, T0, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
+import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { makePdf } from '../helpers/png.js';
 
 const REPLIER = '79004445566@c.us';
@@ -117,6 +117,17 @@ export function notificationsSuite(kind: TransportKind) {
       expect((await h.call('lastIncomingMessages')).body).toEqual({ message: 'instance in starting process try later' });
       await h.admin('state', { state: 'authorized' });
       expect(await h.settled(id)).toBe('sent');
+      expect((await h.call('showMessagesQueue')).body).toEqual([]);
+    });
+
+    it('a message that waits 24 h for the instance to be authorized is dropped and reported failed', async () => {
+      await h.admin('state', { state: 'notAuthorized' });
+      await nextOf('stateInstanceChanged');
+      const id = await sendText(ALICE);
+      await h.clock.advance(24 * 3600_000);
+      expect(await h.settled(id)).toBe('failed');
+      const failed = await nextOf('outgoingMessageStatus');
+      expect(failed).toMatchObject({ idMessage: id, status: 'failed', description: 'not sent within 24 hours: the instance was not authorized' });
       expect((await h.call('showMessagesQueue')).body).toEqual([]);
     });
 

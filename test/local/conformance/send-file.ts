@@ -1,13 +1,12 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/api/types.js';
-import { ALICE, BOB, NOBODY, T0, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
-import { startFileServer, type FileServer } from '../helpers/file-server.js';
+import { ALICE, BOB, NOBODY, T0, useHarness, type TransportKind } from '../helpers/harness.js';
+import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { makePdf, makePng } from '../helpers/png.js';
 
 export function sendFileSuite(kind: TransportKind) {
   describe('sendFileByUrl', () => {
     let files: FileServer;
-    let h: Harness;
     const png = makePng(64, 48);
     beforeAll(async () => {
       files = await startFileServer({
@@ -19,10 +18,7 @@ export function sendFileSuite(kind: TransportKind) {
       });
     });
     afterAll(() => files.close());
-    beforeEach(async () => {
-      h = await startHarness({ kind });
-    });
-    afterEach(() => h.close());
+    const h = useHarness(kind);
 
     async function send(body: Record<string, unknown>) {
       const r = await h.call('sendFileByUrl', { chatId: ALICE, ...body });

@@ -5,6 +5,7 @@
  * suite runs against both and must not be able to tell them apart.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { afterEach, beforeEach } from 'vitest';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { METHOD_SPECS, type ApiMethod } from '../../../src/api/methods.js';
@@ -14,6 +15,7 @@ import { LocalSchema, type LocalConfig } from '../../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../../src/local/index.js';
 import { createInProcessTransport } from '../../../src/runtime/in-process-transport.js';
 import { ManualClock } from '../../../src/util/clock.js';
+import { network } from '../../support/network.js';
 
 export type TransportKind = 'http' | 'in-process';
 
@@ -64,16 +66,7 @@ export function baseConfig(dir: string, seedFile?: string): Record<string, unkno
     dataDir: path.join(dir, 'data'),
     // The tests' file servers listen on 127.0.0.1.
     fetch: { allowPrivate: true },
-    network: {
-      accounts: [
-        { phone: 79001112233, username: '@alice', name: 'Alice' },
-        { phone: 79002223344, username: '@bob', name: 'Bob' },
-        { phone: 79003334455, name: 'Carol' },
-        { phone: HIDDEN, username: '@ghost', hidden: true },
-      ],
-      deliveredAfterMs: 1000,
-      readAfterMs: 5000,
-    },
+    network: network({ deliveredAfterMs: 1000, readAfterMs: 5000 }),
     instances: [
       {
         ...A,
@@ -192,4 +185,27 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     },
   };
   return h;
+}
+
+/**
+ * A fresh harness for each test of the enclosing describe (closed after it),
+ * behind one stable handle the suite's tests use.
+ *
+ * @example
+ * const h = useHarness(kind);
+ * it('...', async () => expect((await h.call('checkAccount', { phoneNumber: 1 })).statusCode).toBe(200));
+ */
+export function useHarness(kind: TransportKind, options: Omit<HarnessOptions, 'kind'> | (() => Omit<HarnessOptions, 'kind'>) = {}): Harness {
+  let current: Harness | undefined;
+  beforeEach(async () => {
+    current = await startHarness({ kind, ...(typeof options === 'function' ? options() : options) });
+  });
+  afterEach(() => current?.close());
+  return new Proxy({} as Harness, {
+    get(_t, prop) {
+      if (!current) throw new Error('useHarness: the harness exists only inside a test');
+      const v = (current as unknown as Record<PropertyKey, unknown>)[prop];
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(current) : v;
+    },
+  });
 }

@@ -3,35 +3,25 @@
  * gives an HTTP client for it, plus a transport that counts the requests
  * that actually went over the wire.
  */
-import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createClient } from '../../../src/client/index.js';
-import { createHttpTransport } from '../../../src/client/http-transport.js';
-import type { Transport } from '../../../src/client/transport.js';
-import { LocalSchema } from '../../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../../src/local/index.js';
-import type { InstanceApi } from '../../../src/api/types.js';
-import type { Clock } from '../../../src/util/clock.js';
+import { createClient } from '../../src/client/index.js';
+import { createHttpTransport } from '../../src/client/http-transport.js';
+import type { Transport } from '../../src/client/transport.js';
+import { LocalSchema } from '../../src/local/config.js';
+import { createLocalService, type LocalService } from '../../src/local/index.js';
+import type { InstanceApi } from '../../src/api/types.js';
+import type { Clock } from '../../src/util/clock.js';
+import { startFileServer, type FileServer } from './file-server.js';
+import { network } from './network.js';
+import { project, writeData } from './project.js';
+import { waitFor } from './wait.js';
 
 export const ID = '1101000001';
 export const TOKEN = 'jobs-test-token-123';
 
-export const ACCOUNTS = [
-  { phone: 79001112233, username: '@alice', name: 'Alice' },
-  { phone: 79002223344, username: '@bob', name: 'Bob' },
-  { phone: 79003334455, name: 'Carol' },
-  { phone: 79004445566, username: '@dave', name: 'Dave' },
-  { phone: 79005550000, hidden: true },
-  { phone: 79006660001, name: 'Erin' },
-  { phone: 79006660002, name: 'Frank' },
-  { phone: 79006660003, name: 'Grace' },
-];
 
-export async function tempDir(prefix = 'msgflow-jobs-'): Promise<string> {
-  return mkdtemp(path.join(tmpdir(), prefix));
-}
+/** A temp project folder (test/support/project.ts). */
+export const tempDir = async (prefix = 'msgflow-jobs-'): Promise<string> => project({}, prefix);
+export { writeData };
 
 export interface LocalUnderTest {
   service: LocalService;
@@ -61,7 +51,7 @@ export function localConfig(overrides: Record<string, unknown> = {}, instance: R
     port: 0,
     dataDir: 'local-data',
     fetch: { allowPrivate: true },
-    network: { accounts: ACCOUNTS, deliveredAfterMs: 200, readAfterMs: 400 },
+    network: network({ deliveredAfterMs: 200, readAfterMs: 400 }),
     instances: [{ idInstance: ID, apiTokenInstance: TOKEN, sendIntervalMs: 500, rateLimits: ratesOff(), ...instance }],
     ...overrides,
   });
@@ -100,36 +90,19 @@ export async function startLocal(opts: { dir: string; clock: Clock; config?: Ret
   };
 }
 
-/** A static file server for urlFile, on 127.0.0.1:0. */
-export async function startFileServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const pdf = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
-  const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length });
-    res.end(pdf);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const addr = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${addr.port}`,
-    close: () => new Promise((r) => server.close(() => r())),
-  };
+/** A file server for urlFile on 127.0.0.1:0 serving the one PDF the jobs' tests send, at /brochure.pdf. */
+export async function startPdfServer(): Promise<FileServer> {
+  return startFileServer({ '/brochure.pdf': { body: PDF, contentType: 'application/pdf' } });
 }
 
-export async function writeData(dir: string, rel: string, text: string): Promise<string> {
-  const file = path.join(dir, rel);
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, text);
-  return file;
-}
+const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
+
 
 /** Waits (real time, bounded) until the instance's send queue is empty. */
 export async function drainQueue(l: LocalUnderTest, timeoutMs = 15_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await fetch(`${l.url}/_local/waInstance${ID}/queue/${TOKEN}`);
-    const q = (await res.json()) as { pending: unknown[] };
-    if (q.pending.length === 0) return;
-    if (Date.now() > end) throw new Error(`send queue still has ${q.pending.length} message(s)`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitFor(
+    'the send queue to drain',
+    async () => ((await (await fetch(`${l.url}/_local/waInstance${ID}/queue/${TOKEN}`)).json()) as { pending: unknown[] }).pending.length === 0,
+    timeoutMs,
+  );
 }

@@ -1,0 +1,65 @@
+/**
+ * The dashboard's HTTP plumbing shared by the server and its routes: the
+ * security headers every answer carries, JSON answers (scrubbed of secrets),
+ * request bodies and path segments.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MsgflowError } from '../api/errors.js';
+import { scrub } from '../util/secrets.js';
+
+export const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  // Scripts only from this server: an injected <script> would not run even if escaping failed.
+  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+};
+
+const MAX_BODY = 1 << 20;
+
+/** Answers already serialised (and scrubbed) JSON text. */
+export function sendText(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(text);
+}
+
+/** Answers `body` as JSON, with every registered secret scrubbed. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  sendText(res, status, scrub(JSON.stringify(body)));
+}
+
+/** A URL path segment, decoded; a malformed one is the client's error, not a 500. */
+export function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new MsgflowError('UI_BAD_REQUEST', { field: 'path', reason: `'${s}' is not a valid URL path segment` });
+  }
+}
+
+/** The request's JSON body (undefined when empty), at most 1 MiB. */
+export function readBody(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) {
+        reject(new MsgflowError('PAYLOAD_TOO_LARGE', { limit: MAX_BODY }));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.trim() === '') return resolve(undefined);
+      try {
+        resolve(JSON.parse(text));
+      } catch (e) {
+        reject(new MsgflowError('UI_BAD_REQUEST', { field: 'body', reason: `not valid JSON (${(e as Error).message})` }));
+      }
+    });
+    req.on('error', reject);
+  });
+}

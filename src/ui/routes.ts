@@ -1,0 +1,136 @@
+/**
+ * The dashboard's routes: the JSON API, report files, server-sent events,
+ * /healthz and /metrics (docs/dashboard.md lists them).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { scrub } from '../util/secrets.js';
+import { auditHistory, cancelRun, getRun, liftPauses, listFlows, listInstances, parseRunQuery, reportFile, retryRun, startRun, type ApiContext } from './api.js';
+import type { EventHub } from './events.js';
+import { followFlow } from './follow.js';
+import { checkHealth, type Reachability } from './health.js';
+import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson as json, sendText as send } from './http.js';
+import type { UiMetrics } from './metrics.js';
+import type { RunIndex } from './run-index.js';
+import { toRunSummary } from './views.js';
+
+export type Handler = (req: IncomingMessage, res: ServerResponse, m: RegExpExecArray, url: URL) => Promise<void>;
+
+export interface Route {
+  method: 'GET' | 'POST';
+  pattern: RegExp;
+  /** Changes state: needs the token and passes the cross-site checks. */
+  writes?: boolean;
+  handler: Handler;
+}
+
+export interface RouteDeps {
+  ctx: ApiContext;
+  index: RunIndex;
+  events: EventHub;
+  metrics: UiMetrics;
+  reachability: () => Promise<Record<string, Reachability>>;
+}
+
+/**
+ * GET /api/runs. The same list asked again while the index has not changed
+ * is answered from the text already built.
+ */
+function runListHandler(index: RunIndex): Handler {
+  /** Answers by query string, valid while the index's version stays. */
+  const runLists = new Map<string, { version: number; text: string }>();
+  return async (_q, res, _m, url) => {
+    const query = parseRunQuery(url.searchParams);
+    await index.ensure();
+    // From here on, synchronous: the answer and the version it is cached under describe the same state.
+    const key = url.search;
+    const version = index.version();
+    const hit = runLists.get(key);
+    if (hit && hit.version === version) return send(res, 200, hit.text);
+    const text = scrub(JSON.stringify({ runs: index.listNow(query).map(toRunSummary) }));
+    if (runLists.size >= 64) runLists.delete(runLists.keys().next().value!);
+    runLists.set(key, { version, text });
+    send(res, 200, text);
+  };
+}
+
+function runDetailHandler(ctx: ApiContext): Handler {
+  return async (_q, res, m) => {
+    const entry = await getRun(ctx, decode(m[1]!));
+    // A finished run's entry is cached: it is serialised once.
+    entry.text ??= scrub(JSON.stringify(entry.value));
+    send(res, 200, entry.text);
+  };
+}
+
+function reportHandler(ctx: ApiContext): Handler {
+  return async (_q, res, m) => {
+    const file = await reportFile(ctx, decode(m[1]!), decode(m[2]!));
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': file.type,
+      'content-length': String(file.size),
+      'content-disposition': `inline; filename="${file.name.replace(/[^\w.-]/g, '_')}"`,
+      'cache-control': 'no-store',
+    });
+    file.open().pipe(res);
+  };
+}
+
+function operationsRoutes(d: RouteDeps): Route[] {
+  return [
+    {
+      method: 'GET',
+      pattern: /^\/api\/events$/,
+      handler: async (_q, res, _m, url) => {
+        const flow = url.searchParams.get('flow');
+        if (flow === null) d.events.attach(res);
+        else followFlow(d.ctx.runtime.bus, res, flow, scrub);
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/healthz$/,
+      handler: async (_q, res) => {
+        const answer = await checkHealth(d.ctx.runtime, d.reachability);
+        json(res, answer.store.ok ? 200 : 503, answer);
+      },
+    },
+    {
+      method: 'GET',
+      pattern: /^\/metrics$/,
+      handler: async (_q, res) => {
+        const text = scrub(await d.metrics.render());
+        res.writeHead(200, { 'content-type': d.metrics.registry.contentType, 'cache-control': 'no-store' });
+        res.end(text);
+      },
+    },
+  ];
+}
+
+/** Every route of the server, first match by path wins. */
+export function buildRoutes(d: RouteDeps): Route[] {
+  const { ctx } = d;
+  return [
+    { method: 'GET', pattern: /^\/api\/flows$/, handler: async (_q, res) => json(res, 200, await listFlows(ctx)) },
+    { method: 'GET', pattern: /^\/api\/runs$/, handler: runListHandler(d.index) },
+    { method: 'GET', pattern: /^\/api\/runs\/([^/]+)$/, handler: runDetailHandler(ctx) },
+    { method: 'GET', pattern: /^\/api\/runs\/([^/]+)\/steps\/([^/]+)\/report$/, handler: reportHandler(ctx) },
+    {
+      method: 'POST',
+      pattern: /^\/api\/flows\/([^/]+)\/runs$/,
+      writes: true,
+      handler: async (req, res, m) => json(res, 201, await startRun(ctx, decode(m[1]!), await readBody(req))),
+    },
+    { method: 'POST', pattern: /^\/api\/runs\/([^/]+)\/cancel$/, writes: true, handler: async (_q, res, m) => json(res, 202, await cancelRun(ctx, decode(m[1]!))) },
+    { method: 'POST', pattern: /^\/api\/runs\/([^/]+)\/retry$/, writes: true, handler: async (_q, res, m) => json(res, 201, await retryRun(ctx, decode(m[1]!))) },
+    { method: 'GET', pattern: /^\/api\/instances$/, handler: async (_q, res) => json(res, 200, await listInstances(ctx)) },
+    {
+      method: 'POST',
+      pattern: /^\/api\/instances\/([^/]+)\/pauses\/lift$/,
+      writes: true,
+      handler: async (_q, res, m) => json(res, 200, await liftPauses(ctx, decode(m[1]!))),
+    },
+    { method: 'GET', pattern: /^\/api\/plots\/audit$/, handler: async (_q, res, _m, url) => json(res, 200, await auditHistory(ctx, url.searchParams)) },
+    ...operationsRoutes(d),
+  ];
+}
