@@ -20,6 +20,7 @@ import type { Clock } from '../../util/clock.js';
 import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
 import { ensureSwitches } from './switches.js';
+import { registerSecrets } from '../../util/secrets.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
 
@@ -92,6 +93,8 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
   let receiver: WebhookReceiver | undefined;
   const hooked = instances.filter((i) => i.mode === 'webhook');
   if (hooked.length > 0) {
+    // The webhook token is a secret like an instance token: scrubbed from anything this process prints or answers.
+    registerSecrets({ apiTokenInstance: o.config.webhook!.token });
     const byId = new Map(hooked.map((i) => [idInstanceOf(o.config, i.name), i.name]));
     receiver = await startWebhookReceiver({
       config: o.config.webhook!,
