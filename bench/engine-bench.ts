@@ -73,7 +73,9 @@ function benchFlow(concurrency: number): Flow {
 const root = values.dir ?? (await mkdtemp(join(tmpdir(), 'msgflow-bench-')));
 const driver = values.driver;
 const prefix = `msgflow-bench:${randomBytes(4).toString('hex')}:`;
-console.log(`node ${process.version}, ${items} items, no-op action, ${driver === 'redis' ? `redis store (prefix ${prefix})` : `lowdb store in ${root}`}`);
+console.log(
+  `node ${process.version}, ${items} items, no-op action, ${driver === 'redis' ? `redis store (prefix ${prefix})` : `lowdb store in ${root}`}`,
+);
 try {
   for (const c of concurrencies) {
     const dir = join(root, `c${c}`);
@@ -92,7 +94,9 @@ try {
     const logFile = join(dir, 'runs', runId, 'items.jsonl');
     const lines = driver === 'redis' ? recorded.size : (await readLog<{ index: number }>(logFile)).records.length;
     if (run.status !== 'succeeded' || run.itemsDone !== items || recorded.size !== items || lines !== items || events !== items) {
-      throw new Error(`bench run wrong: ${JSON.stringify({ status: run.status, done: run.itemsDone, recorded: recorded.size, lines, events })}`);
+      throw new Error(
+        `bench run wrong: ${JSON.stringify({ status: run.status, done: run.itemsDone, recorded: recorded.size, lines, events })}`,
+      );
     }
     const rate = Math.round(items / (ms / 1000));
     console.log(

@@ -136,7 +136,8 @@ ${network}  instances:
 /** A project: config.yaml, both flows, the data files. */
 async function makeProject(n: number, driver: Driver, opts: { apiUrl?: string; prefix: string }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), `msgflow-benchjobs-${n}-`));
-  const store = driver === 'redis' ? `store: { driver: redis, url: "${REDIS_URL}", prefix: "${opts.prefix}" }\n` : 'store: { driver: lowdb }\n';
+  const store =
+    driver === 'redis' ? `store: { driver: redis, url: "${REDIS_URL}", prefix: "${opts.prefix}" }\n` : 'store: { driver: lowdb }\n';
   const instance = opts.apiUrl
     ? `instances:\n  default:\n    apiUrl: ${opts.apiUrl}\n    idInstance: "${ID}"\n    apiTokenInstance: ${TOKEN}\n    rateLimit: false\n`
     : `instances:\n  default:\n    apiUrl: local\n    rateLimit: false\n`;
@@ -171,10 +172,14 @@ interface Running {
 }
 
 function runChild(dir: string, flow: string, timeoutS: number): Running {
-  const proc = spawn(process.execPath, [...childNodeArgs, '--import', 'tsx', SELF, '--child', JSON.stringify({ dir, flow } satisfies ChildArgs)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
-  });
+  const proc = spawn(
+    process.execPath,
+    [...childNodeArgs, '--import', 'tsx', SELF, '--child', JSON.stringify({ dir, flow } satisfies ChildArgs)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    },
+  );
   let output = '';
   proc.stdout.on('data', (d) => (output += d));
   proc.stderr.on('data', (d) => (output = (output + d).slice(-20_000)));
@@ -224,11 +229,16 @@ async function redisBytes(prefix: string, drop: boolean): Promise<number> {
 
 /** The local service in this process, behind an HTTP proxy that counts write/check calls per number. */
 async function countingService(dir: string, n: number) {
-  const config = loadConfig(await (async () => {
-    const file = join(dir, 'service.yaml');
-    await writeFile(file, `instances:\n  default:\n    apiUrl: local\n${localSection(n).replace('local:\n', 'local:\n  dataDir: .msgflow/service\n')}`);
-    return file;
-  })());
+  const config = loadConfig(
+    await (async () => {
+      const file = join(dir, 'service.yaml');
+      await writeFile(
+        file,
+        `instances:\n  default:\n    apiUrl: local\n${localSection(n).replace('local:\n', 'local:\n  dataDir: .msgflow/service\n')}`,
+      );
+      return file;
+    })(),
+  );
   const service = createLocalService(config.local!, { baseDir: dir });
   await service.start();
   const listener = await service.listen(0, '127.0.0.1');
@@ -290,7 +300,16 @@ interface Row {
 }
 
 function printTable(rows: Row[]): void {
-  const head: Row = { job: 'job', driver: 'driver', records: 'records', perSec: 'records/s', wall: 'wall', rss: 'peak RSS', bytes: 'engine bytes/record', note: '' };
+  const head: Row = {
+    job: 'job',
+    driver: 'driver',
+    records: 'records',
+    perSec: 'records/s',
+    wall: 'wall',
+    rss: 'peak RSS',
+    bytes: 'engine bytes/record',
+    note: '',
+  };
   const cols = Object.keys(head) as Array<keyof Row>;
   const width = Object.fromEntries(cols.map((c) => [c, Math.max(...[head, ...rows].map((r) => r[c].length))])) as Record<keyof Row, number>;
   const line = (r: Row) => `| ${cols.map((c) => r[c].padEnd(width[c])).join(' | ')} |`;
@@ -299,7 +318,8 @@ function printTable(rows: Row[]): void {
   for (const r of rows) console.log(line(r));
 }
 
-const fmtWall = (ms: number) => (ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`);
+const fmtWall = (ms: number) =>
+  ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 
 async function parent(): Promise<void> {
   const { values } = parseArgs({
@@ -312,7 +332,10 @@ async function parent(): Promise<void> {
       keep: { type: 'boolean', default: false },
     },
   });
-  const sizes = values.sizes.split(',').map(Number).filter((n) => n > 0);
+  const sizes = values.sizes
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
   const jobs = values.jobs.split(',') as Job[];
   const drivers = values.drivers.split(',') as Driver[];
   const timeoutS = Number(values.timeout);
@@ -325,7 +348,18 @@ async function parent(): Promise<void> {
   let failed = false;
   for (const n of values.kill ? sizes.slice(0, 1) : sizes) {
     if (!hasPopulation && n > 100_000) {
-      for (const job of jobs) for (const driver of drivers) rows.push({ job: jobName[job], driver, records: n.toLocaleString('en'), perSec: '-', wall: '-', rss: '-', bytes: '-', note: 'skipped: needs local.network.population' });
+      for (const job of jobs)
+        for (const driver of drivers)
+          rows.push({
+            job: jobName[job],
+            driver,
+            records: n.toLocaleString('en'),
+            perSec: '-',
+            wall: '-',
+            rss: '-',
+            bytes: '-',
+            note: 'skipped: needs local.network.population',
+          });
       continue;
     }
     for (const driver of drivers) {
@@ -333,7 +367,16 @@ async function parent(): Promise<void> {
         const prefix = `msgflow-bench:${randomBytes(4).toString('hex')}:`;
         const service = values.kill ? await countingService(await mkdtemp(join(tmpdir(), 'msgflow-benchsvc-')), n) : undefined;
         const dir = await makeProject(n, driver, { prefix, ...(service ? { apiUrl: service.url } : {}) });
-        const row: Row = { job: jobName[job], driver, records: n.toLocaleString('en'), perSec: '-', wall: '-', rss: '-', bytes: '-', note: '' };
+        const row: Row = {
+          job: jobName[job],
+          driver,
+          records: n.toLocaleString('en'),
+          perSec: '-',
+          wall: '-',
+          rss: '-',
+          bytes: '-',
+          note: '',
+        };
         try {
           let result: ChildResult | undefined;
           let rss = 0;
@@ -351,7 +394,10 @@ async function parent(): Promise<void> {
             const second = runChild(dir, job, timeoutS);
             const resumed = await second.done;
             result = resumed.result;
-            if (!result) throw new Error(`resumed child ended without a result (code ${resumed.code}, ${resumed.signal ?? ''}):\n${resumed.output.slice(-3000)}`);
+            if (!result)
+              throw new Error(
+                `resumed child ended without a result (code ${resumed.code}, ${resumed.signal ?? ''}):\n${resumed.output.slice(-3000)}`,
+              );
             rss = result.maxRssMB;
             runMs = result.runMs;
             const per = [...service.counts.entries()].filter(([k]) => k.startsWith(`${job}:`));
@@ -364,7 +410,10 @@ async function parent(): Promise<void> {
           } else {
             const r = await runChild(dir, job, timeoutS).done;
             result = r.result;
-            if (!result) throw new Error(`child ended without a result (code ${r.code}, ${r.signal ?? ''}${r.signal === 'SIGKILL' ? `: timeout ${timeoutS} s?` : ''}):\n${r.output.slice(-3000)}`);
+            if (!result)
+              throw new Error(
+                `child ended without a result (code ${r.code}, ${r.signal ?? ''}${r.signal === 'SIGKILL' ? `: timeout ${timeoutS} s?` : ''}):\n${r.output.slice(-3000)}`,
+              );
             rss = result.maxRssMB;
             runMs = result.runMs;
           }

@@ -80,10 +80,19 @@ function localConfig(dataDir: string, sendIntervalMs: number) {
 // ---------------------------------------------------------------- child modes
 async function childMain(mode: string, arg: string) {
   if (mode === 'bare') {
-    const body = JSON.stringify({ type: 'incoming', idMessage: 'A'.repeat(32), timestamp: 1767225600, typeMessage: 'textMessage', chatId: CHAT, textMessage: 'hello' });
+    const body = JSON.stringify({
+      type: 'incoming',
+      idMessage: 'A'.repeat(32),
+      timestamp: 1767225600,
+      typeMessage: 'textMessage',
+      chatId: CHAT,
+      textMessage: 'hello',
+    });
     const server = http.createServer((req, res) => {
       req.resume();
-      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body));
+      req.on('end', () =>
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body),
+      );
     });
     server.keepAliveTimeout = 5000;
     server.listen(0, '127.0.0.1', () => console.log(`PORT ${(server.address() as { port: number }).port}`));
@@ -101,7 +110,9 @@ async function childMain(mode: string, arg: string) {
     const service = createLocalService(localConfig(arg, 3_600_000), { baseDir: '/' });
     await service.start();
     const ms = performance.now() - t;
-    console.log(`restart with all of it stored (fresh process): ${(ms / 1000).toFixed(2)} s, RSS ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`);
+    console.log(
+      `restart with all of it stored (fresh process): ${(ms / 1000).toFixed(2)} s, RSS ${(process.memoryUsage().rss / 1048576).toFixed(0)} MB`,
+    );
     await service.close();
     return;
   }
@@ -242,9 +253,19 @@ async function prepareStore(dataDir: string, count: number): Promise<string> {
       batch.push({
         sentAtMs: start + j * 1000,
         message: {
-          type: j % 2 ? 'outgoing' : 'incoming', idMessage, timestamp: Math.floor((start + j * 1000) / 1000), typeMessage: 'textMessage',
-          chatId: CHAT, chatType: 'user', textMessage: `message ${j}`, isForwarded: false, forwardingScore: 0,
-          deletedMessageId: '', editedMessageId: '', isEdited: false, isDeleted: false,
+          type: j % 2 ? 'outgoing' : 'incoming',
+          idMessage,
+          timestamp: Math.floor((start + j * 1000) / 1000),
+          typeMessage: 'textMessage',
+          chatId: CHAT,
+          chatType: 'user',
+          textMessage: `message ${j}`,
+          isForwarded: false,
+          forwardingScore: 0,
+          deletedMessageId: '',
+          editedMessageId: '',
+          isEdited: false,
+          isDeleted: false,
           ...(j % 2 ? { sendByApi: true } : { senderId: CHAT, senderName: 'Alice', senderType: 'user' as const }),
         },
       });
@@ -271,12 +292,18 @@ const median = (xs: number[]) => pct(xs, 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 async function main() {
-  console.log(`msgflow local service benchmark (node ${process.version}; ${ROUNDS} interleaved rounds; ${DURATION_MS} ms per throughput run, concurrency ${CONCURRENCY})`);
+  console.log(
+    `msgflow local service benchmark (node ${process.version}; ${ROUNDS} interleaved rounds; ${DURATION_MS} ms per throughput run, concurrency ${CONCURRENCY})`,
+  );
   console.log('Servers run in child processes; every figure is compared with its baseline measured in the same round.\n');
   const bare = await startChild('bare');
   const small = await startStore(100);
   const large = await startStore(100_000);
-  const getMessage = (port: number, id: string): Req => ({ method: 'POST', path: p('getMessage'), body: JSON.stringify({ chatId: CHAT, idMessage: id }) });
+  const getMessage = (port: number, id: string): Req => ({
+    method: 'POST',
+    path: p('getMessage'),
+    body: JSON.stringify({ chatId: CHAT, idMessage: id }),
+  });
   const check: Req = { method: 'POST', path: p('checkAccount'), body: JSON.stringify({ phoneNumber: 79001112233 }) };
   await once(new http.Agent(), small.port, check); // fills the cache
 
@@ -317,7 +344,9 @@ async function main() {
   const caRatio = median(rows.map((x) => x.check / x.bare));
   console.log('1. Throughput (requests/second, keep-alive, concurrent load loop)');
   rows.forEach((x, k) =>
-    console.log(`   round ${k + 1}: bare ${fmt(x.bare, 0)}, getMessage ${fmt(x.getMessage, 0)} (${fmt(x.getMessage / x.bare)}), checkAccount cached ${fmt(x.check, 0)} (${fmt(x.check / x.bare)})`),
+    console.log(
+      `   round ${k + 1}: bare ${fmt(x.bare, 0)}, getMessage ${fmt(x.getMessage, 0)} (${fmt(x.getMessage / x.bare)}), checkAccount cached ${fmt(x.check, 0)} (${fmt(x.check / x.bare)})`,
+    ),
   );
   console.log(`   median ratio to bare node:http: getMessage ${fmt(gmRatio)}, checkAccount (cached) ${fmt(caRatio)}  (target >= 0.5)\n`);
 
@@ -327,9 +356,13 @@ async function main() {
   const a100k = pct(acks.large, 99);
   console.log(`2. Latency, ${per * ROUNDS} sequential requests per row (p50 / p99 ms)`);
   console.log(`   getChatHistory count 100, 100 stored       ${fmt(pct(hist.small, 50))} / ${fmt(h100)}`);
-  console.log(`   getChatHistory count 100, 100,000 stored   ${fmt(pct(hist.large, 50))} / ${fmt(h100k)}   p99 ratio ${fmt(h100k / h100)} (target <= 2)`);
+  console.log(
+    `   getChatHistory count 100, 100,000 stored   ${fmt(pct(hist.large, 50))} / ${fmt(h100k)}   p99 ratio ${fmt(h100k / h100)} (target <= 2)`,
+  );
   console.log(`   sendFileByUrl ack, 100 stored              ${fmt(pct(acks.small, 50))} / ${fmt(a100)}`);
-  console.log(`   sendFileByUrl ack, 100,000 stored          ${fmt(pct(acks.large, 50))} / ${fmt(a100k)}   p99 ratio ${fmt(a100k / a100)} (target <= 2)`);
+  console.log(
+    `   sendFileByUrl ack, 100,000 stored          ${fmt(pct(acks.large, 50))} / ${fmt(a100k)}   p99 ratio ${fmt(a100k / a100)} (target <= 2)`,
+  );
   console.log(`   (writing 100,000 messages: ${fmt(large.prepMs, 0)} ms; service start with them: ${fmt(large.startMs, 0)} ms)\n`);
 
   const jdir = await mkdtemp(path.join(tmpdir(), 'msgflow-bench-jitter-'));
@@ -338,7 +371,9 @@ async function main() {
   await stop(j.child);
   await rm(jdir, { recursive: true, force: true });
   console.log(`3. Send-queue release jitter, sendIntervalMs ${res.interval}, ${res.count} messages`);
-  console.log(`   |release - (first + k*interval)|  p50 ${fmt(pct(res.jitter, 50))} ms, p99 ${fmt(pct(res.jitter, 99))} ms, max ${fmt(Math.max(...res.jitter))} ms  (target p99 < 20 ms)`);
+  console.log(
+    `   |release - (first + k*interval)|  p50 ${fmt(pct(res.jitter, 50))} ms, p99 ${fmt(pct(res.jitter, 99))} ms, max ${fmt(Math.max(...res.jitter))} ms  (target p99 < 20 ms)`,
+  );
   console.log(`   releasedAt - dueAt (Clock, ms)    p50 ${pct(res.wall, 50)}, p99 ${pct(res.wall, 99)}, max ${Math.max(...res.wall)}`);
 }
 
@@ -409,7 +444,11 @@ async function large() {
   await writeLines(path.join(data, 'checks.jsonl'), LARGE + 1, (i) =>
     i === 0 ? `{"k":"#","w":${t}}\n` : `{"k":${CHECKED_BASE + i},"${i % 5 < 3 ? 't' : 'n'}":${t + i}}\n`,
   );
-  await writeLines(path.join(data, 'contacts.jsonl'), LARGE, (i) => `{"k":${CONTACT_BASE + i},"cp":{"f":"Name${i}","l":"Surname","u":${t + i}}}\n`);
+  await writeLines(
+    path.join(data, 'contacts.jsonl'),
+    LARGE,
+    (i) => `{"k":${CONTACT_BASE + i},"cp":{"f":"Name${i}","l":"Surname","u":${t + i}}}\n`,
+  );
   const firstId = await prepareStore(path.join(dir, 'data'), 100);
   const config = path.join(dir, 'config.yaml');
   await writeFile(
@@ -428,7 +467,9 @@ async function large() {
       '',
     ].join('\n'),
   );
-  console.log(`msgflow local service, large data: ${LARGE.toLocaleString('en')} checked numbers and ${LARGE.toLocaleString('en')} contacts (node ${process.version})`);
+  console.log(
+    `msgflow local service, large data: ${LARGE.toLocaleString('en')} checked numbers and ${LARGE.toLocaleString('en')} contacts (node ${process.version})`,
+  );
   console.log(`   generated in ${fmt((performance.now() - g0) / 1000, 1)} s`);
   const serve = await spawnServe(config);
   const rss = rssMb(serve.child.pid!);
@@ -436,9 +477,14 @@ async function large() {
   const cachedNumber = CHECKED_BASE + 123_457; // i % 5 = 2: has an account
   const check: Req = { method: 'POST', path: p('checkAccount'), body: JSON.stringify({ phoneNumber: cachedNumber }) };
   const getMessage: Req = { method: 'POST', path: p('getMessage'), body: JSON.stringify({ chatId: CHAT, idMessage: firstId }) };
-  const probe = await fetch(`http://127.0.0.1:${serve.port}${check.path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: check.body });
+  const probe = await fetch(`http://127.0.0.1:${serve.port}${check.path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: check.body,
+  });
   const answer = (await probe.json()) as { fromCache?: boolean };
-  if (answer.fromCache !== true) throw new Error(`checkAccount of a stored number was not answered from the cache: ${JSON.stringify(answer)}`);
+  if (answer.fromCache !== true)
+    throw new Error(`checkAccount of a stored number was not answered from the cache: ${JSON.stringify(answer)}`);
   // Warm-up of both servers (JIT, sockets), then interleaved rounds, all in this
   // one run: each ratio compares runs a few seconds apart, so a busy shared
   // machine weighs on both sides alike; the median round is reported.
@@ -458,9 +504,13 @@ async function large() {
   await rm(dir, { recursive: true, force: true });
   console.log(`   msgflow serve start (spawn to listening): ${fmt(serve.startMs / 1000)} s  (target <= 5 s)`);
   console.log(`   serve RSS: ${fmt(rss, 0)} MB once started, ${fmt(rssAfter, 0)} MB after the load runs`);
-  console.log(`   autocannon -c 50, ${Math.max(1, Math.round(DURATION_MS / 1000))} s per run, ${ROUNDS} rounds (bare before and after each pair):`);
+  console.log(
+    `   autocannon -c 50, ${Math.max(1, Math.round(DURATION_MS / 1000))} s per run, ${ROUNDS} rounds (bare before and after each pair):`,
+  );
   rounds.forEach((x, k) =>
-    console.log(`   round ${k + 1}: bare ${fmt(x.bare, 0)} req/s; getMessage ${fmt(x.gm, 0)} (${fmt(x.gm / x.bare)}); checkAccount (cached) ${fmt(x.ca, 0)} (${fmt(x.ca / x.bare)})`),
+    console.log(
+      `   round ${k + 1}: bare ${fmt(x.bare, 0)} req/s; getMessage ${fmt(x.gm, 0)} (${fmt(x.gm / x.bare)}); checkAccount (cached) ${fmt(x.ca, 0)} (${fmt(x.ca / x.bare)})`,
+    ),
   );
   console.log(
     `   median ratio to bare node:http: getMessage ${fmt(median(rounds.map((x) => x.gm / x.bare)))}, checkAccount (cached) ${fmt(median(rounds.map((x) => x.ca / x.bare)))}  (target >= 0.5)`,
@@ -472,7 +522,12 @@ async function bulk() {
   const config = LocalSchema.parse({
     port: 0,
     dataDir: path.join(dir, 'data'),
-    network: { population: [{ prefix: '7920', share: 0.6 }, { prefix: '7930', share: 0.6 }] },
+    network: {
+      population: [
+        { prefix: '7920', share: 0.6 },
+        { prefix: '7930', share: 0.6 },
+      ],
+    },
     instances: [
       {
         idInstance: ID,
@@ -488,7 +543,9 @@ async function bulk() {
   const sample = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200);
   const call = (method: string, body: unknown) =>
     service.handle({ httpMethod: 'POST', path: p(method), headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  console.log(`msgflow local service, bulk: ${LARGE.toLocaleString('en')} checks then ${LARGE.toLocaleString('en')} contacts, in-process, one at a time (node ${process.version})`);
+  console.log(
+    `msgflow local service, bulk: ${LARGE.toLocaleString('en')} checks then ${LARGE.toLocaleString('en')} contacts, in-process, one at a time (node ${process.version})`,
+  );
   for (const [what, base, one] of [
     ['checkAccount', CHECKED_BASE, (n: number) => call('checkAccount', { phoneNumber: n })],
     ['addContact', CONTACT_BASE, (n: number) => call('addContact', { chatId: `${n}@c.us`, firstName: `Name${n}`, lastName: 'Surname' })],
@@ -518,7 +575,9 @@ async function bulk() {
   console.log(`   peak RSS during the calls ${fmt(peak / 1048576, 0)} MB (V8 heap in use at the end ${fmt(heap / 1048576, 0)} MB)`);
   await service.close();
   // The restart is measured in a fresh process, as `msgflow serve` would start.
-  const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', 'restart', path.join(dir, 'data')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', SELF, '--child', 'restart', path.join(dir, 'data')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   await once_(child, 'exit');

@@ -33,9 +33,15 @@ const REPO = path.resolve(import.meta.dirname, '..');
 
 const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-ui-bench-'));
 mkdirSync(path.join(dir, 'flows'));
-writeFileSync(path.join(dir, 'config.yaml'), 'instances:\n  default: { apiUrl: local }\nlocal:\n  port: 0\n  instances: [{ idInstance: "1101000001", apiTokenInstance: bench-token }]\nstore: { driver: lowdb, dir: .msgflow/state }\nlogLevel: error\n');
+writeFileSync(
+  path.join(dir, 'config.yaml'),
+  'instances:\n  default: { apiUrl: local }\nlocal:\n  port: 0\n  instances: [{ idInstance: "1101000001", apiTokenInstance: bench-token }]\nstore: { driver: lowdb, dir: .msgflow/state }\nlogLevel: error\n',
+);
 for (const name of ['alpha', 'beta', 'gamma', 'delta']) {
-  writeFileSync(path.join(dir, 'flows', `${name}.yaml`), `name: ${name}\non: { schedule: { cron: "0 * * * *" } }\nsteps:\n  - { id: say, uses: log, with: { message: hi } }\n`);
+  writeFileSync(
+    path.join(dir, 'flows', `${name}.yaml`),
+    `name: ${name}\non: { schedule: { cron: "0 * * * *" } }\nsteps:\n  - { id: say, uses: log, with: { message: hi } }\n`,
+  );
 }
 
 async function seed(): Promise<string> {
@@ -70,13 +76,44 @@ async function seed(): Promise<string> {
   // One big run: 100,000 items, 1,000 failed.
   const big = 'alpha-big-100k';
   const at = Date.now() - 3_600_000;
-  await store.createRun({ id: big, flow: 'alpha', status: 'failed', trigger: 'manual', dryRun: false, startedAt: at, finishedAt: at + 600_000, durationMs: 600_000, updatedAt: at + 600_000, itemsDone: ITEMS - 1000, itemsFailed: 1000, resumes: 0 });
-  await store.saveStep({ runId: big, step: 'each', action: 'checkAccount', status: 'failed', startedAt: at, finishedAt: at + 600_000, total: ITEMS, done: ITEMS - 1000, failed: 1000, forEach: true });
+  await store.createRun({
+    id: big,
+    flow: 'alpha',
+    status: 'failed',
+    trigger: 'manual',
+    dryRun: false,
+    startedAt: at,
+    finishedAt: at + 600_000,
+    durationMs: 600_000,
+    updatedAt: at + 600_000,
+    itemsDone: ITEMS - 1000,
+    itemsFailed: 1000,
+    resumes: 0,
+  });
+  await store.saveStep({
+    runId: big,
+    step: 'each',
+    action: 'checkAccount',
+    status: 'failed',
+    startedAt: at,
+    finishedAt: at + 600_000,
+    total: ITEMS,
+    done: ITEMS - 1000,
+    failed: 1000,
+    forEach: true,
+  });
   for (let i = 0; i < ITEMS; i += 5000) {
     const batch: ItemResult[] = [];
     for (let k = i; k < Math.min(ITEMS, i + 5000); k++) {
       const failed = k % 100 === 0;
-      batch.push({ step: 'each', index: k, status: failed ? 'failed' : 'succeeded', attempts: 1, finishedAt: at + k, ...(failed ? { error: { message: 'not on messenger', code: 'NOT_ON_MESSENGER' } } : { output: { exist: true } }) });
+      batch.push({
+        step: 'each',
+        index: k,
+        status: failed ? 'failed' : 'succeeded',
+        attempts: 1,
+        finishedAt: at + k,
+        ...(failed ? { error: { message: 'not on messenger', code: 'NOT_ON_MESSENGER' } } : { output: { exist: true } }),
+      });
     }
     await store.appendItems(big, batch);
   }
@@ -87,7 +124,11 @@ async function seed(): Promise<string> {
 
 function serve(): Promise<{ url: string; stop(): void }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO, 'src/cli/main.ts'), 'ui', '--port', '0', '-c', path.join(dir, 'config.yaml')], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO, 'src/cli/main.ts'), 'ui', '--port', '0', '-c', path.join(dir, 'config.yaml')],
+      { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
@@ -100,7 +141,14 @@ function serve(): Promise<{ url: string; stop(): void }> {
 
 async function cannon(url: string, seconds = Number(values.duration)) {
   const r = await autocannon({ url, connections: 50, duration: seconds });
-  return { requests: r.requests.total, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max, errors: r.errors + r.non2xx };
+  return {
+    requests: r.requests.total,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    errors: r.errors + r.non2xx,
+  };
 }
 
 const big = await seed();
@@ -115,7 +163,15 @@ try {
     const ctx = await chromium.launchPersistentContext(profile, {
       executablePath: chromiumPath,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
     });
     const page = await ctx.newPage();
     const paints: Array<Record<string, number>> = [];
@@ -141,7 +197,10 @@ try {
   // The machine's floor: a static file from memory, same connections, same server.
   console.log('baseline GET /assets/app.css', await cannon(`${server.url}/assets/app.css`, 10));
   console.log('GET /api/runs?limit=50', await cannon(`${server.url}/api/runs?limit=50`));
-  console.log('GET /api/runs?flow=beta&status=failed&limit=50', await cannon(`${server.url}/api/runs?flow=beta&status=failed&limit=50`, 10));
+  console.log(
+    'GET /api/runs?flow=beta&status=failed&limit=50',
+    await cannon(`${server.url}/api/runs?flow=beta&status=failed&limit=50`, 10),
+  );
   console.log(`GET /api/runs/${big}`, await cannon(`${server.url}/api/runs/${big}`, 10));
   console.log('GET /api/instances', await cannon(`${server.url}/api/instances`, 10));
 } finally {

@@ -26,7 +26,9 @@ import { loadConfig } from '../src/config/index.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { startItemWorkers, type ItemWorkers } from '../src/runtime/bullmq/workers.js';
 
-const { values } = parseArgs({ options: { items: { type: 'string', default: '2000' }, 'noop-items': { type: 'string', default: '5000' } } });
+const { values } = parseArgs({
+  options: { items: { type: 'string', default: '2000' }, 'noop-items': { type: 'string', default: '5000' } },
+});
 const ITEMS = Number(values.items);
 const NOOP_ITEMS = Number(values['noop-items']);
 const REDIS = process.env.MSGFLOW_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -106,7 +108,9 @@ async function main(): Promise<void> {
     for (const k of [1, 2, 4]) {
       const r = await withWorkers(bull, k, () => runFlow(coord, 'wait'));
       io[k] = r.itemsPerSec;
-      rows.push(`| 20 ms action | bullmq, ${k} worker${k > 1 ? 's' : ''} × 8 | ${r.n} | ${r.itemsPerSec.toFixed(0)} | ${(r.itemsPerSec / io[1]!).toFixed(2)}× |`);
+      rows.push(
+        `| 20 ms action | bullmq, ${k} worker${k > 1 ? 's' : ''} × 8 | ${r.n} | ${r.itemsPerSec.toFixed(0)} | ${(r.itemsPerSec / io[1]!).toFixed(2)}× |`,
+      );
     }
     const noop = await withWorkers(bull, 1, () => runFlow(coord, 'noop'));
     const lrt = await createRuntime({ config: loadConfig(local), command: 'run', logger: silent });

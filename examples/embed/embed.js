@@ -2,15 +2,7 @@
 // Run: node examples/embed/embed.js   (from a project that depends on msgflow, or this checkout)
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  createClient,
-  createInProcessTransport,
-  createLocalService,
-  createRuntime,
-  loadConfig,
-  runFlowTests,
-  VirtualClock,
-} from 'msgflow';
+import { createClient, createInProcessTransport, createLocalService, createRuntime, loadConfig, runFlowTests, VirtualClock } from 'msgflow';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const config = loadConfig(path.join(here, 'config.yaml'));
@@ -20,7 +12,12 @@ const clock = new VirtualClock(Date.parse('2026-01-05T09:00:00Z'));
 const service = createLocalService(config.local, { baseDir: config.baseDir, clock });
 await service.start();
 const { idInstance, apiTokenInstance } = config.local.instances[0];
-const client = createClient({ idInstance, apiTokenInstance, transport: createInProcessTransport(service, idInstance, apiTokenInstance), clock });
+const client = createClient({
+  idInstance,
+  apiTokenInstance,
+  transport: createInProcessTransport(service, idInstance, apiTokenInstance),
+  clock,
+});
 const alice = await client.checkAccount({ phoneNumber: 79001112233 });
 console.log(`checkAccount 79001112233: exist=${alice.exist}`);
 await service.close();

@@ -7,7 +7,13 @@
  * after a time window; no polling of the service at all.
  */
 import type { ActionContext, DurableState } from '../engine/action.js';
-import { CONSUMERS_NS, FAILED_STATUSES, OUTGOING_STATUS_NS, type ConsumerRecord, type OutgoingStatusRecord } from '../engine/notify/index.js';
+import {
+  CONSUMERS_NS,
+  FAILED_STATUSES,
+  OUTGOING_STATUS_NS,
+  type ConsumerRecord,
+  type OutgoingStatusRecord,
+} from '../engine/notify/index.js';
 import type { DeliveryStatus, RecipientRecord } from './broadcast-records.js';
 
 /** The service keeps an unsent message queued this long; no status can come after it. */
@@ -51,12 +57,20 @@ function apply(r: RecipientRecord, s: OutgoingStatusRecord, o: NotifiedFollowOpt
 }
 
 async function markUnknown(store: DurableState, r: RecipientRecord): Promise<void> {
-  Object.assign(r, { phase: 'unknown', error: `accepted as ${r.idMessage} but the service sent no status for it within 24h; not sent again` });
+  Object.assign(r, {
+    phase: 'unknown',
+    error: `accepted as ${r.idMessage} but the service sent no status for it within 24h; not sent again`,
+  });
   await store.set(`r:${r.chatId}`, r);
 }
 
 /** Follows `records` from the recorded statuses until each reached `until`, failed, or can get no further. */
-export async function followNotified(ctx: ActionContext, store: DurableState, records: RecipientRecord[], o: NotifiedFollowOptions): Promise<void> {
+export async function followNotified(
+  ctx: ActionContext,
+  store: DurableState,
+  records: RecipientRecord[],
+  o: NotifiedFollowOptions,
+): Promise<void> {
   const statuses = ctx.shared(OUTGOING_STATUS_NS);
   const target = RANK[o.until];
   for (;;) {

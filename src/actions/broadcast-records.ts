@@ -172,7 +172,8 @@ export async function followStatuses(ctx: ActionContext, store: DurableState, re
     let looked = 0;
     for (const r of open) {
       let m = byId.get(r.idMessage!);
-      if (!m && looked++ < 5) m = await ctx.client.getMessage({ chatId: r.chatId, idMessage: r.idMessage! }, { signal: ctx.signal }).catch(() => undefined);
+      if (!m && looked++ < 5)
+        m = await ctx.client.getMessage({ chatId: r.chatId, idMessage: r.idMessage! }, { signal: ctx.signal }).catch(() => undefined);
       // `pending`: accepted, still queued: not seen sent yet.
       if (!m || m.statusMessage === 'pending') continue;
       const first = !r.observed;

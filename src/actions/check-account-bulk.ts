@@ -43,9 +43,15 @@ export const CheckAccountBulkInput = z
   .strictObject({
     file: fileField('numbers/usernames'),
     items: itemsField('records: numbers, `@usernames`, or objects with a phone or username field (e.g. `${{ inputs.leads }}`)'),
-    numbers: z.array(z.union([z.string(), z.number()])).optional().describe('Inline phone numbers.'),
+    numbers: z
+      .array(z.union([z.string(), z.number()]))
+      .optional()
+      .describe('Inline phone numbers.'),
     usernames: z.array(z.string()).optional().describe('Inline usernames (`@name`).'),
-    phoneField: z.string().default('phone').describe('Field of a record holding the number (also tried: phoneNumber, number, mobile). @default phone'),
+    phoneField: z
+      .string()
+      .default('phone')
+      .describe('Field of a record holding the number (also tried: phoneNumber, number, mobile). @default phone'),
     usernameField: z.string().default('username').describe('Field of a record holding the username. @default username'),
     ttl: duration('How long a result is reused instead of checking again. @default 24h').default(24 * 3_600_000),
     force: z
@@ -54,9 +60,9 @@ export const CheckAccountBulkInput = z
       .describe(
         'Re-check numbers cached as existing and ask the service to bypass its own cache (force:true). Never re-checks a number cached as having no account within `ttl`. @default false',
       ),
-    pause: duration("Minimum pause of all checks of the instance after rate_limit_exceeded; the service's retryAfter wins when longer. @default 2h").default(
-      2 * 3_600_000,
-    ),
+    pause: duration(
+      "Minimum pause of all checks of the instance after rate_limit_exceeded; the service's retryAfter wins when longer. @default 2h",
+    ).default(2 * 3_600_000),
     pace: PaceSchema.default({ delay: 1000, jitter: 0.3 }),
     maxConsecutiveFailures: maxConsecutiveFailuresField('checks'),
     report: reportField(),
@@ -71,7 +77,20 @@ export type CheckAccountBulkInput = z.output<typeof CheckAccountBulkInput>;
 export type CheckStatus = 'exists' | 'none' | 'invalid' | 'failed' | 'wouldCheck';
 
 /** The report's columns, fixed. */
-export const CHECK_REPORT_COLUMNS = ['input', 'where', 'phone', 'username', 'status', 'exist', 'chatId', 'fromCache', 'source', 'checkedAt', 'error', 'retryable'] as const;
+export const CHECK_REPORT_COLUMNS = [
+  'input',
+  'where',
+  'phone',
+  'username',
+  'status',
+  'exist',
+  'chatId',
+  'fromCache',
+  'source',
+  'checkedAt',
+  'error',
+  'retryable',
+] as const;
 
 /** One line of the report. */
 export interface CheckResult {
@@ -251,7 +270,19 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     cache: ctx.shared(checkAccountNamespace(ctx.instance.identity)),
     done: new Set(),
     seen: new Set(),
-    tally: { total: 0, unique: 0, duplicates: 0, exists: 0, none: 0, invalid: 0, failed: 0, fromCache: 0, checked: 0, pauses: 0, wouldCheck: 0 },
+    tally: {
+      total: 0,
+      unique: 0,
+      duplicates: 0,
+      exists: 0,
+      none: 0,
+      invalid: 0,
+      failed: 0,
+      fromCache: 0,
+      checked: 0,
+      pauses: 0,
+      wouldCheck: 0,
+    },
     calls: 0,
   };
   job.tally.pauses = (await ctx.state.get<number>('pauses')) ?? 0;
@@ -277,7 +308,13 @@ function countOutcome(job: Job, e: Entry): void {
 
 /** Journal (see Job.journal), then counters and report row. */
 async function finishRecord(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
-  const e: Entry = { k: key, o: r.status, r: toCells(r), ...(r.source === 'cache' ? { c: 1 as const } : {}), ...(r.retryable ? { x: 1 as const } : {}) };
+  const e: Entry = {
+    k: key,
+    o: r.status,
+    r: toCells(r),
+    ...(r.source === 'cache' ? { c: 1 as const } : {}),
+    ...(r.retryable ? { x: 1 as const } : {}),
+  };
   await job.journal.append(key, e);
   countOutcome(job, e);
   await job.report.write(r as unknown as Record<string, unknown>);
@@ -287,7 +324,14 @@ async function finishRecord(job: Job, ctx: ActionContext, key: number | string, 
 
 function fromResponse(t: Target, r: CheckAccountResponse, at: number): CachedCheck {
   return r.exist
-    ? { e: true, t: at, c: r.chatId, ...(r.username ? { u: r.username } : {}), ...(r.phoneNumber ? { p: r.phoneNumber } : {}), ...(r.fromCache ? { f: true } : {}) }
+    ? {
+        e: true,
+        t: at,
+        c: r.chatId,
+        ...(r.username ? { u: r.username } : {}),
+        ...(r.phoneNumber ? { p: r.phoneNumber } : {}),
+        ...(r.fromCache ? { f: true } : {}),
+      }
     : { e: false, t: at, ...(t.phone ? { p: t.phone } : {}) };
 }
 
@@ -339,9 +383,20 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
         continue;
       }
       const have = job.tally.exists + job.tally.none;
-      const klass = job.guard.fail(e, `${have} numbers have a result so far; run again once fixed (results are kept, nothing is checked twice)`);
+      const klass = job.guard.fail(
+        e,
+        `${have} numbers have a result so far; run again once fixed (results are kept, nothing is checked twice)`,
+      );
       const error = e instanceof Error ? e.message : String(e);
-      return { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'failed', error, ...(klass === 'retryable' ? { retryable: true } : {}) };
+      return {
+        input: t.input,
+        where: t.where,
+        phone: t.phone,
+        username: t.username,
+        status: 'failed',
+        error,
+        ...(klass === 'retryable' ? { retryable: true } : {}),
+      };
     }
   }
 }
@@ -349,7 +404,9 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
 async function honourPause(ctx: ActionContext, job: Job): Promise<void> {
   const p = await ctx.shared(PAUSES_NAMESPACE).get<CheckPause>(pauseKey(ctx.instance.identity));
   if (!p || p.until <= ctx.clock.now()) return;
-  ctx.logger.warn(`${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' paused until ${new Date(p.until).toISOString()}`, { reason: p.reason });
+  ctx.logger.warn(`${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' paused until ${new Date(p.until).toISOString()}`, {
+    reason: p.reason,
+  });
   // The key is derived from the pause itself, so after a restart the same
   // wait is found and only the remaining time is slept.
   await job.counters.waitingFor(() => ctx.wait({ until: p.until, reason: p.reason, key: `checkAccount-pause-${p.until}` }));
@@ -362,7 +419,15 @@ async function startPause(ctx: ActionContext, input: CheckAccountBulkInput, job:
   const current = await pauses.get<CheckPause>(key);
   const until = Math.max(since + Math.max(input.pause, e.retryAfterMs), current?.until ?? 0);
   const reason = `checkAccount paused by rate_limit_exceeded on instance '${ctx.instance.name}' until ${new Date(until).toISOString()} (${formatDuration(until - since)}; the service asked ${formatDuration(e.retryAfterMs)})`;
-  const record: CheckPause = { instance: ctx.instance.name, identity: ctx.instance.identity, scope: 'checkAccount', until, since, retryAfterMs: e.retryAfterMs, reason };
+  const record: CheckPause = {
+    instance: ctx.instance.name,
+    identity: ctx.instance.identity,
+    scope: 'checkAccount',
+    until,
+    since,
+    retryAfterMs: e.retryAfterMs,
+    reason,
+  };
   await pauses.set(key, record);
   job.tally.pauses++;
   await ctx.state.set('pauses', job.tally.pauses);

@@ -39,7 +39,10 @@ export const ContactsImportInput = z
       .enum(CONTACT_MODES)
       .default('upsert')
       .describe('upsert: add, and edit when it already exists; add: add only; edit: edit only; delete: delete each row. @default upsert'),
-    dryRun: z.boolean().default(false).describe('Show what would change without calling the service (also on with `msgflow run --dry-run`). @default false'),
+    dryRun: z
+      .boolean()
+      .default(false)
+      .describe('Show what would change without calling the service (also on with `msgflow run --dry-run`). @default false'),
     saveInAddressbook: z
       .boolean()
       .default(true)
@@ -69,7 +72,17 @@ export type ContactOutcome =
   | 'unchanged';
 
 /** The report's columns, fixed. */
-export const CONTACT_REPORT_COLUMNS = ['where', 'chatId', 'firstName', 'lastName', 'saveInAddressbook', 'outcome', 'change', 'error', 'retryable'] as const;
+export const CONTACT_REPORT_COLUMNS = [
+  'where',
+  'chatId',
+  'firstName',
+  'lastName',
+  'saveInAddressbook',
+  'outcome',
+  'change',
+  'error',
+  'retryable',
+] as const;
 
 export interface ContactRowResult {
   where: string;
@@ -181,7 +194,8 @@ function parseChatId(value: object): string | { error: string } {
 function parseRow(row: SourcedRow, input: ContactsImportInput): Contact | ContactRowResult {
   const { value, where } = row;
   const bad = (error: string): ContactRowResult => ({ where, outcome: 'invalid', error });
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return bad('expected a record with phone or chatId and firstName');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    return bad('expected a record with phone or chatId and firstName');
   const chatId = parseChatId(value);
   if (typeof chatId !== 'string') return bad(chatId.error);
   const firstRaw = pickField(value, ['firstName', 'first_name', 'name']);
@@ -208,7 +222,9 @@ async function* plan(ctx: ActionContext, input: ContactsImportInput, job: Job): 
     if ('outcome' in parsed || job.seen.has(parsed.chatId)) {
       if (job.done.delete(key)) continue;
       const r: ContactRowResult =
-        'outcome' in parsed ? parsed : { where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: 'same chatId as an earlier row; the first row wins' };
+        'outcome' in parsed
+          ? parsed
+          : { where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: 'same chatId as an earlier row; the first row wins' };
       await finishRecord(ctx, job, key, r);
       continue;
     }
@@ -224,7 +240,12 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
   reportFormat(CONTACTS_IMPORT, reportPath);
   const counters = new JobCounters(ctx);
   counters.total = await countRows(ctx, CONTACTS_IMPORT, { file: input.file, items: input.items });
-  const report = await openReport({ action: CONTACTS_IMPORT, runId: ctx.run.id, path: ctx.resolvePath(reportPath), columns: CONTACT_REPORT_COLUMNS });
+  const report = await openReport({
+    action: CONTACTS_IMPORT,
+    runId: ctx.run.id,
+    path: ctx.resolvePath(reportPath),
+    columns: CONTACT_REPORT_COLUMNS,
+  });
   const tally = Object.fromEntries([...Object.keys(COUNTER), 'total'].map((k) => [k, 0])) as Tally;
   const job: Job = {
     dryRun: input.dryRun || ctx.run.dryRun,
@@ -266,7 +287,11 @@ async function finishRecord(ctx: ActionContext, job: Job, key: string, r: Contac
 
 function describeChange(c: Contact, prev: MirrorEntry | undefined, mode: ContactMode): { outcome: ContactOutcome; change?: string } {
   if (mode === 'delete') return { outcome: 'wouldDelete', change: prev ? 'imported by msgflow before' : 'not imported by msgflow before' };
-  if (!prev) return { outcome: mode === 'edit' ? 'wouldUpdate' : mode === 'add' ? 'wouldAdd' : 'wouldUpsert', change: 'not imported by msgflow before' };
+  if (!prev)
+    return {
+      outcome: mode === 'edit' ? 'wouldUpdate' : mode === 'add' ? 'wouldAdd' : 'wouldUpsert',
+      change: 'not imported by msgflow before',
+    };
   const diffs: string[] = [];
   if (prev.f !== c.firstName) diffs.push(`firstName: ${prev.f} → ${c.firstName}`);
   if ((prev.l ?? '') !== (c.lastName ?? '')) diffs.push(`lastName: ${prev.l ?? ''} → ${c.lastName ?? ''}`);
@@ -322,7 +347,13 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
     job.guard.ok();
     result = { ...base, outcome };
     if (outcome === 'deleted') await job.mirror.delete(c.chatId);
-    else if (outcome !== 'alreadyExists') await job.mirror.set(c.chatId, { f: c.firstName, ...(c.lastName ? { l: c.lastName } : {}), s: c.saveInAddressbook, t: ctx.clock.now() } satisfies MirrorEntry);
+    else if (outcome !== 'alreadyExists')
+      await job.mirror.set(c.chatId, {
+        f: c.firstName,
+        ...(c.lastName ? { l: c.lastName } : {}),
+        s: c.saveInAddressbook,
+        t: ctx.clock.now(),
+      } satisfies MirrorEntry);
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
     result = failedRow(job, e, base);
@@ -334,8 +365,12 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
 function failedRow(job: Job, e: unknown, base: ContactRowResult): ContactRowResult {
   const error = e instanceof Error ? e.message : String(e);
   const t = job.tally;
-  const klass = job.guard.fail(e, `${t.added + t.updated + t.deleted + t.alreadyExists} rows are done; run again once fixed (finished rows are not sent again)`);
-  if (hasCode(e, 'NOT_ON_MESSENGER')) return { ...base, outcome: 'notOnMessenger', error: e instanceof ApiError ? e.serviceMessage : error };
+  const klass = job.guard.fail(
+    e,
+    `${t.added + t.updated + t.deleted + t.alreadyExists} rows are done; run again once fixed (finished rows are not sent again)`,
+  );
+  if (hasCode(e, 'NOT_ON_MESSENGER'))
+    return { ...base, outcome: 'notOnMessenger', error: e instanceof ApiError ? e.serviceMessage : error };
   return { ...base, outcome: 'failed', error, ...(klass === 'retryable' ? { retryable: true } : {}) };
 }
 
@@ -358,7 +393,12 @@ async function finish(ctx: ActionContext, input: ContactsImportInput, job: Job):
     report: job.reportPath,
   };
   if (job.dryRun) {
-    Object.assign(summary, { wouldAdd: t.wouldAdd + t.wouldUpsert, wouldUpdate: t.wouldUpdate, wouldDelete: t.wouldDelete, unchanged: t.unchanged });
+    Object.assign(summary, {
+      wouldAdd: t.wouldAdd + t.wouldUpsert,
+      wouldUpdate: t.wouldUpdate,
+      wouldDelete: t.wouldDelete,
+      unchanged: t.unchanged,
+    });
     summary.wouldChange = t.wouldAdd + t.wouldUpsert + t.wouldUpdate + t.wouldDelete;
   }
   await job.journal.flush();

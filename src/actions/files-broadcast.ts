@@ -44,15 +44,22 @@ export const FilesBroadcastInput = z
     caption: z
       .string()
       .optional()
-      .describe('Caption template, evaluated per recipient: `${{ item.<field> }}` reads the recipient record. At most 1024 characters after evaluation.'),
+      .describe(
+        'Caption template, evaluated per recipient: `${{ item.<field> }}` reads the recipient record. At most 1024 characters after evaluation.',
+      ),
     typingTime: z.number().int().optional().describe('Typing notification before sending, ms (1000 to 20000).'),
     typingType: z.enum(TYPING_TYPES).optional().describe('Activity shown to the recipient. @default text (service default)'),
     window: WindowSchema.optional(),
     follow: z
       .strictObject({
-        deadline: duration('Follow statuses at least this long after the last send (longer while messages of ours are still queued); 0: do not follow. @default 10m').default(600_000),
+        deadline: duration(
+          'Follow statuses at least this long after the last send (longer while messages of ours are still queued); 0: do not follow. @default 10m',
+        ).default(600_000),
         poll: duration('Time between two status polls. @default 15s').default(15_000),
-        until: z.enum(['delivered', 'read']).default('read').describe('Stop following a message once it reached this status. @default read'),
+        until: z
+          .enum(['delivered', 'read'])
+          .default('read')
+          .describe('Stop following a message once it reached this status. @default read'),
       })
       .default({ deadline: 600_000, poll: 15_000, until: 'read' })
       .describe('Status following after sending: { deadline, poll, until }.'),
@@ -69,7 +76,9 @@ export const FilesBroadcastInput = z
       .string()
       .regex(/^[A-Za-z0-9_.-]{1,100}$/, { error: 'letters, digits, _ . - only' })
       .optional()
-      .describe('Keep per-recipient records across runs under this name: a later run sends only to recipients not sent yet (e.g. the rest after a window closed).'),
+      .describe(
+        'Keep per-recipient records across runs under this name: a later run sends only to recipients not sent yet (e.g. the rest after a window closed).',
+      ),
     maxConsecutiveFailures: maxConsecutiveFailuresField('sends'),
     report: reportField(),
   })
@@ -103,7 +112,19 @@ export interface FilesBroadcastSummary {
   report: string;
 }
 
-export const BROADCAST_REPORT_COLUMNS = ['chatId', 'where', 'outcome', 'idMessage', 'status', 'sentAt', 'deliveredAt', 'readAt', 'reconciled', 'caption', 'error'] as const;
+export const BROADCAST_REPORT_COLUMNS = [
+  'chatId',
+  'where',
+  'outcome',
+  'idMessage',
+  'status',
+  'sentAt',
+  'deliveredAt',
+  'readAt',
+  'reconciled',
+  'caption',
+  'error',
+] as const;
 
 interface Recipient {
   chatId: string;
@@ -156,16 +177,36 @@ function recipientOf(row: SourcedRow): { chatId: string; rec: Record<string, unk
 function captionFor(ctx: ActionContext, template: string | undefined, item: Record<string, unknown>, index: number): string | undefined {
   if (template === undefined) return undefined;
   if (!hasTemplate(template)) return template;
-  const scope: ExprScope = { inputs: { ...ctx.run.inputs }, env: {}, steps: {}, item, index, run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 } };
+  const scope: ExprScope = {
+    inputs: { ...ctx.run.inputs },
+    env: {},
+    steps: {},
+    item,
+    index,
+    run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 },
+  };
   const v = evaluateTemplate(template, scope);
   return v === undefined || v === null ? '' : String(v);
 }
 
 /** The recipient's caption, or why the row is invalid; a bad urlFile/fileName/typing stops the job (not a row's fault). */
-function checkRecipient(ctx: ActionContext, input: FilesBroadcastInput, chatId: string, rec: Record<string, unknown>, index: number): { caption?: string } | string {
+function checkRecipient(
+  ctx: ActionContext,
+  input: FilesBroadcastInput,
+  chatId: string,
+  rec: Record<string, unknown>,
+  index: number,
+): { caption?: string } | string {
   try {
     const caption = captionFor(ctx, input.caption, rec, index);
-    validateRequest('sendFileByUrl', { chatId, urlFile: input.urlFile, fileName: input.fileName, caption, typingTime: input.typingTime, typingType: input.typingType });
+    validateRequest('sendFileByUrl', {
+      chatId,
+      urlFile: input.urlFile,
+      fileName: input.fileName,
+      caption,
+      typingTime: input.typingTime,
+      typingType: input.typingType,
+    });
     return { caption };
   } catch (e) {
     const msg = e instanceof ValidationError ? e.details : (e as Error).message;
@@ -235,7 +276,9 @@ const queuedAhead = (ctx: ActionContext, job: Job) => async (): Promise<number> 
   if (unseen.length === 0) return 0;
   const now = ctx.clock.now();
   const since = Math.min(...unseen.map((r) => r.sentAt ?? now)) - 60_000;
-  const msgs = await ctx.client.lastOutgoingMessages({ minutes: Math.max(1, Math.ceil((now - since) / 60_000) + 1) }, { signal: ctx.signal }).catch(() => []);
+  const msgs = await ctx.client
+    .lastOutgoingMessages({ minutes: Math.max(1, Math.ceil((now - since) / 60_000) + 1) }, { signal: ctx.signal })
+    .catch(() => []);
   const byId = new Map(msgs.map((m) => [m.idMessage, m]));
   let left = 0;
   for (const r of unseen) {
@@ -248,11 +291,19 @@ const queuedAhead = (ctx: ActionContext, job: Job) => async (): Promise<number> 
 };
 
 async function settle(ctx: ActionContext, input: FilesBroadcastInput, job: Job, open: RecipientRecord[]): Promise<void> {
-  const opts = { fileName: input.fileName, sendIntervalMs: input.reconcile.sendInterval, graceMs: input.reconcile.grace, clockSkewMs: input.reconcile.clockSkew };
+  const opts = {
+    fileName: input.fileName,
+    sendIntervalMs: input.reconcile.sendInterval,
+    graceMs: input.reconcile.grace,
+    clockSkewMs: input.reconcile.clockSkew,
+  };
   const { found, unknown } = await reconcile(ctx, job.store, open, job.claimed, queuedAhead(ctx, job), opts);
   job.reconciled += found;
   await ctx.state.set('reconciled', job.reconciled);
-  if (found + unknown > 0) ctx.logger.info(`${FILES_BROADCAST}: reconciled ${found + unknown} interrupted send(s): ${found} had gone out, ${unknown} unknown (not sent again)`);
+  if (found + unknown > 0)
+    ctx.logger.info(
+      `${FILES_BROADCAST}: reconciled ${found + unknown} interrupted send(s): ${found} had gone out, ${unknown} unknown (not sent again)`,
+    );
 }
 
 // ---- execute ----------------------------------------------------------------------
@@ -264,16 +315,33 @@ async function windowOpen(ctx: ActionContext, input: FilesBroadcastInput, job: J
     const next = nextOpening(input.window, now);
     if (!next) return false;
     if (next.at <= now) return true;
-    await job.counters.waitingFor(() => ctx.wait({ until: next.at, reason: `send window opens at ${iso(next.at)}`, key: `window-${next.at}` }));
+    await job.counters.waitingFor(() =>
+      ctx.wait({ until: next.at, reason: `send window opens at ${iso(next.at)}`, key: `window-${next.at}` }),
+    );
   }
 }
 
 async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job, rcp: Recipient): Promise<void> {
-  const rec: RecipientRecord = { chatId: rcp.chatId, where: rcp.where, caption: rcp.caption, phase: 'intent', runId: ctx.run.id, attemptKey: randomUUID(), intentAt: ctx.clock.now() };
+  const rec: RecipientRecord = {
+    chatId: rcp.chatId,
+    where: rcp.where,
+    caption: rcp.caption,
+    phase: 'intent',
+    runId: ctx.run.id,
+    attemptKey: randomUUID(),
+    intentAt: ctx.clock.now(),
+  };
   await job.store.set(`r:${rec.chatId}`, rec);
   rcp.rec = rec;
   try {
-    const body = { chatId: rcp.chatId, urlFile: input.urlFile, fileName: input.fileName, caption: rcp.caption, typingTime: input.typingTime, typingType: input.typingType };
+    const body = {
+      chatId: rcp.chatId,
+      urlFile: input.urlFile,
+      fileName: input.fileName,
+      caption: rcp.caption,
+      typingTime: input.typingTime,
+      typingType: input.typingType,
+    };
     const res = await ctx.client.sendFileByUrl(body, { signal: ctx.signal });
     Object.assign(rec, { phase: 'sent', idMessage: res.idMessage, sentAt: ctx.clock.now(), status: 'sent' });
     job.claimed.add(res.idMessage);
@@ -322,7 +390,8 @@ async function sendAll(ctx: ActionContext, input: FilesBroadcastInput, job: Job)
   }
 }
 
-const counterOf = (phase: string | undefined) => (phase === 'sent' ? 'done' : phase === 'failed' || phase === 'unknown' ? 'failed' : undefined);
+const counterOf = (phase: string | undefined) =>
+  phase === 'sent' ? 'done' : phase === 'failed' || phase === 'unknown' ? 'failed' : undefined;
 
 /** Moves one recipient between counters (a retried failure leaves `failed`). */
 function countChange(job: Job, before: string | undefined, after: string | undefined): void {
@@ -372,7 +441,12 @@ function outcomeOf(ctx: ActionContext, r: RecipientRecord | undefined, windowOve
 }
 
 async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSummary> {
-  const writer = await openReport({ action: FILES_BROADCAST, runId: ctx.run.id, path: ctx.resolvePath(job.reportPath), columns: BROADCAST_REPORT_COLUMNS });
+  const writer = await openReport({
+    action: FILES_BROADCAST,
+    runId: ctx.run.id,
+    path: ctx.resolvePath(job.reportPath),
+    columns: BROADCAST_REPORT_COLUMNS,
+  });
   const n: Record<string, number> = {};
   let delivered = 0;
   let read = 0;
@@ -385,7 +459,19 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
       if (r!.status === 'read') read++;
     }
     const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
-    await writer.write({ chatId: rcp.chatId, where: rcp.where, outcome, idMessage: r?.idMessage, status: r?.status, sentAt: iso(r?.sentAt), deliveredAt: iso(r?.deliveredAt), readAt: iso(r?.readAt), reconciled: r?.reconciled, caption: rcp.caption, error });
+    await writer.write({
+      chatId: rcp.chatId,
+      where: rcp.where,
+      outcome,
+      idMessage: r?.idMessage,
+      status: r?.status,
+      sentAt: iso(r?.sentAt),
+      deliveredAt: iso(r?.deliveredAt),
+      readAt: iso(r?.readAt),
+      reconciled: r?.reconciled,
+      caption: rcp.caption,
+      error,
+    });
   }
   for (const row of job.optedOutRows) await writer.write(row);
   for (const row of job.invalidRows) await writer.write(row);
@@ -408,9 +494,15 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
   };
   await writer.close({ ...summary });
   const c = job.counters;
-  Object.assign(c, { done: summary.sent, failed: summary.failed + summary.unknown, skipped: job.duplicates + summary.optedOut + summary.notSent + (summary.wouldSend ?? 0) });
+  Object.assign(c, {
+    done: summary.sent,
+    failed: summary.failed + summary.unknown,
+    skipped: job.duplicates + summary.optedOut + summary.notSent + (summary.wouldSend ?? 0),
+  });
   c.flush();
-  ctx.logger.info(`${FILES_BROADCAST}: ${summary.sent} sent (${delivered} delivered, ${read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.optedOut} opted out, ${summary.invalid} invalid; report ${job.reportPath}`);
+  ctx.logger.info(
+    `${FILES_BROADCAST}: ${summary.sent} sent (${delivered} delivered, ${read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.optedOut} opted out, ${summary.invalid} invalid; report ${job.reportPath}`,
+  );
   return summary;
 }
 

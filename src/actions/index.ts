@@ -10,9 +10,24 @@ import { filesBroadcast } from './files-broadcast.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
 
-export { checkAccountBulk, CheckAccountBulkInput, checkAccountNamespace, pauseKey, PAUSES_NAMESPACE, CHECK_ACCOUNT_BULK, CHECK_REPORT_COLUMNS } from './check-account-bulk.js';
+export {
+  checkAccountBulk,
+  CheckAccountBulkInput,
+  checkAccountNamespace,
+  pauseKey,
+  PAUSES_NAMESPACE,
+  CHECK_ACCOUNT_BULK,
+  CHECK_REPORT_COLUMNS,
+} from './check-account-bulk.js';
 export type { CheckAccountBulkSummary, CheckResult, CachedCheck, CheckPause } from './check-account-bulk.js';
-export { contactsImport, ContactsImportInput, contactsNamespace, CONTACTS_IMPORT, CONTACT_MODES, CONTACT_REPORT_COLUMNS } from './contacts-import.js';
+export {
+  contactsImport,
+  ContactsImportInput,
+  contactsNamespace,
+  CONTACTS_IMPORT,
+  CONTACT_MODES,
+  CONTACT_REPORT_COLUMNS,
+} from './contacts-import.js';
 export type { ContactsImportSummary, ContactRowResult, ContactMode } from './contacts-import.js';
 export { outgoingAudit, OutgoingAuditInput, auditNamespace, computeAudit, OUTGOING_AUDIT } from './outgoing-audit.js';
 export type { OutgoingAuditResult, AuditRecord, AuditTrend, ThresholdCrossing } from './outgoing-audit.js';
@@ -28,4 +43,12 @@ export { resolveWindow, nextOpening } from './window.js';
 export { createActionTestContext, runAction, type ActionTestContext, type ActionTestOptions } from './testing.js';
 
 /** Registered by the runtime next to the API-method actions. */
-export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [checkAccountBulk, contactsImport, outgoingAudit, filesBroadcast, optOutAdd, optOutRemove, waitForReply];
+export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
+  checkAccountBulk,
+  contactsImport,
+  outgoingAudit,
+  filesBroadcast,
+  optOutAdd,
+  optOutRemove,
+  waitForReply,
+];

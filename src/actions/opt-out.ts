@@ -19,7 +19,9 @@ const OptOutInput = z
   .strictObject({
     chatId: z
       .union([z.string().min(1), z.number().int().positive()])
-      .describe('The chat: a chat ID (79001234567@c.us) or a phone number; e.g. ${{ event.senderData.chatId }} in a flow triggered by a notification.'),
+      .describe(
+        'The chat: a chat ID (79001234567@c.us) or a phone number; e.g. ${{ event.senderData.chatId }} in a flow triggered by a notification.',
+      ),
   })
   .describe('One chat of the instance-wide opt-out list.');
 

@@ -30,17 +30,24 @@ export const OutgoingAuditInput = z
       .min(1)
       .default(60)
       .describe('Window: messages sent in the last N minutes (lastOutgoingMessages `minutes`). Match it to the schedule. @default 60'),
-    notDeliveredAfter: duration('A message still only `sent` this long after it was sent counts as not delivered. @default 10m').default(600_000),
+    notDeliveredAfter: duration('A message still only `sent` this long after it was sent counts as not delivered. @default 10m').default(
+      600_000,
+    ),
     notReadAfter: duration('A message not `read` this long after it was sent counts as not read. @default 1h').default(3_600_000),
     thresholds: z
       .strictObject({
         notDelivered: z.number().int().min(0).optional().describe('Emit audit.threshold when the not-delivered count reaches this.'),
         notRead: z.number().int().min(0).optional().describe('Emit audit.threshold when the not-read count reaches this.'),
-        notDeliveredRatio: z.number().min(0).max(1).optional().describe('...or when this share of the window\'s messages is not delivered.'),
+        notDeliveredRatio: z.number().min(0).max(1).optional().describe("...or when this share of the window's messages is not delivered."),
       })
       .default({})
       .describe('Limits watched by the audit; crossing one (either way) emits `audit.threshold`.'),
-    listLimit: z.number().int().min(0).default(50).describe('At most this many not-delivered / not-read messages listed in the output. @default 50'),
+    listLimit: z
+      .number()
+      .int()
+      .min(0)
+      .default(50)
+      .describe('At most this many not-delivered / not-read messages listed in the output. @default 50'),
     keep: z.number().int().min(1).default(100).describe('Audits kept per instance for the trend. @default 100'),
     report: z.string().min(1).optional().describe('Also write the audit to this file (.json, or .csv listing the lagging messages).'),
   })
@@ -228,7 +235,9 @@ export const outgoingAudit = defineAction({
     await store.set(auditKey(record), record);
     for (const [key] of others.slice(0, Math.max(0, others.length + 1 - input.keep))) await store.delete(key);
     for (const c of result.thresholdsCrossed) {
-      ctx.logger.warn(`${OUTGOING_AUDIT}: ${c.metric} ${c.direction === 'above' ? 'reached' : 'is back under'} ${c.threshold} (now ${c.value})`);
+      ctx.logger.warn(
+        `${OUTGOING_AUDIT}: ${c.metric} ${c.direction === 'above' ? 'reached' : 'is back under'} ${c.threshold} (now ${c.value})`,
+      );
       ctx.emit('audit.threshold', { instance: ctx.instance.name, identity: ctx.instance.identity, ...c, at: now });
     }
     if (input.report) {
@@ -238,10 +247,7 @@ export const outgoingAudit = defineAction({
         generatedAt: now,
         summary: { ...record, trend: result.trend, thresholdsCrossed: result.thresholdsCrossed },
         columns: AUDIT_REPORT_COLUMNS,
-        rows: [
-          ...notDelivered.map((m) => ({ lag: 'notDelivered', ...m })),
-          ...notRead.map((m) => ({ lag: 'notRead', ...m })),
-        ],
+        rows: [...notDelivered.map((m) => ({ lag: 'notDelivered', ...m })), ...notRead.map((m) => ({ lag: 'notRead', ...m }))],
       });
     }
     await ctx.state.set('result', result);

@@ -10,12 +10,7 @@ import type { Clock } from '../util/clock.js';
 export const PaceSchema = z
   .strictObject({
     delay: duration('Pause between two calls to the service. @default 1s').default(1000),
-    jitter: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(0.3)
-      .describe('Randomises each pause by ± this fraction of `delay` (0: exact). @default 0.3'),
+    jitter: z.number().min(0).max(1).default(0.3).describe('Randomises each pause by ± this fraction of `delay` (0: exact). @default 0.3'),
   })
   .describe('Pacing between calls: `{ delay, jitter }`.');
 

@@ -29,10 +29,14 @@ export function normalisePhone(raw: unknown): PhoneResult {
   const text = raw.trim();
   if (text === '') return { ok: false, reason: 'empty phone number' };
   const digits = text.replace(FORMATTING, '');
-  if (!/^\d+$/.test(digits)) return { ok: false, reason: `'${text}' contains characters other than digits, spaces, +, dashes and brackets` };
+  if (!/^\d+$/.test(digits))
+    return { ok: false, reason: `'${text}' contains characters other than digits, spaces, +, dashes and brackets` };
   if (digits.startsWith('0')) return { ok: false, reason: `'${text}' starts with 0: write it in international form (country code first)` };
   if (digits.length < PHONE_MIN_DIGITS || digits.length > PHONE_MAX_DIGITS)
-    return { ok: false, reason: `'${text}' has ${digits.length} digits; an international number has ${PHONE_MIN_DIGITS} to ${PHONE_MAX_DIGITS}` };
+    return {
+      ok: false,
+      reason: `'${text}' has ${digits.length} digits; an international number has ${PHONE_MIN_DIGITS} to ${PHONE_MAX_DIGITS}`,
+    };
   return { ok: true, phone: Number(digits), digits };
 }
 

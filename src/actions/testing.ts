@@ -71,7 +71,14 @@ export function createActionTestContext(o: ActionTestOptions): ActionTestContext
   const step = o.step ?? 'job';
   const itemKey = o.item === undefined ? '-' : String(o.item);
   const controller = new AbortController();
-  const t: Omit<ActionTestContext, 'ctx' | 'waiting'> = { store, progress: [], events: [], logs: [], waits: [], abort: (r) => controller.abort(r) };
+  const t: Omit<ActionTestContext, 'ctx' | 'waiting'> = {
+    store,
+    progress: [],
+    events: [],
+    logs: [],
+    waits: [],
+    abort: (r) => controller.abort(r),
+  };
   let signalWaiting!: (w: WaitRecord) => void;
   const waiting = new Promise<WaitRecord>((r) => (signalWaiting = r));
   const waits = new DurableWaits({
@@ -121,7 +128,18 @@ export function createActionTestContext(o: ActionTestOptions): ActionTestContext
 async function ensureRun(store: EngineStore, id: string, flow: string, dryRun: boolean, clock: Clock): Promise<void> {
   if (await store.getRun(id)) return;
   const now = clock.now();
-  await store.createRun({ id, flow, status: 'running', trigger: 'manual', dryRun, startedAt: now, updatedAt: now, itemsDone: 0, itemsFailed: 0, resumes: 0 });
+  await store.createRun({
+    id,
+    flow,
+    status: 'running',
+    trigger: 'manual',
+    dryRun,
+    startedAt: now,
+    updatedAt: now,
+    itemsDone: 0,
+    itemsFailed: 0,
+    resumes: 0,
+  });
 }
 
 /**

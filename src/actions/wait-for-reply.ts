@@ -16,7 +16,9 @@ export const WAIT_FOR_REPLY = 'waitForReply';
 
 const WaitForReplyInput = z
   .strictObject({
-    chatId: z.union([z.string().min(1), z.number().int().positive()]).describe('The chat whose reply is awaited: a chat ID or a phone number.'),
+    chatId: z
+      .union([z.string().min(1), z.number().int().positive()])
+      .describe('The chat whose reply is awaited: a chat ID or a phone number.'),
     timeout: duration('How long to wait for the reply (from the moment the step first started). @default 24h').default(86_400_000),
     poll: duration('How often the recorded incoming messages are looked at. @default 5s').default(5000),
   })
@@ -63,7 +65,13 @@ async function warnWithoutConsumer(ctx: ActionContext): Promise<void> {
 
 function result(chatId: string, st: WaitState, now: number, m?: IncomingMessage): WaitForReplyResult {
   if (!m) return { outcome: 'timeout', chatId, waitedMs: st.deadline - st.since };
-  const out: WaitForReplyResult = { outcome: 'replied', chatId, idMessage: m.idMessage, at: new Date(m.at).toISOString(), waitedMs: Math.max(0, now - st.since) };
+  const out: WaitForReplyResult = {
+    outcome: 'replied',
+    chatId,
+    idMessage: m.idMessage,
+    at: new Date(m.at).toISOString(),
+    waitedMs: Math.max(0, now - st.since),
+  };
   if (m.text !== undefined) out.text = m.text;
   if (m.typeMessage !== undefined) out.typeMessage = m.typeMessage;
   return out;

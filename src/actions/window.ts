@@ -17,8 +17,12 @@ const timeText = z
 
 export const WindowSchema = z
   .strictObject({
-    start: timeText.optional().describe("When sending may begin: 'HH:MM' every day, or an ISO date-time. Before it, the job waits (durably)."),
-    stop: timeText.optional().describe("When sending must end: 'HH:MM' or an ISO date-time. Past it, the job stops and reports the rest as not sent."),
+    start: timeText
+      .optional()
+      .describe("When sending may begin: 'HH:MM' every day, or an ISO date-time. Before it, the job waits (durably)."),
+    stop: timeText
+      .optional()
+      .describe("When sending must end: 'HH:MM' or an ISO date-time. Past it, the job stops and reports the rest as not sent."),
     timezone: z
       .string()
       .refine(validZone, { error: 'unknown IANA time zone' })

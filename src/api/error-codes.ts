@@ -52,7 +52,9 @@ export const ERROR_CATALOGUE = {
   FILE_TOO_LARGE: { template: 'urlFile {url}: the file is larger than the {limit} bytes allowed ({seen})' },
   FILE_TOO_MANY_REDIRECTS: { template: 'urlFile {url}: more than {limit} redirects' },
   /** A urlFile target (or a redirect) on a loopback, private or link-local address, refused unless local.fetch.allowPrivate. */
-  FILE_FETCH_PRIVATE: { template: 'urlFile {url}: {host} resolves to {address}, a {range} address; set local.fetch.allowPrivate: true to allow it' },
+  FILE_FETCH_PRIVATE: {
+    template: 'urlFile {url}: {host} resolves to {address}, a {range} address; set local.fetch.allowPrivate: true to allow it',
+  },
 
   // ---- local service: its data directory ------------------------------------
   /** A file under local.dataDir that cannot be read as the service wrote it: start is refused. */
@@ -89,7 +91,9 @@ export const ERROR_CATALOGUE = {
   /** A data input holds more rows than it may (`inputs.<name>.maxRows`). */
   INPUT_TOO_LARGE: { template: '{location} inputs.{input}: {reason}' },
   /** A port msgflow must listen on is taken by another process. */
-  PORT_IN_USE: { template: 'port {port} is already in use{host}: stop what listens there, or set {key} to another port (0 picks a free one)' },
+  PORT_IN_USE: {
+    template: 'port {port} is already in use{host}: stop what listens there, or set {key} to another port (0 picks a free one)',
+  },
   ACTION_FAILED: { template: "step '{step}' ({action}) failed: {reason}" },
   STEP_TIMEOUT: { template: "step '{step}' timed out after {timeoutMs} ms" },
   /** A step's `with`, after templates, does not fit the action's input schema (run time). */
@@ -113,7 +117,10 @@ export const ERROR_CATALOGUE = {
    * BullMQ executor: a worker died during a writing call of this item; the
    * call may have reached the service, so it is not made again (at most once).
    */
-  ITEM_OUTCOME_UNKNOWN: { template: "step '{step}' item {item}: a worker stopped during {action}; the call may have reached the service, so it is not made again (check the instance, then msgflow runs retry)" },
+  ITEM_OUTCOME_UNKNOWN: {
+    template:
+      "step '{step}' item {item}: a worker stopped during {action}; the call may have reached the service, so it is not made again (check the instance, then msgflow runs retry)",
+  },
   /** BullMQ executor: a worker could not work the item (after the job's attempts). */
   ITEM_WORKER_FAILED: { template: "step '{step}' item {item}: the workers could not work it: {reason}" },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },
@@ -122,7 +129,10 @@ export const ERROR_CATALOGUE = {
 
   // ---- dashboard and HTTP API (msgflow start / msgflow ui) ------------------
   /** Binding the dashboard to a non-loopback address without a token would let anyone on the network start runs. */
-  UI_UNSAFE_BIND: { template: 'ui.host {host} is not a loopback address and ui.token is empty: set ui.token (e.g. ui.token: ${MSGFLOW_UI_TOKEN}) or bind to 127.0.0.1' },
+  UI_UNSAFE_BIND: {
+    template:
+      'ui.host {host} is not a loopback address and ui.token is empty: set ui.token (e.g. ui.token: ${MSGFLOW_UI_TOKEN}) or bind to 127.0.0.1',
+  },
   UI_UNAUTHORIZED: { status: 401, template: 'this request changes state: send the header Authorization: Bearer <ui.token>' },
   UI_FORBIDDEN: { status: 403, template: '{reason}' },
   UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },

@@ -88,8 +88,9 @@ export interface NotificationMessageData {
   contactMessageData?: { displayName: string; vcard: string };
 }
 
-export interface MessageNotification<T extends 'incomingMessageReceived' | 'outgoingMessageReceived' | 'outgoingAPIMessageReceived'>
-  extends NotificationBase {
+export interface MessageNotification<
+  T extends 'incomingMessageReceived' | 'outgoingMessageReceived' | 'outgoingAPIMessageReceived',
+> extends NotificationBase {
   typeWebhook: T;
   idMessage: string;
   senderData: SenderData;
@@ -120,11 +121,7 @@ export interface StateInstanceChanged extends NotificationBase {
 
 /** Any notification body, discriminated by `typeWebhook`. */
 export type NotificationBody =
-  | IncomingMessageReceived
-  | OutgoingMessageReceived
-  | OutgoingAPIMessageReceived
-  | OutgoingMessageStatus
-  | StateInstanceChanged;
+  IncomingMessageReceived | OutgoingMessageReceived | OutgoingAPIMessageReceived | OutgoingMessageStatus | StateInstanceChanged;
 
 /**
  * receiveNotification's answer when a notification is waiting: `receiptId`

@@ -131,7 +131,9 @@ function yesNo(name: string) {
 }
 
 /** A webhook address: empty (no webhook: notifications are received with receiveNotification) or an http(s) URL. */
-const webhookUrl = z.union([z.literal(''), url('webhookUrl')], { error: "'webhookUrl' must be an empty string or a URL starting with http(s)://" });
+const webhookUrl = z.union([z.literal(''), url('webhookUrl')], {
+  error: "'webhookUrl' must be an empty string or a URL starting with http(s)://",
+});
 
 /** The yes/no switches of setSettings/getSettings: which notifications the instance produces. */
 export const SETTINGS_SWITCHES = [
@@ -202,9 +204,7 @@ export const REQUEST_SHAPES = {
       .refine((n) => n >= TYPING_TIME_MIN, { error: `'typingTime' must be greater than or equal to ${TYPING_TIME_MIN}`, abort: true })
       .refine((n) => n <= TYPING_TIME_MAX, { error: `'typingTime' must be less than or equal to ${TYPING_TIME_MAX}` })
       .optional(),
-    typingType: z
-      .enum(TYPING_TYPES, { error: `'typingType' must be one of [${TYPING_TYPES.join(', ')}]` })
-      .optional(),
+    typingType: z.enum(TYPING_TYPES, { error: `'typingType' must be one of [${TYPING_TYPES.join(', ')}]` }).optional(),
   },
   lastOutgoingMessages: {
     minutes: positiveInt('minutes').default(1440),

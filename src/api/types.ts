@@ -114,22 +114,36 @@ export interface Message {
   pollMessageData?: { name: string; options: { optionName: string }[]; multipleAnswers?: boolean };
 }
 
-export interface AddContactResponse { addContact: boolean }
-export interface EditContactResponse { editContact: boolean }
-export interface DeleteContactResponse { deleteContact: boolean }
+export interface AddContactResponse {
+  addContact: boolean;
+}
+export interface EditContactResponse {
+  editContact: boolean;
+}
+export interface DeleteContactResponse {
+  deleteContact: boolean;
+}
 export type GetChatHistoryResponse = Message[];
 export type GetMessageResponse = Message;
-export interface SendFileByUrlResponse { idMessage: string }
+export interface SendFileByUrlResponse {
+  idMessage: string;
+}
 export type LastOutgoingMessagesResponse = Message[];
 
 /** checkAccount's success body. With no account: `{ exist: false, chatId: "" }` only. */
 export type CheckAccountResponse =
-  | { exist: true; chatId: string; username?: string; phoneNumber?: number; fromCache: boolean }
-  | { exist: false; chatId: '' };
+  { exist: true; chatId: string; username?: string; phoneNumber?: number; fromCache: boolean } | { exist: false; chatId: '' };
 
-export interface GetStateInstanceResponse { stateInstance: InstanceState }
-export interface SendMessageResponse { idMessage: string }
-export interface CheckWhatsappResponse { existsWhatsapp: boolean; chatId: string }
+export interface GetStateInstanceResponse {
+  stateInstance: InstanceState;
+}
+export interface SendMessageResponse {
+  idMessage: string;
+}
+export interface CheckWhatsappResponse {
+  existsWhatsapp: boolean;
+  chatId: string;
+}
 
 /** The instance's settings, as getSettings answers them. */
 export interface InstanceSettings {
@@ -158,7 +172,9 @@ export interface InstanceSettings {
 }
 
 export type GetSettingsResponse = InstanceSettings;
-export interface SetSettingsResponse { saveSettings: true }
+export interface SetSettingsResponse {
+  saveSettings: true;
+}
 
 /** One message waiting in the send queue, as showMessagesQueue lists it. */
 export interface QueuedMessage {
@@ -178,12 +194,16 @@ export interface QueuedMessage {
 }
 
 export type ShowMessagesQueueResponse = QueuedMessage[];
-export interface ClearMessagesQueueResponse { isCleared: boolean }
+export interface ClearMessagesQueueResponse {
+  isCleared: boolean;
+}
 export type LastIncomingMessagesResponse = Message[];
 /** A waiting notification, or `null` when none arrived within receiveTimeout. */
 export type ReceiveNotificationResponse = ReceivedNotification | null;
 /** `result: false` when no notification had that receiptId (already deleted or expired). */
-export interface DeleteNotificationResponse { result: boolean }
+export interface DeleteNotificationResponse {
+  result: boolean;
+}
 
 export interface ResponseMap {
   addContact: AddContactResponse;
@@ -228,9 +248,17 @@ export interface RequestMap {
 }
 
 /** Error bodies of the service. */
-export interface ErrorBody { message: string }
-export interface StatusFalseBody { status: false; reason: string }
-export interface RateLimitBody { status: false; data: { status: 'fail'; reason: 'rate_limit_exceeded'; retryAfter: number } }
+export interface ErrorBody {
+  message: string;
+}
+export interface StatusFalseBody {
+  status: false;
+  reason: string;
+}
+export interface RateLimitBody {
+  status: false;
+  data: { status: 'fail'; reason: 'rate_limit_exceeded'; retryAfter: number };
+}
 
 /** Per-call options shared by every transport. */
 export interface CallOptions {

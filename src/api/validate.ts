@@ -30,11 +30,7 @@ export function issueToValidationError(issue: z.core.$ZodIssue): ValidationError
  *   checkAccount with both or neither of phoneNumber/username the error has
  *   code `CHECK_ACCOUNT_TARGET`: the service answers it as `{status:false, reason}`.
  */
-export function validateRequest<M extends ApiMethod>(
-  method: M,
-  body: unknown,
-  options: ValidateOptions = {},
-): ParsedRequest<M> {
+export function validateRequest<M extends ApiMethod>(method: M, body: unknown, options: ValidateOptions = {}): ParsedRequest<M> {
   // GET and DELETE carry no body: no parameters at all is an empty request (defaults apply).
   const input = body === undefined && METHOD_SPECS[method].httpMethod !== 'POST' ? {} : body;
   if (method === 'checkAccount' && input !== null && typeof input === 'object' && !Array.isArray(input)) {

@@ -55,7 +55,8 @@ export type CliLogLevel = (typeof LOG_LEVELS)[number];
  */
 export function parseLogLevel(flag: string | undefined, configLevel?: CliLogLevel): CliLogLevel {
   if (flag === undefined) return configLevel ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(flag)) throw new UsageError(`--log-level expects one of ${LOG_LEVELS.join(', ')}, got '${flag}'`);
+  if (!(LOG_LEVELS as readonly string[]).includes(flag))
+    throw new UsageError(`--log-level expects one of ${LOG_LEVELS.join(', ')}, got '${flag}'`);
   return flag as CliLogLevel;
 }
 

@@ -48,7 +48,8 @@ export async function findDaemon(runtime: Runtime): Promise<{ target?: DaemonTar
   if (!lease || holderDead(lease, hostId)) return {};
   const who = `msgflow start, ${describeHolder(lease)}`;
   const rec = await readDaemonUi(runtime.store);
-  if (!rec || rec.pid !== lease.pid || rec.host !== lease.host) return { note: `the daemon (${who}) recorded no dashboard address: the run executes here` };
+  if (!rec || rec.pid !== lease.pid || rec.host !== lease.host)
+    return { note: `the daemon (${who}) recorded no dashboard address: the run executes here` };
   if (!rec.url) return { note: `the daemon (${who}) serves no dashboard (${rec.reason ?? 'ui off'}): the run executes here` };
   if (rec.host !== hostId && isLoopbackHost(new URL(rec.url).hostname)) {
     return { note: `the daemon (${who}) serves its dashboard on its own host only (${rec.url}): the run executes here` };
@@ -87,13 +88,17 @@ const unreachable = (url: string, reason: string) => new MsgflowError('DAEMON_AP
 /** Opens the flow's event stream; resolves once the daemon has subscribed it (its first bytes). */
 function openFollow(target: DaemonTarget, flow: string): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const req = request(`${target.url}/api/events?flow=${encodeURIComponent(flow)}`, { headers: { accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        return reject(unreachable(target.url, `GET /api/events answered ${res.statusCode}`));
-      }
-      res.once('data', () => resolve(res));
-    });
+    const req = request(
+      `${target.url}/api/events?flow=${encodeURIComponent(flow)}`,
+      { headers: { accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(unreachable(target.url, `GET /api/events answered ${res.statusCode}`));
+        }
+        res.once('data', () => resolve(res));
+      },
+    );
     req.on('error', (e: NodeJS.ErrnoException) => reject(unreachable(target.url, e.code ?? e.message)));
     req.end();
   });
@@ -121,7 +126,8 @@ async function postRun(target: DaemonTarget, flow: string, body: { inputs: Recor
   }
   let message = err.message ?? `HTTP ${res.status}`;
   // The usual cause: ui.token comes from the environment (${MSGFLOW_UI_TOKEN}), set for the daemon but not in this terminal.
-  if (err.code === 'UI_UNAUTHORIZED') message += `; this config's ui.token is ${target.token ? 'not the daemon\'s' : 'empty'} (--no-daemon runs the flow here)`;
+  if (err.code === 'UI_UNAUTHORIZED')
+    message += `; this config's ui.token is ${target.token ? "not the daemon's" : 'empty'} (--no-daemon runs the flow here)`;
   throw new MsgflowError('DAEMON_API_REFUSED', { url: target.url, code: err.code ?? `HTTP ${res.status}`, message });
 }
 
@@ -179,14 +185,17 @@ export async function startInDaemon(
       if (reading) return;
       reading = true;
       readRun(id)
-        .then((r) => {
-          if (r && r.status !== 'running' && r.status !== 'waiting') {
-            detach();
-            resolve(r);
-          }
-        }, () => {
-          // The store briefly unreadable: the next tick reads again (done never rejects, like a local run's).
-        })
+        .then(
+          (r) => {
+            if (r && r.status !== 'running' && r.status !== 'waiting') {
+              detach();
+              resolve(r);
+            }
+          },
+          () => {
+            // The store briefly unreadable: the next tick reads again (done never rejects, like a local run's).
+          },
+        )
         .finally(() => (reading = false));
     };
     timer = setInterval(check, STATUS_POLL_MS);

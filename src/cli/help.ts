@@ -35,7 +35,12 @@ export interface CommandHelp {
 }
 
 const CONFIG: OptionHelp = { name: 'config', short: 'c', type: 'string', arg: 'FILE', text: 'Config file (default: ./config.yaml)' };
-const LOG_LEVEL: OptionHelp = { name: 'log-level', type: 'string', arg: 'LEVEL', text: 'debug | info | warn | error | silent (default: config.yaml logLevel, else info)' };
+const LOG_LEVEL: OptionHelp = {
+  name: 'log-level',
+  type: 'string',
+  arg: 'LEVEL',
+  text: 'debug | info | warn | error | silent (default: config.yaml logLevel, else info)',
+};
 const JSON_LOGS: OptionHelp = { name: 'json-logs', text: 'Log lines as JSON, one object per line (no progress bar)' };
 const HELP: OptionHelp = { name: 'help', short: 'h', text: 'Show this help' };
 
@@ -99,7 +104,14 @@ dashboard (--no-ui) or with --no-daemon or --resume, the run executes here.
 Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
 2 usage error or a run of the flow is live/unfinished, 130 Ctrl-C, 143 SIGTERM.`,
     options: [
-      { name: 'input', short: 'i', type: 'string', multiple: true, arg: 'k=v', text: "Set an input (repeatable); coerced to the input's type; an undeclared input exits 2" },
+      {
+        name: 'input',
+        short: 'i',
+        type: 'string',
+        multiple: true,
+        arg: 'k=v',
+        text: "Set an input (repeatable); coerced to the input's type; an undeclared input exits 2",
+      },
       { name: 'dry-run', text: 'Predict: actions with dryRun: true run with a client that refuses writing methods; others are not called' },
       { name: 'new', text: 'Start a fresh run even if an unfinished one exists' },
       { name: 'resume', type: 'string', arg: 'ID', text: 'Resume this unfinished run of the flow' },

@@ -241,7 +241,13 @@ async function attemptOnce<M extends ApiMethod>(d: AttemptDeps, req: TransportRe
 }
 
 /** Validates a call and builds its transport request (nothing has left yet). */
-function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOptions, defaultTimeoutMs: number, signal: AbortSignal): TransportRequest {
+function buildRequest(
+  method: ApiMethod,
+  request: unknown,
+  callOptions: CallOptions,
+  defaultTimeoutMs: number,
+  signal: AbortSignal,
+): TransportRequest {
   // Strict: a typo such as `chatID` is an error here, before anything leaves.
   const parsed = validateRequest(method, request, { strict: true }) as Record<string, unknown>;
   const timeoutMs = callOptions.timeoutMs ?? defaultTimeoutMs;
@@ -251,7 +257,12 @@ function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOpti
   const spec = METHOD_SPECS[method];
   const inPath = new Set(spec.pathParams ?? []);
   const rest = Object.fromEntries(Object.entries(parsed).filter(([k]) => !inPath.has(k)));
-  const req: TransportRequest = { method, httpMethod: spec.httpMethod, timeoutMs: longPollTimeout(spec, parsed, callOptions, timeoutMs), signal };
+  const req: TransportRequest = {
+    method,
+    httpMethod: spec.httpMethod,
+    timeoutMs: longPollTimeout(spec, parsed, callOptions, timeoutMs),
+    signal,
+  };
   if (spec.pathParams) req.pathParams = spec.pathParams.map((k) => String(parsed[k]));
   if (spec.httpMethod === 'POST') req.body = rest;
   else if (Object.keys(rest).length > 0) req.query = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, String(v)]));
@@ -263,7 +274,12 @@ function buildRequest(method: ApiMethod, request: unknown, callOptions: CallOpti
  * whole `receiveTimeout`: unless the caller set a timeout for this call, the
  * attempt's timeout covers that wait plus the client's own margin.
  */
-function longPollTimeout(spec: (typeof METHOD_SPECS)[ApiMethod], parsed: Record<string, unknown>, callOptions: CallOptions, timeoutMs: number): number {
+function longPollTimeout(
+  spec: (typeof METHOD_SPECS)[ApiMethod],
+  parsed: Record<string, unknown>,
+  callOptions: CallOptions,
+  timeoutMs: number,
+): number {
   if (!spec.longPollSeconds || callOptions.timeoutMs !== undefined) return timeoutMs;
   const seconds = parsed[spec.longPollSeconds];
   return typeof seconds === 'number' ? Math.max(timeoutMs, seconds * 1000 + timeoutMs) : timeoutMs;

@@ -171,9 +171,7 @@ const optionsSchema = z
       })
       .optional(),
     clock: z.custom<Clock>(hasFunctions(['now', 'sleep']), { error: 'expected a Clock (now, sleep)' }).optional(),
-    transport: z
-      .custom<Transport>(hasFunctions(['request']), { error: 'expected a Transport (request function)' })
-      .optional(),
+    transport: z.custom<Transport>(hasFunctions(['request']), { error: 'expected a Transport (request function)' }).optional(),
     userAgent: z.string({ error: 'expected a string' }).default(CLIENT_DEFAULTS.userAgent),
   })
   .superRefine((o, ctx) => {
@@ -211,7 +209,8 @@ export function parseClientOptions(input: unknown): ResolvedClientOptions {
     const issue = result.error.issues[0]!;
     const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
     const path = [...issue.path.map(String), ...keys.slice(0, 1)].join('.');
-    const reason = issue.code === 'unrecognized_keys' ? `unknown option${keys.length > 1 ? ` (also: ${keys.slice(1).join(', ')})` : ''}` : issue.message;
+    const reason =
+      issue.code === 'unrecognized_keys' ? `unknown option${keys.length > 1 ? ` (also: ${keys.slice(1).join(', ')})` : ''}` : issue.message;
     const secrets = secretsOf(input);
     const details = redact(path ? `${path}: ${reason}` : reason, secrets);
     throw new ValidationError(details, path || undefined, { code: 'CLIENT_OPTIONS_INVALID' });

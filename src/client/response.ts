@@ -19,19 +19,13 @@ import type { TransportResponse } from './transport.js';
 export type RetryRule = 'always' | 'idempotent' | 'never';
 
 export type Outcome<M extends ApiMethod> =
-  | { ok: true; value: ResponseMap[M] }
-  | { ok: false; error: MsgflowError; retry: RetryRule; retryAfterMs?: number };
+  { ok: true; value: ResponseMap[M] } | { ok: false; error: MsgflowError; retry: RetryRule; retryAfterMs?: number };
 
 type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Maps one answer of the service. `now` dates an HTTP-date Retry-After. */
-export function interpretResponse<M extends ApiMethod>(
-  method: M,
-  res: TransportResponse,
-  secrets: Secrets,
-  now: number,
-): Outcome<M> {
+export function interpretResponse<M extends ApiMethod>(method: M, res: TransportResponse, secrets: Secrets, now: number): Outcome<M> {
   const { statusCode: status, body } = res;
 
   // checkAccount reports its failures in the body, usually with HTTP 200:
@@ -158,7 +152,9 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return isRecord(body) && typeof body.existsWhatsapp === 'boolean' ? undefined : 'expected {existsWhatsapp: boolean, chatId: string}';
     case 'receiveNotification':
       // `null`: nothing arrived within receiveTimeout.
-      return body === null || (isRecord(body) && typeof body.receiptId === 'number' && isRecord(body.body)) ? undefined : 'expected {receiptId, body} or null';
+      return body === null || (isRecord(body) && typeof body.receiptId === 'number' && isRecord(body.body))
+        ? undefined
+        : 'expected {receiptId, body} or null';
     case 'deleteNotification':
       return isRecord(body) && typeof body.result === 'boolean' ? undefined : 'expected {result: boolean}';
     case 'showMessagesQueue':

@@ -35,9 +35,7 @@ export function redactingLogger(logger: ClientLogger | undefined, secrets: Secre
     (level: keyof ClientLogger) =>
     (message: string, fields?: Record<string, unknown>): void => {
       const safe = fields
-        ? Object.fromEntries(
-            Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? redact(v, secrets) : v]),
-          )
+        ? Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, typeof v === 'string' ? redact(v, secrets) : v]))
         : undefined;
       logger[level](redact(message, secrets), safe);
     };

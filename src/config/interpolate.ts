@@ -2,7 +2,6 @@ import { ConfigError } from '../api/errors.js';
 import { expandEnv } from '../util/env-template.js';
 import { formatKeyPath, type KeyPath } from '../util/yaml-source.js';
 
-
 /**
  * Replaces `${ENV_VAR}` and `${ENV_VAR:-default}` in every string of `value`,
  * so secrets stay out of config files. An unset variable with no default is an

@@ -44,8 +44,7 @@ export function parseConfig(text: string, file: string, options: LoadConfigOptio
     const unset = new Set(errors.filter((e) => e.code === 'ENV_MISSING').map((e) => String(e.params.path)));
     const issues = result.error.issues.filter((i) => !unset.has(formatKeyPath(i.path as (string | number)[])));
     errors.push(...issuesToConfigErrors(issues, src.locate, 'CONFIG_INVALID', ConfigSchema));
-  }
-  else errors.push(...crossCheck(result.data, src.locate));
+  } else errors.push(...crossCheck(result.data, src.locate));
   if (errors.length > 0) throw aggregate(errors);
   const data = result.data!;
   const abs = path.resolve(file);
@@ -77,10 +76,18 @@ function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigErr
     const locals = data.local?.instances ?? [];
     const p = ['instances', name, 'apiUrl'];
     if (locals.length === 0) {
-      out.push(new ConfigError('CONFIG_INVALID', { location: locate(p), path: formatKeyPath(p), reason: "apiUrl is 'local' but the local: section declares no instances" }));
+      out.push(
+        new ConfigError('CONFIG_INVALID', {
+          location: locate(p),
+          path: formatKeyPath(p),
+          reason: "apiUrl is 'local' but the local: section declares no instances",
+        }),
+      );
     } else if (inst.idInstance !== undefined && !locals.some((l) => l.idInstance === inst.idInstance)) {
       const q = ['instances', name, 'idInstance'];
-      out.push(new ConfigError('CONFIG_INVALID', { location: locate(q), path: formatKeyPath(q), reason: 'no local instance has this idInstance' }));
+      out.push(
+        new ConfigError('CONFIG_INVALID', { location: locate(q), path: formatKeyPath(q), reason: 'no local instance has this idInstance' }),
+      );
     }
   }
   return out;

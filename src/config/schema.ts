@@ -12,12 +12,10 @@ export { StoreSchema, type StoreConfig };
 export const InstanceSchema = z
   .strictObject({
     /** Base URL of the service, or `local` for msgflow's built-in local service. */
-    apiUrl: z.union([
-      z.literal('local'),
-      z.string().regex(/^https?:\/\/[^\s]+$/i, { error: "expected 'local' or an http(s):// URL" }),
-    ]),
+    apiUrl: z.union([z.literal('local'), z.string().regex(/^https?:\/\/[^\s]+$/i, { error: "expected 'local' or an http(s):// URL" })]),
     /** Instance id. With `apiUrl: local`, optional: the first local instance. */
-    idInstance: z.union([z.string().regex(/^\d{1,20}$/, { error: 'expected digits' }), z.number().int().positive()])
+    idInstance: z
+      .union([z.string().regex(/^\d{1,20}$/, { error: 'expected digits' }), z.number().int().positive()])
       .transform((v) => String(v))
       .optional(),
     apiTokenInstance: z.string().min(1, { error: 'expected a non-empty token' }).optional(),
@@ -63,7 +61,10 @@ export const WebhookSchema = z.strictObject({
   /** Address to bind. @default 127.0.0.1 */
   host: z.string().min(1).default('127.0.0.1'),
   /** Path the service posts to (its webhookUrl's path). @default /webhook */
-  path: z.string().regex(/^\/[^\s?#]*$/, { error: "expected a path starting with '/'" }).default('/webhook'),
+  path: z
+    .string()
+    .regex(/^\/[^\s?#]*$/, { error: "expected a path starting with '/'" })
+    .default('/webhook'),
   /** Bearer token every request must carry (the instance's webhookUrlToken); requests without it get 401. */
   token: z.string().min(8, { error: 'expected a token of at least 8 characters' }),
 });
@@ -76,7 +77,10 @@ export const ExecutorSchema = z.strictObject({
   /** `local`: in the process that runs the flow; `bullmq`: on BullMQ workers. @default local */
   driver: z.enum(['local', 'bullmq']).default('local'),
   /** Redis URL of the queues. @default the store's url, else redis://127.0.0.1:6379 */
-  url: z.string().regex(/^rediss?:\/\/\S+$/, { error: 'expected a redis:// or rediss:// URL' }).optional(),
+  url: z
+    .string()
+    .regex(/^rediss?:\/\/\S+$/, { error: 'expected a redis:// or rediss:// URL' })
+    .optional(),
   /** BullMQ key prefix, so that two projects on one Redis never work each other's items. @default the store's prefix followed by `bull` */
   prefix: z.string().min(1).optional(),
   /**
@@ -90,32 +94,38 @@ export const ExecutorSchema = z.strictObject({
 
 export type ExecutorConfig = z.output<typeof ExecutorSchema>;
 
-export const ConfigSchema = z.strictObject({
-  /** Named instances flows refer to with `instance:`. */
-  instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
-  /** msgflow's built-in local service (see docs/local-service.md). */
-  local: LocalSchema.optional(),
-  /** Flow files directory (relative to the config file). @default flows */
-  flowsDir: z.string().default('flows'),
-  store: StoreSchema.default({ driver: 'lowdb', dir: '.msgflow/state' }),
-  /** Action plugins: paths (relative to the config file) or npm package names. */
-  plugins: z.array(z.string().min(1)).default([]),
-  /** Log level of the daemon. @default info */
-  logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  /** Dashboard and HTTP API. @default { port: 7071, host: 127.0.0.1, token: '' } */
-  ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
-  /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
-  webhook: WebhookSchema.optional(),
-  /** Where forEach items run. @default { driver: local } */
-  executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000 }),
-}).superRefine((v, ctx) => {
-  if (v.webhook) return;
-  for (const [name, inst] of Object.entries(v.instances)) {
-    if (inst.notifications === 'webhook') {
-      ctx.addIssue({ code: 'custom', path: ['instances', name, 'notifications'], message: 'webhook needs a top-level webhook: { port, path, token } section (the server msgflow start receives them on)' });
+export const ConfigSchema = z
+  .strictObject({
+    /** Named instances flows refer to with `instance:`. */
+    instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
+    /** msgflow's built-in local service (see docs/local-service.md). */
+    local: LocalSchema.optional(),
+    /** Flow files directory (relative to the config file). @default flows */
+    flowsDir: z.string().default('flows'),
+    store: StoreSchema.default({ driver: 'lowdb', dir: '.msgflow/state' }),
+    /** Action plugins: paths (relative to the config file) or npm package names. */
+    plugins: z.array(z.string().min(1)).default([]),
+    /** Log level of the daemon. @default info */
+    logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+    /** Dashboard and HTTP API. @default { port: 7071, host: 127.0.0.1, token: '' } */
+    ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
+    /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
+    webhook: WebhookSchema.optional(),
+    /** Where forEach items run. @default { driver: local } */
+    executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000 }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.webhook) return;
+    for (const [name, inst] of Object.entries(v.instances)) {
+      if (inst.notifications === 'webhook') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['instances', name, 'notifications'],
+          message: 'webhook needs a top-level webhook: { port, path, token } section (the server msgflow start receives them on)',
+        });
+      }
     }
-  }
-});
+  });
 
 export type InstanceConfig = z.output<typeof InstanceSchema>;
 export type ConfigData = z.output<typeof ConfigSchema>;

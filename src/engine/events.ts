@@ -17,11 +17,15 @@ export interface EngineEvents {
   'run:resumed': [RunRef & { step?: string }];
   'run:interrupted': [RunRef & { reason: string }];
   'step:started': [RunRef & { step: string; action: string; total?: number }];
-  'step:finished': [RunRef & { step: string; status: 'succeeded' | 'failed' | 'skipped'; done: number; failed: number; skipped?: number; error?: string }];
+  'step:finished': [
+    RunRef & { step: string; status: 'succeeded' | 'failed' | 'skipped'; done: number; failed: number; skipped?: number; error?: string },
+  ];
   'step:retry': [RunRef & { step: string; attempt: number; delayMs: number; error: string; item?: number }];
   'item:finished': [RunRef & { step: string; index: number; status: 'succeeded' | 'failed'; error?: string }];
   /** A long action's own progress (ctx.progress). */
-  'step:progress': [RunRef & { step: string; done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number }];
+  'step:progress': [
+    RunRef & { step: string; done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number },
+  ];
   'schedule:fired': [{ flow: string; scheduledAt: number; firedAt: number }];
   'schedule:missed': [{ flow: string; scheduledAt: number; policy: 'none' | 'last' | 'all'; willRun: boolean }];
   'schedule:skipped': [{ flow: string; scheduledAt: number; reason: string }];

@@ -26,19 +26,24 @@ import type { LocalRequest, LocalResponse } from './types.js';
 const StateBody = z.strictObject({ state: z.enum(INSTANCE_STATES, { error: `'state' must be one of ${INSTANCE_STATES.join(', ')}` }) });
 
 /** Null prototype: `constructor`, `__proto__` and friends are unknown actions, not Object's members. */
-const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(Object.create(null) as Record<string, 'GET' | 'POST'>, {
-  incoming: 'POST',
-  state: 'POST',
-  queue: 'GET',
-  contacts: 'GET',
-} as const);
+const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
+  Object.create(null) as Record<string, 'GET' | 'POST'>,
+  {
+    incoming: 'POST',
+    state: 'POST',
+    queue: 'GET',
+    contacts: 'GET',
+  } as const,
+);
 
 export async function handleAdmin(instance: LocalInstance, action: string, req: LocalRequest): Promise<LocalResponse> {
   const expected = ROUTES[action];
   if (!expected) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: action.slice(0, 64) }));
   const got = req.httpMethod.toUpperCase();
   if (got !== expected) {
-    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: action, expected, got: got.slice(0, 16) }), { allow: expected });
+    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: action, expected, got: got.slice(0, 16) }), {
+      allow: expected,
+    });
   }
   switch (action) {
     case 'incoming': {

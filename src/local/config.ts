@@ -38,7 +38,9 @@ export const AccountSchema = z.strictObject({
 
 export const PopulationSchema = z.strictObject({
   /** Leading digits of the numbers this entry covers, e.g. "7920". */
-  prefix: z.union([z.string().regex(/^\d{1,15}$/, { error: 'expected 1 to 15 digits' }), z.number().int().nonnegative()]).transform((v) => String(v)),
+  prefix: z
+    .union([z.string().regex(/^\d{1,15}$/, { error: 'expected 1 to 15 digits' }), z.number().int().nonnegative()])
+    .transform((v) => String(v)),
   /** Share of those numbers that have an account, 0 to 1. */
   share: z.number().min(0, { error: 'expected a share from 0 to 1' }).max(1, { error: 'expected a share from 0 to 1' }),
 });
@@ -110,7 +112,11 @@ export const LocalSchema = z.strictObject({
   network: NetworkSchema.default({ name: 'WhatsApp', accounts: [], population: [], deliveredAfterMs: 1000 }),
   instances: z.array(LocalInstanceSchema).default([]),
   /** Largest file sendFileByUrl fetches, bytes. @default 104857600 (100 MiB) */
-  maxFileBytes: z.number().int().positive().default(100 * 1024 * 1024),
+  maxFileBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(100 * 1024 * 1024),
   /** Timeout for fetching urlFile, ms. @default 30000 */
   fetchTimeoutMs: z.number().int().positive().default(30_000),
   /** How urlFile links are fetched. */
@@ -128,9 +134,17 @@ export const LocalSchema = z.strictObject({
   /** Redirects followed when fetching urlFile. @default 5 */
   maxRedirects: z.number().int().min(0).max(20).default(5),
   /** How long fetched files are kept, ms. @default 86400000 (24 h) */
-  fileRetentionMs: z.number().int().positive().default(24 * 3600 * 1000),
+  fileRetentionMs: z
+    .number()
+    .int()
+    .positive()
+    .default(24 * 3600 * 1000),
   /** Largest accepted request body, bytes. @default 1048576 */
-  maxBodyBytes: z.number().int().positive().default(1024 * 1024),
+  maxBodyBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024),
   /** A folder served read-only under `/_local/static/` (demo and test files for sendFileByUrl). */
   staticDir: z.string().optional(),
   /** Base URL put in downloadUrl; default: the address the server listens on. */

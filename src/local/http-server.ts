@@ -64,7 +64,11 @@ async function onRequest(service: Handler, opts: ListenOptions, req: http.Incomi
     if (body === 'too-large') return tooLarge(req, res, opts.maxBodyBytes);
     const target = parseTarget(req.url ?? '/');
     if (typeof target === 'string') {
-      send(req, res, { status: 400, headers: { ...JSON_HEADERS }, body: { message: new MsgflowError('BAD_REQUEST_TARGET', { reason: target }).message } });
+      send(req, res, {
+        status: 400,
+        headers: { ...JSON_HEADERS },
+        body: { message: new MsgflowError('BAD_REQUEST_TARGET', { reason: target }).message },
+      });
       return;
     }
     const query: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -114,7 +118,7 @@ export function parseTarget(raw: string): { pathname: string; searchParams: URLS
   const pathname = q < 0 ? t : t.slice(0, q);
   if (!pathname.startsWith('/')) return "the path must start with '/'";
   if (pathname.includes('//')) return "empty path segment ('//')";
-  if (pathname.includes('\\')) return "backslash in the path";
+  if (pathname.includes('\\')) return 'backslash in the path';
   if (/[\x00-\x20\x7f]/.test(pathname)) return 'control character or space in the path';
   try {
     return { pathname, searchParams: new URLSearchParams(q < 0 ? '' : t.slice(q + 1)) };

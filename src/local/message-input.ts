@@ -18,7 +18,10 @@ const common = {
   /** @default incoming */
   type: z.enum(['incoming', 'outgoing']).default('incoming'),
   /** At least 16 characters; @default a new random id */
-  idMessage: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/, { error: 'expected 16-64 letters, digits, _ or -' }).optional(),
+  idMessage: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,64}$/, { error: 'expected 16-64 letters, digits, _ or -' })
+    .optional(),
   /** UNIX seconds or an ISO date-time; @default now */
   timestamp: z.union([z.number().int().nonnegative(), z.iso.datetime({ offset: true })]).optional(),
   chatType: z.enum(chatTypes).optional(),
@@ -46,46 +49,55 @@ const fileFields = {
   isAnimated: z.boolean().default(false),
 };
 
-export const MessageInputSchema = z.discriminatedUnion('typeMessage', [
-  z.strictObject({ ...common, typeMessage: z.literal('textMessage'), textMessage: z.string() }),
-  z.strictObject({ ...common, typeMessage: z.literal('imageMessage'), ...fileFields }),
-  z.strictObject({ ...common, typeMessage: z.literal('videoMessage'), ...fileFields, videoNote: z.boolean().default(false) }),
-  z.strictObject({ ...common, typeMessage: z.literal('documentMessage'), ...fileFields }),
-  z.strictObject({ ...common, typeMessage: z.literal('audioMessage'), ...fileFields }),
-  z.strictObject({ ...common, typeMessage: z.literal('stickerMessage'), ...fileFields }),
-  z.strictObject({
-    ...common,
-    typeMessage: z.literal('pollMessage'),
-    pollMessageData: z.strictObject({
-      name: z.string(),
-      options: z.array(z.union([z.string(), z.strictObject({ optionName: z.string() })])).min(1),
-      multipleAnswers: z.boolean().default(false),
+export const MessageInputSchema = z.discriminatedUnion(
+  'typeMessage',
+  [
+    z.strictObject({ ...common, typeMessage: z.literal('textMessage'), textMessage: z.string() }),
+    z.strictObject({ ...common, typeMessage: z.literal('imageMessage'), ...fileFields }),
+    z.strictObject({ ...common, typeMessage: z.literal('videoMessage'), ...fileFields, videoNote: z.boolean().default(false) }),
+    z.strictObject({ ...common, typeMessage: z.literal('documentMessage'), ...fileFields }),
+    z.strictObject({ ...common, typeMessage: z.literal('audioMessage'), ...fileFields }),
+    z.strictObject({ ...common, typeMessage: z.literal('stickerMessage'), ...fileFields }),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('pollMessage'),
+      pollMessageData: z.strictObject({
+        name: z.string(),
+        options: z.array(z.union([z.string(), z.strictObject({ optionName: z.string() })])).min(1),
+        multipleAnswers: z.boolean().default(false),
+      }),
     }),
-  }),
-  z.strictObject({
-    ...common,
-    typeMessage: z.literal('locationMessage'),
-    location: z.strictObject({ latitude: z.number().min(-90).max(90), longitude: z.number().min(-180).max(180) }),
-  }),
-  z.strictObject({
-    ...common,
-    typeMessage: z.literal('reactionMessage'),
-    /** The reaction, e.g. an emoji. */
-    reaction: z.string(),
-    quotedMessage: z.strictObject({ stanzaId: z.string(), participant: z.string().default('') }),
-  }),
-  z.strictObject({
-    ...common,
-    typeMessage: z.literal('contactMessage'),
-    contact: z.strictObject({
-      displayName: z.string(),
-      vcard: z.string(),
-      chatId: z.string().default(''),
-      phoneNumber: z.number().int().positive().optional(),
-      urlAvatar: z.string().optional(),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('locationMessage'),
+      location: z.strictObject({ latitude: z.number().min(-90).max(90), longitude: z.number().min(-180).max(180) }),
     }),
-  }),
-], { error: (iss) => (iss.code === 'invalid_union' ? `'typeMessage' must be one of textMessage, imageMessage, videoMessage, documentMessage, audioMessage, stickerMessage, pollMessage, locationMessage, reactionMessage, contactMessage` : undefined) });
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('reactionMessage'),
+      /** The reaction, e.g. an emoji. */
+      reaction: z.string(),
+      quotedMessage: z.strictObject({ stanzaId: z.string(), participant: z.string().default('') }),
+    }),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('contactMessage'),
+      contact: z.strictObject({
+        displayName: z.string(),
+        vcard: z.string(),
+        chatId: z.string().default(''),
+        phoneNumber: z.number().int().positive().optional(),
+        urlAvatar: z.string().optional(),
+      }),
+    }),
+  ],
+  {
+    error: (iss) =>
+      iss.code === 'invalid_union'
+        ? `'typeMessage' must be one of textMessage, imageMessage, videoMessage, documentMessage, audioMessage, stickerMessage, pollMessage, locationMessage, reactionMessage, contactMessage`
+        : undefined,
+  },
+);
 
 export type MessageInput = z.input<typeof MessageInputSchema>;
 export type ParsedMessageInput = z.output<typeof MessageInputSchema>;
@@ -158,7 +170,13 @@ export function buildStoredMessage(input: ParsedMessageInput, ctx: BuildContext)
       break;
     case 'contactMessage': {
       const c = input.contact;
-      m.contact = { chatId: c.chatId, displayName: c.displayName, vcard: c.vcard, forwardingScore: input.forwardingScore, isForwarded: input.isForwarded };
+      m.contact = {
+        chatId: c.chatId,
+        displayName: c.displayName,
+        vcard: c.vcard,
+        forwardingScore: input.forwardingScore,
+        isForwarded: input.isForwarded,
+      };
       if (input.type === 'outgoing') {
         m.contact.urlAvatar = c.urlAvatar ?? '';
         if (c.phoneNumber !== undefined) m.contact.phoneNumber = c.phoneNumber;

@@ -78,7 +78,13 @@ export function readJsonBody(req: LocalRequest): unknown {
     return JSON.parse(text);
   } catch (e) {
     // The parser's message can quote the input; keep only its kind, never the body.
-    const reason = e instanceof SyntaxError ? e.message.replace(/".*$/s, '').replace(/,?\s*$/, '').slice(0, 120) : 'unreadable';
+    const reason =
+      e instanceof SyntaxError
+        ? e.message
+            .replace(/".*$/s, '')
+            .replace(/,?\s*$/, '')
+            .slice(0, 120)
+        : 'unreadable';
     throw new MsgflowError('MALFORMED_JSON', { reason });
   }
 }

@@ -18,9 +18,7 @@ import { parseYamlSource } from '../util/yaml-source.js';
 import { MessageInputSchema, type ParsedMessageInput } from './message-input.js';
 
 const SeedShape = z.strictObject({
-  chats: z
-    .array(z.strictObject({ chatId: z.string(), messages: z.array(z.record(z.string(), z.unknown())).default([]) }))
-    .default([]),
+  chats: z.array(z.strictObject({ chatId: z.string(), messages: z.array(z.record(z.string(), z.unknown())).default([]) })).default([]),
 });
 
 /** Reads and validates a seed file; errors name file:line:col and the key path. */

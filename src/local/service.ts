@@ -165,7 +165,14 @@ async function startService(ctx: ServiceContext): Promise<void> {
   const { config, opts, dataDir, events } = ctx;
   await mkdir(dataDir, { recursive: true });
   for (const ic of config.instances) {
-    const inst = new LocalInstance(ic, { dataDir, network: ctx.network, clock: ctx.clock, media: ctx.media, logger: ctx.logger, publicUrl: ctx.publicUrl });
+    const inst = new LocalInstance(ic, {
+      dataDir,
+      network: ctx.network,
+      clock: ctx.clock,
+      media: ctx.media,
+      logger: ctx.logger,
+      publicUrl: ctx.publicUrl,
+    });
     const seedFile = ic.seed ? path.resolve(opts.baseDir, ic.seed) : undefined;
     await inst.open(seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
     const id = ic.idInstance;
@@ -205,7 +212,12 @@ async function route(ctx: ServiceContext, req: LocalRequest): Promise<LocalRespo
 }
 
 /** An API call past routing and auth: HTTP method, rate limit, body, validation, the instance. */
-async function callMethod(instance: LocalInstance, method: ApiMethod, req: LocalRequest, pathValues: Record<string, string | undefined>): Promise<LocalResponse> {
+async function callMethod(
+  instance: LocalInstance,
+  method: ApiMethod,
+  req: LocalRequest,
+  pathValues: Record<string, string | undefined>,
+): Promise<LocalResponse> {
   const expected = METHOD_SPECS[method].httpMethod;
   const got = req.httpMethod.toUpperCase();
   if (got !== expected) {
@@ -226,7 +238,9 @@ async function callMethod(instance: LocalInstance, method: ApiMethod, req: Local
 async function serveFile(ctx: ServiceContext, req: LocalRequest, id: string): Promise<LocalResponse> {
   const got = req.httpMethod.toUpperCase();
   if (got !== 'GET' && got !== 'HEAD') {
-    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'files', expected: 'GET', got: printable(got) }), { allow: 'GET, HEAD' });
+    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'files', expected: 'GET', got: printable(got) }), {
+      allow: 'GET, HEAD',
+    });
   }
   const file = await ctx.media.open(id);
   if (!file) return errorResponse(new MsgflowError('FILE_NOT_FOUND'));
@@ -246,7 +260,9 @@ async function serveFile(ctx: ServiceContext, req: LocalRequest, id: string): Pr
 async function serveStatic(ctx: ServiceContext, req: LocalRequest, segments: string[]): Promise<LocalResponse> {
   const got = req.httpMethod.toUpperCase();
   if (got !== 'GET' && got !== 'HEAD') {
-    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'static', expected: 'GET', got: printable(got) }), { allow: 'GET, HEAD' });
+    return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method: 'static', expected: 'GET', got: printable(got) }), {
+      allow: 'GET, HEAD',
+    });
   }
   const found = ctx.staticRoot ? await openStatic(ctx.staticRoot, segments) : undefined;
   return found ?? errorResponse(new MsgflowError('FILE_NOT_FOUND'));

@@ -44,7 +44,8 @@ export function createInProcessTransport(
 function withDeadline<T>(p: Promise<T>, req: TransportRequest): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new NetworkError(req.method, `no answer within ${req.timeoutMs} ms`, true, { code: 'TIMEOUT', timeoutMs: req.timeoutMs })),
+      () =>
+        reject(new NetworkError(req.method, `no answer within ${req.timeoutMs} ms`, true, { code: 'TIMEOUT', timeoutMs: req.timeoutMs })),
       req.timeoutMs,
     );
     const onAbort = () => {

@@ -107,7 +107,10 @@ export class Reloader {
     }
     const keys = new Set([...Object.keys(fresh), ...Object.keys(this.config)]);
     summary.configNeedsRestart = [...keys].filter(
-      (k) => !LIVE_CONFIG_KEYS.has(k) && JSON.stringify((fresh as unknown as Record<string, unknown>)[k]) !== JSON.stringify((this.config as unknown as Record<string, unknown>)[k]),
+      (k) =>
+        !LIVE_CONFIG_KEYS.has(k) &&
+        JSON.stringify((fresh as unknown as Record<string, unknown>)[k]) !==
+          JSON.stringify((this.config as unknown as Record<string, unknown>)[k]),
     );
     // Flows are checked against the instances the running clients serve: only flowsDir moves now.
     this.config = { ...this.config, flowsDir: fresh.flowsDir };
@@ -139,7 +142,8 @@ export class Reloader {
 /** What differs between two versions of a flow, for the reload line; '' when nothing does. */
 export function describeChange(old: Flow, flow: Flow): string {
   const parts: string[] = [];
-  const sched = (f: Flow) => (f.on.schedule ? `${f.on.schedule.cron}${f.on.schedule.timezone ? ` ${f.on.schedule.timezone}` : ''}` : 'none');
+  const sched = (f: Flow) =>
+    f.on.schedule ? `${f.on.schedule.cron}${f.on.schedule.timezone ? ` ${f.on.schedule.timezone}` : ''}` : 'none';
   if (sched(old) !== sched(flow)) parts.push(`schedule ${sched(old)} → ${sched(flow)}`);
   const { schedule: _a, ...oldOn } = old.on;
   const { schedule: _b, ...newOn } = flow.on;
@@ -155,13 +159,17 @@ export function describeChange(old: Flow, flow: Flow): string {
 export function formatReload(s: ReloadSummary): { errors: string[]; line: string } {
   const errors: string[] = [];
   if (s.configError) errors.push(`reload: config.yaml not taken, the running config stays:\n${s.configError}`);
-  if (s.configNeedsRestart.length > 0) errors.push(`reload: config.yaml ${s.configNeedsRestart.join(', ')} changed: restart msgflow start to apply`);
+  if (s.configNeedsRestart.length > 0)
+    errors.push(`reload: config.yaml ${s.configNeedsRestart.join(', ')} changed: restart msgflow start to apply`);
   for (const i of s.invalid) errors.push(`reload: ${i.message}${i.kept ? `\nreload: flow '${i.kept}' keeps its last good version` : ''}`);
   const n = s.changed.length;
   const changed = `${n} flow${n === 1 ? '' : 's'} changed${n > 0 ? ` (${s.changed.map((c) => `${c.flow}: ${c.what}`).join('; ')})` : ''}`;
   const names = (l: string[]) => (l.length > 0 ? ` (${l.join(', ')})` : '');
   const invalid = s.invalid.length > 0 ? `, ${s.invalid.length} invalid` : '';
-  return { errors, line: `reloaded: ${changed}, ${s.added.length} added${names(s.added)}, ${s.removed.length} removed${names(s.removed)}${invalid}` };
+  return {
+    errors,
+    line: `reloaded: ${changed}, ${s.added.length} added${names(s.added)}, ${s.removed.length} removed${names(s.removed)}${invalid}`,
+  };
 }
 
 /**

@@ -52,7 +52,9 @@ export async function serveCommand(args: ServeArgs = {}): Promise<ServeHandle> {
   print(`msgflow local service listening on ${host.url}`);
   print(`  paths: ${host.url}/waInstance${INSTANCE_PLACEHOLDER}/{method}/${TOKEN_PLACEHOLDER}`);
   local.instances.forEach((inst, i) => {
-    print(`  instance ${i + 1}: local.instances[${i}].idInstance / .apiTokenInstance (state ${inst.state}, send interval ${inst.sendIntervalMs} ms)`);
+    print(
+      `  instance ${i + 1}: local.instances[${i}].idInstance / .apiTokenInstance (state ${inst.state}, send interval ${inst.sendIntervalMs} ms)`,
+    );
   });
   if (local.instances.length === 0) print('  no instances declared: add local.instances to the config');
   return { url: host.url, service: host.service, close: () => host.close() };

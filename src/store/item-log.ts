@@ -178,9 +178,7 @@ export class ItemLog {
       await truncateTornTail(file);
     }
     const flags = shared ? constants.O_WRONLY | constants.O_APPEND : 'a';
-    const fd = await new Promise<number>((resolve, reject) =>
-      open(file, flags, (err, fd) => (err ? reject(err) : resolve(fd))),
-    );
+    const fd = await new Promise<number>((resolve, reject) => open(file, flags, (err, fd) => (err ? reject(err) : resolve(fd))));
     return new ItemLog(file, fd, shared);
   }
 

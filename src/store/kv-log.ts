@@ -36,7 +36,20 @@
  * a readable store: before the rename, snap(g+1) is absent and state(g) +
  * log(g+1) is read; after it, the snapshot is complete.
  */
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { isProcessAlive } from '../util/process-alive.js';
 import { ItemLog } from './item-log.js';

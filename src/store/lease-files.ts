@@ -78,10 +78,12 @@ async function generations(d: string): Promise<number[]> {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw e;
   }
-  return names.flatMap((n) => {
-    const m = GEN.exec(n);
-    return m ? [Number(m[1])] : [];
-  }).sort((a, b) => b - a);
+  return names
+    .flatMap((n) => {
+      const m = GEN.exec(n);
+      return m ? [Number(m[1])] : [];
+    })
+    .sort((a, b) => b - a);
 }
 
 async function readGen(d: string, g: number): Promise<LeaseFile | undefined> {

@@ -50,7 +50,17 @@ import { KvLog } from './kv-log.js';
 import { LineTail } from './line-tail.js';
 import { type FileLeases, fileLeases } from './lease-files.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
-import { type EngineStore, type ItemResult, type Lease, type RunQuery, type RunRecord, type RunStatus, type StepRecord, type WaitRecord, RESUMABLE_STATUSES } from './types.js';
+import {
+  type EngineStore,
+  type ItemResult,
+  type Lease,
+  type RunQuery,
+  type RunRecord,
+  type RunStatus,
+  type StepRecord,
+  type WaitRecord,
+  RESUMABLE_STATUSES,
+} from './types.js';
 
 interface RunFile {
   run: RunRecord;
@@ -208,7 +218,8 @@ class RunIndex {
       }
       if (typeof e.id !== 'string') return;
       const cur = this.indexed.get(e.id);
-      if (typeof e.flow === 'string' && typeof e.t === 'number') this.indexed.set(e.id, { flow: e.flow, startedAt: e.t, status: e.s as RunStatus });
+      if (typeof e.flow === 'string' && typeof e.t === 'number')
+        this.indexed.set(e.id, { flow: e.flow, startedAt: e.t, status: e.s as RunStatus });
       else if (cur && typeof e.s === 'string') cur.status = e.s as RunStatus;
     });
     return this.indexed;
@@ -313,7 +324,8 @@ class LowdbStore implements EngineStore {
     const status = db.data.run.status;
     if (status !== before) await this.index.append({ id, s: status });
     // A finished run gets no more items nor state: release its files.
-    if (!RESUMABLE_STATUSES.includes(status)) await Promise.all([this.logs.take(id).then((l) => l?.close()), this.kvLogs.close(`run:${id}`)]);
+    if (!RESUMABLE_STATUSES.includes(status))
+      await Promise.all([this.logs.take(id).then((l) => l?.close()), this.kvLogs.close(`run:${id}`)]);
     return structuredClone(db.data.run);
   }
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -325,14 +337,22 @@ class LowdbStore implements EngineStore {
     const wanted = query.status;
     // The index may lag behind a run's document (see the file comment): a run it knows as resumable is re-read.
     const candidates = [...index.entries()]
-      .filter(([, r]) => (query.flow === undefined || r.flow === query.flow) && (!wanted || wanted.includes(r.status) || RESUMABLE_STATUSES.includes(r.status)))
+      .filter(
+        ([, r]) =>
+          (query.flow === undefined || r.flow === query.flow) &&
+          (!wanted || wanted.includes(r.status) || RESUMABLE_STATUSES.includes(r.status)),
+      )
       .sort(([ia, a], [ib, b]) => b.startedAt - a.startedAt || (ia < ib ? 1 : ia > ib ? -1 : 0));
     const limit = query.limit === undefined ? Infinity : Math.max(0, query.limit);
     const out: RunRecord[] = [];
     // In pages, so a small limit reads few documents and a large list reads them concurrently.
     for (let i = 0; i < candidates.length && out.length < limit; i += 32) {
       const page = await Promise.all(candidates.slice(i, i + 32).map(([id]) => this.readRun(id).catch(() => undefined)));
-      for (const r of filterRuns(page.flatMap((p) => (p?.run ? [p.run] : [])), { ...query, limit: undefined })) out.push(r);
+      for (const r of filterRuns(
+        page.flatMap((p) => (p?.run ? [p.run] : [])),
+        { ...query, limit: undefined },
+      ))
+        out.push(r);
     }
     return filterRuns(out, query);
   }

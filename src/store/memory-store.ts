@@ -71,7 +71,10 @@ class MemoryStore implements EngineStore {
     return copy(this.runs.get(id)?.run);
   }
   async listRuns(query: RunQuery = {}): Promise<RunRecord[]> {
-    return filterRuns([...this.runs.values()].map((r) => copy(r.run)), query);
+    return filterRuns(
+      [...this.runs.values()].map((r) => copy(r.run)),
+      query,
+    );
   }
   async saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void> {
     need(this.runs, runId).inputs = copy(inputs);

@@ -131,7 +131,22 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     },
   };
   // Every operation that talks to Redis fails with STORE_UNAVAILABLE on an outage (kv and readJournal guard their own calls).
-  const ops = ['createRun', 'updateRun', 'getRun', 'listRuns', 'saveInputs', 'loadInputs', 'saveStep', 'getSteps', 'appendItems', 'getItems', 'appendJournal', 'setWait', 'deleteWait', 'listWaits'] as const;
+  const ops = [
+    'createRun',
+    'updateRun',
+    'getRun',
+    'listRuns',
+    'saveInputs',
+    'loadInputs',
+    'saveStep',
+    'getSteps',
+    'appendItems',
+    'getItems',
+    'appendJournal',
+    'setWait',
+    'deleteWait',
+    'listWaits',
+  ] as const;
   const table = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   for (const op of ops) {
     const fn = table[op];
@@ -173,7 +188,11 @@ function connect(options: RedisStoreOptions): Connection {
   redis.on('error', (e: Error) => {
     if (downSince !== undefined || conn.closing) return;
     downSince = Date.now();
-    logger.warn(`redis store at ${server} unavailable (${e.message}); reconnecting, runs that need it are interrupted until it is back`, { driver: 'redis', server, reason: e.message });
+    logger.warn(`redis store at ${server} unavailable (${e.message}); reconnecting, runs that need it are interrupted until it is back`, {
+      driver: 'redis',
+      server,
+      reason: e.message,
+    });
   });
   redis.on('ready', () => {
     if (downSince === undefined) return;
@@ -242,7 +261,10 @@ function redisState(redis: Redis, key: string): DurableState {
 }
 
 /** Run records, inputs and steps. */
-function runOps(redis: Redis, k: Keys): Pick<EngineStore, 'createRun' | 'updateRun' | 'getRun' | 'listRuns' | 'saveInputs' | 'loadInputs' | 'saveStep' | 'getSteps'> {
+function runOps(
+  redis: Redis,
+  k: Keys,
+): Pick<EngineStore, 'createRun' | 'updateRun' | 'getRun' | 'listRuns' | 'saveInputs' | 'loadInputs' | 'saveStep' | 'getSteps'> {
   return {
     async createRun(run) {
       await redis.multi().set(k.run(run.id), JSON.stringify(run)).zadd(k.runs, run.startedAt, run.id).exec();
@@ -266,7 +288,12 @@ function runOps(redis: Redis, k: Keys): Pick<EngineStore, 'createRun' | 'updateR
         const ids = await redis.zrevrange(k.runs, from, from + 99);
         if (ids.length === 0) break;
         const raw = await redis.mget(ids.map(k.run));
-        out.push(...filterRuns(raw.flatMap((r) => (r ? [JSON.parse(r) as RunRecord] : [])), { ...query, limit: undefined }));
+        out.push(
+          ...filterRuns(
+            raw.flatMap((r) => (r ? [JSON.parse(r) as RunRecord] : [])),
+            { ...query, limit: undefined },
+          ),
+        );
         if (ids.length < 100) break;
       }
       return filterRuns(out, query);
@@ -289,7 +316,10 @@ function runOps(redis: Redis, k: Keys): Pick<EngineStore, 'createRun' | 'updateR
 }
 
 /** The append-only item log and journals of a run, and its durable waits. */
-function logOps(redis: Redis, k: Keys): Pick<EngineStore, 'appendItems' | 'getItems' | 'appendJournal' | 'readJournal' | 'setWait' | 'deleteWait' | 'listWaits'> {
+function logOps(
+  redis: Redis,
+  k: Keys,
+): Pick<EngineStore, 'appendItems' | 'getItems' | 'appendJournal' | 'readJournal' | 'setWait' | 'deleteWait' | 'listWaits'> {
   return {
     async appendItems(runId, items) {
       if (items.length === 0) return;

@@ -14,7 +14,17 @@ import { identityOf } from '../runtime/clients.js';
 import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
 import type { InstanceProbe } from './instances.js';
 import type { RunIndex } from './run-index.js';
-import { preview, projectPath, reportPathOf, toFailedItem, toInputViews, toRunSummary, toStepView, toTriggerView, type FailedItemView } from './views.js';
+import {
+  preview,
+  projectPath,
+  reportPathOf,
+  toFailedItem,
+  toInputViews,
+  toRunSummary,
+  toStepView,
+  toTriggerView,
+  type FailedItemView,
+} from './views.js';
 
 /** Namespace of instance-wide pauses (common contract: `ctx.shared('pauses')`). */
 export const PAUSES_NAMESPACE = 'shared:pauses';
@@ -127,11 +137,11 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
   let limit = 50;
   if (limitParam !== null) {
     limit = Number(limitParam);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw bad('limit', `expected an integer from 1 to 1000, got '${limitParam}'`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw bad('limit', `expected an integer from 1 to 1000, got '${limitParam}'`);
   }
   return { flow, status, limit };
 }
-
 
 export async function getRun(ctx: ApiContext, id: string): Promise<DetailEntry> {
   // A run the index holds as finished does not change any more (a retry is a new run): no need to read it again.
@@ -220,9 +230,11 @@ export function inputsToOverrides(ctx: ApiContext, flow: Flow, body: unknown): R
 
 export async function startRun(ctx: ApiContext, flowName: string, body: unknown) {
   const flow = flowByName(ctx, flowName);
-  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body))) throw bad('body', 'expected a JSON object { "inputs": { ... } }');
+  if (body !== undefined && (body === null || typeof body !== 'object' || Array.isArray(body)))
+    throw bad('body', 'expected a JSON object { "inputs": { ... } }');
   const b = (body ?? {}) as Record<string, unknown>;
-  for (const key of Object.keys(b)) if (key !== 'inputs' && key !== 'dryRun') throw bad(key, "unknown field: expected 'inputs' or 'dryRun'");
+  for (const key of Object.keys(b))
+    if (key !== 'inputs' && key !== 'dryRun') throw bad(key, "unknown field: expected 'inputs' or 'dryRun'");
   if (b.dryRun !== undefined && typeof b.dryRun !== 'boolean') throw bad('dryRun', 'expected true or false');
   const inputs = inputsToOverrides(ctx, flow, b.inputs);
   let handle;
@@ -255,7 +267,9 @@ export async function cancelRun(ctx: ApiContext, id: string) {
   const run = await ctx.index.refresh(id);
   if (!run) throw notFound(`run '${id}'`);
   if (!RESUMABLE_STATUSES.includes(run.status)) {
-    throw new MsgflowError('UI_CONFLICT', { reason: `run '${id}' is ${run.status}: only a running, waiting or interrupted run can be cancelled` });
+    throw new MsgflowError('UI_CONFLICT', {
+      reason: `run '${id}' is ${run.status}: only a running, waiting or interrupted run can be cancelled`,
+    });
   }
   const result = await ctx.runtime.engine.cancel(id);
   await ctx.index.refresh(id);
@@ -275,7 +289,6 @@ export async function retryRun(ctx: ApiContext, id: string) {
   await ctx.index.refresh(handle.runId);
   return { runId: handle.runId, flow: flow.name, retryOf: id };
 }
-
 
 /** At most this many of a run's last log lines in its answer. */
 export const LOG_LINES_SHOWN = 500;
@@ -357,7 +370,17 @@ export async function liftPauses(ctx: ApiContext, name: string) {
 export async function auditHistory(ctx: ApiContext, params: URLSearchParams) {
   const limit = Math.min(500, Math.max(1, Number(params.get('limit') ?? 100) || 100));
   const flows = ctx.runtime.flows().flows.filter((f) => f.steps.some((s) => s.uses === 'outgoing.audit'));
-  const points: Array<{ at: number; runId: string; flow: string; total: number; sent: number; delivered: number; read: number; notDelivered: number; notRead: number }> = [];
+  const points: Array<{
+    at: number;
+    runId: string;
+    flow: string;
+    total: number;
+    sent: number;
+    delivered: number;
+    read: number;
+    notDelivered: number;
+    notRead: number;
+  }> = [];
   for (const f of flows) {
     const runs = await ctx.index.list({ flow: f.name, status: ['succeeded'], limit });
     const stepsOf = await Promise.all(runs.map((r) => ctx.runtime.store.getSteps(r.id).catch(() => [])));
@@ -393,10 +416,12 @@ export async function reportFile(ctx: ApiContext, runId: string, stepId: string)
   const base = ctx.runtime.config.baseDir;
   const abs = path.resolve(base, rel);
   const inside = path.relative(base, abs);
-  if (inside.startsWith('..') || path.isAbsolute(inside)) throw new MsgflowError('UI_FORBIDDEN', { reason: `report ${rel} is outside the project directory` });
+  if (inside.startsWith('..') || path.isAbsolute(inside))
+    throw new MsgflowError('UI_FORBIDDEN', { reason: `report ${rel} is outside the project directory` });
   const st = await stat(abs).catch(() => undefined);
   if (!st?.isFile()) throw notFound(`report file ${rel}`);
   const ext = path.extname(abs).toLowerCase();
-  const type = ext === '.csv' ? 'text/csv; charset=utf-8' : ext === '.json' ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
+  const type =
+    ext === '.csv' ? 'text/csv; charset=utf-8' : ext === '.json' ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
   return { name: path.basename(abs), type, size: st.size, open: () => createReadStream(abs) };
 }

@@ -88,7 +88,8 @@ class SseHub implements EventHub {
     // The run's counts move with its steps.
     this.runChanged(e);
   };
-  private readonly onStepStarted = (e: RunRef & { step: string; action: string; total?: number }) => this.stepChanged({ ...e, status: 'running', done: 0 });
+  private readonly onStepStarted = (e: RunRef & { step: string; action: string; total?: number }) =>
+    this.stepChanged({ ...e, status: 'running', done: 0 });
 
   constructor(private readonly opts: EventHubOptions) {
     this.throttleMs = opts.throttleMs ?? 250;

@@ -23,7 +23,10 @@ export async function checkHealth(runtime: Runtime, reachability: () => Promise<
     const kv = runtime.store.kv('ui');
     await kv.set('healthz', runtime.clock.now());
     const back = await kv.get<number>('healthz');
-    store = back === undefined ? { ok: false, driver: runtime.store.driver, error: 'a written record could not be read back' } : { ok: true, driver: runtime.store.driver };
+    store =
+      back === undefined
+        ? { ok: false, driver: runtime.store.driver, error: 'a written record could not be read back' }
+        : { ok: true, driver: runtime.store.driver };
   } catch (e) {
     store = { ok: false, driver: runtime.store.driver, error: (e as Error).message };
   }

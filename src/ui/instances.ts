@@ -127,7 +127,11 @@ export function createInstanceProbe(runtime: Runtime, opts: InstanceProbeOptions
     live(name) {
       const inst = runtime.config.instances[name];
       if (inst?.apiUrl === 'local' && opts.probeLocal === false) {
-        return Promise.resolve({ reachable: null, note: 'not asked: the local service belongs to the daemon or to msgflow run', checkedAt: now() });
+        return Promise.resolve({
+          reachable: null,
+          note: 'not asked: the local service belongs to the daemon or to msgflow run',
+          checkedAt: now(),
+        });
       }
       let get = lives.get(name);
       if (!get) lives.set(name, (get = staleWhileRevalidate(opts.ttlMs ?? 5000, now, () => askInstance(runtime, name, now))));

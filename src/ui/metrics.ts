@@ -95,8 +95,16 @@ function defineGauges(registry: Registry, opts: UiMetricsOptions, now: () => num
 
 /** The counters the bus feeds, by the key busHandlers uses. */
 const COUNTERS = {
-  runsFinished: { name: 'msgflow_runs_finished_total', help: 'Runs that ended in this process, by flow and outcome', labelNames: ['flow', 'status'] },
-  items: { name: 'msgflow_items_total', help: 'Items processed by finished steps in this process, by action (job) and outcome', labelNames: ['action', 'outcome'] },
+  runsFinished: {
+    name: 'msgflow_runs_finished_total',
+    help: 'Runs that ended in this process, by flow and outcome',
+    labelNames: ['flow', 'status'],
+  },
+  items: {
+    name: 'msgflow_items_total',
+    help: 'Items processed by finished steps in this process, by action (job) and outcome',
+    labelNames: ['action', 'outcome'],
+  },
   waits: { name: 'msgflow_waits_total', help: 'Durable waits entered (rate-limit pauses, send windows), by flow', labelNames: ['flow'] },
   retries: { name: 'msgflow_step_retries_total', help: 'Step attempts retried, by flow', labelNames: ['flow'] },
   apiCalls: {
@@ -120,7 +128,8 @@ type Counters = { [K in keyof typeof COUNTERS]: Counter<(typeof COUNTERS)[K]['la
 
 function defineCounters(registry: Registry): Counters {
   const out: Record<string, Counter<string> | Histogram<string>> = {};
-  for (const [key, def] of Object.entries(COUNTERS)) out[key] = new Counter({ ...def, labelNames: [...def.labelNames], registers: [registry] });
+  for (const [key, def] of Object.entries(COUNTERS))
+    out[key] = new Counter({ ...def, labelNames: [...def.labelNames], registers: [registry] });
   out.notificationLag = new Histogram({
     name: 'msgflow_notification_lag_seconds',
     help: "Time from a notification's own timestamp to its receipt by the daemon, by instance config name",

@@ -4,7 +4,19 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { scrub } from '../util/secrets.js';
-import { auditHistory, cancelRun, getRun, liftPauses, listFlows, listInstances, parseRunQuery, reportFile, retryRun, startRun, type ApiContext } from './api.js';
+import {
+  auditHistory,
+  cancelRun,
+  getRun,
+  liftPauses,
+  listFlows,
+  listInstances,
+  parseRunQuery,
+  reportFile,
+  retryRun,
+  startRun,
+  type ApiContext,
+} from './api.js';
 import type { EventHub } from './events.js';
 import { followFlow } from './follow.js';
 import { checkHealth, type Reachability } from './health.js';
@@ -121,8 +133,18 @@ export function buildRoutes(d: RouteDeps): Route[] {
       writes: true,
       handler: async (req, res, m) => json(res, 201, await startRun(ctx, decode(m[1]!), await readBody(req))),
     },
-    { method: 'POST', pattern: /^\/api\/runs\/([^/]+)\/cancel$/, writes: true, handler: async (_q, res, m) => json(res, 202, await cancelRun(ctx, decode(m[1]!))) },
-    { method: 'POST', pattern: /^\/api\/runs\/([^/]+)\/retry$/, writes: true, handler: async (_q, res, m) => json(res, 201, await retryRun(ctx, decode(m[1]!))) },
+    {
+      method: 'POST',
+      pattern: /^\/api\/runs\/([^/]+)\/cancel$/,
+      writes: true,
+      handler: async (_q, res, m) => json(res, 202, await cancelRun(ctx, decode(m[1]!))),
+    },
+    {
+      method: 'POST',
+      pattern: /^\/api\/runs\/([^/]+)\/retry$/,
+      writes: true,
+      handler: async (_q, res, m) => json(res, 201, await retryRun(ctx, decode(m[1]!))),
+    },
     { method: 'GET', pattern: /^\/api\/instances$/, handler: async (_q, res) => json(res, 200, await listInstances(ctx)) },
     {
       method: 'POST',
@@ -130,7 +152,11 @@ export function buildRoutes(d: RouteDeps): Route[] {
       writes: true,
       handler: async (_q, res, m) => json(res, 200, await liftPauses(ctx, decode(m[1]!))),
     },
-    { method: 'GET', pattern: /^\/api\/plots\/audit$/, handler: async (_q, res, _m, url) => json(res, 200, await auditHistory(ctx, url.searchParams)) },
+    {
+      method: 'GET',
+      pattern: /^\/api\/plots\/audit$/,
+      handler: async (_q, res, _m, url) => json(res, 200, await auditHistory(ctx, url.searchParams)),
+    },
     ...operationsRoutes(d),
   ];
 }

@@ -101,7 +101,13 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const index = createRunIndex({ store: runtime.store, engine: runtime.engine, reloadMs: opts.reloadMs, recentMs: opts.recentMs });
   const events = createEventHub({ bus: runtime.bus, index, throttleMs: opts.throttleMs, pollMs: opts.pollMs, scrub });
   const instances = createInstanceProbe(runtime, { probeLocal: opts.probeLocal });
-  const metrics = createUiMetrics({ bus: runtime.bus, runs: () => index.all(), pauses: runtime.store.kv(PAUSES_NAMESPACE), now, sendQueues: () => sendQueues(runtime, instances) });
+  const metrics = createUiMetrics({
+    bus: runtime.bus,
+    runs: () => index.all(),
+    pauses: runtime.store.kv(PAUSES_NAMESPACE),
+    now,
+    sendQueues: () => sendQueues(runtime, instances),
+  });
   const ctx: ApiContext = { runtime, index, now, detailCache: new Map(), instances };
   // Read the history now, in the background: the first page opened does not wait for it (about 2 s at 10,000 runs).
   void index.all().catch(() => {});
@@ -173,7 +179,12 @@ async function handle(d: Dispatch, req: IncomingMessage, res: ServerResponse): P
   if (req.method === 'GET' || req.method === 'HEAD') {
     const asset = d.assets.get(url.pathname === '/index.html' ? '/' : url.pathname);
     if (asset) {
-      res.writeHead(200, { ...SECURITY_HEADERS, 'content-type': asset.type, 'content-length': String(asset.body.length), 'cache-control': 'no-cache' });
+      res.writeHead(200, {
+        ...SECURITY_HEADERS,
+        'content-type': asset.type,
+        'content-length': String(asset.body.length),
+        'cache-control': 'no-cache',
+      });
       res.end(req.method === 'HEAD' ? undefined : asset.body);
       return;
     }

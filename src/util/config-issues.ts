@@ -6,7 +6,16 @@ import { formatKeyPath, type KeyPath } from './yaml-source.js';
 /** Keys that name JavaScript object internals: refused wherever a user file sets a key. */
 export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
-type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType; out?: z.ZodType; valueType?: z.ZodType; element?: z.ZodType; options?: z.ZodType[] };
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+  valueType?: z.ZodType;
+  element?: z.ZodType;
+  options?: z.ZodType[];
+};
 const defOf = (s: unknown): Def | undefined => (s as { _zod?: { def?: Def } })?._zod?.def;
 
 /** The schemas that may describe the value at `path` (unions give several). */
@@ -106,7 +115,14 @@ export function reservedKeyErrors(
   else if (value !== null && typeof value === 'object') {
     for (const k of Object.keys(value)) {
       const p = [...path, k];
-      if (RESERVED_KEYS.has(k)) out.push(new ConfigError(code, { location: locate(p, { key: true }), path: formatKeyPath(p), reason: `'${k}' cannot be used as a key: it names JavaScript object internals` }));
+      if (RESERVED_KEYS.has(k))
+        out.push(
+          new ConfigError(code, {
+            location: locate(p, { key: true }),
+            path: formatKeyPath(p),
+            reason: `'${k}' cannot be used as a key: it names JavaScript object internals`,
+          }),
+        );
       out.push(...reservedKeyErrors((value as Record<string, unknown>)[k], locate, code, p));
     }
   }

@@ -12,6 +12,9 @@ import { createHash } from 'node:crypto';
  */
 export function instanceIdentity(apiUrl: string, idInstance: string | number): string {
   const base = apiUrl === 'local' ? 'local' : apiUrl.replace(/\/+$/, '').toLowerCase();
-  const digest = createHash('sha256').update(`${base}\n${String(idInstance)}`).digest('hex').slice(0, 12);
+  const digest = createHash('sha256')
+    .update(`${base}\n${String(idInstance)}`)
+    .digest('hex')
+    .slice(0, 12);
   return `${apiUrl === 'local' ? 'local' : 'inst'}-${digest}`;
 }

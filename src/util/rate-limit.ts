@@ -84,7 +84,10 @@ export class RateLimiter {
   private readonly windows = new Map<ApiMethod, { start: number; count: number }>();
 
   /** @param overrides requests/second per method; 0 = unlimited; missing = the published limit. */
-  constructor(overrides: RateLimits, private readonly clock: Clock) {
+  constructor(
+    overrides: RateLimits,
+    private readonly clock: Clock,
+  ) {
     this.limits = defaultRateLimits();
     for (const m of API_METHODS) {
       const v = overrides[m];

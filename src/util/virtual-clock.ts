@@ -22,7 +22,22 @@ interface Sleeper {
  * files, timers); any other one (a file request, a close, a connect, a DNS
  * lookup, a write) means work is in flight.
  */
-const LONG_LIVED = new Set(['Timeout', 'Immediate', 'PipeWrap', 'TTYWrap', 'TCPWrap', 'TCPServerWrap', 'ProcessWrap', 'SignalWrap', 'FSEventWrap', 'StatWatcher', 'UDPWrap', 'MessagePort', 'FileHandle', 'Worker']);
+const LONG_LIVED = new Set([
+  'Timeout',
+  'Immediate',
+  'PipeWrap',
+  'TTYWrap',
+  'TCPWrap',
+  'TCPServerWrap',
+  'ProcessWrap',
+  'SignalWrap',
+  'FSEventWrap',
+  'StatWatcher',
+  'UDPWrap',
+  'MessagePort',
+  'FileHandle',
+  'Worker',
+]);
 
 export interface VirtualClockOptions {
   /** Macrotask turns without activity before time jumps. @default 4 */

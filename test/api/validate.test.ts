@@ -17,11 +17,31 @@ function details(method: Parameters<typeof validateRequest>[0], body: unknown): 
 describe('validateRequest: the spec Errors table, to the letter', () => {
   it.each([
     ['getChatHistory', { chatId: chat, count: '5' }, "Validation failed. Details: 'count' must be a number", 'count'],
-    ['getChatHistory', { chatId: chat, count: Number.MAX_SAFE_INTEGER + 2 }, "Validation failed. Details: 'count' must be a number", 'count'],
+    [
+      'getChatHistory',
+      { chatId: chat, count: Number.MAX_SAFE_INTEGER + 2 },
+      "Validation failed. Details: 'count' must be a number",
+      'count',
+    ],
     ['getMessage', { chatId: chat, idMessage: '' }, "Validation failed. Details: 'idMessage' is not allowed to be empty", 'idMessage'],
-    ['getMessage', { chatId: chat, idMessage: 'ABCDEF' }, "Validation failed. Details: 'message id' must be at least 16 symbols", 'idMessage'],
-    ['sendFileByUrl', { chatId: chat, urlFile: 'ftp://x.io/a.png', fileName: 'a.png' }, 'Validation failed. Details: url has incorrect format. It should start with http(s)://', 'urlFile'],
-    ['checkAccount', { phoneNumber: '7900-111' }, "Validation failed. Details: Wrong format. 'phoneNumber' must contain only digits", 'phoneNumber'],
+    [
+      'getMessage',
+      { chatId: chat, idMessage: 'ABCDEF' },
+      "Validation failed. Details: 'message id' must be at least 16 symbols",
+      'idMessage',
+    ],
+    [
+      'sendFileByUrl',
+      { chatId: chat, urlFile: 'ftp://x.io/a.png', fileName: 'a.png' },
+      'Validation failed. Details: url has incorrect format. It should start with http(s)://',
+      'urlFile',
+    ],
+    [
+      'checkAccount',
+      { phoneNumber: '7900-111' },
+      "Validation failed. Details: Wrong format. 'phoneNumber' must contain only digits",
+      'phoneNumber',
+    ],
   ] as const)('%s %j', (method, body, message, field) => {
     const d = details(method, body);
     expect(d.message).toBe(message);
@@ -48,7 +68,9 @@ describe('validateRequest: rules stated elsewhere in the spec', () => {
 
   it('requires firstName, and fileName', () => {
     expect(details('addContact', { chatId: chat }).message).toBe("Validation failed. Details: 'firstName' is required");
-    expect(details('editContact', { chatId: chat, firstName: '' }).message).toBe("Validation failed. Details: 'firstName' is not allowed to be empty");
+    expect(details('editContact', { chatId: chat, firstName: '' }).message).toBe(
+      "Validation failed. Details: 'firstName' is not allowed to be empty",
+    );
     expect(details('sendFileByUrl', { chatId: chat, urlFile: 'https://x.io/a' }).field).toBe('fileName');
   });
 
@@ -69,14 +91,22 @@ describe('validateRequest: rules stated elsewhere in the spec', () => {
     const base = { chatId: chat, urlFile: 'https://x.io/a.png', fileName: 'a.png' };
     expect(validateRequest('sendFileByUrl', { ...base, caption: 'x'.repeat(1024) }).caption).toHaveLength(1024);
     expect(details('sendFileByUrl', { ...base, caption: 'x'.repeat(1025) }).field).toBe('caption');
-    expect(details('sendFileByUrl', { ...base, typingTime: 999 }).message).toBe("Validation failed. Details: 'typingTime' must be greater than or equal to 1000");
-    expect(details('sendFileByUrl', { ...base, typingTime: 20001 }).message).toBe("Validation failed. Details: 'typingTime' must be less than or equal to 20000");
+    expect(details('sendFileByUrl', { ...base, typingTime: 999 }).message).toBe(
+      "Validation failed. Details: 'typingTime' must be greater than or equal to 1000",
+    );
+    expect(details('sendFileByUrl', { ...base, typingTime: 20001 }).message).toBe(
+      "Validation failed. Details: 'typingTime' must be less than or equal to 20000",
+    );
     expect(details('sendFileByUrl', { ...base, typingType: 'dance' }).field).toBe('typingType');
-    expect(validateRequest('sendFileByUrl', { ...base, typingTime: 1000, typingType: 'upload_document' }).typingType).toBe('upload_document');
+    expect(validateRequest('sendFileByUrl', { ...base, typingTime: 1000, typingType: 'upload_document' }).typingType).toBe(
+      'upload_document',
+    );
   });
 
   it('count and minutes: positive integers within the safe range', () => {
-    expect(details('getChatHistory', { chatId: chat, count: 0 }).message).toBe("Validation failed. Details: 'count' must be greater than or equal to 1");
+    expect(details('getChatHistory', { chatId: chat, count: 0 }).message).toBe(
+      "Validation failed. Details: 'count' must be greater than or equal to 1",
+    );
     expect(details('getChatHistory', { chatId: chat, count: 2.5 }).message).toBe("Validation failed. Details: 'count' must be an integer");
     expect(details('lastOutgoingMessages', { minutes: -5 }).field).toBe('minutes');
     expect(details('lastOutgoingMessages', { minutes: 1e300 }).message).toBe("Validation failed. Details: 'minutes' must be a number");

@@ -107,7 +107,9 @@ describe('msgflow CLI', () => {
     const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/check.yaml': CHECK_FLOW });
     const serve = spawnCli(['serve'], dir);
     try {
-      const [, url] = await serve.waitForOutput(/local instance 1101000001: curl (http:\/\/127\.0\.0\.1:\d+)\/waInstance1101000001\/lastOutgoingMessages\/<apiTokenInstance from config\.yaml>/);
+      const [, url] = await serve.waitForOutput(
+        /local instance 1101000001: curl (http:\/\/127\.0\.0\.1:\d+)\/waInstance1101000001\/lastOutgoingMessages\/<apiTokenInstance from config\.yaml>/,
+      );
       expect(serve.output()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
       expect((await fetch(`${url}/waInstance1101000001/lastOutgoingMessages/cli-test-token-9f3a`)).status).toBe(200);
       // This process is not the service's owner: its run goes over HTTP to the serving one.
@@ -138,7 +140,14 @@ describe('msgflow CLI', () => {
     expect(r.code).toBe(0);
     const schema = JSON.parse(r.stdout) as object;
     const text = JSON.stringify(schema);
-    for (const action of ['checkAccount.bulk', 'contacts.import', 'outgoing.audit', 'files.broadcast', 'greeting.compose', 'sendFileByUrl']) {
+    for (const action of [
+      'checkAccount.bulk',
+      'contacts.import',
+      'outgoing.audit',
+      'files.broadcast',
+      'greeting.compose',
+      'sendFileByUrl',
+    ]) {
       expect(text).toContain(action);
     }
   });

@@ -55,8 +55,13 @@ describe('msgflow start (process)', () => {
   });
 
   it('#15 SIGHUP reloads: a changed schedule and an added flow take effect, a broken flow keeps its last good version, a broken config.yaml is kept out; the daemon stays up', async () => {
-    const cron = (name: string, expr: string) => `name: ${name}\non: { schedule: { cron: "${expr}", timezone: UTC } }\nsteps:\n  - id: say\n    uses: log\n    with: { message: hi }\n`;
-    const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW, 'flows/check-leads.yaml': cron('check-leads', '0 9 * * 1-5') });
+    const cron = (name: string, expr: string) =>
+      `name: ${name}\non: { schedule: { cron: "${expr}", timezone: UTC } }\nsteps:\n  - id: say\n    uses: log\n    with: { message: hi }\n`;
+    const dir = project({
+      'config.yaml': REMOTE_CONFIG,
+      'flows/hello.yaml': STARTUP_FLOW,
+      'flows/check-leads.yaml': cron('check-leads', '0 9 * * 1-5'),
+    });
     const d = spawnCli(['start', '--no-ui'], dir);
     try {
       await d.waitForOutput(/started; /);
@@ -65,7 +70,9 @@ describe('msgflow start (process)', () => {
       writeFileSync(join(dir, 'flows/hello.yaml'), STARTUP_FLOW.replace('uses: log', 'uses: no.such.action'));
       d.child.kill('SIGHUP');
       await d.waitForOutput(/reloaded: /);
-      expect(d.output()).toContain('reloaded: 1 flow changed (check-leads: schedule 0 9 * * 1-5 UTC → 30 8 * * 1-5 UTC), 1 added (nightly), 0 removed, 1 invalid');
+      expect(d.output()).toContain(
+        'reloaded: 1 flow changed (check-leads: schedule 0 9 * * 1-5 UTC → 30 8 * * 1-5 UTC), 1 added (nightly), 0 removed, 1 invalid',
+      );
       expect(d.output()).toMatch(/flows[/\\]hello\.yaml:\d+:\d+ steps\[0\]\.uses/);
       expect(d.output()).toContain("flow 'hello' keeps its last good version");
 

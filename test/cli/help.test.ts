@@ -12,10 +12,14 @@ async function out(argv: string[]) {
 
 describe('help', () => {
   it('obs 13: `run --help` and `help run` list --new and every other flag of run', async () => {
-    for (const argv of [['run', '--help'], ['help', 'run']]) {
+    for (const argv of [
+      ['run', '--help'],
+      ['help', 'run'],
+    ]) {
       const r = await out(argv);
       expect(r.code).toBe(0);
-      for (const flag of ['--input', '-i', '--dry-run', '--json', '--new', '--config', '--log-level', '--json-logs', '--help']) expect(r.text).toContain(flag);
+      for (const flag of ['--input', '-i', '--dry-run', '--json', '--new', '--config', '--log-level', '--json-logs', '--help'])
+        expect(r.text).toContain(flag);
     }
   });
 
@@ -43,7 +47,12 @@ describe('docs', () => {
     const { readFileSync, readdirSync } = await import('node:fs');
     const path = await import('node:path');
     const root = path.resolve(import.meta.dirname, '../..');
-    const files = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const files = [
+      'README.md',
+      ...readdirSync(path.join(root, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     for (const f of files) {
       const text = readFileSync(path.join(root, f), 'utf8');
       expect(text, f).not.toMatch(/shared\/spec|\/work\//);

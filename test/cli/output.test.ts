@@ -30,14 +30,17 @@ describe('#8 obs 13: smaller CLI fixes', () => {
       const r = await cli(['serve'], dir);
       expect(r.code).toBe(1);
       const lines = r.stderr.trim().split('\n');
-      expect(lines).toEqual([`msgflow: port ${port} is already in use on 127.0.0.1: stop what listens there, or set local.port in config.yaml (or --port) to another port (0 picks a free one) [PORT_IN_USE]`]);
+      expect(lines).toEqual([
+        `msgflow: port ${port} is already in use on 127.0.0.1: stop what listens there, or set local.port in config.yaml (or --port) to another port (0 picks a free one) [PORT_IN_USE]`,
+      ]);
     } finally {
       blocker.close();
     }
   });
 
   it('obs 13: an unknown or ill-typed -i key is a usage error (exit 2) naming the input', async () => {
-    const flow = 'name: hello\ninstance: default\ninputs:\n  limit: { type: number, default: 1 }\nsteps:\n  - { id: hi, uses: log, with: { message: hi } }\n';
+    const flow =
+      'name: hello\ninstance: default\ninputs:\n  limit: { type: number, default: 1 }\nsteps:\n  - { id: hi, uses: log, with: { message: hi } }\n';
     const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/hello.yaml': flow });
     const typo = await cli(['run', 'hello', '-i', 'limt=3'], dir);
     expect(typo.code).toBe(2);
@@ -67,7 +70,18 @@ describe('#8 obs 13: smaller CLI fixes', () => {
 describe('#8 obs 7: durations', () => {
   it('obs 7: a 33 s run that was interrupted reads "in 33s", not 00:00', async () => {
     const { formatRunSummary, runDurationMs } = await import('../../src/cli/run-format.js');
-    const run = { id: 'r1', flow: 'imp', status: 'interrupted' as const, trigger: 'manual' as const, dryRun: false, startedAt: 1_000, updatedAt: 34_000, itemsDone: 3, itemsFailed: 0, resumes: 0 };
+    const run = {
+      id: 'r1',
+      flow: 'imp',
+      status: 'interrupted' as const,
+      trigger: 'manual' as const,
+      dryRun: false,
+      startedAt: 1_000,
+      updatedAt: 34_000,
+      itemsDone: 3,
+      itemsFailed: 0,
+      resumes: 0,
+    };
     expect(runDurationMs(run)).toBe(33_000);
     expect(formatRunSummary(run, [])).toContain('run r1 imp: interrupted in 33s');
   });

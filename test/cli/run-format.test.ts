@@ -3,11 +3,29 @@ import { formatRunSummary } from '../../src/cli/run-format.js';
 import type { RunRecord, StepRecord } from '../../src/store/types.js';
 
 const run: RunRecord = {
-  id: 'r1', flow: 'broadcast-file', status: 'succeeded', trigger: 'manual', dryRun: false,
-  startedAt: 0, finishedAt: 17_000, durationMs: 17_000, updatedAt: 17_000, itemsDone: 1, itemsFailed: 0, resumes: 0,
+  id: 'r1',
+  flow: 'broadcast-file',
+  status: 'succeeded',
+  trigger: 'manual',
+  dryRun: false,
+  startedAt: 0,
+  finishedAt: 17_000,
+  durationMs: 17_000,
+  updatedAt: 17_000,
+  itemsDone: 1,
+  itemsFailed: 0,
+  resumes: 0,
 };
 const step = (over: Partial<StepRecord>): StepRecord => ({
-  runId: 'r1', step: 'broadcast', action: 'files.broadcast', status: 'succeeded', startedAt: 0, done: 1, failed: 0, forEach: false, ...over,
+  runId: 'r1',
+  step: 'broadcast',
+  action: 'files.broadcast',
+  status: 'succeeded',
+  startedAt: 0,
+  done: 1,
+  failed: 0,
+  forEach: false,
+  ...over,
 });
 
 describe('formatRunSummary', () => {
@@ -20,7 +38,16 @@ describe('formatRunSummary', () => {
 
   it('shows forEach counts and a step error', () => {
     const text = formatRunSummary({ ...run, status: 'failed' }, [
-      step({ step: 'check', action: 'checkAccount', forEach: true, total: 3, done: 2, failed: 1, status: 'failed', error: { message: '1 of 3 items failed' } }),
+      step({
+        step: 'check',
+        action: 'checkAccount',
+        forEach: true,
+        total: 3,
+        done: 2,
+        failed: 1,
+        status: 'failed',
+        error: { message: '1 of 3 items failed' },
+      }),
     ]);
     expect(text).toContain('  check (checkAccount): failed 2/3 done, 1 failed - 1 of 3 items failed');
   });

@@ -16,7 +16,10 @@ describe('#8 obs 6: msgflow run output', () => {
     const cfg = project({ 'config.yaml': `${LOCAL_CONFIG}logLevel: warn\n`, 'flows/hello.yaml': FLOW });
     expect((await cli(['run', 'hello'], cfg)).stderr).not.toContain('hello from a log step');
     const json = await cli(['run', 'hello', '--json-logs'], dir);
-    const lines = json.stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; event?: string });
+    const lines = json.stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; event?: string });
     expect(lines.some((l) => l.msg === 'hello from a log step' && l.event === 'log')).toBe(true);
   });
 });

@@ -179,7 +179,12 @@ describe('runs retry and waiting (#8.8, #8.9)', () => {
     const r = await lastRun(dir);
     const until = Date.now() + (1 * 3600 + 52 * 60 + 30) * 1000;
     const store = stateOf(dir);
-    await store.updateRun(r.id, { status: 'waiting', waitingUntil: until, waitReason: 'checkAccount paused by rate_limit_exceeded', finishedAt: undefined });
+    await store.updateRun(r.id, {
+      status: 'waiting',
+      waitingUntil: until,
+      waitReason: 'checkAccount paused by rate_limit_exceeded',
+      finishedAt: undefined,
+    });
     await store.acquireLease(`run:${r.id}`, { token: 't', pid: 1, host: 'host-b', acquiredAt: Date.now(), expiresAt: Date.now() + 60_000 });
     await store.close();
     const hhmm = new Date(until).toISOString().slice(11, 16);
@@ -197,12 +202,20 @@ describe('pauses (#8.8)', () => {
     const store = stateOf(dir);
     const until = Date.now() + 2 * 3600_000;
     await store.kv('shared:pauses').set('inst-abc123:checkAccount', {
-      instance: 'default', identity: 'inst-abc123', scope: 'checkAccount', until, since: Date.now(), retryAfterMs: 7_200_000, reason: 'rate_limit_exceeded',
+      instance: 'default',
+      identity: 'inst-abc123',
+      scope: 'checkAccount',
+      until,
+      since: Date.now(),
+      retryAfterMs: 7_200_000,
+      reason: 'rate_limit_exceeded',
     });
     await store.close();
     const list = await cli(['pauses'], dir);
     expect(list.code).toBe(0);
-    expect(list.stdout).toContain(`default (inst-abc123) checkAccount: paused by rate_limit_exceeded until ${new Date(until).toISOString()}`);
+    expect(list.stdout).toContain(
+      `default (inst-abc123) checkAccount: paused by rate_limit_exceeded until ${new Date(until).toISOString()}`,
+    );
     const lift = await cli(['pauses', 'lift', 'default'], dir);
     expect(lift.code).toBe(0);
     expect((await cli(['pauses'], dir)).stdout).toContain('no pauses');

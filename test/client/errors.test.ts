@@ -20,16 +20,17 @@ afterEach(async () => {
   await server.close();
 });
 
-const fail = <T>(p: Promise<T>) => p.then(
-  () => {
-    throw new Error('expected a rejection');
-  },
-  (e: unknown) => e as MsgflowError,
-);
+const fail = <T>(p: Promise<T>) =>
+  p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e as MsgflowError,
+  );
 
 describe('HTTP statuses map to typed errors', () => {
   const clientErrors: Array<[number, string, string]> = [
-    [400, 'Validation failed. Details: \'firstName\' is required', 'VALIDATION_FAILED'],
+    [400, "Validation failed. Details: 'firstName' is required", 'VALIDATION_FAILED'],
     [401, 'wrong apiTokenInstance for this instance', 'UNAUTHORIZED'],
     [403, 'unknown instance', 'INSTANCE_NOT_FOUND'],
     [404, `${PERSONAL} is not on the messenger`, 'NOT_ON_MESSENGER'],
@@ -46,17 +47,13 @@ describe('HTTP statuses map to typed errors', () => {
     expect(clock.sleeps).toEqual([]);
   });
 
-  it('reads the spec\'s misspelt `messsage` field and plain-text bodies too', async () => {
+  it("reads the spec's misspelt `messsage` field and plain-text bodies too", async () => {
     server.script({ status: 400, json: { messsage: 'Validation failed' } }, { status: 404, raw: 'Not Found' }, { status: 400, raw: '' });
     expect((await fail(client.getMessage(VALID.getMessage.request as never))).message).toBe(
       'getMessage failed with HTTP 400: Validation failed',
     );
-    expect((await fail(client.getMessage(VALID.getMessage.request as never))).message).toBe(
-      'getMessage failed with HTTP 404: Not Found',
-    );
-    expect((await fail(client.getMessage(VALID.getMessage.request as never))).message).toBe(
-      'getMessage failed with HTTP 400: HTTP 400',
-    );
+    expect((await fail(client.getMessage(VALID.getMessage.request as never))).message).toBe('getMessage failed with HTTP 404: Not Found');
+    expect((await fail(client.getMessage(VALID.getMessage.request as never))).message).toBe('getMessage failed with HTTP 400: HTTP 400');
   });
 
   it.each([500, 502, 503])('%i -> retried, then ApiError', async (status) => {
@@ -108,7 +105,14 @@ describe('#8.10 one failure model: catalogue codes and their class', () => {
   });
 
   it('a refused connection is NETWORK_ERROR, retryable', async () => {
-    const dead = createClient({ apiUrl: 'http://127.0.0.1:1', idInstance: ID, apiTokenInstance: TOKEN, clock, rateLimit: false, retries: 0 });
+    const dead = createClient({
+      apiUrl: 'http://127.0.0.1:1',
+      idInstance: ID,
+      apiTokenInstance: TOKEN,
+      clock,
+      rateLimit: false,
+      retries: 0,
+    });
     const err = await fail(dead.getChatHistory({ chatId: PERSONAL }));
     await dead.close();
     expect(err.code).toBe('NETWORK_ERROR');

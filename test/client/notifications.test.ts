@@ -34,7 +34,8 @@ async function incoming(text: string) {
   expect(r.status).toBe(200);
 }
 
-const textOf = (n: { body: unknown }) => (n.body as { messageData: { textMessageData: { textMessage: string } } }).messageData.textMessageData.textMessage;
+const textOf = (n: { body: unknown }) =>
+  (n.body as { messageData: { textMessageData: { textMessage: string } } }).messageData.textMessageData.textMessage;
 
 describe('client.notifications()', () => {
   it('yields in order and deletes each one only once the loop body for it completed', async () => {
@@ -50,7 +51,9 @@ describe('client.notifications()', () => {
     }
     expect(seen).toEqual(['one', 'two']);
     // The second body completed but no next() came after it... except the one that saw the abort: it was deleted too.
-    expect(await client.receiveNotification({ receiveTimeout: 5 }, { signal: AbortSignal.timeout(200) }).catch(() => 'waiting')).toBe('waiting');
+    expect(await client.receiveNotification({ receiveTimeout: 5 }, { signal: AbortSignal.timeout(200) }).catch(() => 'waiting')).toBe(
+      'waiting',
+    );
   });
 
   it('break and throw leave the notification in the queue (at-least-once)', async () => {
@@ -84,7 +87,11 @@ describe('client.notifications()', () => {
   });
 
   it('in-process too: aborting ends the iteration while a long poll is in flight', async () => {
-    const local = createClient({ ...A, transport: createInProcessTransport(h.service, A.idInstance, A.apiTokenInstance), rateLimit: false });
+    const local = createClient({
+      ...A,
+      transport: createInProcessTransport(h.service, A.idInstance, A.apiTokenInstance),
+      rateLimit: false,
+    });
     await incoming('here');
     const ac = new AbortController();
     const got: string[] = [];
@@ -97,7 +104,9 @@ describe('client.notifications()', () => {
     ac.abort();
     await done;
     expect(got).toEqual(['here']);
-    expect(await client.receiveNotification({ receiveTimeout: 5 }, { signal: AbortSignal.timeout(200) }).catch(() => 'waiting')).toBe('waiting');
+    expect(await client.receiveNotification({ receiveTimeout: 5 }, { signal: AbortSignal.timeout(200) }).catch(() => 'waiting')).toBe(
+      'waiting',
+    );
     await local.close();
   });
 

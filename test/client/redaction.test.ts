@@ -62,7 +62,9 @@ const scenarios: Scenario[] = [
   [
     '429 echoing the URL',
     async (o) => {
-      server.script(...Array.from({ length: 4 }, () => ({ status: 429, json: { reason: `slow ${secretPath()}` }, headers: { 'retry-after': '1' } })));
+      server.script(
+        ...Array.from({ length: 4 }, () => ({ status: 429, json: { reason: `slow ${secretPath()}` }, headers: { 'retry-after': '1' } })),
+      );
       return client(o).getChatHistory({ chatId: PERSONAL });
     },
   ],
@@ -115,14 +117,8 @@ const scenarios: Scenario[] = [
       return client(o).addContact({ chatId: PERSONAL, firstName: 'Ann' });
     },
   ],
-  [
-    'DNS failure',
-    async (o) => client({ ...o, apiUrl: 'http://no-such-host.invalid', retries: 0 }).deleteContact({ chatId: PERSONAL }),
-  ],
-  [
-    'validation',
-    async (o) => client(o).getMessage({ chatId: `${TOKEN}@c.us`, idMessage: ID }),
-  ],
+  ['DNS failure', async (o) => client({ ...o, apiUrl: 'http://no-such-host.invalid', retries: 0 }).deleteContact({ chatId: PERSONAL })],
+  ['validation', async (o) => client(o).getMessage({ chatId: `${TOKEN}@c.us`, idMessage: ID })],
   [
     'a transport failing with a raw error that holds the URL',
     async (o) =>
@@ -139,10 +135,7 @@ const scenarios: Scenario[] = [
         },
       }).getChatHistory({ chatId: PERSONAL }),
   ],
-  [
-    'invalid options',
-    async (o) => client({ ...o, apiTokenInstance: `${TOKEN}/${ID}`, idInstance: `${ID}?` }),
-  ],
+  ['invalid options', async (o) => client({ ...o, apiTokenInstance: `${TOKEN}/${ID}`, idInstance: `${ID}?` })],
 ];
 
 const opened: MsgflowClient[] = [];

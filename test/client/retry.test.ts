@@ -28,12 +28,13 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-const fail = (p: Promise<unknown>) => p.then(
-  () => {
-    throw new Error('expected a rejection');
-  },
-  (e: unknown) => e as MsgflowError,
-);
+const fail = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e as MsgflowError,
+  );
 
 const sendFile = (c: MsgflowClient) => c.sendFileByUrl(VALID.sendFileByUrl.request as never);
 const addContact = (c: MsgflowClient) => c.addContact({ chatId: PERSONAL, firstName: 'Ann' });
@@ -145,7 +146,9 @@ describe('non-idempotent methods (sendFileByUrl, addContact)', () => {
 describe('backoff and Retry-After', () => {
   it('exponential, capped, with equal jitter', async () => {
     server.fallback = { status: 503, json: {} };
-    await fail(make({ retries: 4, retryBaseDelayMs: 100, retryMaxDelayMs: 250, retryJitter: 'equal' }).getChatHistory({ chatId: PERSONAL }));
+    await fail(
+      make({ retries: 4, retryBaseDelayMs: 100, retryMaxDelayMs: 250, retryJitter: 'equal' }).getChatHistory({ chatId: PERSONAL }),
+    );
     const [a, b, c, d] = clock.sleeps as [number, number, number, number];
     expect(clock.sleeps).toHaveLength(4);
     expect(a).toBeGreaterThanOrEqual(50);

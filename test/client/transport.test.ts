@@ -50,7 +50,10 @@ describe('the client core over any Transport', () => {
 
   it('maps answers the same way (429 with Retry-After, then success)', async () => {
     const clock = new RecordingClock();
-    const m = memoryTransport([{ statusCode: 429, headers: { 'retry-after': '4' }, body: { message: 'slow' } }, ok({ deleteContact: true })]);
+    const m = memoryTransport([
+      { statusCode: 429, headers: { 'retry-after': '4' }, body: { message: 'slow' } },
+      ok({ deleteContact: true }),
+    ]);
     const c = createClient({ idInstance: ID, apiTokenInstance: TOKEN, transport: m.transport, clock, rateLimit: false });
     await expect(c.deleteContact({ chatId: PERSONAL })).resolves.toEqual({ deleteContact: true });
     expect(clock.sleeps).toEqual([4000]);

@@ -17,8 +17,7 @@ afterAll(async () => {
   await server.close();
 });
 
-const call = (method: string, body: unknown) =>
-  (client as unknown as Record<string, (b: unknown) => Promise<unknown>>)[method]!(body);
+const call = (method: string, body: unknown) => (client as unknown as Record<string, (b: unknown) => Promise<unknown>>)[method]!(body);
 
 describe('requests are validated before anything leaves', () => {
   // [method, body, exact message, field]
@@ -28,16 +27,31 @@ describe('requests are validated before anything leaves', () => {
     ['getChatHistory', { chatID: PERSONAL }, "Validation failed. Details: 'chatId' is required", 'chatId'],
     ['getChatHistory', { chatId: PERSONAL, extra: 1 }, "Validation failed. Details: 'extra' is not allowed", 'extra'],
     ['getMessage', { chatId: PERSONAL, idMessage: '' }, "Validation failed. Details: 'idMessage' is not allowed to be empty", 'idMessage'],
-    ['getMessage', { chatId: PERSONAL, idMessage: 'short' }, "Validation failed. Details: 'message id' must be at least 16 symbols", 'idMessage'],
+    [
+      'getMessage',
+      { chatId: PERSONAL, idMessage: 'short' },
+      "Validation failed. Details: 'message id' must be at least 16 symbols",
+      'idMessage',
+    ],
     [
       'sendFileByUrl',
       { chatId: PERSONAL, urlFile: 'ftp://files.example.com/a.pdf', fileName: 'a.pdf' },
       'Validation failed. Details: url has incorrect format. It should start with http(s)://',
       'urlFile',
     ],
-    ['checkAccount', { phoneNumber: '7900abc' }, "Validation failed. Details: Wrong format. 'phoneNumber' must contain only digits", 'phoneNumber'],
+    [
+      'checkAccount',
+      { phoneNumber: '7900abc' },
+      "Validation failed. Details: Wrong format. 'phoneNumber' must contain only digits",
+      'phoneNumber',
+    ],
     ['checkAccount', {}, 'request should contain phoneNumber or username: exactly one of them', 'phoneNumber'],
-    ['checkAccount', { phoneNumber: 79001112233, username: '@ann' }, 'request should contain phoneNumber or username: exactly one of them', 'username'],
+    [
+      'checkAccount',
+      { phoneNumber: 79001112233, username: '@ann' },
+      'request should contain phoneNumber or username: exactly one of them',
+      'username',
+    ],
     ['addContact', { chatId: PERSONAL }, "Validation failed. Details: 'firstName' is required", 'firstName'],
     [
       'deleteContact',
@@ -98,7 +112,12 @@ describe('createClient options', () => {
 
   const bad: Array<[string, Record<string, unknown>, string, string]> = [
     ['unknown key', { ...base, retry: 2 }, 'retry', 'invalid client options: retry: unknown option'],
-    ['unknown method in rateLimits', { ...base, rateLimits: { getChat: 1 } }, 'rateLimits.getChat', 'invalid client options: rateLimits.getChat: unknown option'],
+    [
+      'unknown method in rateLimits',
+      { ...base, rateLimits: { getChat: 1 } },
+      'rateLimits.getChat',
+      'invalid client options: rateLimits.getChat: unknown option',
+    ],
     ['negative rate', { ...base, rateLimits: { getMessage: -1 } }, 'rateLimits.getMessage', 'expected requests/second (0 = unlimited)'],
     ['missing apiUrl', { idInstance: ID, apiTokenInstance: TOKEN }, 'apiUrl', 'apiUrl: required (or pass a transport)'],
     ['non-http apiUrl', { ...base, apiUrl: 'ftp://x' }, 'apiUrl', 'expected an http(s):// URL'],
@@ -109,7 +128,12 @@ describe('createClient options', () => {
     ['idInstance of another type', { ...base, idInstance: true }, 'idInstance', 'expected a string or a positive integer'],
     ['timeout 0', { ...base, timeoutMs: 0 }, 'timeoutMs', 'expected a positive timeout'],
     ['fractional retries', { ...base, retries: 1.5 }, 'retries', 'retries: expected an integer'],
-    ['max below base', { ...base, retryBaseDelayMs: 1000, retryMaxDelayMs: 10 }, 'retryMaxDelayMs', 'must not be less than retryBaseDelayMs'],
+    [
+      'max below base',
+      { ...base, retryBaseDelayMs: 1000, retryMaxDelayMs: 10 },
+      'retryMaxDelayMs',
+      'must not be less than retryBaseDelayMs',
+    ],
     ['jitter', { ...base, retryJitter: 'half' }, 'retryJitter', "expected 'full' or 'equal'"],
     ['logger', { ...base, logger: { debug() {} } }, 'logger', 'expected an object with debug, info, warn and error functions'],
     ['clock', { ...base, clock: {} }, 'clock', 'expected a Clock (now, sleep)'],

@@ -28,10 +28,12 @@ describe('config.yaml', () => {
   });
 
   it('rejects unknown keys, pointing at the key', () => {
-    expect(err('instances:\n  default:\n    apiUrl: local\n    apiurl: x\nlocal:\n  instances: [{ idInstance: "1", apiTokenInstance: "12345678" }]\n')).toBe(
-      "config.yaml:4:5 instances.default.apiurl: unknown key (did you mean 'apiUrl'?)",
-    );
-    expect(err('locals: {}\n')).toBe('config.yaml:1:1 locals: unknown key (did you mean \'local\'?)');
+    expect(
+      err(
+        'instances:\n  default:\n    apiUrl: local\n    apiurl: x\nlocal:\n  instances: [{ idInstance: "1", apiTokenInstance: "12345678" }]\n',
+      ),
+    ).toBe("config.yaml:4:5 instances.default.apiurl: unknown key (did you mean 'apiUrl'?)");
+    expect(err('locals: {}\n')).toBe("config.yaml:1:1 locals: unknown key (did you mean 'local'?)");
   });
 
   it('interpolates ${ENV} and ${ENV:-default}', () => {
@@ -43,12 +45,20 @@ describe('config.yaml', () => {
   });
 
   it('remote instances need an id and a token; local ones need a local section', () => {
-    expect(err('instances:\n  r:\n    apiUrl: https://api.example.com\n')).toMatch(/instances\.r\.idInstance: required for a remote apiUrl/);
-    expect(err('instances:\n  d:\n    apiUrl: local\n')).toMatch(/instances\.d\.apiUrl: apiUrl is 'local' but the local: section declares no instances/);
+    expect(err('instances:\n  r:\n    apiUrl: https://api.example.com\n')).toMatch(
+      /instances\.r\.idInstance: required for a remote apiUrl/,
+    );
+    expect(err('instances:\n  d:\n    apiUrl: local\n')).toMatch(
+      /instances\.d\.apiUrl: apiUrl is 'local' but the local: section declares no instances/,
+    );
   });
 
   it('a config with only a local: section is valid', () => {
-    const c = parseConfig('local:\n  port: 0\n  instances:\n    - idInstance: "1101000001"\n      apiTokenInstance: local-dev-token\n', file, { env: {} });
+    const c = parseConfig(
+      'local:\n  port: 0\n  instances:\n    - idInstance: "1101000001"\n      apiTokenInstance: local-dev-token\n',
+      file,
+      { env: {} },
+    );
     expect(c.local!.instances[0]!.sendIntervalMs).toBe(3000);
     expect(c.local!.instances[0]!.checkAccountLimit).toEqual({ numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 });
   });
@@ -61,7 +71,8 @@ describe('config.yaml', () => {
 
   it('refuses YAML syntax errors and alias bombs with a position', () => {
     expect(err('a: [\n')).toMatch(/^config\.yaml:\d+:\d+: /);
-    const bomb = 'a: &a [1,2]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n';
+    const bomb =
+      'a: &a [1,2]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n';
     expect(err(bomb)).toMatch(/alias/);
   });
 

@@ -23,7 +23,20 @@ async function validateIn(dir: string, ...args: string[]) {
 describe('#8 obs 13: config validation reports every error', () => {
   it('obs 13: all errors of config.yaml, in file order, each with file:line:col and a did-you-mean for unknown keys', async () => {
     const dir = project({
-      'config.yaml': ['instances:', '  default:', '    apiUrl: local', '    retires: 3', 'flowDir: flows', 'logLevel: loud', 'local:', '  instances:', '    - idInstance: "1101000001"', '      apiTokenInstance: tok-12345', '      sendIntervalMs: 500', ''].join('\n'),
+      'config.yaml': [
+        'instances:',
+        '  default:',
+        '    apiUrl: local',
+        '    retires: 3',
+        'flowDir: flows',
+        'logLevel: loud',
+        'local:',
+        '  instances:',
+        '    - idInstance: "1101000001"',
+        '      apiTokenInstance: tok-12345',
+        '      sendIntervalMs: 500',
+        '',
+      ].join('\n'),
     });
     const r = await validateIn(dir);
     expect(r.code).toBe(1);
@@ -37,7 +50,8 @@ describe('#8 obs 13: config validation reports every error', () => {
 
   it('obs 13: did-you-mean reaches nested sections (store variants, local, rate limits)', async () => {
     const { parseConfig } = await import('../../src/config/load.js');
-    const text = 'instances:\n  default:\n    apiUrl: local\n    rateLimits: { checkAcount: 1 }\nstore: { driver: redis, urll: x }\nlocal:\n  prot: 7070\n  instances:\n    - idInstance: "1"\n      apiTokenInstance: tok-1234\n';
+    const text =
+      'instances:\n  default:\n    apiUrl: local\n    rateLimits: { checkAcount: 1 }\nstore: { driver: redis, urll: x }\nlocal:\n  prot: 7070\n  instances:\n    - idInstance: "1"\n      apiTokenInstance: tok-1234\n';
     expect(() => parseConfig(text, 'config.yaml', { env: {} })).toThrow(
       [
         "config.yaml:4:19 instances.default.rateLimits.checkAcount: unknown key (did you mean 'checkAccount'?)",
@@ -48,10 +62,14 @@ describe('#8 obs 13: config validation reports every error', () => {
   });
 
   it('obs 13: every unset variable is named, not only the first', async () => {
-    const dir = project({ 'config.yaml': 'instances:\n  a:\n    apiUrl: ${MSGFLOW_T_A}\n    idInstance: "1"\n    apiTokenInstance: ${MSGFLOW_T_TOKEN}\n' });
+    const dir = project({
+      'config.yaml': 'instances:\n  a:\n    apiUrl: ${MSGFLOW_T_A}\n    idInstance: "1"\n    apiTokenInstance: ${MSGFLOW_T_TOKEN}\n',
+    });
     const r = await validateIn(dir);
     expect(r.err).toContain('config.yaml:3:13 instances.a.apiUrl: environment variable MSGFLOW_T_A is not set and has no default');
-    expect(r.err).toContain('config.yaml:5:23 instances.a.apiTokenInstance: environment variable MSGFLOW_T_TOKEN is not set and has no default');
+    expect(r.err).toContain(
+      'config.yaml:5:23 instances.a.apiTokenInstance: environment variable MSGFLOW_T_TOKEN is not set and has no default',
+    );
   });
 });
 
@@ -72,7 +90,9 @@ describe('#9 obs 9: reserved names refused by validate', () => {
     });
     const r = await validateIn(dir);
     expect(r.code).toBe(1);
-    expect(r.err).toContain("flows/p.yaml:3:3 inputs.constructor: 'constructor' cannot be used as a key: it names JavaScript object internals");
+    expect(r.err).toContain(
+      "flows/p.yaml:3:3 inputs.constructor: 'constructor' cannot be used as a key: it names JavaScript object internals",
+    );
     expect(r.err).toContain("flows/p.yaml:5:9 steps[0].id: 'prototype' cannot be a step id: it names JavaScript object internals");
     expect(r.err).toContain("flows/p.yaml:7:36 steps[0].with.fields.__proto__: '__proto__' cannot be used as a key");
   });

@@ -55,7 +55,8 @@ async function startServe(dir: string): Promise<{ proc: Proc; url: string }> {
 export async function redisOrSkip(): Promise<boolean> {
   const up = await redisReachable();
   if (up) return true;
-  if (process.env.CI || process.env.MSGFLOW_REQUIRE_REDIS) throw new Error(`no Redis answers at ${redisUrl}: the BullMQ executor tests need it (CI / MSGFLOW_REQUIRE_REDIS is set)`);
+  if (process.env.CI || process.env.MSGFLOW_REQUIRE_REDIS)
+    throw new Error(`no Redis answers at ${redisUrl}: the BullMQ executor tests need it (CI / MSGFLOW_REQUIRE_REDIS is set)`);
   console.warn(`skipping the BullMQ executor tests: no Redis answers at ${redisUrl} (set MSGFLOW_TEST_REDIS_URL)`);
   return false;
 }
@@ -72,7 +73,9 @@ export interface Project {
 }
 
 /** A project whose `default` instance is `msgflow serve`'s, on a fresh Redis prefix. */
-export async function distributedProject(o: { instance?: Record<string, unknown>; executor?: string; proxy?: boolean } = {}): Promise<Project> {
+export async function distributedProject(
+  o: { instance?: Record<string, unknown>; executor?: string; proxy?: boolean } = {},
+): Promise<Project> {
   const dir = await tempDir('msgflow-bullmq-');
   const prefix = `msgflow-test-bullmq-${randomBytes(4).toString('hex')}`;
   await writeProject(dir, { proxyUrl: 'http://unused.invalid', instance: o.instance });

@@ -28,17 +28,29 @@ const calls: number[] = [];
 const gate = { open: Promise.resolve() as Promise<void> };
 
 const registry = registryWith(
-  action('square', async (_ctx, input) => {
-    calls.push(Number(input.n));
-    await gate.open;
-    if (input.n === 3) throw new Error('three is not allowed');
-    return Number(input.n) ** 2;
-  }, z.object({ n: z.number() })),
-  action('sum', async (_ctx, input) => (input.values as number[]).reduce((a, b) => a + (b ?? 0), 0), z.object({ values: z.array(z.unknown()) })),
-  action('pauseBriefly', async (ctx, input) => {
-    await ctx.wait({ ms: 50, reason: 'a short durable wait' });
-    return input.n;
-  }, z.object({ n: z.number() })),
+  action(
+    'square',
+    async (_ctx, input) => {
+      calls.push(Number(input.n));
+      await gate.open;
+      if (input.n === 3) throw new Error('three is not allowed');
+      return Number(input.n) ** 2;
+    },
+    z.object({ n: z.number() }),
+  ),
+  action(
+    'sum',
+    async (_ctx, input) => (input.values as number[]).reduce((a, b) => a + (b ?? 0), 0),
+    z.object({ values: z.array(z.unknown()) }),
+  ),
+  action(
+    'pauseBriefly',
+    async (ctx, input) => {
+      await ctx.wait({ ms: 50, reason: 'a short durable wait' });
+      return input.n;
+    },
+    z.object({ n: z.number() }),
+  ),
 );
 
 interface Setup {
@@ -61,17 +73,38 @@ const bullmq: Make = async (flows) => {
   const target = { url: redisUrl, prefix: `${prefix}-bull` };
   const executor = new BullmqExecutor({ target, store, identityFor: (n) => n });
   const host = new ItemHost({
-    store, bus: createBus(), clock: { now: () => Date.now(), sleep: (ms, signal) => new Promise((r, j) => { const t = setTimeout(r, ms); signal?.addEventListener('abort', () => (clearTimeout(t), j(signal.reason))); }) },
-    registry, logger: silent, clientFor: () => ({}) as InstanceApi, identityFor: (n) => n,
-    flows: () => new Map(flows.map((f) => [f.name, f])), baseDir: '/project', defaultRateLimitWaitMs: 100,
+    store,
+    bus: createBus(),
+    clock: {
+      now: () => Date.now(),
+      sleep: (ms, signal) =>
+        new Promise((r, j) => {
+          const t = setTimeout(r, ms);
+          signal?.addEventListener('abort', () => (clearTimeout(t), j(signal.reason)));
+        }),
+    },
+    registry,
+    logger: silent,
+    clientFor: () => ({}) as InstanceApi,
+    identityFor: (n) => n,
+    flows: () => new Map(flows.map((f) => [f.name, f])),
+    baseDir: '/project',
+    defaultRateLimitWaitMs: 100,
   });
   const conns: ReturnType<typeof bullmqConnection>[] = [];
   const w: QueueWorker = workQueue(host, 'default', {
     connection: () => (conns.push(bullmqConnection(redisUrl)), conns.at(-1)!),
-    prefix: target.prefix, concurrency: 4, limiter: { max: 1e9, duration: 1000 }, lockDurationMs: 2000, stalledIntervalMs: 1000, label: 'test', logger: silent,
+    prefix: target.prefix,
+    concurrency: 4,
+    limiter: { max: 1e9, duration: 1000 },
+    lockDurationMs: 2000,
+    stalledIntervalMs: 1000,
+    label: 'test',
+    logger: silent,
   });
   return {
-    executor, store,
+    executor,
+    store,
     close: async () => {
       await w.close();
       await executor.close();
@@ -123,7 +156,10 @@ describe.each([
 
   it('per-item if: items for which it is false are skipped and never called', async (t) => {
     if (!redis) return t.skip();
-    const f = flow([step({ id: 'sq', uses: 'square', forEach: '${{ inputs.list }}', if: '${{ item % 2 == 0 }}', with: { n: '${{ item }}' } })], { name: 'evens', inputs: { list: { default: [1, 2, 4, 5] } as never } });
+    const f = flow(
+      [step({ id: 'sq', uses: 'square', forEach: '${{ inputs.list }}', if: '${{ item % 2 == 0 }}', with: { n: '${{ item }}' } })],
+      { name: 'evens', inputs: { list: { default: [1, 2, 4, 5] } as never } },
+    );
     const { engine, store } = await engineFor(make, [f]);
     const run = await (await engine.start(f)).done;
     expect(run.status).toBe('succeeded');
@@ -133,7 +169,10 @@ describe.each([
 
   it('durable waits inside items end and the items succeed', async (t) => {
     if (!redis) return t.skip();
-    const f = flow([step({ id: 'w', uses: 'pauseBriefly', forEach: '${{ inputs.list }}', concurrency: 3, with: { n: '${{ item }}' } })], { name: 'waits', inputs: { list: { default: [1, 2, 3] } as never } });
+    const f = flow([step({ id: 'w', uses: 'pauseBriefly', forEach: '${{ inputs.list }}', concurrency: 3, with: { n: '${{ item }}' } })], {
+      name: 'waits',
+      inputs: { list: { default: [1, 2, 3] } as never },
+    });
     const { engine } = await engineFor(make, [f]);
     const run = await (await engine.start(f)).done;
     expect([run.status, run.itemsDone]).toEqual(['succeeded', 3]);
@@ -141,7 +180,10 @@ describe.each([
 
   it('a run interrupted mid-forEach resumes: no item is redone, each is counted once', async (t) => {
     if (!redis) return t.skip();
-    const f = flow([step({ id: 'sq', uses: 'square', forEach: '${{ inputs.list }}', concurrency: 2, with: { n: '${{ item }}' } })], { name: 'resumable', inputs: { list: { default: [1, 2, 4, 5, 6, 7, 8, 9] } as never } });
+    const f = flow([step({ id: 'sq', uses: 'square', forEach: '${{ inputs.list }}', concurrency: 2, with: { n: '${{ item }}' } })], {
+      name: 'resumable',
+      inputs: { list: { default: [1, 2, 4, 5, 6, 7, 8, 9] } as never },
+    });
     const { engine, again } = await engineFor(make, [f]);
     let release!: () => void;
     gate.open = new Promise<void>((r) => (release = r));

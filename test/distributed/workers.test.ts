@@ -56,14 +56,21 @@ steps:
       fileName: brochure.pdf
 `,
     );
-    const workers = [ctx.spawn('worker', '--concurrency', '32'), ctx.spawn('worker', '--concurrency', '32'), ctx.spawn('worker', '--concurrency', '32')];
+    const workers = [
+      ctx.spawn('worker', '--concurrency', '32'),
+      ctx.spawn('worker', '--concurrency', '32'),
+      ctx.spawn('worker', '--concurrency', '32'),
+    ];
     await Promise.all(workers.map(ready));
     const run = ctx.spawn('run', 'bulk', '--json', '--log-level', 'error');
     await until('a fifth of the items at the service', async () => (await sent(ctx)).size >= ITEMS / 5, 180_000, run);
     await kill(workers[0]);
     const code = await exitOf(run, 300_000);
     const out = run.out();
-    const record = JSON.parse(out.slice(out.indexOf('{'))) as { run: { itemsDone: number; itemsFailed: number }; steps: { failed: number; done: number }[] };
+    const record = JSON.parse(out.slice(out.indexOf('{'))) as {
+      run: { itemsDone: number; itemsFailed: number };
+      steps: { failed: number; done: number }[];
+    };
     // Every item counted once: done + failed is the number of items.
     expect(record.run.itemsDone + record.run.itemsFailed).toBe(ITEMS);
     const per = await sent(ctx);
@@ -80,7 +87,10 @@ describe('BullMQ executor: checkAccount pauses', () => {
   it('a checkAccount pause raised on one worker stops the checks of all workers', async (t) => {
     if (!redis) return t.skip();
     // The service answers rate_limit_exceeded after 30 distinct numbers, for an hour.
-    const ctx = await project({ proxy: true, instance: { checkAccountLimit: { numbers: 30, windowMinutes: 10, retryAfterSeconds: 3600 } } });
+    const ctx = await project({
+      proxy: true,
+      instance: { checkAccountLimit: { numbers: 30, windowMinutes: 10, retryAfterSeconds: 3600 } },
+    });
     const numbers = Array.from({ length: 200 }, (_, i) => `7920${String(i).padStart(7, '0')}`);
     await writeData(ctx.dir, 'data/numbers.csv', `phone\n${numbers.join('\n')}\n`);
     await writeData(
@@ -104,10 +114,15 @@ steps:
     const checks = () => ctx.calls.filter((c) => c.method === 'checkAccount');
     const limited = () => checks().findIndex((c) => c.answer.includes('rate_limit_exceeded'));
     await until('rate_limit_exceeded at the service', () => limited() >= 0, 60_000, run);
-    const paused = await until('the pause in msgflow pauses', async () => {
-      const r = await cli(['pauses', '--json'], ctx.dir);
-      return r.code === 0 && r.stdout.includes('checkAccount') ? r.stdout : undefined;
-    }, 10_000, workers[0]);
+    const paused = await until(
+      'the pause in msgflow pauses',
+      async () => {
+        const r = await cli(['pauses', '--json'], ctx.dir);
+        return r.code === 0 && r.stdout.includes('checkAccount') ? r.stdout : undefined;
+      },
+      10_000,
+      workers[0],
+    );
     expect(paused).toContain('rate_limit_exceeded');
     // Give both workers time to take more items: none of them may call checkAccount again.
     await new Promise((r) => setTimeout(r, 1500));
@@ -150,7 +165,10 @@ steps:
     const perSecond = new Map<number, number>();
     for (const r of runs) perSecond.set(Math.floor(r.startedAt / 1000), (perSecond.get(Math.floor(r.startedAt / 1000)) ?? 0) + 1);
     expect([...perSecond.entries()].filter(([, n]) => n > 1)).toEqual([]);
-    expect(replicas.every((r) => !/error/i.test(r.out())), replicas.map((r) => r.out()).join('\n---\n')).toBe(true);
+    expect(
+      replicas.every((r) => !/error/i.test(r.out())),
+      replicas.map((r) => r.out()).join('\n---\n'),
+    ).toBe(true);
   }, 90_000);
 });
 

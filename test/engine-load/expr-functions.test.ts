@@ -32,11 +32,17 @@ const ev = (text: string, s: ExprScope = scope()) => evaluateTemplate(`\${{ ${te
 
 describe('#8 obs 4: data functions', () => {
   it('obs 4: filter and map take an arrow lambda, parsed by the interpreter (no eval)', () => {
-    expect(ev("filter(inputs.leads, x => x.country == 'DE')")).toEqual([(scope().inputs.leads as unknown[])[0], (scope().inputs.leads as unknown[])[2]]);
+    expect(ev("filter(inputs.leads, x => x.country == 'DE')")).toEqual([
+      (scope().inputs.leads as unknown[])[0],
+      (scope().inputs.leads as unknown[])[2],
+    ]);
     expect(ev('map(inputs.leads, (lead) => digits(lead.phone))')).toEqual(['79001112233', '79005550000', '491512345']);
     expect(ev("length(filter(inputs.leads, x => x.score > 2 && x.country != 'FR'))")).toBe(1);
     // Nested lambdas see their own parameter and the outer one.
-    expect(ev('map([1, 2], a => map([10, 20], b => a * b))')).toEqual([[10, 20], [20, 40]]);
+    expect(ev('map([1, 2], a => map([10, 20], b => a * b))')).toEqual([
+      [10, 20],
+      [20, 40],
+    ]);
     // A parameter named item shadows the forEach item inside the lambda only.
     expect(ev('map(inputs.leads, item => item.country)', scope({ item: 'outer' }))).toEqual(['DE', 'FR', 'DE']);
     expect(ev('item', scope({ item: 'outer' }))).toBe('outer');
@@ -127,45 +133,77 @@ describe('#9 obs 2: expression budgets', () => {
     const small = scope({ limits: { maxStringLength: 100, maxArrayLength: 10, maxSteps: 1000 } });
     expect(() => ev("'x' + join(map([1,2,3,4,5,6,7,8,9], n => 'aaaaaaaaaaaa'), '')", small)).toThrow(ExpressionLimitError);
     expect(() => ev("split('a,b,c,d,e,f,g,h,i,j,k,l', ',')", small)).toThrow(/array of 12 items is longer than the 10 allowed/);
-    expect(() => ev('map([1,2,3,4,5,6,7,8,9], a => map([1,2,3,4,5,6,7,8,9], b => map([1,2,3,4,5,6,7,8,9], c => a + b + c)))', small)).toThrow(
-      /more than 1000 evaluation steps/,
-    );
+    expect(() =>
+      ev('map([1,2,3,4,5,6,7,8,9], a => map([1,2,3,4,5,6,7,8,9], b => map([1,2,3,4,5,6,7,8,9], c => a + b + c)))', small),
+    ).toThrow(/more than 1000 evaluation steps/);
     // Under the budgets, the same kinds of expressions work.
     expect(ev("join(['a', 'b'], '-')", small)).toBe('a-b');
   });
 
   it('obs 2: in a run, the poison pill fails the step with EXPRESSION_LIMIT naming file:line:col', async () => {
     const dir = tempProject({
-      'flows/pill.yaml': ['name: pill', 'steps:', '  - id: boom', '    uses: log', '    with:', `      message: "\${{ ${poisonPill()} }}"`, ''].join('\n'),
+      'flows/pill.yaml': [
+        'name: pill',
+        'steps:',
+        '  - id: boom',
+        '    uses: log',
+        '    with:',
+        `      message: "\${{ ${poisonPill()} }}"`,
+        '',
+      ].join('\n'),
     });
     const registry = builtinRegistry();
     const flow = loadFlowFile(path.join(dir, 'flows/pill.yaml'), { registry, baseDir: dir, env: {} });
-    const engine = createEngine({ store: createMemoryStore(), registry, bus: createBus(), clientFor: () => ({}) as InstanceApi, baseDir: dir });
+    const engine = createEngine({
+      store: createMemoryStore(),
+      registry,
+      bus: createBus(),
+      clientFor: () => ({}) as InstanceApi,
+      baseDir: dir,
+    });
     const run = await (await engine.start(flow, { trigger: 'manual' })).done;
     expect(run.status).toBe('failed');
-    expect(run.error?.message).toMatch(/flows\/pill\.yaml:6:16 \(col \d+ of the value\): expression \$\{\{ length\(\[split\(replace.*stopped: replace\(\) would build a string/);
+    expect(run.error?.message).toMatch(
+      /flows\/pill\.yaml:6:16 \(col \d+ of the value\): expression \$\{\{ length\(\[split\(replace.*stopped: replace\(\) would build a string/,
+    );
     expect((run.error as { code?: string }).code).toBe('EXPRESSION_LIMIT');
   });
 
   it('an ordinary expression error in a run names the file position too', async () => {
-    const dir = tempProject({ 'flows/e.yaml': ['name: e', 'steps:', '  - id: bad', '    uses: log', '    with:', `      message: "n=\${{ number('x') }}"`, ''].join('\n') });
+    const dir = tempProject({
+      'flows/e.yaml': ['name: e', 'steps:', '  - id: bad', '    uses: log', '    with:', `      message: "n=\${{ number('x') }}"`, ''].join(
+        '\n',
+      ),
+    });
     const registry = builtinRegistry();
     const flow = loadFlowFile(path.join(dir, 'flows/e.yaml'), { registry, baseDir: dir, env: {} });
-    const engine = createEngine({ store: createMemoryStore(), registry, bus: createBus(), clientFor: () => ({}) as InstanceApi, baseDir: dir });
+    const engine = createEngine({
+      store: createMemoryStore(),
+      registry,
+      bus: createBus(),
+      clientFor: () => ({}) as InstanceApi,
+      baseDir: dir,
+    });
     const run = await (await engine.start(flow, { trigger: 'manual' })).done;
-    expect(run.error?.message).toMatch(/flows\/e\.yaml:6:16 \(col 7 of the value\): expression error in \$\{\{ number\('x'\) \}\}: number\(\): argument 1 must be a number/);
+    expect(run.error?.message).toMatch(
+      /flows\/e\.yaml:6:16 \(col 7 of the value\): expression error in \$\{\{ number\('x'\) \}\}: number\(\): argument 1 must be a number/,
+    );
     expect(new ExpressionError('x', 0, 'r').code).toBe('EXPRESSION_ERROR');
   });
 });
 
 describe('#8 obs 13: the port is written once', () => {
   it('obs 13: `${{ local.url }}` gives the local service base URL; a run without one says so', () => {
-    expect(evaluateTemplate('${{ local.url }}/_local/static/brochure.pdf', scope({ local: { url: 'http://127.0.0.1:7070' } }))).toBe('http://127.0.0.1:7070/_local/static/brochure.pdf');
+    expect(evaluateTemplate('${{ local.url }}/_local/static/brochure.pdf', scope({ local: { url: 'http://127.0.0.1:7070' } }))).toBe(
+      'http://127.0.0.1:7070/_local/static/brochure.pdf',
+    );
     expect(() => evaluateTemplate('${{ local.url }}/x', scope())).toThrow(/'local' is not set: this run has no local service/);
   });
 
   it('obs 13: validation knows local.url only', () => {
     const dir = tempProject({ 'flows/l.yaml': 'name: l\nsteps:\n  - { id: a, uses: log, with: { message: "${{ local.port }}" } }\n' });
-    expect(() => loadFlowFile(path.join(dir, 'flows/l.yaml'), { registry: builtinRegistry(), baseDir: dir, env: {} })).toThrow(/local has no 'port'.*use url/);
+    expect(() => loadFlowFile(path.join(dir, 'flows/l.yaml'), { registry: builtinRegistry(), baseDir: dir, env: {} })).toThrow(
+      /local has no 'port'.*use url/,
+    );
   });
 });

@@ -49,7 +49,21 @@ const ev = (text: string) => evaluateTemplate(`\${{ ${text} }}`, scope());
 
 describe('expressions cannot reach process or globals', () => {
   it('has no names for globals: process, globalThis, require, this, Function, eval...', () => {
-    for (const name of ['process', 'globalThis', 'global', 'require', 'this', 'Function', 'eval', 'module', 'import', 'constructor', 'Object', 'window', '__proto__']) {
+    for (const name of [
+      'process',
+      'globalThis',
+      'global',
+      'require',
+      'this',
+      'Function',
+      'eval',
+      'module',
+      'import',
+      'constructor',
+      'Object',
+      'window',
+      '__proto__',
+    ]) {
       expect(() => parseExpression(`${name}.x`), name).toThrow(ExpressionError);
       expect(() => parseExpression(name), name).toThrow(/unknown name|unexpected/);
     }
@@ -77,7 +91,7 @@ describe('expressions cannot reach process or globals', () => {
       'inputs.list.constructor',
       "inputs[lower('CONSTRUCTOR')]",
       "pluck([inputs.obj], 'constructor')",
-      "fromJSON('{\"__proto__\": {\"x\": 1}}').__proto__",
+      'fromJSON(\'{"__proto__": {"x": 1}}\').__proto__',
     ]) {
       expect(() => ev(expr), expr).toThrow(/cannot be read in expressions/);
     }
@@ -97,23 +111,34 @@ describe('expressions cannot reach process or globals', () => {
     expect(() => ev('inputs.instance.secret')).toThrow(/only read plain data/);
     expect(() => ev('inputs.instance.leak')).toThrow(/only read plain data/);
     expect(() => ev('inputs.date.getTime')).toThrow(/only read plain data/);
-    expect(() => ev("inputs.map.size")).toThrow(/only read plain data/);
+    expect(() => ev('inputs.map.size')).toThrow(/only read plain data/);
     expect(() => ev('inputs.getter.boom')).toThrow(/accessor property/);
-    expect(() => ev("values(inputs.getter)")).toThrow(/accessor property/);
+    expect(() => ev('values(inputs.getter)')).toThrow(/accessor property/);
     expect(sentinel.touched).toBe(0);
   });
 
   it('fromJSON output is plain data and cannot pollute prototypes', () => {
-    const v = ev("fromJSON('{\"__proto__\": {\"polluted\": true}, \"a\": 1}')") as Record<string, unknown>;
+    const v = ev('fromJSON(\'{"__proto__": {"polluted": true}, "a": 1}\')') as Record<string, unknown>;
     expect(v.a).toBe(1);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(ev("fromJSON('{\"a\": {\"b\": 2}}').a.b")).toBe(2);
+    expect(ev('fromJSON(\'{"a": {"b": 2}}\').a.b')).toBe(2);
   });
 
   it('never yields a function or the global object, whatever it is given', () => {
     const hostile = [
-      'inputs', 'inputs.obj', "inputs['text']", 'run', 'steps', 'env', 'item', "keys(inputs)", "values(inputs.obj)",
-      "coalesce(inputs.nope, inputs.obj)", "fromJSON('[1]')", "[inputs.obj, inputs.list]", "inputs.obj ?? inputs",
+      'inputs',
+      'inputs.obj',
+      "inputs['text']",
+      'run',
+      'steps',
+      'env',
+      'item',
+      'keys(inputs)',
+      'values(inputs.obj)',
+      'coalesce(inputs.nope, inputs.obj)',
+      "fromJSON('[1]')",
+      '[inputs.obj, inputs.list]',
+      'inputs.obj ?? inputs',
     ];
     for (const expr of hostile) {
       const v = ev(expr);

@@ -11,10 +11,24 @@ import {
 
 function scope(extra: Partial<ExprScope> = {}): ExprScope {
   return {
-    inputs: { leads: [{ phone: '79001112233', name: 'Alice' }, { phone: '79002223344', name: 'Bob' }], n: 3, greeting: 'Hi' },
+    inputs: {
+      leads: [
+        { phone: '79001112233', name: 'Alice' },
+        { phone: '79002223344', name: 'Bob' },
+      ],
+      n: 3,
+      greeting: 'Hi',
+    },
     env: { REGION: 'eu' },
     steps: {
-      check: { status: 'succeeded', output: [{ exist: true }, { exist: false }], done: 2, failed: 1, total: 3, results: [{ exist: true }, { exist: false }] },
+      check: {
+        status: 'succeeded',
+        output: [{ exist: true }, { exist: false }],
+        done: 2,
+        failed: 1,
+        total: 3,
+        results: [{ exist: true }, { exist: false }],
+      },
     },
     run: { id: 'r1', flow: 'verify', startedAt: 1_700_000_000_000 },
     ...extra,
@@ -66,10 +80,10 @@ describe('expressions: values', () => {
     expect(ev("upper(lower('MiXeD')) + trim('  x ')")).toBe('MIXEDx');
     expect(ev("join(split('a,b,c', ','), '-')")).toBe('a-b-c');
     expect(ev("format('{0} has {1} leads', run.flow, length(inputs.leads))")).toBe('verify has 2 leads');
-    expect(ev("fromJSON(toJSON(inputs.leads))[0].name")).toBe('Alice');
+    expect(ev('fromJSON(toJSON(inputs.leads))[0].name')).toBe('Alice');
     expect(ev("number('42') + round(2.567, 2)")).toBe(44.57);
     expect(ev('sum([1, 2, 3]) + max(1, 9) + min([4, 2])')).toBe(17);
-    expect(ev("keys(inputs.leads[0])")).toEqual(['phone', 'name']);
+    expect(ev('keys(inputs.leads[0])')).toEqual(['phone', 'name']);
     expect(ev("coalesce(inputs.nope, '', 'x')")).toBe('x');
     expect(ev("replace('a.b.c', '.', '/')")).toBe('a/b/c');
     expect(ev("slice('abcdef', 1, 3)")).toBe('bc');
@@ -83,9 +97,12 @@ describe('expressions: values', () => {
     expect(evaluateTemplate('${{ steps.check.failed }} checks failed', s)).toBe('1 checks failed');
     expect(evaluateTemplate('a ${{ inputs.nope }}b ${{ [1] }}', s)).toBe('a b [1]');
     expect(evaluateTemplate("${{ '}}' }}", s)).toBe('}}');
-    expect(
-      evaluateTemplate({ phoneNumber: '${{ item.phone }}', list: ['x', '${{ 1 + 1 }}'], n: 5, flag: true }, s),
-    ).toEqual({ phoneNumber: 79001112233, list: ['x', 2], n: 5, flag: true });
+    expect(evaluateTemplate({ phoneNumber: '${{ item.phone }}', list: ['x', '${{ 1 + 1 }}'], n: 5, flag: true }, s)).toEqual({
+      phoneNumber: 79001112233,
+      list: ['x', 2],
+      n: 5,
+      flag: true,
+    });
     expect(evaluateTemplate('no templates here', s)).toBe('no templates here');
   });
 
@@ -98,8 +115,8 @@ describe('expressions: values', () => {
   });
 
   it('type errors name the problem instead of producing NaN', () => {
-    expect(() => ev("inputs.leads - 1")).toThrow(/needs numbers, got array/);
-    expect(() => ev("inputs.n / 0")).toThrow(/division by zero/);
+    expect(() => ev('inputs.leads - 1')).toThrow(/needs numbers, got array/);
+    expect(() => ev('inputs.n / 0')).toThrow(/division by zero/);
     expect(() => ev("number('abc')")).toThrow(/number\(\): argument 1 must be a number/);
     expect(() => ev("inputs.leads + 'x'")).toThrow(/cannot add a array and a string/);
   });
@@ -148,7 +165,7 @@ describe('expressions: parse errors carry a position', () => {
   });
 
   it('collects the scope paths an expression reads', () => {
-    const refs = collectReferences(parseExpression("steps.check.failed > 0 && inputs[env.KEY].x || length(item.phone)"));
+    const refs = collectReferences(parseExpression('steps.check.failed > 0 && inputs[env.KEY].x || length(item.phone)'));
     expect(refs.map((r) => [r.root, r.path])).toEqual([
       ['steps', ['check', 'failed']],
       ['inputs', []],

@@ -23,7 +23,7 @@ async function failure(p: Promise<unknown>): Promise<MsgflowError> {
 }
 
 describe('#9 obs 2: data input row limits', () => {
-  it('obs 2: a CSV over the default 100,000 rows is refused with INPUT_TOO_LARGE pointing at the jobs\' file:', async () => {
+  it("obs 2: a CSV over the default 100,000 rows is refused with INPUT_TOO_LARGE pointing at the jobs' file:", async () => {
     const dir = tempProject({ 'flows/f.yaml': flowWith('  leads: { file: data/leads.csv }') });
     // 1,000,000 rows: the stream stops at row 100,001 instead of loading them all.
     const rows = Array.from({ length: 1_000_000 }, (_, i) => String(79000000000 + i));
@@ -32,14 +32,18 @@ describe('#9 obs 2: data input row limits', () => {
     writeFileSync(file, `phone\n${rows.join('\n')}\n`);
     const err = await failure(resolveInputs(load(dir)));
     expect(err.code).toBe('INPUT_TOO_LARGE');
-    expect(err.message).toMatch(/flows\/f\.yaml inputs\.leads: .*data\/leads\.csv has more than 100000 rows, the most a flow input may hold \(inputs\.leads\.maxRows\)/);
+    expect(err.message).toMatch(
+      /flows\/f\.yaml inputs\.leads: .*data\/leads\.csv has more than 100000 rows, the most a flow input may hold \(inputs\.leads\.maxRows\)/,
+    );
     expect(err.message).toContain("give the file to the job's own file:");
   });
 
   it('obs 2: maxRows per input, for CSV, JSON Lines and JSON; exactly maxRows is fine', async () => {
     const dir = tempProject({
       'flows/f.yaml': flowWith(
-        ['  a: { file: data/a.csv, maxRows: 3 }', '  b: { file: data/b.jsonl, maxRows: 2 }', '  c: { file: data/c.json, maxRows: 2 }'].join('\n'),
+        ['  a: { file: data/a.csv, maxRows: 3 }', '  b: { file: data/b.jsonl, maxRows: 2 }', '  c: { file: data/c.json, maxRows: 2 }'].join(
+          '\n',
+        ),
       ),
       'data/a.csv': 'phone\n1\n2\n3\n',
       'data/b.jsonl': '{"n":1}\n{"n":2}\n{"n":3}\n',

@@ -69,11 +69,17 @@ describe('resolveInputs', () => {
   it('names the input in every error', async () => {
     const { flow } = project();
     await expect(resolveInputs(flow, {})).rejects.toThrow(/inputs\.who: required input 'who' has no value: pass --input who=\.\.\./);
-    await expect(resolveInputs(flow, { who: 'x', limt: '1' })).rejects.toThrow(/inputs\.limt: flow 'inputs' has no input 'limt' \(did you mean 'limit'\?\)/);
-    await expect(resolveInputs(flow, { who: 'x', limit: 'ten' })).rejects.toThrow(/inputs\.limit: --input limit=ten: 'ten' is not a number/);
+    await expect(resolveInputs(flow, { who: 'x', limt: '1' })).rejects.toThrow(
+      /inputs\.limt: flow 'inputs' has no input 'limt' \(did you mean 'limit'\?\)/,
+    );
+    await expect(resolveInputs(flow, { who: 'x', limit: 'ten' })).rejects.toThrow(
+      /inputs\.limit: --input limit=ten: 'ten' is not a number/,
+    );
     await expect(resolveInputs(flow, { who: 'x', dry: 'maybe' })).rejects.toThrow(/'maybe' is not a boolean/);
     await expect(resolveInputs(flow, { who: 'x', leads: '/nonexistent/x.csv' })).rejects.toThrow(FlowError);
-    await expect(resolveInputs(flow, { who: 'x', leads: '/nonexistent/x.csv' })).rejects.toThrow(/inputs\.leads: .*x\.csv: data file not found/);
+    await expect(resolveInputs(flow, { who: 'x', leads: '/nonexistent/x.csv' })).rejects.toThrow(
+      /inputs\.leads: .*x\.csv: data file not found/,
+    );
   });
 });
 

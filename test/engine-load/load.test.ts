@@ -51,7 +51,12 @@ describe('loadFlowFile', () => {
     const flow = loadFlowFile(path.join(dir, 'flows/verify.yaml'), opts(dir));
     expect(flow.name).toBe('verify-leads');
     expect(flow.instance).toBe('default');
-    expect(flow.on).toEqual({ schedule: { cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' }, overlap: 'skip', missed: 'last', startup: false });
+    expect(flow.on).toEqual({
+      schedule: { cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' },
+      overlap: 'skip',
+      missed: 'last',
+      startup: false,
+    });
     expect(flow.inputs).toEqual({ leads: { file: 'data/leads.csv' } });
     expect(flow.baseDir).toBe(dir);
     expect(flow.file).toBe(path.join(dir, 'flows/verify.yaml'));
@@ -67,7 +72,12 @@ describe('loadFlowFile', () => {
       continueOnError: false,
     });
     expect(check!.location).toMatch(/verify\.yaml:11:5$/);
-    expect(notify).toMatchObject({ if: '${{ steps.check.failed > 0 }}', uses: 'log', retry: { maxAttempts: 1, delayMs: 1000 }, concurrency: 1 });
+    expect(notify).toMatchObject({
+      if: '${{ steps.check.failed > 0 }}',
+      uses: 'log',
+      retry: { maxAttempts: 1, delayMs: 1000 },
+      concurrency: 1,
+    });
     expect(notify!.timeoutMs).toBeUndefined();
     expect(Object.isFrozen(flow.steps[0]!.with)).toBe(true);
   });
@@ -174,7 +184,7 @@ steps:
     });
     expect(errorLines(path.join(dir, 'k.yaml'), opts(dir))).toEqual([
       "F:2:1 step: unknown key 'step' (did you mean 'steps'?)",
-      "F:6:33 steps[0].with.level: Invalid option: expected one of \"debug\"|\"info\"|\"warn\"|\"error\" (action 'log')",
+      'F:6:33 steps[0].with.level: Invalid option: expected one of "debug"|"info"|"warn"|"error" (action \'log\')',
       "F:7:5 steps[0].forEch: unknown key 'forEch' (did you mean 'forEach'?)",
       "F:8:18 steps[0].concurrency: expected number, got 'many'",
       "F:9:9 steps[1].id: step id must start with a letter or '_' and contain only letters, digits and '_' (it is used in expressions)",
@@ -192,16 +202,24 @@ steps:
       'steps: [{ id: a, uses: log, with: { message: *e } }]',
     ].join('\n');
     const dir = tempProject({ 'bomb.yaml': bomb, 'huge.yaml': `name: huge\n# ${'x'.repeat(2 * 1024 * 1024)}\n` });
-    expect(errorLines(path.join(dir, 'bomb.yaml'), opts(dir))).toEqual(['F:1:1 (root): too many YAML alias expansions (an alias bomb?): refused']);
+    expect(errorLines(path.join(dir, 'bomb.yaml'), opts(dir))).toEqual([
+      'F:1:1 (root): too many YAML alias expansions (an alias bomb?): refused',
+    ]);
     expect(errorLines(path.join(dir, 'huge.yaml'), opts(dir))).toEqual([
       `F:1:1 (root): file is ${2 * 1024 * 1024 + 14} bytes, more than the 1048576 bytes a flow file may have`,
     ]);
   });
 
   it('reports YAML syntax errors and non-mapping files with positions', () => {
-    const dir = tempProject({ 'syn.yaml': 'name: x\nsteps:\n  - id: a\n   uses: log\n', 'list.yaml': '- 1\n', 'dup.yaml': 'name: a\nname: b\nsteps: []\n' });
+    const dir = tempProject({
+      'syn.yaml': 'name: x\nsteps:\n  - id: a\n   uses: log\n',
+      'list.yaml': '- 1\n',
+      'dup.yaml': 'name: a\nname: b\nsteps: []\n',
+    });
     expect(errorLines(path.join(dir, 'syn.yaml'), opts(dir))[0]).toMatch(/^F:4:\d+ \(root\): YAML syntax error: /);
-    expect(errorLines(path.join(dir, 'list.yaml'), opts(dir))).toEqual(['F:1:1 (root): a flow file must be a mapping with at least name and steps']);
+    expect(errorLines(path.join(dir, 'list.yaml'), opts(dir))).toEqual([
+      'F:1:1 (root): a flow file must be a mapping with at least name and steps',
+    ]);
     expect(errorLines(path.join(dir, 'dup.yaml'), opts(dir))[0]).toMatch(/^F:2:1 \(root\): YAML syntax error: Map keys must be unique/);
   });
 
@@ -292,7 +310,11 @@ describe('loadFlows, findFlow, validateFlowFiles', () => {
   });
 
   it('finds a flow by name, file stem or path, and lists names when not found', () => {
-    const dir = tempProject({ 'flows/a.yaml': good('alpha'), 'flows/b.yaml': good('beta'), 'flows/broken.yaml': 'name: gamma\nsteps: 3\n' });
+    const dir = tempProject({
+      'flows/a.yaml': good('alpha'),
+      'flows/b.yaml': good('beta'),
+      'flows/broken.yaml': 'name: gamma\nsteps: 3\n',
+    });
     const flowsDir = path.join(dir, 'flows');
     expect(findFlow(flowsDir, 'beta', opts(dir)).name).toBe('beta');
     expect(findFlow(flowsDir, 'a', opts(dir)).name).toBe('alpha');
@@ -304,7 +326,9 @@ describe('loadFlows, findFlow, validateFlowFiles', () => {
     } catch (e) {
       expect(e).toBeInstanceOf(FlowError);
       expect((e as FlowError).code).toBe('FLOW_NOT_FOUND');
-      expect((e as FlowError).message).toMatch(/flow 'alpah' not found in .*flows \(did you mean 'alpha'\?\); available: alpha, beta, gamma$/);
+      expect((e as FlowError).message).toMatch(
+        /flow 'alpah' not found in .*flows \(did you mean 'alpha'\?\); available: alpha, beta, gamma$/,
+      );
     }
   });
 
@@ -320,10 +344,13 @@ describe('loadFlows, findFlow, validateFlowFiles', () => {
     expect(summary).toEqual([
       ['a.yaml', [`inputs.leads.file: data file not found: ${path.join(dir, 'data/missing.csv')}`]],
       ['b.yaml', [`name: flow name 'alpha' is also used by ${path.join(dir, 'flows/a.yaml').replace(process.cwd() + path.sep, '')}`]],
-      ['c.yaml', [
-        "steps[0].with: action 'log' needs 'message' in with:",
-        "steps[0].with.mesage: unknown key 'mesage' for action 'log' (did you mean 'message'?); it takes message, level, fields",
-      ]],
+      [
+        'c.yaml',
+        [
+          "steps[0].with: action 'log' needs 'message' in with:",
+          "steps[0].with.mesage: unknown key 'mesage' for action 'log' (did you mean 'message'?); it takes message, level, fields",
+        ],
+      ],
       ['other.yaml', []],
       ['nope.yaml', ['(root): file not found']],
     ]);

@@ -29,7 +29,12 @@ steps:
 `,
     });
     const flow = loadFlowFile(path.join(dir, 'stop.yaml'), opts(dir));
-    expect(flow.on.notification).toEqual({ type: 'incomingMessageReceived', text: '^(stop|unsubscribe)$', chatId: '79001234567@c.us', instance: 'default' });
+    expect(flow.on.notification).toEqual({
+      type: 'incomingMessageReceived',
+      text: '^(stop|unsubscribe)$',
+      chatId: '79001234567@c.us',
+      instance: 'default',
+    });
     expect(flow.on.schedule).toEqual({ cron: '0 9 * * *' });
   });
 

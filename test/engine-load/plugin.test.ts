@@ -39,16 +39,23 @@ describe('example plugin: greeting', () => {
     const r = await repoRegistry();
     const compose = r.get('greeting.compose')!;
     const { ctx } = createActionTestContext({ client: noClient });
-    const input = compose.input.parse({ template: 'Hello {name}, code {code}', contact: { name: 'Alice', code: 7, phone: '+7 900 111-22-33' } });
+    const input = compose.input.parse({
+      template: 'Hello {name}, code {code}',
+      contact: { name: 'Alice', code: 7, phone: '+7 900 111-22-33' },
+    });
     expect(await compose.run(ctx, input)).toEqual({ caption: 'Hello Alice, code 7', chatId: '79001112233@c.us' });
     expect(await compose.run(ctx, compose.input.parse({ contact: { name: 'Bob' } }))).toEqual({ caption: 'Hello, Bob!' });
     await expect(compose.run(ctx, compose.input.parse({ template: 'Hi {nickname}', contact: { name: 'Bob' } }))).rejects.toThrow(
       "contact has no 'nickname' for the template (fields: name); add a fallback to allow it",
     );
-    expect(await compose.run(ctx, compose.input.parse({ template: 'Hi {nickname}', contact: { name: 'Bob' }, fallback: 'friend' }))).toEqual({
+    expect(
+      await compose.run(ctx, compose.input.parse({ template: 'Hi {nickname}', contact: { name: 'Bob' }, fallback: 'friend' })),
+    ).toEqual({
       caption: 'Hi friend',
     });
-    await expect(compose.run(ctx, compose.input.parse({ template: '{name}'.repeat(300), contact: { name: 'Alice' } }))).rejects.toThrow(/more than the 1024/);
+    await expect(compose.run(ctx, compose.input.parse({ template: '{name}'.repeat(300), contact: { name: 'Alice' } }))).rejects.toThrow(
+      /more than the 1024/,
+    );
     expect(compose.input.safeParse({ contact: 'Bob' }).success).toBe(false);
     expect(compose.input.safeParse({ contact: { name: 'x' }, extra: 1 }).success).toBe(false);
   });
@@ -63,15 +70,25 @@ describe('example plugin: greeting', () => {
         return { idMessage: `id-${sent.length}` };
       },
     } as unknown as InstanceApi;
-    const input = send.input.parse({ contact: { name: 'Alice', phone: 79001112233 }, urlFile: 'https://files.example/card.png', fileName: 'card.png' });
+    const input = send.input.parse({
+      contact: { name: 'Alice', phone: 79001112233 },
+      urlFile: 'https://files.example/card.png',
+      fileName: 'card.png',
+    });
     // The repeated attempt: a second context over the same store (what a restart sees).
     const store = createMemoryStore();
     const first = await send.run(createActionTestContext({ client, store }).ctx, input);
     const again = await send.run(createActionTestContext({ client, store }).ctx, input);
     expect(first).toEqual({ caption: 'Hello, Alice!', chatId: '79001112233@c.us', idMessage: 'id-1' });
     expect(again).toEqual(first);
-    expect(sent).toEqual([{ chatId: '79001112233@c.us', urlFile: 'https://files.example/card.png', fileName: 'card.png', caption: 'Hello, Alice!' }]);
-    expect(await send.run(createActionTestContext({ client, dryRun: true }).ctx, input)).toEqual({ caption: 'Hello, Alice!', chatId: '79001112233@c.us', dryRun: true });
+    expect(sent).toEqual([
+      { chatId: '79001112233@c.us', urlFile: 'https://files.example/card.png', fileName: 'card.png', caption: 'Hello, Alice!' },
+    ]);
+    expect(await send.run(createActionTestContext({ client, dryRun: true }).ctx, input)).toEqual({
+      caption: 'Hello, Alice!',
+      chatId: '79001112233@c.us',
+      dryRun: true,
+    });
     expect(sent).toHaveLength(1);
   });
 
@@ -97,7 +114,9 @@ steps:
         "f.yaml:9:11 steps[1].uses: unknown action 'greeting.compse' (did you mean 'greeting.compose'?)",
         "f.yaml:12:22 steps[2].with.contact: 'contact' must be an object of scalar fields (a CSV row, for example) (action 'greeting.compose')",
         "f.yaml:12:31 steps[2].with.templat: unknown key 'templat' for action 'greeting.compose' (did you mean 'template'?); it takes template, contact, fallback",
-      ].map((l) => `${path.join(dir, l.split(':')[0]!)}:${l.split(':').slice(1).join(':')}`).join('\n'),
+      ]
+        .map((l) => `${path.join(dir, l.split(':')[0]!)}:${l.split(':').slice(1).join(':')}`)
+        .join('\n'),
     );
   });
 });
@@ -106,14 +125,25 @@ describe('loadPlugins errors name the plugin', () => {
   it('PLUGIN_LOAD_FAILED: missing file, syntax error, missing package', async () => {
     const dir = tempProject({ 'plugins/broken.js': 'export default {\n' });
     const expectCode = async (spec: string, code: string, re: RegExp) => {
-      const err = await loadPlugins([spec], dir, builtinRegistry()).then(() => undefined, (e: unknown) => e);
+      const err = await loadPlugins([spec], dir, builtinRegistry()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(FlowError);
       expect((err as FlowError).code).toBe(code);
       expect((err as FlowError).message).toMatch(re);
     };
-    await expectCode('./plugins/missing.js', 'PLUGIN_LOAD_FAILED', /^plugin '\.\/plugins\/missing\.js' could not be loaded: file not found: /);
+    await expectCode(
+      './plugins/missing.js',
+      'PLUGIN_LOAD_FAILED',
+      /^plugin '\.\/plugins\/missing\.js' could not be loaded: file not found: /,
+    );
     await expectCode('./plugins/broken.js', 'PLUGIN_LOAD_FAILED', /^plugin '\.\/plugins\/broken\.js' could not be loaded: /);
-    await expectCode('msgflow-plugin-that-does-not-exist', 'PLUGIN_LOAD_FAILED', /package 'msgflow-plugin-that-does-not-exist' is not installed/);
+    await expectCode(
+      'msgflow-plugin-that-does-not-exist',
+      'PLUGIN_LOAD_FAILED',
+      /package 'msgflow-plugin-that-does-not-exist' is not installed/,
+    );
   });
 
   it('PLUGIN_INVALID: no actions, a bad action, a name clash', async () => {
@@ -129,8 +159,12 @@ describe('loadPlugins errors name the plugin', () => {
     writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
     const r = builtinRegistry();
     await expect(loadPlugins(['./none.mjs'], dir, r)).rejects.toThrow(/^plugin '\.\/none\.mjs': must export \{ actions: \[\.\.\.\] \}/);
-    await expect(loadPlugins(['./bad.mjs'], dir, r)).rejects.toThrow("plugin './bad.mjs': actions[0]: action 'ok.one': input must be a zod 4 schema (import { z } from 'msgflow')");
-    await expect(loadPlugins(['./clash.mjs'], dir, r)).rejects.toThrow("plugin './clash.mjs': action 'log' is already registered by built-in");
+    await expect(loadPlugins(['./bad.mjs'], dir, r)).rejects.toThrow(
+      "plugin './bad.mjs': actions[0]: action 'ok.one': input must be a zod 4 schema (import { z } from 'msgflow')",
+    );
+    await expect(loadPlugins(['./clash.mjs'], dir, r)).rejects.toThrow(
+      "plugin './clash.mjs': action 'log' is already registered by built-in",
+    );
   });
 
   it('loads a plugin by npm package name, resolved from the project directory', async () => {

@@ -35,7 +35,11 @@ export function flow(steps: FlowStep[], over: Partial<Flow> = {}): Flow {
 }
 
 /** An action from a run function, accepting any object input. */
-export function action(name: string, run: (ctx: ActionContext, input: Record<string, unknown>) => Promise<unknown>, input: z.ZodType = z.record(z.string(), z.unknown())): ActionDefinition<z.ZodType, unknown> {
+export function action(
+  name: string,
+  run: (ctx: ActionContext, input: Record<string, unknown>) => Promise<unknown>,
+  input: z.ZodType = z.record(z.string(), z.unknown()),
+): ActionDefinition<z.ZodType, unknown> {
   return defineAction({ name, description: `test action ${name}`, input, output: { description: 'anything' }, run: run as never });
 }
 
@@ -49,8 +53,19 @@ export function registryWith(...defs: ActionDefinition<any, any>[]): ActionRegis
 export function recordEvents(bus: EngineBus): Array<[EngineEventName, any]> {
   const out: Array<[EngineEventName, any]> = [];
   const names: EngineEventName[] = [
-    'run:started', 'run:finished', 'run:failed', 'run:waiting', 'run:resumed', 'run:interrupted',
-    'step:started', 'step:finished', 'step:retry', 'item:finished', 'step:progress', 'action:event', 'log',
+    'run:started',
+    'run:finished',
+    'run:failed',
+    'run:waiting',
+    'run:resumed',
+    'run:interrupted',
+    'step:started',
+    'step:finished',
+    'step:retry',
+    'item:finished',
+    'step:progress',
+    'action:event',
+    'log',
   ];
   for (const n of names) bus.on(n, ((p: unknown) => out.push([n, p])) as never);
   return out;
@@ -78,4 +93,3 @@ export function testEngine(registry: ActionRegistry, over: Partial<EngineOptions
   });
   return { engine, bus, store, events };
 }
-

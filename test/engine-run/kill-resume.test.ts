@@ -18,7 +18,9 @@ function startChild(args: string[]) {
   let err = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.on('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    proc.on('exit', (code, signal) => r({ code, signal })),
+  );
   return { proc, exited, out: () => out, err: () => err };
 }
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { NOTIFICATION_RUNS_NS, NotificationDispatcher, INCOMING_NS, firstReplySince, sharedState, notificationRunId, notificationKey } from '../../src/engine/notify/index.js';
+import {
+  NOTIFICATION_RUNS_NS,
+  NotificationDispatcher,
+  INCOMING_NS,
+  firstReplySince,
+  sharedState,
+  notificationRunId,
+  notificationKey,
+} from '../../src/engine/notify/index.js';
 import type { Flow } from '../../src/engine/flow/types.js';
 import { action, flow, registryWith, step, testEngine } from './helpers.js';
 
@@ -17,11 +25,25 @@ function incoming(text: string, idMessage: string, chatId = '79001112233@c.us') 
 }
 
 function stopFlow(over: Partial<Flow> = {}): Flow {
-  return flow([step({ id: 'note', uses: 'note', with: { chatId: '${{ event.senderData.chatId }}', text: '${{ event.messageData.textMessageData.textMessage }}' } })], {
-    name: 'on-stop',
-    on: { overlap: 'skip', missed: 'none', startup: false, notification: { type: 'incomingMessageReceived', text: '^(stop|unsubscribe)$', instance: 'default' } },
-    ...over,
-  });
+  return flow(
+    [
+      step({
+        id: 'note',
+        uses: 'note',
+        with: { chatId: '${{ event.senderData.chatId }}', text: '${{ event.messageData.textMessageData.textMessage }}' },
+      }),
+    ],
+    {
+      name: 'on-stop',
+      on: {
+        overlap: 'skip',
+        missed: 'none',
+        startup: false,
+        notification: { type: 'incomingMessageReceived', text: '^(stop|unsubscribe)$', instance: 'default' },
+      },
+      ...over,
+    },
+  );
 }
 
 describe('notification dispatcher', () => {
@@ -30,7 +52,13 @@ describe('notification dispatcher', () => {
     const t = testEngine(registryWith(action('note', async (_ctx, input) => void seen.push(input))));
     const received: unknown[] = [];
     t.bus.on('notification:received', (e) => received.push(e));
-    const d = new NotificationDispatcher({ ...t, clock: { now: () => 1767600001000, sleep: async () => {} }, flows: [stopFlow()], identityFor: () => 'local-abc', logger });
+    const d = new NotificationDispatcher({
+      ...t,
+      clock: { now: () => 1767600001000, sleep: async () => {} },
+      flows: [stopFlow()],
+      identityFor: () => 'local-abc',
+      logger,
+    });
     expect(await d.dispatch('default', incoming(' Stop ', 'M1'))).toBe(1);
     // The same notification again (the process died before deleteNotification): nothing new starts.
     expect(await d.dispatch('default', incoming(' Stop ', 'M1'))).toBe(0);
@@ -42,7 +70,10 @@ describe('notification dispatcher', () => {
     const run = (await Promise.all(runs.map((r) => t.engine.getRun(r.id))))[0]!;
     expect(run.trigger).toBe('notification');
     expect(run.id).toBe(notificationRunId('on-stop', 'local-abc', notificationKey(incoming(' Stop ', 'M1')), 1767600000000));
-    expect((run.event as { instanceData: Record<string, unknown> }).instanceData).toEqual({ wid: '79990000000@c.us', typeInstance: 'whatsapp' });
+    expect((run.event as { instanceData: Record<string, unknown> }).instanceData).toEqual({
+      wid: '79990000000@c.us',
+      typeInstance: 'whatsapp',
+    });
     await new Promise((r) => setTimeout(r, 50));
     expect(seen).toEqual([{ chatId: '79001112233@c.us', text: ' Stop ' }]);
     expect(received).toEqual([
@@ -60,21 +91,32 @@ describe('notification dispatcher', () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const calls: string[] = [];
-    const slow = { ...action('note', async (_ctx, input) => {
-      calls.push(String(input.chatId));
-      if (calls.length === 1) await gate;
-    }), writes: true };
+    const slow = {
+      ...action('note', async (_ctx, input) => {
+        calls.push(String(input.chatId));
+        if (calls.length === 1) await gate;
+      }),
+      writes: true,
+    };
     const t = testEngine(registryWith(slow));
-    const opts = { ...t, clock: { now: () => 1767600001000, sleep: async () => {} }, flows: [stopFlow()], identityFor: () => 'local-abc', logger };
+    const opts = {
+      ...t,
+      clock: { now: () => 1767600001000, sleep: async () => {} },
+      flows: [stopFlow()],
+      identityFor: () => 'local-abc',
+      logger,
+    };
     const d = new NotificationDispatcher(opts);
     await d.dispatch('default', incoming('STOP', 'A', '111111111@c.us'));
     await d.dispatch('default', incoming('STOP', 'B', '222222222@c.us'));
     expect(await t.engine.listRuns()).toHaveLength(1);
     expect(await t.store.kv(NOTIFICATION_RUNS_NS).entries()).toHaveLength(1);
     release();
-    await Promise.all(t.engine.activeRuns().map(async (r) => {
-      while ((await t.engine.getRun(r.id))?.status === 'running') await new Promise((x) => setTimeout(x, 5));
-    }));
+    await Promise.all(
+      t.engine.activeRuns().map(async (r) => {
+        while ((await t.engine.getRun(r.id))?.status === 'running') await new Promise((x) => setTimeout(x, 5));
+      }),
+    );
     // A new process (another dispatcher on the same store) finds the intent and starts it; a redelivery starts nothing more.
     const d2 = new NotificationDispatcher(opts);
     await d2.startPending();

@@ -78,8 +78,17 @@ const sendFlow = (n: number) => flow([step({ id: 'send', uses: 'send', forEach: 
 
 function orphan(id: string, over: Partial<RunRecord> = {}): RunRecord {
   return {
-    id, flow: 'test-flow', status: 'running', trigger: 'manual', dryRun: false, startedAt: 1, updatedAt: 1,
-    itemsDone: 0, itemsFailed: 0, resumes: 0, ...over,
+    id,
+    flow: 'test-flow',
+    status: 'running',
+    trigger: 'manual',
+    dryRun: false,
+    startedAt: 1,
+    updatedAt: 1,
+    itemsDone: 0,
+    itemsFailed: 0,
+    resumes: 0,
+    ...over,
   };
 }
 
@@ -132,8 +141,18 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
       writes: true,
     };
     // 1 s: short for the test, long enough that a loaded machine's late heartbeat does not lapse it.
-    const hostA = testEngine(registryWith(blocking), { store: partitioned, hostId: 'host-a', leaseTtlMs: 1000, clientFor: () => countingClient(sends) });
-    const hostB = testEngine(registryWith(sendAction), { store: b, hostId: 'host-b', leaseTtlMs: 1000, clientFor: () => countingClient(sends) });
+    const hostA = testEngine(registryWith(blocking), {
+      store: partitioned,
+      hostId: 'host-a',
+      leaseTtlMs: 1000,
+      clientFor: () => countingClient(sends),
+    });
+    const hostB = testEngine(registryWith(sendAction), {
+      store: b,
+      hostId: 'host-b',
+      leaseTtlMs: 1000,
+      clientFor: () => countingClient(sends),
+    });
     const f = flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3, 4] })]);
     const { runId, done } = await hostA.engine.start(f);
     await waitFor('host A sent 0 and 1', () => sends.size === 2);
@@ -363,7 +382,10 @@ describe('#9.1 flow concurrency', () => {
     const b = flow([step({ id: 's', uses: 'held' })], { name: 'b', concurrency: { group: 'outbox', max: 2 } });
     const r1 = await t.engine.start(a);
     const r2 = await t.engine.start(b);
-    await expect(t.engine.start(a)).rejects.toMatchObject({ code: 'RUN_LIVE', message: expect.stringContaining("concurrency group 'outbox'") });
+    await expect(t.engine.start(a)).rejects.toMatchObject({
+      code: 'RUN_LIVE',
+      message: expect.stringContaining("concurrency group 'outbox'"),
+    });
     const ro = flow([step({ id: 's', uses: 'read' })], { name: 'ro' });
     const reads = await Promise.all([t.engine.start(ro), t.engine.start(ro), t.engine.start(ro)]);
     release();

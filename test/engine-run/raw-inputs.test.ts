@@ -15,7 +15,15 @@ const perRecipient = defineAction({
   output: { description: 'captions' },
   rawInputs: ['caption'],
   async run(ctx, input) {
-    return input.recipients.map((r) => evaluateTemplate(input.caption, { inputs: {}, env: {}, steps: {}, item: r, run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 } }));
+    return input.recipients.map((r) =>
+      evaluateTemplate(input.caption, {
+        inputs: {},
+        env: {},
+        steps: {},
+        item: r,
+        run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 },
+      }),
+    );
   },
 });
 
@@ -23,22 +31,31 @@ describe('rawInputs: with: keys an action evaluates itself', () => {
   it('the loader accepts `item` there without forEach, and still checks syntax and other keys', () => {
     const registry = registryWith(perRecipient);
     const ok = `name: f\nsteps:\n  - id: s\n    uses: test.perRecipient\n    with:\n      recipients: []\n      caption: "Hello \${{ item.firstName }}"\n`;
-    const dir = tempProject({ 'flows/ok.yaml': ok, 'flows/bad.yaml': ok.replace('item.firstName }}', 'item.firstName ') , 'flows/bad2.yaml': ok.replace('recipients: []', 'recipients: "${{ item }}"') });
+    const dir = tempProject({
+      'flows/ok.yaml': ok,
+      'flows/bad.yaml': ok.replace('item.firstName }}', 'item.firstName '),
+      'flows/bad2.yaml': ok.replace('recipients: []', 'recipients: "${{ item }}"'),
+    });
     const opts = { registry, baseDir: dir };
     expect(loadFlowFile(path.join(dir, 'flows/ok.yaml'), opts).steps[0]!.with.caption).toBe('Hello ${{ item.firstName }}');
     expect(() => loadFlowFile(path.join(dir, 'flows/bad.yaml'), opts)).toThrow(/steps\[0\]\.with\.caption/);
-    expect(() => loadFlowFile(path.join(dir, 'flows/bad2.yaml'), opts)).toThrow(/steps\[0\]\.with\.recipients.*'item' is only set in a step with forEach/);
+    expect(() => loadFlowFile(path.join(dir, 'flows/bad2.yaml'), opts)).toThrow(
+      /steps\[0\]\.with\.recipients.*'item' is only set in a step with forEach/,
+    );
   });
 
   it('the runner passes them unevaluated and evaluates the others', async () => {
     const { engine } = testEngine(registryWith(perRecipient));
-    const f = flow([
-      step({
-        id: 's',
-        uses: 'test.perRecipient',
-        with: { recipients: '${{ inputs.people }}', caption: 'Hello ${{ item.firstName }}' },
-      }),
-    ], { inputs: { people: { value: [{ firstName: 'Ann' }, { firstName: 'Bo' }] } } });
+    const f = flow(
+      [
+        step({
+          id: 's',
+          uses: 'test.perRecipient',
+          with: { recipients: '${{ inputs.people }}', caption: 'Hello ${{ item.firstName }}' },
+        }),
+      ],
+      { inputs: { people: { value: [{ firstName: 'Ann' }, { firstName: 'Bo' }] } } },
+    );
     const run = await (await engine.start(f)).done;
     expect(run.status).toBe('succeeded');
     const [s] = await engine.getSteps(run.id);

@@ -20,7 +20,9 @@ describe('runner: concurrency, retry, rate limits, timeouts', () => {
       return null;
     });
     const t = testEngine(registryWith(slow));
-    const { done } = await t.engine.start(flow([step({ id: 's', uses: 'slow', forEach: Array.from({ length: 10 }, (_, i) => i), concurrency: 3 })]));
+    const { done } = await t.engine.start(
+      flow([step({ id: 's', uses: 'slow', forEach: Array.from({ length: 10 }, (_, i) => i), concurrency: 3 })]),
+    );
     for (let served = 0; served < 10; served++) {
       await waitFor('an item in flight', () => release.length > 0);
       // Let every worker that could start do so before releasing one.
@@ -60,7 +62,12 @@ describe('runner: concurrency, retry, rate limits, timeouts', () => {
     expect(items.get(1)).toMatchObject({ status: 'failed', attempts: 3, error: { message: 'always' } });
     expect(run.itemsFailed).toBe(1);
     const retries = t.events.filter(([n]) => n === 'step:retry').map(([, p]) => [p.item, p.attempt, p.delayMs]);
-    expect(retries).toEqual([[0, 1, 2000], [1, 1, 2000], [0, 2, 3000], [1, 2, 3000]]);
+    expect(retries).toEqual([
+      [0, 1, 2000],
+      [1, 1, 2000],
+      [0, 2, 3000],
+      [1, 2, 3000],
+    ]);
   });
 
   it('retryDelay: fixed, exponential, cap and jitter bounds', () => {
@@ -100,13 +107,15 @@ describe('runner: concurrency, retry, rate limits, timeouts', () => {
   it('times out an attempt on the clock, aborts its signal, and retries', async () => {
     const clock = new ManualClock(T0);
     const aborted: unknown[] = [];
-    const hang = action('hang', (ctx) =>
-      new Promise((_, reject) =>
-        ctx.signal.addEventListener('abort', () => {
-          aborted.push(ctx.signal.reason);
-          reject(ctx.signal.reason);
-        }),
-      ),
+    const hang = action(
+      'hang',
+      (ctx) =>
+        new Promise((_, reject) =>
+          ctx.signal.addEventListener('abort', () => {
+            aborted.push(ctx.signal.reason);
+            reject(ctx.signal.reason);
+          }),
+        ),
     );
     const t = testEngine(registryWith(hang), { clock });
     const retry = { maxAttempts: 2, backoff: 'fixed' as const, delayMs: 10, maxDelayMs: 10, jitter: false };

@@ -14,7 +14,11 @@ describe('runner: steps, outputs, expressions', () => {
       [
         step({ id: 'greet', uses: 'echo', with: { text: 'hello ${{ inputs.who }}' } }),
         step({ id: 'each', uses: 'echo', forEach: '${{ inputs.list }}', with: { n: '${{ item * 10 }}', i: '${{ index }}' } }),
-        step({ id: 'sum', uses: 'echo', with: { greet: '${{ steps.greet.output.text }}', done: '${{ steps.each.done }}', second: '${{ steps.each.output[1].n }}' } }),
+        step({
+          id: 'sum',
+          uses: 'echo',
+          with: { greet: '${{ steps.greet.output.text }}', done: '${{ steps.each.done }}', second: '${{ steps.each.output[1].n }}' },
+        }),
         step({ id: 'never', uses: 'echo', if: '${{ steps.each.failed > 0 }}' }),
       ],
       { inputs: { who: { value: 'world' }, list: { value: [1, 2, 3] } } },
@@ -23,15 +27,36 @@ describe('runner: steps, outputs, expressions', () => {
     const run = await done;
     expect(run).toMatchObject({ id: runId, status: 'succeeded', itemsDone: 5, itemsFailed: 0, flow: 'test-flow', trigger: 'manual' });
     const steps = await t.engine.getSteps(runId);
-    expect(steps.map((s) => [s.step, s.status])).toEqual([['greet', 'succeeded'], ['each', 'succeeded'], ['sum', 'succeeded'], ['never', 'skipped']]);
+    expect(steps.map((s) => [s.step, s.status])).toEqual([
+      ['greet', 'succeeded'],
+      ['each', 'succeeded'],
+      ['sum', 'succeeded'],
+      ['never', 'skipped'],
+    ]);
     expect(steps[2].output).toEqual({ greet: 'hello world', done: 3, second: 20 });
     const items = await t.store.getItems(runId, 'each');
-    expect([...items.values()].map((i) => i.output)).toEqual([{ n: 10, i: 0 }, { n: 20, i: 1 }, { n: 30, i: 2 }]);
+    expect([...items.values()].map((i) => i.output)).toEqual([
+      { n: 10, i: 0 },
+      { n: 20, i: 1 },
+      { n: 30, i: 2 },
+    ]);
 
-    const seq = t.events.filter(([n]) => n !== 'log').map(([n, p]) => `${n}${p.step ? `:${p.step}` : ''}${p.index !== undefined ? `#${p.index}` : ''}`);
+    const seq = t.events
+      .filter(([n]) => n !== 'log')
+      .map(([n, p]) => `${n}${p.step ? `:${p.step}` : ''}${p.index !== undefined ? `#${p.index}` : ''}`);
     expect(seq).toEqual([
-      'run:started', 'step:started:greet', 'step:finished:greet', 'step:started:each', 'item:finished:each#0', 'item:finished:each#1',
-      'item:finished:each#2', 'step:finished:each', 'step:started:sum', 'step:finished:sum', 'step:finished:never', 'run:finished',
+      'run:started',
+      'step:started:greet',
+      'step:finished:greet',
+      'step:started:each',
+      'item:finished:each#0',
+      'item:finished:each#1',
+      'item:finished:each#2',
+      'step:finished:each',
+      'step:started:sum',
+      'step:finished:sum',
+      'step:finished:never',
+      'run:finished',
     ]);
     expect(t.events.find(([n]) => n === 'run:finished')?.[1]).toMatchObject({ runId, itemsDone: 5, itemsFailed: 0 });
     expect((await t.engine.listRuns({ flow: 'test-flow' }))[0].id).toBe(runId);
@@ -56,7 +81,11 @@ describe('runner: steps, outputs, expressions', () => {
     expect(run.itemsDone).toBe(3); // 2 items + report
     expect(run.itemsFailed).toBe(2); // 1 item + explode
     const steps = await t.engine.getSteps(runId);
-    expect(steps.map((s) => [s.step, s.status])).toEqual([['each', 'failed'], ['report', 'succeeded'], ['explode', 'failed']]);
+    expect(steps.map((s) => [s.step, s.status])).toEqual([
+      ['each', 'failed'],
+      ['report', 'succeeded'],
+      ['explode', 'failed'],
+    ]);
     expect(steps[1].output).toEqual({ failed: 1 });
     expect((await t.store.getItems(runId, 'each')).get(1)).toMatchObject({ status: 'failed', error: { message: 'two is bad', item: 1 } });
     expect(t.events.find(([n]) => n === 'run:failed')?.[1]).toMatchObject({ runId, step: 'explode', code: 'ACTION_FAILED' });
@@ -64,7 +93,10 @@ describe('runner: steps, outputs, expressions', () => {
 
   it('continueOnError lets the run go on past a failed step', async () => {
     const t = testEngine(registryWith(boom, echo));
-    const f = flow([step({ id: 'explode', uses: 'boom', continueOnError: true }), step({ id: 'after', uses: 'echo', with: { s: '${{ steps.explode.status }}' } })]);
+    const f = flow([
+      step({ id: 'explode', uses: 'boom', continueOnError: true }),
+      step({ id: 'after', uses: 'echo', with: { s: '${{ steps.explode.status }}' } }),
+    ]);
     const run = await (await t.engine.start(f)).done;
     expect(run.status).toBe('succeeded');
     expect((await t.engine.getSteps(run.id))[1].output).toEqual({ s: 'failed' });
@@ -84,8 +116,13 @@ describe('runner: steps, outputs, expressions', () => {
 
   it('fails the run with a positioned error when forEach is not an array, and on an unknown action', async () => {
     const t = testEngine(registryWith(echo));
-    const r1 = await (await t.engine.start(flow([step({ id: 'each', uses: 'echo', forEach: '${{ inputs.x }}' })], { inputs: { x: { value: { a: 1 } } } }))).done;
-    expect(r1.error).toMatchObject({ code: 'FLOW_INVALID', message: 'flows/test.yaml:1:1 steps.each.forEach: expected an array, got object' });
+    const r1 = await (
+      await t.engine.start(flow([step({ id: 'each', uses: 'echo', forEach: '${{ inputs.x }}' })], { inputs: { x: { value: { a: 1 } } } }))
+    ).done;
+    expect(r1.error).toMatchObject({
+      code: 'FLOW_INVALID',
+      message: 'flows/test.yaml:1:1 steps.each.forEach: expected an array, got object',
+    });
     const r2 = await (await t.engine.start(flow([step({ id: 's', uses: 'ecko' })]))).done;
     expect(r2.error?.message).toBe("flows/test.yaml:1:1 steps.s.uses: unknown action 'ecko' (did you mean 'echo'?)");
   });
@@ -123,7 +160,10 @@ describe('runner: steps, outputs, expressions', () => {
       instance: 'default',
       aborted: false,
     });
-    expect(await t.store.kv(`run:${run.id}`).entries()).toEqual([['s/0/visits', 1], ['s/1/visits', 1]]);
+    expect(await t.store.kv(`run:${run.id}`).entries()).toEqual([
+      ['s/0/visits', 1],
+      ['s/1/visits', 1],
+    ]);
     expect(await t.store.kv('shared:counter').get('last')).toBe(1);
     expect(t.events.filter(([n]) => n === 'action:event').map(([, p]) => p.payload)).toEqual([{ i: 0 }, { i: 1 }]);
     expect(t.events.some(([n, p]) => n === 'step:progress' && p.total === 2)).toBe(true);

@@ -125,7 +125,7 @@ describe('#8 step retry decided by classify()', () => {
 });
 
 describe('#8.7 one set of counters per step', () => {
-  it('#8.7 a job\'s ctx.progress counts (done, failed, invalid, skipped, waiting) are its step\'s, live and at the end; any failed record fails the run unless continueOnError', async () => {
+  it("#8.7 a job's ctx.progress counts (done, failed, invalid, skipped, waiting) are its step's, live and at the end; any failed record fails the run unless continueOnError", async () => {
     let live: unknown;
     const job = action('job', async (ctx) => {
       ctx.progress({ done: 3, total: 10, failed: 1, invalid: 2, skipped: 1, waiting: 3 });

@@ -42,7 +42,11 @@ describe('waitForReply', () => {
     expect(run.status).toBe('succeeded');
     const [s] = await t.engine.getSteps(run.id);
     expect(s!.output).toMatchObject({ outcome: 'replied', chatId: '79001112233@c.us', text: 'Yes, please', typeMessage: 'textMessage' });
-    expect(events.some(([n, e]) => n === 'run:waiting' && /waiting for a reply from 79001112233@c.us until 2026-01-05T09:10:00.000Z/.test(e.reason))).toBe(true);
+    expect(
+      events.some(
+        ([n, e]) => n === 'run:waiting' && /waiting for a reply from 79001112233@c.us until 2026-01-05T09:10:00.000Z/.test(e.reason),
+      ),
+    ).toBe(true);
   });
 
   it('ends with outcome timeout at the deadline when nobody answers', async () => {

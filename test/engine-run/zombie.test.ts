@@ -30,7 +30,9 @@ describe.skipIf(process.platform !== 'linux')('#9.1d zombie owner', () => {
   it('#9.1d a killed owner that is still a zombie is dead: its run is resumed at once, 0 duplicates', async () => {
     const state = join(dir, 'state');
     const effects = join(dir, 'effects.txt');
-    const sh = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${fixture}" "${state}" "${effects}" & exec sleep 30`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const sh = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${fixture}" "${state}" "${effects}" & exec sleep 30`], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     sh.stdout.on('data', (d) => (out += d));
     try {

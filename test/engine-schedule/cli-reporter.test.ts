@@ -142,16 +142,47 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
   it('--json-logs: one JSON object per line with the event and its fields, no bar, secrets redacted', () => {
     const bus = createBus();
     const term = new FakeTerminal();
-    const rep = createCliReporter({ bus, stream: term, clock: new ManualClock(T0), json: true, secrets: [{ apiTokenInstance: 'secret-token-123456' }] });
+    const rep = createCliReporter({
+      bus,
+      stream: term,
+      clock: new ManualClock(T0),
+      json: true,
+      secrets: [{ apiTokenInstance: 'secret-token-123456' }],
+    });
     bus.emit('step:started', { ...ref, step: 'check', action: 'checkAccount', total: 300 });
     bus.emit('item:finished', { ...ref, step: 'check', index: 0, status: 'failed', error: 'bad secret-token-123456' });
     bus.emit('log', { level: 'info', message: 'hi', fields: { n: 1 } });
     rep.logger.error('boom');
     rep.close();
-    const lines = term.writes.join('').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = term.writes
+      .join('')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toEqual([
-      { level: 'info', time: '2026-01-05T09:00:00.000Z', event: 'step:started', runId: 'r1', flow: 'leads', step: 'check', action: 'checkAccount', total: 300, msg: 'leads/check started (checkAccount, 300 items)' },
-      { level: 'warn', time: '2026-01-05T09:00:00.000Z', event: 'item:finished', runId: 'r1', flow: 'leads', step: 'check', index: 0, status: 'failed', error: 'bad <API_TOKEN>', msg: 'leads/check item 0 failed: bad <API_TOKEN>' },
+      {
+        level: 'info',
+        time: '2026-01-05T09:00:00.000Z',
+        event: 'step:started',
+        runId: 'r1',
+        flow: 'leads',
+        step: 'check',
+        action: 'checkAccount',
+        total: 300,
+        msg: 'leads/check started (checkAccount, 300 items)',
+      },
+      {
+        level: 'warn',
+        time: '2026-01-05T09:00:00.000Z',
+        event: 'item:finished',
+        runId: 'r1',
+        flow: 'leads',
+        step: 'check',
+        index: 0,
+        status: 'failed',
+        error: 'bad <API_TOKEN>',
+        msg: 'leads/check item 0 failed: bad <API_TOKEN>',
+      },
       { level: 'info', time: '2026-01-05T09:00:00.000Z', event: 'log', n: 1, msg: 'hi' },
       { level: 'error', time: '2026-01-05T09:00:00.000Z', msg: 'boom' },
     ]);

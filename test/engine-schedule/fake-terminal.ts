@@ -19,11 +19,21 @@ export class FakeTerminal {
         if (m[5] || m[1] === '?') continue;
         const n = m[2] === '' ? undefined : Number(m[2]);
         switch (m[4]) {
-          case 'A': this.row = Math.max(0, this.row - (n ?? 1)); break;
-          case 'B': this.moveDown(n ?? 1); break;
-          case 'C': this.col += n ?? 1; break;
-          case 'D': this.col = Math.max(0, this.col - (n ?? 1)); break;
-          case 'G': this.col = (n ?? 1) - 1; break;
+          case 'A':
+            this.row = Math.max(0, this.row - (n ?? 1));
+            break;
+          case 'B':
+            this.moveDown(n ?? 1);
+            break;
+          case 'C':
+            this.col += n ?? 1;
+            break;
+          case 'D':
+            this.col = Math.max(0, this.col - (n ?? 1));
+            break;
+          case 'G':
+            this.col = (n ?? 1) - 1;
+            break;
           case 'K': {
             const line = this.rows[this.row]!;
             if ((n ?? 0) === 0) this.rows[this.row] = line.slice(0, this.col);
@@ -35,13 +45,21 @@ export class FakeTerminal {
             this.rows[this.row] = this.rows[this.row]!.slice(0, this.col);
             this.rows.length = this.row + 1;
             break;
-          default: throw new Error(`unhandled escape ${m[0]}`);
+          default:
+            throw new Error(`unhandled escape ${m[0]}`);
         }
         continue;
       }
       i++;
-      if (c === '\n') { this.moveDown(1); this.col = 0; continue; }
-      if (c === '\r') { this.col = 0; continue; }
+      if (c === '\n') {
+        this.moveDown(1);
+        this.col = 0;
+        continue;
+      }
+      if (c === '\r') {
+        this.col = 0;
+        continue;
+      }
       const line = this.rows[this.row]!.padEnd(this.col, ' ');
       this.rows[this.row] = line.slice(0, this.col) + c + line.slice(this.col + 1);
       this.col++;

@@ -32,7 +32,17 @@ export function makeFlow(name: string, on: Partial<FlowTrigger>): Flow {
     on: { overlap: 'skip', missed: 'none', startup: false, ...on },
     inputs: {},
     env: {},
-    steps: [{ id: 's', uses: 'log', concurrency: 1, with: {}, retry: { maxAttempts: 1, backoff: 'fixed', delayMs: 0, maxDelayMs: 0, jitter: false }, continueOnError: false, location: `${name}.yaml:1:1` }],
+    steps: [
+      {
+        id: 's',
+        uses: 'log',
+        concurrency: 1,
+        with: {},
+        retry: { maxAttempts: 1, backoff: 'fixed', delayMs: 0, maxDelayMs: 0, jitter: false },
+        continueOnError: false,
+        location: `${name}.yaml:1:1`,
+      },
+    ],
     file: `/flows/${name}.yaml`,
     baseDir: '/',
   };
@@ -79,7 +89,6 @@ export function recordEvents<K extends keyof EngineEvents>(bus: EngineBus, names
   }
   return seen;
 }
-
 
 export async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));

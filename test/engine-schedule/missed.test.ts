@@ -113,7 +113,9 @@ describe('missed runs on start-up', () => {
     await scheduler.start();
     await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     expect(runs.runs.map((r) => [r.trigger, r.scheduledAt])).toEqual([['startup', NOW]]);
-    expect(scheduler.status()).toEqual([{ flow: 'boot', cron: undefined, timezone: undefined, next: undefined, lastFire: undefined, active: 1, pending: 0 }]);
+    expect(scheduler.status()).toEqual([
+      { flow: 'boot', cron: undefined, timezone: undefined, next: undefined, lastFire: undefined, active: 1, pending: 0 },
+    ]);
     await scheduler.stop();
   });
 });

@@ -9,7 +9,10 @@ const MIN = 60_000;
 const START = Date.parse('2026-03-02T10:00:30Z');
 const slot = (n: number) => Date.parse('2026-03-02T10:00:00Z') + n * MIN; // slot(1) = 10:01
 
-function setup(overlap: FlowTrigger['overlap'], extra: { isBusy?: (f: string) => boolean; queueLimit?: number; state?: ReturnType<typeof memoryState> } = {}) {
+function setup(
+  overlap: FlowTrigger['overlap'],
+  extra: { isBusy?: (f: string) => boolean; queueLimit?: number; state?: ReturnType<typeof memoryState> } = {},
+) {
   const clock = new ManualClock(START);
   const bus = createBus();
   const state = extra.state ?? memoryState();
@@ -47,7 +50,10 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     await clock.advance(MIN);
     await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     await clock.advance(2 * MIN);
-    await waitFor('events.filter((e) => e.name === \'schedule:skipped\').length === 2', () => events.filter((e) => e.name === 'schedule:skipped').length === 2);
+    await waitFor(
+      "events.filter((e) => e.name === 'schedule:skipped').length === 2",
+      () => events.filter((e) => e.name === 'schedule:skipped').length === 2,
+    );
     expect(runs.runs).toHaveLength(1);
     expect(events.filter((e) => e.name === 'schedule:skipped').map((e) => e.event.scheduledAt)).toEqual([slot(2), slot(3)]);
     runs.runs[0].end();
@@ -64,7 +70,7 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     const { clock, scheduler, runs, events } = setup('skip', { isBusy: () => manualRunActive });
     await scheduler.start();
     await clock.advance(MIN);
-    await waitFor('events.some((e) => e.name === \'schedule:skipped\')', () => events.some((e) => e.name === 'schedule:skipped'));
+    await waitFor("events.some((e) => e.name === 'schedule:skipped')", () => events.some((e) => e.name === 'schedule:skipped'));
     expect(runs.runs).toHaveLength(0);
     manualRunActive = false;
     await clock.advance(MIN);
@@ -79,9 +85,11 @@ describe('overlap policies (ManualClock-driven timer)', () => {
     await waitFor('runs.runs.length === 1', () => runs.runs.length === 1);
     await clock.advance(MIN); // slot 2 waits
     await waitFor('scheduler.status()[0].pending === 1', () => scheduler.status()[0].pending === 1);
-    expect((await state.get<{ pending: Array<{ scheduledAt: number }> }>('flow:every-minute'))!.pending.map((p) => p.scheduledAt)).toEqual([slot(2)]);
+    expect((await state.get<{ pending: Array<{ scheduledAt: number }> }>('flow:every-minute'))!.pending.map((p) => p.scheduledAt)).toEqual([
+      slot(2),
+    ]);
     await clock.advance(MIN); // slot 3 takes slot 2's place
-    await waitFor('events.some((e) => e.name === \'schedule:skipped\')', () => events.some((e) => e.name === 'schedule:skipped'));
+    await waitFor("events.some((e) => e.name === 'schedule:skipped')", () => events.some((e) => e.name === 'schedule:skipped'));
     expect(events.filter((e) => e.name === 'schedule:skipped').map((e) => e.event.scheduledAt)).toEqual([slot(2)]);
     expect(scheduler.status()[0]).toMatchObject({ active: 1, pending: 1 });
     runs.runs[0].end();

@@ -134,11 +134,23 @@ describe('log subscriber', () => {
     const clock = new ManualClock(T0);
     const bus = createBus();
     const out = fakeStream(false);
-    const log = createLogSubscriber({ bus, stream: out, level: 'info', clock, secrets: [{ idInstance: '1101000001', apiTokenInstance: 'd75b3a66374942c5b3c019c698abc2067e151558acbd412345' }] });
+    const log = createLogSubscriber({
+      bus,
+      stream: out,
+      level: 'info',
+      clock,
+      secrets: [{ idInstance: '1101000001', apiTokenInstance: 'd75b3a66374942c5b3c019c698abc2067e151558acbd412345' }],
+    });
     bus.emit('run:started', { ...ref, trigger: 'schedule', dryRun: false });
     bus.emit('step:started', { ...ref, step: 'check', action: 'checkAccount', total: 3 });
     bus.emit('item:finished', { ...ref, step: 'check', index: 0, status: 'succeeded' }); // debug: dropped
-    bus.emit('item:finished', { ...ref, step: 'check', index: 1, status: 'failed', error: 'HTTP 500 at /waInstance1101000001/checkAccount/d75b3a66374942c5b3c019c698abc2067e151558acbd412345' });
+    bus.emit('item:finished', {
+      ...ref,
+      step: 'check',
+      index: 1,
+      status: 'failed',
+      error: 'HTTP 500 at /waInstance1101000001/checkAccount/d75b3a66374942c5b3c019c698abc2067e151558acbd412345',
+    });
     bus.emit('step:retry', { ...ref, step: 'check', attempt: 1, delayMs: 2000, error: 'timeout', item: 2 });
     bus.emit('run:waiting', { ...ref, step: 'check', until: T0 + 7_200_000, reason: 'rate limit' });
     clock.set(T0 + 7_200_000);

@@ -25,7 +25,11 @@ describe('scheduler: flows added, replaced and removed after start()', () => {
     const clock = new ManualClock(START);
     const fired: Array<FireInfo & { flow: string }> = [];
     const fire = (flow: string) => async (info: FireInfo) => void fired.push({ ...info, flow });
-    const scheduler = createCronScheduler({ bus: createBus(), state: memoryState({ 'flow:late': { lastFire: START - 86_400_000, pending: [] } }), clock });
+    const scheduler = createCronScheduler({
+      bus: createBus(),
+      state: memoryState({ 'flow:late': { lastFire: START - 86_400_000, pending: [] } }),
+      clock,
+    });
     await scheduler.start();
     scheduler.add(makeFlow('late', { schedule: { cron: '0 * * * *', timezone: 'UTC' }, missed: 'all', startup: true }), fire('late'));
     await scheduler.idle();
@@ -106,7 +110,8 @@ describe('Reloader: config.yaml and flows/ from disk', () => {
     const { flows } = loadFlows(path.join(dir, 'flows'), { registry, baseDir: dir, instances: ['default'] });
     const clock = new ManualClock(Date.parse('2026-03-02T08:00:00Z'));
     const fired: string[] = [];
-    const fireFor = (flow: Flow) => async (info: FireInfo) => void fired.push(`${flow.name} ${iso(info.scheduledAt)} ${JSON.stringify(flow.steps[0]!.with)}`);
+    const fireFor = (flow: Flow) => async (info: FireInfo) =>
+      void fired.push(`${flow.name} ${iso(info.scheduledAt)} ${JSON.stringify(flow.steps[0]!.with)}`);
     const scheduler = createCronScheduler({ bus: createBus(), state: memoryState(), clock });
     for (const f of flows) scheduler.add(f, fireFor(f));
     await scheduler.start();
@@ -131,7 +136,9 @@ describe('Reloader: config.yaml and flows/ from disk', () => {
     ]);
     await d.clock.advance(24 * 3_600_000);
     await waitFor('d.fired.length === 25', () => d.fired.length === 25);
-    expect(d.fired.filter((f) => f.startsWith('check-leads'))).toEqual(['check-leads 2026-03-02T10:00:00.000Z {"message":"hello from check-leads"}']);
+    expect(d.fired.filter((f) => f.startsWith('check-leads'))).toEqual([
+      'check-leads 2026-03-02T10:00:00.000Z {"message":"hello from check-leads"}',
+    ]);
     expect(d.fired.some((f) => f.startsWith('nightly'))).toBe(false);
     expect(formatReload(await d.reloader.reload()).line).toBe('reloaded: 0 flows changed, 0 added, 0 removed');
     await d.scheduler.stop();
@@ -179,10 +186,15 @@ describe('watchProject (msgflow start --watch)', () => {
       let calls = 0;
       let signal!: () => void;
       let called = new Promise<void>((r) => (signal = r));
-      const w = watchProject(path.join(dir, 'config.yaml'), path.join(dir, 'flows'), () => {
-        calls++;
-        signal();
-      }, 200);
+      const w = watchProject(
+        path.join(dir, 'config.yaml'),
+        path.join(dir, 'flows'),
+        () => {
+          calls++;
+          signal();
+        },
+        200,
+      );
       const saveOver = (file: string, text: string) => {
         writeFileSync(`${file}.tmp~`, text);
         renameSync(`${file}.tmp~`, file);

@@ -17,7 +17,9 @@ describe('createCronScheduler', () => {
     expect(() => scheduler.add(makeFlow('tz', { schedule: { cron: '* * * * *', timezone: 'Europe/Atlantis' } }), noop)).toThrow(FlowError);
     expect(() => scheduler.add(makeFlow('none', {}), noop)).toThrow('/flows/none.yaml on: nothing to schedule');
     scheduler.add(makeFlow('ok', { schedule: { cron: '* * * * *' } }), noop);
-    expect(() => scheduler.add(makeFlow('ok', { schedule: { cron: '* * * * *' } }), noop)).toThrow("a flow named 'ok' is already scheduled");
+    expect(() => scheduler.add(makeFlow('ok', { schedule: { cron: '* * * * *' } }), noop)).toThrow(
+      "a flow named 'ok' is already scheduled",
+    );
   });
 
   it('a fire that fails to start is reported and does not block later slots', async () => {
@@ -34,7 +36,9 @@ describe('createCronScheduler', () => {
     await clock.advance(60_000);
     await waitFor('logs.length === 1', () => logs.length === 1);
     expect(logs[0].event).toMatchObject({ level: 'error' });
-    expect(logs[0].event.message).toContain("run of flow 'flaky' (schedule 2026-03-02T10:01:00.000Z) failed to start: input leads: file data/leads.csv not found");
+    expect(logs[0].event.message).toContain(
+      "run of flow 'flaky' (schedule 2026-03-02T10:01:00.000Z) failed to start: input leads: file data/leads.csv not found",
+    );
     await clock.advance(60_000);
     await waitFor('calls === 2', () => calls === 2);
     await scheduler.stop();

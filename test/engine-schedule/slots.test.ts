@@ -25,7 +25,10 @@ describe('slots', () => {
     expect(slots.map(iso)).toEqual(['2026-01-19T08:00:00.000Z', '2026-01-20T08:00:00.000Z']);
     expect(truncated).toBe(false);
     // In UTC the same window holds Monday 09:00Z only (Tuesday 09:00Z is after upTo).
-    expect(missedSlots('0 9 * * 1-5', 'UTC', after, upTo, 100).slots.map(iso)).toEqual(['2026-01-16T09:00:00.000Z', '2026-01-19T09:00:00.000Z']);
+    expect(missedSlots('0 9 * * 1-5', 'UTC', after, upTo, 100).slots.map(iso)).toEqual([
+      '2026-01-16T09:00:00.000Z',
+      '2026-01-19T09:00:00.000Z',
+    ]);
   });
 
   it('keeps only the latest `limit` slots of a long gap and says so', () => {

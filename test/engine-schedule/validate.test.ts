@@ -18,7 +18,9 @@ describe('validateCron', () => {
   });
 
   it('counts fields', () => {
-    expect(validateCron('* * *')).toContain('expected 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first, got 3');
+    expect(validateCron('* * *')).toContain(
+      'expected 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first, got 3',
+    );
     expect(validateCron('nonsense')).toContain('got 1');
     expect(validateCron('   ')).toBe('cron expression is empty');
   });
@@ -46,7 +48,9 @@ describe('validateTimezone', () => {
   });
 
   it('refuses unknown zones with a hint', () => {
-    expect(validateTimezone('Mars/Olympus')).toBe('unknown timezone "Mars/Olympus": expected an IANA zone name such as Europe/Berlin or UTC');
+    expect(validateTimezone('Mars/Olympus')).toBe(
+      'unknown timezone "Mars/Olympus": expected an IANA zone name such as Europe/Berlin or UTC',
+    );
     expect(validateTimezone('GMT+25')).toContain('unknown timezone');
     expect(validateTimezone('')).toBe('timezone is empty');
   });

@@ -24,7 +24,10 @@ describe('examples/embed', () => {
     cpSync(path.join(ROOT, 'examples/embed'), dir, { recursive: true, filter: (src) => !src.includes('.msgflow') });
     mkdirSync(path.join(dir, 'node_modules'));
     symlinkSync(ROOT, path.join(dir, 'node_modules/msgflow'), 'dir');
-    writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'embed-demo', private: true, type: 'module', dependencies: { msgflow: `file:${ROOT}` } }));
+    writeFileSync(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'embed-demo', private: true, type: 'module', dependencies: { msgflow: `file:${ROOT}` } }),
+    );
     const { stdout } = await promisify(execFile)(process.execPath, ['embed.js'], { cwd: dir });
     expect(stdout).toContain('checkAccount 79001112233: exist=true');
     expect(stdout).toContain('run succeeded: ACCOUNT EXISTS: TRUE');

@@ -33,7 +33,11 @@ describe('msgflow test', () => {
   it('passes the example flows tests, including 300 checks through a 2-hour rate_limit_exceeded pause', async () => {
     const r = await cli('test', '--json');
     expect(r.err).toBe('');
-    const summary = JSON.parse(r.out) as { passed: number; failed: number; results: { name: string; virtualMs: number; wallMs: number; passed: boolean }[] };
+    const summary = JSON.parse(r.out) as {
+      passed: number;
+      failed: number;
+      results: { name: string; virtualMs: number; wallMs: number; passed: boolean }[];
+    };
     expect(summary.failed).toBe(0);
     expect(summary.passed).toBeGreaterThanOrEqual(7);
     const bulk = summary.results.find((x) => x.name.startsWith('300 numbers'))!;

@@ -10,7 +10,8 @@ import { createRegistry, loadPlugins } from '../../src/engine/registry/index.js'
 import { captureIo } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const CONFIG = (plugin: string) => `instances: { default: { apiUrl: local } }\nlocal: { instances: [{ idInstance: '1', apiTokenInstance: 'token-123' }] }\nplugins: [${plugin}]\n`;
+const CONFIG = (plugin: string) =>
+  `instances: { default: { apiUrl: local } }\nlocal: { instances: [{ idInstance: '1', apiTokenInstance: 'token-123' }] }\nplugins: [${plugin}]\n`;
 let tmp: string;
 let cwd: string;
 beforeAll(() => {
@@ -73,7 +74,10 @@ describe('msgflow init', () => {
     mkdirSync(root, { recursive: true });
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ dependencies: { msgflow: 'file:vendor/msgflow-0.1.0.tgz' } }));
     expect(msgflowDependency(root)).toBe(`file:${path.join(project, 'vendor/msgflow-0.1.0.tgz')}`);
-    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ devDependencies: { msgflow: 'git+https://example.com/team/msgflow.git#v0.1.0' } }));
+    writeFileSync(
+      path.join(project, 'package.json'),
+      JSON.stringify({ devDependencies: { msgflow: 'git+https://example.com/team/msgflow.git#v0.1.0' } }),
+    );
     expect(msgflowDependency(root)).toBe('git+https://example.com/team/msgflow.git#v0.1.0');
     expect(msgflowDependency(ROOT)).toBe(`file:${ROOT}`);
   });
@@ -117,7 +121,7 @@ describe('plugins as a developer writes them', () => {
     writeFileSync(
       path.join(dir, 'plugin.ts'),
       "import { defineAction, definePlugin, z } from 'msgflow';\n" +
-        "const input = z.strictObject({ n: z.number() });\n" +
+        'const input = z.strictObject({ n: z.number() });\n' +
         "export default definePlugin({ name: 'ts', actions: [defineAction({ name: 'ts.double', description: 'x2', input, output: { description: 'n times 2' }, async run(_ctx, i: z.infer<typeof input>): Promise<number> { return i.n * 2; } })] });\n",
     );
     const r = await promisify(execFile)(process.execPath, [path.join(ROOT, 'bin/msgflow.js'), 'validate'], { cwd: dir });
@@ -127,6 +131,8 @@ describe('plugins as a developer writes them', () => {
   it('the plugin-shape error names the import the README shows', async () => {
     const dir = mkdtempSync(path.join(tmp, 'shape-'));
     writeFileSync(path.join(dir, 'empty.mjs'), 'export default {};\n');
-    await expect(loadPlugins(['./empty.mjs'], dir, createRegistry())).rejects.toThrow(/import \{ defineAction, definePlugin, z \} from 'msgflow'/);
+    await expect(loadPlugins(['./empty.mjs'], dir, createRegistry())).rejects.toThrow(
+      /import \{ defineAction, definePlugin, z \} from 'msgflow'/,
+    );
   });
 });

@@ -40,7 +40,12 @@ async function start(dir: string, clock: ManualClock, instance: Record<string, u
   return l;
 }
 
-const withBlock = (over: Record<string, unknown> = {}) => ({ file: 'data/leads.csv', pace: { delay: 0, jitter: 0 }, report: 'reports/leads.csv', ...over });
+const withBlock = (over: Record<string, unknown> = {}) => ({
+  file: 'data/leads.csv',
+  pace: { delay: 0, jitter: 0 },
+  report: 'reports/leads.csv',
+  ...over,
+});
 
 /** Successful (not rate-limited) checks per phone number that reached the service. */
 function checksPerNumber(l: LocalUnderTest, into = new Map<number, number>()): Map<number, number> {
@@ -72,7 +77,14 @@ describe('checkAccount.bulk', () => {
     run1.catch(() => undefined);
     await t1.waiting;
     const pause = await store.kv('shared:pauses').get<Record<string, unknown>>('inst-test:checkAccount');
-    expect(pause).toMatchObject({ instance: 'default', identity: 'inst-test', scope: 'checkAccount', until: T0 + 2 * HOUR, since: T0, retryAfterMs: 60_000 });
+    expect(pause).toMatchObject({
+      instance: 'default',
+      identity: 'inst-test',
+      scope: 'checkAccount',
+      until: T0 + 2 * HOUR,
+      since: T0,
+      retryAfterMs: 60_000,
+    });
     expect(pause?.reason).toMatch(/rate_limit_exceeded/);
     expect(t1.waits[0]!.reason).toMatch(/rate_limit_exceeded/);
     expect(t1.events.map((e) => e.name)).toContain('checkAccount.paused');
@@ -116,7 +128,11 @@ describe('checkAccount.bulk', () => {
     const store = createMemoryStore();
     const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
     const run = (id: string, over: Record<string, unknown> = {}) =>
-      runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir, runId: id }), withBlock({ ...over, report: `reports/${id}.json` }));
+      runAction(
+        checkAccountBulk,
+        ctxFor({ client: l.client, clock, store, baseDir: dir, runId: id }),
+        withBlock({ ...over, report: `reports/${id}.json` }),
+      );
 
     expect(await run('a')).toMatchObject({ exists: 1, none: 1, checked: 2, fromCache: 0 });
     expect(await run('b')).toMatchObject({ exists: 1, none: 1, checked: 0, fromCache: 2 });
@@ -203,7 +219,11 @@ describe('checkAccount.bulk', () => {
     await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir, runId: 'a', instance: demo }), withBlock());
     expect(await store.kv('shared:checkAccount:inst-demo').get('n:79001112233')).toMatchObject({ e: true });
     // `default` now points at another instance: nothing of the demo's is reused
-    const s = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir, runId: 'b', instance: real }), withBlock());
+    const s = await runAction(
+      checkAccountBulk,
+      ctxFor({ client: l.client, clock, store, baseDir: dir, runId: 'b', instance: real }),
+      withBlock(),
+    );
     expect(s).toMatchObject({ checked: 1, fromCache: 0 });
     expect(await store.kv('shared:checkAccount:default').entries()).toEqual([]);
   });
@@ -214,10 +234,18 @@ describe('checkAccount.bulk', () => {
     const clock = new ManualClock(T0);
     const l = await start(dir, clock);
     const t = ctxFor({ client: l.client, clock, baseDir: dir, dryRun: true });
-    const s1 = await runAction(checkAccountBulk, t, withBlock({ file: undefined, usernames: ['@alice', 'bob', '@nobody_here'], numbers: ['bad'] }));
+    const s1 = await runAction(
+      checkAccountBulk,
+      t,
+      withBlock({ file: undefined, usernames: ['@alice', 'bob', '@nobody_here'], numbers: ['bad'] }),
+    );
     expect(s1).toMatchObject({ unique: 3, invalid: 1, wouldCheck: 3, checked: 0, failed: 0, exists: 0 });
     expect(l.requests).toHaveLength(0);
-    const s2 = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir }), withBlock({ file: undefined, usernames: ['@alice', 'bob', '@nobody_here', '@ALICE'] }));
+    const s2 = await runAction(
+      checkAccountBulk,
+      ctxFor({ client: l.client, clock, baseDir: dir }),
+      withBlock({ file: undefined, usernames: ['@alice', 'bob', '@nobody_here', '@ALICE'] }),
+    );
     expect(s2).toMatchObject({ unique: 3, duplicates: 1, exists: 2, none: 1 });
     expect(s2).not.toHaveProperty('wouldCheck');
   });
@@ -241,7 +269,11 @@ describe('checkAccount.bulk', () => {
     const clock = new ManualClock(T0);
     const l = await start(dir, clock);
     const header = async (id: string, numbers: unknown[]) => {
-      await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: id }), withBlock({ file: undefined, numbers, report: `reports/${id}.csv` }));
+      await runAction(
+        checkAccountBulk,
+        ctxFor({ client: l.client, clock, baseDir: dir, runId: id }),
+        withBlock({ file: undefined, numbers, report: `reports/${id}.csv` }),
+      );
       return (await readFile(path.join(dir, `reports/${id}.csv`), 'utf8')).split('\r\n')[0];
     };
     expect(await header('only-invalid', ['bad'])).toBe(await header('checked', ['79001112233']));
@@ -253,12 +285,24 @@ describe('checkAccount.bulk', () => {
     await writeData(dir, 'data/b.jsonl', '{"phone":"79001112233"}\n\n"@alice"\n');
     const clock = new ManualClock(T0);
     const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
-    const a = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: 'a' }), withBlock({ file: 'data/a.json' }));
+    const a = await runAction(
+      checkAccountBulk,
+      ctxFor({ client: l.client, clock, baseDir: dir, runId: 'a' }),
+      withBlock({ file: 'data/a.json' }),
+    );
     expect(a).toMatchObject({ total: 3, exists: 2, none: 1 });
-    const b = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: 'b' }), withBlock({ file: 'data/b.jsonl' }));
+    const b = await runAction(
+      checkAccountBulk,
+      ctxFor({ client: l.client, clock, baseDir: dir, runId: 'b' }),
+      withBlock({ file: 'data/b.jsonl' }),
+    );
     expect(b).toMatchObject({ total: 2, exists: 2 });
     await writeData(dir, 'data/c.json', '{"phone":"79001112233"}');
-    const err = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: 'c' }), withBlock({ file: 'data/c.json' })).catch((e) => e);
+    const err = await runAction(
+      checkAccountBulk,
+      ctxFor({ client: l.client, clock, baseDir: dir, runId: 'c' }),
+      withBlock({ file: 'data/c.json' }),
+    ).catch((e) => e);
     expect(err.message).toMatch(/data\/c\.json must hold a list of records/);
   });
 });

@@ -42,7 +42,11 @@ describe('contacts.import', () => {
     open.push(l);
     const store = createMemoryStore();
     const run = (id: string, over: Record<string, unknown> = {}) =>
-      runAction(contactsImport, createActionTestContext({ client: l.client, store, baseDir: dir, runId: id }), input({ report: `reports/${id}.csv`, ...over }));
+      runAction(
+        contactsImport,
+        createActionTestContext({ client: l.client, store, baseDir: dir, runId: id }),
+        input({ report: `reports/${id}.csv`, ...over }),
+      );
 
     const first = await run('r1');
     expect(first).toMatchObject({ total: 7, added: 3, updated: 0, notOnMessenger: 1, invalid: 2, duplicates: 1, failed: 0 });
@@ -90,7 +94,11 @@ describe('contacts.import', () => {
     const del = await runAction(contactsImport, ctx('e'), input({ mode: 'delete' }));
     expect(del).toMatchObject({ deleted: 2 });
     expect((await snapshot(l)).contacts).toEqual(expect.not.arrayContaining([expect.objectContaining({ chatId: '79001112233@c.us' })]));
-    const edit = await runAction(contactsImport, ctx('f'), input({ mode: 'edit', items: [{ phone: '79009990001', firstName: 'X' }], file: undefined }));
+    const edit = await runAction(
+      contactsImport,
+      ctx('f'),
+      input({ mode: 'edit', items: [{ phone: '79009990001', firstName: 'X' }], file: undefined }),
+    );
     expect(edit).toMatchObject({ notOnMessenger: 1 });
   });
 
@@ -102,7 +110,11 @@ describe('contacts.import', () => {
     // what the first attempt left behind: the intent, and the contact on the service
     await t.ctx.state.set('intent', ['79001112233@c.us']);
     await l.client.addContact({ chatId: '79001112233@c.us', firstName: 'Alice' });
-    const s = await runAction(contactsImport, t, input({ mode: 'add', file: undefined, items: [{ phone: '79001112233', firstName: 'Alice' }] }));
+    const s = await runAction(
+      contactsImport,
+      t,
+      input({ mode: 'add', file: undefined, items: [{ phone: '79001112233', firstName: 'Alice' }] }),
+    );
     expect(s).toMatchObject({ added: 1, alreadyExists: 0 });
   });
 
@@ -114,7 +126,9 @@ describe('contacts.import', () => {
     const t = createActionTestContext({ client: l.clientWith('wrong-token-0000'), baseDir: dir });
     const err = await runAction(contactsImport, t, input()).catch((e) => e);
     expect(err.code).toBe('JOB_STOPPED');
-    expect(err.message).toMatch(/contacts\.import stopped: the service refused the token of instance 'default' \(HTTP 401\): check apiTokenInstance/);
+    expect(err.message).toMatch(
+      /contacts\.import stopped: the service refused the token of instance 'default' \(HTTP 401\): check apiTokenInstance/,
+    );
     expect(l.requests.filter((r) => r.method === 'addContact')).toHaveLength(1);
   });
 
@@ -124,11 +138,22 @@ describe('contacts.import', () => {
     const l = await startLocal({ dir, clock: systemClock });
     open.push(l);
     const store = createMemoryStore();
-    await runAction(contactsImport, createActionTestContext({ client: l.client, store, baseDir: dir, runId: 'a', instance: { name: 'default', identity: 'inst-demo' } }), input());
+    await runAction(
+      contactsImport,
+      createActionTestContext({ client: l.client, store, baseDir: dir, runId: 'a', instance: { name: 'default', identity: 'inst-demo' } }),
+      input(),
+    );
     expect(await store.kv('shared:contacts:inst-demo').get('79001112233@c.us')).toMatchObject({ f: 'Alice', s: true });
     const dry = await runAction(
       contactsImport,
-      createActionTestContext({ client: l.client, store, baseDir: dir, runId: 'b', dryRun: true, instance: { name: 'default', identity: 'inst-real' } }),
+      createActionTestContext({
+        client: l.client,
+        store,
+        baseDir: dir,
+        runId: 'b',
+        dryRun: true,
+        instance: { name: 'default', identity: 'inst-real' },
+      }),
       input({ report: 'reports/b.json' }),
     );
     // another instance under the same name: nothing is known about it
@@ -144,7 +169,17 @@ describe('contacts.import', () => {
     const t = createActionTestContext({ client: l.client, baseDir: dir, dryRun: true });
     const s = await runAction(contactsImport, t, input());
     expect(l.requests).toHaveLength(0);
-    expect(s).toMatchObject({ dryRun: true, total: 7, added: 0, invalid: 2, duplicates: 1, wouldAdd: 4, wouldUpdate: 0, wouldDelete: 0, wouldChange: 4 });
+    expect(s).toMatchObject({
+      dryRun: true,
+      total: 7,
+      added: 0,
+      invalid: 2,
+      duplicates: 1,
+      wouldAdd: 4,
+      wouldUpdate: 0,
+      wouldDelete: 0,
+      wouldChange: 4,
+    });
     expect(t.progress.at(-1)).toMatchObject({ done: 0, failed: 0, invalid: 2, skipped: 5, total: 7 });
   });
 

@@ -36,7 +36,8 @@ const input = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-const kit = (o: Partial<ActionTestOptions> & Pick<ActionTestOptions, 'client' | 'baseDir'>) => createActionTestContext({ clock: systemClock, ...o });
+const kit = (o: Partial<ActionTestOptions> & Pick<ActionTestOptions, 'client' | 'baseDir'>) =>
+  createActionTestContext({ clock: systemClock, ...o });
 
 /** Outgoing file messages per chat, as the service's history has them. */
 async function sentPerChat(l: LocalUnderTest, chats: string[]) {
@@ -60,7 +61,19 @@ describe('files.broadcast', () => {
     const store = createMemoryStore();
     const t = kit({ client: l.client, store, baseDir: dir });
     const s = await runAction(filesBroadcast, t, input());
-    expect(s).toMatchObject({ total: 5, recipients: 3, duplicates: 1, invalid: 1, sent: 3, read: 3, delivered: 3, failed: 0, unknown: 0, notSent: 0, reconciled: 0 });
+    expect(s).toMatchObject({
+      total: 5,
+      recipients: 3,
+      duplicates: 1,
+      invalid: 1,
+      sent: 3,
+      read: 3,
+      delivered: 3,
+      failed: 0,
+      unknown: 0,
+      notSent: 0,
+      reconciled: 0,
+    });
     expect(await sentPerChat(l, CHATS)).toEqual({
       '79001112233@c.us': ['Hello Alice'],
       '79002223344@c.us': ['Hello Bob'],
@@ -106,16 +119,57 @@ describe('files.broadcast', () => {
     const now = Date.now();
     // Alice: sent and recorded. Bob: the call went out, the process died before the record.
     // Carol: the intent was recorded, the process died before the call: it may have gone, so never resent.
-    const alice = await l.client.sendFileByUrl({ chatId: CHATS[0]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: 'Hello Alice' });
-    await t.ctx.state.set(`r:${CHATS[0]}`, { chatId: CHATS[0]!, where: 'x', caption: 'Hello Alice', phase: 'sent', runId: 'run-1', attemptKey: 'a', intentAt: now, idMessage: alice.idMessage, sentAt: now, status: 'sent' } satisfies RecipientRecord);
-    await t.ctx.state.set(`r:${CHATS[1]}`, { chatId: CHATS[1]!, where: 'x', caption: 'Hello Bob', phase: 'intent', runId: 'run-1', attemptKey: 'b', intentAt: Date.now() } satisfies RecipientRecord);
-    await l.client.sendFileByUrl({ chatId: CHATS[1]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: 'Hello Bob' });
-    await t.ctx.state.set(`r:${CHATS[2]}`, { chatId: CHATS[2]!, where: 'x', caption: 'Hello Carol', phase: 'intent', runId: 'run-1', attemptKey: 'c', intentAt: Date.now() } satisfies RecipientRecord);
+    const alice = await l.client.sendFileByUrl({
+      chatId: CHATS[0]!,
+      urlFile: `${files.url}/brochure.pdf`,
+      fileName: 'brochure.pdf',
+      caption: 'Hello Alice',
+    });
+    await t.ctx.state.set(`r:${CHATS[0]}`, {
+      chatId: CHATS[0]!,
+      where: 'x',
+      caption: 'Hello Alice',
+      phase: 'sent',
+      runId: 'run-1',
+      attemptKey: 'a',
+      intentAt: now,
+      idMessage: alice.idMessage,
+      sentAt: now,
+      status: 'sent',
+    } satisfies RecipientRecord);
+    await t.ctx.state.set(`r:${CHATS[1]}`, {
+      chatId: CHATS[1]!,
+      where: 'x',
+      caption: 'Hello Bob',
+      phase: 'intent',
+      runId: 'run-1',
+      attemptKey: 'b',
+      intentAt: Date.now(),
+    } satisfies RecipientRecord);
+    await l.client.sendFileByUrl({
+      chatId: CHATS[1]!,
+      urlFile: `${files.url}/brochure.pdf`,
+      fileName: 'brochure.pdf',
+      caption: 'Hello Bob',
+    });
+    await t.ctx.state.set(`r:${CHATS[2]}`, {
+      chatId: CHATS[2]!,
+      where: 'x',
+      caption: 'Hello Carol',
+      phase: 'intent',
+      runId: 'run-1',
+      attemptKey: 'c',
+      intentAt: Date.now(),
+    } satisfies RecipientRecord);
 
     const s = await runAction(filesBroadcast, t, input({ follow: { deadline: 0 } }));
     expect(s).toMatchObject({ sent: 2, reconciled: 1, failed: 0, unknown: 1, notSent: 0 });
     await drainQueue(l);
-    expect(await sentPerChat(l, CHATS)).toEqual({ '79001112233@c.us': ['Hello Alice'], '79002223344@c.us': ['Hello Bob'], '79003334455@c.us': [] });
+    expect(await sentPerChat(l, CHATS)).toEqual({
+      '79001112233@c.us': ['Hello Alice'],
+      '79002223344@c.us': ['Hello Bob'],
+      '79003334455@c.us': [],
+    });
     const bob = await t.ctx.state.get<RecipientRecord>(`r:${CHATS[1]}`);
     expect(bob).toMatchObject({ phase: 'sent', reconciled: true });
     expect(bob!.idMessage).toMatch(/^[0-9A-F]{16,}$/);
@@ -129,17 +183,46 @@ describe('files.broadcast', () => {
     const l = await startLocal({ dir, clock: systemClock });
     open.push(l);
     const t = kit({ client: l.client, baseDir: dir });
-    const send = (i: number) => l.client.sendFileByUrl({ chatId: chats[i]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: `Hello R${i}` });
+    const send = (i: number) =>
+      l.client.sendFileByUrl({ chatId: chats[i]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: `Hello R${i}` });
     // six sent and recorded, still in the send queue (500 ms apart); the seventh sent, its answer lost in the crash
     for (let i = 0; i < 6; i++) {
       const { idMessage } = await send(i);
       const at = Date.now();
-      await t.ctx.state.set(`r:${chats[i]}`, { chatId: chats[i]!, where: 'x', caption: `Hello R${i}`, phase: 'sent', runId: 'run-1', attemptKey: `a${i}`, intentAt: at, idMessage, sentAt: at, status: 'sent' } satisfies RecipientRecord);
+      await t.ctx.state.set(`r:${chats[i]}`, {
+        chatId: chats[i]!,
+        where: 'x',
+        caption: `Hello R${i}`,
+        phase: 'sent',
+        runId: 'run-1',
+        attemptKey: `a${i}`,
+        intentAt: at,
+        idMessage,
+        sentAt: at,
+        status: 'sent',
+      } satisfies RecipientRecord);
     }
-    await t.ctx.state.set(`r:${chats[6]}`, { chatId: chats[6]!, where: 'x', caption: 'Hello R6', phase: 'intent', runId: 'run-1', attemptKey: 'a6', intentAt: Date.now() } satisfies RecipientRecord);
+    await t.ctx.state.set(`r:${chats[6]}`, {
+      chatId: chats[6]!,
+      where: 'x',
+      caption: 'Hello R6',
+      phase: 'intent',
+      runId: 'run-1',
+      attemptKey: 'a6',
+      intentAt: Date.now(),
+    } satisfies RecipientRecord);
     await send(6);
 
-    const s = await runAction(filesBroadcast, t, input({ file: undefined, recipients, follow: { deadline: '1s', poll: '250ms', until: 'delivered' }, reconcile: { sendInterval: 500, grace: 500, clockSkew: 2000 } }));
+    const s = await runAction(
+      filesBroadcast,
+      t,
+      input({
+        file: undefined,
+        recipients,
+        follow: { deadline: '1s', poll: '250ms', until: 'delivered' },
+        reconcile: { sendInterval: 500, grace: 500, clockSkew: 2000 },
+      }),
+    );
     expect(s).toMatchObject({ recipients: 7, sent: 7, reconciled: 1, failed: 0, unknown: 0 });
     await drainQueue(l);
     const perChat = await sentPerChat(l, chats);
@@ -152,7 +235,16 @@ describe('files.broadcast', () => {
     const l = await startLocal({ dir, clock: systemClock });
     open.push(l);
     // 8 messages at a 500 ms send interval take 4 s to leave the queue; the deadline is 1 s
-    const s = await runAction(filesBroadcast, kit({ client: l.client, baseDir: dir }), input({ file: undefined, recipients, follow: { deadline: '1s', poll: '250ms', until: 'delivered' }, reconcile: { sendInterval: 500, grace: 500, clockSkew: 2000 } }));
+    const s = await runAction(
+      filesBroadcast,
+      kit({ client: l.client, baseDir: dir }),
+      input({
+        file: undefined,
+        recipients,
+        follow: { deadline: '1s', poll: '250ms', until: 'delivered' },
+        reconcile: { sendInterval: 500, grace: 500, clockSkew: 2000 },
+      }),
+    );
     expect(s).toMatchObject({ recipients: 8, sent: 8, failed: 0, unknown: 0 });
   });
 
@@ -189,7 +281,11 @@ describe('files.broadcast', () => {
 
     // an absolute window that is over for good: nothing to wait for
     const late = createActionTestContext({ client: l.client, clock, baseDir: dir, runId: 'late' });
-    const s = await runAction(filesBroadcast, late, input({ window: { start: '2026-01-01T09:00:00Z', stop: '2026-01-01T17:00:00Z' }, report: 'reports/late.json' }));
+    const s = await runAction(
+      filesBroadcast,
+      late,
+      input({ window: { start: '2026-01-01T09:00:00Z', stop: '2026-01-01T17:00:00Z' }, report: 'reports/late.json' }),
+    );
     expect(s).toMatchObject({ sent: 0, notSent: 3 });
   });
 
@@ -200,7 +296,18 @@ describe('files.broadcast', () => {
     open.push(l);
     const t = kit({ client: l.client, baseDir: dir, dryRun: true });
     const long = 'x'.repeat(1100);
-    const s = await runAction(filesBroadcast, t, input({ file: undefined, recipients: [{ phone: '79001112233', firstName: 'Al' }, { phone: '79002223344', firstName: long }], report: 'reports/dry.json' }));
+    const s = await runAction(
+      filesBroadcast,
+      t,
+      input({
+        file: undefined,
+        recipients: [
+          { phone: '79001112233', firstName: 'Al' },
+          { phone: '79002223344', firstName: long },
+        ],
+        report: 'reports/dry.json',
+      }),
+    );
     expect(s).toMatchObject({ recipients: 1, invalid: 1, wouldSend: 1, sent: 0, failed: 0 });
     expect(l.requests).toHaveLength(0);
     const report = JSON.parse(await readFile(path.join(dir, 'reports/dry.json'), 'utf8'));

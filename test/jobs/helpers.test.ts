@@ -66,19 +66,41 @@ describe('durations, pacing, windows, reports', () => {
     expect(nextOpening(w, Date.parse('2026-01-05T12:00:00Z'))?.at).toBe(Date.parse('2026-01-05T12:00:00Z'));
     expect(nextOpening(w, Date.parse('2026-01-05T07:00:00Z'))?.at).toBe(Date.parse('2026-01-05T09:00:00Z'));
     expect(nextOpening(w, Date.parse('2026-01-05T18:00:00Z'))?.at).toBe(Date.parse('2026-01-06T09:00:00Z'));
-    expect(nextOpening({ stop: '17:00', timezone: 'UTC' }, Date.parse('2026-01-05T18:00:00Z'))?.at).toBe(Date.parse('2026-01-06T00:00:00Z'));
-    expect(nextOpening({ start: '2026-01-01T09:00:00Z', stop: '2026-01-01T17:00:00Z' }, Date.parse('2026-01-05T12:00:00Z'))).toBeUndefined();
+    expect(nextOpening({ stop: '17:00', timezone: 'UTC' }, Date.parse('2026-01-05T18:00:00Z'))?.at).toBe(
+      Date.parse('2026-01-06T00:00:00Z'),
+    );
+    expect(
+      nextOpening({ start: '2026-01-01T09:00:00Z', stop: '2026-01-01T17:00:00Z' }, Date.parse('2026-01-05T12:00:00Z')),
+    ).toBeUndefined();
   });
 
   it('writes CSV with fixed columns, quoting and formula neutralising, atomically, and JSON with the summary', async () => {
-    expect(toCsv([{ a: 'x,y', b: 'say "hi"' }, { a: '=HYPERLINK("x")', c: 1 }], ['a', 'b', 'c'])).toBe('a,b,c\r\n"x,y","say ""hi""",\r\n"\'=HYPERLINK(""x"")",,1\r\n');
-    expect(toCsv([{ p: '+7 (900) 111-22-33', f: '@SUM(A1)', g: '-cmd(1)' }], ['p', 'f', 'g'])).toBe("p,f,g\r\n'+7 (900) 111-22-33,'@SUM(A1),'-cmd(1)\r\n");
+    expect(
+      toCsv(
+        [
+          { a: 'x,y', b: 'say "hi"' },
+          { a: '=HYPERLINK("x")', c: 1 },
+        ],
+        ['a', 'b', 'c'],
+      ),
+    ).toBe('a,b,c\r\n"x,y","say ""hi""",\r\n"\'=HYPERLINK(""x"")",,1\r\n');
+    expect(toCsv([{ p: '+7 (900) 111-22-33', f: '@SUM(A1)', g: '-cmd(1)' }], ['p', 'f', 'g'])).toBe(
+      "p,f,g\r\n'+7 (900) 111-22-33,'@SUM(A1),'-cmd(1)\r\n",
+    );
     const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-report-'));
     const file = path.join(dir, 'sub/r.json');
     await writeReport(file, { action: 'a', runId: 'r', generatedAt: 0, summary: { n: 1 }, columns: ['x'], rows: [{ x: 1 }] });
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ action: 'a', runId: 'r', generatedAt: '1970-01-01T00:00:00.000Z', summary: { n: 1 }, rows: [{ x: 1 }] });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      action: 'a',
+      runId: 'r',
+      generatedAt: '1970-01-01T00:00:00.000Z',
+      summary: { n: 1 },
+      rows: [{ x: 1 }],
+    });
     expect(await readdir(path.join(dir, 'sub'))).toEqual(['r.json']);
-    await expect(writeReport(path.join(dir, 'r.txt'), { action: 'a', runId: 'r', generatedAt: 0, summary: {}, columns: [], rows: [] })).rejects.toThrow(/must end in \.csv or \.json/);
+    await expect(
+      writeReport(path.join(dir, 'r.txt'), { action: 'a', runId: 'r', generatedAt: 0, summary: {}, columns: [], rows: [] }),
+    ).rejects.toThrow(/must end in \.csv or \.json/);
   });
 
   it('#10 the streaming report holds the rows written so far before it is closed', async () => {
@@ -94,7 +116,11 @@ describe('durations, pacing, windows, reports', () => {
     const j = await openReport({ action: 'a', runId: 'r', path: path.join(dir, 'r.json'), columns: ['k'] });
     await j.write({ k: 1 });
     await j.close({ n: 1 });
-    expect(JSON.parse(await readFile(path.join(dir, 'r.json'), 'utf8'))).toMatchObject({ columns: ['k'], rows: [{ k: 1 }], summary: { n: 1 } });
+    expect(JSON.parse(await readFile(path.join(dir, 'r.json'), 'utf8'))).toMatchObject({
+      columns: ['k'],
+      rows: [{ k: 1 }],
+      summary: { n: 1 },
+    });
   });
 });
 
@@ -124,6 +150,8 @@ describe('job kit: counters and the failure guard', () => {
     expect(g.fail(net, '')).toBe('retryable');
     expect(() => g.fail(net, 'kept')).toThrow(/2 calls in a row failed .* kept/);
     const e401 = new ApiError('addContact', 401, 'Unauthorized', { code: 'UNAUTHORIZED' });
-    expect(() => new FailureGuard('job', 'default', 5).fail(e401, '')).toThrow(/job stopped: the service refused the token of instance 'default'/);
+    expect(() => new FailureGuard('job', 'default', 5).fail(e401, '')).toThrow(
+      /job stopped: the service refused the token of instance 'default'/,
+    );
   });
 });

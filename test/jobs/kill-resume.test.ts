@@ -28,9 +28,27 @@ describe('#10 kill -9 in the middle of a bulk job, then resume', () => {
     const rows = ['phone,firstName'];
     for (let i = 0; i < N; i++) rows.push(`${phone(i)},N${i}`);
     await writeData(dir, 'data/contacts.csv', rows.join('\n') + '\n');
-    const rates = { addContact: 0, editContact: 0, deleteContact: 0, getChatHistory: 0, getMessage: 0, sendFileByUrl: 0, lastOutgoingMessages: 0, checkAccount: 0 };
+    const rates = {
+      addContact: 0,
+      editContact: 0,
+      deleteContact: 0,
+      getChatHistory: 0,
+      getMessage: 0,
+      sendFileByUrl: 0,
+      lastOutgoingMessages: 0,
+      checkAccount: 0,
+    };
     const accounts = Array.from({ length: N }, (_, i) => ({ phone: phone(i) }));
-    await writeData(dir, 'local.json', JSON.stringify({ port: 0, dataDir: 'local-data', network: { accounts }, instances: [{ idInstance: ID, apiTokenInstance: TOKEN, rateLimits: rates }] }));
+    await writeData(
+      dir,
+      'local.json',
+      JSON.stringify({
+        port: 0,
+        dataDir: 'local-data',
+        network: { accounts },
+        instances: [{ idInstance: ID, apiTokenInstance: TOKEN, rateLimits: rates }],
+      }),
+    );
 
     // ---- a process killed with SIGKILL a third of the way in
     const proc = spawn(process.execPath, ['--import', 'tsx', child, dir, 'kill-run'], { stdio: ['ignore', 'pipe', 'pipe'] });

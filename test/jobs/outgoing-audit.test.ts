@@ -44,13 +44,26 @@ describe('outgoing.audit', () => {
     const audit = (id: string) =>
       outgoingAudit.run(
         createActionTestContext({ client: l.client, clock, store, baseDir: dir, runId: id }).ctx,
-        OutgoingAuditInput.parse({ minutes: 60, notDeliveredAfter: '10m', notReadAfter: '15m', thresholds: { notDelivered: 2 }, report: `reports/${id}.json` }),
+        OutgoingAuditInput.parse({
+          minutes: 60,
+          notDeliveredAfter: '10m',
+          notReadAfter: '15m',
+          thresholds: { notDelivered: 2 },
+          report: `reports/${id}.json`,
+        }),
       );
 
     await inject(l, doc('79001112233@c.us', T0 - 20 * MIN, { statusMessage: 'read' }));
     await inject(l, doc('79002223344@c.us', T0 - 20 * MIN, { statusMessage: 'sent' }));
     await inject(l, doc('79003334455@c.us', T0 - 2 * MIN, { statusMessage: 'sent' })); // too young to count
-    await inject(l, { chatId: '79001112233@c.us', typeMessage: 'textMessage', textMessage: 'hi', timestamp: Math.floor((T0 - 16 * MIN) / 1000), sendByApi: false, statusMessage: 'delivered' });
+    await inject(l, {
+      chatId: '79001112233@c.us',
+      typeMessage: 'textMessage',
+      textMessage: 'hi',
+      timestamp: Math.floor((T0 - 16 * MIN) / 1000),
+      sendByApi: false,
+      statusMessage: 'delivered',
+    });
     await inject(l, doc('79004445566@c.us', T0 - 90 * MIN, { statusMessage: 'sent' })); // outside the window
 
     const a1 = await audit('a1');
@@ -72,11 +85,21 @@ describe('outgoing.audit', () => {
     await inject(l, doc('79006660002@c.us', T0 + 5 * MIN, { statusMessage: 'read' }));
     const t2 = createActionTestContext({ client: l.client, clock, store, baseDir: dir, runId: 'a2' });
     const ctx2 = t2.ctx;
-    const a2 = await outgoingAudit.run(ctx2, OutgoingAuditInput.parse({ minutes: 60, notDeliveredAfter: '10m', notReadAfter: '15m', thresholds: { notDelivered: 2 } }));
+    const a2 = await outgoingAudit.run(
+      ctx2,
+      OutgoingAuditInput.parse({ minutes: 60, notDeliveredAfter: '10m', notReadAfter: '15m', thresholds: { notDelivered: 2 } }),
+    );
     expect(a2).toMatchObject({ total: 6, notDelivered: 3, uniqueRecipients: 5 });
-    expect(a2.trend).toMatchObject({ previousAt: new Date(T0).toISOString(), total: 2, notDelivered: 2, byStatus: { sent: 1, delivered: 0, read: 1 } });
+    expect(a2.trend).toMatchObject({
+      previousAt: new Date(T0).toISOString(),
+      total: 2,
+      notDelivered: 2,
+      byStatus: { sent: 1, delivered: 0, read: 1 },
+    });
     expect(a2.thresholdsCrossed).toEqual([{ metric: 'notDelivered', value: 3, threshold: 2, direction: 'above' }]);
-    expect(t2.events).toEqual([{ name: 'audit.threshold', payload: expect.objectContaining({ metric: 'notDelivered', direction: 'above', instance: 'default' }) }]);
+    expect(t2.events).toEqual([
+      { name: 'audit.threshold', payload: expect.objectContaining({ metric: 'notDelivered', direction: 'above', instance: 'default' }) },
+    ]);
 
     // a re-run of the same step (after a crash) returns the stored audit, not a trend against itself
     const again = await outgoingAudit.run(ctx2, OutgoingAuditInput.parse({ minutes: 60 }));

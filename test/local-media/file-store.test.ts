@@ -54,7 +54,16 @@ beforeEach(async (ctx) => {
 
 const DAY = 24 * 3600_000;
 function store(over: Partial<MediaStoreOptions> = {}): MediaStore {
-  return createMediaStore({ dir, clock, maxBytes: 100_000, timeoutMs: 5_000, maxRedirects: 3, retentionMs: DAY, allowPrivate: true, ...over });
+  return createMediaStore({
+    dir,
+    clock,
+    maxBytes: 100_000,
+    timeoutMs: 5_000,
+    maxRedirects: 3,
+    retentionMs: DAY,
+    allowPrivate: true,
+    ...over,
+  });
 }
 
 async function failure(p: Promise<unknown>): Promise<MsgflowError> {
@@ -83,7 +92,14 @@ describe('fetchAndStore: type order', () => {
   it('stores the bytes and metadata; open() streams them back', async () => {
     const media = store();
     const f = await media.fetchAndStore({ urlFile: server.url('/doc'), fileName: 'Отчёт 2026.pdf' });
-    expect(f).toMatchObject({ fileName: 'Отчёт 2026.pdf', mimeType: 'application/pdf', typeMessage: 'documentMessage', size: pdf.length, isAnimated: false, detectedBy: 'extension' });
+    expect(f).toMatchObject({
+      fileName: 'Отчёт 2026.pdf',
+      mimeType: 'application/pdf',
+      typeMessage: 'documentMessage',
+      size: pdf.length,
+      isAnimated: false,
+      detectedBy: 'extension',
+    });
     expect(f.id).toMatch(/^[0-9a-f]{32}$/);
     expect(f.jpegThumbnail).toBeUndefined();
     const opened = await media.open(f.id);
@@ -116,7 +132,12 @@ describe('fetchAndStore: type order', () => {
 
   it('(4) nothing tells: application/octet-stream documentMessage', async () => {
     const f = await store().fetchAndStore({ urlFile: server.url('/noise'), fileName: 'blob' });
-    expect(f).toMatchObject({ mimeType: 'application/octet-stream', typeMessage: 'documentMessage', detectedBy: 'fallback', size: noise.length });
+    expect(f).toMatchObject({
+      mimeType: 'application/octet-stream',
+      typeMessage: 'documentMessage',
+      detectedBy: 'fallback',
+      size: noise.length,
+    });
   });
 });
 
@@ -203,7 +224,9 @@ describe('fetchAndStore: limits and failures', () => {
   it('maxRedirects 0 refuses any redirect', async () => {
     const err = await failure(store({ maxRedirects: 0 }).fetchAndStore({ urlFile: server.url('/r/1'), fileName: 'cat.png' }));
     expect(err.code).toBe('FILE_TOO_MANY_REDIRECTS');
-    expect(await store({ maxRedirects: 1 }).fetchAndStore({ urlFile: server.url('/r/1'), fileName: 'c.png' })).toMatchObject({ size: png.length });
+    expect(await store({ maxRedirects: 1 }).fetchAndStore({ urlFile: server.url('/r/1'), fileName: 'c.png' })).toMatchObject({
+      size: png.length,
+    });
   });
 
   it('a server that never answers times out with the phase named', async () => {
@@ -211,14 +234,20 @@ describe('fetchAndStore: limits and failures', () => {
     expect(err.code).toBe('FILE_FETCH_TIMEOUT');
     expect(err.message).toBe(`urlFile ${server.url('/hang')}: no answer within 300 ms (waiting for the response)`);
     expect(await onDisk()).toEqual({ files: [], tmp: [] });
-    const phase = await failure(store({ timeoutMs: 10_000, phaseTimeoutMs: 200 }).fetchAndStore({ urlFile: server.url('/hang'), fileName: 'x.png' }));
+    const phase = await failure(
+      store({ timeoutMs: 10_000, phaseTimeoutMs: 200 }).fetchAndStore({ urlFile: server.url('/hang'), fileName: 'x.png' }),
+    );
     expect(phase.message).toBe(`urlFile ${server.url('/hang')}: no answer within 200 ms (waiting for the response)`);
   });
 
   it('a body that stops flowing times out (silence), and so does a download over the total cap', async () => {
-    const silent = await failure(store({ timeoutMs: 10_000, phaseTimeoutMs: 250 }).fetchAndStore({ urlFile: server.url('/slow-body'), fileName: 'x.bin' }));
+    const silent = await failure(
+      store({ timeoutMs: 10_000, phaseTimeoutMs: 250 }).fetchAndStore({ urlFile: server.url('/slow-body'), fileName: 'x.bin' }),
+    );
     expect(silent.message).toBe(`urlFile ${server.url('/slow-body')}: no answer within 250 ms (the connection went silent)`);
-    const total = await failure(store({ timeoutMs: 300, phaseTimeoutMs: 5_000 }).fetchAndStore({ urlFile: server.url('/slow-body'), fileName: 'x.bin' }));
+    const total = await failure(
+      store({ timeoutMs: 300, phaseTimeoutMs: 5_000 }).fetchAndStore({ urlFile: server.url('/slow-body'), fileName: 'x.bin' }),
+    );
     expect(total.message).toBe(`urlFile ${server.url('/slow-body')}: no answer within 300 ms (whole download took too long)`);
     expect(await onDisk()).toEqual({ files: [], tmp: [] });
   });

@@ -15,7 +15,11 @@ interface RawAnswer {
 let h: Harness;
 let base: URL;
 
-function raw(method: string, path: string, opts: { headers?: Record<string, string | number>; body?: Buffer | string; chunked?: boolean } = {}): Promise<RawAnswer> {
+function raw(
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string | number>; body?: Buffer | string; chunked?: boolean } = {},
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const headers = { ...opts.headers };
     // Framed like a well-behaved client: a body always has a length or is chunked.
@@ -39,7 +43,8 @@ function raw(method: string, path: string, opts: { headers?: Record<string, stri
 
 const p = (method: string) => `/waInstance${A.idInstance}/${method}/${A.apiTokenInstance}`;
 const JSON_CT = { 'content-type': 'application/json' };
-const post = (method: string, body: string | Buffer, headers: Record<string, string> = JSON_CT) => raw('POST', p(method), { headers, body });
+const post = (method: string, body: string | Buffer, headers: Record<string, string> = JSON_CT) =>
+  raw('POST', p(method), { headers, body });
 const message = (r: RawAnswer) => (JSON.parse(r.body) as { message: string }).message;
 
 beforeAll(async () => {
@@ -68,7 +73,9 @@ describe('bad input over HTTP', () => {
     const none = await raw('POST', p('getChatHistory'), { body: JSON.stringify({ chatId: ALICE }) });
     expect(none.status).toBe(415);
     // With a charset it is still JSON.
-    expect((await post('getChatHistory', JSON.stringify({ chatId: ALICE }), { 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+    expect(
+      (await post('getChatHistory', JSON.stringify({ chatId: ALICE }), { 'content-type': 'application/json; charset=utf-8' })).status,
+    ).toBe(200);
   });
 
   it('wrong HTTP method: 405 with Allow', async () => {
@@ -84,7 +91,14 @@ describe('bad input over HTTP', () => {
     const r = await post('sendTemplate', '{}');
     expect(r.status).toBe(404);
     expect(message(r)).toBe("unknown method 'sendTemplate'");
-    for (const path of ['/', '/waInstance', `/waInstance${A.idInstance}/getMessage`, '/foo/bar/baz/qux', '/waInstance%ZZ/getMessage/x', '/files/..%2F..%2Fetc/passwd']) {
+    for (const path of [
+      '/',
+      '/waInstance',
+      `/waInstance${A.idInstance}/getMessage`,
+      '/foo/bar/baz/qux',
+      '/waInstance%ZZ/getMessage/x',
+      '/files/..%2F..%2Fetc/passwd',
+    ]) {
       const res = await raw('GET', path);
       expect(res.status, path).toBe(404);
       expect(() => JSON.parse(res.body)).not.toThrow();
@@ -96,7 +110,11 @@ describe('bad input over HTTP', () => {
     const declared = await post('getChatHistory', big);
     expect(declared.status).toBe(413);
     expect(message(declared)).toBe('request body is larger than 65536 bytes');
-    const chunked = await raw('POST', p('getChatHistory'), { headers: { ...JSON_CT, 'transfer-encoding': 'chunked' }, body: big, chunked: true });
+    const chunked = await raw('POST', p('getChatHistory'), {
+      headers: { ...JSON_CT, 'transfer-encoding': 'chunked' },
+      body: big,
+      chunked: true,
+    });
     expect(chunked.status).toBe(413);
   });
 

@@ -43,7 +43,11 @@ async function resolverFor(localLimits: string, clientLimits = '') {
   await writeFile(file, text);
   const config = parseConfig(text, file);
   const clock = new ManualClock(Date.parse('2026-03-01T10:00:00Z'));
-  const resolve = createClientResolver(config, async () => (host ??= await openLocalHost(config, { command: 'test', listen: false, clock })), { clock });
+  const resolve = createClientResolver(
+    config,
+    async () => (host ??= await openLocalHost(config, { command: 'test', listen: false, clock })),
+    { clock },
+  );
   return { client: await resolve('default'), clock };
 }
 

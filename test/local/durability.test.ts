@@ -157,7 +157,9 @@ describe('kill -9 with notifications waiting', () => {
       }
       const first = (await api(url, 'receiveNotification')).body;
       expect(first.body.messageData.textMessageData.textMessage).toBe('a');
-      const deleted = await fetch(`${url}/waInstance${A.idInstance}/deleteNotification/${A.apiTokenInstance}/${first.receiptId}`, { method: 'DELETE' });
+      const deleted = await fetch(`${url}/waInstance${A.idInstance}/deleteNotification/${A.apiTokenInstance}/${first.receiptId}`, {
+        method: 'DELETE',
+      });
       expect(await deleted.json()).toEqual({ result: true });
       await kill9(child);
       ({ child, url } = await startChild(config));
@@ -168,7 +170,10 @@ describe('kill -9 with notifications waiting', () => {
         if (n === null) break;
         texts.push(n.body.messageData.textMessageData.textMessage);
         ids.push(n.receiptId);
-        expect((await fetch(`${url}/waInstance${A.idInstance}/deleteNotification/${A.apiTokenInstance}/${n.receiptId}`, { method: 'DELETE' })).status).toBe(200);
+        expect(
+          (await fetch(`${url}/waInstance${A.idInstance}/deleteNotification/${A.apiTokenInstance}/${n.receiptId}`, { method: 'DELETE' }))
+            .status,
+        ).toBe(200);
       }
       expect(texts).toEqual(['b', 'c']);
       expect(ids.every((id) => id > first.receiptId)).toBe(true);

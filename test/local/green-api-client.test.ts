@@ -86,14 +86,22 @@ describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
 
   it('getChatHistory and getMessage', async () => {
     const history = await client.getChatHistory({ chatId: ALICE, count: 10 });
-    expect(history).toEqual([expect.objectContaining({ idMessage: 'SEEDGREETING0000001', type: 'incoming', textMessage: 'Hi there', senderName: 'Alice' })]);
+    expect(history).toEqual([
+      expect.objectContaining({ idMessage: 'SEEDGREETING0000001', type: 'incoming', textMessage: 'Hi there', senderName: 'Alice' }),
+    ]);
     const m = await client.getMessage({ chatId: ALICE, idMessage: 'SEEDGREETING0000001' });
     expect(m).toMatchObject({ typeMessage: 'textMessage', chatId: ALICE });
-    await expect(client.getMessage({ chatId: ALICE, idMessage: 'NOSUCHMESSAGE000000' })).rejects.toThrow("Message not found by id 'NOSUCHMESSAGE000000'");
+    await expect(client.getMessage({ chatId: ALICE, idMessage: 'NOSUCHMESSAGE000000' })).rejects.toThrow(
+      "Message not found by id 'NOSUCHMESSAGE000000'",
+    );
   });
 
   it('sendFileByUrl, then the message in getMessage and lastOutgoingMessages', async () => {
-    const sent = await client.sendFileByUrl({ chatId: ALICE, file: { url: `${files.url}/cat.png`, fileName: 'cat.png' }, caption: 'a cat' });
+    const sent = await client.sendFileByUrl({
+      chatId: ALICE,
+      file: { url: `${files.url}/cat.png`, fileName: 'cat.png' },
+      caption: 'a cat',
+    });
     expect(sent.idMessage).toMatch(/^[0-9A-F]{32}$/);
     let message;
     for (let i = 0; i < 200 && !message; i++) {
@@ -102,7 +110,13 @@ describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
       if ((message as { statusMessage?: string } | undefined)?.statusMessage === 'pending') message = undefined;
       if (!message) await new Promise((r) => setTimeout(r, 25));
     }
-    expect(message).toMatchObject({ type: 'outgoing', typeMessage: 'imageMessage', caption: 'a cat', fileName: 'cat.png', sendByApi: true });
+    expect(message).toMatchObject({
+      type: 'outgoing',
+      typeMessage: 'imageMessage',
+      caption: 'a cat',
+      fileName: 'cat.png',
+      sendByApi: true,
+    });
     const dl = await fetch((message as { downloadUrl: string }).downloadUrl);
     expect(dl.status).toBe(200);
     const last = await client.lastOutgoingMessages();
@@ -116,7 +130,9 @@ describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
 describe('the getting-started example of @green-api/whatsapp-api-client-js-v2', () => {
   it('settings, state check, checkWhatsapp, send a message, receive and delete its notifications', async () => {
     expect(await client.getSettings()).toMatchObject({ webhookUrl: '', outgoingWebhook: 'no', incomingWebhook: 'no' });
-    expect(await client.setSettings({ outgoingWebhook: 'yes', outgoingAPIMessageWebhook: 'yes', incomingWebhook: 'yes' })).toEqual({ saveSettings: true });
+    expect(await client.setSettings({ outgoingWebhook: 'yes', outgoingAPIMessageWebhook: 'yes', incomingWebhook: 'yes' })).toEqual({
+      saveSettings: true,
+    });
     expect(await client.getSettings()).toMatchObject({ outgoingWebhook: 'yes', incomingWebhook: 'yes' });
 
     const state = await client.getStateInstance();

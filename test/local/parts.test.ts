@@ -22,9 +22,18 @@ describe('seed files', () => {
   });
 
   it('errors name file:line:col and the key path', () => {
-    const text = ['chats:', '  - chatId: "79001112233@c.us"', '    messages:', '      - typeMessage: textMessage', '        textMessage: 42', ''].join('\n');
+    const text = [
+      'chats:',
+      '  - chatId: "79001112233@c.us"',
+      '    messages:',
+      '      - typeMessage: textMessage',
+      '        textMessage: 42',
+      '',
+    ].join('\n');
     expect(() => parseSeed(text, 'seed.yaml')).toThrow(/^seed\.yaml:5:22 chats\[0\]\.messages\[0\]\.textMessage: /);
-    const badChat = ['chats:', '  - chatId: "alice"', '    messages:', '      - { typeMessage: textMessage, textMessage: hi }', ''].join('\n');
+    const badChat = ['chats:', '  - chatId: "alice"', '    messages:', '      - { typeMessage: textMessage, textMessage: hi }', ''].join(
+      '\n',
+    );
     expect(() => parseSeed(badChat, 'seed.yaml')).toThrow(/^seed\.yaml:2:13 chats\[0\]\.chatId: expected a chat id/);
     expect(() => parseSeed('chats: [', 'seed.yaml')).toThrow(/^seed\.yaml:\d+:\d+/);
   });
@@ -78,7 +87,9 @@ describe('the typed client over both transports', () => {
     await expect(timedOut).rejects.toMatchObject({ code: 'TIMEOUT', mayHaveReachedServer: true });
     const ac = new AbortController();
     ac.abort();
-    await expect(t.request({ method: 'getMessage', httpMethod: 'POST', body: {}, timeoutMs: 1000, signal: ac.signal })).rejects.toMatchObject({ mayHaveReachedServer: false });
+    await expect(
+      t.request({ method: 'getMessage', httpMethod: 'POST', body: {}, timeoutMs: 1000, signal: ac.signal }),
+    ).rejects.toMatchObject({ mayHaveReachedServer: false });
     expect(t.description).not.toContain(A.idInstance);
   });
 });

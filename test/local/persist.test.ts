@@ -70,7 +70,10 @@ describe('keyed log', () => {
     const log = new KeyedLog(file, 'x.jsonl', a);
     await log.load();
     await log.write([[79001112233, 'v', JSON.stringify({ f: 'Zoë "Z"', u: 1 })]]);
-    await log.write([['user:alice', 'v', '{"e":1}'], [5, 'v', '7']]);
+    await log.write([
+      ['user:alice', 'v', '{"e":1}'],
+      [5, 'v', '7'],
+    ]);
     await log.write([[5, 'd', '1']]);
     const b = new MapState();
     await new KeyedLog(file, 'x.jsonl', b).load();
@@ -134,7 +137,10 @@ describe('data of the current release is converted on first start (no user loses
         [BOB]: { chatId: BOB, firstName: 'Bob', updatedAt: T0 - 4000 },
       }),
     );
-    await writeFile(path.join(inst, 'phonebook.json'), doc({ [ALICE]: { chatId: ALICE, firstName: 'Alice', lastName: 'Smith', updatedAt: T0 - 5000 } }));
+    await writeFile(
+      path.join(inst, 'phonebook.json'),
+      doc({ [ALICE]: { chatId: ALICE, firstName: 'Alice', lastName: 'Smith', updatedAt: T0 - 5000 } }),
+    );
     await writeFile(
       path.join(inst, 'checks.json'),
       JSON.stringify({
@@ -170,16 +176,25 @@ describe('data of the current release is converted on first start (no user loses
         expect((await call(service, 'checkAccount', { phoneNumber: 79009990000 })).body).toEqual({ exist: false, chatId: '' });
         expect((await call(service, 'checkAccount', { username: '@bob' })).body).toMatchObject({ chatId: BOB, fromCache: true });
         // The window kept its three numbers: the limit (3) is reached by the next new one (and the pause stays).
-        if (round === 1) expect((await call(service, 'checkAccount', { phoneNumber: 79003334455 })).body).toMatchObject({
-          status: false,
-          data: { reason: 'rate_limit_exceeded' },
-        });
+        if (round === 1)
+          expect((await call(service, 'checkAccount', { phoneNumber: 79003334455 })).body).toMatchObject({
+            status: false,
+            data: { reason: 'rate_limit_exceeded' },
+          });
       } finally {
         await service.close();
       }
     }
     const names = await readdir(inst);
-    expect(names).toEqual(expect.arrayContaining(['contacts.jsonl', 'checks.jsonl', 'contacts.json.migrated', 'phonebook.json.migrated', 'checks.json.migrated']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'contacts.jsonl',
+        'checks.jsonl',
+        'contacts.json.migrated',
+        'phonebook.json.migrated',
+        'checks.json.migrated',
+      ]),
+    );
     expect(names).not.toContain('contacts.json');
   });
 });
@@ -187,13 +202,21 @@ describe('data of the current release is converted on first start (no user loses
 describe('a data file of the wrong shape refuses the start, naming the file and the key', () => {
   const cases: [string, string, RegExp][] = [
     ['contacts.json', 'null', /<INSTANCE_ID>\/contacts\.json: .*expected object/],
-    ['contacts.json', '{"contacts":{"79001112233@c.us":{"chatId":"79001112233@c.us","firstName":5,"updatedAt":1}}}', /contacts\.json key 'contacts\.79001112233@c\.us\.firstName'/],
+    [
+      'contacts.json',
+      '{"contacts":{"79001112233@c.us":{"chatId":"79001112233@c.us","firstName":5,"updatedAt":1}}}',
+      /contacts\.json key 'contacts\.79001112233@c\.us\.firstName'/,
+    ],
     ['phonebook.json', '[]', /<INSTANCE_ID>\/phonebook\.json: /],
     ['checks.json', '{"cache":{},"window":null}', /checks\.json key 'pausedUntil'/],
     ['checks.json', '{"cache":', /checks\.json: not valid JSON/],
     ['meta.json', 'null', /<INSTANCE_ID>\/meta\.json: /],
     ['meta.json', '{"seededAt":"yesterday"}', /meta\.json key 'seededAt'/],
-    ['contacts.jsonl', '{"k":79001112233,"cp":{"f":"A","u":1}}\n{"k":"bob","cp":{"f":"B","u":1}}\n', /contacts\.jsonl:2: key "bob" is not a phone number/],
+    [
+      'contacts.jsonl',
+      '{"k":79001112233,"cp":{"f":"A","u":1}}\n{"k":"bob","cp":{"f":"B","u":1}}\n',
+      /contacts\.jsonl:2: key "bob" is not a phone number/,
+    ],
   ];
   for (const [name, text, error] of cases) {
     it(`${name}: ${text.slice(0, 40)}`, async () => {

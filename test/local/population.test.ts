@@ -22,7 +22,10 @@ describe('network population', () => {
   });
 
   it('gives about `share` of the numbers an account (10,000 numbers, ±2 %), none outside the prefix', () => {
-    const n = net([{ prefix: '7920', share: 0.6 }, { prefix: '79201', share: 0.1 }]);
+    const n = net([
+      { prefix: '7920', share: 0.6 },
+      { prefix: '79201', share: 0.1 },
+    ]);
     let wide = 0;
     let narrow = 0;
     for (let i = 0; i < 10_000; i++) {
@@ -39,7 +42,13 @@ describe('network population', () => {
   });
 
   it('explicit accounts win: listed numbers exist (hidden stays hidden) whatever the hash says', () => {
-    const none = net([{ prefix: '7920', share: 0 }], [{ phone: 79200000005, name: 'Eve' }, { phone: 79200000006, hidden: true }]);
+    const none = net(
+      [{ prefix: '7920', share: 0 }],
+      [
+        { phone: 79200000005, name: 'Eve' },
+        { phone: 79200000006, hidden: true },
+      ],
+    );
     expect(none.hasAccount('79200000005@c.us')).toBe(true);
     expect(none.accountByPhone(79200000005)?.name).toBe('Eve');
     expect(none.accountByPhone(79200000006)?.hidden).toBe(true);
@@ -56,7 +65,11 @@ describe('network population', () => {
       kind: 'in-process',
       tweak: (raw) => {
         (raw.network as Record<string, unknown>).population = [{ prefix: '7920', share: 0.6 }];
-        (raw.instances as { checkAccountLimit: unknown }[])[0]!.checkAccountLimit = { numbers: 1000, windowMinutes: 10, retryAfterSeconds: 60 };
+        (raw.instances as { checkAccountLimit: unknown }[])[0]!.checkAccountLimit = {
+          numbers: 1000,
+          windowMinutes: 10,
+          retryAfterSeconds: 60,
+        };
       },
     });
     try {

@@ -11,7 +11,10 @@ describe('lastOutgoingMessages query string', () => {
   let close: () => Promise<void>;
   beforeAll(async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-query-'));
-    const config = LocalSchema.parse({ dataDir: 'data', instances: [{ idInstance: '1101000001', apiTokenInstance: 'query-test-token', rateLimits: { lastOutgoingMessages: 0 } }] });
+    const config = LocalSchema.parse({
+      dataDir: 'data',
+      instances: [{ idInstance: '1101000001', apiTokenInstance: 'query-test-token', rateLimits: { lastOutgoingMessages: 0 } }],
+    });
     service = createLocalService(config, { baseDir: dir });
     await service.start();
     const l = await service.listen(0, '127.0.0.1');

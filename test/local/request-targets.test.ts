@@ -39,7 +39,12 @@ describe('request-targets, route tables and static files', () => {
     writeFileSync(path.join(dir, 'public/brochure.pdf'), '%PDF-1.4 demo');
     writeFileSync(path.join(dir, 'public/.env'), 'SECRET=1');
     writeFileSync(path.join(dir, 'public/.git/config'), '[core]');
-    const config = LocalSchema.parse({ port: 0, staticDir: 'public', dataDir: 'data', instances: [{ idInstance: ID, apiTokenInstance: TOKEN }] });
+    const config = LocalSchema.parse({
+      port: 0,
+      staticDir: 'public',
+      dataDir: 'data',
+      instances: [{ idInstance: ID, apiTokenInstance: TOKEN }],
+    });
     service = createLocalService(config, { baseDir: dir });
     await service.start();
     const l = await service.listen(0, '127.0.0.1');
@@ -52,9 +57,28 @@ describe('request-targets, route tables and static files', () => {
   });
 
   const targets = [
-    '//', '///', '/\\', '//:99999', '//[', '//[::1', '/a//b', '/\\\\evil.example', '\\', '*', 'x', '?', '//?a=1',
-    'http://[', 'http://x:99999/', `/waInstance${ID}//getMessage`, '/%', '/%zz', `/waInstance${ID}/getMessage/${TOKEN}?%`,
-    '/_local/static/%2e%2e%2f%2e%2e%2fetc%2fpasswd', '/%00', '/?__proto__=1&constructor=2',
+    '//',
+    '///',
+    '/\\',
+    '//:99999',
+    '//[',
+    '//[::1',
+    '/a//b',
+    '/\\\\evil.example',
+    '\\',
+    '*',
+    'x',
+    '?',
+    '//?a=1',
+    'http://[',
+    'http://x:99999/',
+    `/waInstance${ID}//getMessage`,
+    '/%',
+    '/%zz',
+    `/waInstance${ID}/getMessage/${TOKEN}?%`,
+    '/_local/static/%2e%2e%2f%2e%2e%2fetc%2fpasswd',
+    '/%00',
+    '/?__proto__=1&constructor=2',
   ];
   it.each(targets)('%s answers 4xx, never 500', async (target) => {
     const r = await raw(port, target);

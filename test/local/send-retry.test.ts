@@ -48,7 +48,12 @@ describe('send queue: transient fetch failures are tried again', () => {
     });
 
   it('a 503 is tried again at the next slot and the message is sent once; a 404 fails at once', async () => {
-    const client = createClient({ transport: createInProcessTransport(service, ID, TOKEN), idInstance: ID, apiTokenInstance: TOKEN, rateLimit: false });
+    const client = createClient({
+      transport: createInProcessTransport(service, ID, TOKEN),
+      idInstance: ID,
+      apiTokenInstance: TOKEN,
+      rateLimit: false,
+    });
     const flaky = await client.sendFileByUrl({ chatId: CHAT, urlFile: `${filesUrl}/flaky.pdf`, fileName: 'flaky.pdf' });
     expect(await settled(flaky.idMessage)).toBe('sent');
     expect(hits['/flaky.pdf']).toBe(2);

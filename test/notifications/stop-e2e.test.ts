@@ -57,7 +57,8 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-const rows = (dir: string, tag: string) => parse(readFileSync(path.join(dir, `reports/${tag}.csv`), 'utf8'), { columns: true }) as Record<string, string>[];
+const rows = (dir: string, tag: string) =>
+  parse(readFileSync(path.join(dir, `reports/${tag}.csv`), 'utf8'), { columns: true }) as Record<string, string>[];
 
 describe('STOP end to end over HTTP (msgflow serve)', () => {
   it('a STOP reply to a broadcast opts the chat out, is confirmed once, and the next broadcast skips it', async () => {
@@ -84,7 +85,13 @@ describe('STOP end to end over HTTP (msgflow serve)', () => {
     cleanups.push(() => runtime.close());
     const { flows, errors } = runtime.flows();
     expect(errors).toEqual([]);
-    const consumers = await startNotificationConsumers({ ...runtime, flows, identityFor: (n) => identityOf(config, n), logger, receiveTimeout: 5 });
+    const consumers = await startNotificationConsumers({
+      ...runtime,
+      flows,
+      identityFor: (n) => identityOf(config, n),
+      logger,
+      receiveTimeout: 5,
+    });
     cleanups.push(() => consumers.stop());
     expect(consumers.instances).toEqual([{ name: 'default', mode: 'poll' }]);
 

@@ -73,7 +73,11 @@ async function start(dir: string): Promise<{ runtime: Runtime; consumers: Notifi
 }
 
 const post = (url: string, data: unknown, auth?: string) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) }, body: JSON.stringify(data) });
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) },
+    body: JSON.stringify(data),
+  });
 
 describe('webhook mode', () => {
   it('refuses requests without the Bearer token (401), records one run per notification, acknowledges a redelivery', async () => {
@@ -82,7 +86,11 @@ describe('webhook mode', () => {
     const url = consumers.webhookUrl!;
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/msgflow$/);
     // A new instance produces no notifications: the consumer turned on what it reads.
-    expect(await runtime.clientFor('default').getSettings({})).toMatchObject({ incomingWebhook: 'yes', outgoingWebhook: 'yes', stateWebhook: 'no' });
+    expect(await runtime.clientFor('default').getSettings({})).toMatchObject({
+      incomingWebhook: 'yes',
+      outgoingWebhook: 'yes',
+      stateWebhook: 'no',
+    });
 
     const none = await post(url, body(1101000777, 'W1'));
     expect(none.status).toBe(401);
@@ -112,7 +120,9 @@ describe('webhook mode', () => {
   it('config: webhook mode without a webhook: section is an error naming the key', () => {
     const dir = project();
     writeFileSync(path.join(dir, 'config.yaml'), 'instances:\n  default: { apiUrl: local, notifications: webhook }\n');
-    expect(() => loadConfig(path.join(dir, 'config.yaml'))).toThrow(/config\.yaml:2:\d+ instances\.default\.notifications: webhook needs a top-level webhook:/);
+    expect(() => loadConfig(path.join(dir, 'config.yaml'))).toThrow(
+      /config\.yaml:2:\d+ instances\.default\.notifications: webhook needs a top-level webhook:/,
+    );
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -75,7 +75,10 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
 
     it('updateRun of an unknown run throws RUN_NOT_FOUND naming it', async () => {
       const s = await setup();
-      await expect(s.updateRun('ghost', { status: 'failed' })).rejects.toMatchObject({ code: 'RUN_NOT_FOUND', message: "run 'ghost' not found" });
+      await expect(s.updateRun('ghost', { status: 'failed' })).rejects.toMatchObject({
+        code: 'RUN_NOT_FOUND',
+        message: "run 'ghost' not found",
+      });
     });
 
     it('lists runs newest first, filtered by flow and status, limited', async () => {
@@ -103,13 +106,24 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
       const s = await setup();
       await s.createRun(makeRun());
       const step = (id: string, over: Partial<StepRecord> = {}): StepRecord => ({
-        runId: 'run-1', step: id, action: 'log', status: 'running', startedAt: 1, done: 0, failed: 0, forEach: false, ...over,
+        runId: 'run-1',
+        step: id,
+        action: 'log',
+        status: 'running',
+        startedAt: 1,
+        done: 0,
+        failed: 0,
+        forEach: false,
+        ...over,
       });
       await s.saveStep(step('a'));
       await s.saveStep(step('b'));
       await s.saveStep(step('a', { status: 'succeeded', output: { ok: true }, done: 1, total: 1 }));
       const steps = await (await reopen()).getSteps('run-1');
-      expect(steps.map((x) => [x.step, x.status])).toEqual([['a', 'succeeded'], ['b', 'running']]);
+      expect(steps.map((x) => [x.step, x.status])).toEqual([
+        ['a', 'succeeded'],
+        ['b', 'running'],
+      ]);
       expect(steps[0].output).toEqual({ ok: true });
     });
 
@@ -152,7 +166,10 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
       await a.set('other', 'z');
       await b.set('flow/x', 'b');
       expect(await a.get('flow/x')).toEqual({ last: 1, list: [1, 2] });
-      expect(await a.entries('flow/')).toEqual([['flow/x', { last: 1, list: [1, 2] }], ['flow/y', 2]]);
+      expect(await a.entries('flow/')).toEqual([
+        ['flow/x', { last: 1, list: [1, 2] }],
+        ['flow/y', 2],
+      ]);
       await a.delete('flow/y');
       const again = (await reopen()).kv('scheduler');
       expect(await again.get('flow/y')).toBeUndefined();
@@ -241,7 +258,10 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
       expect(await b.get('id1:checkAccount')).toEqual({ until: 10 });
       await b.set('id2:checkAccount', { until: 20 });
       await a.set('id1:checkAccount', { until: 30 });
-      expect(await b.entries()).toEqual([['id1:checkAccount', { until: 30 }], ['id2:checkAccount', { until: 20 }]]);
+      expect(await b.entries()).toEqual([
+        ['id1:checkAccount', { until: 30 }],
+        ['id2:checkAccount', { until: 20 }],
+      ]);
       await b.delete('id1:checkAccount');
       expect(await a.get('id1:checkAccount')).toBeUndefined();
       expect((await a.entries()).map(([k]) => k)).toEqual(['id2:checkAccount']);

@@ -27,7 +27,9 @@ function startWriter(args: string[]) {
   let err = '';
   proc.stdout.on('data', (d) => (out += d));
   proc.stderr.on('data', (d) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.on('exit', (code, signal) => r({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    proc.on('exit', (code, signal) => r({ code, signal })),
+  );
   const acked = () => [...out.matchAll(/ack (\d+)/g)].map((m) => Number(m[1]));
   return { proc, exited, acked, out: () => out, err: () => err };
 }
@@ -62,7 +64,7 @@ describe('KvLog', () => {
     await again.close();
   });
 
-  it('two instances (as two processes) see each other\'s writes across compactions', async () => {
+  it("two instances (as two processes) see each other's writes across compactions", async () => {
     const a = new KvLog({ dir, name: 'ns', compactMinBytes: 1_000 });
     const b = new KvLog({ dir, name: 'ns', compactMinBytes: 1_000 });
     for (let i = 0; i < 200; i++) {
@@ -88,7 +90,10 @@ describe('KvLog', () => {
     const other = new KvLog({ dir, name: 'ns' });
     expect(await other.get('b')).toBeUndefined();
     await other.set('c', 3);
-    expect(await log.entries()).toEqual([['a', 1], ['c', 3]]);
+    expect(await log.entries()).toEqual([
+      ['a', 1],
+      ['c', 3],
+    ]);
     await log.close();
     await other.close();
   });
@@ -101,9 +106,15 @@ describe('KvLog', () => {
     const other = new KvLog({ dir, name: 'ns' });
     await other.set('c', 3);
     expect(await log.get('b')).toBe(1);
-    expect(await other.entries()).toEqual([['b', 1], ['c', 3]]);
+    expect(await other.entries()).toEqual([
+      ['b', 1],
+      ['c', 3],
+    ]);
     expect(other.compact()).toBe(true);
-    expect(await new KvLog({ dir, name: 'ns' }).entries()).toEqual([['b', 1], ['c', 3]]);
+    expect(await new KvLog({ dir, name: 'ns' }).entries()).toEqual([
+      ['b', 1],
+      ['c', 3],
+    ]);
     await log.close();
     await other.close();
   });
@@ -115,7 +126,10 @@ describe('KvLog', () => {
     await writeFile(join(legacy, 'b.json'), JSON.stringify({ k: 'b', v: 2 }));
     await writeFile(join(legacy, 'b.json.123.ab.tmp'), 'half');
     const s = createLowdbStore({ dir });
-    expect(await s.kv('scheduler').entries()).toEqual([['b', 2], ['flow/a', { last: 1 }]]);
+    expect(await s.kv('scheduler').entries()).toEqual([
+      ['b', 2],
+      ['flow/a', { last: 1 }],
+    ]);
     await s.kv('scheduler').set('c', 3);
     expect(await files(join(dir, 'kv'))).toEqual(['scheduler.0.jsonl', 'scheduler.0.snap.jsonl']);
     await s.close();
@@ -127,14 +141,20 @@ describe('KvLog under kill -9 (child processes)', () => {
   it('every acknowledged write of two concurrent writers survives kill -9, compactions included', async () => {
     const w1 = startWriter([dir, 'w1', '100000', '20000']);
     const w2 = startWriter([dir, 'w2', '100000', '20000']);
-    await waitFor('writes under way', () => (w1.acked().length >= 1500 && w2.acked().length >= 1500) || w1.proc.exitCode !== null || w2.proc.exitCode !== null);
+    await waitFor(
+      'writes under way',
+      () => (w1.acked().length >= 1500 && w2.acked().length >= 1500) || w1.proc.exitCode !== null || w2.proc.exitCode !== null,
+    );
     w1.proc.kill('SIGKILL');
     await new Promise((r) => setTimeout(r, 30));
     w2.proc.kill('SIGKILL');
     expect((await w1.exited).signal, w1.err()).toBe('SIGKILL');
     expect((await w2.exited).signal, w2.err()).toBe('SIGKILL');
     const log = new KvLog({ dir, name: 'shared' });
-    for (const [id, w] of [['w1', w1], ['w2', w2]] as const) {
+    for (const [id, w] of [
+      ['w1', w1],
+      ['w2', w2],
+    ] as const) {
       const acked = w.acked();
       for (const i of acked) expect(await log.get(`${id}:${i}`), `${id}:${i}`).toMatchObject({ i });
       expect(((await log.get<{ i: number }>(`${id}:hot`))?.i ?? -1) >= Math.max(...acked) - 8).toBe(true);

@@ -107,7 +107,7 @@ describe('lowdb driver: run index and journals', () => {
 });
 
 describe('lowdb driver: kv shared by several processes', () => {
-  it('every store on the same dir sees the others\' writes, and none erases them', async () => {
+  it("every store on the same dir sees the others' writes, and none erases them", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'msgflow-kv-shared-'));
     const daemon = createLowdbStore({ dir });
     const cli = createLowdbStore({ dir });

@@ -18,7 +18,6 @@ import { makeRun } from './conformance.js';
 const url = redisUrl;
 const target = new URL(url);
 
-
 const up = await redisReachable();
 const prefixes: string[] = [];
 
@@ -108,8 +107,21 @@ describe.skipIf(!up)('redis store: outages', () => {
       await proxy.kill();
       const failures = [];
       for (let i = 0; i < 3; i++) {
-        failures.push(await store.kv('shared:pauses').get('a').then(() => 'answered', (e: unknown) => e));
-        failures.push(await store.updateRun('run-1', { itemsDone: i }).then(() => 'answered', (e: unknown) => e));
+        failures.push(
+          await store
+            .kv('shared:pauses')
+            .get('a')
+            .then(
+              () => 'answered',
+              (e: unknown) => e,
+            ),
+        );
+        failures.push(
+          await store.updateRun('run-1', { itemsDone: i }).then(
+            () => 'answered',
+            (e: unknown) => e,
+          ),
+        );
       }
       for (const f of failures) expect(f).toMatchObject({ name: 'MsgflowError', code: 'STORE_UNAVAILABLE', params: { driver: 'redis' } });
       expect((failures[0] as Error).message).toMatch(/^the redis store is unavailable: /);
@@ -121,7 +133,10 @@ describe.skipIf(!up)('redis store: outages', () => {
 
       await proxy.start();
       await eventually(() => store.kv('shared:pauses').set('b', { until: 2 }), 'a write after the restore');
-      expect(await store.kv('shared:pauses').entries()).toEqual([['a', { until: 1 }], ['b', { until: 2 }]]);
+      expect(await store.kv('shared:pauses').entries()).toEqual([
+        ['a', { until: 1 }],
+        ['b', { until: 2 }],
+      ]);
       expect((await store.updateRun('run-1', { itemsDone: 9 })).itemsDone).toBe(9);
 
       const warns = lines.filter((l) => l.level === 'warn');
@@ -161,7 +176,7 @@ describe.skipIf(!up)('redis store: outages', () => {
 });
 
 describe.skipIf(!up)('redis store: one Redis database, two projects', () => {
-  it('the default prefix comes from the project directory; projects never see each other\'s runs or caches', async () => {
+  it("the default prefix comes from the project directory; projects never see each other's runs or caches", async () => {
     const a = await mkdtemp(join(tmpdir(), 'msgflow-proj-'));
     const b = await mkdtemp(join(tmpdir(), 'msgflow-proj-'));
     prefixes.push(defaultRedisPrefix(a), defaultRedisPrefix(b), 'msgflow-test-shared:');

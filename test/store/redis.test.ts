@@ -12,7 +12,6 @@ import { describeStoreConformance } from './conformance.js';
 
 const url = redisUrl;
 
-
 const up = await redisReachable();
 
 if (!up) {

@@ -18,7 +18,6 @@ import { waitFor } from './wait.js';
 export const ID = '1101000001';
 export const TOKEN = 'jobs-test-token-123';
 
-
 /** A temp project folder (test/support/project.ts). */
 export const tempDir = async (prefix = 'msgflow-jobs-'): Promise<string> => project({}, prefix);
 export { writeData };
@@ -58,7 +57,16 @@ export function localConfig(overrides: Record<string, unknown> = {}, instance: R
 }
 
 function ratesOff() {
-  return { addContact: 0, editContact: 0, deleteContact: 0, getChatHistory: 0, getMessage: 0, sendFileByUrl: 0, lastOutgoingMessages: 0, checkAccount: 0 };
+  return {
+    addContact: 0,
+    editContact: 0,
+    deleteContact: 0,
+    getChatHistory: 0,
+    getMessage: 0,
+    sendFileByUrl: 0,
+    lastOutgoingMessages: 0,
+    checkAccount: 0,
+  };
 }
 
 export async function startLocal(opts: { dir: string; clock: Clock; config?: ReturnType<typeof localConfig> }): Promise<LocalUnderTest> {
@@ -97,12 +105,12 @@ export async function startPdfServer(): Promise<FileServer> {
 
 const PDF = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
 
-
 /** Waits (real time, bounded) until the instance's send queue is empty. */
 export async function drainQueue(l: LocalUnderTest, timeoutMs = 15_000): Promise<void> {
   await waitFor(
     'the send queue to drain',
-    async () => ((await (await fetch(`${l.url}/_local/waInstance${ID}/queue/${TOKEN}`)).json()) as { pending: unknown[] }).pending.length === 0,
+    async () =>
+      ((await (await fetch(`${l.url}/_local/waInstance${ID}/queue/${TOKEN}`)).json()) as { pending: unknown[] }).pending.length === 0,
     timeoutMs,
   );
 }

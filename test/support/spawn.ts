@@ -32,7 +32,9 @@ function newestMtime(dir: string): number {
  * same program; dist starts several times faster.
  */
 export const ENTRY: string[] =
-  existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src')) ? [DIST_MAIN] : ['--import', TSX, MAIN];
+  existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src'))
+    ? [DIST_MAIN]
+    : ['--import', TSX, MAIN];
 
 export interface Proc {
   child: ChildProcess;
@@ -85,7 +87,10 @@ export function spawnCli(args: string[], cwd: string, env: Record<string, string
     exited,
     waitForOutput: async (re, timeoutMs = 30_000) => {
       const what = `${re} in the output of msgflow ${args.join(' ')}`;
-      return waitFor(what, () => (gone && !re.test(all) ? Promise.reject(new Error(`exited before ${what}:\n${all}`)) : re.exec(all)), { timeoutMs, context: () => all });
+      return waitFor(what, () => (gone && !re.test(all) ? Promise.reject(new Error(`exited before ${what}:\n${all}`)) : re.exec(all)), {
+        timeoutMs,
+        context: () => all,
+      });
     },
     kill: async () => {
       if (!gone) child.kill('SIGKILL');

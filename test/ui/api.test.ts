@@ -33,7 +33,10 @@ describe('dashboard API', () => {
   });
 
   it('runs a flow through POST, shows it in GET /api/runs and streams its progress over SSE', async () => {
-    const events = readEvents(`${p.url}/api/events`, (e) => e.event === 'run' && e.data.flow === 'check-some' && e.data.status === 'succeeded');
+    const events = readEvents(
+      `${p.url}/api/events`,
+      (e) => e.event === 'run' && e.data.flow === 'check-some' && e.data.status === 'succeeded',
+    );
     // The stream is attached before the run starts.
     await waitFor('an SSE client', () => p.server.events.clients > 0);
     const started = await post(`${p.url}/api/flows/check-some/runs`, { inputs: {} });
@@ -85,7 +88,11 @@ describe('dashboard API', () => {
   });
 
   it('refuses cross-site requests: a form post without JSON, or another Origin', async () => {
-    const form = await fetch(`${p.url}/api/flows/check-some/runs`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=1' });
+    const form = await fetch(`${p.url}/api/flows/check-some/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'a=1',
+    });
     expect(form.status).toBe(403);
     const origin = await post(`${p.url}/api/flows/check-some/runs`, {}, { origin: 'http://evil.example' });
     expect(origin.status).toBe(403);
@@ -160,7 +167,12 @@ describe('dashboard API', () => {
       reason: 'rate_limit_exceeded',
     });
     const paused = await get(`${p.url}/api/instances`);
-    expect(paused.body.instances[0].pauses[0]).toMatchObject({ scope: 'checkAccount', reason: 'rate_limit_exceeded', active: true, until: now + 7_200_000 });
+    expect(paused.body.instances[0].pauses[0]).toMatchObject({
+      scope: 'checkAccount',
+      reason: 'rate_limit_exceeded',
+      active: true,
+      until: now + 7_200_000,
+    });
     const metrics = await get(`${p.url}/metrics`);
     expect(metrics.text).toMatch(/msgflow_instance_pauses\{instance="default",scope="checkAccount"\} 1/);
     const lifted = await post(`${p.url}/api/instances/default/pauses/lift`);
@@ -172,7 +184,11 @@ describe('dashboard API', () => {
   it('serves /healthz with the store and each instance', async () => {
     const h = await get(`${p.url}/healthz`);
     expect(h.status).toBe(200);
-    expect(h.body).toMatchObject({ status: 'ok', store: { ok: true, driver: 'lowdb' }, instances: { default: { kind: 'local', reachable: true } } });
+    expect(h.body).toMatchObject({
+      status: 'ok',
+      store: { ok: true, driver: 'lowdb' },
+      instances: { default: { kind: 'local', reachable: true } },
+    });
   });
 
   it('serves Prometheus metrics: runs by flow and status, items by job, API calls by method and status', async () => {
@@ -186,7 +202,9 @@ describe('dashboard API', () => {
   });
 
   it('never answers with the instance id or token, in pages, API answers or metrics', async () => {
-    const pages = await Promise.all(['/', '/assets/app.js', '/api/flows', '/api/runs', '/api/instances', '/metrics', '/healthz'].map((u) => get(`${p.url}${u}`)));
+    const pages = await Promise.all(
+      ['/', '/assets/app.js', '/api/flows', '/api/runs', '/api/instances', '/metrics', '/healthz'].map((u) => get(`${p.url}${u}`)),
+    );
     for (const page of pages) {
       expect(page.text).not.toContain(LOCAL_ID);
       expect(page.text).not.toContain(LOCAL_TOKEN);
@@ -227,8 +245,12 @@ describe('dashboard safety', () => {
       expect((await get(`${p.url}/api/runs`)).status).toBe(200);
       const ok = await post(`${p.url}/api/flows/check-some/runs`, {}, { authorization: 'Bearer dash-secret-1' });
       expect(ok.status).toBe(201);
-      await waitFor('the run to end', async () => ['succeeded', 'failed'].includes((await p.runtime.engine.getRun(ok.body.runId))?.status ?? ''));
-      const pages = await Promise.all(['/api/runs', `/api/runs/${ok.body.runId}`, '/metrics', '/healthz', '/'].map((u) => get(`${p.url}${u}`)));
+      await waitFor('the run to end', async () =>
+        ['succeeded', 'failed'].includes((await p.runtime.engine.getRun(ok.body.runId))?.status ?? ''),
+      );
+      const pages = await Promise.all(
+        ['/api/runs', `/api/runs/${ok.body.runId}`, '/metrics', '/healthz', '/'].map((u) => get(`${p.url}${u}`)),
+      );
       for (const page of pages) expect(page.text).not.toContain('dash-secret-1');
     } finally {
       await p.close();

@@ -18,7 +18,9 @@ const CHROMIUM = process.env.MSGFLOW_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
-  console.warn(`test/ui/browser.test.ts: skipped: no Chromium at ${CHROMIUM}. Install it with: apt-get update && apt-get install -y chromium (or set MSGFLOW_CHROMIUM)`);
+  console.warn(
+    `test/ui/browser.test.ts: skipped: no Chromium at ${CHROMIUM}. Install it with: apt-get update && apt-get install -y chromium (or set MSGFLOW_CHROMIUM)`,
+  );
 }
 
 export async function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
@@ -27,7 +29,15 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 800 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
   return {
     context,
@@ -144,13 +154,21 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     const identity = inst.instances[0].identity;
     const now = Date.now();
     await p.runtime.store.kv('shared:pauses').set(`${identity}:checkAccount`, {
-      instance: 'default', identity, scope: 'checkAccount', since: now, until: now + 7_200_000, retryAfterMs: 7_200_000, reason: 'rate_limit_exceeded',
+      instance: 'default',
+      identity,
+      scope: 'checkAccount',
+      since: now,
+      until: now + 7_200_000,
+      retryAfterMs: 7_200_000,
+      reason: 'rate_limit_exceeded',
     });
     await page.goto(`${p.url}/#/instances`);
     const pause = page.locator('tr[data-instance="default"] [data-pause="checkAccount"]');
     await expect(pause.textContent()).resolves.toMatch(/rate_limit_exceeded until .* left\)/);
     await expect(page.locator('[data-state="default"]').textContent()).resolves.toBe('authorized');
-    await expect(page.locator('[data-queue="default"]').textContent()).resolves.toMatch(/^([1-9]|10) waiting, next by .* \(one every 500 ms\)$/);
+    await expect(page.locator('[data-queue="default"]').textContent()).resolves.toMatch(
+      /^([1-9]|10) waiting, next by .* \(one every 500 ms\)$/,
+    );
     await expect(page.locator('[data-optouts="default"]').textContent()).resolves.toBe('2');
     await page.locator('[data-plot^="outgoing.audit"] canvas').first().waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'instances.png'), fullPage: true });

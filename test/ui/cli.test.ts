@@ -71,7 +71,11 @@ describe('msgflow ui', () => {
     try {
       const flow = runner.flows().flows.find((f) => f.name === 'check-some')!;
       let runId = '';
-      const events = readEvents(`${url}/api/events`, (e) => e.event === 'run' && e.data.id === runId && e.data.status === 'succeeded', 30_000);
+      const events = readEvents(
+        `${url}/api/events`,
+        (e) => e.event === 'run' && e.data.id === runId && e.data.status === 'succeeded',
+        30_000,
+      );
       // The dashboard has read the history before the run exists: it must discover the run by itself.
       await get(`${url}/api/runs`);
       const handle = await runner.engine.start(flow, {});

@@ -96,7 +96,9 @@ describe('msgflow run beside a daemon', () => {
     const { config, daemonRuns } = await daemonProject({ ui: true, serverToken: 'another-token-entirely' });
     const { io, err } = memoryIo();
     expect(await runCli(['run', 'check-some', '-c', config], io)).toBe(1);
-    expect(err.join('\n')).toMatch(/dashboard at http:\/\/127\.0\.0\.1:\d+ refused the run: .*Authorization: Bearer <ui\.token>; this config's ui\.token is not the daemon's \(--no-daemon runs the flow here\) \(UI_UNAUTHORIZED\) \[DAEMON_API_REFUSED\]/);
+    expect(err.join('\n')).toMatch(
+      /dashboard at http:\/\/127\.0\.0\.1:\d+ refused the run: .*Authorization: Bearer <ui\.token>; this config's ui\.token is not the daemon's \(--no-daemon runs the flow here\) \(UI_UNAUTHORIZED\) \[DAEMON_API_REFUSED\]/,
+    );
     expect(err.join('\n')).not.toContain(TOKEN);
     expect(daemonRuns).toEqual([]);
   });
@@ -105,7 +107,9 @@ describe('msgflow run beside a daemon', () => {
     const { config, daemonRuns } = await daemonProject({ ui: false });
     const { io, out, err } = memoryIo();
     expect(await runCli(['run', 'check-some', '-c', config], io)).toBe(0);
-    expect(err.join('\n')).toMatch(/the daemon \(msgflow start, pid \d+.*\) serves no dashboard \(started with --no-ui\): the run executes here/);
+    expect(err.join('\n')).toMatch(
+      /the daemon \(msgflow start, pid \d+.*\) serves no dashboard \(started with --no-ui\): the run executes here/,
+    );
     expect(out.join('\n')).toMatch(/succeeded/);
     expect(daemonRuns).toEqual([]);
   });

@@ -134,7 +134,6 @@ export async function startProject(opts: Partial<UiServerOptions> & { extraConfi
   };
 }
 
-
 export async function get(url: string): Promise<{ status: number; body: any; text: string; headers: Headers }> {
   const res = await fetch(url);
   const text = await res.text();
@@ -148,13 +147,21 @@ export async function get(url: string): Promise<{ status: number; body: any; tex
 }
 
 export async function post(url: string, json?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: json === undefined ? undefined : JSON.stringify(json) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
 /** Reads server-sent events until `stop` returns true for one of them. */
-export async function readEvents(url: string, stop: (e: { event: string; data: any }) => boolean, timeoutMs = 20_000): Promise<Array<{ event: string; data: any }>> {
+export async function readEvents(
+  url: string,
+  stop: (e: { event: string; data: any }) => boolean,
+  timeoutMs = 20_000,
+): Promise<Array<{ event: string; data: any }>> {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), timeoutMs);
   const seen: Array<{ event: string; data: any }> = [];

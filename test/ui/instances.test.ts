@@ -43,7 +43,12 @@ describe('GET /api/instances', () => {
     const answer = await get(`${p.url}/api/instances`);
     expect(answer.status).toBe(200);
     const inst = answer.body.instances[0];
-    expect(inst).toMatchObject({ name: 'default', kind: 'local', optOuts: 2, live: { reachable: true, state: 'authorized', queue: { sendIntervalMs: 500 } } });
+    expect(inst).toMatchObject({
+      name: 'default',
+      kind: 'local',
+      optOuts: 2,
+      live: { reachable: true, state: 'authorized', queue: { sendIntervalMs: 500 } },
+    });
     expect(inst.live.queue.length).toBeGreaterThanOrEqual(1);
     expect(inst.live.queue.nextReleaseBy).toBe(inst.live.checkedAt + 500);
 

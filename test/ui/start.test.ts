@@ -23,7 +23,8 @@ function memoryIo() {
 }
 
 const wired = COMMANDS_HELP.start?.options.some((o) => o.name === 'no-ui') ?? false;
-if (!wired) console.warn('test/ui/start.test.ts: skipped: msgflow start does not serve the dashboard yet (start.ts: serveDashboard, --no-ui)');
+if (!wired)
+  console.warn('test/ui/start.test.ts: skipped: msgflow start does not serve the dashboard yet (start.ts: serveDashboard, --no-ui)');
 
 describe.skipIf(!wired)('msgflow start and the dashboard', () => {
   it('tells the dashboard address, which lists the flows and runs one', async () => {
@@ -36,7 +37,11 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
       expect(flows.body.flows.map((f: any) => f.name)).toContain('check-some');
       const started = await post(`${url}/api/flows/check-some/runs`, {});
       expect(started.status).toBe(201);
-      await waitFor('the run to succeed', async () => (await get(`${url}/api/runs/${started.body.runId}`)).body.run.status === 'succeeded', 30_000);
+      await waitFor(
+        'the run to succeed',
+        async () => (await get(`${url}/api/runs/${started.body.runId}`)).body.run.status === 'succeeded',
+        30_000,
+      );
       // msgflow run in a terminal beside it: the daemon executes the run (it recorded its dashboard in the store).
       const { io, out, err } = memoryIo();
       expect(await runCli(['run', 'check-some', '-c', path.join(dir, 'config.yaml')], io)).toBe(0);
@@ -78,7 +83,9 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
       // msgflow run beside it executes here and says why.
       const { io, err } = memoryIo();
       expect(await runCli(['run', 'check-some', '-c', path.join(dir, 'config.yaml')], io)).toBe(0);
-      expect(err.join('\n')).toMatch(/the daemon \(msgflow start, pid \d+.*\) serves no dashboard \(started with --no-ui\): the run executes here/);
+      expect(err.join('\n')).toMatch(
+        /the daemon \(msgflow start, pid \d+.*\) serves no dashboard \(started with --no-ui\): the run executes here/,
+      );
     } finally {
       d.child.kill('SIGTERM');
       await d.exited;

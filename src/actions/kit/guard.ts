@@ -52,7 +52,11 @@ export class FailureGuard {
   fail(error: unknown, progress: string): FailureClass {
     const klass = classify(error);
     if (klass === 'fatal') {
-      throw new FlowError('JOB_STOPPED', { action: this.action, reason: `${whatToFix(error, this.instanceName)}. ${progress}` }, { cause: error });
+      throw new FlowError(
+        'JOB_STOPPED',
+        { action: this.action, reason: `${whatToFix(error, this.instanceName)}. ${progress}` },
+        { cause: error },
+      );
     }
     if (klass === 'definite') {
       this.consecutive = 0;
@@ -62,7 +66,10 @@ export class FailureGuard {
       const last = error instanceof Error ? error.message : String(error);
       throw new FlowError(
         'JOB_STOPPED',
-        { action: this.action, reason: `${this.consecutive} calls in a row failed (last: ${last}); the rest were not attempted. ${progress}` },
+        {
+          action: this.action,
+          reason: `${this.consecutive} calls in a row failed (last: ${last}); the rest were not attempted. ${progress}`,
+        },
         { cause: error },
       );
     }

@@ -6,7 +6,17 @@
  */
 export { fileField, itemsField, reportField, maxConsecutiveFailuresField } from './inputs.js';
 export { readRows, countRows, pickField, parseBool, type RowSource, type SourcedRow } from './rows.js';
-export { openReport, writeReport, toCsv, csvLine, reportFormat, defaultReport, type ReportWriter, type ReportRow, type ReportContent } from './report.js';
+export {
+  openReport,
+  writeReport,
+  toCsv,
+  csvLine,
+  reportFormat,
+  defaultReport,
+  type ReportWriter,
+  type ReportRow,
+  type ReportContent,
+} from './report.js';
 export { JobCounters, type CounterName } from './counters.js';
 export { FailureGuard, whatToFix } from './guard.js';
 export { JournalWriter } from './journal.js';

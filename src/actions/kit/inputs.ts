@@ -11,18 +11,16 @@ export const fileField = (what: string) =>
     .string()
     .min(1)
     .optional()
-    .describe(`Data file of ${what} (CSV with a header line, JSON array, JSON Lines, or YAML list), relative to the project; CSV, JSON and JSON Lines are read as a stream.`);
+    .describe(
+      `Data file of ${what} (CSV with a header line, JSON array, JSON Lines, or YAML list), relative to the project; CSV, JSON and JSON Lines are read as a stream.`,
+    );
 
 /** `items`: inline records (e.g. `${{ inputs.leads }}`). */
 export const itemsField = (what: string) => z.array(z.unknown()).optional().describe(`Inline ${what}.`);
 
 /** `report`: where the per-record report goes. */
 export const reportField = () =>
-  z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Report file, .csv or .json, relative to the project. @default reports/<flow>-<step>-<runId>.csv');
+  z.string().min(1).optional().describe('Report file, .csv or .json, relative to the project. @default reports/<flow>-<step>-<runId>.csv');
 
 /** `maxConsecutiveFailures`: the consecutive-failure guard's limit. */
 export const maxConsecutiveFailuresField = (what: string) =>

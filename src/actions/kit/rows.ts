@@ -123,7 +123,11 @@ async function firstChar(file: string): Promise<string | undefined> {
   try {
     const buf = Buffer.alloc(256);
     const { bytesRead } = await fh.read(buf, 0, 256, 0);
-    return buf.subarray(0, bytesRead).toString('utf8').replace(/^\uFEFF/, '').trimStart()[0];
+    return buf
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart()[0];
   } finally {
     await fh.close();
   }

@@ -50,7 +50,12 @@ export async function init(argv: string[], io: Io): Promise<number> {
     io.err(`msgflow: ${path.join(shown, 'config.yaml')} already exists: ${shown} is already a msgflow project (nothing written)`);
     return EXIT.FAILURE;
   }
-  const name = path.basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+/, '') || 'msgflow-project';
+  const name =
+    path
+      .basename(dir)
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[._-]+/, '') || 'msgflow-project';
   const files = initFiles({ name, msgflowSpec: msgflowDependency() });
   const written: string[] = [];
   const kept: string[] = [];

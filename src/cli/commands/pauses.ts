@@ -60,7 +60,9 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
       return EXIT.OK;
     }
     for (const p of active) {
-      io.out(`${p.instance} (${p.identity}) ${p.scope}: paused by ${p.reason} until ${new Date(p.until).toISOString()} (${formatClock(p.until - now)} left); lift with: msgflow pauses lift ${p.instance}`);
+      io.out(
+        `${p.instance} (${p.identity}) ${p.scope}: paused by ${p.reason} until ${new Date(p.until).toISOString()} (${formatClock(p.until - now)} left); lift with: msgflow pauses lift ${p.instance}`,
+      );
     }
     return EXIT.OK;
   } finally {

@@ -54,14 +54,17 @@ export async function run(argv: string[], io: Io): Promise<number> {
       instances: Object.keys(config.instances),
     });
     checkInputNames(flow, inputs);
-    if (config.executor.driver === 'bullmq') io.err('msgflow: executor bullmq: forEach items go to the Redis queues; msgflow worker (or msgflow start) processes work them');
+    if (config.executor.driver === 'bullmq')
+      io.err('msgflow: executor bullmq: forEach items go to the Redis queues; msgflow worker (or msgflow start) processes work them');
     const starter = await chooseStarter(runtime, values, io, (h) => (remote = h));
     const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined, starter);
     if (typeof handle === 'number') return handle;
     const record = remote ? await Promise.race([handle.done, signal]) : await handle.done;
     reporter.close();
     if (!record) {
-      io.err(`msgflow: ${signalled}: stopped following run ${handle.runId}; it goes on in the daemon ('msgflow runs cancel ${handle.runId}' stops it)`);
+      io.err(
+        `msgflow: ${signalled}: stopped following run ${handle.runId}; it goes on in the daemon ('msgflow runs cancel ${handle.runId}' stops it)`,
+      );
       return SIGNAL_EXIT[signalled!] ?? EXIT.FAILURE;
     }
     const steps = await runtime.engine.getSteps(record.id);
@@ -92,8 +95,12 @@ async function chooseStarter(runtime: Runtime, flags: RunFlags, io: Io, onRemote
   const target = daemon.target;
   if (!target) return local;
   return async (flow, o) => {
-    const h = await startInDaemon(target, flow.name, { inputs: o.inputs, dryRun: o.dryRun === true }, runtime.bus, (id) => runtime.engine.getRun(id));
-    io.err(`msgflow: run ${h.runId} of ${flow.name} executes in the daemon (dashboard ${target.url}/#/runs/${encodeURIComponent(h.runId)})`);
+    const h = await startInDaemon(target, flow.name, { inputs: o.inputs, dryRun: o.dryRun === true }, runtime.bus, (id) =>
+      runtime.engine.getRun(id),
+    );
+    io.err(
+      `msgflow: run ${h.runId} of ${flow.name} executes in the daemon (dashboard ${target.url}/#/runs/${encodeURIComponent(h.runId)})`,
+    );
     onRemote(h);
     return h;
   };
@@ -144,7 +151,14 @@ async function obtainRun(
 }
 
 /** A handle; the sentence saying why the flow cannot run now (a live run); or an exit code (already explained). */
-async function decide(engine: Engine, flow: Flow, inputs: Record<string, string>, flags: RunFlags, io: Io, start: Starter): Promise<RunHandle | string | number> {
+async function decide(
+  engine: Engine,
+  flow: Flow,
+  inputs: Record<string, string>,
+  flags: RunFlags,
+  io: Io,
+  start: Starter,
+): Promise<RunHandle | string | number> {
   if (flags['dry-run']) return start(flow, { inputs, dryRun: true });
   if (flags.resume) {
     const h = await engine.resume(flags.resume, flow);

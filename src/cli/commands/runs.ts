@@ -21,7 +21,8 @@ const MAX_LOG_SHOWN = 200;
 export async function runs(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('runs', argv);
   const [sub, id, ...extra] = positionals;
-  if (sub !== undefined && !['show', 'cancel', 'retry'].includes(sub)) throw new UsageError(`unknown runs subcommand '${sub}' (expected show, cancel or retry)`);
+  if (sub !== undefined && !['show', 'cancel', 'retry'].includes(sub))
+    throw new UsageError(`unknown runs subcommand '${sub}' (expected show, cancel or retry)`);
   if (sub !== undefined && id === undefined) throw new UsageError(`runs ${sub} expects a run ID`);
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   const limit = parsePositiveInt(values.limit, '--limit') ?? 20;
@@ -80,7 +81,8 @@ async function details(runtime: Runtime, id: string): Promise<RunDetails> {
     let shown = 0;
     for (const r of (await store.getItems(id, s.step)).values()) {
       if (r.status !== 'failed') continue;
-      if (shown++ < MAX_FAILED_SHOWN) failedItems.push({ step: r.step, index: r.index, attempts: r.attempts, ...(r.error ? { error: r.error } : {}) });
+      if (shown++ < MAX_FAILED_SHOWN)
+        failedItems.push({ step: r.step, index: r.index, attempts: r.attempts, ...(r.error ? { error: r.error } : {}) });
       else notShown++;
     }
   }
@@ -121,18 +123,23 @@ async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promis
   const { run } = d;
   const now = Date.now();
   const lines = [`run ${run.id} of ${run.flow}${run.dryRun ? ' (dry run)' : ''}`];
-  lines.push(`  status:    ${run.status === 'waiting' ? formatWaiting(run, now) : run.status}${run.error ? ` - ${run.error.message}` : ''}`);
+  lines.push(
+    `  status:    ${run.status === 'waiting' ? formatWaiting(run, now) : run.status}${run.error ? ` - ${run.error.message}` : ''}`,
+  );
   if (run.status === 'running' || run.status === 'waiting') {
     const owner = await runtime.engine.liveOwner(run.id);
     if (owner) lines.push(`  owner:     pid ${owner.pid} on host ${owner.host}`);
   }
   lines.push(`  started:   ${iso(run.startedAt)} (${run.trigger})${run.retryOf ? `, retry of ${run.retryOf}` : ''}`);
-  lines.push(`  duration:  ${formatClock(run.durationMs ?? now - run.startedAt)}${run.resumes ? `, resumed ${run.resumes} time(s)` : ''}${run.crashes ? `, crashed ${run.crashes} time(s)` : ''}`);
+  lines.push(
+    `  duration:  ${formatClock(run.durationMs ?? now - run.startedAt)}${run.resumes ? `, resumed ${run.resumes} time(s)` : ''}${run.crashes ? `, crashed ${run.crashes} time(s)` : ''}`,
+  );
   lines.push(`  inputs:    ${clip(JSON.stringify(d.inputs ?? {}))}`);
   lines.push('  steps:');
   if (d.steps.length === 0) lines.push('    (none yet)');
   for (const s of d.steps) {
-    const dur = s.finishedAt !== undefined ? formatClock(s.finishedAt - s.startedAt) : s.status === 'running' ? formatClock(now - s.startedAt) : '-';
+    const dur =
+      s.finishedAt !== undefined ? formatClock(s.finishedAt - s.startedAt) : s.status === 'running' ? formatClock(now - s.startedAt) : '-';
     const counts = `done ${s.done}, failed ${s.failed}, invalid ${s.invalid ?? 0}, skipped ${s.skipped ?? 0}, waiting ${s.waiting ?? 0}`;
     lines.push(`    ${s.step} (${s.action}): ${s.status}${s.total !== undefined ? ` - ${s.total} item(s)` : ''}; ${counts}; ${dur}`);
     if (s.error) lines.push(`      error: ${s.error.message}`);
@@ -140,8 +147,12 @@ async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promis
   }
   if (d.failedItems.length > 0) {
     lines.push('  failed items:');
-    for (const f of d.failedItems) lines.push(`    ${f.step}[${f.index}] after ${f.attempts} attempt(s): ${f.error?.message ?? 'failed'}${f.error?.code ? ` [${f.error.code}]` : ''}`);
-    if (d.failedItemsNotShown > 0) lines.push(`    … and ${d.failedItemsNotShown} more (--json lists the first ${MAX_FAILED_SHOWN} per step)`);
+    for (const f of d.failedItems)
+      lines.push(
+        `    ${f.step}[${f.index}] after ${f.attempts} attempt(s): ${f.error?.message ?? 'failed'}${f.error?.code ? ` [${f.error.code}]` : ''}`,
+      );
+    if (d.failedItemsNotShown > 0)
+      lines.push(`    … and ${d.failedItemsNotShown} more (--json lists the first ${MAX_FAILED_SHOWN} per step)`);
   }
   lines.push('  log:');
   if (d.log.length === 0) lines.push('    (no log lines)');
@@ -194,6 +205,10 @@ export function formatRunsTable(list: readonly RunRecord[], now = Date.now()): s
   ]);
   const header = ['RUN', 'FLOW', 'STATUS', 'STARTED (UTC)', 'DURATION', 'DONE', 'FAILED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const fmt = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [fmt(header), ...rows.map(fmt)].join('\n');
 }

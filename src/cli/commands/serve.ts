@@ -29,7 +29,9 @@ export async function serve(argv: string[], io: Io): Promise<number> {
     throw e;
   }
   for (const inst of config.local?.instances ?? []) {
-    io.out(`  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/lastOutgoingMessages/<apiTokenInstance from ${configFile}>`);
+    io.out(
+      `  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/lastOutgoingMessages/<apiTokenInstance from ${configFile}>`,
+    );
   }
   const signal = await stopped;
   io.err(`msgflow: ${signal}: closing the local service`);

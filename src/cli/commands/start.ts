@@ -80,6 +80,8 @@ async function openDaemon(config: Config, listen: boolean): Promise<{ runtime: R
     });
     return { runtime, daemon };
   } catch (e) {
+    // Start-up failed after the claim (a plugin that does not load, a busy port): the next start must not find it taken.
+    await daemon?.release();
     if (e instanceof FlowError && e.code === 'DAEMON_RUNNING') return e;
     throw e;
   }
@@ -87,9 +89,16 @@ async function openDaemon(config: Config, listen: boolean): Promise<{ runtime: R
 
 /** Starts the notification consumers (docs/notifications.md) and says how each instance is consumed. */
 async function consumeNotifications(runtime: Runtime, flows: readonly Flow[], logger: Logger, io: Io): Promise<NotificationConsumers> {
-  const consumers = await startNotificationConsumers({ ...runtime, flows, identityFor: (name) => identityOf(runtime.config, name), logger });
+  const consumers = await startNotificationConsumers({
+    ...runtime,
+    flows,
+    identityFor: (name) => identityOf(runtime.config, name),
+    logger,
+  });
   for (const c of consumers.instances) {
-    io.out(`msgflow: notifications of ${c.name}: ${c.mode === 'poll' ? 'polling receiveNotification' : `webhook receiver on ${consumers.webhookUrl}`}`);
+    io.out(
+      `msgflow: notifications of ${c.name}: ${c.mode === 'poll' ? 'polling receiveNotification' : `webhook receiver on ${consumers.webhookUrl}`}`,
+    );
   }
   return consumers;
 }
@@ -113,12 +122,23 @@ async function openDashboard(runtime: Runtime, off: boolean, io: Io, logger: Log
       reason = `ui.port ${runtime.config.ui.port} was in use`;
     }
   }
-  await recordDaemonUi(runtime.store, { url: dashboard?.url ?? null, reason, pid: process.pid, host: defaultHostId(), startedAt: Date.now() });
+  await recordDaemonUi(runtime.store, {
+    url: dashboard?.url ?? null,
+    reason,
+    pid: process.pid,
+    host: defaultHostId(),
+    startedAt: Date.now(),
+  });
   return dashboard;
 }
 
 /** Resumes unfinished runs, then schedules every flow with on.schedule / on.startup. */
-async function scheduleFlows(runtime: Runtime, flows: Flow[], dist: Distributed | undefined, io: Io): Promise<{ scheduler: Scheduler; fireFor: (flow: Flow) => FireFn }> {
+async function scheduleFlows(
+  runtime: Runtime,
+  flows: Flow[],
+  dist: Distributed | undefined,
+  io: Io,
+): Promise<{ scheduler: Scheduler; fireFor: (flow: Flow) => FireFn }> {
   const resumed = await runtime.engine.resumeUnfinished(flows);
   if (resumed.length > 0) io.out(`msgflow: resumed ${resumed.length} unfinished run(s)`);
   const scheduler = createCronScheduler({
@@ -139,7 +159,9 @@ async function scheduleFlows(runtime: Runtime, flows: Flow[], dist: Distributed 
   await scheduler.start();
   await dist?.start();
   for (const s of scheduler.status()) {
-    io.out(`msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : '(none)'}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ''}`);
+    io.out(
+      `msgflow: ${s.flow}: next run ${s.next ? new Date(s.next).toISOString() : '(none)'}${s.timezone ? ` (${s.cron}, ${s.timezone})` : s.cron ? ` (${s.cron})` : ''}`,
+    );
   }
   return { scheduler, fireFor };
 }
@@ -148,7 +170,13 @@ async function scheduleFlows(runtime: Runtime, flows: Flow[], dist: Distributed 
 async function reportReload(reloader: Reloader, io: Io): Promise<void> {
   try {
     const { errors, line } = formatReload(await reloader.reload());
-    for (const e of errors) io.err(e.split('\n').map((l) => `msgflow: ${l}`).join('\n'));
+    for (const e of errors)
+      io.err(
+        e
+          .split('\n')
+          .map((l) => `msgflow: ${l}`)
+          .join('\n'),
+      );
     io.out(`msgflow: ${line}`);
   } catch (e) {
     io.err(`${formatCliError(e)} (reload failed; the running flows stay)`);
@@ -224,7 +252,9 @@ export async function start(argv: string[], io: Io): Promise<number> {
     if (errors.length > 0) io.err(`msgflow: ${errors.length} flow error(s); the other flows run (see msgflow validate)`);
     const { scheduler, fireFor } = await scheduleFlows(runtime, flows, dist, io);
     consumers = await consumeNotifications(runtime, flows, reporter.logger, io);
-    io.out(`msgflow: started; ${scheduler.status().length} flow(s) scheduled, ${flows.filter((f) => f.on.notification).length} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`);
+    io.out(
+      `msgflow: started; ${scheduler.status().length} flow(s) scheduled, ${flows.filter((f) => f.on.notification).length} triggered by notifications, ${flows.length} loaded. Ctrl-C stops.`,
+    );
     // config.file is absolute: reloads read the file this daemon started from, whatever the cwd.
     const reloader = new Reloader({ runtime, scheduler, configPath: config.file, configOptions: configOptions(io), flows, fireFor });
     const reload = () => void reportReload(reloader, io);

@@ -16,7 +16,9 @@ export async function worker(argv: string[], io: Io): Promise<number> {
   const file = values.config ?? 'config.yaml';
   const config = loadConfig(file, configOptions(io));
   if (config.executor.driver !== 'bullmq') {
-    throw new UsageError(`msgflow worker needs executor: { driver: bullmq } in ${config.file} (the executor is '${config.executor.driver}': items run in the process that runs the flow)`);
+    throw new UsageError(
+      `msgflow worker needs executor: { driver: bullmq } in ${config.file} (the executor is '${config.executor.driver}': items run in the process that runs the flow)`,
+    );
   }
   // Listening before the queues open: a signal during start-up is not lost.
   const stopped = untilSignal();
@@ -24,7 +26,9 @@ export async function worker(argv: string[], io: Io): Promise<number> {
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   try {
     const workers = await startItemWorkers({ runtime, concurrency, logger: reporter.logger });
-    io.out(`msgflow: worker ready (pid ${process.pid}): ${workers.identities.length} instance queue(s), ${concurrency} items at once each. Ctrl-C stops.`);
+    io.out(
+      `msgflow: worker ready (pid ${process.pid}): ${workers.identities.length} instance queue(s), ${concurrency} items at once each. Ctrl-C stops.`,
+    );
     const signal = await stopped;
     io.err(`msgflow: ${signal}: stopping; items in progress finish first`);
     await workers.close();

@@ -94,7 +94,8 @@ export function looseEquals(a: unknown, b: unknown): boolean {
 
 const defs: Record<string, FnDef> = {
   length: {
-    minArgs: 1, maxArgs: 1,
+    minArgs: 1,
+    maxArgs: 1,
     fn: ([v]) => {
       if (typeof v === 'string' || Array.isArray(v)) return v.length;
       if (isPlainObject(v)) return Object.keys(v).length;
@@ -103,7 +104,8 @@ const defs: Record<string, FnDef> = {
     },
   },
   contains: {
-    minArgs: 2, maxArgs: 2,
+    minArgs: 2,
+    maxArgs: 2,
     fn: ([h, n]) => {
       if (Array.isArray(h)) return h.some((x) => looseEquals(x, n));
       if (h === null || h === undefined) return false;
@@ -116,7 +118,8 @@ const defs: Record<string, FnDef> = {
   upper: { minArgs: 1, maxArgs: 1, fn: ([s]) => str('upper', s, 0).toUpperCase() },
   trim: { minArgs: 1, maxArgs: 1, fn: ([s]) => str('trim', s, 0).trim() },
   replace: {
-    minArgs: 3, maxArgs: 3,
+    minArgs: 3,
+    maxArgs: 3,
     fn: ([s, f, w], ctx) => {
       const find = str('replace', f, 1);
       if (find === '') throw new FunctionArgError('replace(): the text to find must not be empty');
@@ -124,13 +127,15 @@ const defs: Record<string, FnDef> = {
       const by = str('replace', w, 2);
       // Sized before it is built: a replace that multiplies a string is refused, not allocated.
       const size = pieces.reduce((t, p) => t + p.length, 0) + (pieces.length - 1) * by.length;
-      if (size > ctx.maxStringLength) throw new FunctionLimitError(`replace() would build a string of ${size} characters (limit ${ctx.maxStringLength})`);
+      if (size > ctx.maxStringLength)
+        throw new FunctionLimitError(`replace() would build a string of ${size} characters (limit ${ctx.maxStringLength})`);
       return pieces.join(by);
     },
   },
   split: { minArgs: 2, maxArgs: 2, fn: ([s, sep]) => str('split', s, 0).split(str('split', sep, 1)) },
   join: {
-    minArgs: 1, maxArgs: 2,
+    minArgs: 1,
+    maxArgs: 2,
     fn: ([a, sep], ctx) => {
       const list = arr('join', a, 0);
       const glue = sep === undefined ? ',' : str('join', sep, 1);
@@ -139,14 +144,16 @@ const defs: Record<string, FnDef> = {
       const texts = list.map((v) => {
         const t = toText(v);
         size += t.length;
-        if (size > ctx.maxStringLength) throw new FunctionLimitError(`join() would build a string of more than ${ctx.maxStringLength} characters`);
+        if (size > ctx.maxStringLength)
+          throw new FunctionLimitError(`join() would build a string of more than ${ctx.maxStringLength} characters`);
         return t;
       });
       return texts.join(glue);
     },
   },
   slice: {
-    minArgs: 2, maxArgs: 3,
+    minArgs: 2,
+    maxArgs: 3,
     fn: ([x, s, e]) => {
       const start = num('slice', s, 1);
       const end = e === undefined ? undefined : num('slice', e, 2);
@@ -155,13 +162,15 @@ const defs: Record<string, FnDef> = {
     },
   },
   format: {
-    minArgs: 1, maxArgs: 20,
+    minArgs: 1,
+    maxArgs: 20,
     fn: ([tpl, ...rest]) =>
       str('format', tpl, 0).replace(/\{(\d+)\}/g, (whole, d: string) => (Number(d) < rest.length ? toText(rest[Number(d)]) : whole)),
   },
   toJSON: { minArgs: 1, maxArgs: 1, fn: ([v]) => JSON.stringify(v) ?? 'null' },
   fromJSON: {
-    minArgs: 1, maxArgs: 1,
+    minArgs: 1,
+    maxArgs: 1,
     fn: ([s]) => {
       try {
         return JSON.parse(str('fromJSON', s, 0));
@@ -174,7 +183,8 @@ const defs: Record<string, FnDef> = {
   string: { minArgs: 1, maxArgs: 1, fn: ([v]) => toText(v) },
   boolean: { minArgs: 1, maxArgs: 1, fn: ([v]) => (v === 'false' || v === '0' ? false : truthy(v)) },
   round: {
-    minArgs: 1, maxArgs: 2,
+    minArgs: 1,
+    maxArgs: 2,
     fn: ([n, d]) => {
       const digits = d === undefined ? 0 : num('round', d, 1);
       const f = 10 ** Math.max(0, Math.min(15, Math.trunc(digits)));
@@ -190,26 +200,33 @@ const defs: Record<string, FnDef> = {
   keys: { minArgs: 1, maxArgs: 1, fn: ([o]) => Object.keys(obj('keys', o, 0)) },
   values: { minArgs: 1, maxArgs: 1, fn: ([o]) => Object.keys(obj('values', o, 0)).map((k) => readOrThrow(o, k)) },
   pluck: {
-    minArgs: 2, maxArgs: 2,
+    minArgs: 2,
+    maxArgs: 2,
     fn: ([a, k]) => {
       const key = str('pluck', k, 1);
       return arr('pluck', a, 0).map((item) => readOrThrow(item, key));
     },
   },
   coalesce: {
-    minArgs: 1, maxArgs: 20,
+    minArgs: 1,
+    maxArgs: 20,
     fn: (args) => args.find((v) => v !== undefined && v !== null && v !== ''),
   },
   filter: {
-    minArgs: 2, maxArgs: 2, lambdaArgs: [1],
+    minArgs: 2,
+    maxArgs: 2,
+    lambdaArgs: [1],
     fn: ([a], ctx) => arr('filter', a, 0).filter((v) => truthy(ctx.apply(1, v))),
   },
   map: {
-    minArgs: 2, maxArgs: 2, lambdaArgs: [1],
+    minArgs: 2,
+    maxArgs: 2,
+    lambdaArgs: [1],
     fn: ([a], ctx) => arr('map', a, 0).map((v) => ctx.apply(1, v)),
   },
   digits: {
-    minArgs: 1, maxArgs: 1,
+    minArgs: 1,
+    maxArgs: 1,
     fn: ([v]) => (v === null || v === undefined ? '' : str('digits', v, 0).replace(/\D+/g, '')),
   },
   formatDate: { minArgs: 1, maxArgs: 3, fn: ([t, p, tz]) => formatDate(t, p, tz) },
@@ -231,14 +248,26 @@ function formatDate(t: unknown, pattern: unknown, tz: unknown): string {
   let parts: Intl.DateTimeFormatPart[];
   try {
     parts = new Intl.DateTimeFormat('en-GB', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
     }).formatToParts(ms);
   } catch {
     throw new FunctionArgError(`formatDate(): unknown time zone '${zone}'`);
   }
   const part = (type: string) => parts.find((x) => x.type === type)?.value ?? '';
   const values: Record<string, string> = {
-    YYYY: part('year'), MM: part('month'), DD: part('day'), HH: part('hour'), mm: part('minute'), ss: part('second'),
+    YYYY: part('year'),
+    MM: part('month'),
+    DD: part('day'),
+    HH: part('hour'),
+    mm: part('minute'),
+    ss: part('second'),
     SSS: String(((ms % 1000) + 1000) % 1000).padStart(3, '0'),
   };
   return pat.replace(DATE_TOKENS, (k) => values[k]!);

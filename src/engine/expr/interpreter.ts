@@ -58,7 +58,11 @@ export interface ExprLimits {
   maxSteps: number;
 }
 
-export const DEFAULT_EXPR_LIMITS: Readonly<ExprLimits> = Object.freeze({ maxStringLength: 1_000_000, maxArrayLength: 200_000, maxSteps: 5_000_000 });
+export const DEFAULT_EXPR_LIMITS: Readonly<ExprLimits> = Object.freeze({
+  maxStringLength: 1_000_000,
+  maxArrayLength: 200_000,
+  maxSteps: 5_000_000,
+});
 
 /** One evaluation: the scope, lambda parameters in force, and the work spent. */
 interface Ctx {
@@ -83,7 +87,11 @@ function charge(ctx: Ctx, n: number, pos: number): void {
 /** Every value an expression builds passes here: too long a string or array stops the evaluation. */
 function bounded<T>(v: T, ctx: Ctx, pos: number): T {
   if (typeof v === 'string' && v.length > ctx.limits.maxStringLength) {
-    throw new ExpressionLimitError(ctx.src, pos, `a string of ${v.length} characters is longer than the ${ctx.limits.maxStringLength} allowed`);
+    throw new ExpressionLimitError(
+      ctx.src,
+      pos,
+      `a string of ${v.length} characters is longer than the ${ctx.limits.maxStringLength} allowed`,
+    );
   }
   if (Array.isArray(v) && v.length > ctx.limits.maxArrayLength) {
     throw new ExpressionLimitError(ctx.src, pos, `an array of ${v.length} items is longer than the ${ctx.limits.maxArrayLength} allowed`);
@@ -116,7 +124,11 @@ function ev(node: Node, ctx: Ctx): unknown {
       return r.value;
     }
     case 'array':
-      return bounded(node.items.map((n) => ev(n, ctx)), ctx, node.pos);
+      return bounded(
+        node.items.map((n) => ev(n, ctx)),
+        ctx,
+        node.pos,
+      );
     case 'call': {
       const def = getFunction(node.name)!;
       const args = node.args.map((n) => (n.type === 'lambda' ? n : ev(n, ctx)));
@@ -193,7 +205,11 @@ function binary(node: Extract<Node, { type: 'binary' }>, ctx: Ctx): unknown {
           const b = String(r ?? '');
           // Checked before concatenating: doubling a string in a loop of `+` must stop at the limit.
           if (a.length + b.length > ctx.limits.maxStringLength) {
-            throw new ExpressionLimitError(src, node.pos, `'+' would build a string of ${a.length + b.length} characters (limit ${ctx.limits.maxStringLength})`);
+            throw new ExpressionLimitError(
+              src,
+              node.pos,
+              `'+' would build a string of ${a.length + b.length} characters (limit ${ctx.limits.maxStringLength})`,
+            );
           }
           return a + b;
         }

@@ -90,7 +90,14 @@ class Parser {
   private lambdaAhead(): boolean {
     const t = this.peek();
     if (t.type === 'ident') return this.isArrow(1);
-    return t.type === 'punct' && t.value === '(' && this.at(1).type === 'ident' && this.at(2).type === 'punct' && this.at(2).value === ')' && this.isArrow(3);
+    return (
+      t.type === 'punct' &&
+      t.value === '(' &&
+      this.at(1).type === 'ident' &&
+      this.at(2).type === 'punct' &&
+      this.at(2).value === ')' &&
+      this.isArrow(3)
+    );
   }
 
   private lambda(): Node {
@@ -184,7 +191,10 @@ class Parser {
         this.expect(']', 'to close the index');
         node = { type: 'member', object: node, property, pos: open.pos };
       } else if (this.isPunct('(')) {
-        throw this.error(this.peek(), `method calls are not supported: call a function by name, e.g. lower(x) (functions: ${functionNames().join(', ')})`);
+        throw this.error(
+          this.peek(),
+          `method calls are not supported: call a function by name, e.g. lower(x) (functions: ${functionNames().join(', ')})`,
+        );
       } else {
         return node;
       }
@@ -199,12 +209,16 @@ class Parser {
       if (name === 'true' || name === 'false') return { type: 'literal', value: name === 'true', pos: t.pos };
       if (name === 'null') return { type: 'literal', value: null, pos: t.pos };
       if (this.isPunct('(')) return this.call(t);
-      if (this.isPunct('=>')) throw this.error(t, `a lambda ('${name} => ...') is only allowed as an argument of ${lambdaFunctions().join(', ')}`);
+      if (this.isPunct('=>'))
+        throw this.error(t, `a lambda ('${name} => ...') is only allowed as an argument of ${lambdaFunctions().join(', ')}`);
       // A lambda's parameter shadows a scope root of the same name (`item => item.phone`).
       if (this.params.includes(name)) return { type: 'param', name, pos: t.pos };
       if ((SCOPE_ROOTS as readonly string[]).includes(name)) return { type: 'root', name: name as ScopeRoot, pos: t.pos };
       const hint = closest(name, [...SCOPE_ROOTS, ...functionNames()]);
-      throw this.error(t, `unknown name '${name}'${hint ? ` (did you mean '${hint}'?)` : ''}; an expression starts from ${SCOPE_ROOTS.join(', ')}`);
+      throw this.error(
+        t,
+        `unknown name '${name}'${hint ? ` (did you mean '${hint}'?)` : ''}; an expression starts from ${SCOPE_ROOTS.join(', ')}`,
+      );
     }
     if (t.type === 'punct' && t.value === '(') {
       if (this.peek().type === 'ident' && this.at(1).type === 'punct' && this.at(1).value === ')' && this.isArrow(2)) {
@@ -244,7 +258,8 @@ class Parser {
           if (!lambdas.includes(idx)) throw this.error(argTok, `${name}() takes no lambda as argument ${idx + 1}`);
           args.push(this.lambda());
         } else {
-          if (lambdas.includes(idx)) throw this.error(argTok, `${name}() needs a lambda as argument ${idx + 1}, e.g. ${name}(list, x => x.country == 'DE')`);
+          if (lambdas.includes(idx))
+            throw this.error(argTok, `${name}() needs a lambda as argument ${idx + 1}, e.g. ${name}(list, x => x.country == 'DE')`);
           args.push(this.expr());
         }
       } while (this.isPunct(',') && this.next());

@@ -152,7 +152,12 @@ function renderString(text: string, scope: ExprScope): unknown {
   const max = scope.limits?.maxStringLength ?? DEFAULT_EXPR_LIMITS.maxStringLength;
   for (const p of t.parts) {
     out += p.kind === 'text' ? p.text : toText(evalPart(text, p, scope));
-    if (out.length > max) throw located(new ExpressionLimitError(p.kind === 'expr' ? p.source : text, 0, `the text is longer than the ${max} characters allowed`), text, 0);
+    if (out.length > max)
+      throw located(
+        new ExpressionLimitError(p.kind === 'expr' ? p.source : text, 0, `the text is longer than the ${max} characters allowed`),
+        text,
+        0,
+      );
   }
   return out;
 }

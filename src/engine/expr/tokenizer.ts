@@ -15,7 +15,32 @@ export interface Token {
 }
 
 /** Longest first, so `<=` wins over `<`. */
-const PUNCTUATORS = ['=>', '==', '!=', '<=', '>=', '&&', '||', '??', '.', '[', ']', '(', ')', ',', '!', '<', '>', '+', '-', '*', '/', '%', '?', ':'];
+const PUNCTUATORS = [
+  '=>',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '??',
+  '.',
+  '[',
+  ']',
+  '(',
+  ')',
+  ',',
+  '!',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '?',
+  ':',
+];
 
 /** Bounds the work a single expression can cause (flows come from files people edit, not from attackers, but a runaway is still a bug). */
 export const MAX_EXPRESSION_LENGTH = 4096;

@@ -55,7 +55,11 @@ export function checkWithInput(
   if (obj.strict) {
     for (const k of Object.keys(withValue)) {
       if (!(k in obj.shape)) {
-        rep.add([...path, k], `unknown key '${k}' for action '${action.name}'${didYouMean(k, known)}; it takes ${known.join(', ') || 'nothing'}`, { key: true });
+        rep.add(
+          [...path, k],
+          `unknown key '${k}' for action '${action.name}'${didYouMean(k, known)}; it takes ${known.join(', ') || 'nothing'}`,
+          { key: true },
+        );
       }
     }
   }

@@ -50,7 +50,8 @@ export function reportSchemaIssues(rep: Reporter, issues: readonly z.core.$ZodIs
   for (const issue of issues) {
     const p = issue.path as (string | number)[];
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) if (!RESERVED_KEYS.has(k)) rep.add([...p, k], `unknown key '${k}'${didYouMean(k, knownKeysAt(p))}`, { key: true });
+      for (const k of issue.keys)
+        if (!RESERVED_KEYS.has(k)) rep.add([...p, k], `unknown key '${k}'${didYouMean(k, knownKeysAt(p))}`, { key: true });
       continue;
     }
     rep.add(p, issueReason(issue));
@@ -65,7 +66,11 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   checkReservedKeys(rep, raw, []);
   const env = checkEnv(rep, raw.env, opts.env ?? process.env);
   // Declared names, set or not: `env.X` of a listed but unset variable reads as undefined.
-  const declaredEnv = Array.isArray(raw.env) ? raw.env.filter((x): x is string => typeof x === 'string') : isObj(raw.env) ? Object.keys(raw.env) : [];
+  const declaredEnv = Array.isArray(raw.env)
+    ? raw.env.filter((x): x is string => typeof x === 'string')
+    : isObj(raw.env)
+      ? Object.keys(raw.env)
+      : [];
   checkInstance(rep, raw, opts.instances);
   checkTrigger(rep, raw.on);
   checkNotificationTrigger(rep, raw.on, opts.instances);
@@ -78,14 +83,16 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   steps.forEach((step, i) => {
     if (!isObj(step)) return;
     const id = ids[i];
-    if (id !== undefined && RESERVED_KEYS.has(id)) rep.add(['steps', i, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
+    if (id !== undefined && RESERVED_KEYS.has(id))
+      rep.add(['steps', i, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
     if (id !== undefined) {
       if (seen.has(id)) rep.add(['steps', i, 'id'], `duplicate step id '${id}' (first used by steps[${seen.get(id)}])`);
       else seen.set(id, i);
     }
     const action = checkUses(rep, step, i, opts.registry);
     const scope: RefScope = { stepIndex: i, ids, inputNames, envNames: declaredEnv, hasForEach: step.forEach !== undefined, hasEvent };
-    if (step.if !== undefined && typeof step.if === 'string') checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
+    if (step.if !== undefined && typeof step.if === 'string')
+      checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
     if (step.forEach !== undefined) checkExpressionsIn(rep, ['steps', i, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
     if (isObj(step.with)) {
       // Keys the action evaluates itself once per record (rawInputs) may use
@@ -107,7 +114,8 @@ function checkReservedKeys(rep: Reporter, value: unknown, path: (string | number
   if (Array.isArray(value)) value.forEach((v, i) => checkReservedKeys(rep, v, [...path, i]));
   else if (isObj(value)) {
     for (const k of Object.keys(value)) {
-      if (RESERVED_KEYS.has(k)) rep.add([...path, k], `'${k}' cannot be used as a key: it names JavaScript object internals`, { key: true });
+      if (RESERVED_KEYS.has(k))
+        rep.add([...path, k], `'${k}' cannot be used as a key: it names JavaScript object internals`, { key: true });
       checkReservedKeys(rep, value[k], [...path, k]);
     }
   }
@@ -121,7 +129,11 @@ function checkEnv(rep: Reporter, raw: unknown, processEnv: Record<string, string
     raw.forEach((name, i) => {
       if (typeof name !== 'string') return;
       if (processEnv[name] !== undefined) out[name] = processEnv[name]!;
-      else rep.add(['env', i], `environment variable ${name} is not set (listed in env:); set it, or write env: { ${name}: "\${${name}:-default}" }`);
+      else
+        rep.add(
+          ['env', i],
+          `environment variable ${name} is not set (listed in env:); set it, or write env: { ${name}: "\${${name}:-default}" }`,
+        );
     });
   } else if (isObj(raw)) {
     for (const [name, v] of Object.entries(raw)) {
@@ -172,7 +184,10 @@ function checkNotificationTrigger(rep: Reporter, on: unknown, instances: readonl
   }
   if (typeof instance === 'string' && instances && !instances.includes(instance)) {
     const list = instances.length ? instances.join(', ') : '(none)';
-    rep.add(['on', 'notification', 'instance'], `unknown instance '${instance}'${didYouMean(instance, instances)}: config.yaml declares ${list}`);
+    rep.add(
+      ['on', 'notification', 'instance'],
+      `unknown instance '${instance}'${didYouMean(instance, instances)}: config.yaml declares ${list}`,
+    );
   }
 }
 
@@ -288,7 +303,10 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
         } else if (target === scope.stepIndex) bad(`step '${first}' cannot read its own result`, at);
         else if (target > scope.stepIndex) bad(`step '${first}' runs after this step: its result is not there yet`, at);
         else if (second !== undefined && !STEP_VIEW_KEYS.includes(second)) {
-          bad(`steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`, ref.positions[2]!);
+          bad(
+            `steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`,
+            ref.positions[2]!,
+          );
         }
         break;
       }
@@ -309,15 +327,17 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
         else if (scope.where === 'forEach') bad(`'${ref.root}' is not set yet while forEach is evaluated`, ref.positions[0]!);
         break;
       case 'event':
-        if (!scope.hasEvent) bad("'event' is only set in a flow triggered by a notification (on: { notification: ... })", ref.positions[0]!);
+        if (!scope.hasEvent)
+          bad("'event' is only set in a flow triggered by a notification (on: { notification: ... })", ref.positions[0]!);
         break;
       case 'local':
-        if (first !== undefined && !LOCAL_KEYS.includes(first)) bad(`local has no '${first}'${didYouMean(first, LOCAL_KEYS)}: use ${LOCAL_KEYS.join(', ')}`, at);
+        if (first !== undefined && !LOCAL_KEYS.includes(first))
+          bad(`local has no '${first}'${didYouMean(first, LOCAL_KEYS)}: use ${LOCAL_KEYS.join(', ')}`, at);
         break;
       case 'run':
-        if (first !== undefined && !RUN_KEYS.includes(first)) bad(`run has no '${first}'${didYouMean(first, RUN_KEYS)}: use ${RUN_KEYS.join(', ')}`, at);
+        if (first !== undefined && !RUN_KEYS.includes(first))
+          bad(`run has no '${first}'${didYouMean(first, RUN_KEYS)}: use ${RUN_KEYS.join(', ')}`, at);
         break;
     }
   }
 }
-

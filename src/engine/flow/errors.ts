@@ -29,7 +29,8 @@ export class FlowIssue extends FlowError implements IssuePosition {
     const code = opts.code ?? 'FLOW_INVALID';
     const params = opts.params ?? { reason };
     // EXPRESSION_ERROR's template has no key path slot: carry it in `location`.
-    const full = code === 'EXPRESSION_ERROR' ? { ...params, location: `${location} ${pos.keyPath}` } : { ...params, location, path: pos.keyPath };
+    const full =
+      code === 'EXPRESSION_ERROR' ? { ...params, location: `${location} ${pos.keyPath}` } : { ...params, location, path: pos.keyPath };
     super(code, full, opts.cause === undefined ? {} : { cause: opts.cause });
     this.name = 'FlowIssue';
     this.file = pos.file;

@@ -15,11 +15,19 @@ import { displayPath } from './load.js';
 
 /** A `--input` the command line got wrong (unknown name, value of the wrong type): exit code 2. */
 function inputArgError(flow: Flow, name: string, reason: string, cause?: unknown): MsgflowError {
-  return new MsgflowError('INPUT_ARG_INVALID', { location: displayPath(flow.file), input: name, reason }, cause === undefined ? {} : { cause });
+  return new MsgflowError(
+    'INPUT_ARG_INVALID',
+    { location: displayPath(flow.file), input: name, reason },
+    cause === undefined ? {} : { cause },
+  );
 }
 
 function inputError(flow: Flow, name: string, reason: string, cause?: unknown): FlowError {
-  return new FlowError('FLOW_INVALID', { location: displayPath(flow.file), path: `inputs.${name}`, reason }, cause === undefined ? {} : { cause });
+  return new FlowError(
+    'FLOW_INVALID',
+    { location: displayPath(flow.file), path: `inputs.${name}`, reason },
+    cause === undefined ? {} : { cause },
+  );
 }
 
 /**
@@ -47,7 +55,11 @@ export function coerceInput(raw: string, type: FlowInputDef['type']): unknown {
         v = JSON.parse(raw);
       } catch {
         // A comma-separated list is the friendly way to give an array on a command line.
-        if (type === 'array') return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+        if (type === 'array')
+          return raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '');
         throw new Error(`'${raw}' is not a JSON object`);
       }
       if (type === 'array' && !Array.isArray(v)) throw new Error(`'${raw}' is not a JSON array`);

@@ -84,9 +84,7 @@ export function loadFlowFile(file: string, opts: LoadFlowOptions): Flow {
 
 function sortIssues(issues: FlowIssue[]): FlowIssue[] {
   const seen = new Set<string>();
-  return issues
-    .filter((i) => (seen.has(i.message) ? false : (seen.add(i.message), true)))
-    .sort((a, b) => a.line - b.line || a.col - b.col);
+  return issues.filter((i) => (seen.has(i.message) ? false : (seen.add(i.message), true))).sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
 function noteTemplates(src: YamlSource, at: (string | number)[], value: unknown, bare = false): void {
@@ -101,7 +99,9 @@ function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, f
   return {
     ...rest,
     // A notification trigger listens to the flow's own instance unless it names another.
-    on: on.notification ? { ...on, notification: { ...on.notification, instance: on.notification.instance ?? d.instance } } : { ...on, notification: undefined },
+    on: on.notification
+      ? { ...on, notification: { ...on.notification, instance: on.notification.instance ?? d.instance } }
+      : { ...on, notification: undefined },
     env,
     steps: steps.map((s, i) => {
       // Evaluation errors (EXPRESSION_ERROR, EXPRESSION_LIMIT) then name the file position of the value.
@@ -118,11 +118,13 @@ function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, f
 /** The flow files of a directory (not recursive), sorted. */
 export function listFlowFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true })
-    // `*.test.yaml` next to the flows are flow tests (msgflow test), not flows.
-    .filter((e) => e.isFile() && FLOW_EXTENSIONS.includes(path.extname(e.name).toLowerCase()) && !/\.test\.ya?ml$/i.test(e.name))
-    .map((e) => path.join(dir, e.name))
-    .sort();
+  return (
+    readdirSync(dir, { withFileTypes: true })
+      // `*.test.yaml` next to the flows are flow tests (msgflow test), not flows.
+      .filter((e) => e.isFile() && FLOW_EXTENSIONS.includes(path.extname(e.name).toLowerCase()) && !/\.test\.ya?ml$/i.test(e.name))
+      .map((e) => path.join(dir, e.name))
+      .sort()
+  );
 }
 
 export interface LoadedFlows {
@@ -237,7 +239,12 @@ function missingDataFiles(flow: Flow): FlowIssue[] {
     if (def.file === undefined || existsSync(path.resolve(flow.baseDir, def.file))) continue;
     src ??= parseYamlSource(readFileSync(flow.file, 'utf8'), display);
     const { line, col } = src.position(['inputs', name, 'file']);
-    out.push(new FlowIssue({ file: display, line, col, keyPath: `inputs.${name}.file` }, `data file not found: ${path.resolve(flow.baseDir, def.file)}`));
+    out.push(
+      new FlowIssue(
+        { file: display, line, col, keyPath: `inputs.${name}.file` },
+        `data file not found: ${path.resolve(flow.baseDir, def.file)}`,
+      ),
+    );
   }
   return out;
 }

@@ -51,7 +51,10 @@ function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...st
 
 export const StepSchema = z
   .strictObject({
-    id: z.string().regex(IDENT_RE, { error: `step id ${IDENT_HINT}` }).meta({ description: 'Unique id: results are read as steps.<id>.' }),
+    id: z
+      .string()
+      .regex(IDENT_RE, { error: `step id ${IDENT_HINT}` })
+      .meta({ description: 'Unique id: results are read as steps.<id>.' }),
     name: z.string().optional(),
     uses: z.string().min(1).meta({ description: 'The action: an API method, log, or a plugin action.' }),
     if: z.union([z.string(), z.boolean()]).optional().meta({ description: 'Run the step only when this expression is true.' }),
@@ -77,12 +80,9 @@ export const InputSchema = z
     description: z.string().optional(),
     type: z.enum(InputTypes).optional().meta({ description: '--input key=value is coerced to this type.' }),
     required: z.boolean().optional(),
-    maxRows: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .meta({ description: 'With file: the most rows the file may have (default 100000). Bigger lists: give the file to a job\'s own file:.' }),
+    maxRows: z.number().int().positive().optional().meta({
+      description: "With file: the most rows the file may have (default 100000). Bigger lists: give the file to a job's own file:.",
+    }),
   })
   .refine((v) => v.file === undefined || v.value === undefined, { error: "give either 'file' or 'value', not both" })
   .meta({ description: 'A flow input.' });
@@ -90,13 +90,15 @@ export const InputSchema = z
 export const NotificationTriggerSchema = z
   .strictObject({
     type: z.enum(NOTIFICATION_TYPES).default('incomingMessageReceived').meta({ description: "The notification's typeWebhook." }),
-    text: z
+    text: z.string().min(1).optional().meta({
+      description: "Case-insensitive regular expression the message's text (or caption), trimmed, must match, e.g. ^(stop|unsubscribe)$.",
+    }),
+    chatId: z.string().min(1).optional().meta({ description: 'Only notifications of this chat, e.g. 79001234567@c.us.' }),
+    instance: z
       .string()
       .min(1)
       .optional()
-      .meta({ description: "Case-insensitive regular expression the message's text (or caption), trimmed, must match, e.g. ^(stop|unsubscribe)$." }),
-    chatId: z.string().min(1).optional().meta({ description: 'Only notifications of this chat, e.g. 79001234567@c.us.' }),
-    instance: z.string().min(1).optional().meta({ description: "A name from config.yaml instances whose notifications trigger the flow. Default: the flow's instance." }),
+      .meta({ description: "A name from config.yaml instances whose notifications trigger the flow. Default: the flow's instance." }),
   })
   .meta({ description: 'Run the flow once per matching notification of the instance; the notification is `event` in expressions.' });
 
@@ -130,12 +132,23 @@ export const FlowFileSchema = z
       .union([z.record(z.string().regex(IDENT_RE), z.union([z.string(), z.number(), z.boolean()])), z.array(z.string().regex(IDENT_RE))])
       .optional()
       .meta({
-        description: 'Environment variables the flow may read as env.NAME: a list of names, or NAME: value pairs where a value may use ${VAR:-default}.',
+        description:
+          'Environment variables the flow may read as env.NAME: a list of names, or NAME: value pairs where a value may use ${VAR:-default}.',
       }),
     concurrency: z
       .strictObject({
-        group: z.string().min(1).optional().meta({ description: 'Runs of every flow with the same group share the limit. Default: the flow name.' }),
-        max: z.number().int().min(1).max(1000).optional().meta({ description: 'Runs of the group live at once. Default: 1 when a step writes (sends, adds contacts), else unlimited.' }),
+        group: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({ description: 'Runs of every flow with the same group share the limit. Default: the flow name.' }),
+        max: z
+          .number()
+          .int()
+          .min(1)
+          .max(1000)
+          .optional()
+          .meta({ description: 'Runs of the group live at once. Default: 1 when a step writes (sends, adds contacts), else unlimited.' }),
       })
       .optional()
       .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),

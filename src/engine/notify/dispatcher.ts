@@ -105,7 +105,12 @@ export class NotificationDispatcher {
       await pending.set(runId, p);
       await this.tryStart(runId, p);
     }
-    this.o.bus.emit('notification:received', { instance: instanceName, type: body.typeWebhook, lagMs: Math.max(0, now - at), flowsStarted: decided });
+    this.o.bus.emit('notification:received', {
+      instance: instanceName,
+      type: body.typeWebhook,
+      lagMs: Math.max(0, now - at),
+      flowsStarted: decided,
+    });
     return decided;
   }
 
@@ -113,7 +118,8 @@ export class NotificationDispatcher {
     const pending = this.o.store.kv(NOTIFICATION_RUNS_NS);
     const flow = this.byName.get(p.flow);
     if ((await this.o.store.getRun(runId)) || !flow) {
-      if (!flow) this.o.logger.warn(`notification run ${runId} is dropped: flow '${p.flow}' is not loaded any more`, { runId, flow: p.flow });
+      if (!flow)
+        this.o.logger.warn(`notification run ${runId} is dropped: flow '${p.flow}' is not loaded any more`, { runId, flow: p.flow });
       await pending.delete(runId);
       return;
     }
@@ -125,7 +131,10 @@ export class NotificationDispatcher {
         return;
       }
       // Not startable at all (e.g. a required input has no value): retrying cannot help.
-      this.o.logger.error(`notification run of ${flow.name} cannot start: ${e instanceof Error ? e.message : String(e)}`, { runId, flow: flow.name });
+      this.o.logger.error(`notification run of ${flow.name} cannot start: ${e instanceof Error ? e.message : String(e)}`, {
+        runId,
+        flow: flow.name,
+      });
     }
     await pending.delete(runId);
   }

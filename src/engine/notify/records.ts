@@ -119,7 +119,12 @@ export async function recordNotification(store: EngineStore, identity: string, b
 }
 
 /** The first incoming message of the chat at or after `since` (ms; compared by whole seconds, the service's precision). */
-export async function firstReplySince(kv: DurableState, identity: string, chatId: string, since: number): Promise<IncomingMessage | undefined> {
+export async function firstReplySince(
+  kv: DurableState,
+  identity: string,
+  chatId: string,
+  since: number,
+): Promise<IncomingMessage | undefined> {
   const rec = await kv.get<IncomingChatRecord>(`${identity}:${chatId}`);
   const floor = Math.floor(since / 1000) * 1000;
   return rec?.messages.find((m) => m.at >= floor);

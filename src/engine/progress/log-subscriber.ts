@@ -39,28 +39,43 @@ type Formatters = { [K in EngineEventName]: (e: EngineEvents[K][0], now: number)
 
 const FORMATTERS: Formatters = {
   'run:started': (e) => ['info', `${run(e)} started (trigger ${e.trigger}${e.dryRun ? ', dry run' : ''})`],
-  'run:finished': (e) => ['info', `${run(e)} finished in ${formatSpan(e.durationMs)}: ${e.itemsDone} item${e.itemsDone === 1 ? '' : 's'} done, ${e.itemsFailed} failed`],
+  'run:finished': (e) => [
+    'info',
+    `${run(e)} finished in ${formatSpan(e.durationMs)}: ${e.itemsDone} item${e.itemsDone === 1 ? '' : 's'} done, ${e.itemsFailed} failed`,
+  ],
   'run:failed': (e) => ['error', `${run(e)} failed${e.step ? ` at step ${e.step}` : ''}: ${e.error}${e.code ? ` [${e.code}]` : ''}`],
   // The reason and the end, never an ETA: `... step check waiting: paused by rate_limit_exceeded until 21:14 (1h52m)`.
   'run:waiting': (e, now) => ['info', `${run(e)} step ${e.step} ${formatWaiting(e.reason, e.until, now)}`],
   'run:resumed': (e) => ['info', `${run(e)} resumed${e.step ? ` at step ${e.step}` : ''}`],
   'run:interrupted': (e) => ['warn', `${run(e)} interrupted: ${e.reason}`],
-  'step:started': (e) => ['info', `${at(e)} started (${e.action}${e.total !== undefined ? `, ${e.total} item${e.total === 1 ? '' : 's'}` : ''})`],
+  'step:started': (e) => [
+    'info',
+    `${at(e)} started (${e.action}${e.total !== undefined ? `, ${e.total} item${e.total === 1 ? '' : 's'}` : ''})`,
+  ],
   'step:finished': (e) => [
     e.status === 'failed' ? 'error' : 'info',
     `${at(e)} ${e.status}: ${e.done} done, ${e.failed} failed${e.error ? `: ${e.error}` : ''}`,
   ],
-  'step:retry': (e) => ['warn', `${at(e)}${e.item !== undefined ? ` item ${e.item}` : ''} attempt ${e.attempt} failed, retrying in ${ms(e.delayMs)}: ${e.error}`],
+  'step:retry': (e) => [
+    'warn',
+    `${at(e)}${e.item !== undefined ? ` item ${e.item}` : ''} attempt ${e.attempt} failed, retrying in ${ms(e.delayMs)}: ${e.error}`,
+  ],
   'item:finished': (e) => [
     e.status === 'failed' ? 'warn' : 'debug',
     `${at(e)} item ${e.index} ${e.status}${e.error ? `: ${e.error}` : ''}`,
   ],
   'step:progress': (e) => ['debug', `${at(e)} progress ${e.done}/${e.total ?? '?'}${e.failed ? ` (${e.failed} failed)` : ''}`],
   'schedule:fired': (e) => ['info', `schedule: ${e.flow} fired for ${iso(e.scheduledAt)}`],
-  'schedule:missed': (e) => ['warn', `schedule: ${e.flow} missed its run of ${iso(e.scheduledAt)} (missed: ${e.policy}; ${e.willRun ? 'running it now' : 'not run'})`],
+  'schedule:missed': (e) => [
+    'warn',
+    `schedule: ${e.flow} missed its run of ${iso(e.scheduledAt)} (missed: ${e.policy}; ${e.willRun ? 'running it now' : 'not run'})`,
+  ],
   'schedule:skipped': (e) => ['info', `schedule: ${e.flow} skipped its run of ${iso(e.scheduledAt)}: ${e.reason}`],
   'action:event': (e) => ['info', `${at(e)} event ${e.name}${Object.keys(e.payload).length ? ` ${JSON.stringify(e.payload)}` : ''}`],
-  'notification:received': (e) => ['debug', `notification ${e.type} from instance ${e.instance} (lag ${ms(e.lagMs)}, ${e.flowsStarted} run${e.flowsStarted === 1 ? '' : 's'} started)`],
+  'notification:received': (e) => [
+    'debug',
+    `notification ${e.type} from instance ${e.instance} (lag ${ms(e.lagMs)}, ${e.flowsStarted} run${e.flowsStarted === 1 ? '' : 's'} started)`,
+  ],
   'api:call': (e) => ['debug', `api ${e.method} on instance ${e.instance}: ${e.outcome} in ${ms(e.durationMs)}`],
   log: (e) => [e.level, `${e.message}${e.fields && Object.keys(e.fields).length ? ` ${JSON.stringify(e.fields)}` : ''}`],
 };

@@ -180,7 +180,10 @@ function plainReporter(bus: EngineBus, stream: OutputStream, clock: Clock, inter
   const printedAt = new Map<string, string>(); // step key -> what the last line said (counts or wait)
 
   const tick = () => {
-    const showing = tracker.active().map((p) => tracker.view(p)).filter(showsProgress);
+    const showing = tracker
+      .active()
+      .map((p) => tracker.view(p))
+      .filter(showsProgress);
     for (const v of showing) {
       // Nothing new (e.g. the run is in a durable wait): no line.
       const state = v.waiting ? `w${v.waiting.until}` : `p${v.processed}`;

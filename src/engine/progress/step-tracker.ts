@@ -107,7 +107,20 @@ class Tracker {
   }
 
   readonly onStarted = (e: EngineEvents['step:started'][0]) => {
-    const p: StepProgress = { runId: e.runId, flow: e.flow, step: e.step, total: e.total, done: 0, failed: 0, invalid: 0, skipped: 0, startedAt: this.clock.now(), counted: 0, finished: false, pausedMs: 0 };
+    const p: StepProgress = {
+      runId: e.runId,
+      flow: e.flow,
+      step: e.step,
+      total: e.total,
+      done: 0,
+      failed: 0,
+      invalid: 0,
+      skipped: 0,
+      startedAt: this.clock.now(),
+      counted: 0,
+      finished: false,
+      pausedMs: 0,
+    };
     this.steps.set(key(e), p);
     this.onChange(this.view(p), 'started');
   };

@@ -34,9 +34,15 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     output: '{ idMessage: string }',
   },
   checkWhatsapp: { description: 'Whether a phone number has a WhatsApp account.', output: '{ existsWhatsapp: boolean, chatId: string }' },
-  getSettings: { description: "The instance's settings (webhookUrl, which notifications it produces, send delay).", output: 'the settings object' },
+  getSettings: {
+    description: "The instance's settings (webhookUrl, which notifications it produces, send delay).",
+    output: 'the settings object',
+  },
   setSettings: { description: "Changes some of the instance's settings (give at least one).", output: '{ saveSettings: true }' },
-  showMessagesQueue: { description: 'Messages waiting in the send queue.', output: 'an array of { messageID, type, body, statusMessage: "pending" }' },
+  showMessagesQueue: {
+    description: 'Messages waiting in the send queue.',
+    output: 'an array of { messageID, type, body, statusMessage: "pending" }',
+  },
   clearMessagesQueue: { description: 'Drops every message waiting in the send queue.', output: '{ isCleared: boolean }' },
   lastIncomingMessages: { description: 'Incoming messages of the last `minutes` (default 1440).', output: 'an array of Message objects' },
   receiveNotification: {

@@ -10,5 +10,9 @@ import type { RetryPolicy } from '../flow/types.js';
  * @example retryDelay({ backoff: 'exponential', delayMs: 2000, maxDelayMs: 600000, jitter: false, maxAttempts: 5 }, 3) // 8000
  */
 export function retryDelay(policy: RetryPolicy, attempt: number, random: () => number = Math.random): number {
-  return backoffDelay({ baseMs: policy.delayMs, maxMs: policy.maxDelayMs, growth: policy.backoff, jitter: policy.jitter ? 'equal' : 'none' }, attempt, random);
+  return backoffDelay(
+    { baseMs: policy.delayMs, maxMs: policy.maxDelayMs, growth: policy.backoff, jitter: policy.jitter ? 'equal' : 'none' },
+    attempt,
+    random,
+  );
 }

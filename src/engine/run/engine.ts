@@ -38,7 +38,10 @@ export function busLogger(bus: EngineBus): Logger {
 function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
@@ -163,7 +166,9 @@ class EngineCore {
 
   private busy(flow: Flow, holder: Lease): FlowError {
     const { group } = this.concurrencyOf(flow);
-    const what = holder.runId ? `run ${holder.runId} of ${group === flow.name ? flow.name : `concurrency group '${group}'`}` : `a run of ${flow.name}`;
+    const what = holder.runId
+      ? `run ${holder.runId} of ${group === flow.name ? flow.name : `concurrency group '${group}'`}`
+      : `a run of ${flow.name}`;
     return new FlowError('RUN_LIVE', { what, holder: describeHolder(holder), runId: holder.runId ?? 'ID' });
   }
 
@@ -232,7 +237,10 @@ class EngineCore {
       const slot = await this.claimSlot(owner, flow);
       if (!slot.ok) {
         if (explicit) throw this.busy(flow, slot.holder);
-        this.deps.logger.info(`run ${r.id} of ${flow.name} waits: ${this.busy(flow, slot.holder).message}`, { runId: r.id, flow: flow.name });
+        this.deps.logger.info(`run ${r.id} of ${flow.name} waits: ${this.busy(flow, slot.holder).message}`, {
+          runId: r.id,
+          flow: flow.name,
+        });
         return undefined;
       }
     }
@@ -279,10 +287,21 @@ class EngineCore {
   /** A new run record, owned by this process. */
   private newRun(flow: Flow, id: string, now: number, inputs: Record<string, unknown>, extra: Partial<RunRecord>): RunRecord {
     return {
-      id, flow: flow.name, file: flow.file, status: 'running', trigger: 'manual', dryRun: false,
-      startedAt: now, updatedAt: now, itemsDone: 0, itemsFailed: 0, resumes: 0,
+      id,
+      flow: flow.name,
+      file: flow.file,
+      status: 'running',
+      trigger: 'manual',
+      dryRun: false,
+      startedAt: now,
+      updatedAt: now,
+      itemsDone: 0,
+      itemsFailed: 0,
+      resumes: 0,
       owner: { pid: process.pid, host: this.hostId },
-      inputsHash: inputsHash(inputs), flowHash: flowHash(flow), group: this.concurrencyOf(flow).group,
+      inputsHash: inputsHash(inputs),
+      flowHash: flowHash(flow),
+      group: this.concurrencyOf(flow).group,
       ...extra,
     };
   }
@@ -353,7 +372,9 @@ class EngineCore {
     const r = await this.store.getRun(runId);
     if (!r || r.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
     if (!RESUMABLE_STATUSES.includes(r.status)) {
-      throw new FlowError('USAGE', { reason: `run ${runId} is ${r.status}: only an unfinished run can be resumed (msgflow runs retry ${runId} redoes its failed items)` });
+      throw new FlowError('USAGE', {
+        reason: `run ${runId} is ${r.status}: only an unfinished run can be resumed (msgflow runs retry ${runId} redoes its failed items)`,
+      });
     }
     const h = await this.resumeOne(r, flow, true);
     if (!h) throw new FlowError('USAGE', { reason: `run ${runId} cannot be resumed (see msgflow runs show ${runId})` });
@@ -365,14 +386,21 @@ class EngineCore {
     const old = await this.store.getRun(runId);
     if (!old || old.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
     if (RESUMABLE_STATUSES.includes(old.status)) {
-      throw new FlowError('USAGE', { reason: `run ${runId} is unfinished (${(await this.displayed(old)).status}): resume it with 'msgflow run ${flow.name} --resume ${runId}'` });
+      throw new FlowError('USAGE', {
+        reason: `run ${runId} is unfinished (${(await this.displayed(old)).status}): resume it with 'msgflow run ${flow.name} --resume ${runId}'`,
+      });
     }
     const inputs = (await this.store.loadInputs(runId)) ?? {};
-    return this.begin(flow, inputs, { dryRun: old.dryRun, retryOf: runId, ...(old.event === undefined ? {} : { event: old.event }) }, async (run, owner) => {
-      await this.carryOver(runId, run.id);
-      const steps = await this.store.getSteps(run.id);
-      return new RunExecution(this.deps, flow, run, inputs, owner, { steps, waits: [] });
-    });
+    return this.begin(
+      flow,
+      inputs,
+      { dryRun: old.dryRun, retryOf: runId, ...(old.event === undefined ? {} : { event: old.event }) },
+      async (run, owner) => {
+        await this.carryOver(runId, run.id);
+        const steps = await this.store.getSteps(run.id);
+        return new RunExecution(this.deps, flow, run, inputs, owner, { steps, waits: [] });
+      },
+    );
   }
 
   /**

@@ -61,9 +61,10 @@ export class ForEachItems implements ItemSink {
     if (go) return true;
     // `if:` false for this item: recorded as skipped (not redone on resume), counted, never called.
     const now = sh.clock.now();
-    const result: ItemResult = condError === undefined
-      ? { step: step.id, index, status: 'skipped', attempts: 0, finishedAt: now }
-      : { step: step.id, index, status: 'failed', attempts: 0, finishedAt: now, error: errorInfo(condError, step.id, index) };
+    const result: ItemResult =
+      condError === undefined
+        ? { step: step.id, index, status: 'skipped', attempts: 0, finishedAt: now }
+        : { step: step.id, index, status: 'failed', attempts: 0, finishedAt: now, error: errorInfo(condError, step.id, index) };
     await sh.store.appendItems(sh.runId, [result]);
     this.accept(result);
     return false;

@@ -146,9 +146,12 @@ export class LeaseOwner {
   /** Starts renewing every claim every ttl/3 (real time; the timer does not keep the process up). */
   startHeartbeat(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.beating = this.beating.then(() => this.beat()).catch(() => {});
-    }, Math.max(10, Math.floor(this.opts.ttlMs / 3)));
+    this.timer = setInterval(
+      () => {
+        this.beating = this.beating.then(() => this.beat()).catch(() => {});
+      },
+      Math.max(10, Math.floor(this.opts.ttlMs / 3)),
+    );
     this.timer.unref();
   }
 

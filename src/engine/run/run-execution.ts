@@ -18,7 +18,15 @@ import type { EngineStore, ErrorInfo, ItemResult, RunRecord, StepRecord, StepSta
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import { type ExprScope, type StepView, collectReferences, compileTemplate, evaluateCondition, evaluateTemplate, hasTemplate } from '../expr/index.js';
+import {
+  type ExprScope,
+  type StepView,
+  collectReferences,
+  compileTemplate,
+  evaluateCondition,
+  evaluateTemplate,
+  hasTemplate,
+} from '../expr/index.js';
 import type { Flow, FlowStep } from '../flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
 import { DurableWaits } from './durable-waits.js';
@@ -180,7 +188,10 @@ export class RunExecution {
     });
     waits.load(resume?.waits ?? []);
     let lastLiveSave = 0;
-    const onProgress = (stepId: string, u: { done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number }) => {
+    const onProgress = (
+      stepId: string,
+      u: { done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number },
+    ) => {
       const rec = this.steps.get(stepId);
       if (!rec || rec.forEach) return;
       Object.assign(rec, { done: u.done, failed: u.failed ?? 0, ...(u.total !== undefined ? { total: u.total } : {}) });
@@ -231,9 +242,10 @@ export class RunExecution {
    */
   private keepLog(level: 'info' | 'warn' | 'error', message: string): void {
     if (this.logKept > MAX_LOG_LINES) return;
-    const entry = this.logKept++ === MAX_LOG_LINES
-      ? { at: this.deps.clock.now(), level: 'warn', message: `further log lines of this run are not kept (limit ${MAX_LOG_LINES})` }
-      : { at: this.deps.clock.now(), level, message };
+    const entry =
+      this.logKept++ === MAX_LOG_LINES
+        ? { at: this.deps.clock.now(), level: 'warn', message: `further log lines of this run are not kept (limit ${MAX_LOG_LINES})` }
+        : { at: this.deps.clock.now(), level, message };
     this.deps.store.appendJournal(this.run.id, RUN_LOG_STREAM, [entry]).catch(() => {});
   }
 
@@ -349,12 +361,15 @@ export class RunExecution {
     const def = this.deps.registry.get(step.uses);
     if (!def) {
       const hint = this.deps.registry.suggest(step.uses);
-      return this.stepFailed(step, new FlowError('UNKNOWN_ACTION', {
-        location: step.location,
-        path: `steps.${step.id}.uses`,
-        action: step.uses,
-        hint: hint ? ` (did you mean '${hint}'?)` : '',
-      }));
+      return this.stepFailed(
+        step,
+        new FlowError('UNKNOWN_ACTION', {
+          location: step.location,
+          path: `steps.${step.id}.uses`,
+          action: step.uses,
+          hint: hint ? ` (did you mean '${hint}'?)` : '',
+        }),
+      );
     }
     const perItem = step.forEach !== undefined && refersToItem(step.if);
     if (step.if !== undefined && !perItem) {
@@ -368,7 +383,14 @@ export class RunExecution {
         const rec = this.newRecord(step, { status: 'skipped', finishedAt: this.deps.clock.now(), total: 0 });
         await this.deps.store.saveStep(rec);
         this.scope.steps[step.id] = { status: 'skipped', output: undefined, done: 0, failed: 0, total: 0 };
-        this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status: 'skipped', done: 0, failed: 0 });
+        this.deps.bus.emit('step:finished', {
+          runId: this.run.id,
+          flow: this.flow.name,
+          step: step.id,
+          status: 'skipped',
+          done: 0,
+          failed: 0,
+        });
         return OK;
       }
     }
@@ -399,7 +421,13 @@ export class RunExecution {
     await this.deps.store.saveStep(rec);
     this.scope.steps[step.id] = { status: 'failed', output: undefined, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
     this.deps.bus.emit('step:finished', {
-      runId: this.run.id, flow: this.flow.name, step: step.id, status: 'failed', done: rec.done, failed: rec.failed, error: info.message,
+      runId: this.run.id,
+      flow: this.flow.name,
+      step: step.id,
+      status: 'failed',
+      done: rec.done,
+      failed: rec.failed,
+      error: info.message,
     });
     return { kind: 'fatal', error };
   }
@@ -421,9 +449,10 @@ export class RunExecution {
       this.run.itemsFailed += rec.failed;
       // Name the step and action, unless the error already does (the runner's own FlowErrors).
       const cause = out.cause;
-      const err = cause instanceof FlowError
-        ? cause
-        : new FlowError('ACTION_FAILED', { step: step.id, action: step.uses, reason: out.error?.message ?? String(cause) }, { cause });
+      const err =
+        cause instanceof FlowError
+          ? cause
+          : new FlowError('ACTION_FAILED', { step: step.id, action: step.uses, reason: out.error?.message ?? String(cause) }, { cause });
       return this.stepFailed(step, err);
     }
     const done = own ? own.done : 1;
@@ -451,9 +480,14 @@ export class RunExecution {
     }
     if (!Array.isArray(list)) {
       const kind = list === null ? 'null' : typeof list;
-      return this.stepFailed(step, new FlowError('FLOW_INVALID', {
-        location: step.location, path: `steps.${step.id}.forEach`, reason: `expected an array, got ${kind}`,
-      }));
+      return this.stepFailed(
+        step,
+        new FlowError('FLOW_INVALID', {
+          location: step.location,
+          path: `steps.${step.id}.forEach`,
+          reason: `expected an array, got ${kind}`,
+        }),
+      );
     }
     const items: unknown[] = list;
     const { bus, clock } = this.deps;
@@ -464,12 +498,22 @@ export class RunExecution {
     const pending: number[] = [];
     for (let i = 0; i < total; i++) if (!prior.has(i)) pending.push(i);
     const signal = this.controller.signal;
-    const sink = new ForEachItems({
-      sh: this.sh, step, def, scope: this.scope, items, rec, results, perItem: refersToItem(step.if),
-      count: (status) => (status === 'succeeded' ? this.run.itemsDone++ : this.run.itemsFailed++),
-      saveProgress: () => this.saveProgress(rec),
-      progressSaveIntervalMs: this.deps.progressSaveIntervalMs,
-    }, prior.keys());
+    const sink = new ForEachItems(
+      {
+        sh: this.sh,
+        step,
+        def,
+        scope: this.scope,
+        items,
+        rec,
+        results,
+        perItem: refersToItem(step.if),
+        count: (status) => (status === 'succeeded' ? this.run.itemsDone++ : this.run.itemsFailed++),
+        saveProgress: () => this.saveProgress(rec),
+        progressSaveIntervalMs: this.deps.progressSaveIntervalMs,
+      },
+      prior.keys(),
+    );
     try {
       await this.deps.executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
     } finally {
@@ -509,7 +553,11 @@ export class RunExecution {
 
   private async saveProgress(rec: StepRecord): Promise<void> {
     await this.deps.store.saveStep(rec);
-    await this.deps.store.updateRun(this.run.id, { itemsDone: this.run.itemsDone, itemsFailed: this.run.itemsFailed, updatedAt: this.deps.clock.now() });
+    await this.deps.store.updateRun(this.run.id, {
+      itemsDone: this.run.itemsDone,
+      itemsFailed: this.run.itemsFailed,
+      updatedAt: this.deps.clock.now(),
+    });
   }
 
   /** A step finished before the restart: rebuild what expressions see, and the run's counts. */
@@ -522,7 +570,12 @@ export class RunExecution {
   private async onWaiting(w: WaitRecord): Promise<void> {
     const first = this.sh.waits.earliest() ?? w;
     Object.assign(this.run, { status: 'waiting', waitingUntil: first.until, waitReason: first.reason });
-    await this.deps.store.updateRun(this.run.id, { status: 'waiting', waitingUntil: first.until, waitReason: first.reason, updatedAt: this.deps.clock.now() });
+    await this.deps.store.updateRun(this.run.id, {
+      status: 'waiting',
+      waitingUntil: first.until,
+      waitReason: first.reason,
+      updatedAt: this.deps.clock.now(),
+    });
     this.deps.bus.emit('run:waiting', { runId: this.run.id, flow: this.flow.name, step: w.step, until: w.until, reason: w.reason });
   }
 
@@ -531,7 +584,12 @@ export class RunExecution {
     this.run.status = 'running';
     delete this.run.waitingUntil;
     delete this.run.waitReason;
-    await this.deps.store.updateRun(this.run.id, { status: 'running', waitingUntil: undefined, waitReason: undefined, updatedAt: this.deps.clock.now() });
+    await this.deps.store.updateRun(this.run.id, {
+      status: 'running',
+      waitingUntil: undefined,
+      waitReason: undefined,
+      updatedAt: this.deps.clock.now(),
+    });
     this.deps.bus.emit('run:resumed', { runId: this.run.id, flow: this.flow.name, step: w.step });
   }
 
@@ -565,7 +623,10 @@ export class RunExecution {
       }
       patch.cancelRequested = true;
       // The request is served: it must not cancel anything later.
-      await store.kv(RUN_CONTROL_NS).delete(this.run.id).catch(() => {});
+      await store
+        .kv(RUN_CONTROL_NS)
+        .delete(this.run.id)
+        .catch(() => {});
     }
     if (status === 'failed') {
       info = errorInfo(error, step);
@@ -573,7 +634,12 @@ export class RunExecution {
     }
     this.run = await store.updateRun(this.run.id, patch);
     if (status === 'succeeded') {
-      bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, itemsDone: this.run.itemsDone, itemsFailed: this.run.itemsFailed });
+      bus.emit('run:finished', {
+        ...ref,
+        durationMs: this.run.durationMs ?? 0,
+        itemsDone: this.run.itemsDone,
+        itemsFailed: this.run.itemsFailed,
+      });
     } else if (status === 'failed') {
       bus.emit('run:failed', { ...ref, error: info!.message, ...(info!.code ? { code: info!.code } : {}), ...(step ? { step } : {}) });
     } else {

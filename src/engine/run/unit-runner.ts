@@ -91,7 +91,13 @@ function evaluateWith(withBlock: Record<string, unknown>, def: RegisteredAction,
   return Object.fromEntries(Object.entries(withBlock).map(([k, v]) => [k, raw.includes(k) ? v : evaluateTemplate(v, scope)]));
 }
 
-export async function runUnit(sh: RunShared, step: FlowStep, def: RegisteredAction, scope: ExprScope, index?: number): Promise<UnitOutcome> {
+export async function runUnit(
+  sh: RunShared,
+  step: FlowStep,
+  def: RegisteredAction,
+  scope: ExprScope,
+  index?: number,
+): Promise<UnitOutcome> {
   let input: unknown;
   try {
     const parsed = await parseInput(def, evaluateWith(step.with, def, scope));

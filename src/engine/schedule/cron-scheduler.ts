@@ -83,7 +83,11 @@ export function createCronScheduler(opts: CronSchedulerOptions): Scheduler {
 function checkSchedulable(flow: Flow): void {
   const schedule = flow.on.schedule;
   if (!schedule && !flow.on.startup) {
-    throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'on', reason: 'nothing to schedule: neither on.schedule nor on.startup: true' });
+    throw new FlowError('FLOW_INVALID', {
+      location: flow.file,
+      path: 'on',
+      reason: 'nothing to schedule: neither on.schedule nor on.startup: true',
+    });
   }
   if (!schedule) return;
   const bad = validateCron(schedule.cron);
@@ -156,7 +160,10 @@ class CronScheduler implements Scheduler {
     }
     result
       .catch((err: unknown) => {
-        this.report('error', `scheduler: run of flow '${lane.flow.name}' (${info.trigger} ${new Date(info.scheduledAt).toISOString()}) failed to start: ${(err as Error)?.message ?? String(err)}`);
+        this.report(
+          'error',
+          `scheduler: run of flow '${lane.flow.name}' (${info.trigger} ${new Date(info.scheduledAt).toISOString()}) failed to start: ${(err as Error)?.message ?? String(err)}`,
+        );
       })
       .finally(() => {
         lane.active--;
@@ -188,7 +195,11 @@ class CronScheduler implements Scheduler {
     }
     if (overlap === 'skip') {
       await this.persist(lane);
-      this.opts.bus.emit('schedule:skipped', { flow: lane.flow.name, scheduledAt: info.scheduledAt, reason: 'overlap: skip: the previous run is still active' });
+      this.opts.bus.emit('schedule:skipped', {
+        flow: lane.flow.name,
+        scheduledAt: info.scheduledAt,
+        reason: 'overlap: skip: the previous run is still active',
+      });
       return;
     }
     lane.pending.push({ ...info, kind: 'queued' });
@@ -215,7 +226,10 @@ class CronScheduler implements Scheduler {
     if (slots.length === 0) return;
     const policy = lane.flow.on.missed;
     if (truncated) {
-      this.report('warn', `scheduler: flow '${lane.flow.name}' missed more than ${this.maxMissed} slots since ${new Date(lane.lastFire).toISOString()}; only the latest ${this.maxMissed} are considered`);
+      this.report(
+        'warn',
+        `scheduler: flow '${lane.flow.name}' missed more than ${this.maxMissed} slots since ${new Date(lane.lastFire).toISOString()}; only the latest ${this.maxMissed} are considered`,
+      );
     }
     const latest = slots[slots.length - 1];
     lane.lastFire = latest;
@@ -287,7 +301,11 @@ class CronScheduler implements Scheduler {
   add(flow: Flow, fire: FireFn): void {
     checkSchedulable(flow);
     if (this.lanes.has(flow.name)) {
-      throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'name', reason: `a flow named '${flow.name}' is already scheduled` });
+      throw new FlowError('FLOW_INVALID', {
+        location: flow.file,
+        path: 'name',
+        reason: `a flow named '${flow.name}' is already scheduled`,
+      });
     }
     const lane: Lane = { flow, fire, timezone: timezoneOf(flow), pending: [], active: 0, chain: Promise.resolve() };
     this.lanes.set(flow.name, lane);

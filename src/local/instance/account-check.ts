@@ -212,9 +212,7 @@ export class AccountChecker {
 
   private lookup(key: Key, req: ParsedRequest<'checkAccount'>, now: number): Cached {
     const account =
-      req.phoneNumber !== undefined
-        ? this.network.accountByPhone(req.phoneNumber)
-        : this.network.accountByUsername(req.username!);
+      req.phoneNumber !== undefined ? this.network.accountByPhone(req.phoneNumber) : this.network.accountByUsername(req.username!);
     if (!account || account.hidden) return toCached(key, false, now);
     return toCached(key, true, now, account.username ?? '', account.phone);
   }

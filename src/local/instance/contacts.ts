@@ -250,7 +250,8 @@ function migrate(state: ContactsState, contacts: Record<string, z.output<typeof 
   for (const [chatId, c] of Object.entries(contacts)) {
     const phone = phoneOfChatId(chatId);
     if (phone === undefined) throw corruptAt(`${shown} key 'contacts.${chatId}'`, 'not a personal chat id (digits@c.us)');
-    const stored: StoredContact = c.lastName !== undefined ? { f: c.firstName, l: c.lastName, u: c.updatedAt } : { f: c.firstName, u: c.updatedAt };
+    const stored: StoredContact =
+      c.lastName !== undefined ? { f: c.firstName, l: c.lastName, u: c.updatedAt } : { f: c.firstName, u: c.updatedAt };
     const raw = JSON.stringify(stored);
     // The same record in both documents becomes one shared entry.
     state.apply(phone, field, raw, shown);

@@ -28,7 +28,11 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   lastOutgoingMessages: (i, r) => {
     const since = i.clock.now() - r.minutes * 60_000;
     // Queued messages are listed too, `pending`, newest first like the rest.
-    const queued = i.sendQueue.pending().filter((e) => e.enqueuedAt >= since).map((e) => pendingMessage(e)).reverse();
+    const queued = i.sendQueue
+      .pending()
+      .filter((e) => e.enqueuedAt >= since)
+      .map((e) => pendingMessage(e))
+      .reverse();
     return [...queued, ...i.history.lastOutgoing(since)];
   },
   checkAccount: (i, r) => {
@@ -71,7 +75,12 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   deleteNotification: async (i, r) => ({ result: await i.notifier.queue.delete(r.receiptId) }),
 };
 
-export async function dispatch(inst: LocalInstance, method: ApiMethod, req: ParsedRequest<ApiMethod>, signal?: AbortSignal): Promise<MethodResult> {
+export async function dispatch(
+  inst: LocalInstance,
+  method: ApiMethod,
+  req: ParsedRequest<ApiMethod>,
+  signal?: AbortSignal,
+): Promise<MethodResult> {
   if (NEEDS_ACCOUNT.has(method) && !inst.working) {
     throw new MsgflowError(inst.state === 'starting' ? 'INSTANCE_STARTING' : 'ACCOUNT_NOT_AUTHORIZED');
   }

@@ -37,7 +37,11 @@ export class History {
   private readonly shownDir: string;
 
   /** @param shownDir `dir` as named in errors (the instance id hidden). */
-  constructor(dir: string, private readonly view: MessageView, shownDir = dir) {
+  constructor(
+    dir: string,
+    private readonly view: MessageView,
+    shownDir = dir,
+  ) {
     this.chatsDir = path.join(dir, 'chats');
     this.shownDir = path.join(shownDir, 'chats');
   }
@@ -127,7 +131,9 @@ export class History {
   /** Stored outgoing messages sent through the API at or after `sinceMs`, oldest first. */
   apiOutgoingSince(sinceMs: number): StoredMessage[] {
     // Once per start: the index is in load order (chat by chat), so it is filtered, then sorted.
-    return this.outgoing.filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && !r.fixedStatus).sort((a, b) => a.sentAtMs - b.sentAtMs);
+    return this.outgoing
+      .filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && !r.fixedStatus)
+      .sort((a, b) => a.sentAtMs - b.sentAtMs);
   }
 
   /** The chat's first outgoing message. */

@@ -75,7 +75,10 @@ export class LocalInstance {
   /** The fetch in progress, aborted by close(). Per fetch, so no listener outlives its fetch. */
   private inflight: AbortController | undefined;
 
-  constructor(readonly config: LocalInstanceConfig, private readonly deps: InstanceDeps) {
+  constructor(
+    readonly config: LocalInstanceConfig,
+    private readonly deps: InstanceDeps,
+  ) {
     this.idInstance = config.idInstance;
     this.stateNow = config.state;
     this.limiter = new RateLimiter(config.rateLimits, deps.clock);
@@ -128,10 +131,14 @@ export class LocalInstance {
     await this.settings.open(path.join(this.dir, 'settings.json'), path.join(shown, 'settings.json'));
     this.notifier = this.createNotifier(shown);
     await this.notifier.open();
-    this.history = new History(this.dir, {
-      statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
-      phonebookName: (chatId) => this.contacts.phonebookName(chatId),
-    }, shown);
+    this.history = new History(
+      this.dir,
+      {
+        statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
+        phonebookName: (chatId) => this.contacts.phonebookName(chatId),
+      },
+      shown,
+    );
     await this.history.load();
     if (seed && this.meta.data.seededAt === null && this.history.size === 0) {
       const inputs = await seed();
@@ -152,9 +159,15 @@ export class LocalInstance {
     await this.queue.load();
     this.replier = this.createReplier();
     this.queue.on('sent', (e) => void this.afterSent(e.idMessage));
-    this.queue.on('failed', (e) => void this.notifier.messageFailed(e.idMessage, e.chatId, e.reason).catch((err: unknown) => this.writeFailed(err)));
+    this.queue.on(
+      'failed',
+      (e) => void this.notifier.messageFailed(e.idMessage, e.chatId, e.reason).catch((err: unknown) => this.writeFailed(err)),
+    );
     const since = clock.now() - 24 * 3600_000;
-    await this.notifier.recover(this.history.apiOutgoingSince(since), this.queue.failed().filter((f) => f.failedAt >= since));
+    await this.notifier.recover(
+      this.history.apiOutgoingSince(since),
+      this.queue.failed().filter((f) => f.failedAt >= since),
+    );
     this.replier.recover();
     this.notifier.start();
     this.queue.start();
@@ -240,7 +253,13 @@ export class LocalInstance {
 
   /** sendMessage: into the same paced queue as files. */
   async enqueueText(req: ParsedRequest<'sendMessage'>): Promise<{ idMessage: string }> {
-    const entry: QueueEntry = { idMessage: newMessageId(), chatId: req.chatId, kind: 'text', message: req.message, enqueuedAt: this.deps.clock.now() };
+    const entry: QueueEntry = {
+      idMessage: newMessageId(),
+      chatId: req.chatId,
+      kind: 'text',
+      message: req.message,
+      enqueuedAt: this.deps.clock.now(),
+    };
     if (req.quotedMessageId !== undefined) entry.quotedMessageId = req.quotedMessageId;
     if (req.linkPreview !== undefined) entry.linkPreview = req.linkPreview;
     await this.queue.enqueue(entry);

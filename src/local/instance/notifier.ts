@@ -57,7 +57,8 @@ export class Notifier {
       clock: opts.clock,
       statusOf: opts.statusOf,
       nextChangeAt: opts.nextChangeAt,
-      emit: (m, status) => this.produce('outgoingMessageStatus', `status:${m.idMessage}:${status}`, () => statusBody({ ...m, status }, this.origin())),
+      emit: (m, status) =>
+        this.produce('outgoingMessageStatus', `status:${m.idMessage}:${status}`, () => statusBody({ ...m, status }, this.origin())),
       onError: (e) => opts.logger.error('local service: a status notification could not be written', { reason: String(e) }),
     });
   }
@@ -87,14 +88,19 @@ export class Notifier {
    * crash: API messages sent (and their statuses since) and queued messages
    * that failed. Keys already recorded produce nothing.
    */
-  async recover(sent: readonly { message: Message; sentAtMs: number }[], failed: readonly { idMessage: string; chatId: string; reason: string }[]): Promise<void> {
+  async recover(
+    sent: readonly { message: Message; sentAtMs: number }[],
+    failed: readonly { idMessage: string; chatId: string; reason: string }[],
+  ): Promise<void> {
     for (const s of sent) await this.messageSent(s.message, s.sentAtMs);
     for (const f of failed) await this.messageFailed(f.idMessage, f.chatId, f.reason);
   }
 
   /** A message of ours left the send queue: outgoingAPIMessageReceived, then its statuses as they come. */
   async messageSent(m: Message, sentAtMs: number): Promise<void> {
-    await this.produce('outgoingAPIMessageReceived', `api:${m.idMessage}`, () => outgoingBody('outgoingAPIMessageReceived', m, this.origin()));
+    await this.produce('outgoingAPIMessageReceived', `api:${m.idMessage}`, () =>
+      outgoingBody('outgoingAPIMessageReceived', m, this.origin()),
+    );
     this.watcher.track({ idMessage: m.idMessage, chatId: m.chatId, sentAtMs });
   }
 

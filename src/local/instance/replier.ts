@@ -70,7 +70,8 @@ export class Replier {
         .sleep(Math.max(0, at - this.opts.clock.now()), this.stop.signal)
         .then(() => (this.opts.has(idMessage) ? undefined : this.opts.deliver(input)))
         .catch((e: unknown) => {
-          if (!this.stop.signal.aborted) this.opts.logger.error('local service: a scripted reply could not be stored', { reason: String(e) });
+          if (!this.stop.signal.aborted)
+            this.opts.logger.error('local service: a scripted reply could not be stored', { reason: String(e) });
         })
         .finally(() => {
           this.pending.delete(p);

@@ -2,14 +2,7 @@
  * The spec's type order for sendFileByUrl: (1) the extension of `fileName`,
  * (2) the link's Content-Type, (3) the file's bytes, (4) a generic binary.
  */
-import {
-  GENERIC_BINARY,
-  essenceOf,
-  extensionOf,
-  typeForExtension,
-  typeForMime,
-  type MediaTypeMessage,
-} from './mime-table.js';
+import { GENERIC_BINARY, essenceOf, extensionOf, typeForExtension, typeForMime, type MediaTypeMessage } from './mime-table.js';
 
 /** Which step of the type order decided. */
 export type TypeSource = 'extension' | 'content-type' | 'bytes' | 'fallback';
@@ -70,9 +63,7 @@ export async function detectType(input: DetectTypeInput): Promise<DetectedType> 
     // format only file-type knows (e.g. a SQLite file) is still named
     // precisely, and sent as a document.
     const known = typeForMime(sniffed.mime) ?? typeForExtension(sniffed.ext.toLowerCase());
-    return known
-      ? { ...known, source: 'bytes' }
-      : { mimeType: sniffed.mime, typeMessage: 'documentMessage', source: 'bytes' };
+    return known ? { ...known, source: 'bytes' } : { mimeType: sniffed.mime, typeMessage: 'documentMessage', source: 'bytes' };
   }
 
   return { mimeType: GENERIC_BINARY, typeMessage: 'documentMessage', source: 'fallback' };

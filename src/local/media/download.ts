@@ -241,7 +241,8 @@ function checkResponse(res: GotResponseHead, state: FetchState, maxBytes: number
   // body's length tells the final size up front. The running count applies either way.
   const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
   const declared = Number(res.headers['content-length']);
-  if (encoding === 'identity' && Number.isFinite(declared) && declared > maxBytes) return tooLarge(where, maxBytes, `Content-Length is ${declared}`);
+  if (encoding === 'identity' && Number.isFinite(declared) && declared > maxBytes)
+    return tooLarge(where, maxBytes, `Content-Length is ${declared}`);
   return undefined;
 }
 
@@ -268,7 +269,6 @@ function tooLarge(url: string, limit: number, seen: string): FetchError {
   return new FetchError('FILE_TOO_LARGE', { url, limit, seen }, false);
 }
 
-
 /** Connection failures that may pass by themselves. */
 const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
@@ -284,14 +284,7 @@ const REASONS: Record<string, string> = {
   ABORT_ERR: 'aborted',
 };
 
-function fromGotError(
-  err: RequestError,
-  shown: string,
-  raw: string,
-  opts: DownloadOptions,
-  phase: number,
-  responded: boolean,
-): FetchError {
+function fromGotError(err: RequestError, shown: string, raw: string, opts: DownloadOptions, phase: number, responded: boolean): FetchError {
   const code = err?.code;
   if (code === 'ETIMEDOUT') {
     const event = (err as RequestError & { event?: string }).event ?? 'request';
@@ -318,8 +311,15 @@ function fromGotError(
   }
   if (opts.signal?.aborted) return fail(shown, 'aborted', err);
   // Messages of lower layers may quote the link: never let its query through.
-  const message = String(err?.message ?? err).split(raw).join(shown);
-  return fail(shown, (code && REASONS[code]) ?? (code ? `${code}: ${message}` : message), err, code !== undefined && TRANSIENT_CODES.has(code));
+  const message = String(err?.message ?? err)
+    .split(raw)
+    .join(shown);
+  return fail(
+    shown,
+    (code && REASONS[code]) ?? (code ? `${code}: ${message}` : message),
+    err,
+    code !== undefined && TRANSIENT_CODES.has(code),
+  );
 }
 
 const TIMEOUT_PHASES: Record<string, string> = {

@@ -131,7 +131,14 @@ async function fetchAndStore(ctx: StoreContext, input: { urlFile: string; fileNa
       source: got.finalUrl,
     };
     await publish(ctx, work, dataPath, meta);
-    opts.logger?.debug('media: stored', { id, typeMessage: meta.typeMessage, mimeType: meta.mimeType, size: meta.size, detectedBy: meta.detectedBy, url: got.finalUrl });
+    opts.logger?.debug('media: stored', {
+      id,
+      typeMessage: meta.typeMessage,
+      mimeType: meta.mimeType,
+      size: meta.size,
+      detectedBy: meta.detectedBy,
+      url: got.finalUrl,
+    });
     return toFetched(meta);
   } catch (err) {
     await rm(work, { recursive: true, force: true }).catch(() => undefined);
@@ -147,7 +154,12 @@ async function fetchAndStore(ctx: StoreContext, input: { urlFile: string; fileNa
  * Animation and preview, from the bytes themselves: only images (or bytes
  * that are GIF/WebP whatever they were called) are read whole.
  */
-async function lookOf(ctx: StoreContext, dataPath: string, size: number, typeMessage: MediaTypeMessage): Promise<{ isAnimated: boolean; jpegThumbnail?: string }> {
+async function lookOf(
+  ctx: StoreContext,
+  dataPath: string,
+  size: number,
+  typeMessage: MediaTypeMessage,
+): Promise<{ isAnimated: boolean; jpegThumbnail?: string }> {
   const head = await readPrefix(dataPath, SNIFF_BYTES);
   if (typeMessage !== 'imageMessage' && !isGif(head) && !isWebp(head)) return { isAnimated: false };
   const bytes = size <= SNIFF_BYTES ? head : await readPrefix(dataPath, ctx.maxDecodeBytes);

@@ -30,7 +30,8 @@ function stamp(o: Origin) {
 export function messageDataOf(m: Message): NotificationMessageData {
   const d: NotificationMessageData = { typeMessage: m.typeMessage };
   if (m.typeMessage === 'textMessage') d.textMessageData = { textMessage: m.textMessage ?? '' };
-  else if (m.typeMessage === 'extendedTextMessage') d.extendedTextMessageData = { text: m.extendedTextMessageData?.text ?? m.textMessage ?? '' };
+  else if (m.typeMessage === 'extendedTextMessage')
+    d.extendedTextMessageData = { text: m.extendedTextMessageData?.text ?? m.textMessage ?? '' };
   else if (m.downloadUrl !== undefined) {
     d.fileMessageData = {
       downloadUrl: m.downloadUrl,
@@ -42,7 +43,8 @@ export function messageDataOf(m: Message): NotificationMessageData {
     };
   } else if (m.location) d.locationMessageData = { latitude: m.location.latitude, longitude: m.location.longitude };
   else if (m.contact) d.contactMessageData = { displayName: m.contact.displayName, vcard: m.contact.vcard };
-  if (m.quotedMessage) d.quotedMessage = { stanzaId: m.quotedMessage.stanzaId, participant: m.quotedMessage.participant, typeMessage: 'textMessage' };
+  if (m.quotedMessage)
+    d.quotedMessage = { stanzaId: m.quotedMessage.stanzaId, participant: m.quotedMessage.participant, typeMessage: 'textMessage' };
   return d;
 }
 

@@ -81,7 +81,9 @@ export class WebhookPusher {
   private async idle(waitForQueue: boolean): Promise<void> {
     this.nudge = new AbortController();
     const signal = AbortSignal.any([this.stop.signal, this.nudge.signal]);
-    await (waitForQueue ? this.opts.queue.changed(signal) : new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true })));
+    await (waitForQueue
+      ? this.opts.queue.changed(signal)
+      : new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true })));
     this.nudge = undefined;
   }
 

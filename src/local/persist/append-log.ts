@@ -274,7 +274,11 @@ export class AppendLog<T> {
 }
 
 function unreadable(shown: string, e: unknown): MsgflowError {
-  return new MsgflowError('LOCAL_DATA_INVALID', { file: shown, location: '', reason: `cannot be read (${(e as Error).message})` }, { cause: e });
+  return new MsgflowError(
+    'LOCAL_DATA_INVALID',
+    { file: shown, location: '', reason: `cannot be read (${(e as Error).message})` },
+    { cause: e },
+  );
 }
 
 /** A corrupt line of a local data file, named by file and line. */

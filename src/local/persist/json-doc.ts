@@ -16,7 +16,12 @@ import { JSONFile } from 'lowdb/node';
 import type { z } from 'zod';
 import { readLegacyDoc } from './legacy-doc.js';
 
-export async function openJsonDoc<S extends z.ZodType>(file: string, shown: string, schema: S, defaults: z.output<S>): Promise<Low<z.output<S>>> {
+export async function openJsonDoc<S extends z.ZodType>(
+  file: string,
+  shown: string,
+  schema: S,
+  defaults: z.output<S>,
+): Promise<Low<z.output<S>>> {
   await mkdir(path.dirname(file), { recursive: true });
   const found = await readLegacyDoc(file, shown, schema);
   const db = new Low<z.output<S>>(new JSONFile<z.output<S>>(file), defaults);

@@ -159,7 +159,14 @@ const parsed: { key: Key; field: string; raw: string | number } = { key: 0, fiel
 
 function parseKeyedLine(buf: Buffer, start: number, end: number): typeof parsed | undefined {
   // {"k":
-  if (end - start < 10 || buf[start] !== 123 || buf[start + 1] !== 34 || buf[start + 2] !== 107 || buf[start + 3] !== 34 || buf[start + 4] !== 58) {
+  if (
+    end - start < 10 ||
+    buf[start] !== 123 ||
+    buf[start + 1] !== 34 ||
+    buf[start + 2] !== 107 ||
+    buf[start + 3] !== 34 ||
+    buf[start + 4] !== 58
+  ) {
     return undefined;
   }
   let p = start + 5;

@@ -20,13 +20,21 @@ export async function readLegacyDoc<S extends z.ZodType>(file: string, shown: st
     text = await readFile(file, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new MsgflowError('LOCAL_DATA_INVALID', { file: shown, location: '', reason: `cannot be read (${(e as Error).message})` }, { cause: e });
+    throw new MsgflowError(
+      'LOCAL_DATA_INVALID',
+      { file: shown, location: '', reason: `cannot be read (${(e as Error).message})` },
+      { cause: e },
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new MsgflowError('LOCAL_DATA_INVALID', { file: shown, location: '', reason: `not valid JSON (${(e as Error).message})` }, { cause: e });
+    throw new MsgflowError(
+      'LOCAL_DATA_INVALID',
+      { file: shown, location: '', reason: `not valid JSON (${(e as Error).message})` },
+      { cause: e },
+    );
   }
   return parseDoc(value, shown, schema);
 }

@@ -81,7 +81,8 @@ export class BullmqExecutor implements ItemExecutor {
     const lane = await this.lane(this.o.identityFor(batch.flow.instance));
     const wait = new ItemWait(batch, this.o.store);
     const onCompleted = ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }) => wait.completed(jobId, returnvalue);
-    const onFailed = ({ jobId, failedReason }: { jobId: string; failedReason: string }) => void wait.failed(jobId, failedReason, lane.queue);
+    const onFailed = ({ jobId, failedReason }: { jobId: string; failedReason: string }) =>
+      void wait.failed(jobId, failedReason, lane.queue);
     // Listening before adding: no result can slip between the two.
     lane.events.on('completed', onCompleted);
     lane.events.on('failed', onFailed);
@@ -104,7 +105,11 @@ export class BullmqExecutor implements ItemExecutor {
           continue;
         }
         wait.admitted(index, true);
-        jobs.push({ name: step.id, data: { runId, step: step.id, index, item: items[index] }, opts: { ...ITEM_JOB_OPTIONS, jobId: itemJobId(runId, step.id, index) } });
+        jobs.push({
+          name: step.id,
+          data: { runId, step: step.id, index, item: items[index] },
+          opts: { ...ITEM_JOB_OPTIONS, jobId: itemJobId(runId, step.id, index) },
+        });
       }
       if (jobs.length > 0) await queue.addBulk(jobs);
     }
@@ -169,7 +174,14 @@ class ItemWait {
     if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
     const { step } = this.batch;
     const err = new FlowError('ITEM_WORKER_FAILED', { step: step.id, item: job.data.index, reason });
-    const result: ItemResult = { step: step.id, index: job.data.index, status: 'failed', attempts: job.attemptsMade, finishedAt: Date.now(), error: { message: err.message, code: err.code, step: step.id, item: job.data.index } };
+    const result: ItemResult = {
+      step: step.id,
+      index: job.data.index,
+      status: 'failed',
+      attempts: job.attemptsMade,
+      finishedAt: Date.now(),
+      error: { message: err.message, code: err.code, step: step.id, item: job.data.index },
+    };
     await this.store.appendItems(this.batch.runId, [result]);
     this.accept(result);
   }

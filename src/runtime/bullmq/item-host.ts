@@ -40,9 +40,7 @@ export interface ItemJobData {
 
 /** What a job returns to the run (QueueEvents `completed`). */
 export type ItemJobResult =
-  | { kind: 'recorded'; result: ItemResult; fatal?: ErrorInfo }
-  | { kind: 'dropped'; reason: string }
-  | { kind: 'paused'; ms: number };
+  { kind: 'recorded'; result: ItemResult; fatal?: ErrorInfo } | { kind: 'dropped'; reason: string } | { kind: 'paused'; ms: number };
 
 export interface ItemHostDeps {
   store: EngineStore;
@@ -119,7 +117,14 @@ export class ItemHost {
       out = await runUnit(sh, ctx.step, ctx.def, { ...ctx.scope, item: job.item, index: job.index }, job.index);
     } catch (e) {
       if (!(e instanceof StepFatalError)) throw e;
-      const failed: ItemResult = { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error: errorInfo(e.fatal, job.step, job.index) };
+      const failed: ItemResult = {
+        step: job.step,
+        index: job.index,
+        status: 'failed',
+        attempts: 1,
+        finishedAt: this.d.clock.now(),
+        error: errorInfo(e.fatal, job.step, job.index),
+      };
       const r = await this.record(job, key, failed, ctx.writes);
       return { ...r, fatal: errorInfo(e.fatal) } as ItemJobResult;
     }
@@ -128,7 +133,13 @@ export class ItemHost {
       if (paused.until !== undefined) return { kind: 'paused', ms: Math.max(1, paused.until - this.d.clock.now()) };
       throw new FlowError('ENGINE_STOPPED', { reason: 'the worker is stopping; the item goes back to the queue' });
     }
-    const result: ItemResult = { step: job.step, index: job.index, status: out.status, attempts: out.attempts, finishedAt: this.d.clock.now() };
+    const result: ItemResult = {
+      step: job.step,
+      index: job.index,
+      status: out.status,
+      attempts: out.attempts,
+      finishedAt: this.d.clock.now(),
+    };
     if (out.output !== undefined) result.output = out.output;
     if (out.error) result.error = out.error;
     return this.record(job, key, result, ctx.writes);
@@ -146,7 +157,14 @@ export class ItemHost {
   private unknownOutcome(job: ItemJobData, ctx: StepContext): ItemResult {
     const err = new FlowError('ITEM_OUTCOME_UNKNOWN', { step: job.step, item: job.index, action: ctx.step.uses });
     this.d.logger.warn(err.message, { runId: job.runId, step: job.step, item: job.index });
-    return { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error: errorInfo(err, job.step, job.index) };
+    return {
+      step: job.step,
+      index: job.index,
+      status: 'failed',
+      attempts: 1,
+      finishedAt: this.d.clock.now(),
+      error: errorInfo(err, job.step, job.index),
+    };
   }
 
   /**
@@ -181,7 +199,10 @@ export class ItemHost {
       this.contexts.set(k, c);
       if (this.contexts.size > CACHE_SIZE) this.contexts.delete(this.contexts.keys().next().value!);
       // Only a usable context is kept: a missing flow may be there on the next try.
-      c.then((v) => typeof v === 'string' && this.contexts.delete(k), () => this.contexts.delete(k));
+      c.then(
+        (v) => typeof v === 'string' && this.contexts.delete(k),
+        () => this.contexts.delete(k),
+      );
     }
     return c;
   }
@@ -217,7 +238,8 @@ export class ItemHost {
     };
     const waits = new DurableWaits({ store, runId, clock: this.d.clock, onWaiting: () => {}, onResumed: () => {} });
     waits.load(await store.listWaits(runId));
-    const writes = (Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes) || def.writes === true;
+    const writes =
+      (Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes) || def.writes === true;
     return { flow, step, def, writes, dryRun: run.dryRun, inputs, scope, waits };
   }
 
@@ -300,7 +322,15 @@ export class ItemHost {
     const current = await pauses.get<{ until: number }>(pauseKey(identity));
     const until = Math.max(since + Math.max(CHECK_ACCOUNT_PAUSE_MS, e.retryAfterMs), current?.until ?? 0);
     const reason = `checkAccount paused by rate_limit_exceeded on instance '${flow.instance}' until ${new Date(until).toISOString()} (raised by a worker)`;
-    await pauses.set(pauseKey(identity), { instance: flow.instance, identity, scope: 'checkAccount', until, since, retryAfterMs: e.retryAfterMs, reason });
+    await pauses.set(pauseKey(identity), {
+      instance: flow.instance,
+      identity,
+      scope: 'checkAccount',
+      until,
+      since,
+      retryAfterMs: e.retryAfterMs,
+      reason,
+    });
     this.d.logger.warn(reason, { instance: flow.instance });
     return until;
   }

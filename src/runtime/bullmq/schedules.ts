@@ -37,7 +37,9 @@ export function bullmqTimers(target: BullmqTarget, logger: Logger): BullmqTimers
     lanes.set(spec.name, callbacks);
     const p = queue
       .upsertJobScheduler(scheduleId(spec.name), { pattern: spec.cron, tz: spec.timezone }, { name: spec.name, data: {} })
-      .catch((e: unknown) => logger.error(`schedule of flow '${spec.name}' could not be registered in Redis: ${e instanceof Error ? e.message : String(e)}`));
+      .catch((e: unknown) =>
+        logger.error(`schedule of flow '${spec.name}' could not be registered in Redis: ${e instanceof Error ? e.message : String(e)}`),
+      );
     upserts.push(p);
     // Stopping this replica keeps the scheduler: the other replicas still fire it.
     return { stop: () => void lanes.delete(spec.name) };

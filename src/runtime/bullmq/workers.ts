@@ -82,7 +82,8 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
   };
   const lanes: QueueWorker[] = [];
   const byIdentity = new Map<string, string>();
-  for (const name of Object.keys(config.instances)) if (!byIdentity.has(identityOf(config, name))) byIdentity.set(identityOf(config, name), name);
+  for (const name of Object.keys(config.instances))
+    if (!byIdentity.has(identityOf(config, name))) byIdentity.set(identityOf(config, name), name);
   for (const [identity, name] of byIdentity) {
     lanes.push(
       workQueue(host, identity, {

@@ -40,13 +40,39 @@ export function needsConsumer(flow: Flow): boolean {
 export async function startFlowTestConsumer(o: FlowTestConsumerOptions): Promise<() => Promise<void>> {
   const { idInstance, apiTokenInstance } = o.target;
   const transport = createInProcessTransport(o.service, idInstance, apiTokenInstance);
-  const client = createClient({ apiUrl: 'http://local.invalid', idInstance, apiTokenInstance, transport, clock: o.clock, rateLimit: false });
+  const client = createClient({
+    apiUrl: 'http://local.invalid',
+    idInstance,
+    apiTokenInstance,
+    transport,
+    clock: o.clock,
+    rateLimit: false,
+  });
   await ensureSwitches(client, o.flow.instance, 'poll', [], quiet);
-  await sharedState(o.store, CONSUMERS_NS).set(o.identity, { instance: o.flow.instance, mode: 'poll', since: o.clock.now() } satisfies ConsumerRecord);
+  await sharedState(o.store, CONSUMERS_NS).set(o.identity, {
+    instance: o.flow.instance,
+    mode: 'poll',
+    since: o.clock.now(),
+  } satisfies ConsumerRecord);
   // No flow is triggered here: the case's run is the subject; the dispatcher only records.
-  const dispatcher = new NotificationDispatcher({ engine: o.engine, store: o.store, bus: o.bus, clock: o.clock, flows: [], identityFor: () => o.identity, logger: quiet });
+  const dispatcher = new NotificationDispatcher({
+    engine: o.engine,
+    store: o.store,
+    bus: o.bus,
+    clock: o.clock,
+    flows: [],
+    identityFor: () => o.identity,
+    logger: quiet,
+  });
   const controller = new AbortController();
-  const loop = pollNotifications({ instance: o.flow.instance, client, handle: (name, body) => dispatcher.dispatch(name, body), signal: controller.signal, clock: o.clock, logger: quiet });
+  const loop = pollNotifications({
+    instance: o.flow.instance,
+    client,
+    handle: (name, body) => dispatcher.dispatch(name, body),
+    signal: controller.signal,
+    clock: o.clock,
+    logger: quiet,
+  });
   return async () => {
     controller.abort();
     await loop;

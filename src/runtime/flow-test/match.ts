@@ -23,7 +23,13 @@ export function match(expected: unknown, actual: unknown, path = ''): Mismatch[]
     if (!Array.isArray(actual)) return [{ path, expected, actual, note: 'expected a list' }];
     const out: Mismatch[] = [];
     expected.forEach((e, i) => {
-      if (!actual.some((a) => match(e, a).length === 0)) out.push({ path: `${path}[${i}]`, expected: e, actual: actual.length > 3 ? [...actual.slice(0, 3), `…${actual.length - 3} more`] : actual, note: 'no element matches' });
+      if (!actual.some((a) => match(e, a).length === 0))
+        out.push({
+          path: `${path}[${i}]`,
+          expected: e,
+          actual: actual.length > 3 ? [...actual.slice(0, 3), `…${actual.length - 3} more`] : actual,
+          note: 'no element matches',
+        });
     });
     return out;
   }
@@ -33,7 +39,9 @@ export function match(expected: unknown, actual: unknown, path = ''): Mismatch[]
       const at = path ? `${path}.${k}` : k;
       if (actual[k] === undefined && v !== undefined && v !== null) {
         const keys = Object.keys(actual);
-        return [{ path: at, expected: v, actual: undefined, note: `missing; it has ${keys.length ? keys.slice(0, 20).join(', ') : 'no keys'}` }];
+        return [
+          { path: at, expected: v, actual: undefined, note: `missing; it has ${keys.length ? keys.slice(0, 20).join(', ') : 'no keys'}` },
+        ];
       }
       return match(v, actual[k], at);
     });
@@ -85,6 +93,9 @@ export function formatMismatches(ms: readonly Mismatch[], indent = '      '): st
     return s.length > 600 ? `${s.slice(0, 600)}…` : s;
   };
   return ms
-    .map((m) => `${indent}at ${m.path || '(root)'}${m.note ? ` (${m.note})` : ''}:\n${indent}  - expected ${show(m.expected)}\n${indent}  + actual   ${show(m.actual)}`)
+    .map(
+      (m) =>
+        `${indent}at ${m.path || '(root)'}${m.note ? ` (${m.note})` : ''}:\n${indent}  - expected ${show(m.expected)}\n${indent}  + actual   ${show(m.actual)}`,
+    )
     .join('\n');
 }

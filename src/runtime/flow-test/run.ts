@@ -103,7 +103,11 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     cleanups.push(() => clock.stop());
     for (const r of c.replies ?? []) {
       void clock.sleep(parseDuration(r.after)!).then(() =>
-        admin(rig.service, rig.target, 'incoming', 'POST', { chatId: `${r.from}@c.us`, typeMessage: 'textMessage', textMessage: r.text }).catch(() => undefined),
+        admin(rig.service, rig.target, 'incoming', 'POST', {
+          chatId: `${r.from}@c.us`,
+          typeMessage: 'textMessage',
+          textMessage: r.text,
+        }).catch(() => undefined),
       );
     }
     if (needsConsumer(rig.flow)) {
@@ -121,7 +125,9 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     await clock.stop();
     result.status = ended.status;
     result.virtualMs = (ended.finishedAt ?? clock.now()) - startAt;
-    result.mismatches.push(...(await expectationMismatches(c.expect, ended, rig, { clock, startAt, sandbox, virtualMs: result.virtualMs })));
+    result.mismatches.push(
+      ...(await expectationMismatches(c.expect, ended, rig, { clock, startAt, sandbox, virtualMs: result.virtualMs })),
+    );
     result.passed = result.mismatches.length === 0;
     return result;
   } catch (e) {
@@ -154,13 +160,18 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   if (fileServer) cleanups.push(() => new Promise((r) => fileServer.server.close(r)));
 
   const local = localConfigFor(config, c, sandbox);
-  const service = createLocalService(local, { baseDir: config.baseDir, clock, mediaStore: heldMediaStore(local, clock, fileServer !== undefined) });
+  const service = createLocalService(local, {
+    baseDir: config.baseDir,
+    clock,
+    mediaStore: heldMediaStore(local, clock, fileServer !== undefined),
+  });
   await service.start();
   cleanups.push(() => service.close());
   const target = local.instances[0]!;
   if (c.messages) for (const m of c.messages) await admin(service, target, 'incoming', 'POST', m);
   const calls = new Map<string, number>();
-  const transportFor = (li: LocalInst) => withFaults(createInProcessTransport(service, li.idInstance, li.apiTokenInstance), c.faults ?? [], calls, clock, fileServer?.rewrite);
+  const transportFor = (li: LocalInst) =>
+    withFaults(createInProcessTransport(service, li.idInstance, li.apiTokenInstance), c.faults ?? [], calls, clock, fileServer?.rewrite);
 
   const bus = createBus();
   const events: Recorded[] = [];
@@ -185,14 +196,21 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
 }
 
 /** Clients of the config's instances, each on the case's local service (its matching local instance, else the first). */
-function caseClients(config: Config, local: LocalConfig, clock: VirtualClock, transportFor: (li: LocalInst) => Transport): (name: string) => InstanceApi {
+function caseClients(
+  config: Config,
+  local: LocalConfig,
+  clock: VirtualClock,
+  transportFor: (li: LocalInst) => Transport,
+): (name: string) => InstanceApi {
   const clients = new Map<string, InstanceApi>();
   return (name: string): InstanceApi => {
     let api = clients.get(name);
     if (!api) {
       const inst = config.instances[name];
       if (!inst) throw new MsgflowError('USAGE', { reason: `instance '${name}' is not in ${config.file}` });
-      const li = (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) || local.instances[0]!;
+      const li =
+        (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) ||
+        local.instances[0]!;
       const client = createClient({
         apiUrl: 'http://local.invalid',
         idInstance: li.idInstance,
@@ -239,7 +257,8 @@ interface CheckContext {
 async function expectationMismatches(ex: FlowTestCase['expect'], record: RunRecord, rig: CaseRig, x: CheckContext): Promise<Mismatch[]> {
   const ms: Mismatch[] = [];
   ms.push(...match(ex.status, record.status, 'status'));
-  if (record.status !== ex.status && record.error) ms.push({ path: 'run.error', expected: undefined, actual: record.error, note: 'the run ended with' });
+  if (record.status !== ex.status && record.error)
+    ms.push({ path: 'run.error', expected: undefined, actual: record.error, note: 'the run ended with' });
   if (ex.run) ms.push(...match(ex.run, record, 'run'));
   if (ex.steps) {
     const steps = await rig.engine.getSteps(record.id);
@@ -251,7 +270,8 @@ async function expectationMismatches(ex: FlowTestCase['expect'], record: RunReco
     const v = x.virtualMs;
     const lo = ex.elapsed.atLeast === undefined ? undefined : parseDuration(ex.elapsed.atLeast)!;
     const hi = ex.elapsed.atMost === undefined ? undefined : parseDuration(ex.elapsed.atMost)!;
-    if ((lo !== undefined && v < lo) || (hi !== undefined && v > hi)) ms.push({ path: 'elapsed', expected: ex.elapsed, actual: formatMs(v) });
+    if ((lo !== undefined && v < lo) || (hi !== undefined && v > hi))
+      ms.push({ path: 'elapsed', expected: ex.elapsed, actual: formatMs(v) });
   }
   if (ex.local) ms.push(...match(ex.local, await localSnapshot(ex.local, rig, x), 'local'));
   for (const rep of ex.reports ?? []) ms.push(...(await reportMismatches(rep, x.sandbox)));
@@ -259,11 +279,16 @@ async function expectationMismatches(ex: FlowTestCase['expect'], record: RunReco
 }
 
 /** The local service's state the case's `expect.local` names: contacts, queue, outgoing, chats. */
-async function localSnapshot(exLocal: NonNullable<FlowTestCase['expect']['local']>, rig: CaseRig, x: CheckContext): Promise<Record<string, unknown>> {
+async function localSnapshot(
+  exLocal: NonNullable<FlowTestCase['expect']['local']>,
+  rig: CaseRig,
+  x: CheckContext,
+): Promise<Record<string, unknown>> {
   const { service, target } = rig;
   const { clock } = x;
   const snap: Record<string, unknown> = {};
-  if (exLocal.contacts !== undefined || exLocal.phonebook !== undefined) Object.assign(snap, await admin(service, target, 'contacts', 'GET'));
+  if (exLocal.contacts !== undefined || exLocal.phonebook !== undefined)
+    Object.assign(snap, await admin(service, target, 'contacts', 'GET'));
   if (exLocal.queue !== undefined) snap.queue = await admin(service, target, 'queue', 'GET');
   if (exLocal.outgoing !== undefined) {
     const minutes = Math.ceil((clock.now() - x.startAt) / 60_000) + 60;
@@ -300,9 +325,12 @@ async function reportMismatches(rep: NonNullable<FlowTestCase['expect']['reports
 function caseTrigger(flow: Flow, c: FlowTestCase): StartOptions {
   if (!c.event) return { trigger: 'manual' };
   const t = flow.on.notification;
-  if (!t) throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
+  if (!t)
+    throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
   if (!triggerMatches(t, t.instance, c.event)) {
-    throw new MsgflowError('USAGE', { reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)` });
+    throw new MsgflowError('USAGE', {
+      reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)`,
+    });
   }
   return { trigger: 'notification', event: eventOf(c.event, t.instance) };
 }
@@ -338,7 +366,8 @@ function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): Local
     }
   }
   // A project without local instances still gets one: every config instance maps to it.
-  const instances: unknown[] = base.instances.length > 0 ? [...base.instances] : [{ idInstance: '1100000001', apiTokenInstance: 'flow-test-token' }];
+  const instances: unknown[] =
+    base.instances.length > 0 ? [...base.instances] : [{ idInstance: '1100000001', apiTokenInstance: 'flow-test-token' }];
   const { checkAccountLimit, seed, ...over } = c.instance ?? {};
   return LocalSchema.parse({
     ...base,
@@ -349,7 +378,9 @@ function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): Local
       return {
         ...i,
         ...definedOnly(over),
-        ...(checkAccountLimit ? { checkAccountLimit: { ...(i.checkAccountLimit as object | undefined), ...definedOnly(checkAccountLimit) } } : {}),
+        ...(checkAccountLimit
+          ? { checkAccountLimit: { ...(i.checkAccountLimit as object | undefined), ...definedOnly(checkAccountLimit) } }
+          : {}),
         ...(seed ? { seed: path.resolve(config.baseDir, seed) } : {}),
       };
     }),
@@ -392,7 +423,12 @@ function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-async function caseInputs(flow: Flow, c: FlowTestCase, testDir: string, overrides: Record<string, string>): Promise<Record<string, unknown>> {
+async function caseInputs(
+  flow: Flow,
+  c: FlowTestCase,
+  testDir: string,
+  overrides: Record<string, string>,
+): Promise<Record<string, unknown>> {
   const strings: Record<string, string> = { ...overrides };
   const direct: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(c.inputs ?? {})) {
@@ -420,11 +456,18 @@ async function admin(service: LocalService, inst: LocalInst, action: string, htt
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (res.status !== 200) throw new MsgflowError('USAGE', { reason: `local service ${action}: HTTP ${res.status} ${JSON.stringify(res.body)}` });
+  if (res.status !== 200)
+    throw new MsgflowError('USAGE', { reason: `local service ${action}: HTTP ${res.status} ${JSON.stringify(res.body)}` });
   return res.body;
 }
 
-async function api(service: LocalService, inst: LocalInst, method: string, query: Record<string, string | number>, body?: unknown): Promise<unknown> {
+async function api(
+  service: LocalService,
+  inst: LocalInst,
+  method: string,
+  query: Record<string, string | number>,
+  body?: unknown,
+): Promise<unknown> {
   const res = await service.handle({
     httpMethod: body === undefined ? 'GET' : 'POST',
     path: `/waInstance${inst.idInstance}/${method}/${encodeURIComponent(inst.apiTokenInstance)}`,
@@ -451,7 +494,11 @@ function withFaults(
       const fault = faults.find((f) => f.method === req.method && (Array.isArray(f.call) ? f.call.includes(n) : f.call === n));
       if (fault) {
         if (fault.answer === 'rate_limit_exceeded') {
-          return { statusCode: 200, headers: {}, body: { status: false, data: { status: 'fail', reason: 'rate_limit_exceeded', retryAfter: fault.retryAfter ?? 7200 } } };
+          return {
+            statusCode: 200,
+            headers: {},
+            body: { status: false, data: { status: 'fail', reason: 'rate_limit_exceeded', retryAfter: fault.retryAfter ?? 7200 } },
+          };
         }
         const headers: Record<string, string> = fault.retryAfter === undefined ? {} : { 'retry-after': String(fault.retryAfter) };
         return { statusCode: fault.answer, headers, body: { message: `fault injected by the flow test (call ${n} of ${req.method})` } };
@@ -510,7 +557,8 @@ async function serveFiles(
       const name = path.basename(typeof spec === 'string' ? spec : b.fileName || 'file');
       return { ...b, urlFile: `http://127.0.0.1:${port}/files/${i}/${encodeURIComponent(name)}` };
     }
-    if (staticDir && b.urlFile.startsWith(staticPrefix)) return { ...b, urlFile: `http://127.0.0.1:${port}/static/${b.urlFile.slice(staticPrefix.length)}` };
+    if (staticDir && b.urlFile.startsWith(staticPrefix))
+      return { ...b, urlFile: `http://127.0.0.1:${port}/static/${b.urlFile.slice(staticPrefix.length)}` };
     return body;
   };
   return { server, rewrite };

@@ -177,6 +177,10 @@ export type FlowTestFile = z.output<typeof FlowTestFileSchema>;
 
 /** JSON Schema of test files, for editors (`# yaml-language-server: $schema=...`). */
 export function renderFlowTestJsonSchema(): string {
-  const { $schema, ...rest } = z.toJSONSchema(FlowTestFileSchema, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const { $schema, ...rest } = z.toJSONSchema(FlowTestFileSchema, {
+    io: 'input',
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+  }) as Record<string, unknown>;
   return JSON.stringify({ $schema, title: 'msgflow flow test file', ...rest }, null, 2) + '\n';
 }

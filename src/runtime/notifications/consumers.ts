@@ -11,7 +11,14 @@ import type { Config } from '../../config/index.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { Flow } from '../../engine/flow/types.js';
-import { CONSUMERS_NS, NotificationDispatcher, sharedState, triggeredInstances, type ConsumerRecord, type NotificationLike } from '../../engine/notify/index.js';
+import {
+  CONSUMERS_NS,
+  NotificationDispatcher,
+  sharedState,
+  triggeredInstances,
+  type ConsumerRecord,
+  type NotificationLike,
+} from '../../engine/notify/index.js';
 import { LeaseOwner, defaultHostId, describeHolder } from '../../engine/run/index.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import type { Engine } from '../../engine/run/types.js';
@@ -57,7 +64,8 @@ export function consumedInstances(config: Config, flows: readonly Flow[], logger
   for (const [name, inst] of Object.entries(config.instances)) {
     const mode = inst.notifications ?? (triggered.has(name) ? 'poll' : 'off');
     if (mode !== 'off') out.push({ name, mode });
-    else if (triggered.has(name)) logger.warn(`instance ${name} has notifications: off, so the flows triggered by its notifications never run`);
+    else if (triggered.has(name))
+      logger.warn(`instance ${name} has notifications: off, so the flows triggered by its notifications never run`);
   }
   return out;
 }
@@ -75,7 +83,8 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
   const controller = new AbortController();
   const held = new Set<string>();
   const leases: LeaseOwner[] = [];
-  const pendingTick = () => void dispatcher.startPending().catch((e: unknown) => o.logger.warn(`notification runs: ${e instanceof Error ? e.message : String(e)}`));
+  const pendingTick = () =>
+    void dispatcher.startPending().catch((e: unknown) => o.logger.warn(`notification runs: ${e instanceof Error ? e.message : String(e)}`));
   const events = ['run:finished', 'run:failed', 'run:interrupted'] as const;
   for (const ev of events) o.bus.on(ev, pendingTick);
   // Slots freed by other processes are not seen on this bus.
@@ -117,7 +126,12 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
   };
 }
 
-function webhookInstance(body: NotificationLike, byId: Map<string | undefined, string>, hooked: ConsumedInstance[], held: Set<string>): string | undefined {
+function webhookInstance(
+  body: NotificationLike,
+  byId: Map<string | undefined, string>,
+  hooked: ConsumedInstance[],
+  held: Set<string>,
+): string | undefined {
   const data = (body as { instanceData?: { idInstance?: unknown } }).instanceData;
   const name = data?.idInstance === undefined ? (hooked.length === 1 ? hooked[0]!.name : undefined) : byId.get(String(data.idInstance));
   // Another process holds this instance's lease: it is not ours to record (the service delivers it again).
@@ -146,13 +160,17 @@ async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: Noti
   const { signal, held, leases } = st;
   const identity = o.identityFor(inst.name);
   const ttlMs = defaultLeaseTtlMs();
-  const owner = new LeaseOwner({ store: o.store, hostId: defaultHostId(), ttlMs }, { label: `msgflow start (notifications of ${inst.name})` });
+  const owner = new LeaseOwner(
+    { store: o.store, hostId: defaultHostId(), ttlMs },
+    { label: `msgflow start (notifications of ${inst.name})` },
+  );
   leases.push(owner);
   let warned = false;
   while (!signal.aborted) {
     const claim = await owner.claim(`notifications:${identity}`).catch((e: unknown) => ({ ok: false as const, error: e }));
     if (claim.ok) break;
-    if (!warned && 'holder' in claim) o.logger.info(`notifications of ${inst.name} are consumed by ${describeHolder(claim.holder)}; taking over when it stops`);
+    if (!warned && 'holder' in claim)
+      o.logger.info(`notifications of ${inst.name} are consumed by ${describeHolder(claim.holder)}; taking over when it stops`);
     warned = true;
     st.ready();
     await o.clock.sleep(ttlMs / 3, signal).catch(() => undefined);
@@ -164,8 +182,11 @@ async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: Noti
   };
   owner.startHeartbeat();
   const consumers = sharedState(o.store, CONSUMERS_NS);
-  if (!(await consumers.get<ConsumerRecord>(identity))) await consumers.set(identity, { instance: inst.name, mode: inst.mode, since: o.clock.now() } satisfies ConsumerRecord);
-  const types = o.flows.flatMap((f) => (f.on.notification?.instance === inst.name && isNotificationType(f.on.notification.type) ? [f.on.notification.type] : []));
+  if (!(await consumers.get<ConsumerRecord>(identity)))
+    await consumers.set(identity, { instance: inst.name, mode: inst.mode, since: o.clock.now() } satisfies ConsumerRecord);
+  const types = o.flows.flatMap((f) =>
+    f.on.notification?.instance === inst.name && isNotificationType(f.on.notification.type) ? [f.on.notification.type] : [],
+  );
   await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger);
   held.add(inst.name);
   st.ready();

@@ -29,17 +29,27 @@ const ALWAYS: readonly NotificationType[] = ['incomingMessageReceived', 'outgoin
  * of queueing: warned about, not changed. Best effort: a failure is logged,
  * the consumer runs anyway.
  */
-export async function ensureSwitches(client: InstanceApi, instance: string, mode: 'poll' | 'webhook', types: readonly NotificationType[], logger: Logger): Promise<void> {
+export async function ensureSwitches(
+  client: InstanceApi,
+  instance: string,
+  mode: 'poll' | 'webhook',
+  types: readonly NotificationType[],
+  logger: Logger,
+): Promise<void> {
   try {
     const settings: InstanceSettings = await client.getSettings({});
     const off = [...new Set([...ALWAYS, ...types].map((t) => SWITCH_OF[t]))].filter((s) => settings[s] !== 'yes');
     if (mode === 'poll' && settings.webhookUrl) {
-      logger.warn(`instance ${instance} has a webhookUrl: the service pushes its notifications there, so polling receives none (clear it, or use notifications: webhook)`);
+      logger.warn(
+        `instance ${instance} has a webhookUrl: the service pushes its notifications there, so polling receives none (clear it, or use notifications: webhook)`,
+      );
     }
     if (off.length === 0) return;
     await client.setSettings(Object.fromEntries(off.map((s) => [s, 'yes'])));
     logger.info(`instance ${instance}: turned on ${off.join(', ')} (setSettings) so its notifications are produced`);
   } catch (e) {
-    logger.warn(`instance ${instance}: could not check its notification settings (${e instanceof Error ? e.message : String(e)}); notifications it does not produce never arrive`);
+    logger.warn(
+      `instance ${instance}: could not check its notification settings (${e instanceof Error ? e.message : String(e)}); notifications it does not produce never arrive`,
+    );
   }
 }

@@ -64,7 +64,12 @@ async function serve(o: WebhookReceiverOptions, req: IncomingMessage, res: Serve
   if (path !== o.config.path) return answer(res, 404, { error: `not found: notifications are received on ${o.config.path}` });
   if (req.method !== 'POST') return answer(res, 405, { error: 'use POST' }, { allow: 'POST' });
   if (!bearerMatches(req.headers.authorization, o.config.token)) {
-    return answer(res, 401, { error: 'missing or wrong token: send Authorization: Bearer <webhook.token>' }, { 'www-authenticate': 'Bearer' });
+    return answer(
+      res,
+      401,
+      { error: 'missing or wrong token: send Authorization: Bearer <webhook.token>' },
+      { 'www-authenticate': 'Bearer' },
+    );
   }
   const raw = await readBody(req);
   if (raw === 'too-large') return answer(res, 413, { error: `a notification is at most ${MAX_BODY_BYTES} bytes` });

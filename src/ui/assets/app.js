@@ -112,7 +112,16 @@
       legend: { show: false },
       scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
       axes: [{ values: (_u, splits) => splits.map((i) => (Number.isInteger(i) ? labels[i] || '' : '')), splits: () => xs }, {}],
-      series: [{}, { label: title, fill: colors || '#1f6feb', stroke: colors || '#1f6feb', paths: uPlot.paths.bars({ size: [0.6, 80] }), points: { show: false } }],
+      series: [
+        {},
+        {
+          label: title,
+          fill: colors || '#1f6feb',
+          stroke: colors || '#1f6feb',
+          paths: uPlot.paths.bars({ size: [0.6, 80] }),
+          points: { show: false },
+        },
+      ],
     };
     new uPlot(opts, [xs, values], holder);
     return holder;
@@ -133,7 +142,12 @@
     // One audit alone would stretch the time axis over years: show an hour either side.
     const xRange = (_u, min, max) => (max - min < 3600 ? [min - 3600, max + 3600] : [min, max]);
     new uPlot(
-      { width: 720, height: 240, scales: { x: { time: true, range: xRange } }, series: [{}, ...series.map(([k, c]) => ({ label: k, stroke: c, width: 2, points: { size: 6 } }))] },
+      {
+        width: 720,
+        height: 240,
+        scales: { x: { time: true, range: xRange } },
+        series: [{}, ...series.map(([k, c]) => ({ label: k, stroke: c, width: 2, points: { size: 6 } }))],
+      },
       data,
       holder,
     );
@@ -161,10 +175,23 @@
     const form = h('form', { class: 'inputs', 'data-flow': flow.name });
     const fields = {};
     for (const inp of flow.inputs) {
-      const placeholder = inp.file ? 'file (default ' + inp.file + ')' : inp.default !== undefined ? 'default ' + JSON.stringify(inp.default) : inp.type;
+      const placeholder = inp.file
+        ? 'file (default ' + inp.file + ')'
+        : inp.default !== undefined
+          ? 'default ' + JSON.stringify(inp.default)
+          : inp.type;
       const input = h('input', { type: 'text', name: inp.name, placeholder });
       fields[inp.name] = input;
-      form.append(h('label', {}, h('span', {}, inp.name + (inp.required ? ' *' : '')), input, ' ', h('small', { class: 'muted' }, inp.description || '')));
+      form.append(
+        h(
+          'label',
+          {},
+          h('span', {}, inp.name + (inp.required ? ' *' : '')),
+          input,
+          ' ',
+          h('small', { class: 'muted' }, inp.description || ''),
+        ),
+      );
     }
     const dry = h('input', { type: 'checkbox', name: 'dryRun' });
     const msg = h('div', { class: 'error', role: 'alert' });
@@ -175,7 +202,10 @@
       for (const [k, el] of Object.entries(fields)) if (el.value !== '') inputs[k] = el.value;
       msg.textContent = '';
       try {
-        const r = await api('/api/flows/' + encodeURIComponent(flow.name) + '/runs', { method: 'POST', json: { inputs, dryRun: dry.checked } });
+        const r = await api('/api/flows/' + encodeURIComponent(flow.name) + '/runs', {
+          method: 'POST',
+          json: { inputs, dryRun: dry.checked },
+        });
         location.hash = '#/runs/' + encodeURIComponent(r.runId);
       } catch (e) {
         msg.textContent = (e.field ? e.field + ': ' : '') + e.message;
@@ -206,25 +236,59 @@
         ? h('a', { href: '#/runs/' + encodeURIComponent(f.lastRun.id) }, statusBadge(f.lastRun.status), ' ', fmtTime(f.lastRun.startedAt))
         : h('span', { class: 'muted' }, 'never run');
       return [
-        h('tr', { 'data-flow': f.name }, h('td', {}, h('strong', {}, f.name), h('div', { class: 'muted' }, f.description || '')), h('td', {}, triggerText(Object.assign({}, f.trigger, f.notification ? { notification: f.notification } : {}))), h('td', {}, f.instance), h('td', {}, last), h('td', {}, runBtn)),
+        h(
+          'tr',
+          { 'data-flow': f.name },
+          h('td', {}, h('strong', {}, f.name), h('div', { class: 'muted' }, f.description || '')),
+          h('td', {}, triggerText(Object.assign({}, f.trigger, f.notification ? { notification: f.notification } : {}))),
+          h('td', {}, f.instance),
+          h('td', {}, last),
+          h('td', {}, runBtn),
+        ),
         formRow,
       ];
     });
     const errors = data.errors.map((e) => h('div', { class: 'notice' }, e.message));
-    setPage('Flows', ...errors, h('table', {}, h('thead', {}, h('tr', {}, h('th', {}, 'Flow'), h('th', {}, 'Trigger'), h('th', {}, 'Instance'), h('th', {}, 'Last run'), h('th', {}, ''))), h('tbody', {}, rows.flat())));
+    setPage(
+      'Flows',
+      ...errors,
+      h(
+        'table',
+        {},
+        h(
+          'thead',
+          {},
+          h('tr', {}, h('th', {}, 'Flow'), h('th', {}, 'Trigger'), h('th', {}, 'Instance'), h('th', {}, 'Last run'), h('th', {}, '')),
+        ),
+        h('tbody', {}, rows.flat()),
+      ),
+    );
   }
 
   // ---- Runs -------------------------------------------------------------------
   function runRow(r) {
-    const progress = r.status === 'waiting'
-      ? h('span', { class: 'muted' }, 'waiting: ' + (r.waitReason || '') + (r.waitingUntil ? ' until ' + fmtTime(r.waitingUntil) : ''))
-      : h('span', {}, r.itemsDone + ' done' + (r.itemsFailed ? ', ' + r.itemsFailed + ' failed' : '') + (r.currentStep && r.status === 'running' ? ' · ' + r.currentStep : ''));
+    const progress =
+      r.status === 'waiting'
+        ? h('span', { class: 'muted' }, 'waiting: ' + (r.waitReason || '') + (r.waitingUntil ? ' until ' + fmtTime(r.waitingUntil) : ''))
+        : h(
+            'span',
+            {},
+            r.itemsDone +
+              ' done' +
+              (r.itemsFailed ? ', ' + r.itemsFailed + ' failed' : '') +
+              (r.currentStep && r.status === 'running' ? ' · ' + r.currentStep : ''),
+          );
     return h(
       'tr',
       { 'data-run': r.id },
       h('td', {}, h('a', { href: '#/runs/' + encodeURIComponent(r.id) }, r.id)),
       h('td', {}, r.flow),
-      h('td', {}, statusBadge(r.status), r.cancelRequested && r.status === 'running' ? h('small', { class: 'muted' }, ' cancelling') : null),
+      h(
+        'td',
+        {},
+        statusBadge(r.status),
+        r.cancelRequested && r.status === 'running' ? h('small', { class: 'muted' }, ' cancelling') : null,
+      ),
       h('td', {}, r.trigger + (r.dryRun ? ' (dry run)' : '')),
       h('td', {}, fmtTime(r.startedAt)),
       h('td', { class: 'num' }, fmtDuration(r.durationMs !== undefined ? r.durationMs : Date.now() - r.startedAt)),
@@ -238,8 +302,20 @@
     if (flow) q.set('flow', flow);
     if (status) q.set('status', status);
     const [data, flows] = await Promise.all([api('/api/runs?' + q), api('/api/flows')]);
-    const flowSel = h('select', { name: 'flow' }, h('option', { value: '' }, 'all flows'), flows.flows.map((f) => h('option', { value: f.name, selected: f.name === flow }, f.name)));
-    const statusSel = h('select', { name: 'status' }, h('option', { value: '' }, 'any status'), ['running', 'waiting', 'succeeded', 'failed', 'interrupted', 'cancelled'].map((s) => h('option', { value: s, selected: s === status }, s)));
+    const flowSel = h(
+      'select',
+      { name: 'flow' },
+      h('option', { value: '' }, 'all flows'),
+      flows.flows.map((f) => h('option', { value: f.name, selected: f.name === flow }, f.name)),
+    );
+    const statusSel = h(
+      'select',
+      { name: 'status' },
+      h('option', { value: '' }, 'any status'),
+      ['running', 'waiting', 'succeeded', 'failed', 'interrupted', 'cancelled'].map((s) =>
+        h('option', { value: s, selected: s === status }, s),
+      ),
+    );
     const apply = () => {
       const p = new URLSearchParams();
       if (flowSel.value) p.set('flow', flowSel.value);
@@ -252,7 +328,20 @@
     setPage(
       'Runs',
       h('div', { class: 'filters' }, flowSel, statusSel),
-      h('table', {}, h('thead', {}, h('tr', {}, ['Run', 'Flow', 'Status', 'Trigger', 'Started', 'Duration', 'Progress'].map((t) => h('th', {}, t)))), tbody),
+      h(
+        'table',
+        {},
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Run', 'Flow', 'Status', 'Trigger', 'Started', 'Duration', 'Progress'].map((t) => h('th', {}, t)),
+          ),
+        ),
+        tbody,
+      ),
       data.runs.length === 0 ? h('p', { class: 'muted' }, 'No runs yet.') : null,
     );
     return subscribe((type, r) => {
@@ -270,10 +359,19 @@
     const o = s.output;
     if (!o || typeof o !== 'object') return null;
     if (s.action === 'files.broadcast') {
-      return barPlot('Delivery funnel: ' + s.step, ['recipients', 'sent', 'delivered', 'read', 'failed'], [o.recipients || o.total || 0, o.sent || 0, o.delivered || 0, o.read || 0, o.failed || 0]);
+      return barPlot(
+        'Delivery funnel: ' + s.step,
+        ['recipients', 'sent', 'delivered', 'read', 'failed'],
+        [o.recipients || o.total || 0, o.sent || 0, o.delivered || 0, o.read || 0, o.failed || 0],
+      );
     }
     if (s.action === 'checkAccount.bulk') {
-      return barPlot('Accounts: ' + s.step, ['exists', 'none', 'invalid', 'failed'], [o.exists || 0, o.none || 0, o.invalid || 0, o.failed || 0], '#1a7f37');
+      return barPlot(
+        'Accounts: ' + s.step,
+        ['exists', 'none', 'invalid', 'failed'],
+        [o.exists || 0, o.none || 0, o.invalid || 0, o.failed || 0],
+        '#1a7f37',
+      );
     }
     return null;
   }
@@ -296,7 +394,15 @@
     const steps = h(
       'table',
       { 'data-steps': '' },
-      h('thead', {}, h('tr', {}, ['Step', 'Action', 'Status', 'Done', 'Failed', 'Total', 'Progress', 'Duration', 'Report'].map((t) => h('th', {}, t)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Step', 'Action', 'Status', 'Done', 'Failed', 'Total', 'Progress', 'Duration', 'Report'].map((t) => h('th', {}, t)),
+        ),
+      ),
       h(
         'tbody',
         {},
@@ -319,31 +425,105 @@
     );
     const plots = data.steps.map(stepPlots).filter(Boolean);
     const failed = data.failedItems.length
-      ? h('table', {}, h('thead', {}, h('tr', {}, ['Step', 'Item', 'Attempts', 'Error'].map((t) => h('th', {}, t)))), h('tbody', {}, data.failedItems.map((f) => h('tr', {}, h('td', {}, f.step), h('td', { class: 'num' }, f.index), h('td', { class: 'num' }, f.attempts), h('td', {}, f.error ? (f.error.code ? f.error.code + ': ' : '') + f.error.message : '')))))
+      ? h(
+          'table',
+          {},
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['Step', 'Item', 'Attempts', 'Error'].map((t) => h('th', {}, t)),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            data.failedItems.map((f) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, f.step),
+                h('td', { class: 'num' }, f.index),
+                h('td', { class: 'num' }, f.attempts),
+                h('td', {}, f.error ? (f.error.code ? f.error.code + ': ' : '') + f.error.message : ''),
+              ),
+            ),
+          ),
+        )
       : h('p', { class: 'muted' }, 'No failed items.');
     setPage(
       'Run ' + r.id,
       h(
         'div',
         { class: 'kv' },
-        h('span', { class: 'muted' }, 'Flow'), h('a', { href: '#/runs?flow=' + encodeURIComponent(r.flow) }, r.flow),
-        h('span', { class: 'muted' }, 'Status'), h('span', { 'data-run-status': r.status }, statusBadge(r.status), r.cancelRequested && active ? ' (cancel requested)' : ''),
-        h('span', { class: 'muted' }, 'Trigger'), h('span', {}, r.trigger + (r.dryRun ? ' (dry run)' : '')),
-        h('span', { class: 'muted' }, 'Started'), h('span', {}, fmtTime(r.startedAt)),
-        h('span', { class: 'muted' }, 'Duration'), h('span', {}, fmtDuration(r.durationMs !== undefined ? r.durationMs : Date.now() - r.startedAt)),
-        h('span', { class: 'muted' }, 'Items'), h('span', { 'data-items': '' }, r.itemsDone + ' done, ' + r.itemsFailed + ' failed'),
-        r.waitReason ? [h('span', { class: 'muted' }, 'Waiting'), h('span', {}, r.waitReason + (r.waitingUntil ? ' until ' + fmtTime(r.waitingUntil) : ''))] : null,
-        r.error ? [h('span', { class: 'muted' }, 'Error'), h('span', { class: 'error' }, (r.error.code ? r.error.code + ': ' : '') + r.error.message)] : null,
+        h('span', { class: 'muted' }, 'Flow'),
+        h('a', { href: '#/runs?flow=' + encodeURIComponent(r.flow) }, r.flow),
+        h('span', { class: 'muted' }, 'Status'),
+        h('span', { 'data-run-status': r.status }, statusBadge(r.status), r.cancelRequested && active ? ' (cancel requested)' : ''),
+        h('span', { class: 'muted' }, 'Trigger'),
+        h('span', {}, r.trigger + (r.dryRun ? ' (dry run)' : '')),
+        h('span', { class: 'muted' }, 'Started'),
+        h('span', {}, fmtTime(r.startedAt)),
+        h('span', { class: 'muted' }, 'Duration'),
+        h('span', {}, fmtDuration(r.durationMs !== undefined ? r.durationMs : Date.now() - r.startedAt)),
+        h('span', { class: 'muted' }, 'Items'),
+        h('span', { 'data-items': '' }, r.itemsDone + ' done, ' + r.itemsFailed + ' failed'),
+        r.waitReason
+          ? [
+              h('span', { class: 'muted' }, 'Waiting'),
+              h('span', {}, r.waitReason + (r.waitingUntil ? ' until ' + fmtTime(r.waitingUntil) : '')),
+            ]
+          : null,
+        r.error
+          ? [
+              h('span', { class: 'muted' }, 'Error'),
+              h('span', { class: 'error' }, (r.error.code ? r.error.code + ': ' : '') + r.error.message),
+            ]
+          : null,
       ),
-      h('p', {}, h('button', { onclick: act('cancel'), disabled: !active || r.cancelRequested, 'data-action': 'cancel' }, 'Cancel'), ' ', h('button', { onclick: act('retry'), disabled: active || (r.itemsFailed === 0 && r.status !== 'failed'), 'data-action': 'retry' }, 'Retry failed items'), ' ', note),
+      h(
+        'p',
+        {},
+        h('button', { onclick: act('cancel'), disabled: !active || r.cancelRequested, 'data-action': 'cancel' }, 'Cancel'),
+        ' ',
+        h(
+          'button',
+          { onclick: act('retry'), disabled: active || (r.itemsFailed === 0 && r.status !== 'failed'), 'data-action': 'retry' },
+          'Retry failed items',
+        ),
+        ' ',
+        note,
+      ),
       h('h2', {}, 'Steps'),
       steps,
       plots.length ? h('div', { class: 'plots' }, plots) : null,
       h('h2', {}, 'Failed items'),
       failed,
-      data.waits.length ? [h('h2', {}, 'Waits'), h('ul', {}, data.waits.map((w) => h('li', {}, w.step + ': ' + w.reason + ' until ' + fmtTime(w.until))))] : null,
+      data.waits.length
+        ? [
+            h('h2', {}, 'Waits'),
+            h(
+              'ul',
+              {},
+              data.waits.map((w) => h('li', {}, w.step + ': ' + w.reason + ' until ' + fmtTime(w.until))),
+            ),
+          ]
+        : null,
       data.logs && data.logs.length
-        ? [h('h2', {}, 'Log'), h('pre', { 'data-logs': '' }, data.logs.map((l) => (l.at ? new Date(l.at).toLocaleTimeString() + ' ' : '') + (l.level || '').toUpperCase() + ' ' + (l.message || '')).join('\n'))]
+        ? [
+            h('h2', {}, 'Log'),
+            h(
+              'pre',
+              { 'data-logs': '' },
+              data.logs
+                .map(
+                  (l) => (l.at ? new Date(l.at).toLocaleTimeString() + ' ' : '') + (l.level || '').toUpperCase() + ' ' + (l.message || ''),
+                )
+                .join('\n'),
+            ),
+          ]
         : null,
       h('h2', {}, 'Inputs'),
       h('pre', {}, JSON.stringify(data.inputs, null, 2)),
@@ -377,7 +557,10 @@
     const text = q.length + ' waiting';
     if (!q.length) return h('span', {}, text);
     const next = q.nextReleaseBy !== undefined ? ', next by ' + fmtTime(q.nextReleaseBy) : '';
-    const every = q.sendIntervalMs !== undefined ? ' (one every ' + (q.sendIntervalMs < 1000 ? q.sendIntervalMs + ' ms' : fmtDuration(q.sendIntervalMs)) + ')' : '';
+    const every =
+      q.sendIntervalMs !== undefined
+        ? ' (one every ' + (q.sendIntervalMs < 1000 ? q.sendIntervalMs + ' ms' : fmtDuration(q.sendIntervalMs)) + ')'
+        : '';
     return h('span', {}, text + next + every);
   }
   async function instancesPage() {
@@ -396,7 +579,22 @@
           'td',
           {},
           i.pauses.length
-            ? h('ul', {}, i.pauses.map((p) => h('li', { 'data-pause': p.scope }, p.scope + ': ' + p.reason + (p.active ? ' until ' + fmtTime(p.until) + ' (' + fmtDuration(p.until - Date.now()) + ' left)' : ' (ended ' + fmtTime(p.until) + ')'))))
+            ? h(
+                'ul',
+                {},
+                i.pauses.map((p) =>
+                  h(
+                    'li',
+                    { 'data-pause': p.scope },
+                    p.scope +
+                      ': ' +
+                      p.reason +
+                      (p.active
+                        ? ' until ' + fmtTime(p.until) + ' (' + fmtDuration(p.until - Date.now()) + ' left)'
+                        : ' (ended ' + fmtTime(p.until) + ')'),
+                  ),
+                ),
+              )
             : h('span', { class: 'muted' }, 'no pauses'),
         ),
         h(
@@ -427,7 +625,20 @@
     setPage(
       'Instances',
       note,
-      h('table', {}, h('thead', {}, h('tr', {}, ['Instance', 'Kind', 'State', 'Send queue', 'Opt-outs', 'Pauses', ''].map((t) => h('th', {}, t)))), h('tbody', {}, rows)),
+      h(
+        'table',
+        {},
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Instance', 'Kind', 'State', 'Send queue', 'Opt-outs', 'Pauses', ''].map((t) => h('th', {}, t)),
+          ),
+        ),
+        h('tbody', {}, rows),
+      ),
       h('h2', {}, 'Outgoing audits'),
       timePlot('outgoing.audit: sent / delivered / read / not delivered', audits.points),
     );

@@ -47,11 +47,18 @@ async function project(instance?: Record<string, unknown>) {
     return r;
   };
   const admin = async (what: string, body?: unknown) => {
-    const res = await fetch(`${serve.url}/_local/waInstance${E2E_ID}/${what}/${E2E_TOKEN}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(
+      `${serve.url}/_local/waInstance${E2E_ID}/${what}/${E2E_TOKEN}`,
+      body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) },
+    );
     return res.json() as Promise<any>;
   };
   const api = async (method: string, body: unknown) => {
-    const res = await fetch(`${serve.url}/waInstance${E2E_ID}/${method}/${E2E_TOKEN}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${serve.url}/waInstance${E2E_ID}/${method}/${E2E_TOKEN}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return res.json() as Promise<any>;
   };
   return { dir, proxy, serve, spawn, run, admin, api };
@@ -73,7 +80,10 @@ async function theRun(dir: string) {
 /** `msgflow start` (a process) resumes the unfinished run; stopped once the run has ended. */
 async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, timeoutMs = 60_000) {
   const start: Proc = ctx.spawn('start', '--no-listen', '--no-ui');
-  await waitFor('the resumed run to end', async () => ['succeeded', 'failed'].includes((await theRun(ctx.dir))?.run.status ?? ''), { timeoutMs, context: start.output });
+  await waitFor('the resumed run to end', async () => ['succeeded', 'failed'].includes((await theRun(ctx.dir))?.run.status ?? ''), {
+    timeoutMs,
+    context: start.output,
+  });
   start.child.kill('SIGTERM');
   expect(await start.exited, start.output()).toBe(0);
   return start.output();
@@ -82,7 +92,11 @@ async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, timeout
 describe('the four jobs end to end (msgflow run against msgflow serve)', () => {
   it('checkAccount.bulk: hits rate_limit_exceeded, pauses, survives kill -9 during the pause, finishes without re-checking any number', async () => {
     const ctx = await project({ checkAccountLimit: { numbers: 3, windowMinutes: 10, retryAfterSeconds: 3 } });
-    await writeData(ctx.dir, 'data/leads.csv', 'phone\n+7 900 111-22-33\n79002223344\n79009990001\n79003334455\n79005550000\n79009990002\nbad\n79002223344\n');
+    await writeData(
+      ctx.dir,
+      'data/leads.csv',
+      'phone\n+7 900 111-22-33\n79002223344\n79009990001\n79003334455\n79005550000\n79009990002\nbad\n79002223344\n',
+    );
     await writeData(
       ctx.dir,
       'flows/check.yaml',
@@ -96,7 +110,9 @@ steps:
 `,
     );
     const first = ctx.spawn('run', 'check');
-    await waitFor('rate_limit_exceeded', () => ctx.proxy.calls.some((c) => c.answer.includes('rate_limit_exceeded')), { context: first.output });
+    await waitFor('rate_limit_exceeded', () => ctx.proxy.calls.some((c) => c.answer.includes('rate_limit_exceeded')), {
+      context: first.output,
+    });
     // The pause is persisted and the run is waiting: the kill lands in the pause.
     await waitFor('the run to wait', async () => (await theRun(ctx.dir))?.run.status === 'waiting', { context: first.output });
     await first.kill();
@@ -109,7 +125,11 @@ steps:
     expect(lineCount(path.join(ctx.dir, 'reports/check.csv'))).toBe(1 + 7);
     const ok = ctx.proxy.calls.filter((c) => c.method === 'checkAccount' && !c.answer.includes('rate_limit_exceeded'));
     const perNumber = new Map<number, number>();
-    for (const c of ok) perNumber.set((c.body as { phoneNumber: number }).phoneNumber, (perNumber.get((c.body as { phoneNumber: number }).phoneNumber) ?? 0) + 1);
+    for (const c of ok)
+      perNumber.set(
+        (c.body as { phoneNumber: number }).phoneNumber,
+        (perNumber.get((c.body as { phoneNumber: number }).phoneNumber) ?? 0) + 1,
+      );
     expect([...perNumber.keys()].sort()).toEqual([79001112233, 79002223344, 79003334455, 79005550000, 79009990001, 79009990002]);
     expect([...perNumber.values()]).toEqual([1, 1, 1, 1, 1, 1]);
     const csv = await readFile(path.join(ctx.dir, 'reports/check.csv'), 'utf8');
@@ -120,7 +140,11 @@ steps:
 
   it('contacts.import: upsert twice gives the same state', async () => {
     const ctx = await project();
-    await writeData(ctx.dir, 'data/contacts.csv', 'phone,firstName,lastName\n79001112233,Alice,A\n79002223344,Bob,B\n79009990001,Nobody,N\nxx,Bad,Row\n');
+    await writeData(
+      ctx.dir,
+      'data/contacts.csv',
+      'phone,firstName,lastName\n79001112233,Alice,A\n79002223344,Bob,B\n79009990001,Nobody,N\nxx,Bad,Row\n',
+    );
     await writeData(
       ctx.dir,
       'flows/import.yaml',
@@ -146,7 +170,15 @@ steps:
     const ctx = await project();
     const now = Math.floor(Date.now() / 1000);
     const out = (chatId: string, ago: number, statusMessage: string) =>
-      ctx.admin('incoming', { type: 'outgoing', chatId, typeMessage: 'documentMessage', fileName: 'a.pdf', timestamp: now - ago, sendByApi: true, statusMessage });
+      ctx.admin('incoming', {
+        type: 'outgoing',
+        chatId,
+        typeMessage: 'documentMessage',
+        fileName: 'a.pdf',
+        timestamp: now - ago,
+        sendByApi: true,
+        statusMessage,
+      });
     await out('79001112233@c.us', 1200, 'sent');
     await out('79002223344@c.us', 1200, 'read');
     await writeData(
@@ -203,7 +235,10 @@ steps:
     for (const [i, phone] of phones.entries()) {
       const history = (await ctx.api('getChatHistory', { chatId: `${phone}@c.us` })) as any[];
       const files = history.filter((m) => m.type === 'outgoing' && m.typeMessage === 'documentMessage');
-      expect(files.map((m) => m.caption), `${phone}`).toEqual([`Hello Friend${i}`]);
+      expect(
+        files.map((m) => m.caption),
+        `${phone}`,
+      ).toEqual([`Hello Friend${i}`]);
     }
     const csv = await readFile(path.join(ctx.dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.match(/,sent,/g)).toHaveLength(6);

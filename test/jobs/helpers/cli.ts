@@ -59,7 +59,10 @@ export async function startProxy(target: () => string): Promise<Proxy> {
 export const E2E_ID = '1101000042';
 export const E2E_TOKEN = 'e2e-jobs-token-456';
 
-export async function writeProject(dir: string, o: { proxyUrl: string; local?: Record<string, unknown>; instance?: Record<string, unknown> }) {
+export async function writeProject(
+  dir: string,
+  o: { proxyUrl: string; local?: Record<string, unknown>; instance?: Record<string, unknown> },
+) {
   const inst = { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 }, sendIntervalMs: 500, ...o.instance };
   await writeData(
     dir,

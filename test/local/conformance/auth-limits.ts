@@ -6,10 +6,18 @@ export function authAndLimitsSuite(kind: TransportKind) {
     const h = useHarness(kind);
 
     it('wrong token: 401; unknown instance: 403; JSON bodies that never echo the token or id', async () => {
-      const wrong = await h.call('getChatHistory', { chatId: ALICE }, { who: { idInstance: A.idInstance, apiTokenInstance: 'not-the-token-xyz' } });
+      const wrong = await h.call(
+        'getChatHistory',
+        { chatId: ALICE },
+        { who: { idInstance: A.idInstance, apiTokenInstance: 'not-the-token-xyz' } },
+      );
       expect(wrong.statusCode).toBe(401);
       expect(wrong.body).toEqual({ message: 'wrong apiTokenInstance for this instance' });
-      const unknown = await h.call('getChatHistory', { chatId: ALICE }, { who: { idInstance: '999999', apiTokenInstance: A.apiTokenInstance } });
+      const unknown = await h.call(
+        'getChatHistory',
+        { chatId: ALICE },
+        { who: { idInstance: '999999', apiTokenInstance: A.apiTokenInstance } },
+      );
       expect(unknown.statusCode).toBe(403);
       expect(unknown.body).toEqual({ message: 'unknown instance' });
       for (const r of [wrong, unknown]) {
@@ -19,7 +27,11 @@ export function authAndLimitsSuite(kind: TransportKind) {
         expect(text).not.toContain('999999');
       }
       // The other instance's token does not open this one.
-      const crossed = await h.call('getChatHistory', { chatId: ALICE }, { who: { idInstance: A.idInstance, apiTokenInstance: B.apiTokenInstance } });
+      const crossed = await h.call(
+        'getChatHistory',
+        { chatId: ALICE },
+        { who: { idInstance: A.idInstance, apiTokenInstance: B.apiTokenInstance } },
+      );
       expect(crossed.statusCode).toBe(401);
     });
 
@@ -42,7 +54,8 @@ export function authAndLimitsSuite(kind: TransportKind) {
       expect((await h.call('checkAccount', { phoneNumber: 79001112233 }, { who: B })).statusCode).toBe(200);
       expect((await h.call('getChatHistory', { chatId: ALICE })).statusCode).toBe(200);
       const statuses: number[] = [];
-      for (let i = 0; i < 11; i++) statuses.push((await h.call('getMessage', { chatId: ALICE, idMessage: 'X'.repeat(16) }, { who: B })).statusCode);
+      for (let i = 0; i < 11; i++)
+        statuses.push((await h.call('getMessage', { chatId: ALICE, idMessage: 'X'.repeat(16) }, { who: B })).statusCode);
       expect(statuses.filter((s) => s === 429)).toHaveLength(1);
       await h.clock.advance(1000);
       expect((await h.call('getChatHistory', { chatId: ALICE }, { who: B })).statusCode).toBe(200);

@@ -8,13 +8,25 @@ export function checkAccountSuite(kind: TransportKind) {
     it('an account: {exist, chatId, username, phoneNumber, fromCache}; cached unless force', async () => {
       const first = await h.call('checkAccount', { phoneNumber: 79001112233 });
       expect(first.statusCode).toBe(200);
-      expect(first.body).toEqual({ exist: true, chatId: '79001112233@c.us', username: '@alice', phoneNumber: 79001112233, fromCache: false });
+      expect(first.body).toEqual({
+        exist: true,
+        chatId: '79001112233@c.us',
+        username: '@alice',
+        phoneNumber: 79001112233,
+        fromCache: false,
+      });
       const second = await h.call('checkAccount', { phoneNumber: 79001112233 });
       expect(second.body).toMatchObject({ exist: true, fromCache: true });
       const forced = await h.call('checkAccount', { phoneNumber: 79001112233, force: true });
       expect(forced.body).toMatchObject({ exist: true, fromCache: false });
       const byName = await h.call('checkAccount', { username: '@bob' });
-      expect(byName.body).toEqual({ exist: true, chatId: '79002223344@c.us', username: '@bob', phoneNumber: 79002223344, fromCache: false });
+      expect(byName.body).toEqual({
+        exist: true,
+        chatId: '79002223344@c.us',
+        username: '@bob',
+        phoneNumber: 79002223344,
+        fromCache: false,
+      });
     });
 
     it('no account, or a hidden number: {exist:false, chatId:""} and nothing else', async () => {

@@ -3,7 +3,20 @@ import type { Message } from '../../../src/api/types.js';
 import { ALICE, BOB, T0, useHarness, type TransportKind } from '../helpers/harness.js';
 import { conformanceSeed, GROUP, LONG_CHAT, OLD_OUTGOING_ID } from '../helpers/seed.js';
 
-const COMMON = ['type', 'idMessage', 'timestamp', 'typeMessage', 'chatId', 'chatType', 'isForwarded', 'forwardingScore', 'deletedMessageId', 'editedMessageId', 'isEdited', 'isDeleted'];
+const COMMON = [
+  'type',
+  'idMessage',
+  'timestamp',
+  'typeMessage',
+  'chatId',
+  'chatType',
+  'isForwarded',
+  'forwardingScore',
+  'deletedMessageId',
+  'editedMessageId',
+  'isEdited',
+  'isDeleted',
+];
 const INCOMING = ['senderId', 'senderName', 'senderType', 'senderContactName'];
 const OUTGOING = ['statusMessage', 'sendByApi'];
 const FILE = ['downloadUrl', 'caption', 'fileName', 'jpegThumbnail', 'mimeType', 'isAnimated'];
@@ -33,7 +46,13 @@ export function historySuite(kind: TransportKind) {
       expect(list[99]!.textMessage).toBe('message 20');
       for (let i = 1; i < list.length; i++) expect(list[i - 1]!.timestamp).toBeGreaterThanOrEqual(list[i]!.timestamp);
       const five = await h.call('getChatHistory', { chatId: LONG_CHAT, count: 5 });
-      expect((five.body as Message[]).map((m) => m.textMessage)).toEqual(['message 119', 'message 118', 'message 117', 'message 116', 'message 115']);
+      expect((five.body as Message[]).map((m) => m.textMessage)).toEqual([
+        'message 119',
+        'message 118',
+        'message 117',
+        'message 116',
+        'message 115',
+      ]);
       const none = await h.call('getChatHistory', { chatId: '79009990000@c.us' });
       expect(none.body).toEqual([]);
     });
@@ -51,7 +70,14 @@ export function historySuite(kind: TransportKind) {
       }
       expect(kinds.size).toBe(20);
       const incomingText = list.find((m) => m.type === 'incoming' && m.typeMessage === 'textMessage')!;
-      expect(incomingText).toMatchObject({ senderId: BOB, senderName: 'Bob', senderType: 'user', chatType: 'user', textMessage: 'hello', senderContactName: '' });
+      expect(incomingText).toMatchObject({
+        senderId: BOB,
+        senderName: 'Bob',
+        senderType: 'user',
+        chatType: 'user',
+        textMessage: 'hello',
+        senderContactName: '',
+      });
       const loc = list.find((m) => m.typeMessage === 'locationMessage')!;
       expect(loc.location).toEqual({ latitude: 55.75, longitude: 37.61, forwardingScore: 0, isForwarded: false });
       const contact = list.find((m) => m.type === 'outgoing' && m.typeMessage === 'contactMessage')!;

@@ -6,7 +6,13 @@ import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { makePdf } from '../helpers/png.js';
 
 const REPLIER = '79004445566@c.us';
-const ALL_ON = { incomingWebhook: 'yes', outgoingWebhook: 'yes', outgoingAPIMessageWebhook: 'yes', outgoingMessageWebhook: 'yes', stateWebhook: 'yes' };
+const ALL_ON = {
+  incomingWebhook: 'yes',
+  outgoingWebhook: 'yes',
+  outgoingAPIMessageWebhook: 'yes',
+  outgoingMessageWebhook: 'yes',
+  stateWebhook: 'yes',
+};
 
 export function notificationsSuite(kind: TransportKind) {
   describe('notifications, settings, state, sendMessage', () => {
@@ -73,21 +79,46 @@ export function notificationsSuite(kind: TransportKind) {
     it('sendMessage: pending while queued, then outgoingAPIMessageReceived and every status change in order', async () => {
       const first = await sendText(ALICE, 'one');
       const id = await sendText(ALICE, 'two');
-      const queue = (await h.call('showMessagesQueue')).body as { messageID: string; type: string; body: { message?: string }; statusMessage: string }[];
+      const queue = (await h.call('showMessagesQueue')).body as {
+        messageID: string;
+        type: string;
+        body: { message?: string };
+        statusMessage: string;
+      }[];
       expect(queue.map((q) => q.messageID)).toContain(id);
-      expect(queue.find((q) => q.messageID === id)).toMatchObject({ type: 'sendMessage', body: { message: 'two' }, statusMessage: 'pending' });
+      expect(queue.find((q) => q.messageID === id)).toMatchObject({
+        type: 'sendMessage',
+        body: { message: 'two' },
+        statusMessage: 'pending',
+      });
       const listed = (await h.call('lastOutgoingMessages', undefined, { query: { minutes: '5' } })).body as Message[];
       expect(listed.find((m) => m.idMessage === id)?.statusMessage).toBe('pending');
       expect(await h.settled(first)).toBe('sent');
-      expect(await next()).toMatchObject({ typeWebhook: 'outgoingAPIMessageReceived', idMessage: first, messageData: { typeMessage: 'textMessage', textMessageData: { textMessage: 'one' } } });
-      expect(await next()).toMatchObject({ typeWebhook: 'outgoingMessageStatus', idMessage: first, status: 'sent', chatId: ALICE, sendByApi: true });
+      expect(await next()).toMatchObject({
+        typeWebhook: 'outgoingAPIMessageReceived',
+        idMessage: first,
+        messageData: { typeMessage: 'textMessage', textMessageData: { textMessage: 'one' } },
+      });
+      expect(await next()).toMatchObject({
+        typeWebhook: 'outgoingMessageStatus',
+        idMessage: first,
+        status: 'sent',
+        chatId: ALICE,
+        sendByApi: true,
+      });
       await h.clock.advance(1000);
       expect(await h.settled(id)).toBe('sent');
-      const got = [await next(), await next(), await next()].map((b) => `${b.typeWebhook}:${'status' in b ? b.status : ''}:${'idMessage' in b ? b.idMessage : ''}`);
+      const got = [await next(), await next(), await next()].map(
+        (b) => `${b.typeWebhook}:${'status' in b ? b.status : ''}:${'idMessage' in b ? b.idMessage : ''}`,
+      );
       // Due at the same instant: the two messages' notifications may interleave; each message's own are in order.
-      expect(got.sort()).toEqual([`outgoingMessageStatus:delivered:${first}`, `outgoingAPIMessageReceived::${id}`, `outgoingMessageStatus:sent:${id}`].sort());
+      expect(got.sort()).toEqual(
+        [`outgoingMessageStatus:delivered:${first}`, `outgoingAPIMessageReceived::${id}`, `outgoingMessageStatus:sent:${id}`].sort(),
+      );
       await h.clock.advance(5000);
-      const later = [await next(), await next(), await next()].map((b) => `${'status' in b ? b.status : ''}:${'idMessage' in b ? b.idMessage : ''}`);
+      const later = [await next(), await next(), await next()].map(
+        (b) => `${'status' in b ? b.status : ''}:${'idMessage' in b ? b.idMessage : ''}`,
+      );
       expect(later.sort()).toEqual([`delivered:${id}`, `read:${first}`, `read:${id}`].sort());
       const m = (await h.call('getMessage', { chatId: ALICE, idMessage: id })).body as Message;
       expect(m).toMatchObject({ typeMessage: 'textMessage', textMessage: 'two', statusMessage: 'read', sendByApi: true });
@@ -127,7 +158,11 @@ export function notificationsSuite(kind: TransportKind) {
       await h.clock.advance(24 * 3600_000);
       expect(await h.settled(id)).toBe('failed');
       const failed = await nextOf('outgoingMessageStatus');
-      expect(failed).toMatchObject({ idMessage: id, status: 'failed', description: 'not sent within 24 hours: the instance was not authorized' });
+      expect(failed).toMatchObject({
+        idMessage: id,
+        status: 'failed',
+        description: 'not sent within 24 hours: the instance was not authorized',
+      });
       expect((await h.call('showMessagesQueue')).body).toEqual([]);
     });
 
@@ -180,7 +215,9 @@ export function notificationsSuite(kind: TransportKind) {
       await h.restart();
       const b = await receive();
       expect(b!.receiptId).toBeGreaterThan(a!.receiptId);
-      expect((b!.body as { messageData: { textMessageData: { textMessage: string } } }).messageData.textMessageData.textMessage).toBe('second');
+      expect((b!.body as { messageData: { textMessageData: { textMessage: string } } }).messageData.textMessageData.textMessage).toBe(
+        'second',
+      );
       await del(b!.receiptId);
       await h.admin('incoming', { chatId: ALICE, typeMessage: 'textMessage', textMessage: 'third' });
       expect((await receive())!.receiptId).toBeGreaterThan(b!.receiptId);
@@ -197,10 +234,22 @@ export function notificationsSuite(kind: TransportKind) {
 
     it('settings: real defaults, setSettings → {saveSettings: true}, kept across a restart; the switches decide what is produced', async () => {
       const s = (await h.call('getSettings')).body as Record<string, unknown>;
-      expect(s).toMatchObject({ webhookUrl: '', webhookUrlToken: '', delaySendMessagesMilliseconds: 1000, markIncomingMessagesReaded: 'no', ...ALL_ON });
-      expect((await h.call('setSettings', { incomingWebhook: 'no', delaySendMessagesMilliseconds: 2000 })).body).toEqual({ saveSettings: true });
+      expect(s).toMatchObject({
+        webhookUrl: '',
+        webhookUrlToken: '',
+        delaySendMessagesMilliseconds: 1000,
+        markIncomingMessagesReaded: 'no',
+        ...ALL_ON,
+      });
+      expect((await h.call('setSettings', { incomingWebhook: 'no', delaySendMessagesMilliseconds: 2000 })).body).toEqual({
+        saveSettings: true,
+      });
       await h.restart();
-      expect((await h.call('getSettings')).body).toMatchObject({ incomingWebhook: 'no', delaySendMessagesMilliseconds: 2000, stateWebhook: 'yes' });
+      expect((await h.call('getSettings')).body).toMatchObject({
+        incomingWebhook: 'no',
+        delaySendMessagesMilliseconds: 2000,
+        stateWebhook: 'yes',
+      });
       await h.admin('incoming', { chatId: ALICE, typeMessage: 'textMessage', textMessage: 'unheard' });
       await h.admin('state', { state: 'starting' });
       expect(await next()).toMatchObject({ typeWebhook: 'stateInstanceChanged', stateInstance: 'starting' });
@@ -213,11 +262,16 @@ export function notificationsSuite(kind: TransportKind) {
 
     it('bad parameters: receiveTimeout out of 5..60, receiptId not a number, message too long', async () => {
       const r = await h.call('receiveNotification', undefined, { query: { receiveTimeout: '4' } });
-      expect(r).toMatchObject({ statusCode: 400, body: { message: "Validation failed. Details: 'receiveTimeout' must be greater than or equal to 5" } });
+      expect(r).toMatchObject({
+        statusCode: 400,
+        body: { message: "Validation failed. Details: 'receiveTimeout' must be greater than or equal to 5" },
+      });
       const d = await h.call('deleteNotification', undefined, { pathParams: ['abc'] });
       expect(d).toMatchObject({ statusCode: 400, body: { message: "Validation failed. Details: 'receiptId' must be a number" } });
       const long = await h.call('sendMessage', { chatId: ALICE, message: 'x'.repeat(20001) });
-      expect(long.body).toEqual({ message: "Validation failed. Details: 'message' length must be less than or equal to 20000 characters long" });
+      expect(long.body).toEqual({
+        message: "Validation failed. Details: 'message' length must be less than or equal to 20000 characters long",
+      });
     });
 
     it('network replies: the account answers its first message after afterMs, as an incoming message and a notification', async () => {
@@ -237,7 +291,9 @@ export function notificationsSuite(kind: TransportKind) {
       const second = await sendText(REPLIER, 'Another sale');
       expect(await h.settled(second)).toBe('sent');
       await h.clock.advance(10_000);
-      expect(((await h.call('getChatHistory', { chatId: REPLIER, count: 10 })).body as Message[]).filter((m) => m.type === 'incoming')).toHaveLength(1);
+      expect(
+        ((await h.call('getChatHistory', { chatId: REPLIER, count: 10 })).body as Message[]).filter((m) => m.type === 'incoming'),
+      ).toHaveLength(1);
     });
   });
 }

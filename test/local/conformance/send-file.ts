@@ -146,7 +146,12 @@ export function sendFileSuite(kind: TransportKind) {
       const bad = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: 'ftp://x/y.png', fileName: 'y.png' });
       expect(bad.statusCode).toBe(400);
       expect(bad.body).toEqual({ message: 'Validation failed. Details: url has incorrect format. It should start with http(s)://' });
-      const cap = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: `${files.url}/doc`, fileName: 'a.pdf', caption: 'x'.repeat(1025) });
+      const cap = await h.call('sendFileByUrl', {
+        chatId: ALICE,
+        urlFile: `${files.url}/doc`,
+        fileName: 'a.pdf',
+        caption: 'x'.repeat(1025),
+      });
       expect((cap.body as { message: string }).message).toMatch(/^Validation failed\. Details: 'caption'/);
       const typing = await h.call('sendFileByUrl', { chatId: BOB, urlFile: `${files.url}/doc`, fileName: 'a.pdf', typingTime: 999 });
       expect((typing.body as { message: string }).message).toMatch(/'typingTime' must be greater than or equal to 1000/);

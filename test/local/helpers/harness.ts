@@ -45,7 +45,13 @@ export interface Harness {
   call(
     method: ApiMethod,
     body?: unknown,
-    opts?: { who?: { idInstance: string; apiTokenInstance: string }; query?: Record<string, string>; pathParams?: string[]; httpMethod?: 'GET' | 'POST' | 'DELETE'; signal?: AbortSignal },
+    opts?: {
+      who?: { idInstance: string; apiTokenInstance: string };
+      query?: Record<string, string>;
+      pathParams?: string[];
+      httpMethod?: 'GET' | 'POST' | 'DELETE';
+      signal?: AbortSignal;
+    },
   ): Promise<TransportResponse>;
   /** Admin endpoint of instance A. */
   admin(action: string, body?: unknown, httpMethod?: string): Promise<{ status: number; body: any }>;
@@ -140,7 +146,15 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     },
     call(method, body, o = {}) {
       const httpMethod = o.httpMethod ?? METHOD_SPECS[method].httpMethod;
-      return transportFor(o.who ?? A).request({ method, httpMethod, body, query: o.query, pathParams: o.pathParams, timeoutMs: 20_000, signal: o.signal });
+      return transportFor(o.who ?? A).request({
+        method,
+        httpMethod,
+        body,
+        query: o.query,
+        pathParams: o.pathParams,
+        timeoutMs: 20_000,
+        signal: o.signal,
+      });
     },
     async admin(action, body, httpMethod = body === undefined ? 'GET' : 'POST') {
       const p = `/_local/waInstance${A.idInstance}/${action}/${A.apiTokenInstance}`;
@@ -195,7 +209,10 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
  * const h = useHarness(kind);
  * it('...', async () => expect((await h.call('checkAccount', { phoneNumber: 1 })).statusCode).toBe(200));
  */
-export function useHarness(kind: TransportKind, options: Omit<HarnessOptions, 'kind'> | (() => Omit<HarnessOptions, 'kind'>) = {}): Harness {
+export function useHarness(
+  kind: TransportKind,
+  options: Omit<HarnessOptions, 'kind'> | (() => Omit<HarnessOptions, 'kind'>) = {},
+): Harness {
   let current: Harness | undefined;
   beforeEach(async () => {
     current = await startHarness({ kind, ...(typeof options === 'function' ? options() : options) });

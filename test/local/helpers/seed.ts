@@ -27,7 +27,10 @@ export function everyKind(): Record<string, unknown>[] {
     { typeMessage: 'pollMessage', pollMessageData: { name: 'Lunch?', options: ['yes', 'no'] } },
     { typeMessage: 'locationMessage', location: { latitude: 55.75, longitude: 37.61 } },
     { typeMessage: 'reactionMessage', reaction: '👍', quotedMessage: { stanzaId: 'SEEDTEXTINCOMING0001', participant: BOB } },
-    { typeMessage: 'contactMessage', contact: { displayName: 'Dave', vcard: 'BEGIN:VCARD\nEND:VCARD', chatId: '79004445566@c.us', phoneNumber: 79004445566 } },
+    {
+      typeMessage: 'contactMessage',
+      contact: { displayName: 'Dave', vcard: 'BEGIN:VCARD\nEND:VCARD', chatId: '79004445566@c.us', phoneNumber: 79004445566 },
+    },
   ];
   const out: Record<string, unknown>[] = [];
   kinds.forEach((k, i) => {
@@ -52,10 +55,20 @@ export function conformanceSeed(): string {
       {
         chatId: ALICE,
         messages: [
-          { type: 'outgoing', idMessage: OLD_OUTGOING_ID, typeMessage: 'textMessage', textMessage: 'two days ago', timestamp: new Date(T0 - 2 * 86_400_000).toISOString(), sendByApi: true },
+          {
+            type: 'outgoing',
+            idMessage: OLD_OUTGOING_ID,
+            typeMessage: 'textMessage',
+            textMessage: 'two days ago',
+            timestamp: new Date(T0 - 2 * 86_400_000).toISOString(),
+            sendByApi: true,
+          },
         ],
       },
-      { chatId: GROUP, messages: [{ typeMessage: 'textMessage', textMessage: 'hi all', senderId: '79001112233@c.us', timestamp: sec(T0) - 60 }] },
+      {
+        chatId: GROUP,
+        messages: [{ typeMessage: 'textMessage', textMessage: 'hi all', senderId: '79001112233@c.us', timestamp: sec(T0) - 60 }],
+      },
     ],
   });
 }
