@@ -21,7 +21,7 @@ import {
   toFailedItem,
   toInputViews,
   toRunSummary,
-  toStepView,
+  toStepDetail,
   toTriggerView,
   type FailedItemView,
 } from './views.js';
@@ -191,7 +191,7 @@ async function readRunDetail(ctx: ApiContext, run: RunRecord) {
   return {
     run: toRunSummary(run),
     inputs: preview(inputs ?? {}),
-    steps: steps.map((s) => toStepView(id, s, now)),
+    steps: steps.map((s) => toStepDetail(id, s, now)),
     failedItems,
     failedTruncated,
     waits: waits.map((w) => ({ key: w.key, step: w.step, item: w.item, until: w.until, reason: w.reason })),

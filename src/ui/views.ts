@@ -55,7 +55,8 @@ export function toRunSummary(r: RunRecord): RunSummary {
   };
 }
 
-export interface StepView {
+/** One step as the dashboard API shows it (GET /api/runs/:id); the progress line's and the expression scope's views of a step are StepView and StepScope. */
+export interface StepDetail {
   step: string;
   action: string;
   status: StepRecord['status'];
@@ -72,7 +73,7 @@ export interface StepView {
   reportUrl?: string;
 }
 
-export function toStepView(runId: string, s: StepRecord, now: number): StepView {
+export function toStepDetail(runId: string, s: StepRecord, now: number): StepDetail {
   const output = preview(s.output);
   const report = reportPathOf(s.output);
   return {

@@ -7,7 +7,7 @@
  */
 export { ExpressionError, ExpressionLimitError } from './errors.js';
 export { parseExpression, SCOPE_ROOTS, type Node as ExprNode, type ScopeRoot } from './parser.js';
-export { evaluate, DEFAULT_EXPR_LIMITS, type ExprLimits, type ExprScope, type StepView } from './interpreter.js';
+export { evaluate, DEFAULT_EXPR_LIMITS, type ExprLimits, type ExprScope, type StepScope } from './interpreter.js';
 export {
   evaluateTemplate,
   evaluateCondition,

@@ -9,7 +9,7 @@ import { kindOf, readMember, truthy } from './data.js';
 import type { Node } from './parser.js';
 
 /** What a step looks like from expressions: `steps.<id>.output`, `.done`... */
-export interface StepView {
+export interface StepScope {
   status: 'running' | 'succeeded' | 'failed' | 'skipped' | 'waiting' | 'cancelled';
   /** A single step: the action's return value. A forEach step: the results array. */
   output: unknown;
@@ -26,7 +26,7 @@ export interface ExprScope {
   inputs: Record<string, unknown>;
   /** Only the variables the flow lists in `env:`. */
   env: Record<string, string | undefined>;
-  steps: Record<string, StepView>;
+  steps: Record<string, StepScope>;
   /** The current forEach item. */
   item?: unknown;
   /** 0-based index of the current forEach item. */

@@ -20,7 +20,7 @@ import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import {
   type ExprScope,
-  type StepView,
+  type StepScope,
   collectReferences,
   compileTemplate,
   evaluateCondition,
@@ -112,8 +112,8 @@ export function refersToItem(expr: string | boolean | undefined): boolean {
  * record and, for a forEach step, its item log: by a resumed run, and by a
  * worker working a later step's items.
  */
-export async function restoredView(store: EngineStore, runId: string, rec: StepRecord): Promise<StepView> {
-  const view: StepView = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+export async function restoredView(store: EngineStore, runId: string, rec: StepRecord): Promise<StepScope> {
+  const view: StepScope = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
   if (rec.forEach && rec.status !== 'skipped') {
     const results: unknown[] = new Array(rec.total ?? 0).fill(null);
     for (const [i, r] of await store.getItems(runId, rec.step)) {
