@@ -159,3 +159,43 @@ describe('missed slots while running', () => {
     expect(deliver).toBeUndefined();
   });
 });
+
+describe('replicas sharing the scheduler state (a shared timer fires each slot on one of them)', () => {
+  it('a slot fired by one replica is neither missed nor fired again by the other', async () => {
+    const clock = new ManualClock(LAST);
+    const bus = createBus();
+    const state = memoryState({ 'flow:daily': { lastFire: LAST, pending: [] } });
+    const events = recordEvents(bus, ['schedule:missed']);
+    const replicas = [0, 1].map(() => {
+      const runs = controlledRuns();
+      let deliver: ((t: number) => void) | undefined;
+      const timer: TimerSource = (_spec, cb) => {
+        deliver = cb.tick;
+        return { stop: () => (deliver = undefined) };
+      };
+      const scheduler = createCronScheduler({ bus, state, clock, timer });
+      scheduler.add(makeFlow('daily', { schedule: { cron: '0 9 * * *', timezone: 'UTC' }, missed: 'last', overlap: 'queue' }), runs.fire);
+      return { runs, scheduler, deliver: (t: number) => deliver!(t) };
+    });
+    for (const r of replicas) await r.scheduler.start();
+    // Tuesday's slot fires on replica 0, Wednesday's on replica 1, Wednesday's again (a duplicate) on replica 0.
+    clock.set(Date.parse(MISSED[0]));
+    replicas[0]!.deliver(Date.parse(MISSED[0]));
+    await waitFor('the first run', () => replicas[0]!.runs.runs.length === 1);
+    replicas[0]!.runs.runs[0]!.end();
+    await replicas[0]!.scheduler.idle();
+    clock.set(Date.parse(MISSED[1]));
+    replicas[1]!.deliver(Date.parse(MISSED[1]));
+    await waitFor('the second run', () => replicas[1]!.runs.runs.length === 1);
+    replicas[1]!.runs.runs[0]!.end();
+    await replicas[1]!.scheduler.idle();
+    replicas[0]!.deliver(Date.parse(MISSED[1]));
+    await replicas[0]!.scheduler.idle();
+    expect(replicas.map((r) => r.runs.runs.map((x) => [x.trigger, iso(x.scheduledAt)]))).toEqual([
+      [['schedule', MISSED[0]]],
+      [['schedule', MISSED[1]]],
+    ]);
+    expect(events).toEqual([]);
+    for (const r of replicas) await r.scheduler.stop();
+  });
+});

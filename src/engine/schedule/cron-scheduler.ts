@@ -243,9 +243,22 @@ class CronScheduler implements Scheduler {
     if (policy === 'last') await this.accept(lane, { scheduledAt: latest, trigger: 'missed' });
   }
 
+  /**
+   * Replicas sharing the state (executor: bullmq, whose job schedulers fire
+   * each slot on ONE of them) must not take another replica's fired slot for
+   * a missed one, nor fire a slot twice: the shared record is the truth.
+   */
+  private async catchUpLastFire(lane: Lane): Promise<void> {
+    const record = await this.opts.state.get<LaneRecord>(`flow:${lane.flow.name}`);
+    if (typeof record?.lastFire === 'number' && (lane.lastFire === undefined || record.lastFire > lane.lastFire))
+      lane.lastFire = record.lastFire;
+  }
+
   private onTick(lane: Lane, scheduledAt: number): Promise<void> {
     return this.serial(lane, async () => {
-      if (this.stopped || (lane.lastFire !== undefined && scheduledAt <= lane.lastFire)) return;
+      if (this.stopped) return;
+      await this.catchUpLastFire(lane);
+      if (lane.lastFire !== undefined && scheduledAt <= lane.lastFire) return;
       this.opts.bus.emit('schedule:fired', { flow: lane.flow.name, scheduledAt, firedAt: this.clock.now() });
       await this.handleGap(lane, scheduledAt - 1);
       await this.accept(lane, { scheduledAt, trigger: 'schedule' });
@@ -254,7 +267,9 @@ class CronScheduler implements Scheduler {
 
   private onMissed(lane: Lane, scheduledAt: number): Promise<void> {
     return this.serial(lane, async () => {
-      if (!this.stopped) await this.handleGap(lane, scheduledAt);
+      if (this.stopped) return;
+      await this.catchUpLastFire(lane);
+      await this.handleGap(lane, scheduledAt);
     }).then(() => this.drain(lane));
   }
 
