@@ -49,40 +49,38 @@ export interface OptOutResult {
   changed: boolean;
 }
 
-export const optOutAdd = defineAction({
-  name: OPT_OUT_ADD,
-  description: "Adds a chat to the instance's opt-out list: files.broadcast never sends to it again (reported optedOut).",
-  input: OptOutInput,
-  dryRun: true,
-  output: { description: '{ chatId, changed }: changed is false when the chat was already on the list.' },
-  async run(ctx, input): Promise<OptOutResult> {
-    const chatId = optOutChatId(OPT_OUT_ADD, input.chatId);
-    const list = optOutList(ctx);
-    const key = optOutKey(ctx.instance.identity, chatId);
-    const before = await list.get<OptOutRecord>(key);
-    if (!before && !ctx.run.dryRun) {
-      await list.set(key, { at: ctx.clock.now(), runId: ctx.run.id } satisfies OptOutRecord);
-      ctx.logger.info(`${chatId} opted out of broadcasts on instance ${ctx.instance.name}`);
-    }
-    return { chatId, changed: !before };
-  },
-});
+/** optOut.add (`add`) or optOut.remove: one shape, the list change and its wording differ. */
+function optOutAction(add: boolean) {
+  const name = add ? OPT_OUT_ADD : OPT_OUT_REMOVE;
+  return defineAction({
+    name,
+    description: add
+      ? "Adds a chat to the instance's opt-out list: files.broadcast never sends to it again (reported optedOut)."
+      : "Removes a chat from the instance's opt-out list (it asked to receive broadcasts again).",
+    input: OptOutInput,
+    dryRun: true,
+    output: {
+      description: `{ chatId, changed }: changed is false when the chat was ${add ? 'already' : 'not'} on the list.`,
+    },
+    async run(ctx, input): Promise<OptOutResult> {
+      const chatId = optOutChatId(name, input.chatId);
+      const list = optOutList(ctx);
+      const key = optOutKey(ctx.instance.identity, chatId);
+      const onList = Boolean(await list.get<OptOutRecord>(key));
+      const changed = add !== onList;
+      if (changed && !ctx.run.dryRun) {
+        if (add) await list.set(key, { at: ctx.clock.now(), runId: ctx.run.id } satisfies OptOutRecord);
+        else await list.delete(key);
+        ctx.logger.info(
+          add
+            ? `${chatId} opted out of broadcasts on instance ${ctx.instance.name}`
+            : `${chatId} is back on broadcasts of instance ${ctx.instance.name}`,
+        );
+      }
+      return { chatId, changed };
+    },
+  });
+}
 
-export const optOutRemove = defineAction({
-  name: OPT_OUT_REMOVE,
-  description: "Removes a chat from the instance's opt-out list (it asked to receive broadcasts again).",
-  input: OptOutInput,
-  dryRun: true,
-  output: { description: '{ chatId, changed }: changed is false when the chat was not on the list.' },
-  async run(ctx, input): Promise<OptOutResult> {
-    const chatId = optOutChatId(OPT_OUT_REMOVE, input.chatId);
-    const list = optOutList(ctx);
-    const key = optOutKey(ctx.instance.identity, chatId);
-    const before = await list.get<OptOutRecord>(key);
-    if (before && !ctx.run.dryRun) {
-      await list.delete(key);
-      ctx.logger.info(`${chatId} is back on broadcasts of instance ${ctx.instance.name}`);
-    }
-    return { chatId, changed: before !== undefined };
-  },
-});
+export const optOutAdd = optOutAction(true);
+export const optOutRemove = optOutAction(false);
