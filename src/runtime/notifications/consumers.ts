@@ -190,7 +190,7 @@ async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: Noti
   await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger);
   held.add(inst.name);
   st.ready();
-  o.logger.info(`notifications of ${inst.name}: ${inst.mode === 'poll' ? 'polling receiveNotification' : 'receiving webhooks'}`);
+  o.logger.debug(`notifications of ${inst.name}: ${inst.mode === 'poll' ? 'polling receiveNotification' : 'receiving webhooks'}`);
   if (inst.mode !== 'poll') return;
   const lost = new AbortController();
   owner.onLost = (reason) => {
