@@ -69,7 +69,7 @@ describe('notification dispatcher', () => {
     expect(runs).toHaveLength(1);
     const run = (await Promise.all(runs.map((r) => t.engine.getRun(r.id))))[0]!;
     expect(run.trigger).toBe('notification');
-    expect(run.id).toBe(notificationRunId('on-stop', 'local-abc', notificationKey(incoming(' Stop ', 'M1')), 1767600000000));
+    expect(run.id).toBe(notificationRunId('on-stop', 'local-abc', notificationKey(incoming(' Stop ', 'M1'))));
     expect((run.event as { instanceData: Record<string, unknown> }).instanceData).toEqual({
       wid: '79990000000@c.us',
       typeInstance: 'whatsapp',

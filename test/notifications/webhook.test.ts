@@ -104,8 +104,10 @@ describe('webhook mode', () => {
     const runs = await runtime.engine.listRuns({ flow: 'on-stop' });
     expect(runs.map((r) => r.trigger)).toEqual(['notification']);
 
-    // The service retries (e.g. it did not see our 200): acknowledged again, no second run.
-    expect((await post(url, body(1101000777, 'W1'), `Bearer ${TOKEN}`)).status).toBe(200);
+    // The service retries (e.g. it did not see our 200), here with a later timestamp:
+    // acknowledged again, no second run (the message id, not the time, names the notification).
+    const again = { ...body(1101000777, 'W1'), timestamp: body(1101000777, 'W1').timestamp + 5 };
+    expect((await post(url, again, `Bearer ${TOKEN}`)).status).toBe(200);
     expect(await runtime.engine.listRuns({ flow: 'on-stop' })).toHaveLength(1);
 
     // Another instance's notification, a body that is not one, another path.

@@ -48,12 +48,14 @@ export interface DispatcherOptions {
 
 /**
  * The id of the run `flow` gets for a notification: the same notification
- * always gives the same id. Sortable by time like other run ids.
+ * always gives the same id, whenever and however often it is delivered (a
+ * redelivery may carry another timestamp, or none), so the id holds no time;
+ * run lists order by start time, not by id.
  */
-export function notificationRunId(flow: string, identity: string, key: string, at: number): string {
+export function notificationRunId(flow: string, identity: string, key: string): string {
   const name = flow.replace(/[^A-Za-z0-9_-]+/g, '_').slice(0, 64) || 'flow';
-  const digest = createHash('sha256').update(`${identity}\n${key}\n${flow}`).digest('hex').slice(0, 12);
-  return `${name}-${at.toString(36)}-n${digest}`;
+  const digest = createHash('sha256').update(`${identity}\n${key}\n${flow}`).digest('hex').slice(0, 20);
+  return `${name}-n${digest}`;
 }
 
 export class NotificationDispatcher {
@@ -98,7 +100,7 @@ export class NotificationDispatcher {
     const pending = store.kv(NOTIFICATION_RUNS_NS);
     let decided = 0;
     for (const flow of flowsFor(this.o.flows, instanceName, body)) {
-      const runId = notificationRunId(flow.name, identity, key, at);
+      const runId = notificationRunId(flow.name, identity, key);
       if ((await store.getRun(runId)) || (await pending.get(runId))) continue; // delivered again: already decided
       decided++;
       const p: PendingRun = { flow: flow.name, instance: instanceName, event: eventOf(body, instanceName), at: now };
