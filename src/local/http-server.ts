@@ -10,6 +10,7 @@ import type { Logger } from '../util/logger.js';
 import { pipeline } from 'node:stream/promises';
 import { JSON_HEADERS } from './request.js';
 import { isFileBody, type LocalRequest, type LocalResponse } from './types.js';
+import { readBodyLimited } from '../util/http-body.js';
 
 export interface HttpListener {
   /** e.g. `http://127.0.0.1:7070` */
@@ -60,7 +61,7 @@ async function onRequest(service: Handler, opts: ListenOptions, req: http.Incomi
   try {
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > opts.maxBodyBytes) return tooLarge(req, res, opts.maxBodyBytes);
-    const body = await readBody(req, opts.maxBodyBytes);
+    const body = await readBodyLimited(req, opts.maxBodyBytes);
     if (body === 'too-large') return tooLarge(req, res, opts.maxBodyBytes);
     const target = parseTarget(req.url ?? '/');
     if (typeof target === 'string') {
@@ -125,31 +126,6 @@ export function parseTarget(raw: string): { pathname: string; searchParams: URLS
   } catch {
     return 'unreadable query string';
   }
-}
-
-function readBody(req: http.IncomingMessage, max: number): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const onData = (c: Buffer) => {
-      size += c.length;
-      if (size > max) {
-        done = true;
-        req.off('data', onData);
-        resolve('too-large');
-        return;
-      }
-      chunks.push(c);
-    };
-    req.on('data', onData);
-    req.on('end', () => {
-      if (!done) resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (e) => {
-      if (!done) reject(e);
-    });
-  });
 }
 
 /** 413, then close the connection: the rest of the body is not worth reading. */

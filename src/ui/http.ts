@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MsgflowError } from '../api/errors.js';
+import { readBodyLimited } from '../util/http-body.js';
 import { scrub } from '../util/secrets.js';
 
 export const SECURITY_HEADERS = {
@@ -39,28 +40,17 @@ export function decodeSegment(s: string): string {
 }
 
 /** The request's JSON body (undefined when empty), at most 1 MiB. */
-export function readBody(req: IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) {
-        reject(new MsgflowError('PAYLOAD_TOO_LARGE', { limit: MAX_BODY }));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') return resolve(undefined);
-      try {
-        resolve(JSON.parse(text));
-      } catch (e) {
-        reject(new MsgflowError('UI_BAD_REQUEST', { field: 'body', reason: `not valid JSON (${(e as Error).message})` }));
-      }
-    });
-    req.on('error', reject);
-  });
+export async function readBody(req: IncomingMessage): Promise<unknown> {
+  const raw = await readBodyLimited(req, MAX_BODY);
+  if (raw === 'too-large') {
+    req.destroy();
+    throw new MsgflowError('PAYLOAD_TOO_LARGE', { limit: MAX_BODY });
+  }
+  const text = raw.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new MsgflowError('UI_BAD_REQUEST', { field: 'body', reason: `not valid JSON (${(e as Error).message})` });
+  }
 }

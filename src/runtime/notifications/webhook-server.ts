@@ -12,6 +12,7 @@ import type { WebhookConfig } from '../../config/index.js';
 import { isNotificationLike, type NotificationLike } from '../../engine/notify/index.js';
 import type { Logger } from '../../engine/action.js';
 import { bearerMatches } from '../../util/bearer.js';
+import { readBodyLimited } from '../../util/http-body.js';
 import { portInUseError } from '../../util/port-in-use.js';
 
 /** A notification is small; anything bigger is not one. */
@@ -41,24 +42,6 @@ function answer(res: ServerResponse, status: number, body: Record<string, unknow
   res.end(JSON.stringify(body));
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        resolve('too-large');
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 async function serve(o: WebhookReceiverOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0];
   if (path !== o.config.path) return answer(res, 404, { error: `not found: notifications are received on ${o.config.path}` });
@@ -71,8 +54,11 @@ async function serve(o: WebhookReceiverOptions, req: IncomingMessage, res: Serve
       { 'www-authenticate': 'Bearer' },
     );
   }
-  const raw = await readBody(req);
-  if (raw === 'too-large') return answer(res, 413, { error: `a notification is at most ${MAX_BODY_BYTES} bytes` });
+  const raw = await readBodyLimited(req, MAX_BODY_BYTES);
+  if (raw === 'too-large') {
+    req.destroy();
+    return answer(res, 413, { error: `a notification is at most ${MAX_BODY_BYTES} bytes` });
+  }
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
