@@ -7,47 +7,26 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { tempDir, writeData } from '../support/local-service.js';
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { E2E_ID, E2E_TOKEN, startProxy, writeProject, type Proxy } from '../jobs/helpers/cli.js';
 import { redisReachable, redisUrl } from '../support/redis.js';
-import { ROOT as REPO } from '../support/spawn.js';
+import { spawnCli, type Proc } from '../support/spawn.js';
 import { waitFor } from '../support/wait.js';
 
-/** A spawned msgflow process with its interleaved output. */
-export interface Proc {
-  child: ChildProcess;
-  out: () => string;
-  exited: Promise<number | null>;
-}
+export type { Proc };
 
 /** SIGKILL unless already gone; resolves once it is. */
 export function kill(p: Proc | undefined): Promise<unknown> {
-  if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return Promise.resolve();
-  p.child.kill('SIGKILL');
-  return p.exited;
+  return p ? p.kill() : Promise.resolve();
 }
 
 /** test/support's waitFor, with a process's output in the timeout error. */
 export function until<T>(what: string, f: () => T | Promise<T>, timeoutMs = 30_000, proc?: Proc): Promise<NonNullable<T>> {
-  return waitFor(what, f, { timeoutMs, intervalMs: 100, ...(proc ? { context: () => proc.out() } : {}) });
-}
-
-/** The built CLI (bin/msgflow.js over dist/, built by `npm test`'s pretest): it starts far faster than tsx, and these tests start many processes. */
-const BIN = path.join(REPO, 'bin/msgflow.js');
-
-export function spawnCli(args: string[], cwd: string): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let buf = '';
-  child.stdout!.on('data', (d) => (buf += d));
-  child.stderr!.on('data', (d) => (buf += d));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, out: () => buf, exited };
+  return waitFor(what, f, { timeoutMs, intervalMs: 100, ...(proc ? { context: () => proc.output() } : {}) });
 }
 
 async function startServe(dir: string): Promise<{ proc: Proc; url: string }> {
   const proc = spawnCli(['serve', '--config', 'serve.yaml'], dir);
-  const url = await until('msgflow serve to listen', () => /listening on (http:\/\/[\d.:]+)/.exec(proc.out())?.[1], 30_000, proc);
+  const url = await until('msgflow serve to listen', () => /listening on (http:\/\/[\d.:]+)/.exec(proc.output())?.[1], 30_000, proc);
   return { proc, url };
 }
 
@@ -144,6 +123,6 @@ export async function deleteKeys(prefix: string): Promise<void> {
 /** Resolves the exit code, failing with the output on a timeout. */
 export async function exitOf(p: Proc, timeoutMs: number): Promise<number | null> {
   const code = await Promise.race([p.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), timeoutMs))]);
-  expect(code, p.out()).not.toBe('timeout');
+  expect(code, p.output()).not.toBe('timeout');
   return code as number | null;
 }

@@ -22,7 +22,7 @@ async function project(o: Parameters<typeof distributedProject>[0] = {}): Promis
   return p;
 }
 
-const ready = (w: Proc) => until('worker ready', () => w.out().includes('worker ready'), 30_000, w);
+const ready = (w: Proc) => until('worker ready', () => w.output().includes('worker ready'), 30_000, w);
 
 /** Every entry of the service's send queue (pending and failed): what reached the service. */
 async function sent(ctx: Project): Promise<Map<string, number>> {
@@ -66,7 +66,7 @@ steps:
     await until('a fifth of the items at the service', async () => (await sent(ctx)).size >= ITEMS / 5, 180_000, run);
     await kill(workers[0]);
     const code = await exitOf(run, 300_000);
-    const out = run.out();
+    const out = run.output();
     const record = JSON.parse(out.slice(out.indexOf('{'))) as {
       run: { itemsDone: number; itemsFailed: number };
       steps: { failed: number; done: number }[];
@@ -155,7 +155,7 @@ steps:
 `,
     );
     const replicas = [ctx.spawn('start', '--no-listen', '--no-ui'), ctx.spawn('start', '--no-listen', '--no-ui')];
-    await Promise.all(replicas.map((r) => until('replica started', () => r.out().includes('msgflow: started'), 30_000, r)));
+    await Promise.all(replicas.map((r) => until('replica started', () => r.output().includes('msgflow: started'), 30_000, r)));
     // Both replicas up: from here on, every second is one slot.
     await until('5 runs', async () => (await runsOf(ctx.dir, 'tick')).length >= 5, 30_000, replicas[0]);
     for (const r of replicas) r.child.kill('SIGTERM');
@@ -166,8 +166,8 @@ steps:
     for (const r of runs) perSecond.set(Math.floor(r.startedAt / 1000), (perSecond.get(Math.floor(r.startedAt / 1000)) ?? 0) + 1);
     expect([...perSecond.entries()].filter(([, n]) => n > 1)).toEqual([]);
     expect(
-      replicas.every((r) => !/error/i.test(r.out())),
-      replicas.map((r) => r.out()).join('\n---\n'),
+      replicas.every((r) => !/error/i.test(r.output())),
+      replicas.map((r) => r.output()).join('\n---\n'),
     ).toBe(true);
   }, 90_000);
 });

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/index.js';
 import { ID, TOKEN, runImport, storedContacts } from './fixtures/import-child.js';
-import { tempDir, writeData } from '../support/local-service.js';
+import { ratesOff, tempDir, writeData } from '../support/local-service.js';
 
 const child = fileURLToPath(new URL('./fixtures/import-child.ts', import.meta.url));
 /**
@@ -28,16 +28,7 @@ describe('#10 kill -9 in the middle of a bulk job, then resume', () => {
     const rows = ['phone,firstName'];
     for (let i = 0; i < N; i++) rows.push(`${phone(i)},N${i}`);
     await writeData(dir, 'data/contacts.csv', rows.join('\n') + '\n');
-    const rates = {
-      addContact: 0,
-      editContact: 0,
-      deleteContact: 0,
-      getChatHistory: 0,
-      getMessage: 0,
-      sendFileByUrl: 0,
-      lastOutgoingMessages: 0,
-      checkAccount: 0,
-    };
+    const rates = ratesOff();
     const accounts = Array.from({ length: N }, (_, i) => ({ phone: phone(i) }));
     await writeData(
       dir,

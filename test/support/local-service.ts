@@ -14,6 +14,7 @@ import { startFileServer, type FileServer } from './file-server.js';
 import { network } from './network.js';
 import { project, writeData } from './project.js';
 import { waitFor } from './wait.js';
+import { API_METHODS, type ApiMethod } from '../../src/api/methods.js';
 
 export const ID = '1101000001';
 export const TOKEN = 'jobs-test-token-123';
@@ -56,17 +57,9 @@ export function localConfig(overrides: Record<string, unknown> = {}, instance: R
   });
 }
 
-function ratesOff() {
-  return {
-    addContact: 0,
-    editContact: 0,
-    deleteContact: 0,
-    getChatHistory: 0,
-    getMessage: 0,
-    sendFileByUrl: 0,
-    lastOutgoingMessages: 0,
-    checkAccount: 0,
-  };
+/** Every method's local rate limit off (0): the tests measure the service, not its limiter. */
+export function ratesOff(): Record<ApiMethod, number> {
+  return Object.fromEntries(API_METHODS.map((m) => [m, 0])) as Record<ApiMethod, number>;
 }
 
 export async function startLocal(opts: { dir: string; clock: Clock; config?: ReturnType<typeof localConfig> }): Promise<LocalUnderTest> {
