@@ -61,6 +61,34 @@ const layersPlugin = {
   },
 };
 
+/**
+ * Internal barrels were removed (issue 11): an import names the module that
+ * declares what it uses, so a folder's index.ts never drifts from its users
+ * and no import cycle hides behind one. `src/index.ts`, the package's public
+ * entry, is the only index.
+ */
+const noBarrels = {
+  meta: { type: 'problem', schema: [] },
+  create(context) {
+    const file = path.resolve(context.filename);
+    const rootIndex = path.resolve('src/index.ts');
+    const check = (node, spec) => {
+      if (typeof spec !== 'string' || !spec.startsWith('.')) return;
+      const target = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+      if (path.basename(target) !== 'index.ts' || target === rootIndex) return;
+      if (!target.startsWith(path.resolve('src') + path.sep)) return;
+      context.report({ node, message: `import the module that declares it, not ${spec} (src/ has no internal barrels)` });
+    };
+    return {
+      ImportDeclaration: (n) => check(n, n.source.value),
+      ExportNamedDeclaration: (n) => n.source && check(n, n.source.value),
+      ExportAllDeclaration: (n) => check(n, n.source.value),
+      ImportExpression: (n) => n.source.type === 'Literal' && check(n, n.source.value),
+    };
+  },
+};
+layersPlugin.rules['no-barrels'] = noBarrels;
+
 function topFolder(rel) {
   if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
   const parts = rel.split(path.sep);
@@ -86,8 +114,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'bench/**/*.js', 'examples/**/*.ts'],
     plugins: { msgflow: layersPlugin },
+    rules: { 'msgflow/no-barrels': 'error' },
+  },
+  {
+    files: ['src/**/*.ts'],
     rules: {
       'msgflow/layers': 'error',
       // A function that does not fit on a screen does several things: split it into named parts.

@@ -18,11 +18,14 @@ import type { InstanceApi } from '../src/api/types.js';
 import { defineAction } from '../src/engine/action.js';
 import { createBus } from '../src/engine/events.js';
 import type { Flow } from '../src/engine/flow/types.js';
-import { createRegistry } from '../src/engine/registry/index.js';
-import { createEngine } from '../src/engine/run/index.js';
+import { createRegistry } from '../src/engine/registry/registry.js';
+import { createEngine } from '../src/engine/run/engine.js';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createLowdbStore, createRedisStore, readLog, type EngineStore } from '../src/store/index.js';
+import { createLowdbStore } from '../src/store/lowdb-store.js';
+import { createRedisStore } from '../src/store/redis-store.js';
+import { readLog } from '../src/store/item-log.js';
+import type { EngineStore } from '../src/store/types.js';
 
 const { values } = parseArgs({
   options: {

@@ -43,7 +43,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { API_METHODS } from '../src/api/methods.js';
-import { loadConfig, resolveFromConfig } from '../src/config/index.js';
+import { loadConfig, resolveFromConfig } from '../src/config/load.js';
 import { findFlow } from '../src/engine/flow/load.js';
 import { NetworkSchema } from '../src/local/config.js';
 import { createLocalService } from '../src/local/service.js';

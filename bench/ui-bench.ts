@@ -17,7 +17,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { chromium } from 'playwright-core';
-import { createLowdbStore } from '../src/store/index.js';
+import { createLowdbStore } from '../src/store/lowdb-store.js';
 import type { ItemResult, RunRecord } from '../src/store/types.js';
 
 const { values } = parseArgs({

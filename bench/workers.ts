@@ -22,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../src/config/index.js';
+import { loadConfig } from '../src/config/load.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { startItemWorkers, type ItemWorkers } from '../src/runtime/bullmq/workers.js';
 

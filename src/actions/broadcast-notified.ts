@@ -13,7 +13,7 @@ import {
   OUTGOING_STATUS_NS,
   type ConsumerRecord,
   type OutgoingStatusRecord,
-} from '../engine/notify/index.js';
+} from '../engine/notify/records.js';
 import type { DeliveryStatus, RecipientRecord } from './broadcast-records.js';
 
 /** The service keeps an unsent message queued this long; no status can come after it. */

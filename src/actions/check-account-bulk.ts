@@ -22,11 +22,14 @@ import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
-import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/index.js';
-import { countRows, pickField, readRows, type SourcedRow } from './kit/index.js';
-import { defaultReport, openReport, reportCells, reportFormat } from './kit/index.js';
-import { FailureGuard, JobCounters } from './kit/index.js';
-import { JournalWriter, replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/index.js';
+import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
+import { countRows, pickField, readRows, type SourcedRow } from './kit/rows.js';
+import { defaultReport, openReport, reportFormat } from './kit/report.js';
+import { reportCells } from './kit/journaled.js';
+import { FailureGuard } from './kit/guard.js';
+import { JobCounters } from './kit/counters.js';
+import { JournalWriter } from './kit/journal.js';
+import { replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
 

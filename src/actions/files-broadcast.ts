@@ -19,7 +19,8 @@ import { TYPING_TYPES } from '../api/schemas.js';
 import { validateRequest } from '../api/validate.js';
 import { FlowError } from '../api/errors.js';
 import { defineAction, type ActionContext, type DurableState } from '../engine/action.js';
-import { evaluateTemplate, hasTemplate, type ExprScope } from '../engine/expr/index.js';
+import { evaluateTemplate, hasTemplate } from '../engine/expr/template.js';
+import type { ExprScope } from '../engine/expr/interpreter.js';
 import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
@@ -28,10 +29,11 @@ import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './
 import { followNotified, notificationsOn } from './broadcast-notified.js';
 import { optOutKey, optOutList } from './opt-out.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures.
-import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/index.js';
-import { pickField, readRows, type SourcedRow } from './kit/index.js';
-import { defaultReport, openReport, reportFormat } from './kit/index.js';
-import { FailureGuard, JobCounters } from './kit/index.js';
+import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
+import { pickField, readRows, type SourcedRow } from './kit/rows.js';
+import { defaultReport, openReport, reportFormat } from './kit/report.js';
+import { FailureGuard } from './kit/guard.js';
+import { JobCounters } from './kit/counters.js';
 
 export const FILES_BROADCAST = 'files.broadcast';
 

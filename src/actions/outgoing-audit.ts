@@ -10,7 +10,7 @@ import type { Message } from '../api/types.js';
 import { defineAction } from '../engine/action.js';
 import { formatDuration } from '../util/duration.js';
 import { duration } from './duration.js';
-import { reportFormat, writeReport } from './kit/index.js';
+import { reportFormat, writeReport } from './kit/report.js';
 
 export const OUTGOING_AUDIT = 'outgoing.audit';
 

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { defineAction, type ActionContext } from '../engine/action.js';
-import { CONSUMERS_NS, INCOMING_NS, firstReplySince, type ConsumerRecord, type IncomingMessage } from '../engine/notify/index.js';
+import { CONSUMERS_NS, INCOMING_NS, firstReplySince, type ConsumerRecord, type IncomingMessage } from '../engine/notify/records.js';
 import { duration } from './duration.js';
 import { optOutChatId } from './opt-out.js';
 

@@ -4,7 +4,7 @@
  * is allowed). Computed with Intl, so daylight-saving changes are honoured.
  */
 import { z } from 'zod';
-import { validateTimezone } from '../engine/schedule/index.js';
+import { validateTimezone } from '../engine/schedule/validate.js';
 
 const HHMM = /^([01]?\d|2[0-3]):([0-5]\d)$/;
 

@@ -16,10 +16,12 @@
 import { request, type IncomingMessage } from 'node:http';
 import { MsgflowError } from '../api/errors.js';
 import type { EngineBus, EngineEventName } from '../engine/events.js';
-import { defaultHostId, describeHolder, holderDead, type RunHandle } from '../engine/run/index.js';
+import { defaultHostId, describeHolder, holderDead } from '../engine/run/ownership.js';
+import type { RunHandle } from '../engine/run/types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { RunRecord } from '../store/types.js';
-import { isLoopbackHost, readDaemonUi } from '../ui/index.js';
+import { isLoopbackHost } from '../ui/safety.js';
+import { readDaemonUi } from '../ui/daemon-address.js';
 
 /** How often the store is read for the run's status while following it (a missed or lost event costs this much). */
 const STATUS_POLL_MS = 1000;

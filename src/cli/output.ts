@@ -2,7 +2,8 @@ import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
 import { scrub } from '../util/secrets.js';
 import type { EngineBus } from '../engine/events.js';
-import { createCliReporter, type CliReporter, type OutputStream } from '../engine/progress/index.js';
+import { createCliReporter, type CliReporter } from '../engine/progress/cli-reporter.js';
+import type { OutputStream } from '../engine/progress/progress-reporter.js';
 import { parseLogLevel, type CliLogLevel } from './args.js';
 
 export { registerSecrets, scrub } from '../util/secrets.js';

@@ -1,4 +1,4 @@
-import type { ApiMethod, HttpMethod } from '../api/index.js';
+import type { ApiMethod, HttpMethod } from '../api/methods.js';
 
 /**
  * How the client reaches an instance. The HTTP transport (got) and the

@@ -7,7 +7,7 @@
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { extensionOf, typeForExtension } from './media/index.js';
+import { extensionOf, typeForExtension } from './media/mime-table.js';
 import type { LocalFileBody, LocalResponse } from './types.js';
 
 /** The file under `root` at `segments`, or undefined (missing, a folder, or outside root). */

@@ -1,7 +1,7 @@
 import { MsgflowError } from '../api/errors.js';
-import type { Config } from '../config/index.js';
-import { resolveFromConfig } from '../config/index.js';
-import { createLocalService, type LocalService } from '../local/index.js';
+import type { Config } from '../config/load.js';
+import { resolveFromConfig } from '../config/load.js';
+import { createLocalService, type LocalService } from '../local/service.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../engine/action.js';
 import { acquireDataLock, type DataLock } from './data-lock.js';

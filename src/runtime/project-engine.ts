@@ -4,11 +4,12 @@
  * clients and the clock, never these): instance identities, `${{ local.url }}`,
  * the project root, and the options flows are loaded with.
  */
-import type { Config } from '../config/index.js';
-import { resolveFromConfig } from '../config/index.js';
-import type { LoadFlowOptions } from '../engine/flow/index.js';
-import type { ActionRegistry } from '../engine/registry/index.js';
-import { createEngine, type Engine, type EngineOptions } from '../engine/run/index.js';
+import type { Config } from '../config/load.js';
+import { resolveFromConfig } from '../config/load.js';
+import type { LoadFlowOptions } from '../engine/flow/load.js';
+import type { ActionRegistry } from '../engine/registry/registry.js';
+import { createEngine } from '../engine/run/engine.js';
+import type { Engine, EngineOptions } from '../engine/run/types.js';
 import { identityOf } from './clients.js';
 
 /**

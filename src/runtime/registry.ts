@@ -1,6 +1,8 @@
-import type { Config } from '../config/index.js';
-import { BUILTIN_JOB_ACTIONS } from '../actions/index.js';
-import { createRegistry, loadPlugins, registerBuiltins, type ActionRegistry } from '../engine/registry/index.js';
+import type { Config } from '../config/load.js';
+import { BUILTIN_JOB_ACTIONS } from '../actions/builtins.js';
+import { createRegistry, type ActionRegistry } from '../engine/registry/registry.js';
+import { loadPlugins } from '../engine/registry/plugins.js';
+import { registerBuiltins } from '../engine/registry/builtins.js';
 
 /** Every action a flow of this project may use: API methods, `log`, the jobs, and config.yaml's plugins. */
 export async function buildRegistry(config: Pick<Config, 'plugins' | 'baseDir'>): Promise<ActionRegistry> {

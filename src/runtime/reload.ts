@@ -9,10 +9,11 @@
 import { existsSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { FlowError } from '../api/errors.js';
-import { loadConfig, type Config, type LoadConfigOptions } from '../config/index.js';
-import { displayPath, FlowFileError, loadFlows } from '../engine/flow/index.js';
+import { loadConfig, type Config, type LoadConfigOptions } from '../config/load.js';
+import { displayPath, loadFlows } from '../engine/flow/load.js';
+import { FlowFileError } from '../engine/flow/errors.js';
 import type { Flow } from '../engine/flow/types.js';
-import type { FireFn, Scheduler } from '../engine/schedule/index.js';
+import type { FireFn, Scheduler } from '../engine/schedule/types.js';
 import { flowSource } from './project-engine.js';
 import type { Runtime } from './runtime.js';
 

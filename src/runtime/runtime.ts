@@ -4,14 +4,15 @@
  * plugins), the store, the event bus and the engine. The CLI commands and
  * programmatic users both start here.
  */
-import { loadConfig, type Config } from '../config/index.js';
+import { loadConfig, type Config } from '../config/load.js';
 import { createBus, type EngineBus } from '../engine/events.js';
 import type { Logger } from '../engine/action.js';
-import type { ActionRegistry } from '../engine/registry/index.js';
+import type { ActionRegistry } from '../engine/registry/registry.js';
 import { buildRegistry } from './registry.js';
-import { loadFlows, type LoadedFlows } from '../engine/flow/index.js';
-import type { Engine } from '../engine/run/index.js';
-import { createStore, type EngineStore } from '../store/index.js';
+import { loadFlows, type LoadedFlows } from '../engine/flow/load.js';
+import type { Engine } from '../engine/run/types.js';
+import { createStore } from '../store/create.js';
+import type { EngineStore } from '../store/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver, identityOf } from './clients.js';
 import { createProjectEngine, flowSource, localUrlOf } from './project-engine.js';

@@ -8,7 +8,7 @@ import { ConfigError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER, TOKEN_PLACEHOLDER } from '../api/redact.js';
 import { loadConfig } from '../config/load.js';
 import type { Logger } from '../util/logger.js';
-import type { LocalService } from '../local/index.js';
+import type { LocalService } from '../local/service.js';
 import type { Clock } from '../util/clock.js';
 import { openLocalHost } from './local-host.js';
 

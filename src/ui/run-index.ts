@@ -16,7 +16,7 @@
  * last one's duration): a store that lists cheaply (an index) is followed
  * closely, one that reads every run file is not hammered.
  */
-import type { Engine } from '../engine/run/index.js';
+import type { Engine } from '../engine/run/types.js';
 import { filterRuns } from '../store/run-records.js';
 import type { EngineStore, RunQuery, RunRecord } from '../store/types.js';
 import { RESUMABLE_STATUSES } from '../store/types.js';

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import cronstrue from 'cronstrue';
-import { localTimezone, nextSlot } from '../engine/schedule/index.js';
+import { localTimezone, nextSlot } from '../engine/schedule/slots.js';
 import type { Flow } from '../engine/flow/types.js';
 import type { ErrorInfo, ItemResult, RunRecord, StepRecord } from '../store/types.js';
 

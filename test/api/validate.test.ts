@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { validateRequest, ValidationError, API_METHODS, METHOD_SPECS } from '../../src/api/index.js';
+import { validateRequest } from '../../src/api/validate.js';
+import { ValidationError } from '../../src/api/errors.js';
+import { API_METHODS, METHOD_SPECS } from '../../src/api/methods.js';
 
 const chat = '79001112233@c.us';
 

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLowdbStore } from '../../src/store/index.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { project, remoteConfig } from '../support/project.js';
 import { runProcess, spawnCli } from '../support/spawn.js';
 

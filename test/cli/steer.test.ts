@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLowdbStore, type RunRecord } from '../../src/store/index.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
+import type { RunRecord } from '../../src/store/types.js';
 import { runCli } from '../../src/cli/main.js';
 import { captureIo, cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';

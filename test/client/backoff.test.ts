@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeBackoff, parseRetryAfter } from '../../src/client/index.js';
+import { computeBackoff, parseRetryAfter } from '../../src/client/backoff.js';
 
 describe('computeBackoff', () => {
   const opts = { baseMs: 500, maxMs: 30_000 };

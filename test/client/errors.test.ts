@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccountCheckError, ApiError, MsgflowError, RateLimitError } from '../../src/api/errors.js';
 import { classify } from '../../src/api/failure.js';
-import { createClient, type MsgflowClient } from '../../src/client/index.js';
+import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import { ID, PERSONAL, TOKEN, VALID, message } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { startScriptServer, type ScriptServer } from './helpers/script-server.js';

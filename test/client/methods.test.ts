@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_METHODS, METHOD_SPECS } from '../../src/api/methods.js';
-import { createClient, type MsgflowClient } from '../../src/client/index.js';
+import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import { GROUP, ID, PERSONAL, TOKEN, VALID } from './helpers/fixtures.js';
 import { startScriptServer, type ScriptServer } from './helpers/script-server.js';
 

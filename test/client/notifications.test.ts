@@ -4,7 +4,7 @@
  * local service over HTTP.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createClient, type MsgflowClient } from '../../src/client/index.js';
+import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import { createInProcessTransport } from '../../src/runtime/in-process-transport.js';
 import { A, ALICE, startHarness, type Harness } from '../local/helpers/harness.js';
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createClient, type ClientOptions, type MsgflowClient } from '../../src/client/index.js';
+import { createClient, type MsgflowClient } from '../../src/client/client.js';
+import type { ClientOptions } from '../../src/client/options.js';
 import { createRateLimiter } from '../../src/util/rate-limit.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { ID, PERSONAL, TOKEN } from './helpers/fixtures.js';

@@ -1,7 +1,9 @@
 import { inspect } from 'node:util';
 import { NetworkError } from '../../src/api/errors.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, createHttpTransport, type ClientLogger, type ClientOptions, type MsgflowClient } from '../../src/client/index.js';
+import { createClient, type MsgflowClient } from '../../src/client/client.js';
+import { createHttpTransport } from '../../src/client/http-transport.js';
+import type { ClientLogger, ClientOptions } from '../../src/client/options.js';
 import { ID, PERSONAL, TOKEN, VALID } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { freePort, startScriptServer, type ScriptServer } from './helpers/script-server.js';

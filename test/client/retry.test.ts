@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError, MsgflowError, NetworkError, RateLimitError } from '../../src/api/errors.js';
-import { createClient, type ClientOptions, type MsgflowClient } from '../../src/client/index.js';
+import { createClient, type MsgflowClient } from '../../src/client/client.js';
+import type { ClientOptions } from '../../src/client/options.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { ID, PERSONAL, TOKEN, VALID } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';

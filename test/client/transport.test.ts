@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NetworkError, RateLimitError } from '../../src/api/errors.js';
-import { createClient, type Transport, type TransportRequest, type TransportResponse } from '../../src/client/index.js';
+import { createClient } from '../../src/client/client.js';
+import type { Transport, TransportRequest, TransportResponse } from '../../src/client/transport.js';
 import { GROUP, ID, PERSONAL, TOKEN, VALID } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 

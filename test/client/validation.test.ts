@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MsgflowError, ValidationError } from '../../src/api/errors.js';
-import { CLIENT_DEFAULTS, createClient, parseClientOptions, type MsgflowClient } from '../../src/client/index.js';
+import { CLIENT_DEFAULTS, parseClientOptions } from '../../src/client/options.js';
+import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { GROUP, ID, PERSONAL, TOKEN } from './helpers/fixtures.js';
 import { startScriptServer, type ScriptServer } from './helpers/script-server.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig, parseConfig } from '../../src/config/index.js';
+import { loadConfig, parseConfig } from '../../src/config/load.js';
 
 const file = path.join(process.cwd(), 'config.yaml');
 const err = (text: string, env: Record<string, string> = {}): string => {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateFlowFiles } from '../../src/engine/flow/index.js';
+import { validateFlowFiles } from '../../src/engine/flow/load.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 
 describe('cross-field rules of an action are checked when the flow is loaded', () => {

@@ -5,11 +5,15 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { evaluateTemplate, ExpressionError, ExpressionLimitError, parseExpression, type ExprScope } from '../../src/engine/expr/index.js';
-import { FlowFileError, loadFlowFile } from '../../src/engine/flow/index.js';
-import { createEngine } from '../../src/engine/run/index.js';
+import { evaluateTemplate } from '../../src/engine/expr/template.js';
+import { ExpressionError, ExpressionLimitError } from '../../src/engine/expr/errors.js';
+import { parseExpression } from '../../src/engine/expr/parser.js';
+import type { ExprScope } from '../../src/engine/expr/interpreter.js';
+import { FlowFileError } from '../../src/engine/flow/errors.js';
+import { loadFlowFile } from '../../src/engine/flow/load.js';
+import { createEngine } from '../../src/engine/run/engine.js';
 import { createBus } from '../../src/engine/events.js';
-import { createMemoryStore } from '../../src/store/index.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import type { InstanceApi } from '../../src/api/types.js';
 import { builtinRegistry, tempProject } from './helpers.js';

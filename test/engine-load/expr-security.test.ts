@@ -3,7 +3,10 @@
  * plain data is readable, only the documented functions are callable.
  */
 import { describe, expect, it } from 'vitest';
-import { evaluateTemplate, ExpressionError, parseExpression, type ExprScope } from '../../src/engine/expr/index.js';
+import { evaluateTemplate } from '../../src/engine/expr/template.js';
+import { ExpressionError } from '../../src/engine/expr/errors.js';
+import { parseExpression } from '../../src/engine/expr/parser.js';
+import type { ExprScope } from '../../src/engine/expr/interpreter.js';
 
 const sentinel = { touched: 0 };
 (globalThis as Record<string, unknown>).__msgflowSentinel = sentinel;

@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import {
-  evaluateCondition,
-  evaluateTemplate,
-  ExpressionError,
-  parseExpression,
-  parseTemplate,
-  collectReferences,
-  type ExprScope,
-} from '../../src/engine/expr/index.js';
+import { evaluateCondition, evaluateTemplate, parseTemplate } from '../../src/engine/expr/template.js';
+import { ExpressionError } from '../../src/engine/expr/errors.js';
+import { parseExpression } from '../../src/engine/expr/parser.js';
+import { collectReferences } from '../../src/engine/expr/references.js';
+import type { ExprScope } from '../../src/engine/expr/interpreter.js';
 
 function scope(extra: Partial<ExprScope> = {}): ExprScope {
   return {

@@ -3,7 +3,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MsgflowError } from '../../src/api/errors.js';
-import { loadFlowFile, resolveInputs } from '../../src/engine/flow/index.js';
+import { loadFlowFile } from '../../src/engine/flow/load.js';
+import { resolveInputs } from '../../src/engine/flow/inputs.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 
 const flowWith = (inputs: string) => `name: big\ninputs:\n${inputs}\nsteps:\n  - { id: a, uses: log, with: { message: hi } }\n`;

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FlowError } from '../../src/api/errors.js';
-import { loadFlowFile, resolveInputs } from '../../src/engine/flow/index.js';
+import { loadFlowFile } from '../../src/engine/flow/load.js';
+import { resolveInputs } from '../../src/engine/flow/inputs.js';
 import { readDataFile } from '../../src/engine/flow/data-file.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { renderSchemaFor } from '../../src/cli/commands/schema.js';
-import { buildFlowJsonSchema } from '../../src/engine/flow/index.js';
+import { buildFlowJsonSchema } from '../../src/engine/flow/json-schema.js';
 import { builtinRegistry } from './helpers.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

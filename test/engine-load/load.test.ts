@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FlowError } from '../../src/api/errors.js';
-import { findFlow, FlowFileError, loadFlowFile, loadFlows, validateFlowFiles, type LoadFlowOptions } from '../../src/engine/flow/index.js';
+import { findFlow, loadFlowFile, loadFlows, validateFlowFiles, type LoadFlowOptions } from '../../src/engine/flow/load.js';
+import { FlowFileError } from '../../src/engine/flow/errors.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 
 const ISSUE_EXAMPLE = `name: verify-leads

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FlowFileError, loadFlowFile, type LoadFlowOptions } from '../../src/engine/flow/index.js';
+import { FlowFileError } from '../../src/engine/flow/errors.js';
+import { loadFlowFile, type LoadFlowOptions } from '../../src/engine/flow/load.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 
 const opts = (dir: string): LoadFlowOptions => ({ registry: builtinRegistry(), baseDir: dir, instances: ['default', 'support'] });

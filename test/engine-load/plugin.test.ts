@@ -7,12 +7,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FlowError } from '../../src/api/errors.js';
-import { loadConfig } from '../../src/config/index.js';
-import { loadFlowFile } from '../../src/engine/flow/index.js';
-import { loadPlugins, type ActionRegistry } from '../../src/engine/registry/index.js';
+import { loadConfig } from '../../src/config/load.js';
+import { loadFlowFile } from '../../src/engine/flow/load.js';
+import { loadPlugins } from '../../src/engine/registry/plugins.js';
+import type { ActionRegistry } from '../../src/engine/registry/registry.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 import { createActionTestContext } from '../../src/actions/testing.js';
-import { createMemoryStore } from '../../src/store/index.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { InstanceApi } from '../../src/api/types.js';
 
 const noClient = {} as InstanceApi;

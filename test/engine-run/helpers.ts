@@ -4,9 +4,11 @@ import type { InstanceApi } from '../../src/api/types.js';
 import { defineAction, type ActionContext, type ActionDefinition } from '../../src/engine/action.js';
 import { createBus, type EngineBus, type EngineEventName } from '../../src/engine/events.js';
 import type { Flow, FlowStep } from '../../src/engine/flow/types.js';
-import { createRegistry, type ActionRegistry } from '../../src/engine/registry/index.js';
-import { createEngine, type Engine, type EngineOptions } from '../../src/engine/run/index.js';
-import { createMemoryStore, type EngineStore } from '../../src/store/index.js';
+import { createRegistry, type ActionRegistry } from '../../src/engine/registry/registry.js';
+import { createEngine } from '../../src/engine/run/engine.js';
+import type { Engine, EngineOptions } from '../../src/engine/run/types.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import type { EngineStore } from '../../src/store/types.js';
 import type { Clock } from '../../src/util/clock.js';
 
 export function step(over: Partial<FlowStep> & { id: string; uses: string }): FlowStep {

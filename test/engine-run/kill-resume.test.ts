@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createLowdbStore, readLog, type ItemResult } from '../../src/store/index.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
+import { readLog } from '../../src/store/item-log.js';
+import type { ItemResult } from '../../src/store/types.js';
 import { waitFor } from '../support/wait.js';
 
 const child = fileURLToPath(new URL('./fixtures/child.ts', import.meta.url));

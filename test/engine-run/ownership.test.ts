@@ -13,8 +13,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { redisReachable, redisUrl } from '../support/redis.js';
 import type { InstanceApi } from '../../src/api/types.js';
 import { MsgflowError } from '../../src/api/errors.js';
-import { LeaseOwner } from '../../src/engine/run/index.js';
-import { createLowdbStore, createMemoryStore, createRedisStore, type EngineStore, type RunRecord } from '../../src/store/index.js';
+import { LeaseOwner } from '../../src/engine/run/ownership.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { createRedisStore } from '../../src/store/redis-store.js';
+import type { EngineStore, RunRecord } from '../../src/store/types.js';
 import { action, flow, registryWith, step, testEngine } from './helpers.js';
 import { waitFor } from '../support/wait.js';
 
@@ -353,7 +356,7 @@ describe('#8.8 runs retry', () => {
 
 describe('#9.1 when a holder is dead', () => {
   it('#9.1 lapsed whatever its host; on this host when its pid is gone or reused (other start time); alive on another host until it lapses', async () => {
-    const { holderDead, procStat } = await import('../../src/engine/run/index.js');
+    const { holderDead, procStat } = await import('../../src/engine/run/ownership.js');
     const now = Date.now();
     const me = procStat(process.pid)?.start;
     const base = { token: 't', acquiredAt: now, expiresAt: now + 60_000 };
@@ -399,7 +402,8 @@ describe('#9.1 concurrency in a flow file', () => {
   it('#9.1 concurrency: { group, max } is read from YAML', async () => {
     const { writeFileSync } = await import('node:fs');
     const { loadFlowFile } = await import('../../src/engine/flow/load.js');
-    const { createRegistry, registerBuiltins } = await import('../../src/engine/registry/index.js');
+    const { createRegistry } = await import('../../src/engine/registry/registry.js');
+    const { registerBuiltins } = await import('../../src/engine/registry/builtins.js');
     const dir = await mkdtemp(join(tmpdir(), 'msgflow-conc-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const file = join(dir, 'b.yaml');

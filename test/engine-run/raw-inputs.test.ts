@@ -2,8 +2,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { defineAction } from '../../src/engine/action.js';
-import { evaluateTemplate } from '../../src/engine/expr/index.js';
-import { loadFlowFile } from '../../src/engine/flow/index.js';
+import { evaluateTemplate } from '../../src/engine/expr/template.js';
+import { loadFlowFile } from '../../src/engine/flow/load.js';
 import { flow, registryWith, step, testEngine } from './helpers.js';
 import { tempProject } from '../engine-load/helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RateLimitError } from '../../src/api/errors.js';
-import { retryDelay } from '../../src/engine/run/index.js';
+import { retryDelay } from '../../src/engine/run/backoff.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { action, flow, registryWith, step, testEngine } from './helpers.js';
 import { waitFor } from '../support/wait.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { waitForReply } from '../../src/actions/index.js';
-import { CONSUMERS_NS, NotificationDispatcher, sharedState } from '../../src/engine/notify/index.js';
+import { waitForReply } from '../../src/actions/wait-for-reply.js';
+import { CONSUMERS_NS, sharedState } from '../../src/engine/notify/records.js';
+import { NotificationDispatcher } from '../../src/engine/notify/dispatcher.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { flow, recordEvents, registryWith, step, testEngine } from './helpers.js';
 

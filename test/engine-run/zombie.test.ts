@@ -11,9 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { procStat } from '../../src/engine/run/index.js';
+import { procStat } from '../../src/engine/run/ownership.js';
 import { isProcessAlive } from '../../src/util/process-alive.js';
-import { createLowdbStore } from '../../src/store/index.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { action, flow, registryWith, step, testEngine } from './helpers.js';
 import { waitFor } from '../support/wait.js';
 

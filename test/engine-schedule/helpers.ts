@@ -2,7 +2,7 @@
 import type { DurableState } from '../../src/engine/action.js';
 import { createBus, type EngineBus, type EngineEvents } from '../../src/engine/events.js';
 import type { Flow, FlowTrigger } from '../../src/engine/flow/types.js';
-import type { FireInfo } from '../../src/engine/schedule/index.js';
+import type { FireInfo } from '../../src/engine/schedule/types.js';
 
 /** JSON round-trips values, like a real store, so tests catch non-serialisable state. */
 export function memoryState(initial: Record<string, unknown> = {}): DurableState & { data: Map<string, string> } {

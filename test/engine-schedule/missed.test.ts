@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
-import { createCronScheduler, type TimerSource } from '../../src/engine/schedule/index.js';
+import { createCronScheduler } from '../../src/engine/schedule/cron-scheduler.js';
+import type { TimerSource } from '../../src/engine/schedule/types.js';
 import { controlledRuns, createBus, makeFlow, memoryState, recordEvents } from './helpers.js';
 import { waitFor } from '../support/wait.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createCronScheduler, type FireInfo } from '../../src/engine/schedule/index.js';
+import { createCronScheduler } from '../../src/engine/schedule/cron-scheduler.js';
+import type { FireInfo } from '../../src/engine/schedule/types.js';
 import { createBus, makeFlow, memoryState, recordEvents } from './helpers.js';
 
 describe('node-cron driver (real time)', () => {

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { createBus } from '../../src/engine/events.js';
 import { FakeTerminal } from './fake-terminal.js';
-import { createLogSubscriber, createProgressReporter, formatUntil, renderBar } from '../../src/engine/progress/index.js';
+import { createLogSubscriber } from '../../src/engine/progress/log-subscriber.js';
+import { createProgressReporter } from '../../src/engine/progress/progress-reporter.js';
+import { formatUntil, renderBar } from '../../src/engine/progress/format.js';
 import { formatClock } from '../../src/util/duration.js';
 
 function fakeStream(isTTY: boolean, columns?: number) {

@@ -7,10 +7,11 @@ import { mkdtempSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
-import { loadFlows } from '../../src/engine/flow/index.js';
+import { loadConfig } from '../../src/config/load.js';
+import { loadFlows } from '../../src/engine/flow/load.js';
 import type { Flow } from '../../src/engine/flow/types.js';
-import { createCronScheduler, type FireInfo } from '../../src/engine/schedule/index.js';
+import { createCronScheduler } from '../../src/engine/schedule/cron-scheduler.js';
+import type { FireInfo } from '../../src/engine/schedule/types.js';
 import { buildRegistry } from '../../src/runtime/registry.js';
 import { formatReload, Reloader, watchProject } from '../../src/runtime/reload.js';
 import { ManualClock } from '../../src/util/clock.js';

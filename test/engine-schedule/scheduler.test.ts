@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { FlowError } from '../../src/api/errors.js';
-import { createCronScheduler } from '../../src/engine/schedule/index.js';
+import { createCronScheduler } from '../../src/engine/schedule/cron-scheduler.js';
 import { createBus, makeFlow, memoryState, recordEvents } from './helpers.js';
 import { waitFor } from '../support/wait.js';
 

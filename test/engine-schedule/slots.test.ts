@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { missedSlots, nextSlot } from '../../src/engine/schedule/index.js';
+import { missedSlots, nextSlot } from '../../src/engine/schedule/slots.js';
 
 const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateCron, validateTimezone } from '../../src/engine/schedule/index.js';
+import { validateCron, validateTimezone } from '../../src/engine/schedule/validate.js';
 
 describe('validateCron', () => {
   it.each(['0 9 * * 1-5', '* * * * * *', '0 9 * * MON-FRI', '*/15 * * * *', '0 0 1,15 * *', '@daily', '0 0 ? * 5', '0 0 L * *'])(

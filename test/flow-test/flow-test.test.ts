@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import { renderFlowTestJsonSchema } from '../../src/runtime/flow-test/index.js';
+import { renderFlowTestJsonSchema } from '../../src/runtime/flow-test/schema.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
 import { captureIo } from '../support/cli.js';
 

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { msgflowDependency } from '../../src/cli/commands/init.js';
 import { runCli } from '../../src/cli/main.js';
-import { createRegistry, loadPlugins } from '../../src/engine/registry/index.js';
+import { createRegistry } from '../../src/engine/registry/registry.js';
+import { loadPlugins } from '../../src/engine/registry/plugins.js';
 import { captureIo } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -4,10 +4,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkAccountBulk, CHECK_REPORT_COLUMNS } from '../../src/actions/check-account-bulk.js';
 import { createActionTestContext, runAction, type ActionTestOptions } from '../../src/actions/testing.js';
-import { createClient } from '../../src/client/index.js';
+import { createClient } from '../../src/client/client.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { csvLine } from '../../src/actions/kit/index.js';
+import { csvLine } from '../../src/actions/kit/report.js';
 import { ID, localConfig, startLocal, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
 
 const T0 = Date.parse('2026-01-05T09:00:00Z');

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { contactsImport } from '../../src/actions/index.js';
+import { contactsImport } from '../../src/actions/contacts-import.js';
 import { createActionTestContext, runAction } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { systemClock } from '../../src/util/clock.js';

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { filesBroadcast } from '../../src/actions/index.js';
-import type { RecipientRecord } from '../../src/actions/index.js';
+import { filesBroadcast } from '../../src/actions/files-broadcast.js';
+import type { RecipientRecord } from '../../src/actions/broadcast-records.js';
 import { createActionTestContext, runAction, type ActionTestOptions } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock, systemClock } from '../../src/util/clock.js';

@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLowdbStore } from '../../src/store/index.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { ID, TOKEN, runImport, storedContacts } from './fixtures/import-child.js';
 import { ratesOff, tempDir, writeData } from '../support/local-service.js';
 

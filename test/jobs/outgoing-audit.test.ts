@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { outgoingAudit, OutgoingAuditInput } from '../../src/actions/index.js';
+import { outgoingAudit, OutgoingAuditInput } from '../../src/actions/outgoing-audit.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { createActionTestContext } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { detectType, extensionOf, typeForMime, type SniffedType } from '../../src/local/media/index.js';
+import { detectType, type SniffedType } from '../../src/local/media/detect-type.js';
+import { extensionOf, typeForMime } from '../../src/local/media/mime-table.js';
 
 const never = async (): Promise<SniffedType | undefined> => {
   throw new Error('the bytes must not be consulted when an earlier step decided');

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import * as jpeg from 'jpeg-js';
 import { MsgflowError } from '../../src/api/errors.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { createMediaStore, type MediaStore, type MediaStoreOptions } from '../../src/local/media/index.js';
+import { createMediaStore } from '../../src/local/media/file-store.js';
+import type { MediaStore, MediaStoreOptions } from '../../src/local/media/types.js';
 import { makeGif, makeNoise, makePdf, makePng, makeWebp, startFileServer, type FileServer } from './fixtures.js';
 
 const png = makePng(240, 160);

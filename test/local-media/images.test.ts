@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as jpeg from 'jpeg-js';
-import { countGifFrames, isAnimatedImage, makeJpegThumbnail } from '../../src/local/media/index.js';
+import { countGifFrames, isAnimatedImage } from '../../src/local/media/animation.js';
+import { makeJpegThumbnail } from '../../src/local/media/thumbnail.js';
 import { makeBmp, makeGif, makeJpeg, makePdf, makePng, makeWebp } from './fixtures.js';
 
 function decodeThumb(b64: string | undefined) {

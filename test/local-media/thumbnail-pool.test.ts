@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeJpegThumbnail } from '../../src/local/media/index.js';
+import { makeJpegThumbnail } from '../../src/local/media/thumbnail.js';
 import { makeJpegThumbnailAsync, thumbnailThread } from '../../src/local/media/thumbnail-pool.js';
 import { makePdf, makePng } from './fixtures.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/index.js';
+import { createLocalService, type LocalService } from '../../src/local/service.js';
 import { downloadToFile, FetchError, privateRange } from '../../src/local/media/download.js';
 import { MAX_SEND_ATTEMPTS } from '../../src/local/instance/send-queue.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';

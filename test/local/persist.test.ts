@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/index.js';
+import { createLocalService, type LocalService } from '../../src/local/service.js';
 import { KeyedLog, keyedLine, type Key, type KeyedState } from '../../src/local/persist/keyed-log.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { A, ALICE, BOB, baseConfig, startHarness, T0, type Harness } from './helpers/harness.js';

@@ -3,9 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient } from '../../src/client/index.js';
+import { createClient } from '../../src/client/client.js';
 import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/index.js';
+import { createLocalService, type LocalService } from '../../src/local/service.js';
 import { createInProcessTransport } from '../../src/runtime/in-process-transport.js';
 
 const ID = '1101000001';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/index.js';
+import { createLocalService, type LocalService } from '../../src/local/service.js';
 
 describe('local.staticDir under /_local/static/', () => {
   let service: LocalService;

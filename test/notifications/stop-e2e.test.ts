@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/config/load.js';
 import { identityOf } from '../../src/runtime/clients.js';
 import { startNotificationConsumers } from '../../src/runtime/notifications/consumers.js';
 import { createRuntime } from '../../src/runtime/runtime.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/config/load.js';
 import { identityOf } from '../../src/runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../src/runtime/notifications/consumers.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';

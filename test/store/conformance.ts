@@ -4,7 +4,7 @@
  * is durable) must return a fresh store over the same data, as after a restart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EngineStore, ItemResult, RunRecord, StepRecord } from '../../src/store/index.js';
+import type { EngineStore, ItemResult, RunRecord, StepRecord } from '../../src/store/types.js';
 
 export interface StoreHarness {
   store: EngineStore;

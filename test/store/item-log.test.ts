@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ItemLog, readLog, truncateTornTail } from '../../src/store/index.js';
+import { ItemLog, readLog, truncateTornTail } from '../../src/store/item-log.js';
 
 let dir: string;
 beforeEach(async () => {

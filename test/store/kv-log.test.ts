@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait.js';
 import { KvLog } from '../../src/store/kv-log.js';
-import { createLowdbStore } from '../../src/store/index.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
 
 const writerScript = fileURLToPath(new URL('./fixtures/kv-writer.ts', import.meta.url));
 

@@ -2,7 +2,8 @@ import { mkdtemp, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLowdbStore, createStore } from '../../src/store/index.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
+import { createStore } from '../../src/store/create.js';
 import { describeStoreConformance, makeRun } from './conformance.js';
 
 describeStoreConformance('lowdb', async () => {

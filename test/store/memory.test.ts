@@ -1,4 +1,4 @@
-import { createMemoryStore } from '../../src/store/index.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
 import { describeStoreConformance } from './conformance.js';
 
 describeStoreConformance('memory', async () => ({ store: createMemoryStore() }));

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { redisReachable, redisUrl } from '../support/redis.js';
-import { createRedisStore, createStore, defaultRedisPrefix } from '../../src/store/index.js';
+import { createRedisStore } from '../../src/store/redis-store.js';
+import { createStore, defaultRedisPrefix } from '../../src/store/create.js';
 import type { Logger } from '../../src/util/logger.js';
 import { makeRun } from './conformance.js';
 

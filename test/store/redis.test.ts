@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, it } from 'vitest';
 import { redisReachable, redisUrl } from '../support/redis.js';
-import { createRedisStore } from '../../src/store/index.js';
+import { createRedisStore } from '../../src/store/redis-store.js';
 import { describeStoreConformance } from './conformance.js';
 
 const url = redisUrl;

@@ -3,11 +3,11 @@
  * gives an HTTP client for it, plus a transport that counts the requests
  * that actually went over the wire.
  */
-import { createClient } from '../../src/client/index.js';
+import { createClient } from '../../src/client/client.js';
 import { createHttpTransport } from '../../src/client/http-transport.js';
 import type { Transport } from '../../src/client/transport.js';
 import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/index.js';
+import { createLocalService, type LocalService } from '../../src/local/service.js';
 import type { InstanceApi } from '../../src/api/types.js';
 import type { Clock } from '../../src/util/clock.js';
 import { startFileServer, type FileServer } from './file-server.js';

@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MsgflowError } from '../../src/api/errors.js';
-import { createUiServer } from '../../src/ui/index.js';
+import { createUiServer } from '../../src/ui/server.js';
 import { LOCAL_ID, LOCAL_TOKEN, get, post, readEvents, startProject, type Project } from './helpers.js';
 import { waitFor } from '../support/wait.js';
 

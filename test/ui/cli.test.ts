@@ -7,13 +7,13 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig, loadConfig } from '../../src/config/index.js';
+import { parseConfig, loadConfig } from '../../src/config/load.js';
 import { ui } from '../../src/cli/commands/ui.js';
 import { runCli } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/output.js';
 import { createBus } from '../../src/engine/events.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
-import { createUiServer } from '../../src/ui/index.js';
+import { createUiServer } from '../../src/ui/server.js';
 import { get, readEvents, writeProject } from './helpers.js';
 import { waitFor } from '../support/wait.js';
 

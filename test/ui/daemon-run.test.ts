@@ -10,8 +10,8 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/output.js';
-import { defaultHostId, LeaseOwner } from '../../src/engine/run/index.js';
-import { recordDaemonUi } from '../../src/ui/index.js';
+import { defaultHostId, LeaseOwner } from '../../src/engine/run/ownership.js';
+import { recordDaemonUi } from '../../src/ui/daemon-address.js';
 import { startProject, type Project } from './helpers.js';
 
 function memoryIo() {

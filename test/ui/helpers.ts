@@ -5,11 +5,11 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/config/load.js';
 import { busLogger } from '../../src/engine/run/engine.js';
 import { createBus } from '../../src/engine/events.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
-import { createUiServer, type UiServer, type UiServerOptions } from '../../src/ui/index.js';
+import { createUiServer, type UiServer, type UiServerOptions } from '../../src/ui/server.js';
 
 export const LOCAL_ID = '1101000077';
 export const LOCAL_TOKEN = 'ui-test-secret-token-4711';

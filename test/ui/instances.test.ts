@@ -6,12 +6,12 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/config/load.js';
 import { busLogger } from '../../src/engine/run/engine.js';
 import { createBus } from '../../src/engine/events.js';
 import { identityOf } from '../../src/runtime/clients.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
-import { createUiServer } from '../../src/ui/index.js';
+import { createUiServer } from '../../src/ui/server.js';
 import { LOCAL_ID, LOCAL_TOKEN, get, startProject, writeProject, type Project } from './helpers.js';
 
 const REMOTE_ID = '1101999999';

@@ -1,6 +1,6 @@
-import { loadConfig } from '../../config/index.js';
+import { loadConfig } from '../../config/load.js';
 import { formatClock } from '../../util/duration.js';
-import { createStore } from '../../store/index.js';
+import { createStore } from '../../store/create.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';

@@ -1,7 +1,8 @@
 import { MsgflowError } from '../../api/errors.js';
-import { loadConfig, resolveFromConfig } from '../../config/index.js';
-import type { Engine, RunHandle } from '../../engine/run/index.js';
-import { checkInputNames, findFlow } from '../../engine/flow/index.js';
+import { loadConfig, resolveFromConfig } from '../../config/load.js';
+import type { Engine, RunHandle } from '../../engine/run/types.js';
+import { checkInputNames } from '../../engine/flow/inputs.js';
+import { findFlow } from '../../engine/flow/load.js';
 import type { Flow } from '../../engine/flow/types.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parseInputs } from '../args.js';

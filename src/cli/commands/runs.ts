@@ -1,7 +1,7 @@
-import { loadConfig } from '../../config/index.js';
+import { loadConfig } from '../../config/load.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-execution.js';
 import { formatClock } from '../../util/duration.js';
-import type { CliReporter } from '../../engine/progress/index.js';
+import type { CliReporter } from '../../engine/progress/cli-reporter.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
 import { parseCommand, parsePositiveInt } from '../args.js';

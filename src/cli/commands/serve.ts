@@ -1,4 +1,4 @@
-import { loadConfig } from '../../config/index.js';
+import { loadConfig } from '../../config/load.js';
 import { serveCommand } from '../../runtime/serve.js';
 import { parseCommand, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';

@@ -1,5 +1,7 @@
-import { loadConfig } from '../../config/index.js';
-import { formatMismatches, runFlowTests, type CaseResult } from '../../runtime/flow-test/index.js';
+import { loadConfig } from '../../config/load.js';
+import { formatMismatches } from '../../runtime/flow-test/match.js';
+import { runFlowTests } from '../../runtime/flow-test/suite.js';
+import type { CaseResult } from '../../runtime/flow-test/run.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliPath, configOptions, type Io } from '../output.js';

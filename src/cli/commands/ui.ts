@@ -1,6 +1,6 @@
-import { loadConfig } from '../../config/index.js';
+import { loadConfig } from '../../config/load.js';
 import { createRuntime } from '../../runtime/runtime.js';
-import { serveDashboard } from '../../ui/index.js';
+import { serveDashboard } from '../../ui/serve.js';
 import { parseCommand, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { configOptions, cliReporter, type Io } from '../output.js';

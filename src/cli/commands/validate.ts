@@ -1,6 +1,6 @@
 import { ConfigError, MsgflowError } from '../../api/errors.js';
-import { loadConfig, resolveFromConfig } from '../../config/index.js';
-import { displayPath, validateFlowFiles } from '../../engine/flow/index.js';
+import { loadConfig, resolveFromConfig } from '../../config/load.js';
+import { displayPath, validateFlowFiles } from '../../engine/flow/load.js';
 import { buildRegistry } from '../../runtime/registry.js';
 import { parseCommand, parseLogLevel } from '../args.js';
 import { EXIT } from '../exit-codes.js';

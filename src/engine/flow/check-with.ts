@@ -5,8 +5,8 @@
  * runner validates the evaluated input again.
  */
 import type { z } from 'zod';
-import { containsTemplate } from '../expr/index.js';
-import type { RegisteredAction } from '../registry/index.js';
+import { containsTemplate } from '../expr/template.js';
+import type { RegisteredAction } from '../registry/registry.js';
 import { didYouMean } from '../registry/suggest.js';
 import type { Reporter } from './reporter.js';
 

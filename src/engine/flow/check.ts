@@ -6,9 +6,12 @@
  */
 import type { z } from 'zod';
 import type { KeyPath } from '../../util/yaml-source.js';
-import { validateCron, validateTimezone } from '../schedule/index.js';
-import { collectReferences, ExpressionError, parseExpression, parseTemplate, hasTemplate, type ExprNode } from '../expr/index.js';
-import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
+import { validateCron, validateTimezone } from '../schedule/validate.js';
+import { collectReferences } from '../expr/references.js';
+import { ExpressionError } from '../expr/errors.js';
+import { parseExpression, type Node as ExprNode } from '../expr/parser.js';
+import { parseTemplate, hasTemplate } from '../expr/template.js';
+import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
 import { didYouMean } from '../registry/suggest.js';
 import { RESERVED_KEYS, describeValue, issueReason } from '../../util/config-issues.js';
 import { expandEnv } from '../../util/env-template.js';

@@ -5,7 +5,7 @@
  * action's input schema as the shape of `with:` for that `uses:`.
  */
 import { z } from 'zod';
-import type { ActionRegistry } from '../registry/index.js';
+import type { ActionRegistry } from '../registry/registry.js';
 import { FlowFileSchema } from './schema.js';
 
 type JsonSchema = Record<string, unknown>;

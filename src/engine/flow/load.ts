@@ -3,7 +3,7 @@
  * checks -> a frozen {@link Flow}. Every problem of a file is collected and
  * thrown as one FlowFileError.
  */
-import { hasTemplate, noteTemplateLocation } from '../expr/index.js';
+import { hasTemplate, noteTemplateLocation } from '../expr/template.js';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FlowError, MsgflowError } from '../../api/errors.js';

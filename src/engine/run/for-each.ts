@@ -4,9 +4,10 @@
  * process recorded it). Executors (executor.ts) decide where items run.
  */
 import type { ItemResult, StepRecord } from '../../store/types.js';
-import { type ExprScope, evaluateCondition } from '../expr/index.js';
+import type { ExprScope } from '../expr/interpreter.js';
+import { evaluateCondition } from '../expr/template.js';
 import type { FlowStep } from '../flow/types.js';
-import type { RegisteredAction } from '../registry/index.js';
+import type { RegisteredAction } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
 import type { ItemSink } from './executor.js';
 import { type RunShared, runUnit } from './unit-runner.js';

@@ -18,17 +18,11 @@ import type { EngineStore, ErrorInfo, ItemResult, RunRecord, StepRecord, StepSta
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import {
-  type ExprScope,
-  type StepScope,
-  collectReferences,
-  compileTemplate,
-  evaluateCondition,
-  evaluateTemplate,
-  hasTemplate,
-} from '../expr/index.js';
+import type { ExprScope, StepScope } from '../expr/interpreter.js';
+import { collectReferences } from '../expr/references.js';
+import { compileTemplate, evaluateCondition, evaluateTemplate, hasTemplate } from '../expr/template.js';
 import type { Flow, FlowStep } from '../flow/types.js';
-import type { ActionRegistry, RegisteredAction } from '../registry/index.js';
+import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo } from './errors.js';
 import type { LeaseOwner } from './ownership.js';

@@ -7,7 +7,7 @@ import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
-import type { ActionRegistry } from '../registry/index.js';
+import type { ActionRegistry } from '../registry/registry.js';
 import type { ItemExecutor } from './executor.js';
 
 export interface EngineOptions {

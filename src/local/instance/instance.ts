@@ -15,7 +15,7 @@ import type { Message, ParsedRequest } from '../../api/types.js';
 import type { LocalInstanceConfig } from '../config.js';
 import type { Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
-import type { MediaStore } from '../media/index.js';
+import type { MediaStore } from '../media/types.js';
 import type { Network } from '../network.js';
 import { newMessageId } from '../ids.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';

@@ -4,8 +4,8 @@
  * would work different queues, so they live in one place.
  */
 import { Redis } from 'ioredis';
-import type { Config } from '../../config/index.js';
-import { defaultRedisPrefix } from '../../store/index.js';
+import type { Config } from '../../config/load.js';
+import { defaultRedisPrefix } from '../../store/create.js';
 
 /** The forEach items of one instance identity: one queue, so its limiter and pauses hold across workers. */
 export const itemQueueName = (identity: string) => `items-${identity}`;

@@ -8,7 +8,7 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../engine/action.js';
-import type { TimerCallbacks, TimerSource } from '../../engine/schedule/index.js';
+import type { TimerCallbacks, TimerSource } from '../../engine/schedule/types.js';
 import { type BullmqTarget, SCHEDULE_QUEUE, bullmqConnection } from './names.js';
 
 export interface BullmqTimers {

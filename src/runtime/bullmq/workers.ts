@@ -16,7 +16,7 @@
 import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { METHOD_SPECS, API_METHODS, defaultRateLimits } from '../../api/methods.js';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/load.js';
 import type { Logger } from '../../engine/action.js';
 import { identityOf } from '../clients.js';
 import type { Runtime } from '../runtime.js';

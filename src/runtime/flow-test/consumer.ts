@@ -5,13 +5,14 @@
  * the case's `replies:` reach the flow. Its calls do not hold the clock: a
  * long poll is a sleeper like any other, and time jumps over it.
  */
-import { createClient } from '../../client/index.js';
+import { createClient } from '../../client/client.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { Flow } from '../../engine/flow/types.js';
-import { CONSUMERS_NS, NotificationDispatcher, sharedState, type ConsumerRecord } from '../../engine/notify/index.js';
+import { CONSUMERS_NS, sharedState, type ConsumerRecord } from '../../engine/notify/records.js';
+import { NotificationDispatcher } from '../../engine/notify/dispatcher.js';
 import type { Engine } from '../../engine/run/types.js';
-import type { LocalService } from '../../local/index.js';
+import type { LocalService } from '../../local/service.js';
 import type { EngineStore } from '../../store/types.js';
 import type { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';

@@ -5,10 +5,10 @@
  */
 import { INSTANCE_STATES } from '../../api/notifications.js';
 import { z } from 'zod';
-import { validateTimezone } from '../../engine/schedule/index.js';
+import { validateTimezone } from '../../engine/schedule/validate.js';
 import { AccountSchema, RateLimitsSchema } from '../../local/config.js';
 import { MessageInputSchema } from '../../local/message-input.js';
-import { DURATION_PATTERN } from '../../engine/flow/index.js';
+import { DURATION_PATTERN } from '../../util/duration.js';
 import { NOTIFICATION_TYPES } from '../../api/notifications.js';
 
 /** The scheduler's rule for a zone name (the one check of it). */

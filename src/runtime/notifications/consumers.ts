@@ -7,19 +7,15 @@
  * share a store.
  */
 import type { LazyApi } from '../lazy-api.js';
-import type { Config } from '../../config/index.js';
+import type { Config } from '../../config/load.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { Flow } from '../../engine/flow/types.js';
-import {
-  CONSUMERS_NS,
-  NotificationDispatcher,
-  sharedState,
-  triggeredInstances,
-  type ConsumerRecord,
-  type NotificationLike,
-} from '../../engine/notify/index.js';
-import { LeaseOwner, defaultHostId, describeHolder } from '../../engine/run/index.js';
+import { CONSUMERS_NS, sharedState, type ConsumerRecord } from '../../engine/notify/records.js';
+import { NotificationDispatcher } from '../../engine/notify/dispatcher.js';
+import { triggeredInstances } from '../../engine/notify/match.js';
+import type { NotificationLike } from '../../engine/notify/body.js';
+import { LeaseOwner, defaultHostId, describeHolder } from '../../engine/run/ownership.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import type { Engine } from '../../engine/run/types.js';
 import type { EngineStore } from '../../store/types.js';

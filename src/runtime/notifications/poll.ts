@@ -7,7 +7,7 @@
  * nothing twice.
  */
 import type { Logger } from '../../engine/action.js';
-import { isNotificationLike, type NotificationLike } from '../../engine/notify/index.js';
+import { isNotificationLike, type NotificationLike } from '../../engine/notify/body.js';
 import type { MsgflowClient } from '../../client/client.js';
 import type { Clock } from '../../util/clock.js';
 

@@ -8,8 +8,8 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { WebhookConfig } from '../../config/index.js';
-import { isNotificationLike, type NotificationLike } from '../../engine/notify/index.js';
+import type { WebhookConfig } from '../../config/schema.js';
+import { isNotificationLike, type NotificationLike } from '../../engine/notify/body.js';
 import type { Logger } from '../../engine/action.js';
 import { bearerMatches } from '../../util/bearer.js';
 import { readBodyLimited } from '../../util/http-body.js';

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLowdbStore } from '../../../src/store/index.js';
+import { createLowdbStore } from '../../../src/store/lowdb-store.js';
 import { cli } from '../../support/cli.js';
 import { project as tempProject, writeData } from '../../support/project.js';
 import { spawnCli, type Proc } from '../../support/spawn.js';

@@ -12,7 +12,7 @@ import { METHOD_SPECS, type ApiMethod } from '../../../src/api/methods.js';
 import { createHttpTransport } from '../../../src/client/http-transport.js';
 import type { Transport, TransportResponse } from '../../../src/client/transport.js';
 import { LocalSchema, type LocalConfig } from '../../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../../src/local/index.js';
+import { createLocalService, type LocalService } from '../../../src/local/service.js';
 import { createInProcessTransport } from '../../../src/runtime/in-process-transport.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { network } from '../../support/network.js';

@@ -9,15 +9,11 @@
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, MsgflowError } from '../../api/errors.js';
-import { resolveFromConfig, type Config } from '../../config/index.js';
+import { resolveFromConfig, type Config } from '../../config/load.js';
 import { issuesToConfigErrors } from '../../util/config-issues.js';
 import { parseYamlSource } from '../../util/yaml-source.js';
 import { registryFor, runFlowTestCase, type CaseResult } from './run.js';
 import { FlowTestFileSchema, type FlowTestFile } from './schema.js';
-
-export { FlowTestFileSchema, FlowTestCaseSchema, renderFlowTestJsonSchema, type FlowTestCase, type FlowTestFile } from './schema.js';
-export { match, formatMismatches, type Mismatch } from './match.js';
-export type { CaseResult } from './run.js';
 
 /** Parses and validates a test file; errors name file:line:col. */
 export function loadFlowTestFile(file: string): FlowTestFile {

@@ -1,7 +1,6 @@
 /**
- * Storage of the flow engine: one small interface ({@link EngineStore}) and
- * its drivers (lowdb, memory, redis). `createStore` picks the driver named in
- * config.yaml `store:`.
+ * Picks the flow engine's store driver (lowdb, memory, redis) named in
+ * config.yaml `store:`; the interface every driver implements is in types.ts.
  */
 import { createHash } from 'node:crypto';
 import { basename, isAbsolute, resolve } from 'node:path';
@@ -12,13 +11,6 @@ import { createLowdbStore } from './lowdb-store.js';
 import { createMemoryStore } from './memory-store.js';
 import { createRedisStore } from './redis-store.js';
 import type { EngineStore } from './types.js';
-
-export * from './types.js';
-export { createLowdbStore, type LowdbStoreOptions } from './lowdb-store.js';
-export { createMemoryStore, memoryState } from './memory-store.js';
-export { createRedisStore, type RedisStoreOptions } from './redis-store.js';
-export { ItemLog, readLog, truncateTornTail, type ReadLogResult } from './item-log.js';
-export { prefixedState } from './prefixed-state.js';
 
 export interface CreateStoreOptions {
   /** Where a driver reports an outage of its backend and its recovery. @default stderr */

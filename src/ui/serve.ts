@@ -2,14 +2,10 @@
  * The dashboard and HTTP API (docs/dashboard.md). `msgflow start` and
  * `msgflow ui` call {@link serveDashboard}; tests use createUiServer.
  */
-import type { UiConfig } from '../config/index.js';
+import type { UiConfig } from '../config/schema.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { Logger } from '../util/logger.js';
 import { createUiServer, type UiServer } from './server.js';
-
-export { createUiServer, assetsDir, type UiServer, type UiServerOptions } from './server.js';
-export { isLoopbackHost, checkBind } from './safety.js';
-export { clearDaemonUi, readDaemonUi, recordDaemonUi, type DaemonUiRecord } from './daemon-address.js';
 
 /**
  * Starts the dashboard with config.yaml's `ui:` settings, `overrides`

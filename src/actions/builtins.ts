@@ -1,0 +1,22 @@
+/**
+ * The built-in job actions: bulk account check, contact import, outgoing
+ * audit, file broadcast, the opt-out list and waitForReply.
+ */
+import type { ActionDefinition } from '../engine/action.js';
+import { checkAccountBulk } from './check-account-bulk.js';
+import { contactsImport } from './contacts-import.js';
+import { outgoingAudit } from './outgoing-audit.js';
+import { filesBroadcast } from './files-broadcast.js';
+import { optOutAdd, optOutRemove } from './opt-out.js';
+import { waitForReply } from './wait-for-reply.js';
+
+/** Registered by the runtime next to the API-method actions. */
+export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
+  checkAccountBulk,
+  contactsImport,
+  outgoingAudit,
+  filesBroadcast,
+  optOutAdd,
+  optOutRemove,
+  waitForReply,
+];

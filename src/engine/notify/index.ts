@@ -1,4 +1,0 @@
-export * from './body.js';
-export * from './match.js';
-export * from './records.js';
-export * from './dispatcher.js';
