@@ -69,6 +69,7 @@ function benchFlow(concurrency: number): Flow {
       },
     ],
     file: 'bench.yaml',
+    displayFile: 'bench.yaml',
     baseDir: process.cwd(),
   };
 }

@@ -13,6 +13,8 @@ export interface Config extends ConfigData {
   readonly file: string;
   /** Directory relative paths in the config resolve against. */
   readonly baseDir: string;
+  /** Working directory it was loaded from: messages show file names relative to it ({@link LoadConfigOptions.cwd}). */
+  readonly cwd: string;
 }
 
 export { issuesToConfigErrors };
@@ -47,8 +49,9 @@ export function parseConfig(text: string, file: string, options: LoadConfigOptio
   } else errors.push(...crossCheck(result.data, src.locate));
   if (errors.length > 0) throw aggregate(errors);
   const data = result.data!;
-  const abs = path.resolve(file);
-  return deepFreeze({ ...data, file: abs, baseDir: path.dirname(abs) });
+  const cwd = path.resolve(options.cwd ?? process.cwd());
+  const abs = path.resolve(cwd, file);
+  return deepFreeze({ ...data, file: abs, baseDir: path.dirname(abs), cwd });
 }
 
 /** One error, or all of them in file order as one error whose message has a line each. */

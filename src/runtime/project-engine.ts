@@ -34,6 +34,6 @@ export function createProjectEngine(config: Config, opts: Omit<EngineOptions, 'i
 export function flowSource(config: Config, registry: ActionRegistry): { dir: string; options: LoadFlowOptions } {
   return {
     dir: resolveFromConfig(config, config.flowsDir),
-    options: { registry, baseDir: config.baseDir, instances: Object.keys(config.instances) },
+    options: { registry, baseDir: config.baseDir, instances: Object.keys(config.instances), cwd: config.cwd },
   };
 }

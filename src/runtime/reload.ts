@@ -10,7 +10,7 @@ import { existsSync, watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { FlowError } from '../api/errors.js';
 import { loadConfig, type Config, type LoadConfigOptions } from '../config/load.js';
-import { displayPath, loadFlows } from '../engine/flow/load.js';
+import { loadFlows } from '../engine/flow/load.js';
 import { FlowFileError } from '../engine/flow/errors.js';
 import type { Flow } from '../engine/flow/types.js';
 import type { FireFn, Scheduler } from '../engine/schedule/types.js';
@@ -120,7 +120,7 @@ export class Reloader {
   /** The running version of the flow whose file (or name) now fails validation. */
   private lastGoodFor(e: FlowError, next: Map<string, Flow>): Flow | undefined {
     if (!(e instanceof FlowFileError)) return undefined;
-    const byFile = [...this.flows.values()].find((f) => displayPath(f.file) === e.file || f.file === path.resolve(e.file));
+    const byFile = [...this.flows.values()].find((f) => f.displayFile === e.file);
     const old = byFile ?? (e.flowName ? this.flows.get(e.flowName) : undefined);
     return old && !next.has(old.name) ? old : undefined;
   }

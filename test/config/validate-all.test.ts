@@ -9,15 +9,9 @@ import { captureIo } from '../support/cli.js';
 import { LOCAL_CONFIG, project } from '../support/project.js';
 
 async function validateIn(dir: string, ...args: string[]) {
-  const io = captureIo();
-  const before = process.cwd();
-  process.chdir(dir);
-  try {
-    const code = await runCli(['validate', ...args], io);
-    return { code, out: io.stdoutText(), err: io.stderrText() };
-  } finally {
-    process.chdir(before);
-  }
+  const io = captureIo({ cwd: dir });
+  const code = await runCli(['validate', ...args], io);
+  return { code, out: io.stdoutText(), err: io.stderrText() };
 }
 
 describe('#8 obs 13: config validation reports every error', () => {

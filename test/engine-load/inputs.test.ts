@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FlowError } from '../../src/api/errors.js';
 import { loadFlowFile } from '../../src/engine/flow/load.js';
-import { resolveInputs } from '../../src/engine/flow/inputs.js';
+import { fileOverridesFrom, resolveInputs } from '../../src/engine/flow/inputs.js';
 import { readDataFile } from '../../src/engine/flow/data-file.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 
@@ -56,15 +56,12 @@ describe('resolveInputs', () => {
 
   it('coerces --input values by type; a file input takes another file', async () => {
     const { dir, flow } = project();
-    const cwd = process.cwd();
-    process.chdir(dir);
-    try {
-      const inputs = await resolveInputs(flow, { who: 'x', limit: '25', dry: 'yes', tags: 'a, b', leads: 'other.csv' });
-      expect(inputs).toMatchObject({ limit: 25, dry: true, tags: ['a', 'b'], leads: [{ phone: '1' }] });
-      expect((await resolveInputs(flow, { who: 'x', tags: '["q"]' })).tags).toEqual(['q']);
-    } finally {
-      process.chdir(cwd);
-    }
+    // The command line makes a file override absolute against its working directory.
+    const leads = fileOverridesFrom(flow, { who: 'x', leads: 'other.csv' }, dir);
+    expect(leads).toEqual({ leads: path.join(dir, 'other.csv') });
+    const inputs = await resolveInputs(flow, { who: 'x', limit: '25', dry: 'yes', tags: 'a, b', ...leads });
+    expect(inputs).toMatchObject({ limit: 25, dry: true, tags: ['a', 'b'], leads: [{ phone: '1' }] });
+    expect((await resolveInputs(flow, { who: 'x', tags: '["q"]' })).tags).toEqual(['q']);
   });
 
   it('names the input in every error', async () => {

@@ -31,6 +31,7 @@ export function flow(steps: FlowStep[], over: Partial<Flow> = {}): Flow {
     env: {},
     steps,
     file: '/project/flows/test.yaml',
+    displayFile: 'flows/test.yaml',
     baseDir: '/project',
     ...over,
   };

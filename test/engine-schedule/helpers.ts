@@ -44,6 +44,7 @@ export function makeFlow(name: string, on: Partial<FlowTrigger>): Flow {
       },
     ],
     file: `/flows/${name}.yaml`,
+    displayFile: `flows/${name}.yaml`,
     baseDir: '/',
   };
 }

@@ -1,9 +1,10 @@
 import { MsgflowError } from '../../api/errors.js';
-import { loadConfig, resolveFromConfig } from '../../config/load.js';
+import { loadConfig } from '../../config/load.js';
 import type { Engine, RunHandle } from '../../engine/run/types.js';
-import { checkInputNames } from '../../engine/flow/inputs.js';
+import { checkInputNames, fileOverridesFrom } from '../../engine/flow/inputs.js';
 import { findFlow } from '../../engine/flow/load.js';
 import type { Flow } from '../../engine/flow/types.js';
+import { flowSource } from '../../runtime/project-engine.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -49,12 +50,12 @@ export async function run(argv: string[], io: Io): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const flow = findFlow(resolveFromConfig(config, config.flowsDir), positionals[0]!, {
-      registry: runtime.registry,
-      baseDir: config.baseDir,
-      instances: Object.keys(config.instances),
-    });
+    const source = flowSource(config, runtime.registry);
+    const flow = findFlow(source.dir, positionals[0]!, source.options);
     checkInputNames(flow, inputs);
+    // A file given with -i is the user's path: made absolute here, so the daemon a run may be
+    // handed to (its own working directory) reads the same file.
+    Object.assign(inputs, fileOverridesFrom(flow, inputs, config.cwd));
     if (config.executor.driver === 'bullmq')
       io.err('msgflow: executor bullmq: forEach items go to the Redis queues; msgflow worker (or msgflow start) processes work them');
     const starter = await chooseStarter(runtime, values, io, (h) => (remote = h));

@@ -264,7 +264,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     if (values.watch) {
       const source = flowSource(config, runtime.registry);
       watcher = watchProject(config.file, source.dir, reload);
-      io.out(`msgflow: watching ${displayPath(config.file)} and ${displayPath(source.dir)}; a change reloads`);
+      io.out(`msgflow: watching ${displayPath(config.file, config.cwd)} and ${displayPath(source.dir, config.cwd)}; a change reloads`);
     }
     signals.onHangup(reload);
     const signal = await signals.stopped;

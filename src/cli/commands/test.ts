@@ -5,7 +5,7 @@ import type { CaseResult } from '../../runtime/flow-test/run.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliPath, configOptions, type Io } from '../output.js';
-import path from 'node:path';
+import { displayPath } from '../../engine/flow/load.js';
 
 /**
  * `msgflow test [FILE...]`: runs flow tests (flows/*.test.yaml) against the
@@ -18,7 +18,7 @@ export async function test(argv: string[], io: Io): Promise<number> {
   const json = Boolean(values.json);
   const show = (r: CaseResult) => {
     if (json) return;
-    const where = path.relative(io.cwd ?? process.cwd(), r.file) || r.file;
+    const where = displayPath(r.file, config.cwd);
     const timing = r.virtualMs === undefined ? `${r.wallMs} ms` : `${r.wallMs} ms, ${formatVirtual(r.virtualMs)} virtual`;
     io.out(`${r.passed ? 'PASS' : 'FAIL'}  ${where} › ${r.name} (${timing})`);
     if (r.error) io.out(`      ${r.error}`);

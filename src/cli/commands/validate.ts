@@ -2,6 +2,7 @@ import { ConfigError, MsgflowError } from '../../api/errors.js';
 import { loadConfig, resolveFromConfig } from '../../config/load.js';
 import { displayPath, validateFlowFiles } from '../../engine/flow/load.js';
 import { buildRegistry } from '../../runtime/registry.js';
+import { flowSource } from '../../runtime/project-engine.js';
 import { parseCommand, parseLogLevel } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliPath, configOptions, type Io } from '../output.js';
@@ -33,21 +34,17 @@ export async function validate(argv: string[], io: Io): Promise<number> {
     return EXIT.FAILURE;
   }
   const targets = positionals.length > 0 ? positionals.map((p) => cliPath(io, p)) : [resolveFromConfig(config, config.flowsDir)];
-  const results = validateFlowFiles(targets, {
-    registry,
-    baseDir: config.baseDir,
-    instances: Object.keys(config.instances),
-  });
+  const results = validateFlowFiles(targets, flowSource(config, registry).options);
   let errors = 0;
   for (const r of results) {
     for (const e of r.errors) {
       errors++;
       io.err(e.message);
     }
-    if (r.errors.length === 0) io.out(`ok  ${displayPath(r.file)}`);
+    if (r.errors.length === 0) io.out(`ok  ${r.file}`);
   }
-  if (results.length === 0) io.err(`no flow files found in ${targets.map(displayPath).join(', ')}`);
+  if (results.length === 0) io.err(`no flow files found in ${targets.map((t) => displayPath(t, config.cwd)).join(', ')}`);
   const bad = results.filter((r) => r.errors.length > 0).length;
-  io.out(`${displayPath(config.file)}: ok; ${results.length} flow file(s), ${bad} with errors, ${errors} error(s)`);
+  io.out(`${displayPath(config.file, config.cwd)}: ok; ${results.length} flow file(s), ${bad} with errors, ${errors} error(s)`);
   return errors > 0 || results.length === 0 ? EXIT.FAILURE : EXIT.OK;
 }

@@ -11,21 +11,16 @@ import { FlowError, MsgflowError } from '../../api/errors.js';
 import { readDataFile } from './data-file.js';
 import type { Flow, FlowInputDef } from './types.js';
 import { didYouMean } from '../registry/suggest.js';
-import { displayPath } from './load.js';
 
 /** A `--input` the command line got wrong (unknown name, value of the wrong type): exit code 2. */
 function inputArgError(flow: Flow, name: string, reason: string, cause?: unknown): MsgflowError {
-  return new MsgflowError(
-    'INPUT_ARG_INVALID',
-    { location: displayPath(flow.file), input: name, reason },
-    cause === undefined ? {} : { cause },
-  );
+  return new MsgflowError('INPUT_ARG_INVALID', { location: flow.displayFile, input: name, reason }, cause === undefined ? {} : { cause });
 }
 
 function inputError(flow: Flow, name: string, reason: string, cause?: unknown): FlowError {
   return new FlowError(
     'FLOW_INVALID',
-    { location: displayPath(flow.file), path: `inputs.${name}`, reason },
+    { location: flow.displayFile, path: `inputs.${name}`, reason },
     cause === undefined ? {} : { cause },
   );
 }
@@ -83,6 +78,19 @@ export function checkInputNames(flow: Flow, overrides: Record<string, string>): 
 }
 
 /**
+ * The overrides of inputs declared with `file:` (paths to other data files),
+ * made absolute against `cwd`: the command line's working directory, where
+ * the user's relative path means something.
+ */
+export function fileOverridesFrom(flow: Flow, overrides: Record<string, string>, cwd: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(overrides)) {
+    if (flow.inputs[name]?.file !== undefined) out[name] = path.resolve(cwd, raw);
+  }
+  return out;
+}
+
+/**
  * Resolves every declared input. An override of an input declared with
  * `file:` is a path to another data file (relative to the working directory).
  * Unknown override names and missing required inputs are errors naming the
@@ -123,10 +131,10 @@ function tooLarge(flow: Flow, name: string, file: string, max: number, cause?: u
   return new MsgflowError(
     'INPUT_TOO_LARGE',
     {
-      location: displayPath(flow.file),
+      location: flow.displayFile,
       input: name,
       reason:
-        `${displayPath(file)} has more than ${max} rows, the most a flow input may hold (inputs.${name}.maxRows). ` +
+        `${path.relative(flow.baseDir, file) || file} has more than ${max} rows, the most a flow input may hold (inputs.${name}.maxRows). ` +
         `A flow input is held in memory: for a bigger list, give the file to the job's own file: ` +
         `(checkAccount.bulk, contacts.import and files.broadcast read it row by row), or raise maxRows`,
     },

@@ -19,6 +19,11 @@ import { FlowFileSchema, type FlowFileData } from './schema.js';
 export interface LoadFlowOptions extends CheckOptions {
   /** Project directory: relative input files resolve against it (the config file's directory). */
   baseDir: string;
+  /**
+   * Working directory: a relative flow path given by name resolves against it, and messages show
+   * file names relative to it (the CLI passes its injected cwd). @default process.cwd()
+   */
+  cwd?: string;
   /** @default 1048576 (1 MiB) */
   maxBytes?: number;
   /** @default 100 */
@@ -28,8 +33,8 @@ export interface LoadFlowOptions extends CheckOptions {
 const FLOW_EXTENSIONS = ['.yaml', '.yml'];
 
 /** The file as shown in messages: relative to the working directory when under it. */
-export function displayPath(file: string): string {
-  const rel = path.relative(process.cwd(), file);
+export function displayPath(file: string, cwd: string = process.cwd()): string {
+  const rel = path.relative(cwd, file);
   return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file;
 }
 
@@ -44,8 +49,8 @@ function fileIssue(display: string, reason: string, cause?: unknown, line = 1, c
  *   `flows/x.yaml:12:14 steps[1].with.chatID: unknown key 'chatID' ...`
  */
 export function loadFlowFile(file: string, opts: LoadFlowOptions): Flow {
-  const abs = path.resolve(file);
-  const display = displayPath(abs);
+  const abs = path.resolve(opts.cwd ?? process.cwd(), file);
+  const display = displayPath(abs, opts.cwd);
   const maxBytes = opts.maxBytes ?? 1024 * 1024;
   let size: number;
   try {
@@ -79,7 +84,7 @@ export function loadFlowFile(file: string, opts: LoadFlowOptions): Flow {
   const env = checkFlow(rep, rawObj, opts);
   const flowName = typeof rawObj.name === 'string' ? rawObj.name : undefined;
   if (rep.issues.length > 0 || !parsed.success) throw new FlowFileError(display, sortIssues(rep.issues), flowName);
-  return deepFreeze(toFlow(parsed.data, env, src, abs, opts.baseDir));
+  return deepFreeze(toFlow(parsed.data, env, src, { file: abs, displayFile: display, baseDir: opts.baseDir }));
 }
 
 function sortIssues(issues: FlowIssue[]): FlowIssue[] {
@@ -94,7 +99,12 @@ function noteTemplates(src: YamlSource, at: (string | number)[], value: unknown,
   else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) noteTemplates(src, [...at, k], v);
 }
 
-function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, file: string, baseDir: string): Flow {
+function toFlow(
+  d: FlowFileData,
+  env: Record<string, string>,
+  src: YamlSource,
+  where: Pick<Flow, 'file' | 'displayFile' | 'baseDir'>,
+): Flow {
   const { $schema: _schema, env: _env, steps, on, ...rest } = d;
   return {
     ...rest,
@@ -110,8 +120,9 @@ function toFlow(d: FlowFileData, env: Record<string, string>, src: YamlSource, f
       noteTemplates(src, ['steps', i, 'with'], s.with);
       return { ...s, location: src.locate(['steps', i]) };
     }),
-    file,
-    baseDir: path.resolve(baseDir),
+    file: where.file,
+    displayFile: where.displayFile,
+    baseDir: path.resolve(where.baseDir),
   };
 }
 
@@ -141,7 +152,7 @@ export interface LoadedFlows {
 export function loadFlows(dir: string, opts: LoadFlowOptions): LoadedFlows {
   const flows: Flow[] = [];
   const errors: FlowError[] = [];
-  const byName = new Map<string, string>();
+  const byName = new Map<string, Flow>();
   for (const file of listFlowFiles(dir)) {
     try {
       const flow = loadFlowFile(file, opts);
@@ -150,7 +161,7 @@ export function loadFlows(dir: string, opts: LoadFlowOptions): LoadedFlows {
         errors.push(duplicateName(flow, other));
         continue;
       }
-      byName.set(flow.name, flow.file);
+      byName.set(flow.name, flow);
       flows.push(flow);
     } catch (e) {
       if (e instanceof FlowError) errors.push(e);
@@ -160,12 +171,12 @@ export function loadFlows(dir: string, opts: LoadFlowOptions): LoadedFlows {
   return { flows, errors };
 }
 
-function duplicateName(flow: Flow, otherFile: string): FlowFileError {
-  const display = displayPath(flow.file);
+function duplicateName(flow: Flow, other: Flow): FlowFileError {
+  const display = flow.displayFile;
   const src = parseYamlSource(readFileSync(flow.file, 'utf8'), display);
   const { line, col } = src.position(['name']);
   return new FlowFileError(display, [
-    new FlowIssue({ file: display, line, col, keyPath: 'name' }, `flow name '${flow.name}' is also used by ${displayPath(otherFile)}`),
+    new FlowIssue({ file: display, line, col, keyPath: 'name' }, `flow name '${flow.name}' is also used by ${other.displayFile}`),
   ]);
 }
 
@@ -175,7 +186,7 @@ function duplicateName(flow: Flow, otherFile: string): FlowFileError {
  * own FlowFileError when the matching file is broken.
  */
 export function findFlow(dir: string, nameOrFile: string, opts: LoadFlowOptions): Flow {
-  const asPath = path.resolve(nameOrFile);
+  const asPath = path.resolve(opts.cwd ?? process.cwd(), nameOrFile);
   if (FLOW_EXTENSIONS.includes(path.extname(nameOrFile).toLowerCase()) && existsSync(asPath)) return loadFlowFile(asPath, opts);
   const names: string[] = [];
   for (const file of listFlowFiles(dir)) {
@@ -194,7 +205,7 @@ export function findFlow(dir: string, nameOrFile: string, opts: LoadFlowOptions)
   const available = names.length ? `; available: ${names.join(', ')}` : '; it has no flow files';
   throw new FlowError('FLOW_NOT_FOUND', {
     name: nameOrFile,
-    dir: `${displayPath(path.resolve(dir))}${hint ? ` (did you mean '${hint}'?)` : ''}${available}`,
+    dir: `${displayPath(path.resolve(dir), opts.cwd)}${hint ? ` (did you mean '${hint}'?)` : ''}${available}`,
   });
 }
 
@@ -212,28 +223,28 @@ export interface FileValidation {
 export function validateFlowFiles(files: readonly string[], opts: LoadFlowOptions): FileValidation[] {
   const expanded = files.flatMap((f) => (existsSync(f) && statSync(f).isDirectory() ? listFlowFiles(f) : [f]));
   const out: FileValidation[] = [];
-  const byName = new Map<string, string>();
+  const byName = new Map<string, Flow>();
   for (const file of expanded) {
     const errors: FlowError[] = [];
     try {
       const flow = loadFlowFile(file, opts);
       const other = byName.get(flow.name);
       if (other) errors.push(...duplicateName(flow, other).errors);
-      else byName.set(flow.name, flow.file);
+      else byName.set(flow.name, flow);
       errors.push(...missingDataFiles(flow));
     } catch (e) {
       if (e instanceof FlowFileError) errors.push(...e.errors);
       else if (e instanceof FlowError) errors.push(e);
       else throw e;
     }
-    out.push({ file: displayPath(path.resolve(file)), errors });
+    out.push({ file: displayPath(path.resolve(opts.cwd ?? process.cwd(), file), opts.cwd), errors });
   }
   return out;
 }
 
 function missingDataFiles(flow: Flow): FlowIssue[] {
   const out: FlowIssue[] = [];
-  const display = displayPath(flow.file);
+  const display = flow.displayFile;
   let src: YamlSource | undefined;
   for (const [name, def] of Object.entries(flow.inputs)) {
     if (def.file === undefined || existsSync(path.resolve(flow.baseDir, def.file))) continue;

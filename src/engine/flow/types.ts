@@ -38,6 +38,8 @@ export interface Flow extends Omit<FlowFileData, '$schema' | 'env' | 'steps' | '
   steps: FlowStep[];
   /** Absolute path of the file. */
   file: string;
+  /** The file as messages show it: relative to the working directory it was loaded from, when under it. */
+  displayFile: string;
   /** Directory relative input files resolve against (the project root: config file's dir). */
   baseDir: string;
 }

@@ -104,7 +104,7 @@ function loadFailureReason(e: unknown, spec: string, baseDir: string): string {
   const esmInCjs = e instanceof SyntaxError && /Cannot use import statement outside a module|Unexpected token 'export'/.test(first);
   if (esmInCjs && isPathSpec(spec) && !spec.endsWith('.mjs')) {
     const pkg = nearestPackageJson(path.resolve(baseDir, spec));
-    const where = pkg ? path.relative(process.cwd(), pkg) || pkg : 'package.json (none found: create one)';
+    const where = pkg ? path.relative(baseDir, pkg) || pkg : 'package.json (none found: create one)';
     return `${first}: the plugin uses import/export (ESM) but ${where} does not say "type": "module"; add "type": "module" to it (npm pkg set type=module), or rename the plugin to .mjs`;
   }
   return first;

@@ -12,12 +12,17 @@ import { ConfigError, MsgflowError } from '../../api/errors.js';
 import { resolveFromConfig, type Config } from '../../config/load.js';
 import { issuesToConfigErrors } from '../../util/config-issues.js';
 import { parseYamlSource } from '../../util/yaml-source.js';
+import { displayPath } from '../../engine/flow/load.js';
 import { registryFor, runFlowTestCase, type CaseResult } from './run.js';
 import { FlowTestFileSchema, type FlowTestFile } from './schema.js';
 
-/** Parses and validates a test file; errors name file:line:col. */
-export function loadFlowTestFile(file: string): FlowTestFile {
-  const display = path.relative(process.cwd(), file) || file;
+/**
+ * Parses and validates a test file; errors name file:line:col, the file shown relative to `cwd`.
+ *
+ * @param cwd working directory of the command. @default process.cwd()
+ */
+export function loadFlowTestFile(file: string, cwd: string = process.cwd()): FlowTestFile {
+  const display = displayPath(file, cwd);
   if (!existsSync(file)) throw new MsgflowError('USAGE', { reason: `test file not found: ${display}` });
   const src = parseYamlSource(readFileSync(file, 'utf8'), display);
   const parsed = FlowTestFileSchema.safeParse(src.value);
@@ -57,8 +62,9 @@ export interface FlowTestSummary {
 
 /** Runs flow test files against the in-process local service on a virtual clock. */
 export async function runFlowTests(opts: RunFlowTestsOptions): Promise<FlowTestSummary> {
-  const files = (opts.files ?? findFlowTestFiles(opts.config)).map((f) => path.resolve(f));
-  const parsed = files.map((f) => [f, loadFlowTestFile(f)] as const);
+  const { cwd } = opts.config;
+  const files = (opts.files ?? findFlowTestFiles(opts.config)).map((f) => path.resolve(cwd, f));
+  const parsed = files.map((f) => [f, loadFlowTestFile(f, cwd)] as const);
   const registry = await registryFor(opts.config);
   const results: CaseResult[] = [];
   for (const [file, test] of parsed) {
