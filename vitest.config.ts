@@ -1,16 +1,18 @@
 import { defineConfig } from 'vitest/config';
 
-// Measured on the 2-core machine (see README, Performance): forked workers
-// (threads cannot process.chdir, which the flow-test and validate tests use),
-// two of them (four were slower: the spawned CLI processes compete for the
-// same cores), and test files sharing a worker's module cache (isolate:
-// false cut the import phase of a 260-test subset from 20 s to 10 s; tests
-// that change globals restore them).
+// Measured on the 2-core machine (see README, Performance): forked workers,
+// four of them although there are two cores (the whole suite: 81 s with two,
+// 52 s with four, 50 s with six; many tests wait on a child process, a lease
+// or a socket rather than compute, so two more workers fill that time; six
+// put the longest file, the BullMQ kill -9 test, on the critical path), and
+// test files sharing a worker's module cache (isolate: false cut the import
+// phase of a 260-test subset from 20 s to 10 s; tests that change globals
+// restore them).
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 4,
     isolate: false,
     testTimeout: 30_000,
     hookTimeout: 30_000,
