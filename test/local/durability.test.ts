@@ -14,7 +14,7 @@ import { networkYaml } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 import type { Message } from '../../src/api/types.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
-import { A, ALICE, BOB, startHarness } from './helpers/harness.js';
+import { A, ALICE, BOB, conformanceConfig, startLocal } from '../support/local-service.js';
 import { makePdf } from './helpers/png.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -187,7 +187,7 @@ describe('kill -9 with notifications waiting', () => {
 describe('restart from the states a crash can leave', () => {
   it('released and appended to history, but "done" not recorded: not sent again', async () => {
     const files = await startFileServer({ '/doc.pdf': { body: makePdf(), contentType: 'application/pdf' } });
-    const h = await startHarness({ kind: 'in-process' });
+    const h = await startLocal({ kind: 'in-process', config: conformanceConfig() });
     try {
       const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: `${files.url}/doc.pdf`, fileName: 'a.pdf' });
       const id = (r.body as { idMessage: string }).idMessage;
@@ -211,7 +211,7 @@ describe('restart from the states a crash can leave', () => {
   });
 
   it('a torn last line (killed mid-append) is dropped and later appends stay readable', async () => {
-    const h = await startHarness({ kind: 'in-process' });
+    const h = await startLocal({ kind: 'in-process', config: conformanceConfig() });
     try {
       await h.admin('incoming', { chatId: ALICE, typeMessage: 'textMessage', textMessage: 'one' });
       const chats = path.join(h.service.dataDir, A.idInstance, 'chats');
@@ -229,7 +229,7 @@ describe('restart from the states a crash can leave', () => {
 
   it('a shutdown in the middle of a fetch is not a failure: the message is sent after the restart', async () => {
     const files = await startFileServer({ '/slow.pdf': { body: makePdf(), contentType: 'application/pdf', hang: true } });
-    const h = await startHarness({ kind: 'in-process' });
+    const h = await startLocal({ kind: 'in-process', config: conformanceConfig() });
     try {
       const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: `${files.url}/slow.pdf`, fileName: 's.pdf' });
       const id = (r.body as { idMessage: string }).idMessage;
