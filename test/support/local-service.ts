@@ -111,6 +111,13 @@ export interface LocalOptions<C extends Clock = Clock> {
 
 type Who = { idInstance: string; apiTokenInstance: string };
 
+export interface Outcome {
+  idMessage: string;
+  what: 'sent' | 'failed';
+  /** Why it failed. */
+  reason?: string;
+}
+
 export interface LocalUnderTest<C extends Clock = Clock> {
   kind: TransportKind;
   clock: C;
@@ -143,10 +150,10 @@ export interface LocalUnderTest<C extends Clock = Clock> {
   download(url: string): Promise<{ status: number; body: Buffer; headers: Record<string, string> }>;
   /** A transport for `who` that follows restarts. */
   transportFor(who: Who): Transport;
-  /** Resolves when the queue has sent (or failed) this message (outcomes are recorded from the start). */
+  /** What the send queue did with each message, in order (recorded from the start, across restarts). */
+  outcomes: Outcome[];
+  /** Resolves when the queue has sent (or failed) this message. */
   settled(idMessage: string): Promise<'sent' | 'failed'>;
-  /** The reason of a failed message. */
-  failure(idMessage: string): string | undefined;
   /** Closes the service and starts a new one on the same folder and clock. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -167,12 +174,12 @@ export async function startLocal(opts: LocalOptions = {}): Promise<LocalUnderTes
   }
   const requests: LocalUnderTest['requests'] = [];
   // Outcomes are recorded from boot on, so a test that asks after the fact still gets its answer.
-  const outcomes = new Map<string, { what: 'sent' | 'failed'; reason?: string }>();
+  const outcomes: Outcome[] = [];
   const waiters = new Map<string, ((r: 'sent' | 'failed') => void)[]>();
-  const record = (id: string, what: 'sent' | 'failed', reason?: string) => {
-    outcomes.set(id, { what, reason });
-    for (const w of waiters.get(id) ?? []) w(what);
-    waiters.delete(id);
+  const record = (idMessage: string, what: 'sent' | 'failed', reason?: string) => {
+    outcomes.push(reason === undefined ? { idMessage, what } : { idMessage, what, reason });
+    for (const w of waiters.get(idMessage) ?? []) w(what);
+    waiters.delete(idMessage);
   };
   let service!: LocalService;
   let url = '';
@@ -266,12 +273,12 @@ export async function startLocal(opts: LocalOptions = {}): Promise<LocalUnderTes
     },
     download: (fileUrl) => download(kind === 'http' ? url : service, fileUrl),
     transportFor,
+    outcomes,
     settled(idMessage) {
-      const known = outcomes.get(idMessage);
+      const known = outcomes.findLast((o) => o.idMessage === idMessage);
       if (known) return Promise.resolve(known.what);
       return new Promise((resolve) => waiters.set(idMessage, [...(waiters.get(idMessage) ?? []), resolve]));
     },
-    failure: (idMessage) => outcomes.get(idMessage)?.reason,
     async restart() {
       await shutdown();
       await boot();
