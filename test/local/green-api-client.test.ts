@@ -43,7 +43,8 @@ beforeAll(async () => {
       'local:',
       '  dataDir: data',
       '  fetch: { allowPrivate: true }',
-      networkYaml('  '),
+      // Delivered after 100 ms (default 1000): the receive loop below waits for it in real time.
+      networkYaml('  ', { deliveredAfterMs: 100 }),
       '  instances:',
       `    - idInstance: "${A.idInstance}"`,
       `      apiTokenInstance: "${A.apiTokenInstance}"`,
