@@ -11,16 +11,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acquireDataLock } from '../../src/runtime/data-lock.js';
+import { srcModuleForChild } from '../support/spawn.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const TAKER = path.join(here, 'fixtures', 'lock-taker.ts');
+const TAKER = path.join(here, 'fixtures', 'lock-taker.mjs');
+const LOCK_MODULE = srcModuleForChild('runtime/data-lock');
 const TRIALS = 200;
 const BATCH = 20;
 const STEP_MS = 1;
 
 function startTaker(): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = fork(TAKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(TAKER, [LOCK_MODULE.url], { execArgv: LOCK_MODULE.execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.once('message', () => resolve(child));
     child.once('error', reject);
   });
