@@ -6,26 +6,23 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import { createInProcessTransport } from '../../src/runtime/in-process-transport.js';
-import { A, ALICE, startHarness, type Harness } from '../local/helpers/harness.js';
+import { A, ALICE, conformanceConfig, startLocal, type LocalUnderTest } from '../support/local-service.js';
+import type { ManualClock } from '../../src/util/clock.js';
 
-let h: Harness;
+let h: LocalUnderTest<ManualClock>;
 let client: MsgflowClient;
-let closeListener: () => Promise<void>;
 
 beforeEach(async () => {
-  h = await startHarness({
+  h = await startLocal({
     kind: 'http',
-    tweak: (raw) => {
+    config: conformanceConfig((raw) => {
       (raw.instances as Record<string, unknown>[])[0]!.settings = { incomingWebhook: 'yes' };
-    },
+    }),
   });
-  const l = await h.service.listen(0, '127.0.0.1');
-  closeListener = l.close;
-  client = createClient({ apiUrl: l.url, ...A, rateLimit: false });
+  client = createClient({ apiUrl: h.url, ...A, rateLimit: false });
 });
 afterEach(async () => {
   await client.close();
-  await closeListener();
   await h.close();
 });
 

@@ -231,25 +231,25 @@ describe('fetchAndStore: limits and failures', () => {
   });
 
   it('a server that never answers times out with the phase named', async () => {
-    const err = await failure(store({ timeoutMs: 300 }).fetchAndStore({ urlFile: server.url('/hang'), fileName: 'x.png' }));
+    const err = await failure(store({ timeoutMs: 150 }).fetchAndStore({ urlFile: server.url('/hang'), fileName: 'x.png' }));
     expect(err.code).toBe('FILE_FETCH_TIMEOUT');
-    expect(err.message).toBe(`urlFile ${server.url('/hang')}: no answer within 300 ms (waiting for the response)`);
+    expect(err.message).toBe(`urlFile ${server.url('/hang')}: no answer within 150 ms (waiting for the response)`);
     expect(await onDisk()).toEqual({ files: [], tmp: [] });
     const phase = await failure(
-      store({ timeoutMs: 10_000, phaseTimeoutMs: 200 }).fetchAndStore({ urlFile: server.url('/hang'), fileName: 'x.png' }),
+      store({ timeoutMs: 10_000, phaseTimeoutMs: 100 }).fetchAndStore({ urlFile: server.url('/hang'), fileName: 'x.png' }),
     );
-    expect(phase.message).toBe(`urlFile ${server.url('/hang')}: no answer within 200 ms (waiting for the response)`);
+    expect(phase.message).toBe(`urlFile ${server.url('/hang')}: no answer within 100 ms (waiting for the response)`);
   });
 
   it('a body that stops flowing times out (silence), and so does a download over the total cap', async () => {
     const silent = await failure(
-      store({ timeoutMs: 10_000, phaseTimeoutMs: 250 }).fetchAndStore({ urlFile: server.url('/slow-body'), fileName: 'x.bin' }),
+      store({ timeoutMs: 10_000, phaseTimeoutMs: 120 }).fetchAndStore({ urlFile: server.url('/slow-body'), fileName: 'x.bin' }),
     );
-    expect(silent.message).toBe(`urlFile ${server.url('/slow-body')}: no answer within 250 ms (the connection went silent)`);
+    expect(silent.message).toBe(`urlFile ${server.url('/slow-body')}: no answer within 120 ms (the connection went silent)`);
     const total = await failure(
-      store({ timeoutMs: 300, phaseTimeoutMs: 5_000 }).fetchAndStore({ urlFile: server.url('/slow-body'), fileName: 'x.bin' }),
+      store({ timeoutMs: 150, phaseTimeoutMs: 5_000 }).fetchAndStore({ urlFile: server.url('/slow-body'), fileName: 'x.bin' }),
     );
-    expect(total.message).toBe(`urlFile ${server.url('/slow-body')}: no answer within 300 ms (whole download took too long)`);
+    expect(total.message).toBe(`urlFile ${server.url('/slow-body')}: no answer within 150 ms (whole download took too long)`);
     expect(await onDisk()).toEqual({ files: [], tmp: [] });
   });
 

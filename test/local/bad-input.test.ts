@@ -4,7 +4,8 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { A, ALICE, startHarness, type Harness } from './helpers/harness.js';
+import { A, ALICE, conformanceConfig, startLocal, type LocalUnderTest } from '../support/local-service.js';
+import type { ManualClock } from '../../src/util/clock.js';
 
 interface RawAnswer {
   status: number;
@@ -12,7 +13,7 @@ interface RawAnswer {
   body: string;
 }
 
-let h: Harness;
+let h: LocalUnderTest<ManualClock>;
 let base: URL;
 
 function raw(
@@ -48,7 +49,7 @@ const post = (method: string, body: string | Buffer, headers: Record<string, str
 const message = (r: RawAnswer) => (JSON.parse(r.body) as { message: string }).message;
 
 beforeAll(async () => {
-  h = await startHarness({ kind: 'http', tweak: (c) => Object.assign(c, { maxBodyBytes: 64 * 1024 }) });
+  h = await startLocal({ kind: 'http', config: conformanceConfig((c) => Object.assign(c, { maxBodyBytes: 64 * 1024 })) });
   const l = await h.service.listen(0, '127.0.0.1');
   base = new URL(l.url);
 });

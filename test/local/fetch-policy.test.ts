@@ -10,16 +10,13 @@ import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/service.js';
 import { downloadToFile, FetchError, privateRange } from '../../src/local/media/download.js';
 import { MAX_SEND_ATTEMPTS } from '../../src/local/instance/send-queue.js';
+import type { Clock } from '../../src/util/clock.js';
+import { VirtualClock } from '../../src/util/virtual-clock.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
+import { ALICE, localConfig, startLocal, T0, type LocalUnderTest } from '../support/local-service.js';
 import { makePdf } from './helpers/png.js';
-
-const ID = '1101000001';
-const TOKEN = 'fetch-test-token';
-const CHAT = '79001112233@c.us';
 
 let dir: string;
 let files: FileServer;
@@ -36,105 +33,93 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function service(local: Record<string, unknown>, name: string): Promise<{ s: LocalService; url: string; close(): Promise<void> }> {
-  const config = LocalSchema.parse({
-    port: 0,
-    dataDir: `data-${name}`,
-    network: { accounts: [{ phone: 79001112233 }], deliveredAfterMs: 0 },
-    instances: [{ idInstance: ID, apiTokenInstance: TOKEN, sendIntervalMs: 500, rateLimits: { sendFileByUrl: 0, getChatHistory: 0 } }],
-    ...local,
+type Sender = { send(urlFile: string, fileName?: string): Promise<string> };
+
+/** `h` with a send(urlFile) of sendFileByUrl that answers the idMessage. */
+function withSend<H extends LocalUnderTest<Clock>>(h: H): H & Sender {
+  return Object.assign(h, {
+    async send(urlFile: string, fileName = 'f.pdf') {
+      const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile, fileName });
+      return (r.body as { idMessage: string }).idMessage;
+    },
   });
-  const s = createLocalService(config, { baseDir: dir });
-  await s.start();
-  const l = await s.listen(0, '127.0.0.1');
-  return { s, url: l.url, close: () => s.close() };
 }
 
-function send(s: LocalService, urlFile: string, fileName = 'f.pdf'): Promise<string> {
-  return s
-    .handle({
-      httpMethod: 'POST',
-      path: `/waInstance${ID}/sendFileByUrl/${TOKEN}`,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ chatId: CHAT, urlFile, fileName }),
-    })
-    .then((r) => (r.body as { idMessage: string }).idMessage);
-}
-
-function outcomes(s: LocalService) {
-  const seen: { id: string; what: 'sent' | 'failed'; reason?: string }[] = [];
-  const waiters = new Map<string, () => void>();
-  const note = (id: string, what: 'sent' | 'failed', reason?: string) => {
-    seen.push({ id, what, reason });
-    waiters.get(id)?.();
-  };
-  s.events.on('queue:sent', (e) => note(e.idMessage, 'sent'));
-  s.events.on('queue:failed', (e) => note(e.idMessage, 'failed', e.reason));
-  return {
-    seen,
-    settled: (id: string) =>
-      new Promise<(typeof seen)[number]>((resolve) => {
-        const done = () => resolve(seen.find((x) => x.id === id)!);
-        if (seen.some((x) => x.id === id)) done();
-        else waiters.set(id, done);
-      }),
-  };
+/**
+ * The service in-process with `local` over localConfig(), on a clock that
+ * jumps to the send queue's next slot whenever the service waits for it (the
+ * fetch deadlines stay real time). In-process: the VirtualClock counts an
+ * open socket, such as a client's kept-alive one, as work in flight.
+ */
+async function service(local: Record<string, unknown>, name: string): Promise<LocalUnderTest<VirtualClock> & Sender> {
+  const clock = new VirtualClock(T0);
+  clock.start();
+  const h = withSend(await startLocal({ kind: 'in-process', dir, clock, config: localConfig({ dataDir: `data-${name}`, ...local }) }));
+  const close = h.close.bind(h);
+  return Object.assign(h, {
+    async close() {
+      await close();
+      await clock.stop();
+    },
+  });
 }
 
 describe('a slow or hostile urlFile does not hold the queue', () => {
   it('a fetch that misses its deadline moves the entry back: the next message goes; the slow one gives up after its attempts', async () => {
-    const { s, close } = await service({ fetchTimeoutMs: 700, fetch: { allowPrivate: true } }, 'slow');
+    const s = await service({ fetchTimeoutMs: 250 }, 'slow');
     try {
-      const o = outcomes(s);
       const before = files.hits.filter((h) => h === '/slow.pdf').length;
-      const slow = await send(s, `${files.url}/slow.pdf`, 'slow.pdf');
-      const good = await send(s, `${files.url}/doc.pdf`, 'doc.pdf');
-      const slowDone = await o.settled(slow);
+      const slow = await s.send(`${files.url}/slow.pdf`, 'slow.pdf');
+      const good = await s.send(`${files.url}/doc.pdf`, 'doc.pdf');
+      await s.settled(slow);
       // The good one did not wait for every attempt of the slow one.
-      expect(o.seen.map((x) => [x.id, x.what])).toEqual([
+      expect(s.outcomes.map((x) => [x.idMessage, x.what])).toEqual([
         [good, 'sent'],
         [slow, 'failed'],
       ]);
-      expect(slowDone.reason).toMatch(/slow\.pdf: no answer within 700 ms/);
+      expect(s.outcomes[1]!.reason).toMatch(/slow\.pdf: no answer within 250 ms/);
       expect(files.hits.filter((h) => h === '/slow.pdf').length - before).toBe(MAX_SEND_ATTEMPTS);
     } finally {
-      await close();
+      await s.close();
     }
   }, 30_000);
 });
 
 describe('local.fetch.allowPrivate', () => {
   it('is false by default: loopback targets are refused, by address and by name, and never contacted', async () => {
-    const { s, url, close } = await service({}, 'private');
+    // localConfig() allows 127.0.0.1 for the other tests; undefined leaves the schema's default.
+    const s = await service({ fetch: undefined }, 'private');
     try {
-      const o = outcomes(s);
       const before = files.hits.length;
-      const byAddress = await o.settled(await send(s, `${files.url}/doc.pdf`));
-      expect(byAddress).toMatchObject({ what: 'failed' });
-      expect(byAddress.reason).toMatch(/127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback address; set local\.fetch\.allowPrivate: true/);
-      const byName = await o.settled(await send(s, `${files.url.replace('127.0.0.1', 'localhost')}/doc.pdf`));
-      expect(byName.reason).toMatch(/localhost resolves to (127\.0\.0\.1|::1), a loopback address/);
+      expect(await s.settled(await s.send(`${files.url}/doc.pdf`))).toBe('failed');
+      expect(s.outcomes[0]!.reason).toMatch(
+        /127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback address; set local\.fetch\.allowPrivate: true/,
+      );
+      await s.settled(await s.send(`${files.url.replace('127.0.0.1', 'localhost')}/doc.pdf`));
+      expect(s.outcomes[1]!.reason).toMatch(/localhost resolves to (127\.0\.0\.1|::1), a loopback address/);
       expect(files.hits.length).toBe(before);
       // A refused address is lasting: one attempt, no retry.
-      expect(o.seen).toHaveLength(2);
-      // msgflow's own address stays allowed (the demo brochure under /_local/static/).
-      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:/);
+      expect(s.outcomes).toHaveLength(2);
     } finally {
-      await close();
+      await s.close();
     }
   }, 30_000);
 
   it("msgflow's own publicUrl and port are allowed: the brochure is served from /_local/static/", async () => {
     await mkdir(path.join(dir, 'public'), { recursive: true });
     await writeFile(path.join(dir, 'public', 'brochure.pdf'), makePdf());
-    const { s, url, close } = await service({ staticDir: 'public' }, 'own');
+    // Over HTTP: the service fetches from its own listener.
+    const s = withSend(await startLocal({ dir, config: localConfig({ dataDir: 'data-own', staticDir: 'public', fetch: undefined }) }));
     try {
-      const o = outcomes(s);
-      expect(await o.settled(await send(s, `${url}/_local/static/brochure.pdf`, 'brochure.pdf'))).toMatchObject({ what: 'sent' });
-      const viaLocalhost = url.replace('127.0.0.1', 'localhost');
-      expect(await o.settled(await send(s, `${viaLocalhost}/_local/static/brochure.pdf`, 'brochure.pdf'))).toMatchObject({ what: 'sent' });
+      // msgflow's own address stays allowed although 127.0.0.1 is refused otherwise.
+      expect(s.url).toMatch(/^http:\/\/127\.0\.0\.1:/);
+      expect(await s.settled(await s.send(`${s.url}/_local/static/brochure.pdf`, 'brochure.pdf'))).toBe('sent');
+      const viaLocalhost = s.url.replace('127.0.0.1', 'localhost');
+      const second = await s.send(`${viaLocalhost}/_local/static/brochure.pdf`, 'brochure.pdf');
+      await s.clock.advance(500); // its slot in the send queue
+      expect(await s.settled(second)).toBe('sent');
     } finally {
-      await close();
+      await s.close();
     }
   }, 30_000);
 

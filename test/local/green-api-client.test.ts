@@ -12,7 +12,7 @@ import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
-import { A, ALICE, BOB } from './helpers/harness.js';
+import { A, ALICE, BOB } from '../support/local-service.js';
 import { makePng } from './helpers/png.js';
 import { networkYaml } from '../support/network.js';
 
@@ -43,7 +43,8 @@ beforeAll(async () => {
       'local:',
       '  dataDir: data',
       '  fetch: { allowPrivate: true }',
-      networkYaml('  '),
+      // Delivered after 100 ms (default 1000): the receive loop below waits for it in real time.
+      networkYaml('  ', { deliveredAfterMs: 100 }),
       '  instances:',
       `    - idInstance: "${A.idInstance}"`,
       `      apiTokenInstance: "${A.apiTokenInstance}"`,

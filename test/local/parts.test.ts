@@ -8,7 +8,7 @@ import { createClient } from '../../src/client/client.js';
 import { parseSeed } from '../../src/local/seed.js';
 import { createInProcessTransport } from '../../src/runtime/in-process-transport.js';
 import { serveCommand } from '../../src/runtime/serve.js';
-import { A, ALICE, startHarness } from './helpers/harness.js';
+import { A, ALICE, conformanceConfig, startLocal } from '../support/local-service.js';
 import { conformanceSeed } from './helpers/seed.js';
 
 describe('seed files', () => {
@@ -39,7 +39,7 @@ describe('seed files', () => {
   });
 
   it('a seed is loaded once, into an empty instance only', async () => {
-    const h = await startHarness({ kind: 'in-process', seed: conformanceSeed() });
+    const h = await startLocal({ kind: 'in-process', config: conformanceConfig(), seed: conformanceSeed() });
     try {
       const before = (await h.call('getChatHistory', { chatId: ALICE })).body as unknown[];
       await h.restart();
@@ -65,7 +65,7 @@ describe('serve', () => {
 describe('the typed client over both transports', () => {
   for (const kind of ['http', 'in-process'] as const) {
     it(`createClient works over ${kind}`, async () => {
-      const h = await startHarness({ kind, seed: conformanceSeed() });
+      const h = await startLocal({ kind, seed: conformanceSeed() });
       try {
         const client = createClient({ ...A, transport: h.transportFor(A), rateLimit: false, retries: 0 });
         const history = await client.getChatHistory({ chatId: ALICE });

@@ -9,11 +9,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LocalSchema } from '../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../src/local/service.js';
 import { KeyedLog, keyedLine, type Key, type KeyedState } from '../../src/local/persist/keyed-log.js';
 import { ManualClock } from '../../src/util/clock.js';
-import { A, ALICE, BOB, baseConfig, startHarness, T0, type Harness } from './helpers/harness.js';
+import { A, ALICE, BOB, conformanceConfig, startLocal, T0, type LocalUnderTest } from '../support/local-service.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -43,7 +42,7 @@ async function contactsOf(service: LocalService) {
 
 /** A service over `dir` whose instance A directory may be filled before start. */
 function serviceOver(dir: string, clock = new ManualClock(T0)): LocalService {
-  return createLocalService(LocalSchema.parse(baseConfig(dir)), { baseDir: dir, clock });
+  return createLocalService(conformanceConfig(), { baseDir: dir, clock });
 }
 
 /** A small state for driving KeyedLog directly: key → value text. */
@@ -240,7 +239,7 @@ describe('a data file of the wrong shape refuses the start, naming the file and 
 });
 
 describe('memory changes only after the disk write succeeded (issue #9 item 5)', () => {
-  let h: Harness | undefined;
+  let h: LocalUnderTest<ManualClock> | undefined;
   afterEach(async () => {
     await h?.close();
     h = undefined;
@@ -255,7 +254,7 @@ describe('memory changes only after the disk write succeeded (issue #9 item 5)',
   }
 
   it('addContact answers 500 and the contact is not visible; once the disk works, a retry adds it', async () => {
-    h = await startHarness({ kind: 'http' });
+    h = await startLocal({ kind: 'http', config: conformanceConfig() });
     const file = path.join(h.service.dataDir, A.idInstance, 'contacts.jsonl');
     await breakFile(file);
     const failed = await h.call('addContact', { chatId: ALICE, firstName: 'Alice' });
@@ -270,7 +269,7 @@ describe('memory changes only after the disk write succeeded (issue #9 item 5)',
   });
 
   it('checkAccount answers 500 and caches nothing; once the disk works, the number is looked up, not taken from the cache', async () => {
-    h = await startHarness({ kind: 'http' });
+    h = await startLocal({ kind: 'http', config: conformanceConfig() });
     const file = path.join(h.service.dataDir, A.idInstance, 'checks.jsonl');
     await breakFile(file);
     expect((await h.call('checkAccount', { phoneNumber: 79001112233 })).statusCode).toBe(500);
@@ -281,7 +280,7 @@ describe('memory changes only after the disk write succeeded (issue #9 item 5)',
   });
 
   it('two concurrent addContact of one number: one is added, the other is told it exists', async () => {
-    h = await startHarness({ kind: 'in-process' });
+    h = await startLocal({ kind: 'in-process', config: conformanceConfig() });
     const answers = await Promise.all([0, 1, 2].map(() => h!.call('addContact', { chatId: ALICE, firstName: 'Alice' })));
     expect(answers.map((a) => JSON.stringify(a.body)).sort()).toEqual([
       JSON.stringify({ addContact: true }),

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { LocalSchema, NetworkSchema } from '../../src/local/config.js';
 import { Network, numberHash } from '../../src/local/network.js';
-import { startHarness } from './helpers/harness.js';
+import { conformanceConfig, startLocal } from '../support/local-service.js';
 
 const net = (population: unknown[], accounts: unknown[] = []) => new Network(NetworkSchema.parse({ accounts, population }));
 
@@ -61,16 +61,16 @@ describe('network population', () => {
   });
 
   it('the service answers checkAccount and addContact from the population', async () => {
-    const h = await startHarness({
+    const h = await startLocal({
       kind: 'in-process',
-      tweak: (raw) => {
+      config: conformanceConfig((raw) => {
         (raw.network as Record<string, unknown>).population = [{ prefix: '7920', share: 0.6 }];
         (raw.instances as { checkAccountLimit: unknown }[])[0]!.checkAccountLimit = {
           numbers: 1000,
           windowMinutes: 10,
           retryAfterSeconds: 60,
         };
-      },
+      }),
     });
     try {
       const n = new Network(LocalSchema.parse({ network: { population: [{ prefix: '7920', share: 0.6 }] } }).network);

@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { ALICE, startHarness, type Harness } from './helpers/harness.js';
+import { ALICE, conformanceConfig, startLocal, type LocalUnderTest } from '../support/local-service.js';
+import type { ManualClock } from '../../src/util/clock.js';
 
 interface Receiver {
   url: string;
@@ -46,13 +47,13 @@ async function startReceiver(port = 0, got: Receiver['got'] = []): Promise<Recei
   };
 }
 
-let h: Harness;
+let h: LocalUnderTest<ManualClock>;
 beforeEach(async () => {
-  h = await startHarness({
+  h = await startLocal({
     kind: 'http',
-    tweak: (raw) => {
+    config: conformanceConfig((raw) => {
       (raw.instances as Record<string, unknown>[])[0]!.settings = { incomingWebhook: 'yes' };
-    },
+    }),
   });
 });
 afterEach(() => h.close());

@@ -31,7 +31,9 @@ export async function startFileServer(files: Record<string, ServedFile> = {}): P
       return;
     }
     if (f.hang) return;
-    const headers: Record<string, string | number> = { 'content-length': f.body.length };
+    // Connection: close — a socket kept alive after the answer would count as
+    // work in flight to a VirtualClock (it knows no idle socket) for seconds.
+    const headers: Record<string, string | number> = { 'content-length': f.body.length, connection: 'close' };
     if (f.contentType !== undefined) headers['content-type'] = f.contentType;
     res.writeHead(f.status ?? 200, headers).end(f.body);
   });

@@ -31,10 +31,19 @@ function newestMtime(dir: string): number {
  * rewrites only what changed), else the sources through tsx. Both are the
  * same program; dist starts several times faster.
  */
-export const ENTRY: string[] =
-  existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src'))
-    ? [DIST_MAIN]
-    : ['--import', TSX, MAIN];
+const DIST_FRESH = existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src'));
+export const ENTRY: string[] = DIST_FRESH ? [DIST_MAIN] : ['--import', TSX, MAIN];
+
+/**
+ * How a child process written in plain JavaScript loads the module
+ * `src/<rel>.ts`, by the same rule as ENTRY: the compiled dist/<rel>.js when
+ * fresh, else the source through tsx (execArgv).
+ */
+export function srcModuleForChild(rel: string): { execArgv: string[]; url: string } {
+  return DIST_FRESH
+    ? { execArgv: [], url: pathToFileURL(path.join(ROOT, 'dist', `${rel}.js`)).href }
+    : { execArgv: ['--import', TSX], url: pathToFileURL(path.join(ROOT, 'src', `${rel}.ts`)).href };
+}
 
 export interface Proc {
   child: ChildProcess;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { A, ALICE, B, useHarness, type TransportKind } from '../helpers/harness.js';
+import { A, ALICE, B, conformanceConfig, useLocal, type TransportKind } from '../../support/local-service.js';
 
 export function authAndLimitsSuite(kind: TransportKind) {
   describe('auth, routing and rate limits', () => {
-    const h = useHarness(kind);
+    const h = useLocal(kind, () => ({ config: conformanceConfig() }));
 
     it('wrong token: 401; unknown instance: 403; JSON bodies that never echo the token or id', async () => {
       const wrong = await h.call(

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { HIDDEN, useHarness, type TransportKind } from '../helpers/harness.js';
+import { conformanceConfig, HIDDEN, useLocal, type TransportKind } from '../../support/local-service.js';
 
 export function checkAccountSuite(kind: TransportKind) {
   describe('checkAccount', () => {
-    const h = useHarness(kind);
+    const h = useLocal(kind, () => ({ config: conformanceConfig() }));
 
     it('an account: {exist, chatId, username, phoneNumber, fromCache}; cached unless force', async () => {
       const first = await h.call('checkAccount', { phoneNumber: 79001112233 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ALICE, BOB, CAROL, HIDDEN, NOBODY, useHarness, type TransportKind } from '../helpers/harness.js';
+import { ALICE, BOB, CAROL, conformanceConfig, HIDDEN, NOBODY, useLocal, type TransportKind } from '../../support/local-service.js';
 
 export function contactsSuite(kind: TransportKind) {
   describe('contacts', () => {
-    const h = useHarness(kind);
+    const h = useLocal(kind, () => ({ config: conformanceConfig() }));
 
     it('addContact writes the contact list and, by default, the phonebook; success bodies carry no message', async () => {
       const r = await h.call('addContact', { chatId: ALICE, firstName: 'Alice', lastName: 'A' });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/api/types.js';
-import { ALICE, BOB, T0, useHarness, type TransportKind } from '../helpers/harness.js';
+import { ALICE, BOB, conformanceConfig, T0, useLocal, type TransportKind } from '../../support/local-service.js';
 import { conformanceSeed, GROUP, LONG_CHAT, OLD_OUTGOING_ID } from '../helpers/seed.js';
 
 const COMMON = [
@@ -35,7 +35,7 @@ const BY_KIND: Record<string, string[]> = {
 
 export function historySuite(kind: TransportKind) {
   describe('history', () => {
-    const h = useHarness(kind, () => ({ seed: conformanceSeed() }));
+    const h = useLocal(kind, () => ({ config: conformanceConfig(), seed: conformanceSeed() }));
 
     it('getChatHistory: newest first, count defaults to 100', async () => {
       const all = await h.call('getChatHistory', { chatId: LONG_CHAT });

@@ -3,7 +3,7 @@
  * run once per transport. Nothing in it may depend on which transport runs.
  */
 import { describe } from 'vitest';
-import type { TransportKind } from '../helpers/harness.js';
+import type { TransportKind } from '../../support/local-service.js';
 import { authAndLimitsSuite } from './auth-limits.js';
 import { checkAccountSuite } from './check-account.js';
 import { contactsSuite } from './contacts.js';

@@ -1,9 +1,20 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { NotificationBody, ReceivedNotification } from '../../../src/api/notifications.js';
 import type { Message } from '../../../src/api/types.js';
-import { A, ALICE, HIDDEN, NOBODY, T0, startHarness, type Harness, type TransportKind } from '../helpers/harness.js';
+import {
+  A,
+  ALICE,
+  conformanceConfig,
+  HIDDEN,
+  NOBODY,
+  startLocal,
+  T0,
+  type LocalUnderTest,
+  type TransportKind,
+} from '../../support/local-service.js';
 import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { makePdf } from '../helpers/png.js';
+import type { ManualClock } from '../../../src/util/clock.js';
 
 const REPLIER = '79004445566@c.us';
 const ALL_ON = {
@@ -16,21 +27,21 @@ const ALL_ON = {
 
 export function notificationsSuite(kind: TransportKind) {
   describe('notifications, settings, state, sendMessage', () => {
-    let h: Harness;
+    let h: LocalUnderTest<ManualClock>;
     let files: FileServer;
     beforeAll(async () => {
       files = await startFileServer({ '/doc': { body: makePdf(), contentType: 'application/pdf' } });
     });
     afterAll(() => files.close());
     beforeEach(async () => {
-      h = await startHarness({
+      h = await startLocal({
         kind,
-        tweak: (raw) => {
+        config: conformanceConfig((raw) => {
           const instances = raw.instances as Record<string, unknown>[];
           instances[0]!.settings = ALL_ON;
           const network = raw.network as { accounts: unknown[] };
           network.accounts.push({ phone: 79004445566, name: 'Rita', replies: [{ text: 'STOP', afterMs: 2000 }] });
-        },
+        }),
       });
     });
     afterEach(() => h.close());

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/api/types.js';
-import { ALICE, BOB, NOBODY, T0, useHarness, type TransportKind } from '../helpers/harness.js';
+import { ALICE, BOB, conformanceConfig, NOBODY, T0, useLocal, type TransportKind } from '../../support/local-service.js';
 import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { makePdf, makePng } from '../helpers/png.js';
 
@@ -18,7 +18,7 @@ export function sendFileSuite(kind: TransportKind) {
       });
     });
     afterAll(() => files.close());
-    const h = useHarness(kind);
+    const h = useLocal(kind, () => ({ config: conformanceConfig() }));
 
     async function send(body: Record<string, unknown>) {
       const r = await h.call('sendFileByUrl', { chatId: ALICE, ...body });

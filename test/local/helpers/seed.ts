@@ -1,5 +1,5 @@
 /** Seed files used by the tests: every typeMessage, incoming and outgoing, and a long chat. */
-import { ALICE, BOB, T0 } from './harness.js';
+import { ALICE, BOB, T0 } from '../../support/local-service.js';
 
 export const LONG_CHAT = '79003334455@c.us';
 export const GROUP = '120363000000000001@g.us';
