@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { got, type RequestError } from 'got';
+import type { RequestError } from 'got';
 import { NetworkError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER, type Secrets } from '../api/redact.js';
 import { sanitizedCause } from './sanitize.js';
@@ -46,6 +46,10 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
   async function request(req: TransportRequest): Promise<TransportResponse> {
     const tail = (req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('');
     const url = `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}${tail}`;
+    // Loaded with the first call (then cached by the module system): a
+    // process that never calls an instance (validate, runs, the daemon
+    // between schedules) starts without got's module tree.
+    const { got } = await import('got');
     try {
       const res = await got(url, {
         method: req.httpMethod,

@@ -1,7 +1,7 @@
 import { MsgflowError } from '../api/errors.js';
 import type { Config } from '../config/load.js';
 import { resolveFromConfig } from '../config/load.js';
-import { createLocalService, type LocalService } from '../local/service.js';
+import type { LocalService } from '../local/service.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../engine/action.js';
 import { acquireDataLock, type DataLock } from './data-lock.js';
@@ -52,6 +52,9 @@ export async function openLocalHost(config: Config, opts: LocalHostOptions): Pro
   const lock: DataLock = got.lock;
   let service: LocalService;
   try {
+    // Loaded on demand: the service and its media codecs are a third of what
+    // a process imports, and a project with only remote instances never needs them.
+    const { createLocalService } = await import('../local/service.js');
     service = createLocalService(local, { baseDir: config.baseDir, clock: opts.clock, logger: opts.logger });
     await service.start();
   } catch (e) {

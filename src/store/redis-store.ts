@@ -29,7 +29,9 @@
  */
 import { MsgflowError } from '../api/errors.js';
 import type { Logger } from '../util/logger.js';
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as IORedis from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
@@ -167,8 +169,13 @@ function connect(options: RedisStoreOptions): Connection {
   const url = options.url ?? 'redis://127.0.0.1:6379';
   const logger = options.logger ?? stderrLogger;
   const maxDelay = options.maxReconnectDelayMs ?? 2000;
+  // Required here, not imported at the top: every CLI process loads this
+  // module (the store drivers are picked at run time), and a project on
+  // lowdb or memory should not pay for loading ioredis (CommonJS, so it can
+  // be required synchronously).
+  const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof IORedis;
   // Auto-pipelining batches the commands of items finishing together, like the file log's group commit.
-  const redis = new Redis(url, {
+  const redis = new RedisClient(url, {
     enableAutoPipelining: true,
     lazyConnect: false,
     // Reconnect forever: an outage pauses runs, it never ends the store.

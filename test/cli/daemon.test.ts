@@ -8,7 +8,7 @@
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { cli } from '../support/cli.js';
 import { project, remoteConfig } from '../support/project.js';
 import { spawnCli } from '../support/spawn.js';
@@ -34,8 +34,11 @@ function runsIn(dir: string): string[] {
 
 const TRIALS = 3;
 
-describe('msgflow start (process)', () => {
-  it('#9.7 with no local: section and no cron flow it stays up until stopped; #9.1c a second start beside it exits 2 naming it; SIGTERM stops it gracefully (exit 0)', async () => {
+// The tests share nothing (a project folder and processes each): they run side by side.
+describe.concurrent('msgflow start (process)', () => {
+  it('#9.7 with no local: section and no cron flow it stays up until stopped; #9.1c a second start beside it exits 2 naming it; SIGTERM stops it gracefully (exit 0)', async ({
+    expect,
+  }) => {
     const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
     const d = spawnCli(['start', '--no-ui'], dir);
     try {
@@ -54,7 +57,9 @@ describe('msgflow start (process)', () => {
     }
   });
 
-  it('#15 SIGHUP reloads: a changed schedule and an added flow take effect, a broken flow keeps its last good version, a broken config.yaml is kept out; the daemon stays up', async () => {
+  it('#15 SIGHUP reloads: a changed schedule and an added flow take effect, a broken flow keeps its last good version, a broken config.yaml is kept out; the daemon stays up', async ({
+    expect,
+  }) => {
     const cron = (name: string, expr: string) =>
       `name: ${name}\non: { schedule: { cron: "${expr}", timezone: UTC } }\nsteps:\n  - id: say\n    uses: log\n    with: { message: hi }\n`;
     const dir = project({
@@ -90,9 +95,11 @@ describe('msgflow start (process)', () => {
     }
   }, 120_000);
 
-  it(`#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trials`, async () => {
-    const outcomes: string[] = [];
-    for (let trial = 0; trial < TRIALS; trial++) {
+  it(`#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trials`, async ({
+    expect,
+  }) => {
+    // The trials share nothing (a project folder each): they run side by side.
+    const trial = async (): Promise<string> => {
       const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
       const ds = [spawnCli(['start', '--no-ui'], dir), spawnCli(['start', '--no-ui'], dir)];
       try {
@@ -102,18 +109,17 @@ describe('msgflow start (process)', () => {
         await winner.waitForOutput(/started; /);
         await waitFor('the startup run', () => runsIn(dir).length > 0, { context: winner.output });
         winner.child.kill('SIGTERM');
-        outcomes.push(
-          JSON.stringify({
-            loser: await loser.exited,
-            winner: await winner.exited,
-            refusedWithOwner: /msgflow start is already running on this store \(pid \d+ on host \S+\)/.test(loser.stderr()),
-            runs: runsIn(dir).length,
-          }),
-        );
+        return JSON.stringify({
+          loser: await loser.exited,
+          winner: await winner.exited,
+          refusedWithOwner: /msgflow start is already running on this store \(pid \d+ on host \S+\)/.test(loser.stderr()),
+          runs: runsIn(dir).length,
+        });
       } finally {
         await Promise.all(ds.map((p) => p.kill()));
       }
-    }
+    };
+    const outcomes = await Promise.all(Array.from({ length: TRIALS }, trial));
     expect(outcomes).toEqual(Array(TRIALS).fill(JSON.stringify({ loser: 2, winner: 0, refusedWithOwner: true, runs: 1 })));
   });
 });

@@ -9,7 +9,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { cli } from '../support/cli.js';
 import { project, remoteConfig } from '../support/project.js';
 import { spawnCli } from '../support/spawn.js';
@@ -56,10 +56,13 @@ function effects(dir: string): number[] {
 
 const TRIALS = 3;
 
-describe('msgflow run (processes)', () => {
-  it(`#9.1b two msgflow run of one broadcast started together: one runs, the other exits 2 naming it; 0 duplicates over ${TRIALS} trials`, async () => {
-    const outcomes: string[] = [];
-    for (let trial = 0; trial < TRIALS; trial++) {
+// The tests share nothing (a project folder and processes each): they run side by side.
+describe.concurrent('msgflow run (processes)', () => {
+  it(`#9.1b two msgflow run of one broadcast started together: one runs, the other exits 2 naming it; 0 duplicates over ${TRIALS} trials`, async ({
+    expect,
+  }) => {
+    // The trials share nothing (a project folder each): they run side by side.
+    const trial = async (): Promise<string> => {
       const dir = project({ 'config.yaml': CONFIG, 'effect.js': PLUGIN, 'flows/bcast.yaml': FLOW });
       const procs = [spawnCli(['run', 'bcast'], dir, { EFFECT_HOLD: '1' }), spawnCli(['run', 'bcast'], dir, { EFFECT_HOLD: '1' })];
       // The winner holds item 1 until released: the loser meets a live run, whenever it starts.
@@ -68,20 +71,19 @@ describe('msgflow run (processes)', () => {
       const other = procs.find((p) => p !== first)!;
       const [codeFirst, codeOther] = [await first.exited, await other.exited];
       const sent = effects(dir);
-      outcomes.push(
-        JSON.stringify({
-          loser: codeFirst,
-          winner: codeOther,
-          named: /is live in pid \d+ on host/.test(first.stderr()),
-          unique: new Set(sent).size,
-          duplicates: sent.length - new Set(sent).size,
-        }),
-      );
-    }
+      return JSON.stringify({
+        loser: codeFirst,
+        winner: codeOther,
+        named: /is live in pid \d+ on host/.test(first.stderr()),
+        unique: new Set(sent).size,
+        duplicates: sent.length - new Set(sent).size,
+      });
+    };
+    const outcomes = await Promise.all(Array.from({ length: TRIALS }, trial));
     expect(outcomes).toEqual(Array(TRIALS).fill(JSON.stringify({ loser: 2, winner: 0, named: true, unique: 8, duplicates: 0 })));
   });
 
-  it('#8.13 Ctrl-C (SIGINT) stops the run gracefully and exits 130; the run is interrupted and resumes', async () => {
+  it('#8.13 Ctrl-C (SIGINT) stops the run gracefully and exits 130; the run is interrupted and resumes', async ({ expect }) => {
     const dir = project({ 'config.yaml': CONFIG, 'effect.js': PLUGIN, 'flows/bcast.yaml': FLOW });
     const p = spawnCli(['run', 'bcast'], dir, { EFFECT_DELAY_MS: '300' });
     await waitFor('the first item', () => effects(dir).length > 0, { context: p.output });

@@ -117,68 +117,6 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
     expect({ duplicates, resumedBoth }).toEqual({ duplicates: 0, resumedBoth: 0 });
   });
 
-  it('#9.1a a run live on another host is never resumed nor started again; once its heartbeat lapses it is resumed', async () => {
-    const { a, b } = await backends[driver]!();
-    const sends = new Map<number, number>();
-    let hold!: () => void;
-    const held = new Promise<void>((r) => (hold = r));
-    let healthy = true;
-    // Host A's view of the store: "unplugged" later, as a host that loses power.
-    const partitioned = new Proxy(a, {
-      get(t, p, r) {
-        const v = Reflect.get(t, p, r) as unknown;
-        // kv() and readJournal() answer synchronously (an object, an iterator): left as they are.
-        if (typeof v !== 'function' || p === 'kv' || p === 'readJournal') return v;
-        return (...args: unknown[]) => {
-          if (!healthy) return Promise.reject(new MsgflowError('STORE_UNAVAILABLE', { driver, reason: 'unplugged' }));
-          return (v as (...x: unknown[]) => unknown).apply(t, args);
-        };
-      },
-    });
-    const blocking = {
-      ...action('send', async (ctx) => {
-        const i = ctx.run.item!.index;
-        if (i === 2) await held;
-        return ctx.client.sendFileByUrl({ chatId: String(i), urlFile: 'http://x/f', fileName: 'f' } as never);
-      }),
-      writes: true,
-    };
-    // 1 s: short for the test, long enough that a loaded machine's late heartbeat does not lapse it.
-    const hostA = testEngine(registryWith(blocking), {
-      store: partitioned,
-      hostId: 'host-a',
-      leaseTtlMs: 1000,
-      clientFor: () => countingClient(sends),
-    });
-    const hostB = testEngine(registryWith(sendAction), {
-      store: b,
-      hostId: 'host-b',
-      leaseTtlMs: 1000,
-      clientFor: () => countingClient(sends),
-    });
-    const f = flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3, 4] })]);
-    const { runId, done } = await hostA.engine.start(f);
-    await waitFor('host A sent 0 and 1', () => sends.size === 2);
-    // Longer than the TTL: host A's heartbeat keeps its claim.
-    await new Promise((r) => setTimeout(r, 1500));
-    expect(await hostB.engine.resumeUnfinished([f])).toEqual([]);
-    await expect(hostB.engine.start(f)).rejects.toMatchObject({ code: 'RUN_LIVE' });
-    expect((await hostB.engine.listRuns()).find((r) => r.id === runId)?.status).toBe('running');
-
-    healthy = false; // host A is cut off: its heartbeat stops reaching the store
-    hold();
-    await done; // host A's in-flight item cannot send: its ownership check fails first
-    const t0 = Date.now();
-    let resumed: Awaited<ReturnType<typeof hostB.engine.resumeUnfinished>> = [];
-    while (resumed.length === 0 && Date.now() - t0 < 5000) {
-      resumed = await hostB.engine.resumeUnfinished([f]);
-      if (resumed.length === 0) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(resumed.map((h) => h.runId)).toEqual([runId]);
-    expect(await resumed[0]!.done).toMatchObject({ status: 'succeeded', itemsDone: 5 });
-    expect([...sends.values()]).toEqual([1, 1, 1, 1, 1]);
-  });
-
   it('#9.1b two runs of one writing flow started at once on two hosts: one starts, the other gets RUN_LIVE; 0 duplicates over 20 trials', async () => {
     let wrong = 0;
     let duplicates = 0;
@@ -198,7 +136,7 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
     expect({ wrong, duplicates }).toEqual({ wrong: 0, duplicates: 0 });
   });
 
-  it('#9.1 leases: one of two racing claimers wins, over 20 trials; a lapsed lease is taken over; renew fails once lost', async () => {
+  it('#9.1 leases: one of two racing claimers wins, over 20 trials', async () => {
     const { a, b } = await backends[driver]!();
     let wrong = 0;
     for (let trial = 0; trial < 20; trial++) {
@@ -208,15 +146,98 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
       if (Number(ra.ok) + Number(rb.ok) !== 1) wrong++;
     }
     expect(wrong).toBe(0);
-    const short = new LeaseOwner({ store: a, hostId: 'host-a', ttlMs: 50 });
-    expect((await short.claim('lapse')).ok).toBe(true);
-    const other = new LeaseOwner({ store: b, hostId: 'host-b', ttlMs: 10_000 });
-    expect((await other.claim('lapse')).ok).toBe(false);
-    await new Promise((r) => setTimeout(r, 80));
-    expect((await other.claim('lapse')).ok).toBe(true);
-    await expect(short.check()).rejects.toMatchObject({ code: 'RUN_OWNERSHIP_LOST' });
-    expect(await a.renewLease('lapse', short.token, Date.now() + 1000)).toBe(false);
   });
+});
+
+// Real time against the lease TTL: the three stores wait side by side (each
+// has its own store, engines and counters), not one after another.
+describe('#9.1 run ownership: a heartbeat keeps a claim, a lapse frees it', () => {
+  it.concurrent.for(Object.keys(backends))(
+    '#9.1a a run live on another host is never resumed nor started again; once its heartbeat lapses it is resumed (%s store)',
+    async (driver, { expect }) => {
+      const { a, b } = await backends[driver]!();
+      const sends = new Map<number, number>();
+      let hold!: () => void;
+      const held = new Promise<void>((r) => (hold = r));
+      let healthy = true;
+      // Host A's view of the store: "unplugged" later, as a host that loses power.
+      const partitioned = new Proxy(a, {
+        get(t, p, r) {
+          const v = Reflect.get(t, p, r) as unknown;
+          // kv() and readJournal() answer synchronously (an object, an iterator): left as they are.
+          if (typeof v !== 'function' || p === 'kv' || p === 'readJournal') return v;
+          return (...args: unknown[]) => {
+            if (!healthy) return Promise.reject(new MsgflowError('STORE_UNAVAILABLE', { driver, reason: 'unplugged' }));
+            return (v as (...x: unknown[]) => unknown).apply(t, args);
+          };
+        },
+      });
+      const blocking = {
+        ...action('send', async (ctx) => {
+          const i = ctx.run.item!.index;
+          if (i === 2) await held;
+          return ctx.client.sendFileByUrl({ chatId: String(i), urlFile: 'http://x/f', fileName: 'f' } as never);
+        }),
+        writes: true,
+      };
+      // 1 s: short for the test, long enough that a loaded machine's late heartbeat does not lapse it.
+      const hostA = testEngine(registryWith(blocking), {
+        store: partitioned,
+        hostId: 'host-a',
+        leaseTtlMs: 1000,
+        clientFor: () => countingClient(sends),
+      });
+      const hostB = testEngine(registryWith(sendAction), {
+        store: b,
+        hostId: 'host-b',
+        leaseTtlMs: 1000,
+        clientFor: () => countingClient(sends),
+      });
+      const f = flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3, 4] })]);
+      const { runId, done } = await hostA.engine.start(f);
+      const first = (await b.getLease(`run:${runId}`))!;
+      await waitFor('host A sent 0 and 1', () => sends.size === 2);
+      // Past the expiry of host A's first claim: only its heartbeat keeps it.
+      await new Promise((r) => setTimeout(r, Math.max(0, first.expiresAt + 100 - Date.now())));
+      expect((await b.getLease(`run:${runId}`))?.expiresAt).toBeGreaterThan(first.expiresAt);
+      expect(await hostB.engine.resumeUnfinished([f])).toEqual([]);
+      await expect(hostB.engine.start(f)).rejects.toMatchObject({ code: 'RUN_LIVE' });
+      expect((await hostB.engine.listRuns()).find((r) => r.id === runId)?.status).toBe('running');
+
+      healthy = false; // host A is cut off: its heartbeat stops reaching the store
+      hold();
+      await done; // host A's in-flight item cannot send: its ownership check fails first
+      const resumed = await waitFor(
+        "host B to resume the run once host A's lease lapsed",
+        async () => {
+          const r = await hostB.engine.resumeUnfinished([f]);
+          return r.length > 0 ? r : undefined;
+        },
+        { timeoutMs: 5000 },
+      );
+      expect(resumed.map((h) => h.runId)).toEqual([runId]);
+      expect(await resumed[0]!.done).toMatchObject({ status: 'succeeded', itemsDone: 5 });
+      expect([...sends.values()]).toEqual([1, 1, 1, 1, 1]);
+    },
+  );
+
+  it.concurrent.for(Object.keys(backends))(
+    '#9.1 leases: a lapsed lease is taken over; renew fails once lost (%s store)',
+    async (driver, { expect }) => {
+      const { a, b } = await backends[driver]!();
+      // 1 s, as above: a claim must not lapse between two calls on a loaded machine (50 ms did).
+      const short = new LeaseOwner({ store: a, hostId: 'host-a', ttlMs: 1000 });
+      expect((await short.claim('lapse')).ok).toBe(true);
+      const other = new LeaseOwner({ store: b, hostId: 'host-b', ttlMs: 10_000 });
+      expect((await other.claim('lapse')).ok).toBe(false);
+      // Nothing renews it (no heartbeat): past its expiry it has lapsed.
+      const held = (await b.getLease('lapse'))!;
+      await new Promise((r) => setTimeout(r, Math.max(0, held.expiresAt + 20 - Date.now())));
+      expect((await other.claim('lapse')).ok).toBe(true);
+      await expect(short.check()).rejects.toMatchObject({ code: 'RUN_OWNERSHIP_LOST' });
+      expect(await a.renewLease('lapse', short.token, Date.now() + 1000)).toBe(false);
+    },
+  );
 });
 
 describe('#9.2 a run that crashed its process N times', () => {
@@ -289,22 +310,28 @@ describe('#8.8 runs cancel through the store', () => {
     const sends = new Map<number, number>();
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
+    let inFlight: AbortSignal | undefined;
     const slow = {
       ...action('send', async (ctx) => {
         const i = ctx.run.item!.index;
-        if (i === 1) await gate;
+        if (i === 1) {
+          inFlight = ctx.signal;
+          await gate;
+        }
         return ctx.client.sendFileByUrl({ chatId: String(i), urlFile: 'http://x/f', fileName: 'f' } as never);
       }),
       writes: true,
     };
-    const owner = testEngine(registryWith(slow), { store, hostId: 'host-a', leaseTtlMs: 150, clientFor: () => countingClient(sends) });
-    const other = testEngine(registryWith(slow), { store, hostId: 'host-b', leaseTtlMs: 150 });
+    // The owner polls for cancel requests at each heartbeat (every ttl/3: 200 ms); 600 ms
+    // does not lapse between two beats of a loaded machine, so the cancel meets a live owner.
+    const owner = testEngine(registryWith(slow), { store, hostId: 'host-a', leaseTtlMs: 600, clientFor: () => countingClient(sends) });
+    const other = testEngine(registryWith(slow), { store, hostId: 'host-b', leaseTtlMs: 600 });
     const { runId, done } = await owner.engine.start(flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3] })]));
     await waitFor('item 0 sent', () => sends.size === 1);
     const res = await other.engine.cancel(runId);
     expect(res).toMatchObject({ pending: true, holder: { host: 'host-a' } });
-    // The owner sees the request at its next heartbeat; the in-flight item finishes and is recorded.
-    await new Promise((r) => setTimeout(r, 200));
+    // The owner sees the request at its next heartbeat (it aborts the run); the in-flight item finishes and is recorded.
+    await waitFor('the owner to see the cancel request', () => inFlight?.aborted);
     release();
     const run = await done;
     expect(run).toMatchObject({ status: 'cancelled', cancelRequested: true });

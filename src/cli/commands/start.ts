@@ -13,7 +13,6 @@ import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { identityOf } from '../../runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../runtime/notifications/consumers.js';
 import { clearDaemonUi, recordDaemonUi } from '../../ui/daemon-address.js';
-import { serveDashboard } from '../../ui/serve.js';
 import type { UiServer } from '../../ui/server.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
 import type { TimerSource } from '../../engine/schedule/types.js';
@@ -116,6 +115,8 @@ async function openDashboard(runtime: Runtime, off: boolean, io: Io, logger: Log
   let reason = off ? 'started with --no-ui' : undefined;
   if (!off) {
     try {
+      // Loaded only when served: --no-ui daemons (and workers) skip the dashboard's and metrics' modules.
+      const { serveDashboard } = await import('../../ui/serve.js');
       dashboard = await serveDashboard(runtime, {}, logger);
       io.out(`msgflow: dashboard on ${dashboard.url}`);
     } catch (e) {
