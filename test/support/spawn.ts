@@ -31,10 +31,19 @@ function newestMtime(dir: string): number {
  * rewrites only what changed), else the sources through tsx. Both are the
  * same program; dist starts several times faster.
  */
-export const ENTRY: string[] =
-  existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src'))
-    ? [DIST_MAIN]
-    : ['--import', TSX, MAIN];
+export const DIST_FRESH = existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src'));
+export const ENTRY: string[] = DIST_FRESH ? [DIST_MAIN] : ['--import', TSX, MAIN];
+
+/**
+ * A module of src/ (`store/kv-log.ts`) for a child process that imports it:
+ * its compiled twin in dist/ when fresh (as ENTRY), else the source, with the
+ * flags that let node load it (tsx).
+ */
+export function childModule(srcRel: string): { execArgv: string[]; url: string } {
+  return DIST_FRESH
+    ? { execArgv: [], url: pathToFileURL(path.join(ROOT, 'dist', srcRel.replace(/\.ts$/, '.js'))).href }
+    : { execArgv: ['--import', TSX], url: pathToFileURL(path.join(ROOT, 'src', srcRel)).href };
+}
 
 export interface Proc {
   child: ChildProcess;
