@@ -28,7 +28,7 @@ if (!wired)
 
 describe.skipIf(!wired)('msgflow start and the dashboard', () => {
   it('tells the dashboard address, which lists the flows and runs one', async () => {
-    const dir = writeProject('ui:\n  port: 0\n');
+    const dir = writeProject('ui:\n  port: 0\n', { unpaced: true });
     const d = spawnCli(['start', '-c', path.join(dir, 'config.yaml')], dir);
     const ready = await d.waitForOutput(/dashboard on (http:\/\/[\d.]+:\d+)/);
     try {
@@ -61,7 +61,7 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as net.AddressInfo).port;
-    const dir = writeProject(`ui:\n  port: ${port}\n`);
+    const dir = writeProject(`ui:\n  port: ${port}\n`, { unpaced: true });
     const d = spawnCli(['start', '-c', path.join(dir, 'config.yaml')], dir);
     await d.waitForOutput(/started;/);
     try {
@@ -75,7 +75,7 @@ describe.skipIf(!wired)('msgflow start and the dashboard', () => {
   });
 
   it('--no-ui serves no dashboard', async () => {
-    const dir = writeProject('ui:\n  port: 0\n');
+    const dir = writeProject('ui:\n  port: 0\n', { unpaced: true });
     const d = spawnCli(['start', '--no-ui', '-c', path.join(dir, 'config.yaml')], dir);
     await d.waitForOutput(/started;/);
     try {
