@@ -111,7 +111,7 @@ describe('STOP end to end over HTTP (msgflow serve)', () => {
     // Alice's STOP arrives 300 ms after her message: one run of opt-out, which adds her and answers.
     const optOutRuns = await waitFor('the opt-out run to end', async () => {
       const runs = await runtime.engine.listRuns({ flow: 'opt-out' });
-      return runs.length > 0 && !runs.some((r) => r.status === 'running' || r.status === 'waiting') && runs;
+      return runs.length > 0 && !runs.some((r) => r.status === 'running' || r.status === 'waiting') ? runs : undefined;
     });
     expect(optOutRuns.map((r) => [r.status, r.trigger])).toEqual([['succeeded', 'notification']]);
     // The confirmation goes through the send queue: it shows in the chat once released (watched
