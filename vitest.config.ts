@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Measured on the 2-core machine (see README, Performance): forked workers,
@@ -9,6 +10,11 @@ import { defineConfig } from 'vitest/config';
 // phase of a 260-test subset from 20 s to 10 s; tests that change globals
 // restore them).
 export default defineConfig({
+  // A plugin loaded in-process (a project's `import ... from 'msgflow'`) gets the
+  // sources under test, the modules the test has loaded already, instead of
+  // dist/ (which may be stale, and which vite would transform anew: 2-4 s).
+  // Child processes resolve 'msgflow' as a user's project does (node_modules, dist).
+  resolve: { alias: [{ find: /^msgflow$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }] },
   test: {
     include: ['test/**/*.test.ts'],
     pool: 'forks',

@@ -86,7 +86,8 @@ describe('msgflow init', () => {
 
 describe('plugins as a developer writes them', () => {
   // Module loading is what is tested here, so it runs in a real node process (vitest transforms imports itself).
-  it('an ESM plugin in a CommonJS project loads, or gets a message naming "type": "module"', async () => {
+  // The two processes are independent projects: they run side by side (it.concurrent, the test's own expect).
+  it.concurrent('an ESM plugin in a CommonJS project loads, or gets a message naming "type": "module"', async ({ expect }) => {
     const dir = mkdtempSync(path.join(tmp, 'cjs-'));
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'cjs-project' }));
     writeFileSync(path.join(dir, 'config.yaml'), CONFIG('./plugin.js'));
@@ -111,7 +112,7 @@ describe('plugins as a developer writes them', () => {
     }
   });
 
-  it('a .ts plugin loads in a plain node process (tsx registered on demand)', async () => {
+  it.concurrent('a .ts plugin loads in a plain node process (tsx registered on demand)', async ({ expect }) => {
     const dir = mkdtempSync(path.join(tmp, 'ts-'));
     writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'ts-project', type: 'module' }));
     writeFileSync(path.join(dir, 'config.yaml'), CONFIG('./plugin.ts'));

@@ -10,12 +10,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createClient } from '../../src/client/client.js';
 import { loadConfig } from '../../src/config/load.js';
 import { identityOf } from '../../src/runtime/clients.js';
 import { startNotificationConsumers } from '../../src/runtime/notifications/consumers.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { serveCommand } from '../../src/runtime/serve.js';
 import { cli } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const TOKEN = 'stop-e2e-token-4b2d';
@@ -35,6 +37,8 @@ const SERVE = `local:
     - idInstance: "1101000001"
       apiTokenInstance: ${TOKEN}
       sendIntervalMs: 500
+      # The test watches Alice's chat for the confirmation (getChatHistory allows one call a second by default).
+      rateLimits: { getChatHistory: 0 }
 `;
 
 const BROADCAST = `name: brochure
@@ -105,20 +109,20 @@ describe('STOP end to end over HTTP (msgflow serve)', () => {
     ]);
 
     // Alice's STOP arrives 300 ms after her message: one run of opt-out, which adds her and answers.
-    const deadline = Date.now() + 20_000;
-    let optOutRuns = await runtime.engine.listRuns({ flow: 'opt-out' });
-    while ((optOutRuns.length === 0 || optOutRuns.some((r) => r.status === 'running' || r.status === 'waiting')) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      optOutRuns = await runtime.engine.listRuns({ flow: 'opt-out' });
-    }
+    const optOutRuns = await waitFor('the opt-out run to end', async () => {
+      const runs = await runtime.engine.listRuns({ flow: 'opt-out' });
+      return runs.length > 0 && !runs.some((r) => r.status === 'running' || r.status === 'waiting') ? runs : undefined;
+    });
     expect(optOutRuns.map((r) => [r.status, r.trigger])).toEqual([['succeeded', 'notification']]);
-    // The confirmation goes through the send queue: it shows in the chat once released.
+    // The confirmation goes through the send queue: it shows in the chat once released (watched
+    // through a client of the test's own, without the runtime's one getChatHistory a second).
+    const watcher = createClient({ apiUrl: served.url, idInstance: '1101000001', apiTokenInstance: TOKEN, rateLimit: false, retries: 0 });
+    cleanups.push(() => watcher.close());
     const confirmations = async () => {
-      const history = await runtime.clientFor('default').getChatHistory({ chatId: '79001112233@c.us', count: 10 });
+      const history = await watcher.getChatHistory({ chatId: '79001112233@c.us', count: 10 });
       return history.filter((m) => m.type === 'outgoing' && /unsubscribed/.test(m.textMessage ?? '')).length;
     };
-    while ((await confirmations()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    expect(await confirmations()).toBe(1);
+    expect(await waitFor('the confirmation in the chat', confirmations)).toBe(1);
 
     const second = await cli(['run', 'brochure', '--input', 'tag=second'], dir);
     expect(second.code).toBe(1); // the number without an account fails again

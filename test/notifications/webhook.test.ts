@@ -25,6 +25,8 @@ local:
   instances:
     - idInstance: "1101000777"
       apiTokenInstance: local-token-abcdef
+      # The test reads the settings the consumer has just set: without this, getSettings's one call a second waits.
+      rateLimits: { getSettings: 0 }
 webhook: { port: 0, path: /hooks/msgflow, token: ${TOKEN} }
 store: { driver: lowdb, dir: .msgflow/state }
 `,

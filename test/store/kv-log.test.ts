@@ -9,11 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { srcModuleForChild } from '../support/spawn.js';
 import { waitFor } from '../support/wait.js';
 import { KvLog } from '../../src/store/kv-log.js';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 
-const writerScript = fileURLToPath(new URL('./fixtures/kv-writer.ts', import.meta.url));
+const writerScript = fileURLToPath(new URL('./fixtures/kv-writer.mjs', import.meta.url));
+const kvLog = srcModuleForChild('store/kv-log');
 
 let dir: string;
 beforeEach(async () => {
@@ -22,7 +24,7 @@ beforeEach(async () => {
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 function startWriter(args: string[]) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', writerScript, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...kvLog.execArgv, writerScript, kvLog.url, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout.on('data', (d) => (out += d));

@@ -234,7 +234,7 @@ describe('dashboard API', () => {
 
 describe('dashboard safety', () => {
   it('needs the bearer token for every state-changing request when a token is set', async () => {
-    const p = await startProject({ token: 'dash-secret-1' });
+    const p = await startProject({ token: 'dash-secret-1', unpaced: true });
     try {
       const none = await post(`${p.url}/api/flows/check-some/runs`, {});
       expect(none).toMatchObject({ status: 401, body: { error: { code: 'UI_UNAUTHORIZED' } } });

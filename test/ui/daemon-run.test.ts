@@ -32,7 +32,7 @@ afterEach(async () => {
 
 /** A project whose runtime plays the daemon: it holds the daemon lease and records its dashboard (or none). */
 async function daemonProject(opts: { ui: boolean; serverToken?: string }): Promise<{ p: Project; config: string; daemonRuns: string[] }> {
-  const p = await startProject({ token: opts.serverToken ?? TOKEN, extraConfig: `ui:\n  token: ${TOKEN}\n` });
+  const p = await startProject({ token: opts.serverToken ?? TOKEN, extraConfig: `ui:\n  token: ${TOKEN}\n`, unpaced: true });
   const owner = new LeaseOwner({ store: p.runtime.store, hostId: defaultHostId(), ttlMs: 30_000 }, { label: 'msgflow start' });
   expect((await owner.claim('daemon')).ok).toBe(true);
   await recordDaemonUi(p.runtime.store, {

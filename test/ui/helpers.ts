@@ -81,7 +81,12 @@ export interface Project {
   close(): Promise<void>;
 }
 
-export function writeProject(extraConfig = ''): string {
+/**
+ * The project's config.yaml, flows and reports folder in a temp dir. `unpaced`: the local
+ * instance allows checkAccount unlimited (instead of its 10 a second), so a check-some run
+ * does not wait out the spacing; slow-check is then no longer slow (no cancel tests there).
+ */
+export function writeProject(extraConfig = '', opts: { unpaced?: boolean } = {}): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-ui-'));
   mkdirSync(path.join(dir, 'flows'));
   mkdirSync(path.join(dir, 'reports'));
@@ -102,7 +107,7 @@ local:
     - idInstance: "${LOCAL_ID}"
       apiTokenInstance: "${LOCAL_TOKEN}"
       state: authorized
-      sendIntervalMs: 500
+      sendIntervalMs: 500${opts.unpaced ? '\n      rateLimits: { checkAccount: 0 }' : ''}
 flowsDir: flows
 store:
   driver: lowdb
@@ -115,8 +120,8 @@ ${extraConfig}`,
 }
 
 /** A project with a runtime (clients log to the bus, as `msgflow start` wires them) and the dashboard. */
-export async function startProject(opts: Partial<UiServerOptions> & { extraConfig?: string } = {}): Promise<Project> {
-  const dir = writeProject(opts.extraConfig);
+export async function startProject(opts: Partial<UiServerOptions> & { extraConfig?: string; unpaced?: boolean } = {}): Promise<Project> {
+  const dir = writeProject(opts.extraConfig, { unpaced: opts.unpaced });
   const config = loadConfig(path.join(dir, 'config.yaml'));
   const bus = createBus();
   const runtime = await createRuntime({ config, command: 'test', bus, logger: busLogger(bus) });
