@@ -31,7 +31,7 @@ function newestMtime(dir: string): number {
  * rewrites only what changed), else the sources through tsx. Both are the
  * same program; dist starts several times faster.
  */
-export const DIST_FRESH = existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src'));
+const DIST_FRESH = existsSync(DIST_MAIN) && newestMtime(path.join(ROOT, 'dist')) >= newestMtime(path.join(ROOT, 'src'));
 export const ENTRY: string[] = DIST_FRESH ? [DIST_MAIN] : ['--import', TSX, MAIN];
 
 /**
