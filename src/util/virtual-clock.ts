@@ -19,15 +19,18 @@ interface Sleeper {
 
 /**
  * Resources that may stay open while everything waits (servers, pipes, open
- * files, timers); any other one (a file request, a close, a connect, a DNS
- * lookup, a write) means work is in flight.
+ * files, timers, connected sockets); any other one (a file request, a close,
+ * a connect, a DNS lookup, a write) means work is in flight. Node names a
+ * connected TCP socket `TCPSocketWrap`: an idle keep-alive socket stays open
+ * between calls (counting it as work stalled the clock until the socket
+ * closed); a call awaiting its answer on one holds the clock instead (hold()).
  */
 const LONG_LIVED = new Set([
   'Timeout',
   'Immediate',
   'PipeWrap',
   'TTYWrap',
-  'TCPWrap',
+  'TCPSocketWrap',
   'TCPServerWrap',
   'ProcessWrap',
   'SignalWrap',

@@ -3,19 +3,36 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { filesBroadcast } from '../../src/actions/files-broadcast.js';
 import type { RecipientRecord } from '../../src/actions/broadcast-records.js';
-import { createActionTestContext, runAction, type ActionTestOptions } from '../../src/actions/testing.js';
+import { createActionTestContext, runAction } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { ManualClock, systemClock } from '../../src/util/clock.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { VirtualClock } from '../../src/util/virtual-clock.js';
 import { drainQueue, startLocal, startPdfServer, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
 
 let files: { url: string; close(): Promise<void> };
 beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
 let open: LocalUnderTest[] = [];
+let clocks: VirtualClock[] = [];
 afterEach(async () => {
   await Promise.all(open.map((l) => l.close()));
   open = [];
+  await Promise.all(clocks.map((c) => c.stop()));
+  clocks = [];
 });
+
+/**
+ * The service (its send queue's intervals, delivered/read timings) and the
+ * job (its polls, deadlines, reconciliation) on one VirtualClock, as
+ * `msgflow test` runs them: time jumps whenever both wait on it, so the
+ * seconds these scenarios span pass in no wall time, in the same order.
+ */
+function virtualClock(): VirtualClock {
+  const c = new VirtualClock(Date.now());
+  c.start();
+  clocks.push(c);
+  return c;
+}
 
 const RECIPIENTS = `phone,firstName
 79001112233,Alice
@@ -36,9 +53,6 @@ const input = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
-const kit = (o: Partial<ActionTestOptions> & Pick<ActionTestOptions, 'client' | 'baseDir'>) =>
-  createActionTestContext({ clock: systemClock, ...o });
-
 /** Outgoing file messages per chat, as the service's history has them. */
 async function sentPerChat(l: LocalUnderTest, chats: string[]) {
   const out: Record<string, string[]> = {};
@@ -56,10 +70,11 @@ describe('files.broadcast', () => {
   it('sends once per recipient with a caption per recipient, follows statuses to read, and reports', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
-    const l = await startLocal({ dir, clock: systemClock });
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
     open.push(l);
     const store = createMemoryStore();
-    const t = kit({ client: l.client, store, baseDir: dir });
+    const t = createActionTestContext({ client: l.client, clock, store, baseDir: dir });
     const s = await runAction(filesBroadcast, t, input());
     expect(s).toMatchObject({
       total: 5,
@@ -86,7 +101,7 @@ describe('files.broadcast', () => {
 
     // the same run resumed (e.g. the engine re-ran the step) sends nothing again
     const before = sends(l);
-    const again = await runAction(filesBroadcast, kit({ client: l.client, store, baseDir: dir }), input());
+    const again = await runAction(filesBroadcast, createActionTestContext({ client: l.client, clock, store, baseDir: dir }), input());
     expect(again.sent).toBe(3);
     expect(sends(l)).toBe(before);
   });
@@ -94,18 +109,23 @@ describe('files.broadcast', () => {
   it('#9.4 a message accepted but never seen sent is reported unknown (not failed, not sent) and not sent again', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', 'phone,firstName\n79001112233,Alice\n79002223344,Bob\n');
-    const l = await startLocal({ dir, clock: systemClock });
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
     open.push(l);
     const store = createMemoryStore();
     const bad = input({ urlFile: 'http://127.0.0.1:9/brochure.pdf', follow: { deadline: '1s', poll: '250ms' }, campaign: 'spring' });
-    const s = await runAction(filesBroadcast, kit({ client: l.client, store, baseDir: dir }), bad);
+    const s = await runAction(filesBroadcast, createActionTestContext({ client: l.client, clock, store, baseDir: dir }), bad);
     expect(s).toMatchObject({ recipients: 2, sent: 0, failed: 0, unknown: 2 });
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.match(/,unknown,/g)).toHaveLength(2);
     expect(csv).toMatch(/not seen sent/);
     // a later run of the same campaign never sends them again
     const before = sends(l);
-    const later = await runAction(filesBroadcast, kit({ client: l.client, store, baseDir: dir, runId: 'run-2' }), bad);
+    const later = await runAction(
+      filesBroadcast,
+      createActionTestContext({ client: l.client, clock, store, baseDir: dir, runId: 'run-2' }),
+      bad,
+    );
     expect(later).toMatchObject({ unknown: 2, sent: 0 });
     expect(sends(l)).toBe(before);
   });
@@ -113,10 +133,11 @@ describe('files.broadcast', () => {
   it('#8.12 reconciliation decides per recipient from the service: a lost answer is found, nothing sent is failed, an unfound intent is unknown', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
-    const l = await startLocal({ dir, clock: systemClock });
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
     open.push(l);
-    const t = kit({ client: l.client, baseDir: dir });
-    const now = Date.now();
+    const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
+    const now = clock.now();
     // Alice: sent and recorded. Bob: the call went out, the process died before the record.
     // Carol: the intent was recorded, the process died before the call: it may have gone, so never resent.
     const alice = await l.client.sendFileByUrl({
@@ -144,7 +165,7 @@ describe('files.broadcast', () => {
       phase: 'intent',
       runId: 'run-1',
       attemptKey: 'b',
-      intentAt: Date.now(),
+      intentAt: clock.now(),
     } satisfies RecipientRecord);
     await l.client.sendFileByUrl({
       chatId: CHATS[1]!,
@@ -159,7 +180,7 @@ describe('files.broadcast', () => {
       phase: 'intent',
       runId: 'run-1',
       attemptKey: 'c',
-      intentAt: Date.now(),
+      intentAt: clock.now(),
     } satisfies RecipientRecord);
 
     const s = await runAction(filesBroadcast, t, input({ follow: { deadline: 0 } }));
@@ -180,15 +201,16 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     const recipients = Array.from({ length: 7 }, (_, i) => ({ phone: `7900666100${i}`, firstName: `R${i}` }));
     const chats = recipients.map((r) => `${r.phone}@c.us`);
-    const l = await startLocal({ dir, clock: systemClock });
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
     open.push(l);
-    const t = kit({ client: l.client, baseDir: dir });
+    const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     const send = (i: number) =>
       l.client.sendFileByUrl({ chatId: chats[i]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: `Hello R${i}` });
     // six sent and recorded, still in the send queue (500 ms apart); the seventh sent, its answer lost in the crash
     for (let i = 0; i < 6; i++) {
       const { idMessage } = await send(i);
-      const at = Date.now();
+      const at = clock.now();
       await t.ctx.state.set(`r:${chats[i]}`, {
         chatId: chats[i]!,
         where: 'x',
@@ -209,7 +231,7 @@ describe('files.broadcast', () => {
       phase: 'intent',
       runId: 'run-1',
       attemptKey: 'a6',
-      intentAt: Date.now(),
+      intentAt: clock.now(),
     } satisfies RecipientRecord);
     await send(6);
 
@@ -232,12 +254,14 @@ describe('files.broadcast', () => {
   it('#9.4 the follow deadline extends with the queue ahead: a long queue is not reported failed', async () => {
     const dir = await tempDir();
     const recipients = Array.from({ length: 8 }, (_, i) => ({ phone: `7900666000${i}`, firstName: `R${i}` }));
-    const l = await startLocal({ dir, clock: systemClock });
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
     open.push(l);
     // 8 messages at a 500 ms send interval take 4 s to leave the queue; the deadline is 1 s
+    const start = clock.now();
     const s = await runAction(
       filesBroadcast,
-      kit({ client: l.client, baseDir: dir }),
+      createActionTestContext({ client: l.client, clock, baseDir: dir }),
       input({
         file: undefined,
         recipients,
@@ -246,6 +270,8 @@ describe('files.broadcast', () => {
       }),
     );
     expect(s).toMatchObject({ recipients: 8, sent: 8, failed: 0, unknown: 0 });
+    // the premise, on the clock the queue and the job share: the queue outlasted the 1 s deadline
+    expect(clock.now() - start).toBeGreaterThan(3500);
   });
 
   it('waits durably for the window to open', async () => {
@@ -292,9 +318,10 @@ describe('files.broadcast', () => {
   it('#8.5 a dry run evaluates and validates every caption, predicts wouldSend, and sends nothing', async () => {
     expect(filesBroadcast.dryRun).toBe(true);
     const dir = await tempDir();
-    const l = await startLocal({ dir, clock: systemClock });
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
     open.push(l);
-    const t = kit({ client: l.client, baseDir: dir, dryRun: true });
+    const t = createActionTestContext({ client: l.client, clock, baseDir: dir, dryRun: true });
     const long = 'x'.repeat(1100);
     const s = await runAction(
       filesBroadcast,
@@ -318,9 +345,14 @@ describe('files.broadcast', () => {
   it('#8.2 a wrong token stops files.broadcast at the first send, saying what to fix', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
-    const l = await startLocal({ dir, clock: systemClock });
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
     open.push(l);
-    const err = await runAction(filesBroadcast, kit({ client: l.clientWith('wrong-token-0000'), baseDir: dir }), input()).catch((e) => e);
+    const err = await runAction(
+      filesBroadcast,
+      createActionTestContext({ client: l.clientWith('wrong-token-0000'), clock, baseDir: dir }),
+      input(),
+    ).catch((e) => e);
     expect(err.code).toBe('JOB_STOPPED');
     expect(err.message).toMatch(/check apiTokenInstance/);
     expect(sends(l)).toBe(1);

@@ -20,6 +20,9 @@ import { LocalSchema, type LocalConfig } from '../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../src/local/service.js';
 import { createInProcessTransport } from '../../src/runtime/in-process-transport.js';
 import { ManualClock, type Clock } from '../../src/util/clock.js';
+import { VirtualClock } from '../../src/util/virtual-clock.js';
+import { createMediaStore } from '../../src/local/media/file-store.js';
+import type { MediaStore } from '../../src/local/media/types.js';
 import { startFileServer, type FileServer } from './file-server.js';
 import { network } from './network.js';
 import { project, writeData } from './project.js';
@@ -101,7 +104,7 @@ export interface LocalOptions<C extends Clock = Clock> {
   kind?: TransportKind;
   /** The project folder (baseDir). @default a temp folder that close() removes */
   dir?: string;
-  /** @default a ManualClock at T0 */
+  /** A VirtualClock (started by the caller) is held during each call and file fetch. @default a ManualClock at T0 */
   clock?: C;
   /** @default localConfig() */
   config?: LocalConfig;
@@ -188,7 +191,8 @@ export async function startLocal(opts: LocalOptions = {}): Promise<LocalUnderTes
   const current = new Map<string, Transport>();
 
   async function boot() {
-    service = createLocalService(config, { baseDir: dir, clock });
+    const mediaStore = clock instanceof VirtualClock ? heldMediaStore(config, dir, clock) : undefined;
+    service = createLocalService(config, { baseDir: dir, clock, ...(mediaStore ? { mediaStore } : {}) });
     service.events.on('queue:sent', (e) => record(e.idMessage, 'sent'));
     service.events.on('queue:failed', (e) => record(e.idMessage, 'failed', e.reason));
     await service.start();
@@ -223,7 +227,7 @@ export async function startLocal(opts: LocalOptions = {}): Promise<LocalUnderTes
       return transportNow(who).description;
     },
     async request(req) {
-      const res = await transportNow(who).request(req);
+      const res = await held(clock, () => transportNow(who).request(req));
       requests.push({ method: req.method, body: req.body, status: res.statusCode, answer: res.body });
       return res;
     },
@@ -332,6 +336,35 @@ export function useLocal(
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(current) : v;
     },
   });
+}
+
+/**
+ * Work a VirtualClock cannot see (a call answered by the service in this
+ * process, over loopback HTTP or in-process; a file fetch) holds it, as
+ * `msgflow test` does: time jumps only while everything waits on the clock.
+ */
+async function held<T>(clock: Clock, f: () => Promise<T>): Promise<T> {
+  if (!(clock instanceof VirtualClock)) return f();
+  const release = clock.hold();
+  try {
+    return await f();
+  } finally {
+    release();
+  }
+}
+
+/** The service's default media store (config.dataDir/files), its fetches holding a VirtualClock. */
+function heldMediaStore(config: LocalConfig, baseDir: string, clock: VirtualClock): MediaStore {
+  const store = createMediaStore({
+    dir: path.join(path.resolve(baseDir, config.dataDir), 'files'),
+    clock,
+    maxBytes: config.maxFileBytes,
+    timeoutMs: config.fetchTimeoutMs,
+    maxRedirects: config.maxRedirects,
+    retentionMs: config.fileRetentionMs,
+    allowPrivate: config.fetch.allowPrivate,
+  });
+  return { ...store, fetchAndStore: (input) => held(clock, () => store.fetchAndStore(input)) };
 }
 
 /** A file server for urlFile on 127.0.0.1:0 serving the one PDF the jobs' tests send, at /brochure.pdf. */
