@@ -6,8 +6,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { ID, TOKEN, runImport, storedContacts } from './fixtures/import-child.js';
 import { ratesOff, tempDir, writeData } from '../support/local-service.js';
+import { srcModuleForChild } from '../support/spawn.js';
 
-const child = fileURLToPath(new URL('./fixtures/import-child.ts', import.meta.url));
+/** The killed process, plain JavaScript on the modules of dist/ when fresh (else src/ through tsx). */
+const CHILD = fileURLToPath(new URL('./fixtures/import-child.mjs', import.meta.url));
+const MODULES = [
+  'actions/contacts-import',
+  'actions/testing',
+  'client/client',
+  'local/config',
+  'local/service',
+  'runtime/in-process-transport',
+  'store/lowdb-store',
+].map((rel) => [rel, srcModuleForChild(rel)] as const);
+const CHILD_ARGS = [...MODULES[0]![1].execArgv, CHILD, JSON.stringify(Object.fromEntries(MODULES.map(([rel, m]) => [rel, m.url])))];
+
 /**
  * Records in the file: enough that the kill lands mid-file, with hundreds
  * of records on each side of it. The same kill at real sizes (and its
@@ -42,7 +55,7 @@ describe('#10 kill -9 in the middle of a bulk job, then resume', () => {
     );
 
     // ---- a process killed with SIGKILL a third of the way in
-    const proc = spawn(process.execPath, ['--import', 'tsx', child, dir, 'kill-run'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...CHILD_ARGS, dir, 'kill-run'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     proc.stderr.on('data', (d) => (err += d));
     const exited = new Promise<NodeJS.Signals | null>((r) => proc.on('exit', (_c, s) => r(s)));

@@ -15,6 +15,7 @@ import { project as tempProject, writeData } from '../../support/project.js';
 import { spawnCli, type Proc } from '../../support/spawn.js';
 import { waitFor } from '../../support/wait.js';
 import { startPdfServer } from '../../support/local-service.js';
+import type { NetworkTiming } from '../../support/network.js';
 import { E2E_ID, E2E_TOKEN, startProxy, startServe, writeProject, type Proxy } from '../helpers/cli.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -25,12 +26,12 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function project(instance?: Record<string, unknown>) {
+async function project(instance?: Record<string, unknown>, network?: NetworkTiming) {
   const dir = tempProject({}, 'msgflow-e2e-');
   let serveUrl = '';
   const proxy: Proxy = await startProxy(() => serveUrl);
   cleanups.push(() => proxy.close());
-  await writeProject(dir, { proxyUrl: proxy.url, instance });
+  await writeProject(dir, { proxyUrl: proxy.url, instance, network });
   const serve = await startServe(dir);
   cleanups.push(() => serve.close());
   serveUrl = serve.url;
@@ -91,7 +92,8 @@ async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, timeout
 
 describe('the four jobs end to end (msgflow run against msgflow serve)', () => {
   it('checkAccount.bulk: hits rate_limit_exceeded, pauses, survives kill -9 during the pause, finishes without re-checking any number', async () => {
-    const ctx = await project({ checkAccountLimit: { numbers: 3, windowMinutes: 10, retryAfterSeconds: 3 } });
+    // The service asks for 2 s: time for the kill to land in the pause, not much more to wait out on resume.
+    const ctx = await project({ checkAccountLimit: { numbers: 3, windowMinutes: 10, retryAfterSeconds: 2 } });
     await writeData(
       ctx.dir,
       'data/leads.csv',
@@ -203,7 +205,9 @@ steps:
   });
 
   it('files.broadcast: killed with kill -9 mid-way, resumed, every recipient sent exactly once', async () => {
-    const ctx = await project({ sendIntervalMs: 500 });
+    // The shortest send interval the service allows, a short pace and quick statuses: the kill still lands after
+    // the third of six sends (a poll of the proxy's own record every few ms), three sends left to the resumed run.
+    const ctx = await project({ sendIntervalMs: 500 }, { deliveredAfterMs: 50, readAfterMs: 100 });
     const phones = [79001112233, 79002223344, 79003334455, 79004445566, 79006660001, 79006660002];
     await writeData(ctx.dir, 'data/recipients.csv', 'phone,firstName\n' + phones.map((p, i) => `${p},Friend${i}`).join('\n') + '\n');
     await writeData(
@@ -220,14 +224,17 @@ steps:
       urlFile: ${files.url}/brochure.pdf
       fileName: brochure.pdf
       caption: "Hello \${{ item.firstName }}"
-      pace: { delay: 300ms }
+      pace: { delay: 100ms }
       reconcile: { sendInterval: 500ms, grace: 2s, clockSkew: 2s }
-      follow: { deadline: 3s, poll: 250ms, until: read }
+      follow: { deadline: 3s, poll: 50ms, until: read }
       report: reports/broadcast.csv
 `,
     );
     const first = ctx.spawn('run', 'broadcast');
-    await waitFor('three sends', () => ctx.proxy.calls.filter((c) => c.method === 'sendFileByUrl').length >= 3, { context: first.output });
+    await waitFor('three sends', () => ctx.proxy.calls.filter((c) => c.method === 'sendFileByUrl').length >= 3, {
+      context: first.output,
+      intervalMs: 5,
+    });
     await first.kill();
     await resumeWithStart(ctx);
 

@@ -5,7 +5,7 @@
  * run in-process, or as processes where a kill -9 is the subject.
  */
 import http from 'node:http';
-import { networkYaml } from '../../support/network.js';
+import { networkYaml, type NetworkTiming } from '../../support/network.js';
 import { writeData } from '../../support/project.js';
 import { serveCommand, type ServeHandle } from '../../../src/runtime/serve.js';
 
@@ -61,7 +61,7 @@ export const E2E_TOKEN = 'e2e-jobs-token-456';
 
 export async function writeProject(
   dir: string,
-  o: { proxyUrl: string; local?: Record<string, unknown>; instance?: Record<string, unknown> },
+  o: { proxyUrl: string; local?: Record<string, unknown>; instance?: Record<string, unknown>; network?: NetworkTiming },
 ) {
   const inst = { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 }, sendIntervalMs: 500, ...o.instance };
   await writeData(
@@ -71,7 +71,7 @@ export async function writeProject(
   port: 0
   dataDir: .msgflow/local
   fetch: { allowPrivate: true }
-${networkYaml('  ', { deliveredAfterMs: 200, readAfterMs: 400 })}
+${networkYaml('  ', o.network ?? { deliveredAfterMs: 200, readAfterMs: 400 })}
   instances:
     - idInstance: "${E2E_ID}"
       apiTokenInstance: "${E2E_TOKEN}"
