@@ -205,8 +205,8 @@ steps:
   });
 
   it('files.broadcast: killed with kill -9 mid-way, resumed, every recipient sent exactly once', async () => {
-    // The shortest send interval the service allows, a short pace and quick statuses: the kill still lands after
-    // the third of six sends (a poll of the proxy's own record every few ms), three sends left to the resumed run.
+    // Quick statuses (delivered 50 ms, read 100 ms after sending) and a 5 ms poll of the proxy's record for the
+    // kill; the send queue's 500 ms interval (the least the service allows) paces the run, not the 300 ms pace.
     const ctx = await project({ sendIntervalMs: 500 }, { deliveredAfterMs: 50, readAfterMs: 100 });
     const phones = [79001112233, 79002223344, 79003334455, 79004445566, 79006660001, 79006660002];
     await writeData(ctx.dir, 'data/recipients.csv', 'phone,firstName\n' + phones.map((p, i) => `${p},Friend${i}`).join('\n') + '\n');
@@ -224,7 +224,7 @@ steps:
       urlFile: ${files.url}/brochure.pdf
       fileName: brochure.pdf
       caption: "Hello \${{ item.firstName }}"
-      pace: { delay: 100ms }
+      pace: { delay: 300ms }
       reconcile: { sendInterval: 500ms, grace: 2s, clockSkew: 2s }
       follow: { deadline: 3s, poll: 50ms, until: read }
       report: reports/broadcast.csv
