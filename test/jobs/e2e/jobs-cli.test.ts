@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { createLowdbStore } from '../../../src/store/lowdb-store.js';
 import { cli } from '../../support/cli.js';
 import { project as tempProject, writeData } from '../../support/project.js';
@@ -18,15 +18,16 @@ import { startPdfServer } from '../../support/local-service.js';
 import type { NetworkTiming } from '../../support/network.js';
 import { E2E_ID, E2E_TOKEN, startProxy, startServe, writeProject, type Proxy } from '../helpers/cli.js';
 
-const cleanups: Array<() => Promise<unknown>> = [];
 let files: { url: string; close(): Promise<void> };
 beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
 
-async function project(instance?: Record<string, unknown>, network?: NetworkTiming) {
+/** A project with its own proxy and serve, closed when the test `t` ends (the kill tests run side by side). */
+async function project(t: TestContext, instance?: Record<string, unknown>, network?: NetworkTiming) {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  t.onTestFinished(async () => {
+    for (const c of cleanups.splice(0)) await c();
+  });
   const dir = tempProject({}, 'msgflow-e2e-');
   let serveUrl = '';
   const proxy: Proxy = await startProxy(() => serveUrl);
@@ -91,18 +92,21 @@ async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, timeout
 }
 
 describe('the four jobs end to end (msgflow run against msgflow serve)', () => {
-  it('checkAccount.bulk: hits rate_limit_exceeded, pauses, survives kill -9 during the pause, finishes without re-checking any number', async () => {
-    // The service asks for 2 s: time for the kill to land in the pause, not much more to wait out on resume.
-    const ctx = await project({ checkAccountLimit: { numbers: 3, windowMinutes: 10, retryAfterSeconds: 2 } });
-    await writeData(
-      ctx.dir,
-      'data/leads.csv',
-      'phone\n+7 900 111-22-33\n79002223344\n79009990001\n79003334455\n79005550000\n79009990002\nbad\n79002223344\n',
-    );
-    await writeData(
-      ctx.dir,
-      'flows/check.yaml',
-      `name: check
+  // The two kill -9 scenarios run side by side: each mostly waits (a pause, the send queue) on its own project.
+  it.concurrent(
+    'checkAccount.bulk: hits rate_limit_exceeded, pauses, survives kill -9 during the pause, finishes without re-checking any number',
+    async (t) => {
+      // The service asks for 2 s: time for the kill to land in the pause, not much more to wait out on resume.
+      const ctx = await project(t, { checkAccountLimit: { numbers: 3, windowMinutes: 10, retryAfterSeconds: 2 } });
+      await writeData(
+        ctx.dir,
+        'data/leads.csv',
+        'phone\n+7 900 111-22-33\n79002223344\n79009990001\n79003334455\n79005550000\n79009990002\nbad\n79002223344\n',
+      );
+      await writeData(
+        ctx.dir,
+        'flows/check.yaml',
+        `name: check
 inputs:
   leads: { file: data/leads.csv }
 steps:
@@ -110,104 +114,41 @@ steps:
     uses: checkAccount.bulk
     with: { items: "\${{ inputs.leads }}", pause: 1s, pace: { delay: 0, jitter: 0 }, report: reports/check.csv }
 `,
-    );
-    const first = ctx.spawn('run', 'check');
-    await waitFor('rate_limit_exceeded', () => ctx.proxy.calls.some((c) => c.answer.includes('rate_limit_exceeded')), {
-      context: first.output,
-    });
-    // The pause is persisted and the run is waiting: the kill lands in the pause.
-    await waitFor('the run to wait', async () => (await theRun(ctx.dir))?.run.status === 'waiting', { context: first.output });
-    await first.kill();
-    // #10: the report is written as records finish: the killed run's holds what it finished
-    const killedAt = lineCount(path.join(ctx.dir, 'reports/check.csv'));
-    expect(killedAt).toBeGreaterThanOrEqual(1 + 3);
-    expect(killedAt).toBeLessThan(1 + 7);
-
-    await resumeWithStart(ctx);
-    expect(lineCount(path.join(ctx.dir, 'reports/check.csv'))).toBe(1 + 7);
-    const ok = ctx.proxy.calls.filter((c) => c.method === 'checkAccount' && !c.answer.includes('rate_limit_exceeded'));
-    const perNumber = new Map<number, number>();
-    for (const c of ok)
-      perNumber.set(
-        (c.body as { phoneNumber: number }).phoneNumber,
-        (perNumber.get((c.body as { phoneNumber: number }).phoneNumber) ?? 0) + 1,
       );
-    expect([...perNumber.keys()].sort()).toEqual([79001112233, 79002223344, 79003334455, 79005550000, 79009990001, 79009990002]);
-    expect([...perNumber.values()]).toEqual([1, 1, 1, 1, 1, 1]);
-    const csv = await readFile(path.join(ctx.dir, 'reports/check.csv'), 'utf8');
-    expect(csv.match(/,exists,/g)).toHaveLength(3);
-    expect(csv.match(/,none,/g)).toHaveLength(3);
-    expect(csv.match(/,invalid,/g)).toHaveLength(1);
-  });
-
-  it('contacts.import: upsert twice gives the same state', async () => {
-    const ctx = await project();
-    await writeData(
-      ctx.dir,
-      'data/contacts.csv',
-      'phone,firstName,lastName\n79001112233,Alice,A\n79002223344,Bob,B\n79009990001,Nobody,N\nxx,Bad,Row\n',
-    );
-    await writeData(
-      ctx.dir,
-      'flows/import.yaml',
-      `name: import
-steps:
-  - id: import
-    uses: contacts.import
-    with: { file: data/contacts.csv, pace: { delay: 0 }, report: reports/import.json }
-`,
-    );
-    await ctx.run('run', 'import');
-    const strip = (s: any) => JSON.stringify(s, (k, v) => (k === 'updatedAt' || k === 'createdAt' ? undefined : v));
-    const state1 = strip(await ctx.admin('contacts'));
-    const r1 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/import.json'), 'utf8'));
-    expect(r1.summary).toMatchObject({ added: 2, notOnMessenger: 1, invalid: 1 });
-    await ctx.run('run', 'import');
-    expect(strip(await ctx.admin('contacts'))).toBe(state1);
-    const r2 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/import.json'), 'utf8'));
-    expect(r2.summary).toMatchObject({ added: 0, updated: 2, notOnMessenger: 1, invalid: 1 });
-  });
-
-  it('outgoing.audit: the second audit shows the trend against the first', async () => {
-    const ctx = await project();
-    const now = Math.floor(Date.now() / 1000);
-    const out = (chatId: string, ago: number, statusMessage: string) =>
-      ctx.admin('incoming', {
-        type: 'outgoing',
-        chatId,
-        typeMessage: 'documentMessage',
-        fileName: 'a.pdf',
-        timestamp: now - ago,
-        sendByApi: true,
-        statusMessage,
+      const first = ctx.spawn('run', 'check');
+      await waitFor('rate_limit_exceeded', () => ctx.proxy.calls.some((c) => c.answer.includes('rate_limit_exceeded')), {
+        context: first.output,
       });
-    await out('79001112233@c.us', 1200, 'sent');
-    await out('79002223344@c.us', 1200, 'read');
-    await writeData(
-      ctx.dir,
-      'flows/audit.yaml',
-      `name: audit
-steps:
-  - id: audit
-    uses: outgoing.audit
-    with: { minutes: 60, notDeliveredAfter: 10m, thresholds: { notDelivered: 2 }, report: reports/audit.json }
-`,
-    );
-    await ctx.run('run', 'audit');
-    const a1 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/audit.json'), 'utf8'));
-    expect(a1.summary).toMatchObject({ total: 2, notDelivered: 1, trend: null });
-    await out('79003334455@c.us', 900, 'sent');
-    await out('79004445566@c.us', 30, 'delivered');
-    await ctx.run('run', 'audit');
-    const a2 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/audit.json'), 'utf8'));
-    expect(a2.summary).toMatchObject({ total: 4, notDelivered: 2, trend: { total: 2, notDelivered: 1 } });
-    expect(a2.summary.thresholdsCrossed).toEqual([{ metric: 'notDelivered', value: 2, threshold: 2, direction: 'above' }]);
-  });
+      // The pause is persisted and the run is waiting: the kill lands in the pause.
+      await waitFor('the run to wait', async () => (await theRun(ctx.dir))?.run.status === 'waiting', { context: first.output });
+      await first.kill();
+      // #10: the report is written as records finish: the killed run's holds what it finished
+      const killedAt = lineCount(path.join(ctx.dir, 'reports/check.csv'));
+      expect(killedAt).toBeGreaterThanOrEqual(1 + 3);
+      expect(killedAt).toBeLessThan(1 + 7);
 
-  it('files.broadcast: killed with kill -9 mid-way, resumed, every recipient sent exactly once', async () => {
+      await resumeWithStart(ctx);
+      expect(lineCount(path.join(ctx.dir, 'reports/check.csv'))).toBe(1 + 7);
+      const ok = ctx.proxy.calls.filter((c) => c.method === 'checkAccount' && !c.answer.includes('rate_limit_exceeded'));
+      const perNumber = new Map<number, number>();
+      for (const c of ok)
+        perNumber.set(
+          (c.body as { phoneNumber: number }).phoneNumber,
+          (perNumber.get((c.body as { phoneNumber: number }).phoneNumber) ?? 0) + 1,
+        );
+      expect([...perNumber.keys()].sort()).toEqual([79001112233, 79002223344, 79003334455, 79005550000, 79009990001, 79009990002]);
+      expect([...perNumber.values()]).toEqual([1, 1, 1, 1, 1, 1]);
+      const csv = await readFile(path.join(ctx.dir, 'reports/check.csv'), 'utf8');
+      expect(csv.match(/,exists,/g)).toHaveLength(3);
+      expect(csv.match(/,none,/g)).toHaveLength(3);
+      expect(csv.match(/,invalid,/g)).toHaveLength(1);
+    },
+  );
+
+  it.concurrent('files.broadcast: killed with kill -9 mid-way, resumed, every recipient sent exactly once', async (t) => {
     // Quick statuses (delivered 50 ms, read 100 ms after sending) and a 5 ms poll of the proxy's record for the
     // kill; the send queue's 500 ms interval (the least the service allows) paces the run, not the 300 ms pace.
-    const ctx = await project({ sendIntervalMs: 500 }, { deliveredAfterMs: 50, readAfterMs: 100 });
+    const ctx = await project(t, { sendIntervalMs: 500 }, { deliveredAfterMs: 50, readAfterMs: 100 });
     const phones = [79001112233, 79002223344, 79003334455, 79004445566, 79006660001, 79006660002];
     await writeData(ctx.dir, 'data/recipients.csv', 'phone,firstName\n' + phones.map((p, i) => `${p},Friend${i}`).join('\n') + '\n');
     await writeData(
@@ -249,5 +190,69 @@ steps:
     }
     const csv = await readFile(path.join(ctx.dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.match(/,sent,/g)).toHaveLength(6);
+  });
+
+  it('contacts.import: upsert twice gives the same state', async (t) => {
+    const ctx = await project(t);
+    await writeData(
+      ctx.dir,
+      'data/contacts.csv',
+      'phone,firstName,lastName\n79001112233,Alice,A\n79002223344,Bob,B\n79009990001,Nobody,N\nxx,Bad,Row\n',
+    );
+    await writeData(
+      ctx.dir,
+      'flows/import.yaml',
+      `name: import
+steps:
+  - id: import
+    uses: contacts.import
+    with: { file: data/contacts.csv, pace: { delay: 0 }, report: reports/import.json }
+`,
+    );
+    await ctx.run('run', 'import');
+    const strip = (s: any) => JSON.stringify(s, (k, v) => (k === 'updatedAt' || k === 'createdAt' ? undefined : v));
+    const state1 = strip(await ctx.admin('contacts'));
+    const r1 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/import.json'), 'utf8'));
+    expect(r1.summary).toMatchObject({ added: 2, notOnMessenger: 1, invalid: 1 });
+    await ctx.run('run', 'import');
+    expect(strip(await ctx.admin('contacts'))).toBe(state1);
+    const r2 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/import.json'), 'utf8'));
+    expect(r2.summary).toMatchObject({ added: 0, updated: 2, notOnMessenger: 1, invalid: 1 });
+  });
+
+  it('outgoing.audit: the second audit shows the trend against the first', async (t) => {
+    const ctx = await project(t);
+    const now = Math.floor(Date.now() / 1000);
+    const out = (chatId: string, ago: number, statusMessage: string) =>
+      ctx.admin('incoming', {
+        type: 'outgoing',
+        chatId,
+        typeMessage: 'documentMessage',
+        fileName: 'a.pdf',
+        timestamp: now - ago,
+        sendByApi: true,
+        statusMessage,
+      });
+    await out('79001112233@c.us', 1200, 'sent');
+    await out('79002223344@c.us', 1200, 'read');
+    await writeData(
+      ctx.dir,
+      'flows/audit.yaml',
+      `name: audit
+steps:
+  - id: audit
+    uses: outgoing.audit
+    with: { minutes: 60, notDeliveredAfter: 10m, thresholds: { notDelivered: 2 }, report: reports/audit.json }
+`,
+    );
+    await ctx.run('run', 'audit');
+    const a1 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/audit.json'), 'utf8'));
+    expect(a1.summary).toMatchObject({ total: 2, notDelivered: 1, trend: null });
+    await out('79003334455@c.us', 900, 'sent');
+    await out('79004445566@c.us', 30, 'delivered');
+    await ctx.run('run', 'audit');
+    const a2 = JSON.parse(await readFile(path.join(ctx.dir, 'reports/audit.json'), 'utf8'));
+    expect(a2.summary).toMatchObject({ total: 4, notDelivered: 2, trend: { total: 2, notDelivered: 1 } });
+    expect(a2.summary.thresholdsCrossed).toEqual([{ metric: 'notDelivered', value: 2, threshold: 2, direction: 'above' }]);
   });
 });
