@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { tempDir, writeData } from '../support/local-service.js';
 import { E2E_ID, E2E_TOKEN, startProxy, writeProject, type Proxy } from '../jobs/helpers/cli.js';
+import { networkYaml } from '../support/network.js';
 import { redisReachable, redisUrl } from '../support/redis.js';
 import { spawnCli, type Proc } from '../support/spawn.js';
 import { waitFor } from '../support/wait.js';
@@ -28,6 +29,51 @@ async function startServe(dir: string): Promise<{ proc: Proc; url: string }> {
   const proc = spawnCli(['serve', '--config', 'serve.yaml'], dir);
   const url = await until('msgflow serve to listen', () => /listening on (http:\/\/[\d.:]+)/.exec(proc.output())?.[1], 30_000, proc);
   return { proc, url };
+}
+
+/** One `msgflow serve` for several projects, each with an instance of its own. */
+export interface SharedServe {
+  url: string;
+  /** idInstance of each named instance. */
+  ids: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/**
+ * `msgflow serve` with one instance per name (settings as writeProject's:
+ * sendIntervalMs, checkAccountLimit), so that the tests of a file share one
+ * service process instead of starting one each.
+ */
+export async function sharedServe(instances: Record<string, Record<string, unknown>>): Promise<SharedServe> {
+  const dir = await tempDir('msgflow-bullmq-serve-');
+  const ids: Record<string, string> = {};
+  const entries = Object.entries(instances).map(([name, o], i) => {
+    ids[name] = String(Number(E2E_ID) + 100 + i);
+    const inst = { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 }, sendIntervalMs: 500, ...o };
+    return `    - idInstance: "${ids[name]}"
+      apiTokenInstance: "${E2E_TOKEN}"
+      sendIntervalMs: ${inst.sendIntervalMs}
+      rateLimits: { checkAccount: 0, getChatHistory: 0, lastOutgoingMessages: 0, getMessage: 0, sendFileByUrl: 0, addContact: 0, editContact: 0, deleteContact: 0 }
+      checkAccountLimit: ${JSON.stringify(inst.checkAccountLimit)}
+`;
+  });
+  await writeData(
+    dir,
+    'serve.yaml',
+    `local:
+  port: 0
+  dataDir: .msgflow/local
+  fetch: { allowPrivate: true }
+${networkYaml('  ', { deliveredAfterMs: 200, readAfterMs: 400 })}
+  instances:
+${entries.join('')}`,
+  );
+  const serve = await startServe(dir);
+  return {
+    url: serve.url,
+    ids,
+    close: async () => void (await kill(serve.proc)),
+  };
 }
 
 /** Whether the Redis tests run: they fail without Redis in CI (or with MSGFLOW_REQUIRE_REDIS), and skip with a message elsewhere. */
@@ -51,15 +97,29 @@ export interface Project {
   close(): Promise<void>;
 }
 
-/** A project whose `default` instance is `msgflow serve`'s, on a fresh Redis prefix. */
+/**
+ * executor.lockDurationMs of the projects: a killed worker's items go back
+ * to the queue within this (+ the 1 s stalled check), while the items of a
+ * live worker whose process is starved of CPU (the suite runs its files at
+ * once on 2 cores; BullMQ renews the locks every half of this) keep theirs.
+ * At 2 s, renewals came late under load and live workers' items were taken
+ * over and recorded ITEM_OUTCOME_UNKNOWN.
+ */
+const LOCK_MS = 5000;
+
+/**
+ * A project whose `default` instance is `msgflow serve`'s (its own, or the
+ * instance `o.shared` names in a shared one), on a fresh Redis prefix.
+ */
 export async function distributedProject(
-  o: { instance?: Record<string, unknown>; executor?: string; proxy?: boolean } = {},
+  o: { instance?: Record<string, unknown>; executor?: string; proxy?: boolean; shared?: { serve: SharedServe; instance: string } } = {},
 ): Promise<Project> {
   const dir = await tempDir('msgflow-bullmq-');
   const prefix = `msgflow-test-bullmq-${randomBytes(4).toString('hex')}`;
   await writeProject(dir, { proxyUrl: 'http://unused.invalid', instance: o.instance });
-  const serve = await startServe(dir);
-  const procs: Proc[] = [serve.proc];
+  const serve = o.shared ? { url: o.shared.serve.url, proc: undefined } : await startServe(dir);
+  const id = o.shared ? o.shared.serve.ids[o.shared.instance]! : E2E_ID;
+  const procs: Proc[] = serve.proc ? [serve.proc] : [];
   // Optionally through a proxy that records every call reaching the service.
   const proxy = o.proxy ? await startProxy(() => serve.url) : undefined;
   await writeData(
@@ -68,7 +128,7 @@ export async function distributedProject(
     `instances:
   default:
     apiUrl: ${proxy?.url ?? serve.url}
-    idInstance: "${E2E_ID}"
+    idInstance: "${id}"
     apiTokenInstance: "${E2E_TOKEN}"
     rateLimit: false
 flowsDir: flows
@@ -80,7 +140,7 @@ store:
 executor:
   driver: bullmq
   prefix: ${prefix}-bull
-  lockDurationMs: 2000
+  lockDurationMs: ${LOCK_MS}
   stalledIntervalMs: 1000
 ${o.executor ?? ''}
 ui: { port: 0 }
@@ -96,7 +156,7 @@ ui: { port: 0 }
       procs.push(p);
       return p;
     },
-    admin: async (what) => (await fetch(`${serve.url}/_local/waInstance${E2E_ID}/${what}/${E2E_TOKEN}`)).json(),
+    admin: async (what) => (await fetch(`${serve.url}/_local/waInstance${id}/${what}/${E2E_TOKEN}`)).json(),
     async close() {
       await Promise.all(procs.map(kill));
       await proxy?.close();

@@ -70,6 +70,8 @@ const marks = (dir: string) => (existsSync(join(dir, 'marks.txt')) ? readFileSyn
 describe('kill -9 of msgflow start between receive and delete', () => {
   it('starts the triggered run once: the redelivered notification only resumes it', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'crash.js': PLUGIN, 'flows/on-stop.yaml': FLOW });
+    // The in-process `msgflow runs` at the end loads while the daemons start, not after them.
+    const runsLoaded = import('../../src/cli/commands/runs.js');
     try {
       const first = spawnCli(['start', '--no-ui'], dir);
       await first.waitForOutput(/started; /);
@@ -96,6 +98,7 @@ describe('kill -9 of msgflow start between receive and delete', () => {
       await second.exited;
       expect(second.output()).toMatch(/notification incomingMessageReceived from instance default \(lag [^)]*, 0 runs started\)/);
       expect(marks(dir)).toEqual([`${runId} 79001112233@c.us`, `${runId} 79001112233@c.us`]);
+      await runsLoaded;
       const runs = await cli(['runs', '--json'], dir);
       const list = JSON.parse(runs.stdout) as Array<{ id: string; flow: string; status: string; trigger: string }>;
       expect(list.filter((r) => r.flow === 'on-stop').map((r) => [r.id, r.status])).toEqual([[runId, 'succeeded']]);

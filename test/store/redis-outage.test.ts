@@ -78,6 +78,10 @@ function recordingLogger() {
   return { logger, lines };
 }
 
+// The reconnection backoff's cap (the store's maxReconnectDelayMs option): a
+// call made during an outage fails after two attempts, ~2 x this.
+const RECONNECT_MS = 20;
+
 async function eventually<T>(op: () => Promise<T>, what: string, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
@@ -85,7 +89,7 @@ async function eventually<T>(op: () => Promise<T>, what: string, ms = 20_000): P
       return await op();
     } catch (e) {
       if (Date.now() > end) throw new Error(`${what}: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, RECONNECT_MS));
     }
   }
 }
@@ -97,7 +101,7 @@ describe.skipIf(!up)('redis store: outages', () => {
     const prefix = `msgflow-test:${randomBytes(6).toString('hex')}:`;
     prefixes.push(prefix);
     const { logger, lines } = recordingLogger();
-    const store = createRedisStore({ url: `redis://127.0.0.1:${proxy.port}`, prefix, logger, maxReconnectDelayMs: 300 });
+    const store = createRedisStore({ url: `redis://127.0.0.1:${proxy.port}`, prefix, logger, maxReconnectDelayMs: RECONNECT_MS });
     const unhandled: unknown[] = [];
     const onUnhandled = (e: unknown) => unhandled.push(e);
     process.on('unhandledRejection', onUnhandled);
@@ -130,7 +134,8 @@ describe.skipIf(!up)('redis store: outages', () => {
         for await (const _ of store.readJournal('run-1', 's/-')) void _;
       })();
       await expect(journal).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-      await new Promise((r) => setTimeout(r, 1500)); // several reconnection attempts while down
+      // Several more reconnection attempts while down and no call waits (the calls above made a dozen).
+      await new Promise((r) => setTimeout(r, 8 * RECONNECT_MS));
 
       await proxy.start();
       await eventually(() => store.kv('shared:pauses').set('b', { until: 2 }), 'a write after the restore');
@@ -169,7 +174,12 @@ describe.skipIf(!up)('redis store: outages', () => {
     const port = proxy.port;
     await proxy.kill();
     const { logger, lines } = recordingLogger();
-    const store = createRedisStore({ url: `redis://127.0.0.1:${port}`, prefix: 'msgflow-test:never:', logger, maxReconnectDelayMs: 200 });
+    const store = createRedisStore({
+      url: `redis://127.0.0.1:${port}`,
+      prefix: 'msgflow-test:never:',
+      logger,
+      maxReconnectDelayMs: RECONNECT_MS,
+    });
     await expect(store.listRuns({ limit: 1 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     await store.close();
     expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
