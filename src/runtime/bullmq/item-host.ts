@@ -8,12 +8,17 @@
  * - `<step>#<index>`: the item's result, written before it goes into the
  *   item log: a job run again (its worker died after recording) only
  *   re-appends it, never calls the action again;
- * - `<step>#<index>:intent`: set before a writing action (sendFileByUrl,
- *   addContact, a plugin with `writes: true`) is called, removed once its
- *   result is recorded. A job that finds an intent without a result knows a
- *   worker died during the call: the item is recorded failed
- *   (ITEM_OUTCOME_UNKNOWN), never called a second time.
+ *
+ * And the intent of a writing action (sendFileByUrl, addContact, a plugin
+ * with `writes: true`): lease `item-intent:<runId>:<step>#<index>`, taken
+ * atomically before the call and released once its result is recorded. Two
+ * workers can hold one job (one starved past its lock while the job went on
+ * elsewhere): only the one that takes the intent calls. A job that finds
+ * another worker's intent without a result knows that worker died during the
+ * call (or was starved in it): the item is recorded failed
+ * (ITEM_OUTCOME_UNKNOWN), never called a second time.
  */
+import { randomUUID } from 'node:crypto';
 import { FlowError, MsgflowError, RateLimitError } from '../../api/errors.js';
 import { METHOD_SPECS } from '../../api/methods.js';
 import type { InstanceApi } from '../../api/types.js';
@@ -25,6 +30,7 @@ import type { Flow, FlowStep } from '../../engine/flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../../engine/registry/registry.js';
 import { DurableWaits } from '../../engine/run/durable-waits.js';
 import { errorInfo } from '../../engine/run/errors.js';
+import { defaultHostId } from '../../engine/run/ownership.js';
 import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
 import { type RunShared, StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
 import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult } from '../../store/types.js';
@@ -75,6 +81,13 @@ interface StepContext {
 /** How long a run's status read by a worker is trusted (real time). */
 const STOP_CHECK_MS = 1000;
 
+/** An intent is held until its result is recorded: it never lapses on its own. */
+const INTENT_HELD = Number.MAX_SAFE_INTEGER;
+
+function intentName(job: ItemJobData, key: string): string {
+  return `item-intent:${job.runId}:${key}`;
+}
+
 /** Recently used run/step contexts kept per worker process. */
 const CACHE_SIZE = 32;
 
@@ -105,9 +118,11 @@ export class ItemHost {
     const ctx = await this.context(job.runId, job.step);
     // Not workable here (this worker's flows differ): tried again later, by any worker, then recorded failed by the run.
     if (typeof ctx === 'string') throw new FlowError('USAGE', { reason: ctx });
+    let intent: string | undefined;
     if (ctx.writes) {
-      if (!firstTry && (await records.get<number>(`${key}:intent`))) return this.record(job, key, this.unknownOutcome(job, ctx), true);
-      await records.set(`${key}:intent`, this.d.clock.now());
+      const claim = await this.claimIntent(job, key, ctx, firstTry);
+      if (typeof claim !== 'string') return claim;
+      intent = claim;
     }
     const paused: { until?: number } = {};
     const abort = new AbortController();
@@ -125,11 +140,11 @@ export class ItemHost {
         finishedAt: this.d.clock.now(),
         error: errorInfo(e.fatal, job.step, job.index),
       };
-      const r = await this.record(job, key, failed, ctx.writes);
+      const r = await this.record(job, key, failed, intent);
       return { ...r, fatal: errorInfo(e.fatal) } as ItemJobResult;
     }
     if (out.interrupted) {
-      if (ctx.writes) await records.delete(`${key}:intent`); // the call was refused before it was made
+      if (intent) await this.releaseIntent(job, key, intent); // the call was refused before it was made
       if (paused.until !== undefined) return { kind: 'paused', ms: Math.max(1, paused.until - this.d.clock.now()) };
       throw new FlowError('ENGINE_STOPPED', { reason: 'the worker is stopping; the item goes back to the queue' });
     }
@@ -142,15 +157,45 @@ export class ItemHost {
     };
     if (out.output !== undefined) result.output = out.output;
     if (out.error) result.error = out.error;
-    return this.record(job, key, result, ctx.writes);
+    return this.record(job, key, result, intent);
+  }
+
+  /**
+   * Takes the intent of a writing item's call; resolves its token, or what the
+   * job comes to when another worker holds it (or finished the item already).
+   */
+  private async claimIntent(job: ItemJobData, key: string, ctx: StepContext, firstTry: boolean): Promise<string | ItemJobResult> {
+    const token = randomUUID();
+    const now = this.d.clock.now();
+    const lease = { token, pid: process.pid, host: defaultHostId(), acquiredAt: now, expiresAt: INTENT_HELD, runId: job.runId };
+    const holder = await this.d.store.acquireLease(intentName(job, key), { ...lease, label: `item ${key}` });
+    if (holder) {
+      // A job never taken before that meets another's intent was starved past its lock and went on
+      // elsewhere: it leaves the item to that worker (BullMQ drops a job whose lock is lost). A job
+      // taken over meets the intent of the worker that died (or stalled) during the call.
+      if (firstTry) throw new FlowError('ENGINE_STOPPED', { reason: `item ${key} was taken over by another worker` });
+      const r = await this.record(job, key, this.unknownOutcome(job, ctx), undefined);
+      await this.releaseIntent(job, key, holder.token);
+      return r;
+    }
+    // The worker that held the job before may have recorded it since this one looked.
+    const done = await this.d.store.kv(`run-items:${job.runId}`).get<ItemResult>(key);
+    if (!done) return token;
+    await this.releaseIntent(job, key, token);
+    await this.d.store.appendItems(job.runId, [done]);
+    return { kind: 'recorded', result: done };
+  }
+
+  private releaseIntent(job: ItemJobData, key: string, token: string): Promise<void> {
+    return this.d.store.releaseLease(intentName(job, key), token);
   }
 
   /** Result first (the idempotence record), then the item log, then the intent (of a writing step) goes. */
-  private async record(job: ItemJobData, key: string, result: ItemResult, writes: boolean): Promise<ItemJobResult> {
+  private async record(job: ItemJobData, key: string, result: ItemResult, intent: string | undefined): Promise<ItemJobResult> {
     const records = this.d.store.kv(`run-items:${job.runId}`);
     await records.set(key, result);
     await this.d.store.appendItems(job.runId, [result]);
-    if (writes) await records.delete(`${key}:intent`);
+    if (intent) await this.releaseIntent(job, key, intent);
     return { kind: 'recorded', result };
   }
 
