@@ -4,22 +4,18 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
-import { ID, TOKEN, runImport, storedContacts } from './fixtures/import-child.js';
+import { ID, MODULES, TOKEN, runImport, storedContacts } from './fixtures/import-child.js';
 import { ratesOff, tempDir, writeData } from '../support/local-service.js';
 import { srcModuleForChild } from '../support/spawn.js';
 
 /** The killed process, plain JavaScript on the modules of dist/ when fresh (else src/ through tsx). */
 const CHILD = fileURLToPath(new URL('./fixtures/import-child.mjs', import.meta.url));
-const MODULES = [
-  'actions/contacts-import',
-  'actions/testing',
-  'client/client',
-  'local/config',
-  'local/service',
-  'runtime/in-process-transport',
-  'store/lowdb-store',
-].map((rel) => [rel, srcModuleForChild(rel)] as const);
-const CHILD_ARGS = [...MODULES[0]![1].execArgv, CHILD, JSON.stringify(Object.fromEntries(MODULES.map(([rel, m]) => [rel, m.url])))];
+const CHILD_MODULES = MODULES.map((rel) => [rel, srcModuleForChild(rel)] as const);
+const CHILD_ARGS = [
+  ...CHILD_MODULES[0]![1].execArgv,
+  CHILD,
+  JSON.stringify(Object.fromEntries(CHILD_MODULES.map(([rel, m]) => [rel, m.url]))),
+];
 
 /**
  * Records in the file: enough that the kill lands mid-file, with hundreds
