@@ -7,8 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { tempDir, writeData } from '../support/local-service.js';
-import { E2E_ID, E2E_TOKEN, startProxy, writeProject, type Proxy } from '../jobs/helpers/cli.js';
-import { networkYaml } from '../support/network.js';
+import { E2E_ID, E2E_TOKEN, serveYaml, startProxy, writeProject, type Proxy, type ServeInstance } from '../jobs/helpers/cli.js';
 import { redisReachable, redisUrl } from '../support/redis.js';
 import { spawnCli, type Proc } from '../support/spawn.js';
 import { waitFor } from '../support/wait.js';
@@ -44,30 +43,11 @@ export interface SharedServe {
  * sendIntervalMs, checkAccountLimit), so that the tests of a file share one
  * service process instead of starting one each.
  */
-export async function sharedServe(instances: Record<string, Record<string, unknown>>): Promise<SharedServe> {
+export async function sharedServe(instances: Record<string, Omit<ServeInstance, 'id'>>): Promise<SharedServe> {
   const dir = await tempDir('msgflow-bullmq-serve-');
   const ids: Record<string, string> = {};
-  const entries = Object.entries(instances).map(([name, o], i) => {
-    ids[name] = String(Number(E2E_ID) + 100 + i);
-    const inst = { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 }, sendIntervalMs: 500, ...o };
-    return `    - idInstance: "${ids[name]}"
-      apiTokenInstance: "${E2E_TOKEN}"
-      sendIntervalMs: ${inst.sendIntervalMs}
-      rateLimits: { checkAccount: 0, getChatHistory: 0, lastOutgoingMessages: 0, getMessage: 0, sendFileByUrl: 0, addContact: 0, editContact: 0, deleteContact: 0 }
-      checkAccountLimit: ${JSON.stringify(inst.checkAccountLimit)}
-`;
-  });
-  await writeData(
-    dir,
-    'serve.yaml',
-    `local:
-  port: 0
-  dataDir: .msgflow/local
-  fetch: { allowPrivate: true }
-${networkYaml('  ', { deliveredAfterMs: 200, readAfterMs: 400 })}
-  instances:
-${entries.join('')}`,
-  );
+  const list = Object.entries(instances).map(([name, o], i) => ({ ...o, id: (ids[name] = String(Number(E2E_ID) + 100 + i)) }));
+  await writeData(dir, 'serve.yaml', serveYaml(list));
   const serve = await startServe(dir);
   return {
     url: serve.url,

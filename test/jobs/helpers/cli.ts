@@ -59,27 +59,40 @@ export async function startProxy(target: () => string): Promise<Proxy> {
 export const E2E_ID = '1101000042';
 export const E2E_TOKEN = 'e2e-jobs-token-456';
 
-export async function writeProject(
-  dir: string,
-  o: { proxyUrl: string; local?: Record<string, unknown>; instance?: Record<string, unknown>; network?: NetworkTiming },
-) {
-  const inst = { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 }, sendIntervalMs: 500, ...o.instance };
-  await writeData(
-    dir,
-    'serve.yaml',
-    `local:
-  port: 0
-  dataDir: .msgflow/local
-  fetch: { allowPrivate: true }
-${networkYaml('  ', o.network ?? { deliveredAfterMs: 200, readAfterMs: 400 })}
-  instances:
-    - idInstance: "${E2E_ID}"
+/** An instance of serve.yaml: E2E_TOKEN, every call unlimited, a checkAccount window. */
+export interface ServeInstance {
+  id: string;
+  /** @default 500 */
+  sendIntervalMs?: number;
+  /** @default 100 numbers per 10 minutes, then a 2-hour pause */
+  checkAccountLimit?: Record<string, number>;
+}
+
+/** serve.yaml for `msgflow serve` (port 0, data under .msgflow/local) with these instances. */
+export function serveYaml(instances: ServeInstance[], network: NetworkTiming = { deliveredAfterMs: 200, readAfterMs: 400 }): string {
+  const entries = instances.map((o) => {
+    const inst = { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 }, sendIntervalMs: 500, ...o };
+    return `    - idInstance: "${inst.id}"
       apiTokenInstance: "${E2E_TOKEN}"
       sendIntervalMs: ${inst.sendIntervalMs}
       rateLimits: { checkAccount: 0, getChatHistory: 0, lastOutgoingMessages: 0, getMessage: 0, sendFileByUrl: 0, addContact: 0, editContact: 0, deleteContact: 0 }
       checkAccountLimit: ${JSON.stringify(inst.checkAccountLimit)}
-`,
-  );
+`;
+  });
+  return `local:
+  port: 0
+  dataDir: .msgflow/local
+  fetch: { allowPrivate: true }
+${networkYaml('  ', network)}
+  instances:
+${entries.join('')}`;
+}
+
+export async function writeProject(
+  dir: string,
+  o: { proxyUrl: string; local?: Record<string, unknown>; instance?: Record<string, unknown>; network?: NetworkTiming },
+) {
+  await writeData(dir, 'serve.yaml', serveYaml([{ id: E2E_ID, ...o.instance }], o.network));
   await writeData(
     dir,
     'config.yaml',
