@@ -10,6 +10,7 @@ import type { Engine, EngineOptions } from '../../src/engine/run/types.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { EngineStore } from '../../src/store/types.js';
 import type { Clock } from '../../src/util/clock.js';
+import { srcModuleForChild } from '../support/spawn.js';
 
 export function step(over: Partial<FlowStep> & { id: string; uses: string }): FlowStep {
   return {
@@ -95,4 +96,19 @@ export function testEngine(registry: ActionRegistry, over: Partial<EngineOptions
     ...over,
   });
   return { engine, bus, store, events };
+}
+
+/**
+ * How a plain-JavaScript child (fixtures/*.mjs, built with fixtures/engine-kit.mjs)
+ * loads the engine: node options and the modules' URLs as one JSON argument
+ * (dist when fresh, else src through tsx: srcModuleForChild's rule).
+ */
+export function engineModulesForChild(): { execArgv: string[]; modules: string } {
+  const m = {
+    engine: srcModuleForChild('engine/run/engine'),
+    events: srcModuleForChild('engine/events'),
+    registry: srcModuleForChild('engine/registry/registry'),
+    lowdbStore: srcModuleForChild('store/lowdb-store'),
+  };
+  return { execArgv: m.engine.execArgv, modules: JSON.stringify(Object.fromEntries(Object.entries(m).map(([k, v]) => [k, v.url]))) };
 }

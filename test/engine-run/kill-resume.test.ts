@@ -9,13 +9,15 @@ import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { readLog } from '../../src/store/item-log.js';
 import type { ItemResult } from '../../src/store/types.js';
 import { waitFor } from '../support/wait.js';
+import { engineModulesForChild } from './helpers.js';
 
-const child = fileURLToPath(new URL('./fixtures/child.ts', import.meta.url));
+const child = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
+const kit = engineModulesForChild();
 // Enough that the kill lands with items recorded, in flight and not started.
 const N = 1000;
 
 function startChild(args: string[]) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', child, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...kit.execArgv, child, kit.modules, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   proc.stdout.on('data', (d) => (out += d));

@@ -14,10 +14,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { procStat } from '../../src/engine/run/ownership.js';
 import { isProcessAlive } from '../../src/util/process-alive.js';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
-import { action, flow, registryWith, step, testEngine } from './helpers.js';
+import { action, engineModulesForChild, flow, registryWith, step, testEngine } from './helpers.js';
 import { waitFor } from '../support/wait.js';
 
-const fixture = fileURLToPath(new URL('./fixtures/zombie-owner.ts', import.meta.url));
+const fixture = fileURLToPath(new URL('./fixtures/zombie-owner.mjs', import.meta.url));
+const kit = engineModulesForChild();
 const lines = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : []);
 
 let dir: string;
@@ -30,7 +31,8 @@ describe.skipIf(process.platform !== 'linux')('#9.1d zombie owner', () => {
   it('#9.1d a killed owner that is still a zombie is dead: its run is resumed at once, 0 duplicates', async () => {
     const state = join(dir, 'state');
     const effects = join(dir, 'effects.txt');
-    const sh = spawn('sh', ['-c', `"${process.execPath}" --import tsx "${fixture}" "${state}" "${effects}" & exec sleep 30`], {
+    // sh runs the owner in the background ("$0" "$@": node and its arguments as given, no paths quoted into the script), then becomes sleep.
+    const sh = spawn('sh', ['-c', '"$0" "$@" & exec sleep 30', process.execPath, ...kit.execArgv, fixture, kit.modules, state, effects], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';

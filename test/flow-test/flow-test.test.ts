@@ -2,32 +2,30 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/main.js';
 import { renderFlowTestJsonSchema } from '../../src/runtime/flow-test/schema.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { captureIo } from '../support/cli.js';
+import { cli as runIn } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 let dir: string;
-let cwd: string;
 
 /** A copy of the repository's example project (config, flows, their tests, data, plugins). */
 beforeAll(() => {
   dir = mkdtempSync(path.join(tmpdir(), 'msgflow-flowtest-'));
   for (const e of ['config.yaml', 'flows', 'data', 'plugins', 'public']) cpSync(path.join(ROOT, e), path.join(dir, e), { recursive: true });
-  cwd = process.cwd();
-  process.chdir(dir);
 });
 afterAll(() => {
-  process.chdir(cwd);
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** `msgflow ARGV` in the copied project (its working directory injected: paths resolve and print against it). */
 async function cli(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli(argv, io);
-  return { code, out: io.stdoutText(), err: io.stderrText() };
+  const r = await runIn(argv, dir);
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
+
+/** A file of the copied project, by its path relative to the project. */
+const inProject = (rel: string) => path.join(dir, rel);
 
 describe('msgflow test', () => {
   it('passes the example flows tests, including 300 checks through a 2-hour rate_limit_exceeded pause', async () => {
@@ -50,7 +48,7 @@ describe('msgflow test', () => {
 
   it('prints PASS/FAIL per case, a diff for a failed expectation, and "N passed, M failed" last; exit 1', async () => {
     writeFileSync(
-      'flows/wrong.test.yaml',
+      inProject('flows/wrong.test.yaml'),
       `cases:
   - name: expects too many accounts
     flow: check-leads
@@ -80,24 +78,24 @@ describe('msgflow test', () => {
       expect(r.out).toMatch(/PASS {2}flows\/wrong\.test\.yaml › a 500 on every checkAccount stops the job/);
       expect(lines.at(-1)).toBe('1 passed, 1 failed');
     } finally {
-      rmSync('flows/wrong.test.yaml');
+      rmSync(inProject('flows/wrong.test.yaml'));
     }
   });
 
   it('names file:line:col of an invalid test file', async () => {
-    writeFileSync('flows/bad.test.yaml', 'cases:\n  - name: x\n    flow: check-leads\n    expect:\n      stauts: failed\n');
+    writeFileSync(inProject('flows/bad.test.yaml'), 'cases:\n  - name: x\n    flow: check-leads\n    expect:\n      stauts: failed\n');
     try {
       const r = await cli('test', 'flows/bad.test.yaml');
       expect(r.code).toBe(1);
       expect(r.err).toMatch(/flows\/bad\.test\.yaml:5:7 .*stauts/);
     } finally {
-      rmSync('flows/bad.test.yaml');
+      rmSync(inProject('flows/bad.test.yaml'));
     }
   });
 
   it('delivers scheduled replies and checks the local service state and events', async () => {
     writeFileSync(
-      'flows/replies.test.yaml',
+      inProject('flows/replies.test.yaml'),
       `cases:
   - name: an audit sees a reply that arrives during the run
     flow: audit-outgoing
@@ -130,13 +128,13 @@ describe('msgflow test', () => {
       expect(none.code).toBe(1);
       expect(r.code).toBe(0);
     } finally {
-      rmSync('flows/replies.test.yaml');
+      rmSync(inProject('flows/replies.test.yaml'));
     }
   });
 
   it('network: and instance: override only the keys they give; the config keeps the rest', async () => {
     writeFileSync(
-      'flows/override.test.yaml',
+      inProject('flows/override.test.yaml'),
       `cases:
   - name: config accounts stay when only a timing is overridden
     flow: check-leads
@@ -152,7 +150,7 @@ describe('msgflow test', () => {
       const r = await cli('test', 'flows/override.test.yaml');
       expect(r.out).toContain('1 passed, 0 failed');
     } finally {
-      rmSync('flows/override.test.yaml');
+      rmSync(inProject('flows/override.test.yaml'));
     }
   });
 

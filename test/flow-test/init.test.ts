@@ -5,65 +5,58 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { msgflowDependency } from '../../src/cli/commands/init.js';
-import { runCli } from '../../src/cli/main.js';
 import { createRegistry } from '../../src/engine/registry/registry.js';
 import { loadPlugins } from '../../src/engine/registry/plugins.js';
-import { captureIo } from '../support/cli.js';
+import { cli as runIn } from '../support/cli.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const CONFIG = (plugin: string) =>
   `instances: { default: { apiUrl: local } }\nlocal: { instances: [{ idInstance: '1', apiTokenInstance: 'token-123' }] }\nplugins: [${plugin}]\n`;
 let tmp: string;
-let cwd: string;
 beforeAll(() => {
   tmp = mkdtempSync(path.join(tmpdir(), 'msgflow-init-'));
-  cwd = process.cwd();
 });
 afterAll(() => {
-  process.chdir(cwd);
   rmSync(tmp, { recursive: true, force: true });
 });
 
-async function cli(...argv: string[]) {
-  const io = captureIo();
-  const code = await runCli(argv, io);
-  return { code, out: io.stdoutText(), err: io.stderrText() };
+/** `msgflow ARGV` in the folder `cwd` (its working directory injected, as the process's would be). */
+async function cli(cwd: string, ...argv: string[]) {
+  const r = await runIn(argv, cwd);
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
 describe('msgflow init', () => {
   it('writes a project that passes msgflow validate and msgflow test at once (TypeScript plugin included)', async () => {
-    process.chdir(tmp);
-    const r = await cli('init', 'demo');
+    const r = await cli(tmp, 'init', 'demo');
     expect(r.code).toBe(0);
     expect(r.out).toContain('plugins/greet.ts');
-    const pkg = JSON.parse(readFileSync('demo/package.json', 'utf8')) as { type: string; dependencies: Record<string, string> };
+    const demo = path.join(tmp, 'demo');
+    const pkg = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')) as { type: string; dependencies: Record<string, string> };
     expect(pkg.type).toBe('module');
     // From a checkout, the project depends on this very checkout.
     expect(pkg.dependencies.msgflow).toBe(`file:${ROOT}`);
     // What `npm install` does with a file: dependency: a link in node_modules.
-    mkdirSync('demo/node_modules');
-    symlinkSync(ROOT, 'demo/node_modules/msgflow', 'dir');
-    process.chdir('demo');
-    const v = await cli('validate');
+    mkdirSync(path.join(demo, 'node_modules'));
+    symlinkSync(ROOT, path.join(demo, 'node_modules/msgflow'), 'dir');
+    const v = await cli(demo, 'validate');
     expect(v.err).toBe('');
     expect(v.code).toBe(0);
-    const t = await cli('test');
+    const t = await cli(demo, 'test');
     expect(t.out.trim().split('\n').at(-1)).toBe('2 passed, 0 failed');
     expect(t.code).toBe(0);
   });
 
   it('refuses a folder that already has a config.yaml, and writes nothing', async () => {
-    process.chdir(tmp);
-    const r = await cli('init', 'demo');
+    const r = await cli(tmp, 'init', 'demo');
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/demo\/config\.yaml already exists/);
   });
 
   it('in a folder with no config.yaml, commands point at msgflow init', async () => {
     const empty = mkdtempSync(path.join(tmp, 'empty-'));
-    process.chdir(empty);
     for (const argv of [['validate'], ['test'], ['run', 'x']]) {
-      const r = await cli(...argv);
+      const r = await cli(empty, ...argv);
       expect(r.code).not.toBe(0);
       expect(r.err).toContain("config file not found: config.yaml (no msgflow project here? 'msgflow init' creates one)");
     }

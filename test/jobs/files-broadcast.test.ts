@@ -7,9 +7,10 @@ import { createActionTestContext, runAction } from '../../src/actions/testing.js
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
+import type { FileServer } from '../support/file-server.js';
 import { drainQueue, startLocal, startPdfServer, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
 
-let files: { url: string; close(): Promise<void> };
+let files: FileServer;
 beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
 let open: LocalUnderTest[] = [];
@@ -44,7 +45,7 @@ not-a-number,Broken
 
 const input = (over: Record<string, unknown> = {}) => ({
   file: 'data/recipients.csv',
-  urlFile: `${files.url}/brochure.pdf`,
+  urlFile: files.url('/brochure.pdf'),
   fileName: 'brochure.pdf',
   caption: 'Hello ${{ item.firstName }}',
   follow: { deadline: '8s', poll: '250ms', until: 'read' },
@@ -142,7 +143,7 @@ describe('files.broadcast', () => {
     // Carol: the intent was recorded, the process died before the call: it may have gone, so never resent.
     const alice = await l.client.sendFileByUrl({
       chatId: CHATS[0]!,
-      urlFile: `${files.url}/brochure.pdf`,
+      urlFile: files.url('/brochure.pdf'),
       fileName: 'brochure.pdf',
       caption: 'Hello Alice',
     });
@@ -169,7 +170,7 @@ describe('files.broadcast', () => {
     } satisfies RecipientRecord);
     await l.client.sendFileByUrl({
       chatId: CHATS[1]!,
-      urlFile: `${files.url}/brochure.pdf`,
+      urlFile: files.url('/brochure.pdf'),
       fileName: 'brochure.pdf',
       caption: 'Hello Bob',
     });
@@ -206,7 +207,7 @@ describe('files.broadcast', () => {
     open.push(l);
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     const send = (i: number) =>
-      l.client.sendFileByUrl({ chatId: chats[i]!, urlFile: `${files.url}/brochure.pdf`, fileName: 'brochure.pdf', caption: `Hello R${i}` });
+      l.client.sendFileByUrl({ chatId: chats[i]!, urlFile: files.url('/brochure.pdf'), fileName: 'brochure.pdf', caption: `Hello R${i}` });
     // six sent and recorded, still in the send queue (500 ms apart); the seventh sent, its answer lost in the crash
     for (let i = 0; i < 6; i++) {
       const { idMessage } = await send(i);

@@ -8,7 +8,8 @@ import { MsgflowError } from '../../src/api/errors.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { createMediaStore } from '../../src/local/media/file-store.js';
 import type { MediaStore, MediaStoreOptions } from '../../src/local/media/types.js';
-import { makeGif, makeNoise, makePdf, makePng, makeWebp, startFileServer, type FileServer } from './fixtures.js';
+import { startFileServer, type FileServer } from '../support/file-server.js';
+import { makeGif, makeNoise, makePdf, makePng, makeWebp } from './fixtures.js';
 
 const png = makePng(240, 160);
 const gif2 = makeGif(16, 16, 2);

@@ -1,9 +1,7 @@
 /**
  * Test fixtures built in memory: real images encoded with the same pure-JS
- * codecs users would meet, plus a tiny configurable file server.
+ * codecs users would meet (the file server is test/support/file-server.ts).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { PNG } from 'pngjs';
 import { GifWriter } from 'omggif';
 import * as jpeg from 'jpeg-js';
@@ -103,84 +101,4 @@ export function makeNoise(size: number, seed = 12345): Buffer {
   }
   b.set([0x00, 0x13, 0x37, 0x00], 0);
   return b;
-}
-
-// ---- file server ------------------------------------------------------------
-
-export type Route =
-  | { body: Buffer; contentType?: string; status?: number; chunked?: boolean; headers?: Record<string, string> }
-  | { redirectTo: string; status?: number }
-  | { hang: true }
-  /** Sends the head and a first chunk, then nothing more. */
-  | { slowBody: true }
-  | { endless: true };
-
-export interface FileServer {
-  url: (path: string) => string;
-  /** Bytes written by `endless` routes so far. */
-  endlessBytes: () => number;
-  /** Request paths seen, in order. */
-  seen: string[];
-  close: () => Promise<void>;
-}
-
-/** A node:http server on 127.0.0.1:0 answering from a route table keyed by path (query ignored). */
-export async function startFileServer(routes: Record<string, Route>): Promise<FileServer> {
-  let endless = 0;
-  const seen: string[] = [];
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    seen.push(req.url ?? '/');
-    const route = routes[path];
-    if (!route) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('no such file');
-      return;
-    }
-    if ('hang' in route) return; // never answer
-    if ('slowBody' in route) {
-      res.writeHead(200, { 'content-type': 'application/octet-stream' });
-      res.write(Buffer.alloc(1024, 1));
-      return;
-    }
-    if ('redirectTo' in route) {
-      res.writeHead(route.status ?? 302, { location: route.redirectTo }).end();
-      return;
-    }
-    if ('endless' in route) {
-      res.writeHead(200, { 'content-type': 'application/octet-stream' });
-      const chunk = Buffer.alloc(16 * 1024, 7);
-      const pump = () => {
-        while (!res.destroyed) {
-          endless += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-      };
-      res.on('close', () => res.removeAllListeners('drain'));
-      pump();
-      return;
-    }
-    const headers: Record<string, string> = { ...route.headers };
-    if (route.contentType) headers['content-type'] = route.contentType;
-    if (route.chunked) {
-      res.writeHead(route.status ?? 200, headers);
-      const step = 8 * 1024;
-      for (let i = 0; i < route.body.length; i += step) res.write(route.body.subarray(i, i + step));
-      res.end();
-      return;
-    }
-    headers['content-length'] = String(route.body.length);
-    res.writeHead(route.status ?? 200, headers).end(route.body);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: (p) => `http://127.0.0.1:${port}${p}`,
-    endlessBytes: () => endless,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -83,7 +83,7 @@ describe('kill -9 of msgflow serve', () => {
     await start();
     expect((await api(url, 'addContact', { chatId: BOB, firstName: 'Bob' })).body).toEqual({ addContact: true });
     for (let i = 0; i < 6; i++) {
-      const r = await api(url, 'sendFileByUrl', { chatId: ALICE, urlFile: `${files.url}/doc.pdf`, fileName: `f${i}.pdf` });
+      const r = await api(url, 'sendFileByUrl', { chatId: ALICE, urlFile: files.url('/doc.pdf'), fileName: `f${i}.pdf` });
       expect(r.status).toBe(200);
       ids.push(r.body.idMessage);
     }
@@ -146,7 +146,7 @@ describe('restart from the states a crash can leave', () => {
     const files = await startFileServer({ '/doc.pdf': { body: makePdf(), contentType: 'application/pdf' } });
     const h = await startLocal({ kind: 'in-process', config: conformanceConfig() });
     try {
-      const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: `${files.url}/doc.pdf`, fileName: 'a.pdf' });
+      const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: files.url('/doc.pdf'), fileName: 'a.pdf' });
       const id = (r.body as { idMessage: string }).idMessage;
       await h.settled(id);
       const queueFile = path.join(h.service.dataDir, A.idInstance, 'queue.jsonl');
@@ -185,14 +185,14 @@ describe('restart from the states a crash can leave', () => {
   });
 
   it('a shutdown in the middle of a fetch is not a failure: the message is sent after the restart', async () => {
-    const files = await startFileServer({ '/slow.pdf': { body: makePdf(), contentType: 'application/pdf', hang: true } });
+    const files = await startFileServer({ '/slow.pdf': { hang: true } });
     const h = await startLocal({ kind: 'in-process', config: conformanceConfig() });
     try {
-      const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: `${files.url}/slow.pdf`, fileName: 's.pdf' });
+      const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: files.url('/slow.pdf'), fileName: 's.pdf' });
       const id = (r.body as { idMessage: string }).idMessage;
       await waitFor('the fetch to start', () => files.hits.includes('/slow.pdf'));
       expect(files.hits).toContain('/slow.pdf');
-      files.files.set('/slow.pdf', { body: makePdf(), contentType: 'application/pdf' });
+      files.routes.set('/slow.pdf', { body: makePdf(), contentType: 'application/pdf' });
       await h.restart(); // aborts the hanging fetch
       expect(await h.settled(id)).toBe('sent');
       expect((await h.admin('queue')).body.failed).toEqual([]);

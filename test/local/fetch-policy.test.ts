@@ -24,7 +24,7 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'msgflow-fetch-'));
   files = await startFileServer({
     '/doc.pdf': { body: makePdf(), contentType: 'application/pdf' },
-    '/slow.pdf': { body: makePdf(), contentType: 'application/pdf', hang: true },
+    '/slow.pdf': { hang: true },
     '/busy.pdf': { body: Buffer.from('busy'), status: 503 },
   });
 });
@@ -69,8 +69,8 @@ describe('a slow or hostile urlFile does not hold the queue', () => {
     const s = await service({ fetchTimeoutMs: 250 }, 'slow');
     try {
       const before = files.hits.filter((h) => h === '/slow.pdf').length;
-      const slow = await s.send(`${files.url}/slow.pdf`, 'slow.pdf');
-      const good = await s.send(`${files.url}/doc.pdf`, 'doc.pdf');
+      const slow = await s.send(files.url('/slow.pdf'), 'slow.pdf');
+      const good = await s.send(files.url('/doc.pdf'), 'doc.pdf');
       await s.settled(slow);
       // The good one did not wait for every attempt of the slow one.
       expect(s.outcomes.map((x) => [x.idMessage, x.what])).toEqual([
@@ -91,11 +91,11 @@ describe('local.fetch.allowPrivate', () => {
     const s = await service({ fetch: undefined }, 'private');
     try {
       const before = files.hits.length;
-      expect(await s.settled(await s.send(`${files.url}/doc.pdf`))).toBe('failed');
+      expect(await s.settled(await s.send(files.url('/doc.pdf')))).toBe('failed');
       expect(s.outcomes[0]!.reason).toMatch(
         /127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback address; set local\.fetch\.allowPrivate: true/,
       );
-      await s.settled(await s.send(`${files.url.replace('127.0.0.1', 'localhost')}/doc.pdf`));
+      await s.settled(await s.send(`${files.origin.replace('127.0.0.1', 'localhost')}/doc.pdf`));
       expect(s.outcomes[1]!.reason).toMatch(/localhost resolves to (127\.0\.0\.1|::1), a loopback address/);
       expect(files.hits.length).toBe(before);
       // A refused address is lasting: one attempt, no retry.
@@ -124,16 +124,15 @@ describe('local.fetch.allowPrivate', () => {
   }, 30_000);
 
   it('every redirect is checked: an allowed first hop that redirects to a private address is refused', async () => {
-    const redirector = http.createServer((req, res) => {
-      const to = req.url === '/by-name' ? files.url.replace('127.0.0.1', 'localhost') : files.url;
-      res.writeHead(302, { location: `${to}/doc.pdf` }).end();
+    const redirector = await startFileServer({
+      '/by-address': { redirectTo: files.url('/doc.pdf') },
+      '/by-name': { redirectTo: `${files.origin.replace('127.0.0.1', 'localhost')}/doc.pdf` },
     });
-    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
-    const port = String((redirector.address() as { port: number }).port);
+    const port = new URL(redirector.origin).port;
     try {
       const before = files.hits.length;
       for (const [i, p] of ['/by-address', '/by-name'].entries()) {
-        const err = await downloadToFile(`http://127.0.0.1:${port}${p}`, path.join(dir, `redirect-${i}`), {
+        const err = await downloadToFile(redirector.url(p), path.join(dir, `redirect-${i}`), {
           maxBytes: 1e6,
           timeoutMs: 5000,
           maxRedirects: 3,
@@ -150,7 +149,7 @@ describe('local.fetch.allowPrivate', () => {
       }
       expect(files.hits.length).toBe(before);
     } finally {
-      redirector.close();
+      await redirector.close();
     }
   });
 
@@ -178,8 +177,8 @@ describe('transient or lasting is a typed field of the error, not read from its 
       (e: unknown) => e as FetchError,
     );
   it('503 and a refused connection are transient; 404 and too many redirects are not', async () => {
-    expect(await fetchOnce(`${files.url}/busy.pdf`, 'a')).toMatchObject({ code: 'FILE_FETCH_STATUS', transient: true });
-    expect(await fetchOnce(`${files.url}/nothing.pdf`, 'b')).toMatchObject({ code: 'FILE_FETCH_STATUS', transient: false });
+    expect(await fetchOnce(files.url('/busy.pdf'), 'a')).toMatchObject({ code: 'FILE_FETCH_STATUS', transient: true });
+    expect(await fetchOnce(files.url('/nothing.pdf'), 'b')).toMatchObject({ code: 'FILE_FETCH_STATUS', transient: false });
     const closed = http.createServer();
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as { port: number }).port;

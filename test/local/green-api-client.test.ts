@@ -100,7 +100,7 @@ describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
   it('sendFileByUrl, then the message in getMessage and lastOutgoingMessages', async () => {
     const sent = await client.sendFileByUrl({
       chatId: ALICE,
-      file: { url: `${files.url}/cat.png`, fileName: 'cat.png' },
+      file: { url: files.url('/cat.png'), fileName: 'cat.png' },
       caption: 'a cat',
     });
     expect(sent.idMessage).toMatch(/^[0-9A-F]{32}$/);

@@ -15,10 +15,11 @@ import { project as tempProject, writeData } from '../../support/project.js';
 import { spawnCli, type Proc } from '../../support/spawn.js';
 import { waitFor } from '../../support/wait.js';
 import { startPdfServer } from '../../support/local-service.js';
+import type { FileServer } from '../../support/file-server.js';
 import type { NetworkTiming } from '../../support/network.js';
 import { E2E_ID, E2E_TOKEN, startProxy, startServe, writeProject, type Proxy } from '../helpers/cli.js';
 
-let files: { url: string; close(): Promise<void> };
+let files: FileServer;
 beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
 
@@ -162,7 +163,7 @@ steps:
     uses: files.broadcast
     with:
       recipients: \${{ inputs.recipients }}
-      urlFile: ${files.url}/brochure.pdf
+      urlFile: ${files.url('/brochure.pdf')}
       fileName: brochure.pdf
       caption: "Hello \${{ item.firstName }}"
       pace: { delay: 300ms }

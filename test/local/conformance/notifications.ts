@@ -140,7 +140,7 @@ export function notificationsSuite(kind: TransportKind) {
       await next(); // outgoingAPIMessageReceived
       expect(await next()).toMatchObject({ typeWebhook: 'outgoingMessageStatus', idMessage: id, status: 'noAccount' });
       await h.clock.advance(1000);
-      const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: `${files.url}/missing.pdf`, fileName: 'x.pdf' });
+      const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: files.url('/missing.pdf'), fileName: 'x.pdf' });
       const fid = (r.body as { idMessage: string }).idMessage;
       expect(await h.settled(fid)).toBe('failed');
       const failed = await next();

@@ -29,7 +29,7 @@ export function sendFileSuite(kind: TransportKind) {
     }
 
     it('answers {idMessage} at once; the message is in history, with every file field, once the queue sends it', async () => {
-      const id = await send({ urlFile: `${files.url}/photo.png`, fileName: 'photo.png', caption: 'look' });
+      const id = await send({ urlFile: files.url('/photo.png'), fileName: 'photo.png', caption: 'look' });
       expect(await h.settled(id)).toBe('sent');
       const m = (await h.call('getMessage', { chatId: ALICE, idMessage: id })).body as Message;
       expect(m).toMatchObject({
@@ -58,7 +58,7 @@ export function sendFileSuite(kind: TransportKind) {
     });
 
     it('status moves sent -> delivered -> read on the network timings', async () => {
-      const id = await send({ urlFile: `${files.url}/doc`, fileName: 'report.pdf' });
+      const id = await send({ urlFile: files.url('/doc'), fileName: 'report.pdf' });
       await h.settled(id);
       const status = async () => ((await h.call('getMessage', { chatId: ALICE, idMessage: id })).body as Message).statusMessage;
       expect(await status()).toBe('sent');
@@ -72,7 +72,7 @@ export function sendFileSuite(kind: TransportKind) {
     });
 
     it('a message to a number without an account stays sent', async () => {
-      const id = await send({ chatId: NOBODY, urlFile: `${files.url}/doc`, fileName: 'a.pdf' });
+      const id = await send({ chatId: NOBODY, urlFile: files.url('/doc'), fileName: 'a.pdf' });
       await h.settled(id);
       await h.clock.advance(60_000);
       const m = (await h.call('getMessage', { chatId: NOBODY, idMessage: id })).body as Message;
@@ -83,7 +83,7 @@ export function sendFileSuite(kind: TransportKind) {
       const released: { idMessage: string; dueAt: number; releasedAt: number }[] = [];
       h.service.events.on('queue:released', (e) => released.push(e));
       const ids = [];
-      for (let i = 0; i < 3; i++) ids.push(await send({ urlFile: `${files.url}/doc`, fileName: `r${i}.pdf` }));
+      for (let i = 0; i < 3; i++) ids.push(await send({ urlFile: files.url('/doc'), fileName: `r${i}.pdf` }));
       expect(await h.settled(ids[0]!)).toBe('sent');
       // Nothing else leaves before the interval has passed.
       const q = (await h.admin('queue')).body;
@@ -111,7 +111,7 @@ export function sendFileSuite(kind: TransportKind) {
         ['/blob', 'noext3', 'documentMessage', 'application/octet-stream'], // nothing known: generic binary
       ];
       const ids: string[] = [];
-      for (const [p, fileName] of cases) ids.push(await send({ urlFile: `${files.url}${p}`, fileName }));
+      for (const [p, fileName] of cases) ids.push(await send({ urlFile: files.url(p), fileName }));
       for (let i = 0; i < ids.length; i++) {
         if (i > 0) await h.clock.advance(1000);
         expect(await h.settled(ids[i]!)).toBe('sent');
@@ -121,7 +121,7 @@ export function sendFileSuite(kind: TransportKind) {
     });
 
     it('files are kept 24 hours, then the downloadUrl answers 404', async () => {
-      const id = await send({ urlFile: `${files.url}/photo.png`, fileName: 'p.png' });
+      const id = await send({ urlFile: files.url('/photo.png'), fileName: 'p.png' });
       await h.settled(id);
       const m = (await h.call('getMessage', { chatId: ALICE, idMessage: id })).body as Message;
       await h.clock.advance(23 * 3600_000);
@@ -134,7 +134,7 @@ export function sendFileSuite(kind: TransportKind) {
     });
 
     it('a file that cannot be fetched: recorded as failed with the reason, never in history', async () => {
-      const id = await send({ urlFile: `${files.url}/missing.png`, fileName: 'missing.png' });
+      const id = await send({ urlFile: files.url('/missing.png'), fileName: 'missing.png' });
       expect(await h.settled(id)).toBe('failed');
       const q = (await h.admin('queue')).body;
       expect(q.failed).toEqual([expect.objectContaining({ idMessage: id, reason: expect.stringMatching(/404/) })]);
@@ -148,19 +148,19 @@ export function sendFileSuite(kind: TransportKind) {
       expect(bad.body).toEqual({ message: 'Validation failed. Details: url has incorrect format. It should start with http(s)://' });
       const cap = await h.call('sendFileByUrl', {
         chatId: ALICE,
-        urlFile: `${files.url}/doc`,
+        urlFile: files.url('/doc'),
         fileName: 'a.pdf',
         caption: 'x'.repeat(1025),
       });
       expect((cap.body as { message: string }).message).toMatch(/^Validation failed\. Details: 'caption'/);
-      const typing = await h.call('sendFileByUrl', { chatId: BOB, urlFile: `${files.url}/doc`, fileName: 'a.pdf', typingTime: 999 });
+      const typing = await h.call('sendFileByUrl', { chatId: BOB, urlFile: files.url('/doc'), fileName: 'a.pdf', typingTime: 999 });
       expect((typing.body as { message: string }).message).toMatch(/'typingTime' must be greater than or equal to 1000/);
       expect((await h.admin('queue')).body.pending).toEqual([]);
     });
 
     it('a queued message is sent after a restart, exactly once', async () => {
-      const a = await send({ urlFile: `${files.url}/doc`, fileName: 'a.pdf' });
-      const b = await send({ urlFile: `${files.url}/doc`, fileName: 'b.pdf' });
+      const a = await send({ urlFile: files.url('/doc'), fileName: 'a.pdf' });
+      const b = await send({ urlFile: files.url('/doc'), fileName: 'b.pdf' });
       await h.settled(a);
       await h.restart(); // b is still queued
       expect((await h.admin('queue')).body.pending.map((e: { idMessage: string }) => e.idMessage)).toEqual([b]);
