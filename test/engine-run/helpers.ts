@@ -11,32 +11,12 @@ import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { EngineStore } from '../../src/store/types.js';
 import type { Clock } from '../../src/util/clock.js';
 import { srcModuleForChild } from '../support/spawn.js';
+// @ts-expect-error plain JavaScript without declarations (children load it without tsx): typed below.
+import * as kit from './fixtures/engine-kit.mjs';
 
-export function step(over: Partial<FlowStep> & { id: string; uses: string }): FlowStep {
-  return {
-    concurrency: 1,
-    with: {},
-    retry: { maxAttempts: 1, backoff: 'exponential', delayMs: 1000, maxDelayMs: 600_000, jitter: false },
-    continueOnError: false,
-    location: `flows/test.yaml:1:1`,
-    ...over,
-  };
-}
-
-export function flow(steps: FlowStep[], over: Partial<Flow> = {}): Flow {
-  return {
-    name: 'test-flow',
-    instance: 'default',
-    on: { overlap: 'skip', missed: 'none', startup: false },
-    inputs: {},
-    env: {},
-    steps,
-    file: '/project/flows/test.yaml',
-    displayFile: 'flows/test.yaml',
-    baseDir: '/project',
-    ...over,
-  };
-}
+// One definition of the shapes, shared with the plain-JavaScript children (fixtures/engine-kit.mjs).
+export const step: (over: Partial<FlowStep> & { id: string; uses: string }) => FlowStep = kit.step;
+export const flow: (steps: FlowStep[], over?: Partial<Flow>) => Flow = kit.flow;
 
 /** An action from a run function, accepting any object input. */
 export function action(
