@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { createMediaStore } from '../../src/local/media/file-store.js';
 import type { MediaStore, MediaStoreOptions } from '../../src/local/media/types.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
-import { makeGif, makeNoise, makePdf, makePng, makeWebp } from './fixtures.js';
+import { makeGif, makeNoise, makePdf, makePng, makeWebp } from '../support/media.js';
 
 const png = makePng(240, 160);
 const gif2 = makeGif(16, 16, 2);

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as jpeg from 'jpeg-js';
 import { countGifFrames, isAnimatedImage } from '../../src/local/media/animation.js';
 import { makeJpegThumbnail } from '../../src/local/media/thumbnail.js';
-import { makeBmp, makeGif, makeJpeg, makePdf, makePng, makeWebp } from './fixtures.js';
+import { makeBmp, makeGif, makeJpeg, makePdf, makePng, makeWebp } from '../support/media.js';
 
 function decodeThumb(b64: string | undefined) {
   expect(b64).toBeTypeOf('string');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeJpegThumbnail } from '../../src/local/media/thumbnail.js';
 import { makeJpegThumbnailAsync, thumbnailThread } from '../../src/local/media/thumbnail-pool.js';
-import { makePdf, makePng } from './fixtures.js';
+import { makePdf, makePng } from '../support/media.js';
 
 describe('thumbnail worker', () => {
   it('makes the same thumbnail as the in-thread function, in a worker thread', async () => {

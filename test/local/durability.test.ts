@@ -16,7 +16,7 @@ import { spawnCli, type Proc } from '../support/spawn.js';
 import type { Message } from '../../src/api/types.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
 import { A, ALICE, B, BOB, conformanceConfig, startLocal } from '../support/local-service.js';
-import { makePdf } from './helpers/png.js';
+import { makePdf } from '../support/media.js';
 
 type Who = { idInstance: string; apiTokenInstance: string };
 

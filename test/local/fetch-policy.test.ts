@@ -16,7 +16,7 @@ import type { Clock } from '../../src/util/clock.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
 import { ALICE, localConfig, startLocal, T0, type LocalUnderTest } from '../support/local-service.js';
-import { makePdf } from './helpers/png.js';
+import { makePdf } from '../support/media.js';
 
 let dir: string;
 let files: FileServer;

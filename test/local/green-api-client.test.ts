@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
 import { A, ALICE, BOB } from '../support/local-service.js';
-import { makePng } from './helpers/png.js';
+import { makePng } from '../support/media.js';
 import { networkYaml } from '../support/network.js';
 
 let dir: string;

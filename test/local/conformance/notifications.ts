@@ -13,7 +13,7 @@ import {
   type TransportKind,
 } from '../../support/local-service.js';
 import { startFileServer, type FileServer } from '../../support/file-server.js';
-import { makePdf } from '../helpers/png.js';
+import { makePdf } from '../../support/media.js';
 import type { ManualClock } from '../../../src/util/clock.js';
 
 const REPLIER = '79004445566@c.us';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Message } from '../../../src/api/types.js';
 import { ALICE, BOB, conformanceConfig, NOBODY, T0, useLocal, type TransportKind } from '../../support/local-service.js';
 import { startFileServer, type FileServer } from '../../support/file-server.js';
-import { makePdf, makePng } from '../helpers/png.js';
+import { makePdf, makePng } from '../../support/media.js';
 
 export function sendFileSuite(kind: TransportKind) {
   describe('sendFileByUrl', () => {

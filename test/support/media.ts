@@ -1,6 +1,8 @@
 /**
- * Test fixtures built in memory: real images encoded with the same pure-JS
- * codecs users would meet (the file server is test/support/file-server.ts).
+ * Media built in memory for the tests of fetching, sniffing and thumbnails:
+ * real images encoded with the same pure-JS codecs users would meet, a
+ * minimal PDF, and noise no detector recognises. Served by
+ * ./file-server.ts.
  */
 import { PNG } from 'pngjs';
 import { GifWriter } from 'omggif';
