@@ -110,19 +110,18 @@ export class History {
 
   /** Outgoing messages sent at or after `sinceMs`, newest first. */
   lastOutgoing(sinceMs: number): Message[] {
-    const out: Message[] = [];
-    for (let i = this.outgoing.length - 1; i >= 0; i--) {
-      const r = this.outgoing[i]!;
-      if (r.sentAtMs >= sinceMs) out.push(this.render(r));
-    }
-    return out;
+    return this.newestSince(this.outgoing, sinceMs);
   }
 
   /** Incoming messages received at or after `sinceMs`, newest first. */
   lastIncoming(sinceMs: number): Message[] {
+    return this.newestSince(this.incoming, sinceMs);
+  }
+
+  private newestSince(list: readonly StoredMessage[], sinceMs: number): Message[] {
     const out: Message[] = [];
-    for (let i = this.incoming.length - 1; i >= 0; i--) {
-      const r = this.incoming[i]!;
+    for (let i = list.length - 1; i >= 0; i--) {
+      const r = list[i]!;
       if (r.sentAtMs >= sinceMs) out.push(this.render(r));
     }
     return out;
