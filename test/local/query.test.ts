@@ -3,28 +3,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/service.js';
+import { startLocal, type LocalUnderTest } from '../support/local-service.js';
 
 describe('lastOutgoingMessages query string', () => {
-  let service: LocalService;
+  let local: LocalUnderTest;
   let base: string;
-  let close: () => Promise<void>;
   beforeAll(async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-query-'));
     const config = LocalSchema.parse({
       dataDir: 'data',
       instances: [{ idInstance: '1101000001', apiTokenInstance: 'query-test-token', rateLimits: { lastOutgoingMessages: 0 } }],
     });
-    service = createLocalService(config, { baseDir: dir });
-    await service.start();
-    const l = await service.listen(0, '127.0.0.1');
-    close = l.close;
-    base = `${l.url}/waInstance1101000001/lastOutgoingMessages/query-test-token`;
+    local = await startLocal({ kind: 'http', dir, config });
+    base = `${local.url}/waInstance1101000001/lastOutgoingMessages/query-test-token`;
   });
-  afterAll(async () => {
-    await close();
-    await service.close();
-  });
+  afterAll(() => local.close());
 
   it.each([
     ['?minutes=60', 200, undefined],

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/service.js';
+import { startLocal, type LocalUnderTest } from '../support/local-service.js';
 
 const ID = '1101000001';
 const TOKEN = 'targets-token-123';
@@ -30,9 +30,8 @@ function raw(port: number, target: string, method = 'GET'): Promise<{ status: nu
 }
 
 describe('request-targets, route tables and static files', () => {
-  let service: LocalService;
+  let local: LocalUnderTest;
   let port: number;
-  let close: () => Promise<void>;
   beforeAll(async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-targets-'));
     mkdirSync(path.join(dir, 'public/.git'), { recursive: true });
@@ -45,16 +44,10 @@ describe('request-targets, route tables and static files', () => {
       dataDir: 'data',
       instances: [{ idInstance: ID, apiTokenInstance: TOKEN }],
     });
-    service = createLocalService(config, { baseDir: dir });
-    await service.start();
-    const l = await service.listen(0, '127.0.0.1');
-    port = l.port;
-    close = l.close;
+    local = await startLocal({ kind: 'http', dir, config });
+    port = Number(new URL(local.url).port);
   });
-  afterAll(async () => {
-    await close();
-    await service.close();
-  });
+  afterAll(() => local.close());
 
   const targets = [
     '//',

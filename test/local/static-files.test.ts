@@ -3,12 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSchema } from '../../src/local/config.js';
-import { createLocalService, type LocalService } from '../../src/local/service.js';
+import { startLocal, type LocalUnderTest } from '../support/local-service.js';
 
 describe('local.staticDir under /_local/static/', () => {
-  let service: LocalService;
+  let local: LocalUnderTest;
   let url: string;
-  let close: () => Promise<void>;
   beforeAll(async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-static-'));
     mkdirSync(path.join(dir, 'public/docs'), { recursive: true });
@@ -16,14 +15,10 @@ describe('local.staticDir under /_local/static/', () => {
     writeFileSync(path.join(dir, 'secret.txt'), 'outside');
     symlinkSync(path.join(dir, 'secret.txt'), path.join(dir, 'public/link.txt'));
     const config = LocalSchema.parse({ port: 0, staticDir: 'public', dataDir: 'data', instances: [] });
-    service = createLocalService(config, { baseDir: dir });
-    await service.start();
-    ({ url, close } = await service.listen(0, '127.0.0.1'));
+    local = await startLocal({ kind: 'http', dir, config });
+    url = local.url;
   });
-  afterAll(async () => {
-    await close();
-    await service.close();
-  });
+  afterAll(() => local.close());
 
   it('serves a file with its type', async () => {
     const res = await fetch(`${url}/_local/static/docs/brochure.pdf`);
