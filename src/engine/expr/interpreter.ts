@@ -1,7 +1,10 @@
 /**
- * Evaluates a parsed expression against a scope. Pure tree walking: the only
- * values reachable are the scope's plain data and what the documented
- * functions return.
+ * Evaluates a parsed expression of the flow expression language (`${{ ... }}`:
+ * paths into inputs, env, steps, item, index and run; comparisons, boolean
+ * logic, arithmetic and the documented functions of functions.ts) against a
+ * scope. Pure tree walking over the output of its own tokenizer and parser:
+ * no eval, Function or vm, and the only values reachable are the scope's
+ * plain data and what the documented functions return.
  */
 import { ExpressionError, ExpressionLimitError } from './errors.js';
 import { FunctionArgError, FunctionLimitError, getFunction, looseEquals, type FnContext } from './functions.js';

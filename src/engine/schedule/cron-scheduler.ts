@@ -70,6 +70,20 @@ interface Lane {
 }
 
 /**
+ * Schedules flows with `on.schedule` / `on.startup`. Policies, per flow:
+ * - `overlap: skip`: a slot that comes while a run of the flow is active (or
+ *   fires are waiting) is dropped with `schedule:skipped`.
+ * - `overlap: queue`: it waits and starts when the active run ends. At most
+ *   `queueLimit` (default 1) fires wait per flow; a newer fire takes the place
+ *   of the oldest waiting one (`schedule:skipped` for that one), so the next
+ *   run covers the latest slot. Waiting fires are persisted: a restart runs them.
+ * - `overlap: allow`: runs start regardless of active ones.
+ * - `missed` (slots that passed while the daemon was down, or while the
+ *   process was stalled): `none` reports them (`schedule:missed`, willRun
+ *   false); `last` runs once for the latest, through the overlap policy;
+ *   `all` runs each, oldest first, one at a time.
+ * - `startup: true`: one run at start(), through the overlap policy.
+ *
  * @example
  * const scheduler = createCronScheduler({ bus, state: store.kv('scheduler') });
  * for (const flow of flows) scheduler.add(flow, (info) => engine.start(flow, { trigger: info.trigger }).then((h) => h.done).then(() => {}));
