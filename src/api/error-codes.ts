@@ -121,6 +121,13 @@ export const ERROR_CATALOGUE = {
     template:
       "step '{step}' item {item}: a worker stopped during {action}; the call may have reached the service, so it is not made again (check the instance, then msgflow runs retry)",
   },
+  /**
+   * BullMQ executor: a worker stalled past its job lock finds the item taken
+   * over (another worker holds its call): it leaves the item, never calls.
+   */
+  ITEM_TAKEN_OVER: {
+    template: "step '{step}' item {item}: another worker took it over while this one was stalled; it is left to that worker",
+  },
   /** BullMQ executor: a worker could not work the item (after the job's attempts). */
   ITEM_WORKER_FAILED: { template: "step '{step}' item {item}: the workers could not work it: {reason}" },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },

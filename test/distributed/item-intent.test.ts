@@ -90,7 +90,7 @@ describe('#14: a writing item held by two workers is called once', () => {
     s.hold();
     const taken = s.b.process(job, undefined, false);
     await expect.poll(() => s.calls.length).toBe(1);
-    await expect(s.a.process(job, undefined, true)).rejects.toThrow(/taken over by another worker/);
+    await expect(s.a.process(job, undefined, true)).rejects.toMatchObject({ code: 'ITEM_TAKEN_OVER' });
     s.release();
     expect(await taken).toMatchObject({ kind: 'recorded', result: { status: 'succeeded' } });
     expect(s.calls).toEqual([7]);

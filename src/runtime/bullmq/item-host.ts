@@ -173,7 +173,7 @@ export class ItemHost {
       // A job never taken before that meets another's intent was starved past its lock and went on
       // elsewhere: it leaves the item to that worker (BullMQ drops a job whose lock is lost). A job
       // taken over meets the intent of the worker that died (or stalled) during the call.
-      if (firstTry) throw new FlowError('ENGINE_STOPPED', { reason: `item ${key} was taken over by another worker` });
+      if (firstTry) throw new FlowError('ITEM_TAKEN_OVER', { step: job.step, item: job.index });
       const r = await this.record(job, key, this.unknownOutcome(job, ctx), undefined);
       await this.releaseIntent(job, key, holder.token);
       return r;
