@@ -83,6 +83,11 @@ export class ManualClock implements Clock {
     return this.sleepers.length;
   }
 
+  /** When each pending sleeper wakes (clock ms), soonest first: lets a test wait for one particular sleep. */
+  wakeTimes(): number[] {
+    return this.sleepers.map((s) => s.at).sort((a, b) => a - b);
+  }
+
   /** Moves time forward and wakes due sleepers, yielding to the event loop between wakes. */
   async advance(ms: number): Promise<void> {
     const target = this.t + ms;

@@ -13,6 +13,7 @@ import {
   type TransportKind,
 } from '../../support/local-service.js';
 import { startFileServer, type FileServer } from '../../support/file-server.js';
+import { waitFor } from '../../support/wait.js';
 import { makePdf } from '../../support/media.js';
 import type { ManualClock } from '../../../src/util/clock.js';
 
@@ -50,6 +51,16 @@ export function notificationsSuite(kind: TransportKind) {
       const r = await h.call('receiveNotification', undefined, { query: { receiveTimeout: String(receiveTimeout) } });
       expect(r.statusCode).toBe(200);
       return r.body as ReceivedNotification | null;
+    }
+    /**
+     * receiveNotification(timeout) once the service waits on it: its sleep until now + timeout
+     * is on the service clock (over HTTP the request may still be on its way).
+     */
+    async function receiving(receiveTimeout: number): Promise<{ answer: Promise<ReceivedNotification | null> }> {
+      const until = h.clock.now() + receiveTimeout * 1000;
+      const answer = receive(receiveTimeout);
+      await waitFor('receiveNotification to wait on the service clock', () => h.clock.wakeTimes().includes(until));
+      return { answer };
     }
     async function del(receiptId: number) {
       return h.call('deleteNotification', undefined, { pathParams: [String(receiptId)] });
@@ -205,13 +216,12 @@ export function notificationsSuite(kind: TransportKind) {
     });
 
     it('receiveNotification waits up to receiveTimeout (service clock) and wakes as soon as one arrives; null after the timeout', async () => {
-      const waiting = receive(30);
+      const { answer: waiting } = await receiving(30);
       await h.clock.advance(29_000);
       await h.admin('incoming', { chatId: ALICE, typeMessage: 'textMessage', textMessage: 'now' });
       expect((await waiting)?.body).toMatchObject({ typeWebhook: 'incomingMessageReceived' });
       await del((await receive())!.receiptId);
-      const empty = receive(5);
-      await new Promise((r) => setTimeout(r, 20));
+      const { answer: empty } = await receiving(5);
       await h.clock.advance(5000);
       expect(await empty).toBeNull();
     });
@@ -237,8 +247,7 @@ export function notificationsSuite(kind: TransportKind) {
     it('a notification not received within 24 h is dropped', async () => {
       await h.admin('incoming', { chatId: ALICE, typeMessage: 'textMessage', textMessage: 'old' });
       await h.clock.advance(24 * 3600_000 + 1);
-      const empty = receive(5);
-      await new Promise((r) => setTimeout(r, 20));
+      const { answer: empty } = await receiving(5);
       await h.clock.advance(5000);
       expect(await empty).toBeNull();
     });
