@@ -66,7 +66,7 @@ async function incoming(text: string) {
 async function until(done: () => boolean) {
   // Bounded by wall time, not by a count of steps: on a loaded machine a push's
   // HTTP round trip may span many steps of the virtual clock.
-  const end = Date.now() + 30_000;
+  const end = Date.now() + 60_000;
   while (!done() && Date.now() < end) {
     await new Promise((r) => setTimeout(r, 10));
     await h.clock.advance(1000);
