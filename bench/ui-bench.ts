@@ -11,13 +11,13 @@
  *   node --import tsx bench/ui-bench.ts [--runs 10000] [--items 100000] [--duration 10]
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { chromium } from 'playwright-core';
 import { createLowdbStore } from '../src/store/lowdb-store.js';
+import { CHROMIUM, haveChromium, launchChromium } from '../test/support/chromium.js';
 import type { ItemResult, RunRecord } from '../src/store/types.js';
 
 const { values } = parseArgs({
@@ -157,22 +157,9 @@ try {
   const t = Date.now();
   await fetch(`${server.url}/api/runs?limit=50`);
   console.log(`first /api/runs (loads the history into the index): ${Date.now() - t} ms`);
-  const chromiumPath = process.env.MSGFLOW_CHROMIUM ?? '/usr/bin/chromium';
-  if (existsSync(chromiumPath)) {
-    const profile = mkdtempSync(path.join(tmpdir(), 'msgflow-chromium-'));
-    const ctx = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-        '--disable-sync',
-      ],
-    });
+  if (haveChromium()) {
+    const browser = await launchChromium();
+    const ctx = browser.context;
     const page = await ctx.newPage();
     const paints: Array<Record<string, number>> = [];
     for (let i = 0; i < 5; i++) {
@@ -189,10 +176,9 @@ try {
       await page.goto('about:blank');
     }
     console.log('Runs page (ms from navigation start):', paints);
-    await ctx.close();
-    rmSync(profile, { recursive: true, force: true });
+    await browser.close();
   } else {
-    console.log(`no Chromium at ${chromiumPath}: first paint not measured`);
+    console.log(`no Chromium at ${CHROMIUM}: first paint not measured`);
   }
   // The machine's floor: a static file from memory, same connections, same server.
   console.log('baseline GET /assets/app.css', await cannon(`${server.url}/assets/app.css`, 10));

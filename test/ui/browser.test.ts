@@ -5,47 +5,21 @@
  * a flow description with markup shown as text. Screenshots of each page go
  * to test/artifacts/ (git-ignored).
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { identityOf } from '../../src/runtime/clients.js';
 import { post, startProject, type Project } from './helpers.js';
 import { waitFor } from '../support/wait.js';
+import { CHROMIUM, haveChromium as chromiumInstalled, launchChromium } from '../support/chromium.js';
 
-const CHROMIUM = process.env.MSGFLOW_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
-const haveChromium = existsSync(CHROMIUM);
+const haveChromium = chromiumInstalled();
 if (!haveChromium) {
   console.warn(
     `test/ui/browser.test.ts: skipped: no Chromium at ${CHROMIUM}. Install it with: apt-get update && apt-get install -y chromium (or set MSGFLOW_CHROMIUM)`,
   );
-}
-
-export async function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
-  const profile = mkdtempSync(path.join(tmpdir(), 'msgflow-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-  });
-  return {
-    context,
-    async close() {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
 }
 
 // CI sets MSGFLOW_REQUIRE_CHROMIUM=1 (.ci/run installs chromium): there a missing browser fails instead of skipping.
@@ -64,7 +38,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     p = await startProject();
-    browser = await launchChromium();
+    browser = await launchChromium({ width: 1280, height: 800 });
     page = await browser.context.newPage();
     page.on('pageerror', (e) => pageErrors.push(e.message));
   }, 60_000);
