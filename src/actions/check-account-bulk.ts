@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { RateLimitError } from '../api/errors.js';
 import type { CheckAccountResponse } from '../api/types.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
+import type { DurableState } from '../store/types.js';
 import { formatDuration } from '../util/duration.js';
 import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
@@ -415,23 +416,41 @@ async function honourPause(ctx: ActionContext, job: Job): Promise<void> {
   await job.counters.waitingFor(() => ctx.wait({ until: p.until, reason: p.reason, key: `checkAccount-pause-${p.until}` }));
 }
 
-async function startPause(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, e: RateLimitError): Promise<void> {
-  const pauses = ctx.shared(PAUSES_NAMESPACE);
-  const key = pauseKey(ctx.instance.identity);
-  const since = ctx.clock.now();
+/**
+ * Raises the instance-wide checkAccount pause after rate_limit_exceeded, or
+ * extends the one in force: `minMs` or the service's Retry-After from `since`,
+ * whichever is longer, and never shorter than a pause already raised. The one
+ * record that this job, the BullMQ workers, `msgflow pauses` and the dashboard
+ * read. `byWorker`: raised by a worker's item rather than a job.
+ */
+export async function raiseCheckPause(
+  pauses: DurableState,
+  instance: { name: string; identity: string },
+  o: { since: number; minMs: number; retryAfterMs: number; byWorker?: boolean },
+): Promise<CheckPause> {
+  const key = pauseKey(instance.identity);
   const current = await pauses.get<CheckPause>(key);
-  const until = Math.max(since + Math.max(input.pause, e.retryAfterMs), current?.until ?? 0);
-  const reason = `checkAccount paused by rate_limit_exceeded on instance '${ctx.instance.name}' until ${new Date(until).toISOString()} (${formatDuration(until - since)}; the service asked ${formatDuration(e.retryAfterMs)})`;
+  const until = Math.max(o.since + Math.max(o.minMs, o.retryAfterMs), current?.until ?? 0);
+  const why = o.byWorker ? 'raised by a worker' : `${formatDuration(until - o.since)}; the service asked ${formatDuration(o.retryAfterMs)}`;
   const record: CheckPause = {
-    instance: ctx.instance.name,
-    identity: ctx.instance.identity,
+    instance: instance.name,
+    identity: instance.identity,
     scope: 'checkAccount',
     until,
-    since,
-    retryAfterMs: e.retryAfterMs,
-    reason,
+    since: o.since,
+    retryAfterMs: o.retryAfterMs,
+    reason: `checkAccount paused by rate_limit_exceeded on instance '${instance.name}' until ${new Date(until).toISOString()} (${why})`,
   };
   await pauses.set(key, record);
+  return record;
+}
+
+async function startPause(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, e: RateLimitError): Promise<void> {
+  const { until } = await raiseCheckPause(ctx.shared(PAUSES_NAMESPACE), ctx.instance, {
+    since: ctx.clock.now(),
+    minMs: input.pause,
+    retryAfterMs: e.retryAfterMs,
+  });
   job.tally.pauses++;
   await ctx.state.set('pauses', job.tally.pauses);
   ctx.emit('checkAccount.paused', { instance: ctx.instance.name, identity: ctx.instance.identity, until, retryAfterMs: e.retryAfterMs });

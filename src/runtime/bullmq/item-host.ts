@@ -22,7 +22,7 @@ import { randomUUID } from 'node:crypto';
 import { FlowError, MsgflowError, RateLimitError } from '../../api/errors.js';
 import { METHOD_SPECS } from '../../api/methods.js';
 import type { InstanceApi } from '../../api/types.js';
-import { PAUSES_NAMESPACE, pauseKey } from '../../actions/check-account-bulk.js';
+import { PAUSES_NAMESPACE, pauseKey, raiseCheckPause } from '../../actions/check-account-bulk.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { ExprScope } from '../../engine/expr/interpreter.js';
@@ -362,21 +362,12 @@ export class ItemHost {
 
   /** The instance-wide pause, in the one record `msgflow pauses` and checkAccount.bulk read. */
   private async raisePause(flow: Flow, identity: string, e: RateLimitError): Promise<number> {
-    const pauses = this.d.store.kv(`shared:${PAUSES_NAMESPACE}`);
-    const since = this.d.clock.now();
-    const current = await pauses.get<{ until: number }>(pauseKey(identity));
-    const until = Math.max(since + Math.max(CHECK_ACCOUNT_PAUSE_MS, e.retryAfterMs), current?.until ?? 0);
-    const reason = `checkAccount paused by rate_limit_exceeded on instance '${flow.instance}' until ${new Date(until).toISOString()} (raised by a worker)`;
-    await pauses.set(pauseKey(identity), {
-      instance: flow.instance,
-      identity,
-      scope: 'checkAccount',
-      until,
-      since,
-      retryAfterMs: e.retryAfterMs,
-      reason,
-    });
-    this.d.logger.warn(reason, { instance: flow.instance });
-    return until;
+    const pause = await raiseCheckPause(
+      this.d.store.kv(`shared:${PAUSES_NAMESPACE}`),
+      { name: flow.instance, identity },
+      { since: this.d.clock.now(), minMs: CHECK_ACCOUNT_PAUSE_MS, retryAfterMs: e.retryAfterMs, byWorker: true },
+    );
+    this.d.logger.warn(pause.reason, { instance: flow.instance });
+    return pause.until;
   }
 }
