@@ -299,6 +299,11 @@ interface Row {
   note: string;
 }
 
+/** A row before (or without) its figures. */
+function blankRow(job: string, driver: string, n: number, note = ''): Row {
+  return { job, driver, records: n.toLocaleString('en'), perSec: '-', wall: '-', rss: '-', bytes: '-', note };
+}
+
 function printTable(rows: Row[]): void {
   const head: Row = {
     job: 'job',
@@ -349,17 +354,7 @@ async function parent(): Promise<void> {
   for (const n of values.kill ? sizes.slice(0, 1) : sizes) {
     if (!hasPopulation && n > 100_000) {
       for (const job of jobs)
-        for (const driver of drivers)
-          rows.push({
-            job: jobName[job],
-            driver,
-            records: n.toLocaleString('en'),
-            perSec: '-',
-            wall: '-',
-            rss: '-',
-            bytes: '-',
-            note: 'skipped: needs local.network.population',
-          });
+        for (const driver of drivers) rows.push(blankRow(jobName[job], driver, n, 'skipped: needs local.network.population'));
       continue;
     }
     for (const driver of drivers) {
@@ -367,16 +362,7 @@ async function parent(): Promise<void> {
         const prefix = `msgflow-bench:${randomBytes(4).toString('hex')}:`;
         const service = values.kill ? await countingService(await mkdtemp(join(tmpdir(), 'msgflow-benchsvc-')), n) : undefined;
         const dir = await makeProject(n, driver, { prefix, ...(service ? { apiUrl: service.url } : {}) });
-        const row: Row = {
-          job: jobName[job],
-          driver,
-          records: n.toLocaleString('en'),
-          perSec: '-',
-          wall: '-',
-          rss: '-',
-          bytes: '-',
-          note: '',
-        };
+        const row = blankRow(jobName[job], driver, n);
         try {
           let result: ChildResult | undefined;
           let rss = 0;
