@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ALICE, conformanceConfig, startLocal, type LocalUnderTest } from '../support/local-service.js';
 import type { ManualClock } from '../../src/util/clock.js';
+import { waitFor } from '../support/wait.js';
 
 interface Receiver {
   url: string;
@@ -103,8 +104,10 @@ it('while a webhookUrl is set, receiveNotification answers null; emptying it bri
   receiver.failNext.push(500, 500, 500, 500, 500, 500, 500, 500);
   await h.call('setSettings', { webhookUrl: receiver.url });
   await incoming('waiting');
+  const asleepUntil = h.clock.now() + 5000;
   const r = h.call('receiveNotification', undefined, { query: { receiveTimeout: '5' } });
-  await new Promise((res) => setTimeout(res, 20));
+  // Over HTTP the request may still be on its way: advance only once the service sleeps on it.
+  await waitFor('receiveNotification to wait on the service clock', () => h.clock.wakeTimes().includes(asleepUntil));
   await h.clock.advance(5000);
   expect((await r).body).toBeNull();
   await h.call('setSettings', { webhookUrl: '' });
