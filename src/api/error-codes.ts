@@ -145,6 +145,13 @@ export const ERROR_CATALOGUE = {
   UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },
   UI_NOT_FOUND: { status: 404, template: '{what} not found' },
   UI_CONFLICT: { status: 409, template: '{reason}' },
+  /** One client address holds as many event streams (`GET /api/events`) as it may. */
+  UI_STREAMS_PER_CLIENT: {
+    status: 429,
+    template: 'this client address already holds {limit} event streams, the most it may: close one (a page, a msgflow run) first',
+  },
+  /** The dashboard holds as many event streams as it serves in all. */
+  UI_STREAMS_FULL: { status: 503, template: 'the dashboard already serves {limit} event streams, the most it serves: retry later' },
   /** `msgflow run` handed its run to the daemon's API, which answered with an error. */
   DAEMON_API_REFUSED: { template: "the daemon's dashboard at {url} refused the run: {message} ({code})" },
   /** `msgflow run` could not reach the daemon's dashboard, or lost it while following the run. */
