@@ -37,6 +37,8 @@ export const ERROR_CATALOGUE = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, template: "Content-Type must be application/json, got '{got}'" },
   MALFORMED_JSON: { status: 400, template: 'Validation failed. Details: request body is not valid JSON ({reason})' },
   BODY_NOT_OBJECT: { status: 400, template: 'Validation failed. Details: request body must be a JSON object' },
+  /** A JSON body nested deeper than util/http-body.ts MAX_JSON_DEPTH. */
+  BODY_TOO_DEEP: { status: 400, template: 'Validation failed. Details: request body is {reason}' },
   /** A request-target that is not a path this service can read (`//`, a backslash, ...). */
   BAD_REQUEST_TARGET: { status: 400, template: 'bad request target: {reason}' },
   PAYLOAD_TOO_LARGE: { status: 413, template: 'request body is larger than {limit} bytes' },

@@ -10,7 +10,7 @@ import type { Logger } from '../util/logger.js';
 import { pipeline } from 'node:stream/promises';
 import { JSON_HEADERS } from './request.js';
 import { isFileBody, type LocalRequest, type LocalResponse } from './types.js';
-import { readBodyLimited } from '../util/http-body.js';
+import { guardExpectContinue, readBodyLimited, refuseBody } from '../util/http-body.js';
 
 export interface HttpListener {
   /** e.g. `http://127.0.0.1:7070` */
@@ -33,6 +33,7 @@ interface Handler {
 
 export async function listenHttp(service: Handler, opts: ListenOptions): Promise<HttpListener> {
   const server = http.createServer((req, res) => void onRequest(service, opts, req, res));
+  guardExpectContinue(server, opts.maxBodyBytes, (req, res) => tooLarge(req, res, opts.maxBodyBytes));
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 30_000;
   server.requestTimeout = 60_000;
@@ -59,8 +60,6 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
 
 async function onRequest(service: Handler, opts: ListenOptions, req: http.IncomingMessage, res: http.ServerResponse) {
   try {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > opts.maxBodyBytes) return tooLarge(req, res, opts.maxBodyBytes);
     const body = await readBodyLimited(req, opts.maxBodyBytes);
     if (body === 'too-large') return tooLarge(req, res, opts.maxBodyBytes);
     const target = parseTarget(req.url ?? '/');
@@ -130,11 +129,7 @@ export function parseTarget(raw: string): { pathname: string; searchParams: URLS
 
 /** 413, then close the connection: the rest of the body is not worth reading. */
 function tooLarge(req: http.IncomingMessage, res: http.ServerResponse, limit: number) {
-  const body = JSON.stringify({ message: new MsgflowError('PAYLOAD_TOO_LARGE', { limit }).message });
-  res.writeHead(413, { ...JSON_HEADERS, connection: 'close', 'content-length': Buffer.byteLength(body) });
-  res.end(body, () => req.socket.destroy());
-  // Keep reading (and dropping) until the socket goes, so the client sees the answer rather than a reset.
-  req.resume();
+  refuseBody(req, res, 413, JSON_HEADERS, JSON.stringify({ message: new MsgflowError('PAYLOAD_TOO_LARGE', { limit }).message }));
 }
 
 function send(req: http.IncomingMessage, res: http.ServerResponse, answer: LocalResponse) {

@@ -132,7 +132,10 @@ export function buildRoutes(d: RouteDeps): Route[] {
       method: 'POST',
       pattern: /^\/api\/flows\/([^/]+)\/runs$/,
       writes: true,
-      handler: async (req, res, m) => json(res, 201, await startRun(ctx, decode(m[1]!), await readBody(req))),
+      handler: async (req, res, m) => {
+        const body = await readBody(req, res);
+        if (body) json(res, 201, await startRun(ctx, decode(m[1]!), body.value));
+      },
     },
     {
       method: 'POST',

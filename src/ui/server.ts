@@ -23,7 +23,8 @@ import { createRunIndex, type RunIndex } from './run-index.js';
 import { checkBind, crossSiteReason, hasToken, hostHeaderAllowed, isLoopbackHost } from './safety.js';
 import { createReachability } from './health.js';
 import { createInstanceProbe, type InstanceProbe } from './instances.js';
-import { SECURITY_HEADERS, sendJson } from './http.js';
+import { MAX_BODY, refuseLargeBody, SECURITY_HEADERS, sendJson } from './http.js';
+import { guardExpectContinue } from '../util/http-body.js';
 import { buildRoutes, type Route } from './routes.js';
 
 export interface UiServerOptions {
@@ -127,6 +128,8 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const server: Server = createServer((req, res) => {
     handle(dispatch, req, res).catch((e) => answerError(req, res, e, opts.logger));
   });
+  // A body announced over 1 MiB is refused before the client sends it.
+  guardExpectContinue(server, MAX_BODY, refuseLargeBody);
   // SSE streams stay open: keep-alive timeouts must not cut them.
   server.requestTimeout = 0;
   server.headersTimeout = 30_000;
