@@ -41,6 +41,8 @@ export const ERROR_CATALOGUE = {
   BODY_TOO_DEEP: { status: 400, template: 'Validation failed. Details: request body is {reason}' },
   /** A request-target that is not a path this service can read (`//`, a backslash, ...). */
   BAD_REQUEST_TARGET: { status: 400, template: 'bad request target: {reason}' },
+  /** A request node's HTTP parser cannot read (unknown method, bad Content-Length, raw non-ASCII byte in the target). */
+  MALFORMED_REQUEST: { status: 400, template: 'malformed request: {reason}' },
   PAYLOAD_TOO_LARGE: { status: 413, template: 'request body is larger than {limit} bytes' },
   TOO_MANY_REQUESTS: { status: 429, template: '{method}: more than {limit} requests per second; retry after {retryAfter}s' },
   FILE_NOT_FOUND: { status: 404, template: 'file not found or expired' },

@@ -33,11 +33,23 @@ export interface RawOptions {
   before?: (x: RawExchange) => boolean;
 }
 
+/** The responses in `text`, one after another: each head, then its body by Content-Length (else to the end). */
 function view(text: string, ended: RawExchange['ended']): RawExchange {
-  const statuses = [...text.matchAll(/(?:^|\r\n)HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
-  const last = text.lastIndexOf('HTTP/1.1 ');
-  const head = last < 0 ? -1 : text.indexOf('\r\n\r\n', last);
-  return { text, statuses, ended, lastBody: head < 0 ? '' : text.slice(head + 4) };
+  const statuses: number[] = [];
+  let lastBody = '';
+  let at = 0;
+  while (at < text.length) {
+    const m = /^HTTP\/1\.1 (\d{3}) /.exec(text.slice(at, at + 13));
+    const headEnd = text.indexOf('\r\n\r\n', at);
+    if (!m || headEnd < 0) break;
+    statuses.push(Number(m[1]));
+    const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(at, headEnd));
+    const bodyStart = headEnd + 4;
+    const bodyEnd = Number(m[1]) < 200 ? bodyStart : length ? bodyStart + Number(length[1]) : text.length;
+    lastBody = text.slice(bodyStart, bodyEnd);
+    at = bodyEnd;
+  }
+  return { text, statuses, ended, lastBody };
 }
 
 /** Writes `chunks` on a new connection to 127.0.0.1:port and reads the answer (see RawExchange). */
