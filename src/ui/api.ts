@@ -11,6 +11,8 @@ import type { Flow } from '../engine/flow/types.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-execution.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';
+import { holdsNonFinite } from '../engine/flow/inputs.js';
+import { RESERVED_KEYS } from '../util/config-issues.js';
 import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
 import type { InstanceProbe } from './instances.js';
 import type { RunIndex } from './run-index.js';
@@ -206,10 +208,14 @@ async function readRunDetail(ctx: ApiContext, run: RunRecord) {
 export function inputsToOverrides(ctx: ApiContext, flow: Flow, body: unknown): Record<string, string> {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw bad('inputs', 'expected a JSON object of input names to values');
-  const out: Record<string, string> = {};
+  // No prototype: an input named `__proto__` is a key (refused by name), not a silent no-op.
+  const out = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
     const field = `inputs.${name}`;
+    if (RESERVED_KEYS.has(name)) throw bad(field, `'${name}' cannot be an input name: it names JavaScript object internals`);
     if (value === null || value === undefined) throw bad(field, 'expected a value, got null');
+    // JSON.parse reads 1e999 as Infinity, which JSON would store as null.
+    if (holdsNonFinite(value)) throw bad(field, 'holds a number too large to store (e.g. 1e999): JSON would keep it as null');
     let raw: string;
     if (typeof value === 'string') raw = value;
     else if (typeof value === 'number' || typeof value === 'boolean') raw = String(value);

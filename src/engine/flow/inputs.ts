@@ -11,6 +11,8 @@ import { FlowError, MsgflowError } from '../../api/errors.js';
 import { readDataFile } from './data-file.js';
 import type { Flow, FlowInputDef } from './types.js';
 import { didYouMean } from '../registry/suggest.js';
+import { RESERVED_KEYS } from '../../util/config-issues.js';
+import { nestedDeeperThan, tooDeepReason } from '../../util/http-body.js';
 
 /** A `--input` the command line got wrong (unknown name, value of the wrong type): exit code 2. */
 function inputArgError(flow: Flow, name: string, reason: string, cause?: unknown): MsgflowError {
@@ -26,6 +28,28 @@ function inputError(flow: Flow, name: string, reason: string, cause?: unknown): 
 }
 
 /**
+ * Whether `value` holds a number JSON cannot keep (Infinity from `1e999`,
+ * NaN): stored, it would silently become `null`. Iterative, over a value
+ * already known to be at most MAX_JSON_DEPTH deep.
+ */
+export function holdsNonFinite(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'number' && !Number.isFinite(v)) return true;
+    if (v !== null && typeof v === 'object') stack.push(...(Array.isArray(v) ? v : Object.values(v)));
+  }
+  return false;
+}
+
+/** Why an array or object input cannot be stored as it is, or undefined. */
+function unstorable(v: unknown): string | undefined {
+  if (nestedDeeperThan(v)) return tooDeepReason();
+  if (holdsNonFinite(v)) return 'holds a number too large to store (e.g. 1e999): JSON would keep it as null';
+  return undefined;
+}
+
+/**
  * Turns a command-line string into the input's declared type.
  *
  * @example coerceInput('42', 'number') // 42
@@ -35,6 +59,7 @@ export function coerceInput(raw: string, type: FlowInputDef['type']): unknown {
     case 'number': {
       const n = Number(raw);
       if (raw.trim() === '' || Number.isNaN(n)) throw new Error(`'${raw}' is not a number`);
+      if (!Number.isFinite(n)) throw new Error(`'${raw}' is too large to store as a number (JSON would keep it as null)`);
       return n;
     }
     case 'boolean': {
@@ -59,6 +84,8 @@ export function coerceInput(raw: string, type: FlowInputDef['type']): unknown {
       }
       if (type === 'array' && !Array.isArray(v)) throw new Error(`'${raw}' is not a JSON array`);
       if (type === 'object' && (v === null || typeof v !== 'object' || Array.isArray(v))) throw new Error(`'${raw}' is not a JSON object`);
+      const why = unstorable(v);
+      if (why) throw new Error(`the JSON value ${why}`);
       return v;
     }
     default:
@@ -70,6 +97,7 @@ export function coerceInput(raw: string, type: FlowInputDef['type']): unknown {
 export function checkInputNames(flow: Flow, overrides: Record<string, string>): void {
   const names = Object.keys(flow.inputs);
   for (const key of Object.keys(overrides)) {
+    if (RESERVED_KEYS.has(key)) throw inputArgError(flow, key, `'${key}' cannot be an input name: it names JavaScript object internals`);
     if (!Object.hasOwn(flow.inputs, key)) {
       const list = names.length ? `it declares ${names.join(', ')}` : 'it declares no inputs';
       throw inputArgError(flow, key, `flow '${flow.name}' has no input '${key}'${didYouMean(key, names)}: ${list}`);
