@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 import { startProject, type Project } from './helpers.js';
 
 const TYPED = `name: typed
@@ -59,7 +60,9 @@ describe('inputs JSON or JavaScript would change', () => {
       expect(r.body.error.message, json).toMatch(/too large to store/);
     }
     // A string input takes the text as it is.
-    expect((await startWith('{"note":"1e999"}')).status).toBe(201);
+    const note = await startWith('{"note":"1e999"}');
+    expect(note.status).toBe(201);
+    await waitFor('the run to end', async () => (await p.runtime.engine.getRun(note.body.runId))?.status === 'succeeded');
   });
 
   it('the API refuses a JSON input given as text nested 5,000 deep, naming the input and the limit', async () => {

@@ -3,7 +3,7 @@
  * declared data file, inline value or default.
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
@@ -116,6 +116,63 @@ export function fileOverridesFrom(flow: Flow, overrides: Record<string, string>,
     if (flow.inputs[name]?.file !== undefined) out[name] = path.resolve(cwd, raw);
   }
   return out;
+}
+
+/** The folder of the project every flow's data files may come from. */
+export const DATA_DIR = 'data';
+
+/**
+ * The data folders of an input declared with `file:`: the project's `data/`
+ * folder, and the folder of the declared file when that is a folder inside
+ * the project other than the project itself (`data/leads.csv` → `data/`,
+ * `lists/leads.csv` → `lists/`, `leads.csv` → only `data/`). Absolute paths.
+ */
+export function dataFolders(flow: Flow, name: string): string[] {
+  const folders = [path.resolve(flow.baseDir, DATA_DIR)];
+  const declared = flow.inputs[name]?.file;
+  if (declared !== undefined) {
+    const dir = path.dirname(path.resolve(flow.baseDir, declared));
+    const rel = path.relative(flow.baseDir, dir);
+    if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) && !folders.includes(dir)) folders.push(dir);
+  }
+  return folders;
+}
+
+/** The real path (symlinks followed) of `p`, or `p` itself when it does not exist (yet). */
+async function real(p: string): Promise<string> {
+  return realpath(p).catch(() => p);
+}
+
+/**
+ * Whether `file` may feed the input `name` of a run started over the API, and
+ * be previewed by the dashboard: the input's declared file itself, or a file
+ * inside one of its data folders (see dataFolders), symlinks followed, so a
+ * link in `data/` to `config.yaml` is outside.
+ */
+export async function inDataFolders(flow: Flow, name: string, file: string): Promise<boolean> {
+  const target = await real(path.resolve(file));
+  const declared = flow.inputs[name]?.file;
+  if (declared !== undefined && target === (await real(path.resolve(flow.baseDir, declared)))) return true;
+  for (const folder of dataFolders(flow, name)) {
+    const rel = path.relative(await real(folder), target);
+    if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) return true;
+  }
+  return false;
+}
+
+/**
+ * For a run about to start: each input read from a data file, with whether
+ * that file is in the input's data folders (its preview may be shown);
+ * undefined when the flow reads no data file.
+ */
+export async function dataInputsOf(flow: Flow, overrides: Record<string, string>): Promise<Record<string, boolean> | undefined> {
+  const out: Record<string, boolean> = {};
+  for (const [name, def] of Object.entries(flow.inputs)) {
+    if (def.file === undefined) continue;
+    const file = Object.hasOwn(overrides, name) ? path.resolve(overrides[name]!) : path.resolve(flow.baseDir, def.file);
+    out[name] = await inDataFolders(flow, name, file);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /**
