@@ -37,8 +37,12 @@ export const ERROR_CATALOGUE = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, template: "Content-Type must be application/json, got '{got}'" },
   MALFORMED_JSON: { status: 400, template: 'Validation failed. Details: request body is not valid JSON ({reason})' },
   BODY_NOT_OBJECT: { status: 400, template: 'Validation failed. Details: request body must be a JSON object' },
+  /** A JSON body nested deeper than util/http-body.ts MAX_JSON_DEPTH. */
+  BODY_TOO_DEEP: { status: 400, template: 'Validation failed. Details: request body is {reason}' },
   /** A request-target that is not a path this service can read (`//`, a backslash, ...). */
   BAD_REQUEST_TARGET: { status: 400, template: 'bad request target: {reason}' },
+  /** A request node's HTTP parser cannot read (unknown method, bad Content-Length, raw non-ASCII byte in the target). */
+  MALFORMED_REQUEST: { status: 400, template: 'malformed request: {reason}' },
   PAYLOAD_TOO_LARGE: { status: 413, template: 'request body is larger than {limit} bytes' },
   TOO_MANY_REQUESTS: { status: 429, template: '{method}: more than {limit} requests per second; retry after {retryAfter}s' },
   FILE_NOT_FOUND: { status: 404, template: 'file not found or expired' },
@@ -145,6 +149,13 @@ export const ERROR_CATALOGUE = {
   UI_BAD_REQUEST: { status: 400, template: '{field}: {reason}' },
   UI_NOT_FOUND: { status: 404, template: '{what} not found' },
   UI_CONFLICT: { status: 409, template: '{reason}' },
+  /** One client address holds as many event streams (`GET /api/events`) as it may. */
+  UI_STREAMS_PER_CLIENT: {
+    status: 429,
+    template: 'this client address already holds {limit} event streams, the most it may: close one (a page, a msgflow run) first',
+  },
+  /** The dashboard holds as many event streams as it serves in all. */
+  UI_STREAMS_FULL: { status: 503, template: 'the dashboard already serves {limit} event streams, the most it serves: retry later' },
   /** `msgflow run` handed its run to the daemon's API, which answered with an error. */
   DAEMON_API_REFUSED: { template: "the daemon's dashboard at {url} refused the run: {message} ({code})" },
   /** `msgflow run` could not reach the daemon's dashboard, or lost it while following the run. */

@@ -37,7 +37,8 @@ export function parsePositiveInt(value: string | undefined, flag: string): numbe
 
 /** `--input key=value` pairs into a record; a pair without `=` is a usage error. */
 export function parseInputs(pairs: string[] | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: `-i __proto__=x` is a key like any other (refused by name), not a silent no-op.
+  const out = Object.create(null) as Record<string, string>;
   for (const pair of pairs ?? []) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new UsageError(`--input expects key=value, got '${pair}'`);

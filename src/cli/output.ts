@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
 import { scrub } from '../util/secrets.js';
+import { escapeControl } from '../util/printable.js';
 import type { EngineBus } from '../engine/events.js';
 import { createCliReporter, type CliReporter } from '../engine/progress/cli-reporter.js';
 import type { OutputStream } from '../engine/progress/progress-reporter.js';
@@ -65,13 +66,13 @@ export function safeWrite(stream: NodeJS.WritableStream, text: string): void {
 
 /**
  * An Io over two streams that prints as the process does (secrets scrubbed,
- * a closed pipe dropped): what `msgflow` uses for stdout/stderr, and what a
+ * control characters shown rather than obeyed, a closed pipe dropped): what `msgflow` uses for stdout/stderr, and what a
  * test or an embedding program gives runCli to capture the same output.
  */
 export function streamIo(stdout: Io['stdout'], stderr: Io['stderr'], where: Pick<Io, 'cwd' | 'env'> = {}): Io {
   return {
-    out: (t) => safeWrite(stdout, scrub(t) + '\n'),
-    err: (t) => safeWrite(stderr, scrub(t) + '\n'),
+    out: (t) => safeWrite(stdout, escapeControl(scrub(t)) + '\n'),
+    err: (t) => safeWrite(stderr, escapeControl(scrub(t)) + '\n'),
     stdout,
     stderr,
     ...where,

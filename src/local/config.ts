@@ -2,6 +2,7 @@
  * The `local:` section of config.yaml: msgflow's built-in implementation of
  * the instance API and the simulated messenger network behind it.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { USERNAME_RE } from '../api/chat-id.js';
 import { API_METHODS, type ApiMethod } from '../api/methods.js';
@@ -61,7 +62,7 @@ export const LocalInstanceSchema = z.strictObject({
    * @default authorized
    */
   state: z.enum(INSTANCE_STATES).default('authorized'),
-  /** The account's own phone number (its `wid` is `<phone>@c.us`). @default the idInstance's digits */
+  /** The account's own phone number (its `wid` is `<phone>@c.us`). @default a number derived from the idInstance, never the id itself (see defaultPhone) */
   phone: digits.optional(),
   /**
    * Initial settings, as setSettings takes them (e.g. `incomingWebhook: yes`,
@@ -84,6 +85,19 @@ export const LocalInstanceSchema = z.strictObject({
   /** Seed file (YAML or JSON) with chats and messages; relative to the config file. */
   seed: z.string().optional(),
 });
+
+/**
+ * The own number of a local instance without `phone`: `7999` and 7 digits of
+ * a hash of its id, the same at every start. Not the id itself: the number
+ * goes where anyone reads it (`instanceData.wid` of every notification, and so
+ * the run records of the flows it starts; getSettings), the id must not.
+ *
+ * @example defaultPhone('1101000001') // '7999' followed by 7 digits
+ */
+export function defaultPhone(idInstance: string): string {
+  const n = createHash('sha256').update(`msgflow local phone ${idInstance}`).digest().readUInt32BE(0) % 10_000_000;
+  return `7999${String(n).padStart(7, '0')}`;
+}
 
 export const NetworkSchema = z.strictObject({
   /** Name of the messenger in texts such as `<chat_id> is not on <messenger>`. @default WhatsApp */

@@ -10,7 +10,9 @@ import type { Logger } from '../util/logger.js';
 import { pipeline } from 'node:stream/promises';
 import { JSON_HEADERS } from './request.js';
 import { isFileBody, type LocalRequest, type LocalResponse } from './types.js';
-import { readBodyLimited } from '../util/http-body.js';
+import { guardExpectContinue, readBodyLimited, refuseBody } from '../util/http-body.js';
+import { answerClientErrors } from './client-errors.js';
+import { privateRange } from './media/download.js';
 
 export interface HttpListener {
   /** e.g. `http://127.0.0.1:7070` */
@@ -25,6 +27,8 @@ export interface ListenOptions {
   host: string;
   maxBodyBytes: number;
   logger: Logger;
+  /** The service's public address (local.publicUrl): an absolute-form request target may name its host too. */
+  publicUrl?: () => string;
 }
 
 interface Handler {
@@ -32,7 +36,12 @@ interface Handler {
 }
 
 export async function listenHttp(service: Handler, opts: ListenOptions): Promise<HttpListener> {
-  const server = http.createServer((req, res) => void onRequest(service, opts, req, res));
+  // Known once listening (port 0 picks one): until then no absolute-form target is ours.
+  const bound: { addr?: AddressInfo } = {};
+  const isOwn = (u: URL) => bound.addr !== undefined && ownAuthority(u, bound.addr, opts.publicUrl?.());
+  const server = http.createServer((req, res) => void onRequest(service, opts, isOwn, req, res));
+  guardExpectContinue(server, opts.maxBodyBytes, (req, res) => tooLarge(req, res, opts.maxBodyBytes));
+  answerClientErrors(server);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 30_000;
   server.requestTimeout = 60_000;
@@ -44,6 +53,7 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
     });
   });
   const addr = server.address() as AddressInfo;
+  bound.addr = addr;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
     url: `http://${host}:${addr.port}`,
@@ -57,13 +67,40 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
   };
 }
 
-async function onRequest(service: Handler, opts: ListenOptions, req: http.IncomingMessage, res: http.ServerResponse) {
+/**
+ * Whether an absolute-form target (`GET http://host:port/path`) names this
+ * listener: its port and address (any loopback name when bound to loopback or
+ * to every address), or the host of the service's publicUrl. Any other host
+ * is a request meant for somewhere else (a proxy request), refused.
+ */
+export function ownAuthority(u: URL, bound: Pick<AddressInfo, 'address' | 'port'>, publicUrl?: string): boolean {
+  if (u.protocol !== 'http:') return false;
+  if (publicUrl) {
+    try {
+      if (new URL(publicUrl).host === u.host) return true;
+    } catch {
+      // An unreadable publicUrl names nothing.
+    }
+  }
+  if (Number(u.port || 80) !== bound.port) return false;
+  const host = u.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (host === bound.address.toLowerCase()) return true;
+  const boundAll = privateRange(bound.address) === 'unspecified';
+  const loopback = host === 'localhost' || privateRange(host) === 'loopback';
+  return loopback && (boundAll || privateRange(bound.address) === 'loopback');
+}
+
+async function onRequest(
+  service: Handler,
+  opts: ListenOptions,
+  isOwn: (u: URL) => boolean,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+) {
   try {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > opts.maxBodyBytes) return tooLarge(req, res, opts.maxBodyBytes);
     const body = await readBodyLimited(req, opts.maxBodyBytes);
     if (body === 'too-large') return tooLarge(req, res, opts.maxBodyBytes);
-    const target = parseTarget(req.url ?? '/');
+    const target = parseTarget(req.url ?? '/', isOwn);
     if (typeof target === 'string') {
       send(req, res, {
         status: 400,
@@ -101,19 +138,26 @@ async function onRequest(service: Handler, opts: ListenOptions, req: http.Incomi
 
 /**
  * The request-target as a path and query, or why it is not one we answer
- * (400): only origin-form (`/a/b?c`) and absolute-form (`http://host/a/b`)
- * are accepted, with no empty segment (`//`), backslash or control
- * character. Never throws, so no target can cause a 500.
+ * (400): only origin-form (`/a/b?c`) and absolute-form naming this service
+ * (`http://127.0.0.1:7070/a/b`, see ownAuthority) are accepted, with no
+ * empty segment (`//`), backslash or control character. Never throws, so no
+ * target can cause a 500.
  */
-export function parseTarget(raw: string): { pathname: string; searchParams: URLSearchParams } | string {
+export function parseTarget(
+  raw: string,
+  isOwn: (u: URL) => boolean = () => false,
+): { pathname: string; searchParams: URLSearchParams } | string {
   let t = raw;
   if (/^https?:\/\//i.test(t)) {
+    let u: URL;
     try {
-      const u = new URL(t);
-      t = u.pathname + u.search;
+      u = new URL(t);
     } catch {
       return 'not a valid absolute URL';
     }
+    if (!isOwn(u))
+      return `absolute URL for another host (${u.host.replace(/[^\x21-\x7e]/g, '?').slice(0, 64)}): this service answers for its own address only`;
+    t = u.pathname + u.search;
   }
   const q = t.indexOf('?');
   const pathname = q < 0 ? t : t.slice(0, q);
@@ -130,11 +174,7 @@ export function parseTarget(raw: string): { pathname: string; searchParams: URLS
 
 /** 413, then close the connection: the rest of the body is not worth reading. */
 function tooLarge(req: http.IncomingMessage, res: http.ServerResponse, limit: number) {
-  const body = JSON.stringify({ message: new MsgflowError('PAYLOAD_TOO_LARGE', { limit }).message });
-  res.writeHead(413, { ...JSON_HEADERS, connection: 'close', 'content-length': Buffer.byteLength(body) });
-  res.end(body, () => req.socket.destroy());
-  // Keep reading (and dropping) until the socket goes, so the client sees the answer rather than a reset.
-  req.resume();
+  refuseBody(req, res, 413, JSON_HEADERS, JSON.stringify({ message: new MsgflowError('PAYLOAD_TOO_LARGE', { limit }).message }));
 }
 
 function send(req: http.IncomingMessage, res: http.ServerResponse, answer: LocalResponse) {

@@ -5,6 +5,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { MsgflowError, ValidationError } from '../api/errors.js';
 import type { LocalRequest, LocalResponse } from './types.js';
+import { nestedDeeperThan, tooDeepReason } from '../util/http-body.js';
 
 export const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
 
@@ -64,7 +65,7 @@ function bodyText(req: LocalRequest): string {
  * says the body must be an object); a non-empty one must be declared
  * application/json and parse.
  *
- * @throws MsgflowError UNSUPPORTED_MEDIA_TYPE (415) or MALFORMED_JSON (400)
+ * @throws MsgflowError UNSUPPORTED_MEDIA_TYPE (415), MALFORMED_JSON (400) or BODY_TOO_DEEP (400)
  */
 export function readJsonBody(req: LocalRequest): unknown {
   const text = bodyText(req);
@@ -74,8 +75,9 @@ export function readJsonBody(req: LocalRequest): unknown {
   if (mediaType !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(mediaType)) {
     throw new MsgflowError('UNSUPPORTED_MEDIA_TYPE', { got: ct.slice(0, 100) || '(none)' });
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     // The parser's message can quote the input; keep only its kind, never the body.
     const reason =
@@ -87,6 +89,8 @@ export function readJsonBody(req: LocalRequest): unknown {
         : 'unreadable';
     throw new MsgflowError('MALFORMED_JSON', { reason });
   }
+  if (nestedDeeperThan(value)) throw new MsgflowError('BODY_TOO_DEEP', { reason: tooDeepReason() });
+  return value;
 }
 
 /** Validation errors of the service: 400 `{message}`, or `{status:false, reason}` for checkAccount's target rule. */

@@ -282,7 +282,7 @@ async function handleRequest(ctx: ServiceContext, req: LocalRequest): Promise<Lo
 }
 
 async function listenService(ctx: ServiceContext, service: LocalService, port: number, host: string): Promise<HttpListener> {
-  const l = await listenHttp(service, { port, host, maxBodyBytes: ctx.config.maxBodyBytes, logger: ctx.logger });
+  const l = await listenHttp(service, { port, host, maxBodyBytes: ctx.config.maxBodyBytes, logger: ctx.logger, publicUrl: ctx.publicUrl });
   ctx.bound.url ??= l.url;
   ctx.listeners.add(l);
   const closeOne = l.close;

@@ -8,6 +8,7 @@ import { ConfigError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER, TOKEN_PLACEHOLDER } from '../api/redact.js';
 import { loadConfig } from '../config/load.js';
 import type { Logger } from '../util/logger.js';
+import { escapeControl } from '../util/printable.js';
 import type { LocalService } from '../local/service.js';
 import type { Clock } from '../util/clock.js';
 import { openLocalHost } from './local-host.js';
@@ -64,6 +65,6 @@ export async function serveCommand(args: ServeArgs = {}): Promise<ServeHandle> {
 const stderrLogger: Logger = {
   debug() {},
   info() {},
-  warn: (message, fields) => console.error(`warn: ${message}${fields ? ' ' + JSON.stringify(fields) : ''}`),
-  error: (message, fields) => console.error(`error: ${message}${fields ? ' ' + JSON.stringify(fields) : ''}`),
+  warn: (message, fields) => console.error(escapeControl(`warn: ${message}${fields ? ' ' + JSON.stringify(fields) : ''}`)),
+  error: (message, fields) => console.error(escapeControl(`error: ${message}${fields ? ' ' + JSON.stringify(fields) : ''}`)),
 };

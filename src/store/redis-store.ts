@@ -29,6 +29,7 @@
  */
 import { MsgflowError } from '../api/errors.js';
 import type { Logger } from '../util/logger.js';
+import { escapeControl } from '../util/printable.js';
 import { createRequire } from 'node:module';
 import type * as IORedis from 'ioredis';
 import type { Redis, RedisOptions } from 'ioredis';
@@ -54,9 +55,9 @@ export interface RedisStoreOptions {
 
 const stderrLogger: Logger = {
   debug: () => {},
-  info: (m) => process.stderr.write(`${m}\n`),
-  warn: (m) => process.stderr.write(`${m}\n`),
-  error: (m) => process.stderr.write(`${m}\n`),
+  info: (m) => process.stderr.write(`${escapeControl(m)}\n`),
+  warn: (m) => process.stderr.write(`${escapeControl(m)}\n`),
+  error: (m) => process.stderr.write(`${escapeControl(m)}\n`),
 };
 
 /** Where the store is, for messages: host and port only (a URL may carry a password). */

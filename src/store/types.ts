@@ -90,6 +90,13 @@ export interface RunRecord {
    * Its `instanceData.idInstance` is removed (ids never reach run records).
    */
   event?: Record<string, unknown>;
+  /**
+   * Each input read from a data file (`file:`), with whether that file lay in
+   * the input's data folders when the run started (engine/flow/inputs.ts
+   * dataFolders): the dashboard previews only those. Absent on runs recorded
+   * before it existed and on flows that read no data file.
+   */
+  dataInputs?: Record<string, boolean>;
 }
 
 /**

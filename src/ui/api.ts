@@ -11,6 +11,8 @@ import type { Flow } from '../engine/flow/types.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-execution.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';
+import { dataFolders, holdsNonFinite, inDataFolders } from '../engine/flow/inputs.js';
+import { RESERVED_KEYS } from '../util/config-issues.js';
 import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
 import type { InstanceProbe } from './instances.js';
 import type { RunIndex } from './run-index.js';
@@ -190,7 +192,7 @@ async function readRunDetail(ctx: ApiContext, run: RunRecord) {
   }
   return {
     run: toRunSummary(run),
-    inputs: preview(inputs ?? {}),
+    inputs: preview(shownInputs(ctx, run, inputs ?? {})),
     steps: steps.map((s) => toStepDetail(id, s, now)),
     failedItems,
     failedTruncated,
@@ -199,28 +201,65 @@ async function readRunDetail(ctx: ApiContext, run: RunRecord) {
   };
 }
 
+/** `data/, lists/`: an input's data folders as the project names them. */
+function shownFolders(ctx: ApiContext, flow: Flow, name: string): string {
+  return dataFolders(flow, name)
+    .map((f) => `${projectPath(ctx.runtime.config.baseDir, f)}/`)
+    .join(', ');
+}
+
+/** What a run page shows in place of a data file it may not show. */
+export const INPUT_NOT_SHOWN = '(not shown: a data file outside the data folders)';
+
+/**
+ * The run's inputs as the token-free API may show them: an input read from a
+ * data file outside its data folders (a `-i` path from the command line) is
+ * replaced by INPUT_NOT_SHOWN. A run that did not record where its files lay
+ * (older runs) shows none of its flow's data-file inputs, nor any input at
+ * all once its flow is gone.
+ */
+function shownInputs(ctx: ApiContext, run: RunRecord, inputs: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...inputs };
+  let hidden: string[];
+  if (run.dataInputs) hidden = Object.keys(run.dataInputs).filter((n) => !run.dataInputs![n]);
+  else {
+    const flow = ctx.runtime.flows().flows.find((f) => f.name === run.flow);
+    hidden = flow ? Object.keys(flow.inputs).filter((n) => flow.inputs[n]!.file !== undefined) : Object.keys(inputs);
+  }
+  for (const name of hidden) if (Object.hasOwn(out, name)) out[name] = INPUT_NOT_SHOWN;
+  return out;
+}
+
 /**
  * JSON values to the strings `-i key=value` would give, so that the API
- * validates and coerces inputs exactly like the command line.
+ * validates and coerces inputs exactly like the command line. A data file
+ * named over HTTP must be in the input's data folders: the API reads no
+ * other file of the project (config.yaml, the store's files), nor of the
+ * machine.
  */
-export function inputsToOverrides(ctx: ApiContext, flow: Flow, body: unknown): Record<string, string> {
+export async function inputsToOverrides(ctx: ApiContext, flow: Flow, body: unknown): Promise<Record<string, string>> {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) throw bad('inputs', 'expected a JSON object of input names to values');
-  const out: Record<string, string> = {};
+  // No prototype: an input named `__proto__` is a key (refused by name), not a silent no-op.
+  const out = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
     const field = `inputs.${name}`;
+    if (RESERVED_KEYS.has(name)) throw bad(field, `'${name}' cannot be an input name: it names JavaScript object internals`);
     if (value === null || value === undefined) throw bad(field, 'expected a value, got null');
+    // JSON.parse reads 1e999 as Infinity, which JSON would store as null.
+    if (holdsNonFinite(value)) throw bad(field, 'holds a number too large to store (e.g. 1e999): JSON would keep it as null');
     let raw: string;
     if (typeof value === 'string') raw = value;
     else if (typeof value === 'number' || typeof value === 'boolean') raw = String(value);
     else raw = JSON.stringify(value);
     const def = flow.inputs[name];
     if (def?.file !== undefined) {
-      // A data file named over HTTP stays inside the project: the API must not read arbitrary files of the machine.
-      const base = ctx.runtime.config.baseDir;
-      const abs = path.resolve(base, raw);
-      const rel = path.relative(base, abs);
-      if (rel.startsWith('..') || path.isAbsolute(rel)) throw bad(field, `a data file must be inside the project directory, got '${raw}'`);
+      const abs = path.resolve(ctx.runtime.config.baseDir, raw);
+      if (!(await inDataFolders(flow, name, abs)))
+        throw bad(
+          field,
+          `a data file given over the API must be in the input's data folders (${shownFolders(ctx, flow, name)}), got '${raw}'`,
+        );
       raw = abs;
     }
     out[name] = raw;
@@ -236,7 +275,7 @@ export async function startRun(ctx: ApiContext, flowName: string, body: unknown)
   for (const key of Object.keys(b))
     if (key !== 'inputs' && key !== 'dryRun') throw bad(key, "unknown field: expected 'inputs' or 'dryRun'");
   if (b.dryRun !== undefined && typeof b.dryRun !== 'boolean') throw bad('dryRun', 'expected true or false');
-  const inputs = inputsToOverrides(ctx, flow, b.inputs);
+  const inputs = await inputsToOverrides(ctx, flow, b.inputs);
   let handle;
   try {
     handle = await ctx.runtime.engine.start(flow, { inputs, dryRun: b.dryRun === true, trigger: 'manual' });

@@ -5,15 +5,18 @@
  * the daemon, or everything when the server is `msgflow ui`). Step progress
  * is coalesced per run and step and sent at most every `throttleMs`, so a
  * 100,000-item step costs the browser a few events a second, not 100,000.
+ * A page that does not read keeps only the latest event of each run and step
+ * while its socket is full, and is dropped past a bound (sse.ts).
  *
  * Events (each `data:` is JSON):
  * - `run`: a run summary (see toRunSummary) whenever its status or counts change;
  * - `step`: `{ runId, flow, step, action?, status?, done, total?, failed? }`.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EngineBus, RunRef } from '../engine/events.js';
 import type { RunRecord } from '../store/types.js';
 import type { RunIndex } from './run-index.js';
+import type { SseStream, SseStreams } from './sse.js';
 import { toRunSummary } from './views.js';
 
 export interface EventHubOptions {
@@ -23,15 +26,18 @@ export interface EventHubOptions {
   throttleMs?: number;
   /** How often the store is polled for other processes' runs while a page listens. @default 1000 */
   pollMs?: number;
-  /** Comment line that keeps proxies from closing an idle stream. @default 15000 */
-  heartbeatMs?: number;
+  /** The server's open streams and their limits (shared with the flow followers). */
+  streams: SseStreams;
   /** Text filter every event goes through before leaving (secret scrubbing). */
   scrub: (text: string) => string;
 }
 
 export interface EventHub {
-  /** Starts streaming to `res` (headers included) until the client goes away. */
-  attach(res: ServerResponse): void;
+  /**
+   * Starts streaming to `res` (headers included) until the client goes away;
+   * throws (429, 503) when the client or the server holds too many streams.
+   */
+  attach(req: IncomingMessage, res: ServerResponse): void;
   readonly clients: number;
   close(): void;
 }
@@ -58,13 +64,11 @@ const RUN_EVENTS = ['run:started', 'run:finished', 'run:failed', 'run:waiting', 
 class SseHub implements EventHub {
   private readonly throttleMs: number;
   private readonly pollMs: number;
-  private readonly heartbeatMs: number;
-  private readonly streams = new Set<ServerResponse>();
+  private readonly streams = new Set<SseStream>();
   private readonly pendingSteps = new Map<string, StepState>();
   private readonly pendingRuns = new Set<string>();
   private flushTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
-  private heartbeat: NodeJS.Timeout | undefined;
   private closed = false;
 
   // Arrow properties: the same function is given to bus.on and bus.off.
@@ -94,7 +98,6 @@ class SseHub implements EventHub {
   constructor(private readonly opts: EventHubOptions) {
     this.throttleMs = opts.throttleMs ?? 250;
     this.pollMs = opts.pollMs ?? 1000;
-    this.heartbeatMs = opts.heartbeatMs ?? 15_000;
     for (const name of RUN_EVENTS) opts.bus.on(name, this.runChanged);
     opts.bus.on('step:started', this.onStepStarted);
     opts.bus.on('step:finished', this.stepChanged);
@@ -106,20 +109,9 @@ class SseHub implements EventHub {
     return this.streams.size;
   }
 
-  attach(res: ServerResponse): void {
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    res.write(`retry: 2000\n: msgflow events\n\n`);
-    this.streams.add(res);
-    res.on('close', () => this.streams.delete(res));
-    this.heartbeat ??= setInterval(() => {
-      for (const c of this.streams) c.write(': keep-alive\n\n');
-    }, this.heartbeatMs);
-    this.heartbeat.unref?.();
+  attach(req: IncomingMessage, res: ServerResponse): void {
+    const stream = this.opts.streams.start(req, res, `retry: 2000\n: msgflow events\n\n`, () => this.streams.delete(stream));
+    this.streams.add(stream);
     this.pollTimer ??= setTimeout(() => void this.poll(), this.pollMs);
   }
 
@@ -133,14 +125,14 @@ class SseHub implements EventHub {
     bus.off('item:finished', this.runChanged);
     if (this.flushTimer) clearTimeout(this.flushTimer);
     if (this.pollTimer) clearTimeout(this.pollTimer);
-    if (this.heartbeat) clearInterval(this.heartbeat);
     for (const c of this.streams) c.end();
     this.streams.clear();
   }
 
-  private send(event: string, data: unknown): void {
+  /** One event to every page; a client not reading keeps only the latest of each run and step (`key`). */
+  private send(event: string, data: unknown, key: string): void {
     const text = `event: ${event}\ndata: ${this.opts.scrub(JSON.stringify(data))}\n\n`;
-    for (const res of this.streams) res.write(text);
+    for (const s of this.streams) s.send(text, key);
   }
 
   private schedule(): void {
@@ -158,9 +150,9 @@ class SseHub implements EventHub {
     this.pendingRuns.clear();
     const steps = [...this.pendingSteps.values()];
     this.pendingSteps.clear();
-    for (const s of steps) this.send('step', s);
+    for (const s of steps) this.send('step', s, `step\u0000${s.runId}\u0000${s.step}`);
     const runs = await Promise.all(runIds.map((id) => this.opts.index.refresh(id).catch(() => undefined)));
-    for (const r of runs) if (r) this.send('run', toRunSummary(r));
+    for (const r of runs) if (r) this.send('run', toRunSummary(r), `run\u0000${r.id}`);
   }
 
   private async poll(): Promise<void> {
@@ -168,7 +160,7 @@ class SseHub implements EventHub {
     if (this.closed || this.streams.size === 0) return;
     try {
       const changedRuns: RunRecord[] = await this.opts.index.poll();
-      for (const r of changedRuns) this.send('run', toRunSummary(r));
+      for (const r of changedRuns) this.send('run', toRunSummary(r), `run\u0000${r.id}`);
     } catch {
       // A store that is briefly unreachable: the next poll tries again; /healthz tells the operator.
     }

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MsgflowError } from '../api/errors.js';
-import { readBodyLimited } from '../util/http-body.js';
+import { nestedDeeperThan, readBodyLimited, refuseBody, tooDeepReason } from '../util/http-body.js';
 import { scrub } from '../util/secrets.js';
 
 export const SECURITY_HEADERS = {
@@ -17,7 +17,7 @@ export const SECURITY_HEADERS = {
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
 };
 
-const MAX_BODY = 1 << 20;
+export const MAX_BODY = 1 << 20;
 
 /** Answers already serialised (and scrubbed) JSON text. */
 export function sendText(res: ServerResponse, status: number, text: string): void {
@@ -39,18 +39,32 @@ export function decodeSegment(s: string): string {
   }
 }
 
-/** The request's JSON body (undefined when empty), at most 1 MiB. */
-export async function readBody(req: IncomingMessage): Promise<unknown> {
+/** 413 for a body over 1 MiB, written before the connection closes (see refuseBody). */
+export function refuseLargeBody(req: IncomingMessage, res: ServerResponse): void {
+  const err = new MsgflowError('PAYLOAD_TOO_LARGE', { limit: MAX_BODY });
+  const text = JSON.stringify({ error: { code: err.code, message: err.message } });
+  refuseBody(req, res, 413, { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, text);
+}
+
+/**
+ * The request's JSON body (undefined when empty), at most 1 MiB and 64
+ * levels deep; undefined too when it was too large and `res` has been
+ * answered 413 (the handler then has nothing left to do).
+ */
+export async function readBody(req: IncomingMessage, res: ServerResponse): Promise<{ value: unknown } | undefined> {
   const raw = await readBodyLimited(req, MAX_BODY);
   if (raw === 'too-large') {
-    req.destroy();
-    throw new MsgflowError('PAYLOAD_TOO_LARGE', { limit: MAX_BODY });
+    refuseLargeBody(req, res);
+    return undefined;
   }
   const text = raw.toString('utf8');
-  if (text.trim() === '') return undefined;
+  if (text.trim() === '') return { value: undefined };
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw new MsgflowError('UI_BAD_REQUEST', { field: 'body', reason: `not valid JSON (${(e as Error).message})` });
   }
+  if (nestedDeeperThan(value)) throw new MsgflowError('UI_BAD_REQUEST', { field: 'body', reason: tooDeepReason() });
+  return { value };
 }

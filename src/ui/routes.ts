@@ -18,7 +18,7 @@ import {
   type ApiContext,
 } from './api.js';
 import type { EventHub } from './events.js';
-import { followFlow } from './follow.js';
+import type { FollowHub } from './follow.js';
 import { checkHealth, type Reachability } from './health.js';
 import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson as json, sendText as send } from './http.js';
 import type { UiMetrics } from './metrics.js';
@@ -39,6 +39,7 @@ export interface RouteDeps {
   ctx: ApiContext;
   index: RunIndex;
   events: EventHub;
+  follow: FollowHub;
   metrics: UiMetrics;
   reachability: () => Promise<Record<string, Reachability>>;
 }
@@ -93,10 +94,10 @@ function operationsRoutes(d: RouteDeps): Route[] {
     {
       method: 'GET',
       pattern: /^\/api\/events$/,
-      handler: async (_q, res, _m, url) => {
+      handler: async (req, res, _m, url) => {
         const flow = url.searchParams.get('flow');
-        if (flow === null) d.events.attach(res);
-        else followFlow(d.ctx.runtime.bus, res, flow, scrub);
+        if (flow === null) d.events.attach(req, res);
+        else d.follow.attach(req, res, flow);
       },
     },
     {
@@ -131,7 +132,10 @@ export function buildRoutes(d: RouteDeps): Route[] {
       method: 'POST',
       pattern: /^\/api\/flows\/([^/]+)\/runs$/,
       writes: true,
-      handler: async (req, res, m) => json(res, 201, await startRun(ctx, decode(m[1]!), await readBody(req))),
+      handler: async (req, res, m) => {
+        const body = await readBody(req, res);
+        if (body) json(res, 201, await startRun(ctx, decode(m[1]!), body.value));
+      },
     },
     {
       method: 'POST',

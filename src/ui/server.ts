@@ -16,12 +16,15 @@ import { registerSecrets, scrub } from '../util/secrets.js';
 import type { Logger } from '../util/logger.js';
 import { PAUSES_NAMESPACE, type ApiContext } from './api.js';
 import { createEventHub, type EventHub } from './events.js';
+import { createFollowHub, type FollowHub } from './follow.js';
+import { SseStreams, type SseLimits } from './sse.js';
 import { createUiMetrics, type UiMetrics } from './metrics.js';
 import { createRunIndex, type RunIndex } from './run-index.js';
 import { checkBind, crossSiteReason, hasToken, hostHeaderAllowed, isLoopbackHost } from './safety.js';
 import { createReachability } from './health.js';
 import { createInstanceProbe, type InstanceProbe } from './instances.js';
-import { SECURITY_HEADERS, sendJson } from './http.js';
+import { MAX_BODY, refuseLargeBody, SECURITY_HEADERS, sendJson } from './http.js';
+import { guardExpectContinue } from '../util/http-body.js';
 import { buildRoutes, type Route } from './routes.js';
 
 export interface UiServerOptions {
@@ -37,6 +40,8 @@ export interface UiServerOptions {
   throttleMs?: number;
   /** Store poll for other processes' runs while a page listens. @default 1000 */
   pollMs?: number;
+  /** Limits of the event streams (`GET /api/events`): per client address, in all, and what a stream may hold unsent (see sse.ts). */
+  streams?: SseLimits;
   /**
    * Whether /healthz and the Instances page may open the local service to ask a local instance
    * (`runtime.local()`). `msgflow ui` says no: opening it would take the
@@ -56,6 +61,10 @@ export interface UiServer {
   readonly host: string;
   readonly index: RunIndex;
   readonly events: EventHub;
+  /** The followers of `GET /api/events?flow=NAME`. */
+  readonly follow: FollowHub;
+  /** Every open event stream (both kinds), with what each holds in the server. */
+  readonly streams: SseStreams;
   readonly metrics: UiMetrics;
   close(): Promise<void>;
 }
@@ -99,7 +108,9 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const assets = loadAssets();
   const now = () => runtime.clock.now();
   const index = createRunIndex({ store: runtime.store, engine: runtime.engine, reloadMs: opts.reloadMs, recentMs: opts.recentMs });
-  const events = createEventHub({ bus: runtime.bus, index, throttleMs: opts.throttleMs, pollMs: opts.pollMs, scrub });
+  const streams = new SseStreams(opts.streams);
+  const events = createEventHub({ bus: runtime.bus, index, throttleMs: opts.throttleMs, pollMs: opts.pollMs, streams, scrub });
+  const follow = createFollowHub(runtime.bus, streams, scrub);
   const instances = createInstanceProbe(runtime, { probeLocal: opts.probeLocal });
   const metrics = createUiMetrics({
     bus: runtime.bus,
@@ -111,12 +122,14 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const ctx: ApiContext = { runtime, index, now, detailCache: new Map(), instances };
   // Read the history now, in the background: the first page opened does not wait for it (about 2 s at 10,000 runs).
   void index.all().catch(() => {});
-  const routes = buildRoutes({ ctx, index, events, metrics, reachability: createReachability(runtime, opts.probeLocal ?? true) });
+  const routes = buildRoutes({ ctx, index, events, follow, metrics, reachability: createReachability(runtime, opts.probeLocal ?? true) });
   const dispatch: Dispatch = { host, token, assets, routes };
 
   const server: Server = createServer((req, res) => {
     handle(dispatch, req, res).catch((e) => answerError(req, res, e, opts.logger));
   });
+  // A body announced over 1 MiB is refused before the client sends it.
+  guardExpectContinue(server, MAX_BODY, refuseLargeBody);
   // SSE streams stay open: keep-alive timeouts must not cut them.
   server.requestTimeout = 0;
   server.headersTimeout = 30_000;
@@ -129,9 +142,13 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
     host,
     index,
     events,
+    follow,
+    streams,
     metrics,
     async close() {
       events.close();
+      follow.close();
+      streams.close();
       metrics.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

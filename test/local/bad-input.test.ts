@@ -6,6 +6,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A, ALICE, conformanceConfig, startLocal, type LocalUnderTest } from '../support/local-service.js';
 import type { ManualClock } from '../../src/util/clock.js';
+import { rawExchange } from '../support/raw-http.js';
 
 interface RawAnswer {
   status: number;
@@ -117,6 +118,28 @@ describe('bad input over HTTP', () => {
       chunked: true,
     });
     expect(chunked.status).toBe(413);
+  });
+
+  it('a body announced over the limit with Expect: 100-continue: 413 at once, the body never invited', async () => {
+    const port = Number(base.port);
+    const x = await rawExchange(
+      port,
+      [
+        `POST ${p('getChatHistory')} HTTP/1.1\r\nHost: ${base.host}\r\nContent-Type: application/json\r\nContent-Length: 200000\r\nExpect: 100-continue\r\n\r\n`,
+      ],
+      { until: (r) => r.statuses.includes(100) },
+    );
+    expect(x.statuses).toEqual([413]);
+    expect(JSON.parse(x.lastBody)).toEqual({ message: 'request body is larger than 65536 bytes' });
+  });
+
+  it('a body nested 5,000 deep: 400 naming the depth limit', async () => {
+    const deep = `{"chatId":"${ALICE}","x":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    const res = await post('getChatHistory', deep);
+    expect(res.status).toBe(400);
+    expect(message(res)).toBe(
+      'Validation failed. Details: request body is nested more than 64 levels deep, the most a request body may be',
+    );
   });
 
   it('wrong field types: 400 naming the field', async () => {

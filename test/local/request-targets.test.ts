@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalSchema } from '../../src/local/config.js';
 import { startLocal, type LocalUnderTest } from '../support/local-service.js';
+import { rawExchange } from '../support/raw-http.js';
 
 const ID = '1101000001';
 const TOKEN = 'targets-token-123';
@@ -106,5 +107,52 @@ describe('request-targets, route tables and static files', () => {
       expect(r.status, p).toBe(404);
       expect(r.body).not.toMatch(/SECRET|core/);
     }
+  });
+
+  it('a request the HTTP parser cannot read answers the JSON error shape with the reason', async () => {
+    const cases: Array<[string | Buffer, number, string]> = [
+      ['FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'malformed request: unknown HTTP method'],
+      [
+        `POST /waInstance${ID}/getChatHistory/${TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Length: 12abc\r\n\r\n`,
+        400,
+        'malformed request: invalid Content-Length header (one decimal number, with no Transfer-Encoding)',
+      ],
+      [
+        Buffer.from('GET /_local/static/caf\xe9.pdf HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'),
+        400,
+        'malformed request: invalid request target: a space, control or non-ASCII byte (percent-encode it)',
+      ],
+    ];
+    for (const [request, status, message] of cases) {
+      const x = await rawExchange(port, [request]);
+      expect(x.statuses, String(request)).toEqual([status]);
+      expect(x.text).toMatch(/\r\ncontent-type: application\/json; charset=utf-8\r\n/);
+      expect(JSON.parse(x.lastBody)).toEqual({ message });
+    }
+  });
+
+  it('an absolute-form target naming another host is refused; one naming this service is served', async () => {
+    const get = (target: string) => rawExchange(port, [`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`]);
+    const evil = await get('http://evil.example/_local/static/brochure.pdf');
+    expect(evil.statuses).toEqual([400]);
+    expect(JSON.parse(evil.lastBody)).toEqual({
+      message: 'bad request target: absolute URL for another host (evil.example): this service answers for its own address only',
+    });
+    expect(evil.text).not.toContain('%PDF');
+    // Our port on another host, another port on our host: not this service either.
+    expect((await get(`http://evil.example:${port}/_local/static/brochure.pdf`)).statuses).toEqual([400]);
+    expect((await get(`http://127.0.0.1:${port + 1}/_local/static/brochure.pdf`)).statuses).toEqual([400]);
+    for (const own of [`http://127.0.0.1:${port}`, `http://localhost:${port}`]) {
+      const ok = await get(`${own}/_local/static/brochure.pdf`);
+      expect(ok.statuses, own).toEqual([200]);
+      expect(ok.lastBody).toBe('%PDF-1.4 demo');
+    }
+  });
+
+  it('a valid request pipelined before garbage is answered first, then the error', async () => {
+    const x = await rawExchange(port, ['GET /_local/static/brochure.pdf HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE GARBAGE\r\n\r\n']);
+    expect(x.statuses).toEqual([200, 400]);
+    expect(x.text).toContain('%PDF-1.4 demo');
+    expect(JSON.parse(x.lastBody)).toEqual({ message: 'malformed request: unknown HTTP method' });
   });
 });

@@ -6,6 +6,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { identityOf } from '../../src/runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../src/runtime/notifications/consumers.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
+import { rawExchange } from '../support/raw-http.js';
 
 const TOKEN = 'hook-secret-7f3a';
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -119,6 +120,45 @@ describe('webhook mode', () => {
     const done = await runtime.engine.getRun(runs[0]!.id);
     expect(done?.event).toMatchObject({ instance: 'default', senderData: { chatId: '79001112233@c.us' } });
     expect(JSON.stringify(done?.event)).not.toContain('1101000777');
+  });
+
+  it('refuses a notification nested 5,000 deep with a 400 naming the limit: not recorded, and not to be delivered again', async () => {
+    const { runtime, consumers } = await start(project());
+    const url = consumers.webhookUrl!;
+    const deep = JSON.stringify(body(1101000777, 'W9')).replace(
+      '"messageData":',
+      `"deep":${'['.repeat(5000)}${']'.repeat(5000)},"messageData":`,
+    );
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: deep,
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: 'not a notification: the body is nested more than 64 levels deep, the most a request body may be',
+    });
+    expect(await runtime.engine.listRuns()).toEqual([]);
+  });
+
+  it('answers 413 to a body over 1 MiB before it closes the connection, without inviting one announced with Expect', async () => {
+    const { consumers } = await start(project());
+    const url = new URL(consumers.webhookUrl!);
+    const port = Number(url.port);
+    const size = 2 * 1024 * 1024;
+    const head = (extra: string) =>
+      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n${extra}\r\n`;
+    const expect100 = await rawExchange(port, [head(`Content-Length: ${size}\r\nExpect: 100-continue\r\n`)], {
+      until: (r) => r.statuses.includes(100),
+    });
+    expect(expect100.statuses).toEqual([413]);
+    expect(JSON.parse(expect100.lastBody)).toEqual({ error: 'a notification is at most 1048576 bytes' });
+    const chunk = Buffer.alloc(256 * 1024, 0x20);
+    const chunks: Array<string | Buffer> = [head('Transfer-Encoding: chunked\r\n')];
+    for (let sent = 0; sent < size; sent += chunk.length) chunks.push(`${chunk.length.toString(16)}\r\n`, chunk, '\r\n');
+    const streamed = await rawExchange(port, [...chunks, '0\r\n\r\n']);
+    expect(streamed.statuses).toEqual([413]);
+    expect(streamed.lastBody).toContain('at most 1048576 bytes');
   });
 
   it('config: webhook mode without a webhook: section is an error naming the key', () => {

@@ -1,7 +1,7 @@
 import { MsgflowError } from '../../api/errors.js';
 import { loadConfig } from '../../config/load.js';
 import type { Engine, RunHandle } from '../../engine/run/types.js';
-import { checkInputNames, fileOverridesFrom } from '../../engine/flow/inputs.js';
+import { checkInputNames, dataInputsOf, fileOverridesFrom } from '../../engine/flow/inputs.js';
 import { findFlow } from '../../engine/flow/load.js';
 import type { Flow } from '../../engine/flow/types.js';
 import { flowSource } from '../../runtime/project-engine.js';
@@ -58,7 +58,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
     Object.assign(inputs, fileOverridesFrom(flow, inputs, config.cwd));
     if (config.executor.driver === 'bullmq')
       io.err('msgflow: executor bullmq: forEach items go to the Redis queues; msgflow worker (or msgflow start) processes work them');
-    const starter = await chooseStarter(runtime, values, io, (h) => (remote = h));
+    // The daemon's API takes data files from the data folders only: a run reading another stays here.
+    const outside = Object.entries((await dataInputsOf(flow, inputs)) ?? {}).flatMap(([name, ok]) => (ok ? [] : [name]));
+    const starter = await chooseStarter(runtime, values, io, (h) => (remote = h), outside);
     const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined, starter);
     if (typeof handle === 'number') return handle;
     const record = remote ? await Promise.race([handle.done, signal]) : await handle.done;
@@ -89,13 +91,24 @@ type Starter = (flow: Flow, opts: { inputs: Record<string, string>; dryRun?: boo
  * In the daemon when one serves this store's dashboard (unless --no-daemon;
  * --resume resumes here), else here. `onRemote` learns the followed run.
  */
-async function chooseStarter(runtime: Runtime, flags: RunFlags, io: Io, onRemote: (h: RemoteRunHandle) => void): Promise<Starter> {
+async function chooseStarter(
+  runtime: Runtime,
+  flags: RunFlags,
+  io: Io,
+  onRemote: (h: RemoteRunHandle) => void,
+  outsideDataFolders: string[],
+): Promise<Starter> {
   const local: Starter = (flow, o) => runtime.engine.start(flow, { ...o, trigger: 'manual' });
   if (flags['no-daemon'] || flags.resume) return local;
   const daemon = await findDaemon(runtime);
   if (daemon.note) io.err(`msgflow: ${daemon.note}`);
   const target = daemon.target;
   if (!target) return local;
+  if (outsideDataFolders.length > 0) {
+    const which = outsideDataFolders.map((n) => `-i ${n}`).join(', ');
+    io.err(`msgflow: ${which} names a file outside the input's data folders, which the daemon does not read: the run executes here`);
+    return local;
+  }
   return async (flow, o) => {
     const h = await startInDaemon(target, flow.name, { inputs: o.inputs, dryRun: o.dryRun === true }, runtime.bus, (id) =>
       runtime.engine.getRun(id),

@@ -3,7 +3,7 @@
  * declared data file, inline value or default.
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
@@ -11,6 +11,8 @@ import { FlowError, MsgflowError } from '../../api/errors.js';
 import { readDataFile } from './data-file.js';
 import type { Flow, FlowInputDef } from './types.js';
 import { didYouMean } from '../registry/suggest.js';
+import { RESERVED_KEYS } from '../../util/config-issues.js';
+import { nestedDeeperThan, tooDeepReason } from '../../util/http-body.js';
 
 /** A `--input` the command line got wrong (unknown name, value of the wrong type): exit code 2. */
 function inputArgError(flow: Flow, name: string, reason: string, cause?: unknown): MsgflowError {
@@ -26,6 +28,28 @@ function inputError(flow: Flow, name: string, reason: string, cause?: unknown): 
 }
 
 /**
+ * Whether `value` holds a number JSON cannot keep (Infinity from `1e999`,
+ * NaN): stored, it would silently become `null`. Iterative, over a value
+ * already known to be at most MAX_JSON_DEPTH deep.
+ */
+export function holdsNonFinite(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'number' && !Number.isFinite(v)) return true;
+    if (v !== null && typeof v === 'object') stack.push(...(Array.isArray(v) ? v : Object.values(v)));
+  }
+  return false;
+}
+
+/** Why an array or object input cannot be stored as it is, or undefined. */
+function unstorable(v: unknown): string | undefined {
+  if (nestedDeeperThan(v)) return tooDeepReason();
+  if (holdsNonFinite(v)) return 'holds a number too large to store (e.g. 1e999): JSON would keep it as null';
+  return undefined;
+}
+
+/**
  * Turns a command-line string into the input's declared type.
  *
  * @example coerceInput('42', 'number') // 42
@@ -35,6 +59,7 @@ export function coerceInput(raw: string, type: FlowInputDef['type']): unknown {
     case 'number': {
       const n = Number(raw);
       if (raw.trim() === '' || Number.isNaN(n)) throw new Error(`'${raw}' is not a number`);
+      if (!Number.isFinite(n)) throw new Error(`'${raw}' is too large to store as a number (JSON would keep it as null)`);
       return n;
     }
     case 'boolean': {
@@ -59,6 +84,8 @@ export function coerceInput(raw: string, type: FlowInputDef['type']): unknown {
       }
       if (type === 'array' && !Array.isArray(v)) throw new Error(`'${raw}' is not a JSON array`);
       if (type === 'object' && (v === null || typeof v !== 'object' || Array.isArray(v))) throw new Error(`'${raw}' is not a JSON object`);
+      const why = unstorable(v);
+      if (why) throw new Error(`the JSON value ${why}`);
       return v;
     }
     default:
@@ -70,6 +97,7 @@ export function coerceInput(raw: string, type: FlowInputDef['type']): unknown {
 export function checkInputNames(flow: Flow, overrides: Record<string, string>): void {
   const names = Object.keys(flow.inputs);
   for (const key of Object.keys(overrides)) {
+    if (RESERVED_KEYS.has(key)) throw inputArgError(flow, key, `'${key}' cannot be an input name: it names JavaScript object internals`);
     if (!Object.hasOwn(flow.inputs, key)) {
       const list = names.length ? `it declares ${names.join(', ')}` : 'it declares no inputs';
       throw inputArgError(flow, key, `flow '${flow.name}' has no input '${key}'${didYouMean(key, names)}: ${list}`);
@@ -88,6 +116,63 @@ export function fileOverridesFrom(flow: Flow, overrides: Record<string, string>,
     if (flow.inputs[name]?.file !== undefined) out[name] = path.resolve(cwd, raw);
   }
   return out;
+}
+
+/** The folder of the project every flow's data files may come from. */
+export const DATA_DIR = 'data';
+
+/**
+ * The data folders of an input declared with `file:`: the project's `data/`
+ * folder, and the folder of the declared file when that is a folder inside
+ * the project other than the project itself (`data/leads.csv` → `data/`,
+ * `lists/leads.csv` → `lists/`, `leads.csv` → only `data/`). Absolute paths.
+ */
+export function dataFolders(flow: Flow, name: string): string[] {
+  const folders = [path.resolve(flow.baseDir, DATA_DIR)];
+  const declared = flow.inputs[name]?.file;
+  if (declared !== undefined) {
+    const dir = path.dirname(path.resolve(flow.baseDir, declared));
+    const rel = path.relative(flow.baseDir, dir);
+    if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) && !folders.includes(dir)) folders.push(dir);
+  }
+  return folders;
+}
+
+/** The real path (symlinks followed) of `p`, or `p` itself when it does not exist (yet). */
+async function real(p: string): Promise<string> {
+  return realpath(p).catch(() => p);
+}
+
+/**
+ * Whether `file` may feed the input `name` of a run started over the API, and
+ * be previewed by the dashboard: the input's declared file itself, or a file
+ * inside one of its data folders (see dataFolders), symlinks followed, so a
+ * link in `data/` to `config.yaml` is outside.
+ */
+export async function inDataFolders(flow: Flow, name: string, file: string): Promise<boolean> {
+  const target = await real(path.resolve(file));
+  const declared = flow.inputs[name]?.file;
+  if (declared !== undefined && target === (await real(path.resolve(flow.baseDir, declared)))) return true;
+  for (const folder of dataFolders(flow, name)) {
+    const rel = path.relative(await real(folder), target);
+    if (rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel)) return true;
+  }
+  return false;
+}
+
+/**
+ * For a run about to start: each input read from a data file, with whether
+ * that file is in the input's data folders (its preview may be shown);
+ * undefined when the flow reads no data file.
+ */
+export async function dataInputsOf(flow: Flow, overrides: Record<string, string>): Promise<Record<string, boolean> | undefined> {
+  const out: Record<string, boolean> = {};
+  for (const [name, def] of Object.entries(flow.inputs)) {
+    if (def.file === undefined) continue;
+    const file = Object.hasOwn(overrides, name) ? path.resolve(overrides[name]!) : path.resolve(flow.baseDir, def.file);
+    out[name] = await inDataFolders(flow, name, file);
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /**

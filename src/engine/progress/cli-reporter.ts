@@ -5,14 +5,17 @@
  * JSON object per line (pino) and no bars, for machines.
  *
  * Every line goes through one channel so that a log line never lands inside a
- * bar, and through redaction, since error texts may quote a request URL that
- * held the instance's token.
+ * bar, through redaction, since error texts may quote a request URL that
+ * held the instance's token, and through escapeControl, since messages may
+ * quote what others wrote (an incoming message's CR or ESC is shown, not
+ * obeyed).
  */
 import pino from 'pino';
 import { createBus, type EngineBus, type EngineEventName } from '../events.js';
 import type { Logger } from '../../util/logger.js';
 import { redact, type Secrets } from '../../api/redact.js';
 import { scrub } from '../../util/secrets.js';
+import { escapeControl } from '../../util/printable.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { formatEvent, LEVEL_RANK, LOGGED_EVENTS, type LogLevel } from './log-subscriber.js';
 import { createProgressReporter, type OutputStream, type ProgressReporter } from './progress-reporter.js';
@@ -68,7 +71,7 @@ export function createCliReporter(opts: CliReporterOptions): CliReporter {
         formatters: { level: (label) => ({ level: label }) },
       },
       // Synchronous, redacted writes to our stream: one object per line.
-      { write: (s: string) => void stream.write(clean(s)) },
+      { write: (s: string) => void stream.write(escapeControl(clean(s))) },
     );
     emitLine = (level, text, fields) => json[level](fields ?? {}, text);
   } else {
@@ -86,7 +89,7 @@ export function createCliReporter(opts: CliReporterOptions): CliReporter {
     emitLine = (level, text, fields) => {
       const extra = fields && Object.keys(fields).length ? ` ${JSON.stringify(fields)}` : '';
       // Continuation lines of a multi-line error stay visibly part of this entry.
-      const body = clean(`${text}${extra}`).replace(/\n/g, '\n    ');
+      const body = escapeControl(clean(`${text}${extra}`)).replace(/\n/g, '\n    ');
       progress!.print(`${stamp(clock.now())} ${level.toUpperCase().padEnd(5)} ${body}`);
     };
   }

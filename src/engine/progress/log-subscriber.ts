@@ -7,6 +7,7 @@ import type { EngineBus, EngineEventName, EngineEvents } from '../events.js';
 import { redact, type Secrets } from '../../api/redact.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { formatClock, formatSpan } from '../../util/duration.js';
+import { escapeControl } from '../../util/printable.js';
 import { formatWaiting } from './format.js';
 import type { OutputStream } from './progress-reporter.js';
 
@@ -109,7 +110,7 @@ export function createLogSubscriber(opts: LogSubscriberOptions): LogSubscriber {
       const [level, text] = formatEvent(name, event, clock.now());
       if (RANK[level] < min) return;
       // Continuation lines of a multi-line error stay visibly part of this entry.
-      const clean = secrets.reduce((t, s) => redact(t, s), text).replace(/\n/g, '\n    ');
+      const clean = escapeControl(secrets.reduce((t, s) => redact(t, s), text)).replace(/\n/g, '\n    ');
       stream.write(`${iso(clock.now())} ${level.toUpperCase().padEnd(5)} ${clean}\n`);
     };
     opts.bus.on(name, listener as never);

@@ -10,6 +10,7 @@ import cliProgress from 'cli-progress';
 import type { EngineBus } from '../events.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { formatClock } from '../../util/duration.js';
+import { escapeControl } from '../../util/printable.js';
 import { formatRate, formatWaiting, renderBar } from './format.js';
 import { trackSteps, type StepProgress, type StepView } from './step-tracker.js';
 
@@ -59,13 +60,14 @@ const tail = (v: StepView, now: number, rateUnit: string, sep: string) =>
  * waiting `... 250/1000 (3 failed) waiting: paused by rate_limit_exceeded until 21:14 (1h52m)`.
  */
 export function formatBarLine(v: StepView, now: number = Date.now()): string {
-  return `${v.flow}/${v.step} ${renderBar(v.processed, v.total)} ${counts(v)} ${tail(v, now, ' items/s', ' ')}`;
+  // A wait's reason may quote the service: shown, never obeyed by the terminal.
+  return escapeControl(`${v.flow}/${v.step} ${renderBar(v.processed, v.total)} ${counts(v)} ${tail(v, now, ' items/s', ' ')}`);
 }
 
 /** `verify-leads check: 250/1000 (3 failed), 85.2/s, ETA 00:08`; at the end `..., done in 00:12`. */
 export function formatPlainLine(v: StepView, now: number = Date.now()): string {
   const end = v.finished ? `${formatRate(v.rate)}/s, done in ${formatClock(v.elapsedMs)}` : tail(v, now, '/s', ', ');
-  return `${v.flow} ${v.step}: ${counts(v)}, ${end}`;
+  return escapeControl(`${v.flow} ${v.step}: ${counts(v)}, ${end}`);
 }
 
 /**

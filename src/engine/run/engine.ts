@@ -16,7 +16,7 @@ import { type Clock, systemClock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
-import { resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
+import { dataInputsOf, resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
 import { type ClaimResult, LeaseOwner, defaultHostId, defaultLeaseTtlMs, describeHolder, holderDead } from './ownership.js';
@@ -344,6 +344,8 @@ class EngineCore {
     const inputs = await this.resolveInputs(flow, startOpts.inputs ?? {});
     const extra: Partial<RunRecord> = { trigger: startOpts.trigger ?? 'manual', dryRun: startOpts.dryRun ?? false };
     if (startOpts.event !== undefined) extra.event = startOpts.event;
+    const dataInputs = await dataInputsOf(flow, startOpts.inputs ?? {});
+    if (dataInputs) extra.dataInputs = dataInputs;
     return this.begin(flow, inputs, extra, undefined, startOpts.runId);
   }
 
@@ -394,7 +396,13 @@ class EngineCore {
     return this.begin(
       flow,
       inputs,
-      { dryRun: old.dryRun, retryOf: runId, ...(old.event === undefined ? {} : { event: old.event }) },
+      {
+        dryRun: old.dryRun,
+        retryOf: runId,
+        ...(old.event === undefined ? {} : { event: old.event }),
+        // The same inputs, so the same files: as shown (or not) as the run retried.
+        ...(old.dataInputs === undefined ? {} : { dataInputs: old.dataInputs }),
+      },
       async (run, owner) => {
         await this.carryOver(runId, run.id);
         const steps = await this.store.getSteps(run.id);

@@ -12,7 +12,7 @@ import { chatKind } from '../../api/chat-id.js';
 import type { ApiMethod } from '../../api/methods.js';
 import type { InstanceState, OutgoingStatus } from '../../api/notifications.js';
 import type { Message, ParsedRequest } from '../../api/types.js';
-import type { LocalInstanceConfig } from '../config.js';
+import { defaultPhone, type LocalInstanceConfig } from '../config.js';
 import type { Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
 import type { MediaStore } from '../media/types.js';
@@ -100,7 +100,7 @@ export class LocalInstance {
 
   /** The account's own chat id. */
   get wid(): string {
-    return `${this.config.phone ?? this.config.idInstance}@c.us`;
+    return `${this.config.phone ?? defaultPhone(this.config.idInstance)}@c.us`;
   }
 
   get state(): InstanceState {

@@ -10,6 +10,7 @@ import type { Logger } from '../../engine/action.js';
 import { isNotificationLike, type NotificationLike } from '../../engine/notify/body.js';
 import type { MsgflowClient } from '../../client/client.js';
 import type { Clock } from '../../util/clock.js';
+import { nestedDeeperThan, tooDeepReason } from '../../util/http-body.js';
 
 export interface PollOptions {
   instance: string;
@@ -31,7 +32,10 @@ export async function pollNotifications(o: PollOptions): Promise<void> {
   while (!o.signal.aborted) {
     try {
       for await (const got of o.client.notifications({ signal: o.signal, receiveTimeout: o.receiveTimeout ?? 20 })) {
-        if (isNotificationLike(got.body)) await o.handle(o.instance, got.body);
+        // A body nested thousands deep could never be recorded: kept, it would be received and fail forever.
+        if (nestedDeeperThan(got.body))
+          o.logger.warn(`notification ${got.receiptId} of ${o.instance} is ${tooDeepReason()}: deleted without effect`);
+        else if (isNotificationLike(got.body)) await o.handle(o.instance, got.body);
         else o.logger.warn(`notification ${got.receiptId} of ${o.instance} has no typeWebhook: deleted without effect`);
         failures = 0;
       }

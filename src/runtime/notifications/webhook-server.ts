@@ -12,7 +12,7 @@ import type { WebhookConfig } from '../../config/schema.js';
 import { isNotificationLike, type NotificationLike } from '../../engine/notify/body.js';
 import type { Logger } from '../../engine/action.js';
 import { bearerMatches } from '../../util/bearer.js';
-import { readBodyLimited } from '../../util/http-body.js';
+import { guardExpectContinue, nestedDeeperThan, readBodyLimited, refuseBody, tooDeepReason } from '../../util/http-body.js';
 import { portInUseError } from '../../util/port-in-use.js';
 
 /** A notification is small; anything bigger is not one. */
@@ -42,6 +42,12 @@ function answer(res: ServerResponse, status: number, body: Record<string, unknow
   res.end(JSON.stringify(body));
 }
 
+/** 413, written before the connection closes (a notification is never that big). */
+function refuseLarge(req: IncomingMessage, res: ServerResponse): void {
+  const text = JSON.stringify({ error: `a notification is at most ${MAX_BODY_BYTES} bytes` });
+  refuseBody(req, res, 413, { 'content-type': 'application/json; charset=utf-8' }, text);
+}
+
 async function serve(o: WebhookReceiverOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = (req.url ?? '/').split('?')[0];
   if (path !== o.config.path) return answer(res, 404, { error: `not found: notifications are received on ${o.config.path}` });
@@ -55,16 +61,15 @@ async function serve(o: WebhookReceiverOptions, req: IncomingMessage, res: Serve
     );
   }
   const raw = await readBodyLimited(req, MAX_BODY_BYTES);
-  if (raw === 'too-large') {
-    req.destroy();
-    return answer(res, 413, { error: `a notification is at most ${MAX_BODY_BYTES} bytes` });
-  }
+  if (raw === 'too-large') return refuseLarge(req, res);
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch {
     return answer(res, 400, { error: 'the body is not JSON' });
   }
+  // A 4xx, not "deliver it again": delivered again, it would be refused again, forever.
+  if (nestedDeeperThan(body)) return answer(res, 400, { error: `not a notification: the body is ${tooDeepReason()}` });
   if (!isNotificationLike(body)) return answer(res, 400, { error: 'not a notification: typeWebhook is missing' });
   const instance = o.instanceOf(body);
   if (instance === undefined) return answer(res, 404, { error: 'no instance of this msgflow receives its notifications by webhook' });
@@ -86,6 +91,7 @@ export async function startWebhookReceiver(o: WebhookReceiverOptions): Promise<W
       else res.destroy();
     });
   });
+  guardExpectContinue(server, MAX_BODY_BYTES, refuseLarge);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e) => reject(portInUseError(e, { port: o.config.port, key: 'webhook.port' }) ?? e));
     server.listen(o.config.port, o.config.host, () => resolve());

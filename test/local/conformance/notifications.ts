@@ -16,6 +16,7 @@ import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { waitFor } from '../../support/wait.js';
 import { makePdf } from '../../support/media.js';
 import type { ManualClock } from '../../../src/util/clock.js';
+import { defaultPhone } from '../../../src/local/config.js';
 
 const REPLIER = '79004445566@c.us';
 const ALL_ON = {
@@ -92,7 +93,7 @@ export function notificationsSuite(kind: TransportKind) {
       const body = await next();
       expect(body).toEqual({
         typeWebhook: 'stateInstanceChanged',
-        instanceData: { idInstance: Number(A.idInstance), wid: `${A.idInstance}@c.us`, typeInstance: 'whatsapp' },
+        instanceData: { idInstance: Number(A.idInstance), wid: `${defaultPhone(A.idInstance)}@c.us`, typeInstance: 'whatsapp' },
         timestamp: Math.floor(T0 / 1000),
         stateInstance: 'notAuthorized',
       });

@@ -1,0 +1,80 @@
+/**
+ * Requests node's HTTP parser cannot read (an unknown method, a bad
+ * Content-Length, a raw non-ASCII byte in the path, headers too large): the
+ * service's JSON error shape with the reason, rather than node's empty 400.
+ * A request that was read before the broken one (pipelining) is answered
+ * first: the error waits for the answers in flight on that connection.
+ */
+import http, { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import { MsgflowError } from '../api/errors.js';
+
+/** Status and reason of a parser error, by node's code (llhttp's HPE_*, or node's own). */
+function describe(code: string | undefined): [status: number, reason: string] {
+  switch (code) {
+    case 'HPE_INVALID_METHOD':
+      return [400, 'unknown HTTP method'];
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return [400, 'invalid Content-Length header (one decimal number, with no Transfer-Encoding)'];
+    case 'HPE_INVALID_URL':
+      return [400, 'invalid request target: a space, control or non-ASCII byte (percent-encode it)'];
+    case 'HPE_INVALID_VERSION':
+      return [400, 'invalid HTTP version'];
+    case 'HPE_INVALID_HEADER_TOKEN':
+    case 'HPE_INVALID_EOF_STATE':
+    case 'HPE_LF_EXPECTED':
+    case 'HPE_CR_EXPECTED':
+      return [400, 'malformed header line'];
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return [400, 'malformed chunked body'];
+    case 'HPE_HEADER_OVERFLOW':
+      return [431, 'request headers are too large'];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return [408, 'the request did not arrive in time'];
+    default:
+      return [400, `malformed request${code ? ` (${code})` : ''}`];
+  }
+}
+
+/** The raw answer: a full HTTP/1.1 response that closes the connection. */
+function answerText(err: NodeJS.ErrnoException): string {
+  const [status, reason] = describe(err.code);
+  const body = JSON.stringify({ message: new MsgflowError('MALFORMED_REQUEST', { reason }).message });
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  );
+}
+
+/**
+ * Answers the requests node cannot parse on `server` with the service's JSON
+ * error shape (`{"message": "malformed request: ..."}`), once the requests
+ * read before on the same connection are answered.
+ */
+export function answerClientErrors(server: http.Server): void {
+  const inFlight = new WeakMap<Socket, Set<http.ServerResponse>>();
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    let set = inFlight.get(req.socket);
+    if (!set) inFlight.set(req.socket, (set = new Set()));
+    set.add(res);
+    res.once('close', () => set.delete(res));
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    // The client is gone: nobody to answer.
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const answer = () => {
+      if (socket.writable) socket.end(answerText(err));
+      else socket.destroy();
+    };
+    const pending = [...(inFlight.get(socket) ?? [])];
+    if (pending.length === 0) return answer();
+    // Pipelined: the requests before the broken one are answered first, in order.
+    let left = pending.length;
+    for (const res of pending) res.once('close', () => --left === 0 && answer());
+  });
+}
