@@ -63,6 +63,8 @@ interface ProgressSink {
   last?: ProgressUpdate;
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 const INTERRUPTED: UnitOutcome = { interrupted: true };
 
 /** The RateLimitError behind `e` (thrown as is, or as the cause of an action's own error). */
@@ -295,6 +297,7 @@ function makeContext(
       ...(target.item === undefined ? {} : { item: { index: target.item, value: scope.item } }),
       dryRun: sh.dryRun,
       inputs: sh.inputs,
+      ...(isRecord(scope.event) ? { event: scope.event } : {}),
     },
     signal,
     clock: sh.clock,
