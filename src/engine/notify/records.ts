@@ -130,7 +130,10 @@ async function recordIncoming(kv: DurableState, identity: string, n: Notificatio
   if (text !== undefined) msg.text = text;
   const sd = body.senderData;
   if (isObj(sd) && typeof sd.senderName === 'string') msg.senderName = sd.senderName;
-  await kv.set(`${identity}:${chatId}`, { messages: [...rec.messages, msg].slice(-INCOMING_KEPT), lastSeq: msg.seq } satisfies IncomingChatRecord);
+  await kv.set(`${identity}:${chatId}`, {
+    messages: [...rec.messages, msg].slice(-INCOMING_KEPT),
+    lastSeq: msg.seq,
+  } satisfies IncomingChatRecord);
 }
 
 /** Records what actions read from a notification (before it is acknowledged). */
