@@ -1,14 +1,14 @@
 /**
  * Runs flow test cases: each case gets a fresh in-process local service (in a
- * temporary data directory), a memory store, the project's action registry
- * and the real engine, all on one VirtualClock that jumps ahead whenever the
- * run is only waiting. Reports are written into a sandbox directory that
- * mirrors the project (its top-level entries linked) so a test never
- * overwrites the project's reports/.
+ * temporary data directory), a memory store, the project's action registry,
+ * the real engine and msgflow start's notification consumer, all on one
+ * VirtualClock that jumps ahead whenever the run is only waiting. Every path
+ * an action resolves is in the case's sandbox, a copy-on-write view of the
+ * project (sandbox.ts): a test reads the project's files and never writes them.
  */
-import { mkdtemp, readdir, readFile, rm, symlink, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
@@ -27,6 +27,7 @@ import type { Engine, RunHandle } from '../../engine/run/types.js';
 import type { RunRecord } from '../../store/types.js';
 import { triggerMatches } from '../../engine/notify/match.js';
 import { startCaseConsumer } from './consumer.js';
+import { ProjectSandbox } from './sandbox.js';
 import { messageInputOf } from '../../local/notify/bodies.js';
 import { MessageInputSchema, type MessageInput } from '../../local/message-input.js';
 import { LocalSchema, type LocalConfig } from '../../local/config.js';
@@ -102,14 +103,15 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   const wallStart = performance.now();
   const result: CaseResult = { file: testFile, name: c.name, flow: c.flow, passed: false, wallMs: 0, mismatches: [] };
   const testDir = path.dirname(testFile);
-  const sandbox = await mkdtemp(path.join(tmpdir(), 'msgflow-test-'));
+  const caseDir = await mkdtemp(path.join(tmpdir(), 'msgflow-test-'));
+  const sandbox = new ProjectSandbox(config.baseDir, caseDir);
   const startAt = Date.parse(c.start);
   const clock = new VirtualClock(startAt);
   const cleanups: (() => Promise<unknown> | void)[] = [];
   const savedTz = process.env.TZ;
   process.env.TZ = c.timezone;
   try {
-    const rig = await rigCase(config, registry, c, { testDir, sandbox, clock, cleanups });
+    const rig = await rigCase(config, registry, c, { testDir, caseDir, sandbox, clock, cleanups });
     clock.start();
     cleanups.push(() => clock.stop());
     for (const r of c.replies ?? []) {
@@ -145,7 +147,13 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     result.status = ended.status;
     result.virtualMs = (ended.finishedAt ?? clock.now()) - startAt;
     result.mismatches.push(
-      ...(await expectationMismatches(c.expect, ended, rig, { clock, startAt, sandbox, virtualMs: result.virtualMs })),
+      ...(await expectationMismatches(c.expect, ended, rig, {
+        clock,
+        startAt,
+        sandbox,
+        baseDir: config.baseDir,
+        virtualMs: result.virtualMs,
+      })),
     );
     result.passed = result.mismatches.length === 0;
     return result;
@@ -154,7 +162,7 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     return result;
   } finally {
     for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => undefined);
-    await rm(sandbox, { recursive: true, force: true }).catch(() => undefined);
+    await rm(caseDir, { recursive: true, force: true }).catch(() => undefined);
     if (savedTz === undefined) delete process.env.TZ;
     else process.env.TZ = savedTz;
     result.wallMs = Math.round(performance.now() - wallStart);
@@ -163,22 +171,23 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
 
 interface RigContext {
   testDir: string;
-  sandbox: string;
+  /** The case's own directory: the local service's data, the sandbox. */
+  caseDir: string;
+  sandbox: ProjectSandbox;
   clock: VirtualClock;
   cleanups: (() => Promise<unknown> | void)[];
 }
 
 /** The case's sandbox, file server, local service, clients and engine, each with its cleanup registered. */
 async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase, x: RigContext): Promise<CaseRig> {
-  const { testDir, sandbox, clock, cleanups } = x;
-  await mirrorProject(config.baseDir, sandbox);
+  const { testDir, caseDir, sandbox, clock, cleanups } = x;
   // Without a local: section, flows still get a `${{ local.url }}` (the default port) for the file server to stand in for.
   const localUrl = localUrlOf(config) ?? 'http://127.0.0.1:7070';
   const staticDir = config.local?.staticDir ? resolveFromConfig(config, config.local.staticDir) : undefined;
   const fileServer = c.files || staticDir ? await serveFiles(c.files ?? {}, testDir, localUrl, staticDir) : undefined;
   if (fileServer) cleanups.push(() => new Promise((r) => fileServer.server.close(r)));
 
-  const local = localConfigFor(config, c, sandbox);
+  const local = localConfigFor(config, c, caseDir);
   const service = createLocalService(local, {
     baseDir: config.baseDir,
     clock,
@@ -195,10 +204,10 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   const bus = createBus();
   const events: Recorded[] = [];
   for (const type of EVENT_TYPES) bus.on(type, (e: object) => events.push({ type, ...e }));
-  const store = createStore({ driver: 'memory', dir: '.' }, sandbox);
+  const store = createStore({ driver: 'memory', dir: '.' }, caseDir);
   cleanups.push(() => store.close());
   const source = flowSource(config, registry);
-  const flow: Flow = { ...findFlow(source.dir, c.flow, source.options), baseDir: sandbox };
+  const flow = findFlow(source.dir, c.flow, source.options);
   const engine = createProjectEngine(config, {
     store,
     registry,
@@ -206,7 +215,8 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     clock,
     clientFor: caseClients(config, local, (li) => ({ transport: transportFor(li), clock })),
     localUrl,
-    baseDir: sandbox,
+    // Every path an action resolves is the sandbox's copy: the project is read, never written.
+    resolvePath: (base, p) => sandbox.resolvePath(base, p),
     random: () => 0.5,
     resolveInputs: (f, overrides) => caseInputs(f, c, testDir, overrides),
   });
@@ -282,7 +292,8 @@ async function untilEnded(done: Promise<RunRecord>, c: FlowTestCase, clock: Virt
 interface CheckContext {
   clock: VirtualClock;
   startAt: number;
-  sandbox: string;
+  sandbox: ProjectSandbox;
+  baseDir: string;
   virtualMs: number;
 }
 
@@ -307,7 +318,7 @@ async function expectationMismatches(ex: FlowTestCase['expect'], record: RunReco
       ms.push({ path: 'elapsed', expected: ex.elapsed, actual: formatMs(v) });
   }
   if (ex.local) ms.push(...match(ex.local, await localSnapshot(ex.local, rig, x), 'local'));
-  for (const rep of ex.reports ?? []) ms.push(...(await reportMismatches(rep, x.sandbox)));
+  for (const rep of ex.reports ?? []) ms.push(...(await reportMismatches(rep, x.sandbox.written(path.resolve(x.baseDir, rep.file)))));
   return ms;
 }
 
@@ -341,9 +352,11 @@ async function localSnapshot(
 }
 
 /** One `expect.reports` entry against the file the run wrote in the sandbox (CSV rows or JSON content). */
-async function reportMismatches(rep: NonNullable<FlowTestCase['expect']['reports']>[number], sandbox: string): Promise<Mismatch[]> {
-  const file = path.resolve(sandbox, rep.file);
-  if (!existsSync(file)) return [{ path: `reports[${rep.file}]`, expected: 'a report file', actual: undefined, note: 'not written' }];
+async function reportMismatches(
+  rep: NonNullable<FlowTestCase['expect']['reports']>[number],
+  file: string | undefined,
+): Promise<Mismatch[]> {
+  if (file === undefined) return [{ path: `reports[${rep.file}]`, expected: 'a report file', actual: undefined, note: 'not written' }];
   const text = await readFile(file, 'utf8');
   const isJson = file.endsWith('.json');
   const content = isJson ? (JSON.parse(text) as Record<string, unknown>) : undefined;
@@ -414,17 +427,8 @@ function formatMs(ms: number): string {
   return `${ms}ms`;
 }
 
-/** Links the project's top-level entries into the sandbox, except where runs write (reports, .msgflow). */
-async function mirrorProject(baseDir: string, sandbox: string): Promise<void> {
-  for (const e of await readdir(baseDir)) {
-    if (e === 'reports' || e === '.msgflow') continue;
-    await symlink(path.join(baseDir, e), path.join(sandbox, e));
-  }
-  await mkdir(path.join(sandbox, 'reports'), { recursive: true });
-}
-
-/** The config's local: section with the case's network, population and instance overrides, in the sandbox. */
-function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): LocalConfig {
+/** The config's local: section with the case's network, population and instance overrides, its data in the case's directory. */
+function localConfigFor(config: Config, c: FlowTestCase, caseDir: string): LocalConfig {
   const base = config.local ?? LocalSchema.parse({});
   const network = { ...base.network, ...definedOnly(c.network ?? {}) };
   const accounts = [...network.accounts];
@@ -439,7 +443,7 @@ function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): Local
   const { checkAccountLimit, seed, ...over } = c.instance ?? {};
   return LocalSchema.parse({
     ...base,
-    dataDir: path.join(sandbox, '.msgflow', 'local'),
+    dataDir: path.join(caseDir, 'service'),
     network: { ...network, accounts },
     instances: instances.map((raw) => {
       const i = raw as Record<string, unknown>;
