@@ -32,7 +32,8 @@ export const InstanceSchema = z
      * How `msgflow start` receives this instance's notifications
      * (docs/notifications.md): `poll` (receiveNotification/deleteNotification),
      * `webhook` (the service pushes them to msgflow's `webhook:` server) or
-     * `off`. @default poll when a flow is triggered by them, else off
+     * `off`. @default poll when a flow is triggered by them or waits for
+     * replies on the instance (waitForReply), else off
      */
     notifications: z.enum(['poll', 'webhook', 'off']).optional(),
   })

@@ -41,6 +41,8 @@ export interface ActionRunInfo {
   dryRun: boolean;
   /** The flow's resolved inputs. */
   inputs: Readonly<Record<string, unknown>>;
+  /** The notification that started the run (`event` in its expressions), when one did. */
+  event?: Readonly<Record<string, unknown>>;
 }
 
 export interface ActionContext {

@@ -12,16 +12,24 @@
  *   restart brings back the config's state.
  * - `GET /_local/waInstance{id}/queue/{token}`: `{pending, failed}` entries of
  *   the send queue.
+ * - `POST /_local/waInstance{id}/notification/{token}` `{typeWebhook, ...}`: a
+ *   notification as given (stamped with the instance's data and time), queued
+ *   when its switch is on. Answers `{queued}`. For flow tests of flows
+ *   triggered by statuses: a message that arrives is `incoming` instead.
  * - `GET /_local/waInstance{id}/contacts/{token}`: `{contacts, phonebook}`.
  */
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
-import { INSTANCE_STATES } from '../api/notifications.js';
+import { INSTANCE_STATES, NOTIFICATION_TYPES } from '../api/notifications.js';
 import { issueToValidationError } from '../api/validate.js';
 import type { LocalInstance } from './instance/instance.js';
 import { MessageInputSchema } from './message-input.js';
 import { errorResponse, json, readJsonBody } from './request.js';
 import type { LocalRequest, LocalResponse } from './types.js';
+
+const NotificationInput = z.looseObject({
+  typeWebhook: z.enum(NOTIFICATION_TYPES, { error: `'typeWebhook' must be one of ${NOTIFICATION_TYPES.join(', ')}` }),
+});
 
 const StateBody = z.strictObject({ state: z.enum(INSTANCE_STATES, { error: `'state' must be one of ${INSTANCE_STATES.join(', ')}` }) });
 
@@ -30,6 +38,7 @@ const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
   Object.create(null) as Record<string, 'GET' | 'POST'>,
   {
     incoming: 'POST',
+    notification: 'POST',
     state: 'POST',
     queue: 'GET',
     contacts: 'GET',
@@ -49,6 +58,10 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
     case 'incoming': {
       const input = parse(MessageInputSchema, readJsonBody(req));
       return json(200, await instance.inject(input));
+    }
+    case 'notification': {
+      const body = parse(NotificationInput, readJsonBody(req));
+      return json(200, { queued: await instance.notifier.relay(body) });
     }
     case 'state': {
       const { state } = parse(StateBody, readJsonBody(req));

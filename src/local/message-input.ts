@@ -53,6 +53,8 @@ export const MessageInputSchema = z.discriminatedUnion(
   'typeMessage',
   [
     z.strictObject({ ...common, typeMessage: z.literal('textMessage'), textMessage: z.string() }),
+    /** A text with a link preview or a quote. */
+    z.strictObject({ ...common, typeMessage: z.literal('extendedTextMessage'), textMessage: z.string() }),
     z.strictObject({ ...common, typeMessage: z.literal('imageMessage'), ...fileFields }),
     z.strictObject({ ...common, typeMessage: z.literal('videoMessage'), ...fileFields, videoNote: z.boolean().default(false) }),
     z.strictObject({ ...common, typeMessage: z.literal('documentMessage'), ...fileFields }),
@@ -94,7 +96,7 @@ export const MessageInputSchema = z.discriminatedUnion(
   {
     error: (iss) =>
       iss.code === 'invalid_union'
-        ? `'typeMessage' must be one of textMessage, imageMessage, videoMessage, documentMessage, audioMessage, stickerMessage, pollMessage, locationMessage, reactionMessage, contactMessage`
+        ? `'typeMessage' must be one of textMessage, extendedTextMessage, imageMessage, videoMessage, documentMessage, audioMessage, stickerMessage, pollMessage, locationMessage, reactionMessage, contactMessage`
         : undefined,
   },
 );
@@ -137,9 +139,21 @@ export function buildStoredMessage(input: ParsedMessageInput, ctx: BuildContext)
   m.isEdited = false;
   m.isDeleted = false;
   if (input.quotedMessage) m.quotedMessage = { ...input.quotedMessage };
+  fillContent(m, input);
+  const stored: StoredMessage = { message: m, sentAtMs };
+  if (input.type === 'outgoing' && input.statusMessage) stored.fixedStatus = input.statusMessage;
+  return stored;
+}
+
+/** The fields of the message's kind. */
+function fillContent(m: Message, input: ParsedMessageInput): void {
   switch (input.typeMessage) {
     case 'textMessage':
       m.textMessage = input.textMessage;
+      break;
+    case 'extendedTextMessage':
+      m.textMessage = input.textMessage;
+      m.extendedTextMessageData = { text: input.textMessage };
       break;
     case 'imageMessage':
     case 'videoMessage':
@@ -184,7 +198,4 @@ export function buildStoredMessage(input: ParsedMessageInput, ctx: BuildContext)
       break;
     }
   }
-  const stored: StoredMessage = { message: m, sentAtMs };
-  if (input.type === 'outgoing' && input.statusMessage) stored.fixedStatus = input.statusMessage;
-  return stored;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NOTIFICATION_RUNS_NS, NotificationDispatcher, notificationRunId } from '../../src/engine/notify/dispatcher.js';
-import { INCOMING_NS, firstReplySince, sharedState } from '../../src/engine/notify/records.js';
+import { INCOMING_NS, firstReply, sharedState } from '../../src/engine/notify/records.js';
 import { notificationKey } from '../../src/engine/notify/body.js';
 import type { Flow } from '../../src/engine/flow/types.js';
 import { action, flow, registryWith, step, testEngine } from './helpers.js';
@@ -77,8 +77,8 @@ describe('notification dispatcher', () => {
       { instance: 'other', type: 'incomingMessageReceived', lagMs: 1000, flowsStarted: 0 },
     ]);
     // Every incoming message is kept for waitForReply, matched or not.
-    const reply = await firstReplySince(sharedState(t.store, INCOMING_NS), 'local-abc', '79001112233@c.us', 1767600000000);
-    expect(reply).toMatchObject({ idMessage: 'M1', text: ' Stop ' });
+    const reply = await firstReply(sharedState(t.store, INCOMING_NS), 'local-abc', '79001112233@c.us', { afterSeq: 0 });
+    expect(reply).toMatchObject({ idMessage: 'M1', seq: 1, text: ' Stop ' });
   });
 
   it('queues a run whose concurrency slot is busy, and starts an intent left by a crash exactly once', async () => {

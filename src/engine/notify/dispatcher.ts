@@ -36,7 +36,8 @@ export interface PendingRun {
 }
 
 export interface DispatcherOptions {
-  engine: Engine;
+  /** What starts the runs. */
+  engine: Pick<Engine, 'start'>;
   store: EngineStore;
   bus: EngineBus;
   clock: Clock;

@@ -29,7 +29,7 @@ export const CONSUMERS_NS = 'notification-consumers';
 /** `${identity}:${chatId}` -> {@link OptOutRecord}: the chat is never broadcast to. */
 export const OPT_OUT_NS = 'opt-out';
 
-/** Incoming messages kept per chat: waitForReply needs the first one after its wait began, not a history. */
+/** Incoming messages kept per chat: waitForReply needs the first one after its reference point, not a history. */
 export const INCOMING_KEPT = 20;
 
 export interface OutgoingStatusRecord {
@@ -44,7 +44,13 @@ export interface OutgoingStatusRecord {
 
 export interface IncomingMessage {
   idMessage: string;
-  /** The message's time on the service, ms. */
+  /**
+   * Its place in the chat: 1, 2, 3... in the order the consumer recorded the
+   * chat's messages (the order the service delivered them). What decides
+   * whether a message came after another, never `at`.
+   */
+  seq: number;
+  /** The message's time on the service, ms (whole seconds). */
   at: number;
   typeMessage?: string;
   /** Text, extended text or caption; undefined for other messages. */
@@ -53,8 +59,10 @@ export interface IncomingMessage {
 }
 
 export interface IncomingChatRecord {
-  /** Oldest first, at most INCOMING_KEPT. */
+  /** In the order recorded (oldest first), at most INCOMING_KEPT. */
   messages: IncomingMessage[];
+  /** The seq of the last message recorded (0: none yet): the chat's position now. */
+  lastSeq: number;
 }
 
 export interface ConsumerRecord {
@@ -93,23 +101,39 @@ async function recordStatus(kv: DurableState, identity: string, n: NotificationL
   await kv.set(key, rec);
 }
 
+/**
+ * The record as stored: one written before messages had a `seq` (sorted by
+ * time, oldest first) gets 1, 2, 3... in that stored order.
+ */
+function chatRecord(stored: Partial<IncomingChatRecord> | undefined): IncomingChatRecord {
+  const messages = stored?.messages ?? [];
+  if (stored?.lastSeq !== undefined) return { messages, lastSeq: stored.lastSeq };
+  return { messages: messages.map((m, i) => ({ ...m, seq: i + 1 })), lastSeq: messages.length };
+}
+
+async function readChat(kv: DurableState, identity: string, chatId: string): Promise<IncomingChatRecord> {
+  return chatRecord(await kv.get<Partial<IncomingChatRecord>>(`${identity}:${chatId}`));
+}
+
 async function recordIncoming(kv: DurableState, identity: string, n: NotificationLike, now: number): Promise<void> {
   const body = fieldsOf(n);
   const id = idMessageOf(n);
   const chatId = chatIdOf(n);
   if (id === undefined || chatId === undefined) return;
-  const key = `${identity}:${chatId}`;
-  const rec = (await kv.get<IncomingChatRecord>(key)) ?? { messages: [] };
+  const rec = await readChat(kv, identity, chatId);
   if (rec.messages.some((m) => m.idMessage === id)) return;
-  const msg: IncomingMessage = { idMessage: id, at: timestampMs(n) ?? now };
+  // Appended in the order delivered: a late or mis-stamped message keeps its place after those recorded before it.
+  const msg: IncomingMessage = { idMessage: id, seq: rec.lastSeq + 1, at: timestampMs(n) ?? now };
   const md = body.messageData;
   if (isObj(md) && typeof md.typeMessage === 'string') msg.typeMessage = md.typeMessage;
   const text = textOf(n);
   if (text !== undefined) msg.text = text;
   const sd = body.senderData;
   if (isObj(sd) && typeof sd.senderName === 'string') msg.senderName = sd.senderName;
-  rec.messages = [...rec.messages, msg].sort((a, b) => a.at - b.at).slice(-INCOMING_KEPT);
-  await kv.set(key, rec);
+  await kv.set(`${identity}:${chatId}`, {
+    messages: [...rec.messages, msg].slice(-INCOMING_KEPT),
+    lastSeq: msg.seq,
+  } satisfies IncomingChatRecord);
 }
 
 /** Records what actions read from a notification (before it is acknowledged). */
@@ -118,14 +142,38 @@ export async function recordNotification(store: EngineStore, identity: string, b
   else if (body.typeWebhook === 'incomingMessageReceived') await recordIncoming(sharedState(store, INCOMING_NS), identity, body, now);
 }
 
-/** The first incoming message of the chat at or after `since` (ms; compared by whole seconds, the service's precision). */
-export async function firstReplySince(
+/**
+ * Where a wait for a reply counts from: after a place in the chat's recorded
+ * order (`afterSeq`), or, when a flow asks for a time, from the messages the
+ * service stamped at or after `fromMs` (to the second, the service's
+ * precision). `exclude` (the message that started the run) never counts.
+ */
+export interface ReplyFrom {
+  afterSeq?: number;
+  fromMs?: number;
+  exclude?: string;
+}
+
+/** The chat's position now: the seq of its last recorded message (0 when none). */
+export async function chatPosition(kv: DurableState, identity: string, chatId: string): Promise<number> {
+  return (await readChat(kv, identity, chatId)).lastSeq;
+}
+
+/** The seq of a recorded incoming message of the chat, or undefined when the chat has none with that id. */
+export async function recordedSeq(kv: DurableState, identity: string, chatId: string, idMessage: string): Promise<number | undefined> {
+  return (await readChat(kv, identity, chatId)).messages.find((m) => m.idMessage === idMessage)?.seq;
+}
+
+/** The chat's first recorded incoming message that counts from `from`, in recorded order. */
+export async function firstReply(
   kv: DurableState,
   identity: string,
   chatId: string,
-  since: number,
+  from: ReplyFrom,
 ): Promise<IncomingMessage | undefined> {
-  const rec = await kv.get<IncomingChatRecord>(`${identity}:${chatId}`);
-  const floor = Math.floor(since / 1000) * 1000;
-  return rec?.messages.find((m) => m.at >= floor);
+  const { messages } = await readChat(kv, identity, chatId);
+  const floor = from.fromMs === undefined ? undefined : Math.floor(from.fromMs / 1000) * 1000;
+  return messages.find(
+    (m) => m.idMessage !== from.exclude && (from.afterSeq === undefined || m.seq > from.afterSeq) && (floor === undefined || m.at >= floor),
+  );
 }

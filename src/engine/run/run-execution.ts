@@ -64,6 +64,8 @@ export interface ExecutionDeps {
   identityFor(instance: string): string;
   localUrl?: string;
   baseDir: string;
+  /** See EngineOptions.resolvePath. */
+  resolvePath?(base: string, p: string): string;
   defaultRateLimitWaitMs: number;
   progressSaveIntervalMs: number;
   /** Where forEach items run. */
@@ -218,6 +220,7 @@ export class RunExecution {
       runState: deps.store.kv(`run:${run.id}`),
       waits,
       baseDir: deps.baseDir,
+      ...(deps.resolvePath ? { resolvePath: deps.resolvePath } : {}),
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
       onProgress,
       logger: {

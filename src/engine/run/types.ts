@@ -32,6 +32,11 @@ export interface EngineOptions {
   logger?: Logger;
   /** Project root (config file's directory), for `ctx.resolvePath` when a flow has no baseDir. */
   baseDir: string;
+  /**
+   * Where `ctx.resolvePath(p)` leads, `base` being the project root: `msgflow
+   * test` maps every path into the case's sandbox. @default path.resolve(base, p)
+   */
+  resolvePath?(base: string, p: string): string;
   /** How long `shutdown()` lets in-flight items finish before marking runs interrupted anyway. @default 10000 */
   shutdownGraceMs?: number;
   /**

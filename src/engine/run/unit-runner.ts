@@ -38,6 +38,8 @@ export interface RunShared {
   waits: DurableWaits;
   instance: InstanceRef;
   baseDir: string;
+  /** Where ctx.resolvePath leads (EngineOptions.resolvePath). @default path.resolve(base, p) */
+  resolvePath?(base: string, p: string): string;
   defaultRateLimitWaitMs: number;
   /** A job's live counts (ctx.progress) of a single step: the step record follows them while it runs. */
   onProgress?(step: string, counts: ProgressCounts): void;
@@ -62,6 +64,8 @@ export type UnitOutcome =
 interface ProgressSink {
   last?: ProgressUpdate;
 }
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const INTERRUPTED: UnitOutcome = { interrupted: true };
 
@@ -295,6 +299,7 @@ function makeContext(
       ...(target.item === undefined ? {} : { item: { index: target.item, value: scope.item } }),
       dryRun: sh.dryRun,
       inputs: sh.inputs,
+      ...(isRecord(scope.event) ? { event: scope.event } : {}),
     },
     signal,
     clock: sh.clock,
@@ -318,6 +323,6 @@ function makeContext(
       sh.bus.emit('step:progress', { ...ref, ...u });
     },
     emit: (name, payload = {}) => sh.bus.emit('action:event', { ...ref, name, payload }),
-    resolvePath: (p) => resolve(sh.flow.baseDir || sh.baseDir, p),
+    resolvePath: (p) => (sh.resolvePath ?? resolve)(sh.flow.baseDir || sh.baseDir, p),
   };
 }

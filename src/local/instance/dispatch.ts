@@ -5,7 +5,8 @@
  */
 import { MsgflowError } from '../../api/errors.js';
 import type { ApiMethod } from '../../api/methods.js';
-import type { ParsedRequest, QueuedMessage } from '../../api/types.js';
+import type { ParsedRequest, QueuedMessage, TypeMessage } from '../../api/types.js';
+import { typeByFileName } from '../media/detect-type.js';
 import type { LocalInstance, MethodResult } from './instance.js';
 import type { QueueEntry } from './send-queue.js';
 
@@ -102,13 +103,23 @@ function showQueued(e: QueueEntry): QueuedMessage {
   return { messageID: e.idMessage, type: e.kind === 'text' ? 'sendMessage' : 'sendFileByUrl', body, statusMessage: 'pending' };
 }
 
+/**
+ * The type a queued message is shown with: a file's is the one its name gives
+ * (entries queued before it was recorded get it from the name now); a file
+ * whose name has no known extension shows as a document until it is fetched.
+ */
+function pendingType(e: QueueEntry): TypeMessage {
+  if (e.kind === 'text') return 'textMessage';
+  return e.typeMessage ?? typeByFileName(e.fileName ?? '')?.typeMessage ?? 'documentMessage';
+}
+
 /** A queued message as getMessage and lastOutgoingMessages show it: `pending`. */
 function pendingMessage(e: QueueEntry) {
   const m = {
     type: 'outgoing' as const,
     idMessage: e.idMessage,
     timestamp: Math.floor(e.enqueuedAt / 1000),
-    typeMessage: e.kind === 'text' ? ('textMessage' as const) : ('documentMessage' as const),
+    typeMessage: pendingType(e),
     chatId: e.chatId,
     statusMessage: 'pending' as const,
     sendByApi: true,

@@ -18,6 +18,7 @@ import type { Clock } from '../../util/clock.js';
 import type { MediaStore } from '../media/types.js';
 import type { Network } from '../network.js';
 import { newMessageId } from '../ids.js';
+import { typeByFileName } from '../media/detect-type.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
@@ -274,6 +275,8 @@ export class LocalInstance {
       fileName: req.fileName,
       enqueuedAt: this.deps.clock.now(),
     };
+    const named = typeByFileName(req.fileName);
+    if (named) entry.typeMessage = named.typeMessage;
     if (req.caption !== undefined) entry.caption = req.caption;
     if (req.quotedMessageId !== undefined) entry.quotedMessageId = req.quotedMessageId;
     if (req.typingTime !== undefined) entry.typingTime = req.typingTime;
@@ -295,7 +298,8 @@ export class LocalInstance {
     const sentAtMs = Math.max(releasedAt, this.deps.clock.now());
     const m: Message = {
       ...outgoingBase(entry, sentAtMs),
-      typeMessage: f.typeMessage,
+      // The type shown while it was queued; the fetch decides only what the name could not.
+      typeMessage: entry.typeMessage ?? f.typeMessage,
       downloadUrl: `${this.deps.publicUrl()}/files/${f.id}/${encodeURIComponent(f.fileName)}`,
       caption: entry.caption ?? '',
       fileName: f.fileName,

@@ -119,6 +119,18 @@ export class Notifier {
     }
   }
 
+  /**
+   * Admin: a notification as given (a flow test's status or API-message
+   * event), stamped as this instance's, now; queued when its type's switch is
+   * on. Resolves with whether it was queued.
+   */
+  async relay(body: { typeWebhook: NotificationType } & Record<string, unknown>): Promise<boolean> {
+    if (!this.opts.settings.produces(body.typeWebhook)) return false;
+    const { instanceData, timestamp } = { instanceData: this.opts.instanceData, timestamp: Math.floor(this.opts.clock.now() / 1000) };
+    await this.queue.add({ ...body, instanceData, timestamp } as unknown as NotificationBody);
+    return true;
+  }
+
   async stateChanged(state: InstanceState): Promise<void> {
     // Not keyed: the same state can be entered again later.
     if (this.opts.settings.produces('stateInstanceChanged')) await this.queue.add(stateBody(state, this.origin()));

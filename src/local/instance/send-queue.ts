@@ -17,6 +17,7 @@ import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import { AppendLog } from '../persist/append-log.js';
 import { FetchError } from '../media/download.js';
+import type { MediaTypeMessage } from '../media/mime-table.js';
 
 export interface QueueEntry {
   idMessage: string;
@@ -29,6 +30,12 @@ export interface QueueEntry {
   /** sendFileByUrl only. */
   urlFile?: string;
   fileName?: string;
+  /**
+   * sendFileByUrl: the message type `fileName` gives (the spec's first rule),
+   * fixed when queued so that every view shows the type the file is sent as;
+   * absent when the name has no known extension (the fetch decides).
+   */
+  typeMessage?: MediaTypeMessage;
   caption?: string;
   quotedMessageId?: string;
   typingTime?: number;

@@ -34,6 +34,17 @@ export interface DetectTypeInput {
 const UNINFORMATIVE = new Set(['application/octet-stream', 'binary/octet-stream', 'application/unknown', 'application/binary']);
 
 /**
+ * The first step of the type order alone: the type `fileName`'s extension
+ * names, or undefined when it names none we know (then the link's
+ * Content-Type or the bytes decide, once fetched). Known the moment a
+ * message is queued, so a queued file is shown with the type it is sent as.
+ */
+export function typeByFileName(fileName: string): DetectedType | undefined {
+  const byExt = typeForExtension(extensionOf(fileName));
+  return byExt && { ...byExt, source: 'extension' };
+}
+
+/**
  * Decides a file's MIME type and message type in the spec's order.
  *
  * "fileName has no extension" is read as "fileName has no extension we
@@ -48,8 +59,8 @@ const UNINFORMATIVE = new Set(['application/octet-stream', 'binary/octet-stream'
  * // → { mimeType: 'image/jpeg', typeMessage: 'imageMessage', source: 'extension' }
  */
 export async function detectType(input: DetectTypeInput): Promise<DetectedType> {
-  const byExt = typeForExtension(extensionOf(input.fileName));
-  if (byExt) return { ...byExt, source: 'extension' };
+  const byExt = typeByFileName(input.fileName);
+  if (byExt) return byExt;
 
   if (input.contentType !== undefined) {
     const essence = essenceOf(input.contentType);

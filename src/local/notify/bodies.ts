@@ -100,3 +100,57 @@ export function statusBody(
 export function stateBody(stateInstance: InstanceState, o: Origin): StateInstanceChanged {
   return { typeWebhook: 'stateInstanceChanged', ...stamp(o), stateInstance };
 }
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+/** The fields of `o` that are defined, under the names given. */
+const picked = (o: unknown, names: Record<string, string>): Obj =>
+  isObj(o) ? Object.fromEntries(Object.entries(names).flatMap(([to, from]) => (o[from] === undefined ? [] : [[to, o[from]]]))) : {};
+
+/** messageData → the message-input fields of its kind (the inverse of {@link messageDataOf}). */
+function contentOf(md: Obj): Obj {
+  const type = md.typeMessage;
+  const ext = isObj(md.extendedTextMessageData) ? md.extendedTextMessageData : {};
+  const out: Obj = { typeMessage: type };
+  if (type === 'textMessage') Object.assign(out, picked(md.textMessageData, { textMessage: 'textMessage' }));
+  else if (type === 'extendedTextMessage') Object.assign(out, picked(ext, { textMessage: 'text' }));
+  else if (type === 'reactionMessage') Object.assign(out, picked(ext, { reaction: 'text' }));
+  else if (isObj(md.fileMessageData)) {
+    const names = {
+      downloadUrl: 'downloadUrl',
+      caption: 'caption',
+      fileName: 'fileName',
+      jpegThumbnail: 'jpegThumbnail',
+      mimeType: 'mimeType',
+    };
+    Object.assign(out, picked(md.fileMessageData, { ...names, isAnimated: 'isAnimated' }));
+  } else if (type === 'locationMessage') out.location = picked(md.locationMessageData, { latitude: 'latitude', longitude: 'longitude' });
+  else if (type === 'contactMessage') out.contact = picked(md.contactMessageData, { displayName: 'displayName', vcard: 'vcard' });
+  else if (type === 'pollMessage') out.pollMessageData = md.pollMessageData;
+  if (isObj(md.quotedMessage)) out.quotedMessage = picked(md.quotedMessage, { stanzaId: 'stanzaId', participant: 'participant' });
+  return out;
+}
+
+/**
+ * The message a notification body tells of (incomingMessageReceived, or
+ * outgoingMessageReceived: one sent from the phone), in the form the admin
+ * `incoming` endpoint takes: the inverse of {@link incomingBody} and
+ * {@link outgoingBody}. The service stamps it when it arrives (the body's
+ * `timestamp` and `instanceData` are the sender's, not kept); what the body
+ * does not say (chatType, names) follows the service's own rules. Validated
+ * by the endpoint, which names a field that does not fit.
+ */
+export function messageInputOf(body: Obj): Obj {
+  const sd = isObj(body.senderData) ? body.senderData : {};
+  const outgoing = body.typeWebhook === 'outgoingMessageReceived';
+  const sender = outgoing ? {} : picked(sd, { senderId: 'sender', senderContactName: 'senderContactName' });
+  const name = !outgoing && typeof sd.senderName === 'string' && sd.senderName !== '' ? { senderName: sd.senderName } : {};
+  return {
+    chatId: sd.chatId,
+    type: outgoing ? 'outgoing' : 'incoming',
+    ...(typeof body.idMessage === 'string' ? { idMessage: body.idMessage } : {}),
+    ...sender,
+    ...name,
+    ...contentOf(isObj(body.messageData) ? body.messageData : {}),
+  };
+}

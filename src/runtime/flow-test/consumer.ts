@@ -1,81 +1,89 @@
 /**
- * The notification consumer of a flow test whose flow waits for replies
- * (waitForReply): as `msgflow start` would, it polls the in-process local
- * service's notifications on the case's virtual clock and records them, so
- * the case's `replies:` reach the flow. Its calls do not hold the clock: a
- * long poll is a sleeper like any other, and time jumps over it.
+ * The notification consumer of a flow test case: `msgflow start`'s own
+ * (startNotificationConsumers: the same lease, switches, receiveNotification
+ * loop, dispatcher and records), polling the case's in-process local service
+ * on the case's virtual clock, with the case's flow as the only flow loaded.
+ * So the case's event and replies reach the flow exactly as live: as
+ * messages of the service, recorded in order, matched against the flow's
+ * trigger, each starting its run through the dispatcher.
  */
-import { createClient } from '../../client/client.js';
+import type { Config } from '../../config/load.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { Flow } from '../../engine/flow/types.js';
-import { CONSUMERS_NS, sharedState, type ConsumerRecord } from '../../engine/notify/records.js';
-import { NotificationDispatcher } from '../../engine/notify/dispatcher.js';
-import type { Engine } from '../../engine/run/types.js';
-import type { LocalService } from '../../local/service.js';
+import type { Engine, RunHandle } from '../../engine/run/types.js';
 import type { EngineStore } from '../../store/types.js';
 import type { VirtualClock } from '../../util/virtual-clock.js';
-import { createInProcessTransport } from '../in-process-transport.js';
-import { pollNotifications } from '../notifications/poll.js';
-import { ensureSwitches } from '../notifications/switches.js';
+import { identityOf } from '../clients.js';
+import type { LazyApi } from '../lazy-api.js';
+import { startNotificationConsumers } from '../notifications/consumers.js';
 
-export interface FlowTestConsumerOptions {
-  service: LocalService;
-  target: { idInstance: string; apiTokenInstance: string };
-  clock: VirtualClock;
+export interface CaseConsumerOptions {
+  config: Config;
+  flow: Flow;
   store: EngineStore;
   bus: EngineBus;
+  clock: VirtualClock;
   engine: Engine;
-  flow: Flow;
-  identity: string;
+  /**
+   * The consumer's client of a config instance, on the case's service. Its
+   * calls do not hold the clock: a long poll is a sleeper like any other, and
+   * time jumps over it.
+   */
+  clientFor(name: string): LazyApi;
+  /** The local instance a config instance is served by in the case. */
+  localOf(name: string): string;
+}
+
+export interface CaseConsumer {
+  /** The first run of the case's flow the dispatcher starts (a notification matched its trigger). */
+  readonly started: Promise<RunHandle>;
+  stop(): Promise<void>;
 }
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** Whether the flow reads replies, so its test needs the consumer. */
-export function needsConsumer(flow: Flow): boolean {
-  return flow.steps.some((s) => s.uses === 'waitForReply');
+/**
+ * The config the case's consumer reads: only the instances the flow uses
+ * (one per local instance: two names served by the same one would split its
+ * notifications), webhook mode polled instead (the case has no webhook
+ * receiver; what a notification does once received is the same).
+ */
+function caseConfig(o: CaseConsumerOptions): Config {
+  const names = [...new Set([o.flow.on.notification?.instance, o.flow.instance].filter((n): n is string => n !== undefined))];
+  const served = new Set<string>();
+  const instances: Record<string, Config['instances'][string]> = {};
+  for (const name of names) {
+    const inst = o.config.instances[name];
+    if (!inst || served.has(o.localOf(name))) continue;
+    served.add(o.localOf(name));
+    instances[name] = inst.notifications === 'webhook' ? { ...inst, notifications: 'poll' } : inst;
+  }
+  return { ...o.config, instances };
 }
 
-/** Starts consuming; resolves with the function that stops it. */
-export async function startFlowTestConsumer(o: FlowTestConsumerOptions): Promise<() => Promise<void>> {
-  const { idInstance, apiTokenInstance } = o.target;
-  const transport = createInProcessTransport(o.service, idInstance, apiTokenInstance);
-  const client = createClient({
-    apiUrl: 'http://local.invalid',
-    idInstance,
-    apiTokenInstance,
-    transport,
-    clock: o.clock,
-    rateLimit: false,
-  });
-  await ensureSwitches(client, o.flow.instance, 'poll', [], quiet);
-  await sharedState(o.store, CONSUMERS_NS).set(o.identity, {
-    instance: o.flow.instance,
-    mode: 'poll',
-    since: o.clock.now(),
-  } satisfies ConsumerRecord);
-  // No flow is triggered here: the case's run is the subject; the dispatcher only records.
-  const dispatcher = new NotificationDispatcher({
-    engine: o.engine,
+/** Starts consuming (resolves once every consumed instance is polled). */
+export async function startCaseConsumer(o: CaseConsumerOptions): Promise<CaseConsumer> {
+  let follow!: (h: RunHandle) => void;
+  const started = new Promise<RunHandle>((r) => (follow = r));
+  const engine: Pick<Engine, 'start'> = {
+    async start(flow, opts) {
+      const h = await o.engine.start(flow, opts);
+      if (flow.name === o.flow.name) follow(h);
+      return h;
+    },
+  };
+  const config = caseConfig(o);
+  const consumers = await startNotificationConsumers({
+    config,
     store: o.store,
     bus: o.bus,
     clock: o.clock,
-    flows: [],
-    identityFor: () => o.identity,
+    engine,
+    flows: [o.flow],
+    clientFor: o.clientFor,
+    identityFor: (name) => identityOf(config, name),
     logger: quiet,
   });
-  const controller = new AbortController();
-  const loop = pollNotifications({
-    instance: o.flow.instance,
-    client,
-    handle: (name, body) => dispatcher.dispatch(name, body),
-    signal: controller.signal,
-    clock: o.clock,
-    logger: quiet,
-  });
-  return async () => {
-    controller.abort();
-    await loop;
-  };
+  return { started, stop: () => consumers.stop() };
 }

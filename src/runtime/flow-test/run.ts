@@ -1,33 +1,35 @@
 /**
  * Runs flow test cases: each case gets a fresh in-process local service (in a
- * temporary data directory), a memory store, the project's action registry
- * and the real engine, all on one VirtualClock that jumps ahead whenever the
- * run is only waiting. Reports are written into a sandbox directory that
- * mirrors the project (its top-level entries linked) so a test never
- * overwrites the project's reports/.
+ * temporary data directory), a memory store, the project's action registry,
+ * the real engine and msgflow start's notification consumer, all on one
+ * VirtualClock that jumps ahead whenever the run is only waiting. Every path
+ * an action resolves is in the case's sandbox, a copy-on-write view of the
+ * project (sandbox.ts): a test reads the project's files and never writes them.
  */
-import { mkdtemp, readdir, readFile, rm, symlink, mkdir } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { MsgflowError } from '../../api/errors.js';
-import type { InstanceApi } from '../../api/types.js';
 import { createClient } from '../../client/client.js';
+import type { ClientOptions } from '../../client/options.js';
 import type { Transport } from '../../client/transport.js';
 import { resolveFromConfig, type Config } from '../../config/load.js';
 import { createBus, type EngineBus } from '../../engine/events.js';
 import { findFlow } from '../../engine/flow/load.js';
 import { parseDuration } from '../../util/duration.js';
 import { resolveInputs } from '../../engine/flow/inputs.js';
-import type { Flow } from '../../engine/flow/types.js';
+import type { Flow, FlowNotificationTrigger } from '../../engine/flow/types.js';
 import type { ActionRegistry } from '../../engine/registry/registry.js';
-import type { Engine, StartOptions } from '../../engine/run/types.js';
+import type { Engine, RunHandle } from '../../engine/run/types.js';
 import type { RunRecord } from '../../store/types.js';
-import { eventOf } from '../../engine/notify/body.js';
 import { triggerMatches } from '../../engine/notify/match.js';
-import { needsConsumer, startFlowTestConsumer } from './consumer.js';
+import { startCaseConsumer } from './consumer.js';
+import { ProjectSandbox } from './sandbox.js';
+import { messageInputOf } from '../../local/notify/bodies.js';
+import { MessageInputSchema, type MessageInput } from '../../local/message-input.js';
 import { LocalSchema, type LocalConfig } from '../../local/config.js';
 import { createLocalService, type LocalService } from '../../local/service.js';
 import { createMediaStore } from '../../local/media/file-store.js';
@@ -36,9 +38,8 @@ import { createStore } from '../../store/create.js';
 import type { EngineStore } from '../../store/types.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
-import { identityOf } from '../clients.js';
 import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
-import { lazyApi } from '../lazy-api.js';
+import { lazyApi, type LazyApi } from '../lazy-api.js';
 import { buildRegistry } from '../registry.js';
 import { match, type Mismatch } from './match.js';
 import type { FlowTestCase } from './schema.js';
@@ -87,24 +88,30 @@ interface CaseRig {
   service: LocalService;
   store: EngineStore;
   bus: EngineBus;
+  /** The first local instance (what `expect.local` and `replies` use). */
   target: LocalInst;
   engine: Engine;
   flow: Flow;
   events: Recorded[];
+  /** The local instance serving a config instance (its idInstance). */
+  localOf(name: string): string;
+  /** The notification consumer's client of a config instance (on the service, not holding the clock). */
+  consumerClient(name: string): LazyApi;
 }
 
 export async function runFlowTestCase(config: Config, registry: ActionRegistry, testFile: string, c: FlowTestCase): Promise<CaseResult> {
   const wallStart = performance.now();
   const result: CaseResult = { file: testFile, name: c.name, flow: c.flow, passed: false, wallMs: 0, mismatches: [] };
   const testDir = path.dirname(testFile);
-  const sandbox = await mkdtemp(path.join(tmpdir(), 'msgflow-test-'));
+  const caseDir = await mkdtemp(path.join(tmpdir(), 'msgflow-test-'));
+  const sandbox = new ProjectSandbox(config.baseDir, caseDir);
   const startAt = Date.parse(c.start);
   const clock = new VirtualClock(startAt);
   const cleanups: (() => Promise<unknown> | void)[] = [];
   const savedTz = process.env.TZ;
   process.env.TZ = c.timezone;
   try {
-    const rig = await rigCase(config, registry, c, { testDir, sandbox, clock, cleanups });
+    const rig = await rigCase(config, registry, c, { testDir, caseDir, sandbox, clock, cleanups });
     clock.start();
     cleanups.push(() => clock.stop());
     for (const r of c.replies ?? []) {
@@ -116,12 +123,20 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
         }).catch(() => undefined),
       );
     }
-    if (needsConsumer(rig.flow)) {
-      const identity = identityOf(config, rig.flow.instance);
-      const { service, target, store, bus, engine, flow } = rig;
-      cleanups.push(await startFlowTestConsumer({ service, target, clock, store, bus, engine, flow, identity }));
-    }
-    const handle = await rig.engine.start(rig.flow, caseTrigger(rig.flow, c));
+    // msgflow start's consumer, as live: the event and the replies reach the flow as the service's notifications.
+    const { store, bus, engine, flow } = rig;
+    const consumer = await startCaseConsumer({
+      config,
+      flow,
+      store,
+      bus,
+      clock,
+      engine,
+      clientFor: rig.consumerClient,
+      localOf: rig.localOf,
+    });
+    cleanups.push(() => consumer.stop());
+    const handle = c.event ? await deliverEvent(rig, c, consumer.started, clock) : await engine.start(flow, { trigger: 'manual' });
     result.runId = handle.runId;
     const ended = await untilEnded(handle.done, c, clock, rig.events);
     if (typeof ended === 'string') {
@@ -132,7 +147,13 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     result.status = ended.status;
     result.virtualMs = (ended.finishedAt ?? clock.now()) - startAt;
     result.mismatches.push(
-      ...(await expectationMismatches(c.expect, ended, rig, { clock, startAt, sandbox, virtualMs: result.virtualMs })),
+      ...(await expectationMismatches(c.expect, ended, rig, {
+        clock,
+        startAt,
+        sandbox,
+        baseDir: config.baseDir,
+        virtualMs: result.virtualMs,
+      })),
     );
     result.passed = result.mismatches.length === 0;
     return result;
@@ -141,7 +162,7 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     return result;
   } finally {
     for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => undefined);
-    await rm(sandbox, { recursive: true, force: true }).catch(() => undefined);
+    await rm(caseDir, { recursive: true, force: true }).catch(() => undefined);
     if (savedTz === undefined) delete process.env.TZ;
     else process.env.TZ = savedTz;
     result.wallMs = Math.round(performance.now() - wallStart);
@@ -150,22 +171,23 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
 
 interface RigContext {
   testDir: string;
-  sandbox: string;
+  /** The case's own directory: the local service's data, the sandbox. */
+  caseDir: string;
+  sandbox: ProjectSandbox;
   clock: VirtualClock;
   cleanups: (() => Promise<unknown> | void)[];
 }
 
 /** The case's sandbox, file server, local service, clients and engine, each with its cleanup registered. */
 async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase, x: RigContext): Promise<CaseRig> {
-  const { testDir, sandbox, clock, cleanups } = x;
-  await mirrorProject(config.baseDir, sandbox);
+  const { testDir, caseDir, sandbox, clock, cleanups } = x;
   // Without a local: section, flows still get a `${{ local.url }}` (the default port) for the file server to stand in for.
   const localUrl = localUrlOf(config) ?? 'http://127.0.0.1:7070';
   const staticDir = config.local?.staticDir ? resolveFromConfig(config, config.local.staticDir) : undefined;
   const fileServer = c.files || staticDir ? await serveFiles(c.files ?? {}, testDir, localUrl, staticDir) : undefined;
   if (fileServer) cleanups.push(() => new Promise((r) => fileServer.server.close(r)));
 
-  const local = localConfigFor(config, c, sandbox);
+  const local = localConfigFor(config, c, caseDir);
   const service = createLocalService(local, {
     baseDir: config.baseDir,
     clock,
@@ -182,50 +204,65 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   const bus = createBus();
   const events: Recorded[] = [];
   for (const type of EVENT_TYPES) bus.on(type, (e: object) => events.push({ type, ...e }));
-  const store = createStore({ driver: 'memory', dir: '.' }, sandbox);
+  const store = createStore({ driver: 'memory', dir: '.' }, caseDir);
   cleanups.push(() => store.close());
   const source = flowSource(config, registry);
-  const flow: Flow = { ...findFlow(source.dir, c.flow, source.options), baseDir: sandbox };
+  const flow = findFlow(source.dir, c.flow, source.options);
   const engine = createProjectEngine(config, {
     store,
     registry,
     bus,
     clock,
-    clientFor: caseClients(config, local, clock, transportFor),
+    clientFor: caseClients(config, local, (li) => ({ transport: transportFor(li), clock })),
     localUrl,
-    baseDir: sandbox,
+    // Every path an action resolves is the sandbox's copy: the project is read, never written.
+    resolvePath: (base, p) => sandbox.resolvePath(base, p),
     random: () => 0.5,
     resolveInputs: (f, overrides) => caseInputs(f, c, testDir, overrides),
   });
   cleanups.push(() => engine.shutdown());
-  return { service, store, bus, target, engine, flow, events };
+  const consumerClient = caseClients(config, local, (li) => ({
+    transport: createInProcessTransport(service, li.idInstance, li.apiTokenInstance),
+    clock,
+    rateLimit: false,
+  }));
+  const localOf = (name: string) => localInstanceOf(config, local, name).idInstance;
+  return { service, store, bus, target, engine, flow, events, localOf, consumerClient };
 }
 
-/** Clients of the config's instances, each on the case's local service (its matching local instance, else the first). */
+/** The local instance serving a config instance in a case: its matching local instance, else the first. */
+function localInstanceOf(config: Config, local: LocalConfig, name: string): LocalInst {
+  const inst = config.instances[name];
+  if (!inst) throw new MsgflowError('USAGE', { reason: `instance '${name}' is not in ${config.file}` });
+  return (
+    (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) || local.instances[0]!
+  );
+}
+
+/**
+ * Clients of the config's instances, each on the case's local service (its
+ * matching local instance, else the first), with the instance's retries and
+ * rate limits unless `over` says otherwise.
+ */
 function caseClients(
   config: Config,
   local: LocalConfig,
-  clock: VirtualClock,
-  transportFor: (li: LocalInst) => Transport,
-): (name: string) => InstanceApi {
-  const clients = new Map<string, InstanceApi>();
-  return (name: string): InstanceApi => {
+  over: (li: LocalInst) => Pick<ClientOptions, 'transport' | 'clock'> & Partial<ClientOptions>,
+): (name: string) => LazyApi {
+  const clients = new Map<string, LazyApi>();
+  return (name: string): LazyApi => {
     let api = clients.get(name);
     if (!api) {
-      const inst = config.instances[name];
-      if (!inst) throw new MsgflowError('USAGE', { reason: `instance '${name}' is not in ${config.file}` });
-      const li =
-        (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) ||
-        local.instances[0]!;
+      const li = localInstanceOf(config, local, name);
+      const inst = config.instances[name]!;
       const client = createClient({
         apiUrl: 'http://local.invalid',
         idInstance: li.idInstance,
         apiTokenInstance: li.apiTokenInstance,
-        transport: transportFor(li),
-        clock,
         retries: inst.retries,
         rateLimits: inst.rateLimits,
         rateLimit: inst.rateLimit,
+        ...over(li),
       });
       // A plain object, as the runtime's: the engine may wrap it (a frozen client cannot be proxied).
       api = lazyApi(async () => client);
@@ -255,7 +292,8 @@ async function untilEnded(done: Promise<RunRecord>, c: FlowTestCase, clock: Virt
 interface CheckContext {
   clock: VirtualClock;
   startAt: number;
-  sandbox: string;
+  sandbox: ProjectSandbox;
+  baseDir: string;
   virtualMs: number;
 }
 
@@ -280,7 +318,7 @@ async function expectationMismatches(ex: FlowTestCase['expect'], record: RunReco
       ms.push({ path: 'elapsed', expected: ex.elapsed, actual: formatMs(v) });
   }
   if (ex.local) ms.push(...match(ex.local, await localSnapshot(ex.local, rig, x), 'local'));
-  for (const rep of ex.reports ?? []) ms.push(...(await reportMismatches(rep, x.sandbox)));
+  for (const rep of ex.reports ?? []) ms.push(...(await reportMismatches(rep, x.sandbox.written(path.resolve(x.baseDir, rep.file)))));
   return ms;
 }
 
@@ -314,9 +352,11 @@ async function localSnapshot(
 }
 
 /** One `expect.reports` entry against the file the run wrote in the sandbox (CSV rows or JSON content). */
-async function reportMismatches(rep: NonNullable<FlowTestCase['expect']['reports']>[number], sandbox: string): Promise<Mismatch[]> {
-  const file = path.resolve(sandbox, rep.file);
-  if (!existsSync(file)) return [{ path: `reports[${rep.file}]`, expected: 'a report file', actual: undefined, note: 'not written' }];
+async function reportMismatches(
+  rep: NonNullable<FlowTestCase['expect']['reports']>[number],
+  file: string | undefined,
+): Promise<Mismatch[]> {
+  if (file === undefined) return [{ path: `reports[${rep.file}]`, expected: 'a report file', actual: undefined, note: 'not written' }];
   const text = await readFile(file, 'utf8');
   const isJson = file.endsWith('.json');
   const content = isJson ? (JSON.parse(text) as Record<string, unknown>) : undefined;
@@ -327,18 +367,53 @@ async function reportMismatches(rep: NonNullable<FlowTestCase['expect']['reports
   return ms;
 }
 
-/** How the case starts its run: by hand, or by its `event` (which must be one the flow's trigger matches). */
-function caseTrigger(flow: Flow, c: FlowTestCase): StartOptions {
-  if (!c.event) return { trigger: 'manual' };
+/** The case's `event` must be one the flow's trigger matches (else no run would start: said at once). */
+function checkCaseEvent(flow: Flow, c: FlowTestCase): FlowNotificationTrigger {
   const t = flow.on.notification;
   if (!t)
     throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
-  if (!triggerMatches(t, t.instance, c.event)) {
+  if (!triggerMatches(t, t.instance, c.event!)) {
     throw new MsgflowError('USAGE', {
       reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)`,
     });
   }
-  return { trigger: 'notification', event: eventOf(c.event, t.instance) };
+  return t;
+}
+
+/** The message a message event tells of, as the service takes it; a field that does not fit is named. */
+function eventMessage(event: NonNullable<FlowTestCase['event']>, what: string): MessageInput {
+  const parsed = MessageInputSchema.safeParse(messageInputOf(event));
+  if (parsed.success) return messageInputOf(event) as MessageInput;
+  const issue = parsed.error.issues[0]!;
+  throw new MsgflowError('USAGE', { reason: `${what}: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` });
+}
+
+/**
+ * Makes the case's event happen on the local service serving the trigger's
+ * instance, as it happens live: a message arrives (in the chat's history,
+ * lastIncomingMessages, and a notification), the state changes, or (a status,
+ * an API message) the notification is queued as given. The consumer then
+ * delivers it like any other, and the dispatcher starts the case's run.
+ */
+async function deliverEvent(rig: CaseRig, c: FlowTestCase, started: Promise<RunHandle>, clock: VirtualClock): Promise<RunHandle> {
+  const t = checkCaseEvent(rig.flow, c);
+  const event = c.event!;
+  const li = rig.service.config.instances.find((l) => l.idInstance === rig.localOf(t.instance))!;
+  const what = `case '${c.name}' event`;
+  const type = event.typeWebhook;
+  if (type === 'incomingMessageReceived' || type === 'outgoingMessageReceived')
+    await admin(rig.service, li, 'incoming', 'POST', eventMessage(event, what), what);
+  else if (type === 'stateInstanceChanged') await admin(rig.service, li, 'state', 'POST', { state: event.stateInstance }, what);
+  else if (!((await admin(rig.service, li, 'notification', 'POST', event, what)) as { queued: boolean }).queued)
+    throw new MsgflowError('USAGE', { reason: `${what}: the local instance does not produce ${type} notifications (its switch is off)` });
+  let timedOut = false;
+  const handle = await Promise.race([started, clock.sleep(parseDuration(c.timeout)!).then(() => void (timedOut = true))]);
+  if (timedOut || !handle) {
+    throw new MsgflowError('USAGE', {
+      reason: `${what}, as the local service delivered it, started no run of ${rig.flow.name} within ${c.timeout} of virtual time`,
+    });
+  }
+  return handle;
 }
 
 /** The registry of a project, built once per config (plugins are imported once). */
@@ -352,17 +427,8 @@ function formatMs(ms: number): string {
   return `${ms}ms`;
 }
 
-/** Links the project's top-level entries into the sandbox, except where runs write (reports, .msgflow). */
-async function mirrorProject(baseDir: string, sandbox: string): Promise<void> {
-  for (const e of await readdir(baseDir)) {
-    if (e === 'reports' || e === '.msgflow') continue;
-    await symlink(path.join(baseDir, e), path.join(sandbox, e));
-  }
-  await mkdir(path.join(sandbox, 'reports'), { recursive: true });
-}
-
-/** The config's local: section with the case's network, population and instance overrides, in the sandbox. */
-function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): LocalConfig {
+/** The config's local: section with the case's network, population and instance overrides, its data in the case's directory. */
+function localConfigFor(config: Config, c: FlowTestCase, caseDir: string): LocalConfig {
   const base = config.local ?? LocalSchema.parse({});
   const network = { ...base.network, ...definedOnly(c.network ?? {}) };
   const accounts = [...network.accounts];
@@ -377,7 +443,7 @@ function localConfigFor(config: Config, c: FlowTestCase, sandbox: string): Local
   const { checkAccountLimit, seed, ...over } = c.instance ?? {};
   return LocalSchema.parse({
     ...base,
-    dataDir: path.join(sandbox, '.msgflow', 'local'),
+    dataDir: path.join(caseDir, 'service'),
     network: { ...network, accounts },
     instances: instances.map((raw) => {
       const i = raw as Record<string, unknown>;
@@ -454,7 +520,15 @@ async function caseInputs(
 
 type LocalInst = LocalConfig['instances'][number];
 
-async function admin(service: LocalService, inst: LocalInst, action: string, httpMethod: 'GET' | 'POST', body?: unknown): Promise<unknown> {
+/** An admin call of the local service; `what` names the input in the error of an answer that is not 200. */
+async function admin(
+  service: LocalService,
+  inst: LocalInst,
+  action: string,
+  httpMethod: 'GET' | 'POST',
+  body?: unknown,
+  what = `local service ${action}`,
+): Promise<unknown> {
   const res = await service.handle({
     httpMethod,
     path: `/_local/waInstance${inst.idInstance}/${action}/${encodeURIComponent(inst.apiTokenInstance)}`,
@@ -462,8 +536,11 @@ async function admin(service: LocalService, inst: LocalInst, action: string, htt
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (res.status !== 200)
-    throw new MsgflowError('USAGE', { reason: `local service ${action}: HTTP ${res.status} ${JSON.stringify(res.body)}` });
+  if (res.status !== 200) {
+    const answer = res.body as { message?: unknown } | undefined;
+    const why = typeof answer?.message === 'string' ? answer.message : JSON.stringify(res.body);
+    throw new MsgflowError('USAGE', { reason: `${what}: ${why} (HTTP ${res.status})` });
+  }
   return res.body;
 }
 

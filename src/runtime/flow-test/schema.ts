@@ -152,8 +152,13 @@ export const FlowTestCaseSchema = z.strictObject({
   replies: z.array(Reply).optional(),
   /**
    * The notification that triggers the run, as the service sends it (a flow
-   * with `on.notification`): `event` in the flow's expressions. It must match
-   * the flow's trigger.
+   * with `on.notification`); it must match the flow's trigger. It happens on
+   * the local service as it would live: a message (incomingMessageReceived,
+   * outgoingMessageReceived) arrives when the case starts (in the chat's
+   * history and lastIncomingMessages), a stateInstanceChanged changes the
+   * instance's state, any other notification is queued as given; then the
+   * notification consumer of `msgflow start` delivers it and starts the run,
+   * whose `event` is the notification as the service sent it.
    */
   event: z.looseObject({ typeWebhook: z.enum(NOTIFICATION_TYPES) }).optional(),
   /** Input values: strings as `--input` gives them, inline rows, or a `sequence` of numbers. */

@@ -24,6 +24,7 @@ import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
 import { ensureSwitches } from './switches.js';
 import { registerSecrets } from '../../util/secrets.js';
+import { WAIT_FOR_REPLY } from '../../actions/wait-for-reply.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
 
@@ -32,7 +33,8 @@ export interface ConsumersOptions {
   store: EngineStore;
   bus: EngineBus;
   clock: Clock;
-  engine: Engine;
+  /** What starts the runs notifications trigger. */
+  engine: Pick<Engine, 'start'>;
   flows: readonly Flow[];
   clientFor(instance: string): LazyApi;
   identityFor(instance: string): string;
@@ -53,15 +55,25 @@ export interface NotificationConsumers {
   stop(): Promise<void>;
 }
 
-/** The instances to consume and how: triggered ones default to poll; `notifications: off` wins. */
+/** Config names of the instances a flow waits for replies on (a waitForReply step): their incoming messages must be recorded. */
+export function replyInstances(flows: readonly Flow[]): string[] {
+  return [...new Set(flows.filter((f) => f.steps.some((s) => s.uses === WAIT_FOR_REPLY)).map((f) => f.instance))].sort();
+}
+
+/**
+ * The instances to consume and how: those a flow is triggered by or waits
+ * for replies on default to poll; `notifications: off` wins.
+ */
 export function consumedInstances(config: Config, flows: readonly Flow[], logger: Logger): ConsumedInstance[] {
   const triggered = new Set(triggeredInstances(flows));
+  const waited = new Set(replyInstances(flows));
   const out: ConsumedInstance[] = [];
   for (const [name, inst] of Object.entries(config.instances)) {
-    const mode = inst.notifications ?? (triggered.has(name) ? 'poll' : 'off');
+    const mode = inst.notifications ?? (triggered.has(name) || waited.has(name) ? 'poll' : 'off');
     if (mode !== 'off') out.push({ name, mode });
     else if (triggered.has(name))
       logger.warn(`instance ${name} has notifications: off, so the flows triggered by its notifications never run`);
+    else if (waited.has(name)) logger.warn(`instance ${name} has notifications: off, so waitForReply never sees a reply on it`);
   }
   return out;
 }

@@ -14,7 +14,7 @@ import {
 } from '../../support/local-service.js';
 import { startFileServer, type FileServer } from '../../support/file-server.js';
 import { waitFor } from '../../support/wait.js';
-import { makePdf } from '../../support/media.js';
+import { makePdf, makePng } from '../../support/media.js';
 import type { ManualClock } from '../../../src/util/clock.js';
 import { defaultPhone } from '../../../src/local/config.js';
 
@@ -32,7 +32,10 @@ export function notificationsSuite(kind: TransportKind) {
     let h: LocalUnderTest<ManualClock>;
     let files: FileServer;
     beforeAll(async () => {
-      files = await startFileServer({ '/doc': { body: makePdf(), contentType: 'application/pdf' } });
+      files = await startFileServer({
+        '/doc': { body: makePdf(), contentType: 'application/pdf' },
+        '/photo': { body: makePng(32, 24), contentType: 'image/png' },
+      });
     });
     afterAll(() => files.close());
     beforeEach(async () => {
@@ -145,6 +148,33 @@ export function notificationsSuite(kind: TransportKind) {
       expect(later.sort()).toEqual([`delivered:${id}`, `read:${first}`, `read:${id}`].sort());
       const m = (await h.call('getMessage', { chatId: ALICE, idMessage: id })).body as Message;
       expect(m).toMatchObject({ typeMessage: 'textMessage', textMessage: 'two', statusMessage: 'read', sendByApi: true });
+    });
+
+    it('a queued file is typed from its file name from the moment it is queued: the same type pending and sent, in every view', async () => {
+      const first = await sendText(ALICE, 'holds the queue');
+      const r = await h.call('sendFileByUrl', { chatId: ALICE, urlFile: files.url('/photo'), fileName: 'holiday.png', caption: 'us' });
+      const id = (r.body as { idMessage: string }).idMessage;
+      // Still queued behind the text: every view shows it pending, as an image.
+      const pending = (await h.call('lastOutgoingMessages', undefined, { query: { minutes: '5' } })).body as Message[];
+      expect(pending.find((m) => m.idMessage === id)).toMatchObject({ typeMessage: 'imageMessage', statusMessage: 'pending' });
+      expect((await h.call('getMessage', { chatId: ALICE, idMessage: id })).body).toMatchObject({
+        typeMessage: 'imageMessage',
+        statusMessage: 'pending',
+        fileName: 'holiday.png',
+      });
+      expect((await h.admin('queue')).body.pending).toContainEqual(expect.objectContaining({ idMessage: id, typeMessage: 'imageMessage' }));
+      expect(await h.settled(first)).toBe('sent');
+      await h.clock.advance(1000);
+      expect(await h.settled(id)).toBe('sent');
+      const sent = (await h.call('lastOutgoingMessages', undefined, { query: { minutes: '5' } })).body as Message[];
+      expect(sent.find((m) => m.idMessage === id)).toMatchObject({ typeMessage: 'imageMessage', statusMessage: 'sent' });
+      expect((await h.call('getMessage', { chatId: ALICE, idMessage: id })).body).toMatchObject({ typeMessage: 'imageMessage' });
+      expect(((await h.call('getChatHistory', { chatId: ALICE })).body as Message[])[0]).toMatchObject({
+        idMessage: id,
+        typeMessage: 'imageMessage',
+      });
+      expect(await nextOf('outgoingAPIMessageReceived')).toMatchObject({ idMessage: first });
+      expect(await nextOf('outgoingAPIMessageReceived')).toMatchObject({ idMessage: id, messageData: { typeMessage: 'imageMessage' } });
     });
 
     it('noAccount for a recipient without an account; failed, with the reason, for a file that cannot be fetched', async () => {
