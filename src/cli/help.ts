@@ -148,10 +148,13 @@ lifts them: jobs call the instance again at once.`,
   },
   validate: {
     args: '[FILE...]',
-    summary: 'Check config.yaml and flow files (default: every flow).',
+    summary: 'Check config.yaml, flow files and flow tests (default: flowsDir).',
     description: `Checks config.yaml and flow files: every error with file:line:col and key
 path (unknown keys with a did-you-mean, unknown actions, bad cron or timezone,
 bad durations, with: blocks that do not fit the action, reserved names).
+A file named *.test.yaml (or *.test.yml) is checked as a flow test, however it
+is named (a directory, its name, a glob such as flows/*.yaml): its format, and
+that each case's flow: names a flow of flowsDir.
 Default: every file in flowsDir. Exit code 1 when any file has an error.`,
     options: [],
   },
