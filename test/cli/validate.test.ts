@@ -58,3 +58,49 @@ describe('validate: flow tests next to the flows', () => {
     expect(r.stderr).toContain("flows/greet.test.yaml:3:11 cases[0].flow: no flow named 'gret' in flows (did you mean 'greet'?)");
   });
 });
+
+describe('validate: files the jobs read', () => {
+  const NIGHTLY = `name: nightly
+instance: default
+inputs:
+  f: { value: data/there.csv }
+steps:
+  - id: check
+    uses: checkAccount.bulk
+    with:
+      file: data/missing.csv
+  - id: import
+    uses: contacts.import
+    with: { file: data/there.csv }
+  - id: templated
+    uses: checkAccount.bulk
+    with: { file: "\${{ inputs.f }}" }
+  - id: folder
+    uses: checkAccount.bulk
+    with: { file: data }
+  - id: notes
+    uses: checkAccount.bulk
+    with: { file: data/notes.txt }
+  - id: audit
+    uses: outgoing.audit
+    with: { report: reports/audit.txt }
+`;
+
+  it('a literal with.file that does not exist, is a folder, or has a type the jobs cannot read, and a report of a type they cannot write, are errors at their position; a ${{ }} path is left to the run', async () => {
+    const dir = project({
+      'config.yaml': LOCAL_CONFIG,
+      'flows/nightly.yaml': NIGHTLY,
+      'data/there.csv': 'phone\n79001112233\n',
+      'data/notes.txt': 'x\n',
+    });
+    const r = await cli(['validate'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      "flows/nightly.yaml:9:13 steps[0].with.file: data/missing.csv: file not found (action 'checkAccount.bulk' reads it; paths are relative to the project folder)",
+      "flows/nightly.yaml:18:19 steps[3].with.file: data: a folder, not a file (action 'checkAccount.bulk' reads it)",
+      "flows/nightly.yaml:21:19 steps[4].with.file: data/notes.txt: unsupported file type '.txt': use .csv, .json, .jsonl, .ndjson, .yaml, .yml (action 'checkAccount.bulk' reads it)",
+      "flows/nightly.yaml:24:21 steps[5].with.report: reports/audit.txt: unsupported file type '.txt': use .csv, .json (action 'outgoing.audit' writes it)",
+    ]);
+    expect(r.stderr + r.stdout).not.toContain(dir);
+  });
+});

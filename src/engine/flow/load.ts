@@ -13,6 +13,7 @@ import type { Flow } from './types.js';
 import { closest } from '../registry/suggest.js';
 import { checkFlow, reportSchemaIssues, type CheckOptions } from './check.js';
 import { FlowFileError, FlowIssue } from './errors.js';
+import { unusableFilePaths } from './input-files.js';
 import { Reporter } from './reporter.js';
 import { FlowFileSchema, type FlowFileData } from './schema.js';
 
@@ -249,8 +250,9 @@ export interface FileValidation {
 
 /**
  * What `msgflow validate` reports: every problem of every file (directories
- * are expanded to their flow files), plus duplicate flow names and input
- * data files that do not exist.
+ * are expanded to their flow files), plus duplicate flow names, input data
+ * files that do not exist, and literal paths of files the steps' actions read
+ * or write (fields declared with `inputFile()` / `outputFile()`) that cannot serve.
  */
 export function validateFlowFiles(files: readonly string[], opts: LoadFlowOptions): FileValidation[] {
   const expanded = files.flatMap((f) => (existsSync(f) && statSync(f).isDirectory() ? listFlowFiles(f) : [f]));
@@ -263,7 +265,7 @@ export function validateFlowFiles(files: readonly string[], opts: LoadFlowOption
       const other = byName.get(flow.name);
       if (other) errors.push(...duplicateName(flow, other).errors);
       else byName.set(flow.name, flow);
-      errors.push(...missingDataFiles(flow));
+      errors.push(...missingDataFiles(flow), ...unusableFilePaths(flow, opts.registry));
     } catch (e) {
       if (e instanceof FlowFileError) errors.push(...e.errors);
       else if (e instanceof FlowError) errors.push(e);
