@@ -250,6 +250,18 @@ describe('checkAccount.bulk', () => {
     expect(s2).not.toHaveProperty('wouldCheck');
   });
 
+  it('a domestic number written with its trunk prefix (8 800 555 35 35) is reported invalid and never checked', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/leads.csv', 'phone\n8 800 555 35 35\n79001112233\n');
+    const clock = new ManualClock(T0);
+    const l = await start(dir, clock);
+    const s = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir }), withBlock());
+    expect(s).toMatchObject({ total: 2, invalid: 1, exists: 1, failed: 0 });
+    expect([...checksPerNumber(l).keys()]).toEqual([79001112233]);
+    const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
+    expect(csv).toMatch(/8 800 555 35 35.*,invalid,.*trunk prefix 8/);
+  });
+
   it('#8.7 invalid numbers are counted invalid (not failed) in progress, summary and report alike', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n12\nabc\n79001112233\n');
