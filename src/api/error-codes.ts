@@ -69,6 +69,14 @@ export const ERROR_CATALOGUE = {
   SERVER_ERROR: { template: '{method} failed with HTTP {status}: {message}' },
   NETWORK_ERROR: { template: '{method}: network error {reason}' },
   TIMEOUT: { template: '{method}: no answer within {timeoutMs} ms' },
+  /**
+   * Connection refused on a client's first call (the service never answered it): apiUrl or the
+   * service is wrong, and retrying would only delay saying so. `target` is `instance 'NAME': ` or ''.
+   */
+  CONNECTION_REFUSED: {
+    template:
+      "{target}nothing is listening at apiUrl {apiUrl} ({method}: connection refused); start the service there or correct the instance's apiUrl",
+  },
   BAD_RESPONSE: { template: '{method}: unexpected response ({reason})' },
   CLIENT_OPTIONS_INVALID: { template: 'invalid client options: {details}' },
   CLIENT_CLOSED: { template: '{method}: the client is closed' },

@@ -42,6 +42,8 @@ export function createClientResolver(
       rateLimit: inst.rateLimit,
       clock: opts.clock,
       logger: opts.logger,
+      // A refused first call names the instance as config.yaml does.
+      name,
     };
     if (inst.apiUrl !== 'local') {
       return createClient({ ...common, apiUrl: inst.apiUrl, idInstance: inst.idInstance!, apiTokenInstance: inst.apiTokenInstance! });
