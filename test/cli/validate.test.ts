@@ -104,3 +104,28 @@ steps:
     expect(r.stderr + r.stdout).not.toContain(dir);
   });
 });
+
+describe('validate: an apiUrl: local instance and the local instance it means', () => {
+  it('a token that differs from the local instance it resolves to is an error at its position, naming neither token', async () => {
+    const config = LOCAL_CONFIG.replace('    apiUrl: local\n', '    apiUrl: local\n    apiTokenInstance: wrong-token-4711\n');
+    const dir = project({ 'config.yaml': config, 'flows/greet.yaml': GREET_FLOW });
+    const r = await cli(['validate'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'config.yaml:4:23 instances.default.apiTokenInstance: differs from apiTokenInstance of local instance 1101000001 (config.yaml:14:25): every call would be refused (401); leave it out to use that one, or make them the same',
+      'config.yaml: invalid; flows not checked',
+    ]);
+    const { parseConfig } = await import('../../src/config/load.js');
+    const err = (() => {
+      try {
+        parseConfig(config, 'config.yaml', { env: {} });
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err?.message).not.toMatch(/wrong-token-4711|cli-test-token-9f3a/);
+    // The same token is fine, and so is none.
+    const same = LOCAL_CONFIG.replace('    apiUrl: local\n', '    apiUrl: local\n    apiTokenInstance: cli-test-token-9f3a\n');
+    expect((await cli(['validate'], project({ 'config.yaml': same, 'flows/greet.yaml': GREET_FLOW }))).code).toBe(0);
+  });
+});
