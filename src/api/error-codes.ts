@@ -109,6 +109,8 @@ export const ERROR_CATALOGUE = {
   /** `msgflow start`/`run` after the engine began shutting down. */
   ENGINE_STOPPED: { template: 'the engine is shutting down: {reason}' },
   RUN_NOT_FOUND: { template: "run '{runId}' not found" },
+  /** `runs retry` (or the dashboard's Retry) of a run that succeeded: it left nothing to redo. */
+  NOTHING_TO_RETRY: { status: 409, template: "run {runId} succeeded: nothing to retry ('msgflow run {flow}' starts a new run)" },
   /** The engine's store (Redis, the state directory) cannot be reached or written: runs pause, never fail. */
   STORE_UNAVAILABLE: { template: 'the {driver} store is unavailable: {reason}' },
   /** Another process took over the run (this one's lease lapsed): it stops before any further write. */

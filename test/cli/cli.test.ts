@@ -103,12 +103,12 @@ describe('msgflow CLI', () => {
     expect(all).not.toContain('7777123456');
   });
 
-  it('serve prints its URL and a curl line per local instance (never the token), answers the API, is used by another process over HTTP, refuses a second serve, and stops on SIGTERM', async () => {
+  it('serve prints its URL and a curl line per local instance with <API_TOKEN> and where that token is in config.yaml (never the token), answers the API, is used by another process over HTTP, refuses a second serve, and stops on SIGTERM', async () => {
     const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/check.yaml': CHECK_FLOW });
     const serve = spawnCli(['serve'], dir);
     try {
       const [, url] = await serve.waitForOutput(
-        /local instance 1101000001: curl (http:\/\/127\.0\.0\.1:\d+)\/waInstance1101000001\/lastOutgoingMessages\/<apiTokenInstance from config\.yaml>/,
+        /local instance 1101000001: curl (http:\/\/127\.0\.0\.1:\d+)\/waInstance1101000001\/lastOutgoingMessages\/<API_TOKEN>\n {4}with <API_TOKEN> = local\.instances\[0\]\.apiTokenInstance of config\.yaml \(tokens are never printed\)\n/,
       );
       expect(serve.output()).toMatch(/listening on http:\/\/127\.0\.0\.1:\d+/);
       expect((await fetch(`${url}/waInstance1101000001/lastOutgoingMessages/cli-test-token-9f3a`)).status).toBe(200);
