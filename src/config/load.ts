@@ -107,15 +107,15 @@ export function localInstanceOf(data: Pick<ConfigData, 'local'>, inst: ConfigDat
 /**
  * Both tokens of an `apiUrl: local` instance are in this file: one that
  * differs from its local instance's would have every call refused with 401.
- * Named by position, never by value.
+ * Named by position, never by value (nor by the instance id).
  */
 function tokenMismatch(data: ConfigData, name: string, locate: (p: KeyPath) => string): ConfigError[] {
   const inst = data.instances[name]!;
   const target = localInstanceOf(data, inst);
   if (inst.apiTokenInstance === undefined || !target || target.apiTokenInstance === inst.apiTokenInstance) return [];
   const p = ['instances', name, 'apiTokenInstance'];
-  const there = locate(['local', 'instances', (data.local?.instances ?? []).indexOf(target), 'apiTokenInstance']);
-  const reason = `differs from apiTokenInstance of local instance ${target.idInstance} (${there}): every call would be refused (401); leave it out to use that one, or make them the same`;
+  const q = ['local', 'instances', (data.local?.instances ?? []).indexOf(target), 'apiTokenInstance'];
+  const reason = `differs from ${formatKeyPath(q)} (${locate(q)}), the local instance it calls: every call would be refused (401); leave it out to use that one, or make them the same`;
   return [new ConfigError('CONFIG_INVALID', { location: locate(p), path: formatKeyPath(p), reason })];
 }
 
