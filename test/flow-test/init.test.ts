@@ -71,7 +71,8 @@ describe('msgflow init', () => {
     );
     expect(r.stdout + r.stderr).toBe('');
     expect(r.code).toBe(0);
-  });
+    // tsc over msgflow's declarations takes ~3 s of CPU: the bound only turns a hang into a failure on a busy machine.
+  }, 120_000);
 
   it('refuses a folder that already has a config.yaml, and writes nothing', async () => {
     const r = await cli(tmp, 'init', 'demo');
