@@ -183,8 +183,8 @@ export {
 } from './local/config.js';
 export { parseConfig, loadConfig, resolveFromConfig, type Config, issuesToConfigErrors, type LoadConfigOptions } from './config/load.js';
 export { interpolateEnv } from './config/interpolate.js';
-export { defineAction, definePlugin } from './engine/action.js';
-export type { ActionDefinition, ActionContext, DurableState, Logger, PluginModule, WaitOptions } from './engine/action.js';
+export { defineAction, definePlugin, inputFile, outputFile } from './engine/action.js';
+export type { FileFieldMeta, ActionDefinition, ActionContext, DurableState, Logger, PluginModule, WaitOptions } from './engine/action.js';
 export type { Flow, FlowStep } from './engine/flow/types.js';
 export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
 export { ManualClock, systemClock, type Clock } from './util/clock.js';

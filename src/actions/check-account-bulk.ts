@@ -15,6 +15,7 @@
  */
 import { z } from 'zod';
 import { RateLimitError } from '../api/errors.js';
+import { classify } from '../api/failure.js';
 import type { CheckAccountResponse } from '../api/types.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
 import type { DurableState } from '../store/types.js';
@@ -185,6 +186,8 @@ interface Entry extends JournalEntry {
 interface Job extends JournaledJob<Entry> {
   action: string;
   cache: ReturnType<ActionContext['shared']>;
+  /** This execution has asked the service (a check or the access probe): cached answers may be given. */
+  asked: boolean;
   tally: Omit<CheckAccountBulkSummary, 'report' | 'wouldCheck'> & { wouldCheck: number };
 }
 
@@ -274,6 +277,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     cache: ctx.shared(checkAccountNamespace(ctx.instance.identity)),
     done: new Set(),
     seen: new Set(),
+    asked: false,
     tally: {
       total: 0,
       unique: 0,
@@ -358,7 +362,10 @@ async function execute(ctx: ActionContext, input: CheckAccountBulkInput, job: Jo
   ctx.signal.throwIfAborted();
   const cached = await job.cache.get<CachedCheck>(t.key);
   const fresh = cached !== undefined && ctx.clock.now() - cached.t < input.ttl;
-  if (fresh && (!cached.e || !input.force)) return finishRecord(job, ctx, t.id, toResult(t, cached, 'cache'));
+  if (fresh && (!cached.e || !input.force)) {
+    if (!job.asked) await confirmAccess(ctx, job);
+    return finishRecord(job, ctx, t.id, toResult(t, cached, 'cache'));
+  }
   if (ctx.run.dryRun) {
     return finishRecord(job, ctx, t.id, { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'wouldCheck' });
   }
@@ -367,8 +374,29 @@ async function execute(ctx: ActionContext, input: CheckAccountBulkInput, job: Jo
   await finishRecord(job, ctx, t.id, result);
 }
 
+/**
+ * The first call of an execution goes to the service, even when the cache
+ * could answer every record: a run served wholly from the cache would
+ * otherwise "succeed" with a wrong token or an unknown instance. One
+ * getStateInstance (no check, no limit spent); a fatal answer (401, 403,
+ * nothing listening) stops the job, anything else leaves the cache to answer.
+ */
+async function confirmAccess(ctx: ActionContext, job: Job): Promise<void> {
+  job.asked = true;
+  try {
+    await ctx.client.getStateInstance({}, { signal: ctx.signal });
+  } catch (e) {
+    if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
+    if (classify(e) === 'fatal') job.guard.fail(e, `${job.tally.exists + job.tally.none} numbers have a result so far`);
+    ctx.logger.warn(
+      `${CHECK_ACCOUNT_BULK}: instance '${ctx.instance.name}' did not answer (${e instanceof Error ? e.message : String(e)}); answering from the cache`,
+    );
+  }
+}
+
 /** Asks the service until it answers for this target (rate-limit pauses in between). */
 async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<CheckResult> {
+  job.asked = true;
   for (;;) {
     await honourPause(ctx, job);
     try {

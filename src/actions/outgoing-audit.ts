@@ -7,10 +7,10 @@
  */
 import { z } from 'zod';
 import type { Message } from '../api/types.js';
-import { defineAction } from '../engine/action.js';
+import { defineAction, outputFile } from '../engine/action.js';
 import { formatDuration } from '../util/duration.js';
 import { duration } from './duration.js';
-import { reportFormat, writeReport } from './kit/report.js';
+import { REPORT_EXTENSIONS, reportFormat, writeReport } from './kit/report.js';
 
 export const OUTGOING_AUDIT = 'outgoing.audit';
 
@@ -49,7 +49,12 @@ export const OutgoingAuditInput = z
       .default(50)
       .describe('At most this many not-delivered / not-read messages listed in the output. @default 50'),
     keep: z.number().int().min(1).default(100).describe('Audits kept per instance for the trend. @default 100'),
-    report: z.string().min(1).optional().describe('Also write the audit to this file (.json, or .csv listing the lagging messages).'),
+    report: outputFile(
+      z.string().min(1).optional().describe('Also write the audit to this file (.json, or .csv listing the lagging messages).'),
+      {
+        extensions: REPORT_EXTENSIONS,
+      },
+    ),
   })
   .describe('Audits the outgoing messages of a time window and reports the trend against the previous audit.');
 

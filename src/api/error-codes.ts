@@ -73,6 +73,14 @@ export const ERROR_CATALOGUE = {
   SERVER_ERROR: { template: '{method} failed with HTTP {status}: {message}' },
   NETWORK_ERROR: { template: '{method}: network error {reason}' },
   TIMEOUT: { template: '{method}: no answer within {timeoutMs} ms' },
+  /**
+   * Connection refused on a client's first call (the service never answered it): apiUrl or the
+   * service is wrong, and retrying would only delay saying so. `target` is `instance 'NAME': ` or ''.
+   */
+  CONNECTION_REFUSED: {
+    template:
+      "{target}nothing is listening at apiUrl {apiUrl} ({method}: connection refused); start the service there or correct the instance's apiUrl",
+  },
   BAD_RESPONSE: { template: '{method}: unexpected response ({reason})' },
   CLIENT_OPTIONS_INVALID: { template: 'invalid client options: {details}' },
   CLIENT_CLOSED: { template: '{method}: the client is closed' },
@@ -105,6 +113,8 @@ export const ERROR_CATALOGUE = {
   /** `msgflow start`/`run` after the engine began shutting down. */
   ENGINE_STOPPED: { template: 'the engine is shutting down: {reason}' },
   RUN_NOT_FOUND: { template: "run '{runId}' not found" },
+  /** `runs retry` (or the dashboard's Retry) of a run that succeeded: it left nothing to redo. */
+  NOTHING_TO_RETRY: { status: 409, template: "run {runId} succeeded: nothing to retry ('msgflow run {flow}' starts a new run)" },
   /** The engine's store (Redis, the state directory) cannot be reached or written: runs pause, never fail. */
   STORE_UNAVAILABLE: { template: 'the {driver} store is unavailable: {reason}' },
   /** Another process took over the run (this one's lease lapsed): it stops before any further write. */

@@ -107,6 +107,9 @@ export class RateLimitError extends ApiError {
 
 /** The request did not get an answer: refused, reset, DNS, TLS, or a timeout. */
 export class NetworkError extends MsgflowError {
+  /** The operating system's code of the failure (`ECONNREFUSED`...), when the transport knows it. */
+  readonly systemCode?: string;
+
   constructor(
     readonly method: ApiMethod,
     reason: string,
@@ -115,10 +118,18 @@ export class NetworkError extends MsgflowError {
      * refused, DNS failure); such a request is safe to retry for any method.
      */
     readonly mayHaveReachedServer: boolean,
-    options: MsgflowErrorOptions & { code?: 'NETWORK_ERROR' | 'TIMEOUT'; timeoutMs?: number } = {},
+    options: MsgflowErrorOptions & {
+      code?: 'NETWORK_ERROR' | 'TIMEOUT' | 'CONNECTION_REFUSED';
+      timeoutMs?: number;
+      /** The operating system's code of the failure (`ECONNREFUSED`, `ENOTFOUND`...), when there is one. */
+      systemCode?: string;
+      /** More template fields (CONNECTION_REFUSED: `target`, `apiUrl`). */
+      params?: Record<string, unknown>;
+    } = {},
   ) {
-    super(options.code ?? 'NETWORK_ERROR', { method, reason, timeoutMs: options.timeoutMs }, options);
+    super(options.code ?? 'NETWORK_ERROR', { method, reason, timeoutMs: options.timeoutMs, ...options.params }, options);
     this.name = options.code === 'TIMEOUT' ? 'TimeoutError' : 'NetworkError';
+    this.systemCode = options.systemCode;
   }
 }
 

@@ -24,6 +24,8 @@ export const FATAL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'ACCOUNT_NOT_AUTHORIZED',
   'CLIENT_CLOSED',
   'CLIENT_OPTIONS_INVALID',
+  // Nothing ever answered at apiUrl: every item would be refused the same way.
+  'CONNECTION_REFUSED',
 ]);
 
 /** Codes of failures that may pass by themselves. */

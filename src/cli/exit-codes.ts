@@ -6,6 +6,10 @@ export const EXIT = Object.freeze({
   FAILURE: 1,
   /** The command line itself is wrong (unknown command or option, missing argument). */
   USAGE: 2,
+  /** Stopped by Ctrl-C (SIGINT): 128 + 2, as shells report it. */
+  INTERRUPTED: 130,
+  /** `msgflow run` stopped by SIGTERM: 128 + 15. */
+  TERMINATED: 143,
 });
 
 /** A command-line mistake: printed with a pointer to --help, exit code 2. */

@@ -54,8 +54,9 @@ service listens on local.port so you can call it with curl.
 One daemon per store: a second msgflow start on the same store refuses (exit 2)
 naming the running one's pid and host. It stays up until stopped, even with
 nothing to schedule. SIGTERM or SIGINT stop it gracefully: running items
-finish or are checkpointed, and resume on the next start. A run whose
-process crashed 3 times is marked failed instead of resumed again.
+finish or are checkpointed, and resume on the next start; the exit code is 0
+after SIGTERM (a supervisor's stop), 130 after Ctrl-C. A run whose process
+crashed 3 times is marked failed instead of resumed again.
 
 SIGHUP (and, with --watch, any change of config.yaml or the flows directory)
 reloads: added, changed and removed flows and schedules take effect, runs
@@ -129,7 +130,7 @@ a waiting run shows its reason and when the wait ends.`,
     subcommands: [
       ['show ID', "The run's inputs, steps (status, counts, output, duration), failed items with errors, log lines"],
       ['cancel ID', 'A run not executing is cancelled at once; a running one stops at its next item boundary'],
-      ['retry ID', "A new run of a finished run's flow, with its inputs, redoing only its failed items"],
+      ['retry ID', "A new run of a finished run's flow, with its inputs, redoing only its failed items (a succeeded run: exit 2)"],
     ],
     options: [
       { name: 'flow', type: 'string', arg: 'NAME', text: 'Only runs of this flow (an unknown flow exits 2)' },
@@ -148,10 +149,13 @@ lifts them: jobs call the instance again at once.`,
   },
   validate: {
     args: '[FILE...]',
-    summary: 'Check config.yaml and flow files (default: every flow).',
+    summary: 'Check config.yaml, flow files and flow tests (default: flowsDir).',
     description: `Checks config.yaml and flow files: every error with file:line:col and key
 path (unknown keys with a did-you-mean, unknown actions, bad cron or timezone,
 bad durations, with: blocks that do not fit the action, reserved names).
+A file named *.test.yaml (or *.test.yml) is checked as a flow test, however it
+is named (a directory, its name, a glob such as flows/*.yaml): its format, and
+that each case's flow: names a flow of flowsDir.
 Default: every file in flowsDir. Exit code 1 when any file has an error.`,
     options: [],
   },
@@ -180,8 +184,10 @@ Existing files are never overwritten.`,
   serve: {
     summary: 'Start the local service over HTTP.',
     description: `Starts msgflow's local implementation of the instance API over HTTP and prints
-its base URL and the local instances' ids. A config.yaml with only a local:
-section is enough.`,
+its base URL and the local instances' ids, with a curl line per instance
+ending in <API_TOKEN> and where that token is in config.yaml (tokens are never
+printed). A config.yaml with only a local: section is enough. SIGTERM stops it
+(exit 0), Ctrl-C too (exit 130).`,
     options: [{ name: 'port', short: 'p', type: 'string', arg: 'N', text: 'Port (default: local.port, 7070); 0 picks a free one' }],
   },
   schema: {
@@ -270,6 +276,6 @@ Options:
   -h, --help          Show help
   -v, --version       Show the version
 
-Exit codes: 0 success, 1 failure, 2 usage error.
+Exit codes: 0 success, 1 failure, 2 usage error, 130 Ctrl-C.
 Docs: README.md and docs/*.md (docs/cli.md: every command)`;
 }

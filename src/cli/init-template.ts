@@ -9,6 +9,9 @@ export interface InitOptions {
   name: string;
   /** The dependency spec of msgflow: `file:/abs/path` from a checkout, else a version range. */
   msgflowSpec: string;
+  /** Version ranges of `typescript` and `@types/node`, for `npm run typecheck`: the ones msgflow is built with. */
+  typescriptSpec: string;
+  typesNodeSpec: string;
 }
 
 export function initFiles(o: InitOptions): Record<string, string> {
@@ -38,8 +41,11 @@ function packageJson(o: InitOptions): string {
           validate: 'msgflow validate',
           test: 'msgflow test',
           start: 'msgflow start',
+          typecheck: 'tsc --noEmit',
         },
         dependencies: { msgflow: o.msgflowSpec },
+        // The plugins' type check: `npx tsc` without them would offer an unrelated package.
+        devDependencies: { typescript: o.typescriptSpec, '@types/node': o.typesNodeSpec },
       },
       null,
       2,
@@ -51,7 +57,7 @@ function tsconfigJson(): string {
   return (
     JSON.stringify(
       {
-        // For your editor and `tsc --noEmit`: msgflow runs .ts plugins itself (no build step).
+        // For your editor and `npm run typecheck`: msgflow runs .ts plugins itself (no build step).
         compilerOptions: {
           target: 'es2022',
           module: 'nodenext',
@@ -59,6 +65,8 @@ function tsconfigJson(): string {
           strict: true,
           noEmit: true,
           skipLibCheck: true,
+          // Node's globals (process, Buffer...) for plugins; no other @types package is picked up unasked.
+          types: ['node'],
         },
         include: ['plugins'],
       },
@@ -182,6 +190,7 @@ Message automation with [msgflow](https://github.com/msgflow/msgflow).
 npm install
 npx msgflow validate        # config.yaml and flows/
 npx msgflow test            # flows/*.test.yaml, on a virtual clock
+npm run typecheck           # the TypeScript plugins (tsc --noEmit)
 npx msgflow run check-leads # run a flow now (against the local service)
 npx msgflow start --watch   # run flows on their schedules; reload on edits
 \`\`\`

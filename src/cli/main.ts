@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError } from './exit-codes.js';
 import { portInUseError } from '../util/port-in-use.js';
 import { MsgflowError } from '../api/errors.js';
+import { didYouMean } from '../util/suggest.js';
 import { commandHelp, mainHelp } from './help.js';
 import { formatCliError, guardStdio, processIo, type Io } from './output.js';
 
@@ -46,12 +47,12 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
   if (first === 'help') {
     const topic = rest[0];
     const text = topic === undefined ? mainHelp() : commandHelp(topic);
-    if (text === undefined) return usage(io, `unknown command '${topic}'`);
+    if (text === undefined) return usage(io, unknownCommand(topic));
     io.out(text);
     return EXIT.OK;
   }
   const load = COMMANDS[first];
-  if (!load) return usage(io, `unknown command '${first}'`);
+  if (!load) return usage(io, unknownCommand(first));
   if (rest.includes('-h') || rest.includes('--help')) {
     io.out(commandHelp(first) ?? mainHelp());
     return EXIT.OK;
@@ -68,6 +69,11 @@ export async function runCli(argv: string[], io: Io = processIo): Promise<number
     if ((io.env ?? process.env).MSGFLOW_DEBUG && e instanceof Error && e.stack) io.err(e.stack);
     return EXIT.FAILURE;
   }
+}
+
+/** `unknown command 'strat' (did you mean 'start'?)`. */
+function unknownCommand(name: string): string {
+  return `unknown command '${name}'${didYouMean(name, [...Object.keys(COMMANDS), 'help'])}`;
 }
 
 function usage(io: Io, message: string, command?: string): number {

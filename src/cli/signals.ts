@@ -1,3 +1,16 @@
+import { EXIT } from './exit-codes.js';
+
+/**
+ * The exit code of a long-running command (start, serve, ui, worker) after a
+ * graceful stop: 130 for Ctrl-C (SIGINT), the Unix convention that tells a
+ * shell the command was interrupted; 0 for SIGTERM and SIGHUP, the way a
+ * supervisor (systemd, Docker) stops a service, which counts any other code
+ * as a failure.
+ */
+export function stopExitCode(signal: NodeJS.Signals): number {
+  return signal === 'SIGINT' ? EXIT.INTERRUPTED : EXIT.OK;
+}
+
 /**
  * The signals that stop a long-running command gracefully. SIGHUP is among
  * them: a closed terminal or a hangup from a supervisor must not kill a

@@ -15,7 +15,7 @@ import { computeBackoff } from './backoff.js';
 import { createHttpTransport } from './http-transport.js';
 import { type ClientOptions, parseClientOptions } from './options.js';
 import { createMethodRateLimiters } from '../util/rate-limit.js';
-import { interpretResponse, type Outcome, type RetryRule } from './response.js';
+import { interpretNetworkError, interpretResponse, type NetworkContext, type Outcome, type RetryRule } from './response.js';
 import { redactingLogger, sanitizedCause } from './sanitize.js';
 import type { Transport, TransportRequest, TransportResponse } from './transport.js';
 
@@ -42,9 +42,10 @@ export type OptionalRequestApi = {
  *
  * Errors: ValidationError (nothing was sent), ApiError (4xx/5xx),
  * RateLimitError (429 after retries, or checkAccount's in-body
- * rate_limit_exceeded), AccountCheckError, NetworkError (code NETWORK_ERROR or
- * TIMEOUT), MsgflowError BAD_RESPONSE / CLIENT_CLOSED; an aborted call rejects
- * with its signal's reason.
+ * rate_limit_exceeded), AccountCheckError, NetworkError (code NETWORK_ERROR,
+ * TIMEOUT, or CONNECTION_REFUSED when the service has never answered this
+ * client: not retried), MsgflowError BAD_RESPONSE / CLIENT_CLOSED; an aborted
+ * call rejects with its signal's reason.
  */
 export interface NotificationsOptions {
   /** Ends the iteration: the long poll in flight is aborted and the loop ends (no error). */
@@ -102,7 +103,8 @@ export function createClient(options: ClientOptions): MsgflowClient {
   const acquire = createMethodRateLimiters(opts.rateLimits, opts.rateLimit, clock);
   // Aborted by close(): ends every pending rate-limit wait, backoff and request.
   const lifetime = new AbortController();
-  const deps: AttemptDeps = { transport, clock, logger, secrets };
+  // Set by the first answer of the service (any status): from then on a refused connection is retried.
+  const deps: AttemptDeps = { transport, clock, logger, secrets, network: { answeredBefore: false, apiUrl: opts.apiUrl, name: opts.name } };
 
   async function call<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions = {}): Promise<ResponseMap[M]> {
     try {
@@ -207,6 +209,8 @@ interface AttemptDeps {
   clock: Clock;
   logger: ReturnType<typeof redactingLogger>;
   secrets: Secrets;
+  /** What a failed request is judged with (response.ts); `answeredBefore` is this client's state. */
+  network: NetworkContext;
 }
 
 /** One attempt through the transport, mapped to an Outcome (pure mapping in response.ts). */
@@ -228,8 +232,9 @@ async function attemptOnce<M extends ApiMethod>(d: AttemptDeps, req: TransportRe
       attempt,
       code: error.code,
     });
-    return { ok: false, error, retry: error.mayHaveReachedServer ? 'idempotent' : 'always' };
+    return interpretNetworkError(error, d.network);
   }
+  d.network.answeredBefore = true;
   logger?.debug(`${req.httpMethod} ${path} ${res.statusCode}`, {
     method,
     path,

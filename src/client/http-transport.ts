@@ -102,5 +102,5 @@ function toNetworkError(req: TransportRequest, err: RequestError, secrets: Secre
     return new NetworkError(req.method, 'timeout', true, { code: 'TIMEOUT', timeoutMs: req.timeoutMs, cause });
   }
   const reason = code ? `${code} (${cause.message})` : cause.message;
-  return new NetworkError(req.method, reason, !(code !== undefined && NOT_SENT_CODES.has(code)), { cause });
+  return new NetworkError(req.method, reason, !(code !== undefined && NOT_SENT_CODES.has(code)), { cause, systemCode: code });
 }

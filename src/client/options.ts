@@ -81,6 +81,12 @@ export interface ClientOptions {
   transport?: Transport;
   /** User-Agent header of the HTTP transport. @default 'msgflow' */
   userAgent?: string;
+  /**
+   * The instance's name in messages (config.yaml's key, e.g. `default`): a
+   * connection refused on the first call names it with the apiUrl. Never the
+   * id. @default none: the message names the apiUrl only
+   */
+  name?: string;
 }
 
 /** Options after validation: defaults applied, frozen. */
@@ -99,6 +105,7 @@ export interface ResolvedClientOptions {
   readonly clock?: Clock;
   readonly transport?: Transport;
   readonly userAgent: string;
+  readonly name?: string;
 }
 
 // Path segments are not URL-encoded (the spec gives them verbatim), so they
@@ -173,6 +180,7 @@ const optionsSchema = z
     clock: z.custom<Clock>(hasFunctions(['now', 'sleep']), { error: 'expected a Clock (now, sleep)' }).optional(),
     transport: z.custom<Transport>(hasFunctions(['request']), { error: 'expected a Transport (request function)' }).optional(),
     userAgent: z.string({ error: 'expected a string' }).default(CLIENT_DEFAULTS.userAgent),
+    name: z.string({ error: 'expected a string' }).min(1, { error: 'expected a non-empty name' }).optional(),
   })
   .superRefine((o, ctx) => {
     if (o.apiUrl === undefined && o.transport === undefined) {

@@ -2,7 +2,7 @@
  * What an answer of the service means: a typed result, or a typed error with
  * whether it may be retried. Pure: no I/O, no clock beyond `now`.
  */
-import { AccountCheckError, ApiError, MsgflowError, RateLimitError } from '../api/errors.js';
+import { AccountCheckError, ApiError, MsgflowError, NetworkError, RateLimitError } from '../api/errors.js';
 import type { ErrorCode } from '../api/error-codes.js';
 import type { ApiMethod } from '../api/methods.js';
 import { redact, type Secrets } from '../api/redact.js';
@@ -58,6 +58,37 @@ export function interpretResponse<M extends ApiMethod>(method: M, res: Transport
   }
   const error = new ApiError(method, status, message, { code: errorCode(method, status, message) });
   return status >= 500 ? { ok: false, error, retry: 'idempotent', retryAfterMs } : { ok: false, error, retry: 'never' };
+}
+
+/** What the client knows when a request got no answer: whether the service ever answered it, and where it points. */
+export interface NetworkContext {
+  /** The service has answered at least one request of this client (any status). */
+  answeredBefore: boolean;
+  /** The base URL, for the message (it holds no secret: credentials and query are refused). */
+  apiUrl?: string;
+  /** The instance's name (config.yaml's key), for the message; never its id. */
+  name?: string;
+}
+
+/**
+ * Maps a request that got no answer. Connection refused before the service
+ * ever answered this client means nothing listens at apiUrl (a wrong URL, a
+ * service not started): said at once, naming the instance and apiUrl, since
+ * retries would only take seconds to end in the same place. Once it has
+ * answered, a refusal is a restart or a blip: retried like any request that
+ * did not reach the server.
+ */
+export function interpretNetworkError(error: NetworkError, ctx: NetworkContext): Outcome<never> {
+  if (error.systemCode === 'ECONNREFUSED' && !ctx.answeredBefore && ctx.apiUrl !== undefined) {
+    const refused = new NetworkError(error.method, 'connection refused', false, {
+      code: 'CONNECTION_REFUSED',
+      systemCode: error.systemCode,
+      params: { target: ctx.name ? `instance '${ctx.name}': ` : '', apiUrl: ctx.apiUrl },
+      cause: error,
+    });
+    return { ok: false, error: refused, retry: 'never' };
+  }
+  return { ok: false, error, retry: error.mayHaveReachedServer ? 'idempotent' : 'always' };
 }
 
 const CONTACT_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>(['addContact', 'editContact', 'deleteContact']);

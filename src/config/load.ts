@@ -65,7 +65,7 @@ function aggregate(errors: ConfigError[]): ConfigError {
   return combineErrors(sorted, (first) => new ConfigError('CONFIG_INVALID', first.params as Record<string, unknown>));
 }
 
-/** Rules that span sections: a `local` instance needs a `local:` section with instances. */
+/** Rules that span sections: a `local` instance needs a `local:` section with instances, and its token if given must be theirs. */
 function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigError[] {
   const out: ConfigError[] = [];
   if (data.executor.driver === 'bullmq' && data.store.driver !== 'redis') {
@@ -91,9 +91,32 @@ function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigErr
       out.push(
         new ConfigError('CONFIG_INVALID', { location: locate(q), path: formatKeyPath(q), reason: 'no local instance has this idInstance' }),
       );
+    } else {
+      out.push(...tokenMismatch(data, name, locate));
     }
   }
   return out;
+}
+
+/** The local instance an `apiUrl: local` entry of config.yaml means: the one with its idInstance, or the first one. */
+export function localInstanceOf(data: Pick<ConfigData, 'local'>, inst: ConfigData['instances'][string]) {
+  const locals = data.local?.instances ?? [];
+  return inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
+}
+
+/**
+ * Both tokens of an `apiUrl: local` instance are in this file: one that
+ * differs from its local instance's would have every call refused with 401.
+ * Named by position, never by value (nor by the instance id).
+ */
+function tokenMismatch(data: ConfigData, name: string, locate: (p: KeyPath) => string): ConfigError[] {
+  const inst = data.instances[name]!;
+  const target = localInstanceOf(data, inst);
+  if (inst.apiTokenInstance === undefined || !target || target.apiTokenInstance === inst.apiTokenInstance) return [];
+  const p = ['instances', name, 'apiTokenInstance'];
+  const q = ['local', 'instances', (data.local?.instances ?? []).indexOf(target), 'apiTokenInstance'];
+  const reason = `differs from ${formatKeyPath(q)} (${locate(q)}), the local instance it calls: every call would be refused (401); leave it out to use that one, or make them the same`;
+  return [new ConfigError('CONFIG_INVALID', { location: locate(p), path: formatKeyPath(p), reason })];
 }
 
 /** Reads and validates a config file. */

@@ -4,7 +4,7 @@
  * schema, output description) plus a `run` function; the input schema feeds
  * `with:` validation, the docs and the published JSON Schema.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { InstanceApi } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
 
@@ -165,6 +165,41 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    */
   writes?: boolean;
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
+}
+
+/** What a file field of an action's `with:` accepts (see {@link inputFile}, {@link outputFile}). */
+export interface FileFieldMeta {
+  /** `read`: the action reads the file, so it must exist; `write`: the action writes it. */
+  access: 'read' | 'write';
+  /** Extensions the action handles, lower case with the dot (`.csv`); any when absent. */
+  extensions?: readonly string[];
+}
+
+/** The fields of action input schemas that name a file the action reads or writes. */
+export const FILE_FIELDS = z.registry<FileFieldMeta>();
+
+/**
+ * Declares a `with:` field as a file the action reads, relative to the
+ * project (what `ctx.resolvePath` resolves): `msgflow validate` then checks
+ * that a literal path there exists, is a file and has one of `extensions`,
+ * and names its position. A path with `${{ }}` is only known at run time.
+ *
+ * @example input: z.strictObject({ sheet: inputFile(z.string(), { extensions: ['.csv'] }) })
+ */
+export function inputFile<S extends z.ZodType>(schema: S, opts: { extensions?: readonly string[] } = {}): S {
+  FILE_FIELDS.add(schema, { access: 'read', ...opts });
+  return schema;
+}
+
+/**
+ * Declares a `with:` field as a file the action writes (a report): `msgflow
+ * validate` checks that a literal path has one of `extensions` and is not a folder.
+ *
+ * @example input: z.strictObject({ report: outputFile(z.string().optional(), { extensions: ['.csv', '.json'] }) })
+ */
+export function outputFile<S extends z.ZodType>(schema: S, opts: { extensions?: readonly string[] } = {}): S {
+  FILE_FIELDS.add(schema, { access: 'write', ...opts });
+  return schema;
 }
 
 /** Identity helper that infers the input type from the schema. */

@@ -3,7 +3,7 @@ import { API_METHODS } from '../api/methods.js';
 import type { CallOptions, InstanceApi } from '../api/types.js';
 import type { EngineEvents } from '../engine/events.js';
 import { createClient } from '../client/client.js';
-import type { Config } from '../config/load.js';
+import { localInstanceOf, type Config } from '../config/load.js';
 import type { Logger } from '../engine/action.js';
 import { createInProcessTransport } from './in-process-transport.js';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -42,6 +42,8 @@ export function createClientResolver(
       rateLimit: inst.rateLimit,
       clock: opts.clock,
       logger: opts.logger,
+      // A refused first call names the instance as config.yaml does.
+      name,
     };
     if (inst.apiUrl !== 'local') {
       return createClient({ ...common, apiUrl: inst.apiUrl, idInstance: inst.idInstance!, apiTokenInstance: inst.apiTokenInstance! });
@@ -120,6 +122,5 @@ export function identityOf(config: Config, name: string): string {
 
 /** The local instance an `apiUrl: local` entry of config.yaml means: its idInstance, or the first one. */
 export function localTarget(config: Config, inst: Config['instances'][string]) {
-  const locals = config.local?.instances ?? [];
-  return inst.idInstance ? locals.find((l) => l.idInstance === inst.idInstance) : locals[0];
+  return localInstanceOf(config, inst);
 }

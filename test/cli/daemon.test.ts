@@ -1,7 +1,8 @@
 /**
  * The daemon as a process (spawned: the process itself is the subject).
  * #9.1c one `msgflow start` per store; #9.7 `msgflow start` stays up with
- * nothing to schedule; SIGTERM stops it gracefully; SIGHUP reloads config.yaml
+ * nothing to schedule; SIGTERM stops it gracefully (exit 0), Ctrl-C too (exit
+ * 130); SIGHUP reloads config.yaml
  * and the flows instead (#15). The second
  * daemon beside a running one runs in-process: a different pid, as another
  * process would be.
@@ -57,7 +58,7 @@ describe.concurrent('msgflow start (process)', () => {
     }
   });
 
-  it('#15 SIGHUP reloads: a changed schedule and an added flow take effect, a broken flow keeps its last good version, a broken config.yaml is kept out; the daemon stays up', async ({
+  it('SIGHUP reloads: a changed schedule and an added flow take effect, a broken flow keeps its last good version, a broken config.yaml is kept out; the daemon stays up until Ctrl-C (SIGINT) stops it with exit 130', async ({
     expect,
   }) => {
     const cron = (name: string, expr: string) =>
@@ -88,8 +89,10 @@ describe.concurrent('msgflow start (process)', () => {
       expect(d.child.exitCode).toBeNull();
       expect(d.output()).not.toContain('daemon-test-token');
 
-      d.child.kill('SIGTERM');
-      expect(await d.exited).toBe(0);
+      // Ctrl-C: a graceful stop too, with the exit code shells give an interrupted command.
+      d.child.kill('SIGINT');
+      expect(await d.exited).toBe(130);
+      expect(d.output()).toMatch(/SIGINT: stopping/);
     } finally {
       await d.kill();
     }

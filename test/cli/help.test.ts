@@ -35,6 +35,18 @@ describe('help', () => {
     }
   });
 
+  it('an unknown command is a usage error with a did-you-mean (exit 2), as is an unknown help topic or runs subcommand', async () => {
+    for (const [argv, said] of [
+      [['strat'], "msgflow: unknown command 'strat' (did you mean 'start'?)"],
+      [['help', 'valdiate'], "msgflow: unknown command 'valdiate' (did you mean 'validate'?)"],
+      [['runs', 'shwo', 'x'], "msgflow: unknown runs subcommand 'shwo' (did you mean 'show'?; expected show, cancel or retry)"],
+    ] as const) {
+      const io = captureIo();
+      expect(await runCli([...argv], io)).toBe(2);
+      expect(io.stderrText().split('\n')[0]).toBe(said);
+    }
+  });
+
   it('a flag that is not in the table is a usage error (exit 2)', async () => {
     const io = captureIo();
     expect(await runCli(['validate', '--bogus'], io)).toBe(2);
@@ -43,6 +55,12 @@ describe('help', () => {
 });
 
 describe('docs', () => {
+  it('docs/cli.md lists every command of the help table', async () => {
+    const { readFileSync } = await import('node:fs');
+    const text = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8');
+    for (const cmd of Object.keys(COMMANDS_HELP)) expect(text, cmd).toMatch(new RegExp(`^msgflow ${cmd}\\b`, 'm'));
+  });
+
   it('obs 13: README and docs/*.md link nothing outside the repository', async () => {
     const { readFileSync, readdirSync } = await import('node:fs');
     const path = await import('node:path');

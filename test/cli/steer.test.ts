@@ -174,6 +174,17 @@ describe('runs retry and waiting (#8.8, #8.9)', () => {
     expect(json.failedItems.map((f: { index: number }) => f.index)).toEqual([1]);
   });
 
+  it('runs retry of a succeeded run says there is nothing to retry, exits 2, and starts no run', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
+    expect((await cli(['run', 'greet'], dir)).code).toBe(0);
+    const first = await lastRun(dir);
+    const retry = await cli(['runs', 'retry', first.id], dir);
+    expect(retry.code).toBe(2);
+    expect(retry.stderr).toContain(`run ${first.id} succeeded: nothing to retry ('msgflow run greet' starts a new run)`);
+    expect(retry.stdout).toBe('');
+    expect((await lastRun(dir)).id).toBe(first.id);
+  });
+
   it('#8.9 a waiting run shows its reason and when the wait ends, never an ETA', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet'], dir)).code).toBe(0);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AccountCheckError, ApiError, MsgflowError, RateLimitError } from '../../src/api/errors.js';
+import { AccountCheckError, ApiError, MsgflowError, NetworkError, RateLimitError } from '../../src/api/errors.js';
 import { classify } from '../../src/api/failure.js';
 import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import { ID, PERSONAL, TOKEN, VALID, message } from './helpers/fixtures.js';
@@ -104,7 +104,7 @@ describe('#8.10 one failure model: catalogue codes and their class', () => {
     expect(classify(err)).toBe(klass);
   });
 
-  it('a refused connection is NETWORK_ERROR, retryable', async () => {
+  it('a refused connection is CONNECTION_REFUSED (fatal) before the service ever answered, NETWORK_ERROR (retryable) after', async () => {
     const dead = createClient({
       apiUrl: 'http://127.0.0.1:1',
       idInstance: ID,
@@ -115,8 +115,9 @@ describe('#8.10 one failure model: catalogue codes and their class', () => {
     });
     const err = await fail(dead.getChatHistory({ chatId: PERSONAL }));
     await dead.close();
-    expect(err.code).toBe('NETWORK_ERROR');
-    expect(classify(err)).toBe('retryable');
+    expect(err.code).toBe('CONNECTION_REFUSED');
+    expect(classify(err)).toBe('fatal');
+    expect(classify(new NetworkError('getChatHistory', 'ECONNREFUSED', false))).toBe('retryable');
   });
 
   it('a plain Error is definite unless its cause says otherwise', () => {

@@ -3,6 +3,7 @@ import { ApiError, MsgflowError, NetworkError, RateLimitError } from '../../src/
 import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import type { ClientOptions } from '../../src/client/options.js';
 import { ManualClock } from '../../src/util/clock.js';
+import { classify } from '../../src/api/failure.js';
 import { ID, PERSONAL, TOKEN, VALID } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { freePort, startScriptServer, type ScriptServer } from './helpers/script-server.js';
@@ -117,30 +118,61 @@ describe('non-idempotent methods (sendFileByUrl, addContact)', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  /** A server on `port` that answers one call, then stops listening (closing the connection, so no kept-alive socket is reset later). */
+  async function answeredOnceThenGone(c: MsgflowClient, port: number): Promise<void> {
+    const first = await startScriptServer(port);
+    first.script({ json: [], headers: { connection: 'close' } });
+    await c.getChatHistory({ chatId: PERSONAL });
+    await first.close();
+  }
+
   it.each([
     ['sendFileByUrl', sendFile, { idMessage: 'BAE5F4886F6F2D07' }],
     ['addContact', addContact, { addContact: true }],
-  ] as const)('%s is retried after connection refused (server starts during the backoff)', async (_m, run, answer) => {
-    const port = await freePort();
-    let later: ScriptServer | undefined;
-    clock.onSleep = async () => {
-      if (later) return;
-      later = await startScriptServer(port);
-      servers.push(later);
-      later.script({ json: answer });
-    };
-    await expect(run(make({ apiUrl: `http://127.0.0.1:${port}` }))).resolves.toEqual(answer);
-    expect(clock.sleeps).toHaveLength(1);
-    expect(later!.requests).toHaveLength(1);
-  });
+  ] as const)(
+    '%s is retried after connection refused once the service has answered (it restarts during the backoff)',
+    async (_m, run, answer) => {
+      const port = await freePort();
+      const c = make({ apiUrl: `http://127.0.0.1:${port}` });
+      await answeredOnceThenGone(c, port);
+      let later: ScriptServer | undefined;
+      clock.onSleep = async () => {
+        if (later) return;
+        later = await startScriptServer(port);
+        servers.push(later);
+        later.script({ json: answer });
+      };
+      await expect(run(c)).resolves.toEqual(answer);
+      expect(clock.sleeps).toHaveLength(1);
+      expect(later!.requests).toHaveLength(1);
+    },
+  );
 
-  it('connection refused on every attempt: NetworkError, mayHaveReachedServer false, all retries spent', async () => {
+  it('connection refused on every attempt after the service had answered: NetworkError, mayHaveReachedServer false, all retries spent', async () => {
     const port = await freePort();
-    const err = await fail(sendFile(make({ apiUrl: `http://127.0.0.1:${port}` })));
+    const c = make({ apiUrl: `http://127.0.0.1:${port}` });
+    await answeredOnceThenGone(c, port);
+    const err = await fail(sendFile(c));
     expect(err).toBeInstanceOf(NetworkError);
     expect(err).toMatchObject({ code: 'NETWORK_ERROR', mayHaveReachedServer: false });
     expect(err.message).toMatch(/^sendFileByUrl: network error ECONNREFUSED/);
     expect(clock.sleeps).toHaveLength(3);
+  });
+
+  it("connection refused on a client's first call fails at once, naming the instance and its apiUrl, never the id or token", async () => {
+    const port = await freePort();
+    const apiUrl = `http://127.0.0.1:${port}`;
+    const err = await fail(make({ apiUrl, name: 'default' }).getChatHistory({ chatId: PERSONAL }));
+    expect(clock.sleeps).toEqual([]);
+    expect(err).toMatchObject({ code: 'CONNECTION_REFUSED', mayHaveReachedServer: false });
+    expect(err.message).toBe(
+      `instance 'default': nothing is listening at apiUrl ${apiUrl} (getChatHistory: connection refused); start the service there or correct the instance's apiUrl`,
+    );
+    expect(`${err.message} ${JSON.stringify(err.params)}`).not.toMatch(new RegExp(`${ID}|${TOKEN}`));
+    expect(classify(err)).toBe('fatal');
+    // Without a name (a client built in code), the apiUrl alone.
+    const anonymous = await fail(make({ apiUrl }).sendMessage({ chatId: PERSONAL, message: 'hi' }));
+    expect(anonymous.message).toMatch(new RegExp(`^nothing is listening at apiUrl ${apiUrl} \\(sendMessage: connection refused\\)`));
   });
 });
 

@@ -47,6 +47,33 @@ describe('msgflow init', () => {
     expect(t.code).toBe(0);
   });
 
+  it('writes a project whose npm run typecheck passes: typescript and @types/node as devDependencies (the versions msgflow is built with), types: [node]', async () => {
+    const demo = path.join(tmp, 'demo');
+    const pkg = JSON.parse(readFileSync(path.join(demo, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+    const own = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>)
+      .devDependencies!;
+    expect(pkg.devDependencies).toEqual({ typescript: own.typescript, '@types/node': own['@types/node'] });
+    const tsconfig = JSON.parse(readFileSync(path.join(demo, 'tsconfig.json'), 'utf8')) as { compilerOptions: { types?: string[] } };
+    expect(tsconfig.compilerOptions.types).toEqual(['node']);
+    // What `npm install` puts in node_modules for them: the packages (this checkout's own) and the tsc command.
+    for (const dep of ['typescript', '@types/node']) {
+      mkdirSync(path.dirname(path.join(demo, 'node_modules', dep)), { recursive: true });
+      symlinkSync(path.join(ROOT, 'node_modules', dep), path.join(demo, 'node_modules', dep), 'dir');
+    }
+    mkdirSync(path.join(demo, 'node_modules/.bin'));
+    symlinkSync('../typescript/bin/tsc', path.join(demo, 'node_modules/.bin/tsc'));
+    const r = await promisify(execFile)('npm', ['run', '--silent', 'typecheck'], {
+      cwd: demo,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    }).then(
+      (x) => ({ ...x, code: 0 }),
+      (e: { stdout: string; stderr: string; code: number }) => e,
+    );
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    // tsc over msgflow's declarations takes ~3 s of CPU: the bound only turns a hang into a failure on a busy machine.
+  }, 120_000);
+
   it('refuses a folder that already has a config.yaml, and writes nothing', async () => {
     const r = await cli(tmp, 'init', 'demo');
     expect(r.code).toBe(1);

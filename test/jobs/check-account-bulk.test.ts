@@ -149,6 +149,27 @@ describe('checkAccount.bulk', () => {
     expect(l.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(5);
   });
 
+  it('a run answered wholly from the cache still makes its first call to the service: a wrong token stops it, not hidden by the cache', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n79009990001\n');
+    const clock = new ManualClock(T0);
+    const store = createMemoryStore();
+    const l = await start(dir, clock);
+    const run = (id: string, client: typeof l.client) =>
+      runAction(checkAccountBulk, ctxFor({ client, clock, store, baseDir: dir, runId: id }), withBlock({ report: `reports/${id}.csv` }));
+    expect(await run('a', l.client)).toMatchObject({ checked: 2, fromCache: 0 });
+    // Every number is in the cache now: the right token still gets its answers from it...
+    expect(await run('b', l.client)).toMatchObject({ checked: 0, fromCache: 2 });
+    expect(l.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(2);
+    // ...a wrong one is refused by the service before any cached answer is given.
+    const err = await run('c', l.clientWith('wrong-token-0000')).then(
+      () => undefined,
+      (e: unknown) => e as Error & { code: string },
+    );
+    expect(err?.code).toBe('JOB_STOPPED');
+    expect(err?.message).toMatch(/refused the token of instance 'default' \(HTTP 401\): check apiTokenInstance/);
+  });
+
   it('#8.2 a wrong token stops checkAccount.bulk at the first call, saying what to fix', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', LEADS);
@@ -248,6 +269,18 @@ describe('checkAccount.bulk', () => {
     );
     expect(s2).toMatchObject({ unique: 3, duplicates: 1, exists: 2, none: 1 });
     expect(s2).not.toHaveProperty('wouldCheck');
+  });
+
+  it('a domestic number written with its trunk prefix (8 800 555 35 35) is reported invalid and never checked', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/leads.csv', 'phone\n8 800 555 35 35\n79001112233\n');
+    const clock = new ManualClock(T0);
+    const l = await start(dir, clock);
+    const s = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir }), withBlock());
+    expect(s).toMatchObject({ total: 2, invalid: 1, exists: 1, failed: 0 });
+    expect([...checksPerNumber(l).keys()]).toEqual([79001112233]);
+    const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
+    expect(csv).toMatch(/8 800 555 35 35.*,invalid,.*trunk prefix 8/);
   });
 
   it('#8.7 invalid numbers are counted invalid (not failed) in progress, summary and report alike', async () => {

@@ -138,17 +138,23 @@ describe('dashboard API', () => {
     expect((await post(`${p.url}/api/runs/no-such-run/cancel`)).status).toBe(404);
   });
 
-  it('retries a finished run: a new run that redoes its failed items', async () => {
-    const list = await get(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`);
-    const old = list.body.runs[0].id;
+  it('retries a failed run: a new run that redoes its failed items; a succeeded run has nothing to retry (409)', async () => {
+    const ended = async (id: string) =>
+      waitFor(`run ${id} to end`, async () => {
+        const r = (await get(`${p.url}/api/runs/${id}`)).body.run;
+        return ['running', 'waiting'].includes(r.status) ? undefined : r;
+      });
+    const old = (await post(`${p.url}/api/flows/fail-some/runs`, {})).body.runId;
+    expect((await ended(old)).status).toBe('failed');
     const retry = await post(`${p.url}/api/runs/${old}/retry`);
-    expect(retry).toMatchObject({ status: 201, body: { flow: 'check-some', retryOf: old } });
+    expect(retry).toMatchObject({ status: 201, body: { flow: 'fail-some', retryOf: old } });
     expect(retry.body.runId).not.toBe(old);
-    const run = await waitFor('the retry to end', async () => {
-      const r = (await get(`${p.url}/api/runs/${retry.body.runId}`)).body.run;
-      return ['running', 'waiting'].includes(r.status) ? undefined : r;
+    expect((await ended(retry.body.runId)).flow).toBe('fail-some');
+    const succeeded = (await get(`${p.url}/api/runs?flow=check-some&status=succeeded&limit=1`)).body.runs[0].id;
+    expect(await post(`${p.url}/api/runs/${succeeded}/retry`)).toMatchObject({
+      status: 409,
+      body: { error: { code: 'NOTHING_TO_RETRY' } },
     });
-    expect(run.flow).toBe('check-some');
     expect((await post(`${p.url}/api/runs/no-such-run/retry`)).status).toBe(404);
   });
 

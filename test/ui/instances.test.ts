@@ -81,10 +81,10 @@ describe('GET /api/instances', () => {
     const answer = await get(`${server.url}/api/instances`);
     const remote = answer.body.instances.find((i: any) => i.name === 'remote');
     expect(remote.kind).toBe('remote');
-    expect(remote.live).toMatchObject({ reachable: false, error: 'NETWORK_ERROR' });
+    expect(remote.live).toMatchObject({ reachable: false, error: 'CONNECTION_REFUSED' });
     expect(remote.live.state).toBeUndefined();
     const metrics = (await get(`${server.url}/metrics`)).text;
-    expect(metrics).toMatch(/msgflow_api_calls_total\{instance="remote",method="getStateInstance",outcome="NETWORK_ERROR"\} 1/);
+    expect(metrics).toMatch(/msgflow_api_calls_total\{instance="remote",method="getStateInstance",outcome="CONNECTION_REFUSED"\} 1/);
     for (const t of [answer.text, metrics]) {
       expect(t).not.toContain(REMOTE_ID);
       expect(t).not.toContain(REMOTE_TOKEN);

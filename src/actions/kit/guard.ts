@@ -2,7 +2,8 @@
  * How a job reacts to a failed call, by its class (classify(), decided by the
  * error's catalogue code, never its text):
  *
- * - fatal (wrong token, unknown instance, instance not authorized): the job
+ * - fatal (wrong token, unknown instance, instance not authorized, nothing
+ *   ever answered at apiUrl): the job
  *   stops at the first one with JOB_STOPPED saying what to fix;
  * - retryable (network, 5xx, 429) that the client's own retries did not
  *   overcome: recorded for the item; `max` of them in a row stop the job;
@@ -19,6 +20,8 @@ export function whatToFix(error: unknown, instanceName: string): string {
       return `the service refused the token of instance '${instanceName}' (HTTP 401): check apiTokenInstance in config.yaml`;
     case 'INSTANCE_NOT_FOUND':
       return `the service does not know instance '${instanceName}' (HTTP 403): check idInstance and apiUrl in config.yaml`;
+    case 'CONNECTION_REFUSED':
+      return `nothing is listening at apiUrl ${String((error as { params: { apiUrl?: unknown } }).params.apiUrl)} of instance '${instanceName}' (connection refused): start the service there or correct instances.${instanceName}.apiUrl in config.yaml`;
     case 'INSTANCE_NOT_READY':
       return `instance '${instanceName}' is not ready (${(error as { reason?: string }).reason ?? 'not authorized'}): authorize it (scan the QR code) and run again`;
     default:

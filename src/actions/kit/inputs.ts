@@ -4,23 +4,36 @@
  * the same way.
  */
 import { z } from 'zod';
+import { inputFile, outputFile } from '../../engine/action.js';
+import { DATA_FILE_EXTENSIONS } from '../../engine/flow/data-file.js';
+import { REPORT_EXTENSIONS } from './report.js';
 
-/** `file`: a data file of records, relative to the project. */
+/** `file`: a data file of records, relative to the project (`msgflow validate` checks a literal path). */
 export const fileField = (what: string) =>
-  z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      `Data file of ${what} (CSV with a header line, JSON array, JSON Lines, or YAML list), relative to the project; CSV, JSON and JSON Lines are read as a stream.`,
-    );
+  inputFile(
+    z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        `Data file of ${what} (CSV with a header line, JSON array, JSON Lines, or YAML list), relative to the project; CSV, JSON and JSON Lines are read as a stream.`,
+      ),
+    { extensions: DATA_FILE_EXTENSIONS },
+  );
 
 /** `items`: inline records (e.g. `${{ inputs.leads }}`). */
 export const itemsField = (what: string) => z.array(z.unknown()).optional().describe(`Inline ${what}.`);
 
-/** `report`: where the per-record report goes. */
+/** `report`: where the per-record report goes (`msgflow validate` checks a literal path's extension). */
 export const reportField = () =>
-  z.string().min(1).optional().describe('Report file, .csv or .json, relative to the project. @default reports/<flow>-<step>-<runId>.csv');
+  outputFile(
+    z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Report file, .csv or .json, relative to the project. @default reports/<flow>-<step>-<runId>.csv'),
+    { extensions: REPORT_EXTENSIONS },
+  );
 
 /** `maxConsecutiveFailures`: the consecutive-failure guard's limit. */
 export const maxConsecutiveFailuresField = (what: string) =>

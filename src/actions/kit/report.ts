@@ -19,6 +19,9 @@ import type { ActionContext } from '../../engine/action.js';
 
 export type ReportFormat = 'csv' | 'json';
 
+/** The report files a job writes: the extension picks the format. */
+export const REPORT_EXTENSIONS: readonly string[] = ['.csv', '.json'];
+
 /** Checks the extension up front, so a typo fails before the job does any work. */
 export function reportFormat(action: string, path: string): ReportFormat {
   const ext = extname(path).toLowerCase();

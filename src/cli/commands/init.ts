@@ -38,6 +38,22 @@ function installedSpec(root: string): string | undefined {
 }
 
 /**
+ * The `typescript` and `@types/node` ranges msgflow itself is built and
+ * tested with (its package.json, published with it), so the new project's
+ * `npm run typecheck` checks plugins against the same compiler.
+ */
+export function typescriptDependencies(root = MSGFLOW_ROOT): { typescriptSpec: string; typesNodeSpec: string } {
+  let dev: Record<string, string> | undefined;
+  try {
+    dev = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { devDependencies?: Record<string, string> })
+      .devDependencies;
+  } catch {
+    dev = undefined; // no readable package.json: the ranges below
+  }
+  return { typescriptSpec: dev?.typescript ?? '^5.9.0', typesNodeSpec: dev?.['@types/node'] ?? '^20.19.0' };
+}
+
+/**
  * `msgflow init [DIR]`: writes a minimal project that passes `msgflow
  * validate` and `msgflow test` as written. Never overwrites a file.
  */
@@ -56,7 +72,7 @@ export async function init(argv: string[], io: Io): Promise<number> {
       .toLowerCase()
       .replace(/[^a-z0-9._-]+/g, '-')
       .replace(/^[._-]+/, '') || 'msgflow-project';
-  const files = initFiles({ name, msgflowSpec: msgflowDependency() });
+  const files = initFiles({ name, msgflowSpec: msgflowDependency(), ...typescriptDependencies() });
   const written: string[] = [];
   const kept: string[] = [];
   for (const [rel, content] of Object.entries(files)) {

@@ -13,7 +13,7 @@ import { formatRunSummary } from '../run-format.js';
 import { findDaemon, startInDaemon, type RemoteRunHandle } from '../daemon-run.js';
 
 /** Exit codes of a run stopped by a signal: 128 + the signal number, as shells report it. */
-const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143 };
+const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: EXIT.INTERRUPTED, SIGTERM: EXIT.TERMINATED };
 
 /** How often `--wait` looks whether the live run ended (real time). */
 const WAIT_POLL_MS = 500;

@@ -1,4 +1,6 @@
+import { MsgflowError } from '../../api/errors.js';
 import { loadConfig } from '../../config/load.js';
+import { closest } from '../../util/suggest.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-execution.js';
 import { formatClock } from '../../util/duration.js';
 import type { CliReporter } from '../../engine/progress/cli-reporter.js';
@@ -6,7 +8,7 @@ import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { configOptions, cliReporter, type Io } from '../output.js';
+import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
 
 /** Failed items listed by `runs show` per step (the rest are counted). */
@@ -18,11 +20,15 @@ const MAX_LOG_SHOWN = 200;
  * `msgflow runs`: run history, newest first (reads only), and the
  * subcommands that inspect and steer one run: show, cancel, retry.
  */
+const SUBCOMMANDS = ['show', 'cancel', 'retry'];
+
 export async function runs(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('runs', argv);
   const [sub, id, ...extra] = positionals;
-  if (sub !== undefined && !['show', 'cancel', 'retry'].includes(sub))
-    throw new UsageError(`unknown runs subcommand '${sub}' (expected show, cancel or retry)`);
+  if (sub !== undefined && !SUBCOMMANDS.includes(sub)) {
+    const hint = closest(sub, SUBCOMMANDS);
+    throw new UsageError(`unknown runs subcommand '${sub}' (${hint ? `did you mean '${hint}'?; ` : ''}expected show, cancel or retry)`);
+  }
   if (sub !== undefined && id === undefined) throw new UsageError(`runs ${sub} expects a run ID`);
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   const limit = parsePositiveInt(values.limit, '--limit') ?? 20;
@@ -181,7 +187,15 @@ async function retry(runtime: Runtime, id: string, json: boolean, io: Io, report
   const flow = flows.find((f) => f.name === old.flow);
   if (!flow) throw new UsageError(`run ${id} is of flow '${old.flow}', which is not loaded (msgflow validate tells why)`);
   try {
-    const handle = await runtime.engine.retry(id, flow);
+    let handle;
+    try {
+      handle = await runtime.engine.retry(id, flow);
+    } catch (e) {
+      // Asking to redo a run that left nothing undone is a request that cannot be met, like --resume of a finished run.
+      if (!(e instanceof MsgflowError && e.code === 'NOTHING_TO_RETRY')) throw e;
+      io.err(formatCliError(e));
+      return EXIT.USAGE;
+    }
     io.err(`msgflow: run ${handle.runId} retries the failed items of ${id}`);
     const record = await handle.done;
     reporter.close();

@@ -1,15 +1,16 @@
+import { TOKEN_PLACEHOLDER } from '../../api/redact.js';
 import { loadConfig } from '../../config/load.js';
 import { serveCommand } from '../../runtime/serve.js';
 import { parseCommand, parsePort } from '../args.js';
-import { EXIT } from '../exit-codes.js';
 import { configOptions, cliReporter, type Io } from '../output.js';
-import { untilSignal } from '../signals.js';
+import { stopExitCode, untilSignal } from '../signals.js';
 
 /**
  * `msgflow serve`: the local service over HTTP until SIGINT/SIGTERM. The
  * banner names the local instances' ids: they are in config.yaml and only
- * address this machine's demo service, so a user can curl it (tokens stay
- * hidden; remote instances' ids are never printed).
+ * address this machine's demo service, so a user can curl it once they put
+ * in the token (never printed: the line says where it is in config.yaml;
+ * remote instances' ids are never printed either).
  */
 export async function serve(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('serve', argv, false);
@@ -28,14 +29,16 @@ export async function serve(argv: string[], io: Io): Promise<number> {
     reporter.close();
     throw e;
   }
-  for (const inst of config.local?.instances ?? []) {
+  // The token is the user's own config value, but no token is ever printed: the line names where to find it.
+  for (const [i, inst] of (config.local?.instances ?? []).entries()) {
     io.out(
-      `  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/lastOutgoingMessages/<apiTokenInstance from ${configFile}>`,
+      `  local instance ${inst.idInstance}: curl ${handle.url}/waInstance${inst.idInstance}/lastOutgoingMessages/${TOKEN_PLACEHOLDER}`,
     );
+    io.out(`    with ${TOKEN_PLACEHOLDER} = local.instances[${i}].apiTokenInstance of ${configFile} (tokens are never printed)`);
   }
   const signal = await stopped;
   io.err(`msgflow: ${signal}: closing the local service`);
   await handle.close();
   reporter.close();
-  return EXIT.OK;
+  return stopExitCode(signal);
 }

@@ -19,6 +19,7 @@ import type { TimerSource } from '../../engine/schedule/types.js';
 import type { ItemWorkers } from '../../runtime/bullmq/workers.js';
 import { EXIT } from '../exit-codes.js';
 import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
+import { stopExitCode } from '../signals.js';
 
 /** Signals that stop the daemon gracefully. SIGHUP reloads instead (see {@link daemonSignals}). */
 const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'];
@@ -272,7 +273,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
     io.err(`msgflow: ${signal}: stopping; running items finish or are checkpointed`);
     watcher?.close();
     await scheduler.stop();
-    return EXIT.OK;
+    return stopExitCode(signal);
   } finally {
     signals.close();
     watcher?.close();

@@ -4,7 +4,7 @@ import { serveDashboard } from '../../ui/serve.js';
 import { parseCommand, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { configOptions, cliReporter, type Io } from '../output.js';
-import { untilSignal } from '../signals.js';
+import { stopExitCode, untilSignal } from '../signals.js';
 
 /**
  * `msgflow ui`: the dashboard and API over the project's store, without the
@@ -27,12 +27,14 @@ export async function ui(argv: string[], io: Io, stop?: Promise<unknown>): Promi
   try {
     const server = await serveDashboard(runtime, { port, host: values.host as string | undefined, probeLocal: false }, reporter.logger);
     io.out(`msgflow: dashboard on ${server.url}${config.ui.token ? ' (state-changing requests need ui.token)' : ''}. Ctrl-C stops.`);
+    let signal: unknown;
     try {
-      await stopped;
+      signal = await stopped;
     } finally {
       await server.close();
     }
-    return EXIT.OK;
+    // `stop` given by a caller (tests) resolves with anything; a stop signal names itself.
+    return typeof signal === 'string' ? stopExitCode(signal as NodeJS.Signals) : EXIT.OK;
   } catch (e) {
     failed.abort();
     throw e;

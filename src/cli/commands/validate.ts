@@ -1,6 +1,7 @@
 import { ConfigError, MsgflowError } from '../../api/errors.js';
 import { loadConfig, resolveFromConfig } from '../../config/load.js';
-import { displayPath, validateFlowFiles } from '../../engine/flow/load.js';
+import { displayPath, validateFlowFiles, validationTargets } from '../../engine/flow/load.js';
+import { validateFlowTestFiles } from '../../runtime/flow-test/validate.js';
 import { buildRegistry } from '../../runtime/registry.js';
 import { flowSource } from '../../runtime/project-engine.js';
 import { parseCommand, parseLogLevel } from '../args.js';
@@ -9,8 +10,8 @@ import { cliPath, configOptions, type Io } from '../output.js';
 
 /**
  * `msgflow validate [FILE...]`: config.yaml first (flows cannot be checked
- * without its instances and plugins), then every flow file. Prints every
- * error as `file:line:col key.path: reason`.
+ * without its instances and plugins), then every flow file and flow test
+ * file. Prints every error as `file:line:col key.path: reason`.
  */
 export async function validate(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('validate', argv);
@@ -33,8 +34,12 @@ export async function validate(argv: string[], io: Io): Promise<number> {
     io.err(`${configFile} plugins: ${e.message}`);
     return EXIT.FAILURE;
   }
-  const targets = positionals.length > 0 ? positionals.map((p) => cliPath(io, p)) : [resolveFromConfig(config, config.flowsDir)];
-  const results = validateFlowFiles(targets, flowSource(config, registry).options);
+  const flowsDir = resolveFromConfig(config, config.flowsDir);
+  const targets = positionals.length > 0 ? positionals.map((p) => cliPath(io, p)) : [flowsDir];
+  // A flow test is known by its name (*.test.yaml), however it was named: a shell glob lists it with the flows.
+  const { flows, tests } = validationTargets(targets);
+  const options = flowSource(config, registry).options;
+  const results = [...validateFlowFiles(flows, options), ...validateFlowTestFiles(tests, flowsDir, options)];
   let errors = 0;
   for (const r of results) {
     for (const e of r.errors) {
@@ -45,6 +50,7 @@ export async function validate(argv: string[], io: Io): Promise<number> {
   }
   if (results.length === 0) io.err(`no flow files found in ${targets.map((t) => displayPath(t, config.cwd)).join(', ')}`);
   const bad = results.filter((r) => r.errors.length > 0).length;
-  io.out(`${displayPath(config.file, config.cwd)}: ok; ${results.length} flow file(s), ${bad} with errors, ${errors} error(s)`);
+  const counted = `${flows.length} flow file(s)${tests.length > 0 ? `, ${tests.length} flow test file(s)` : ''}`;
+  io.out(`${displayPath(config.file, config.cwd)}: ok; ${counted}, ${bad} with errors, ${errors} error(s)`);
   return errors > 0 || results.length === 0 ? EXIT.FAILURE : EXIT.OK;
 }

@@ -2,9 +2,9 @@ import { loadConfig } from '../../config/load.js';
 import { createRuntime } from '../../runtime/runtime.js';
 import { startItemWorkers } from '../../runtime/bullmq/workers.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
-import { EXIT, UsageError } from '../exit-codes.js';
+import { UsageError } from '../exit-codes.js';
 import { cliReporter, configOptions, type Io } from '../output.js';
-import { untilSignal } from '../signals.js';
+import { stopExitCode, untilSignal } from '../signals.js';
 
 /**
  * `msgflow worker`: works forEach items from the BullMQ queues until a stop
@@ -32,7 +32,7 @@ export async function worker(argv: string[], io: Io): Promise<number> {
     const signal = await stopped;
     io.err(`msgflow: ${signal}: stopping; items in progress finish first`);
     await workers.close();
-    return EXIT.OK;
+    return stopExitCode(signal);
   } finally {
     await runtime.close();
     reporter.close();

@@ -13,6 +13,7 @@ import type { Flow } from './types.js';
 import { closest } from '../registry/suggest.js';
 import { checkFlow, reportSchemaIssues, type CheckOptions } from './check.js';
 import { FlowFileError, FlowIssue } from './errors.js';
+import { unusableFilePaths } from './input-files.js';
 import { Reporter } from './reporter.js';
 import { FlowFileSchema, type FlowFileData } from './schema.js';
 
@@ -126,16 +127,48 @@ function toFlow(
   };
 }
 
-/** The flow files of a directory (not recursive), sorted. */
-export function listFlowFiles(dir: string): string[] {
+/**
+ * Whether a file is a flow test (`*.test.yaml` / `*.test.yml`, run by
+ * `msgflow test`) rather than a flow: decided by its name, however the file
+ * was named on the command line.
+ */
+export function isFlowTestFile(file: string): boolean {
+  return /\.test\.ya?ml$/i.test(path.basename(file));
+}
+
+function listYamlFiles(dir: string, tests: boolean): string[] {
   if (!existsSync(dir)) return [];
-  return (
-    readdirSync(dir, { withFileTypes: true })
-      // `*.test.yaml` next to the flows are flow tests (msgflow test), not flows.
-      .filter((e) => e.isFile() && FLOW_EXTENSIONS.includes(path.extname(e.name).toLowerCase()) && !/\.test\.ya?ml$/i.test(e.name))
-      .map((e) => path.join(dir, e.name))
-      .sort()
-  );
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isFile() && FLOW_EXTENSIONS.includes(path.extname(e.name).toLowerCase()) && isFlowTestFile(e.name) === tests)
+    .map((e) => path.join(dir, e.name))
+    .sort();
+}
+
+/** The flow files of a directory (not recursive), sorted; its flow tests are not flows. */
+export function listFlowFiles(dir: string): string[] {
+  return listYamlFiles(dir, false);
+}
+
+/** The flow test files (`*.test.yaml`, `*.test.yml`) of a directory (not recursive), sorted. */
+export function listFlowTestFiles(dir: string): string[] {
+  return listYamlFiles(dir, true);
+}
+
+/**
+ * What `msgflow validate FILE...` checks, sorted by kind: a directory gives
+ * its flows and its flow tests, a file is a flow test when its name says so
+ * ({@link isFlowTestFile}) — as a shell glob such as `flows/*.yaml` lists it.
+ */
+export function validationTargets(files: readonly string[]): { flows: string[]; tests: string[] } {
+  const flows: string[] = [];
+  const tests: string[] = [];
+  for (const f of files) {
+    if (existsSync(f) && statSync(f).isDirectory()) {
+      flows.push(...listFlowFiles(f));
+      tests.push(...listFlowTestFiles(f));
+    } else (isFlowTestFile(f) ? tests : flows).push(f);
+  }
+  return { flows, tests };
 }
 
 export interface LoadedFlows {
@@ -217,8 +250,9 @@ export interface FileValidation {
 
 /**
  * What `msgflow validate` reports: every problem of every file (directories
- * are expanded to their flow files), plus duplicate flow names and input
- * data files that do not exist.
+ * are expanded to their flow files), plus duplicate flow names, input data
+ * files that do not exist, and literal paths of files the steps' actions read
+ * or write (fields declared with `inputFile()` / `outputFile()`) that cannot serve.
  */
 export function validateFlowFiles(files: readonly string[], opts: LoadFlowOptions): FileValidation[] {
   const expanded = files.flatMap((f) => (existsSync(f) && statSync(f).isDirectory() ? listFlowFiles(f) : [f]));
@@ -231,7 +265,7 @@ export function validateFlowFiles(files: readonly string[], opts: LoadFlowOption
       const other = byName.get(flow.name);
       if (other) errors.push(...duplicateName(flow, other).errors);
       else byName.set(flow.name, flow);
-      errors.push(...missingDataFiles(flow));
+      errors.push(...missingDataFiles(flow), ...unusableFilePaths(flow, opts.registry));
     } catch (e) {
       if (e instanceof FlowFileError) errors.push(...e.errors);
       else if (e instanceof FlowError) errors.push(e);

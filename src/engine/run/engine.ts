@@ -393,6 +393,8 @@ class EngineCore {
         reason: `run ${runId} is unfinished (${(await this.displayed(old)).status}): resume it with 'msgflow run ${flow.name} --resume ${runId}'`,
       });
     }
+    // Every step of a succeeded run is carried over: a "retry" would redo nothing, or run the flow again unasked.
+    if (old.status === 'succeeded') throw new FlowError('NOTHING_TO_RETRY', { runId, flow: flow.name });
     const inputs = (await this.store.loadInputs(runId)) ?? {};
     return this.begin(
       flow,

@@ -6,15 +6,46 @@
  * import { loadConfig, runFlowTests } from 'msgflow';
  * const { results } = await runFlowTests({ config: loadConfig('config.yaml') });
  */
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, MsgflowError } from '../../api/errors.js';
 import { resolveFromConfig, type Config } from '../../config/load.js';
 import { issuesToConfigErrors } from '../../util/config-issues.js';
-import { parseYamlSource } from '../../util/yaml-source.js';
-import { displayPath } from '../../engine/flow/load.js';
+import { parseYamlSource, type YamlSource } from '../../util/yaml-source.js';
+import { displayPath, listFlowTestFiles } from '../../engine/flow/load.js';
 import { registryFor, runFlowTestCase, type CaseResult } from './run.js';
 import { FlowTestFileSchema, type FlowTestFile } from './schema.js';
+
+/** A test file read and checked: its cases, or every problem with file:line:col. */
+export interface ParsedFlowTestFile {
+  /** The cases, when the file is valid. */
+  data?: FlowTestFile;
+  /** Every problem; empty when valid. */
+  errors: MsgflowError[];
+  /** The file's YAML with positions, when it parsed. */
+  src?: YamlSource;
+}
+
+/**
+ * Reads a test file and checks it against the format, collecting every
+ * problem (`msgflow validate` lists them; {@link loadFlowTestFile} throws them).
+ *
+ * @param cwd working directory of the command: file names are shown relative to it. @default process.cwd()
+ */
+export function parseFlowTestFile(file: string, cwd: string = process.cwd()): ParsedFlowTestFile {
+  const display = displayPath(file, cwd);
+  if (!existsSync(file)) return { errors: [new MsgflowError('USAGE', { reason: `test file not found: ${display}` })] };
+  let src: YamlSource;
+  try {
+    src = parseYamlSource(readFileSync(file, 'utf8'), display);
+  } catch (e) {
+    if (e instanceof MsgflowError) return { errors: [e] };
+    throw e;
+  }
+  const parsed = FlowTestFileSchema.safeParse(src.value);
+  if (parsed.success) return { data: parsed.data, errors: [], src };
+  return { errors: issuesToConfigErrors(parsed.error.issues, src.locate, 'FLOW_INVALID', FlowTestFileSchema), src };
+}
 
 /**
  * Parses and validates a test file; errors name file:line:col, the file shown relative to `cwd`.
@@ -22,26 +53,19 @@ import { FlowTestFileSchema, type FlowTestFile } from './schema.js';
  * @param cwd working directory of the command. @default process.cwd()
  */
 export function loadFlowTestFile(file: string, cwd: string = process.cwd()): FlowTestFile {
-  const display = displayPath(file, cwd);
-  if (!existsSync(file)) throw new MsgflowError('USAGE', { reason: `test file not found: ${display}` });
-  const src = parseYamlSource(readFileSync(file, 'utf8'), display);
-  const parsed = FlowTestFileSchema.safeParse(src.value);
-  if (!parsed.success) {
-    const errors = issuesToConfigErrors(parsed.error.issues, src.locate, 'FLOW_INVALID', FlowTestFileSchema);
-    if (errors.length === 1) throw errors[0]!;
-    throw new ConfigError('FLOW_INVALID', { location: src.locate([]), path: '(file)', reason: errors.map((e) => e.message).join('\n  ') });
-  }
-  return parsed.data;
+  const r = parseFlowTestFile(file, cwd);
+  if (r.data) return r.data;
+  if (r.errors.length === 1 || !r.src) throw r.errors[0]!;
+  throw new ConfigError('FLOW_INVALID', {
+    location: r.src.locate([]),
+    path: '(file)',
+    reason: r.errors.map((e) => e.message).join('\n  '),
+  });
 }
 
 /** `*.test.yaml` / `*.test.yml` files of the config's flowsDir, sorted. */
 export function findFlowTestFiles(config: Config): string[] {
-  const dir = resolveFromConfig(config, config.flowsDir);
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => /\.test\.ya?ml$/i.test(f))
-    .sort()
-    .map((f) => path.join(dir, f));
+  return listFlowTestFiles(resolveFromConfig(config, config.flowsDir));
 }
 
 export interface RunFlowTestsOptions {
