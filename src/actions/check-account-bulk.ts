@@ -15,6 +15,7 @@
  */
 import { z } from 'zod';
 import { RateLimitError } from '../api/errors.js';
+import { classify } from '../api/failure.js';
 import type { CheckAccountResponse } from '../api/types.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
 import type { DurableState } from '../store/types.js';
@@ -24,7 +25,7 @@ import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
 import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
-import { countRows, pickField, readRows, type SourcedRow } from './kit/rows.js';
+import { countRows, duplicateOf, pickField, readRows, type SourcedRow } from './kit/rows.js';
 import { defaultReport, openReport, reportFormat } from './kit/report.js';
 import { reportCells } from './kit/journaled.js';
 import { FailureGuard } from './kit/guard.js';
@@ -78,7 +79,7 @@ export const CheckAccountBulkInput = z
 
 export type CheckAccountBulkInput = z.output<typeof CheckAccountBulkInput>;
 
-export type CheckStatus = 'exists' | 'none' | 'invalid' | 'failed' | 'wouldCheck';
+export type CheckStatus = 'exists' | 'none' | 'invalid' | 'duplicate' | 'failed' | 'wouldCheck';
 
 /** The report's columns, fixed. */
 export const CHECK_REPORT_COLUMNS = [
@@ -230,24 +231,35 @@ async function* allRows(ctx: ActionContext, input: CheckAccountBulkInput): Async
     yield { value: value.startsWith('@') ? value : `@${value}`, where: `usernames[${i}]`, index: index++ };
 }
 
-/** Targets still to check, in input order; counts invalid rows and duplicates as it goes. */
+/** Targets still to check, in input order; invalid rows and duplicates are reported (and counted) as they are met. */
 async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job): AsyncGenerator<Target> {
   for await (const row of allRows(ctx, input)) {
     job.tally.total++;
     const t = targetOf(row, input);
+    // Rows answered without a call are keyed by their position: they have no number to key them by, or share it.
+    const key = `#${row.index}`;
     if ('status' in t) {
       job.tally.invalid++;
       job.counters.add('invalid');
-      const key = `#${row.index}`;
       if (!job.done.delete(key)) await finishRecord(job, ctx, key, t);
       continue;
     }
-    if (job.seen.has(t.id)) {
+    const first = job.seen.get(t.id);
+    if (first !== undefined) {
       job.tally.duplicates++;
-      job.counters.add('skipped');
+      job.counters.add('duplicate');
+      const r: CheckResult = {
+        input: t.input,
+        where: t.where,
+        phone: t.phone,
+        username: t.username,
+        status: 'duplicate',
+        error: duplicateOf(first),
+      };
+      if (!job.done.delete(key)) await finishRecord(job, ctx, key, r);
       continue;
     }
-    job.seen.add(t.id);
+    job.seen.set(t.id, row.index);
     job.tally.unique++;
     // Finished before a restart: met once, so `seen` covers it from now on.
     if (!job.done.delete(t.id)) yield t;
@@ -273,7 +285,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     journal: new JournalWriter<Entry>(ctx.journal),
     cache: ctx.shared(checkAccountNamespace(ctx.instance.identity)),
     done: new Set(),
-    seen: new Set(),
+    seen: new Map(),
     tally: {
       total: 0,
       unique: 0,
@@ -295,7 +307,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
 }
 
 function countOutcome(job: Job, e: Entry): void {
-  if (e.o === 'invalid') return; // counted by plan() as it reads the rows
+  if (e.o === 'invalid' || e.o === 'duplicate') return; // counted by plan() as it reads the rows
   if (e.o === 'exists' || e.o === 'none') {
     job.tally[e.o]++;
     job.counters.add('done');
@@ -363,12 +375,23 @@ async function execute(ctx: ActionContext, input: CheckAccountBulkInput, job: Jo
     return finishRecord(job, ctx, t.id, { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'wouldCheck' });
   }
   if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
-  const result = await checkOne(ctx, input, job, t);
+  const { result, error } = await checkOne(ctx, input, job, t);
   await finishRecord(job, ctx, t.id, result);
+  // After the record is counted: the failure that stops the job is one of its `failed`.
+  if (error !== undefined) job.guard.fail(error, kept(job));
 }
 
-/** Asks the service until it answers for this target (rate-limit pauses in between). */
-async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<CheckResult> {
+/** What a stopped job keeps, for its JOB_STOPPED message. */
+const kept = (job: Job) =>
+  `${job.tally.exists + job.tally.none} numbers have a result so far; run again once fixed (results are kept, nothing is checked twice)`;
+
+/** Asks the service until it answers for this target (rate-limit pauses in between); a failure comes with its error. */
+async function checkOne(
+  ctx: ActionContext,
+  input: CheckAccountBulkInput,
+  job: Job,
+  t: Target,
+): Promise<{ result: CheckResult; error?: unknown }> {
   for (;;) {
     await honourPause(ctx, job);
     try {
@@ -379,20 +402,18 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
       // the resumed run finds the answer in the cache instead of asking again.
       await job.cache.set(t.key, entry);
       job.guard.ok();
-      return toResult(t, entry, 'service');
+      return { result: toResult(t, entry, 'service') };
     } catch (e) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
       if (e instanceof RateLimitError && e.scope === 'checkAccount') {
         await startPause(ctx, input, job, e);
         continue;
       }
-      const have = job.tally.exists + job.tally.none;
-      const klass = job.guard.fail(
-        e,
-        `${have} numbers have a result so far; run again once fixed (results are kept, nothing is checked twice)`,
-      );
+      const klass = classify(e);
+      // Nothing was answered: the job stops before recording this target.
+      if (klass === 'fatal') job.guard.fail(e, kept(job));
       const error = e instanceof Error ? e.message : String(e);
-      return {
+      const result: CheckResult = {
         input: t.input,
         where: t.where,
         phone: t.phone,
@@ -401,6 +422,7 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
         error,
         ...(klass === 'retryable' ? { retryable: true } : {}),
       };
+      return { result, error: e };
     }
   }
 }

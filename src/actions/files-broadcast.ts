@@ -263,7 +263,8 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
   }
   job.counters.total = job.total;
   job.counters.invalid = job.invalidRows.length;
-  job.counters.skipped = job.duplicates + job.optedOutRows.length;
+  job.counters.duplicate = job.duplicates;
+  job.counters.skipped = job.optedOutRows.length;
   return job;
 }
 
@@ -499,7 +500,8 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
   Object.assign(c, {
     done: summary.sent,
     failed: summary.failed + summary.unknown,
-    skipped: job.duplicates + summary.optedOut + summary.notSent + (summary.wouldSend ?? 0),
+    duplicate: job.duplicates,
+    skipped: summary.optedOut + summary.notSent + (summary.wouldSend ?? 0),
   });
   c.flush();
   ctx.logger.info(

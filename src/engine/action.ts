@@ -99,14 +99,18 @@ export interface InstanceRef {
 /**
  * A step's counters. `done` counts successes only; `failed` items whose
  * outcome is a failure; `invalid` input records rejected before any call;
- * `skipped` records not attempted by design (cache hit policy, `if:` false,
- * opted out); `waiting` records held by a durable wait right now.
+ * `duplicate` input records that repeat an earlier one (the first wins);
+ * `skipped` records not attempted by design (`if:` false, opted out, dry-run
+ * predictions); `waiting` records held by a durable wait right now. Every
+ * record of `total` ends in exactly one of done, failed, invalid, duplicate
+ * and skipped, so a finished step's counters add up to its total.
  */
 export interface ProgressCounts {
   done: number;
   total?: number;
   failed?: number;
   invalid?: number;
+  duplicate?: number;
   skipped?: number;
   waiting?: number;
 }
