@@ -131,12 +131,15 @@ export interface CachedCheck {
 
 /** The instance-wide pause after rate_limit_exceeded: ONE record per instance in `pauses`. */
 export interface CheckPause {
+  /** Config name of the instance when the pause was raised. */
   instance: string;
   identity: string;
   scope: 'checkAccount';
+  /** End, ms since the epoch. */
   until: number;
   since: number;
   retryAfterMs: number;
+  /** Why, never when (views add `until` themselves): `rate_limit_exceeded (retryAfter 2h)`. */
   reason: string;
 }
 
@@ -453,7 +456,8 @@ export async function raiseCheckPause(
   const key = pauseKey(instance.identity);
   const current = await pauses.get<CheckPause>(key);
   const until = Math.max(o.since + Math.max(o.minMs, o.retryAfterMs), current?.until ?? 0);
-  const why = o.byWorker ? 'raised by a worker' : `${formatDuration(until - o.since)}; the service asked ${formatDuration(o.retryAfterMs)}`;
+  // Why, not when: `until` is a field of its own, and every view says it once.
+  const why = `retryAfter ${formatDuration(o.retryAfterMs)}${o.byWorker ? '; raised by a worker' : ''}`;
   const record: CheckPause = {
     instance: instance.name,
     identity: instance.identity,
@@ -461,7 +465,7 @@ export async function raiseCheckPause(
     until,
     since: o.since,
     retryAfterMs: o.retryAfterMs,
-    reason: `checkAccount paused by rate_limit_exceeded on instance '${instance.name}' until ${new Date(until).toISOString()} (${why})`,
+    reason: `rate_limit_exceeded (${why})`,
   };
   await pauses.set(key, record);
   return record;
@@ -498,6 +502,7 @@ export const checkAccountBulk = defineAction({
     'Checks which phone numbers and usernames have an account: normalises and de-duplicates the input, reuses results within a TTL, never re-checks a number without an account within the TTL, pauses every check of the instance after rate_limit_exceeded, paces checks with jitter, and writes a report.',
   input: CheckAccountBulkInput,
   dryRun: true,
+  countsRecords: true,
   output: {
     description:
       'Summary counts { total, unique, duplicates, exists, none, invalid, failed, fromCache, checked, pauses, report } (+ wouldCheck on a dry run); per-number results are in the report file.',

@@ -426,6 +426,7 @@ export const contactsImport = defineAction({
     "Keeps the messenger's contact list in step with a CSV/JSON/YAML file: upsert (add, edit when it exists), add, edit or delete; dry run; numbers not on the messenger are reported, not retried.",
   input: ContactsImportInput,
   dryRun: true,
+  countsRecords: true,
   writes: true,
   output: {
     description:

@@ -265,6 +265,8 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
   job.counters.invalid = job.invalidRows.length;
   job.counters.duplicate = job.duplicates;
   job.counters.skipped = job.optedOutRows.length;
+  // The first count, with the number of rows: the step's start line says it (countsRecords).
+  job.counters.flush();
   return job;
 }
 
@@ -518,6 +520,7 @@ export const filesBroadcast = defineAction({
   // The caption is a per-recipient template (`item` is each recipient), evaluated here.
   rawInputs: ['caption'],
   dryRun: true,
+  countsRecords: true,
   writes: true,
   output: {
     description:

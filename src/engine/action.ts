@@ -160,6 +160,15 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    */
   dryRun?: boolean;
   /**
+   * Whether the action counts its own records through `ctx.progress` (a job
+   * such as checkAccount.bulk, which works through the rows of a file): its
+   * step's start line and `step:started` event then wait for its first count,
+   * which carries the number of records (`total`), instead of calling the
+   * step 1 item, and its counters are the step's and the run's. Report a
+   * first count (with `total`) before the first slow call. @default false
+   */
+  countsRecords?: boolean;
+  /**
    * Whether the action changes something outside msgflow (sends, adds or
    * edits contacts). A flow with a writing step runs at most once at a time
    * unless its `concurrency.max` says otherwise. API methods are known from

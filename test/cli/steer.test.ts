@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import type { RunRecord } from '../../src/store/types.js';
+import { raiseCheckPause } from '../../src/actions/check-account-bulk.js';
 import { runCli } from '../../src/cli/main.js';
 import { captureIo, cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
@@ -137,7 +138,8 @@ describe('runs and their owners (#8.8, #9.1b)', () => {
     const show = await cli(['runs', 'show', r.id], dir);
     expect(show.code).toBe(0);
     expect(show.stdout).toContain('inputs:    {"items":[1,{"bad":true},3]}');
-    expect(show.stdout).toMatch(/say \(log\): failed - 3 item\(s\); done 2, failed 1, invalid 0, skipped 0, waiting 0/);
+    expect(show.stdout).toMatch(/say \(log\): failed \(3 items\): 2 done, 1 failed; /);
+    expect(show.stdout).toContain('  items:     2 done, 1 failed\n');
     expect(show.stdout).toMatch(/failed items:\n\s+say\[1\] after 0 attempt\(s\): step 'say' item 1: with\.message/);
     expect(show.stdout).toMatch(/INFO 1\n.*INFO 3/);
     const json = JSON.parse((await cli(['runs', 'show', r.id, '--json'], dir)).stdout);
@@ -174,7 +176,7 @@ describe('runs retry and waiting (#8.8, #8.9)', () => {
     expect(json.failedItems.map((f: { index: number }) => f.index)).toEqual([1]);
   });
 
-  it('#8.9 a waiting run shows its reason and when the wait ends, never an ETA', async () => {
+  it('#8.9 a waiting run shows when the wait ends and its reason, never an ETA; a long reason is cut to 80 columns, never the end', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet'], dir)).code).toBe(0);
     const r = await lastRun(dir);
