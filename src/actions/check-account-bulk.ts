@@ -430,15 +430,34 @@ async function checkOne(
   }
 }
 
+/**
+ * Waits while the instance-wide pause is in force, durably. The wait re-reads
+ * the pause record while it sleeps: lifted (`msgflow pauses lift`, the
+ * dashboard's Lift, from any process or host sharing the store) or changed by
+ * another run, it ends at once and the record is read again.
+ */
 async function honourPause(ctx: ActionContext, job: Job): Promise<void> {
-  const p = await ctx.shared(PAUSES_NAMESPACE).get<CheckPause>(pauseKey(ctx.instance.identity));
-  if (!p || p.until <= ctx.clock.now()) return;
-  ctx.logger.warn(`${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' paused until ${new Date(p.until).toISOString()}`, {
-    reason: p.reason,
-  });
-  // The key is derived from the pause itself, so after a restart the same
-  // wait is found and only the remaining time is slept.
-  await job.counters.waitingFor(() => ctx.wait({ until: p.until, reason: p.reason, key: `checkAccount-pause-${p.until}` }));
+  const pauses = ctx.shared(PAUSES_NAMESPACE);
+  const key = pauseKey(ctx.instance.identity);
+  for (;;) {
+    const p = await pauses.get<CheckPause>(key);
+    if (!p || p.until <= ctx.clock.now()) return;
+    ctx.logger.warn(
+      `${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' are paused by ${p.reason}; 'msgflow pauses lift ${ctx.instance.name}' lifts the pause`,
+    );
+    // The key is derived from the pause itself, so after a restart the same
+    // wait is found and only the remaining time is slept.
+    await job.counters.waitingFor(() =>
+      ctx.wait({
+        until: p.until,
+        reason: `checkAccount paused by ${p.reason}`,
+        key: `checkAccount-pause-${p.until}`,
+        lifted: async () => (await pauses.get<CheckPause>(key))?.until !== p.until,
+      }),
+    );
+    if (ctx.clock.now() < p.until)
+      ctx.logger.info(`${CHECK_ACCOUNT_BULK}: the pause of instance '${ctx.instance.name}' was lifted; checking again`);
+  }
 }
 
 /**

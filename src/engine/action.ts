@@ -27,6 +27,16 @@ export interface WaitOptions {
    * starting over. @default "wait"
    */
   key?: string;
+  /**
+   * For a wait on a record other processes may change (an instance-wide
+   * pause that `msgflow pauses lift` or the dashboard lifts, from any process
+   * or host sharing the store): asked every second or so while the wait
+   * sleeps, it ends the wait at once, as if its time had come, when it
+   * answers true. Read the store, never a variable of this process. A throw
+   * counts as false (asked again next time).
+   * @example lifted: async () => (await pauses.get<Pause>(key))?.until !== until
+   */
+  lifted?: () => boolean | Promise<boolean>;
 }
 
 export interface ActionRunInfo {

@@ -45,7 +45,7 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
       }
       for (const [key, p] of hits) {
         await kv.delete(key);
-        io.out(`lifted: ${p.instance} (${p.identity}) ${p.scope}`);
+        io.out(`lifted: ${p.instance} (${p.identity}) ${p.scope}; runs waiting on it call the instance again at once`);
       }
       return EXIT.OK;
     }

@@ -127,6 +127,7 @@ class EngineCore {
       baseDir: opts.baseDir,
       defaultRateLimitWaitMs: opts.defaultRateLimitWaitMs ?? 1000,
       progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
+      waitRecheckMs: opts.waitRecheckMs,
       executor: opts.executor ?? localExecutor,
     };
   }

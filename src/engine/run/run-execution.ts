@@ -66,6 +66,8 @@ export interface ExecutionDeps {
   baseDir: string;
   defaultRateLimitWaitMs: number;
   progressSaveIntervalMs: number;
+  /** @see EngineOptions.waitRecheckMs */
+  waitRecheckMs?: number;
   /** Where forEach items run. */
   executor: ItemExecutor;
 }
@@ -195,17 +197,19 @@ export class RunExecution {
       clock: deps.clock,
       onWaiting: (w) => this.onWaiting(w),
       onResumed: (w) => this.onResumed(w),
+      recheckMs: deps.waitRecheckMs,
     });
     waits.load(resume?.waits ?? []);
     let lastLiveSave = 0;
-    const onProgress = (
-      stepId: string,
-      u: { done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number },
-    ) => {
+    const onProgress = (stepId: string, u: ProgressCounts) => {
+      // A job's first count announces its step, with its number of records.
+      this.announced(stepId, u.total);
+      this.counted.add(stepId);
       const rec = this.steps.get(stepId);
       if (!rec || rec.forEach) return;
       Object.assign(rec, { done: u.done, failed: u.failed ?? 0, ...(u.total !== undefined ? { total: u.total } : {}) });
       rec.invalid = u.invalid ?? 0;
+      rec.duplicate = u.duplicate ?? 0;
       rec.skipped = u.skipped ?? 0;
       rec.waiting = u.waiting ?? 0;
       // Throttled (real time) so that other processes (`msgflow runs show`) see a long job's counts.
