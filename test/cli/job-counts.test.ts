@@ -6,6 +6,7 @@
  * the same counts.
  */
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../support/cli.js';
 import { project } from '../support/project.js';
@@ -69,5 +70,29 @@ describe('the counters of a job, the same everywhere', () => {
     expect(of('step:started')).toMatchObject({ total: 14 });
     expect(of('step:finished')).toMatchObject({ status: 'succeeded', total: 14, done: 8, failed: 0, invalid: 4, duplicate: 2 });
     expect(events.find((e) => e.event === 'run:finished')).toMatchObject({ itemsDone: 9, itemsInvalid: 4, itemsDuplicate: 2 });
+  });
+
+  it('a job stopped by failures in a row: the stop reason, the end line, msgflow runs and the run record say the same number failed', async () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"down"}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const config = `instances:\n  default:\n    apiUrl: http://127.0.0.1:${port}\n    idInstance: "1101000001"\n    apiTokenInstance: counts-test-token-5e1d\n    retries: 0\n    rateLimit: false\n`;
+      const dir = project({ 'config.yaml': config, 'flows/check-leads.yaml': FLOW, 'data/leads.csv': repoFile('data/leads.csv') });
+      const r = await cli(['run', 'check-leads'], dir);
+      expect(r.code).toBe(1);
+      // the first five numbers fail (the default maxConsecutiveFailures): the fifth stops the job and is one of them
+      expect(r.stderr).toMatch(
+        /check-leads\/check failed \(14 items\): 0 done, 5 failed: checkAccount\.bulk stopped: 5 calls in a row failed/,
+      );
+      expect((await cli(['runs'], dir)).stdout).toMatch(/check-leads +failed .* 0 done, 5 failed$/m);
+      const [run] = JSON.parse((await cli(['runs', '--json'], dir)).stdout);
+      expect(run).toMatchObject({ status: 'failed', itemsDone: 0, itemsFailed: 5 });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
