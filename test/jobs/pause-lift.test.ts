@@ -158,7 +158,8 @@ describe('a pause that a user lifts', () => {
     const runs = await cli(['runs'], w.dir);
     const [header, row, detail, ...rest] = runs.stdout.trimEnd().split('\n');
     expect(header).toMatch(/STATUS/);
-    expect(row).toMatch(/^check-leads-\S+ +check-leads +waiting +/);
+    // the run's counters as the bar has them: the 5 checks done before the pause
+    expect(row).toMatch(/^check-leads-\S+ +check-leads +waiting +.* 5 done$/);
     expect(rest).toEqual([]);
     expect(detail!.length).toBeLessThanOrEqual(80);
     expect(detail).toContain(

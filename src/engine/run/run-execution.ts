@@ -168,6 +168,9 @@ export class RunExecution {
   private readonly unannounced = new Map<string, (total?: number) => void>();
   /** Single steps whose action reported its own counts (ctx.progress): their total is the records'. */
   private readonly counted = new Set<string>();
+  /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
+  private readonly inRun = new Map<string, ItemCounts>();
+  private lastLiveSave = 0;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -200,25 +203,6 @@ export class RunExecution {
       recheckMs: deps.waitRecheckMs,
     });
     waits.load(resume?.waits ?? []);
-    let lastLiveSave = 0;
-    const onProgress = (stepId: string, u: ProgressCounts) => {
-      // A job's first count announces its step, with its number of records.
-      this.announced(stepId, u.total);
-      this.counted.add(stepId);
-      const rec = this.steps.get(stepId);
-      if (!rec || rec.forEach) return;
-      Object.assign(rec, { done: u.done, failed: u.failed ?? 0, ...(u.total !== undefined ? { total: u.total } : {}) });
-      rec.invalid = u.invalid ?? 0;
-      rec.duplicate = u.duplicate ?? 0;
-      rec.skipped = u.skipped ?? 0;
-      rec.waiting = u.waiting ?? 0;
-      // Throttled (real time) so that other processes (`msgflow runs show`) see a long job's counts.
-      const now = Date.now();
-      if (now - lastLiveSave >= deps.progressSaveIntervalMs) {
-        lastLiveSave = now;
-        deps.store.saveStep(rec).catch(() => {});
-      }
-    };
     this.sh = {
       runId: run.id,
       flow,
@@ -239,7 +223,7 @@ export class RunExecution {
       waits,
       baseDir: deps.baseDir,
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
-      onProgress,
+      onProgress: (stepId, u) => this.jobProgress(stepId, u),
       logger: {
         debug: (m, f) => log.debug(m, { ...ref, ...f }),
         info: (m, f) => (this.keepLog('info', m), log.info(m, { ...ref, ...f })),
@@ -460,7 +444,7 @@ export class RunExecution {
       rec.done = own?.done ?? 0;
       rec.failed = Math.max(1, own?.failed ?? 0);
       Object.assign(rec, ownCounts(own));
-      this.addToRun(stepCounts(rec));
+      this.stepCountsToRun(rec);
       // Name the step and action, unless the error already does (the runner's own FlowErrors).
       const cause = out.cause;
       const err =
@@ -477,7 +461,7 @@ export class RunExecution {
     // the step says continueOnError, as with failed forEach items.
     const status = failed > 0 ? 'failed' : 'succeeded';
     Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
-    this.addToRun(stepCounts(rec));
+    this.stepCountsToRun(rec);
     await this.deps.store.saveStep(rec);
     this.scope.steps[step.id] = { status, output: out.output, done, failed, total };
     this.announced(step.id);
@@ -490,6 +474,46 @@ export class RunExecution {
       ...this.totalOf(rec),
     });
     return OK;
+  }
+
+  /**
+   * A job's own counts (ctx.progress) of a single step: its record follows
+   * them, and the run's counters too (by the change since the last count), so
+   * `msgflow runs` says what the bar says while the job works.
+   */
+  private jobProgress(stepId: string, u: ProgressCounts): void {
+    // A job's first count announces its step, with its number of records.
+    this.announced(stepId, u.total);
+    this.counted.add(stepId);
+    const rec = this.steps.get(stepId);
+    if (!rec || rec.forEach) return;
+    Object.assign(rec, { done: u.done, failed: u.failed ?? 0, ...(u.total !== undefined ? { total: u.total } : {}) });
+    rec.invalid = u.invalid ?? 0;
+    rec.duplicate = u.duplicate ?? 0;
+    rec.skipped = u.skipped ?? 0;
+    rec.waiting = u.waiting ?? 0;
+    this.stepCountsToRun(rec);
+    // Throttled (real time) so that other processes (`msgflow runs`, `runs show`) see a long job's counts.
+    const now = Date.now();
+    if (now - this.lastLiveSave >= this.deps.progressSaveIntervalMs) {
+      this.lastLiveSave = now;
+      this.deps.store.saveStep(rec).catch(() => {});
+      this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() }).catch(() => {});
+    }
+  }
+
+  /** Brings the run's counters up to a single step's current ones: adds what changed since they were last added. */
+  private stepCountsToRun(rec: StepRecord): void {
+    const now = stepCounts(rec);
+    const before = this.inRun.get(rec.step) ?? { done: 0, failed: 0 };
+    this.inRun.set(rec.step, now);
+    this.addToRun({
+      done: now.done - before.done,
+      failed: now.failed - before.failed,
+      invalid: (now.invalid ?? 0) - (before.invalid ?? 0),
+      duplicate: (now.duplicate ?? 0) - (before.duplicate ?? 0),
+      skipped: (now.skipped ?? 0) - (before.skipped ?? 0),
+    });
   }
 
   /**
@@ -635,10 +659,14 @@ export class RunExecution {
     this.announced(w.step);
     const first = this.sh.waits.earliest() ?? w;
     Object.assign(this.run, { status: 'waiting', waitingUntil: first.until, waitReason: first.reason });
+    // A wait may last hours: the records other processes read (`msgflow runs`) get the counts it starts with.
+    const rec = this.steps.get(w.step);
+    if (rec && !rec.forEach) await this.deps.store.saveStep(rec);
     await this.deps.store.updateRun(this.run.id, {
       status: 'waiting',
       waitingUntil: first.until,
       waitReason: first.reason,
+      ...this.runCountsPatch(),
       updatedAt: this.deps.clock.now(),
     });
     this.deps.bus.emit('run:waiting', { runId: this.run.id, flow: this.flow.name, step: w.step, until: w.until, reason: w.reason });
