@@ -79,7 +79,7 @@ const FORMATTERS: Formatters = {
 /**
  * The level and text of one event, without timestamp.
  * @example formatEvent('run:waiting', { runId: 'r1', flow: 'f', step: 's', until: 0, reason: 'rate limit' })
- * // ['info', 'f (run r1) step s waiting: rate limit until 01:00 (now)'] (local time)
+ * // ['info', 'f (run r1) step s waiting until 01:00 (now): rate limit'] (local time)
  */
 export function formatEvent<K extends EngineEventName>(name: K, event: EngineEvents[K][0], now: number = Date.now()): [LogLevel, string] {
   return (FORMATTERS[name] as (e: EngineEvents[K][0], now: number) => [LogLevel, string])(event, now);
