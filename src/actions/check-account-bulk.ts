@@ -510,7 +510,7 @@ async function finish(ctx: ActionContext, job: Job): Promise<CheckAccountBulkSum
   await job.report.close({ ...summary });
   job.counters.flush();
   ctx.logger.info(
-    `${job.action}: ${summary.exists} exist, ${summary.none} none, ${summary.invalid} invalid, ${summary.failed} failed (${summary.fromCache} from cache)${ctx.run.dryRun ? `, ${wouldCheck} would be checked` : ''}; report ${job.reportPath}`,
+    `${job.action}: ${summary.exists} exist, ${summary.none} none, ${summary.invalid} invalid, ${summary.duplicates} duplicate, ${summary.failed} failed (${summary.fromCache} from cache)${ctx.run.dryRun ? `, ${wouldCheck} would be checked` : ''}; report ${job.reportPath}`,
   );
   return summary;
 }

@@ -415,7 +415,7 @@ async function finish(ctx: ActionContext, input: ContactsImportInput, job: Job):
   await job.report.close({ ...summary });
   job.counters.flush();
   ctx.logger.info(
-    `${CONTACTS_IMPORT}: ${summary.added} added, ${summary.updated} updated, ${summary.deleted} deleted, ${summary.notOnMessenger} not on messenger, ${summary.invalid} invalid, ${summary.failed} failed; report ${job.reportPath}`,
+    `${CONTACTS_IMPORT}: ${summary.added} added, ${summary.updated} updated, ${summary.deleted} deleted, ${summary.notOnMessenger} not on messenger, ${summary.invalid} invalid, ${summary.duplicates} duplicate, ${summary.failed} failed; report ${job.reportPath}`,
   );
   return summary;
 }
