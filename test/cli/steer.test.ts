@@ -176,7 +176,7 @@ describe('runs retry and waiting (#8.8, #8.9)', () => {
     expect(json.failedItems.map((f: { index: number }) => f.index)).toEqual([1]);
   });
 
-  it('#8.9 a waiting run shows when the wait ends and its reason, never an ETA; a long reason is cut to 80 columns, never the end', async () => {
+  it('a waiting run shows when the wait ends and its reason, never an ETA; a long reason is cut to 80 columns, never the end', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet'], dir)).code).toBe(0);
     const r = await lastRun(dir);
@@ -206,7 +206,7 @@ describe('runs retry and waiting (#8.8, #8.9)', () => {
 });
 
 describe('pauses (#8.8)', () => {
-  it('#8.8 msgflow pauses lists instance-wide pauses, each saying its end once and its reason once within 80 columns; pauses lift INSTANCE lifts one', async () => {
+  it('msgflow pauses lists instance-wide pauses, each saying its end once and its reason once within 80 columns; pauses lift INSTANCE lifts one', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     const store = stateOf(dir);
     // the record as the one writer makes it (checkAccount.bulk and the workers)

@@ -131,7 +131,7 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     rep2.close();
   });
 
-  it('obs 7: invalid, duplicate and skipped records are their own counts in the bar, not "failed"', () => {
+  it('invalid, duplicate and skipped records are their own counts in the bar, not "failed"', () => {
     const bus = createBus();
     const term = new FakeTerminal(200);
     const rep = createCliReporter({ bus, stream: term, clock: new ManualClock(T0), level: 'warn' });

@@ -229,7 +229,7 @@ describe('contacts.import', () => {
     expect(t.progress.at(-1)).toMatchObject({ done: 0, failed: 0, invalid: 2, duplicate: 1, skipped: 4, total: 7 });
   });
 
-  it('#8.7 counts agree: invalid rows are invalid (not failed), duplicates duplicate, in progress and summary', async () => {
+  it('counts agree: invalid rows are invalid (not failed), duplicates duplicate, in progress and summary', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/contacts.csv', CONTACTS);
     const l = await startLocal({ dir, clock: systemClock });
