@@ -25,7 +25,7 @@ import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
 import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
-import { countRows, pickField, readRows, type SourcedRow } from './kit/rows.js';
+import { countRows, duplicateOf, pickField, readRows, type SourcedRow } from './kit/rows.js';
 import { defaultReport, openReport, reportFormat } from './kit/report.js';
 import { reportCells } from './kit/journaled.js';
 import { FailureGuard } from './kit/guard.js';
@@ -79,7 +79,7 @@ export const CheckAccountBulkInput = z
 
 export type CheckAccountBulkInput = z.output<typeof CheckAccountBulkInput>;
 
-export type CheckStatus = 'exists' | 'none' | 'invalid' | 'failed' | 'wouldCheck';
+export type CheckStatus = 'exists' | 'none' | 'invalid' | 'duplicate' | 'failed' | 'wouldCheck';
 
 /** The report's columns, fixed. */
 export const CHECK_REPORT_COLUMNS = [
@@ -131,12 +131,15 @@ export interface CachedCheck {
 
 /** The instance-wide pause after rate_limit_exceeded: ONE record per instance in `pauses`. */
 export interface CheckPause {
+  /** Config name of the instance when the pause was raised. */
   instance: string;
   identity: string;
   scope: 'checkAccount';
+  /** End, ms since the epoch. */
   until: number;
   since: number;
   retryAfterMs: number;
+  /** Why, never when (views add `until` themselves): `rate_limit_exceeded (retryAfter 2h)`. */
   reason: string;
 }
 
@@ -233,24 +236,35 @@ async function* allRows(ctx: ActionContext, input: CheckAccountBulkInput): Async
     yield { value: value.startsWith('@') ? value : `@${value}`, where: `usernames[${i}]`, index: index++ };
 }
 
-/** Targets still to check, in input order; counts invalid rows and duplicates as it goes. */
+/** Targets still to check, in input order; invalid rows and duplicates are reported (and counted) as they are met. */
 async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job): AsyncGenerator<Target> {
   for await (const row of allRows(ctx, input)) {
     job.tally.total++;
     const t = targetOf(row, input);
+    // Rows answered without a call are keyed by their position: they have no number to key them by, or share it.
+    const key = `#${row.index}`;
     if ('status' in t) {
       job.tally.invalid++;
       job.counters.add('invalid');
-      const key = `#${row.index}`;
       if (!job.done.delete(key)) await finishRecord(job, ctx, key, t);
       continue;
     }
-    if (job.seen.has(t.id)) {
+    const first = job.seen.get(t.id);
+    if (first !== undefined) {
       job.tally.duplicates++;
-      job.counters.add('skipped');
+      job.counters.add('duplicate');
+      const r: CheckResult = {
+        input: t.input,
+        where: t.where,
+        phone: t.phone,
+        username: t.username,
+        status: 'duplicate',
+        error: duplicateOf(first),
+      };
+      if (!job.done.delete(key)) await finishRecord(job, ctx, key, r);
       continue;
     }
-    job.seen.add(t.id);
+    job.seen.set(t.id, row.index);
     job.tally.unique++;
     // Finished before a restart: met once, so `seen` covers it from now on.
     if (!job.done.delete(t.id)) yield t;
@@ -276,7 +290,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     journal: new JournalWriter<Entry>(ctx.journal),
     cache: ctx.shared(checkAccountNamespace(ctx.instance.identity)),
     done: new Set(),
-    seen: new Set(),
+    seen: new Map(),
     asked: false,
     tally: {
       total: 0,
@@ -299,7 +313,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
 }
 
 function countOutcome(job: Job, e: Entry): void {
-  if (e.o === 'invalid') return; // counted by plan() as it reads the rows
+  if (e.o === 'invalid' || e.o === 'duplicate') return; // counted by plan() as it reads the rows
   if (e.o === 'exists' || e.o === 'none') {
     job.tally[e.o]++;
     job.counters.add('done');
@@ -370,9 +384,15 @@ async function execute(ctx: ActionContext, input: CheckAccountBulkInput, job: Jo
     return finishRecord(job, ctx, t.id, { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'wouldCheck' });
   }
   if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
-  const result = await checkOne(ctx, input, job, t);
+  const { result, error } = await checkOne(ctx, input, job, t);
   await finishRecord(job, ctx, t.id, result);
+  // After the record is counted: the failure that stops the job is one of its `failed`.
+  if (error !== undefined) job.guard.fail(error, kept(job));
 }
+
+/** What a stopped job keeps, for its JOB_STOPPED message. */
+const kept = (job: Job) =>
+  `${job.tally.exists + job.tally.none} numbers have a result so far; run again once fixed (results are kept, nothing is checked twice)`;
 
 /**
  * The first call of an execution goes to the service, even when the cache
@@ -387,15 +407,20 @@ async function confirmAccess(ctx: ActionContext, job: Job): Promise<void> {
     await ctx.client.getStateInstance({}, { signal: ctx.signal });
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-    if (classify(e) === 'fatal') job.guard.fail(e, `${job.tally.exists + job.tally.none} numbers have a result so far`);
+    if (classify(e) === 'fatal') job.guard.fail(e, kept(job));
     ctx.logger.warn(
       `${CHECK_ACCOUNT_BULK}: instance '${ctx.instance.name}' did not answer (${e instanceof Error ? e.message : String(e)}); answering from the cache`,
     );
   }
 }
 
-/** Asks the service until it answers for this target (rate-limit pauses in between). */
-async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<CheckResult> {
+/** Asks the service until it answers for this target (rate-limit pauses in between); a failure comes with its error. */
+async function checkOne(
+  ctx: ActionContext,
+  input: CheckAccountBulkInput,
+  job: Job,
+  t: Target,
+): Promise<{ result: CheckResult; error?: unknown }> {
   job.asked = true;
   for (;;) {
     await honourPause(ctx, job);
@@ -407,20 +432,18 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
       // the resumed run finds the answer in the cache instead of asking again.
       await job.cache.set(t.key, entry);
       job.guard.ok();
-      return toResult(t, entry, 'service');
+      return { result: toResult(t, entry, 'service') };
     } catch (e) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
       if (e instanceof RateLimitError && e.scope === 'checkAccount') {
         await startPause(ctx, input, job, e);
         continue;
       }
-      const have = job.tally.exists + job.tally.none;
-      const klass = job.guard.fail(
-        e,
-        `${have} numbers have a result so far; run again once fixed (results are kept, nothing is checked twice)`,
-      );
+      const klass = classify(e);
+      // Nothing was answered: the job stops before recording this target.
+      if (klass === 'fatal') job.guard.fail(e, kept(job));
       const error = e instanceof Error ? e.message : String(e);
-      return {
+      const result: CheckResult = {
         input: t.input,
         where: t.where,
         phone: t.phone,
@@ -429,19 +452,39 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
         error,
         ...(klass === 'retryable' ? { retryable: true } : {}),
       };
+      return { result, error: e };
     }
   }
 }
 
+/**
+ * Waits while the instance-wide pause is in force, durably. The wait re-reads
+ * the pause record while it sleeps: lifted (`msgflow pauses lift`, the
+ * dashboard's Lift, from any process or host sharing the store) or changed by
+ * another run, it ends at once and the record is read again.
+ */
 async function honourPause(ctx: ActionContext, job: Job): Promise<void> {
-  const p = await ctx.shared(PAUSES_NAMESPACE).get<CheckPause>(pauseKey(ctx.instance.identity));
-  if (!p || p.until <= ctx.clock.now()) return;
-  ctx.logger.warn(`${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' paused until ${new Date(p.until).toISOString()}`, {
-    reason: p.reason,
-  });
-  // The key is derived from the pause itself, so after a restart the same
-  // wait is found and only the remaining time is slept.
-  await job.counters.waitingFor(() => ctx.wait({ until: p.until, reason: p.reason, key: `checkAccount-pause-${p.until}` }));
+  const pauses = ctx.shared(PAUSES_NAMESPACE);
+  const key = pauseKey(ctx.instance.identity);
+  for (;;) {
+    const p = await pauses.get<CheckPause>(key);
+    if (!p || p.until <= ctx.clock.now()) return;
+    ctx.logger.warn(
+      `${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' are paused by ${p.reason}; 'msgflow pauses lift ${ctx.instance.name}' lifts the pause`,
+    );
+    // The key is derived from the pause itself, so after a restart the same
+    // wait is found and only the remaining time is slept.
+    await job.counters.waitingFor(() =>
+      ctx.wait({
+        until: p.until,
+        reason: `checkAccount paused by ${p.reason}`,
+        key: `checkAccount-pause-${p.until}`,
+        lifted: async () => (await pauses.get<CheckPause>(key))?.until !== p.until,
+      }),
+    );
+    if (ctx.clock.now() < p.until)
+      ctx.logger.info(`${CHECK_ACCOUNT_BULK}: the pause of instance '${ctx.instance.name}' was lifted; checking again`);
+  }
 }
 
 /**
@@ -459,7 +502,8 @@ export async function raiseCheckPause(
   const key = pauseKey(instance.identity);
   const current = await pauses.get<CheckPause>(key);
   const until = Math.max(o.since + Math.max(o.minMs, o.retryAfterMs), current?.until ?? 0);
-  const why = o.byWorker ? 'raised by a worker' : `${formatDuration(until - o.since)}; the service asked ${formatDuration(o.retryAfterMs)}`;
+  // Why, not when: `until` is a field of its own, and every view says it once.
+  const why = `retryAfter ${formatDuration(o.retryAfterMs)}${o.byWorker ? '; raised by a worker' : ''}`;
   const record: CheckPause = {
     instance: instance.name,
     identity: instance.identity,
@@ -467,7 +511,7 @@ export async function raiseCheckPause(
     until,
     since: o.since,
     retryAfterMs: o.retryAfterMs,
-    reason: `checkAccount paused by rate_limit_exceeded on instance '${instance.name}' until ${new Date(until).toISOString()} (${why})`,
+    reason: `rate_limit_exceeded (${why})`,
   };
   await pauses.set(key, record);
   return record;
@@ -493,7 +537,7 @@ async function finish(ctx: ActionContext, job: Job): Promise<CheckAccountBulkSum
   await job.report.close({ ...summary });
   job.counters.flush();
   ctx.logger.info(
-    `${job.action}: ${summary.exists} exist, ${summary.none} none, ${summary.invalid} invalid, ${summary.failed} failed (${summary.fromCache} from cache)${ctx.run.dryRun ? `, ${wouldCheck} would be checked` : ''}; report ${job.reportPath}`,
+    `${job.action}: ${summary.exists} exist, ${summary.none} none, ${summary.invalid} invalid, ${summary.duplicates} duplicate, ${summary.failed} failed (${summary.fromCache} from cache)${ctx.run.dryRun ? `, ${wouldCheck} would be checked` : ''}; report ${job.reportPath}`,
   );
   return summary;
 }
@@ -504,6 +548,7 @@ export const checkAccountBulk = defineAction({
     'Checks which phone numbers and usernames have an account: normalises and de-duplicates the input, reuses results within a TTL, never re-checks a number without an account within the TTL, pauses every check of the instance after rate_limit_exceeded, paces checks with jitter, and writes a report.',
   input: CheckAccountBulkInput,
   dryRun: true,
+  countsRecords: true,
   output: {
     description:
       'Summary counts { total, unique, duplicates, exists, none, invalid, failed, fromCache, checked, pauses, report } (+ wouldCheck on a dry run); per-number results are in the report file.',

@@ -10,13 +10,14 @@
  */
 import { z } from 'zod';
 import { ApiError, isMsgflowError } from '../api/errors.js';
+import { classify } from '../api/failure.js';
 import { isPersonalChatId, personalChatId } from '../api/chat-id.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
 import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
-import { countRows, parseBool, pickField, readRows, type SourcedRow } from './kit/rows.js';
+import { countRows, duplicateOf, parseBool, pickField, readRows, type SourcedRow } from './kit/rows.js';
 import { defaultReport, openReport, reportFormat } from './kit/report.js';
 import { reportCells } from './kit/journaled.js';
 import { FailureGuard } from './kit/guard.js';
@@ -171,7 +172,7 @@ const COUNTER: Record<ContactOutcome, CounterName> = {
   notOnMessenger: 'skipped',
   failed: 'failed',
   invalid: 'invalid',
-  duplicate: 'skipped',
+  duplicate: 'duplicate',
   wouldAdd: 'skipped',
   wouldUpdate: 'skipped',
   wouldUpsert: 'skipped',
@@ -222,16 +223,15 @@ async function* plan(ctx: ActionContext, input: ContactsImportInput, job: Job): 
     job.tally.total++;
     const parsed = parseRow(row, input);
     const key = `#${row.index}`;
-    if ('outcome' in parsed || job.seen.has(parsed.chatId)) {
+    const first = 'outcome' in parsed ? undefined : job.seen.get(parsed.chatId);
+    if ('outcome' in parsed || first !== undefined) {
       if (job.done.delete(key)) continue;
       const r: ContactRowResult =
-        'outcome' in parsed
-          ? parsed
-          : { where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: 'same chatId as an earlier row; the first row wins' };
+        'outcome' in parsed ? parsed : { where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: duplicateOf(first!) };
       await finishRecord(ctx, job, key, r);
       continue;
     }
-    job.seen.add(parsed.chatId);
+    job.seen.set(parsed.chatId, row.index);
     if (!job.done.delete(parsed.chatId)) yield { c: parsed, where: row.where };
   }
 }
@@ -261,7 +261,7 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     intents: new Set(await intentList(ctx)),
     mirror: ctx.shared(contactsNamespace(ctx.instance.identity)),
     done: new Set(),
-    seen: new Set(),
+    seen: new Map(),
     tally,
     calls: 0,
   };
@@ -345,6 +345,7 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
   const hadIntent = job.intents.has(c.chatId);
   if (input.mode === 'add' || input.mode === 'upsert') await ctx.state.set('intent', [...(job.journal.pending() as string[]), c.chatId]);
   let result: ContactRowResult;
+  let failure: { error: unknown } | undefined;
   try {
     const outcome = await applyOne(ctx, c, input.mode, hadIntent);
     job.guard.ok();
@@ -359,22 +360,28 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
       } satisfies MirrorEntry);
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-    result = failedRow(job, e, base);
+    // Nothing was answered: the job stops before recording this row.
+    if (classify(e) === 'fatal') job.guard.fail(e, kept(job));
+    result = failedRow(e, base);
+    failure = { error: e };
     if (result.outcome === 'notOnMessenger') await job.mirror.delete(c.chatId);
   }
   await finishRecord(ctx, job, c.chatId, result);
+  // After the row is counted: the failure that stops the job is one of its `failed`.
+  if (failure) job.guard.fail(failure.error, kept(job));
 }
 
-function failedRow(job: Job, e: unknown, base: ContactRowResult): ContactRowResult {
-  const error = e instanceof Error ? e.message : String(e);
+/** What a stopped job keeps, for its JOB_STOPPED message. */
+function kept(job: Job): string {
   const t = job.tally;
-  const klass = job.guard.fail(
-    e,
-    `${t.added + t.updated + t.deleted + t.alreadyExists} rows are done; run again once fixed (finished rows are not sent again)`,
-  );
+  return `${t.added + t.updated + t.deleted + t.alreadyExists} rows are done; run again once fixed (finished rows are not sent again)`;
+}
+
+function failedRow(e: unknown, base: ContactRowResult): ContactRowResult {
+  const error = e instanceof Error ? e.message : String(e);
   if (hasCode(e, 'NOT_ON_MESSENGER'))
     return { ...base, outcome: 'notOnMessenger', error: e instanceof ApiError ? e.serviceMessage : error };
-  return { ...base, outcome: 'failed', error, ...(klass === 'retryable' ? { retryable: true } : {}) };
+  return { ...base, outcome: 'failed', error, ...(classify(e) === 'retryable' ? { retryable: true } : {}) };
 }
 
 // ---- report -----------------------------------------------------------------------
@@ -408,7 +415,7 @@ async function finish(ctx: ActionContext, input: ContactsImportInput, job: Job):
   await job.report.close({ ...summary });
   job.counters.flush();
   ctx.logger.info(
-    `${CONTACTS_IMPORT}: ${summary.added} added, ${summary.updated} updated, ${summary.deleted} deleted, ${summary.notOnMessenger} not on messenger, ${summary.invalid} invalid, ${summary.failed} failed; report ${job.reportPath}`,
+    `${CONTACTS_IMPORT}: ${summary.added} added, ${summary.updated} updated, ${summary.deleted} deleted, ${summary.notOnMessenger} not on messenger, ${summary.invalid} invalid, ${summary.duplicates} duplicate, ${summary.failed} failed; report ${job.reportPath}`,
   );
   return summary;
 }
@@ -419,6 +426,7 @@ export const contactsImport = defineAction({
     "Keeps the messenger's contact list in step with a CSV/JSON/YAML file: upsert (add, edit when it exists), add, edit or delete; dry run; numbers not on the messenger are reported, not retried.",
   input: ContactsImportInput,
   dryRun: true,
+  countsRecords: true,
   writes: true,
   output: {
     description:

@@ -263,7 +263,10 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
   }
   job.counters.total = job.total;
   job.counters.invalid = job.invalidRows.length;
-  job.counters.skipped = job.duplicates + job.optedOutRows.length;
+  job.counters.duplicate = job.duplicates;
+  job.counters.skipped = job.optedOutRows.length;
+  // The first count, with the number of rows: the step's start line says it (countsRecords).
+  job.counters.flush();
   return job;
 }
 
@@ -499,7 +502,8 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
   Object.assign(c, {
     done: summary.sent,
     failed: summary.failed + summary.unknown,
-    skipped: job.duplicates + summary.optedOut + summary.notSent + (summary.wouldSend ?? 0),
+    duplicate: job.duplicates,
+    skipped: summary.optedOut + summary.notSent + (summary.wouldSend ?? 0),
   });
   c.flush();
   ctx.logger.info(
@@ -516,6 +520,7 @@ export const filesBroadcast = defineAction({
   // The caption is a per-recipient template (`item` is each recipient), evaluated here.
   rawInputs: ['caption'],
   dryRun: true,
+  countsRecords: true,
   writes: true,
   output: {
     description:

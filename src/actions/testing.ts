@@ -44,6 +44,8 @@ export interface ActionTestOptions {
   inputs?: Record<string, unknown>;
   /** forEach item index, when the action runs as one item. */
   item?: number;
+  /** How often (real time) a wait with `lifted` asks it, as the engine's waitRecheckMs. @default 1000 */
+  waitRecheckMs?: number;
 }
 
 export interface ActionTestContext {
@@ -90,6 +92,7 @@ export function createActionTestContext(o: ActionTestOptions): ActionTestContext
       signalWaiting(w);
     },
     onResumed: () => undefined,
+    recheckMs: o.waitRecheckMs,
   });
   let loaded: Promise<void> | undefined;
   const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>

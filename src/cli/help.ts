@@ -125,8 +125,8 @@ Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
     args: '[show|cancel|retry ID]',
     summary: 'List run history; runs show|cancel|retry ID.',
     description: `Lists run history, newest first: id, flow, status, started, duration,
-items done/failed. A run whose owner process is gone shows as interrupted;
-a waiting run shows its reason and when the wait ends.`,
+items (done, failed, invalid, duplicate, skipped). A run whose owner process
+is gone shows as interrupted; under a waiting run, when the wait ends and why.`,
     subcommands: [
       ['show ID', "The run's inputs, steps (status, counts, output, duration), failed items with errors, log lines"],
       ['cancel ID', 'A run not executing is cancelled at once; a running one stops at its next item boundary'],

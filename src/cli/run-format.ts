@@ -1,5 +1,6 @@
 import type { RunRecord, StepRecord } from '../store/types.js';
 import { formatSpan } from '../util/duration.js';
+import { formatCounts, formatItems } from '../engine/progress/format.js';
 
 /**
  * How long a run took (or has taken so far): its recorded duration, else
@@ -15,7 +16,8 @@ export function runDurationMs(run: Pick<RunRecord, 'startedAt' | 'finishedAt' | 
 export function formatRunSummary(run: RunRecord, steps: readonly StepRecord[]): string {
   const lines = [`run ${run.id} ${run.flow}: ${run.status}${run.dryRun ? ' (dry run)' : ''} in ${formatSpan(runDurationMs(run))}`];
   for (const s of steps) {
-    const counts = s.forEach ? ` ${s.done}/${s.total ?? '?'} done, ${s.failed} failed` : '';
+    // Steps with items (a forEach step's, a job's records) say their counters as the log's end line does.
+    const counts = s.forEach || (s.total !== undefined && s.total !== 1) ? ` (${formatItems(s.total ?? 0)}): ${formatCounts(s)}` : '';
     lines.push(`  ${s.step} (${s.action}): ${s.status}${counts}${s.error ? ` - ${s.error.message}` : ''}`);
     const out = s.output as Record<string, unknown> | undefined;
     if (out && typeof out === 'object' && !Array.isArray(out) && !s.forEach) {

@@ -27,6 +27,16 @@ export interface WaitOptions {
    * starting over. @default "wait"
    */
   key?: string;
+  /**
+   * For a wait on a record other processes may change (an instance-wide
+   * pause that `msgflow pauses lift` or the dashboard lifts, from any process
+   * or host sharing the store): asked every second or so while the wait
+   * sleeps, it ends the wait at once, as if its time had come, when it
+   * answers true. Read the store, never a variable of this process. A throw
+   * counts as false (asked again next time).
+   * @example lifted: async () => (await pauses.get<Pause>(key))?.until !== until
+   */
+  lifted?: () => boolean | Promise<boolean>;
 }
 
 export interface ActionRunInfo {
@@ -101,14 +111,18 @@ export interface InstanceRef {
 /**
  * A step's counters. `done` counts successes only; `failed` items whose
  * outcome is a failure; `invalid` input records rejected before any call;
- * `skipped` records not attempted by design (cache hit policy, `if:` false,
- * opted out); `waiting` records held by a durable wait right now.
+ * `duplicate` input records that repeat an earlier one (the first wins);
+ * `skipped` records not attempted by design (`if:` false, opted out, dry-run
+ * predictions); `waiting` records held by a durable wait right now. Every
+ * record of `total` ends in exactly one of done, failed, invalid, duplicate
+ * and skipped, so a finished step's counters add up to its total.
  */
 export interface ProgressCounts {
   done: number;
   total?: number;
   failed?: number;
   invalid?: number;
+  duplicate?: number;
   skipped?: number;
   waiting?: number;
 }
@@ -157,6 +171,15 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * @default false
    */
   dryRun?: boolean;
+  /**
+   * Whether the action counts its own records through `ctx.progress` (a job
+   * such as checkAccount.bulk, which works through the rows of a file): its
+   * step's start line and `step:started` event then wait for its first count,
+   * which carries the number of records (`total`), instead of calling the
+   * step 1 item, and its counters are the step's and the run's. Report a
+   * first count (with `total`) before the first slow call. @default false
+   */
+  countsRecords?: boolean;
   /**
    * Whether the action changes something outside msgflow (sends, adds or
    * edits contacts). A flow with a writing step runs at most once at a time

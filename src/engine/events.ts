@@ -11,20 +11,55 @@ export interface RunRef {
 
 export interface EngineEvents {
   'run:started': [RunRef & { trigger: 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification'; dryRun: boolean }];
-  'run:finished': [RunRef & { durationMs: number; itemsDone: number; itemsFailed: number }];
+  /** The run's counters as its record has them (RunRecord.items*; the engine always sets all five). */
+  'run:finished': [
+    RunRef & {
+      durationMs: number;
+      itemsDone: number;
+      itemsFailed: number;
+      itemsInvalid?: number;
+      itemsDuplicate?: number;
+      itemsSkipped?: number;
+    },
+  ];
   'run:failed': [RunRef & { error: string; code?: string; step?: string }];
   'run:waiting': [RunRef & { step: string; until: number; reason: string }];
   'run:resumed': [RunRef & { step?: string }];
   'run:interrupted': [RunRef & { reason: string }];
+  /**
+   * `total`: a forEach step's items, or the records of a job (an action with
+   * `countsRecords`, announced at its first count); absent for another single step.
+   */
   'step:started': [RunRef & { step: string; action: string; total?: number }];
+  /** The step's counters (ItemCounts) as its record has them, and its total when it has items. */
   'step:finished': [
-    RunRef & { step: string; status: 'succeeded' | 'failed' | 'skipped'; done: number; failed: number; skipped?: number; error?: string },
+    RunRef & {
+      step: string;
+      status: 'succeeded' | 'failed' | 'skipped';
+      done: number;
+      failed: number;
+      invalid?: number;
+      duplicate?: number;
+      skipped?: number;
+      total?: number;
+      error?: string;
+    },
   ];
   'step:retry': [RunRef & { step: string; attempt: number; delayMs: number; error: string; item?: number }];
-  'item:finished': [RunRef & { step: string; index: number; status: 'succeeded' | 'failed'; error?: string }];
-  /** A long action's own progress (ctx.progress). */
+  /** `skipped`: a per-item `if:` was false. */
+  'item:finished': [RunRef & { step: string; index: number; status: 'succeeded' | 'failed' | 'skipped'; error?: string }];
+  /** A long action's own progress (ctx.progress): absolute counters. */
   'step:progress': [
-    RunRef & { step: string; done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number },
+    RunRef & {
+      step: string;
+      done: number;
+      total?: number;
+      failed?: number;
+      invalid?: number;
+      duplicate?: number;
+      skipped?: number;
+      waiting?: number;
+    },
   ];
   'schedule:fired': [{ flow: string; scheduledAt: number; firedAt: number }];
   'schedule:missed': [{ flow: string; scheduledAt: number; policy: 'none' | 'last' | 'all'; willRun: boolean }];

@@ -33,6 +33,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   logger?: Logger;
   bus?: EngineBus;
+  /** @see EngineOptions.waitRecheckMs (tests shorten it). @default 1000 */
+  waitRecheckMs?: number;
   /**
    * Called once the store is open, before the local service listens: where
    * `msgflow start` claims its one-daemon-per-store lease, so that a second
@@ -140,7 +142,16 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const localUrl = localUrlOf(config);
   const executor = await createExecutor(config, store);
 
-  const engine = createProjectEngine(config, { store, registry, bus, clock, clientFor, logger: opts.logger, executor });
+  const engine = createProjectEngine(config, {
+    store,
+    registry,
+    bus,
+    clock,
+    clientFor,
+    logger: opts.logger,
+    executor,
+    waitRecheckMs: opts.waitRecheckMs,
+  });
   const source = flowSource(config, registry);
   let closed = false;
   return {

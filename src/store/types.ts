@@ -57,9 +57,19 @@ export interface RunRecord {
   finishedAt?: number;
   durationMs?: number;
   updatedAt: number;
-  /** forEach items (and single steps) completed, over every step. */
+  /**
+   * What became of the run's items, over every step (a forEach step's items,
+   * a job's records, 1 for any other step): each ends in exactly one of
+   * done, failed, invalid, duplicate and skipped (see {@link ItemCounts}).
+   */
   itemsDone: number;
   itemsFailed: number;
+  /** @default 0 */
+  itemsInvalid?: number;
+  /** @default 0 */
+  itemsDuplicate?: number;
+  /** @default 0 */
+  itemsSkipped?: number;
   /** The step being executed (or last executed). */
   currentStep?: string;
   /** Set while the run is paused on a durable wait. */
@@ -143,7 +153,9 @@ export interface StepRecord {
   failed: number;
   /** Input records rejected before any call (a job's own count, from ctx.progress). @default 0 */
   invalid?: number;
-  /** Items or records not attempted by design (`if:` false for the item, cache hits, opted out). @default 0 */
+  /** Input records that repeat an earlier one, the first winning (a job's own count). @default 0 */
+  duplicate?: number;
+  /** Items or records not attempted by design (`if:` false for the item, opted out, dry-run predictions). @default 0 */
   skipped?: number;
   /** Records held by a durable wait when last reported. @default 0 */
   waiting?: number;
@@ -167,6 +179,36 @@ export interface ItemResult {
   /** Attempts used (rate-limit waits excluded). */
   attempts: number;
   finishedAt: number;
+}
+
+/**
+ * The one set of counters of a step or a run, shown the same by the log
+ * lines, the progress bar, `msgflow runs`, the dashboard and the events:
+ * every item (a job's record) ends in exactly one of them.
+ */
+export interface ItemCounts {
+  /** Succeeded. */
+  done: number;
+  failed: number;
+  /** Rejected before any call (bad input). */
+  invalid?: number;
+  /** Repeated an earlier item (the first wins). */
+  duplicate?: number;
+  /** Not attempted by design (`if:` false, opted out, dry-run predictions). */
+  skipped?: number;
+}
+
+/** A run's counters as {@link ItemCounts}. */
+export function runCounts(
+  r: Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'>,
+): ItemCounts {
+  return {
+    done: r.itemsDone,
+    failed: r.itemsFailed,
+    invalid: r.itemsInvalid ?? 0,
+    duplicate: r.itemsDuplicate ?? 0,
+    skipped: r.itemsSkipped ?? 0,
+  };
 }
 
 /** A durable timer: an absolute wake time that survives restarts. */

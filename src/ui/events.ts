@@ -51,13 +51,26 @@ interface StepState {
   done: number;
   total?: number;
   failed?: number;
+  invalid?: number;
+  duplicate?: number;
+  skipped?: number;
 }
 
 export function createEventHub(opts: EventHubOptions): EventHub {
   return new SseHub(opts);
 }
 
-type StepEvent = RunRef & { step: string; done?: number; total?: number; failed?: number; action?: string; status?: string };
+type StepEvent = RunRef & {
+  step: string;
+  done?: number;
+  total?: number;
+  failed?: number;
+  invalid?: number;
+  duplicate?: number;
+  skipped?: number;
+  action?: string;
+  status?: string;
+};
 
 const RUN_EVENTS = ['run:started', 'run:finished', 'run:failed', 'run:waiting', 'run:resumed', 'run:interrupted'] as const;
 
@@ -88,6 +101,9 @@ class SseHub implements EventHub {
       done: e.done ?? prev?.done ?? 0,
       total: e.total ?? prev?.total,
       failed: e.failed ?? prev?.failed,
+      invalid: e.invalid ?? prev?.invalid,
+      duplicate: e.duplicate ?? prev?.duplicate,
+      skipped: e.skipped ?? prev?.skipped,
     });
     // The run's counts move with its steps.
     this.runChanged(e);

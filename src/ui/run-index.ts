@@ -60,6 +60,9 @@ const changed = (a: RunRecord | undefined, b: RunRecord) =>
   a.updatedAt !== b.updatedAt ||
   a.itemsDone !== b.itemsDone ||
   a.itemsFailed !== b.itemsFailed ||
+  a.itemsInvalid !== b.itemsInvalid ||
+  a.itemsDuplicate !== b.itemsDuplicate ||
+  a.itemsSkipped !== b.itemsSkipped ||
   a.cancelRequested !== b.cancelRequested ||
   a.currentStep !== b.currentStep ||
   a.waitingUntil !== b.waitingUntil ||

@@ -26,6 +26,9 @@ export type RunSummary = Pick<
   | 'updatedAt'
   | 'itemsDone'
   | 'itemsFailed'
+  | 'itemsInvalid'
+  | 'itemsDuplicate'
+  | 'itemsSkipped'
   | 'currentStep'
   | 'waitingUntil'
   | 'waitReason'
@@ -46,6 +49,9 @@ export function toRunSummary(r: RunRecord): RunSummary {
     updatedAt: r.updatedAt,
     itemsDone: r.itemsDone,
     itemsFailed: r.itemsFailed,
+    itemsInvalid: r.itemsInvalid ?? 0,
+    itemsDuplicate: r.itemsDuplicate ?? 0,
+    itemsSkipped: r.itemsSkipped ?? 0,
     currentStep: r.currentStep,
     waitingUntil: r.waitingUntil,
     waitReason: r.waitReason,
@@ -64,9 +70,15 @@ export interface StepDetail {
   startedAt: number;
   finishedAt?: number;
   durationMs?: number;
+  /** Items of a forEach step, records of a job; the counters below add up to it once the step is over. */
   total?: number;
   done: number;
   failed: number;
+  invalid: number;
+  duplicate: number;
+  skipped: number;
+  /** Records held by a durable wait right now. */
+  waiting: number;
   output?: unknown;
   error?: ErrorInfo;
   /** API path of the step's report file, when its output names one. */
@@ -87,6 +99,10 @@ export function toStepDetail(runId: string, s: StepRecord, now: number): StepDet
     total: s.total,
     done: s.done,
     failed: s.failed,
+    invalid: s.invalid ?? 0,
+    duplicate: s.duplicate ?? 0,
+    skipped: s.skipped ?? 0,
+    waiting: s.waiting ?? 0,
     output,
     error: s.error,
     ...(report ? { reportUrl: `/api/runs/${encodeURIComponent(runId)}/steps/${encodeURIComponent(s.step)}/report` } : {}),

@@ -49,6 +49,6 @@ describe('formatRunSummary', () => {
         error: { message: '1 of 3 items failed' },
       }),
     ]);
-    expect(text).toContain('  check (checkAccount): failed 2/3 done, 1 failed - 1 of 3 items failed');
+    expect(text).toContain('  check (checkAccount): failed (3 items): 2 done, 1 failed - 1 of 3 items failed');
   });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import type { RunRecord } from '../../src/store/types.js';
+import { raiseCheckPause } from '../../src/actions/check-account-bulk.js';
 import { runCli } from '../../src/cli/main.js';
 import { captureIo, cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
@@ -137,7 +138,8 @@ describe('runs and their owners (#8.8, #9.1b)', () => {
     const show = await cli(['runs', 'show', r.id], dir);
     expect(show.code).toBe(0);
     expect(show.stdout).toContain('inputs:    {"items":[1,{"bad":true},3]}');
-    expect(show.stdout).toMatch(/say \(log\): failed - 3 item\(s\); done 2, failed 1, invalid 0, skipped 0, waiting 0/);
+    expect(show.stdout).toMatch(/say \(log\): failed \(3 items\): 2 done, 1 failed; /);
+    expect(show.stdout).toContain('  items:     2 done, 1 failed\n');
     expect(show.stdout).toMatch(/failed items:\n\s+say\[1\] after 0 attempt\(s\): step 'say' item 1: with\.message/);
     expect(show.stdout).toMatch(/INFO 1\n.*INFO 3/);
     const json = JSON.parse((await cli(['runs', 'show', r.id, '--json'], dir)).stdout);
@@ -185,7 +187,7 @@ describe('runs retry and waiting (#8.8, #8.9)', () => {
     expect((await lastRun(dir)).id).toBe(first.id);
   });
 
-  it('#8.9 a waiting run shows its reason and when the wait ends, never an ETA', async () => {
+  it('a waiting run shows when the wait ends and its reason, never an ETA; a long reason is cut to 80 columns, never the end', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet'], dir)).code).toBe(0);
     const r = await lastRun(dir);
@@ -194,42 +196,49 @@ describe('runs retry and waiting (#8.8, #8.9)', () => {
     await store.updateRun(r.id, {
       status: 'waiting',
       waitingUntil: until,
-      waitReason: 'checkAccount paused by rate_limit_exceeded',
+      // a reason as long as the ones that made the STATUS column 150 characters wide
+      waitReason: `checkAccount paused by rate_limit_exceeded (retryAfter 2h) ${'and a lot more to say '.repeat(4)}`,
       finishedAt: undefined,
     });
     await store.acquireLease(`run:${r.id}`, { token: 't', pid: 1, host: 'host-b', acquiredAt: Date.now(), expiresAt: Date.now() + 60_000 });
     await store.close();
     const hhmm = new Date(until).toISOString().slice(11, 16);
     const list = await cli(['runs'], dir);
-    expect(list.stdout).toContain(`waiting: checkAccount paused by rate_limit_exceeded until ${hhmm}Z (1h52m)`);
+    const [header, row, detail] = list.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^RUN +FLOW +STATUS +STARTED \(UTC\) +DURATION +ITEMS$/);
+    expect(row).toMatch(/ greet +waiting +\d{4}-/);
+    expect(detail).toMatch(new RegExp(`^  waiting until ${hhmm}Z \\(1h5[23]m\\): checkAccount paused by rate_limit_exceeded .*…$`));
+    expect(detail!.length).toBe(80);
     const show = await cli(['runs', 'show', r.id], dir);
-    expect(show.stdout).toContain(`status:    waiting: checkAccount paused by rate_limit_exceeded until ${hhmm}Z`);
+    expect(show.stdout).toMatch(new RegExp(`\n  status:    waiting until ${hhmm}Z \\(1h5[23]m\\): checkAccount paused by rate_limit.*…\n`));
+    for (const line of show.stdout.split('\n').filter((l) => l.includes('waiting until'))) expect(line.length).toBeLessThanOrEqual(80);
     expect(show.stdout).toContain('owner:     pid 1 on host host-b');
   });
 });
 
 describe('pauses (#8.8)', () => {
-  it('#8.8 msgflow pauses lists instance-wide pauses with reason and end; pauses lift INSTANCE lifts one', async () => {
+  it('msgflow pauses lists instance-wide pauses, each saying its end once and its reason once within 80 columns; pauses lift INSTANCE lifts one', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     const store = stateOf(dir);
-    const until = Date.now() + 2 * 3600_000;
-    await store.kv('shared:pauses').set('inst-abc123:checkAccount', {
-      instance: 'default',
-      identity: 'inst-abc123',
-      scope: 'checkAccount',
-      until,
-      since: Date.now(),
-      retryAfterMs: 7_200_000,
-      reason: 'rate_limit_exceeded',
-    });
+    // the record as the one writer makes it (checkAccount.bulk and the workers)
+    const since = Date.now();
+    const { until } = await raiseCheckPause(
+      store.kv('shared:pauses'),
+      { name: 'default', identity: 'inst-abc123' },
+      { since, minMs: 2 * 3600_000, retryAfterMs: 7_200_000 },
+    );
     await store.close();
     const list = await cli(['pauses'], dir);
     expect(list.code).toBe(0);
-    expect(list.stdout).toContain(
-      `default (inst-abc123) checkAccount: paused by rate_limit_exceeded until ${new Date(until).toISOString()}`,
-    );
+    const hhmm = new Date(until).toISOString().slice(11, 16);
+    expect(list.stdout.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^INSTANCE +SCOPE +UNTIL +REASON$/),
+      expect.stringMatching(new RegExp(`^default +checkAccount +${hhmm}Z \\((1h59m|2h00m)\\) +rate_limit_exceeded \\(retryAfter 2h\\)$`)),
+      'lift with: msgflow pauses lift default',
+    ]);
     const lift = await cli(['pauses', 'lift', 'default'], dir);
     expect(lift.code).toBe(0);
+    expect(lift.stdout).toContain('lifted: default (inst-abc123) checkAccount; runs waiting on it call the instance again at once');
     expect((await cli(['pauses'], dir)).stdout).toContain('no pauses');
     const none = await cli(['pauses', 'lift', 'nosuch'], dir);
     expect(none.code).toBe(1);

@@ -98,20 +98,47 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     bus.emit('run:waiting', { ...ref, step: 'check', until, reason: 'checkAccount paused by rate_limit_exceeded' });
     rep.logger.warn('tick'); // forces a redraw
     const bar = term.screen.at(-1)!;
-    expect(bar).toContain(`100/300 (0 failed) waiting: checkAccount paused by rate_limit_exceeded until ${formatUntil(until, T0)}`);
+    expect(bar).toContain(`100/300 (100 done) waiting until ${formatUntil(until, T0)}: checkAccount paused by rate_limit_exceeded`);
     expect(bar).toContain('(1h52m)');
     expect(bar).not.toContain('ETA');
     rep.close();
   });
 
-  it('obs 7: invalid and skipped records are their own counts in the bar, not "failed"', () => {
+  it('on an 80-column terminal a waiting bar fits, and keeps the end of the wait: the reason is cut, never the end', () => {
+    const clock = new ManualClock(T0);
+    const bus = createBus();
+    const term = new FakeTerminal(80);
+    const rep = createCliReporter({ bus, stream: term, clock, level: 'warn' });
+    const wide = new FakeTerminal(160);
+    const rep2 = createCliReporter({ bus, stream: wide, clock, level: 'warn' });
+    bus.emit('step:started', { runId: 'r1', flow: 'check-leads', step: 'check', action: 'checkAccount.bulk', total: 14 });
+    bus.emit('step:progress', { runId: 'r1', flow: 'check-leads', step: 'check', done: 5, total: 14 });
+    const until = T0 + 2 * 3_600_000;
+    const reason = 'checkAccount paused by rate_limit_exceeded (retryAfter 2h)';
+    bus.emit('run:waiting', { runId: 'r1', flow: 'check-leads', step: 'check', until, reason });
+    rep.logger.warn('tick'); // forces a redraw
+    const bar = term.screen.at(-1)!;
+    expect(bar.length).toBeLessThanOrEqual(79);
+    expect(bar).toMatch(/^check-leads\/check \[#+\.+\] 5\/14 /);
+    expect(bar).toContain(`waiting until ${formatUntil(until, T0)}: checkAccount`);
+    expect(bar).toMatch(/…$/);
+    // a wider terminal shows it all, with the counters
+    rep2.logger.warn('tick');
+    expect(wide.screen.at(-1)).toBe(
+      `check-leads/check [#######.............] 5/14 (5 done) waiting until ${formatUntil(until, T0)}: ${reason}`,
+    );
+    rep.close();
+    rep2.close();
+  });
+
+  it('invalid, duplicate and skipped records are their own counts in the bar, not "failed"', () => {
     const bus = createBus();
     const term = new FakeTerminal(200);
     const rep = createCliReporter({ bus, stream: term, clock: new ManualClock(T0), level: 'warn' });
     bus.emit('step:started', { ...ref, step: 'check', action: 'checkAccount.bulk', total: 1 });
-    bus.emit('step:progress', { ...ref, step: 'check', done: 30, failed: 0, total: 40, ...{ invalid: 4, skipped: 2 } });
+    bus.emit('step:progress', { ...ref, step: 'check', done: 30, failed: 0, total: 42, invalid: 4, duplicate: 2, skipped: 2 });
     rep.logger.warn('x');
-    expect(term.screen.at(-1)).toContain('36/40 (0 failed, 4 invalid, 2 skipped)');
+    expect(term.screen.at(-1)).toContain('38/42 (30 done, 4 invalid, 2 duplicate, 2 skipped)');
     rep.close();
   });
 
@@ -130,7 +157,7 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     const info = createCliReporter({ bus, stream, clock, level: 'info' });
     bus.emit('step:started', { ...ref, step: 'check', action: 'x', total: 10 });
     bus.emit('step:finished', { ...ref, step: 'check', status: 'succeeded', done: 10, failed: 0 });
-    expect(chunks.join('')).toContain('leads check: 10/10 (0 failed)');
+    expect(chunks.join('')).toContain('leads check: 10/10 (10 done)');
     info.close();
   });
 

@@ -43,12 +43,15 @@ describe('progress on a TTY', () => {
     const term = new FakeTerminal(200);
     const progress = createProgressReporter({ bus, stream: term, clock });
     bus.emit('step:started', { ...ref, step: 'check', action: 'checkAccount', total: 100 });
-    expect(term.screen).toEqual(['verify-leads/check [....................] 0/100 (0 failed) 0 items/s ETA --:--']);
+    expect(term.screen).toEqual(['verify-leads/check [....................] 0/100 (0 done) 0 items/s ETA --:--']);
     await clock.advance(1100);
     for (let i = 0; i < 10; i++) bus.emit('item:finished', { ...ref, step: 'check', index: i, status: i === 3 ? 'failed' : 'succeeded' });
     progress.print('a log line');
     // 10 items in 1.1 s: 9.09/s, 90 left: 9.9 s
-    expect(term.screen).toEqual(['a log line', 'verify-leads/check [##..................] 10/100 (1 failed) 9.09 items/s ETA 00:10']);
+    expect(term.screen).toEqual([
+      'a log line',
+      'verify-leads/check [##..................] 10/100 (9 done, 1 failed) 9.09 items/s ETA 00:10',
+    ]);
     bus.emit('step:finished', { ...ref, step: 'check', status: 'succeeded', done: 97, failed: 3 });
     expect(term.screen).toEqual(['a log line']);
     progress.close();
@@ -77,17 +80,17 @@ describe('progress on a TTY', () => {
     expect(term.writes).toHaveLength(0);
     bus.emit('step:started', { ...ref, step: 'bulk', action: 'checkAccount.bulk' });
     bus.emit('step:progress', { ...ref, step: 'bulk', done: 40, total: 200, failed: 2 });
-    expect(term.screen[0]).toContain('verify-leads/bulk [####................] 42/200 (2 failed)');
+    expect(term.screen[0]).toContain('verify-leads/bulk [####................] 42/200 (40 done, 2 failed)');
     progress.close();
   });
-  it("keeps an action's own counts when its single step finishes (not the engine's 1 unit)", () => {
+  it("ends a job's single step with its own counts as the step's record has them (not the engine's 1 unit)", () => {
     const bus = createBus();
     const out = fakeStream(false);
     createProgressReporter({ bus, stream: out, clock: new ManualClock(T0) });
-    bus.emit('step:started', { ...ref, step: 'bulk', action: 'checkAccount.bulk', total: 1 });
-    bus.emit('step:progress', { ...ref, step: 'bulk', done: 8, total: 12, failed: 4 });
-    bus.emit('step:finished', { ...ref, step: 'bulk', status: 'succeeded', done: 1, failed: 0 });
-    expect(out.chunks.at(-1)).toMatch(/^verify-leads bulk: 12\/12 \(4 failed\)/);
+    bus.emit('step:started', { ...ref, step: 'bulk', action: 'checkAccount.bulk', total: 14 });
+    bus.emit('step:progress', { ...ref, step: 'bulk', done: 5, total: 14, failed: 1 });
+    bus.emit('step:finished', { ...ref, step: 'bulk', status: 'failed', done: 6, failed: 2, invalid: 4, duplicate: 2, total: 14 });
+    expect(out.chunks.at(-1)).toMatch(/^verify-leads bulk: 14\/14 \(6 done, 2 failed, 4 invalid, 2 duplicate\)/);
   });
 });
 
@@ -101,14 +104,14 @@ describe('progress without a TTY', () => {
     for (let i = 0; i < 500; i++) bus.emit('item:finished', { ...ref, step: 'check', index: i, status: i < 5 ? 'failed' : 'succeeded' });
     expect(out.chunks).toHaveLength(0);
     await clock.advance(5000);
-    expect(out.chunks).toEqual(['verify-leads check: 500/1000 (5 failed), 100/s, ETA 00:05\n']);
+    expect(out.chunks).toEqual(['verify-leads check: 500/1000 (495 done, 5 failed), 100/s, ETA 00:05\n']);
     await clock.advance(5000); // no item moved: no line (e.g. a durable wait)
     expect(out.chunks).toHaveLength(1);
     for (let i = 500; i < 700; i++) bus.emit('item:finished', { ...ref, step: 'check', index: i, status: 'succeeded' });
     await clock.advance(5000);
-    expect(out.chunks[1]).toBe('verify-leads check: 700/1000 (5 failed), 46.7/s, ETA 00:06\n');
+    expect(out.chunks[1]).toBe('verify-leads check: 700/1000 (695 done, 5 failed), 46.7/s, ETA 00:06\n');
     bus.emit('step:finished', { ...ref, step: 'check', status: 'succeeded', done: 990, failed: 10 });
-    expect(out.chunks[2]).toBe('verify-leads check: 1000/1000 (10 failed), 46.7/s, done in 00:15\n');
+    expect(out.chunks[2]).toBe('verify-leads check: 1000/1000 (990 done, 10 failed), 46.7/s, done in 00:15\n');
     expect(out.text).not.toContain('\r');
     expect(clock.pending).toBe(0); // no timer left once no step runs
     progress.close();
@@ -122,7 +125,7 @@ describe('progress without a TTY', () => {
     bus.emit('step:started', { ...ref, step: 'check', action: 'checkAccount', total: 10 });
     bus.emit('item:finished', { ...ref, step: 'check', index: 0, status: 'succeeded' });
     await clock.advance(1000);
-    expect(out.chunks).toEqual(['verify-leads check: 1/10 (0 failed), 1.00/s, ETA 00:09\n']);
+    expect(out.chunks).toEqual(['verify-leads check: 1/10 (1 done), 1.00/s, ETA 00:09\n']);
     bus.emit('run:failed', { ...ref, error: 'boom' });
     bus.emit('item:finished', { ...ref, step: 'check', index: 1, status: 'succeeded' });
     await clock.advance(3000);
@@ -156,7 +159,7 @@ describe('log subscriber', () => {
     bus.emit('step:retry', { ...ref, step: 'check', attempt: 1, delayMs: 2000, error: 'timeout', item: 2 });
     bus.emit('run:waiting', { ...ref, step: 'check', until: T0 + 7_200_000, reason: 'rate limit' });
     clock.set(T0 + 7_200_000);
-    bus.emit('run:finished', { ...ref, durationMs: 7_205_000, itemsDone: 2, itemsFailed: 1 });
+    bus.emit('run:finished', { ...ref, durationMs: 7_205_000, itemsDone: 2, itemsFailed: 1, itemsInvalid: 0, itemsDuplicate: 3 });
     bus.emit('schedule:missed', { flow: 'verify-leads', scheduledAt: T0, policy: 'last', willRun: true });
     bus.emit('log', { level: 'error', message: 'first line\nsecond line' });
     expect(out.text.split('\n')).toEqual([
@@ -164,8 +167,8 @@ describe('log subscriber', () => {
       '2026-01-05T09:00:00.000Z INFO  verify-leads/check started (checkAccount, 3 items)',
       '2026-01-05T09:00:00.000Z WARN  verify-leads/check item 1 failed: HTTP 500 at /waInstance<INSTANCE_ID>/checkAccount/<API_TOKEN>',
       '2026-01-05T09:00:00.000Z WARN  verify-leads/check item 2 attempt 1 failed, retrying in 2s: timeout',
-      `2026-01-05T09:00:00.000Z INFO  verify-leads (run r1) step check waiting: rate limit until ${formatUntil(T0 + 7_200_000, T0)}`,
-      '2026-01-05T11:00:00.000Z INFO  verify-leads (run r1) finished in 2h00m: 2 items done, 1 failed',
+      `2026-01-05T09:00:00.000Z INFO  verify-leads (run r1) step check waiting until ${formatUntil(T0 + 7_200_000, T0)}: rate limit`,
+      '2026-01-05T11:00:00.000Z INFO  verify-leads (run r1) finished in 2h00m: 2 done, 1 failed, 3 duplicate',
       '2026-01-05T11:00:00.000Z WARN  schedule: verify-leads missed its run of 2026-01-05T09:00:00.000Z (missed: last; running it now)',
       '2026-01-05T11:00:00.000Z ERROR first line',
       '    second line',

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
+import { parse as parseCsv } from 'csv-parse/sync';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkAccountBulk, CHECK_REPORT_COLUMNS } from '../../src/actions/check-account-bulk.js';
@@ -115,10 +116,10 @@ describe('checkAccount.bulk', () => {
     const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
     const lines = csv.trimEnd().split('\r\n');
     expect(lines[0]).toBe(CHECK_REPORT_COLUMNS.join(','));
-    expect(lines).toHaveLength(1 + 7);
+    expect(lines).toHaveLength(1 + 8);
     expect(csv).toMatch(/79001112233.*exists.*79001112233@c\.us/);
     expect(csv).toMatch(/8-800-bad.*invalid/);
-    expect(t2.progress.at(-1)).toEqual({ done: 6, total: 8, failed: 0, invalid: 1, skipped: 1, waiting: 0 });
+    expect(t2.progress.at(-1)).toEqual({ done: 6, total: 8, failed: 0, invalid: 1, duplicate: 1, skipped: 0, waiting: 0 });
   });
 
   it('reuses results within the TTL, never re-checks a nonexistent number even with force, and re-checks after the TTL', async () => {
@@ -215,14 +216,65 @@ describe('checkAccount.bulk', () => {
       expect(err.message).toMatch(/3 calls in a row failed \(last: checkAccount failed with HTTP 503: down\)/);
       expect(hits).toBe(3);
       const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
-      expect(csv.match(/,failed,/g)).toHaveLength(2); // the third stopped the job before its row
+      expect(csv.match(/,failed,/g)).toHaveLength(3); // the third, which stopped the job, is one of them
 
       // the service is back: the step's next attempt checks the failed ones again, each row once in the report
       const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
       const s = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir }), withBlock());
       expect(s).toMatchObject({ failed: 0, exists: 3, none: 3, invalid: 1 });
       const lines = (await readFile(path.join(dir, 'reports/leads.csv'), 'utf8')).trimEnd().split('\r\n');
-      expect(lines).toHaveLength(1 + 7);
+      expect(lines).toHaveLength(1 + 8);
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('reports every duplicate as its own row, `duplicate of row N` naming the first, and keeps each row once across a restart', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/leads.csv', LEADS);
+    const clock = new ManualClock(T0);
+    const store = createMemoryStore();
+    const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
+    const t1 = ctxFor({ client: l.client, clock, store, baseDir: dir });
+    const s = await runAction(checkAccountBulk, t1, withBlock());
+    expect(s).toMatchObject({ total: 8, unique: 6, duplicates: 1, invalid: 1 });
+    const rows = () =>
+      readFile(path.join(dir, 'reports/leads.csv'), 'utf8').then((t) => parseCsv(t, { columns: true }) as Record<string, string>[]);
+    const first = await rows();
+    // one row per input row: the report accounts for every row the job read
+    expect(first.map((r) => r.where).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `data/leads.csv row ${i + 1}`).sort());
+    expect(first.find((r) => r.where === 'data/leads.csv row 6')).toMatchObject({
+      phone: '79001112233',
+      status: 'duplicate',
+      error: 'duplicate of row 1',
+    });
+    // the same run resumed (its journal replayed): the duplicate row is written again, once
+    const calls = l.requests.length;
+    const again = await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, store, baseDir: dir }), withBlock());
+    expect(again).toMatchObject({ total: 8, duplicates: 1 });
+    expect(l.requests.length).toBe(calls);
+    expect(await rows()).toEqual(first);
+  });
+
+  it('the check that makes maxConsecutiveFailures in a row is counted failed: counters, report and stop reason agree', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/leads.csv', LEADS);
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"down"}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const client = createClient({ apiUrl: url, idInstance: ID, apiTokenInstance: 'token-123456', rateLimit: false, retries: 0 });
+    try {
+      const clock = new ManualClock(T0);
+      const t = ctxFor({ client, clock, baseDir: dir });
+      const err = await runAction(checkAccountBulk, t, withBlock({ maxConsecutiveFailures: 4 })).catch((e) => e);
+      expect(err.message).toMatch(/4 calls in a row failed/);
+      expect(t.progress.at(-1)).toMatchObject({ done: 0, failed: 4 });
+      const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
+      expect(csv.match(/,failed,/g)).toHaveLength(4);
     } finally {
       await client.close();
       await new Promise((r) => server.close(r));
@@ -291,7 +343,7 @@ describe('checkAccount.bulk', () => {
     const t = ctxFor({ client: l.client, clock, baseDir: dir });
     const s = await runAction(checkAccountBulk, t, withBlock());
     expect(s).toMatchObject({ total: 4, invalid: 2, failed: 0, exists: 1, duplicates: 1 });
-    expect(t.progress.at(-1)).toMatchObject({ done: 1, failed: 0, invalid: 2, skipped: 1, total: 4 });
+    expect(t.progress.at(-1)).toMatchObject({ done: 1, failed: 0, invalid: 2, duplicate: 1, skipped: 0, total: 4 });
     const csv = await readFile(path.join(dir, 'reports/leads.csv'), 'utf8');
     expect(csv.match(/,invalid,/g)).toHaveLength(2);
     expect(csv).not.toMatch(/,failed,/);

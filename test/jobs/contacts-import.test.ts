@@ -1,8 +1,11 @@
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
 import path from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { contactsImport } from '../../src/actions/contacts-import.js';
 import { createActionTestContext, runAction } from '../../src/actions/testing.js';
+import { createClient } from '../../src/client/client.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { systemClock } from '../../src/util/clock.js';
 import { ID, TOKEN, startLocal, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
@@ -66,6 +69,49 @@ describe('contacts.import', () => {
     expect(csv).toMatch(/data\/contacts\.csv row 4.*invalid.*phone/);
     expect(csv).toMatch(/row 5.*invalid.*firstName is required/);
     expect(csv).toMatch(/row 6.*duplicate/);
+  });
+
+  it('reports a duplicate row as `duplicate of row N`, naming the row that wins', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/contacts.csv', CONTACTS);
+    const l = await startLocal({ dir, clock: systemClock });
+    open.push(l);
+    const s = await runAction(
+      contactsImport,
+      createActionTestContext({ client: l.client, baseDir: dir }),
+      input({ report: 'reports/c.csv' }),
+    );
+    expect(s).toMatchObject({ total: 7, duplicates: 1 });
+    const rows = parseCsv(await readFile(path.join(dir, 'reports/c.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
+    expect(rows).toHaveLength(7);
+    expect(rows.find((r) => r.where === 'data/contacts.csv row 6')).toMatchObject({
+      chatId: '79001112233@c.us',
+      outcome: 'duplicate',
+      error: 'duplicate of row 1',
+    });
+  });
+
+  it('the row that makes maxConsecutiveFailures in a row is counted failed: counters, report and stop reason agree', async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/contacts.csv', 'phone,firstName\n79001112233,A\n79002223344,B\n79003334455,C\n79004445566,D\n');
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"down"}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const client = createClient({ apiUrl: url, idInstance: ID, apiTokenInstance: TOKEN, rateLimit: false, retries: 0 });
+    try {
+      const t = createActionTestContext({ client, baseDir: dir });
+      const err = await runAction(contactsImport, t, input({ maxConsecutiveFailures: 3, report: 'reports/f.csv' })).catch((e) => e);
+      expect(err.message).toMatch(/3 calls in a row failed/);
+      expect(t.progress.at(-1)).toMatchObject({ done: 0, failed: 3 });
+      const csv = await readFile(path.join(dir, 'reports/f.csv'), 'utf8');
+      expect(csv.match(/,failed,/g)).toHaveLength(3);
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('dry run predicts changes from the last import and calls nothing; delete removes', async () => {
@@ -180,10 +226,10 @@ describe('contacts.import', () => {
       wouldDelete: 0,
       wouldChange: 4,
     });
-    expect(t.progress.at(-1)).toMatchObject({ done: 0, failed: 0, invalid: 2, skipped: 5, total: 7 });
+    expect(t.progress.at(-1)).toMatchObject({ done: 0, failed: 0, invalid: 2, duplicate: 1, skipped: 4, total: 7 });
   });
 
-  it('#8.7 counts agree: invalid rows are invalid (not failed), duplicates skipped, in progress and summary', async () => {
+  it('counts agree: invalid rows are invalid (not failed), duplicates duplicate, in progress and summary', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/contacts.csv', CONTACTS);
     const l = await startLocal({ dir, clock: systemClock });
@@ -192,6 +238,6 @@ describe('contacts.import', () => {
     const s = await runAction(contactsImport, t, input());
     expect(s).toMatchObject({ added: 3, notOnMessenger: 1, invalid: 2, duplicates: 1, failed: 0 });
     // not on the messenger: final for that row, counted skipped, so `failed` agrees with the summary
-    expect(t.progress.at(-1)).toEqual({ done: 3, failed: 0, invalid: 2, skipped: 2, waiting: 0, total: 7 });
+    expect(t.progress.at(-1)).toEqual({ done: 3, failed: 0, invalid: 2, duplicate: 1, skipped: 1, waiting: 0, total: 7 });
   });
 });

@@ -98,7 +98,7 @@ describe('files.broadcast', () => {
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.match(/,sent,/g)).toHaveLength(3);
     expect(csv).toMatch(/row 3.*invalid/);
-    expect(t.progress.at(-1)).toMatchObject({ done: 3, total: 5, failed: 0, invalid: 1, skipped: 1 });
+    expect(t.progress.at(-1)).toMatchObject({ done: 3, total: 5, failed: 0, invalid: 1, duplicate: 1, skipped: 0 });
 
     // the same run resumed (e.g. the engine re-ran the step) sends nothing again
     const before = sends(l);

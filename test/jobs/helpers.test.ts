@@ -175,8 +175,8 @@ describe('job kit: counters and the failure guard', () => {
     c.add('skipped');
     c.flush();
     expect(seen).toEqual([
-      { done: 1, total: 3, failed: 0, invalid: 1, skipped: 0, waiting: 0 },
-      { done: 1, total: 3, failed: 0, invalid: 1, skipped: 1, waiting: 0 },
+      { done: 1, total: 3, failed: 0, invalid: 1, duplicate: 0, skipped: 0, waiting: 0 },
+      { done: 1, total: 3, failed: 0, invalid: 1, duplicate: 0, skipped: 1, waiting: 0 },
     ]);
   });
 

@@ -1,5 +1,5 @@
 /**
- * A job's counters (done, failed, invalid, skipped, waiting), reported through
+ * A job's counters (done, failed, invalid, duplicate, skipped, waiting), reported through
  * `ctx.progress`: the same numbers reach the bar, the log lines, `msgflow
  * runs`, the job's summary and the exit code. Updates are sent every
  * `every` changes or every `intervalMs` on the job's clock, whichever comes
@@ -8,12 +8,13 @@
  */
 import type { ActionContext, ProgressCounts } from '../../engine/action.js';
 
-export type CounterName = 'done' | 'failed' | 'invalid' | 'skipped' | 'waiting';
+export type CounterName = 'done' | 'failed' | 'invalid' | 'duplicate' | 'skipped' | 'waiting';
 
 export class JobCounters {
   done = 0;
   failed = 0;
   invalid = 0;
+  duplicate = 0;
   skipped = 0;
   waiting = 0;
   total?: number;
@@ -62,6 +63,7 @@ export class JobCounters {
       ...(this.total === undefined ? {} : { total: this.total }),
       failed: this.failed,
       invalid: this.invalid,
+      duplicate: this.duplicate,
       skipped: this.skipped,
       waiting: this.waiting,
     };

@@ -50,7 +50,10 @@ export class FailureGuard {
   /**
    * Classifies a failure; throws JOB_STOPPED for a fatal one, and for the
    * retryable one that makes `max` in a row. `progress` says what is kept,
-   * e.g. `12 of 40 numbers have a result`.
+   * e.g. `12 of 40 numbers have a result`. Count and report the failed
+   * record before calling it (only a fatal error leaves its record
+   * unanswered), so that "N calls in a row failed" and the job's `failed`
+   * counter say the same.
    */
   fail(error: unknown, progress: string): FailureClass {
     const klass = classify(error);

@@ -155,3 +155,13 @@ export function parseBool(v: unknown): boolean | undefined {
   if (['false', 'no', 'n', '0'].includes(t)) return false;
   return undefined;
 }
+
+/**
+ * The report's error text of a duplicate row: the row that wins, counted from
+ * 1 over the job's input (a file's rows, then inline items), so a file's row
+ * numbers are its own.
+ * @example duplicateOf(0) // 'duplicate of row 1'
+ */
+export function duplicateOf(firstIndex: number): string {
+  return `duplicate of row ${firstIndex + 1}`;
+}

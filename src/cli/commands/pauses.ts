@@ -1,5 +1,6 @@
 import { loadConfig } from '../../config/load.js';
-import { formatClock } from '../../util/duration.js';
+import { PAUSES_NAMESPACE, type CheckPause } from '../../actions/check-account-bulk.js';
+import { clip, formatUntil } from '../../engine/progress/format.js';
 import { createStore } from '../../store/create.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -8,24 +9,22 @@ import { configOptions, type Io } from '../output.js';
 /**
  * An instance-wide pause (e.g. checkAccount's rate_limit_exceeded): one
  * record per instance and scope in the shared namespace `pauses`, key
- * `${identity}:${scope}`, written and honoured by the jobs.
+ * `${identity}:${scope}`, written and honoured by the jobs (checkAccount.bulk's
+ * CheckPause is the one writer's shape).
  */
-export interface PauseRecord {
-  /** Config name of the instance when the pause was recorded. */
-  instance: string;
-  identity: string;
-  scope: string;
-  /** Ms since the epoch. */
-  until: number;
-  since: number;
-  retryAfterMs: number;
-  reason: string;
-}
+export type PauseRecord = Omit<CheckPause, 'scope'> & { scope: string };
 
 /** The engine kv namespace of `ctx.shared('pauses')`. */
-const PAUSES_NS = 'shared:pauses';
+const PAUSES_NS = `shared:${PAUSES_NAMESPACE}`;
 
-/** `msgflow pauses`: lists instance-wide pauses; `msgflow pauses lift INSTANCE` lifts them. */
+/** Columns a line of `msgflow pauses` keeps within (the reason is cut to fit, never the end). */
+const LINE_WIDTH = 80;
+
+/**
+ * `msgflow pauses`: lists instance-wide pauses; `msgflow pauses lift INSTANCE`
+ * lifts them. Runs waiting on a pause re-read it from the store (whatever
+ * process or host they run in), so they call the instance again at once.
+ */
 export async function pauses(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('pauses', argv);
   const [sub, target, ...extra] = positionals;
@@ -46,7 +45,7 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
       }
       for (const [key, p] of hits) {
         await kv.delete(key);
-        io.out(`lifted: ${p.instance} (${p.identity}) ${p.scope}`);
+        io.out(`lifted: ${p.instance} (${p.identity}) ${p.scope}; runs waiting on it call the instance again at once`);
       }
       return EXIT.OK;
     }
@@ -59,13 +58,28 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
       io.out('no pauses');
       return EXIT.OK;
     }
-    for (const p of active) {
-      io.out(
-        `${p.instance} (${p.identity}) ${p.scope}: paused by ${p.reason} until ${new Date(p.until).toISOString()} (${formatClock(p.until - now)} left); lift with: msgflow pauses lift ${p.instance}`,
-      );
-    }
+    io.out(formatPausesTable(active, now));
     return EXIT.OK;
   } finally {
     await store.close();
   }
+}
+
+/**
+ * One line per pause within 80 columns, each saying its end once (UTC, as
+ * `msgflow runs`) and its reason once, then how to lift them.
+ */
+export function formatPausesTable(list: readonly PauseRecord[], now: number): string {
+  const rows = list.map((p) => [p.instance, p.scope, formatUntil(p.until, now, { utc: true }), p.reason]);
+  const header = ['INSTANCE', 'SCOPE', 'UNTIL', 'REASON'];
+  const widths = header.slice(0, 3).map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) => {
+    const head = r
+      .slice(0, 3)
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ');
+    return `${head}  ${clip(r[3]!, Math.max(LINE_WIDTH - head.length - 2, 12))}`.trimEnd();
+  };
+  const names = [...new Set(list.map((p) => p.instance))];
+  return [fmt(header), ...rows.map(fmt), `lift with: msgflow pauses lift ${names.length === 1 ? names[0] : 'INSTANCE'}`].join('\n');
 }

@@ -5,7 +5,8 @@ import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-execution.
 import { formatClock } from '../../util/duration.js';
 import type { CliReporter } from '../../engine/progress/cli-reporter.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
-import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
+import { runCounts, type ItemResult, type RunRecord, type StepRecord } from '../../store/types.js';
+import { formatCounts, formatItems, formatWaiting } from '../../engine/progress/format.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
@@ -103,21 +104,12 @@ async function details(runtime: Runtime, id: string): Promise<RunDetails> {
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z';
 const clip = (s: string, n = 300) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/** A time left in the units the flow language writes durations in: `1h52m`, `12m`, `40s`. */
-export function formatTimeLeft(ms: number): string {
-  const total = Math.max(0, Math.round(ms / 1000));
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  if (h > 0) return `${h}h${m ? `${m}m` : ''}`;
-  if (m > 0) return `${m}m`;
-  return `${total}s`;
-}
+/** Columns a line of `msgflow runs` keeps within (a wait's reason is cut to fit, never its end). */
+const LINE_WIDTH = 80;
 
-/** `waiting: <reason> until 21:14Z (1h52m)`: the reason and the end, never an ETA. */
-export function formatWaiting(r: Pick<RunRecord, 'waitingUntil' | 'waitReason'>, now = Date.now()): string {
-  if (!r.waitingUntil) return r.waitReason ? `waiting: ${r.waitReason}` : 'waiting';
-  const until = new Date(r.waitingUntil).toISOString().slice(11, 16);
-  return `waiting: ${r.waitReason ?? 'durable wait'} until ${until}Z (${formatTimeLeft(r.waitingUntil - now)})`;
+/** `waiting until 21:14Z (1h52m): <reason>` within `width`: the end (UTC, as the table's times) and the reason, never an ETA. */
+function waitingText(r: Pick<RunRecord, 'waitingUntil' | 'waitReason'>, now: number, width: number): string {
+  return formatWaiting(r.waitReason, r.waitingUntil, now, { utc: true, width });
 }
 
 async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promise<number> {
@@ -130,8 +122,9 @@ async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promis
   const now = Date.now();
   const lines = [`run ${run.id} of ${run.flow}${run.dryRun ? ' (dry run)' : ''}`];
   lines.push(
-    `  status:    ${run.status === 'waiting' ? formatWaiting(run, now) : run.status}${run.error ? ` - ${run.error.message}` : ''}`,
+    `  status:    ${run.status === 'waiting' ? waitingText(run, now, LINE_WIDTH - 13) : run.status}${run.error ? ` - ${run.error.message}` : ''}`,
   );
+  lines.push(`  items:     ${formatCounts(runCounts(run))}`);
   if (run.status === 'running' || run.status === 'waiting') {
     const owner = await runtime.engine.liveOwner(run.id);
     if (owner) lines.push(`  owner:     pid ${owner.pid} on host ${owner.host}`);
@@ -146,8 +139,8 @@ async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promis
   for (const s of d.steps) {
     const dur =
       s.finishedAt !== undefined ? formatClock(s.finishedAt - s.startedAt) : s.status === 'running' ? formatClock(now - s.startedAt) : '-';
-    const counts = `done ${s.done}, failed ${s.failed}, invalid ${s.invalid ?? 0}, skipped ${s.skipped ?? 0}, waiting ${s.waiting ?? 0}`;
-    lines.push(`    ${s.step} (${s.action}): ${s.status}${s.total !== undefined ? ` - ${s.total} item(s)` : ''}; ${counts}; ${dur}`);
+    const counts = `${formatCounts(s)}${s.waiting ? `, ${s.waiting} waiting` : ''}`;
+    lines.push(`    ${s.step} (${s.action}): ${s.status}${s.total !== undefined ? ` (${formatItems(s.total)})` : ''}: ${counts}; ${dur}`);
     if (s.error) lines.push(`      error: ${s.error.message}`);
     if (!s.forEach && s.output !== undefined) lines.push(`      output: ${clip(JSON.stringify(s.output))}`);
   }
@@ -207,22 +200,31 @@ async function retry(runtime: Runtime, id: string, json: boolean, io: Io, report
   }
 }
 
+/**
+ * The run history as a table: one row per run, its counters in the words of
+ * the log lines; a waiting run gets a line under its row saying until when
+ * and why, within 80 columns.
+ */
 export function formatRunsTable(list: readonly RunRecord[], now = Date.now()): string {
   const rows = list.map((r) => [
     r.id,
     r.flow,
-    r.status === 'waiting' ? formatWaiting(r, now) : r.status,
+    r.status,
     new Date(r.startedAt).toISOString().replace('T', ' ').slice(0, 19),
     formatClock(r.durationMs ?? now - r.startedAt),
-    String(r.itemsDone),
-    String(r.itemsFailed),
+    formatCounts(runCounts(r)),
   ]);
-  const header = ['RUN', 'FLOW', 'STATUS', 'STARTED (UTC)', 'DURATION', 'DONE', 'FAILED'];
+  const header = ['RUN', 'FLOW', 'STATUS', 'STARTED (UTC)', 'DURATION', 'ITEMS'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) =>
     r
       .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd();
-  return [fmt(header), ...rows.map(fmt)].join('\n');
+  const out = [fmt(header)];
+  list.forEach((r, i) => {
+    out.push(fmt(rows[i]!));
+    if (r.status === 'waiting') out.push(`  ${waitingText(r, now, LINE_WIDTH - 2)}`);
+  });
+  return out.join('\n');
 }

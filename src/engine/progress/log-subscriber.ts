@@ -8,7 +8,8 @@ import { redact, type Secrets } from '../../api/redact.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { formatClock, formatSpan } from '../../util/duration.js';
 import { escapeControl } from '../../util/printable.js';
-import { formatWaiting } from './format.js';
+import { runCounts } from '../../store/types.js';
+import { formatCounts, formatItems, formatWaiting } from './format.js';
 import type { OutputStream } from './progress-reporter.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -40,22 +41,17 @@ type Formatters = { [K in EngineEventName]: (e: EngineEvents[K][0], now: number)
 
 const FORMATTERS: Formatters = {
   'run:started': (e) => ['info', `${run(e)} started (trigger ${e.trigger}${e.dryRun ? ', dry run' : ''})`],
-  'run:finished': (e) => [
-    'info',
-    `${run(e)} finished in ${formatSpan(e.durationMs)}: ${e.itemsDone} item${e.itemsDone === 1 ? '' : 's'} done, ${e.itemsFailed} failed`,
-  ],
+  'run:finished': (e) => ['info', `${run(e)} finished in ${formatSpan(e.durationMs)}: ${formatCounts(runCounts(e))}`],
   'run:failed': (e) => ['error', `${run(e)} failed${e.step ? ` at step ${e.step}` : ''}: ${e.error}${e.code ? ` [${e.code}]` : ''}`],
-  // The reason and the end, never an ETA: `... step check waiting: paused by rate_limit_exceeded until 21:14 (1h52m)`.
+  // The end and the reason, never an ETA: `... step check waiting until 21:14 (1h52m): checkAccount paused by ...`.
   'run:waiting': (e, now) => ['info', `${run(e)} step ${e.step} ${formatWaiting(e.reason, e.until, now)}`],
   'run:resumed': (e) => ['info', `${run(e)} resumed${e.step ? ` at step ${e.step}` : ''}`],
   'run:interrupted': (e) => ['warn', `${run(e)} interrupted: ${e.reason}`],
-  'step:started': (e) => [
-    'info',
-    `${at(e)} started (${e.action}${e.total !== undefined ? `, ${e.total} item${e.total === 1 ? '' : 's'}` : ''})`,
-  ],
+  'step:started': (e) => ['info', `${at(e)} started (${e.action}${e.total !== undefined ? `, ${formatItems(e.total)}` : ''})`],
+  // The same counters as the bar and `msgflow runs`: `... succeeded (14 items): 8 done, 4 invalid, 2 duplicate`.
   'step:finished': (e) => [
     e.status === 'failed' ? 'error' : 'info',
-    `${at(e)} ${e.status}: ${e.done} done, ${e.failed} failed${e.error ? `: ${e.error}` : ''}`,
+    `${at(e)} ${e.status}${e.total !== undefined ? ` (${formatItems(e.total)})` : ''}: ${formatCounts(e)}${e.error ? `: ${e.error}` : ''}`,
   ],
   'step:retry': (e) => [
     'warn',
@@ -65,7 +61,7 @@ const FORMATTERS: Formatters = {
     e.status === 'failed' ? 'warn' : 'debug',
     `${at(e)} item ${e.index} ${e.status}${e.error ? `: ${e.error}` : ''}`,
   ],
-  'step:progress': (e) => ['debug', `${at(e)} progress ${e.done}/${e.total ?? '?'}${e.failed ? ` (${e.failed} failed)` : ''}`],
+  'step:progress': (e) => ['debug', `${at(e)} progress: ${formatCounts({ ...e, failed: e.failed ?? 0 })} of ${e.total ?? '?'}`],
   'schedule:fired': (e) => ['info', `schedule: ${e.flow} fired for ${iso(e.scheduledAt)}`],
   'schedule:missed': (e) => [
     'warn',
@@ -84,7 +80,7 @@ const FORMATTERS: Formatters = {
 /**
  * The level and text of one event, without timestamp.
  * @example formatEvent('run:waiting', { runId: 'r1', flow: 'f', step: 's', until: 0, reason: 'rate limit' })
- * // ['info', 'f (run r1) step s waiting: rate limit until 01:00 (now)'] (local time)
+ * // ['info', 'f (run r1) step s waiting until 01:00 (now): rate limit'] (local time)
  */
 export function formatEvent<K extends EngineEventName>(name: K, event: EngineEvents[K][0], now: number = Date.now()): [LogLevel, string] {
   return (FORMATTERS[name] as (e: EngineEvents[K][0], now: number) => [LogLevel, string])(event, now);

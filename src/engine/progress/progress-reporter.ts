@@ -11,7 +11,7 @@ import type { EngineBus } from '../events.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { formatClock } from '../../util/duration.js';
 import { escapeControl } from '../../util/printable.js';
-import { formatRate, formatWaiting, renderBar } from './format.js';
+import { formatCounts, formatRate, formatWaiting, renderBar } from './format.js';
 import { trackSteps, type StepProgress, type StepView } from './step-tracker.js';
 
 /** The part of a Writable the reporters use (process.stderr fits). */
@@ -47,27 +47,60 @@ export interface ProgressReporter {
 /** Steps with more than one item have something to show; a 1-item step (or one without items) does not. */
 export const showsProgress = (v: Pick<StepView, 'total' | 'processed'>) => (v.total !== undefined ? v.total > 1 : v.processed > 1);
 
-/** `250/1000 (3 failed)`, plus invalid and skipped when there are any: the same counters as the job's summary. */
-const counts = (v: StepView) =>
-  `${v.processed}/${v.total ?? '?'} (${v.failed} failed${v.invalid ? `, ${v.invalid} invalid` : ''}${v.skipped ? `, ${v.skipped} skipped` : ''})`;
+/** `250/1000 (247 done, 3 failed)`: the step's counters, in the same words as its end line and `msgflow runs`. */
+const counts = (v: StepView) => `${v.processed}/${v.total ?? '?'} (${formatCounts(v)})`;
 const eta = (v: StepView) => `ETA ${v.etaMs === undefined ? '--:--' : formatClock(v.etaMs)}`;
-/** While a step waits, the reason and the end, never an ETA from a rate. */
-const tail = (v: StepView, now: number, rateUnit: string, sep: string) =>
-  v.waiting ? formatWaiting(v.waiting.reason, v.waiting.until, now) : `${formatRate(v.rate)}${rateUnit}${sep}${eta(v)}`;
 
 /**
- * `verify-leads/check [#####...............] 250/1000 (3 failed) 85.2 items/s ETA 00:08`, or while
- * waiting `... 250/1000 (3 failed) waiting: paused by rate_limit_exceeded until 21:14 (1h52m)`.
+ * `verify-leads/check [#####...............] 250/1000 (247 done, 3 failed) 85.2 items/s ETA 00:08`,
+ * or while waiting `... 250/1000 (250 done) waiting until 21:14 (1h52m): checkAccount paused by ...`.
+ * With `width` (the terminal's), the line fits it: the bar narrows, the counts
+ * shorten to `250/1000`, and a wait's reason is cut, never its end.
  */
-export function formatBarLine(v: StepView, now: number = Date.now()): string {
-  // A wait's reason may quote the service: shown, never obeyed by the terminal.
-  return escapeControl(`${v.flow}/${v.step} ${renderBar(v.processed, v.total)} ${counts(v)} ${tail(v, now, ' items/s', ' ')}`);
+export function formatBarLine(view: StepView, now: number = Date.now(), width?: number): string {
+  const v = shownView(view);
+  const name = `${v.flow}/${v.step}`;
+  const tail = (room?: number) =>
+    v.waiting ? formatWaiting(v.waiting.reason, v.waiting.until, now, { width: room }) : `${formatRate(v.rate)} items/s ${eta(v)}`;
+  const shapes = [
+    `${name} ${renderBar(v.processed, v.total)} ${counts(v)} `,
+    `${name} ${renderBar(v.processed, v.total, 10)} ${counts(v)} `,
+    `${name} ${renderBar(v.processed, v.total, 10)} ${v.processed}/${v.total ?? '?'} `,
+  ];
+  if (width === undefined) return shapes[0] + tail();
+  // Room the tail asks for: all of it, or while waiting the end and a readable piece of the reason.
+  const need = v.waiting
+    ? Math.min(tail().length, formatWaiting(undefined, v.waiting.until, now).length + 2 + READABLE_REASON)
+    : tail().length;
+  const head = shapes.find((h) => h.length + need <= width) ?? shapes[2]!;
+  const line = head + tail(width - head.length);
+  if (line.length <= width) return line;
+  // A name too long for the terminal: a wait's line is cut at the front, so its end stays; another at its end.
+  return v.waiting ? `…${line.slice(line.length - width + 1)}` : line.slice(0, width);
 }
 
-/** `verify-leads check: 250/1000 (3 failed), 85.2/s, ETA 00:08`; at the end `..., done in 00:12`. */
-export function formatPlainLine(v: StepView, now: number = Date.now()): string {
-  const end = v.finished ? `${formatRate(v.rate)}/s, done in ${formatClock(v.elapsedMs)}` : tail(v, now, '/s', ', ');
-  return escapeControl(`${v.flow} ${v.step}: ${counts(v)}, ${end}`);
+/**
+ * The view with its names and a wait's reason escaped before anything is
+ * measured: a reason may quote the service, and is shown, never obeyed by the
+ * terminal (an escape sequence is wider than the character it stands for).
+ */
+function shownView(v: StepView): StepView {
+  const waiting = v.waiting && { ...v.waiting, reason: escapeControl(v.waiting.reason) };
+  return { ...v, flow: escapeControl(v.flow), step: escapeControl(v.step), ...(waiting ? { waiting } : {}) };
+}
+
+/** Characters of a wait's reason worth narrowing the bar for. */
+const READABLE_REASON = 16;
+
+/** `verify-leads check: 250/1000 (247 done, 3 failed), 85.2/s, ETA 00:08`; at the end `..., done in 00:12`. */
+export function formatPlainLine(view: StepView, now: number = Date.now()): string {
+  const v = shownView(view);
+  const end = v.finished
+    ? `${formatRate(v.rate)}/s, done in ${formatClock(v.elapsedMs)}`
+    : v.waiting
+      ? formatWaiting(v.waiting.reason, v.waiting.until, now)
+      : `${formatRate(v.rate)}/s, ${eta(v)}`;
+  return `${v.flow} ${v.step}: ${counts(v)}, ${end}`;
 }
 
 /**
@@ -95,9 +128,9 @@ function ttyReporter(bus: EngineBus, stream: OutputStream, clock: Clock, interva
   const format = (_o: unknown, _p: unknown, payload: { key: string }) => {
     const p = live.get(payload.key);
     if (!p) return '';
-    const line = formatBarLine(tracker.view(p), clock.now());
+    // One column spare: a line as wide as the terminal wraps on some of them.
     const width = stream.columns && stream.columns > 1 ? stream.columns - 1 : undefined;
-    return width ? line.slice(0, width) : line;
+    return formatBarLine(tracker.view(p), clock.now(), width);
   };
 
   const ensureMulti = () => {

@@ -16,6 +16,8 @@ export interface StepProgress {
   failed: number;
   /** Input records rejected before any call (ctx.progress `invalid`): not failures of the service. */
   invalid: number;
+  /** Input records repeating an earlier one (ctx.progress `duplicate`). */
+  duplicate: number;
   /** Records not attempted by design (`if:` false per item, cache policy). */
   skipped: number;
   /** When the step started in this process (a resumed step counts from its resume). */
@@ -23,8 +25,6 @@ export interface StepProgress {
   /** Items finished in this process, for the rate: items finished before a restart did not take this process's time. */
   counted: number;
   finished: boolean;
-  /** The action reported its own counts (ctx.progress): they describe the step better than the engine's 1 unit. */
-  ownCounts?: boolean;
   /** A durable wait in progress (run:waiting until run:resumed): shown instead of a rate-based ETA. */
   waiting?: { until: number; reason: string; since: number };
   /** Time spent in finished waits, left out of the rate. */
@@ -93,7 +93,7 @@ class Tracker {
     const elapsedMs = Math.max(0, now - p.startedAt);
     // The rate counts working time only: a 2-hour pause must not make the next ETA read 2 hours per item.
     const working = Math.max(0, elapsedMs - p.pausedMs - (p.waiting ? Math.max(0, now - p.waiting.since) : 0));
-    const processed = p.done + p.failed + p.invalid + p.skipped;
+    const processed = p.done + p.failed + p.invalid + p.duplicate + p.skipped;
     const rate = working > 0 ? (p.counted * 1000) / working : 0;
     const left = p.total === undefined ? undefined : Math.max(0, p.total - processed);
     const etaMs = p.waiting || left === undefined ? undefined : left === 0 ? 0 : rate > 0 ? (left / rate) * 1000 : undefined;
@@ -115,6 +115,7 @@ class Tracker {
       done: 0,
       failed: 0,
       invalid: 0,
+      duplicate: 0,
       skipped: 0,
       startedAt: this.clock.now(),
       counted: 0,
@@ -145,8 +146,7 @@ class Tracker {
     const p = this.steps.get(key(e));
     if (!p) return;
     this.endWait(p);
-    // 'skipped' comes from a per-item `if:`; the event type may not list it yet.
-    const status = e.status as string;
+    const status = e.status;
     if (status === 'failed') p.failed++;
     else if (status === 'skipped') p.skipped++;
     else p.done++;
@@ -158,27 +158,29 @@ class Tracker {
     const p = this.steps.get(key(e));
     if (!p) return;
     // An action's own counts are absolute (ProgressCounts); the rate counts what changed here.
-    const c = e as typeof e & { invalid?: number; skipped?: number };
-    const before = p.done + p.failed + p.invalid + p.skipped;
-    p.done = c.done;
-    if (c.failed !== undefined) p.failed = c.failed;
-    if (c.invalid !== undefined) p.invalid = c.invalid;
-    if (c.skipped !== undefined) p.skipped = c.skipped;
-    const after = p.done + p.failed + p.invalid + p.skipped;
+    const before = p.done + p.failed + p.invalid + p.duplicate + p.skipped;
+    p.done = e.done;
+    if (e.failed !== undefined) p.failed = e.failed;
+    if (e.invalid !== undefined) p.invalid = e.invalid;
+    if (e.duplicate !== undefined) p.duplicate = e.duplicate;
+    if (e.skipped !== undefined) p.skipped = e.skipped;
+    const after = p.done + p.failed + p.invalid + p.duplicate + p.skipped;
     if (after > before) this.endWait(p);
     if (e.total !== undefined) p.total = e.total;
     p.counted += Math.max(0, after - before);
-    p.ownCounts = true;
     this.onChange(this.view(p), 'update');
   };
 
   readonly onFinished = (e: EngineEvents['step:finished'][0]) => {
     const p = this.steps.get(key(e));
     if (!p) return;
-    if (!p.ownCounts) {
-      p.done = e.done;
-      p.failed = e.failed;
-    }
+    // The step's record has the last word: the same counters as the end line and `msgflow runs`.
+    p.done = e.done;
+    p.failed = e.failed;
+    p.invalid = e.invalid ?? 0;
+    p.duplicate = e.duplicate ?? 0;
+    p.skipped = e.skipped ?? 0;
+    if (e.total !== undefined) p.total = e.total;
     this.endWait(p);
     p.finished = true;
     this.steps.delete(key(e));

@@ -3,6 +3,11 @@
  * before the engine sleeps, so a restart (even after kill -9) finds it and
  * sleeps only what is left, instead of a setTimeout that dies with the
  * process. The same mechanism serves `ctx.wait()` and rate-limit pauses.
+ *
+ * A wait may end before its time: one given `lifted` (a wait on a record in
+ * the store, such as an instance-wide pause) asks it every `recheckMs` of
+ * real time while it sleeps. The store is the signal, not an event of this
+ * process, so a lift from another process or host wakes it too.
  */
 import type { EngineStore, WaitRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
@@ -22,7 +27,16 @@ export interface DurableWaitsOptions {
   onWaiting(wait: WaitRecord): Promise<void> | void;
   /** The last active wait is over. */
   onResumed(wait: WaitRecord): Promise<void> | void;
+  /**
+   * How often (real time, whatever the clock) a wait with `lifted` asks it:
+   * the delay between a lift and the run calling the instance again.
+   * @default 1000
+   */
+  recheckMs?: number;
 }
+
+/** Default of {@link DurableWaitsOptions.recheckMs}. */
+export const DEFAULT_WAIT_RECHECK_MS = 1000;
 
 /** Key of a wait within its run: `<step>/<item or ->/<key>`. */
 export function waitKey(target: WaitTarget, key = 'wait'): string {
@@ -71,14 +85,40 @@ export class DurableWaits {
       return;
     }
     this.active.add(rec);
+    const early = new AbortController();
+    const watching = options.lifted ? this.watch(options.lifted, early, signal) : undefined;
     try {
       await this.o.onWaiting(rec);
-      await this.o.clock.sleep(rec.until - this.o.clock.now(), signal);
+      await this.o.clock.sleep(rec.until - this.o.clock.now(), AbortSignal.any([signal, early.signal]));
+    } catch (e) {
+      // Lifted: the wait is over as if its time had come. Aborted by the run: it stays for the resume.
+      if (signal.aborted || !early.signal.aborted) throw e;
     } finally {
+      early.abort();
+      await watching;
       this.active.delete(rec);
     }
     await this.forget(key);
     if (this.active.size === 0) await this.o.onResumed(rec);
+  }
+
+  /**
+   * Asks `lifted` every recheckMs (real time) until it answers true (then
+   * aborts `early`) or the wait ends either way. A failed read is asked again.
+   */
+  private async watch(lifted: () => boolean | Promise<boolean>, early: AbortController, run: AbortSignal): Promise<void> {
+    const every = this.o.recheckMs ?? DEFAULT_WAIT_RECHECK_MS;
+    const stop = AbortSignal.any([early.signal, run]);
+    while (!stop.aborted) {
+      if (!(await realDelay(every, stop))) return;
+      let yes = false;
+      try {
+        yes = await lifted();
+      } catch {
+        // the store did not answer: ask again next time
+      }
+      if (yes && !stop.aborted) early.abort();
+    }
   }
 
   /** The earliest wake time among active waits. */
@@ -92,4 +132,20 @@ export class DurableWaits {
     if (!this.known.delete(key)) return;
     await this.o.store.deleteWait(this.o.runId, key);
   }
+}
+
+/** Resolves true after `ms` of real time, false at once when `signal` aborts; the timer never keeps the process up. */
+function realDelay(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const done = (v: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(v);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    timer.unref();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }

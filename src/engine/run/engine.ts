@@ -128,6 +128,7 @@ class EngineCore {
       ...(opts.resolvePath ? { resolvePath: opts.resolvePath } : {}),
       defaultRateLimitWaitMs: opts.defaultRateLimitWaitMs ?? 1000,
       progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
+      waitRecheckMs: opts.waitRecheckMs,
       executor: opts.executor ?? localExecutor,
     };
   }
@@ -254,6 +255,9 @@ class EngineCore {
       updatedAt: this.clock.now(),
       itemsDone: 0,
       itemsFailed: 0,
+      itemsInvalid: 0,
+      itemsDuplicate: 0,
+      itemsSkipped: 0,
       waitingUntil: undefined,
       waitReason: undefined,
     });
@@ -298,6 +302,9 @@ class EngineCore {
       updatedAt: now,
       itemsDone: 0,
       itemsFailed: 0,
+      itemsInvalid: 0,
+      itemsDuplicate: 0,
+      itemsSkipped: 0,
       resumes: 0,
       owner: { pid: process.pid, host: this.hostId },
       inputsHash: inputsHash(inputs),

@@ -25,7 +25,7 @@ export interface ForEachParts {
   /** The per-item `if:` applies (it reads `item` or `index`). */
   perItem: boolean;
   /** The run's own counters. */
-  count(status: 'succeeded' | 'failed'): void;
+  count(status: 'succeeded' | 'failed' | 'skipped'): void;
   /** Writes the step's and the run's counts (throttled by the caller's interval). */
   saveProgress(): Promise<void>;
   progressSaveIntervalMs: number;
@@ -90,9 +90,9 @@ export class ForEachItems implements ItemSink {
     const ref = { runId: sh.runId, flow: sh.flow.name, step: step.id, index: result.index };
     if (result.status === 'skipped') {
       rec.skipped = (rec.skipped ?? 0) + 1;
-      return;
-    }
-    if (result.status === 'succeeded') {
+      this.p.count('skipped');
+      sh.bus.emit('item:finished', { ...ref, status: 'skipped' });
+    } else if (result.status === 'succeeded') {
       rec.done++;
       this.p.results[result.index] = result.output ?? null;
       this.p.count('succeeded');

@@ -14,9 +14,9 @@
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { METHOD_SPECS } from '../../api/methods.js';
 import type { InstanceApi } from '../../api/types.js';
-import type { EngineStore, ErrorInfo, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
+import type { EngineStore, ErrorInfo, ItemCounts, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
-import type { Logger } from '../action.js';
+import type { Logger, ProgressCounts } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { ExprScope, StepScope } from '../expr/interpreter.js';
 import { collectReferences } from '../expr/references.js';
@@ -68,6 +68,8 @@ export interface ExecutionDeps {
   resolvePath?(base: string, p: string): string;
   defaultRateLimitWaitMs: number;
   progressSaveIntervalMs: number;
+  /** @see EngineOptions.waitRecheckMs */
+  waitRecheckMs?: number;
   /** Where forEach items run. */
   executor: ItemExecutor;
 }
@@ -79,13 +81,25 @@ export interface ResumeState {
 
 type StepOutcome = { kind: 'ok' } | { kind: 'interrupted' } | { kind: 'fatal'; error: unknown };
 
-/** A job's invalid/skipped/waiting counts (ctx.progress), for its step record. */
-function ownCounts(own: { invalid?: number; skipped?: number; waiting?: number } | undefined): Partial<StepRecord> {
+/** A job's invalid/duplicate/skipped/waiting counts (ctx.progress), for its step record. */
+function ownCounts(own: ProgressCounts | undefined): Partial<StepRecord> {
   const out: Partial<StepRecord> = {};
   if (own?.invalid) out.invalid = own.invalid;
+  if (own?.duplicate) out.duplicate = own.duplicate;
   if (own?.skipped) out.skipped = own.skipped;
   if (own?.waiting) out.waiting = own.waiting;
   return out;
+}
+
+/** A step record's counters, as events carry them (absent when 0). */
+function stepCounts(rec: StepRecord): ItemCounts {
+  return {
+    done: rec.done,
+    failed: rec.failed,
+    ...(rec.invalid ? { invalid: rec.invalid } : {}),
+    ...(rec.duplicate ? { duplicate: rec.duplicate } : {}),
+    ...(rec.skipped ? { skipped: rec.skipped } : {}),
+  };
 }
 
 /**
@@ -152,6 +166,13 @@ export class RunExecution {
   private lost: string | undefined;
   private outageLogged = false;
   private logKept = 0;
+  /** `step:started` of a single step whose action counts its records, held until its first count. */
+  private readonly unannounced = new Map<string, (total?: number) => void>();
+  /** Single steps whose action reported its own counts (ctx.progress): their total is the records'. */
+  private readonly counted = new Set<string>();
+  /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
+  private readonly inRun = new Map<string, ItemCounts>();
+  private lastLiveSave = 0;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -181,26 +202,9 @@ export class RunExecution {
       clock: deps.clock,
       onWaiting: (w) => this.onWaiting(w),
       onResumed: (w) => this.onResumed(w),
+      recheckMs: deps.waitRecheckMs,
     });
     waits.load(resume?.waits ?? []);
-    let lastLiveSave = 0;
-    const onProgress = (
-      stepId: string,
-      u: { done: number; total?: number; failed?: number; invalid?: number; skipped?: number; waiting?: number },
-    ) => {
-      const rec = this.steps.get(stepId);
-      if (!rec || rec.forEach) return;
-      Object.assign(rec, { done: u.done, failed: u.failed ?? 0, ...(u.total !== undefined ? { total: u.total } : {}) });
-      rec.invalid = u.invalid ?? 0;
-      rec.skipped = u.skipped ?? 0;
-      rec.waiting = u.waiting ?? 0;
-      // Throttled (real time) so that other processes (`msgflow runs show`) see a long job's counts.
-      const now = Date.now();
-      if (now - lastLiveSave >= deps.progressSaveIntervalMs) {
-        lastLiveSave = now;
-        deps.store.saveStep(rec).catch(() => {});
-      }
-    };
     this.sh = {
       runId: run.id,
       flow,
@@ -222,7 +226,7 @@ export class RunExecution {
       baseDir: deps.baseDir,
       ...(deps.resolvePath ? { resolvePath: deps.resolvePath } : {}),
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
-      onProgress,
+      onProgress: (stepId, u) => this.jobProgress(stepId, u),
       logger: {
         debug: (m, f) => log.debug(m, { ...ref, ...f }),
         info: (m, f) => (this.keepLog('info', m), log.info(m, { ...ref, ...f })),
@@ -417,13 +421,14 @@ export class RunExecution {
     Object.assign(rec, { status: 'failed', finishedAt: this.deps.clock.now(), error: info });
     await this.deps.store.saveStep(rec);
     this.scope.steps[step.id] = { status: 'failed', output: undefined, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+    this.announced(step.id);
     this.deps.bus.emit('step:finished', {
       runId: this.run.id,
       flow: this.flow.name,
       step: step.id,
       status: 'failed',
-      done: rec.done,
-      failed: rec.failed,
+      ...stepCounts(rec),
+      ...this.totalOf(rec),
       error: info.message,
     });
     return { kind: 'fatal', error };
@@ -432,18 +437,17 @@ export class RunExecution {
   private async runSingle(step: FlowStep, def: RegisteredAction): Promise<StepOutcome> {
     const rec = this.newRecord(step, { total: 1 });
     await this.deps.store.saveStep(rec);
-    this.deps.bus.emit('step:started', { runId: this.run.id, flow: this.flow.name, step: step.id, action: step.uses, total: 1 });
+    this.announce(step, def);
     const out = await runUnit(this.sh, step, def, this.scope);
     if (out.interrupted) return INTERRUPTED;
     // A job (checkAccount.bulk, files.broadcast...) reports its own records
     // through ctx.progress: those, not "1 step", are the items of the run.
     const own = out.progress;
     if (out.status === 'failed') {
-      this.run.itemsDone += own?.done ?? 0;
       rec.done = own?.done ?? 0;
       rec.failed = Math.max(1, own?.failed ?? 0);
       Object.assign(rec, ownCounts(own));
-      this.run.itemsFailed += rec.failed;
+      this.stepCountsToRun(rec);
       // Name the step and action, unless the error already does (the runner's own FlowErrors).
       const cause = out.cause;
       const err =
@@ -455,17 +459,112 @@ export class RunExecution {
     const done = own ? own.done : 1;
     const failed = own?.failed ?? 0;
     const total = own ? (own.total ?? done + failed) : 1;
-    this.run.itemsDone += done;
-    this.run.itemsFailed += failed;
     // A job whose records failed (its own `failed` count) did not succeed: later
     // steps still run (they may report on it), but the run ends failed unless
     // the step says continueOnError, as with failed forEach items.
     const status = failed > 0 ? 'failed' : 'succeeded';
     Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
+    this.stepCountsToRun(rec);
     await this.deps.store.saveStep(rec);
     this.scope.steps[step.id] = { status, output: out.output, done, failed, total };
-    this.deps.bus.emit('step:finished', { runId: this.run.id, flow: this.flow.name, step: step.id, status, done, failed });
+    this.announced(step.id);
+    this.deps.bus.emit('step:finished', {
+      runId: this.run.id,
+      flow: this.flow.name,
+      step: step.id,
+      status,
+      ...stepCounts(rec),
+      ...this.totalOf(rec),
+    });
     return OK;
+  }
+
+  /**
+   * A job's own counts (ctx.progress) of a single step: its record follows
+   * them, and the run's counters too (by the change since the last count), so
+   * `msgflow runs` says what the bar says while the job works.
+   */
+  private jobProgress(stepId: string, u: ProgressCounts): void {
+    // A job's first count announces its step, with its number of records.
+    this.announced(stepId, u.total);
+    this.counted.add(stepId);
+    const rec = this.steps.get(stepId);
+    if (!rec || rec.forEach) return;
+    Object.assign(rec, { done: u.done, failed: u.failed ?? 0, ...(u.total !== undefined ? { total: u.total } : {}) });
+    rec.invalid = u.invalid ?? 0;
+    rec.duplicate = u.duplicate ?? 0;
+    rec.skipped = u.skipped ?? 0;
+    rec.waiting = u.waiting ?? 0;
+    this.stepCountsToRun(rec);
+    // Throttled (real time) so that other processes (`msgflow runs`, `runs show`) see a long job's counts.
+    const now = Date.now();
+    if (now - this.lastLiveSave >= this.deps.progressSaveIntervalMs) {
+      this.lastLiveSave = now;
+      this.deps.store.saveStep(rec).catch(() => {});
+      this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() }).catch(() => {});
+    }
+  }
+
+  /** Brings the run's counters up to a single step's current ones: adds what changed since they were last added. */
+  private stepCountsToRun(rec: StepRecord): void {
+    const now = stepCounts(rec);
+    const before = this.inRun.get(rec.step) ?? { done: 0, failed: 0 };
+    this.inRun.set(rec.step, now);
+    this.addToRun({
+      done: now.done - before.done,
+      failed: now.failed - before.failed,
+      invalid: (now.invalid ?? 0) - (before.invalid ?? 0),
+      duplicate: (now.duplicate ?? 0) - (before.duplicate ?? 0),
+      skipped: (now.skipped ?? 0) - (before.skipped ?? 0),
+    });
+  }
+
+  /**
+   * `step:started` of a single step: at once, or, when its action counts its
+   * records (`countsRecords`), at its first count, which carries their number:
+   * the start line of a job says its rows, not "1 item".
+   */
+  private announce(step: FlowStep, def: RegisteredAction): void {
+    const emit = (total?: number) => {
+      this.unannounced.delete(step.id);
+      const ref = { runId: this.run.id, flow: this.flow.name, step: step.id };
+      this.deps.bus.emit('step:started', { ...ref, action: step.uses, ...(total === undefined ? {} : { total }) });
+    };
+    if (def.countsRecords) this.unannounced.set(step.id, emit);
+    else emit();
+  }
+
+  /** Emits a held `step:started` now: the job's first count, or its first wait or its end, whichever comes first. */
+  private announced(stepId: string, total?: number): void {
+    this.unannounced.get(stepId)?.(total);
+  }
+
+  /** A step's total for its events: a forEach step's items or a job's records; a single step of one call has none. */
+  private totalOf(rec: StepRecord): { total?: number } {
+    const counted = rec.forEach || this.counted.has(rec.step);
+    return counted && rec.total !== undefined ? { total: rec.total } : {};
+  }
+
+  /** Adds a step's counters to the run's. */
+  private addToRun(c: ItemCounts): void {
+    const r = this.run;
+    r.itemsDone += c.done;
+    r.itemsFailed += c.failed;
+    r.itemsInvalid = (r.itemsInvalid ?? 0) + (c.invalid ?? 0);
+    r.itemsDuplicate = (r.itemsDuplicate ?? 0) + (c.duplicate ?? 0);
+    r.itemsSkipped = (r.itemsSkipped ?? 0) + (c.skipped ?? 0);
+  }
+
+  /** The run's counters, for its record. */
+  private runCountsPatch(): Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'> {
+    const r = this.run;
+    return {
+      itemsDone: r.itemsDone,
+      itemsFailed: r.itemsFailed,
+      itemsInvalid: r.itemsInvalid ?? 0,
+      itemsDuplicate: r.itemsDuplicate ?? 0,
+      itemsSkipped: r.itemsSkipped ?? 0,
+    };
   }
 
   private async runForEach(step: FlowStep, def: RegisteredAction, prev: StepRecord | undefined): Promise<StepOutcome> {
@@ -505,7 +604,8 @@ export class RunExecution {
         rec,
         results,
         perItem: refersToItem(step.if),
-        count: (status) => (status === 'succeeded' ? this.run.itemsDone++ : this.run.itemsFailed++),
+        count: (status) =>
+          this.addToRun({ done: +(status === 'succeeded'), failed: +(status === 'failed'), skipped: +(status === 'skipped') }),
         saveProgress: () => this.saveProgress(rec),
         progressSaveIntervalMs: this.deps.progressSaveIntervalMs,
       },
@@ -524,7 +624,7 @@ export class RunExecution {
     Object.assign(rec, { status, finishedAt: clock.now() });
     await this.deps.store.saveStep(rec);
     this.scope.steps[step.id] = { status, output: results, results, done: rec.done, failed: rec.failed, total };
-    bus.emit('step:finished', { ...ref, status, done: rec.done, failed: rec.failed, ...(rec.skipped ? { skipped: rec.skipped } : {}) });
+    bus.emit('step:finished', { ...ref, status, ...stepCounts(rec), total });
     return OK;
   }
 
@@ -542,35 +642,34 @@ export class RunExecution {
       } else if (r.status === 'skipped') rec.skipped = (rec.skipped ?? 0) + 1;
       else rec.failed++;
     }
-    this.run.itemsDone += rec.done;
-    this.run.itemsFailed += rec.failed;
+    this.addToRun(stepCounts(rec));
     await store.saveStep(rec);
     return { rec, results, prior };
   }
 
   private async saveProgress(rec: StepRecord): Promise<void> {
     await this.deps.store.saveStep(rec);
-    await this.deps.store.updateRun(this.run.id, {
-      itemsDone: this.run.itemsDone,
-      itemsFailed: this.run.itemsFailed,
-      updatedAt: this.deps.clock.now(),
-    });
+    await this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() });
   }
 
   /** A step finished before the restart: rebuild what expressions see, and the run's counts. */
   private async restoreView(step: FlowStep, rec: StepRecord): Promise<void> {
-    this.run.itemsDone += rec.done;
-    this.run.itemsFailed += rec.failed;
+    this.addToRun(stepCounts(rec));
     this.scope.steps[step.id] = await restoredView(this.deps.store, this.run.id, rec);
   }
 
   private async onWaiting(w: WaitRecord): Promise<void> {
+    this.announced(w.step);
     const first = this.sh.waits.earliest() ?? w;
     Object.assign(this.run, { status: 'waiting', waitingUntil: first.until, waitReason: first.reason });
+    // A wait may last hours: the records other processes read (`msgflow runs`) get the counts it starts with.
+    const rec = this.steps.get(w.step);
+    if (rec && !rec.forEach) await this.deps.store.saveStep(rec);
     await this.deps.store.updateRun(this.run.id, {
       status: 'waiting',
       waitingUntil: first.until,
       waitReason: first.reason,
+      ...this.runCountsPatch(),
       updatedAt: this.deps.clock.now(),
     });
     this.deps.bus.emit('run:waiting', { runId: this.run.id, flow: this.flow.name, step: w.step, until: w.until, reason: w.reason });
@@ -603,8 +702,7 @@ export class RunExecution {
     const patch: Partial<RunRecord> = {
       status,
       updatedAt: now,
-      itemsDone: this.run.itemsDone,
-      itemsFailed: this.run.itemsFailed,
+      ...this.runCountsPatch(),
       waitingUntil: undefined,
       waitReason: undefined,
     };
@@ -631,11 +729,15 @@ export class RunExecution {
     }
     this.run = await store.updateRun(this.run.id, patch);
     if (status === 'succeeded') {
+      const c = this.runCountsPatch();
       bus.emit('run:finished', {
         ...ref,
         durationMs: this.run.durationMs ?? 0,
-        itemsDone: this.run.itemsDone,
-        itemsFailed: this.run.itemsFailed,
+        itemsDone: c.itemsDone,
+        itemsFailed: c.itemsFailed,
+        itemsInvalid: c.itemsInvalid ?? 0,
+        itemsDuplicate: c.itemsDuplicate ?? 0,
+        itemsSkipped: c.itemsSkipped ?? 0,
       });
     } else if (status === 'failed') {
       bus.emit('run:failed', { ...ref, error: info!.message, ...(info!.code ? { code: info!.code } : {}), ...(step ? { step } : {}) });

@@ -49,6 +49,13 @@ export interface EngineOptions {
    * while it runs, so other processes (`msgflow runs`) see it. @default 1000
    */
   progressSaveIntervalMs?: number;
+  /**
+   * How often (real time) a durable wait that can be lifted (`lifted`, e.g.
+   * checkAccount's instance-wide pause) reads the store to see whether it was:
+   * the delay between `msgflow pauses lift` and the run calling the instance
+   * again. @default 1000
+   */
+  waitRecheckMs?: number;
   /** Jitter source (tests make it deterministic). @default Math.random */
   random?: () => number;
   /** Input resolution. @default resolveInputs of the flow loader */

@@ -126,10 +126,11 @@ steps:
       // #10: the report is written as records finish: the killed run's holds what it finished
       const killedAt = lineCount(path.join(ctx.dir, 'reports/check.csv'));
       expect(killedAt).toBeGreaterThanOrEqual(1 + 3);
-      expect(killedAt).toBeLessThan(1 + 7);
+      expect(killedAt).toBeLessThan(1 + 8);
 
       await resumeWithStart(ctx);
-      expect(lineCount(path.join(ctx.dir, 'reports/check.csv'))).toBe(1 + 7);
+      // one row per input row, the duplicate's included, each once across the kill
+      expect(lineCount(path.join(ctx.dir, 'reports/check.csv'))).toBe(1 + 8);
       const ok = ctx.proxy.calls.filter((c) => c.method === 'checkAccount' && !c.answer.includes('rate_limit_exceeded'));
       const perNumber = new Map<number, number>();
       for (const c of ok)
