@@ -144,12 +144,16 @@ export const waitForReply = defineAction({
     const st = await waitState(ctx, chatId, input);
     const from = replyFrom(ctx, st);
     const incoming = ctx.shared(INCOMING_NS);
-    const reason = `waiting for a reply from ${chatId} until ${new Date(st.deadline).toISOString()}`;
-    for (;;) {
-      const m = await firstReply(incoming, ctx.instance.identity, chatId, from);
-      const now = ctx.clock.now();
-      if (m || now >= st.deadline) return result(chatId, st, now, m);
-      await ctx.wait({ until: Math.min(now + Math.max(250, input.poll), st.deadline), reason, key: 'reply' });
+    const reply = () => firstReply(incoming, ctx.instance.identity, chatId, from);
+    const reason = `a reply from ${chatId}`;
+    let m = await reply();
+    // One wait until the deadline, ended early by a reply (the run says `waiting` once, not once per
+    // poll). A loop all the same: a wait persisted by an older version may end before the deadline.
+    while (!m && ctx.clock.now() < st.deadline) {
+      const lifted = async () => (await reply()) !== undefined;
+      await ctx.wait({ until: st.deadline, reason, key: 'reply', lifted, liftedEvery: Math.max(250, input.poll) });
+      m = await reply();
     }
+    return result(chatId, st, ctx.clock.now(), m);
   },
 });

@@ -37,6 +37,14 @@ export interface WaitOptions {
    * @example lifted: async () => (await pauses.get<Pause>(key))?.until !== until
    */
   lifted?: () => boolean | Promise<boolean>;
+  /**
+   * Asks `lifted` every this many ms of the run's clock instead of every
+   * second of real time: for a record written by something that runs on the
+   * same clock, such as a reply the notification consumer records (under
+   * `msgflow test` a virtual clock would otherwise jump past the reply to the
+   * wait's end). @default undefined (real time, every second)
+   */
+  liftedEvery?: number;
 }
 
 export interface ActionRunInfo {

@@ -86,7 +86,7 @@ export class DurableWaits {
     }
     this.active.add(rec);
     const early = new AbortController();
-    const watching = options.lifted ? this.watch(options.lifted, early, signal) : undefined;
+    const watching = options.lifted ? this.watch(options.lifted, options.liftedEvery, early, signal) : undefined;
     try {
       await this.o.onWaiting(rec);
       await this.o.clock.sleep(rec.until - this.o.clock.now(), AbortSignal.any([signal, early.signal]));
@@ -103,14 +103,27 @@ export class DurableWaits {
   }
 
   /**
-   * Asks `lifted` every recheckMs (real time) until it answers true (then
-   * aborts `early`) or the wait ends either way. A failed read is asked again.
+   * Asks `lifted` every recheckMs of real time (or every `clockEvery` ms of
+   * the run's clock) until it answers true (then aborts `early`) or the wait
+   * ends either way. A failed read is asked again.
    */
-  private async watch(lifted: () => boolean | Promise<boolean>, early: AbortController, run: AbortSignal): Promise<void> {
-    const every = this.o.recheckMs ?? DEFAULT_WAIT_RECHECK_MS;
+  private async watch(
+    lifted: () => boolean | Promise<boolean>,
+    clockEvery: number | undefined,
+    early: AbortController,
+    run: AbortSignal,
+  ): Promise<void> {
     const stop = AbortSignal.any([early.signal, run]);
+    const delay =
+      clockEvery === undefined
+        ? () => realDelay(this.o.recheckMs ?? DEFAULT_WAIT_RECHECK_MS, stop)
+        : () =>
+            this.o.clock.sleep(Math.max(1, clockEvery), stop).then(
+              () => true,
+              () => false,
+            );
     while (!stop.aborted) {
-      if (!(await realDelay(every, stop))) return;
+      if (!(await delay())) return;
       let yes = false;
       try {
         yes = await lifted();
