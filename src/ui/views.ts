@@ -67,10 +67,37 @@ export interface StepDetail {
   total?: number;
   done: number;
   failed: number;
+  /** Every outcome counted so far, each record in one of them (see StepOutcomes). */
+  outcomes: StepOutcomes;
   output?: unknown;
   error?: ErrorInfo;
   /** API path of the step's report file, when its output names one. */
   reportUrl?: string;
+}
+
+/**
+ * A step's records by outcome, from its counters: `done` succeeded, `failed`
+ * failed, `invalid` rejected before any call, `duplicate` a repeat of an
+ * earlier record (a job's output `duplicates`, which its counters count as
+ * skipped), `skipped` not attempted by design for any other reason, and
+ * `waiting` held by a durable wait right now. Together they are the records
+ * met so far; a finished step's records not in any were never reached.
+ */
+export interface StepOutcomes {
+  done: number;
+  failed: number;
+  invalid: number;
+  duplicate: number;
+  skipped: number;
+  waiting: number;
+}
+
+export function toStepOutcomes(s: StepRecord): StepOutcomes {
+  const skipped = s.skipped ?? 0;
+  const o = s.output as { duplicates?: unknown } | undefined;
+  const duplicates = o && typeof o === 'object' && typeof o.duplicates === 'number' ? o.duplicates : 0;
+  const duplicate = Math.max(0, Math.min(duplicates, skipped));
+  return { done: s.done, failed: s.failed, invalid: s.invalid ?? 0, duplicate, skipped: skipped - duplicate, waiting: s.waiting ?? 0 };
 }
 
 export function toStepDetail(runId: string, s: StepRecord, now: number): StepDetail {
@@ -87,6 +114,7 @@ export function toStepDetail(runId: string, s: StepRecord, now: number): StepDet
     total: s.total,
     done: s.done,
     failed: s.failed,
+    outcomes: toStepOutcomes(s),
     output,
     error: s.error,
     ...(report ? { reportUrl: `/api/runs/${encodeURIComponent(runId)}/steps/${encodeURIComponent(s.step)}/report` } : {}),
