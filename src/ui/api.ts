@@ -199,6 +199,8 @@ async function readRunDetail(ctx: ApiContext, run: RunRecord) {
   return {
     run: toRunSummary(run),
     inputs: preview(inputs ?? {}),
+    // The notification a run of a notification-triggered flow started with (a sample one for Run now).
+    ...(run.event !== undefined ? { event: preview(run.event) } : {}),
     steps: steps.map((s) => toStepDetail(id, s, now)),
     failedItems,
     failedTruncated,

@@ -21,6 +21,13 @@ const ZONE = 'Asia/Kolkata';
 const OFFSET_MS = 5.5 * 3_600_000;
 /** A time as the pages must show it in ZONE. */
 const shown = (ms: number) => new Date(ms + OFFSET_MS).toISOString().slice(0, 19).replace('T', ' ') + ' GMT+5:30';
+/** A run that stays unfinished until cancelled (it waits an hour for a reply that never comes). */
+const ASK = `name: ask
+steps:
+  - id: reply
+    uses: waitForReply
+    with: { chatId: "79001112233@c.us", timeout: 1h }
+`;
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe.skipIf(!haveChromium())('dashboard pages in Chromium', () => {
@@ -61,7 +68,7 @@ describe.skipIf(!haveChromium())('dashboard pages in Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    p = await startProject({ flows: runNowFlows() });
+    p = await startProject({ flows: { ...runNowFlows(), 'ask.yaml': ASK } });
     browser = await launchChromium({ width: 1280, height: 800 });
     page = await newPage();
   }, 60_000);
@@ -145,18 +152,18 @@ describe.skipIf(!haveChromium())('dashboard pages in Chromium', () => {
   });
 
   it('Cancel asks first, naming the run: dismissed, the run goes on; accepted, it is cancelled', async () => {
-    const started = await post(`${p.url}/api/flows/slow-check/runs`, {});
+    const started = await post(`${p.url}/api/flows/ask/runs`, {});
     const id: string = started.body.runId;
     await page.goto(`${p.url}/#/runs/${id}`);
     const cancel = page.locator('button[data-action="cancel"]:not([disabled])');
     await cancel.waitFor();
     const dismissed = nextDialog(page, 'dismiss');
     await cancel.click();
-    expect(await dismissed).toMatch(new RegExp(`^Cancel run ${id} of slow-check\\?`));
+    expect(await dismissed).toMatch(new RegExp(`^Cancel run ${id} of ask\\?`));
     await page.getByText('Not cancelled.').waitFor();
     const run = (await p.runtime.engine.getRun(id))!;
     expect(run.cancelRequested).not.toBe(true);
-    expect(run.status).toBe('running');
+    expect(['running', 'waiting']).toContain(run.status);
 
     const accepted = nextDialog(page, 'accept');
     await cancel.click();
@@ -268,6 +275,11 @@ describe.skipIf(!haveChromium())('dashboard pages in Chromium', () => {
     await page.waitForURL(/#\/runs\/greet-/);
     await page.locator('[data-run-status="succeeded"]').waitFor({ timeout: 20_000 });
     const id = decodeURIComponent(new URL(page.url()).hash.slice('#/runs/'.length));
+    // The run page shows the event the run started with.
+    expect(JSON.parse((await page.locator('[data-event-json]').textContent())!)).toMatchObject({
+      instance: 'default',
+      senderData: { chatId: '79001112233@c.us', senderName: 'Sample sender' },
+    });
     expect((await p.runtime.engine.getRun(id))!.event).toMatchObject({
       senderData: { chatId: '79001112233@c.us' },
       messageData: { textMessageData: { textMessage: 'hi' } },

@@ -238,8 +238,11 @@
       ['notDelivered', '#c62828'],
     ];
     const data = [points.map((p) => p.at / 1000), ...series.map(([k]) => points.map((p) => p[k]))];
-    // One audit alone would stretch the time axis over years: show an hour either side.
-    const xRange = (_u, min, max) => (max - min < 3600 ? [min - 3600, max + 3600] : [min, max]);
+    // Audits less than an hour apart (one alone) show an hour either side. uPlot widens a single
+    // time point by 86400 / its `ms` (1000 days in seconds) before asking: the data decide, not the span given.
+    const first = data[0][0];
+    const last = data[0][data[0].length - 1];
+    const xRange = (_u, min, max) => (last - first < 3600 && min <= first && max >= last ? [first - 3600, last + 3600] : [min, max]);
     // As wide as the page allows (a phone is narrower than the plot's 720 px).
     const width = Math.max(240, Math.min(720, main.clientWidth - 40));
     new uPlot(
@@ -247,6 +250,21 @@
         width,
         height: 240,
         scales: { x: { time: true, range: xRange } },
+        // The time axis's span, ms, on the element: what the page shows of the history.
+        hooks: {
+          setScale: [
+            (u, key) => key === 'x' && holder.setAttribute('data-x-span', String(Math.round((u.scales.x.max - u.scales.x.min) * 1000))),
+          ],
+        },
+        // Ticks in the pages' one format (hours:minutes, with month-day over a day), the zone named once.
+        axes: [
+          {
+            label: 'local time (' + zoneName(new Date()) + ')',
+            space: 70,
+            values: (u, splits) => splits.map((t) => timeText(t * 1000).slice(u.scales.x.max - u.scales.x.min < 86400 ? 11 : 5, 16)),
+          },
+          {},
+        ],
         series: [
           { value: (_u, v) => (v === null || v === undefined ? '--' : timeText(v * 1000)) },
           ...series.map(([k, c]) => ({ label: k, stroke: c, width: 2, points: { size: 6 } })),
@@ -719,6 +737,7 @@
       logBlock(data.logs),
       h('h2', {}, 'Inputs'),
       h('pre', {}, JSON.stringify(data.inputs, null, 2)),
+      data.event ? [h('h2', {}, 'Event'), h('pre', { 'data-event-json': '' }, JSON.stringify(data.event, null, 2))] : null,
     );
     // Live: re-read this run when an event names it, at most twice a second.
     let timer;
