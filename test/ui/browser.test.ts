@@ -147,7 +147,7 @@ describe.skipIf(!haveChromium)('dashboard in Chromium', () => {
     await expect(page.locator('[data-optouts="default"]').textContent()).resolves.toBe('2');
     await page.locator('[data-plot^="outgoing.audit"] canvas').first().waitFor();
     // One audit: an hour either side of it, not the years a lone time point would stretch to.
-    expect(await page.locator('[data-plot^="outgoing.audit"]').getAttribute('data-x-span')).toBe('7200000');
+    await page.locator('[data-plot^="outgoing.audit"][data-x-span="7200000"]').waitFor();
     await page.screenshot({ path: path.join(ARTIFACTS, 'instances.png'), fullPage: true });
     page.once('dialog', (d) => void d.accept());
     await page.click('button[data-lift="default"]');

@@ -664,27 +664,32 @@
         : null,
     );
   }
+  /** What Cancel or Retry last answered on a run's page: a live refresh of the page keeps it. */
+  let runNote = { id: undefined, text: '', cls: '' };
   /** Cancel (after a confirmation naming the run) and Retry. */
   function runActions(r, active) {
     const id = r.id;
     const note = h('div', { role: 'status' });
+    const say = (text, cls) => {
+      runNote = { id, text, cls: cls || '' };
+      note.className = runNote.cls;
+      note.textContent = text;
+    };
+    if (runNote.id === id) say(runNote.text, runNote.cls);
     const post = async (what) => {
-      note.className = '';
-      note.textContent = '';
+      say('');
       try {
         const res = await api('/api/runs/' + encodeURIComponent(id) + '/' + what, { method: 'POST' });
         if (what === 'retry' && res.runId) location.hash = '#/runs/' + encodeURIComponent(res.runId);
-        else note.textContent = 'Cancel requested: the run stops at the next item.';
+        else say('Cancel requested: the run stops at the next item.');
       } catch (e) {
-        note.className = 'error';
-        note.textContent = e.message;
+        say(e.message, 'error');
       }
     };
     const cancel = () => {
       const ask = 'Cancel run ' + id + ' of ' + r.flow + '?\n\nIt stops at its next item; what it has done stays done.';
       if (window.confirm(ask)) return post('cancel');
-      note.className = '';
-      note.textContent = 'Not cancelled.';
+      say('Not cancelled.');
     };
     return h(
       'p',
