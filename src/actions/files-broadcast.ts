@@ -18,7 +18,7 @@ import { isChatId, personalChatId } from '../api/chat-id.js';
 import { TYPING_TYPES } from '../api/schemas.js';
 import { validateRequest } from '../api/validate.js';
 import { FlowError } from '../api/errors.js';
-import { defineAction, type ActionContext, type DurableState } from '../engine/action.js';
+import { defineAction, type ActionContext, type DurableState, type StartWait } from '../engine/action.js';
 import { evaluateTemplate, hasTemplate } from '../engine/expr/template.js';
 import type { ExprScope } from '../engine/expr/interpreter.js';
 import { duration } from './duration.js';
@@ -326,6 +326,17 @@ async function windowOpen(ctx: ActionContext, input: FilesBroadcastInput, job: J
   }
 }
 
+/** A `window:` as written that is closed at `now`: until when (see ActionDefinition.firstWait); undefined when open, absent or a template. */
+function windowWait(written: unknown, now: number): StartWait | undefined {
+  const parsed = WindowSchema.optional().safeParse(written);
+  if (!parsed.success || !parsed.data) return undefined;
+  const w = parsed.data;
+  const shown = `send window ${w.start ?? '…'}–${w.stop ?? '…'}${w.timezone ? ` (${w.timezone})` : ''}`;
+  const next = nextOpening(w, now);
+  if (!next) return { reason: `${shown} is over: nothing will be sent` };
+  return next.at > now ? { until: next.at, reason: `${shown} is closed` } : undefined;
+}
+
 async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job, rcp: Recipient): Promise<void> {
   const rec: RecipientRecord = {
     chatId: rcp.chatId,
@@ -526,6 +537,7 @@ export const filesBroadcast = defineAction({
     description:
       'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, optedOut, reconciled, earlier, report } (+ wouldSend on a dry run); per-recipient idMessage and status in the report file.',
   },
+  firstWait: (withBlock, now) => windowWait(withBlock.window, now),
   async run(ctx, input): Promise<FilesBroadcastSummary> {
     const job = await load(ctx, input);
     if (!ctx.run.dryRun) {

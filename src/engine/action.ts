@@ -195,6 +195,16 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * METHOD_SPECS[m].writes. @default false
    */
   writes?: boolean;
+  /**
+   * Whether a run started at `now` would first wait before this step does its
+   * work (a send window that is closed), from the `with:` block as written:
+   * the dashboard's Run now says so before it starts the run. `until` is when
+   * the wait ends; without it the step will not do its work at all (a window
+   * over for good). A value only the run can know (a `${{ }}` template)
+   * answers undefined, as does a step that would not wait.
+   * @default undefined (never waits before its work)
+   */
+  firstWait?(withBlock: Readonly<Record<string, unknown>>, now: number): StartWait | undefined;
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
 }
 
@@ -231,6 +241,14 @@ export function inputFile<S extends z.ZodType>(schema: S, opts: { extensions?: r
 export function outputFile<S extends z.ZodType>(schema: S, opts: { extensions?: readonly string[] } = {}): S {
   FILE_FIELDS.add(schema, { access: 'write', ...opts });
   return schema;
+}
+
+/** What a step would wait for when its run starts now (ActionDefinition.firstWait). */
+export interface StartWait {
+  /** When the wait ends, ms since the epoch; absent: the step will not do its work (e.g. a send window over for good). */
+  until?: number;
+  /** Why, in words, e.g. `send window opens at 09:00 (Europe/Berlin)`. */
+  reason: string;
 }
 
 /** Identity helper that infers the input type from the schema. */

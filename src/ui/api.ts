@@ -16,6 +16,7 @@ import { RESERVED_KEYS } from '../util/config-issues.js';
 import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
 import type { InstanceProbe } from './instances.js';
 import type { RunIndex } from './run-index.js';
+import { sampleEvent, startWaits } from './run-now.js';
 import {
   preview,
   projectPath,
@@ -125,6 +126,13 @@ export async function listFlows(ctx: ApiContext) {
   return { flows: out, errors };
 }
 
+/** GET /api/flows/:name/preflight: what a run started now would meet before its work (a closed send window). */
+export function preflight(ctx: ApiContext, flowName: string) {
+  const flow = flowByName(ctx, flowName);
+  const at = ctx.now();
+  return { flow: flow.name, at, waits: startWaits(flow, ctx.runtime.registry, at) };
+}
+
 /** The query of GET /api/runs, validated. */
 export function parseRunQuery(params: URLSearchParams): RunQuery {
   const flow = params.get('flow') || undefined;
@@ -193,6 +201,8 @@ async function readRunDetail(ctx: ApiContext, run: RunRecord) {
   return {
     run: toRunSummary(run),
     inputs: preview(shownInputs(ctx, run, inputs ?? {})),
+    // The notification a run of a notification-triggered flow started with (a sample one for Run now).
+    ...(run.event !== undefined ? { event: preview(run.event) } : {}),
     steps: steps.map((s) => toStepDetail(id, s, now)),
     failedItems,
     failedTruncated,
@@ -273,12 +283,13 @@ export async function startRun(ctx: ApiContext, flowName: string, body: unknown)
     throw bad('body', 'expected a JSON object { "inputs": { ... } }');
   const b = (body ?? {}) as Record<string, unknown>;
   for (const key of Object.keys(b))
-    if (key !== 'inputs' && key !== 'dryRun') throw bad(key, "unknown field: expected 'inputs' or 'dryRun'");
+    if (!['inputs', 'dryRun', 'event'].includes(key)) throw bad(key, "unknown field: expected 'inputs', 'dryRun' or 'event'");
   if (b.dryRun !== undefined && typeof b.dryRun !== 'boolean') throw bad('dryRun', 'expected true or false');
   const inputs = await inputsToOverrides(ctx, flow, b.inputs);
+  const event = b.event === undefined ? undefined : sampleEvent(flow, b.event, ctx.now());
   let handle;
   try {
-    handle = await ctx.runtime.engine.start(flow, { inputs, dryRun: b.dryRun === true, trigger: 'manual' });
+    handle = await ctx.runtime.engine.start(flow, { inputs, dryRun: b.dryRun === true, trigger: 'manual', ...(event ? { event } : {}) });
   } catch (e) {
     // Inputs that do not resolve name the input: a 400 on the field `inputs.NAME`.
     // INPUT_ARG_INVALID: an unknown or ill-typed input (what `-i` answers with exit 2).

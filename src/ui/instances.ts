@@ -129,7 +129,11 @@ export function createInstanceProbe(runtime: Runtime, opts: InstanceProbeOptions
       if (inst?.apiUrl === 'local' && opts.probeLocal === false) {
         return Promise.resolve({
           reachable: null,
-          note: 'not asked: the local service belongs to the daemon or to msgflow run',
+          // What "not asked" means and when it changes, shown under it on the Instances page.
+          note:
+            'not asked: this dashboard (msgflow ui) does not open the local service, which belongs to msgflow start ' +
+            'or to a msgflow run while it runs (opening it here would lock them out). The dashboard that msgflow start ' +
+            'serves asks it and shows its state.',
           checkedAt: now(),
         });
       }

@@ -12,6 +12,7 @@ import {
   listFlows,
   listInstances,
   parseRunQuery,
+  preflight,
   reportFile,
   retryRun,
   startRun,
@@ -125,6 +126,11 @@ export function buildRoutes(d: RouteDeps): Route[] {
   const { ctx } = d;
   return [
     { method: 'GET', pattern: /^\/api\/flows$/, handler: async (_q, res) => json(res, 200, await listFlows(ctx)) },
+    {
+      method: 'GET',
+      pattern: /^\/api\/flows\/([^/]+)\/preflight$/,
+      handler: async (_q, res, m) => json(res, 200, preflight(ctx, decode(m[1]!))),
+    },
     { method: 'GET', pattern: /^\/api\/runs$/, handler: runListHandler(d.index) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)$/, handler: runDetailHandler(ctx) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)\/steps\/([^/]+)\/report$/, handler: reportHandler(ctx) },

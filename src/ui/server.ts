@@ -90,6 +90,9 @@ function loadAssets(): Map<string, Asset> {
     ['/', path.join(dir, 'index.html'), 'text/html; charset=utf-8'],
     ['/assets/app.js', path.join(dir, 'app.js'), 'text/javascript; charset=utf-8'],
     ['/assets/app.css', path.join(dir, 'app.css'), 'text/css; charset=utf-8'],
+    // The page links the SVG; /favicon.ico is where browsers and tools look without a link.
+    ['/favicon.svg', path.join(dir, 'favicon.svg'), 'image/svg+xml'],
+    ['/favicon.ico', path.join(dir, 'favicon.ico'), 'image/x-icon'],
     // uPlot from node_modules: bundled with the package, never a CDN.
     ['/assets/uplot.js', path.join(uplotDir, 'uPlot.iife.min.js'), 'text/javascript; charset=utf-8'],
     ['/assets/uplot.css', path.join(uplotDir, 'uPlot.min.css'), 'text/css; charset=utf-8'],

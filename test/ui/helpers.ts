@@ -73,6 +73,42 @@ steps:
 `,
 };
 
+/**
+ * Flows for Run now beyond inputs: `greet` is started by an incoming "hi" or
+ * "menu" and answers the sender (it reads `event`); `brochure` sends a file
+ * only within a send window that opens `opensInMs` from now.
+ */
+export function runNowFlows(opensInMs = 2 * 3_600_000): Record<string, string> {
+  const start = new Date(Date.now() + opensInMs).toISOString();
+  const stop = new Date(Date.now() + opensInMs + 3_600_000).toISOString();
+  return {
+    'greet.yaml': `name: greet
+description: Answers hi or menu with the menu.
+on:
+  notification:
+    type: incomingMessageReceived
+    text: "^(hi|menu)$"
+steps:
+  - id: menu
+    uses: sendMessage
+    with:
+      chatId: "\${{ event.senderData.chatId }}"
+      message: "Menu: 1. brochure"
+`,
+    'brochure.yaml': `name: brochure
+description: Sends the brochure within the send window.
+steps:
+  - id: send
+    uses: files.broadcast
+    with:
+      recipients: ["79001112233"]
+      urlFile: http://127.0.0.1:9/brochure.pdf
+      fileName: brochure.pdf
+      window: { start: "${start}", stop: "${stop}" }
+`,
+  };
+}
+
 export interface Project {
   dir: string;
   runtime: Runtime;
@@ -86,7 +122,7 @@ export interface Project {
  * instance allows checkAccount unlimited (instead of its 10 a second), so a check-some run
  * does not wait out the spacing; slow-check is then no longer slow (no cancel tests there).
  */
-export function writeProject(extraConfig = '', opts: { unpaced?: boolean } = {}): string {
+export function writeProject(extraConfig = '', opts: { unpaced?: boolean; flows?: Record<string, string> } = {}): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-ui-'));
   mkdirSync(path.join(dir, 'flows'));
   mkdirSync(path.join(dir, 'reports'));
@@ -115,17 +151,20 @@ store:
 logLevel: error
 ${extraConfig}`,
   );
-  for (const [file, text] of Object.entries(FLOWS)) writeFileSync(path.join(dir, 'flows', file), text);
+  for (const [file, text] of Object.entries({ ...FLOWS, ...opts.flows })) writeFileSync(path.join(dir, 'flows', file), text);
   return dir;
 }
 
 /** A project with a runtime (clients log to the bus, as `msgflow start` wires them) and the dashboard. */
-export async function startProject(opts: Partial<UiServerOptions> & { extraConfig?: string; unpaced?: boolean } = {}): Promise<Project> {
-  const dir = writeProject(opts.extraConfig, { unpaced: opts.unpaced });
+export async function startProject(
+  opts: Partial<UiServerOptions> & { extraConfig?: string; unpaced?: boolean; flows?: Record<string, string> } = {},
+): Promise<Project> {
+  const { extraConfig, unpaced, flows, ...serverOpts } = opts;
+  const dir = writeProject(extraConfig, { unpaced, flows });
   const config = loadConfig(path.join(dir, 'config.yaml'));
   const bus = createBus();
   const runtime = await createRuntime({ config, command: 'test', bus, logger: busLogger(bus) });
-  const server = await createUiServer({ runtime, port: 0, throttleMs: 50, pollMs: 200, reloadMs: 200, recentMs: 200, ...opts });
+  const server = await createUiServer({ runtime, port: 0, throttleMs: 50, pollMs: 200, reloadMs: 200, recentMs: 200, ...serverOpts });
   return {
     dir,
     runtime,

@@ -20,13 +20,50 @@
       else if (k === 'class') el.className = v;
       else el.setAttribute(k, v === true ? '' : String(v));
     }
-    for (const c of children.flat()) {
+    for (const c of children.flat(Infinity)) {
       if (c === undefined || c === null || c === false) continue;
       el.append(c instanceof window.Node ? c : document.createTextNode(String(c)));
     }
     return el;
   }
-  const fmtTime = (ms) => (ms ? new Date(ms).toLocaleString() : '');
+  const pad = (n) => String(n).padStart(2, '0');
+  /** The browser's short name of its zone at that date (`CET`, `GMT+5:30`, `UTC`): it changes with daylight saving. */
+  function zoneName(d) {
+    const part = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName');
+    return part ? part.value : '';
+  }
+  /** The one format of every time on the pages: local date and time with the zone, `2026-11-25 09:00:00 CET`. */
+  function timeText(ms) {
+    const d = new Date(ms);
+    const date = d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate());
+    return date + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + ' ' + zoneName(d);
+  }
+  /** A time as an element: local time with the zone, the ISO time in UTC as its tooltip. */
+  function timeEl(ms) {
+    if (!ms) return '';
+    const iso = new Date(ms).toISOString();
+    return h('time', { datetime: iso, title: iso }, timeText(ms));
+  }
+  const ISO_TIME = /\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?Z/g;
+  /** A text from the server (a wait reason, a log line) with each ISO time in it shown in the one format. */
+  function withTimes(text) {
+    const s = String(text);
+    const out = [];
+    let at = 0;
+    for (const m of s.matchAll(ISO_TIME)) {
+      out.push(s.slice(at, m.index), timeEl(Date.parse(m[0])));
+      at = m.index + m[0].length;
+    }
+    out.push(s.slice(at));
+    return out;
+  }
+  /** Why a run waits and until when; the time said once, also when the reason names it. */
+  function waitText(reason, until) {
+    const named = [...String(reason || '').matchAll(ISO_TIME)].some((m) => Date.parse(m[0]) === until);
+    return [withTimes(reason || ''), until && !named ? [' until ', timeEl(until)] : null];
+  }
+  /** The same as plain text (a confirmation dialog). */
+  const timesAsText = (text) => String(text).replace(ISO_TIME, (iso) => timeText(Date.parse(iso)));
   function fmtDuration(ms) {
     if (ms === undefined || ms === null) return '';
     const s = Math.round(ms / 1000);
@@ -36,21 +73,75 @@
     return Math.floor(m / 60) + 'h' + String(m % 60).padStart(2, '0') + 'm';
   }
   const statusBadge = (s) => h('span', { class: 'status ' + s, 'data-status': s }, s);
-  function bar(done, failed, total) {
-    if (!total) return h('span', { class: 'muted' }, done + (failed ? ' (' + failed + ' failed)' : ''));
-    const pct = (n) => Math.min(100, (100 * n) / total).toFixed(1) + '%';
-    const b = h('div', { class: 'bar', title: done + ' done, ' + failed + ' failed of ' + total });
-    const ok = h('span');
-    ok.style.width = pct(done);
-    const bad = h('span', { class: 'failed' });
-    bad.style.left = pct(done);
-    bad.style.width = pct(failed);
-    b.append(ok, bad);
-    return b;
+  /** A table whose cells carry their column's name (`data-label`): on a phone each row shows as a card of labelled lines. */
+  function dataTable(attrs, headers, rows) {
+    for (const tr of rows) {
+      [...tr.children].forEach((td, i) => {
+        if (headers[i] && td.getAttribute('colspan') === null) td.setAttribute('data-label', headers[i]);
+      });
+    }
+    return h(
+      'table',
+      Object.assign({ class: 'cards' }, attrs),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          headers.map((t) => h('th', {}, t)),
+        ),
+      ),
+      h('tbody', {}, rows),
+    );
   }
   function setPage(title, ...content) {
     // Through h(): absent parts (null) are left out and strings become text nodes.
     main.replaceChildren(...h('div', {}, h('h1', {}, title), ...content).childNodes);
+    main.removeAttribute('aria-busy');
+  }
+  /** Until a page's first answer: says it is loading (never "No runs yet." before the runs are known). */
+  function showLoading(what) {
+    main.setAttribute('aria-busy', 'true');
+    main.replaceChildren(h('p', { class: 'muted loading', 'data-loading': '' }, 'Loading ' + what + '…'));
+  }
+
+  // ---- outcomes: one colour each, in the progress bars, the plots and their legends ----
+  /** [key, label, meaning] of a step's outcomes, in the order the bar shows them. */
+  const STEP_OUTCOMES = [
+    ['done', 'done', 'succeeded'],
+    ['failed', 'failed', 'failed'],
+    ['invalid', 'invalid', 'rejected before any call'],
+    ['duplicate', 'duplicate', 'a repeat of an earlier record'],
+    ['skipped', 'skipped', 'not attempted by design'],
+    ['waiting', 'waiting', 'held by a wait'],
+  ];
+  const swatch = (outcome) => h('span', { class: 'swatch o-' + outcome, 'aria-hidden': 'true' });
+  /** A step's outcomes (its counters), each its own segment; a finished step's bar is full (records it never reached are a segment too). */
+  function progressBar(s) {
+    const o = s;
+    const finished = !['running', 'waiting'].includes(s.status);
+    const segments = STEP_OUTCOMES.map(([k, label]) => [k, label, o[k] || 0]).filter((seg) => seg[2] > 0);
+    const met = segments.reduce((n, seg) => n + seg[2], 0);
+    const total = Math.max(s.total || 0, met);
+    if (finished && total > met) segments.push(['unreached', 'not reached', total - met]);
+    const counts = h(
+      'div',
+      { class: 'counts' },
+      STEP_OUTCOMES.filter(([k]) => k === 'done' || k === 'failed' || o[k] > 0).map(([k, label, meaning]) =>
+        h('span', { class: 'count', title: label + ': ' + meaning }, swatch(k), h('span', { 'data-count': k }, o[k] || 0), ' ' + label),
+      ),
+      s.total !== undefined ? h('span', { class: 'count muted' }, 'of ', h('span', { 'data-count': 'total' }, s.total)) : null,
+      finished && total > met ? h('span', { class: 'count' }, swatch('unreached'), total - met + ' not reached') : null,
+    );
+    if (!total) return counts;
+    const bar = h('div', { class: 'bar', 'data-bar': s.step, title: segments.map((seg) => seg[1] + ': ' + seg[2]).join(', ') });
+    for (const [k, label, n] of segments) {
+      const seg = h('span', { class: 'seg o-' + k, 'data-outcome': k, title: label + ': ' + n });
+      seg.style.width = ((100 * n) / total).toFixed(3) + '%';
+      bar.append(seg);
+    }
+    return h('div', {}, bar, counts);
   }
 
   // ---- API ----------------------------------------------------------------
@@ -101,33 +192,41 @@
     return () => listeners.delete(fn);
   }
 
-  // ---- plots (uPlot) --------------------------------------------------------
-  function barPlot(title, labels, values, colors) {
-    const holder = h('div', { class: 'plot', 'data-plot': title }, h('h3', {}, title));
-    if (typeof uPlot === 'undefined') return holder;
-    const xs = labels.map((_, i) => i);
-    const opts = {
-      width: 360,
-      height: 200,
-      legend: { show: false },
-      scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-      axes: [{ values: (_u, splits) => splits.map((i) => (Number.isInteger(i) ? labels[i] || '' : '')), splits: () => xs }, {}],
-      series: [
-        {},
-        {
-          label: title,
-          fill: colors || '#1f6feb',
-          stroke: colors || '#1f6feb',
-          paths: uPlot.paths.bars({ size: [0.6, 80] }),
-          points: { show: false },
-        },
-      ],
-    };
-    new uPlot(opts, [xs, values], holder);
-    return holder;
+  // ---- plots ------------------------------------------------------------------
+  /**
+   * Bars of a few categories, drawn as elements: each bar in its outcome's
+   * colour, with a legend that names the colours and says what each means.
+   * @param bars [{ key, label, value, meaning }]
+   */
+  function barChart(title, bars) {
+    const max = Math.max(1, ...bars.map((b) => b.value));
+    const cols = bars.map((b) => {
+      const fill = h('span', { class: 'fill o-' + b.key });
+      fill.style.height = ((100 * b.value) / max).toFixed(2) + '%';
+      return h(
+        'div',
+        { class: 'col', 'data-bar': b.key, title: b.label + ': ' + b.value },
+        h('span', { class: 'value' }, b.value),
+        h('span', { class: 'track' }, fill),
+        h('span', { class: 'label' }, b.label),
+      );
+    });
+    const legend = h(
+      'ul',
+      { class: 'legend' },
+      bars.map((b) => h('li', { 'data-legend': b.key }, swatch(b.key), h('strong', {}, b.label), ' ' + b.meaning)),
+    );
+    const summary = bars.map((b) => b.label + ' ' + b.value).join(', ');
+    return h(
+      'div',
+      { class: 'plot', 'data-plot': title },
+      h('h3', {}, title),
+      h('div', { class: 'bars', role: 'img', 'aria-label': summary }, cols),
+      legend,
+    );
   }
   function timePlot(title, points) {
-    const holder = h('div', { class: 'plot', 'data-plot': title }, h('h3', {}, title));
+    const holder = h('div', { class: 'plot wide', 'data-plot': title }, h('h3', {}, title));
     if (typeof uPlot === 'undefined' || points.length === 0) {
       holder.append(h('p', { class: 'muted' }, 'No audits yet.'));
       return holder;
@@ -139,14 +238,37 @@
       ['notDelivered', '#c62828'],
     ];
     const data = [points.map((p) => p.at / 1000), ...series.map(([k]) => points.map((p) => p[k]))];
-    // One audit alone would stretch the time axis over years: show an hour either side.
-    const xRange = (_u, min, max) => (max - min < 3600 ? [min - 3600, max + 3600] : [min, max]);
+    // Audits less than an hour apart (one alone) show an hour either side. uPlot widens a single
+    // time point by 86400 / its `ms` (1000 days in seconds) before asking: the data decide, not the span given.
+    const first = data[0][0];
+    const last = data[0][data[0].length - 1];
+    const xRange = (_u, min, max) => (last - first < 3600 && min <= first && max >= last ? [first - 3600, last + 3600] : [min, max]);
+    // As wide as the page allows (a phone is narrower than the plot's 720 px).
+    const width = Math.max(240, Math.min(720, main.clientWidth - 40));
     new uPlot(
       {
-        width: 720,
+        width,
         height: 240,
         scales: { x: { time: true, range: xRange } },
-        series: [{}, ...series.map(([k, c]) => ({ label: k, stroke: c, width: 2, points: { size: 6 } }))],
+        // The time axis's span, ms, on the element: what the page shows of the history.
+        hooks: {
+          setScale: [
+            (u, key) => key === 'x' && holder.setAttribute('data-x-span', String(Math.round((u.scales.x.max - u.scales.x.min) * 1000))),
+          ],
+        },
+        // Ticks in the pages' one format (hours:minutes, with month-day over a day), the zone named once.
+        axes: [
+          {
+            label: 'local time (' + zoneName(new Date()) + ')',
+            space: 70,
+            values: (u, splits) => splits.map((t) => timeText(t * 1000).slice(u.scales.x.max - u.scales.x.min < 86400 ? 11 : 5, 16)),
+          },
+          {},
+        ],
+        series: [
+          { value: (_u, v) => (v === null || v === undefined ? '--' : timeText(v * 1000)) },
+          ...series.map(([k, c]) => ({ label: k, stroke: c, width: 2, points: { size: 6 } })),
+        ],
       },
       data,
       holder,
@@ -164,15 +286,133 @@
     if (n.instance !== undefined) parts.push('of instance ' + n.instance);
     return parts.join(', ');
   }
-  function triggerText(t) {
+  function triggerCell(f) {
+    const t = f.trigger;
     const parts = [];
-    if (t.schedule) parts.push(t.schedule.description + (t.schedule.nextLocal ? ', next ' + t.schedule.nextLocal : ''));
-    if (t.notification) parts.push(notificationText(t.notification));
+    if (t.schedule) {
+      parts.push([
+        t.schedule.description + ' (' + t.schedule.timezone + ')',
+        t.schedule.next ? [', next ', timeEl(t.schedule.next)] : null,
+      ]);
+    }
+    const n = f.notification || t.notification;
+    if (n) parts.push(notificationText(n));
     if (t.startup) parts.push('at startup');
-    return parts.length ? parts.join('; ') : 'manual only';
+    if (parts.length === 0) return 'manual only';
+    return parts.flatMap((p, i) => (i ? ['; ', p] : [p]));
+  }
+  const MESSAGE_TYPES = ['incomingMessageReceived', 'outgoingMessageReceived', 'outgoingAPIMessageReceived'];
+  /**
+   * The sample event of a notification-triggered flow: the notification the run
+   * starts with, as if it had arrived. A message: chat id, sender and text; any
+   * other type: its JSON. Optional when the flow also runs by schedule or at startup.
+   */
+  function eventFields(f, n) {
+    const optional = Boolean(f.trigger.schedule || f.trigger.startup);
+    const fields = {};
+    const line = (name, label, input, hint) => {
+      fields[name] = input;
+      return h('label', {}, h('span', {}, label), input, ' ', hint ? h('small', { class: 'muted' }, hint) : null);
+    };
+    const intro = h(
+      'p',
+      { class: 'muted' },
+      'A sample ' + n.type + ' notification: the run gets it as its event, as if it had arrived (' + notificationText(n) + ').',
+      optional ? ' Leave it empty to start without one, as the schedule does.' : '',
+    );
+    const set = h('fieldset', { class: 'event', 'data-event': f.name }, h('legend', {}, 'Sample event'), intro);
+    let value;
+    if (MESSAGE_TYPES.includes(n.type)) {
+      set.append(
+        line(
+          'chatId',
+          'chat id' + (optional ? '' : ' *'),
+          h('input', { type: 'text', name: 'event.chatId', value: n.chatId || '', placeholder: '79001234567@c.us' }),
+        ),
+        line('senderName', 'sender name', h('input', { type: 'text', name: 'event.senderName', placeholder: 'Sample sender' })),
+        line(
+          'text',
+          'text' + (n.text !== undefined && !optional ? ' *' : ''),
+          h('input', {
+            type: 'text',
+            name: 'event.text',
+            placeholder: n.text !== undefined ? 'matching /' + n.text + '/i' : 'message text',
+          }),
+        ),
+      );
+      value = () => {
+        const chatId = fields.chatId.value.trim();
+        const text = fields.text.value;
+        if (optional && !chatId && !text) return undefined;
+        const name = fields.senderName.value.trim() || 'Sample sender';
+        return {
+          typeWebhook: n.type,
+          senderData: { chatId, chatName: name, sender: chatId, senderName: name, senderContactName: name },
+          messageData: { typeMessage: 'textMessage', textMessageData: { textMessage: text } },
+        };
+      };
+    } else {
+      const sample =
+        n.type === 'stateInstanceChanged'
+          ? { typeWebhook: n.type, stateInstance: 'authorized' }
+          : { typeWebhook: n.type, chatId: n.chatId || '79001234567@c.us', status: 'delivered', sendByApi: true };
+      const json = h('textarea', { name: 'event.json', rows: 6 });
+      json.value = JSON.stringify(sample, null, 2);
+      set.append(line('json', 'event (JSON)', json));
+      value = () => {
+        if (optional && !json.value.trim()) return undefined;
+        try {
+          return JSON.parse(json.value);
+        } catch (e) {
+          const err = new Error('not valid JSON (' + e.message + ')');
+          err.field = 'event';
+          throw err;
+        }
+      };
+    }
+    /** The input a refused field names (event.senderData.chatId → the chat id). */
+    const inputFor = (field) =>
+      /chatId$/.test(field) ? fields.chatId : /messageData/.test(field) ? fields.text : fields.json || fields.chatId;
+    return { el: set, value, inputFor };
+  }
+  /**
+   * Asks before a run that would wait (a closed send window) or not do its
+   * work: `flow runs now but waits until …`. True: start it.
+   */
+  async function confirmWaits(flowName) {
+    const pre = await api('/api/flows/' + encodeURIComponent(flowName) + '/preflight');
+    if (!pre.waits.length) return true;
+    const lines = pre.waits.map((w) =>
+      w.until
+        ? flowName + ' runs now but waits until ' + timeText(w.until) + ' (step ' + w.step + ': ' + timesAsText(w.reason) + ').'
+        : flowName + ' runs now, but step ' + w.step + ' will not do its work: ' + timesAsText(w.reason) + '.',
+    );
+    return window.confirm(lines.join('\n') + '\n\nStart it?');
+  }
+  function waitNotice(flowName) {
+    const el = h('div', { class: 'notice', 'data-wait-notice': flowName, hidden: true });
+    api('/api/flows/' + encodeURIComponent(flowName) + '/preflight')
+      .then((pre) => {
+        if (!pre.waits.length) return;
+        el.hidden = false;
+        el.replaceChildren(
+          ...pre.waits.map((w) =>
+            h(
+              'div',
+              {},
+              w.until
+                ? ['Runs now but waits until ', timeEl(w.until), ': step ' + w.step + ', ', withTimes(w.reason), '.']
+                : ['Step ' + w.step + ' will not do its work: ', withTimes(w.reason), '.'],
+            ),
+          ),
+        );
+      })
+      .catch(() => {});
+    return el;
   }
   function runForm(flow) {
     const form = h('form', { class: 'inputs', 'data-flow': flow.name });
+    form.append(waitNotice(flow.name));
     const fields = {};
     for (const inp of flow.inputs) {
       const placeholder = inp.file
@@ -193,6 +433,9 @@
         ),
       );
     }
+    const n = flow.notification || flow.trigger.notification;
+    const event = n ? eventFields(flow, n) : undefined;
+    if (event) form.append(event.el);
     const dry = h('input', { type: 'checkbox', name: 'dryRun' });
     const msg = h('div', { class: 'error', role: 'alert' });
     form.append(h('label', {}, h('span', {}, 'dry run'), dry), h('button', { type: 'submit', class: 'primary' }, 'Start run'), msg);
@@ -202,24 +445,32 @@
       for (const [k, el] of Object.entries(fields)) if (el.value !== '') inputs[k] = el.value;
       msg.textContent = '';
       try {
-        const r = await api('/api/flows/' + encodeURIComponent(flow.name) + '/runs', {
-          method: 'POST',
-          json: { inputs, dryRun: dry.checked },
-        });
+        const body = { inputs, dryRun: dry.checked };
+        const sample = event ? event.value() : undefined;
+        if (sample !== undefined) body.event = sample;
+        // A dry run calls no action: it never waits for a window.
+        if (!dry.checked && !(await confirmWaits(flow.name))) {
+          msg.textContent = 'Not started.';
+          return;
+        }
+        const r = await api('/api/flows/' + encodeURIComponent(flow.name) + '/runs', { method: 'POST', json: body });
         location.hash = '#/runs/' + encodeURIComponent(r.runId);
       } catch (e) {
-        msg.textContent = (e.field ? e.field + ': ' : '') + e.message;
+        // The API's message names the field already (`inputs.numbers: …`): said once.
+        msg.textContent = e.field && !e.message.startsWith(e.field) ? e.field + ': ' + e.message : e.message;
         const name = e.field && e.field.startsWith('inputs.') ? e.field.slice(7) : undefined;
-        if (name && fields[name]) fields[name].focus();
+        const target = name ? fields[name] : e.field && e.field.startsWith('event') && event ? event.inputFor(e.field) : undefined;
+        if (target) target.focus();
       }
     });
     return form;
   }
   async function flowsPage() {
     const data = await api('/api/flows');
+    const headers = ['Flow', 'Trigger', 'Instance', 'Last run', ''];
     const rows = data.flows.map((f) => {
       const formCell = h('td', { colspan: 5 });
-      const formRow = h('tr', { hidden: true }, formCell);
+      const formRow = h('tr', { hidden: true, class: 'form-row' }, formCell);
       const runBtn = h(
         'button',
         {
@@ -233,14 +484,14 @@
         'Run now',
       );
       const last = f.lastRun
-        ? h('a', { href: '#/runs/' + encodeURIComponent(f.lastRun.id) }, statusBadge(f.lastRun.status), ' ', fmtTime(f.lastRun.startedAt))
+        ? h('a', { href: '#/runs/' + encodeURIComponent(f.lastRun.id) }, statusBadge(f.lastRun.status), ' ', timeEl(f.lastRun.startedAt))
         : h('span', { class: 'muted' }, 'never run');
       return [
         h(
           'tr',
           { 'data-flow': f.name },
           h('td', {}, h('strong', {}, f.name), h('div', { class: 'muted' }, f.description || '')),
-          h('td', {}, triggerText(Object.assign({}, f.trigger, f.notification ? { notification: f.notification } : {}))),
+          h('td', {}, triggerCell(f)),
           h('td', {}, f.instance),
           h('td', {}, last),
           h('td', {}, runBtn),
@@ -249,27 +500,15 @@
       ];
     });
     const errors = data.errors.map((e) => h('div', { class: 'notice' }, e.message));
-    setPage(
-      'Flows',
-      ...errors,
-      h(
-        'table',
-        {},
-        h(
-          'thead',
-          {},
-          h('tr', {}, h('th', {}, 'Flow'), h('th', {}, 'Trigger'), h('th', {}, 'Instance'), h('th', {}, 'Last run'), h('th', {}, '')),
-        ),
-        h('tbody', {}, rows.flat()),
-      ),
-    );
+    setPage('Flows', ...errors, dataTable({}, headers, rows.flat()));
   }
 
   // ---- Runs -------------------------------------------------------------------
+  const RUN_HEADERS = ['Run', 'Flow', 'Status', 'Trigger', 'Started', 'Duration', 'Progress'];
   function runRow(r) {
     const progress =
       r.status === 'waiting'
-        ? h('span', { class: 'muted' }, 'waiting: ' + (r.waitReason || '') + (r.waitingUntil ? ' until ' + fmtTime(r.waitingUntil) : ''))
+        ? h('span', { class: 'muted' }, 'waiting: ', waitText(r.waitReason, r.waitingUntil))
         : h(
             'span',
             {},
@@ -278,9 +517,7 @@
               (r.itemsFailed ? ', ' + r.itemsFailed + ' failed' : '') +
               (r.currentStep && r.status === 'running' ? ' · ' + r.currentStep : ''),
           );
-    return h(
-      'tr',
-      { 'data-run': r.id },
+    const cells = [
       h('td', {}, h('a', { href: '#/runs/' + encodeURIComponent(r.id) }, r.id)),
       h('td', {}, r.flow),
       h(
@@ -290,27 +527,23 @@
         r.cancelRequested && r.status === 'running' ? h('small', { class: 'muted' }, ' cancelling') : null,
       ),
       h('td', {}, r.trigger + (r.dryRun ? ' (dry run)' : '')),
-      h('td', {}, fmtTime(r.startedAt)),
+      h('td', {}, timeEl(r.startedAt)),
       h('td', { class: 'num' }, fmtDuration(r.durationMs !== undefined ? r.durationMs : Date.now() - r.startedAt)),
       h('td', {}, progress),
-    );
+    ];
+    RUN_HEADERS.forEach((label, i) => cells[i].setAttribute('data-label', label));
+    return h('tr', { 'data-run': r.id }, cells);
   }
-  async function runsPage(params) {
-    const flow = params.get('flow') || '';
-    const status = params.get('status') || '';
-    const q = new URLSearchParams({ limit: '100' });
-    if (flow) q.set('flow', flow);
-    if (status) q.set('status', status);
-    const [data, flows] = await Promise.all([api('/api/runs?' + q), api('/api/flows')]);
+  function runFilters(flows, flow, status) {
     const flowSel = h(
       'select',
-      { name: 'flow' },
+      { name: 'flow', 'aria-label': 'flow' },
       h('option', { value: '' }, 'all flows'),
-      flows.flows.map((f) => h('option', { value: f.name, selected: f.name === flow }, f.name)),
+      flows.map((f) => h('option', { value: f.name, selected: f.name === flow }, f.name)),
     );
     const statusSel = h(
       'select',
-      { name: 'status' },
+      { name: 'status', 'aria-label': 'status' },
       h('option', { value: '' }, 'any status'),
       ['running', 'waiting', 'succeeded', 'failed', 'interrupted', 'cancelled'].map((s) =>
         h('option', { value: s, selected: s === status }, s),
@@ -324,26 +557,24 @@
     };
     flowSel.addEventListener('change', apply);
     statusSel.addEventListener('change', apply);
-    const tbody = h('tbody', {}, data.runs.map(runRow));
-    setPage(
-      'Runs',
-      h('div', { class: 'filters' }, flowSel, statusSel),
-      h(
-        'table',
-        {},
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['Run', 'Flow', 'Status', 'Trigger', 'Started', 'Duration', 'Progress'].map((t) => h('th', {}, t)),
-          ),
-        ),
-        tbody,
-      ),
-      data.runs.length === 0 ? h('p', { class: 'muted' }, 'No runs yet.') : null,
+    return h('div', { class: 'filters' }, flowSel, statusSel);
+  }
+  async function runsPage(params) {
+    const flow = params.get('flow') || '';
+    const status = params.get('status') || '';
+    const q = new URLSearchParams({ limit: '100' });
+    if (flow) q.set('flow', flow);
+    if (status) q.set('status', status);
+    const [data, flows] = await Promise.all([api('/api/runs?' + q), api('/api/flows')]);
+    const table = dataTable({}, RUN_HEADERS, data.runs.map(runRow));
+    const tbody = table.tBodies[0];
+    // Said only once the answer is known to be empty, and gone when a run arrives live.
+    const empty = h(
+      'p',
+      { class: 'muted', 'data-empty': '', hidden: data.runs.length > 0 },
+      flow || status ? 'No runs match.' : 'No runs yet.',
     );
+    setPage('Runs', runFilters(flows.flows, flow, status), table, empty);
     return subscribe((type, r) => {
       if (type !== 'run') return;
       if ((flow && r.flow !== flow) || (status && r.status !== status)) return;
@@ -351,6 +582,7 @@
       const old = [...tbody.children].find((tr) => tr.getAttribute('data-run') === r.id);
       if (old) old.replaceWith(row);
       else tbody.prepend(row);
+      empty.hidden = true;
     });
   }
 
@@ -359,174 +591,158 @@
     const o = s.output;
     if (!o || typeof o !== 'object') return null;
     if (s.action === 'files.broadcast') {
-      return barPlot(
-        'Delivery funnel: ' + s.step,
-        ['recipients', 'sent', 'delivered', 'read', 'failed'],
-        [o.recipients || o.total || 0, o.sent || 0, o.delivered || 0, o.read || 0, o.failed || 0],
-      );
+      return barChart('Delivery funnel: ' + s.step, [
+        { key: 'recipients', label: 'recipients', value: o.recipients || o.total || 0, meaning: 'to send to' },
+        { key: 'sent', label: 'sent', value: o.sent || 0, meaning: 'accepted by the service' },
+        { key: 'delivered', label: 'delivered', value: o.delivered || 0, meaning: 'reached the phone' },
+        { key: 'read', label: 'read', value: o.read || 0, meaning: 'opened' },
+        { key: 'failed', label: 'failed', value: o.failed || 0, meaning: 'not sent' },
+      ]);
     }
     if (s.action === 'checkAccount.bulk') {
-      return barPlot(
-        'Accounts: ' + s.step,
-        ['exists', 'none', 'invalid', 'failed'],
-        [o.exists || 0, o.none || 0, o.invalid || 0, o.failed || 0],
-        '#1a7f37',
-      );
+      return barChart('Accounts: ' + s.step, [
+        { key: 'exists', label: 'exists', value: o.exists || 0, meaning: 'has an account' },
+        { key: 'none', label: 'none', value: o.none || 0, meaning: 'has no account' },
+        { key: 'invalid', label: 'invalid', value: o.invalid || 0, meaning: 'not a valid number (not checked)' },
+        { key: 'failed', label: 'failed', value: o.failed || 0, meaning: 'the check failed' },
+      ]);
     }
     return null;
+  }
+  function stepsTable(steps) {
+    const headers = ['Step', 'Action', 'Status', 'Progress', 'Duration', 'Report'];
+    const rows = steps.map((s) =>
+      h(
+        'tr',
+        { 'data-step': s.step },
+        h('td', {}, s.step),
+        h('td', {}, s.action),
+        h('td', {}, statusBadge(s.status)),
+        h('td', { class: 'progress' }, progressBar(s)),
+        h('td', { class: 'num' }, fmtDuration(s.durationMs)),
+        h('td', {}, s.reportUrl ? h('a', { href: s.reportUrl, target: '_blank', rel: 'noopener' }, 'report') : ''),
+      ),
+    );
+    return dataTable({ 'data-steps': '' }, headers, rows);
+  }
+  function failedTable(items) {
+    if (!items.length) return h('p', { class: 'muted' }, 'No failed items.');
+    const rows = items.map((f) =>
+      h(
+        'tr',
+        {},
+        h('td', {}, f.step),
+        h('td', { class: 'num' }, f.index),
+        h('td', { class: 'num' }, f.attempts),
+        h('td', {}, f.error ? withTimes((f.error.code ? f.error.code + ': ' : '') + f.error.message) : ''),
+      ),
+    );
+    return dataTable({}, ['Step', 'Item', 'Attempts', 'Error'], rows);
+  }
+  function runFacts(r, active) {
+    return h(
+      'div',
+      { class: 'kv' },
+      h('span', { class: 'muted' }, 'Flow'),
+      h('a', { href: '#/runs?flow=' + encodeURIComponent(r.flow) }, r.flow),
+      h('span', { class: 'muted' }, 'Status'),
+      h('span', { 'data-run-status': r.status }, statusBadge(r.status), r.cancelRequested && active ? ' (cancel requested)' : ''),
+      h('span', { class: 'muted' }, 'Trigger'),
+      h('span', {}, r.trigger + (r.dryRun ? ' (dry run)' : '')),
+      h('span', { class: 'muted' }, 'Started'),
+      h('span', {}, timeEl(r.startedAt)),
+      h('span', { class: 'muted' }, 'Duration'),
+      h('span', {}, fmtDuration(r.durationMs !== undefined ? r.durationMs : Date.now() - r.startedAt)),
+      h('span', { class: 'muted' }, 'Items'),
+      h('span', { 'data-items': '' }, r.itemsDone + ' done, ' + r.itemsFailed + ' failed'),
+      r.waitReason ? [h('span', { class: 'muted' }, 'Waiting'), h('span', {}, waitText(r.waitReason, r.waitingUntil))] : null,
+      r.error
+        ? [
+            h('span', { class: 'muted' }, 'Error'),
+            h('span', { class: 'error' }, withTimes((r.error.code ? r.error.code + ': ' : '') + r.error.message)),
+          ]
+        : null,
+    );
+  }
+  /** What Cancel or Retry last answered on a run's page: a live refresh of the page keeps it. */
+  let runNote = { id: undefined, text: '', cls: '' };
+  /** Cancel (after a confirmation naming the run) and Retry. */
+  function runActions(r, active) {
+    const id = r.id;
+    const note = h('div', { role: 'status' });
+    const say = (text, cls) => {
+      runNote = { id, text, cls: cls || '' };
+      note.className = runNote.cls;
+      note.textContent = text;
+    };
+    if (runNote.id === id) say(runNote.text, runNote.cls);
+    const post = async (what) => {
+      say('');
+      try {
+        const res = await api('/api/runs/' + encodeURIComponent(id) + '/' + what, { method: 'POST' });
+        if (what === 'retry' && res.runId) location.hash = '#/runs/' + encodeURIComponent(res.runId);
+        else say('Cancel requested: the run stops at the next item.');
+      } catch (e) {
+        say(e.message, 'error');
+      }
+    };
+    const cancel = () => {
+      const ask = 'Cancel run ' + id + ' of ' + r.flow + '?\n\nIt stops at its next item; what it has done stays done.';
+      if (window.confirm(ask)) return post('cancel');
+      say('Not cancelled.');
+    };
+    return h(
+      'p',
+      { class: 'actions' },
+      h('button', { onclick: cancel, disabled: !active || r.cancelRequested, 'data-action': 'cancel' }, 'Cancel'),
+      ' ',
+      h(
+        'button',
+        { onclick: () => post('retry'), disabled: active || (r.itemsFailed === 0 && r.status !== 'failed'), 'data-action': 'retry' },
+        'Retry failed items',
+      ),
+      ' ',
+      note,
+    );
+  }
+  function logBlock(logs) {
+    if (!logs || !logs.length) return null;
+    const lines = logs.flatMap((l) => [
+      l.at ? [timeEl(l.at), ' '] : '',
+      (l.level || '').toUpperCase() + ' ',
+      withTimes(l.message || ''),
+      '\n',
+    ]);
+    return [h('h2', {}, 'Log'), h('pre', { 'data-logs': '' }, lines)];
   }
   async function runPage(id) {
     const data = await api('/api/runs/' + encodeURIComponent(id));
     const r = data.run;
-    const note = h('div', { role: 'status' });
-    const act = (what) => async () => {
-      note.textContent = '';
-      try {
-        const r = await api('/api/runs/' + encodeURIComponent(id) + '/' + what, { method: 'POST' });
-        if (what === 'retry' && r.runId) location.hash = '#/runs/' + encodeURIComponent(r.runId);
-        else note.textContent = 'Cancel requested: the run stops at the next item.';
-      } catch (e) {
-        note.className = 'error';
-        note.textContent = e.message;
-      }
-    };
     const active = ['running', 'waiting', 'interrupted'].includes(r.status);
-    const steps = h(
-      'table',
-      { 'data-steps': '' },
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Step', 'Action', 'Status', 'Done', 'Failed', 'Total', 'Progress', 'Duration', 'Report'].map((t) => h('th', {}, t)),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        data.steps.map((s) =>
-          h(
-            'tr',
-            { 'data-step': s.step },
-            h('td', {}, s.step),
-            h('td', {}, s.action),
-            h('td', {}, statusBadge(s.status)),
-            h('td', { class: 'num', 'data-count': 'done' }, s.done),
-            h('td', { class: 'num', 'data-count': 'failed' }, s.failed),
-            h('td', { class: 'num' }, s.total === undefined ? '' : s.total),
-            h('td', {}, bar(s.done, s.failed, s.total)),
-            h('td', { class: 'num' }, fmtDuration(s.durationMs)),
-            h('td', {}, s.reportUrl ? h('a', { href: s.reportUrl, target: '_blank', rel: 'noopener' }, 'report') : ''),
-          ),
-        ),
-      ),
-    );
     const plots = data.steps.map(stepPlots).filter(Boolean);
-    const failed = data.failedItems.length
-      ? h(
-          'table',
-          {},
-          h(
-            'thead',
-            {},
-            h(
-              'tr',
-              {},
-              ['Step', 'Item', 'Attempts', 'Error'].map((t) => h('th', {}, t)),
-            ),
-          ),
-          h(
-            'tbody',
-            {},
-            data.failedItems.map((f) =>
-              h(
-                'tr',
-                {},
-                h('td', {}, f.step),
-                h('td', { class: 'num' }, f.index),
-                h('td', { class: 'num' }, f.attempts),
-                h('td', {}, f.error ? (f.error.code ? f.error.code + ': ' : '') + f.error.message : ''),
-              ),
-            ),
-          ),
-        )
-      : h('p', { class: 'muted' }, 'No failed items.');
     setPage(
       'Run ' + r.id,
-      h(
-        'div',
-        { class: 'kv' },
-        h('span', { class: 'muted' }, 'Flow'),
-        h('a', { href: '#/runs?flow=' + encodeURIComponent(r.flow) }, r.flow),
-        h('span', { class: 'muted' }, 'Status'),
-        h('span', { 'data-run-status': r.status }, statusBadge(r.status), r.cancelRequested && active ? ' (cancel requested)' : ''),
-        h('span', { class: 'muted' }, 'Trigger'),
-        h('span', {}, r.trigger + (r.dryRun ? ' (dry run)' : '')),
-        h('span', { class: 'muted' }, 'Started'),
-        h('span', {}, fmtTime(r.startedAt)),
-        h('span', { class: 'muted' }, 'Duration'),
-        h('span', {}, fmtDuration(r.durationMs !== undefined ? r.durationMs : Date.now() - r.startedAt)),
-        h('span', { class: 'muted' }, 'Items'),
-        h('span', { 'data-items': '' }, r.itemsDone + ' done, ' + r.itemsFailed + ' failed'),
-        r.waitReason
-          ? [
-              h('span', { class: 'muted' }, 'Waiting'),
-              h('span', {}, r.waitReason + (r.waitingUntil ? ' until ' + fmtTime(r.waitingUntil) : '')),
-            ]
-          : null,
-        r.error
-          ? [
-              h('span', { class: 'muted' }, 'Error'),
-              h('span', { class: 'error' }, (r.error.code ? r.error.code + ': ' : '') + r.error.message),
-            ]
-          : null,
-      ),
-      h(
-        'p',
-        {},
-        h('button', { onclick: act('cancel'), disabled: !active || r.cancelRequested, 'data-action': 'cancel' }, 'Cancel'),
-        ' ',
-        h(
-          'button',
-          { onclick: act('retry'), disabled: active || (r.itemsFailed === 0 && r.status !== 'failed'), 'data-action': 'retry' },
-          'Retry failed items',
-        ),
-        ' ',
-        note,
-      ),
+      runFacts(r, active),
+      runActions(r, active),
       h('h2', {}, 'Steps'),
-      steps,
+      stepsTable(data.steps),
       plots.length ? h('div', { class: 'plots' }, plots) : null,
       h('h2', {}, 'Failed items'),
-      failed,
+      failedTable(data.failedItems),
       data.waits.length
         ? [
             h('h2', {}, 'Waits'),
             h(
               'ul',
               {},
-              data.waits.map((w) => h('li', {}, w.step + ': ' + w.reason + ' until ' + fmtTime(w.until))),
+              data.waits.map((w) => h('li', {}, w.step + ': ', waitText(w.reason, w.until))),
             ),
           ]
         : null,
-      data.logs && data.logs.length
-        ? [
-            h('h2', {}, 'Log'),
-            h(
-              'pre',
-              { 'data-logs': '' },
-              data.logs
-                .map(
-                  (l) => (l.at ? new Date(l.at).toLocaleTimeString() + ' ' : '') + (l.level || '').toUpperCase() + ' ' + (l.message || ''),
-                )
-                .join('\n'),
-            ),
-          ]
-        : null,
+      logBlock(data.logs),
       h('h2', {}, 'Inputs'),
       h('pre', {}, JSON.stringify(data.inputs, null, 2)),
+      data.event ? [h('h2', {}, 'Event'), h('pre', { 'data-event-json': '' }, JSON.stringify(data.event, null, 2))] : null,
     );
     // Live: re-read this run when an event names it, at most twice a second.
     let timer;
@@ -534,17 +750,25 @@
       if ((e.runId || e.id) !== id || timer) return;
       timer = setTimeout(() => {
         timer = undefined;
-        if (location.hash.startsWith('#/runs/' + encodeURIComponent(id))) render();
+        if (location.hash.startsWith('#/runs/' + encodeURIComponent(id))) render({ quiet: true });
       }, 500);
     });
   }
 
   // ---- Instances --------------------------------------------------------------
-  /** The instance's state, or why it is not known (unreachable with the error code; not asked). */
+  const capitalised = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+  /** The instance's state, or why it is not known (unreachable with the error code; not asked, and what that means). */
   function stateCell(i) {
     const live = i.live;
     if (!live) return h('span', { class: 'muted' }, '-');
-    if (live.reachable === null) return h('span', { class: 'muted', title: live.note || '' }, 'not asked');
+    if (live.reachable === null) {
+      return h(
+        'div',
+        {},
+        h('span', { class: 'muted' }, 'not asked'),
+        live.note ? h('p', { class: 'explain', 'data-explain': i.name }, capitalised(live.note.replace(/^not asked: /, ''))) : null,
+      );
+    }
     if (!live.reachable) return h('span', { class: 'error' }, 'unreachable (' + live.error + ')');
     return h('span', {}, live.state);
   }
@@ -556,12 +780,51 @@
     const q = live.queue;
     const text = q.length + ' waiting';
     if (!q.length) return h('span', {}, text);
-    const next = q.nextReleaseBy !== undefined ? ', next by ' + fmtTime(q.nextReleaseBy) : '';
     const every =
       q.sendIntervalMs !== undefined
         ? ' (one every ' + (q.sendIntervalMs < 1000 ? q.sendIntervalMs + ' ms' : fmtDuration(q.sendIntervalMs)) + ')'
         : '';
-    return h('span', {}, text + next + every);
+    return h('span', {}, text, q.nextReleaseBy !== undefined ? [', next by ', timeEl(q.nextReleaseBy)] : null, every);
+  }
+  function pauseItem(p) {
+    return h(
+      'li',
+      { 'data-pause': p.scope },
+      p.scope + ': ',
+      withTimes(p.reason),
+      p.active ? [' until ', timeEl(p.until), ' (' + fmtDuration(p.until - Date.now()) + ' left)'] : [' (ended ', timeEl(p.until), ')'],
+    );
+  }
+  /** Lift, after a confirmation naming the instance and each of its pauses. */
+  function liftButton(i, note) {
+    const lift = async () => {
+      const list = i.pauses
+        .map((p) => '- ' + p.scope + ': ' + timesAsText(p.reason) + (p.active ? ' until ' + timeText(p.until) : ' (ended)'))
+        .join('\n');
+      const ask =
+        'Lift ' +
+        (i.pauses.length === 1 ? 'the pause' : 'the ' + i.pauses.length + ' pauses') +
+        ' of instance ' +
+        i.name +
+        '?\n' +
+        list +
+        '\n\nRuns waiting on it call the instance again at once.';
+      if (!window.confirm(ask)) {
+        note.className = '';
+        note.textContent = 'Not lifted.';
+        return;
+      }
+      try {
+        const r = await api('/api/instances/' + encodeURIComponent(i.name) + '/pauses/lift', { method: 'POST' });
+        note.className = '';
+        note.textContent = 'Lifted ' + r.lifted + ' pause(s) of ' + i.name + '.';
+        render({ quiet: true });
+      } catch (e) {
+        note.className = 'error';
+        note.textContent = e.message;
+      }
+    };
+    return h('button', { 'data-lift': i.name, onclick: lift }, 'Lift');
   }
   async function instancesPage() {
     const [data, audits] = await Promise.all([api('/api/instances'), api('/api/plots/audit')]);
@@ -575,79 +838,27 @@
         h('td', { 'data-state': i.name }, stateCell(i)),
         h('td', { 'data-queue': i.name }, queueCell(i)),
         h('td', { 'data-optouts': i.name }, i.optOuts === undefined ? h('span', { class: 'muted' }, '-') : String(i.optOuts)),
-        h(
-          'td',
-          {},
-          i.pauses.length
-            ? h(
-                'ul',
-                {},
-                i.pauses.map((p) =>
-                  h(
-                    'li',
-                    { 'data-pause': p.scope },
-                    p.scope +
-                      ': ' +
-                      p.reason +
-                      (p.active
-                        ? ' until ' + fmtTime(p.until) + ' (' + fmtDuration(p.until - Date.now()) + ' left)'
-                        : ' (ended ' + fmtTime(p.until) + ')'),
-                  ),
-                ),
-              )
-            : h('span', { class: 'muted' }, 'no pauses'),
-        ),
-        h(
-          'td',
-          {},
-          i.pauses.length
-            ? h(
-                'button',
-                {
-                  'data-lift': i.name,
-                  onclick: async () => {
-                    try {
-                      const r = await api('/api/instances/' + encodeURIComponent(i.name) + '/pauses/lift', { method: 'POST' });
-                      note.textContent = 'Lifted ' + r.lifted + ' pause(s) of ' + i.name + '.';
-                      render();
-                    } catch (e) {
-                      note.className = 'error';
-                      note.textContent = e.message;
-                    }
-                  },
-                },
-                'Lift',
-              )
-            : '',
-        ),
+        h('td', {}, i.pauses.length ? h('ul', {}, i.pauses.map(pauseItem)) : h('span', { class: 'muted' }, 'no pauses')),
+        h('td', {}, i.pauses.length ? liftButton(i, note) : ''),
       ),
     );
     setPage(
       'Instances',
       note,
-      h(
-        'table',
-        {},
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            ['Instance', 'Kind', 'State', 'Send queue', 'Opt-outs', 'Pauses', ''].map((t) => h('th', {}, t)),
-          ),
-        ),
-        h('tbody', {}, rows),
-      ),
+      dataTable({}, ['Instance', 'Kind', 'State', 'Send queue', 'Opt-outs', 'Pauses', ''], rows),
       h('h2', {}, 'Outgoing audits'),
-      timePlot('outgoing.audit: sent / delivered / read / not delivered', audits.points),
     );
+    // Drawn once on the page, to take its width.
+    main.append(timePlot('outgoing.audit: sent / delivered / read / not delivered', audits.points));
   }
 
   // ---- router -----------------------------------------------------------------
   let unsubscribe;
   let rendering = 0;
-  async function render() {
+  let shown;
+  const LABELS = { flows: 'flows', instances: 'instances', run: 'the run', runs: 'runs' };
+  /** quiet: a live refresh of the page on screen, which stays while it loads (no "Loading…" flicker). */
+  async function render(opts) {
     const hash = location.hash || '#/runs';
     const [route, query] = hash.slice(1).split('?');
     const params = new URLSearchParams(query || '');
@@ -655,16 +866,19 @@
     const page = parts[0] || 'runs';
     for (const a of document.querySelectorAll('header nav a')) a.classList.toggle('active', a.getAttribute('data-page') === page);
     const mine = ++rendering;
+    const kind = page === 'runs' && parts[1] ? 'run' : page;
+    if (!(opts && opts.quiet && shown === hash)) showLoading(LABELS[kind] || 'runs');
     try {
       let unsub;
       if (page === 'flows') unsub = await flowsPage();
       else if (page === 'instances') unsub = await instancesPage();
-      else if (page === 'runs' && parts[1]) unsub = await runPage(decodeURIComponent(parts[1]));
+      else if (kind === 'run') unsub = await runPage(decodeURIComponent(parts[1]));
       else unsub = await runsPage(params);
       if (mine !== rendering) {
         if (unsub) unsub();
         return;
       }
+      shown = hash;
       if (unsubscribe) unsubscribe();
       unsubscribe = unsub;
       // For measurements (bench/ui-bench.ts): when the page's data is on screen.
@@ -673,6 +887,6 @@
       if (mine === rendering) setPage('Error', h('p', { class: 'error' }, e.message));
     }
   }
-  window.addEventListener('hashchange', render);
+  window.addEventListener('hashchange', () => render());
   render();
 })();
