@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,27 @@ describe('msgflow test', () => {
     // Figure for the report (not asserted: no timed assertions).
     console.log(`300-number case: ${bulk.wallMs} ms wall for ${(bulk.virtualMs / 3600_000).toFixed(2)} h virtual`);
     expect(r.code).toBe(0);
+  });
+
+  it('named as the shell lists them (flows/*.yaml), each test runs once and a flow file stands for the cases that name its flow', async () => {
+    const all = JSON.parse((await cli('test', '--json')).out) as { passed: number };
+    const globbed = await cli('test', '--json', ...readdirSync(inProject('flows')).map((f) => path.join('flows', f)));
+    expect(globbed.err).toBe('');
+    expect(JSON.parse(globbed.out)).toMatchObject({ passed: all.passed, failed: 0, untested: [] });
+    const one = await cli('test', 'flows/welcome.yaml');
+    expect(one.code).toBe(0);
+    expect(one.out).toMatch(/^3 passed, 0 failed$/m);
+    expect(
+      one.out
+        .split('\n')
+        .filter((l) => l.startsWith('PASS'))
+        .every((l) => l.includes('flows/welcome.test.yaml')),
+    ).toBe(true);
+    writeFileSync(inProject('flows/untested.yaml'), 'name: untested\nsteps:\n  - { id: hi, uses: log, with: { message: hi } }\n');
+    const none = await cli('test', 'flows/untested.yaml');
+    expect(none.out).toContain('no flow test case runs flows/untested.yaml');
+    expect(none.code).toBe(1);
+    rmSync(inProject('flows/untested.yaml'));
   });
 
   it('prints PASS/FAIL per case, a diff for a failed expectation, and "N passed, M failed" last; exit 1', async () => {

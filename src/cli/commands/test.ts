@@ -32,6 +32,7 @@ export async function test(argv: string[], io: Io): Promise<number> {
   });
   if (json) io.out(JSON.stringify(summary, null, 2));
   else {
+    for (const f of summary.untested) io.out(`no flow test case runs ${f} (a case names its flow with flow:)`);
     if (summary.results.length === 0) io.out('no flow test cases found (flows/*.test.yaml)');
     io.out(`${summary.passed} passed, ${summary.failed} failed`);
   }

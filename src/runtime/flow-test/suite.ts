@@ -12,7 +12,7 @@ import { ConfigError, MsgflowError } from '../../api/errors.js';
 import { resolveFromConfig, type Config } from '../../config/load.js';
 import { issuesToConfigErrors } from '../../util/config-issues.js';
 import { parseYamlSource, type YamlSource } from '../../util/yaml-source.js';
-import { displayPath, listFlowTestFiles } from '../../engine/flow/load.js';
+import { displayPath, listFlowTestFiles, validationTargets } from '../../engine/flow/load.js';
 import { registryFor, runFlowTestCase, type CaseResult } from './run.js';
 import { FlowTestFileSchema, type FlowTestFile } from './schema.js';
 
@@ -70,7 +70,12 @@ export function findFlowTestFiles(config: Config): string[] {
 
 export interface RunFlowTestsOptions {
   config: Config;
-  /** Test files; @default every `*.test.yaml` of flowsDir */
+  /**
+   * What to test, as a user names it: test files (`*.test.yaml`), flow files
+   * (the cases of flowsDir's tests that name the flow) or directories (their
+   * test files), so `msgflow test flows/*.yaml` runs each test once.
+   * @default every `*.test.yaml` of flowsDir
+   */
   files?: string[];
   /** Only cases whose name contains this text. */
   filter?: string;
@@ -82,17 +87,44 @@ export interface FlowTestSummary {
   results: CaseResult[];
   passed: number;
   failed: number;
+  /** Flow files named in `files` that no case of flowsDir's tests runs, as named. */
+  untested: string[];
+}
+
+/** The test files to read, and which flows' cases to run from those not named themselves. */
+function testTargets(config: Config, files: readonly string[] | undefined) {
+  if (!files) return { tests: findFlowTestFiles(config), named: undefined, flows: new Map<string, string>() };
+  const t = validationTargets(files.map((f) => path.resolve(config.cwd, f)));
+  // A flow file stands for the cases that name its flow: by the flow's name, as a case's `flow:` does.
+  const flows = new Map<string, string>();
+  for (const f of t.flows) flows.set(flowNameOf(f) ?? path.basename(f).replace(/\.ya?ml$/i, ''), f);
+  const named = new Set(t.tests);
+  const tests = [...new Set([...t.tests, ...(flows.size > 0 ? findFlowTestFiles(config) : [])])];
+  return { tests, named, flows };
+}
+
+/** The `name:` of a flow file, if it reads as YAML with one (a broken flow is reported when its case runs). */
+function flowNameOf(file: string): string | undefined {
+  try {
+    const v = parseYamlSource(readFileSync(file, 'utf8'), file).value as { name?: unknown } | null;
+    return typeof v?.name === 'string' ? v.name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Runs flow test files against the in-process local service on a virtual clock. */
 export async function runFlowTests(opts: RunFlowTestsOptions): Promise<FlowTestSummary> {
   const { cwd } = opts.config;
-  const files = (opts.files ?? findFlowTestFiles(opts.config)).map((f) => path.resolve(cwd, f));
-  const parsed = files.map((f) => [f, loadFlowTestFile(f, cwd)] as const);
+  const { tests, named, flows } = testTargets(opts.config, opts.files);
+  const parsed = tests.map((f) => [f, loadFlowTestFile(f, cwd)] as const);
   const registry = await registryFor(opts.config);
   const results: CaseResult[] = [];
+  const tested = new Set<string>();
   for (const [file, test] of parsed) {
     for (const c of test.cases) {
+      if (named && !named.has(file) && !flows.has(c.flow)) continue;
+      tested.add(c.flow);
       if (opts.filter && !c.name.includes(opts.filter)) continue;
       const r = await runFlowTestCase(opts.config, registry, file, c);
       results.push(r);
@@ -100,5 +132,6 @@ export async function runFlowTests(opts: RunFlowTestsOptions): Promise<FlowTestS
     }
   }
   const passed = results.filter((r) => r.passed).length;
-  return { results, passed, failed: results.length - passed };
+  const untested = [...flows].filter(([name]) => !tested.has(name)).map(([, file]) => displayPath(file, cwd));
+  return { results, passed, failed: results.length - passed, untested };
 }
