@@ -255,6 +255,8 @@ class EngineCore {
       itemsFailed: 0,
       waitingUntil: undefined,
       waitReason: undefined,
+      // What interrupted it (the store) is over.
+      error: undefined,
     });
     return this.launch(new RunExecution(this.deps, flow, run, inputs, owner, { steps, waits }));
   }

@@ -145,6 +145,8 @@ export class RunExecution {
   private readonly sh: RunShared;
   private run: RunRecord;
   private interruptReason = 'interrupted';
+  /** The error that interrupted the run (the store stopped answering or taking writes): recorded with the run, shown by the CLI. */
+  private interruptError: ErrorInfo | undefined;
   private cancelled = false;
   /** Why this process lost the run to another one: it then writes nothing more. */
   private lost: string | undefined;
@@ -330,7 +332,14 @@ export class RunExecution {
           this.runLog('error', `run ${this.run.id} interrupted: ${e.message}; it resumes from its checkpoint once the store answers again`);
         }
         this.interruptReason = e instanceof Error ? e.message : String(e);
-        return this.end('interrupted').catch(() => ({ ...this.snapshot(), status: 'interrupted' as const }));
+        this.interruptError = errorInfo(e);
+        // The store may refuse this last write too: the run is interrupted all the same (its record, still `running`, is resumable).
+        return this.end('interrupted').catch(() => ({
+          ...this.snapshot(),
+          status: 'interrupted' as const,
+          updatedAt: this.deps.clock.now(),
+          error: this.interruptError,
+        }));
       }
       if (e instanceof StepFatalError) {
         const st = this.flow.steps.find((x) => x.id === e.step);
@@ -626,6 +635,7 @@ export class RunExecution {
       info = errorInfo(error, step);
       patch.error = info;
     }
+    if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
     if (status === 'succeeded') {
       bus.emit('run:finished', {
