@@ -97,11 +97,8 @@ describe('a store that stops taking writes during msgflow run', () => {
     const proc = spawnCli(['run', 'notes'], dir);
     try {
       await proc.waitForOutput(/notes\/gate started/);
-      const [runId] = await waitFor(
-        'the run directory',
-        async () => (existsSync(runs) ? await readdir(runs) : []).length > 0 && readdir(runs),
-      );
-      const blocker = join(runs, runId!, '.run.json.tmp');
+      const runId = await waitFor('the run directory', async () => (existsSync(runs) ? await readdir(runs) : [])[0]);
+      const blocker = join(runs, runId, '.run.json.tmp');
       await mkdir(blocker);
       await writeFile(join(dir, 'go'), '');
       // Bounded only so that a hang fails clearly.
