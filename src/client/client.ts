@@ -223,11 +223,12 @@ async function attemptOnce<M extends ApiMethod>(
   attempt: number,
   leave?: Leave,
 ): Promise<Outcome<M>> {
+  const { transport, clock, logger, secrets } = d;
   if (leave) {
+    await transport.prepare?.();
     await leave();
     req.signal?.throwIfAborted();
   }
-  const { transport, clock, logger, secrets } = d;
   const method = req.method as M;
   const path = redactedPath(method);
   const started = clock.now();

@@ -56,6 +56,7 @@ function setup() {
       flows: () => new Map([[f.name, f]]),
       baseDir: '/project',
       defaultRateLimitWaitMs: 100,
+      journalLagMs: 120_000,
     });
   return { calls, hold, release: () => release(), store, a: host(), b: host() };
 }
@@ -136,7 +137,7 @@ describe('a writing API call takes its intent only as it leaves the client', () 
       new ItemHost({
         store,
         bus: createBus(),
-        clock: systemClock,
+        clock: local.clock,
         registry,
         logger: silent,
         clientFor: () => client,
@@ -144,6 +145,7 @@ describe('a writing API call takes its intent only as it leaves the client', () 
         flows: () => new Map([[f.name, f]]),
         baseDir: local.dir,
         defaultRateLimitWaitMs: 100,
+        journalLagMs: 120_000,
       });
     const paced = createClient({
       ...A,
@@ -186,7 +188,7 @@ describe('a writing API call takes its intent only as it leaves the client', () 
     }
   });
 
-  it('an item whose worker died once its call had left is recorded unknown by the take-over, never sent again', async () => {
+  it('an item whose worker died once its call had reached the service is recorded sent by the take-over (its message found), never sent again', async () => {
     // A's transport hands the request to the service, then the worker "dies" before the answer.
     const s = await methodSetup((t) => ({
       description: t.description,
@@ -201,7 +203,34 @@ describe('a writing API call takes its intent only as it leaves the client', () 
       void s.a.process(s.job, undefined, true);
       await expect.poll(() => s.sends()).toBe(1);
       const taken = await s.b.process(s.job, undefined, false);
-      expect(taken).toMatchObject({ kind: 'recorded', result: { status: 'failed', error: { code: 'ITEM_OUTCOME_UNKNOWN' } } });
+      const [sent] = await s.local.client.lastOutgoingMessages({ minutes: 60 });
+      expect(sent).toMatchObject({ chatId: ALICE });
+      expect(taken).toMatchObject({ kind: 'recorded', result: { status: 'succeeded', output: { idMessage: sent!.idMessage } } });
+      expect(s.sends()).toBe(1);
+    } finally {
+      await s.local.close();
+    }
+  });
+
+  it('an item whose worker died after taking the intent but before its call reached the service waits for the journal lag, then is sent once', async () => {
+    // A takes the intent, then "dies" before its request leaves the process.
+    const s = await methodSetup((t) => ({
+      description: t.description,
+      request: async (req) => ((req.body as { chatId?: string } | undefined)?.chatId === ALICE ? new Promise(() => {}) : t.request(req)),
+    }));
+    try {
+      await s.local.clock.advance(1000);
+      void s.a.process(s.job, undefined, true);
+      // In neither the send queue nor the history: not yet concluded; the job waits the journal lag.
+      await expect.poll(() => s.b.process(s.job, undefined, false)).toEqual({ kind: 'later', ms: 120_000 });
+      expect(s.sends()).toBe(0);
+      await s.local.clock.advance(60_000);
+      expect(await s.b.process(s.job, undefined, false)).toEqual({ kind: 'later', ms: 60_000 });
+      await s.local.clock.advance(60_000);
+      expect(await s.b.process(s.job, undefined, false)).toMatchObject({ kind: 'recorded', result: { status: 'succeeded' } });
+      expect(s.sends()).toBe(1);
+      // Recorded: a further take-over re-reads it, sends nothing.
+      expect(await s.b.process(s.job, undefined, false)).toMatchObject({ kind: 'recorded', result: { status: 'succeeded' } });
       expect(s.sends()).toBe(1);
     } finally {
       await s.local.close();

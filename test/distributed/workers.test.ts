@@ -29,7 +29,11 @@ beforeAll(async () => {
 afterAll(() => serve?.close());
 
 /** A project on the file's service, closed when its test ends (the tests run at once: each closes only its own). */
-async function project(t: TestContext, instance: string, o: { proxy?: boolean; clientLimits?: string } = {}): Promise<Project> {
+async function project(
+  t: TestContext,
+  instance: string,
+  o: { proxy?: boolean; clientLimits?: string; executor?: string } = {},
+): Promise<Project> {
   const p = await distributedProject({ ...o, shared: { serve: serve!, instance } });
   t.onTestFinished(() => p.close());
   return p;
@@ -48,7 +52,7 @@ async function sent(ctx: Project): Promise<Map<string, number>> {
 describe.concurrent('BullMQ executor: msgflow worker processes', () => {
   it(`three workers, one killed with kill -9 mid-run: each of ${ITEMS} items is recorded once and sent at most once`, async (t) => {
     if (!redis) return t.skip();
-    const ctx = await project(t, 'bulk');
+    const ctx = await project(t, 'bulk', { executor: '  journalLagMs: 2000' });
     const chats = Array.from({ length: ITEMS }, (_, i) => `7910${String(i).padStart(7, '0')}@c.us`);
     await writeData(ctx.dir, 'data/chats.csv', `chat\n${chats.join('\n')}\n`);
     await writeData(
@@ -114,7 +118,8 @@ interface KillTrial {
  * kill -9 once a few messages reached the service.
  */
 async function workerKillTrial(t: TestContext, trial: number): Promise<KillTrial> {
-  const ctx = await project(t, 'limited', { clientLimits: 'rateLimits: { sendFileByUrl: 5 }' });
+  // A journal lag of 2 s: how long a send whose worker died once it had left is looked for before it is made again.
+  const ctx = await project(t, 'limited', { clientLimits: 'rateLimits: { sendFileByUrl: 5 }', executor: '  journalLagMs: 2000' });
   try {
     const chats = Array.from({ length: KILL_ITEMS }, (_, i) => `7931${String(trial).padStart(3, '0')}${String(i).padStart(4, '0')}@c.us`);
     await writeData(ctx.dir, 'data/chats.csv', `chat\n${chats.join('\n')}\n`);

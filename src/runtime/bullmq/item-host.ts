@@ -18,10 +18,13 @@
  * workers can hold one job (one starved past its lock while the job went on
  * elsewhere): only the one that takes the intent calls. A job that finds
  * another worker's intent without a result knows that worker died during the
- * call (or was starved in it): the item is recorded failed
- * (ITEM_OUTCOME_UNKNOWN), never called a second time. A plugin action with
- * `writes: true` may write by other means than the client, so its intent is
- * taken before it runs.
+ * call (or was starved in it). A send (sendMessage, sendFileByUrl) is then
+ * looked for at the service: found, the item is recorded sent; in neither the
+ * send queue nor the chat history once the journal lag (executor.journalLagMs)
+ * has passed, it never reached the service and is made now. Any other call is
+ * recorded failed (ITEM_OUTCOME_UNKNOWN), never called a second time. A
+ * plugin action with `writes: true` may write by other means than the
+ * client, so its intent is taken before it runs.
  */
 import { randomUUID } from 'node:crypto';
 import { FlowError, MsgflowError, RateLimitError } from '../../api/errors.js';
@@ -38,7 +41,8 @@ import { errorInfo } from '../../engine/run/errors.js';
 import { defaultHostId } from '../../engine/run/ownership.js';
 import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
 import { type RunShared, StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
-import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult } from '../../store/types.js';
+import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult, type Lease } from '../../store/types.js';
+import { lookForSend, sendShape } from '../../actions/kit/send-lookup.js';
 import type { Clock } from '../../util/clock.js';
 
 /** What an item's job carries: the item's value is evaluated once, by the run, so every worker sees the same list. */
@@ -50,8 +54,12 @@ export interface ItemJobData {
 }
 
 /** What a job returns to the run (QueueEvents `completed`). */
+/** `later`: the job waits `ms` before it is tried again (a dead worker's send still being looked for). */
 export type ItemJobResult =
-  { kind: 'recorded'; result: ItemResult; fatal?: ErrorInfo } | { kind: 'dropped'; reason: string } | { kind: 'paused'; ms: number };
+  | { kind: 'recorded'; result: ItemResult; fatal?: ErrorInfo }
+  | { kind: 'dropped'; reason: string }
+  | { kind: 'paused'; ms: number }
+  | { kind: 'later'; ms: number };
 
 export interface ItemHostDeps {
   store: EngineStore;
@@ -66,6 +74,8 @@ export interface ItemHostDeps {
   localUrl?: string;
   baseDir: string;
   defaultRateLimitWaitMs: number;
+  /** How long a message the service sent may take to appear in its chat history (config.yaml executor.journalLagMs). @default 120000 */
+  journalLagMs: number;
 }
 
 /** Minimum pause of every checkAccount of an instance after rate_limit_exceeded (as checkAccount.bulk's default). */
@@ -98,6 +108,15 @@ function intentName(job: ItemJobData, key: string): string {
 /** Recently used run/step contexts kept per worker process. */
 const CACHE_SIZE = 32;
 
+/** A writing call about to leave: what the take-over of a dead worker's intent looks for at the service. */
+interface WriteCall {
+  method: string;
+  request: unknown;
+}
+
+/** Tolerated difference between this machine's clock and the service's message timestamps (as files.broadcast's default). */
+const CLOCK_SKEW_MS = 10_000;
+
 /** What one item's run shares with its client. */
 interface ItemControls {
   paused: { until?: number };
@@ -121,7 +140,7 @@ class WriteIntent {
   instead: { result: ItemJobResult } | { error: unknown } | undefined;
 
   constructor(
-    private readonly claim: () => Promise<string | ItemJobResult>,
+    private readonly claim: (call?: WriteCall) => Promise<string | ItemJobResult>,
     private readonly abort: AbortController,
   ) {}
 
@@ -134,12 +153,12 @@ class WriteIntent {
   }
 
   /** CallOptions.beforeSend of a writing call: holds the intent, or aborts the item without calling. */
-  async leave(): Promise<void> {
+  async leave(call: WriteCall): Promise<void> {
     if (this.instead) throw this.stop();
     if (this.token === undefined) {
       let r: string | ItemJobResult;
       try {
-        r = await this.claim();
+        r = await this.claim(call);
       } catch (e) {
         if (!(e instanceof FlowError && e.code === 'ITEM_TAKEN_OVER')) throw e;
         this.instead = { error: e };
@@ -196,7 +215,7 @@ export class ItemHost {
     // Not workable here (this worker's flows differ): tried again later, by any worker, then recorded failed by the run.
     if (typeof ctx === 'string') throw new FlowError('USAGE', { reason: ctx });
     const abort = new AbortController();
-    const intent = ctx.writes ? new WriteIntent(() => this.claimIntent(job, key, ctx, firstTry), abort) : undefined;
+    const intent = ctx.writes ? new WriteIntent((call) => this.claimIntent(job, key, ctx, firstTry, call), abort) : undefined;
     // A plugin's writes may not go through the client: its intent is taken before it runs.
     if (intent && !ctx.methodWrite) {
       const early = await intent.takeEarly();
@@ -261,19 +280,31 @@ export class ItemHost {
    * Takes the intent of a writing item's call; resolves its token, or what the
    * job comes to when another worker holds it (or finished the item already).
    */
-  private async claimIntent(job: ItemJobData, key: string, ctx: StepContext, firstTry: boolean): Promise<string | ItemJobResult> {
+  private async claimIntent(
+    job: ItemJobData,
+    key: string,
+    ctx: StepContext,
+    firstTry: boolean,
+    call?: WriteCall,
+  ): Promise<string | ItemJobResult> {
     const token = randomUUID();
     const now = this.d.clock.now();
-    const lease = { token, pid: process.pid, host: defaultHostId(), acquiredAt: now, expiresAt: INTENT_HELD, runId: job.runId };
-    const holder = await this.d.store.acquireLease(intentName(job, key), { ...lease, label: `item ${key}` });
+    const lease: Lease = {
+      token,
+      pid: process.pid,
+      host: defaultHostId(),
+      acquiredAt: now,
+      expiresAt: INTENT_HELD,
+      runId: job.runId,
+      label: `item ${key}`,
+    };
+    const holder = await this.d.store.acquireLease(intentName(job, key), lease);
     if (holder) {
       // A job never taken before that meets another's intent was starved past its lock and went on
       // elsewhere: it leaves the item to that worker (BullMQ drops a job whose lock is lost). A job
       // taken over meets the intent of the worker that died (or stalled) during the call.
       if (firstTry) throw new FlowError('ITEM_TAKEN_OVER', { step: job.step, item: job.index });
-      const r = await this.record(job, key, this.unknownOutcome(job, ctx), undefined);
-      await this.releaseIntent(job, key, holder.token);
-      return r;
+      return this.takeOver(job, key, ctx, holder, lease, call);
     }
     // The worker that held the job before may have recorded it since this one looked.
     const done = await this.d.store.kv(`run-items:${job.runId}`).get<ItemResult>(key);
@@ -281,6 +312,59 @@ export class ItemHost {
     await this.releaseIntent(job, key, token);
     await this.d.store.appendItems(job.runId, [done]);
     return { kind: 'recorded', result: done };
+  }
+
+  /**
+   * The intent of a worker that died (or stalled) once its call had left.
+   * A send (sendMessage, sendFileByUrl) is looked for at the service
+   * (kit/send-lookup.ts): its message found, the item is recorded sent; in
+   * neither the send queue nor the chat history once the journal lag has
+   * passed since it was first found missing, the call never reached the
+   * service and this worker makes it, under its own intent; until then the
+   * job waits (`later`). Any other call, or a service that cannot say: the
+   * outcome is unknown (recorded failed, never called again).
+   */
+  private async takeOver(
+    job: ItemJobData,
+    key: string,
+    ctx: StepContext,
+    holder: Lease,
+    lease: Lease,
+    call: WriteCall | undefined,
+  ): Promise<string | ItemJobResult> {
+    const shape = call && sendShape(call.method, call.request, holder.acquiredAt);
+    const client = this.d.clientFor(ctx.flow.instance);
+    const seen = shape ? await lookForSend(client, shape, { clockSkewMs: CLOCK_SKEW_MS }) : { unknown: true as const };
+    if (!('absent' in seen)) {
+      const result = 'found' in seen ? this.foundResult(job, seen.found.idMessage) : this.unknownOutcome(job, ctx);
+      const r = await this.record(job, key, result, undefined);
+      await this.releaseIntent(job, key, holder.token);
+      return r;
+    }
+    const marks = this.d.store.kv(`run-items:${job.runId}`);
+    const now = this.d.clock.now();
+    let since = await marks.get<number>(`${key}@absent`);
+    if (since === undefined) await marks.set(`${key}@absent`, (since = now));
+    if (now < since + this.d.journalLagMs) return { kind: 'later', ms: since + this.d.journalLagMs - now };
+    await this.releaseIntent(job, key, holder.token);
+    if (await this.d.store.acquireLease(intentName(job, key), lease)) return { kind: 'later', ms: 1000 };
+    this.d.logger.info(
+      `item ${key}: its worker stopped before its ${call!.method} reached the service (in neither the send queue nor the chat history ${Math.round(this.d.journalLagMs / 1000)}s on): made now`,
+      { runId: job.runId, step: job.step, item: job.index },
+    );
+    return lease.token;
+  }
+
+  private foundResult(job: ItemJobData, idMessage: string): ItemResult {
+    this.d.logger.info(
+      `item ${job.step}#${job.index}: its call had reached the service before its worker stopped (${idMessage}); not made again`,
+      {
+        runId: job.runId,
+        step: job.step,
+        item: job.index,
+      },
+    );
+    return { step: job.step, index: job.index, status: 'succeeded', attempts: 1, finishedAt: this.d.clock.now(), output: { idMessage } };
   }
 
   private releaseIntent(job: ItemJobData, key: string, token: string): Promise<void> {
@@ -442,7 +526,7 @@ export class ItemHost {
           if (!intent) return call;
           return (request: unknown, options: CallOptions = {}) => {
             const before = options.beforeSend;
-            return call(request, { ...options, beforeSend: async () => (await before?.(), await intent.leave()) });
+            return call(request, { ...options, beforeSend: async () => (await before?.(), await intent.leave({ method: prop, request })) });
           };
         }
         if (prop !== 'checkAccount') return call;
