@@ -62,7 +62,7 @@ async function* guardJournal<T>(journal: AsyncIterable<T>, toError: StoreErrorMa
 
 /**
  * The same store with every failure mapped through `toError`. Other
- * properties (a driver's `connection`) are kept.
+ * properties (`driver`, a driver's `connection`) are the store's own.
  *
  * @example return guardStore(new LowdbStore(options), fileStoreError('lowdb'));
  */
@@ -72,10 +72,8 @@ export function guardStore<S extends EngineStore>(store: S, toError: StoreErrorM
   for (const op of OPS) guarded[op] = (...args: unknown[]) => mapped(toError, () => table[op].apply(store, args));
   guarded.kv = (namespace: string) => guardState(store.kv(namespace), toError);
   guarded.readJournal = <T>(runId: string, stream: string) => guardJournal(store.readJournal<T>(runId, stream), toError);
-  // Own and prototype properties that are not operations (driver, connection) read through to the store.
-  return new Proxy(store, {
-    get: (target, prop, receiver) => (typeof prop === 'string' && prop in guarded ? guarded[prop] : Reflect.get(target, prop, receiver)),
-  });
+  // Over the store as prototype: what is not an operation (driver, connection) reads through to it.
+  return Object.assign(Object.create(store) as S, guarded);
 }
 
 /** What a file-system error code means, and what the user does about it. */

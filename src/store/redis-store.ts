@@ -36,7 +36,7 @@ import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { guardStore } from './guard.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
-import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
+import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, StoreConnection, WaitRecord } from './types.js';
 
 export interface RedisStoreOptions {
   /** @default redis://127.0.0.1:6379 */
@@ -126,6 +126,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
     ...runOps(redis, k),
     ...logOps(redis, k),
     ...leaseOps(conn, k),
+    connection: conn.state,
     kv: (namespace) => redisState(redis, k.kv(namespace)),
     async close() {
       conn.closing = true;
@@ -142,6 +143,27 @@ interface Connection {
   scripts: LeaseScripts;
   /** Set by close(): the disconnection that follows is no outage. */
   closing: boolean;
+  /** What EngineStore.connection shows: the client's state, and who to tell when Redis answers again. */
+  state: StoreConnection;
+}
+
+/** The connection's state from the client's status; listeners are told on each `ready` that ends an outage. */
+function connectionState(redis: Redis): { state: StoreConnection; recovered(): void } {
+  const listeners = new Set<() => void>();
+  return {
+    state: {
+      get reachable() {
+        return redis.status === 'ready';
+      },
+      onReachable(listener) {
+        listeners.add(listener);
+        return () => void listeners.delete(listener);
+      },
+    },
+    recovered: () => {
+      for (const l of [...listeners]) l();
+    },
+  };
 }
 
 /** The client, with the lease scripts defined and one log line per outage and per recovery. */
@@ -168,9 +190,15 @@ function connect(options: RedisStoreOptions): Connection {
   redis.defineCommand('msgflowLeaseAcquire', { numberOfKeys: 1, lua: LEASE_ACQUIRE });
   redis.defineCommand('msgflowLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
   redis.defineCommand('msgflowLeaseRelease', { numberOfKeys: 1, lua: LEASE_RELEASE });
-  const conn: Connection = { redis, scripts: redis as unknown as LeaseScripts, closing: false };
+  const watched = connectionState(redis);
+  const conn: Connection = { redis, scripts: redis as unknown as LeaseScripts, closing: false, state: watched.state };
   const server = describeServer(url);
   let downSince: number | undefined;
+  // A connection lost without an error event (the server closed it) is an outage too, for the listeners.
+  let lost = false;
+  redis.on('close', () => {
+    if (!conn.closing) lost = true;
+  });
   // Without an 'error' listener ioredis prints "Unhandled error event" with a stack on every attempt.
   redis.on('error', (e: Error) => {
     if (downSince !== undefined || conn.closing) return;
@@ -182,10 +210,14 @@ function connect(options: RedisStoreOptions): Connection {
     });
   });
   redis.on('ready', () => {
-    if (downSince === undefined) return;
-    const secs = ((Date.now() - downSince) / 1000).toFixed(1);
-    downSince = undefined;
-    logger.info(`redis store at ${server} reachable again after ${secs} s`, { driver: 'redis', server });
+    if (downSince !== undefined) {
+      const secs = ((Date.now() - downSince) / 1000).toFixed(1);
+      downSince = undefined;
+      logger.info(`redis store at ${server} reachable again after ${secs} s`, { driver: 'redis', server });
+    }
+    if (!lost) return;
+    lost = false;
+    watched.recovered();
   });
   return conn;
 }

@@ -277,6 +277,11 @@ export class RunExecution {
     this.interrupt('cancelled (msgflow runs cancel)');
   }
 
+  /** The run's claims (its lease, its concurrency slot): the engine resumes an outage's run with them. */
+  get claims(): LeaseOwner {
+    return this.owner;
+  }
+
   /** Gives up the run's claims (the engine's shutdown, past its grace). */
   async releaseClaims(): Promise<void> {
     await this.owner.release();
@@ -287,6 +292,7 @@ export class RunExecution {
     const ref = { runId: this.run.id, flow: this.flow.name };
     this.owner.onLost = (reason) => {
       this.lost = reason;
+      this.interruptError = errorInfo(new FlowError('RUN_OWNERSHIP_LOST', { reason }));
       this.deps.logger.error(`run ${this.run.id}: ${reason}; this process stops it and writes nothing more`, ref);
       this.interrupt(`ownership lost: ${reason}`);
     };
@@ -603,7 +609,7 @@ export class RunExecution {
     if (this.lost) {
       // Another process owns the run now: its record is theirs to write.
       bus.emit('run:interrupted', { ...ref, reason: this.interruptReason });
-      return { ...this.snapshot(), status: 'interrupted' };
+      return { ...this.snapshot(), status: 'interrupted', ...(this.interruptError ? { error: this.interruptError } : {}) };
     }
     const status = requested === 'interrupted' && this.cancelled ? 'cancelled' : requested;
     const patch: Partial<RunRecord> = {
