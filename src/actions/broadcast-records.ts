@@ -2,14 +2,19 @@
  * Durable per-recipient records of `files.broadcast`, and the two loops that
  * read the service: reconciliation (did a send whose answer was lost reach
  * the service?) and status following. Both decide per recipient from what the
- * service says about that recipient's message (its idMessage, or its chat's
- * history), never from a time window: a message that cannot be found yet is
- * `unknown`, and is never sent again.
+ * service says about that recipient's message (its idMessage, its chat's
+ * history, the send queue), never from a time window alone. An interrupted
+ * send found in neither the send queue nor the chat history once the
+ * journal lag has passed never reached the service: it is sent again, once,
+ * and the record says why (`resent`). One that cannot be decided (the queue
+ * cannot be read, or it was sent again already) is `unknown`, never sent again.
  */
 import type { Message } from '../api/types.js';
+import { lookForSend } from './kit/send-lookup.js';
 import type { ActionContext, DurableState } from '../engine/action.js';
 
-export type RecipientPhase = 'intent' | 'sent' | 'failed' | 'unknown';
+/** `resend`: an interrupted send that never reached the service, to be sent again (see {@link reconcile}). */
+export type RecipientPhase = 'intent' | 'sent' | 'failed' | 'unknown' | 'resend';
 export type DeliveryStatus = 'sent' | 'delivered' | 'read';
 
 /** Stored under `r:<chatId>` before and after each send (one key per recipient). */
@@ -36,6 +41,10 @@ export interface RecipientRecord {
   error?: string;
   /** A failure after which sending again cannot duplicate (the request was refused). */
   retryable?: boolean;
+  /** When an interrupted send was first found missing from the send queue (and the chat history), ms. */
+  absentSince?: number;
+  /** Why the recipient was sent again: an interrupted send that never reached the service. Kept by the new attempt. */
+  resent?: string;
 }
 
 export interface ReconcileOptions {
@@ -46,6 +55,8 @@ export interface ReconcileOptions {
   graceMs: number;
   /** Tolerated difference between msgflow's clock and the service's timestamps, ms. */
   clockSkewMs: number;
+  /** How long a message the service sent may take to appear in the chat history (its journal), ms. */
+  journalLagMs: number;
 }
 
 const RANK: Record<DeliveryStatus, number> = { sent: 0, delivered: 1, read: 2 };
@@ -72,17 +83,6 @@ export function applyStatus(r: RecipientRecord, m: Message, now: number): boolea
   return true;
 }
 
-function matches(m: Message, r: RecipientRecord, o: ReconcileOptions, claimed: ReadonlySet<string>): boolean {
-  return (
-    m.type === 'outgoing' &&
-    m.chatId === r.chatId &&
-    !claimed.has(m.idMessage) &&
-    (m.fileName ?? '') === o.fileName &&
-    (m.caption ?? '') === (r.caption ?? '') &&
-    m.timestamp * 1000 >= r.intentAt - o.clockSkewMs
-  );
-}
-
 /**
  * How long messages queued ahead of ours may still take: one send interval
  * per message of ours the service has not sent yet, plus the grace, counted
@@ -92,13 +92,20 @@ export function queueAllowance(unobservedAhead: number, o: Pick<ReconcileOptions
   return (unobservedAhead + 1) * o.sendIntervalMs + o.graceMs;
 }
 
+/** A record that may be sent again once its message stayed missing for the journal lag: never twice. */
+const mayResend = (r: RecipientRecord) => r.resent === undefined;
+
 /**
  * Resolves records left in `intent` (the send may or may not have reached the
- * service): each recipient's chat history is read until a message of ours
- * (same file and caption, not older than the intent, not claimed by another
- * record) shows up: then it is `sent` (reconciled). While messages of ours
- * are still queued ahead, the wait goes on; once the queue allowance passes
- * with nothing found, the record is `unknown`: reported, never sent again.
+ * service). Each round reads the send queue, then each recipient's chat
+ * history: a message of ours (same file and caption, not older than the
+ * intent, not claimed by another record) in either is its message: `sent`
+ * (reconciled). One missing from both is noted (`absentSince`): had the
+ * service accepted it, it would be queued, or sent and in the history within
+ * the journal lag; once that lag has passed and it is still missing, it never
+ * reached the service and is marked `resend` (the caller sends it again, once).
+ * Without a readable queue, or for a record sent again already, the wait is
+ * the queue allowance and then `unknown`: reported, never sent again.
  */
 export async function reconcile(
   ctx: ActionContext,
@@ -107,31 +114,28 @@ export async function reconcile(
   claimed: Set<string>,
   queuedAhead: () => Promise<number>,
   o: ReconcileOptions,
-): Promise<{ found: number; unknown: number }> {
+): Promise<{ found: number; unknown: number; resend: number }> {
   const pending = new Set(open);
-  let found = 0;
+  const n = { found: 0, resend: 0 };
   let ahead = await queuedAhead();
   let lastMove = ctx.clock.now();
   const poll = Math.max(250, Math.min(o.sendIntervalMs, 5000));
   for (;;) {
     for (const r of [...pending]) {
-      const hist = await ctx.client.getChatHistory({ chatId: r.chatId, count: 100 }, { signal: ctx.signal }).catch(() => [] as Message[]);
-      const m = hist.find((x) => matches(x, r, o, claimed));
-      if (!m) continue;
-      claimed.add(m.idMessage);
-      Object.assign(r, { phase: 'sent', idMessage: m.idMessage, sentAt: m.timestamp * 1000, status: 'sent', reconciled: true });
-      applyStatus(r, m, ctx.clock.now());
-      await store.set(`r:${r.chatId}`, r);
+      const outcome = await reconcileOne(ctx, store, r, claimed, o);
+      if (outcome === 'open') continue;
       pending.delete(r);
-      found++;
-      ctx.logger.info(`files.broadcast: ${r.chatId} was already sent before the interruption (${m.idMessage}); not sending again`);
+      n[outcome]++;
     }
     if (pending.size === 0) break;
     const left = await queuedAhead();
     const now = ctx.clock.now();
     if (left < ahead) lastMove = now; // the queue moved: wait for the rest of it
     ahead = left;
-    const deadline = lastMove + queueAllowance(ahead, o);
+    const deadline = Math.max(
+      lastMove + queueAllowance(ahead, o),
+      ...[...pending].map((r) => (mayResend(r) ? (r.absentSince ?? now) + o.journalLagMs + poll : 0)),
+    );
     if (now >= deadline) break;
     await ctx.clock.sleep(Math.min(poll, deadline - now), ctx.signal);
   }
@@ -139,7 +143,46 @@ export async function reconcile(
     Object.assign(r, { phase: 'unknown', error: 'the send may have reached the service but its message was not found; not sent again' });
     await store.set(`r:${r.chatId}`, r);
   }
-  return { found, unknown: pending.size };
+  return { ...n, unknown: pending.size };
+}
+
+/** One round for one record: found, to be sent again, or still open. */
+async function reconcileOne(
+  ctx: ActionContext,
+  store: DurableState,
+  r: RecipientRecord,
+  claimed: Set<string>,
+  o: ReconcileOptions,
+): Promise<'found' | 'resend' | 'open'> {
+  const checkedAt = ctx.clock.now();
+  const shape = { chatId: r.chatId, fileName: o.fileName, caption: r.caption ?? '', since: r.intentAt };
+  const seen = await lookForSend(ctx.client, shape, { clockSkewMs: o.clockSkewMs, claimed, signal: ctx.signal });
+  if ('found' in seen) {
+    const hit = seen.found;
+    claimed.add(hit.idMessage);
+    Object.assign(r, { phase: 'sent', idMessage: hit.idMessage, sentAt: hit.sentAt, status: 'sent', reconciled: true });
+    delete r.absentSince;
+    if (hit.message) applyStatus(r, hit.message, ctx.clock.now());
+    await store.set(`r:${r.chatId}`, r);
+    ctx.logger.info(`files.broadcast: ${r.chatId} was already sent before the interruption (${hit.idMessage}); not sending again`);
+    return 'found';
+  }
+  if ('unknown' in seen || !mayResend(r)) return 'open';
+  if (r.absentSince === undefined) {
+    // After the lookup: the queue was read before this moment, so the lag counts from a time it was not there.
+    r.absentSince = ctx.clock.now();
+    await store.set(`r:${r.chatId}`, r);
+    return 'open';
+  }
+  if (checkedAt < r.absentSince + o.journalLagMs) return 'open';
+  const lag = Math.round(o.journalLagMs / 1000);
+  Object.assign(r, {
+    phase: 'resend',
+    resent: `an interrupted send was in neither the send queue nor the chat history ${lag}s after: it never reached the service; sent again`,
+  });
+  await store.set(`r:${r.chatId}`, r);
+  ctx.logger.info(`files.broadcast: ${r.chatId}: ${r.resent}`);
+  return 'resend';
 }
 
 export interface FollowOptions {

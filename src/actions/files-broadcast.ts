@@ -5,15 +5,17 @@
  * Before each sendFileByUrl the intent is recorded durably (one key per
  * recipient); the idMessage is recorded after. A recipient found with an
  * intent but no idMessage (the process died, or the answer was lost) is
- * reconciled from its chat's history before anything else; if its message
- * cannot be found it is `unknown` and never sent again (see
- * broadcast-records.ts). A closed send window waits durably for the next
+ * reconciled from the send queue and its chat's history before anything
+ * else: found, it is sent; in neither once the journal lag has passed, it
+ * never reached the service and is sent again, once, with the reason in the
+ * report's `resent` column; undecidable, it is `unknown` and never sent again
+ * (see broadcast-records.ts). A closed send window waits durably for the next
  * opening.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { NetworkError, ValidationError } from '../api/errors.js';
-import { classify } from '../api/failure.js';
+import { ValidationError } from '../api/errors.js';
+import { classify, mayHaveBeenProcessed } from '../api/failure.js';
 import { isChatId, personalChatId } from '../api/chat-id.js';
 import { TYPING_TYPES } from '../api/schemas.js';
 import { validateRequest } from '../api/validate.js';
@@ -70,9 +72,12 @@ export const FilesBroadcastInput = z
         sendInterval: duration("The instance's send-queue interval (the local service's sendIntervalMs). @default 3s").default(3000),
         grace: duration('Extra time a queued message may take to show up. @default 30s').default(30_000),
         clockSkew: duration("Tolerated difference between msgflow's clock and the service's timestamps. @default 10s").default(10_000),
+        journalLag: duration(
+          'How long a message the service sent may take to appear in the chat history (the service documents up to 2 minutes). An interrupted send found in neither the send queue nor the history this long after is sent again, once. @default 2m',
+        ).default(120_000),
       })
-      .default({ sendInterval: 3000, grace: 30_000, clockSkew: 10_000 })
-      .describe('How long an interrupted or unseen send is looked for: { sendInterval, grace, clockSkew }.'),
+      .default({ sendInterval: 3000, grace: 30_000, clockSkew: 10_000, journalLag: 120_000 })
+      .describe('How long an interrupted or unseen send is looked for: { sendInterval, grace, clockSkew, journalLag }.'),
     pace: PaceSchema.default({ delay: 0, jitter: 0 }),
     campaign: z
       .string()
@@ -109,6 +114,8 @@ export interface FilesBroadcastSummary {
   wouldSend?: number;
   /** Sends found by reconciliation after an interruption (not sent again). */
   reconciled: number;
+  /** Recipients sent again because an interrupted send never reached the service (report column `resent` says why). */
+  resent: number;
   /** Sent by an earlier run of the same campaign. */
   earlier: number;
   report: string;
@@ -124,6 +131,7 @@ export const BROADCAST_REPORT_COLUMNS = [
   'deliveredAt',
   'readAt',
   'reconciled',
+  'resent',
   'caption',
   'error',
 ] as const;
@@ -301,13 +309,14 @@ async function settle(ctx: ActionContext, input: FilesBroadcastInput, job: Job, 
     sendIntervalMs: input.reconcile.sendInterval,
     graceMs: input.reconcile.grace,
     clockSkewMs: input.reconcile.clockSkew,
+    journalLagMs: input.reconcile.journalLag,
   };
-  const { found, unknown } = await reconcile(ctx, job.store, open, job.claimed, queuedAhead(ctx, job), opts);
+  const { found, unknown, resend } = await reconcile(ctx, job.store, open, job.claimed, queuedAhead(ctx, job), opts);
   job.reconciled += found;
   await ctx.state.set('reconciled', job.reconciled);
-  if (found + unknown > 0)
+  if (found + unknown + resend > 0)
     ctx.logger.info(
-      `${FILES_BROADCAST}: reconciled ${found + unknown} interrupted send(s): ${found} had gone out, ${unknown} unknown (not sent again)`,
+      `${FILES_BROADCAST}: reconciled ${found + unknown + resend} interrupted send(s): ${found} had gone out, ${resend} never reached the service (sent again), ${unknown} unknown (not sent again)`,
     );
 }
 
@@ -346,6 +355,8 @@ async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job,
     runId: ctx.run.id,
     attemptKey: randomUUID(),
     intentAt: ctx.clock.now(),
+    // A send again after an interrupted one that never reached the service keeps why (and is never sent a third time).
+    ...(rcp.rec?.resent ? { resent: rcp.rec.resent } : {}),
   };
   await job.store.set(`r:${rec.chatId}`, rec);
   rcp.rec = rec;
@@ -366,9 +377,7 @@ async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job,
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
     // Only a lost answer (reset, timeout) or a 5xx may hide an accepted send: look before anything else.
-    const code = (e as { code?: string }).code;
-    const mayHaveReached = e instanceof NetworkError ? e.mayHaveReachedServer : code === 'SERVER_ERROR' || code === 'INTERNAL';
-    if (mayHaveReached) await settle(ctx, input, job, [rec]);
+    if (mayHaveBeenProcessed(e)) await settle(ctx, input, job, [rec]);
     if (rec.phase === 'sent') {
       job.guard.ok();
       return;
@@ -383,8 +392,9 @@ async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job,
   }
 }
 
-/** Done: sent, unknown, or a definite failure; a refused send (retryable) is tried again by a later run. */
-const settled = (r: RecipientRecord | undefined) => r !== undefined && r.phase !== 'intent' && !(r.phase === 'failed' && r.retryable);
+/** Done: sent, unknown, or a definite failure; a refused send (retryable) is tried again by a later run, one to send again by this one. */
+const settled = (r: RecipientRecord | undefined) =>
+  r !== undefined && r.phase !== 'intent' && r.phase !== 'resend' && !(r.phase === 'failed' && r.retryable);
 
 async function sendAll(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<void> {
   let sends = 0;
@@ -451,7 +461,7 @@ async function follow(ctx: ActionContext, input: FilesBroadcastInput, job: Job):
 
 function outcomeOf(ctx: ActionContext, r: RecipientRecord | undefined, windowOver: boolean): string {
   if (ctx.run.dryRun && !settled(r)) return 'wouldSend';
-  if (!r || r.phase === 'intent' || (r.phase === 'failed' && r.retryable && windowOver)) return 'notSent';
+  if (!r || r.phase === 'intent' || r.phase === 'resend' || (r.phase === 'failed' && r.retryable && windowOver)) return 'notSent';
   if (r.phase === 'sent') return r.runId !== undefined && r.runId !== ctx.run.id ? 'sentEarlier' : 'sent';
   return r.phase;
 }
@@ -485,6 +495,7 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
       deliveredAt: iso(r?.deliveredAt),
       readAt: iso(r?.readAt),
       reconciled: r?.reconciled,
+      resent: r?.resent,
       caption: rcp.caption,
       error,
     });
@@ -505,6 +516,7 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
     optedOut: job.optedOutRows.length,
     ...(ctx.run.dryRun ? { wouldSend: n.wouldSend ?? 0 } : {}),
     reconciled: job.reconciled,
+    resent: job.recipients.filter((r) => r.rec?.resent !== undefined).length,
     earlier: n.sentEarlier ?? 0,
     report: job.reportPath,
   };
@@ -535,7 +547,7 @@ export const filesBroadcast = defineAction({
   writes: true,
   output: {
     description:
-      'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, optedOut, reconciled, earlier, report } (+ wouldSend on a dry run); per-recipient idMessage and status in the report file.',
+      'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, optedOut, reconciled, resent, earlier, report } (+ wouldSend on a dry run); per-recipient idMessage and status in the report file.',
   },
   firstWait: (withBlock, now) => windowWait(withBlock.window, now),
   async run(ctx, input): Promise<FilesBroadcastSummary> {

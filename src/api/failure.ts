@@ -77,3 +77,24 @@ export function classify(error: unknown): FailureClass {
   }
   return 'definite';
 }
+
+/** Codes of answers after which the service may still have processed the request (it failed while or after doing it). */
+const MAYBE_PROCESSED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['SERVER_ERROR', 'INTERNAL']);
+
+/**
+ * Whether a failed call may have been processed all the same (a write may
+ * have happened): no answer although the request may have left (a timeout, a
+ * reset: the NetworkError says so), or a 5xx. A refusal (4xx, 429, a refused
+ * connection) was not processed: sending again cannot duplicate it. Decided
+ * by code, like {@link classify}.
+ */
+export function mayHaveBeenProcessed(error: unknown): boolean {
+  const reached = (error as { mayHaveReachedServer?: unknown } | null)?.mayHaveReachedServer;
+  if (typeof reached === 'boolean') return reached;
+  const code = codeOf(error);
+  if (code && MAYBE_PROCESSED_CODES.has(code as ErrorCode)) return true;
+  if (code === 'API_ERROR') return (statusOfError(error) ?? 0) >= 500;
+  if (code === undefined && error instanceof Error && error.cause !== undefined && error.cause !== error)
+    return mayHaveBeenProcessed(error.cause);
+  return false;
+}

@@ -266,6 +266,14 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Overrides the client's timeout for this call, in ms. */
   timeoutMs?: number;
+  /**
+   * Called before each attempt leaves: after the request was validated and
+   * the client's rate limiter let it through, just before the transport
+   * sends it. A rejection ends the call with that error, nothing sent. Where
+   * a claim that the call is made belongs (the BullMQ item host's write
+   * intent): a call still waiting on the limiter has not left.
+   */
+  beforeSend?: () => Promise<void>;
 }
 
 /**

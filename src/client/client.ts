@@ -119,19 +119,19 @@ export function createClient(options: ClientOptions): MsgflowClient {
     lifetime.signal.throwIfAborted();
     const link = linkSignals(callOptions.signal ? [callOptions.signal, lifetime.signal] : [lifetime.signal]);
     try {
-      return await attempts<M>(method, buildRequest(method, request, callOptions, opts.timeoutMs, link.signal));
+      return await attempts<M>(method, buildRequest(method, request, callOptions, opts.timeoutMs, link.signal), callOptions.beforeSend);
     } finally {
       link.release();
     }
   }
 
-  async function attempts<M extends ApiMethod>(method: M, req: TransportRequest): Promise<ResponseMap[M]> {
+  async function attempts<M extends ApiMethod>(method: M, req: TransportRequest, leave?: Leave): Promise<ResponseMap[M]> {
     const signal = req.signal!;
     const spec = METHOD_SPECS[method];
 
     for (let attempt = 1; ; attempt++) {
       await acquire(method, signal);
-      const outcome = await attemptOnce<M>(deps, req, attempt);
+      const outcome = await attemptOnce<M>(deps, req, attempt, leave);
       if (outcome.ok) return outcome.value;
       const { error, retry, retryAfterMs } = outcome;
       if (attempt > opts.retries || !mayRetry(retry, spec.idempotent)) throw error;
@@ -213,9 +213,26 @@ interface AttemptDeps {
   network: NetworkContext;
 }
 
-/** One attempt through the transport, mapped to an Outcome (pure mapping in response.ts). */
-async function attemptOnce<M extends ApiMethod>(d: AttemptDeps, req: TransportRequest, attempt: number): Promise<Outcome<M>> {
+/** What runs as a request leaves (CallOptions.beforeSend). */
+type Leave = CallOptions['beforeSend'];
+
+/**
+ * One attempt through the transport, mapped to an Outcome (pure mapping in
+ * response.ts). `leave` (CallOptions.beforeSend) runs first: past the rate
+ * limiter, the request leaves right after it.
+ */
+async function attemptOnce<M extends ApiMethod>(
+  d: AttemptDeps,
+  req: TransportRequest,
+  attempt: number,
+  leave?: Leave,
+): Promise<Outcome<M>> {
   const { transport, clock, logger, secrets } = d;
+  if (leave) {
+    await transport.prepare?.();
+    await leave();
+    req.signal?.throwIfAborted();
+  }
   const method = req.method as M;
   const path = redactedPath(method);
   const started = clock.now();

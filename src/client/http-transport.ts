@@ -46,10 +46,7 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
   async function request(req: TransportRequest): Promise<TransportResponse> {
     const tail = (req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('');
     const url = `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}${tail}`;
-    // Loaded with the first call (then cached by the module system): a
-    // process that never calls an instance (validate, runs, the daemon
-    // between schedules) starts without got's module tree.
-    const { got } = await import('got');
+    const { got } = await loadGot();
     try {
       const res = await got(url, {
         method: req.httpMethod,
@@ -77,6 +74,8 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
 
   return {
     request,
+    // A fresh process takes a few hundred ms to load got: done before a claim that the request leaves.
+    prepare: async () => void (await loadGot()),
     description: `${base}/waInstance${INSTANCE_PLACEHOLDER}`,
     async close() {
       agent.http.destroy();
@@ -84,6 +83,13 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
     },
   };
 }
+
+/**
+ * got, loaded with the first call (then cached by the module system): a
+ * process that never calls an instance (validate, runs, the daemon between
+ * schedules) starts without got's module tree.
+ */
+const loadGot = () => import('got');
 
 /** JSON when it parses, the text otherwise, undefined for an empty body. */
 function parseBody(text: string): unknown {

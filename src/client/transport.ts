@@ -36,6 +36,12 @@ export interface Transport {
    * the signal's reason.
    */
   request(req: TransportRequest): Promise<TransportResponse>;
+  /**
+   * Readies what a request needs before it can leave (the HTTP transport
+   * loads got): the client calls it before CallOptions.beforeSend, so that a
+   * request goes out as soon as that claim is taken, not after a module load.
+   */
+  prepare?(): Promise<void>;
   /** Where it points, secrets redacted: e.g. `http://127.0.0.1:7070/waInstance<INSTANCE_ID>`. */
   readonly description: string;
   close?(): Promise<void>;

@@ -91,6 +91,13 @@ export const ExecutorSchema = z.strictObject({
   lockDurationMs: z.number().int().min(100).default(30_000),
   /** How often workers look for items whose worker died. @default 30000 */
   stalledIntervalMs: z.number().int().min(100).default(30_000),
+  /**
+   * How long a message the service sent may take to appear in its chat
+   * history (the service documents up to 2 minutes): a send whose worker died
+   * once it had left, found in neither the send queue nor the history this
+   * long after, never reached the service and is made again. @default 120000
+   */
+  journalLagMs: z.number().int().min(0).default(120_000),
 });
 
 export type ExecutorConfig = z.output<typeof ExecutorSchema>;
@@ -113,7 +120,7 @@ export const ConfigSchema = z
     /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
     webhook: WebhookSchema.optional(),
     /** Where forEach items run. @default { driver: local } */
-    executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000 }),
+    executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000, journalLagMs: 120_000 }),
   })
   .superRefine((v, ctx) => {
     if (v.webhook) return;

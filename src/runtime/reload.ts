@@ -63,6 +63,11 @@ export class Reloader {
     for (const f of opts.flows) this.flows.set(f.name, f);
   }
 
+  /** The flows loaded now (after the last reload). */
+  current(): Flow[] {
+    return [...this.flows.values()];
+  }
+
   /** Re-reads config.yaml and the flows directory and applies what changed. */
   reload(): Promise<ReloadSummary> {
     const next = this.chain.then(() => this.reloadNow());

@@ -166,13 +166,20 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     localUrl,
     executor,
     flows: () => loadFlows(source.dir, source.options),
+    /** Closes every part even when one fails (a store that refuses its last writes must not keep the local service listening), then throws the first failure. */
     async close() {
       if (closed) return;
       closed = true;
-      await engine.shutdown();
-      await executor.close?.();
-      await store.close();
-      if (localHost) await (await localHost.catch(() => undefined))?.close();
+      const failures: unknown[] = [];
+      const attempt = (op: () => Promise<unknown> | undefined) =>
+        Promise.resolve()
+          .then(op)
+          .catch((e: unknown) => void failures.push(e));
+      await attempt(() => engine.shutdown());
+      await attempt(() => executor.close?.());
+      await attempt(() => store.close());
+      if (localHost) await attempt(async () => (await localHost!.catch(() => undefined))?.close());
+      if (failures.length > 0) throw failures[0];
     },
   };
 }

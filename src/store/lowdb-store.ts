@@ -45,6 +45,7 @@ import { JSONFile } from 'lowdb/node';
 import { FlowError } from '../api/errors.js';
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
+import { fileStoreError, guardStore } from './guard.js';
 import { ItemLog, readLog, streamLog } from './item-log.js';
 import { KvLog } from './kv-log.js';
 import { LineTail } from './line-tail.js';
@@ -284,7 +285,8 @@ class RunIndex {
  * const store = createLowdbStore({ dir: '.msgflow/state' });
  */
 export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
-  return new LowdbStore(options);
+  // A file that cannot be written (a read-only directory, a full disk) is STORE_UNAVAILABLE naming the file and the fix.
+  return guardStore(new LowdbStore(options), fileStoreError('lowdb'));
 }
 
 /**
@@ -429,13 +431,23 @@ class LowdbStore implements EngineStore {
       entries: (prefix) => logs.of(namespace).entries(prefix),
     };
   }
+  /** Closes every file even when one fails (a store that stopped taking writes), then throws the first failure. */
   async close(): Promise<void> {
-    await Promise.all((await this.logs.drain()).map((l) => l.close()));
-    await this.kvLogs.closeAll();
-    await this.index.close();
-    await Promise.all((await this.journals.drain()).map((l) => l.close()));
+    const failures: unknown[] = [];
+    const attempt = async (op: () => Promise<unknown>) => {
+      try {
+        await op();
+      } catch (e) {
+        failures.push(e);
+      }
+    };
+    await Promise.all((await this.logs.drain()).map((l) => attempt(() => l.close())));
+    await attempt(() => this.kvLogs.closeAll());
+    await attempt(() => this.index.close());
+    await Promise.all((await this.journals.drain()).map((l) => attempt(() => l.close())));
     // Let lowdb's pending writes land.
-    for (const db of await this.docs.drain()) await db.write();
+    for (const db of await this.docs.drain()) await attempt(() => db.write());
+    if (failures.length > 0) throw failures[0];
   }
 
   private itemFile(id: string): string {

@@ -35,8 +35,9 @@ import type * as IORedis from 'ioredis';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
+import { guardStore } from './guard.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
-import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
+import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, StoreConnection, WaitRecord } from './types.js';
 
 export interface RedisStoreOptions {
   /** @default redis://127.0.0.1:6379 */
@@ -120,11 +121,13 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
   const conn = connect(options);
   const k = redisKeys(options.prefix ?? 'msgflow:');
   const { redis } = conn;
+  // Every operation that talks to Redis (leases and kv included) fails with STORE_UNAVAILABLE on an outage.
   const store: EngineStore = {
     driver: 'redis',
     ...runOps(redis, k),
     ...logOps(redis, k),
     ...leaseOps(conn, k),
+    connection: conn.state,
     kv: (namespace) => redisState(redis, k.kv(namespace)),
     async close() {
       conn.closing = true;
@@ -133,29 +136,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
       else await redis.quit().catch(() => redis.disconnect());
     },
   };
-  // Every operation that talks to Redis fails with STORE_UNAVAILABLE on an outage (kv and readJournal guard their own calls).
-  const ops = [
-    'createRun',
-    'updateRun',
-    'getRun',
-    'listRuns',
-    'saveInputs',
-    'loadInputs',
-    'saveStep',
-    'getSteps',
-    'appendItems',
-    'getItems',
-    'appendJournal',
-    'setWait',
-    'deleteWait',
-    'listWaits',
-  ] as const;
-  const table = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  for (const op of ops) {
-    const fn = table[op];
-    table[op] = (...args) => guard(() => fn(...args));
-  }
-  return store;
+  return guardStore(store, unavailable);
 }
 
 interface Connection {
@@ -163,6 +144,27 @@ interface Connection {
   scripts: LeaseScripts;
   /** Set by close(): the disconnection that follows is no outage. */
   closing: boolean;
+  /** What EngineStore.connection shows: the client's state, and who to tell when Redis answers again. */
+  state: StoreConnection;
+}
+
+/** The connection's state from the client's status; listeners are told on each `ready` that ends an outage. */
+function connectionState(redis: Redis): { state: StoreConnection; recovered(): void } {
+  const listeners = new Set<() => void>();
+  return {
+    state: {
+      get reachable() {
+        return redis.status === 'ready';
+      },
+      onReachable(listener) {
+        listeners.add(listener);
+        return () => void listeners.delete(listener);
+      },
+    },
+    recovered: () => {
+      for (const l of [...listeners]) l();
+    },
+  };
 }
 
 /** The client, with the lease scripts defined and one log line per outage and per recovery. */
@@ -189,9 +191,15 @@ function connect(options: RedisStoreOptions): Connection {
   redis.defineCommand('msgflowLeaseAcquire', { numberOfKeys: 1, lua: LEASE_ACQUIRE });
   redis.defineCommand('msgflowLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
   redis.defineCommand('msgflowLeaseRelease', { numberOfKeys: 1, lua: LEASE_RELEASE });
-  const conn: Connection = { redis, scripts: redis as unknown as LeaseScripts, closing: false };
+  const watched = connectionState(redis);
+  const conn: Connection = { redis, scripts: redis as unknown as LeaseScripts, closing: false, state: watched.state };
   const server = describeServer(url);
   let downSince: number | undefined;
+  // A connection lost without an error event (the server closed it) is an outage too, for the listeners.
+  let lost = false;
+  redis.on('close', () => {
+    if (!conn.closing) lost = true;
+  });
   // Without an 'error' listener ioredis prints "Unhandled error event" with a stack on every attempt.
   redis.on('error', (e: Error) => {
     if (downSince !== undefined || conn.closing) return;
@@ -203,21 +211,16 @@ function connect(options: RedisStoreOptions): Connection {
     });
   });
   redis.on('ready', () => {
-    if (downSince === undefined) return;
-    const secs = ((Date.now() - downSince) / 1000).toFixed(1);
-    downSince = undefined;
-    logger.info(`redis store at ${server} reachable again after ${secs} s`, { driver: 'redis', server });
+    if (downSince !== undefined) {
+      const secs = ((Date.now() - downSince) / 1000).toFixed(1);
+      downSince = undefined;
+      logger.info(`redis store at ${server} reachable again after ${secs} s`, { driver: 'redis', server });
+    }
+    if (!lost) return;
+    lost = false;
+    watched.recovered();
   });
   return conn;
-}
-
-/** Runs a store operation, turning a connection failure into STORE_UNAVAILABLE. */
-async function guard<T>(op: () => Promise<T>): Promise<T> {
-  try {
-    return await op();
-  } catch (e) {
-    throw unavailable(e);
-  }
 }
 
 type Keys = ReturnType<typeof redisKeys>;
@@ -240,30 +243,26 @@ function redisKeys(p: string) {
 /** A kv namespace: one hash. */
 function redisState(redis: Redis, key: string): DurableState {
   return {
-    get<T>(field: string) {
-      return guard(async () => parse<T>(await redis.hget(key, field)));
+    async get<T>(field: string) {
+      return parse<T>(await redis.hget(key, field));
     },
-    set(field, value) {
-      return guard(async () => {
-        if (value === undefined) await redis.hdel(key, field);
-        else await redis.hset(key, field, JSON.stringify(value));
-      });
+    async set(field, value) {
+      if (value === undefined) await redis.hdel(key, field);
+      else await redis.hset(key, field, JSON.stringify(value));
     },
-    delete(field) {
-      return guard(async () => void (await redis.hdel(key, field)));
+    async delete(field) {
+      await redis.hdel(key, field);
     },
-    entries<T>(prefix = '') {
-      return guard(async () => {
-        // HSCAN with MATCH: a prefix of a big namespace never fetches all of it in one answer.
-        const found = new Map<string, string>();
-        let cursor = '0';
-        do {
-          const [next, flat] = await redis.hscan(key, cursor, 'MATCH', globPrefix(prefix), 'COUNT', 1000);
-          for (let i = 0; i < flat.length; i += 2) if (flat[i].startsWith(prefix)) found.set(flat[i], flat[i + 1]);
-          cursor = next;
-        } while (cursor !== '0');
-        return [...found.keys()].sort().map((f) => [f, JSON.parse(found.get(f)!) as T] as [string, T]);
-      });
+    async entries<T>(prefix = '') {
+      // HSCAN with MATCH: a prefix of a big namespace never fetches all of it in one answer.
+      const found = new Map<string, string>();
+      let cursor = '0';
+      do {
+        const [next, flat] = await redis.hscan(key, cursor, 'MATCH', globPrefix(prefix), 'COUNT', 1000);
+        for (let i = 0; i < flat.length; i += 2) if (flat[i].startsWith(prefix)) found.set(flat[i], flat[i + 1]);
+        cursor = next;
+      } while (cursor !== '0');
+      return [...found.keys()].sort().map((f) => [f, JSON.parse(found.get(f)!) as T] as [string, T]);
     },
   };
 }
@@ -347,10 +346,10 @@ function logOps(
     },
     async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
       const key = k.journal(runId, stream);
-      const end = await guard(() => redis.llen(key));
+      const end = await redis.llen(key);
       // Pages of 1,000: a long journal is never fetched in one answer.
       for (let from = 0; from < end; from += 1000) {
-        const page = await guard(() => redis.lrange(key, from, Math.min(from + 999, end - 1)));
+        const page = await redis.lrange(key, from, Math.min(from + 999, end - 1));
         for (const line of page) yield JSON.parse(line) as T;
       }
     },

@@ -229,9 +229,22 @@ export interface RunQuery {
   limit?: number;
 }
 
+/**
+ * A driver's connection to its backend, for drivers that have one (redis):
+ * its state is known without making a call.
+ */
+export interface StoreConnection {
+  /** False while the backend cannot be reached (the driver is reconnecting, or not connected yet). */
+  readonly reachable: boolean;
+  /** Calls `listener` each time the backend answers again after an outage; returns what unsubscribes it. */
+  onReachable(listener: () => void): () => void;
+}
+
 export interface EngineStore {
   /** Which driver this is, for messages (`lowdb`, `memory`, ...). */
   readonly driver: string;
+  /** The backend connection (redis); absent for drivers without one (lowdb, memory). */
+  readonly connection?: StoreConnection;
 
   createRun(run: RunRecord): Promise<void>;
   /** Shallow-merges `patch` and returns the new record; RUN_NOT_FOUND when absent. */

@@ -15,23 +15,53 @@ export interface HealthAnswer {
   instances: Record<string, Reachability>;
 }
 
+/**
+ * How long the store's probe may take: a store that has not answered by then
+ * is unavailable (a 503 within a second, not after the driver's own retries).
+ */
+export const STORE_PROBE_MS = 800;
+
 /** The /healthz answer: `store.ok` false means a 503. */
-export async function checkHealth(runtime: Runtime, reachability: () => Promise<Record<string, Reachability>>): Promise<HealthAnswer> {
-  let store: HealthAnswer['store'];
+export async function checkHealth(
+  runtime: Runtime,
+  reachability: () => Promise<Record<string, Reachability>>,
+  probeMs = STORE_PROBE_MS,
+): Promise<HealthAnswer> {
+  const [store, instances] = await Promise.all([storeHealth(runtime, probeMs), reachability()]);
+  return { status: store.ok ? 'ok' : 'unavailable', store, instances };
+}
+
+/** The store's part: its connection's state when it has one (no call while it is down), else a write read back, bounded by `probeMs`. */
+async function storeHealth(runtime: Runtime, probeMs: number): Promise<HealthAnswer['store']> {
+  const { driver, connection } = runtime.store;
+  if (connection && !connection.reachable) {
+    return { ok: false, driver, error: `the ${driver} store is unavailable: not connected (reconnecting)` };
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<HealthAnswer['store']>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ ok: false, driver, error: `the ${driver} store is unavailable: no answer within ${probeMs} ms` }),
+      probeMs,
+    );
+  });
   try {
-    // A write and a read of one small record: proves the backend takes writes, at a cost that does not grow with history.
+    return await Promise.race([probeStore(runtime), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A write and a read of one small record: proves the backend takes writes, at a cost that does not grow with history. */
+async function probeStore(runtime: Runtime): Promise<HealthAnswer['store']> {
+  const { driver } = runtime.store;
+  try {
     const kv = runtime.store.kv('ui');
     await kv.set('healthz', runtime.clock.now());
     const back = await kv.get<number>('healthz');
-    store =
-      back === undefined
-        ? { ok: false, driver: runtime.store.driver, error: 'a written record could not be read back' }
-        : { ok: true, driver: runtime.store.driver };
+    return back === undefined ? { ok: false, driver, error: 'a written record could not be read back' } : { ok: true, driver };
   } catch (e) {
-    store = { ok: false, driver: runtime.store.driver, error: (e as Error).message };
+    return { ok: false, driver, error: (e as Error).message };
   }
-  const instances = await reachability();
-  return { status: store.ok ? 'ok' : 'unavailable', store, instances };
 }
 
 /** Resolves undefined when a TCP connection to `target`'s host and port opens, else the reason it did not. */

@@ -74,6 +74,8 @@ export interface Project {
   calls: Proxy['calls'];
   spawn(...args: string[]): Proc;
   admin(what: string): Promise<any>;
+  /** Messages per chatId that reached the service (lastOutgoingMessages: sent and still queued). */
+  outgoing(): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
 
@@ -92,7 +94,14 @@ const LOCK_MS = 5000;
  * instance `o.shared` names in a shared one), on a fresh Redis prefix.
  */
 export async function distributedProject(
-  o: { instance?: Record<string, unknown>; executor?: string; proxy?: boolean; shared?: { serve: SharedServe; instance: string } } = {},
+  o: {
+    instance?: Record<string, unknown>;
+    executor?: string;
+    proxy?: boolean;
+    shared?: { serve: SharedServe; instance: string };
+    /** The `default` instance's client-side rate limit (YAML under the instance). @default rateLimit: false */
+    clientLimits?: string;
+  } = {},
 ): Promise<Project> {
   const dir = await tempDir('msgflow-bullmq-');
   const prefix = `msgflow-test-bullmq-${randomBytes(4).toString('hex')}`;
@@ -110,7 +119,7 @@ export async function distributedProject(
     apiUrl: ${proxy?.url ?? serve.url}
     idInstance: "${id}"
     apiTokenInstance: "${E2E_TOKEN}"
-    rateLimit: false
+    ${o.clientLimits ?? 'rateLimit: false'}
 flowsDir: flows
 logLevel: warn
 store:
@@ -137,6 +146,12 @@ ui: { port: 0 }
       return p;
     },
     admin: async (what) => (await fetch(`${serve.url}/_local/waInstance${id}/${what}/${E2E_TOKEN}`)).json(),
+    async outgoing() {
+      const res = await fetch(`${serve.url}/waInstance${id}/lastOutgoingMessages/${E2E_TOKEN}?minutes=1440`);
+      const per = new Map<string, number>();
+      for (const m of (await res.json()) as { chatId: string }[]) per.set(m.chatId, (per.get(m.chatId) ?? 0) + 1);
+      return per;
+    },
     async close() {
       await Promise.all(procs.map(kill));
       await proxy?.close();

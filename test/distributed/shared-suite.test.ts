@@ -91,6 +91,7 @@ const bullmq: Make = async (flows) => {
     flows: () => new Map(flows.map((f) => [f.name, f])),
     baseDir: '/project',
     defaultRateLimitWaitMs: 100,
+    journalLagMs: 120_000,
   });
   const conns: ReturnType<typeof bullmqConnection>[] = [];
   const w: QueueWorker = workQueue(host, 'default', {

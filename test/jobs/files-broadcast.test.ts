@@ -8,7 +8,7 @@ import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
 import type { FileServer } from '../support/file-server.js';
-import { drainQueue, startLocal, startPdfServer, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
+import { drainQueue, localConfig, startLocal, startPdfServer, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
 
 let files: FileServer;
 beforeAll(async () => void (files = await startPdfServer()));
@@ -131,7 +131,7 @@ describe('files.broadcast', () => {
     expect(sends(l)).toBe(before);
   });
 
-  it('#8.12 reconciliation decides per recipient from the service: a lost answer is found, nothing sent is failed, an unfound intent is unknown', async () => {
+  it('reconciliation decides per recipient from the service: a lost answer is found; an intent in neither the send queue nor the history once the journal lag passed is sent again, once, saying why', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = virtualClock();
@@ -140,7 +140,7 @@ describe('files.broadcast', () => {
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     const now = clock.now();
     // Alice: sent and recorded. Bob: the call went out, the process died before the record.
-    // Carol: the intent was recorded, the process died before the call: it may have gone, so never resent.
+    // Carol: the intent was recorded, the process died before the call: the service never got it.
     const alice = await l.client.sendFileByUrl({
       chatId: CHATS[0]!,
       urlFile: files.url('/brochure.pdf'),
@@ -184,17 +184,94 @@ describe('files.broadcast', () => {
       intentAt: clock.now(),
     } satisfies RecipientRecord);
 
+    const resumedAt = clock.now();
     const s = await runAction(filesBroadcast, t, input({ follow: { deadline: 0 } }));
-    expect(s).toMatchObject({ sent: 2, reconciled: 1, failed: 0, unknown: 1, notSent: 0 });
+    expect(s).toMatchObject({ sent: 3, reconciled: 1, resent: 1, failed: 0, unknown: 0, notSent: 0 });
     await drainQueue(l);
     expect(await sentPerChat(l, CHATS)).toEqual({
       '79001112233@c.us': ['Hello Alice'],
       '79002223344@c.us': ['Hello Bob'],
-      '79003334455@c.us': [],
+      '79003334455@c.us': ['Hello Carol'],
     });
     const bob = await t.ctx.state.get<RecipientRecord>(`r:${CHATS[1]}`);
     expect(bob).toMatchObject({ phase: 'sent', reconciled: true });
     expect(bob!.idMessage).toMatch(/^[0-9A-F]{16,}$/);
+    const carol = await t.ctx.state.get<RecipientRecord>(`r:${CHATS[2]}`);
+    const why =
+      'an interrupted send was in neither the send queue nor the chat history 120s after: it never reached the service; sent again';
+    expect(carol).toMatchObject({ phase: 'sent', resent: why });
+    // Not before the journal lag (2 minutes by default) had passed since it was first found missing.
+    const [carolMessage] = await l.client.getChatHistory({ chatId: CHATS[2]! });
+    expect(carolMessage!.timestamp * 1000).toBeGreaterThanOrEqual(resumedAt + 120_000 - 1000);
+    const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
+    expect(csv.split(/\r?\n/)[0]).toBe('chatId,where,outcome,idMessage,status,sentAt,deliveredAt,readAt,reconciled,resent,caption,error');
+    expect(csv).toContain(`79003334455@c.us,data/recipients.csv row 4,sent,${carol!.idMessage},sent,`);
+    expect(csv).toContain(`,${why},Hello Carol,`);
+  });
+
+  it('an interrupted send found in the send queue is sent already: not sent again, whatever the journal lag', async () => {
+    const dir = await tempDir();
+    const clock = virtualClock();
+    // One release an hour: the message stays queued, out of the chat history.
+    const l = await startLocal({ dir, clock, config: localConfig({}, { sendIntervalMs: 3_600_000 }) });
+    open.push(l);
+    const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
+    await l.client.sendMessage({ chatId: CHATS[0]!, message: 'first in the queue: released at once' });
+    await t.ctx.state.set(`r:${CHATS[1]}`, {
+      chatId: CHATS[1]!,
+      where: 'x',
+      caption: 'Hello Bob',
+      phase: 'intent',
+      runId: 'run-1',
+      attemptKey: 'b',
+      intentAt: clock.now(),
+    } satisfies RecipientRecord);
+    await l.client.sendFileByUrl({
+      chatId: CHATS[1]!,
+      urlFile: files.url('/brochure.pdf'),
+      fileName: 'brochure.pdf',
+      caption: 'Hello Bob',
+    });
+    const before = sends(l);
+    const s = await runAction(
+      filesBroadcast,
+      t,
+      input({
+        file: undefined,
+        recipients: [{ phone: '79002223344', firstName: 'Bob' }],
+        follow: { deadline: 0 },
+        reconcile: { journalLag: '1s' },
+      }),
+    );
+    expect(s).toMatchObject({ sent: 1, reconciled: 1, resent: 0, unknown: 0 });
+    expect(sends(l)).toBe(before);
+    const queue = (await l.admin('queue')).body as { pending: { chatId: string }[] };
+    expect(queue.pending.map((e) => e.chatId)).toEqual([CHATS[1]]);
+  });
+
+  it('a send again that is itself interrupted and found nowhere is unknown: a recipient is never sent a third time', async () => {
+    const dir = await tempDir();
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
+    open.push(l);
+    const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
+    await t.ctx.state.set(`r:${CHATS[2]}`, {
+      chatId: CHATS[2]!,
+      where: 'x',
+      caption: 'Hello Carol',
+      phase: 'intent',
+      runId: 'run-1',
+      attemptKey: 'c2',
+      intentAt: clock.now(),
+      resent: 'an interrupted send was in neither the send queue nor the chat history 120s after: it never reached the service; sent again',
+    } satisfies RecipientRecord);
+    const s = await runAction(
+      filesBroadcast,
+      t,
+      input({ file: undefined, recipients: [{ phone: '79003334455', firstName: 'Carol' }], follow: { deadline: 0 } }),
+    );
+    expect(s).toMatchObject({ sent: 0, unknown: 1, resent: 1 });
+    expect(sends(l)).toBe(0);
     expect(await t.ctx.state.get<RecipientRecord>(`r:${CHATS[2]}`)).toMatchObject({ phase: 'unknown' });
   });
 

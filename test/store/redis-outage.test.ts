@@ -5,19 +5,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { redisReachable, redisUrl } from '../support/redis.js';
+import { RedisProxy, redisReachable, redisUrl } from '../support/redis.js';
+import { waitFor } from '../support/wait.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { createStore, defaultRedisPrefix } from '../../src/store/create.js';
 import type { Logger } from '../../src/util/logger.js';
 import { makeRun } from './conformance.js';
 
 const url = redisUrl;
-const target = new URL(url);
 
 const up = await redisReachable();
 const prefixes: string[] = [];
@@ -36,40 +35,6 @@ async function dropPrefix(prefix: string): Promise<void> {
 afterAll(async () => {
   if (up) for (const p of prefixes) await dropPrefix(p);
 });
-
-/** A TCP proxy to Redis that a test can kill (closing every connection) and restore on the same port. */
-class Proxy {
-  private server: Server | undefined;
-  private sockets = new Set<Socket>();
-  port = 0;
-
-  async start(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = createConnection({ host: target.hostname, port: Number(target.port || 6379) });
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as { port: number }).port;
-    this.server = server;
-  }
-
-  async kill(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-  }
-}
 
 function recordingLogger() {
   const lines: Array<{ level: string; message: string }> = [];
@@ -96,7 +61,7 @@ async function eventually<T>(op: () => Promise<T>, what: string, ms = 20_000): P
 
 describe.skipIf(!up)('redis store: outages', () => {
   it('calls during an outage fail with STORE_UNAVAILABLE, one line per outage and recovery, calls after it succeed', async () => {
-    const proxy = new Proxy();
+    const proxy = new RedisProxy();
     await proxy.start();
     const prefix = `msgflow-test:${randomBytes(6).toString('hex')}:`;
     prefixes.push(prefix);
@@ -168,8 +133,39 @@ describe.skipIf(!up)('redis store: outages', () => {
     }
   }, 60_000);
 
+  it("the store's connection says at once when Redis is unreachable, and tells its listeners each time it answers again", async () => {
+    const proxy = new RedisProxy();
+    await proxy.start();
+    const store = createRedisStore({
+      url: proxy.url,
+      prefix: 'msgflow-test:conn:',
+      logger: recordingLogger().logger,
+      maxReconnectDelayMs: RECONNECT_MS,
+    });
+    let back = 0;
+    const stop = store.connection!.onReachable(() => back++);
+    try {
+      await store.getRun('none');
+      expect(store.connection!.reachable).toBe(true);
+      await proxy.kill();
+      await waitFor('the connection to be known down', () => !store.connection!.reachable);
+      expect(back).toBe(0);
+      await proxy.start();
+      await waitFor('the listener to be told', () => back === 1);
+      expect(store.connection!.reachable).toBe(true);
+      await proxy.kill();
+      await waitFor('the connection to be known down again', () => !store.connection!.reachable);
+      await proxy.start();
+      await waitFor('the listener to be told again', () => back === 2);
+    } finally {
+      stop();
+      await store.close();
+      await proxy.kill();
+    }
+  });
+
   it('a store whose Redis is down from the start fails its calls with STORE_UNAVAILABLE and closes', async () => {
-    const proxy = new Proxy();
+    const proxy = new RedisProxy();
     await proxy.start();
     const port = proxy.port;
     await proxy.kill();

@@ -1,7 +1,9 @@
 /**
  * The Redis server the tests use (127.0.0.1:6379 unless MSGFLOW_TEST_REDIS_URL),
- * and one probe for whether it answers, so every Redis suite decides the same way.
+ * one probe for whether it answers, so every Redis suite decides the same way,
+ * and a TCP proxy to it that a test cuts and restores (an outage).
  */
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 
 export const redisUrl = process.env.MSGFLOW_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -17,5 +19,53 @@ export async function redisReachable(url = redisUrl): Promise<boolean> {
     return false;
   } finally {
     probe.disconnect();
+  }
+}
+
+/**
+ * A TCP proxy to the tests' Redis that a test can kill (closing every
+ * connection: an outage) and start again on the same port.
+ *
+ * @example
+ * const proxy = new RedisProxy();
+ * await proxy.start(); // redis://127.0.0.1:${proxy.port}
+ * await proxy.kill();  // Redis is gone for whoever uses the proxy
+ * await proxy.start(); // and back
+ */
+export class RedisProxy {
+  private server: Server | undefined;
+  private sockets = new Set<Socket>();
+  port = 0;
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  async start(): Promise<void> {
+    const target = new URL(redisUrl);
+    const server = createServer((client) => {
+      const upstream = createConnection({ host: target.hostname, port: Number(target.port || 6379) });
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => {});
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as { port: number }).port;
+    this.server = server;
+  }
+
+  async kill(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
   }
 }

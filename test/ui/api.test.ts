@@ -7,6 +7,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MsgflowError } from '../../src/api/errors.js';
 import { createUiServer } from '../../src/ui/server.js';
+import { STORE_PROBE_MS } from '../../src/ui/health.js';
 import { LOCAL_ID, LOCAL_TOKEN, get, post, readEvents, startProject, type Project } from './helpers.js';
 import { waitFor } from '../support/wait.js';
 
@@ -291,6 +292,33 @@ describe('dashboard safety', () => {
       expect(h.body).toMatchObject({ status: 'unavailable', store: { ok: false } });
       expect(h.body.store.error).toMatch(/disk gone/);
     } finally {
+      await p.close();
+    }
+  });
+
+  it("answers 503 on /healthz from the store connection's state while it is down, without waiting for the store", async () => {
+    const p = await startProject();
+    const store = p.runtime.store as any;
+    const { kv } = store;
+    try {
+      // A store whose calls never answer, as the driver's own retries would make them wait.
+      store.kv = () => ({ set: () => new Promise(() => {}), get: () => new Promise(() => {}) });
+      store.connection = { reachable: false, onReachable: () => () => {} };
+      const down = await get(`${p.url}/healthz`);
+      expect(down.status).toBe(503);
+      expect(down.body.store).toEqual({
+        ok: false,
+        driver: 'lowdb',
+        error: 'the lowdb store is unavailable: not connected (reconnecting)',
+      });
+      // Connected, but no answer: a 503 once the probe's bound passes, not after the driver gives up.
+      store.connection = { reachable: true, onReachable: () => () => {} };
+      const silent = await get(`${p.url}/healthz`);
+      expect(silent.status).toBe(503);
+      expect(silent.body.store.error).toBe(`the lowdb store is unavailable: no answer within ${STORE_PROBE_MS} ms`);
+    } finally {
+      store.kv = kv;
+      delete store.connection;
       await p.close();
     }
   });

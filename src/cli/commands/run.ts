@@ -37,6 +37,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const runtime = await createRuntime({ config, command: 'run', listenIfFree: true });
   const reporter = cliReporter(io, values, config, runtime.bus);
   let signalled: NodeJS.Signals | undefined;
+  let storeFailure = false;
   let remote: RemoteRunHandle | undefined;
   let wakeOnSignal: () => void = () => {};
   const signal = new Promise<undefined>((resolve) => (wakeOnSignal = () => resolve(undefined)));
@@ -71,16 +72,27 @@ export async function run(argv: string[], io: Io): Promise<number> {
       );
       return SIGNAL_EXIT[signalled!] ?? EXIT.FAILURE;
     }
-    const steps = await runtime.engine.getSteps(record.id);
+    // The steps as last known: a store that stopped answering is not read again for them.
+    const steps = await runtime.engine.getSteps(record.id).catch(() => []);
     io.out(values.json ? JSON.stringify({ run: record, steps }, null, 2) : formatRunSummary(record, steps));
     if (signalled) return SIGNAL_EXIT[signalled] ?? EXIT.FAILURE;
+    if (record.status === 'interrupted' && record.error) {
+      storeFailure = record.error.code === 'STORE_UNAVAILABLE';
+      io.err(
+        `msgflow: run ${record.id} of ${flow.name} stopped: ${record.error.message}${record.error.code ? ` [${record.error.code}]` : ''}; ` +
+          `once that is fixed, 'msgflow run ${flow.name} --resume ${record.id}' continues it from its checkpoint`,
+      );
+    }
     return record.status === 'succeeded' ? EXIT.OK : EXIT.FAILURE;
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
     remote?.detach();
     reporter.close();
-    await runtime.close();
+    // Closing flushes the store: when it refused the run's writes it refuses these too, and that was said above.
+    await runtime.close().catch((e: unknown) => {
+      if (!(storeFailure && e instanceof MsgflowError && e.code === 'STORE_UNAVAILABLE')) throw e;
+    });
   }
 }
 

@@ -262,6 +262,8 @@ export async function start(argv: string[], io: Io): Promise<number> {
     );
     // config.file is absolute: reloads read the file this daemon started from, whatever the cwd.
     const reloader = new Reloader({ runtime, scheduler, configPath: config.file, configOptions: configOptions(io), flows, fireFor });
+    // A store outage interrupts the runs that need it: they resume by themselves once it answers again.
+    runtime.engine.resumeAfterOutages(() => reloader.current());
     const reload = () => void reportReload(reloader, io);
     if (values.watch) {
       const source = flowSource(config, runtime.registry);

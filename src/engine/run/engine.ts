@@ -23,6 +23,7 @@ import { type ClaimResult, LeaseOwner, defaultHostId, defaultLeaseTtlMs, describ
 import { newRunId } from './run-id.js';
 import { localExecutor } from './executor.js';
 import { type ExecutionDeps, RUN_CONTROL_NS, RunExecution } from './run-execution.js';
+import { type OutageResumeResult, OutageResumes } from './outage-resume.js';
 import type { CancelResult, Engine, EngineOptions, RunFingerprint, RunHandle, StartOptions } from './types.js';
 
 export { RUN_CONTROL_NS };
@@ -82,6 +83,7 @@ export function createEngine(opts: EngineOptions): Engine {
     fingerprint: (flow, overrides) => e.fingerprint(flow, overrides),
     start: (flow, startOpts) => e.start(flow, startOpts),
     resumeUnfinished: (flows) => e.resumeUnfinished(flows),
+    resumeAfterOutages: (flows) => e.resumeAfterOutages(flows),
     resume: (runId, flow) => e.resume(runId, flow),
     retry: (runId, flow) => e.retry(runId, flow),
     liveOwner: (runId) => e.liveHolder(runId),
@@ -107,6 +109,8 @@ class EngineCore {
   private readonly maxCrashes: number;
   private readonly deps: ExecutionDeps;
   private stopping: string | undefined;
+  /** Set by resumeAfterOutages (the daemon): runs a store outage interrupted, resumed when it is over. */
+  private outages: { resumes: OutageResumes; flows: () => readonly Flow[] } | undefined;
 
   constructor(private readonly opts: EngineOptions) {
     this.clock = opts.clock ?? systemClock;
@@ -142,9 +146,63 @@ class EngineCore {
   }
 
   private launch(exec: RunExecution): RunHandle {
-    const done = exec.execute().finally(() => this.active.delete(exec.id));
+    const done = exec
+      .execute()
+      .finally(() => this.active.delete(exec.id))
+      .then((r) => {
+        this.afterRun(exec, r);
+        return r;
+      });
     this.active.set(exec.id, { exec, done });
     return { runId: exec.id, done };
+  }
+
+  /** A run the store interrupted (it stopped answering, or the run's claim lapsed meanwhile) waits for the store. */
+  private afterRun(exec: RunExecution, r: RunRecord): void {
+    if (!this.outages || this.stopping || r.status !== 'interrupted') return;
+    if (r.error?.code === 'STORE_UNAVAILABLE' || r.error?.code === 'RUN_OWNERSHIP_LOST') this.outages.resumes.add(r.id, exec.claims);
+  }
+
+  resumeAfterOutages(flows: () => readonly Flow[]): () => void {
+    this.outages?.resumes.stop();
+    const resumes = new OutageResumes({
+      connection: this.store.connection,
+      resume: (runId, owner) => this.resumeAfterOutage(runId, owner),
+      logger: this.deps.logger,
+      retryMs: this.opts.outageRetryMs,
+    });
+    const outages = { resumes, flows };
+    this.outages = outages;
+    return () => {
+      resumes.stop();
+      if (this.outages === outages) this.outages = undefined;
+    };
+  }
+
+  /**
+   * One run an outage interrupted, with the claims of its execution (same
+   * token: what the outage left of them is still theirs, a lapsed one is
+   * taken again). Not a crash: its process is this one, alive.
+   */
+  private async resumeAfterOutage(runId: string, owner: LeaseOwner): Promise<OutageResumeResult> {
+    if (this.stopping || this.active.has(runId) || !this.outages) return 'gone';
+    const r = await this.store.getRun(runId);
+    if (!r || !RESUMABLE_STATUSES.includes(r.status)) return 'gone';
+    const holder = await this.liveHolder(runId);
+    // Another process resumed it meanwhile: it is theirs. A claim of this process not freed yet only delays.
+    if (holder && holder.token !== owner.token && !(holder.pid === process.pid && holder.host === this.hostId)) return 'gone';
+    const flow = this.outages.flows().find((f) => f.name === r.flow);
+    if (!flow) {
+      this.deps.logger.warn(`run ${runId} of flow '${r.flow}' cannot resume after the store outage: the flow is not loaded`, {
+        runId,
+        flow: r.flow,
+      });
+      return 'gone';
+    }
+    const h = await this.resumeOne(r, flow, false, { owner: owner.lost ? undefined : owner, afterOutage: true });
+    if (!h) return 'later';
+    this.deps.logger.info(`run ${runId} of ${flow.name} resumes from its checkpoint: the store answers again`, { runId, flow: flow.name });
+    return 'resumed';
   }
 
   private concurrencyOf(flow: Flow): { group: string; max: number } {
@@ -204,17 +262,22 @@ class EngineCore {
    * elsewhere, its slot is busy, or it crashed too often (then marked failed).
    * `explicit` throws the reason instead.
    */
-  private async resumeOne(r: RunRecord, flow: Flow, explicit = false): Promise<RunHandle | undefined> {
+  private async resumeOne(
+    r: RunRecord,
+    flow: Flow,
+    explicit = false,
+    o: { owner?: LeaseOwner; afterOutage?: boolean } = {},
+  ): Promise<RunHandle | undefined> {
     const a = this.active.get(r.id);
     if (a) return explicit ? { runId: r.id, done: a.done } : undefined;
-    const owner = this.owner(r.id, `run ${r.id} of ${flow.name}`);
+    const owner = o.owner ?? this.owner(r.id, `run ${r.id} of ${flow.name}`);
     const claim = await owner.claim(`run:${r.id}`);
     if (!claim.ok) {
       if (explicit) throw this.busy(flow, claim.holder);
       return undefined;
     }
     try {
-      const h = await this.resumeClaimed(r, flow, owner, explicit);
+      const h = await this.resumeClaimed(r, flow, owner, explicit, o.afterOutage === true);
       if (!h) await owner.release();
       return h;
     } catch (e) {
@@ -224,7 +287,13 @@ class EngineCore {
   }
 
   /** resumeOne once the run's lease is held: undefined (the caller releases) when it is not to run now. */
-  private async resumeClaimed(r: RunRecord, flow: Flow, owner: LeaseOwner, explicit: boolean): Promise<RunHandle | undefined> {
+  private async resumeClaimed(
+    r: RunRecord,
+    flow: Flow,
+    owner: LeaseOwner,
+    explicit: boolean,
+    afterOutage: boolean,
+  ): Promise<RunHandle | undefined> {
     // Re-read under the claim: another process may have finished it meanwhile.
     const cur = (await this.store.getRun(r.id)) ?? r;
     if (!RESUMABLE_STATUSES.includes(cur.status)) return undefined;
@@ -234,7 +303,8 @@ class EngineCore {
       await this.store.kv(RUN_CONTROL_NS).delete(r.id);
       return undefined;
     }
-    if (!(await this.countCrash(cur, flow))) return undefined;
+    // A run an outage interrupted may still read `running` (the store refused that last write too): no crash.
+    if (!afterOutage && !(await this.countCrash(cur, flow))) return undefined;
     if (!cur.dryRun) {
       const slot = await this.claimSlot(owner, flow);
       if (!slot.ok) {
@@ -260,6 +330,8 @@ class EngineCore {
       itemsSkipped: 0,
       waitingUntil: undefined,
       waitReason: undefined,
+      // What interrupted it (the store) is over.
+      error: undefined,
     });
     return this.launch(new RunExecution(this.deps, flow, run, inputs, owner, { steps, waits }));
   }
@@ -481,6 +553,7 @@ class EngineCore {
 
   async shutdown(reason = 'shutdown'): Promise<void> {
     this.stopping ??= reason;
+    this.outages?.resumes.stop();
     const runs = [...this.active.values()];
     for (const a of runs) a.exec.interrupt(reason);
     const grace = this.opts.shutdownGraceMs ?? 10_000;

@@ -161,6 +161,8 @@ export class RunExecution {
   private readonly sh: RunShared;
   private run: RunRecord;
   private interruptReason = 'interrupted';
+  /** The error that interrupted the run (the store stopped answering or taking writes): recorded with the run, shown by the CLI. */
+  private interruptError: ErrorInfo | undefined;
   private cancelled = false;
   /** Why this process lost the run to another one: it then writes nothing more. */
   private lost: string | undefined;
@@ -282,6 +284,11 @@ export class RunExecution {
     this.interrupt('cancelled (msgflow runs cancel)');
   }
 
+  /** The run's claims (its lease, its concurrency slot): the engine resumes an outage's run with them. */
+  get claims(): LeaseOwner {
+    return this.owner;
+  }
+
   /** Gives up the run's claims (the engine's shutdown, past its grace). */
   async releaseClaims(): Promise<void> {
     await this.owner.release();
@@ -292,6 +299,7 @@ export class RunExecution {
     const ref = { runId: this.run.id, flow: this.flow.name };
     this.owner.onLost = (reason) => {
       this.lost = reason;
+      this.interruptError = errorInfo(new FlowError('RUN_OWNERSHIP_LOST', { reason }));
       this.deps.logger.error(`run ${this.run.id}: ${reason}; this process stops it and writes nothing more`, ref);
       this.interrupt(`ownership lost: ${reason}`);
     };
@@ -337,7 +345,14 @@ export class RunExecution {
           this.runLog('error', `run ${this.run.id} interrupted: ${e.message}; it resumes from its checkpoint once the store answers again`);
         }
         this.interruptReason = e instanceof Error ? e.message : String(e);
-        return this.end('interrupted').catch(() => ({ ...this.snapshot(), status: 'interrupted' as const }));
+        this.interruptError = errorInfo(e);
+        // The store may refuse this last write too: the run is interrupted all the same (its record, still `running`, is resumable).
+        return this.end('interrupted').catch(() => ({
+          ...this.snapshot(),
+          status: 'interrupted' as const,
+          updatedAt: this.deps.clock.now(),
+          error: this.interruptError,
+        }));
       }
       if (e instanceof StepFatalError) {
         const st = this.flow.steps.find((x) => x.id === e.step);
@@ -696,7 +711,7 @@ export class RunExecution {
     if (this.lost) {
       // Another process owns the run now: its record is theirs to write.
       bus.emit('run:interrupted', { ...ref, reason: this.interruptReason });
-      return { ...this.snapshot(), status: 'interrupted' };
+      return { ...this.snapshot(), status: 'interrupted', ...(this.interruptError ? { error: this.interruptError } : {}) };
     }
     const status = requested === 'interrupted' && this.cancelled ? 'cancelled' : requested;
     const patch: Partial<RunRecord> = {
@@ -727,6 +742,7 @@ export class RunExecution {
       info = errorInfo(error, step);
       patch.error = info;
     }
+    if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
     if (status === 'succeeded') {
       const c = this.runCountsPatch();

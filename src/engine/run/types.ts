@@ -70,6 +70,8 @@ export interface EngineOptions {
   leaseTtlMs?: number;
   /** A run whose process died this many times is marked failed instead of resumed again. @default 3 */
   maxCrashes?: number;
+  /** After a store outage: how often runs it interrupted are tried again while some are left (real time). @default 2000 */
+  outageRetryMs?: number;
   /**
    * Where forEach items run: in this process, or on BullMQ workers
    * (config.yaml `executor:`). @default the local executor
@@ -129,6 +131,13 @@ export interface Engine {
    * durable waits sleep only what is left.
    */
   resumeUnfinished(flows: readonly Flow[]): Promise<RunHandle[]>;
+  /**
+   * From now on, each run this engine has to interrupt because the store
+   * stopped answering (or its claim lapsed meanwhile) is resumed from its
+   * checkpoint once the store answers again; `flows` gives the flows loaded
+   * at that moment. The daemon calls it. Returns what stops it.
+   */
+  resumeAfterOutages(flows: () => readonly Flow[]): () => void;
   /** Resumes one unfinished run of `flow`; throws RUN_LIVE when a live process owns it. */
   resume(runId: string, flow: Flow): Promise<RunHandle>;
   /**

@@ -13,7 +13,7 @@
  *   (executor.lockDurationMs); another worker's stalled-job check
  *   (executor.stalledIntervalMs) then gives them back to the queue.
  */
-import { Queue, Worker } from 'bullmq';
+import { DelayedError, Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { METHOD_SPECS, API_METHODS, defaultRateLimits } from '../../api/methods.js';
 import type { Config } from '../../config/load.js';
@@ -73,6 +73,7 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
     localUrl: runtime.localUrl,
     baseDir: config.baseDir,
     defaultRateLimitWaitMs: 1000,
+    journalLagMs: config.executor.journalLagMs,
   });
   const connections: Redis[] = [];
   const conn = () => {
@@ -131,8 +132,13 @@ export function workQueue(host: ItemHost, identity: string, o: WorkQueueOptions)
   const queue = new Queue(queueName, { connection: o.connection(), prefix: o.prefix });
   const worker = new Worker<ItemJobData, ItemJobResult>(
     queueName,
-    async (job, _token, signal) => {
+    async (job, token, signal) => {
       const r = await host.process(job.data, signal, job.attemptsMade === 0 && job.attemptsStarted <= 1 && !job.stalledCounter);
+      if (r.kind === 'later') {
+        // Only this item waits (a dead worker's send still being looked for at the service).
+        await job.moveToDelayed(Date.now() + r.ms, token);
+        throw new DelayedError();
+      }
       if (r.kind !== 'paused') return r;
       // Every worker of the queue stops taking items (BullMQ's manual rate limit); this one goes back to wait.
       await queue.rateLimit(Math.min(r.ms, PAUSE_RECHECK_MS));

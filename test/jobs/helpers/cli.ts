@@ -13,30 +13,61 @@ export interface Proxy {
   url: string;
   /** API method → request bodies that reached the service through the proxy, with the answer. */
   calls: { method: string; body: unknown; answer: string }[];
+  /** Requests `hold` kept back: in flight for their sender, not at the service. */
+  held: { method: string; body: unknown }[];
+  /** Lets the held requests go on to the service (`forward`), or drops them: they never reach it. */
+  releaseHeld(forward: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Forwards every request to `target` and records it. */
-export async function startProxy(target: () => string): Promise<Proxy> {
+function parseBody(body: Buffer): unknown {
+  try {
+    return body.length ? JSON.parse(body.toString()) : undefined;
+  } catch {
+    return body.toString();
+  }
+}
+
+/**
+ * Forwards every request to `target` and records it. `hold(method, body)`
+ * true keeps a request back (the sender waits for its answer) until
+ * releaseHeld: how a test catches a send in flight.
+ */
+export async function startProxy(target: () => string, o: { hold?: (method: string, body: unknown) => boolean } = {}): Promise<Proxy> {
   const calls: Proxy['calls'] = [];
+  const held: Array<{ method: string; body: unknown; go: (forward: boolean) => Promise<void> }> = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      const method = (req.url ?? '').split('/')[2] ?? '';
+      if (o.hold?.(method, parseBody(body))) {
+        held.push({
+          method,
+          body: parseBody(body),
+          go: async (forward) => {
+            if (!forward) return void res.destroy();
+            // The sender may be gone: the service gets the request all the same.
+            await new Promise<void>((resolve) => {
+              const up = http.request(target() + req.url, { method: req.method, headers: req.headers }, (r) => {
+                r.resume();
+                r.on('end', () => resolve());
+              });
+              up.on('error', () => resolve());
+              up.end(body);
+            });
+            res.destroy();
+          },
+        });
+        return;
+      }
       const up = http.request(target() + req.url, { method: req.method, headers: req.headers }, (r) => {
         const out: Buffer[] = [];
         r.on('data', (c) => out.push(c));
         r.on('end', () => {
           const text = Buffer.concat(out).toString();
-          const method = (req.url ?? '').split('/')[2] ?? '';
-          let parsed: unknown;
-          try {
-            parsed = body.length ? JSON.parse(body.toString()) : undefined;
-          } catch {
-            parsed = body.toString();
-          }
-          calls.push({ method, body: parsed, answer: text });
+          calls.push({ method, body: parseBody(body), answer: text });
           res.writeHead(r.statusCode ?? 502, r.headers);
           res.end(text);
         });
@@ -52,6 +83,10 @@ export async function startProxy(target: () => string): Promise<Proxy> {
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     calls,
+    held,
+    async releaseHeld(forward) {
+      for (const h of held.splice(0)) await h.go(forward);
+    },
     close: () => new Promise((r) => server.close(() => r())),
   };
 }
