@@ -488,6 +488,7 @@ function heldMediaStore(local: LocalConfig, clock: VirtualClock, servesFiles: bo
     },
     open: (id) => store.open(id),
     purgeExpired: () => store.purgeExpired(),
+    close: () => store.close(),
   };
 }
 
