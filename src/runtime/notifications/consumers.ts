@@ -23,7 +23,7 @@ import type { Clock } from '../../util/clock.js';
 import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
 import { ensureSwitches } from './switches.js';
-import { registerSecrets } from '../../util/secrets.js';
+import type { Redactor } from '../../util/secrets.js';
 import { WAIT_FOR_REPLY } from '../../actions/wait-for-reply.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
@@ -41,6 +41,8 @@ export interface ConsumersOptions {
   logger: Logger;
   /** Seconds one receiveNotification may be held. @default 20 */
   receiveTimeout?: number;
+  /** The runtime's redactor: the webhook token is added to it. @default none */
+  redactor?: Redactor;
 }
 
 export interface ConsumedInstance {
@@ -111,7 +113,7 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
   const hooked = instances.filter((i) => i.mode === 'webhook');
   if (hooked.length > 0) {
     // The webhook token is a secret like an instance token: scrubbed from anything this process prints or answers.
-    registerSecrets({ apiTokenInstance: o.config.webhook!.token });
+    o.redactor?.add({ apiTokenInstance: o.config.webhook!.token });
     const byId = new Map(hooked.map((i) => [idInstanceOf(o.config, i.name), i.name]));
     receiver = await startWebhookReceiver({
       config: o.config.webhook!,
