@@ -187,7 +187,7 @@ function captionFor(ctx: ActionContext, template: string | undefined, item: Reco
     index,
     run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 },
   };
-  const v = evaluateTemplate(template, scope);
+  const v = evaluateTemplate(template, scope, ctx.run.templates);
   return v === undefined || v === null ? '' : String(v);
 }
 

@@ -10,6 +10,7 @@ import type { Clock } from '../util/clock.js';
 
 import type { DurableState } from '../store/types.js';
 import type { Logger } from '../util/logger.js';
+import type { TemplateTable } from './expr/template.js';
 
 // Re-exported: plugin authors name them through the action contract.
 export type { DurableState, Logger };
@@ -61,6 +62,12 @@ export interface ActionRunInfo {
   inputs: Readonly<Record<string, unknown>>;
   /** The notification that started the run (`event` in its expressions), when one did. */
   event?: Readonly<Record<string, unknown>>;
+  /**
+   * The step's templates as loaded, each carrying its flow position: an
+   * action evaluating a `rawInputs` value itself passes them to
+   * evaluateTemplate so that an error names where the value is written.
+   */
+  templates?: TemplateTable;
 }
 
 export interface ActionContext {

@@ -194,6 +194,39 @@ describe('#9 obs 2: expression budgets', () => {
     );
     expect(new ExpressionError('x', 0, 'r').code).toBe('EXPRESSION_ERROR');
   });
+
+  it('two flows with the same template text each name their own position', async () => {
+    const message = `      message: "n=\${{ number('x') }}"`;
+    const dir = tempProject({
+      'flows/first.yaml': ['name: first', 'steps:', '  - id: bad', '    uses: log', '    with:', message, ''].join('\n'),
+      'flows/second.yaml': [
+        'name: second',
+        '# the same value, lower down',
+        '',
+        'steps:',
+        '  - id: bad',
+        '    uses: log',
+        '    with:',
+        message,
+        '',
+      ].join('\n'),
+    });
+    const registry = builtinRegistry();
+    // Both loaded before either runs, as a daemon loads every flow.
+    const first = loadFlowFile(path.join(dir, 'flows/first.yaml'), { registry, baseDir: dir, env: {} });
+    const second = loadFlowFile(path.join(dir, 'flows/second.yaml'), { registry, baseDir: dir, env: {} });
+    const engine = createEngine({
+      store: createMemoryStore(),
+      registry,
+      bus: createBus(),
+      clientFor: () => ({}) as InstanceApi,
+      baseDir: dir,
+    });
+    const a = await (await engine.start(first, { trigger: 'manual' })).done;
+    const b = await (await engine.start(second, { trigger: 'manual' })).done;
+    expect(a.error?.message).toMatch(/flows\/first\.yaml:6:16 \(col 7 of the value\): expression error/);
+    expect(b.error?.message).toMatch(/flows\/second\.yaml:8:16 \(col 7 of the value\): expression error/);
+  });
 });
 
 describe('#8 obs 13: the port is written once', () => {

@@ -5,14 +5,16 @@
 import type { Flow, FlowNotificationTrigger } from '../flow/types.js';
 import { chatIdOf, textOf, type NotificationLike } from './body.js';
 
-const patterns = new Map<string, RegExp>();
+/** Each trigger's text pattern, compiled once. */
+// cache: keyed by the loaded trigger object itself (one flow's own `on.notification`), so no two flows share an entry, and an entry goes with its flow
+const patterns = new WeakMap<FlowNotificationTrigger, RegExp>();
 
-/** The trigger's text pattern, compiled once (the loader has checked it compiles). */
-function pattern(text: string): RegExp {
-  let re = patterns.get(text);
+/** The trigger's text pattern (the loader has checked it compiles). */
+function pattern(t: FlowNotificationTrigger, text: string): RegExp {
+  let re = patterns.get(t);
   if (!re) {
     re = new RegExp(text, 'i');
-    patterns.set(text, re);
+    patterns.set(t, re);
   }
   return re;
 }
@@ -27,7 +29,7 @@ export function triggerMatches(t: FlowNotificationTrigger, instanceName: string,
   if (t.chatId !== undefined && chatIdOf(body) !== t.chatId) return false;
   if (t.text === undefined) return true;
   const text = textOf(body);
-  return text !== undefined && pattern(t.text).test(text.trim());
+  return text !== undefined && pattern(t, t.text).test(text.trim());
 }
 
 /** The flows this notification starts. */
