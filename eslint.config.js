@@ -89,9 +89,8 @@ const noBarrels = {
 };
 layersPlugin.rules['no-barrels'] = noBarrels;
 
-/** Calls that change a Map, Set, WeakMap, WeakSet or array in place. */
+/** Calls that change a Map, Set, WeakMap, WeakSet, array or registry in place. */
 const MUTATORS = new Set(['set', 'add', 'delete', 'clear', 'push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse', 'fill', 'copyWithin']);
-const COLLECTIONS = new Set(['Map', 'Set', 'WeakMap', 'WeakSet']);
 /** `// cache: <why it cannot collide>` (or the same line in a block comment): a documented cache. */
 const CACHE_MARKER = /(^|\n)\s*\*?\s*cache:\s*\S/;
 
@@ -99,11 +98,11 @@ const CACHE_MARKER = /(^|\n)\s*\*?\s*cache:\s*\S/;
  * No hidden module state: two runtimes embedded in one process (or two test
  * files sharing a worker's module cache) must not see each other's secrets,
  * locations or time zone. A module-level `let`/`var`, or a module-level
- * `const` Map/Set/WeakMap/WeakSet/array/object literal that the module
- * changes, is refused unless a comment on it says `cache: <why it cannot
- * collide>` (a value computed from its key alone, or state of a process-wide
- * thing). State belongs to the object that owns it (the runtime, the service,
- * the compiled flow) and is passed where it is used.
+ * `const` that the module changes (a Map/Set/array it adds to, an object or
+ * regex whose property it assigns), is refused unless a comment on it says
+ * `cache: <why it cannot collide>` (a value computed from its key alone, or
+ * state of a process-wide thing). State belongs to the object that owns it
+ * (the runtime, the service, the compiled flow) and is passed where it is used.
  */
 const noModuleState = {
   meta: { type: 'problem', schema: [] },
@@ -114,11 +113,6 @@ const noModuleState = {
       const after = source.getCommentsAfter(stmt).filter((c) => c.loc.start.line === stmt.loc.end.line);
       return [...before, ...after].some((c) => CACHE_MARKER.test(c.value));
     };
-    const mutable = (init) =>
-      init &&
-      ((init.type === 'NewExpression' && init.callee.type === 'Identifier' && COLLECTIONS.has(init.callee.name)) ||
-        init.type === 'ArrayExpression' ||
-        init.type === 'ObjectExpression');
     const changed = (declarator) =>
       source.getDeclaredVariables(declarator).some((v) =>
         v.references.some((ref) => {
@@ -140,7 +134,7 @@ const noModuleState = {
           const name = d.id.type === 'Identifier' ? d.id.name : '(pattern)';
           if (node.kind !== 'const')
             context.report({ node: d, message: `module-level \`${node.kind} ${name}\` is state shared by everything in the process: keep it on the object that owns it, or mark a cache with \`// cache: <why it cannot collide>\`` });
-          else if (mutable(d.init) && changed(d))
+          else if (changed(d))
             context.report({ node: d, message: `module-level \`${name}\` is changed at run time: state shared by everything in the process; keep it on the object that owns it, or mark a cache with \`// cache: <why it cannot collide>\`` });
         }
       },

@@ -211,7 +211,7 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * answers undefined, as does a step that would not wait.
    * @default undefined (never waits before its work)
    */
-  firstWait?(withBlock: Readonly<Record<string, unknown>>, now: number): StartWait | undefined;
+  firstWait?(withBlock: Readonly<Record<string, unknown>>, now: number, zone: string): StartWait | undefined;
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
 }
 
@@ -224,6 +224,7 @@ export interface FileFieldMeta {
 }
 
 /** The fields of action input schemas that name a file the action reads or writes. */
+// cache: zod's registry is keyed weakly by the schema object itself, so an entry is that field's own declaration and goes with it
 export const FILE_FIELDS = z.registry<FileFieldMeta>();
 
 /**

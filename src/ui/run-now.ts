@@ -92,12 +92,12 @@ export interface StartWaitView {
 }
 
 /** What the flow's steps would wait for if it started at `now` (the actions' firstWait, from `with:` as written). */
-export function startWaits(flow: Flow, registry: ActionRegistry, now: number): StartWaitView[] {
+export function startWaits(flow: Flow, registry: ActionRegistry, now: number, zone: string): StartWaitView[] {
   const out: StartWaitView[] = [];
   for (const s of flow.steps) {
     let wait;
     try {
-      wait = registry.get(s.uses)?.firstWait?.(s.with, now);
+      wait = registry.get(s.uses)?.firstWait?.(s.with, now, zone);
     } catch {
       // A plugin's firstWait that throws says nothing about the run: Run now goes on as before.
       wait = undefined;

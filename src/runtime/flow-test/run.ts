@@ -106,10 +106,9 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   const caseDir = await mkdtemp(path.join(tmpdir(), 'msgflow-test-'));
   const sandbox = new ProjectSandbox(config.baseDir, caseDir);
   const startAt = Date.parse(c.start);
-  const clock = new VirtualClock(startAt);
+  // The case's zone is its clock's: windows and schedules read it there, so cases in one process keep their own.
+  const clock = new VirtualClock(startAt, { timeZone: c.timezone });
   const cleanups: (() => Promise<unknown> | void)[] = [];
-  const savedTz = process.env.TZ;
-  process.env.TZ = c.timezone;
   try {
     const rig = await rigCase(config, registry, c, { testDir, caseDir, sandbox, clock, cleanups });
     clock.start();
@@ -163,8 +162,6 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   } finally {
     for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => undefined);
     await rm(caseDir, { recursive: true, force: true }).catch(() => undefined);
-    if (savedTz === undefined) delete process.env.TZ;
-    else process.env.TZ = savedTz;
     result.wallMs = Math.round(performance.now() - wallStart);
   }
 }
