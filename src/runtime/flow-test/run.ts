@@ -26,6 +26,7 @@ import type { ActionRegistry } from '../../engine/registry/registry.js';
 import type { Engine, RunHandle } from '../../engine/run/types.js';
 import type { RunRecord } from '../../store/types.js';
 import { triggerMatches } from '../../engine/notify/match.js';
+import { parseNotification } from '../../engine/notify/body.js';
 import { startCaseConsumer } from './consumer.js';
 import { ProjectSandbox } from './sandbox.js';
 import { messageInputOf } from '../../local/notify/bodies.js';
@@ -369,7 +370,8 @@ function checkCaseEvent(flow: Flow, c: FlowTestCase): FlowNotificationTrigger {
   const t = flow.on.notification;
   if (!t)
     throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
-  if (!triggerMatches(t, t.instance, c.event!)) {
+  const event = parseNotification(c.event);
+  if (!event || !triggerMatches(t, t.instance, event)) {
     throw new MsgflowError('USAGE', {
       reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)`,
     });
