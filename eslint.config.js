@@ -62,7 +62,7 @@ export const layersPlugin = {
 };
 
 /**
- * Internal barrels were removed (issue 11): an import names the module that
+ * No internal barrels: an import names the module that
  * declares what it uses, so a folder's index.ts never drifts from its users
  * and no import cycle hides behind one. `src/index.ts`, the package's public
  * entry, is the only index.
