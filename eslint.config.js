@@ -90,7 +90,21 @@ const noBarrels = {
 layersPlugin.rules['no-barrels'] = noBarrels;
 
 /** Calls that change a Map, Set, WeakMap, WeakSet, array or registry in place. */
-const MUTATORS = new Set(['set', 'add', 'delete', 'clear', 'push', 'pop', 'shift', 'unshift', 'splice', 'sort', 'reverse', 'fill', 'copyWithin']);
+const MUTATORS = new Set([
+  'set',
+  'add',
+  'delete',
+  'clear',
+  'push',
+  'pop',
+  'shift',
+  'unshift',
+  'splice',
+  'sort',
+  'reverse',
+  'fill',
+  'copyWithin',
+]);
 /** `// cache: <why it cannot collide>` (or the same line in a block comment): a documented cache. */
 const CACHE_MARKER = /(^|\n)\s*\*?\s*cache:\s*\S/;
 
@@ -133,9 +147,15 @@ const noModuleState = {
         for (const d of node.declarations) {
           const name = d.id.type === 'Identifier' ? d.id.name : '(pattern)';
           if (node.kind !== 'const')
-            context.report({ node: d, message: `module-level \`${node.kind} ${name}\` is state shared by everything in the process: keep it on the object that owns it, or mark a cache with \`// cache: <why it cannot collide>\`` });
+            context.report({
+              node: d,
+              message: `module-level \`${node.kind} ${name}\` is state shared by everything in the process: keep it on the object that owns it, or mark a cache with \`// cache: <why it cannot collide>\``,
+            });
           else if (changed(d))
-            context.report({ node: d, message: `module-level \`${name}\` is changed at run time: state shared by everything in the process; keep it on the object that owns it, or mark a cache with \`// cache: <why it cannot collide>\`` });
+            context.report({
+              node: d,
+              message: `module-level \`${name}\` is changed at run time: state shared by everything in the process; keep it on the object that owns it, or mark a cache with \`// cache: <why it cannot collide>\``,
+            });
         }
       },
     };

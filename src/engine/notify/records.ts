@@ -134,8 +134,10 @@ async function recordIncoming(kv: DurableState, identity: string, n: Received<'i
 /** Records what actions read from a notification (before it is acknowledged). */
 export async function recordNotification(store: EngineStore, identity: string, n: Notification, now: number): Promise<void> {
   const { body } = n;
-  if (body?.typeWebhook === 'outgoingMessageStatus') await recordStatus(sharedState(store, OUTGOING_STATUS_NS), identity, { ...n, body }, now);
-  else if (body?.typeWebhook === 'incomingMessageReceived') await recordIncoming(sharedState(store, INCOMING_NS), identity, { ...n, body }, now);
+  if (body?.typeWebhook === 'outgoingMessageStatus')
+    await recordStatus(sharedState(store, OUTGOING_STATUS_NS), identity, { ...n, body }, now);
+  else if (body?.typeWebhook === 'incomingMessageReceived')
+    await recordIncoming(sharedState(store, INCOMING_NS), identity, { ...n, body }, now);
 }
 
 /**

@@ -47,7 +47,6 @@ export interface InstanceDeps {
   publicUrl: () => string;
 }
 
-
 const MetaDoc = z.strictObject({ seededAt: z.number().nullable() });
 
 /** The parts of an instance, each opened from its files before the instance exists. */

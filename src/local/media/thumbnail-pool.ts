@@ -77,7 +77,9 @@ export class ThumbnailPool {
       if (!existsSync(fileURLToPath(entry))) throw new Error('worker entry missing');
       const path = fileURLToPath(entry);
       const w = fromSource
-        ? new Worker(`require(${JSON.stringify(createRequire(self).resolve('tsx/cjs'))}); require(${JSON.stringify(path)});`, { eval: true })
+        ? new Worker(`require(${JSON.stringify(createRequire(self).resolve('tsx/cjs'))}); require(${JSON.stringify(path)});`, {
+            eval: true,
+          })
         : new Worker(entry);
       w.on('message', (r: ThumbnailResult) => {
         const p = this.pending.get(r.id);
