@@ -265,7 +265,7 @@ export class LocalInstance {
   }
 
   /** sendMessage: into the same paced queue as files. */
-  async enqueueText(req: ParsedRequest<'sendMessage'>): Promise<{ idMessage: string }> {
+  private async enqueueText(req: ParsedRequest<'sendMessage'>): Promise<{ idMessage: string }> {
     const entry: QueueEntry = {
       idMessage: newMessageId(),
       chatId: req.chatId,
@@ -279,7 +279,7 @@ export class LocalInstance {
     return { idMessage: entry.idMessage };
   }
 
-  async enqueueFile(req: ParsedRequest<'sendFileByUrl'>): Promise<{ idMessage: string }> {
+  private async enqueueFile(req: ParsedRequest<'sendFileByUrl'>): Promise<{ idMessage: string }> {
     const entry: QueueEntry = {
       idMessage: newMessageId(),
       chatId: req.chatId,
