@@ -31,7 +31,7 @@ const LAYERS = {
  * (the local service's own src/local/store) is told apart from src/store,
  * which a path-pattern rule cannot do without a module resolver.
  */
-const layersPlugin = {
+export const layersPlugin = {
   rules: {
     layers: {
       meta: { type: 'problem', schema: [] },
@@ -62,7 +62,7 @@ const layersPlugin = {
 };
 
 /**
- * Internal barrels were removed (issue 11): an import names the module that
+ * No internal barrels: an import names the module that
  * declares what it uses, so a folder's index.ts never drifts from its users
  * and no import cycle hides behind one. `src/index.ts`, the package's public
  * entry, is the only index.
@@ -88,6 +88,80 @@ const noBarrels = {
   },
 };
 layersPlugin.rules['no-barrels'] = noBarrels;
+
+/** Calls that change a Map, Set, WeakMap, WeakSet, array or registry in place. */
+const MUTATORS = new Set([
+  'set',
+  'add',
+  'delete',
+  'clear',
+  'push',
+  'pop',
+  'shift',
+  'unshift',
+  'splice',
+  'sort',
+  'reverse',
+  'fill',
+  'copyWithin',
+]);
+/** `// cache: <why it cannot collide>` (or the same line in a block comment): a documented cache. */
+const CACHE_MARKER = /(^|\n)\s*\*?\s*cache:\s*\S/;
+
+/**
+ * No hidden module state: two runtimes embedded in one process (or two test
+ * files sharing a worker's module cache) must not see each other's secrets,
+ * locations or time zone. A module-level `let`/`var`, or a module-level
+ * `const` that the module changes (a Map/Set/array it adds to, an object or
+ * regex whose property it assigns), is refused unless a comment on it says
+ * `cache: <why it cannot collide>` (a value computed from its key alone, or
+ * state of a process-wide thing). State belongs to the object that owns it
+ * (the runtime, the service, the compiled flow) and is passed where it is used.
+ */
+const noModuleState = {
+  meta: { type: 'problem', schema: [] },
+  create(context) {
+    const source = context.sourceCode;
+    const marked = (stmt) => {
+      const before = source.getCommentsBefore(stmt);
+      const after = source.getCommentsAfter(stmt).filter((c) => c.loc.start.line === stmt.loc.end.line);
+      return [...before, ...after].some((c) => CACHE_MARKER.test(c.value));
+    };
+    const changed = (declarator) =>
+      source.getDeclaredVariables(declarator).some((v) =>
+        v.references.some((ref) => {
+          const id = ref.identifier;
+          const member = id.parent;
+          if (member?.type !== 'MemberExpression' || member.object !== id) return false;
+          const use = member.parent;
+          if (use?.type === 'CallExpression' && use.callee === member) return !member.computed && MUTATORS.has(member.property.name);
+          if (use?.type === 'AssignmentExpression') return use.left === member;
+          if (use?.type === 'UpdateExpression') return true;
+          return use?.type === 'UnaryExpression' && use.operator === 'delete';
+        }),
+      );
+    return {
+      VariableDeclaration(node) {
+        const stmt = node.parent?.type === 'ExportNamedDeclaration' ? node.parent : node;
+        if (stmt.parent?.type !== 'Program' || marked(stmt)) return;
+        for (const d of node.declarations) {
+          const name = d.id.type === 'Identifier' ? d.id.name : '(pattern)';
+          if (node.kind !== 'const')
+            context.report({
+              node: d,
+              message: `module-level \`${node.kind} ${name}\` is state shared by everything in the process: keep it on the object that owns it, or mark a cache with \`// cache: <why it cannot collide>\``,
+            });
+          else if (changed(d))
+            context.report({
+              node: d,
+              message: `module-level \`${name}\` is changed at run time: state shared by everything in the process; keep it on the object that owns it, or mark a cache with \`// cache: <why it cannot collide>\``,
+            });
+        }
+      },
+    };
+  },
+};
+layersPlugin.rules['no-module-state'] = noModuleState;
 
 function topFolder(rel) {
   if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
@@ -122,6 +196,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     rules: {
       'msgflow/layers': 'error',
+      'msgflow/no-module-state': 'error',
       // A function that does not fit on a screen does several things: split it into named parts.
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
     },

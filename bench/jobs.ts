@@ -1,5 +1,5 @@
 /**
- * Bulk jobs at real sizes (issue #10): checkAccount.bulk and contacts.import
+ * Bulk jobs at real sizes: checkAccount.bulk and contacts.import
  * over generated files of phone numbers, through the real runtime and engine
  * (createRuntime, a generated config.yaml in a temp project) against the
  * in-process local service with every limit and pause off, for the lowdb and

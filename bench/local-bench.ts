@@ -14,7 +14,7 @@
  * Servers run in child processes so the load generator does not share their
  * event loop; rate limits are 0 (unlimited).
  *
- * Large-data mode (issue #10):
+ * Large-data mode:
  *
  *   npm run build && node --import tsx bench/local-bench.ts --large
  *

@@ -1,5 +1,5 @@
 /**
- * The BullMQ executor's throughput (issue #14), through the real runtime
+ * The BullMQ executor's throughput, through the real runtime
  * (createRuntime over a generated config.yaml, redis store, executor bullmq)
  * against the Redis server of MSGFLOW_BENCH_REDIS_URL (default
  * redis://127.0.0.1:6379), under a fresh key prefix deleted at the end.

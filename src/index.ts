@@ -187,7 +187,7 @@ export { defineAction, definePlugin, inputFile, outputFile } from './engine/acti
 export type { FileFieldMeta, ActionDefinition, ActionContext, DurableState, Logger, PluginModule, WaitOptions } from './engine/action.js';
 export type { Flow, FlowStep } from './engine/flow/types.js';
 export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
-export { ManualClock, systemClock, type Clock } from './util/clock.js';
+export { ManualClock, machineZone, systemClock, zoneOf, type Clock } from './util/clock.js';
 /** The job kit and the action test kit, for plugin authors (docs/plugins.md). */
 export { fileField, itemsField, reportField, maxConsecutiveFailuresField } from './actions/kit/inputs.js';
 export { readRows, countRows, pickField, parseBool, type RowSource, type SourcedRow } from './actions/kit/rows.js';

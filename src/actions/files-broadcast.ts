@@ -27,6 +27,7 @@ import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 import { nextOpening, WindowSchema } from './window.js';
+import { zoneOf } from '../util/clock.js';
 import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
 import { followNotified, notificationsOn } from './broadcast-notified.js';
 import { optOutKey, optOutList } from './opt-out.js';
@@ -195,7 +196,7 @@ function captionFor(ctx: ActionContext, template: string | undefined, item: Reco
     index,
     run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 },
   };
-  const v = evaluateTemplate(template, scope);
+  const v = evaluateTemplate(template, scope, ctx.run.templates);
   return v === undefined || v === null ? '' : String(v);
 }
 
@@ -326,7 +327,7 @@ async function settle(ctx: ActionContext, input: FilesBroadcastInput, job: Job, 
 async function windowOpen(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<boolean> {
   for (;;) {
     const now = ctx.clock.now();
-    const next = nextOpening(input.window, now);
+    const next = nextOpening(input.window, now, zoneOf(ctx.clock));
     if (!next) return false;
     if (next.at <= now) return true;
     await job.counters.waitingFor(() =>
@@ -336,12 +337,12 @@ async function windowOpen(ctx: ActionContext, input: FilesBroadcastInput, job: J
 }
 
 /** A `window:` as written that is closed at `now`: until when (see ActionDefinition.firstWait); undefined when open, absent or a template. */
-function windowWait(written: unknown, now: number): StartWait | undefined {
+function windowWait(written: unknown, now: number, zone: string): StartWait | undefined {
   const parsed = WindowSchema.optional().safeParse(written);
   if (!parsed.success || !parsed.data) return undefined;
   const w = parsed.data;
   const shown = `send window ${w.start ?? '…'}–${w.stop ?? '…'}${w.timezone ? ` (${w.timezone})` : ''}`;
-  const next = nextOpening(w, now);
+  const next = nextOpening(w, now, zone);
   if (!next) return { reason: `${shown} is over: nothing will be sent` };
   return next.at > now ? { until: next.at, reason: `${shown} is closed` } : undefined;
 }
@@ -549,7 +550,7 @@ export const filesBroadcast = defineAction({
     description:
       'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, optedOut, reconciled, resent, earlier, report } (+ wouldSend on a dry run); per-recipient idMessage and status in the report file.',
   },
-  firstWait: (withBlock, now) => windowWait(withBlock.window, now),
+  firstWait: (withBlock, now, zone) => windowWait(withBlock.window, now, zone),
   async run(ctx, input): Promise<FilesBroadcastSummary> {
     const job = await load(ctx, input);
     if (!ctx.run.dryRun) {

@@ -27,7 +27,7 @@ export const WindowSchema = z
       .string()
       .refine(validZone, { error: 'unknown IANA time zone' })
       .optional()
-      .describe("Zone of 'HH:MM' times. @default the machine's zone"),
+      .describe("Zone of 'HH:MM' times. @default the machine's zone (a flow test case's zone in msgflow test)"),
   })
   .describe('Send window: { start, stop, timezone }.');
 
@@ -63,10 +63,6 @@ function wallToInstant(y: number, m: number, d: number, h: number, mi: number, t
   return guess - offsetAt(first, tz);
 }
 
-function machineZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
-}
-
 export interface ResolvedWindow {
   /** Earliest send time, or undefined for none. */
   startAt?: number;
@@ -78,10 +74,12 @@ export interface ResolvedWindow {
  * The window that applies at `now`: for daily times, today's window (or
  * yesterday's overnight window if `now` is still inside it); if today's
  * window is over, it is reported as over (stopAt ≤ now), not moved to tomorrow.
+ * `zone`: what `HH:MM` means when the window names no timezone (the run
+ * clock's zone, see zoneOf).
  */
-export function resolveWindow(w: SendWindow | undefined, now: number): ResolvedWindow {
+export function resolveWindow(w: SendWindow | undefined, now: number, zone: string): ResolvedWindow {
   if (!w || (w.start === undefined && w.stop === undefined)) return {};
-  const tz = w.timezone ?? machineZone();
+  const tz = w.timezone ?? zone;
   const at = (text: string | undefined, dayShift: number): number | undefined => {
     if (text === undefined) return undefined;
     const m = HHMM.exec(text);
@@ -104,15 +102,16 @@ export function resolveWindow(w: SendWindow | undefined, now: number): ResolvedW
 /**
  * When sending may happen next, from `now`: `now` itself inside the window,
  * the window's start before it, tomorrow's start once a daily window closed
- * for today; undefined when an absolute window is over for good.
+ * for today; undefined when an absolute window is over for good. `zone` as
+ * for {@link resolveWindow}.
  */
-export function nextOpening(w: SendWindow | undefined, now: number): { at: number; stopAt?: number } | undefined {
-  const today = resolveWindow(w, now);
+export function nextOpening(w: SendWindow | undefined, now: number, zone: string): { at: number; stopAt?: number } | undefined {
+  const today = resolveWindow(w, now, zone);
   if (today.stopAt === undefined || now < today.stopAt) return { at: Math.max(now, today.startAt ?? now), stopAt: today.stopAt };
   const daily = w !== undefined && ((w.start !== undefined && HHMM.test(w.start)) || (w.stop !== undefined && HHMM.test(w.stop)));
   if (!daily) return undefined;
   // Today's window is over: the same window one day later (DST handled by resolveWindow).
   // A window with only a daily `stop` opens again at midnight.
-  const tomorrow = resolveWindow(w.start === undefined ? { ...w, start: '00:00' } : w, now + 24 * 3_600_000);
+  const tomorrow = resolveWindow(w.start === undefined ? { ...w, start: '00:00' } : w, now + 24 * 3_600_000, zone);
   return { at: tomorrow.startAt!, stopAt: tomorrow.stopAt };
 }

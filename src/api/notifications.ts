@@ -124,6 +124,30 @@ export type NotificationBody =
   IncomingMessageReceived | OutgoingMessageReceived | OutgoingAPIMessageReceived | OutgoingMessageStatus | StateInstanceChanged;
 
 /**
+ * A value as it may arrive over the network: any field may be missing, and
+ * a text field may hold a value added to the service since (a new status).
+ */
+export type Received<T> = T extends string
+  ? string
+  : T extends number | boolean
+    ? T
+    : T extends object
+      ? { readonly [K in keyof T]?: Received<T[K]> }
+      : T;
+
+/**
+ * A notification body of a type msgflow reads, as received: discriminated
+ * by `typeWebhook` like {@link NotificationBody}, every other field typed but
+ * possibly absent. What the engine reads once the body is parsed where it
+ * entered (engine/notify/body.ts `parseNotification`).
+ */
+export type ReceivedBody = NotificationBody extends infer B
+  ? B extends NotificationBody
+    ? Received<Omit<B, 'typeWebhook'>> & { readonly typeWebhook: B['typeWebhook'] }
+    : never
+  : never;
+
+/**
  * receiveNotification's answer when a notification is waiting: `receiptId`
  * is what deleteNotification takes to remove it. The answer is `null` when
  * none arrived within receiveTimeout.

@@ -9,7 +9,7 @@ import { portInUseError } from '../util/port-in-use.js';
 import { MsgflowError } from '../api/errors.js';
 import { didYouMean } from '../util/suggest.js';
 import { commandHelp, mainHelp } from './help.js';
-import { formatCliError, guardStdio, processIo, type Io } from './output.js';
+import { formatCliError, processIo, type Io } from './output.js';
 
 type Command = (argv: string[], io: Io) => Promise<number>;
 
@@ -33,8 +33,7 @@ export function version(): string {
 }
 
 /** Runs the CLI and resolves to the exit code. */
-export async function runCli(argv: string[], io: Io = processIo): Promise<number> {
-  if (io === processIo) guardStdio();
+export async function runCli(argv: string[], io: Io = processIo()): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first === '-h' || first === '--help') {
     io.out(mainHelp());

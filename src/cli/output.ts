@@ -1,13 +1,11 @@
 import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
-import { scrub } from '../util/secrets.js';
+import { Redactor } from '../util/secrets.js';
 import { escapeControl } from '../util/printable.js';
 import type { EngineBus } from '../engine/events.js';
 import { createCliReporter, type CliReporter } from '../engine/progress/cli-reporter.js';
 import type { OutputStream } from '../engine/progress/progress-reporter.js';
 import { parseLogLevel, type CliLogLevel } from './args.js';
-
-export { registerSecrets, scrub } from '../util/secrets.js';
 
 export interface Io {
   out(text: string): void;
@@ -23,6 +21,12 @@ export interface Io {
   cwd?: string;
   /** The environment `${VAR}` in config.yaml and `MSGFLOW_DEBUG` read. @default process.env */
   env?: NodeJS.ProcessEnv;
+  /**
+   * What this invocation hides in everything it prints: `out`/`err` scrub
+   * with it, and the runtime a command builds adds its tokens and instance
+   * ids to it. @default none (a command's runtime then has its own)
+   */
+  redactor?: Redactor;
 }
 
 /** A command-line path resolved against the command's working directory (see {@link Io.cwd}). */
@@ -36,8 +40,11 @@ export function configOptions(io: Pick<Io, 'cwd' | 'env'>): { cwd?: string; env?
 }
 
 /** Streams whose reader went away (`msgflow schema | head`): further writes are dropped. */
+// cache: keyed by the stream object itself (process.stdout/stderr are one per process by nature); only that stream's own EPIPE marks it
 const closedPipes = new WeakSet<object>();
-let guarded = false;
+/** Streams whose EPIPE is already handled: however many invocations share a stream, it gets one listener. */
+// cache: keyed by the stream object itself, as closedPipes
+const guardedStreams = new WeakSet<object>();
 
 /**
  * A reader that closes the pipe early (`| head`) is normal use, not a crash:
@@ -45,9 +52,9 @@ let guarded = false;
  * ends quietly with its own exit code (a running flow is not killed by it).
  */
 export function guardStdio(streams: NodeJS.WritableStream[] = [process.stdout, process.stderr]): void {
-  if (guarded) return;
-  guarded = true;
   for (const stream of streams) {
+    if (guardedStreams.has(stream)) continue;
+    guardedStreams.add(stream);
     stream.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code === 'EPIPE' || e.code === 'ERR_STREAM_DESTROYED') {
         closedPipes.add(stream);
@@ -65,21 +72,28 @@ export function safeWrite(stream: NodeJS.WritableStream, text: string): void {
 }
 
 /**
- * An Io over two streams that prints as the process does (secrets scrubbed,
- * control characters shown rather than obeyed, a closed pipe dropped): what `msgflow` uses for stdout/stderr, and what a
+ * An Io over two streams that prints as the process does (secrets scrubbed
+ * with its own redactor, control characters shown rather than obeyed, a
+ * closed pipe dropped): what `msgflow` uses for stdout/stderr, and what a
  * test or an embedding program gives runCli to capture the same output.
  */
 export function streamIo(stdout: Io['stdout'], stderr: Io['stderr'], where: Pick<Io, 'cwd' | 'env'> = {}): Io {
+  const redactor = new Redactor();
   return {
-    out: (t) => safeWrite(stdout, escapeControl(scrub(t)) + '\n'),
-    err: (t) => safeWrite(stderr, escapeControl(scrub(t)) + '\n'),
+    out: (t) => safeWrite(stdout, escapeControl(redactor.scrub(t)) + '\n'),
+    err: (t) => safeWrite(stderr, escapeControl(redactor.scrub(t)) + '\n'),
     stdout,
     stderr,
+    redactor,
     ...where,
   };
 }
 
-export const processIo: Io = streamIo(process.stdout, process.stderr);
+/** The Io of one `msgflow` invocation on this process's stdout/stderr (EPIPE handled), with a redactor of its own. */
+export function processIo(): Io {
+  guardStdio();
+  return streamIo(process.stdout, process.stderr);
+}
 
 /** `msgflow: <message> [CODE]`, one line per error of an aggregate. */
 export function formatCliError(e: unknown): string {
@@ -110,6 +124,7 @@ export function cliReporter(
 ): CliReporter {
   return createCliReporter({
     bus,
+    redactor: io.redactor,
     stream: io.stderr as OutputStream,
     level: parseLogLevel(values['log-level'], config?.logLevel),
     json: values['json-logs'] ?? false,

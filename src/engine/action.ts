@@ -10,6 +10,7 @@ import type { Clock } from '../util/clock.js';
 
 import type { DurableState } from '../store/types.js';
 import type { Logger } from '../util/logger.js';
+import type { TemplateTable } from './expr/template.js';
 
 // Re-exported: plugin authors name them through the action contract.
 export type { DurableState, Logger };
@@ -61,6 +62,12 @@ export interface ActionRunInfo {
   inputs: Readonly<Record<string, unknown>>;
   /** The notification that started the run (`event` in its expressions), when one did. */
   event?: Readonly<Record<string, unknown>>;
+  /**
+   * The step's templates as loaded, each carrying its flow position: an
+   * action evaluating a `rawInputs` value itself passes them to
+   * evaluateTemplate so that an error names where the value is written.
+   */
+  templates?: TemplateTable;
 }
 
 export interface ActionContext {
@@ -204,7 +211,7 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * answers undefined, as does a step that would not wait.
    * @default undefined (never waits before its work)
    */
-  firstWait?(withBlock: Readonly<Record<string, unknown>>, now: number): StartWait | undefined;
+  firstWait?(withBlock: Readonly<Record<string, unknown>>, now: number, zone: string): StartWait | undefined;
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
 }
 
@@ -217,6 +224,7 @@ export interface FileFieldMeta {
 }
 
 /** The fields of action input schemas that name a file the action reads or writes. */
+// cache: zod's registry is keyed weakly by the schema object itself, so an entry is that field's own declaration and goes with it
 export const FILE_FIELDS = z.registry<FileFieldMeta>();
 
 /**

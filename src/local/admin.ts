@@ -61,7 +61,7 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
     }
     case 'notification': {
       const body = parse(NotificationInput, readJsonBody(req));
-      return json(200, { queued: await instance.notifier.relay(body) });
+      return json(200, { queued: await instance.relayNotification(body) });
     }
     case 'state': {
       const { state } = parse(StateBody, readJsonBody(req));

@@ -28,26 +28,18 @@ export function splitPath(p: string): string[] | undefined {
   }
 }
 
-/**
- * Compares tokens in constant time. Both are hashed first so that the
- * comparison takes the same time whatever their lengths.
- */
-export function tokenMatches(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given, 'utf8').digest();
-  return timingSafeEqual(a, digestOf(expected));
+/** What an instance keeps of its token to check requests against: its SHA-256 digest. */
+export function tokenDigest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
 }
 
-/** The expected token's digest, kept for the last few tokens: it is the same on every request. */
-const expectedDigests = new Map<string, Buffer>();
-
-function digestOf(token: string): Buffer {
-  let d = expectedDigests.get(token);
-  if (!d) {
-    if (expectedDigests.size >= 64) expectedDigests.clear();
-    d = createHash('sha256').update(token, 'utf8').digest();
-    expectedDigests.set(token, d);
-  }
-  return d;
+/**
+ * Compares a given token with the expected one's digest in constant time:
+ * the given one is hashed first, so the comparison takes the same time
+ * whatever its length.
+ */
+export function tokenMatches(given: string, expected: Buffer): boolean {
+  return timingSafeEqual(tokenDigest(given), expected);
 }
 
 function header(req: LocalRequest, name: string): string | undefined {

@@ -26,7 +26,7 @@ import { createMediaStore } from './media/file-store.js';
 import { privateRange } from './media/download.js';
 import type { MediaStore } from './media/types.js';
 import { Network } from './network.js';
-import { errorResponse, json, readJsonBody, splitPath, tokenMatches, validationResponse } from './request.js';
+import { errorResponse, json, readJsonBody, splitPath, validationResponse } from './request.js';
 import { loadSeedFile } from './seed.js';
 import type { LocalFileBody, LocalRequest, LocalResponse } from './types.js';
 import { openStatic } from './static-files.js';
@@ -40,7 +40,7 @@ export interface LocalServiceOptions {
   logger?: Logger;
   /** Base URL used in downloadUrl. @default local.publicUrl, else the address listen() bound, else http://host:port */
   publicUrl?: string;
-  /** Replaces the media store (fetching and keeping files). @default createMediaStore over dataDir/files */
+  /** Replaces the media store (fetching and keeping files); the service closes it with itself. @default createMediaStore over dataDir/files */
   mediaStore?: MediaStore;
   /** How often expired files are purged, ms. @default 3600000 */
   purgeIntervalMs?: number;
@@ -167,16 +167,9 @@ async function startService(ctx: ServiceContext): Promise<void> {
   const { config, opts, dataDir, events } = ctx;
   await mkdir(dataDir, { recursive: true });
   for (const ic of config.instances) {
-    const inst = new LocalInstance(ic, {
-      dataDir,
-      network: ctx.network,
-      clock: ctx.clock,
-      media: ctx.media,
-      logger: ctx.logger,
-      publicUrl: ctx.publicUrl,
-    });
     const seedFile = ic.seed ? path.resolve(opts.baseDir, ic.seed) : undefined;
-    await inst.open(seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
+    const deps = { dataDir, network: ctx.network, clock: ctx.clock, media: ctx.media, logger: ctx.logger, publicUrl: ctx.publicUrl };
+    const inst = await LocalInstance.open(ic, deps, seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
     const id = ic.idInstance;
     inst.sendQueue.on('released', (e) => events.emit('queue:released', { idInstance: id, ...e }));
     inst.sendQueue.on('sent', (e) => events.emit('queue:sent', { idInstance: id, ...e }));
@@ -192,6 +185,7 @@ async function closeService(ctx: ServiceContext): Promise<void> {
   if (ctx.purgeTimer) clearInterval(ctx.purgeTimer);
   await Promise.all([...ctx.listeners].map((l) => l.close()));
   await Promise.all([...ctx.instances.values()].map((i) => i.close()));
+  await ctx.media.close();
 }
 
 async function route(ctx: ServiceContext, req: LocalRequest): Promise<LocalResponse> {
@@ -207,7 +201,7 @@ async function route(ctx: ServiceContext, req: LocalRequest): Promise<LocalRespo
   if (extra.length !== pathParams.length) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
   const instance = ctx.instances.get(head.slice('waInstance'.length));
   if (!instance) return errorResponse(new MsgflowError('INSTANCE_NOT_FOUND'));
-  if (!tokenMatches(token, instance.config.apiTokenInstance)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
+  if (!instance.acceptsToken(token)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
   if (admin) return handleAdmin(instance, method, req);
   if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
   return callMethod(instance, method, req, Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])));

@@ -20,7 +20,8 @@ import { isProcessAlive } from '../util/process-alive.js';
  *   is the stale lock it saw (each lock carries a random nonce). If a faster
  *   taker's fresh lock was moved instead, it is linked back. Then the taker
  *   competes for the free lock like anyone else (link again).
- * It never reads, removes and re-creates (the race of issue #9, item 6).
+ * It never reads, removes and re-creates: two takers that both saw the stale
+ * lock could then each remove the other's fresh one and both become owners.
  */
 export interface LockInfo {
   pid: number;

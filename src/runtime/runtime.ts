@@ -18,7 +18,7 @@ import { createClientResolver, identityOf } from './clients.js';
 import { createProjectEngine, flowSource, localUrlOf } from './project-engine.js';
 import { lazyApi, type LazyApi } from './lazy-api.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
-import { registerSecrets } from '../util/secrets.js';
+import { Redactor } from '../util/secrets.js';
 import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
 
 export interface RuntimeOptions {
@@ -42,6 +42,12 @@ export interface RuntimeOptions {
    * closes the store and rejects createRuntime.
    */
   beforeListen?(store: EngineStore): Promise<void>;
+  /**
+   * What this runtime hides in the text it prints, logs or answers; the
+   * runtime adds every instance's token and id to it. The CLI passes its
+   * invocation's, so what the command prints is scrubbed too. @default one of its own
+   */
+  redactor?: Redactor;
 }
 
 export interface Runtime {
@@ -51,6 +57,8 @@ export interface Runtime {
   readonly store: EngineStore;
   readonly engine: Engine;
   readonly clock: Clock;
+  /** Hides this runtime's tokens and instance ids (and what its parts add: webhook, dashboard tokens) in text it lets out. */
+  readonly redactor: Redactor;
   /** The local service as seen by this process, once opened. */
   local(): Promise<LocalHost>;
   clientFor(instance: string): LazyApi;
@@ -102,8 +110,9 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
   const bus = opts.bus ?? createBus();
-  for (const inst of Object.values(config.instances)) registerSecrets(inst);
-  for (const inst of config.local?.instances ?? []) registerSecrets(inst);
+  const redactor = opts.redactor ?? new Redactor();
+  for (const inst of Object.values(config.instances)) redactor.add(inst);
+  for (const inst of config.local?.instances ?? []) redactor.add(inst);
 
   let localHost: Promise<LocalHost> | undefined;
   const local = () =>
@@ -161,6 +170,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     store,
     engine,
     clock,
+    redactor,
     local,
     clientFor,
     localUrl,

@@ -13,6 +13,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../runtime/clients.js';
 import { dataFolders, holdsNonFinite, inDataFolders } from '../engine/flow/inputs.js';
 import { RESERVED_KEYS } from '../util/config-issues.js';
+import { zoneOf } from '../util/clock.js';
 import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
 import type { InstanceProbe } from './instances.js';
 import type { RunIndex } from './run-index.js';
@@ -114,7 +115,7 @@ export async function listFlows(ctx: ApiContext) {
         description: f.description,
         instance: f.instance,
         file: projectPath(ctx.runtime.config.baseDir, f.file),
-        trigger: toTriggerView(f, now),
+        trigger: toTriggerView(f, now, zoneOf(ctx.runtime.clock)),
         // on.notification ({ type, text?, chatId?, instance }), or null: the flow is not started by notifications.
         notification: f.on.notification ? { ...f.on.notification } : null,
         inputs: toInputViews(f),
@@ -130,7 +131,7 @@ export async function listFlows(ctx: ApiContext) {
 export function preflight(ctx: ApiContext, flowName: string) {
   const flow = flowByName(ctx, flowName);
   const at = ctx.now();
-  return { flow: flow.name, at, waits: startWaits(flow, ctx.runtime.registry, at) };
+  return { flow: flow.name, at, waits: startWaits(flow, ctx.runtime.registry, at, zoneOf(ctx.runtime.clock)) };
 }
 
 /** The query of GET /api/runs, validated. */

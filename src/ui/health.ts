@@ -4,7 +4,6 @@
  */
 import { connect } from 'node:net';
 import type { Runtime } from '../runtime/runtime.js';
-import { scrub } from '../util/secrets.js';
 
 /** One instance's reachability as /healthz shows it. */
 export type Reachability = { kind: 'local' | 'remote'; reachable: boolean | null; error?: string; note?: string };
@@ -90,7 +89,7 @@ function tcpProbe(target: string): Promise<string | undefined> {
 async function probeInstance(runtime: Runtime, apiUrl: string, probeLocal: boolean): Promise<Reachability> {
   if (apiUrl !== 'local') {
     const error = await tcpProbe(apiUrl);
-    return { kind: 'remote', reachable: error === undefined, ...(error ? { error: scrub(error) } : {}) };
+    return { kind: 'remote', reachable: error === undefined, ...(error ? { error: runtime.redactor.scrub(error) } : {}) };
   }
   if (!probeLocal) return { kind: 'local', reachable: null, note: 'not probed: the local service belongs to the daemon or to msgflow run' };
   try {
@@ -98,7 +97,7 @@ async function probeInstance(runtime: Runtime, apiUrl: string, probeLocal: boole
     const error = local.mode === 'remote' ? await tcpProbe(local.url) : undefined;
     return { kind: 'local', reachable: error === undefined, ...(error ? { error } : {}) };
   } catch (e) {
-    return { kind: 'local', reachable: false, error: scrub((e as Error).message) };
+    return { kind: 'local', reachable: false, error: runtime.redactor.scrub((e as Error).message) };
   }
 }
 

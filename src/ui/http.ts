@@ -6,7 +6,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MsgflowError } from '../api/errors.js';
 import { nestedDeeperThan, readBodyLimited, refuseBody, tooDeepReason } from '../util/http-body.js';
-import { scrub } from '../util/secrets.js';
 
 export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -25,8 +24,8 @@ export function sendText(res: ServerResponse, status: number, text: string): voi
   res.end(text);
 }
 
-/** Answers `body` as JSON, with every registered secret scrubbed. */
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+/** Answers `body` as JSON, its text through `scrub` (the runtime's redactor: no token or instance id leaves). */
+export function sendJson(res: ServerResponse, status: number, body: unknown, scrub: (text: string) => string): void {
   sendText(res, status, scrub(JSON.stringify(body)));
 }
 

@@ -11,7 +11,6 @@
  * of calls per instance every `ttlMs`.
  */
 import type { Runtime } from '../runtime/runtime.js';
-import { scrub } from '../util/secrets.js';
 
 /** One instance as the dashboard sees it. */
 export interface InstanceLive {
@@ -62,7 +61,7 @@ async function askInstance(runtime: Runtime, name: string, now: () => number): P
   try {
     state = (await api.getStateInstance({}, { signal })).stateInstance;
   } catch (e) {
-    return { reachable: false, error: scrub(codeOf(e)), checkedAt };
+    return { reachable: false, error: runtime.redactor.scrub(codeOf(e)), checkedAt };
   }
   const out: InstanceLive = { reachable: true, state, checkedAt };
   try {
@@ -77,7 +76,7 @@ async function askInstance(runtime: Runtime, name: string, now: () => number): P
       ...(queue.length > 0 && sendIntervalMs !== undefined ? { nextReleaseBy: checkedAt + sendIntervalMs } : {}),
     };
   } catch (e) {
-    out.queueError = scrub(codeOf(e));
+    out.queueError = runtime.redactor.scrub(codeOf(e));
   }
   return out;
 }

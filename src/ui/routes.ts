@@ -3,7 +3,6 @@
  * /healthz and /metrics (docs/dashboard.md lists them).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { scrub } from '../util/secrets.js';
 import {
   auditHistory,
   cancelRun,
@@ -21,7 +20,7 @@ import {
 import type { EventHub } from './events.js';
 import type { FollowHub } from './follow.js';
 import { checkHealth, type Reachability } from './health.js';
-import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson as json, sendText as send } from './http.js';
+import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson, sendText as send } from './http.js';
 import type { UiMetrics } from './metrics.js';
 import type { RunIndex } from './run-index.js';
 import { toRunSummary } from './views.js';
@@ -49,7 +48,7 @@ export interface RouteDeps {
  * GET /api/runs. The same list asked again while the index has not changed
  * is answered from the text already built.
  */
-function runListHandler(index: RunIndex): Handler {
+function runListHandler(index: RunIndex, scrub: (text: string) => string): Handler {
   /** Answers by query string, valid while the index's version stays. */
   const runLists = new Map<string, { version: number; text: string }>();
   return async (_q, res, _m, url) => {
@@ -71,7 +70,7 @@ function runDetailHandler(ctx: ApiContext): Handler {
   return async (_q, res, m) => {
     const entry = await getRun(ctx, decode(m[1]!));
     // A finished run's entry is cached: it is serialised once.
-    entry.text ??= scrub(JSON.stringify(entry.value));
+    entry.text ??= ctx.runtime.redactor.scrub(JSON.stringify(entry.value));
     send(res, 200, entry.text);
   };
 }
@@ -90,7 +89,13 @@ function reportHandler(ctx: ApiContext): Handler {
   };
 }
 
+/** JSON answers scrubbed with the runtime's redactor. */
+function jsonOf(ctx: ApiContext): (res: ServerResponse, status: number, body: unknown) => void {
+  return (res, status, body) => sendJson(res, status, body, ctx.runtime.redactor.scrub);
+}
+
 function operationsRoutes(d: RouteDeps): Route[] {
+  const json = jsonOf(d.ctx);
   return [
     {
       method: 'GET',
@@ -113,7 +118,7 @@ function operationsRoutes(d: RouteDeps): Route[] {
       method: 'GET',
       pattern: /^\/metrics$/,
       handler: async (_q, res) => {
-        const text = scrub(await d.metrics.render());
+        const text = d.ctx.runtime.redactor.scrub(await d.metrics.render());
         res.writeHead(200, { 'content-type': d.metrics.registry.contentType, 'cache-control': 'no-store' });
         res.end(text);
       },
@@ -124,6 +129,7 @@ function operationsRoutes(d: RouteDeps): Route[] {
 /** Every route of the server, first match by path wins. */
 export function buildRoutes(d: RouteDeps): Route[] {
   const { ctx } = d;
+  const json = jsonOf(ctx);
   return [
     { method: 'GET', pattern: /^\/api\/flows$/, handler: async (_q, res) => json(res, 200, await listFlows(ctx)) },
     {
@@ -131,7 +137,7 @@ export function buildRoutes(d: RouteDeps): Route[] {
       pattern: /^\/api\/flows\/([^/]+)\/preflight$/,
       handler: async (_q, res, m) => json(res, 200, preflight(ctx, decode(m[1]!))),
     },
-    { method: 'GET', pattern: /^\/api\/runs$/, handler: runListHandler(d.index) },
+    { method: 'GET', pattern: /^\/api\/runs$/, handler: runListHandler(d.index, ctx.runtime.redactor.scrub) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)$/, handler: runDetailHandler(ctx) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)\/steps\/([^/]+)\/report$/, handler: reportHandler(ctx) },
     {

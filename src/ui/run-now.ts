@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { isChatId } from '../api/chat-id.js';
 import { MsgflowError } from '../api/errors.js';
 import type { Flow, FlowNotificationTrigger } from '../engine/flow/types.js';
-import { chatIdOf, eventOf, textOf, type NotificationLike } from '../engine/notify/body.js';
+import { chatIdOf, eventOf, parseNotification, textOf, type Notification } from '../engine/notify/body.js';
 import { triggerMatches } from '../engine/notify/match.js';
 import type { ActionRegistry } from '../engine/registry/registry.js';
 
@@ -37,7 +37,7 @@ function tooDeep(v: unknown, max: number, at = ''): string | undefined {
 }
 
 /** Why `body` does not start the flow (its type is already the trigger's): the chat or the text, named by field. */
-function mismatch(t: FlowNotificationTrigger, body: NotificationLike): MsgflowError {
+function mismatch(t: FlowNotificationTrigger, body: Notification): MsgflowError {
   const chatField = MESSAGE_TYPES.includes(t.type) ? 'event.senderData.chatId' : 'event.chatId';
   if (t.chatId !== undefined && chatIdOf(body) !== t.chatId)
     return bad(chatField, `the flow starts only for chat ${t.chatId}, got ${JSON.stringify(chatIdOf(body) ?? null)}`);
@@ -70,13 +70,16 @@ export function sampleEvent(flow: Flow, raw: unknown, now: number): Record<strin
   const body: Obj = { typeWebhook: t.type, timestamp: Math.floor(now / 1000), ...raw };
   if (body.typeWebhook !== t.type)
     throw bad('event.typeWebhook', `expected '${t.type}' (the flow's on.notification type), got ${JSON.stringify(body.typeWebhook)}`);
-  const notification = body as unknown as NotificationLike;
+  if (t.type !== 'stateInstanceChanged') {
+    body.idMessage ??= `SAMPLE${randomBytes(8).toString('hex').toUpperCase()}`;
+  }
+  // Parsed as a received notification is: the checks below read its typed fields.
+  const notification = parseNotification(body)!;
   if (t.type !== 'stateInstanceChanged') {
     const chatId = chatIdOf(notification);
     const field = MESSAGE_TYPES.includes(t.type) ? 'event.senderData.chatId' : 'event.chatId';
     if (chatId === undefined || !isChatId(chatId))
       throw bad(field, `expected a chat id such as 79001234567@c.us (or a group's …@g.us), got ${JSON.stringify(chatId ?? null)}`);
-    body.idMessage ??= `SAMPLE${randomBytes(8).toString('hex').toUpperCase()}`;
   }
   if (!triggerMatches(t, t.instance, notification)) throw mismatch(t, notification);
   return eventOf(notification, t.instance);
@@ -92,12 +95,12 @@ export interface StartWaitView {
 }
 
 /** What the flow's steps would wait for if it started at `now` (the actions' firstWait, from `with:` as written). */
-export function startWaits(flow: Flow, registry: ActionRegistry, now: number): StartWaitView[] {
+export function startWaits(flow: Flow, registry: ActionRegistry, now: number, zone: string): StartWaitView[] {
   const out: StartWaitView[] = [];
   for (const s of flow.steps) {
     let wait;
     try {
-      wait = registry.get(s.uses)?.firstWait?.(s.with, now);
+      wait = registry.get(s.uses)?.firstWait?.(s.with, now, zone);
     } catch {
       // A plugin's firstWait that throws says nothing about the run: Run now goes on as before.
       wait = undefined;

@@ -12,7 +12,6 @@ import { fileURLToPath } from 'node:url';
 import { MsgflowError } from '../api/errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { portInUseError } from '../util/port-in-use.js';
-import { registerSecrets, scrub } from '../util/secrets.js';
 import type { Logger } from '../util/logger.js';
 import { PAUSES_NAMESPACE, type ApiContext } from './api.js';
 import { createEventHub, type EventHub } from './events.js';
@@ -106,7 +105,8 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const token = opts.token ?? '';
   checkBind(host, token);
   // The token is a secret like an instance token: scrubbed from anything this process prints or answers.
-  if (token) registerSecrets({ apiTokenInstance: token });
+  if (token) runtime.redactor.add({ apiTokenInstance: token });
+  const { scrub } = runtime.redactor;
 
   const assets = loadAssets();
   const now = () => runtime.clock.now();
@@ -129,7 +129,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const dispatch: Dispatch = { host, token, assets, routes };
 
   const server: Server = createServer((req, res) => {
-    handle(dispatch, req, res).catch((e) => answerError(req, res, e, opts.logger));
+    handle(dispatch, req, res).catch((e) => answerError(req, res, e, opts.logger, scrub));
   });
   // A body announced over 1 MiB is refused before the client sends it.
   guardExpectContinue(server, MAX_BODY, refuseLargeBody);
@@ -228,7 +228,13 @@ async function handle(d: Dispatch, req: IncomingMessage, res: ServerResponse): P
 }
 
 /** The JSON error answer `{ error: { code, message, field? } }`; a stream already started is cut instead. */
-function answerError(req: IncomingMessage, res: ServerResponse, e: unknown, logger: Logger | undefined): void {
+function answerError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  e: unknown,
+  logger: Logger | undefined,
+  scrub: (text: string) => string,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
@@ -236,13 +242,18 @@ function answerError(req: IncomingMessage, res: ServerResponse, e: unknown, logg
   const err = e instanceof MsgflowError ? e : undefined;
   const status = statusFor(err);
   if (status >= 500 && status !== 503) logger?.error(`dashboard: ${req.method} ${req.url}: ${scrub((e as Error).message)}`);
-  sendJson(res, status, {
-    error: {
-      code: err?.code ?? 'INTERNAL',
-      message: err ? err.message : `internal error: ${(e as Error).message}`,
-      ...(err && typeof err.params.field === 'string' ? { field: err.params.field } : {}),
+  sendJson(
+    res,
+    status,
+    {
+      error: {
+        code: err?.code ?? 'INTERNAL',
+        message: err ? err.message : `internal error: ${(e as Error).message}`,
+        ...(err && typeof err.params.field === 'string' ? { field: err.params.field } : {}),
+      },
     },
-  });
+    scrub,
+  );
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import cronstrue from 'cronstrue';
-import { localTimezone, nextSlot } from '../engine/schedule/slots.js';
+import { nextSlot } from '../engine/schedule/slots.js';
 import type { Flow } from '../engine/flow/types.js';
 import type { ErrorInfo, ItemResult, RunRecord, StepRecord } from '../store/types.js';
 
@@ -181,11 +181,12 @@ export function formatInZone(ms: number, timezone: string): string {
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')} (${timezone})`;
 }
 
-export function toTriggerView(flow: Flow, now: number): TriggerView {
+/** `zone`: what a schedule without `timezone` means (the runtime clock's zone). */
+export function toTriggerView(flow: Flow, now: number, zone: string): TriggerView {
   const on = flow.on as Flow['on'] & { notification?: unknown };
   const out: TriggerView = { startup: on.startup, overlap: on.overlap, missed: on.missed };
   if (on.schedule) {
-    const timezone = on.schedule.timezone ?? localTimezone();
+    const timezone = on.schedule.timezone ?? zone;
     let next: number | undefined;
     try {
       next = nextSlot(on.schedule.cron, timezone, now);

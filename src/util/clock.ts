@@ -8,6 +8,23 @@ export interface Clock {
   now(): number;
   /** Resolves after `ms` of this clock's time; rejects with the signal's reason when aborted. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * The IANA zone of this clock's wall-clock times: what a daily `HH:MM` send
+   * window and a schedule without `timezone` mean (read through
+   * {@link zoneOf}). A flow test case's clock has the case's zone, so two
+   * cases in one process each keep their own. @default the machine's zone
+   */
+  readonly timeZone?: string;
+}
+
+/** The machine's IANA zone (process.env.TZ, else the system's). */
+export function machineZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+/** The zone wall-clock times mean on `clock`: its own, else the machine's. */
+export function zoneOf(clock: Pick<Clock, 'timeZone'>): string {
+  return clock.timeZone ?? machineZone();
 }
 
 export const systemClock: Clock = {
@@ -47,9 +64,12 @@ interface Sleeper {
 export class ManualClock implements Clock {
   private t: number;
   private sleepers: Sleeper[] = [];
+  readonly timeZone?: string;
 
-  constructor(start = Date.now()) {
+  /** @param opts.timeZone see {@link Clock.timeZone} */
+  constructor(start = Date.now(), opts: { timeZone?: string } = {}) {
     this.t = start;
+    if (opts.timeZone !== undefined) this.timeZone = opts.timeZone;
   }
 
   now(): number {

@@ -7,7 +7,6 @@
  */
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const PART_RE = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
 
 /** JSON Schema pattern of a duration string (for editors). */
 export const DURATION_PATTERN = '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$';
@@ -26,14 +25,15 @@ export function parseDuration(value: unknown): number | undefined {
   if (s === '') return undefined;
   if (/^\d+$/.test(s)) return Number(s);
   let total = 0;
-  PART_RE.lastIndex = 0;
+  // Sticky: its lastIndex is where it reads next, so each call has its own.
+  const part = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
   let pos = 0;
   while (pos < s.length) {
-    PART_RE.lastIndex = pos;
-    const m = PART_RE.exec(s);
+    part.lastIndex = pos;
+    const m = part.exec(s);
     if (!m) return undefined;
     total += Number(m[1]) * UNIT_MS[m[2]!]!;
-    pos = PART_RE.lastIndex;
+    pos = part.lastIndex;
   }
   return Number.isSafeInteger(Math.round(total)) ? Math.round(total) : undefined;
 }

@@ -45,6 +45,8 @@ const LONG_LIVED = new Set([
 export interface VirtualClockOptions {
   /** Macrotask turns without activity before time jumps. @default 4 */
   idleTurns?: number;
+  /** The zone of its wall-clock times (see Clock.timeZone). @default the machine's zone */
+  timeZone?: string;
 }
 
 export class VirtualClock implements Clock {
@@ -59,9 +61,12 @@ export class VirtualClock implements Clock {
   /** Virtual milliseconds skipped so far by jumps. */
   skippedMs = 0;
 
+  readonly timeZone?: string;
+
   constructor(start = Date.now(), opts: VirtualClockOptions = {}) {
     this.t = start;
     this.idleTurns = opts.idleTurns ?? 4;
+    if (opts.timeZone !== undefined) this.timeZone = opts.timeZone;
   }
 
   now(): number {

@@ -1,5 +1,5 @@
 /**
- * #9.2 a run that kills its process (a poison pill: out of memory, an abort)
+ * A run that kills its process (a poison pill: out of memory, an abort)
  * is resumed at most until it crashed 3 times, then marked failed with the
  * reason; `msgflow start` then stays up instead of crash-looping on it.
  * Spawned: the crashing process is the subject.
@@ -34,8 +34,8 @@ steps:
     uses: poison.pill
 `;
 
-describe('#9.2 crash loop', () => {
-  it('#9.2 a run that crashed its process 3 times is marked failed (crashed the process 3 times (last: …)) and msgflow start stays up', async () => {
+describe('crash loop', () => {
+  it('a run that crashed its process 3 times is marked failed (crashed the process 3 times (last: …)) and msgflow start stays up', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'poison.js': PLUGIN, 'flows/poison.yaml': FLOW });
     const first = await runProcess(['run', 'poison'], dir);
     expect(first.code).toBeNull(); // killed by SIGKILL: crash 1

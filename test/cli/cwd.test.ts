@@ -1,5 +1,5 @@
 /**
- * Issue #11: the CLI runs in-process with an injected working directory, so
+ * The CLI runs in-process with an injected working directory, so
  * nothing may read process.cwd() behind its back: relative paths on the
  * command line, and file names in messages, follow `io.cwd`.
  */
@@ -18,7 +18,7 @@ steps:
     with: { message: "\${{ inputs.leads[0].phone }} first of \${{ length(inputs.leads) }}" }
 `;
 
-describe('#11: the CLI follows its injected working directory', () => {
+describe('the CLI follows its injected working directory', () => {
   it('run -i FILE reads the file relative to io.cwd, not the process working directory', async () => {
     const dir = project({
       'config.yaml': LOCAL_CONFIG,

@@ -1,9 +1,9 @@
 /**
  * The daemon as a process (spawned: the process itself is the subject).
- * #9.1c one `msgflow start` per store; #9.7 `msgflow start` stays up with
+ * One `msgflow start` per store; `msgflow start` stays up with
  * nothing to schedule; SIGTERM stops it gracefully (exit 0), Ctrl-C too (exit
  * 130); SIGHUP reloads config.yaml
- * and the flows instead (#15). The second
+ * and the flows instead. The second
  * daemon beside a running one runs in-process: a different pid, as another
  * process would be.
  */
@@ -37,7 +37,7 @@ const TRIALS = 3;
 
 // The tests share nothing (a project folder and processes each): they run side by side.
 describe.concurrent('msgflow start (process)', () => {
-  it('#9.7 with no local: section and no cron flow it stays up until stopped; #9.1c a second start beside it exits 2 naming it; SIGTERM stops it gracefully (exit 0)', async ({
+  it('with no local: section and no cron flow it stays up until stopped; a second start beside it exits 2 naming it; SIGTERM stops it gracefully (exit 0)', async ({
     expect,
   }) => {
     const dir = project({ 'config.yaml': REMOTE_CONFIG, 'flows/hello.yaml': STARTUP_FLOW });
@@ -98,7 +98,7 @@ describe.concurrent('msgflow start (process)', () => {
     }
   }, 120_000);
 
-  it(`#9.1c two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trials`, async ({
+  it(`two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trials`, async ({
     expect,
   }) => {
     // The trials share nothing (a project folder each): they run side by side.

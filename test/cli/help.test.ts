@@ -1,4 +1,4 @@
-/** Help from one table (item 6 of the cli brief; issue #8 obs 13: `run --help` omitted --new). */
+/** Help from one table: every command's help lists every flag it takes (`run --help` once omitted --new). */
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { allOptions, COMMANDS_HELP, optionsOf } from '../../src/cli/help.js';
@@ -11,7 +11,7 @@ async function out(argv: string[]) {
 }
 
 describe('help', () => {
-  it('obs 13: `run --help` and `help run` list --new and every other flag of run', async () => {
+  it('`run --help` and `help run` list --new and every other flag of run', async () => {
     for (const argv of [
       ['run', '--help'],
       ['help', 'run'],
@@ -61,7 +61,7 @@ describe('docs', () => {
     for (const cmd of Object.keys(COMMANDS_HELP)) expect(text, cmd).toMatch(new RegExp(`^msgflow ${cmd}\\b`, 'm'));
   });
 
-  it('obs 13: README and docs/*.md link nothing outside the repository', async () => {
+  it('README and docs/*.md link nothing outside the repository', async () => {
     const { readFileSync, readdirSync } = await import('node:fs');
     const path = await import('node:path');
     const root = path.resolve(import.meta.dirname, '../..');

@@ -1,4 +1,4 @@
-/** Issue #8 observation 13 (smaller), the CLI parts: pipes, schema --check, busy ports, serve banner, log flags. */
+/** The CLI's smaller behaviours: pipes, schema --check, busy ports, serve banner, log flags. */
 import { createServer, type AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
@@ -6,8 +6,8 @@ import { captureIo, cli } from '../support/cli.js';
 import { LOCAL_CONFIG, project } from '../support/project.js';
 import { ROOT, spawnCli } from '../support/spawn.js';
 
-describe('#8 obs 13: smaller CLI fixes', () => {
-  it('obs 13: `msgflow schema | head` ends quietly: no EPIPE stack, exit 0', async () => {
+describe('command-line behaviours: pipes, schema --check, busy ports, serve banner, log flags', () => {
+  it('`msgflow schema | head` ends quietly: no EPIPE stack, exit 0', async () => {
     const p = spawnCli(['schema'], ROOT);
     // The reader goes away before the schema is written, as `head` does after its lines.
     p.child.stdout!.destroy();
@@ -15,13 +15,13 @@ describe('#8 obs 13: smaller CLI fixes', () => {
     expect(p.stderr()).toBe('');
   });
 
-  it('obs 13: `schema --check` without --out is a usage error (exit 2)', async () => {
+  it('`schema --check` without --out is a usage error (exit 2)', async () => {
     const io = captureIo();
     expect(await runCli(['schema', '--check'], io)).toBe(2);
     expect(io.stderrText()).toContain('--check needs --out FILE');
   });
 
-  it('obs 13: a busy port is one line naming the port and the setting, not a raw EADDRINUSE', async () => {
+  it('a busy port is one line naming the port and the setting, not a raw EADDRINUSE', async () => {
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     const port = (blocker.address() as AddressInfo).port;
@@ -38,7 +38,7 @@ describe('#8 obs 13: smaller CLI fixes', () => {
     }
   });
 
-  it('obs 13: an unknown or ill-typed -i key is a usage error (exit 2) naming the input', async () => {
+  it('an unknown or ill-typed -i key is a usage error (exit 2) naming the input', async () => {
     const flow =
       'name: hello\ninstance: default\ninputs:\n  limit: { type: number, default: 1 }\nsteps:\n  - { id: hi, uses: log, with: { message: hi } }\n';
     const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/hello.yaml': flow });
@@ -51,7 +51,7 @@ describe('#8 obs 13: smaller CLI fixes', () => {
     expect(notNumber.stderr).toContain("--input limit=ten: 'ten' is not a number");
   });
 
-  it('obs 13: SIGHUP stops `msgflow serve` gracefully (exit 0), as SIGTERM does', async () => {
+  it('SIGHUP stops `msgflow serve` gracefully (exit 0), as SIGTERM does', async () => {
     const dir = project({ 'config.yaml': LOCAL_CONFIG });
     const d = spawnCli(['serve'], dir);
     await d.waitForOutput(/listening on (http:\/\/\S+)/);
@@ -67,8 +67,8 @@ describe('#8 obs 13: smaller CLI fixes', () => {
   });
 });
 
-describe('#8 obs 7: durations', () => {
-  it('obs 7: a 33 s run that was interrupted reads "in 33s", not 00:00', async () => {
+describe('durations on the command line', () => {
+  it('a 33 s run that was interrupted reads "in 33s", not 00:00', async () => {
     const { formatRunSummary, runDurationMs } = await import('../../src/cli/run-format.js');
     const run = {
       id: 'r1',

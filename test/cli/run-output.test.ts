@@ -1,12 +1,12 @@
-/** Issue #8 obs 6 through `msgflow run`: `log` steps show at info, --log-level and config logLevel honoured, --json-logs. */
+/** What `msgflow run` prints: `log` steps show at info, --log-level and config logLevel honoured, --json-logs. */
 import { describe, expect, it } from 'vitest';
 import { cli } from '../support/cli.js';
 import { LOCAL_CONFIG, project } from '../support/project.js';
 
 const FLOW = 'name: hello\ninstance: default\nsteps:\n  - { id: hi, uses: log, with: { message: "hello from a log step" } }\n';
 
-describe('#8 obs 6: msgflow run output', () => {
-  it('obs 6: a log step shows at the default level; --log-level warn and config logLevel: warn hide it; --json-logs gives JSON lines', async () => {
+describe('msgflow run output', () => {
+  it('a log step shows at the default level; --log-level warn and config logLevel: warn hide it; --json-logs gives JSON lines', async () => {
     const dir = project({ 'config.yaml': LOCAL_CONFIG, 'flows/hello.yaml': FLOW });
     const plain = await cli(['run', 'hello'], dir);
     expect(plain.code).toBe(0);

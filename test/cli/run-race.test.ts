@@ -1,7 +1,7 @@
 /**
- * #9.1b two `msgflow run` processes of one writing flow on one store: exactly
+ * Two `msgflow run` processes of one writing flow on one store: exactly
  * one runs it, the other says so and exits 2; no item is ever sent twice.
- * #8.13 Ctrl-C exits 130. Spawned: the processes are the subject. The
+ * Ctrl-C exits 130. Spawned: the processes are the subject. The
  * claim race itself (two store clients claiming at the same instant, 20
  * trials per store driver) is test/engine-run/ownership.test.ts; here the
  * winner holds its run until the loser has answered, so every trial is an
@@ -58,7 +58,7 @@ const TRIALS = 3;
 
 // The tests share nothing (a project folder and processes each): they run side by side.
 describe.concurrent('msgflow run (processes)', () => {
-  it(`#9.1b two msgflow run of one broadcast started together: one runs, the other exits 2 naming it; 0 duplicates over ${TRIALS} trials`, async ({
+  it(`two msgflow run of one broadcast started together: one runs, the other exits 2 naming it; 0 duplicates over ${TRIALS} trials`, async ({
     expect,
   }) => {
     // The trials share nothing (a project folder each): they run side by side.
@@ -83,7 +83,7 @@ describe.concurrent('msgflow run (processes)', () => {
     expect(outcomes).toEqual(Array(TRIALS).fill(JSON.stringify({ loser: 2, winner: 0, named: true, unique: 8, duplicates: 0 })));
   });
 
-  it('#8.13 Ctrl-C (SIGINT) stops the run gracefully and exits 130; the run is interrupted and resumes', async ({ expect }) => {
+  it('Ctrl-C (SIGINT) stops the run gracefully and exits 130; the run is interrupted and resumes', async ({ expect }) => {
     const dir = project({ 'config.yaml': CONFIG, 'effect.js': PLUGIN, 'flows/bcast.yaml': FLOW });
     const p = spawnCli(['run', 'bcast'], dir, { EFFECT_DELAY_MS: '300' });
     await waitFor('the first item', () => effects(dir).length > 0, { context: p.output });

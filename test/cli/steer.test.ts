@@ -1,6 +1,7 @@
 /**
- * #8.1, #8.8, #8.13 and #9.1b through the CLI in-process: explicit resume,
- * dead runs shown interrupted, runs show/cancel, pauses, usage exit codes.
+ * Steering runs through the CLI in-process: explicit resume, one live run of
+ * a flow, dead runs shown interrupted, runs show/cancel/retry, pauses, usage
+ * exit codes.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -51,8 +52,8 @@ async function interrupt(dir: string, id: string, status: RunRecord['status'] = 
   await store.close();
 }
 
-describe('explicit resume (#8.1)', () => {
-  it('#8.1 an unfinished run is resumed only with the same inputs; other inputs exit 2 naming it, --resume and runs cancel', async () => {
+describe('explicit resume', () => {
+  it('an unfinished run is resumed only with the same inputs; other inputs exit 2 naming it, --resume and runs cancel', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet', '-i', 'who=alice'], dir)).code).toBe(0);
     const first = await lastRun(dir);
@@ -79,7 +80,7 @@ describe('explicit resume (#8.1)', () => {
     expect(explicit.stderr).toContain(`resuming run ${first.id}`);
   });
 
-  it('#8.1 a changed flow file is not resumed silently', async () => {
+  it('a changed flow file is not resumed silently', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet'], dir)).code).toBe(0);
     const first = await lastRun(dir);
@@ -92,8 +93,8 @@ describe('explicit resume (#8.1)', () => {
   });
 });
 
-describe('runs and their owners (#8.8, #9.1b)', () => {
-  it('#8.8 a run whose owner process is gone shows interrupted in runs and runs show, not running', async () => {
+describe('runs and their owners', () => {
+  it('a run whose owner process is gone shows interrupted in runs and runs show, not running', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet'], dir)).code).toBe(0);
     const r = await lastRun(dir);
@@ -106,7 +107,7 @@ describe('runs and their owners (#8.8, #9.1b)', () => {
     expect(show.stdout).toContain('status:    interrupted');
   });
 
-  it('#9.1b msgflow run while a run of the flow is live elsewhere exits 2 naming its pid and host; --wait waits for it', async () => {
+  it('msgflow run while a run of the flow is live elsewhere exits 2 naming its pid and host; --wait waits for it', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet'], dir)).code).toBe(0);
     const r = await lastRun(dir);
@@ -130,7 +131,7 @@ describe('runs and their owners (#8.8, #9.1b)', () => {
     expect((await lastRun(dir)).id).not.toBe(r.id);
   });
 
-  it('#8.8 runs show lists inputs, steps with counts, failed items with errors and the log lines; --json too', async () => {
+  it('runs show lists inputs, steps with counts, failed items with errors and the log lines; --json too', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/each.yaml': EACH });
     const run = await cli(['run', 'each'], dir);
     expect(run.code).toBe(1); // one item failed
@@ -148,7 +149,7 @@ describe('runs and their owners (#8.8, #9.1b)', () => {
     expect(json.steps[0]).toMatchObject({ step: 'say', done: 2, failed: 1 });
   });
 
-  it('#8.8 runs cancel: a run that is not executing becomes cancelled at once and is never resumed', async () => {
+  it('runs cancel: a run that is not executing becomes cancelled at once and is never resumed', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     expect((await cli(['run', 'greet'], dir)).code).toBe(0);
     const r = await lastRun(dir);
@@ -161,8 +162,8 @@ describe('runs and their owners (#8.8, #9.1b)', () => {
   });
 });
 
-describe('runs retry and waiting (#8.8, #8.9)', () => {
-  it('#8.8 runs retry ID starts a new run that redoes only the failed items', async () => {
+describe('runs retry and waiting', () => {
+  it('runs retry ID starts a new run that redoes only the failed items', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/each.yaml': EACH });
     expect((await cli(['run', 'each'], dir)).code).toBe(1);
     const first = await lastRun(dir);
@@ -216,7 +217,7 @@ describe('runs retry and waiting (#8.8, #8.9)', () => {
   });
 });
 
-describe('pauses (#8.8)', () => {
+describe('pauses', () => {
   it('msgflow pauses lists instance-wide pauses, each saying its end once and its reason once within 80 columns; pauses lift INSTANCE lifts one', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     const store = stateOf(dir);
@@ -246,8 +247,8 @@ describe('pauses (#8.8)', () => {
   });
 });
 
-describe('usage (#8.13)', () => {
-  it('#8.13 runs --flow nosuch exits 2; an unknown -i key exits 2; run --help lists every flag', async () => {
+describe('usage', () => {
+  it('runs --flow nosuch exits 2; an unknown -i key exits 2; run --help lists every flag', async () => {
     const dir = project({ 'config.yaml': CONFIG, 'flows/greet.yaml': GREET });
     const nosuch = await cli(['runs', '--flow', 'nosuch'], dir);
     expect(nosuch.code).toBe(2);

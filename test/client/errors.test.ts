@@ -36,7 +36,7 @@ describe('HTTP statuses map to typed errors', () => {
     [404, `${PERSONAL} is not on the messenger`, 'NOT_ON_MESSENGER'],
     [413, 'request body is larger than 1048576 bytes', 'PAYLOAD_TOO_LARGE'],
   ];
-  it.each(clientErrors)('#8.10 %i -> ApiError with the service message and a catalogue code, not retried', async (status, text, code) => {
+  it.each(clientErrors)('%i -> ApiError with the service message and a catalogue code, not retried', async (status, text, code) => {
     server.script({ status, json: { message: text } });
     const err = await fail(client.editContact({ chatId: PERSONAL, firstName: 'Ann' }));
     expect(err).toBeInstanceOf(ApiError);
@@ -83,7 +83,7 @@ describe('HTTP statuses map to typed errors', () => {
   });
 });
 
-describe('#8.10 one failure model: catalogue codes and their class', () => {
+describe('one failure model: catalogue codes and their class', () => {
   const cases: Array<[string, number, string, string, string]> = [
     ['addContact', 400, `Contact ${PERSONAL} already exists`, 'CONTACT_EXISTS', 'definite'],
     ['addContact', 400, "Validation failed. Details: 'firstName' is required", 'VALIDATION_FAILED', 'definite'],

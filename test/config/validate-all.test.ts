@@ -1,7 +1,7 @@
 /**
- * Issue #8 obs 13 (config validation stops at the first error, no did-you-mean)
- * and issue #9 obs 9 (`__proto__`/`constructor`/`prototype` pass validate),
- * through `msgflow validate` in-process.
+ * Config validation reports every error (not only the first) with a
+ * did-you-mean, and refuses the reserved names `__proto__`, `constructor` and
+ * `prototype`: through `msgflow validate` in-process.
  */
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
@@ -14,8 +14,8 @@ async function validateIn(dir: string, ...args: string[]) {
   return { code, out: io.stdoutText(), err: io.stderrText() };
 }
 
-describe('#8 obs 13: config validation reports every error', () => {
-  it('obs 13: all errors of config.yaml, in file order, each with file:line:col and a did-you-mean for unknown keys', async () => {
+describe('config validation reports every error', () => {
+  it('all errors of config.yaml, in file order, each with file:line:col and a did-you-mean for unknown keys', async () => {
     const dir = project({
       'config.yaml': [
         'instances:',
@@ -42,7 +42,7 @@ describe('#8 obs 13: config validation reports every error', () => {
     ]);
   });
 
-  it('obs 13: did-you-mean reaches nested sections (store variants, local, rate limits)', async () => {
+  it('did-you-mean reaches nested sections (store variants, local, rate limits)', async () => {
     const { parseConfig } = await import('../../src/config/load.js');
     const text =
       'instances:\n  default:\n    apiUrl: local\n    rateLimits: { checkAcount: 1 }\nstore: { driver: redis, urll: x }\nlocal:\n  prot: 7070\n  instances:\n    - idInstance: "1"\n      apiTokenInstance: tok-1234\n';
@@ -55,7 +55,7 @@ describe('#8 obs 13: config validation reports every error', () => {
     );
   });
 
-  it('obs 13: every unset variable is named, not only the first', async () => {
+  it('every unset variable is named, not only the first', async () => {
     const dir = project({
       'config.yaml': 'instances:\n  a:\n    apiUrl: ${MSGFLOW_T_A}\n    idInstance: "1"\n    apiTokenInstance: ${MSGFLOW_T_TOKEN}\n',
     });
@@ -67,8 +67,8 @@ describe('#8 obs 13: config validation reports every error', () => {
   });
 });
 
-describe('#9 obs 9: reserved names refused by validate', () => {
-  it('obs 9: __proto__, constructor, prototype as keys, input names and step ids, each with its position', async () => {
+describe('reserved names refused by validate', () => {
+  it('__proto__, constructor, prototype as keys, input names and step ids, each with its position', async () => {
     const dir = project({
       'config.yaml': LOCAL_CONFIG,
       'flows/p.yaml': [
@@ -91,7 +91,7 @@ describe('#9 obs 9: reserved names refused by validate', () => {
     expect(r.err).toContain("flows/p.yaml:7:36 steps[0].with.fields.__proto__: '__proto__' cannot be used as a key");
   });
 
-  it('obs 9: and in config.yaml (an instance named constructor)', async () => {
+  it('and in config.yaml (an instance named constructor)', async () => {
     const dir = project({ 'config.yaml': LOCAL_CONFIG.replace('  default:\n', '  constructor:\n    apiUrl: local\n  default:\n') });
     const r = await validateIn(dir);
     expect(r.code).toBe(1);

@@ -1,5 +1,5 @@
 /**
- * Issue #14's "writing calls at most once per item" when two workers hold the
+ * A writing call is made at most once per item, even when two workers hold the
  * same BullMQ job: one starved past its lock while the job was taken over
  * elsewhere. The intent of the call is an exclusive claim in the store, so
  * only one of them calls, whichever order they reach it in.
@@ -79,7 +79,7 @@ async function startRun(store: EngineStore): Promise<ItemJobData> {
   return { runId: 'r1', step: 'send', index: 0, item: 7 };
 }
 
-describe('#14: a writing item held by two workers is called once', () => {
+describe('a writing item held by two workers is called once', () => {
   it('the starved first holder wakes after the take-over recorded the item: it finds the result and does not call', async () => {
     const s = setup();
     const job = await startRun(s.store);

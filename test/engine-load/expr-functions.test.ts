@@ -1,6 +1,6 @@
 /**
- * Issue #8 obs 4 (per-item conditions, data functions) and issue #9 obs 2
- * (expression poison pills): filter/map with arrow lambdas, digits,
+ * Per-item conditions, data functions and the budgets that stop expression
+ * poison pills: filter/map with arrow lambdas, digits,
  * formatDate, now() on the engine clock, `if:` with `item`, and budgets.
  */
 import path from 'node:path';
@@ -34,8 +34,8 @@ const scope = (extra: Partial<ExprScope> = {}): ExprScope => ({
 });
 const ev = (text: string, s: ExprScope = scope()) => evaluateTemplate(`\${{ ${text} }}`, s);
 
-describe('#8 obs 4: data functions', () => {
-  it('obs 4: filter and map take an arrow lambda, parsed by the interpreter (no eval)', () => {
+describe('data functions', () => {
+  it('filter and map take an arrow lambda, parsed by the interpreter (no eval)', () => {
     expect(ev("filter(inputs.leads, x => x.country == 'DE')")).toEqual([
       (scope().inputs.leads as unknown[])[0],
       (scope().inputs.leads as unknown[])[2],
@@ -52,7 +52,7 @@ describe('#8 obs 4: data functions', () => {
     expect(ev('item', scope({ item: 'outer' }))).toBe('outer');
   });
 
-  it('obs 4: lambdas only where a function takes one; a clear error elsewhere', () => {
+  it('lambdas only where a function takes one; a clear error elsewhere', () => {
     expect(() => parseExpression('x => x')).toThrow(/only allowed as an argument of filter, map/);
     expect(() => parseExpression('length(x => x)')).toThrow(/length\(\) takes no lambda/);
     expect(() => parseExpression('filter(inputs.leads, inputs.x)')).toThrow(/filter\(\) needs a lambda as argument 2/);
@@ -60,7 +60,7 @@ describe('#8 obs 4: data functions', () => {
     expect(() => parseExpression('map(inputs.leads, now => 1)')).toThrow(/'now' cannot name a lambda parameter/);
   });
 
-  it('obs 4: digits, formatDate and now()', () => {
+  it('digits, formatDate and now()', () => {
     expect(ev("digits('+7 (900) 111-22-33')")).toBe('79001112233');
     expect(ev('digits(79001112233)')).toBe('79001112233');
     expect(ev('digits(null)')).toBe('');
@@ -74,7 +74,7 @@ describe('#8 obs 4: data functions', () => {
   });
 });
 
-describe('#8 obs 4: `if:` with item', () => {
+describe('`if:` with item', () => {
   const flowText = (forEach: boolean) =>
     [
       'name: per-item',
@@ -89,12 +89,12 @@ describe('#8 obs 4: `if:` with item', () => {
       '',
     ].join('\n');
 
-  it('obs 4: on a forEach step, `if:` reading item validates OK (evaluated per item by the runner)', () => {
+  it('on a forEach step, `if:` reading item validates OK (evaluated per item by the runner)', () => {
     const dir = tempProject({ 'flows/a.yaml': flowText(true) });
     expect(() => loadFlowFile(path.join(dir, 'flows/a.yaml'), { registry: builtinRegistry(), baseDir: dir, env: {} })).not.toThrow();
   });
 
-  it('obs 4: on a step without forEach, `if:` reading item is a validation error with its position', () => {
+  it('on a step without forEach, `if:` reading item is a validation error with its position', () => {
     const dir = tempProject({ 'flows/b.yaml': flowText(false) });
     let err: unknown;
     try {
@@ -117,8 +117,8 @@ function poisonPill(): string {
   return `length([${parts.join(', ')}])`;
 }
 
-describe('#9 obs 2: expression budgets', () => {
-  it('obs 2: the 1.7 KB replace/split poison pill fails fast with EXPRESSION_LIMIT, not an out-of-memory abort', () => {
+describe('expression budgets', () => {
+  it('the 1.7 KB replace/split poison pill fails fast with EXPRESSION_LIMIT, not an out-of-memory abort', () => {
     const pill = poisonPill();
     expect(pill.length).toBeGreaterThan(1600);
     expect(pill.length).toBeLessThan(4096);
@@ -133,7 +133,7 @@ describe('#9 obs 2: expression budgets', () => {
     expect((err as Error).message).toMatch(/replace\(\) would build a string of 10000000 characters \(limit 1000000\)/);
   });
 
-  it('obs 2: string, array and step budgets each stop an evaluation', () => {
+  it('string, array and step budgets each stop an evaluation', () => {
     const small = scope({ limits: { maxStringLength: 100, maxArrayLength: 10, maxSteps: 1000 } });
     expect(() => ev("'x' + join(map([1,2,3,4,5,6,7,8,9], n => 'aaaaaaaaaaaa'), '')", small)).toThrow(ExpressionLimitError);
     expect(() => ev("split('a,b,c,d,e,f,g,h,i,j,k,l', ',')", small)).toThrow(/array of 12 items is longer than the 10 allowed/);
@@ -144,7 +144,7 @@ describe('#9 obs 2: expression budgets', () => {
     expect(ev("join(['a', 'b'], '-')", small)).toBe('a-b');
   });
 
-  it('obs 2: in a run, the poison pill fails the step with EXPRESSION_LIMIT naming file:line:col', async () => {
+  it('in a run, the poison pill fails the step with EXPRESSION_LIMIT naming file:line:col', async () => {
     const dir = tempProject({
       'flows/pill.yaml': [
         'name: pill',
@@ -194,17 +194,50 @@ describe('#9 obs 2: expression budgets', () => {
     );
     expect(new ExpressionError('x', 0, 'r').code).toBe('EXPRESSION_ERROR');
   });
+
+  it('two flows with the same template text each name their own position', async () => {
+    const message = `      message: "n=\${{ number('x') }}"`;
+    const dir = tempProject({
+      'flows/first.yaml': ['name: first', 'steps:', '  - id: bad', '    uses: log', '    with:', message, ''].join('\n'),
+      'flows/second.yaml': [
+        'name: second',
+        '# the same value, lower down',
+        '',
+        'steps:',
+        '  - id: bad',
+        '    uses: log',
+        '    with:',
+        message,
+        '',
+      ].join('\n'),
+    });
+    const registry = builtinRegistry();
+    // Both loaded before either runs, as a daemon loads every flow.
+    const first = loadFlowFile(path.join(dir, 'flows/first.yaml'), { registry, baseDir: dir, env: {} });
+    const second = loadFlowFile(path.join(dir, 'flows/second.yaml'), { registry, baseDir: dir, env: {} });
+    const engine = createEngine({
+      store: createMemoryStore(),
+      registry,
+      bus: createBus(),
+      clientFor: () => ({}) as InstanceApi,
+      baseDir: dir,
+    });
+    const a = await (await engine.start(first, { trigger: 'manual' })).done;
+    const b = await (await engine.start(second, { trigger: 'manual' })).done;
+    expect(a.error?.message).toMatch(/flows\/first\.yaml:6:16 \(col 7 of the value\): expression error/);
+    expect(b.error?.message).toMatch(/flows\/second\.yaml:8:16 \(col 7 of the value\): expression error/);
+  });
 });
 
-describe('#8 obs 13: the port is written once', () => {
-  it('obs 13: `${{ local.url }}` gives the local service base URL; a run without one says so', () => {
+describe('the local service URL is written once (`${{ local.url }}`)', () => {
+  it('`${{ local.url }}` gives the local service base URL; a run without one says so', () => {
     expect(evaluateTemplate('${{ local.url }}/_local/static/brochure.pdf', scope({ local: { url: 'http://127.0.0.1:7070' } }))).toBe(
       'http://127.0.0.1:7070/_local/static/brochure.pdf',
     );
     expect(() => evaluateTemplate('${{ local.url }}/x', scope())).toThrow(/'local' is not set: this run has no local service/);
   });
 
-  it('obs 13: validation knows local.url only', () => {
+  it('validation knows local.url only', () => {
     const dir = tempProject({ 'flows/l.yaml': 'name: l\nsteps:\n  - { id: a, uses: log, with: { message: "${{ local.port }}" } }\n' });
     expect(() => loadFlowFile(path.join(dir, 'flows/l.yaml'), { registry: builtinRegistry(), baseDir: dir, env: {} })).toThrow(
       /local has no 'port'.*use url/,

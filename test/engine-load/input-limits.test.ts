@@ -1,4 +1,4 @@
-/** Issue #9 obs 2 (poison pills, data side): a row limit on data inputs, counted while streaming. */
+/** Poison pills, data side: a row limit on data inputs, counted while streaming. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -23,8 +23,8 @@ async function failure(p: Promise<unknown>): Promise<MsgflowError> {
   throw new Error('expected a failure');
 }
 
-describe('#9 obs 2: data input row limits', () => {
-  it("obs 2: a CSV over the default 100,000 rows is refused with INPUT_TOO_LARGE pointing at the jobs' file:", async () => {
+describe('data input row limits', () => {
+  it("a CSV over the default 100,000 rows is refused with INPUT_TOO_LARGE pointing at the jobs' file:", async () => {
     const dir = tempProject({ 'flows/f.yaml': flowWith('  leads: { file: data/leads.csv }') });
     // 1,000,000 rows: the stream stops at row 100,001 instead of loading them all.
     const rows = Array.from({ length: 1_000_000 }, (_, i) => String(79000000000 + i));
@@ -39,7 +39,7 @@ describe('#9 obs 2: data input row limits', () => {
     expect(err.message).toContain("give the file to the job's own file:");
   });
 
-  it('obs 2: maxRows per input, for CSV, JSON Lines and JSON; exactly maxRows is fine', async () => {
+  it('maxRows per input, for CSV, JSON Lines and JSON; exactly maxRows is fine', async () => {
     const dir = tempProject({
       'flows/f.yaml': flowWith(
         ['  a: { file: data/a.csv, maxRows: 3 }', '  b: { file: data/b.jsonl, maxRows: 2 }', '  c: { file: data/c.json, maxRows: 2 }'].join(

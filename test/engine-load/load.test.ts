@@ -6,7 +6,8 @@ import { findFlow, loadFlowFile, loadFlows, validateFlowFiles, type LoadFlowOpti
 import { FlowFileError } from '../../src/engine/flow/errors.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 
-const ISSUE_EXAMPLE = `name: verify-leads
+/** A flow using every kind of value: the example of the flow format. */
+const VERIFY_LEADS = `name: verify-leads
 description: Which leads have an account?
 instance: default                  # a name from config.yaml
 on:
@@ -47,8 +48,8 @@ function errorLines(file: string, o: LoadFlowOptions): string[] {
 }
 
 describe('loadFlowFile', () => {
-  it("loads the issue's example into a Flow with defaults and durations in ms", () => {
-    const dir = tempProject({ 'flows/verify.yaml': ISSUE_EXAMPLE });
+  it('loads a flow using every kind of value into a Flow with defaults and durations in ms', () => {
+    const dir = tempProject({ 'flows/verify.yaml': VERIFY_LEADS });
     const flow = loadFlowFile(path.join(dir, 'flows/verify.yaml'), opts(dir));
     expect(flow.name).toBe('verify-leads');
     expect(flow.instance).toBe('default');
@@ -246,7 +247,7 @@ steps:
     expect(flow.env).toEqual({ REGION: 'eu', TOKEN: 's3', FIXED: 'plain' });
     const ok = loadFlowFile(path.join(dir, 'ok.yaml'), opts(dir, { env: { HOME_DIR: '/h', NOT_SET: '' } }));
     expect(ok.env).toEqual({ HOME_DIR: '/h', NOT_SET: '' });
-    // #8 obs 13: a listed variable that is unset is an error naming it and its position, not a silent "".
+    // A listed variable that is unset is an error naming it and its position, not a silent "".
     expect(errorLines(path.join(dir, 'ok.yaml'), opts(dir, { env: { HOME_DIR: '/h' } }))).toEqual([
       'F:2:17 env[1]: environment variable NOT_SET is not set (listed in env:); set it, or write env: { NOT_SET: "${NOT_SET:-default}" }',
     ]);

@@ -1,21 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { NOTIFICATION_RUNS_NS, NotificationDispatcher, notificationRunId } from '../../src/engine/notify/dispatcher.js';
 import { INCOMING_NS, firstReply, sharedState } from '../../src/engine/notify/records.js';
-import { notificationKey } from '../../src/engine/notify/body.js';
+import { notificationKey, parseNotification } from '../../src/engine/notify/body.js';
 import type { Flow } from '../../src/engine/flow/types.js';
 import { action, flow, registryWith, step, testEngine } from './helpers.js';
 
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 function incoming(text: string, idMessage: string, chatId = '79001112233@c.us') {
-  return {
+  // Parsed as the consumer parses what it receives.
+  return parseNotification({
     typeWebhook: 'incomingMessageReceived',
     instanceData: { idInstance: 1101000001, wid: '79990000000@c.us', typeInstance: 'whatsapp' },
     timestamp: 1767600000,
     idMessage,
     senderData: { chatId, chatName: 'Alice', sender: chatId, senderName: 'Alice', senderContactName: '' },
     messageData: { typeMessage: 'textMessage', textMessageData: { textMessage: text } },
-  };
+  })!;
 }
 
 function stopFlow(over: Partial<Flow> = {}): Flow {

@@ -1,5 +1,5 @@
 /**
- * #9.1: one live owner per run, across processes and hosts, through leases in
+ * One live owner per run, across processes and hosts, through leases in
  * the store. Two engines in this process stand for two hosts (hostId), each
  * with its own store client on the same backend (lowdb directory, Redis
  * prefix), so their claims race through the store as two machines' would.
@@ -95,8 +95,8 @@ function orphan(id: string, over: Partial<RunRecord> = {}): RunRecord {
   };
 }
 
-describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) => {
-  it('#9.1a two hosts racing to resume one orphaned run: exactly one runs it, 0 duplicates over 20 trials', async () => {
+describe.each(Object.keys(backends))('run ownership (%s store)', (driver) => {
+  it('two hosts racing to resume one orphaned run: exactly one runs it, 0 duplicates over 20 trials', async () => {
     let duplicates = 0;
     let resumedBoth = 0;
     for (let trial = 0; trial < 20; trial++) {
@@ -117,7 +117,7 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
     expect({ duplicates, resumedBoth }).toEqual({ duplicates: 0, resumedBoth: 0 });
   });
 
-  it('#9.1b two runs of one writing flow started at once on two hosts: one starts, the other gets RUN_LIVE; 0 duplicates over 20 trials', async () => {
+  it('two runs of one writing flow started at once on two hosts: one starts, the other gets RUN_LIVE; 0 duplicates over 20 trials', async () => {
     let wrong = 0;
     let duplicates = 0;
     for (let trial = 0; trial < 20; trial++) {
@@ -136,7 +136,7 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
     expect({ wrong, duplicates }).toEqual({ wrong: 0, duplicates: 0 });
   });
 
-  it('#9.1 leases: one of two racing claimers wins, over 20 trials', async () => {
+  it('leases: one of two racing claimers wins, over 20 trials', async () => {
     const { a, b } = await backends[driver]!();
     let wrong = 0;
     for (let trial = 0; trial < 20; trial++) {
@@ -151,9 +151,9 @@ describe.each(Object.keys(backends))('#9.1 run ownership (%s store)', (driver) =
 
 // Real time against the lease TTL: the three stores wait side by side (each
 // has its own store, engines and counters), not one after another.
-describe('#9.1 run ownership: a heartbeat keeps a claim, a lapse frees it', () => {
+describe('run ownership: a heartbeat keeps a claim, a lapse frees it', () => {
   it.concurrent.for(Object.keys(backends))(
-    '#9.1a a run live on another host is never resumed nor started again; once its heartbeat lapses it is resumed (%s store)',
+    'a run live on another host is never resumed nor started again; once its heartbeat lapses it is resumed (%s store)',
     async (driver, { expect }) => {
       const { a, b } = await backends[driver]!();
       const sends = new Map<number, number>();
@@ -222,7 +222,7 @@ describe('#9.1 run ownership: a heartbeat keeps a claim, a lapse frees it', () =
   );
 
   it.concurrent.for(Object.keys(backends))(
-    '#9.1 leases: a lapsed lease is taken over; renew fails once lost (%s store)',
+    'leases: a lapsed lease is taken over; renew fails once lost (%s store)',
     async (driver, { expect }) => {
       const { a, b } = await backends[driver]!();
       // 1 s, as above: a claim must not lapse between two calls on a loaded machine (50 ms did).
@@ -240,8 +240,8 @@ describe('#9.1 run ownership: a heartbeat keeps a claim, a lapse frees it', () =
   );
 });
 
-describe('#9.2 a run that crashed its process N times', () => {
-  it('#9.2 is marked failed with "crashed the process 3 times (last: …)" instead of being resumed again; crashes are counted before resuming', async () => {
+describe('a run that crashed its process N times', () => {
+  it('is marked failed with "crashed the process 3 times (last: …)" instead of being resumed again; crashes are counted before resuming', async () => {
     const store = createMemoryStore();
     const ran: string[] = [];
     const noop = action('noop', async (ctx) => void ran.push(ctx.run.id));
@@ -263,8 +263,8 @@ describe('#9.2 a run that crashed its process N times', () => {
   });
 });
 
-describe('#9.3 a store outage', () => {
-  it('#9.3 leaves the run interrupted (resumable), never failed, with one log line; it resumes without redoing recorded items', async () => {
+describe('a store outage', () => {
+  it('leaves the run interrupted (resumable), never failed, with one log line; it resumes without redoing recorded items', async () => {
     const base = createMemoryStore();
     let down = false;
     const flaky = new Proxy(base, {
@@ -304,8 +304,8 @@ describe('#9.3 a store outage', () => {
   });
 });
 
-describe('#8.8 runs cancel through the store', () => {
-  it('#8.8 a run executing on another host stops at its next item boundary and ends cancelled, its state kept', async () => {
+describe('runs cancel through the store', () => {
+  it('a run executing on another host stops at its next item boundary and ends cancelled, its state kept', async () => {
     const store = createMemoryStore();
     const sends = new Map<number, number>();
     let release!: () => void;
@@ -341,7 +341,7 @@ describe('#8.8 runs cancel through the store', () => {
     expect(await other.engine.resumeUnfinished([flow([step({ id: 'send', uses: 'send', forEach: [0, 1, 2, 3] })])])).toEqual([]);
   });
 
-  it('#8.8 a run that is not executing becomes cancelled at once', async () => {
+  it('a run that is not executing becomes cancelled at once', async () => {
     const store = createMemoryStore();
     await store.createRun(orphan('idle', { status: 'interrupted' }));
     const { engine } = testEngine(registryWith(sendAction), { store });
@@ -349,8 +349,8 @@ describe('#8.8 runs cancel through the store', () => {
   });
 });
 
-describe('#8.8 runs retry', () => {
-  it('#8.8 a new run redoes only the failed items of a finished run; what succeeded is carried over', async () => {
+describe('runs retry', () => {
+  it('a new run redoes only the failed items of a finished run; what succeeded is carried over', async () => {
     const store = createMemoryStore();
     const calls: number[] = [];
     let firstPass = true;
@@ -381,8 +381,8 @@ describe('#8.8 runs retry', () => {
   });
 });
 
-describe('#9.1 when a holder is dead', () => {
-  it('#9.1 lapsed whatever its host; on this host when its pid is gone or reused (other start time); alive on another host until it lapses', async () => {
+describe('whether a lease holder is dead', () => {
+  it('lapsed whatever its host; on this host when its pid is gone or reused (other start time); alive on another host until it lapses', async () => {
     const { holderDead, procStat } = await import('../../src/engine/run/ownership.js');
     const now = Date.now();
     const me = procStat(process.pid)?.start;
@@ -400,8 +400,8 @@ describe('#9.1 when a holder is dead', () => {
   });
 });
 
-describe('#9.1 flow concurrency', () => {
-  it('#9.1 concurrency: { group, max } bounds live runs of every flow in the group; a read-only flow is unlimited by default', async () => {
+describe('flow concurrency', () => {
+  it('concurrency: { group, max } bounds live runs of every flow in the group; a read-only flow is unlimited by default', async () => {
     const store = createMemoryStore();
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -425,8 +425,8 @@ describe('#9.1 flow concurrency', () => {
   });
 });
 
-describe('#9.1 concurrency in a flow file', () => {
-  it('#9.1 concurrency: { group, max } is read from YAML', async () => {
+describe('concurrency in a flow file', () => {
+  it('concurrency: { group, max } is read from YAML', async () => {
     const { writeFileSync } = await import('node:fs');
     const { loadFlowFile } = await import('../../src/engine/flow/load.js');
     const { createRegistry } = await import('../../src/engine/registry/registry.js');

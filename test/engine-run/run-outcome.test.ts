@@ -47,7 +47,7 @@ describe('run outcome with failed forEach items', () => {
     );
     const { engine } = testEngine(job);
     const run = await (await engine.start(flow([step({ id: 'j', uses: 'job' }), step({ id: 'p', uses: 'plain' })]))).done;
-    // #8.2/#8.7: the job's failed records fail the run (exit 1); later steps still ran.
+    // The job's failed records fail the run (exit 1); later steps still ran.
     expect(run).toMatchObject({ status: 'failed', itemsDone: 6, itemsFailed: 2 });
     const [j, p] = await engine.getSteps(run.id);
     expect(j).toMatchObject({ status: 'failed', done: 5, failed: 2, total: 7 });

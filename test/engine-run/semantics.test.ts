@@ -1,5 +1,5 @@
 /**
- * #8.4 per-item `if:`, #8.5 dry runs that predict, and the step retry policy
+ * Per-item `if:`, dry runs that predict, and the step retry policy
  * decided by classify() (definite never retried, fatal stops the step).
  */
 import { describe, expect, it } from 'vitest';
@@ -9,8 +9,8 @@ import { action, flow, registryWith, step, testEngine } from './helpers.js';
 
 const retry3 = { maxAttempts: 3, backoff: 'fixed' as const, delayMs: 0, maxDelayMs: 0, jitter: false };
 
-describe('#8.4 if: on a forEach step that reads item', () => {
-  it('#8.4 is evaluated per item: false items are skipped, counted and recorded; the others run', async () => {
+describe('if: on a forEach step that reads item', () => {
+  it('is evaluated per item: false items are skipped, counted and recorded; the others run', async () => {
     const seen: unknown[] = [];
     const echo = action('echo', async (ctx) => (seen.push(ctx.run.item!.value), ctx.run.item!.value));
     const f = flow([step({ id: 'big', uses: 'echo', forEach: [1, 5, 2, 8], if: 'item > 3' })]);
@@ -25,7 +25,7 @@ describe('#8.4 if: on a forEach step that reads item', () => {
     expect(t.events.find(([n]) => n === 'step:finished')?.[1]).toMatchObject({ done: 2, skipped: 2 });
   });
 
-  it('#8.4 an if: that does not read item still decides for the whole step', async () => {
+  it('an if: that does not read item still decides for the whole step', async () => {
     const echo = action('echo', async () => 1);
     const t = testEngine(registryWith(echo));
     const run = await (await t.engine.start(flow([step({ id: 's', uses: 'echo', forEach: [1, 2], if: 'false' })]))).done;
@@ -33,8 +33,8 @@ describe('#8.4 if: on a forEach step that reads item', () => {
   });
 });
 
-describe('#8.5 --dry-run', () => {
-  it('#8.5 calls actions with dryRun: true (their client refuses writes), lets outputs flow to the next step, and does not call the others', async () => {
+describe('--dry-run', () => {
+  it('calls actions with dryRun: true (their client refuses writes), lets outputs flow to the next step, and does not call the others', async () => {
     const called: string[] = [];
     const predict = {
       ...action('predict', async (ctx, input) => {
@@ -81,7 +81,7 @@ describe('#8.5 --dry-run', () => {
   });
 });
 
-describe('#8 step retry decided by classify()', () => {
+describe('step retry decided by classify()', () => {
   it('never retries a definite error (VALIDATION_FAILED, 4xx)', async () => {
     let calls = 0;
     const bad = action('bad', async () => {
@@ -124,8 +124,8 @@ describe('#8 step retry decided by classify()', () => {
   });
 });
 
-describe('#8.7 one set of counters per step', () => {
-  it("#8.7 a job's ctx.progress counts (done, failed, invalid, skipped, waiting) are its step's, live and at the end; any failed record fails the run unless continueOnError", async () => {
+describe('one set of counters per step', () => {
+  it("a job's ctx.progress counts (done, failed, invalid, skipped, waiting) are its step's, live and at the end; any failed record fails the run unless continueOnError", async () => {
     let live: unknown;
     const job = action('job', async (ctx) => {
       ctx.progress({ done: 3, total: 10, failed: 1, invalid: 2, skipped: 1, waiting: 3 });

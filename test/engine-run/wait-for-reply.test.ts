@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { waitForReply } from '../../src/actions/wait-for-reply.js';
 import { CONSUMERS_NS, INCOMING_NS, chatPosition, firstReply, sharedState } from '../../src/engine/notify/records.js';
 import { NotificationDispatcher } from '../../src/engine/notify/dispatcher.js';
+import { parseNotification } from '../../src/engine/notify/body.js';
 import type { Flow } from '../../src/engine/flow/types.js';
 import type { RunHandle, StartOptions } from '../../src/engine/run/types.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
@@ -11,7 +12,7 @@ import { flow, recordEvents, registryWith, step, testEngine } from './helpers.js
 const logger = { debug() {}, info() {}, warn() {}, error() {} };
 const START = Date.parse('2026-01-05T09:00:00Z');
 
-function reply(text: string, at: number) {
+function replyBody(text: string, at: number) {
   return {
     typeWebhook: 'incomingMessageReceived',
     instanceData: { idInstance: 1101000001, wid: '79990000000@c.us', typeInstance: 'whatsapp' },
@@ -72,8 +73,13 @@ async function untilWaiting(clock: ManualClock, done?: Promise<unknown>): Promis
 }
 
 /** An incoming message of Alice's chat, as the service notifies it (`at`: its timestamp, ms). */
+/** As the consumer parses what it receives. */
+function reply(text: string, at: number) {
+  return parseNotification(replyBody(text, at))!;
+}
+
 function message(text: string, idMessage: string, at: number) {
-  return { ...reply(text, at), idMessage };
+  return parseNotification({ ...replyBody(text, at), idMessage })!;
 }
 
 /** The welcome bot's shape: a notification starts the run, which waits for the same chat's reply. */

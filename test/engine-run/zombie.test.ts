@@ -1,5 +1,5 @@
 /**
- * #9.1d: a killed runner that is still a zombie counts as dead. Its pid still
+ * A killed runner that is still a zombie counts as dead. Its pid still
  * answers kill(pid, 0), so the old check kept its run "live" until a later
  * process silently resumed it beside a fresh run. Now the run is resumed at
  * once, and exactly the items it had not recorded are done.
@@ -27,8 +27,8 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-describe.skipIf(process.platform !== 'linux')('#9.1d zombie owner', () => {
-  it('#9.1d a killed owner that is still a zombie is dead: its run is resumed at once, 0 duplicates', async () => {
+describe.skipIf(process.platform !== 'linux')('zombie owner', () => {
+  it('a killed owner that is still a zombie is dead: its run is resumed at once, 0 duplicates', async () => {
     const state = join(dir, 'state');
     const effects = join(dir, 'effects.txt');
     // sh runs the owner in the background ("$0" "$@": node and its arguments as given, no paths quoted into the script), then becomes sleep.

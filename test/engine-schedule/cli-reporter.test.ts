@@ -1,6 +1,6 @@
 /**
- * Issue #8 observation 6 (terminal output hides and garbles) and part of 7
- * (an ETA during a wait): the CLI reporter drawn on a fake terminal that
+ * Terminal output that neither hides nor garbles lines, and no ETA during a
+ * wait: the CLI reporter drawn on a fake terminal that
  * interprets the escape sequences, fed by real engine events of YAML flows.
  */
 import { describe, expect, it } from 'vitest';
@@ -22,8 +22,8 @@ import { FakeTerminal } from './fake-terminal.js';
 const T0 = Date.parse('2026-01-05T09:00:00Z');
 const ref = { runId: 'r1', flow: 'leads' };
 
-describe('#8 obs 6: one channel for bars and log lines', () => {
-  it('obs 6: log lines print above the bar, never glued to it, and no bar fragment stays per warning', () => {
+describe('one channel for bars and log lines', () => {
+  it('log lines print above the bar, never glued to it, and no bar fragment stays per warning', () => {
     const clock = new ManualClock(T0);
     const bus = createBus();
     const term = new FakeTerminal();
@@ -45,7 +45,7 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     expect(term.screen.some((l) => l.includes('['))).toBe(false); // close clears the bar
   });
 
-  it('obs 6: two steps running at once: two bars under the log lines; one ends, its bar goes, no fragment stays', () => {
+  it('two steps running at once: two bars under the log lines; one ends, its bar goes, no fragment stays', () => {
     const clock = new ManualClock(T0);
     const bus = createBus();
     const term = new FakeTerminal(200);
@@ -69,7 +69,7 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     expect(term.screen.some((l) => l.includes(' ['))).toBe(false);
   });
 
-  it('obs 6: no bar for a 1-item step; `log` steps show at info on a terminal; --log-level warn hides them', () => {
+  it('no bar for a 1-item step; `log` steps show at info on a terminal; --log-level warn hides them', () => {
     const bus = createBus();
     const term = new FakeTerminal();
     const rep = createCliReporter({ bus, stream: term, clock: new ManualClock(T0) });
@@ -87,7 +87,7 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     rep2.close();
   });
 
-  it('obs 7: while waiting the bar shows the reason and the end, never an ETA from a rate', () => {
+  it('while waiting the bar shows the reason and the end, never an ETA from a rate', () => {
     const clock = new ManualClock(T0);
     const bus = createBus();
     const term = new FakeTerminal(200);
@@ -161,7 +161,7 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
     info.close();
   });
 
-  it('obs 7: a 33 s span reads 33s, two hours 2h00m', () => {
+  it('a 33 s span reads 33s, two hours 2h00m', () => {
     expect(formatSpan(33_000)).toBe('33s');
     expect(formatSpan(7_200_000)).toBe('2h00m');
     expect(formatSpan(245_000)).toBe('4m05s');
@@ -217,8 +217,8 @@ describe('#8 obs 6: one channel for bars and log lines', () => {
   });
 });
 
-describe('#8 obs 6: real engine events of a YAML flow on a fake terminal', () => {
-  it('obs 6: a flow with a log step and a 40-item forEach with warnings leaves intact log lines and one bar', async () => {
+describe('real engine events of a YAML flow on a fake terminal', () => {
+  it('a flow with a log step and a 40-item forEach with warnings leaves intact log lines and one bar', async () => {
     const dir = tempProject({
       'flows/demo.yaml': [
         'name: demo',

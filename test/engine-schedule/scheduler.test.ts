@@ -58,6 +58,21 @@ describe('createCronScheduler', () => {
     expect(scheduler.status()[0].next).toBeUndefined();
   });
 
+  it("a schedule without a timezone is in its clock's zone: two schedulers on clocks of different zones each keep their own", async () => {
+    const at = Date.parse('2026-01-15T06:00:00Z');
+    const next = async (timeZone: string) => {
+      const scheduler = createCronScheduler({ bus: createBus(), state: memoryState(), clock: new ManualClock(at, { timeZone }) });
+      scheduler.add(makeFlow('daily', { schedule: { cron: '0 9 * * *' } }), async () => {});
+      await scheduler.start();
+      const [s] = scheduler.status();
+      await scheduler.stop();
+      return { timezone: s!.timezone, next: new Date(s!.next!).toISOString() };
+    };
+    const [tokyo, berlin] = await Promise.all([next('Asia/Tokyo'), next('Europe/Berlin')]);
+    expect(tokyo).toEqual({ timezone: 'Asia/Tokyo', next: '2026-01-16T00:00:00.000Z' });
+    expect(berlin).toEqual({ timezone: 'Europe/Berlin', next: '2026-01-15T08:00:00.000Z' });
+  });
+
   it('idle() waits for scheduled runs to end', async () => {
     const clock = new ManualClock(START);
     let finish!: () => void;

@@ -89,7 +89,7 @@ describe('checkAccount.bulk', () => {
     expect(pause?.reason).toMatch(/rate_limit_exceeded/);
     expect(t1.waits[0]!.reason).toMatch(/rate_limit_exceeded/);
     expect(t1.events.map((e) => e.name)).toContain('checkAccount.paused');
-    expect(t1.progress.at(-1)).toMatchObject({ done: 4, waiting: 1 }); // #8.7: waiting, not an ETA
+    expect(t1.progress.at(-1)).toMatchObject({ done: 4, waiting: 1 }); // waiting, not an ETA
     // kill the "process" in the middle of the pause
     t1.abort(new Error('killed'));
     await expect(run1).rejects.toThrow();
@@ -171,7 +171,7 @@ describe('checkAccount.bulk', () => {
     expect(err?.message).toMatch(/refused the token of instance 'default' \(HTTP 401\): check apiTokenInstance/);
   });
 
-  it('#8.2 a wrong token stops checkAccount.bulk at the first call, saying what to fix', async () => {
+  it('a wrong token stops checkAccount.bulk at the first call, saying what to fix', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', LEADS);
     const clock = new ManualClock(T0);
@@ -184,7 +184,7 @@ describe('checkAccount.bulk', () => {
     expect(l.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(1);
   });
 
-  it('#8.2 an instance that is not authorized stops the job at the first check with what to do', async () => {
+  it('an instance that is not authorized stops the job at the first check with what to do', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n79002223344\n');
     const clock = new ManualClock(T0);
@@ -195,7 +195,7 @@ describe('checkAccount.bulk', () => {
     expect(l.requests.filter((r) => r.method === 'checkAccount')).toHaveLength(1);
   });
 
-  it('#8.2 a run of server errors stops the job (consecutive-failure guard); each is recorded, retryable, and checked again by the next attempt', async () => {
+  it('a run of server errors stops the job (consecutive-failure guard); each is recorded, retryable, and checked again by the next attempt', async () => {
     const dir = await tempDir();
     const store = createMemoryStore();
     await writeData(dir, 'data/leads.csv', LEADS);
@@ -281,7 +281,7 @@ describe('checkAccount.bulk', () => {
     }
   });
 
-  it('#8.3 caches and pauses are keyed by the instance identity, not its config name', async () => {
+  it('caches and pauses are keyed by the instance identity, not its config name', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n');
     const clock = new ManualClock(T0);
@@ -301,7 +301,7 @@ describe('checkAccount.bulk', () => {
     expect(await store.kv('shared:checkAccount:default').entries()).toEqual([]);
   });
 
-  it('#8.5 a dry run predicts wouldCheck in the usual output shape and sends nothing', async () => {
+  it('a dry run predicts wouldCheck in the usual output shape and sends nothing', async () => {
     expect(checkAccountBulk.dryRun).toBe(true);
     const dir = await tempDir();
     const clock = new ManualClock(T0);
@@ -335,7 +335,7 @@ describe('checkAccount.bulk', () => {
     expect(csv).toMatch(/8 800 555 35 35.*,invalid,.*trunk prefix 8/);
   });
 
-  it('#8.7 invalid numbers are counted invalid (not failed) in progress, summary and report alike', async () => {
+  it('invalid numbers are counted invalid (not failed) in progress, summary and report alike', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', 'phone\n79001112233\n12\nabc\n79001112233\n');
     const clock = new ManualClock(T0);
@@ -349,7 +349,7 @@ describe('checkAccount.bulk', () => {
     expect(csv).not.toMatch(/,failed,/);
   });
 
-  it('#8.13 report columns are the same from run to run, whatever the outcomes', async () => {
+  it('report columns are the same from run to run, whatever the outcomes', async () => {
     const dir = await tempDir();
     const clock = new ManualClock(T0);
     const l = await start(dir, clock);
@@ -393,7 +393,7 @@ describe('checkAccount.bulk', () => {
 });
 
 describe('report cells', () => {
-  it('#9.9 cells starting with = + - @ TAB CR are escaped with a leading quote (OWASP CSV injection)', () => {
+  it('cells starting with = + - @ TAB CR are escaped with a leading quote (OWASP CSV injection)', () => {
     const line = csvLine(['=1+2', "+cmd|' /C calc'!A0", '-2+3+cmd|x', '@SUM(A1)', '\t=1', '\r=1', 'plain', 79001112233, -5]);
     expect(line).toBe(`'=1+2,'+cmd|' /C calc'!A0,'-2+3+cmd|x,'@SUM(A1),'\t=1,"'\r=1",plain,79001112233,-5\r\n`);
   });

@@ -164,7 +164,7 @@ describe('contacts.import', () => {
     expect(s).toMatchObject({ added: 1, alreadyExists: 0 });
   });
 
-  it('#8.2 a wrong token stops contacts.import at the first row, saying what to fix (not one 401 per row)', async () => {
+  it('a wrong token stops contacts.import at the first row, saying what to fix (not one 401 per row)', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/contacts.csv', CONTACTS);
     const l = await startLocal({ dir, clock: systemClock });
@@ -178,7 +178,7 @@ describe('contacts.import', () => {
     expect(l.requests.filter((r) => r.method === 'addContact')).toHaveLength(1);
   });
 
-  it('#8.3 the record of what msgflow wrote is keyed by the instance identity', async () => {
+  it('the record of what msgflow wrote is keyed by the instance identity', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/contacts.csv', 'phone,firstName\n79001112233,Alice\n');
     const l = await startLocal({ dir, clock: systemClock });
@@ -206,7 +206,7 @@ describe('contacts.import', () => {
     expect(dry).toMatchObject({ unchanged: 0, wouldAdd: 1 });
   });
 
-  it('#8.5 a dry run predicts wouldAdd/wouldUpdate/wouldDelete in the usual output shape and calls no writing method', async () => {
+  it('a dry run predicts wouldAdd/wouldUpdate/wouldDelete in the usual output shape and calls no writing method', async () => {
     expect(contactsImport.dryRun).toBe(true);
     const dir = await tempDir();
     await writeData(dir, 'data/contacts.csv', CONTACTS);

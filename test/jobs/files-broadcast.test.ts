@@ -107,7 +107,7 @@ describe('files.broadcast', () => {
     expect(sends(l)).toBe(before);
   });
 
-  it('#9.4 a message accepted but never seen sent is reported unknown (not failed, not sent) and not sent again', async () => {
+  it('a message accepted but never seen sent is reported unknown (not failed, not sent) and not sent again', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', 'phone,firstName\n79001112233,Alice\n79002223344,Bob\n');
     const clock = virtualClock();
@@ -275,7 +275,7 @@ describe('files.broadcast', () => {
     expect(await t.ctx.state.get<RecipientRecord>(`r:${CHATS[2]}`)).toMatchObject({ phase: 'unknown' });
   });
 
-  it('#8.12 after a crash with messages of ours queued ahead, the lost send is found when the queue reaches it; none reported failed', async () => {
+  it('after a crash with messages of ours queued ahead, the lost send is found when the queue reaches it; none reported failed', async () => {
     const dir = await tempDir();
     const recipients = Array.from({ length: 7 }, (_, i) => ({ phone: `7900666100${i}`, firstName: `R${i}` }));
     const chats = recipients.map((r) => `${r.phone}@c.us`);
@@ -329,7 +329,7 @@ describe('files.broadcast', () => {
     expect(Object.values(perChat).map((c) => c.length)).toEqual([1, 1, 1, 1, 1, 1, 1]);
   });
 
-  it('#9.4 the follow deadline extends with the queue ahead: a long queue is not reported failed', async () => {
+  it('the follow deadline extends with the queue ahead: a long queue is not reported failed', async () => {
     const dir = await tempDir();
     const recipients = Array.from({ length: 8 }, (_, i) => ({ phone: `7900666000${i}`, firstName: `R${i}` }));
     const clock = virtualClock();
@@ -367,7 +367,7 @@ describe('files.broadcast', () => {
     expect(await p).toMatchObject({ sent: 3 });
   });
 
-  it('#8.11 a daily window that has closed for today waits durably for the next opening, not notSent', async () => {
+  it('a daily window that has closed for today waits durably for the next opening, not notSent', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = new ManualClock(Date.parse('2026-01-05T18:00:00Z'));
@@ -393,7 +393,7 @@ describe('files.broadcast', () => {
     expect(s).toMatchObject({ sent: 0, notSent: 3 });
   });
 
-  it('#8.5 a dry run evaluates and validates every caption, predicts wouldSend, and sends nothing', async () => {
+  it('a dry run evaluates and validates every caption, predicts wouldSend, and sends nothing', async () => {
     expect(filesBroadcast.dryRun).toBe(true);
     const dir = await tempDir();
     const clock = virtualClock();
@@ -420,7 +420,7 @@ describe('files.broadcast', () => {
     expect(report.rows.find((r: { outcome: string }) => r.outcome === 'wouldSend').chatId).toBe('79001112233@c.us');
   });
 
-  it('#8.2 a wrong token stops files.broadcast at the first send, saying what to fix', async () => {
+  it('a wrong token stops files.broadcast at the first send, saying what to fix', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = virtualClock();

@@ -31,7 +31,7 @@ afterEach(async () => {
 
 const phone = (i: number) => 79200000000 + i;
 
-describe('#10 kill -9 in the middle of a bulk job, then resume', () => {
+describe('kill -9 in the middle of a bulk job, then resume', () => {
   it(`contacts.import over ${N} records: every record processed exactly once (journal, service, report, summary)`, async () => {
     dir = await tempDir('msgflow-jobs-kill-');
     const rows = ['phone,firstName'];

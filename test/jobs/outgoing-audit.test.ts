@@ -104,7 +104,7 @@ describe('outgoing.audit', () => {
     // a re-run of the same step (after a crash) returns the stored audit, not a trend against itself
     const again = await outgoingAudit.run(ctx2, OutgoingAuditInput.parse({ minutes: 60 }));
     expect(again).toEqual(a2);
-    // #8.3: the trend is kept per instance identity, not per config name
+    // The trend is kept per instance identity, not per config name
     const stored = await store.kv('shared:audit:inst-test').entries('a:');
     expect(stored).toHaveLength(2);
 

@@ -1,7 +1,7 @@
 /**
  * With `apiUrl: local`, the client's per-method rate limits default to that
- * local instance's `rateLimits` (0 = unlimited), not the published defaults
- * (issue #10); limits set on the client instance still win.
+ * local instance's `rateLimits` (0 = unlimited), not the published defaults;
+ * limits set on the client instance still win.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

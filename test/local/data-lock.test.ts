@@ -1,5 +1,5 @@
 /**
- * The data-dir lock is atomic (issue #9, item 6): two processes that find the
+ * The data-dir lock is atomic: two processes that find the
  * same stale lock (its owner was killed) never both become owners. Before the
  * fix (read holder → rm → create) this failed in about 1 of 100 trials.
  */

@@ -1,5 +1,5 @@
 /**
- * urlFile fetching (issue #9 item 8, issue #11): a slow or hostile link does
+ * urlFile fetching: a slow or hostile link does
  * not hold the send queue, its attempts are bounded; loopback, private and
  * link-local targets are refused unless local.fetch.allowPrivate (after DNS
  * resolution and on every redirect), msgflow's own address excepted; whether a

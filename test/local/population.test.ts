@@ -1,5 +1,5 @@
 /**
- * local.network.population (issue #10): numbers with a prefix have an
+ * local.network.population: numbers with a prefix have an
  * account with probability `share`, decided from the number (the same in
  * every run and process); explicit accounts win.
  */

@@ -1,5 +1,5 @@
 /**
- * Hostile request lines and lookups (issue #9 item 9): any request-target
+ * Hostile request lines and lookups: any request-target
  * answers 400 (never 500), over a real socket since fetch would normalise
  * them; route tables have no prototype; dotfiles are never served.
  */

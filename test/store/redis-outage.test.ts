@@ -1,5 +1,5 @@
 /**
- * The Redis driver through outages and beside other projects (#9 item 3):
+ * The Redis driver through outages and beside other projects:
  * a TCP proxy (node:net) between the store and Redis is killed and restored;
  * two projects on one Redis database never see each other.
  */

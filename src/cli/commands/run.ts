@@ -34,7 +34,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   if (values.new && values.resume) throw new UsageError('--new and --resume exclude each other');
   const inputs = parseInputs(values.input);
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
-  const runtime = await createRuntime({ config, command: 'run', listenIfFree: true });
+  const runtime = await createRuntime({ config, command: 'run', listenIfFree: true, redactor: io.redactor });
   const reporter = cliReporter(io, values, config, runtime.bus);
   let signalled: NodeJS.Signals | undefined;
   let storeFailure = false;

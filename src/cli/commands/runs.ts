@@ -34,7 +34,7 @@ export async function runs(argv: string[], io: Io): Promise<number> {
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   const limit = parsePositiveInt(values.limit, '--limit') ?? 20;
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
-  const runtime = await createRuntime({ config, command: 'runs' });
+  const runtime = await createRuntime({ config, command: 'runs', redactor: io.redactor });
   try {
     if (sub === 'show') return await show(runtime, id!, Boolean(values.json), io);
     if (sub === 'cancel') return await cancel(runtime, id!, io);

@@ -64,13 +64,14 @@ function daemonSignals(): { stopped: Promise<NodeJS.Signals>; onHangup(reload: (
 }
 
 /** The daemon's runtime, holding the one-daemon-per-store lease; a FlowError DAEMON_RUNNING when another daemon has it. */
-async function openDaemon(config: Config, listen: boolean): Promise<{ runtime: Runtime; daemon?: LeaseOwner } | FlowError> {
+async function openDaemon(config: Config, listen: boolean, io: Io): Promise<{ runtime: Runtime; daemon?: LeaseOwner } | FlowError> {
   let daemon: LeaseOwner | undefined;
   try {
     const runtime = await createRuntime({
       config,
       command: 'start',
       listen,
+      redactor: io.redactor,
       beforeListen: async (store) => {
         // With BullMQ, replicas are the point: each slot is one job, taken by one of them.
         if (config.executor.driver === 'bullmq') return;
@@ -232,7 +233,7 @@ export async function start(argv: string[], io: Io): Promise<number> {
   const listen = !values['no-listen'] && config.local !== undefined;
   const bullmq = config.executor.driver === 'bullmq';
   // One daemon per store, across processes and hosts: a second one would fire every schedule twice.
-  const opened = await openDaemon(config, listen);
+  const opened = await openDaemon(config, listen, io);
   if (opened instanceof FlowError) {
     io.err(formatCliError(opened));
     return EXIT.USAGE;

@@ -19,7 +19,7 @@ export async function ui(argv: string[], io: Io, stop?: Promise<unknown>): Promi
   // Listening for stop signals before the port opens: a signal right after the banner is not lost.
   const failed = new AbortController();
   const stopped = stop ?? untilSignal(failed.signal);
-  const runtime = await createRuntime({ config, command: 'ui' }).catch((e: unknown) => {
+  const runtime = await createRuntime({ config, command: 'ui', redactor: io.redactor }).catch((e: unknown) => {
     failed.abort();
     throw e;
   });

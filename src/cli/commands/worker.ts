@@ -22,7 +22,7 @@ export async function worker(argv: string[], io: Io): Promise<number> {
   }
   // Listening before the queues open: a signal during start-up is not lost.
   const stopped = untilSignal();
-  const runtime = await createRuntime({ config, command: 'worker' });
+  const runtime = await createRuntime({ config, command: 'worker', redactor: io.redactor });
   const reporter = cliReporter(io, values, config, runtime.bus, { tty: false });
   try {
     const workers = await startItemWorkers({ runtime, concurrency, logger: reporter.logger });

@@ -19,7 +19,20 @@ export interface CompiledTemplate {
   parts: TemplatePart[];
   /** The whole string is one `${{ }}` (surrounding whitespace ignored). */
   single: boolean;
+  /**
+   * Where the template is written (`flows/x.yaml:12:14`), when it was
+   * compiled from a loaded flow ({@link locatedTemplate}): an error while
+   * evaluating it names this position.
+   */
+  location?: string;
 }
+
+/**
+ * A step's templates by their text as written, each compiled once when the
+ * flow was loaded and carrying its own flow position: two flows (or steps)
+ * with the same text keep their own locations.
+ */
+export type TemplateTable = ReadonlyMap<string, CompiledTemplate>;
 
 const OPEN = '${{';
 
@@ -92,6 +105,7 @@ function findClose(text: string, from: number): number {
 }
 
 const CACHE_LIMIT = 10_000;
+// cache: keyed by the template text, and what it holds (the parse, no location) follows from the text alone: the same for every flow and runtime
 const cache = new Map<string, CompiledTemplate>();
 
 /** parseTemplate with a bounded cache (cleared when full: templates of a flow are few). */
@@ -106,56 +120,46 @@ export function compileTemplate(text: string): CompiledTemplate {
 }
 
 /**
- * Where each template text of the loaded flows is (`flows/x.yaml:12:14`), so
- * that an error while evaluating it names the flow position. Keyed by the
- * text: the runner hands us only the text. Bounded like the parse cache.
+ * `text` compiled with the flow position it is written at: what the flow
+ * loader keeps in each step's {@link TemplateTable}. `bare`: an `if:`
+ * written without `${{ }}` (evaluated as one expression).
+ * @throws ExpressionError when the text does not parse (the loader reports it first)
  */
-const locations = new Map<string, string>();
-
-/** Notes where a template (or a bare `if:` expression) is written; called by the flow loader. */
-export function noteTemplateLocation(text: string, location: string): void {
-  if (locations.size >= CACHE_LIMIT) locations.clear();
-  locations.set(text, location);
+export function locatedTemplate(text: string, location: string, bare = false): CompiledTemplate {
+  return { ...compileTemplate(bare && !hasTemplate(text) ? `\${{${text}}}` : text), location };
 }
 
-/** The flow position of a template text, when a loaded flow holds it. */
-export function templateLocation(text: string): string | undefined {
-  return locations.get(text);
-}
-
-/** The same error, located at the flow position of `text` (and the expression's column inside the value). */
-function located(e: unknown, text: string, offset: number): unknown {
-  if (!(e instanceof ExpressionError)) return e;
-  const at = locations.get(text);
-  if (!at) return e;
-  const where = `${at} (col ${offset + e.offset + 1} of the value)`;
+/** The same error, located at the template's flow position (and the expression's column inside the value). */
+function located(e: unknown, t: CompiledTemplate, offset: number): unknown {
+  if (!(e instanceof ExpressionError) || !t.location) return e;
+  const where = `${t.location} (col ${offset + e.offset + 1} of the value)`;
   const Cls = e instanceof ExpressionLimitError ? ExpressionLimitError : ExpressionError;
   return new Cls(e.expression, e.offset, e.reason, where);
 }
 
-function evalPart(text: string, p: Extract<TemplatePart, { kind: 'expr' }>, scope: ExprScope): unknown {
+function evalPart(t: CompiledTemplate, p: Extract<TemplatePart, { kind: 'expr' }>, scope: ExprScope): unknown {
   try {
     return evaluate(p.node, scope, p.source);
   } catch (e) {
-    throw located(e, text, p.offset);
+    throw located(e, t, p.offset);
   }
 }
 
-function renderString(text: string, scope: ExprScope): unknown {
+function renderString(text: string, scope: ExprScope, templates: TemplateTable | undefined): unknown {
   if (!hasTemplate(text)) return text;
-  const t = compileTemplate(text);
+  const t = templates?.get(text) ?? compileTemplate(text);
   if (t.single) {
     const p = t.parts.find((x) => x.kind === 'expr') as Extract<TemplatePart, { kind: 'expr' }>;
-    return evalPart(text, p, scope);
+    return evalPart(t, p, scope);
   }
   let out = '';
   const max = scope.limits?.maxStringLength ?? DEFAULT_EXPR_LIMITS.maxStringLength;
   for (const p of t.parts) {
-    out += p.kind === 'text' ? p.text : toText(evalPart(text, p, scope));
+    out += p.kind === 'text' ? p.text : toText(evalPart(t, p, scope));
     if (out.length > max)
       throw located(
         new ExpressionLimitError(p.kind === 'expr' ? p.source : text, 0, `the text is longer than the ${max} characters allowed`),
-        text,
+        t,
         0,
       );
   }
@@ -165,16 +169,18 @@ function renderString(text: string, scope: ExprScope): unknown {
 /**
  * Evaluates every template inside `value`. Strings that are one template
  * yield the raw value; mixed strings interpolate; arrays and plain objects
- * are walked (and copied); other values are returned as they are.
+ * are walked (and copied); other values are returned as they are. With the
+ * step's `templates` (FlowStep.templates), an error names the flow position
+ * of the template that failed.
  *
  * @example evaluateTemplate({ phoneNumber: '${{ item.phone }}' }, scope) // { phoneNumber: '79001112233' }
  */
-export function evaluateTemplate(value: unknown, scope: ExprScope): unknown {
-  if (typeof value === 'string') return renderString(value, scope);
-  if (Array.isArray(value)) return value.map((v) => evaluateTemplate(v, scope));
+export function evaluateTemplate(value: unknown, scope: ExprScope, templates?: TemplateTable): unknown {
+  if (typeof value === 'string') return renderString(value, scope, templates);
+  if (Array.isArray(value)) return value.map((v) => evaluateTemplate(v, scope, templates));
   if (isPlainObject(value)) {
     const out: Record<string, unknown> = {};
-    for (const k of Object.keys(value)) out[k] = evaluateTemplate(value[k], scope);
+    for (const k of Object.keys(value)) out[k] = evaluateTemplate(value[k], scope, templates);
     return out;
   }
   return value;
@@ -186,14 +192,14 @@ export function evaluateTemplate(value: unknown, scope: ExprScope): unknown {
  *
  * @example evaluateCondition('steps.check.failed > 0', scope)
  */
-export function evaluateCondition(expr: string | boolean, scope: ExprScope): boolean {
+export function evaluateCondition(expr: string | boolean, scope: ExprScope, templates?: TemplateTable): boolean {
   if (typeof expr === 'boolean') return expr;
-  if (hasTemplate(expr)) return truthy(renderString(expr, scope));
-  const t = compileTemplate(`\${{${expr}}}`);
+  if (hasTemplate(expr)) return truthy(renderString(expr, scope, templates));
+  const t = templates?.get(expr) ?? compileTemplate(`\${{${expr}}}`);
   const p = t.parts[0] as Extract<TemplatePart, { kind: 'expr' }>;
   try {
     return truthy(evaluate(p.node, scope, p.source));
   } catch (e) {
-    throw located(e, expr, 0);
+    throw located(e, t, 0);
   }
 }

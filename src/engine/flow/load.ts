@@ -3,7 +3,7 @@
  * checks -> a frozen {@link Flow}. Every problem of a file is collected and
  * thrown as one FlowFileError.
  */
-import { hasTemplate, noteTemplateLocation } from '../expr/template.js';
+import { hasTemplate, locatedTemplate, type CompiledTemplate } from '../expr/template.js';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { FlowError, MsgflowError } from '../../api/errors.js';
@@ -93,11 +93,29 @@ function sortIssues(issues: FlowIssue[]): FlowIssue[] {
   return issues.filter((i) => (seen.has(i.message) ? false : (seen.add(i.message), true))).sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
-function noteTemplates(src: YamlSource, at: (string | number)[], value: unknown, bare = false): void {
-  if (typeof value === 'string') {
-    if (hasTemplate(value) || (bare && value.trim() !== '')) noteTemplateLocation(value, src.locate(at));
-  } else if (Array.isArray(value)) value.forEach((v, i) => noteTemplates(src, [...at, i], v));
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) noteTemplates(src, [...at, k], v);
+/**
+ * A step's templates (its `if:`, `forEach:` and `with:`), each compiled with
+ * its flow position, so that an evaluation error (EXPRESSION_ERROR,
+ * EXPRESSION_LIMIT) names where it is written. The same text twice in a step
+ * keeps the first position.
+ */
+function stepTemplates(src: YamlSource, i: number, step: FlowFileData['steps'][number]): Map<string, CompiledTemplate> {
+  const table = new Map<string, CompiledTemplate>();
+  const note = (at: (string | number)[], value: unknown, bare = false): void => {
+    if (typeof value === 'string') {
+      if (table.has(value) || !(hasTemplate(value) || (bare && value.trim() !== ''))) return;
+      try {
+        table.set(value, locatedTemplate(value, src.locate(at), bare));
+      } catch {
+        // Not a valid expression: checkFlow has refused the file already.
+      }
+    } else if (Array.isArray(value)) value.forEach((v, k) => note([...at, k], v));
+    else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) note([...at, k], v);
+  };
+  note(['steps', i, 'if'], step.if, true);
+  note(['steps', i, 'forEach'], step.forEach);
+  note(['steps', i, 'with'], step.with);
+  return table;
 }
 
 function toFlow(
@@ -114,13 +132,7 @@ function toFlow(
       ? { ...on, notification: { ...on.notification, instance: on.notification.instance ?? d.instance } }
       : { ...on, notification: undefined },
     env,
-    steps: steps.map((s, i) => {
-      // Evaluation errors (EXPRESSION_ERROR, EXPRESSION_LIMIT) then name the file position of the value.
-      noteTemplates(src, ['steps', i, 'if'], s.if, true);
-      noteTemplates(src, ['steps', i, 'forEach'], s.forEach);
-      noteTemplates(src, ['steps', i, 'with'], s.with);
-      return { ...s, location: src.locate(['steps', i]) };
-    }),
+    steps: steps.map((s, i) => ({ ...s, location: src.locate(['steps', i]), templates: stepTemplates(src, i, s) })),
     file: where.file,
     displayFile: where.displayFile,
     baseDir: path.resolve(where.baseDir),

@@ -6,6 +6,7 @@
  * templates) and are evaluated by the runner at run time.
  */
 import type { z } from 'zod';
+import type { TemplateTable } from '../expr/template.js';
 import type { FlowFileData, InputSchema, TriggerSchema } from './schema.js';
 
 /** A value that may contain `${{ ... }}` templates anywhere inside it. */
@@ -15,6 +16,12 @@ export type Templated = unknown;
 export type FlowStep = FlowFileData['steps'][number] & {
   /** Where in the file the step starts (`flows/x.yaml:12:5`), for messages. */
   location: string;
+  /**
+   * The step's templates compiled once at load, each carrying its own flow
+   * position (evaluation errors name it). Absent for a step not loaded from
+   * a file: its templates are compiled when evaluated, and errors are not located.
+   */
+  templates?: TemplateTable;
 };
 
 /** Attempts (`maxAttempts`, default 1), `backoff` (default exponential), `delayMs` (default 1s), `maxDelayMs` (default 10m), `jitter` (default true). */

@@ -1,52 +1,130 @@
 /**
- * Reading the service's notification bodies (receiveNotification's `body`,
- * or a webhook request's JSON): the few fields the engine needs, read
- * defensively because a body comes from the network.
+ * Notification bodies (receiveNotification's `body`, or a webhook request's
+ * JSON), parsed once where they enter msgflow — the poll loop, the webhook
+ * receiver, the dashboard's Run now — into a typed {@link Notification}:
+ * the engine reads typed fields from there on. A body comes from the
+ * network, so the parse is lenient: a field that is missing or of another
+ * type is absent, never an error, and the body is kept whole as received.
  */
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { isNotificationType, type ReceivedBody } from '../../api/notifications.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** A notification as msgflow reads it. */
+export interface Notification {
+  /** Its type, whatever it is (the service sends more types than msgflow reads). */
+  readonly typeWebhook: string;
+  /** The body, typed, when msgflow reads its type (NOTIFICATION_TYPES); undefined for another type. */
+  readonly body?: ReceivedBody;
+  /** The message it is about, for any type that carries `idMessage`. */
+  readonly idMessage?: string;
+  /** Its own time, ms (`timestamp` is in seconds); undefined when absent. */
+  readonly timestampMs?: number;
+  /** `instanceData.idInstance` as text: which instance sent it (a webhook receiver routes by it). */
+  readonly idInstance?: string;
+  /** The body as received, whole: what flows see as `event` (see {@link eventOf}). */
+  readonly raw: Readonly<Obj>;
+}
+
+// Lenient field readers: a field of another type is absent, not an error.
+const opt = <T extends z.ZodType>(s: T) => s.optional().catch(undefined);
+const text = opt(z.string());
+const num = opt(z.number());
+const bool = opt(z.boolean());
+const obj = <S extends z.ZodRawShape>(shape: S) => opt(z.object(shape));
+
+const Base = {
+  instanceData: obj({ idInstance: num, wid: text, typeInstance: text }),
+  timestamp: num,
+};
+
+const MessageData = obj({
+  typeMessage: text,
+  textMessageData: obj({ textMessage: text }),
+  extendedTextMessageData: obj({
+    text,
+    description: text,
+    title: text,
+    previewType: text,
+    jpegThumbnail: text,
+    forwardingScore: num,
+    isForwarded: bool,
+  }),
+  fileMessageData: obj({
+    downloadUrl: text,
+    caption: text,
+    fileName: text,
+    jpegThumbnail: text,
+    mimeType: text,
+    isAnimated: bool,
+    forwardingScore: num,
+    isForwarded: bool,
+  }),
+  quotedMessage: obj({ stanzaId: text, participant: text, typeMessage: text, textMessage: text }),
+  locationMessageData: obj({ latitude: num, longitude: num, nameLocation: text, address: text, jpegThumbnail: text }),
+  contactMessageData: obj({ displayName: text, vcard: text }),
+});
+
+const message = <T extends string>(type: T) =>
+  z.object({
+    ...Base,
+    typeWebhook: z.literal(type),
+    idMessage: text,
+    senderData: obj({ chatId: text, chatName: text, sender: text, senderName: text, senderContactName: text }),
+    messageData: MessageData,
+  });
+
+/** One lenient schema per type msgflow reads (src/api/notifications.ts has the types). */
+const KnownBody = z.discriminatedUnion('typeWebhook', [
+  message('incomingMessageReceived'),
+  message('outgoingMessageReceived'),
+  message('outgoingAPIMessageReceived'),
+  z.object({
+    ...Base,
+    typeWebhook: z.literal('outgoingMessageStatus'),
+    chatId: text,
+    idMessage: text,
+    status: text,
+    description: text,
+    sendByApi: bool,
+  }),
+  z.object({ ...Base, typeWebhook: z.literal('stateInstanceChanged'), stateInstance: text }),
+]);
 
 /**
- * A notification body as received (src/api/notifications.ts describes the
- * formats): `typeWebhook`, `timestamp` (seconds) and the fields of its type,
- * all read defensively here.
+ * The notification in `v`, or undefined when `v` is not one (not an object,
+ * or no non-empty `typeWebhook`): a webhook request is refused, a received
+ * one deleted without effect.
  */
-export interface NotificationLike {
-  readonly typeWebhook: string;
+export function parseNotification(v: unknown): Notification | undefined {
+  if (!isObj(v) || typeof v.typeWebhook !== 'string' || v.typeWebhook.length === 0) return undefined;
+  const body: ReceivedBody | undefined = isNotificationType(v.typeWebhook) ? KnownBody.parse(v) : undefined;
+  const data = v.instanceData;
+  const id = isObj(data) ? data.idInstance : undefined;
+  return {
+    typeWebhook: v.typeWebhook,
+    ...(body ? { body } : {}),
+    ...(typeof v.idMessage === 'string' ? { idMessage: v.idMessage } : {}),
+    ...(typeof v.timestamp === 'number' && Number.isFinite(v.timestamp) ? { timestampMs: v.timestamp * 1000 } : {}),
+    ...(id === undefined ? {} : { idInstance: String(id) }),
+    raw: v,
+  };
 }
 
-const fields = (body: NotificationLike): Obj => body as unknown as Obj;
-
-/** Whether a value looks like a notification body (a webhook request is checked with it before it is acknowledged). */
-export function isNotificationLike(v: unknown): v is NotificationLike {
-  return isObj(v) && typeof v.typeWebhook === 'string' && v.typeWebhook.length > 0;
-}
-
-/** The chat a notification is about: the sender's chat for incoming messages, the recipient's for statuses. */
-export function chatIdOf(n: NotificationLike): string | undefined {
-  const body = fields(n);
-  return str(isObj(body.senderData) ? body.senderData.chatId : undefined) ?? str(body.chatId);
-}
-
-export function idMessageOf(n: NotificationLike): string | undefined {
-  return str(fields(n).idMessage);
+/** The chat a notification is about: the sender's chat for messages, the recipient's for statuses. */
+export function chatIdOf(n: Notification): string | undefined {
+  const b = n.body;
+  if (b?.typeWebhook === 'outgoingMessageStatus') return b.chatId;
+  return b && 'senderData' in b ? b.senderData?.chatId : undefined;
 }
 
 /** The message's text: plain text, extended text, or a file's caption; undefined for other messages. */
-export function textOf(n: NotificationLike): string | undefined {
-  const md = fields(n).messageData;
-  if (!isObj(md)) return undefined;
-  const pick = (k: string, f: string) => (isObj(md[k]) ? str((md[k] as Obj)[f]) : undefined);
-  return pick('textMessageData', 'textMessage') ?? pick('extendedTextMessageData', 'text') ?? pick('fileMessageData', 'caption');
-}
-
-/** The notification's own time, ms (its `timestamp` is in seconds); undefined when absent. */
-export function timestampMs(n: NotificationLike): number | undefined {
-  const body = fields(n);
-  return typeof body.timestamp === 'number' && Number.isFinite(body.timestamp) ? body.timestamp * 1000 : undefined;
+export function textOf(n: Notification): string | undefined {
+  const md = n.body && 'messageData' in n.body ? n.body.messageData : undefined;
+  return md?.textMessageData?.textMessage ?? md?.extendedTextMessageData?.text ?? md?.fileMessageData?.caption;
 }
 
 function stableJson(v: unknown): string {
@@ -66,11 +144,12 @@ function stableJson(v: unknown): string {
  * body. Never the receiptId alone: a webhook has none, and the same
  * notification must dedupe the same way whichever channel brought it.
  */
-export function notificationKey(n: NotificationLike): string {
-  const body = fields(n);
-  const id = idMessageOf(n);
-  if (id !== undefined) return `${n.typeWebhook}:${id}${typeof body.status === 'string' ? `:${body.status}` : ''}`;
-  return `${n.typeWebhook}:${createHash('sha256').update(stableJson(body)).digest('hex').slice(0, 24)}`;
+export function notificationKey(n: Notification): string {
+  if (n.idMessage !== undefined) {
+    const status = n.body?.typeWebhook === 'outgoingMessageStatus' ? n.body.status : undefined;
+    return `${n.typeWebhook}:${n.idMessage}${status !== undefined ? `:${status}` : ''}`;
+  }
+  return `${n.typeWebhook}:${createHash('sha256').update(stableJson(n.raw)).digest('hex').slice(0, 24)}`;
 }
 
 /**
@@ -78,11 +157,10 @@ export function notificationKey(n: NotificationLike): string {
  * removed from `instanceData` (ids never reach run records, pages or logs)
  * and the configured instance name is added as `instance`.
  */
-export function eventOf(n: NotificationLike, instanceName: string): Record<string, unknown> {
-  const body = fields(n);
-  const out: Obj = { ...body, instance: instanceName };
-  if (isObj(body.instanceData)) {
-    const { idInstance: _id, ...rest } = body.instanceData;
+export function eventOf(n: Notification, instanceName: string): Record<string, unknown> {
+  const out: Obj = { ...n.raw, instance: instanceName };
+  if (isObj(n.raw.instanceData)) {
+    const { idInstance: _id, ...rest } = n.raw.instanceData;
     out.instanceData = rest;
   }
   return out;

@@ -19,7 +19,7 @@ import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
 import type { Engine } from '../run/types.js';
-import { eventOf, notificationKey, timestampMs, type NotificationLike } from './body.js';
+import { eventOf, notificationKey, type Notification } from './body.js';
 import { flowsFor } from './match.js';
 import { recordNotification } from './records.js';
 
@@ -74,8 +74,8 @@ export class NotificationDispatcher {
    * acknowledge the notification. Resolves with the number of runs started
    * or queued for a slot (0 for a notification delivered again).
    */
-  dispatch(instanceName: string, body: NotificationLike): Promise<number> {
-    return this.serial(() => this.dispatchNow(instanceName, body));
+  dispatch(instanceName: string, n: Notification): Promise<number> {
+    return this.serial(() => this.dispatchNow(instanceName, n));
   }
 
   /** Starts the runs left waiting for a concurrency slot (or by a crash between intent and start). */
@@ -91,26 +91,26 @@ export class NotificationDispatcher {
     return next;
   }
 
-  private async dispatchNow(instanceName: string, body: NotificationLike): Promise<number> {
+  private async dispatchNow(instanceName: string, n: Notification): Promise<number> {
     const { store, clock } = this.o;
     const now = clock.now();
     const identity = this.o.identityFor(instanceName);
-    await recordNotification(store, identity, body, now);
-    const key = notificationKey(body);
-    const at = timestampMs(body) ?? now;
+    await recordNotification(store, identity, n, now);
+    const key = notificationKey(n);
+    const at = n.timestampMs ?? now;
     const pending = store.kv(NOTIFICATION_RUNS_NS);
     let decided = 0;
-    for (const flow of flowsFor(this.o.flows, instanceName, body)) {
+    for (const flow of flowsFor(this.o.flows, instanceName, n)) {
       const runId = notificationRunId(flow.name, identity, key);
       if ((await store.getRun(runId)) || (await pending.get(runId))) continue; // delivered again: already decided
       decided++;
-      const p: PendingRun = { flow: flow.name, instance: instanceName, event: eventOf(body, instanceName), at: now };
+      const p: PendingRun = { flow: flow.name, instance: instanceName, event: eventOf(n, instanceName), at: now };
       await pending.set(runId, p);
       await this.tryStart(runId, p);
     }
     this.o.bus.emit('notification:received', {
       instance: instanceName,
-      type: body.typeWebhook,
+      type: n.typeWebhook,
       lagMs: Math.max(0, now - at),
       flowsStarted: decided,
     });

@@ -3,16 +3,18 @@
  * the notification's type, instance, chat and text.
  */
 import type { Flow, FlowNotificationTrigger } from '../flow/types.js';
-import { chatIdOf, textOf, type NotificationLike } from './body.js';
+import { chatIdOf, textOf, type Notification } from './body.js';
 
-const patterns = new Map<string, RegExp>();
+/** Each trigger's text pattern, compiled once. */
+// cache: keyed by the loaded trigger object itself (one flow's own `on.notification`), so no two flows share an entry, and an entry goes with its flow
+const patterns = new WeakMap<FlowNotificationTrigger, RegExp>();
 
-/** The trigger's text pattern, compiled once (the loader has checked it compiles). */
-function pattern(text: string): RegExp {
-  let re = patterns.get(text);
+/** The trigger's text pattern (the loader has checked it compiles). */
+function pattern(t: FlowNotificationTrigger, text: string): RegExp {
+  let re = patterns.get(t);
   if (!re) {
     re = new RegExp(text, 'i');
-    patterns.set(text, re);
+    patterns.set(t, re);
   }
   return re;
 }
@@ -22,17 +24,17 @@ function pattern(text: string): RegExp {
  * matches the trigger. The text is trimmed before matching, so `^stop$`
  * matches "STOP " too; a message without text never matches a `text:`.
  */
-export function triggerMatches(t: FlowNotificationTrigger, instanceName: string, body: NotificationLike): boolean {
-  if (t.instance !== instanceName || t.type !== body.typeWebhook) return false;
-  if (t.chatId !== undefined && chatIdOf(body) !== t.chatId) return false;
+export function triggerMatches(t: FlowNotificationTrigger, instanceName: string, n: Notification): boolean {
+  if (t.instance !== instanceName || t.type !== n.typeWebhook) return false;
+  if (t.chatId !== undefined && chatIdOf(n) !== t.chatId) return false;
   if (t.text === undefined) return true;
-  const text = textOf(body);
-  return text !== undefined && pattern(t.text).test(text.trim());
+  const text = textOf(n);
+  return text !== undefined && pattern(t, t.text).test(text.trim());
 }
 
 /** The flows this notification starts. */
-export function flowsFor(flows: readonly Flow[], instanceName: string, body: NotificationLike): Flow[] {
-  return flows.filter((f) => f.on.notification !== undefined && triggerMatches(f.on.notification, instanceName, body));
+export function flowsFor(flows: readonly Flow[], instanceName: string, n: Notification): Flow[] {
+  return flows.filter((f) => f.on.notification !== undefined && triggerMatches(f.on.notification, instanceName, n));
 }
 
 /** Config names of the instances whose notifications some flow is triggered by. */

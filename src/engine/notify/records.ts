@@ -6,9 +6,7 @@
  * at all. Each write touches one record.
  */
 import type { DurableState, EngineStore } from '../../store/types.js';
-import { chatIdOf, idMessageOf, textOf, timestampMs, type NotificationLike } from './body.js';
-
-const fieldsOf = (n: NotificationLike) => n as unknown as Record<string, unknown>;
+import { chatIdOf, textOf, type Notification } from './body.js';
 
 /**
  * The store namespace of `ctx.shared(ns)` (see unit-runner.ts): the consumer
@@ -83,21 +81,19 @@ export const FAILED_STATUSES: readonly string[] = ['failed', 'noAccount', 'notIn
 const RANK: Record<string, number> = { sent: 1, delivered: 2, read: 3 };
 const rank = (s: string) => RANK[s] ?? (FAILED_STATUSES.includes(s) ? 10 : 0);
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+type Received<T extends string> = Notification & { body: Extract<NonNullable<Notification['body']>, { typeWebhook: T }> };
 
-async function recordStatus(kv: DurableState, identity: string, n: NotificationLike, now: number): Promise<void> {
-  const body = fieldsOf(n);
-  const id = idMessageOf(n);
-  if (id === undefined || typeof body.status !== 'string') return;
-  const key = `${identity}:${id}`;
+async function recordStatus(kv: DurableState, identity: string, n: Received<'outgoingMessageStatus'>, now: number): Promise<void> {
+  const { status, description } = n.body;
+  if (n.idMessage === undefined || status === undefined) return;
+  const key = `${identity}:${n.idMessage}`;
   const prev = await kv.get<OutgoingStatusRecord>(key);
   // A redelivered older notification must not move a status back.
-  if (prev && rank(prev.status) > rank(body.status)) return;
-  const rec: OutgoingStatusRecord = { status: body.status, at: timestampMs(n) ?? now };
+  if (prev && rank(prev.status) > rank(status)) return;
+  const rec: OutgoingStatusRecord = { status, at: n.timestampMs ?? now };
   const chatId = chatIdOf(n);
   if (chatId !== undefined) rec.chatId = chatId;
-  if (typeof body.description === 'string') rec.description = body.description;
+  if (description !== undefined) rec.description = description;
   await kv.set(key, rec);
 }
 
@@ -115,21 +111,20 @@ async function readChat(kv: DurableState, identity: string, chatId: string): Pro
   return chatRecord(await kv.get<Partial<IncomingChatRecord>>(`${identity}:${chatId}`));
 }
 
-async function recordIncoming(kv: DurableState, identity: string, n: NotificationLike, now: number): Promise<void> {
-  const body = fieldsOf(n);
-  const id = idMessageOf(n);
+async function recordIncoming(kv: DurableState, identity: string, n: Received<'incomingMessageReceived'>, now: number): Promise<void> {
+  const id = n.idMessage;
   const chatId = chatIdOf(n);
   if (id === undefined || chatId === undefined) return;
   const rec = await readChat(kv, identity, chatId);
   if (rec.messages.some((m) => m.idMessage === id)) return;
   // Appended in the order delivered: a late or mis-stamped message keeps its place after those recorded before it.
-  const msg: IncomingMessage = { idMessage: id, seq: rec.lastSeq + 1, at: timestampMs(n) ?? now };
-  const md = body.messageData;
-  if (isObj(md) && typeof md.typeMessage === 'string') msg.typeMessage = md.typeMessage;
+  const msg: IncomingMessage = { idMessage: id, seq: rec.lastSeq + 1, at: n.timestampMs ?? now };
+  const typeMessage = n.body.messageData?.typeMessage;
+  if (typeMessage !== undefined) msg.typeMessage = typeMessage;
   const text = textOf(n);
   if (text !== undefined) msg.text = text;
-  const sd = body.senderData;
-  if (isObj(sd) && typeof sd.senderName === 'string') msg.senderName = sd.senderName;
+  const senderName = n.body.senderData?.senderName;
+  if (senderName !== undefined) msg.senderName = senderName;
   await kv.set(`${identity}:${chatId}`, {
     messages: [...rec.messages, msg].slice(-INCOMING_KEPT),
     lastSeq: msg.seq,
@@ -137,9 +132,12 @@ async function recordIncoming(kv: DurableState, identity: string, n: Notificatio
 }
 
 /** Records what actions read from a notification (before it is acknowledged). */
-export async function recordNotification(store: EngineStore, identity: string, body: NotificationLike, now: number): Promise<void> {
-  if (body.typeWebhook === 'outgoingMessageStatus') await recordStatus(sharedState(store, OUTGOING_STATUS_NS), identity, body, now);
-  else if (body.typeWebhook === 'incomingMessageReceived') await recordIncoming(sharedState(store, INCOMING_NS), identity, body, now);
+export async function recordNotification(store: EngineStore, identity: string, n: Notification, now: number): Promise<void> {
+  const { body } = n;
+  if (body?.typeWebhook === 'outgoingMessageStatus')
+    await recordStatus(sharedState(store, OUTGOING_STATUS_NS), identity, { ...n, body }, now);
+  else if (body?.typeWebhook === 'incomingMessageReceived')
+    await recordIncoming(sharedState(store, INCOMING_NS), identity, { ...n, body }, now);
 }
 
 /**

@@ -14,7 +14,7 @@ import pino from 'pino';
 import { createBus, type EngineBus, type EngineEventName } from '../events.js';
 import type { Logger } from '../../util/logger.js';
 import { redact, type Secrets } from '../../api/redact.js';
-import { scrub } from '../../util/secrets.js';
+import type { Redactor } from '../../util/secrets.js';
 import { escapeControl } from '../../util/printable.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { formatEvent, LEVEL_RANK, LOGGED_EVENTS, type LogLevel } from './log-subscriber.js';
@@ -33,8 +33,10 @@ export interface CliReporterOptions {
   tty?: boolean;
   /** @default systemClock */
   clock?: Clock;
-  /** Tokens and instance ids written as `<API_TOKEN>` / `<INSTANCE_ID>` (on top of the registered ones). */
+  /** Tokens and instance ids written as `<API_TOKEN>` / `<INSTANCE_ID>` (on top of the redactor's). */
   secrets?: Secrets[];
+  /** What the invocation hides (the runtime adds its tokens and instance ids). @default none */
+  redactor?: Redactor;
   /** Between redraws (terminal) or progress lines (plain). @default 100 on a terminal, 5000 otherwise */
   intervalMs?: number;
 }
@@ -56,6 +58,7 @@ export function createCliReporter(opts: CliReporterOptions): CliReporter {
   const clock = opts.clock ?? systemClock;
   const min = LEVEL_RANK[opts.level ?? 'info'];
   const secrets = opts.secrets ?? [];
+  const scrub = opts.redactor?.scrub ?? ((t: string) => t);
   const clean = (t: string) => scrub(secrets.reduce((x, s) => redact(x, s), t));
   const tty = !opts.json && (opts.tty ?? Boolean(stream.isTTY));
 

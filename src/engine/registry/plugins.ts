@@ -84,6 +84,7 @@ function isTypeScript(url: string): boolean {
   return TS_EXT.test(url.split(/[?#]/)[0]!);
 }
 
+// cache: Node's module hooks are process-wide, so tsx's loader is registered once per process whichever registry asks first; holds no project's data
 let tsRegistered: Promise<void> | undefined;
 
 /**

@@ -55,7 +55,7 @@ export class ForEachItems implements ItemSink {
     let go = false;
     let condError: unknown;
     try {
-      go = evaluateCondition(step.if!, this.itemScope(index));
+      go = evaluateCondition(step.if!, this.itemScope(index), step.templates);
     } catch (e) {
       condError = e;
     }

@@ -391,7 +391,7 @@ export class RunExecution {
     if (step.if !== undefined && !perItem) {
       let go: boolean;
       try {
-        go = evaluateCondition(step.if, this.scope);
+        go = evaluateCondition(step.if, this.scope, step.templates);
       } catch (e) {
         return this.stepFailed(step, e);
       }
@@ -585,7 +585,7 @@ export class RunExecution {
   private async runForEach(step: FlowStep, def: RegisteredAction, prev: StepRecord | undefined): Promise<StepOutcome> {
     let list: unknown;
     try {
-      list = evaluateTemplate(step.forEach, this.scope);
+      list = evaluateTemplate(step.forEach, this.scope, step.templates);
     } catch (e) {
       return this.stepFailed(step, e);
     }

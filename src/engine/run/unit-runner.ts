@@ -90,10 +90,12 @@ async function parseInput(def: RegisteredAction, raw: unknown) {
 }
 
 /** Evaluates `with:`, passing the action's rawInputs keys through as written (the action evaluates them). */
-function evaluateWith(withBlock: Record<string, unknown>, def: RegisteredAction, scope: ExprScope): unknown {
+function evaluateWith(step: FlowStep, def: RegisteredAction, scope: ExprScope): unknown {
   const raw = def.rawInputs;
-  if (!raw || raw.length === 0) return evaluateTemplate(withBlock, scope);
-  return Object.fromEntries(Object.entries(withBlock).map(([k, v]) => [k, raw.includes(k) ? v : evaluateTemplate(v, scope)]));
+  if (!raw || raw.length === 0) return evaluateTemplate(step.with, scope, step.templates);
+  return Object.fromEntries(
+    Object.entries(step.with).map(([k, v]) => [k, raw.includes(k) ? v : evaluateTemplate(v, scope, step.templates)]),
+  );
 }
 
 export async function runUnit(
@@ -105,7 +107,7 @@ export async function runUnit(
 ): Promise<UnitOutcome> {
   let input: unknown;
   try {
-    const parsed = await parseInput(def, evaluateWith(step.with, def, scope));
+    const parsed = await parseInput(def, evaluateWith(step, def, scope));
     if (!parsed.success) return failed(inputInvalid(step.id, index, parsed.error), step.id, index, 0);
     input = parsed.data;
   } catch (e) {
@@ -300,6 +302,7 @@ function makeContext(
       dryRun: sh.dryRun,
       inputs: sh.inputs,
       ...(isRecord(scope.event) ? { event: scope.event } : {}),
+      ...(step.templates ? { templates: step.templates } : {}),
     },
     signal,
     clock: sh.clock,

@@ -13,8 +13,8 @@ import type { DurableState, Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
 import { FlowError } from '../../api/errors.js';
-import { systemClock, type Clock } from '../../util/clock.js';
-import { localTimezone, missedSlots, nextSlot } from './slots.js';
+import { systemClock, zoneOf, type Clock } from '../../util/clock.js';
+import { missedSlots, nextSlot } from './slots.js';
 import { clockTimer, nodeCronTimer } from './timers.js';
 import type { CronTimer, FireFn, FireInfo, ScheduleStatus, Scheduler, TimerSource } from './types.js';
 import { validateCron, validateTimezone } from './validate.js';
@@ -110,7 +110,9 @@ function checkSchedulable(flow: Flow): void {
   if (badTz) throw new FlowError('FLOW_INVALID', { location: flow.file, path: 'on.schedule.timezone', reason: badTz });
 }
 
-const timezoneOf = (flow: Flow): string | undefined => (flow.on.schedule ? (flow.on.schedule.timezone ?? localTimezone()) : undefined);
+/** The zone of a flow's schedule: its own `timezone`, else the clock's (the machine's, or a flow test case's). */
+const timezoneOf = (flow: Flow, clock: Clock): string | undefined =>
+  flow.on.schedule ? (flow.on.schedule.timezone ?? zoneOf(clock)) : undefined;
 
 const RUN_END_EVENTS = ['run:finished', 'run:failed', 'run:interrupted'] as const;
 
@@ -336,7 +338,7 @@ class CronScheduler implements Scheduler {
         reason: `a flow named '${flow.name}' is already scheduled`,
       });
     }
-    const lane: Lane = { flow, fire, timezone: timezoneOf(flow), pending: [], active: 0, chain: Promise.resolve() };
+    const lane: Lane = { flow, fire, timezone: timezoneOf(flow, this.clock), pending: [], active: 0, chain: Promise.resolve() };
     this.lanes.set(flow.name, lane);
     if (!this.started || this.stopped) return;
     void this.restore(lane, this.clock.now(), false).then(() => this.drain(lane));
@@ -350,7 +352,7 @@ class CronScheduler implements Scheduler {
     const after = flow.on.schedule;
     lane.flow = flow;
     lane.fire = fire;
-    lane.timezone = timezoneOf(flow);
+    lane.timezone = timezoneOf(flow, this.clock);
     if (before?.cron === after?.cron && before?.timezone === after?.timezone) return; // same slots: the armed timer stays
     lane.timer?.stop();
     lane.timer = undefined;

@@ -6,11 +6,6 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 
-/** The machine's IANA zone: what a schedule without `timezone` uses. */
-export function localTimezone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-}
-
 /** First slot strictly after `after` (ms since the epoch), or undefined when the expression has no further slot. */
 export function nextSlot(cron: string, timezone: string, after: number): number | undefined {
   const expr = CronExpressionParser.parse(cron, { tz: timezone, currentDate: new Date(after) });

@@ -6,11 +6,42 @@
 import { MsgflowError } from '../../api/errors.js';
 import type { ApiMethod } from '../../api/methods.js';
 import type { ParsedRequest, QueuedMessage, TypeMessage } from '../../api/types.js';
+import type { InstanceState } from '../../api/notifications.js';
+import type { Clock } from '../../util/clock.js';
 import { typeByFileName } from '../media/detect-type.js';
-import type { LocalInstance, MethodResult } from './instance.js';
-import type { QueueEntry } from './send-queue.js';
+import type { Network } from '../network.js';
+import type { AccountChecker } from './account-check.js';
+import type { ContactBook } from './contacts.js';
+import type { History } from './history.js';
+import type { Notifier } from './notifier.js';
+import type { QueueEntry, SendQueue } from './send-queue.js';
+import type { SettingsStore } from './settings.js';
 
-type Handler<M extends ApiMethod> = (inst: LocalInstance, req: ParsedRequest<M>, signal?: AbortSignal) => unknown;
+/** A method's answer: a status and a JSON body. */
+export interface MethodResult {
+  status: number;
+  body: unknown;
+}
+
+/** What the handlers work with: one instance's parts (LocalInstance builds it). */
+export interface MethodHost {
+  readonly contacts: ContactBook;
+  readonly history: History;
+  readonly checker: AccountChecker;
+  readonly notifier: Notifier;
+  readonly settings: SettingsStore;
+  readonly sendQueue: SendQueue;
+  readonly clock: Clock;
+  readonly network: Network;
+  /** The account's state now. */
+  state(): InstanceState;
+  /** Whether the account works (messages leave the queue, account methods answer). */
+  working(): boolean;
+  enqueueText(req: ParsedRequest<'sendMessage'>): Promise<{ idMessage: string }>;
+  enqueueFile(req: ParsedRequest<'sendFileByUrl'>): Promise<{ idMessage: string }>;
+}
+
+type Handler<M extends ApiMethod> = (inst: MethodHost, req: ParsedRequest<M>, signal?: AbortSignal) => unknown;
 
 /**
  * Methods that need the account: while the instance is not authorized they
@@ -37,13 +68,13 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
     return [...queued, ...i.history.lastOutgoing(since)];
   },
   checkAccount: (i, r) => {
-    if (!i.working) {
-      const e = new MsgflowError('INSTANCE_NOT_READY', { state: i.state });
+    if (!i.working()) {
+      const e = new MsgflowError('INSTANCE_NOT_READY', { state: i.state() });
       return { status: e.status ?? 200, body: { status: false, reason: e.message } } satisfies MethodResult;
     }
     return i.checker.check(r);
   },
-  getStateInstance: (i) => ({ stateInstance: i.state }),
+  getStateInstance: (i) => ({ stateInstance: i.state() }),
   sendMessage: (i, r) => i.enqueueText(r),
   checkWhatsapp: (i, r) => {
     // The same rule as checkAccount: a hidden number answers as no account.
@@ -77,13 +108,13 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
 };
 
 export async function dispatch(
-  inst: LocalInstance,
+  inst: MethodHost,
   method: ApiMethod,
   req: ParsedRequest<ApiMethod>,
   signal?: AbortSignal,
 ): Promise<MethodResult> {
-  if (NEEDS_ACCOUNT.has(method) && !inst.working) {
-    throw new MsgflowError(inst.state === 'starting' ? 'INSTANCE_STARTING' : 'ACCOUNT_NOT_AUTHORIZED');
+  if (NEEDS_ACCOUNT.has(method) && !inst.working()) {
+    throw new MsgflowError(inst.state() === 'starting' ? 'INSTANCE_STARTING' : 'ACCOUNT_NOT_AUTHORIZED');
   }
   const handler = HANDLERS[method] as Handler<ApiMethod>;
   const out = await handler(inst, req, signal);
@@ -127,7 +158,7 @@ function pendingMessage(e: QueueEntry) {
   return e.kind === 'text' ? { ...m, textMessage: e.message ?? '' } : { ...m, fileName: e.fileName ?? '', caption: e.caption ?? '' };
 }
 
-function queuedMessage(i: LocalInstance, idMessage: string, chatId: string) {
+function queuedMessage(i: MethodHost, idMessage: string, chatId: string) {
   const e = i.sendQueue.pending().find((x) => x.idMessage === idMessage && x.chatId === chatId);
   return e && pendingMessage(e);
 }

@@ -5,12 +5,11 @@
  * status and a JSON body (the per-method handlers are in dispatch.ts).
  */
 import path from 'node:path';
-import type { Low } from 'lowdb';
 import { z } from 'zod';
 import { MsgflowError } from '../../api/errors.js';
 import { chatKind } from '../../api/chat-id.js';
 import type { ApiMethod } from '../../api/methods.js';
-import type { InstanceState, OutgoingStatus } from '../../api/notifications.js';
+import type { InstanceState, NotificationType, OutgoingStatus } from '../../api/notifications.js';
 import type { Message, ParsedRequest } from '../../api/types.js';
 import { defaultPhone, type LocalInstanceConfig } from '../config.js';
 import type { Logger } from '../../util/logger.js';
@@ -22,11 +21,12 @@ import { typeByFileName } from '../media/detect-type.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
+import { tokenDigest, tokenMatches } from '../request.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
 import { History, type StoredMessage } from './history.js';
 import { SendQueue, type QueueEntry } from './send-queue.js';
-import { dispatch } from './dispatch.js';
+import { dispatch, type MethodHost, type MethodResult } from './dispatch.js';
 import { Notifier } from './notifier.js';
 import { Replier } from './replier.js';
 import { SettingsStore } from './settings.js';
@@ -47,61 +47,134 @@ export interface InstanceDeps {
   publicUrl: () => string;
 }
 
-export interface MethodResult {
-  status: number;
-  body: unknown;
-}
-
 const MetaDoc = z.strictObject({ seededAt: z.number().nullable() });
-type MetaDoc = z.output<typeof MetaDoc>;
+
+/** The parts of an instance, each opened from its files before the instance exists. */
+interface OpenedParts {
+  contacts: ContactBook;
+  history: History;
+  checker: AccountChecker;
+  notifier: Notifier;
+  settings: SettingsStore;
+}
 
 export class LocalInstance {
   readonly idInstance: string;
   readonly limiter: RateLimiter;
+  /** The paced queue of sends (the service forwards its events; admin lists it). */
+  readonly sendQueue: SendQueue;
   private stateNow: InstanceState;
-  /** @internal read by dispatch.ts */
-  contacts!: ContactBook;
-  /** @internal */
-  history!: History;
-  private queue!: SendQueue;
-  /** @internal */
-  checker!: AccountChecker;
-  /** @internal */
-  notifier!: Notifier;
-  /** @internal */
-  readonly settings: SettingsStore;
-  private replier!: Replier;
-  private meta!: Low<MetaDoc>;
-  private readonly dir: string;
+  private readonly contacts: ContactBook;
+  private readonly history: History;
+  private readonly notifier: Notifier;
+  private readonly replier: Replier;
+  /** What the method handlers work with (dispatch.ts). */
+  private readonly host: MethodHost;
+  /** The expected token's digest: the same on every request, so made once. */
+  private readonly tokenDigest: Buffer;
   /** The fetch in progress, aborted by close(). Per fetch, so no listener outlives its fetch. */
   private inflight: AbortController | undefined;
 
-  constructor(
+  /**
+   * Opens the instance's stores under dataDir/<idInstance>/, seeds an empty
+   * instance once, recovers what a crash left (notifications, scripted
+   * replies) and starts the send queue: the instance returned is whole.
+   * @throws MsgflowError LOCAL_DATA_INVALID naming the file (instance id hidden) and line
+   */
+  static async open(config: LocalInstanceConfig, deps: InstanceDeps, seed?: () => Promise<ParsedMessageInput[]>): Promise<LocalInstance> {
+    const dir = path.join(deps.dataDir, config.idInstance);
+    // Files are named in errors with the instance id hidden.
+    const shown = path.join(deps.dataDir, '<INSTANCE_ID>');
+    const { network, clock } = deps;
+    const meta = await openJsonDoc(path.join(dir, 'meta.json'), path.join(shown, 'meta.json'), MetaDoc, { seededAt: null });
+    const contacts = await ContactBook.open(dir, shown, network, clock);
+    const checker = await AccountChecker.open(dir, shown, config.checkAccountLimit, network, clock);
+    const wid = widOf(config);
+    const settings = await SettingsStore.open(path.join(dir, 'settings.json'), path.join(shown, 'settings.json'), {
+      wid,
+      base: config.settings,
+      sendIntervalMs: config.sendIntervalMs,
+    });
+    const notifier = createNotifier(config, deps, { dir, shown, wid, settings });
+    await notifier.open();
+    const history = new History(
+      dir,
+      {
+        statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
+        phonebookName: (chatId) => contacts.phonebookName(chatId),
+      },
+      shown,
+    );
+    await history.load();
+    if (seed && meta.data.seededAt === null && history.size === 0) {
+      const inputs = await seed();
+      await history.append(...inputs.map((i) => buildMessage(deps, i)));
+      meta.data.seededAt = clock.now();
+      await meta.write();
+    }
+    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings });
+    await inst.start();
+    return inst;
+  }
+
+  private constructor(
     readonly config: LocalInstanceConfig,
     private readonly deps: InstanceDeps,
+    where: { dir: string; shown: string },
+    parts: OpenedParts,
   ) {
     this.idInstance = config.idInstance;
     this.stateNow = config.state;
     this.limiter = new RateLimiter(config.rateLimits, deps.clock);
-    this.dir = path.join(deps.dataDir, config.idInstance);
-    this.settings = new SettingsStore(this.wid, config.settings, config.sendIntervalMs);
+    this.tokenDigest = tokenDigest(config.apiTokenInstance);
+    this.contacts = parts.contacts;
+    this.history = parts.history;
+    this.notifier = parts.notifier;
+    this.sendQueue = new SendQueue({
+      file: path.join(where.dir, 'queue.jsonl'),
+      shown: path.join(where.shown, 'queue.jsonl'),
+      clock: deps.clock,
+      intervalMs: () => parts.settings.current().delaySendMessagesMilliseconds,
+      canRelease: () => this.working,
+      isSent: (id) => parts.history.has(id),
+      send: (entry, releasedAt) => (entry.kind === 'text' ? this.sendText(entry, releasedAt) : this.sendFile(entry, releasedAt)),
+      logger: deps.logger,
+    });
+    this.replier = this.createReplier();
+    this.host = {
+      ...parts,
+      sendQueue: this.sendQueue,
+      clock: deps.clock,
+      network: deps.network,
+      state: () => this.stateNow,
+      working: () => this.working,
+      enqueueText: (req) => this.enqueueText(req),
+      enqueueFile: (req) => this.enqueueFile(req),
+    };
   }
 
-  get sendQueue(): SendQueue {
-    return this.queue;
-  }
-
-  get clock() {
-    return this.deps.clock;
-  }
-
-  get network(): Network {
-    return this.deps.network;
+  /** Loads the send queue, redoes what a crash interrupted, and starts the queue and the notifier. */
+  private async start(): Promise<void> {
+    const queue = this.sendQueue;
+    await queue.load();
+    queue.on('sent', (e) => void this.afterSent(e.idMessage));
+    queue.on(
+      'failed',
+      (e) => void this.notifier.messageFailed(e.idMessage, e.chatId, e.reason).catch((err: unknown) => this.writeFailed(err)),
+    );
+    const since = this.deps.clock.now() - 24 * 3600_000;
+    await this.notifier.recover(
+      this.history.apiOutgoingSince(since),
+      queue.failed().filter((f) => f.failedAt >= since),
+    );
+    this.replier.recover();
+    this.notifier.start();
+    queue.start();
   }
 
   /** The account's own chat id. */
   get wid(): string {
-    return `${this.config.phone ?? defaultPhone(this.config.idInstance)}@c.us`;
+    return widOf(this.config);
   }
 
   get state(): InstanceState {
@@ -113,86 +186,29 @@ export class LocalInstance {
     return WORKING.has(this.stateNow);
   }
 
+  /** Whether `given` is this instance's token (compared in constant time). */
+  acceptsToken(given: string): boolean {
+    return tokenMatches(given, this.tokenDigest);
+  }
+
   /** Changes the account's state (admin): stateInstanceChanged, and the queue looks again. */
   async setState(state: InstanceState): Promise<void> {
     if (state === this.stateNow) return;
     this.stateNow = state;
-    this.queue.poke();
+    this.sendQueue.poke();
     await this.notifier.stateChanged(state);
   }
 
-  /** Opens the stores, seeds an empty instance once, and starts the send queue. */
-  async open(seed?: () => Promise<ParsedMessageInput[]>): Promise<void> {
-    const { network, clock } = this.deps;
-    // Files are named in errors with the instance id hidden.
-    const shown = path.join(this.deps.dataDir, '<INSTANCE_ID>');
-    this.meta = await openJsonDoc(path.join(this.dir, 'meta.json'), path.join(shown, 'meta.json'), MetaDoc, { seededAt: null });
-    this.contacts = await ContactBook.open(this.dir, shown, network, clock);
-    this.checker = await AccountChecker.open(this.dir, shown, this.config.checkAccountLimit, network, clock);
-    await this.settings.open(path.join(this.dir, 'settings.json'), path.join(shown, 'settings.json'));
-    this.notifier = this.createNotifier(shown);
-    await this.notifier.open();
-    this.history = new History(
-      this.dir,
-      {
-        statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
-        phonebookName: (chatId) => this.contacts.phonebookName(chatId),
-      },
-      shown,
-    );
-    await this.history.load();
-    if (seed && this.meta.data.seededAt === null && this.history.size === 0) {
-      const inputs = await seed();
-      await this.history.append(...inputs.map((i) => this.build(i)));
-      this.meta.data.seededAt = clock.now();
-      await this.meta.write();
-    }
-    this.queue = new SendQueue({
-      file: path.join(this.dir, 'queue.jsonl'),
-      shown: path.join(shown, 'queue.jsonl'),
-      clock,
-      intervalMs: () => this.settings.current().delaySendMessagesMilliseconds,
-      canRelease: () => this.working,
-      isSent: (id) => this.history.has(id),
-      send: (entry, releasedAt) => (entry.kind === 'text' ? this.sendText(entry, releasedAt) : this.sendFile(entry, releasedAt)),
-      logger: this.deps.logger,
-    });
-    await this.queue.load();
-    this.replier = this.createReplier();
-    this.queue.on('sent', (e) => void this.afterSent(e.idMessage));
-    this.queue.on(
-      'failed',
-      (e) => void this.notifier.messageFailed(e.idMessage, e.chatId, e.reason).catch((err: unknown) => this.writeFailed(err)),
-    );
-    const since = clock.now() - 24 * 3600_000;
-    await this.notifier.recover(
-      this.history.apiOutgoingSince(since),
-      this.queue.failed().filter((f) => f.failedAt >= since),
-    );
-    this.replier.recover();
-    this.notifier.start();
-    this.queue.start();
+  /** Admin: queues a notification as given, when its type's switch is on; false when it is off. */
+  relayNotification(body: { typeWebhook: NotificationType } & Record<string, unknown>): Promise<boolean> {
+    return this.notifier.relay(body);
   }
 
   async close(): Promise<void> {
-    const closing = this.queue?.close();
+    const closing = this.sendQueue.close();
     this.inflight?.abort();
     await closing;
-    await Promise.all([this.notifier?.close(), this.replier?.close()]);
-  }
-
-  private createNotifier(shown: string): Notifier {
-    const network = this.deps.network;
-    return new Notifier({
-      dir: this.dir,
-      shown,
-      clock: this.deps.clock,
-      logger: this.deps.logger,
-      instanceData: { idInstance: Number(this.idInstance), wid: this.wid, typeInstance: 'whatsapp' },
-      settings: this.settings,
-      statusOf: (m) => (noAccount(network, m.chatId) ? 'noAccount' : network.statusOf(m.chatId, m.sentAtMs, this.deps.clock.now())),
-      nextChangeAt: (m, status) => nextChangeAt(network, m, status),
-    });
+    await Promise.all([this.notifier.close(), this.replier.close()]);
   }
 
   private createReplier(): Replier {
@@ -228,12 +244,12 @@ export class LocalInstance {
   }
 
   async call(method: ApiMethod, req: ParsedRequest<ApiMethod>, signal?: AbortSignal): Promise<MethodResult> {
-    return dispatch(this, method, req, signal);
+    return dispatch(this.host, method, req, signal);
   }
 
   /** Admin: a message arrives (or was sent from the phone). */
   async inject(input: ParsedMessageInput): Promise<Message> {
-    const stored = this.build(input);
+    const stored = buildMessage(this.deps, input);
     if (this.history.has(stored.message.idMessage)) {
       throw new MsgflowError('VALIDATION_FAILED', { details: `'idMessage' ${stored.message.idMessage} already exists` });
     }
@@ -248,12 +264,8 @@ export class LocalInstance {
     return { contacts: this.contacts.contacts(), phonebook: this.contacts.phonebookEntries() };
   }
 
-  private build(input: ParsedMessageInput): StoredMessage {
-    return buildStoredMessage(input, { now: this.deps.clock.now(), nameOf: (id) => this.deps.network.nameOf(id) });
-  }
-
   /** sendMessage: into the same paced queue as files. */
-  async enqueueText(req: ParsedRequest<'sendMessage'>): Promise<{ idMessage: string }> {
+  private async enqueueText(req: ParsedRequest<'sendMessage'>): Promise<{ idMessage: string }> {
     const entry: QueueEntry = {
       idMessage: newMessageId(),
       chatId: req.chatId,
@@ -263,11 +275,11 @@ export class LocalInstance {
     };
     if (req.quotedMessageId !== undefined) entry.quotedMessageId = req.quotedMessageId;
     if (req.linkPreview !== undefined) entry.linkPreview = req.linkPreview;
-    await this.queue.enqueue(entry);
+    await this.sendQueue.enqueue(entry);
     return { idMessage: entry.idMessage };
   }
 
-  async enqueueFile(req: ParsedRequest<'sendFileByUrl'>): Promise<{ idMessage: string }> {
+  private async enqueueFile(req: ParsedRequest<'sendFileByUrl'>): Promise<{ idMessage: string }> {
     const entry: QueueEntry = {
       idMessage: newMessageId(),
       chatId: req.chatId,
@@ -281,7 +293,7 @@ export class LocalInstance {
     if (req.quotedMessageId !== undefined) entry.quotedMessageId = req.quotedMessageId;
     if (req.typingTime !== undefined) entry.typingTime = req.typingTime;
     if (req.typingType !== undefined) entry.typingType = req.typingType;
-    await this.queue.enqueue(entry);
+    await this.sendQueue.enqueue(entry);
     return { idMessage: entry.idMessage };
   }
 
@@ -362,4 +374,31 @@ function nextChangeAt(network: Network, m: TrackedMessage, status: OutgoingStatu
   if (status === 'sent') return m.sentAtMs + network.deliveredAfterMs;
   if (status === 'delivered' && network.readAfterMs !== undefined) return m.sentAtMs + network.readAfterMs;
   return undefined;
+}
+
+/** The account's own chat id. */
+function widOf(config: LocalInstanceConfig): string {
+  return `${config.phone ?? defaultPhone(config.idInstance)}@c.us`;
+}
+
+function buildMessage(deps: InstanceDeps, input: ParsedMessageInput): StoredMessage {
+  return buildStoredMessage(input, { now: deps.clock.now(), nameOf: (id) => deps.network.nameOf(id) });
+}
+
+function createNotifier(
+  config: LocalInstanceConfig,
+  deps: InstanceDeps,
+  at: { dir: string; shown: string; wid: string; settings: SettingsStore },
+): Notifier {
+  const { network, clock } = deps;
+  return new Notifier({
+    dir: at.dir,
+    shown: at.shown,
+    clock,
+    logger: deps.logger,
+    instanceData: { idInstance: Number(config.idInstance), wid: at.wid, typeInstance: 'whatsapp' },
+    settings: at.settings,
+    statusOf: (m) => (noAccount(network, m.chatId) ? 'noAccount' : network.statusOf(m.chatId, m.sentAtMs, clock.now())),
+    nextChangeAt: (m, status) => nextChangeAt(network, m, status),
+  });
 }

@@ -27,29 +27,32 @@ const SWITCH_OF: Record<NotificationType, keyof InstanceSettings> = {
   stateInstanceChanged: 'stateWebhook',
 };
 
-export class SettingsStore {
-  private doc!: Low<StoredSettings>;
+export interface SettingsBase {
+  /** The account's own chat id (getSettings' `wid`). */
+  wid: string;
+  /** The config's `settings:` for this instance. */
+  base: Partial<SettingsInput>;
+  /** The config's send interval: delaySendMessagesMilliseconds until set. */
+  sendIntervalMs: number;
+}
 
-  /**
-   * @param base the config's `settings:` for this instance
-   * @param sendIntervalMs the config's send interval: delaySendMessagesMilliseconds until set
-   */
-  constructor(
-    private readonly wid: string,
-    private readonly base: Partial<SettingsInput>,
-    private readonly sendIntervalMs: number,
+export class SettingsStore {
+  private constructor(
+    private readonly doc: Low<StoredSettings>,
+    private readonly defaults: SettingsBase,
   ) {}
 
-  async open(file: string, shown: string): Promise<void> {
-    this.doc = await openJsonDoc(file, shown, StoredSettings, {});
+  /** The settings saved in `file` (`shown` names it in errors), over `defaults`. */
+  static async open(file: string, shown: string, defaults: SettingsBase): Promise<SettingsStore> {
+    return new SettingsStore(await openJsonDoc(file, shown, StoredSettings, {}), defaults);
   }
 
   current(): InstanceSettings {
     return {
-      wid: this.wid,
+      wid: this.defaults.wid,
       webhookUrl: '',
       webhookUrlToken: '',
-      delaySendMessagesMilliseconds: this.sendIntervalMs,
+      delaySendMessagesMilliseconds: this.defaults.sendIntervalMs,
       markIncomingMessagesReaded: 'no',
       markIncomingMessagesReadedOnReply: 'no',
       outgoingWebhook: 'no',
@@ -57,7 +60,7 @@ export class SettingsStore {
       outgoingAPIMessageWebhook: 'no',
       incomingWebhook: 'no',
       stateWebhook: 'no',
-      ...definedOnly(this.base),
+      ...definedOnly(this.defaults.base),
       ...definedOnly(this.doc.data),
     };
   }

@@ -71,11 +71,17 @@ const RANGES: [range: string, net: string, prefix: number, family: 'ipv4' | 'ipv
   ['multicast or reserved', '224.0.0.0', 3, 'ipv4'],
   ['multicast', 'ff00::', 8, 'ipv6'],
 ];
-const BLOCKED = new Map<string, BlockList>();
-for (const [range, net, prefix, family] of RANGES) {
-  let list = BLOCKED.get(range);
-  if (!list) BLOCKED.set(range, (list = new BlockList()));
-  list.addSubnet(net, prefix, family);
+/** One BlockList per range name, built once from RANGES and only read after. */
+const BLOCKED: ReadonlyMap<string, BlockList> = blockLists();
+
+function blockLists(): Map<string, BlockList> {
+  const lists = new Map<string, BlockList>();
+  for (const [range, net, prefix, family] of RANGES) {
+    let list = lists.get(range);
+    if (!list) lists.set(range, (list = new BlockList()));
+    list.addSubnet(net, prefix, family);
+  }
+  return lists;
 }
 
 /** The name of the non-public range `address` is in, or undefined for a public address. */

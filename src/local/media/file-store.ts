@@ -19,7 +19,7 @@ import { isAnimatedImage, isGif, isWebp } from './animation.js';
 import { detectType, type TypeSource } from './detect-type.js';
 import { displayUrl, downloadToFile } from './download.js';
 import type { MediaTypeMessage } from './mime-table.js';
-import { makeJpegThumbnailAsync } from './thumbnail-pool.js';
+import { ThumbnailPool } from './thumbnail-pool.js';
 import type { FetchedFile, MediaStore, MediaStoreOptions, OpenedFile } from './types.js';
 
 const ID_PATTERN = /^[0-9a-f]{32}$/;
@@ -64,11 +64,13 @@ export function createMediaStore(opts: MediaStoreOptions): MediaStore {
     maxDecodeBytes: opts.maxDecodeBytes ?? 32 * 1024 * 1024,
     inFlight: new Set<string>(),
     ready: undefined,
+    thumbnails: new ThumbnailPool(),
   };
   return {
     fetchAndStore: (input) => fetchAndStore(ctx, input),
     open: (id) => openStored(ctx, id),
     purgeExpired: () => purgeExpired(ctx),
+    close: () => ctx.thumbnails.close(),
   };
 }
 
@@ -81,6 +83,8 @@ interface StoreContext {
   /** Ids being fetched by this store: purge leaves their .tmp folders alone. */
   readonly inFlight: Set<string>;
   ready: Promise<void> | undefined;
+  /** This store's thumbnail worker, ended by close(). */
+  readonly thumbnails: ThumbnailPool;
 }
 
 function ensureDirs(ctx: StoreContext): Promise<void> {
@@ -165,7 +169,7 @@ async function lookOf(
   const bytes = size <= SNIFF_BYTES ? head : await readPrefix(dataPath, ctx.maxDecodeBytes);
   const isAnimated = isAnimatedImage(bytes);
   if (typeMessage !== 'imageMessage' || ctx.opts.thumbnail === false || size > ctx.maxDecodeBytes) return { isAnimated };
-  return { isAnimated, jpegThumbnail: await makeJpegThumbnailAsync(bytes, ctx.opts.thumbnail || undefined) };
+  return { isAnimated, jpegThumbnail: await ctx.thumbnails.make(bytes, ctx.opts.thumbnail || undefined) };
 }
 
 /** Makes the fetched folder visible in one step, its bytes and metadata on disk first. */

@@ -1,8 +1,7 @@
 /**
- * Runs makeJpegThumbnail in one shared worker thread, falling back to the
- * calling thread when a worker cannot be started (e.g. a runtime without
- * worker support). The worker is started on first use and is unref'd while
- * idle, so it never keeps a process alive.
+ * Runs makeJpegThumbnail in a worker thread, falling back to the calling
+ * thread when a worker cannot be started (e.g. a runtime without worker
+ * support).
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,71 +15,93 @@ interface Pending {
   job: ThumbnailJob;
 }
 
-let worker: Worker | undefined;
-/** Set once starting a worker failed: stay on the calling thread from then on. */
-let workerUnavailable = false;
-let nextId = 1;
-const pending = new Map<number, Pending>();
-
 /**
- * The worker entry beside this module: `thumbnail-worker.js` once compiled.
- * When running from TypeScript sources (tsx, vitest) it is the `.ts` file,
- * loaded through tsx's require hook: on Node 20 ESM loader hooks given to a
- * worker with `--import` do not apply to its entry, the require hook does.
+ * One worker thread making thumbnails for its owner (a media store, so one
+ * per local service): started on first use, unref'd while idle so it never
+ * keeps a process alive, and ended by close() with its owner.
  */
-function startWorker(): Worker | undefined {
-  if (workerUnavailable) return undefined;
-  if (worker) return worker;
-  try {
-    const self = import.meta.url;
-    const fromSource = self.endsWith('.ts');
-    const entry = new URL(fromSource ? './thumbnail-worker.ts' : './thumbnail-worker.js', self);
-    if (!existsSync(fileURLToPath(entry))) throw new Error('worker entry missing');
-    const path = fileURLToPath(entry);
-    const w = fromSource
-      ? new Worker(`require(${JSON.stringify(createRequire(self).resolve('tsx/cjs'))}); require(${JSON.stringify(path)});`, { eval: true })
-      : new Worker(entry);
-    w.on('message', (r: ThumbnailResult) => {
-      const p = pending.get(r.id);
-      if (!p) return;
-      pending.delete(r.id);
-      if (pending.size === 0) w.unref();
-      p.resolve(r.thumbnail);
+export class ThumbnailPool {
+  private worker: Worker | undefined;
+  /** Set once starting a worker failed, or the pool closed: stay on the calling thread from then on. */
+  private workerUnavailable = false;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+
+  /** makeJpegThumbnail, off the main thread when possible. Never rejects. */
+  make(bytes: Uint8Array, options?: ThumbnailOptions): Promise<string | undefined> {
+    const w = this.startWorker();
+    if (!w) return Promise.resolve(makeJpegThumbnail(bytes, options));
+    return new Promise((resolve) => {
+      const job: ThumbnailJob = { id: this.nextId++, bytes, options };
+      this.pending.set(job.id, { resolve, job });
+      w.ref();
+      w.postMessage(job);
     });
-    // A crashed worker must not lose work: redo what it held on this thread.
-    const fail = () => {
-      if (worker === w) worker = undefined;
-      workerUnavailable = true;
-      for (const [id, p] of pending) {
-        pending.delete(id);
-        p.resolve(makeJpegThumbnail(p.job.bytes, p.job.options));
-      }
-    };
-    w.on('error', fail);
-    w.on('exit', fail);
-    w.unref();
-    worker = w;
-    return w;
-  } catch {
-    workerUnavailable = true;
-    return undefined;
   }
-}
 
-/** makeJpegThumbnail, off the main thread when possible. Never rejects. */
-export function makeJpegThumbnailAsync(bytes: Uint8Array, options?: ThumbnailOptions): Promise<string | undefined> {
-  const w = startWorker();
-  if (!w) return Promise.resolve(makeJpegThumbnail(bytes, options));
-  return new Promise((resolve) => {
-    const job: ThumbnailJob = { id: nextId++, bytes, options };
-    pending.set(job.id, { resolve, job });
-    w.ref();
-    w.postMessage(job);
-  });
-}
+  /** Where thumbnails are made: for diagnostics and tests. */
+  thread(): 'worker' | 'caller' | 'not-started' {
+    if (this.worker) return 'worker';
+    return this.workerUnavailable ? 'caller' : 'not-started';
+  }
 
-/** Where thumbnails are made: for diagnostics and tests. */
-export function thumbnailThread(): 'worker' | 'caller' | 'not-started' {
-  if (worker) return 'worker';
-  return workerUnavailable ? 'caller' : 'not-started';
+  /** Ends the worker; what it held is made on this thread. Later thumbnails are made on the calling thread. */
+  async close(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    this.workerUnavailable = true;
+    this.redoPending();
+    await w?.terminate();
+  }
+
+  private redoPending(): void {
+    for (const [id, p] of this.pending) {
+      this.pending.delete(id);
+      p.resolve(makeJpegThumbnail(p.job.bytes, p.job.options));
+    }
+  }
+
+  /**
+   * The worker entry beside this module: `thumbnail-worker.js` once compiled.
+   * When running from TypeScript sources (tsx, vitest) it is the `.ts` file,
+   * loaded through tsx's require hook: on Node 20 ESM loader hooks given to a
+   * worker with `--import` do not apply to its entry, the require hook does.
+   */
+  private startWorker(): Worker | undefined {
+    if (this.workerUnavailable) return undefined;
+    if (this.worker) return this.worker;
+    try {
+      const self = import.meta.url;
+      const fromSource = self.endsWith('.ts');
+      const entry = new URL(fromSource ? './thumbnail-worker.ts' : './thumbnail-worker.js', self);
+      if (!existsSync(fileURLToPath(entry))) throw new Error('worker entry missing');
+      const path = fileURLToPath(entry);
+      const w = fromSource
+        ? new Worker(`require(${JSON.stringify(createRequire(self).resolve('tsx/cjs'))}); require(${JSON.stringify(path)});`, {
+            eval: true,
+          })
+        : new Worker(entry);
+      w.on('message', (r: ThumbnailResult) => {
+        const p = this.pending.get(r.id);
+        if (!p) return;
+        this.pending.delete(r.id);
+        if (this.pending.size === 0) w.unref();
+        p.resolve(r.thumbnail);
+      });
+      // A crashed worker must not lose work: redo what it held on this thread.
+      const fail = () => {
+        if (this.worker === w) this.worker = undefined;
+        this.workerUnavailable = true;
+        this.redoPending();
+      };
+      w.on('error', fail);
+      w.on('exit', fail);
+      w.unref();
+      this.worker = w;
+      return w;
+    } catch {
+      this.workerUnavailable = true;
+      return undefined;
+    }
+  }
 }

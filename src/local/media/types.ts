@@ -50,6 +50,8 @@ export interface MediaStore {
   open(id: string): Promise<OpenedFile | undefined>;
   /** Deletes files older than retentionMs (and leftovers of interrupted writes); returns how many stored files went. */
   purgeExpired(): Promise<number>;
+  /** Ends what the store runs (its thumbnail worker); the local service closes its store with itself. */
+  close(): Promise<void>;
 }
 
 export interface MediaStoreOptions {

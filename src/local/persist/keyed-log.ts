@@ -73,10 +73,12 @@ export class KeyedLog {
    */
   async load(): Promise<boolean> {
     let lines = 0;
+    // Reused for every line, so a million lines do not make a million result objects.
+    const scratch: KeyedLine = { key: 0, field: '', raw: '' };
     const exists = await this.log.readLines((buf, start, end, line) => {
       lines++;
       const where = `${this.shown}:${line}`;
-      const fast = parseKeyedLine(buf, start, end);
+      const fast = parseKeyedLine(buf, start, end, scratch);
       if (fast) {
         this.state.apply(fast.key, fast.field, fast.raw, where);
         return;
@@ -154,10 +156,14 @@ export class KeyedLog {
  * it as JSON). The value's text is taken as it is; only its first and last
  * characters are checked.
  */
-/** Reused for every line, so a million lines do not make a million result objects. */
-const parsed: { key: Key; field: string; raw: string | number } = { key: 0, field: '', raw: '' };
+/** One line's record, read by parseKeyedLine into an object its caller owns and reuses. */
+interface KeyedLine {
+  key: Key;
+  field: string;
+  raw: string | number;
+}
 
-function parseKeyedLine(buf: Buffer, start: number, end: number): typeof parsed | undefined {
+function parseKeyedLine(buf: Buffer, start: number, end: number, into: KeyedLine): KeyedLine | undefined {
   // {"k":
   if (
     end - start < 10 ||
@@ -212,19 +218,20 @@ function parseKeyedLine(buf: Buffer, start: number, end: number): typeof parsed 
     let n = 0;
     let q = v0;
     while (q < end - 1 && buf[q]! >= 48 && buf[q]! <= 57) n = n * 10 + (buf[q++]! - 48);
-    if (q === end - 1) return fill(key, field, n);
+    if (q === end - 1) return fill(into, key, field, n);
   }
-  return fill(key, field, buf.toString('utf8', v0, end - 1));
+  return fill(into, key, field, buf.toString('utf8', v0, end - 1));
 }
 
-function fill(key: Key, field: string, raw: string | number): typeof parsed {
-  parsed.key = key;
-  parsed.field = field;
-  parsed.raw = raw;
-  return parsed;
+function fill(into: KeyedLine, key: Key, field: string, raw: string | number): KeyedLine {
+  into.key = key;
+  into.field = field;
+  into.raw = raw;
+  return into;
 }
 
 /** Field names are one or two letters: their strings are made once, not once per line. */
+// cache: keyed by the name's own one or two bytes, and the value is those bytes as text: the same for every log
 const FIELD_NAMES = new Map<number, string>();
 
 function fieldName(buf: Buffer, from: number, to: number): string {

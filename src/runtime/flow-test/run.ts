@@ -26,6 +26,7 @@ import type { ActionRegistry } from '../../engine/registry/registry.js';
 import type { Engine, RunHandle } from '../../engine/run/types.js';
 import type { RunRecord } from '../../store/types.js';
 import { triggerMatches } from '../../engine/notify/match.js';
+import { parseNotification } from '../../engine/notify/body.js';
 import { startCaseConsumer } from './consumer.js';
 import { ProjectSandbox } from './sandbox.js';
 import { messageInputOf } from '../../local/notify/bodies.js';
@@ -106,10 +107,9 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   const caseDir = await mkdtemp(path.join(tmpdir(), 'msgflow-test-'));
   const sandbox = new ProjectSandbox(config.baseDir, caseDir);
   const startAt = Date.parse(c.start);
-  const clock = new VirtualClock(startAt);
+  // The case's zone is its clock's: windows and schedules read it there, so cases in one process keep their own.
+  const clock = new VirtualClock(startAt, { timeZone: c.timezone });
   const cleanups: (() => Promise<unknown> | void)[] = [];
-  const savedTz = process.env.TZ;
-  process.env.TZ = c.timezone;
   try {
     const rig = await rigCase(config, registry, c, { testDir, caseDir, sandbox, clock, cleanups });
     clock.start();
@@ -163,8 +163,6 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
   } finally {
     for (const f of cleanups.reverse()) await Promise.resolve(f()).catch(() => undefined);
     await rm(caseDir, { recursive: true, force: true }).catch(() => undefined);
-    if (savedTz === undefined) delete process.env.TZ;
-    else process.env.TZ = savedTz;
     result.wallMs = Math.round(performance.now() - wallStart);
   }
 }
@@ -372,7 +370,8 @@ function checkCaseEvent(flow: Flow, c: FlowTestCase): FlowNotificationTrigger {
   const t = flow.on.notification;
   if (!t)
     throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
-  if (!triggerMatches(t, t.instance, c.event!)) {
+  const event = parseNotification(c.event);
+  if (!event || !triggerMatches(t, t.instance, event)) {
     throw new MsgflowError('USAGE', {
       reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)`,
     });
@@ -488,6 +487,7 @@ function heldMediaStore(local: LocalConfig, clock: VirtualClock, servesFiles: bo
     },
     open: (id) => store.open(id),
     purgeExpired: () => store.purgeExpired(),
+    close: () => store.close(),
   };
 }
 

@@ -106,8 +106,8 @@ export const FlowTestCaseSchema = z.strictObject({
   /** Virtual time at the start (ISO 8601). @default 2026-01-05T08:00:00Z (a Monday) */
   start: z.iso.datetime({ offset: true }).default('2026-01-05T08:00:00Z'),
   /**
-   * The machine's time zone while the case runs (process.env.TZ): what
-   * 'HH:MM' windows and schedules without a timezone mean. Fixed so that a
+   * The case's time zone (its clock's, for plugins `ctx.clock.timeZone`):
+   * what 'HH:MM' windows and schedules without a timezone mean. Fixed so that a
    * test passes the same on every machine. @default UTC
    */
   timezone: z.string().refine(validZone, { error: 'unknown IANA time zone' }).default('UTC'),

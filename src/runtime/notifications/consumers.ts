@@ -14,7 +14,7 @@ import type { Flow } from '../../engine/flow/types.js';
 import { CONSUMERS_NS, sharedState, type ConsumerRecord } from '../../engine/notify/records.js';
 import { NotificationDispatcher } from '../../engine/notify/dispatcher.js';
 import { triggeredInstances } from '../../engine/notify/match.js';
-import type { NotificationLike } from '../../engine/notify/body.js';
+import type { Notification } from '../../engine/notify/body.js';
 import { LeaseOwner, defaultHostId, describeHolder } from '../../engine/run/ownership.js';
 import { defaultLeaseTtlMs } from '../../engine/run/ownership.js';
 import type { Engine } from '../../engine/run/types.js';
@@ -23,7 +23,7 @@ import type { Clock } from '../../util/clock.js';
 import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
 import { ensureSwitches } from './switches.js';
-import { registerSecrets } from '../../util/secrets.js';
+import type { Redactor } from '../../util/secrets.js';
 import { WAIT_FOR_REPLY } from '../../actions/wait-for-reply.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
@@ -41,6 +41,8 @@ export interface ConsumersOptions {
   logger: Logger;
   /** Seconds one receiveNotification may be held. @default 20 */
   receiveTimeout?: number;
+  /** The runtime's redactor: the webhook token is added to it. @default none */
+  redactor?: Redactor;
 }
 
 export interface ConsumedInstance {
@@ -111,13 +113,13 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
   const hooked = instances.filter((i) => i.mode === 'webhook');
   if (hooked.length > 0) {
     // The webhook token is a secret like an instance token: scrubbed from anything this process prints or answers.
-    registerSecrets({ apiTokenInstance: o.config.webhook!.token });
+    o.redactor?.add({ apiTokenInstance: o.config.webhook!.token });
     const byId = new Map(hooked.map((i) => [idInstanceOf(o.config, i.name), i.name]));
     receiver = await startWebhookReceiver({
       config: o.config.webhook!,
       logger: o.logger,
-      instanceOf: (body) => webhookInstance(body, byId, hooked, held),
-      handle: (name, body) => dispatcher.dispatch(name, body),
+      instanceOf: (n) => webhookInstance(n, byId, hooked, held),
+      handle: (name, n) => dispatcher.dispatch(name, n),
     });
   }
   return {
@@ -135,13 +137,12 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
 }
 
 function webhookInstance(
-  body: NotificationLike,
+  n: Notification,
   byId: Map<string | undefined, string>,
   hooked: ConsumedInstance[],
   held: Set<string>,
 ): string | undefined {
-  const data = (body as { instanceData?: { idInstance?: unknown } }).instanceData;
-  const name = data?.idInstance === undefined ? (hooked.length === 1 ? hooked[0]!.name : undefined) : byId.get(String(data.idInstance));
+  const name = n.idInstance === undefined ? (hooked.length === 1 ? hooked[0]!.name : undefined) : byId.get(n.idInstance);
   // Another process holds this instance's lease: it is not ours to record (the service delivers it again).
   return name !== undefined && held.has(name) ? name : undefined;
 }
@@ -209,7 +210,7 @@ async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: Noti
   await pollNotifications({
     instance: inst.name,
     client: o.clientFor(inst.name),
-    handle: (name, body) => d.dispatch(name, body),
+    handle: (name, n) => d.dispatch(name, n),
     signal: AbortSignal.any([signal, lost.signal]),
     clock: o.clock,
     logger: o.logger,

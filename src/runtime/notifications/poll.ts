@@ -7,7 +7,7 @@
  * nothing twice.
  */
 import type { Logger } from '../../engine/action.js';
-import { isNotificationLike, type NotificationLike } from '../../engine/notify/body.js';
+import { parseNotification, type Notification } from '../../engine/notify/body.js';
 import type { MsgflowClient } from '../../client/client.js';
 import type { Clock } from '../../util/clock.js';
 import { nestedDeeperThan, tooDeepReason } from '../../util/http-body.js';
@@ -15,7 +15,7 @@ import { nestedDeeperThan, tooDeepReason } from '../../util/http-body.js';
 export interface PollOptions {
   instance: string;
   client: Pick<MsgflowClient, 'notifications'>;
-  handle(instance: string, body: NotificationLike): Promise<unknown>;
+  handle(instance: string, n: Notification): Promise<unknown>;
   signal: AbortSignal;
   clock: Clock;
   logger: Logger;
@@ -33,9 +33,11 @@ export async function pollNotifications(o: PollOptions): Promise<void> {
     try {
       for await (const got of o.client.notifications({ signal: o.signal, receiveTimeout: o.receiveTimeout ?? 20 })) {
         // A body nested thousands deep could never be recorded: kept, it would be received and fail forever.
-        if (nestedDeeperThan(got.body))
-          o.logger.warn(`notification ${got.receiptId} of ${o.instance} is ${tooDeepReason()}: deleted without effect`);
-        else if (isNotificationLike(got.body)) await o.handle(o.instance, got.body);
+        const deep = nestedDeeperThan(got.body);
+        // Parsed once here: from now on the notification's fields are read typed.
+        const n = deep ? undefined : parseNotification(got.body);
+        if (deep) o.logger.warn(`notification ${got.receiptId} of ${o.instance} is ${tooDeepReason()}: deleted without effect`);
+        else if (n) await o.handle(o.instance, n);
         else o.logger.warn(`notification ${got.receiptId} of ${o.instance} has no typeWebhook: deleted without effect`);
         failures = 0;
       }

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { WebhookConfig } from '../../config/schema.js';
-import { isNotificationLike, type NotificationLike } from '../../engine/notify/body.js';
+import { parseNotification, type Notification } from '../../engine/notify/body.js';
 import type { Logger } from '../../engine/action.js';
 import { bearerMatches } from '../../util/bearer.js';
 import { guardExpectContinue, nestedDeeperThan, readBodyLimited, refuseBody, tooDeepReason } from '../../util/http-body.js';
@@ -25,9 +25,9 @@ export interface WebhookReceiverOptions {
    * `instanceData.idInstance`), or undefined when no instance of this
    * process consumes it by webhook.
    */
-  instanceOf(body: NotificationLike): string | undefined;
+  instanceOf(n: Notification): string | undefined;
   /** Records the notification durably; rejects when it could not be. */
-  handle(instance: string, body: NotificationLike): Promise<unknown>;
+  handle(instance: string, n: Notification): Promise<unknown>;
   logger: Logger;
 }
 
@@ -70,11 +70,13 @@ async function serve(o: WebhookReceiverOptions, req: IncomingMessage, res: Serve
   }
   // A 4xx, not "deliver it again": delivered again, it would be refused again, forever.
   if (nestedDeeperThan(body)) return answer(res, 400, { error: `not a notification: the body is ${tooDeepReason()}` });
-  if (!isNotificationLike(body)) return answer(res, 400, { error: 'not a notification: typeWebhook is missing' });
-  const instance = o.instanceOf(body);
+  // Parsed once here: from now on the notification's fields are read typed.
+  const n = parseNotification(body);
+  if (!n) return answer(res, 400, { error: 'not a notification: typeWebhook is missing' });
+  const instance = o.instanceOf(n);
   if (instance === undefined) return answer(res, 404, { error: 'no instance of this msgflow receives its notifications by webhook' });
   try {
-    await o.handle(instance, body);
+    await o.handle(instance, n);
   } catch (e) {
     // Not recorded: the service must deliver it again.
     o.logger.error(`webhook notification of ${instance} not recorded: ${e instanceof Error ? e.message : String(e)}`);

@@ -1,5 +1,5 @@
 /**
- * The issue's proofs, end to end: `msgflow run` (and `msgflow start` to
+ * The bulk jobs end to end: `msgflow run` (and `msgflow start` to
  * resume) against the local service over HTTP (what `msgflow serve` runs),
  * through a proxy that counts what reached the service. In-process through
  * runCli, except the runs killed with kill -9 and the daemon that resumes
@@ -181,7 +181,7 @@ steps:
       // The pause is persisted and the run is waiting: the kill lands in the pause.
       await waitFor('the run to wait', async () => (await theRun(ctx.dir))?.run.status === 'waiting', { context: first.output });
       await first.kill();
-      // #10: the report is written as records finish: the killed run's holds what it finished
+      // The report is written as records finish: the killed run's holds what it finished
       const killedAt = lineCount(path.join(ctx.dir, 'reports/check.csv'));
       expect(killedAt).toBeGreaterThanOrEqual(1 + 3);
       expect(killedAt).toBeLessThan(1 + 8);

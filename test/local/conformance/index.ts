@@ -1,6 +1,6 @@
 /**
- * The conformance suite of the local service: every behaviour of issue 3,
- * run once per transport. Nothing in it may depend on which transport runs.
+ * The conformance suite of the local service: every behaviour it promises
+ * (the spec's methods, limits and notifications), run once per transport. Nothing in it may depend on which transport runs.
  */
 import { describe } from 'vitest';
 import type { TransportKind } from '../../support/local-service.js';

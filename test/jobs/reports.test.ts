@@ -1,0 +1,56 @@
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openReport, toCsv, writeReport } from '../../src/actions/kit/report.js';
+
+describe('job reports', () => {
+  it('writes CSV with fixed columns, quoting and formula neutralising, atomically, and JSON with the summary', async () => {
+    expect(
+      toCsv(
+        [
+          { a: 'x,y', b: 'say "hi"' },
+          { a: '=HYPERLINK("x")', c: 1 },
+        ],
+        ['a', 'b', 'c'],
+      ),
+    ).toBe('a,b,c\r\n"x,y","say ""hi""",\r\n"\'=HYPERLINK(""x"")",,1\r\n');
+    expect(toCsv([{ p: '+7 (900) 111-22-33', f: '@SUM(A1)', g: '-cmd(1)' }], ['p', 'f', 'g'])).toBe(
+      "p,f,g\r\n'+7 (900) 111-22-33,'@SUM(A1),'-cmd(1)\r\n",
+    );
+    const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-report-'));
+    const file = path.join(dir, 'sub/r.json');
+    await writeReport(file, { action: 'a', runId: 'r', generatedAt: 0, summary: { n: 1 }, columns: ['x'], rows: [{ x: 1 }] });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      action: 'a',
+      runId: 'r',
+      generatedAt: '1970-01-01T00:00:00.000Z',
+      summary: { n: 1 },
+      rows: [{ x: 1 }],
+    });
+    expect(await readdir(path.join(dir, 'sub'))).toEqual(['r.json']);
+    await expect(
+      writeReport(path.join(dir, 'r.txt'), { action: 'a', runId: 'r', generatedAt: 0, summary: {}, columns: [], rows: [] }),
+    ).rejects.toThrow(/must end in \.csv or \.json/);
+  });
+
+  it('the streaming report holds the rows written so far before it is closed', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-report-'));
+    const file = path.join(dir, 'r.csv');
+    const w = await openReport({ action: 'a', runId: 'r', path: file, columns: ['k', 'v'] });
+    await w.write({ k: 1, v: 'one' });
+    await w.write({ k: 2, v: '=two', extra: 'ignored' });
+    await new Promise((r) => setTimeout(r, 50));
+    // a run killed here keeps what finished
+    expect(await readFile(file, 'utf8')).toBe("k,v\r\n1,one\r\n2,'=two\r\n");
+    await w.close({});
+    const j = await openReport({ action: 'a', runId: 'r', path: path.join(dir, 'r.json'), columns: ['k'] });
+    await j.write({ k: 1 });
+    await j.close({ n: 1 });
+    expect(JSON.parse(await readFile(path.join(dir, 'r.json'), 'utf8'))).toMatchObject({
+      columns: ['k'],
+      rows: [{ k: 1 }],
+      summary: { n: 1 },
+    });
+  });
+});
