@@ -106,6 +106,19 @@ export function createRuntime(arg: string | RuntimeOptions, fileOpts: RuntimeFil
   return openRuntime({ command: 'embedded', ...fileOpts, config: loadConfig(arg) });
 }
 
+/** The project's store, with the caller's `beforeListen` done on it (closed again when that fails). */
+async function openStore(opts: RuntimeOptions): Promise<EngineStore> {
+  const store = createStore(opts.config.store, opts.config.baseDir, { logger: opts.logger });
+  if (!opts.beforeListen) return store;
+  try {
+    await opts.beforeListen(store);
+  } catch (e) {
+    await store.close().catch(() => {});
+    throw e;
+  }
+  return store;
+}
+
 async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
@@ -124,15 +137,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
       clock,
       logger: opts.logger,
     }));
-  const store = createStore(config.store, config.baseDir, { logger: opts.logger });
-  if (opts.beforeListen) {
-    try {
-      await opts.beforeListen(store);
-    } catch (e) {
-      await store.close().catch(() => {});
-      throw e;
-    }
-  }
+  const store = await openStore(opts);
   if (opts.listen && config.local) await local();
 
   // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
