@@ -120,8 +120,15 @@ export async function reconcile(
   let ahead = await queuedAhead();
   let lastMove = ctx.clock.now();
   const poll = Math.max(250, Math.min(o.sendIntervalMs, 5000));
+  /** When each record's last lookup began: only one begun after its lag has passed can decide to send again. */
+  const lookedAt = new Map<RecipientRecord, number>();
+  // A record that may be sent again is decided by a lookup begun once its lag has passed, however long
+  // the lookups take (a slow service, a rate-limited history): never given up on by the clock alone.
+  const undecided = (r: RecipientRecord) =>
+    mayResend(r) && (r.absentSince === undefined || (lookedAt.get(r) ?? -Infinity) < r.absentSince + o.journalLagMs);
   for (;;) {
     for (const r of [...pending]) {
+      lookedAt.set(r, ctx.clock.now());
       const outcome = await reconcileOne(ctx, store, r, claimed, o);
       if (outcome === 'open') continue;
       pending.delete(r);
@@ -134,7 +141,7 @@ export async function reconcile(
     ahead = left;
     const deadline = Math.max(
       lastMove + queueAllowance(ahead, o),
-      ...[...pending].map((r) => (mayResend(r) ? (r.absentSince ?? now) + o.journalLagMs + poll : 0)),
+      ...[...pending].map((r) => (undecided(r) ? Math.max(now + 1, (r.absentSince ?? now) + o.journalLagMs) : 0)),
     );
     if (now >= deadline) break;
     await ctx.clock.sleep(Math.min(poll, deadline - now), ctx.signal);

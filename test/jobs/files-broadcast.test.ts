@@ -249,6 +249,44 @@ describe('files.broadcast', () => {
     expect(queue.pending.map((e) => e.chatId)).toEqual([CHATS[1]]);
   });
 
+  it('lookups slower than the poll still decide: an interrupted send missing from the service is sent again once its lag has passed, not given up as unknown', async () => {
+    const dir = await tempDir();
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
+    open.push(l);
+    // Every history read takes 1.2 s of the clock (a busy service, a rate-limited method): longer than the poll.
+    const slow: typeof l.client = {
+      ...l.client,
+      getChatHistory: async (...args) => {
+        await clock.sleep(1200);
+        return l.client.getChatHistory(...args);
+      },
+    };
+    const t = createActionTestContext({ client: slow, clock, baseDir: dir });
+    await t.ctx.state.set(`r:${CHATS[2]}`, {
+      chatId: CHATS[2]!,
+      where: 'x',
+      caption: 'Hello Carol',
+      phase: 'intent',
+      runId: 'run-1',
+      attemptKey: 'c',
+      intentAt: clock.now(),
+    } satisfies RecipientRecord);
+    const s = await runAction(
+      filesBroadcast,
+      t,
+      input({
+        file: undefined,
+        recipients: [{ phone: '79003334455', firstName: 'Carol' }],
+        follow: { deadline: 0 },
+        reconcile: { sendInterval: 500, grace: 1000, clockSkew: 2000, journalLag: '1s' },
+      }),
+    );
+    expect(s).toMatchObject({ sent: 1, resent: 1, unknown: 0 });
+    await drainQueue(l);
+    expect(await sentPerChat(l, [CHATS[2]!])).toEqual({ '79003334455@c.us': ['Hello Carol'] });
+  });
+
   it('a send again that is itself interrupted and found nowhere is unknown: a recipient is never sent a third time', async () => {
     const dir = await tempDir();
     const clock = virtualClock();
