@@ -18,6 +18,13 @@ import tseslint from 'typescript-eslint';
  * - `ui` (the dashboard) is a component the daemon serves: it reads the
  *   runtime it is handed, through the `Runtime` type only, so that
  *   `runtime` (the daemon) may start it.
+ * - `cli` is a front end: it parses flags, calls the runtime (the daemon,
+ *   the EngineClient, createRuntime and src/runtime/frontend.ts, the list of
+ *   what a front end uses of the layers below) and prints. Besides the
+ *   runtime it imports `api` (the error classes and codes every layer
+ *   throws: the exit code follows the code) and the pure text helpers of
+ *   `util` named below, and only the types of the engine, the store and the
+ *   config (the records and settings it prints).
  */
 const LAYERS = {
   api: [],
@@ -30,7 +37,10 @@ const LAYERS = {
   actions: ['api', 'util', 'engine', 'store', 'client'],
   runtime: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions', 'ui'],
   ui: { values: ['api', 'util', 'config', 'client', 'store', 'engine'], types: ['runtime'] },
-  cli: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions', 'runtime', 'ui'],
+  cli: {
+    values: ['api', 'runtime', 'util/duration', 'util/printable', 'util/port-in-use', 'util/secrets', 'util/suggest'],
+    types: ['engine', 'store', 'config', 'util'],
+  },
 };
 
 /** `{ values, types }` of a layer; a plain list allows values (and so types) from those. */

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/output.js';
 import { defaultHostId, LeaseOwner } from '../../src/engine/run/ownership.js';
-import { recordDaemonUi } from '../../src/ui/daemon-address.js';
+import { recordDaemonUi } from '../../src/runtime/daemon/address.js';
 import { startProject, type Project } from './helpers.js';
 
 function memoryIo() {
