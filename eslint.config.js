@@ -19,12 +19,13 @@ import tseslint from 'typescript-eslint';
  *   runtime it is handed, through the `Runtime` type only, so that
  *   `runtime` (the daemon) may start it.
  * - `cli` is a front end: it parses flags, calls the runtime (the daemon,
- *   the EngineClient, createRuntime and src/runtime/frontend.ts, the list of
- *   what a front end uses of the layers below) and prints. Besides the
- *   runtime it imports `api` (the error classes and codes every layer
- *   throws: the exit code follows the code) and the pure text helpers of
- *   `util` named below, and only the types of the engine, the store and the
- *   config (the records and settings it prints).
+ *   the EngineClient, createRuntime, and src/runtime/frontend.ts and
+ *   present.ts: the list of what a front end uses of the layers below) and
+ *   prints. Besides the runtime it imports `api` (the error classes and
+ *   codes every layer throws: the exit code follows the code), the text
+ *   helpers of `util` named below (no I/O: wording, escaping, the secrets
+ *   redactor), and only the types of the engine, the store, the config and
+ *   util (the records, settings and logger it handles).
  */
 const LAYERS = {
   api: [],
