@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MsgflowError } from '../../src/api/errors.js';
 import { createDaemon, type Daemon, type DaemonEvent } from '../../src/index.js';
 import { writeProject } from '../ui/helpers.js';
+import { waitFor } from '../support/wait.js';
 
 const greet = (message: string, on = '') => `name: greet
 ${on}steps:
@@ -23,8 +24,8 @@ afterEach(async () => {
 });
 
 /** A project of its own (the dashboard on a free port) and a daemon over it, stopped after the test. */
-function daemonOver(dir: string, events: DaemonEvent[] = []): Daemon {
-  const daemon = createDaemon({ config: path.join(dir, 'config.yaml'), listen: false, onEvent: (e) => events.push(e) });
+function daemonOver(dir: string, events: DaemonEvent[] = [], watch = false): Daemon {
+  const daemon = createDaemon({ config: path.join(dir, 'config.yaml'), listen: false, watch, onEvent: (e) => events.push(e) });
   cleanups.push(() => daemon.stop());
   return daemon;
 }
@@ -92,6 +93,22 @@ describe('createDaemon', () => {
     await first.stop();
     const third = daemonOver(dir);
     expect((await third.start()).state).toBe('running');
+  });
+
+  it('with watch, a changed flow file reloads it by itself', async () => {
+    const dir = projectDir();
+    const events: DaemonEvent[] = [];
+    const daemon = daemonOver(dir, events, true);
+    await daemon.start();
+    expect(daemon.status().watching).toBe(true);
+    expect(events.find((e) => e.type === 'watching')).toEqual({
+      type: 'watching',
+      configFile: path.join(dir, 'config.yaml'),
+      flowsDir: path.join(dir, 'flows'),
+    });
+    writeFileSync(path.join(dir, 'flows', 'greet.yaml'), greet('hello v3'));
+    const reloaded = await waitFor('the reload', () => events.find((e) => e.type === 'reloaded'));
+    expect(reloaded).toMatchObject({ summary: { changed: [{ flow: 'greet', what: 'steps' }] } });
   });
 
   it('its client and runtime exist once it started; a daemon that never started stops at once', async () => {
