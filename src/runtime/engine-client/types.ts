@@ -23,7 +23,7 @@ export interface FollowOptions {
   /**
    * Called with each engine event of the run (run, step and item events, its
    * log lines) as it happens, in order: `bus.emit(name, event)` replays them
-   * on a bus of one's own (progress bars, log lines).
+   * on a bus of one's own (progress bars, log lines). @default none: only `done` tells
    */
   onEvent?(e: FollowedEvent): void;
 }
@@ -53,7 +53,9 @@ export interface FollowedRun {
 }
 
 export interface RunListQuery {
+  /** Runs of this flow only. @default every flow */
   flow?: string;
+  /** Runs in one of these statuses only (as shown: a dead owner's run is `interrupted`). @default any */
   status?: readonly RunStatus[];
   /** Newest first, at most this many (1 to 1000). @default 50 */
   limit?: number;
