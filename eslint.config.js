@@ -9,6 +9,23 @@ import tseslint from 'typescript-eslint';
  * What each top-level folder of src/ may import from src/ (itself always).
  * `engine` may use the store's and client's types but never the local service;
  * only `runtime` and `cli` wire the layers together.
+ *
+ * An entry is a folder (`'engine'`) or one module of it (`'util/duration'`).
+ * `types` lists what a layer may import with type-only imports (`import type`,
+ * or `import { type A }` where every name is a type): a type adds no code and
+ * no order of loading at run time, so it does not make a layer depend on another.
+ *
+ * - `ui` (the dashboard) is a component the daemon serves: it reads the
+ *   runtime it is handed, through the `Runtime` type only, so that
+ *   `runtime` (the daemon) may start it.
+ * - `cli` is a front end: it parses flags, calls the runtime (the daemon,
+ *   the EngineClient, createRuntime, and src/runtime/frontend.ts and
+ *   present.ts: the list of what a front end uses of the layers below) and
+ *   prints. Besides the runtime it imports `api` (the error classes and
+ *   codes every layer throws: the exit code follows the code), the text
+ *   helpers of `util` named below (no I/O: wording, escaping, the secrets
+ *   redactor), and only the types of the engine, the store, the config and
+ *   util (the records, settings and logger it handles).
  */
 const LAYERS = {
   api: [],
@@ -19,11 +36,32 @@ const LAYERS = {
   store: ['api', 'util'],
   engine: ['api', 'util', 'store', 'client', 'config'],
   actions: ['api', 'util', 'engine', 'store', 'client'],
-  runtime: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions'],
-  // The dashboard server: wiring-level like runtime, on top of it.
-  ui: ['api', 'util', 'config', 'client', 'store', 'engine', 'runtime'],
-  cli: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions', 'runtime', 'ui'],
+  runtime: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions', 'ui'],
+  ui: { values: ['api', 'util', 'config', 'client', 'store', 'engine'], types: ['runtime'] },
+  cli: {
+    values: ['api', 'runtime', 'util/duration', 'util/printable', 'util/port-in-use', 'util/secrets', 'util/suggest'],
+    types: ['engine', 'store', 'config', 'util'],
+  },
 };
+
+/** `{ values, types }` of a layer; a plain list allows values (and so types) from those. */
+function allowance(layer) {
+  const a = LAYERS[layer];
+  if (!a) return undefined;
+  return Array.isArray(a) ? { values: a, types: [] } : { values: a.values, types: [...a.values, ...a.types] };
+}
+
+/** Whether `rel` (a path under src/, no extension) is in `list` of folders and modules. */
+function listed(list, rel) {
+  return list.some((entry) => rel === entry || rel.startsWith(`${entry}/`));
+}
+
+/** An import or re-export of types only: `import type`, `export type`, or every named binding marked `type`. */
+function typeOnly(node) {
+  if (node.importKind === 'type' || node.exportKind === 'type') return true;
+  const specs = node.specifiers ?? [];
+  return specs.length > 0 && specs.every((s) => s.importKind === 'type' || s.exportKind === 'type');
+}
 
 /**
  * A rule of our own instead of a plugin: it resolves each relative import
@@ -39,22 +77,29 @@ export const layersPlugin = {
         const file = path.resolve(context.filename);
         const srcDir = path.resolve('src');
         const own = topFolder(path.relative(srcDir, file));
-        const allowed = LAYERS[own];
+        const allowed = allowance(own);
         if (!allowed) return {};
-        const check = (node, spec) => {
+        const check = (node, spec, types) => {
           if (typeof spec !== 'string' || !spec.startsWith('.')) return;
-          const target = topFolder(path.relative(srcDir, path.resolve(path.dirname(file), spec)));
-          if (!target || target === own || allowed.includes(target) || !(target in LAYERS)) return;
+          const targetFile = path.relative(srcDir, path.resolve(path.dirname(file), spec));
+          const target = topFolder(targetFile);
+          if (!target || target === own || !(target in LAYERS)) return;
+          const module = targetFile
+            .split(path.sep)
+            .join('/')
+            .replace(/\.[jt]s$/, '');
+          if (listed(allowed.values, module) || (types && listed(allowed.types, module))) return;
+          const typesOnly = !types && listed(allowed.types, module) ? ' except its types (import type)' : '';
           context.report({
             node,
-            message: `src/${own} must not import src/${target} (layers point one way: see README "How it fits together")`,
+            message: `src/${own} must not import src/${module}${typesOnly} (layers point one way: see README "How it fits together")`,
           });
         };
         return {
-          ImportDeclaration: (n) => check(n, n.source.value),
-          ExportNamedDeclaration: (n) => n.source && check(n, n.source.value),
-          ExportAllDeclaration: (n) => check(n, n.source.value),
-          ImportExpression: (n) => n.source.type === 'Literal' && check(n, n.source.value),
+          ImportDeclaration: (n) => check(n, n.source.value, typeOnly(n)),
+          ExportNamedDeclaration: (n) => n.source && check(n, n.source.value, typeOnly(n)),
+          ExportAllDeclaration: (n) => check(n, n.source.value, n.exportKind === 'type'),
+          ImportExpression: (n) => n.source.type === 'Literal' && check(n, n.source.value, false),
         };
       },
     },

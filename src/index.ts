@@ -208,6 +208,27 @@ export type { LocalRequest, LocalResponse } from './local/types.js';
 export { createEngine } from './engine/run/engine.js';
 export type { Engine, EngineOptions, RunHandle, StartOptions } from './engine/run/types.js';
 export { createRuntime, type Runtime, type RuntimeOptions, type RuntimeFileOptions } from './runtime/runtime.js';
+export { createDaemon, type Daemon, type DaemonEvent, type DaemonOptions, type DaemonState, type DaemonStatus } from './runtime/daemon.js';
+export type { ReloadSummary } from './runtime/reload.js';
+export {
+  createInProcessEngineClient,
+  type InProcessEngineClient,
+  type InProcessEngineClientOptions,
+  type LocalRun,
+} from './runtime/engine-client/in-process.js';
+export { createHttpEngineClient, type HttpEngineClientOptions } from './runtime/engine-client/http.js';
+export type {
+  CancelOutcome,
+  EngineClient,
+  FollowedEvent,
+  FollowedRun,
+  FollowOptions,
+  PauseInfo,
+  RunListQuery,
+  RunView,
+  StartRunOptions,
+  StepView,
+} from './runtime/engine-client/types.js';
 export { buildRegistry } from './runtime/registry.js';
 export { createInProcessTransport } from './runtime/in-process-transport.js';
 export { loadFlowFile as loadFlow, loadFlows, findFlow, type LoadFlowOptions } from './engine/flow/load.js';

@@ -2,7 +2,16 @@
 // Run: node examples/embed/embed.js   (from a project that depends on msgflow, or this checkout)
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClient, createInProcessTransport, createLocalService, createRuntime, loadConfig, runFlowTests, VirtualClock } from 'msgflow';
+import {
+  createClient,
+  createDaemon,
+  createInProcessTransport,
+  createLocalService,
+  createRuntime,
+  loadConfig,
+  runFlowTests,
+  VirtualClock,
+} from 'msgflow';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const config = loadConfig(path.join(here, 'config.yaml'));
@@ -35,7 +44,18 @@ try {
   await runtime.close();
 }
 
-// 3. The flow tests next to the flows, on a virtual clock.
+// 3. The daemon of `msgflow start` (schedules, notifications, dashboard...), here without the dashboard
+//    and the local service's port; its EngineClient starts a run and follows it to its end.
+const daemon = createDaemon({ config, ui: false, listen: false });
+try {
+  const status = await daemon.start();
+  const run = await daemon.client.start('greet', { inputs: { phone: '79001112233' } });
+  console.log(`daemon (${status.flows.loaded} flow loaded): run ${(await run.done).status}`);
+} finally {
+  await daemon.stop();
+}
+
+// 4. The flow tests next to the flows, on a virtual clock.
 const summary = await runFlowTests({ config });
 console.log(`flow tests: ${summary.passed} passed, ${summary.failed} failed`);
 process.exitCode = summary.failed === 0 ? 0 : 1;

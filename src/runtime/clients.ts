@@ -8,7 +8,6 @@ import type { Logger } from '../engine/action.js';
 import { createInProcessTransport } from './in-process-transport.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { LocalHost } from './local-host.js';
-import { instanceIdentity } from '../util/identity.js';
 
 /**
  * Resolves an instance name from config.yaml to a client. Every path goes
@@ -107,18 +106,8 @@ function reportingCalls(client: InstanceApi, instance: string, onCall: (e: ApiCa
   return out as unknown as InstanceApi;
 }
 
-/**
- * The identity (see util/identity.ts) of an instance named in config.yaml; for
- * `apiUrl: local`, the local instance it resolves to. Unknown names map to
- * themselves so that the engine's error about them stays the one the user sees.
- */
-export function identityOf(config: Config, name: string): string {
-  const inst = config.instances[name];
-  if (!inst) return name;
-  if (inst.apiUrl !== 'local') return instanceIdentity(inst.apiUrl, inst.idInstance ?? '');
-  const target = localTarget(config, inst);
-  return instanceIdentity('local', target?.idInstance ?? inst.idInstance ?? name);
-}
+/** Defined with the config it follows from; here too for the runtime's modules that resolve clients and identities together. */
+export { identityOf } from '../config/identity.js';
 
 /** The local instance an `apiUrl: local` entry of config.yaml means: its idInstance, or the first one. */
 export function localTarget(config: Config, inst: Config['instances'][string]) {

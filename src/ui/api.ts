@@ -10,7 +10,7 @@ import { MsgflowError } from '../api/errors.js';
 import type { Flow } from '../engine/flow/types.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-execution.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { identityOf } from '../runtime/clients.js';
+import { identityOf } from '../config/identity.js';
 import { dataFolders, holdsNonFinite, inDataFolders } from '../engine/flow/inputs.js';
 import { RESERVED_KEYS } from '../util/config-issues.js';
 import { zoneOf } from '../util/clock.js';

@@ -17,7 +17,7 @@ describe('examples/embed', () => {
     }
   });
 
-  it('runs from a project that depends on msgflow: local service + client, a flow run with a plugin, flow tests', async () => {
+  it('runs from a project that depends on msgflow: local service + client, a flow run with a plugin, the daemon, flow tests', async () => {
     // The example as a user's project: msgflow in node_modules (as `npm install` of a checkout links it).
     const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-embed-'));
     dirs.push(dir);
@@ -31,6 +31,7 @@ describe('examples/embed', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['embed.js'], { cwd: dir });
     expect(stdout).toContain('checkAccount 79001112233: exist=true');
     expect(stdout).toContain('run succeeded: ACCOUNT EXISTS: TRUE');
+    expect(stdout).toContain('daemon (1 flow loaded): run succeeded');
     expect(stdout).toContain('flow tests: 1 passed, 0 failed');
   });
 });

@@ -11,8 +11,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/output.js';
 import { defaultHostId, LeaseOwner } from '../../src/engine/run/ownership.js';
-import { recordDaemonUi } from '../../src/ui/daemon-address.js';
+import { recordDaemonUi } from '../../src/runtime/daemon/address.js';
 import { startProject, type Project } from './helpers.js';
+import { waitFor } from '../support/wait.js';
 
 function memoryIo() {
   const out: string[] = [];
@@ -31,8 +32,13 @@ afterEach(async () => {
 });
 
 /** A project whose runtime plays the daemon: it holds the daemon lease and records its dashboard (or none). */
-async function daemonProject(opts: { ui: boolean; serverToken?: string }): Promise<{ p: Project; config: string; daemonRuns: string[] }> {
-  const p = await startProject({ token: opts.serverToken ?? TOKEN, extraConfig: `ui:\n  token: ${TOKEN}\n`, unpaced: true });
+async function daemonProject(opts: {
+  ui: boolean;
+  serverToken?: string;
+  /** The local instance checks at its own pace (slow-check then takes seconds). @default false */
+  paced?: boolean;
+}): Promise<{ p: Project; config: string; daemonRuns: string[] }> {
+  const p = await startProject({ token: opts.serverToken ?? TOKEN, extraConfig: `ui:\n  token: ${TOKEN}\n`, unpaced: !opts.paced });
   const owner = new LeaseOwner({ store: p.runtime.store, hostId: defaultHostId(), ttlMs: 30_000 }, { label: 'msgflow start' });
   expect((await owner.claim('daemon')).ok).toBe(true);
   await recordDaemonUi(p.runtime.store, {
@@ -78,6 +84,19 @@ describe('msgflow run beside a daemon', () => {
     expect(answer.run.id).toBe(daemonRuns[0]);
     expect(answer.run.status).toBe('failed');
     expect(answer.steps[0].failed).toBe(1);
+  });
+
+  it('the daemon stopping while its run is followed: the run ends interrupted, as the store says, and the command exits 1', async () => {
+    const { p, config, daemonRuns } = await daemonProject({ ui: true, paced: true });
+    const { io, out, err } = memoryIo();
+    const exit = runCli(['run', 'slow-check', '-c', config], io);
+    const runId = await waitFor('the run to start in the daemon', () => daemonRuns[0]);
+    await waitFor('an item of the run', async () => ((await p.runtime.engine.getRun(runId))?.itemsDone ?? 0) > 0);
+    // As msgflow start stops: its dashboard first (the followed stream ends), then its runs, checkpointed.
+    await p.server.close();
+    await p.runtime.engine.shutdown('msgflow start stopping');
+    expect(await exit, err.join('\n')).toBe(1);
+    expect(out.join('\n')).toContain(`run ${runId} slow-check: interrupted`);
   });
 
   it('a bad input refused by the daemon is a bad -i: exit 2 naming the input', async () => {

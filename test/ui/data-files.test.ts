@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/output.js';
 import { defaultHostId, LeaseOwner } from '../../src/engine/run/ownership.js';
-import { recordDaemonUi } from '../../src/ui/daemon-address.js';
+import { recordDaemonUi } from '../../src/runtime/daemon/address.js';
 import { INPUT_NOT_SHOWN } from '../../src/ui/api.js';
 import { waitFor } from '../support/wait.js';
 import { get, post, startProject, type Project } from './helpers.js';

@@ -1,21 +1,9 @@
-import { loadConfig } from '../../config/load.js';
-import { PAUSES_NAMESPACE, type CheckPause } from '../../actions/check-account-bulk.js';
-import { clip, formatUntil } from '../../engine/progress/format.js';
-import { createStore } from '../../store/create.js';
+import { loadConfig } from '../../runtime/frontend.js';
+import { openPauses, type PauseRecord } from '../../runtime/pauses.js';
+import { clip, formatUntil } from '../../runtime/present.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
-
-/**
- * An instance-wide pause (e.g. checkAccount's rate_limit_exceeded): one
- * record per instance and scope in the shared namespace `pauses`, key
- * `${identity}:${scope}`, written and honoured by the jobs (checkAccount.bulk's
- * CheckPause is the one writer's shape).
- */
-export type PauseRecord = Omit<CheckPause, 'scope'> & { scope: string };
-
-/** The engine kv namespace of `ctx.shared('pauses')`. */
-const PAUSES_NS = `shared:${PAUSES_NAMESPACE}`;
 
 /** Columns a line of `msgflow pauses` keeps within (the reason is cut to fit, never the end). */
 const LINE_WIDTH = 80;
@@ -32,24 +20,20 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
   if (sub === 'lift' && target === undefined) throw new UsageError('pauses lift expects an INSTANCE (its config name or identity)');
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
-  const store = createStore(config.store, config.baseDir);
+  const store = openPauses(config);
   try {
-    const kv = store.kv(PAUSES_NS);
-    const all = await kv.entries<PauseRecord>();
     const now = Date.now();
     if (sub === 'lift') {
-      const hits = all.filter(([, p]) => p.instance === target || p.identity === target);
-      if (hits.length === 0) {
+      const lifted = await store.lift(target!);
+      if (lifted.length === 0) {
         io.err(`msgflow: no pause for instance '${target}' (msgflow pauses lists them)`);
         return EXIT.FAILURE;
       }
-      for (const [key, p] of hits) {
-        await kv.delete(key);
+      for (const p of lifted)
         io.out(`lifted: ${p.instance} (${p.identity}) ${p.scope}; runs waiting on it call the instance again at once`);
-      }
       return EXIT.OK;
     }
-    const active = all.filter(([, p]) => p.until > now).map(([, p]) => p);
+    const active = await store.active(now);
     if (values.json) {
       io.out(JSON.stringify(active, null, 2));
       return EXIT.OK;

@@ -1,22 +1,48 @@
 import { MsgflowError } from '../../api/errors.js';
-import { loadConfig } from '../../config/load.js';
-import type { Engine, RunHandle } from '../../engine/run/types.js';
-import { checkInputNames, dataInputsOf, fileOverridesFrom } from '../../engine/flow/inputs.js';
-import { findFlow } from '../../engine/flow/load.js';
 import type { Flow } from '../../engine/flow/types.js';
+import type { Engine } from '../../engine/run/types.js';
+import type { RunRecord } from '../../store/types.js';
+import { findDaemon, type DaemonTarget } from '../../runtime/daemon/address.js';
+import { createHttpEngineClient } from '../../runtime/engine-client/http.js';
+import { createInProcessEngineClient, type InProcessEngineClient } from '../../runtime/engine-client/in-process.js';
+import type { FollowedRun } from '../../runtime/engine-client/types.js';
+import { checkInputNames, dataInputsOf, fileOverridesFrom, findFlow, loadConfig } from '../../runtime/frontend.js';
 import { flowSource } from '../../runtime/project-engine.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
-import { findDaemon, startInDaemon, type RemoteRunHandle } from '../daemon-run.js';
 
 /** Exit codes of a run stopped by a signal: 128 + the signal number, as shells report it. */
 const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: EXIT.INTERRUPTED, SIGTERM: EXIT.TERMINATED };
 
 /** How often `--wait` looks whether the live run ended (real time). */
 const WAIT_POLL_MS = 500;
+
+/** A run started (or resumed) and followed, here or in the daemon. */
+interface Started {
+  run: FollowedRun;
+  /** Executing in the daemon: a signal stops following it, not the run. */
+  remote: boolean;
+  /** The run's record once it ended (all of it, for the summary and --json). */
+  record(): Promise<RunRecord>;
+}
+
+/** Starts a run: in the engine of this process, or in the daemon's. */
+type Starter = (flow: Flow, opts: { inputs: Record<string, string>; dryRun?: boolean }) => Promise<Started>;
+
+/** What `msgflow run` does now, decided from the flow's unfinished runs and the flags. */
+type Decision =
+  /** A run started or resumed. */
+  | { kind: 'started'; started: Started }
+  /**
+   * A run of the flow executes in a live process: `what` is live in `where`
+   * (an error of the engine's saying so, when it was one).
+   */
+  | { kind: 'live'; what: string; where: string; runId: string; error?: MsgflowError }
+  /** The command cannot go on, and said why: exit 2. */
+  | { kind: 'refused' };
 
 /**
  * `msgflow run FLOW`: runs a flow now and waits for it.
@@ -36,15 +62,16 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const runtime = await createRuntime({ config, command: 'run', listenIfFree: true, redactor: io.redactor });
   const reporter = cliReporter(io, values, config, runtime.bus);
+  const local = createInProcessEngineClient(runtime);
   let signalled: NodeJS.Signals | undefined;
   let storeFailure = false;
-  let remote: RemoteRunHandle | undefined;
+  let started: Started | undefined;
   let wakeOnSignal: () => void = () => {};
   const signal = new Promise<undefined>((resolve) => (wakeOnSignal = () => resolve(undefined)));
   const stop = (sig: NodeJS.Signals) => {
     signalled ??= sig;
     // A run in the daemon goes on there: this process only stops following it.
-    if (remote) remote.detach();
+    if (started?.remote) started.run.detach();
     else void runtime.engine.shutdown('interrupted by signal');
     wakeOnSignal();
   };
@@ -61,15 +88,15 @@ export async function run(argv: string[], io: Io): Promise<number> {
       io.err('msgflow: executor bullmq: forEach items go to the Redis queues; msgflow worker (or msgflow start) processes work them');
     // The daemon's API takes data files from the data folders only: a run reading another stays here.
     const outside = Object.entries((await dataInputsOf(flow, inputs)) ?? {}).flatMap(([name, ok]) => (ok ? [] : [name]));
-    const starter = await chooseStarter(runtime, values, io, (h) => (remote = h), outside);
-    const handle = await obtainRun(runtime.engine, flow, inputs, values, io, () => signalled !== undefined, starter);
-    if (typeof handle === 'number') return handle;
-    const record = remote ? await Promise.race([handle.done, signal]) : await handle.done;
+    const starter = await chooseStarter(runtime, local, values, io, outside);
+    const obtained = await obtainRun(runtime.engine, local, flow, inputs, values, io, () => signalled !== undefined, starter);
+    if (obtained.kind === 'exit') return obtained.code;
+    started = obtained.started;
+    const record = started.remote ? await Promise.race([started.record(), signal]) : await started.record();
     reporter.close();
     if (!record) {
-      io.err(
-        `msgflow: ${signalled}: stopped following run ${handle.runId}; it goes on in the daemon ('msgflow runs cancel ${handle.runId}' stops it)`,
-      );
+      const id = started.run.runId;
+      io.err(`msgflow: ${signalled}: stopped following run ${id}; it goes on in the daemon ('msgflow runs cancel ${id}' stops it)`);
       return SIGNAL_EXIT[signalled!] ?? EXIT.FAILURE;
     }
     // The steps as last known: a store that stopped answering is not read again for them.
@@ -87,7 +114,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
-    remote?.detach();
+    started?.run.detach();
     reporter.close();
     // Closing flushes the store: when it refused the run's writes it refuses these too, and that was said above.
     await runtime.close().catch((e: unknown) => {
@@ -96,41 +123,73 @@ export async function run(argv: string[], io: Io): Promise<number> {
   }
 }
 
-/** Starts a run: in the engine of this process, or in the daemon's (see daemon-run.ts). */
-type Starter = (flow: Flow, opts: { inputs: Record<string, string>; dryRun?: boolean }) => Promise<RunHandle>;
+/** Starts in this process's engine. */
+const localStarter =
+  (local: InProcessEngineClient): Starter =>
+  async (flow, o) => {
+    const run = await local.startFlow(flow, o);
+    return { run, remote: false, record: () => run.record };
+  };
 
 /**
  * In the daemon when one serves this store's dashboard (unless --no-daemon;
- * --resume resumes here), else here. `onRemote` learns the followed run.
+ * --resume resumes here), else here.
  */
-async function chooseStarter(
-  runtime: Runtime,
-  flags: RunFlags,
-  io: Io,
-  onRemote: (h: RemoteRunHandle) => void,
-  outsideDataFolders: string[],
-): Promise<Starter> {
-  const local: Starter = (flow, o) => runtime.engine.start(flow, { ...o, trigger: 'manual' });
-  if (flags['no-daemon'] || flags.resume) return local;
-  const daemon = await findDaemon(runtime);
+async function chooseStarter(runtime: Runtime, local: InProcessEngineClient, flags: RunFlags, io: Io, outside: string[]): Promise<Starter> {
+  if (flags['no-daemon'] || flags.resume) return localStarter(local);
+  const daemon = await findDaemon(runtime.store, runtime.config.ui.token);
   if (daemon.note) io.err(`msgflow: ${daemon.note}`);
   const target = daemon.target;
-  if (!target) return local;
-  if (outsideDataFolders.length > 0) {
-    const which = outsideDataFolders.map((n) => `-i ${n}`).join(', ');
+  if (!target) return localStarter(local);
+  if (outside.length > 0) {
+    const which = outside.map((n) => `-i ${n}`).join(', ');
     io.err(`msgflow: ${which} names a file outside the input's data folders, which the daemon does not read: the run executes here`);
-    return local;
+    return localStarter(local);
   }
+  return daemonStarter(runtime, local, target, io);
+}
+
+/**
+ * Hands the run to the daemon through its dashboard API and follows it: its
+ * engine events are emitted on this process's bus (the same progress and log
+ * lines as a run here), and its record is read from the store it shares with
+ * the daemon (the same summary and exit code). A daemon that goes away while
+ * followed leaves the run to the store: its record says how it ends.
+ */
+function daemonStarter(runtime: Runtime, local: InProcessEngineClient, target: DaemonTarget, io: Io): Starter {
+  const daemon = createHttpEngineClient(target);
   return async (flow, o) => {
-    const h = await startInDaemon(target, flow.name, { inputs: o.inputs, dryRun: o.dryRun === true }, runtime.bus, (id) =>
-      runtime.engine.getRun(id),
-    );
-    io.err(
-      `msgflow: run ${h.runId} of ${flow.name} executes in the daemon (dashboard ${target.url}/#/runs/${encodeURIComponent(h.runId)})`,
-    );
-    onRemote(h);
-    return h;
+    let run: FollowedRun;
+    try {
+      run = await daemon.start(flow.name, { ...o, onEvent: (e) => runtime.bus.emit(e.name, e.event as never) });
+    } catch (e) {
+      throw withTokenHint(e, target);
+    }
+    const url = `${target.url}/#/runs/${encodeURIComponent(run.runId)}`;
+    io.err(`msgflow: run ${run.runId} of ${flow.name} executes in the daemon (dashboard ${url})`);
+    const ended = async (): Promise<RunRecord> => {
+      await run.done.catch(async (e: unknown) => {
+        if (!(e instanceof MsgflowError && e.code === 'DAEMON_API_UNREACHABLE')) throw e;
+        await (
+          await local.follow(run.runId)
+        ).done;
+      });
+      const record = await runtime.engine.getRun(run.runId);
+      if (!record) throw new MsgflowError('RUN_NOT_FOUND', { runId: run.runId });
+      return record;
+    };
+    return { run, remote: true, record: ended };
   };
+}
+
+/**
+ * A refused token, with its usual cause: ui.token comes from the environment
+ * (${MSGFLOW_UI_TOKEN}), set for the daemon but not in this terminal.
+ */
+function withTokenHint(e: unknown, target: DaemonTarget): unknown {
+  if (!(e instanceof MsgflowError && e.code === 'DAEMON_API_REFUSED' && e.params.code === 'UI_UNAUTHORIZED')) return e;
+  const hint = `; this config's ui.token is ${target.token ? "not the daemon's" : 'empty'} (--no-daemon runs the flow here)`;
+  return new MsgflowError('DAEMON_API_REFUSED', { ...e.params, message: `${String(e.params.message)}${hint}` });
 }
 
 interface RunFlags {
@@ -143,72 +202,79 @@ interface RunFlags {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The run to wait for: resumed, or started; or an exit code when neither may happen now. */
+/** The sentence naming the live run: `... is live in ...; --wait waits for it, ...` as an error says it. */
+function liveSentence(d: Extract<Decision, { kind: 'live' }>): string {
+  return `${d.what} is live in ${d.where}; --wait waits for it, 'msgflow runs cancel ${d.runId}' stops it`;
+}
+
+/** The run to follow, or the exit code when none may start now (already explained). */
 async function obtainRun(
   engine: Engine,
+  local: InProcessEngineClient,
   flow: Flow,
   inputs: Record<string, string>,
   flags: RunFlags,
   io: Io,
   stopped: () => boolean,
   start: Starter,
-): Promise<RunHandle | number> {
+): Promise<{ kind: 'started'; started: Started } | { kind: 'exit'; code: number }> {
   let announced = false;
   for (;;) {
-    if (stopped()) return EXIT.FAILURE;
-    try {
-      const handle = await decide(engine, flow, inputs, flags, io, start);
-      if (typeof handle !== 'string') return handle;
-      if (!flags.wait) {
-        io.err(`msgflow: ${handle}`);
-        return EXIT.USAGE;
-      }
-      if (!announced) io.err(`msgflow: ${handle.replace(/; --wait.*$/, '')}; waiting for it to end`);
-    } catch (e) {
-      if (!(e instanceof MsgflowError && e.code === 'RUN_LIVE')) throw e;
-      if (!flags.wait) {
-        io.err(formatCliError(e));
-        return EXIT.USAGE;
-      }
-      if (!announced) io.err(`msgflow: ${e.message.replace(/; --wait.*$/, '')}; waiting for it to end`);
+    if (stopped()) return { kind: 'exit', code: EXIT.FAILURE };
+    const d = await decideOrLive(engine, local, flow, inputs, flags, io, start);
+    if (d.kind === 'started') return d;
+    if (d.kind === 'refused') return { kind: 'exit', code: EXIT.USAGE };
+    if (!flags.wait) {
+      io.err(d.error ? formatCliError(d.error) : `msgflow: ${liveSentence(d)}`);
+      return { kind: 'exit', code: EXIT.USAGE };
     }
+    if (!announced) io.err(`msgflow: ${d.what} is live in ${d.where}; waiting for it to end`);
     announced = true;
     await sleep(WAIT_POLL_MS);
   }
 }
 
-/** A handle; the sentence saying why the flow cannot run now (a live run); or an exit code (already explained). */
+/** decide(), with the engine's RUN_LIVE (a run of the flow started elsewhere meanwhile) as the live decision it is. */
+async function decideOrLive(...args: Parameters<typeof decide>): Promise<Decision> {
+  try {
+    return await decide(...args);
+  } catch (e) {
+    if (!(e instanceof MsgflowError && e.code === 'RUN_LIVE')) throw e;
+    const { what, holder, runId } = e.params;
+    return { kind: 'live', what: String(what), where: String(holder), runId: String(runId), error: e };
+  }
+}
+
+/** What to do now: start, resume, name the live run, or refuse (explained). */
 async function decide(
   engine: Engine,
+  local: InProcessEngineClient,
   flow: Flow,
   inputs: Record<string, string>,
   flags: RunFlags,
   io: Io,
   start: Starter,
-): Promise<RunHandle | string | number> {
-  if (flags['dry-run']) return start(flow, { inputs, dryRun: true });
-  if (flags.resume) {
-    const h = await engine.resume(flags.resume, flow);
-    io.err(`msgflow: resuming run ${h.runId} of ${flow.name} from its checkpoint`);
-    return h;
-  }
+): Promise<Decision> {
+  const resume = async (runId: string, said: string): Promise<Decision> => {
+    const run = await local.resume(flow, runId);
+    io.err(`msgflow: resuming run ${run.runId} of ${flow.name} from its checkpoint${said}`);
+    return { kind: 'started', started: { run, remote: false, record: () => run.record } };
+  };
+  if (flags['dry-run']) return { kind: 'started', started: await start(flow, { inputs, dryRun: true }) };
+  if (flags.resume) return resume(flags.resume, '');
   const unfinished = await engine.unfinished(flow.name);
   const live = unfinished.filter((r) => r.status === 'running' || r.status === 'waiting');
   if (live.length > 0 && !flags.new) {
     const r = live[0]!;
     const owner = await engine.liveOwner(r.id);
     const where = owner ? `pid ${owner.pid} on host ${owner.host}` : 'another process';
-    return `run ${r.id} of ${flow.name} is live in ${where} (started ${iso(r.startedAt)}); --wait waits for it, 'msgflow runs cancel ${r.id}' stops it`;
+    return { kind: 'live', what: `run ${r.id} of ${flow.name}`, where: `${where} (started ${iso(r.startedAt)})`, runId: r.id };
   }
   const dead = unfinished.filter((r) => r.status === 'interrupted');
   if (dead.length > 0 && !flags.new) {
     const fp = await engine.fingerprint(flow, inputs);
     const same = dead.find((r) => r.inputsHash === fp.inputsHash && r.flowHash === fp.flowHash);
-    if (same) {
-      const h = await engine.resume(same.id, flow);
-      io.err(`msgflow: resuming run ${h.runId} of ${flow.name} from its checkpoint (same inputs and flow file; --new starts a fresh run)`);
-      return h;
-    }
+    if (same) return resume(same.id, ' (same inputs and flow file; --new starts a fresh run)');
     const r = dead[0]!;
     const why = r.flowHash !== fp.flowHash ? 'with another version of the flow file' : 'with other inputs';
     io.err(
@@ -219,9 +285,9 @@ async function decide(
         `  or start a fresh run beside it with --new`,
       ].join('\n'),
     );
-    return EXIT.USAGE;
+    return { kind: 'refused' };
   }
-  return start(flow, { inputs });
+  return { kind: 'started', started: await start(flow, { inputs }) };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z';

@@ -1,12 +1,13 @@
-import { MsgflowError } from '../../api/errors.js';
-import { loadConfig } from '../../config/load.js';
-import { closest } from '../../util/suggest.js';
-import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-execution.js';
-import { formatClock } from '../../util/duration.js';
 import type { CliReporter } from '../../engine/progress/cli-reporter.js';
+import type { RunLogLine } from '../../engine/run/run-execution.js';
+import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
+import { MsgflowError } from '../../api/errors.js';
+import { closest } from '../../util/suggest.js';
+import { formatClock } from '../../util/duration.js';
+import { createInProcessEngineClient } from '../../runtime/engine-client/in-process.js';
+import { loadConfig, RUN_LOG_STREAM } from '../../runtime/frontend.js';
+import { formatCounts, formatItems, formatWaiting, runCounts } from '../../runtime/present.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
-import { runCounts, type ItemResult, type RunRecord, type StepRecord } from '../../store/types.js';
-import { formatCounts, formatItems, formatWaiting } from '../../engine/progress/format.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
@@ -162,14 +163,14 @@ async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promis
 
 async function cancel(runtime: Runtime, id: string, io: Io): Promise<number> {
   await needRun(runtime, id);
-  const res = await runtime.engine.cancel(id);
+  const res = await createInProcessEngineClient(runtime).cancel(id);
   if (res.pending) {
-    const where = res.holder ? ` (pid ${res.holder.pid} on host ${res.holder.host})` : '';
+    const where = res.owner ? ` (pid ${res.owner.pid} on host ${res.owner.host})` : '';
     io.out(`run ${id}: cancel requested; its owner${where} stops it at the next item boundary, its state kept`);
-  } else if (res.run.status === 'cancelled') {
+  } else if (res.status === 'cancelled') {
     io.out(`run ${id}: cancelled`);
   } else {
-    io.out(`run ${id} already ended: ${res.run.status}`);
+    io.out(`run ${id} already ended: ${res.status}`);
   }
   return EXIT.OK;
 }
@@ -177,20 +178,20 @@ async function cancel(runtime: Runtime, id: string, io: Io): Promise<number> {
 async function retry(runtime: Runtime, id: string, json: boolean, io: Io, reporter: CliReporter): Promise<number> {
   const old = await needRun(runtime, id);
   const { flows } = runtime.flows();
-  const flow = flows.find((f) => f.name === old.flow);
-  if (!flow) throw new UsageError(`run ${id} is of flow '${old.flow}', which is not loaded (msgflow validate tells why)`);
+  if (!flows.some((f) => f.name === old.flow))
+    throw new UsageError(`run ${id} is of flow '${old.flow}', which is not loaded (msgflow validate tells why)`);
   try {
-    let handle;
+    let run;
     try {
-      handle = await runtime.engine.retry(id, flow);
+      run = await createInProcessEngineClient(runtime, { flows: () => flows }).retry(id);
     } catch (e) {
       // Asking to redo a run that left nothing undone is a request that cannot be met, like --resume of a finished run.
       if (!(e instanceof MsgflowError && e.code === 'NOTHING_TO_RETRY')) throw e;
       io.err(formatCliError(e));
       return EXIT.USAGE;
     }
-    io.err(`msgflow: run ${handle.runId} retries the failed items of ${id}`);
-    const record = await handle.done;
+    io.err(`msgflow: run ${run.runId} retries the failed items of ${id}`);
+    const record = await run.record;
     reporter.close();
     const steps = await runtime.engine.getSteps(record.id);
     io.out(json ? JSON.stringify({ run: record, steps }, null, 2) : formatRunSummary(record, steps));

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, type LoadConfigOptions } from '../../config/load.js';
-import { renderFlowJsonSchema } from '../../engine/flow/json-schema.js';
+import type { LoadConfigOptions } from '../../config/load.js';
+import { loadConfig, renderFlowJsonSchema } from '../../runtime/frontend.js';
 import { buildRegistry } from '../../runtime/registry.js';
 import { parseCommand, parseLogLevel } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';

@@ -1,5 +1,5 @@
 import { TOKEN_PLACEHOLDER } from '../../api/redact.js';
-import { loadConfig } from '../../config/load.js';
+import { loadConfig } from '../../runtime/frontend.js';
 import { serveCommand } from '../../runtime/serve.js';
 import { parseCommand, parsePort } from '../args.js';
 import { configOptions, cliReporter, type Io } from '../output.js';

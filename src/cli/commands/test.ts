@@ -1,11 +1,10 @@
-import { loadConfig } from '../../config/load.js';
+import { displayPath, loadConfig } from '../../runtime/frontend.js';
 import { formatMismatches } from '../../runtime/flow-test/match.js';
 import { runFlowTests } from '../../runtime/flow-test/suite.js';
 import type { CaseResult } from '../../runtime/flow-test/run.js';
 import { parseCommand } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { cliPath, configOptions, type Io } from '../output.js';
-import { displayPath } from '../../engine/flow/load.js';
 
 /**
  * `msgflow test [FILE...]`: runs flow tests (flows/*.test.yaml) against the

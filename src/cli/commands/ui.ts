@@ -1,6 +1,5 @@
-import { loadConfig } from '../../config/load.js';
+import { loadConfig, serveDashboard } from '../../runtime/frontend.js';
 import { createRuntime } from '../../runtime/runtime.js';
-import { serveDashboard } from '../../ui/serve.js';
 import { parseCommand, parsePort } from '../args.js';
 import { EXIT } from '../exit-codes.js';
 import { configOptions, cliReporter, type Io } from '../output.js';

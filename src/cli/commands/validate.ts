@@ -1,6 +1,5 @@
 import { ConfigError, MsgflowError } from '../../api/errors.js';
-import { loadConfig, resolveFromConfig } from '../../config/load.js';
-import { displayPath, validateFlowFiles, validationTargets } from '../../engine/flow/load.js';
+import { displayPath, loadConfig, resolveFromConfig, validateFlowFiles, validationTargets } from '../../runtime/frontend.js';
 import { validateFlowTestFiles } from '../../runtime/flow-test/validate.js';
 import { buildRegistry } from '../../runtime/registry.js';
 import { flowSource } from '../../runtime/project-engine.js';

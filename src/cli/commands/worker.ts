@@ -1,4 +1,4 @@
-import { loadConfig } from '../../config/load.js';
+import { loadConfig } from '../../runtime/frontend.js';
 import { createRuntime } from '../../runtime/runtime.js';
 import { startItemWorkers } from '../../runtime/bullmq/workers.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
