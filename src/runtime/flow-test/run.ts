@@ -39,7 +39,8 @@ import type { EngineStore } from '../../store/types.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
 import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
-import { lazyApi, type LazyApi } from '../lazy-api.js';
+import { interceptApi, type ApiInterceptor, type InterceptedApi } from '../../client/interceptors.js';
+import { faultInterceptor } from './faults.js';
 import { buildRegistry } from '../registry.js';
 import { match, type Mismatch } from './match.js';
 import type { FlowTestCase } from './schema.js';
@@ -96,7 +97,7 @@ interface CaseRig {
   /** The local instance serving a config instance (its idInstance). */
   localOf(name: string): string;
   /** The notification consumer's client of a config instance (on the service, not holding the clock). */
-  consumerClient(name: string): LazyApi;
+  consumerClient(name: string): InterceptedApi;
 }
 
 export async function runFlowTestCase(config: Config, registry: ActionRegistry, testFile: string, c: FlowTestCase): Promise<CaseResult> {
@@ -197,9 +198,10 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   cleanups.push(() => service.close());
   const target = local.instances[0]!;
   if (c.messages) for (const m of c.messages) await admin(service, target, 'incoming', 'POST', m);
-  const calls = new Map<string, number>();
   const transportFor = (li: LocalInst) =>
-    withFaults(createInProcessTransport(service, li.idInstance, li.apiTokenInstance), c.faults ?? [], calls, clock, fileServer?.rewrite);
+    heldTransport(createInProcessTransport(service, li.idInstance, li.apiTokenInstance), clock, fileServer?.rewrite);
+  // The flow's calls of each method, counted across the case's instances: what `faults:` name.
+  const faults = faultInterceptor(c.faults ?? [], new Map(), clock);
 
   const bus = createBus();
   const events: Recorded[] = [];
@@ -213,7 +215,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     registry,
     bus,
     clock,
-    clientFor: caseClients(config, local, (li) => ({ transport: transportFor(li), clock })),
+    clientFor: caseClients(config, local, (li) => ({ transport: transportFor(li), clock }), [faults]),
     localUrl,
     // Every path an action resolves is the sandbox's copy: the project is read, never written.
     resolvePath: (base, p) => sandbox.resolvePath(base, p),
@@ -248,9 +250,10 @@ function caseClients(
   config: Config,
   local: LocalConfig,
   over: (li: LocalInst) => Pick<ClientOptions, 'transport' | 'clock'> & Partial<ClientOptions>,
-): (name: string) => LazyApi {
-  const clients = new Map<string, LazyApi>();
-  return (name: string): LazyApi => {
+  interceptors: readonly ApiInterceptor[] = [],
+): (name: string) => InterceptedApi {
+  const clients = new Map<string, InterceptedApi>();
+  return (name: string): InterceptedApi => {
     let api = clients.get(name);
     if (!api) {
       const li = localInstanceOf(config, local, name);
@@ -264,8 +267,7 @@ function caseClients(
         rateLimit: inst.rateLimit,
         ...over(li),
       });
-      // A plain object, as the runtime's: the engine may wrap it (a frozen client cannot be proxied).
-      api = lazyApi(async () => client);
+      api = interceptApi(client, interceptors);
       clients.set(name, api);
     }
     return api;
@@ -561,31 +563,15 @@ async function api(
   return res.body;
 }
 
-/** Wraps a transport so that the Nth call of a method answers the configured fault instead of reaching the service. */
-function withFaults(
-  base: Transport,
-  faults: NonNullable<FlowTestCase['faults']>,
-  calls: Map<string, number>,
-  clock: VirtualClock,
-  rewrite?: (body: unknown) => unknown,
-): Transport {
+/**
+ * The in-process transport of a case: each request holds the virtual clock
+ * until it is answered (the service's work is invisible to the clock), and a
+ * urlFile the test serves is rewritten to its file server.
+ */
+function heldTransport(base: Transport, clock: VirtualClock, rewrite?: (body: unknown) => unknown): Transport {
   return {
     description: base.description,
     async request(req) {
-      const n = (calls.get(req.method) ?? 0) + 1;
-      calls.set(req.method, n);
-      const fault = faults.find((f) => f.method === req.method && (Array.isArray(f.call) ? f.call.includes(n) : f.call === n));
-      if (fault) {
-        if (fault.answer === 'rate_limit_exceeded') {
-          return {
-            statusCode: 200,
-            headers: {},
-            body: { status: false, data: { status: 'fail', reason: 'rate_limit_exceeded', retryAfter: fault.retryAfter ?? 7200 } },
-          };
-        }
-        const headers: Record<string, string> = fault.retryAfter === undefined ? {} : { 'retry-after': String(fault.retryAfter) };
-        return { statusCode: fault.answer, headers, body: { message: `fault injected by the flow test (call ${n} of ${req.method})` } };
-      }
       // The call's work inside the local service is invisible to the clock: hold time still until it answers.
       const release = clock.hold();
       try {

@@ -6,7 +6,7 @@
  * only one process consumes an instance's notifications even when several
  * share a store.
  */
-import type { LazyApi } from '../lazy-api.js';
+import type { InterceptedApi } from '../../client/interceptors.js';
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
@@ -36,7 +36,7 @@ export interface ConsumersOptions {
   /** What starts the runs notifications trigger. */
   engine: Pick<Engine, 'start'>;
   flows: readonly Flow[];
-  clientFor(instance: string): LazyApi;
+  clientFor(instance: string): InterceptedApi;
   identityFor(instance: string): string;
   logger: Logger;
   /** Seconds one receiveNotification may be held. @default 20 */
