@@ -31,9 +31,7 @@ export function createClientResolver(
     const inst = config.instances[name];
     if (!inst) {
       const known = Object.keys(config.instances);
-      throw new MsgflowError('USAGE', {
-        reason: `instance '${name}' is not in ${config.file} (instances: ${known.join(', ') || 'none'})`,
-      });
+      throw new MsgflowError('INSTANCE_UNKNOWN', { name, file: config.file, known: ` (instances: ${known.join(', ') || 'none'})` });
     }
     const common = {
       timeoutMs: inst.timeoutMs,

@@ -213,7 +213,7 @@ export class ItemHost {
     if (stop) return { kind: 'dropped', reason: stop };
     const ctx = await this.context(job.runId, job.step);
     // Not workable here (this worker's flows differ): tried again later, by any worker, then recorded failed by the run.
-    if (typeof ctx === 'string') throw new FlowError('USAGE', { reason: ctx });
+    if (typeof ctx === 'string') throw new FlowError('ITEM_NOT_WORKABLE', { reason: ctx });
     const abort = new AbortController();
     const intent = ctx.writes ? new WriteIntent((call) => this.claimIntent(job, key, ctx, firstTry, call), abort) : undefined;
     // A plugin's writes may not go through the client: its intent is taken before it runs.

@@ -235,7 +235,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
 /** The local instance serving a config instance in a case: its matching local instance, else the first. */
 function localInstanceOf(config: Config, local: LocalConfig, name: string): LocalInst {
   const inst = config.instances[name];
-  if (!inst) throw new MsgflowError('USAGE', { reason: `instance '${name}' is not in ${config.file}` });
+  if (!inst) throw new MsgflowError('INSTANCE_UNKNOWN', { name, file: config.file, known: '' });
   return (
     (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) || local.instances[0]!
   );
@@ -373,9 +373,11 @@ async function reportMismatches(
 function checkCaseEvent(flow: Flow, c: FlowTestCase): FlowNotificationTrigger {
   const t = flow.on.notification;
   if (!t)
-    throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
+    throw new MsgflowError('TEST_CASE_INVALID', {
+      reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger`,
+    });
   if (!triggerMatches(t, t.instance, c.event!)) {
-    throw new MsgflowError('USAGE', {
+    throw new MsgflowError('TEST_CASE_INVALID', {
       reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)`,
     });
   }
@@ -387,7 +389,9 @@ function eventMessage(event: NonNullable<FlowTestCase['event']>, what: string): 
   const parsed = MessageInputSchema.safeParse(messageInputOf(event));
   if (parsed.success) return messageInputOf(event) as MessageInput;
   const issue = parsed.error.issues[0]!;
-  throw new MsgflowError('USAGE', { reason: `${what}: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` });
+  throw new MsgflowError('TEST_CASE_INVALID', {
+    reason: `${what}: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`,
+  });
 }
 
 /**
@@ -407,11 +411,13 @@ async function deliverEvent(rig: CaseRig, c: FlowTestCase, started: Promise<RunH
     await admin(rig.service, li, 'incoming', 'POST', eventMessage(event, what), what);
   else if (type === 'stateInstanceChanged') await admin(rig.service, li, 'state', 'POST', { state: event.stateInstance }, what);
   else if (!((await admin(rig.service, li, 'notification', 'POST', event, what)) as { queued: boolean }).queued)
-    throw new MsgflowError('USAGE', { reason: `${what}: the local instance does not produce ${type} notifications (its switch is off)` });
+    throw new MsgflowError('TEST_CASE_INVALID', {
+      reason: `${what}: the local instance does not produce ${type} notifications (its switch is off)`,
+    });
   let timedOut = false;
   const handle = await Promise.race([started, clock.sleep(parseDuration(c.timeout)!).then(() => void (timedOut = true))]);
   if (timedOut || !handle) {
-    throw new MsgflowError('USAGE', {
+    throw new MsgflowError('TEST_CASE_INVALID', {
       reason: `${what}, as the local service delivered it, started no run of ${rig.flow.name} within ${c.timeout} of virtual time`,
     });
   }
@@ -541,7 +547,7 @@ async function admin(
   if (res.status !== 200) {
     const answer = res.body as { message?: unknown } | undefined;
     const why = typeof answer?.message === 'string' ? answer.message : JSON.stringify(res.body);
-    throw new MsgflowError('USAGE', { reason: `${what}: ${why} (HTTP ${res.status})` });
+    throw new MsgflowError('TEST_CASE_INVALID', { reason: `${what}: ${why} (HTTP ${res.status})` });
   }
   return res.body;
 }
