@@ -21,8 +21,7 @@ import { TYPING_TYPES } from '../api/schemas.js';
 import { validateRequest } from '../api/validate.js';
 import { FlowError } from '../api/errors.js';
 import { defineAction, type ActionContext, type DurableState, type StartWait } from '../engine/action.js';
-import { evaluateTemplate, hasTemplate } from '../engine/expr/template.js';
-import type { ExprScope } from '../engine/expr/interpreter.js';
+import { hasTemplate } from '../engine/expr/template.js';
 import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
@@ -187,15 +186,8 @@ function recipientOf(row: SourcedRow): { chatId: string; rec: Record<string, unk
 function captionFor(ctx: ActionContext, template: string | undefined, item: Record<string, unknown>, index: number): string | undefined {
   if (template === undefined) return undefined;
   if (!hasTemplate(template)) return template;
-  const scope: ExprScope = {
-    inputs: { ...ctx.run.inputs },
-    env: {},
-    steps: {},
-    item,
-    index,
-    run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 },
-  };
-  const v = evaluateTemplate(template, scope);
+  // `item` is the recipient's row, not a forEach item; the rest is the run's scope.
+  const v = ctx.render(template, { item, index });
   return v === undefined || v === null ? '' : String(v);
 }
 

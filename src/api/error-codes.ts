@@ -154,6 +154,13 @@ export const ERROR_CATALOGUE = {
   RUN_NOT_RESUMABLE: { template: 'run {runId} cannot be resumed (see msgflow runs show {runId})' },
   /** `msgflow runs retry` (or the dashboard's Retry) of a run that has not ended: it is resumed, not retried. */
   RUN_UNFINISHED: { template: "run {runId} is unfinished ({status}): resume it with 'msgflow run {flow} --resume {runId}'" },
+  /**
+   * An instance-wide pause holds calls of a method (engine/run/pauses.ts): the
+   * call was not made. The unit runner waits until `until` and calls again.
+   */
+  INSTANCE_PAUSED: { template: "{scope} of instance '{instance}' paused until {until}: {reason}" },
+  /** A plugin's failure that trying again cannot change (DefiniteError): recorded, never retried. */
+  DEFINITE_FAILURE: { template: '{reason}' },
   /** An instance name config.yaml does not have (`known`: the names it has, when said). */
   INSTANCE_UNKNOWN: { template: "instance '{name}' is not in {file}{known}" },
   /** local.dataDir is held by another msgflow process. */

@@ -1,21 +1,10 @@
 import { loadConfig } from '../../config/load.js';
-import { PAUSES_NAMESPACE, type CheckPause } from '../../actions/check-account-bulk.js';
+import { liftPauses, listPauses, type PauseRecord } from '../../engine/run/pauses.js';
 import { clip, formatUntil } from '../../engine/progress/format.js';
 import { createStore } from '../../store/create.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
-
-/**
- * An instance-wide pause (e.g. checkAccount's rate_limit_exceeded): one
- * record per instance and scope in the shared namespace `pauses`, key
- * `${identity}:${scope}`, written and honoured by the jobs (checkAccount.bulk's
- * CheckPause is the one writer's shape).
- */
-export type PauseRecord = Omit<CheckPause, 'scope'> & { scope: string };
-
-/** The engine kv namespace of `ctx.shared('pauses')`. */
-const PAUSES_NS = `shared:${PAUSES_NAMESPACE}`;
 
 /** Columns a line of `msgflow pauses` keeps within (the reason is cut to fit, never the end). */
 const LINE_WIDTH = 80;
@@ -34,22 +23,19 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const store = createStore(config.store, config.baseDir);
   try {
-    const kv = store.kv(PAUSES_NS);
-    const all = await kv.entries<PauseRecord>();
     const now = Date.now();
     if (sub === 'lift') {
-      const hits = all.filter(([, p]) => p.instance === target || p.identity === target);
+      // Named by its config name or its identity (engine/run/pauses.ts owns the records).
+      const hits = await liftPauses(store, { name: target, identity: target });
       if (hits.length === 0) {
         io.err(`msgflow: no pause for instance '${target}' (msgflow pauses lists them)`);
         return EXIT.FAILURE;
       }
-      for (const [key, p] of hits) {
-        await kv.delete(key);
+      for (const [, p] of hits)
         io.out(`lifted: ${p.instance} (${p.identity}) ${p.scope}; runs waiting on it call the instance again at once`);
-      }
       return EXIT.OK;
     }
-    const active = all.filter(([, p]) => p.until > now).map(([, p]) => p);
+    const active = (await listPauses(store)).map(([, p]) => p).filter((p): p is PauseRecord => (p.until ?? 0) > now);
     if (values.json) {
       io.out(JSON.stringify(active, null, 2));
       return EXIT.OK;

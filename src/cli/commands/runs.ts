@@ -1,7 +1,7 @@
 import { MsgflowError } from '../../api/errors.js';
 import { loadConfig } from '../../config/load.js';
 import { closest } from '../../util/suggest.js';
-import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-execution.js';
+import { RUN_LOG_STREAM, type RunLogLine } from '../../engine/run/run-log.js';
 import { formatClock } from '../../util/duration.js';
 import type { CliReporter } from '../../engine/progress/cli-reporter.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
