@@ -20,6 +20,7 @@ import type { CheckAccountResponse } from '../api/types.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
 import { PauseError } from '../engine/control.js';
 import { pauseWait, type PauseRule } from '../engine/run/pauses.js';
+import { checkAccountCacheNs } from '../engine/shared.js';
 import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
@@ -34,11 +35,6 @@ import { JournalWriter } from './kit/journal.js';
 import { replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
-
-/** Namespace of the per-instance result cache, shared by every run and flow: one key per number. */
-export function checkAccountNamespace(identity: string): string {
-  return `checkAccount:${identity}`;
-}
 
 export const CheckAccountBulkInput = z
   .strictObject({
@@ -285,7 +281,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     counters,
     guard: new FailureGuard(action, ctx.instance.name, input.maxConsecutiveFailures),
     journal: new JournalWriter<Entry>(ctx.journal),
-    cache: ctx.shared(checkAccountNamespace(ctx.instance.identity)),
+    cache: ctx.shared(checkAccountCacheNs(ctx.instance.identity)),
     done: new Set(),
     seen: new Map(),
     asked: false,

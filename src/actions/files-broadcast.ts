@@ -21,6 +21,7 @@ import { TYPING_TYPES } from '../api/schemas.js';
 import { validateRequest } from '../api/validate.js';
 import { FlowError } from '../api/errors.js';
 import { defineAction, type ActionContext, type DurableState, type StartWait } from '../engine/action.js';
+import { broadcastCampaignNs } from '../engine/shared.js';
 import { hasTemplate } from '../engine/expr/template.js';
 import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
@@ -221,7 +222,7 @@ function checkRecipient(
 async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job> {
   const reportPath = input.report ?? defaultReport(ctx, 'csv');
   reportFormat(FILES_BROADCAST, reportPath);
-  const store = input.campaign ? ctx.shared(`broadcast:${ctx.instance.identity}:${input.campaign}`) : ctx.state;
+  const store = input.campaign ? ctx.shared(broadcastCampaignNs(ctx.instance.identity, input.campaign)) : ctx.state;
   const job: Job = {
     reportPath,
     store,

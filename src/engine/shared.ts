@@ -11,6 +11,7 @@
  * below), never by its config name.
  */
 import type { DurableState, EngineStore } from '../store/types.js';
+import type { ConsumerRecord, IncomingChatRecord, OptOutRecord, OutgoingStatusRecord } from './notify/records.js';
 import type { PauseRecord } from './run/pauses.js';
 
 /** A namespace of `ctx.shared()` and the type of its records. */
@@ -57,3 +58,23 @@ export function sharedRecords<R>(store: Pick<EngineStore, 'kv'>, ns: SharedNames
 
 /** `${identity}:${scope}` -> the instance-wide pause (engine/run/pauses.ts): `msgflow pauses`, the dashboard's Lift. */
 export const PAUSES_NS = namespace<PauseRecord>('pauses');
+/** `${identity}:${chatId}` -> the chat is never broadcast to (optOut actions, the notification consumer, the dashboard). */
+export const OPT_OUT_NS = namespace<OptOutRecord>('opt-out');
+/** `${identity}:${idMessage}` -> an outgoing message's last status, as the notification consumer recorded it. */
+export const OUTGOING_STATUS_NS = namespace<OutgoingStatusRecord>('outgoing-status');
+/** `${identity}:${chatId}` -> the latest incoming messages of a chat (waitForReply). */
+export const INCOMING_NS = namespace<IncomingChatRecord>('incoming');
+/** `${identity}` -> the instance's notifications are consumed since `since`. */
+export const CONSUMERS_NS = namespace<ConsumerRecord>('notification-consumers');
+
+// Families: one namespace per instance identity, each written and read by
+// one action, whose module types its records.
+
+/** checkAccount.bulk's result cache of an instance: one CachedCheck per number or username. */
+export const checkAccountCacheNs = (identity: string) => namespace<unknown>(`checkAccount:${identity}`);
+/** contacts.import's record of what msgflow wrote to an instance's contact list. */
+export const contactsNs = (identity: string) => namespace<unknown>(`contacts:${identity}`);
+/** outgoing.audit's stored audits of an instance, for the trend. */
+export const auditNs = (identity: string) => namespace<unknown>(`audit:${identity}`);
+/** files.broadcast's records of one campaign (`with.campaign`) on an instance, kept across runs. */
+export const broadcastCampaignNs = (identity: string, campaign: string) => namespace<unknown>(`broadcast:${identity}:${campaign}`);
