@@ -26,6 +26,25 @@ const LAYERS = {
 };
 
 /**
+ * Within an allowed layer, the only files of it a folder may import: the
+ * runtime wires the built-in actions through their registry
+ * (src/actions/builtins.ts), never an action's internals.
+ */
+const ONLY_THROUGH = {
+  runtime: { actions: ['actions/builtins.ts'] },
+};
+
+/**
+ * Names a module exports that only its owner may import: the engine owns the
+ * instance-wide pause records (src/engine/run/pauses.ts raises, lists and
+ * lifts them; everyone else goes through it).
+ */
+const OWNED_EXPORTS = [{ from: 'engine/shared.ts', name: 'PAUSES_NS', owners: ['engine/shared.ts', 'engine/run/pauses.ts'] }];
+
+/** The one module that writes the store's `shared:` prefix (sharedKvName). */
+const SHARED_PREFIX_OWNER = 'engine/shared.ts';
+
+/**
  * A rule of our own instead of a plugin: it resolves each relative import
  * against the importing file, so `src/local/instance` importing `../store/x.js`
  * (the local service's own src/local/store) is told apart from src/store,
@@ -43,11 +62,16 @@ const layersPlugin = {
         if (!allowed) return {};
         const check = (node, spec) => {
           if (typeof spec !== 'string' || !spec.startsWith('.')) return;
-          const target = topFolder(path.relative(srcDir, path.resolve(path.dirname(file), spec)));
-          if (!target || target === own || allowed.includes(target) || !(target in LAYERS)) return;
+          const rel = path.relative(srcDir, path.resolve(path.dirname(file), spec)).replace(/\.js$/, '.ts');
+          const target = topFolder(rel);
+          if (!target || target === own || !(target in LAYERS)) return;
+          const only = ONLY_THROUGH[own]?.[target];
+          if (allowed.includes(target) && (!only || only.includes(rel.split(path.sep).join('/')))) return;
           context.report({
             node,
-            message: `src/${own} must not import src/${target} (layers point one way: see README "How it fits together")`,
+            message: allowed.includes(target)
+              ? `src/${own} may import src/${target} only through ${only.map((f) => `src/${f}`).join(', ')}`
+              : `src/${own} must not import src/${target} (layers point one way: see README "How it fits together")`,
           });
         };
         return {
@@ -89,6 +113,53 @@ const noBarrels = {
 };
 layersPlugin.rules['no-barrels'] = noBarrels;
 
+/**
+ * What one module owns stays there: an OWNED_EXPORTS name is imported by its
+ * owners only, and the `shared:` prefix of the store's namespaces is written
+ * in SHARED_PREFIX_OWNER only (a namespace spelled twice splits its data
+ * silently on a rename).
+ */
+const owned = {
+  meta: { type: 'problem', schema: [] },
+  create(context) {
+    const srcDir = path.resolve('src');
+    const self = path.relative(srcDir, path.resolve(context.filename)).split(path.sep).join('/');
+    const startsShared = (text) => typeof text === 'string' && text.startsWith('shared:');
+    return {
+      ImportDeclaration(node) {
+        const spec = node.source.value;
+        if (typeof spec !== 'string' || !spec.startsWith('.')) return;
+        const from = path
+          .relative(srcDir, path.resolve(path.dirname(path.resolve(context.filename)), spec))
+          .split(path.sep)
+          .join('/')
+          .replace(/\.js$/, '.ts');
+        for (const s of node.specifiers) {
+          const name = s.type === 'ImportSpecifier' ? s.imported.name : undefined;
+          const rule = OWNED_EXPORTS.find((o) => o.from === from && o.name === name);
+          if (rule && !rule.owners.includes(self))
+            context.report({ node: s, message: `${name} belongs to ${rule.owners.map((f) => `src/${f}`).join(', ')}: go through them` });
+        }
+      },
+      Literal(node) {
+        if (self !== SHARED_PREFIX_OWNER && startsShared(node.value))
+          context.report({
+            node,
+            message: `the store's 'shared:' prefix is written by sharedKvName() in src/${SHARED_PREFIX_OWNER} alone`,
+          });
+      },
+      TemplateLiteral(node) {
+        if (self !== SHARED_PREFIX_OWNER && startsShared(node.quasis[0]?.value.cooked))
+          context.report({
+            node,
+            message: `the store's 'shared:' prefix is written by sharedKvName() in src/${SHARED_PREFIX_OWNER} alone`,
+          });
+      },
+    };
+  },
+};
+layersPlugin.rules.owned = owned;
+
 function topFolder(rel) {
   if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
   const parts = rel.split(path.sep);
@@ -122,6 +193,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     rules: {
       'msgflow/layers': 'error',
+      'msgflow/owned': 'error',
       // A function that does not fit on a screen does several things: split it into named parts.
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
     },

@@ -44,7 +44,7 @@ import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js'
 import { createRunScope, itemScope, runExprScope, type RunScope } from '../../engine/run/unit-context.js';
 import { StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
 import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult, type Lease } from '../../store/types.js';
-import { lookForSend, sendShape } from '../../actions/kit/send-lookup.js';
+import { lookForSend, sendShape } from '../../client/send-lookup.js';
 import type { Clock } from '../../util/clock.js';
 import { WriteIntent, writeIntentInterceptor, type WriteCall } from './write-intent.js';
 
@@ -245,7 +245,7 @@ export class ItemHost {
   /**
    * The intent of a worker that died (or stalled) once its call had left.
    * A send (sendMessage, sendFileByUrl) is looked for at the service
-   * (kit/send-lookup.ts): its message found, the item is recorded sent; in
+   * (client/send-lookup.ts): its message found, the item is recorded sent; in
    * neither the send queue nor the chat history once the journal lag has
    * passed since it was first found missing, the call never reached the
    * service and this worker makes it, under its own intent; until then the

@@ -25,7 +25,7 @@ import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
 import { ensureSwitches } from './switches.js';
 import { registerSecrets } from '../../util/secrets.js';
-import { WAIT_FOR_REPLY } from '../../actions/wait-for-reply.js';
+import { WAIT_FOR_REPLY } from '../../actions/builtins.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
 
