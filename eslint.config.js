@@ -36,7 +36,8 @@ const LAYERS = {
   store: ['api', 'util'],
   engine: ['api', 'util', 'store', 'client', 'config'],
   actions: ['api', 'util', 'engine', 'store', 'client'],
-  runtime: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions', 'ui'],
+  // The runtime wires the built-in actions through their registry, never an action's internals.
+  runtime: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions/builtins', 'ui'],
   ui: { values: ['api', 'util', 'config', 'client', 'store', 'engine'], types: ['runtime'] },
   cli: {
     values: ['api', 'runtime', 'util/duration', 'util/printable', 'util/port-in-use', 'util/secrets', 'util/suggest'],
@@ -62,6 +63,16 @@ function typeOnly(node) {
   const specs = node.specifiers ?? [];
   return specs.length > 0 && specs.every((s) => s.importKind === 'type' || s.exportKind === 'type');
 }
+
+/**
+ * Names a module exports that only its owner may import: the engine owns the
+ * instance-wide pause records (src/engine/run/pauses.ts raises, lists and
+ * lifts them; everyone else goes through it).
+ */
+const OWNED_EXPORTS = [{ from: 'engine/shared.ts', name: 'PAUSES_NS', owners: ['engine/shared.ts', 'engine/run/pauses.ts'] }];
+
+/** The one module that writes the store's `shared:` prefix (sharedKvName). */
+const SHARED_PREFIX_OWNER = 'engine/shared.ts';
 
 /**
  * A rule of our own instead of a plugin: it resolves each relative import
@@ -207,6 +218,52 @@ const noModuleState = {
   },
 };
 layersPlugin.rules['no-module-state'] = noModuleState;
+/**
+ * What one module owns stays there: an OWNED_EXPORTS name is imported by its
+ * owners only, and the `shared:` prefix of the store's namespaces is written
+ * in SHARED_PREFIX_OWNER only (a namespace spelled twice splits its data
+ * silently on a rename).
+ */
+const owned = {
+  meta: { type: 'problem', schema: [] },
+  create(context) {
+    const srcDir = path.resolve('src');
+    const self = path.relative(srcDir, path.resolve(context.filename)).split(path.sep).join('/');
+    const startsShared = (text) => typeof text === 'string' && text.startsWith('shared:');
+    return {
+      ImportDeclaration(node) {
+        const spec = node.source.value;
+        if (typeof spec !== 'string' || !spec.startsWith('.')) return;
+        const from = path
+          .relative(srcDir, path.resolve(path.dirname(path.resolve(context.filename)), spec))
+          .split(path.sep)
+          .join('/')
+          .replace(/\.js$/, '.ts');
+        for (const s of node.specifiers) {
+          const name = s.type === 'ImportSpecifier' ? s.imported.name : undefined;
+          const rule = OWNED_EXPORTS.find((o) => o.from === from && o.name === name);
+          if (rule && !rule.owners.includes(self))
+            context.report({ node: s, message: `${name} belongs to ${rule.owners.map((f) => `src/${f}`).join(', ')}: go through them` });
+        }
+      },
+      Literal(node) {
+        if (self !== SHARED_PREFIX_OWNER && startsShared(node.value))
+          context.report({
+            node,
+            message: `the store's 'shared:' prefix is written by sharedKvName() in src/${SHARED_PREFIX_OWNER} alone`,
+          });
+      },
+      TemplateLiteral(node) {
+        if (self !== SHARED_PREFIX_OWNER && startsShared(node.quasis[0]?.value.cooked))
+          context.report({
+            node,
+            message: `the store's 'shared:' prefix is written by sharedKvName() in src/${SHARED_PREFIX_OWNER} alone`,
+          });
+      },
+    };
+  },
+};
+layersPlugin.rules.owned = owned;
 
 function topFolder(rel) {
   if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined;
@@ -242,6 +299,7 @@ export default tseslint.config(
     rules: {
       'msgflow/layers': 'error',
       'msgflow/no-module-state': 'error',
+      'msgflow/owned': 'error',
       // A function that does not fit on a screen does several things: split it into named parts.
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
     },

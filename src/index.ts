@@ -185,6 +185,10 @@ export { parseConfig, loadConfig, resolveFromConfig, type Config, issuesToConfig
 export { interpolateEnv } from './config/interpolate.js';
 export { defineAction, definePlugin, inputFile, outputFile } from './engine/action.js';
 export type { FileFieldMeta, ActionDefinition, ActionContext, DurableState, Logger, PluginModule, WaitOptions } from './engine/action.js';
+/** Control errors an action throws to tell the engine how to go on (docs/plugins.md). */
+export { PauseError, DefiniteError, type PauseInfo } from './engine/control.js';
+export { pauseWait, type PauseRule, type PauseRecord } from './engine/run/pauses.js';
+export { interceptApi, type ApiInterceptor, type ApiCall, type InterceptedApi } from './client/interceptors.js';
 export type { Flow, FlowStep } from './engine/flow/types.js';
 export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
 export { ManualClock, machineZone, systemClock, zoneOf, type Clock } from './util/clock.js';
@@ -223,7 +227,7 @@ export type {
   FollowedEvent,
   FollowedRun,
   FollowOptions,
-  PauseInfo,
+  InstancePause,
   RunListQuery,
   RunView,
   StartRunOptions,

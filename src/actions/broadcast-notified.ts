@@ -7,13 +7,8 @@
  * after a time window; no polling of the service at all.
  */
 import type { ActionContext, DurableState } from '../engine/action.js';
-import {
-  CONSUMERS_NS,
-  FAILED_STATUSES,
-  OUTGOING_STATUS_NS,
-  type ConsumerRecord,
-  type OutgoingStatusRecord,
-} from '../engine/notify/records.js';
+import { FAILED_STATUSES, type ConsumerRecord, type OutgoingStatusRecord } from '../engine/notify/records.js';
+import { CONSUMERS_NS, OUTGOING_STATUS_NS } from '../engine/shared.js';
 import type { DeliveryStatus, RecipientRecord } from './broadcast-records.js';
 
 /** The service keeps an unsent message queued this long; no status can come after it. */

@@ -10,7 +10,7 @@
  * cannot be read, or it was sent again already) is `unknown`, never sent again.
  */
 import type { Message } from '../api/types.js';
-import { lookForSend } from './kit/send-lookup.js';
+import { lookForSend } from '../client/send-lookup.js';
 import type { ActionContext, DurableState } from '../engine/action.js';
 
 /** `resend`: an interrupted send that never reached the service, to be sent again (see {@link reconcile}). */

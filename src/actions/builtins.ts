@@ -10,6 +10,9 @@ import { filesBroadcast } from './files-broadcast.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
 
+/** The name of the built-in action that reads replies the notification consumer records (the runtime consumes the instances its flows use). */
+export { WAIT_FOR_REPLY } from './wait-for-reply.js';
+
 /** Registered by the runtime next to the API-method actions. */
 export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   checkAccountBulk,

@@ -18,8 +18,9 @@ import { RateLimitError } from '../api/errors.js';
 import { classify } from '../api/failure.js';
 import type { CheckAccountResponse } from '../api/types.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
-import type { DurableState } from '../store/types.js';
-import { formatDuration } from '../util/duration.js';
+import { PauseError } from '../engine/control.js';
+import { pauseWait, type PauseRule } from '../engine/run/pauses.js';
+import { checkAccountCacheNs } from '../engine/shared.js';
 import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
@@ -34,15 +35,6 @@ import { JournalWriter } from './kit/journal.js';
 import { replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
-
-/** Namespace of the per-instance result cache, shared by every run and flow: one key per number. */
-export function checkAccountNamespace(identity: string): string {
-  return `checkAccount:${identity}`;
-}
-
-/** Namespace and key of the instance-wide pause after rate_limit_exceeded (`msgflow pauses` lists it). */
-export const PAUSES_NAMESPACE = 'pauses';
-export const pauseKey = (identity: string) => `${identity}:checkAccount`;
 
 export const CheckAccountBulkInput = z
   .strictObject({
@@ -78,6 +70,21 @@ export const CheckAccountBulkInput = z
   .describe('Checks which numbers and usernames have an account, with a per-instance result cache and rate-limit pause.');
 
 export type CheckAccountBulkInput = z.output<typeof CheckAccountBulkInput>;
+
+/**
+ * The spec's rule, declared by this action and honoured by every unit of
+ * every run (a BullMQ worker's `uses: checkAccount` items too): after
+ * `rate_limit_exceeded`, every check of the instance pauses for max(2h, the
+ * service's retryAfter); this job's own checks pause for its `pause`.
+ */
+export const CHECK_ACCOUNT_PAUSE: PauseRule<CheckAccountBulkInput> = {
+  scope: 'checkAccount',
+  method: 'checkAccount',
+  cause: 'rate_limit_exceeded',
+  minMs: 2 * 3_600_000,
+  raisedBy: (e) => (e instanceof RateLimitError && e.scope === 'checkAccount' ? e.retryAfterMs : undefined),
+  minMsFrom: (input) => input.pause,
+};
 
 export type CheckStatus = 'exists' | 'none' | 'invalid' | 'duplicate' | 'failed' | 'wouldCheck';
 
@@ -127,20 +134,6 @@ export interface CachedCheck {
   p?: number;
   /** the service answered from its own cache */
   f?: boolean;
-}
-
-/** The instance-wide pause after rate_limit_exceeded: ONE record per instance in `pauses`. */
-export interface CheckPause {
-  /** Config name of the instance when the pause was raised. */
-  instance: string;
-  identity: string;
-  scope: 'checkAccount';
-  /** End, ms since the epoch. */
-  until: number;
-  since: number;
-  retryAfterMs: number;
-  /** Why, never when (views add `until` themselves): `rate_limit_exceeded (retryAfter 2h)`. */
-  reason: string;
 }
 
 export interface CheckAccountBulkSummary {
@@ -288,7 +281,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     counters,
     guard: new FailureGuard(action, ctx.instance.name, input.maxConsecutiveFailures),
     journal: new JournalWriter<Entry>(ctx.journal),
-    cache: ctx.shared(checkAccountNamespace(ctx.instance.identity)),
+    cache: ctx.shared(checkAccountCacheNs(ctx.instance.identity)),
     done: new Set(),
     seen: new Map(),
     asked: false,
@@ -414,7 +407,7 @@ async function confirmAccess(ctx: ActionContext, job: Job): Promise<void> {
   }
 }
 
-/** Asks the service until it answers for this target (rate-limit pauses in between); a failure comes with its error. */
+/** Asks the service until it answers for this target (the instance's pauses in between); a failure comes with its error. */
 async function checkOne(
   ctx: ActionContext,
   input: CheckAccountBulkInput,
@@ -423,7 +416,6 @@ async function checkOne(
 ): Promise<{ result: CheckResult; error?: unknown }> {
   job.asked = true;
   for (;;) {
-    await honourPause(ctx, job);
     try {
       const req = t.phone !== undefined ? { phoneNumber: t.phone } : { username: t.username! };
       const res = await ctx.client.checkAccount({ ...req, force: input.force }, { signal: ctx.signal });
@@ -435,8 +427,8 @@ async function checkOne(
       return { result: toResult(t, entry, 'service') };
     } catch (e) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-      if (e instanceof RateLimitError && e.scope === 'checkAccount') {
-        await startPause(ctx, input, job, e);
+      if (e instanceof PauseError) {
+        await honourPause(ctx, job, e);
         continue;
       }
       const klass = classify(e);
@@ -458,74 +450,27 @@ async function checkOne(
 }
 
 /**
- * Waits while the instance-wide pause is in force, durably. The wait re-reads
- * the pause record while it sleeps: lifted (`msgflow pauses lift`, the
- * dashboard's Lift, from any process or host sharing the store) or changed by
- * another run, it ends at once and the record is read again.
+ * The instance's pause (CHECK_ACCOUNT_PAUSE, engine/run/pauses.ts) holds the
+ * check: counted and announced when this check raised it, then waited out,
+ * durably. The wait re-reads the pause record while it sleeps: lifted
+ * (`msgflow pauses lift`, the dashboard's Lift, from any process or host
+ * sharing the store) or changed by another run, it ends at once and the
+ * check is asked again (the pause, when in force, answers again).
  */
-async function honourPause(ctx: ActionContext, job: Job): Promise<void> {
-  const pauses = ctx.shared(PAUSES_NAMESPACE);
-  const key = pauseKey(ctx.instance.identity);
-  for (;;) {
-    const p = await pauses.get<CheckPause>(key);
-    if (!p || p.until <= ctx.clock.now()) return;
-    ctx.logger.warn(
-      `${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' are paused by ${p.reason}; 'msgflow pauses lift ${ctx.instance.name}' lifts the pause`,
-    );
-    // The key is derived from the pause itself, so after a restart the same
-    // wait is found and only the remaining time is slept.
-    await job.counters.waitingFor(() =>
-      ctx.wait({
-        until: p.until,
-        reason: `checkAccount paused by ${p.reason}`,
-        key: `checkAccount-pause-${p.until}`,
-        lifted: async () => (await pauses.get<CheckPause>(key))?.until !== p.until,
-      }),
-    );
-    if (ctx.clock.now() < p.until)
-      ctx.logger.info(`${CHECK_ACCOUNT_BULK}: the pause of instance '${ctx.instance.name}' was lifted; checking again`);
+async function honourPause(ctx: ActionContext, job: Job, e: PauseError): Promise<void> {
+  const p = e.pause;
+  if (p.raised) {
+    job.tally.pauses++;
+    await ctx.state.set('pauses', job.tally.pauses);
+    const payload = { instance: ctx.instance.name, identity: ctx.instance.identity, until: p.until, retryAfterMs: p.raised.retryAfterMs };
+    ctx.emit('checkAccount.paused', payload);
   }
-}
-
-/**
- * Raises the instance-wide checkAccount pause after rate_limit_exceeded, or
- * extends the one in force: `minMs` or the service's Retry-After from `since`,
- * whichever is longer, and never shorter than a pause already raised. The one
- * record that this job, the BullMQ workers, `msgflow pauses` and the dashboard
- * read. `byWorker`: raised by a worker's item rather than a job.
- */
-export async function raiseCheckPause(
-  pauses: DurableState,
-  instance: { name: string; identity: string },
-  o: { since: number; minMs: number; retryAfterMs: number; byWorker?: boolean },
-): Promise<CheckPause> {
-  const key = pauseKey(instance.identity);
-  const current = await pauses.get<CheckPause>(key);
-  const until = Math.max(o.since + Math.max(o.minMs, o.retryAfterMs), current?.until ?? 0);
-  // Why, not when: `until` is a field of its own, and every view says it once.
-  const why = `retryAfter ${formatDuration(o.retryAfterMs)}${o.byWorker ? '; raised by a worker' : ''}`;
-  const record: CheckPause = {
-    instance: instance.name,
-    identity: instance.identity,
-    scope: 'checkAccount',
-    until,
-    since: o.since,
-    retryAfterMs: o.retryAfterMs,
-    reason: `rate_limit_exceeded (${why})`,
-  };
-  await pauses.set(key, record);
-  return record;
-}
-
-async function startPause(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, e: RateLimitError): Promise<void> {
-  const { until } = await raiseCheckPause(ctx.shared(PAUSES_NAMESPACE), ctx.instance, {
-    since: ctx.clock.now(),
-    minMs: input.pause,
-    retryAfterMs: e.retryAfterMs,
-  });
-  job.tally.pauses++;
-  await ctx.state.set('pauses', job.tally.pauses);
-  ctx.emit('checkAccount.paused', { instance: ctx.instance.name, identity: ctx.instance.identity, until, retryAfterMs: e.retryAfterMs });
+  ctx.logger.warn(
+    `${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' are paused by ${p.reason}; 'msgflow pauses lift ${ctx.instance.name}' lifts the pause`,
+  );
+  await job.counters.waitingFor(() => ctx.wait(pauseWait(p, ctx.shared)));
+  if (ctx.clock.now() < p.until)
+    ctx.logger.info(`${CHECK_ACCOUNT_BULK}: the pause of instance '${ctx.instance.name}' was lifted; checking again`);
 }
 
 // ---- report: the summary -------------------------------------------------------
@@ -549,6 +494,7 @@ export const checkAccountBulk = defineAction({
   input: CheckAccountBulkInput,
   dryRun: true,
   countsRecords: true,
+  pauses: [CHECK_ACCOUNT_PAUSE],
   output: {
     description:
       'Summary counts { total, unique, duplicates, exists, none, invalid, failed, fromCache, checked, pauses, report } (+ wouldCheck on a dry run); per-number results are in the report file.',

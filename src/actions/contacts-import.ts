@@ -13,6 +13,7 @@ import { ApiError, isMsgflowError } from '../api/errors.js';
 import { classify } from '../api/failure.js';
 import { isPersonalChatId, personalChatId } from '../api/chat-id.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
+import { contactsNs } from '../engine/shared.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
@@ -29,11 +30,6 @@ export const CONTACTS_IMPORT = 'contacts.import';
 
 export const CONTACT_MODES = ['upsert', 'add', 'edit', 'delete'] as const;
 export type ContactMode = (typeof CONTACT_MODES)[number];
-
-/** Namespace of msgflow's record of what it wrote to an instance's contact list (by identity). */
-export function contactsNamespace(identity: string): string {
-  return `contacts:${identity}`;
-}
 
 export const ContactsImportInput = z
   .strictObject({
@@ -259,7 +255,7 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     // 16 in flight keeps the intent list (written before every call) small.
     journal: new JournalWriter<Entry>(ctx.journal, 16),
     intents: new Set(await intentList(ctx)),
-    mirror: ctx.shared(contactsNamespace(ctx.instance.identity)),
+    mirror: ctx.shared(contactsNs(ctx.instance.identity)),
     done: new Set(),
     seen: new Map(),
     tally,

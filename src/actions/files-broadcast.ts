@@ -21,8 +21,8 @@ import { TYPING_TYPES } from '../api/schemas.js';
 import { validateRequest } from '../api/validate.js';
 import { FlowError } from '../api/errors.js';
 import { defineAction, type ActionContext, type DurableState, type StartWait } from '../engine/action.js';
-import { evaluateTemplate, hasTemplate } from '../engine/expr/template.js';
-import type { ExprScope } from '../engine/expr/interpreter.js';
+import { broadcastCampaignNs } from '../engine/shared.js';
+import { hasTemplate } from '../engine/expr/template.js';
 import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
@@ -188,15 +188,8 @@ function recipientOf(row: SourcedRow): { chatId: string; rec: Record<string, unk
 function captionFor(ctx: ActionContext, template: string | undefined, item: Record<string, unknown>, index: number): string | undefined {
   if (template === undefined) return undefined;
   if (!hasTemplate(template)) return template;
-  const scope: ExprScope = {
-    inputs: { ...ctx.run.inputs },
-    env: {},
-    steps: {},
-    item,
-    index,
-    run: { id: ctx.run.id, flow: ctx.run.flow, startedAt: 0 },
-  };
-  const v = evaluateTemplate(template, scope, ctx.run.templates);
+  // `item` is the recipient's row, not a forEach item; the rest is the run's scope.
+  const v = ctx.render(template, { item, index });
   return v === undefined || v === null ? '' : String(v);
 }
 
@@ -230,7 +223,7 @@ function checkRecipient(
 async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job> {
   const reportPath = input.report ?? defaultReport(ctx, 'csv');
   reportFormat(FILES_BROADCAST, reportPath);
-  const store = input.campaign ? ctx.shared(`broadcast:${ctx.instance.identity}:${input.campaign}`) : ctx.state;
+  const store = input.campaign ? ctx.shared(broadcastCampaignNs(ctx.instance.identity, input.campaign)) : ctx.state;
   const job: Job = {
     reportPath,
     store,

@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { FlowError } from '../api/errors.js';
 import { isChatId, personalChatId } from '../api/chat-id.js';
 import { defineAction, type ActionContext, type DurableState } from '../engine/action.js';
-import { OPT_OUT_NS, type OptOutRecord } from '../engine/notify/records.js';
+import type { OptOutRecord } from '../engine/notify/records.js';
+import { OPT_OUT_NS } from '../engine/shared.js';
 import { normalisePhone } from './phone.js';
 
 export const OPT_OUT_ADD = 'optOut.add';

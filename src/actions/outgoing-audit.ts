@@ -8,16 +8,12 @@
 import { z } from 'zod';
 import type { Message } from '../api/types.js';
 import { defineAction, outputFile } from '../engine/action.js';
+import { auditNs } from '../engine/shared.js';
 import { formatDuration } from '../util/duration.js';
 import { duration } from './duration.js';
 import { REPORT_EXTENSIONS, reportFormat, writeReport } from './kit/report.js';
 
 export const OUTGOING_AUDIT = 'outgoing.audit';
-
-/** Namespace of the stored audits of one instance (by identity), for the trend. */
-export function auditNamespace(identity: string): string {
-  return `audit:${identity}`;
-}
 
 /** Columns of the CSV report, fixed. */
 export const AUDIT_REPORT_COLUMNS = ['lag', 'idMessage', 'chatId', 'typeMessage', 'statusMessage', 'sentAt', 'ageMs'] as const;
@@ -221,7 +217,7 @@ export const outgoingAudit = defineAction({
     const now = ctx.clock.now();
     const runKey = `${ctx.run.id}/${ctx.run.step}`;
     const { record, notDelivered, notRead } = computeAudit(messages, now, input, runKey);
-    const store = ctx.shared(auditNamespace(ctx.instance.identity));
+    const store = ctx.shared(auditNs(ctx.instance.identity));
     const history = (await store.entries<AuditRecord>('a:')).sort(([a], [b]) => (a < b ? -1 : 1));
     const mine = history.filter(([, r]) => r.runId === runKey);
     const others = history.filter(([, r]) => r.runId !== runKey);

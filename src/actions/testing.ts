@@ -1,10 +1,13 @@
 /**
  * A test kit for actions, for msgflow's own job tests and for plugin authors:
- * an ActionContext built from the engine's real parts (an EngineStore, its
- * journal, its shared namespaces, durable waits that persist their wake time
- * in the store), so that an action is tested as the engine runs it, a
- * "restart" is a second context over the same store, and a long wait passes
- * instantly on a ManualClock.
+ * an ActionContext built by the engine's own factory (engine/run/unit-context.ts)
+ * from its real parts (an EngineStore, its journal, its shared namespaces,
+ * durable waits that persist their wake time in the store, the client chain
+ * with its dry-run refusal and instance-wide pauses), so that an action is
+ * tested as the engine runs it, a "restart" is a second context over the
+ * same store, and a long wait passes instantly on a ManualClock. Prefer
+ * {@link runAction}: it validates `with:` and binds the action's own pause
+ * rules, as the engine does.
  *
  * @example
  * import { createActionTestContext, ManualClock } from 'msgflow';
@@ -13,14 +16,16 @@
  * const out = await myAction.run(t.ctx, myAction.input.parse({ file: 'data/leads.csv' }));
  * expect(t.progress.at(-1)).toMatchObject({ done: 3 });
  */
-import { resolve } from 'node:path';
 import type { ActionContext, ActionDefinition, InstanceRef, Logger, ProgressCounts } from '../engine/action.js';
+import { createBus } from '../engine/events.js';
 import { DurableWaits } from '../engine/run/durable-waits.js';
+import { declaredPauseRules, type PauseRule } from '../engine/run/pauses.js';
+import { createRunScope, createUnitContext, runExprScope, type UnitWaits } from '../engine/run/unit-context.js';
 import type { InstanceApi } from '../api/types.js';
 import { createMemoryStore } from '../store/memory-store.js';
-import { prefixedState } from '../store/prefixed-state.js';
 import type { EngineStore, WaitRecord } from '../store/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { BUILTIN_JOB_ACTIONS } from './builtins.js';
 
 export interface ActionTestOptions {
   client: InstanceApi;
@@ -46,6 +51,12 @@ export interface ActionTestOptions {
   item?: number;
   /** How often (real time) a wait with `lifted` asks it, as the engine's waitRecheckMs. @default 1000 */
   waitRecheckMs?: number;
+  /**
+   * Instance-wide pause rules the client honours, as the engine's registry
+   * declares them (runAction adds the action's own, with its shortest pause
+   * from its input). @default the built-in actions' rules
+   */
+  pauses?: readonly PauseRule[];
 }
 
 export interface ActionTestContext {
@@ -65,13 +76,21 @@ export interface ActionTestContext {
   abort(reason?: unknown): void;
 }
 
-/** Builds a context on the engine's store, journal, shared state and durable waits. */
+/** How runAction tells a test context which action runs with which input (its own pause rules, as the engine binds them). */
+const BIND = Symbol('bind action');
+type Bindable = ActionTestContext & { [BIND]?: (action: ActionDefinition<any, any>, input: unknown) => void };
+
+/**
+ * Builds a context through the engine's own factory (engine/run/unit-context.ts)
+ * on its store, journal, shared state, durable waits and client chain.
+ */
 export function createActionTestContext(o: ActionTestOptions): ActionTestContext {
   const store = o.store ?? createMemoryStore();
   const clock = o.clock ?? systemClock;
   const runId = o.runId ?? 'run-1';
   const step = o.step ?? 'job';
-  const itemKey = o.item === undefined ? '-' : String(o.item);
+  const flow = { name: o.flow ?? 'test-flow', instance: (o.instance ?? DEFAULT_INSTANCE).name, baseDir: o.baseDir ?? process.cwd() };
+  const dryRun = o.dryRun ?? false;
   const controller = new AbortController();
   const t: Omit<ActionTestContext, 'ctx' | 'waiting'> = {
     store,
@@ -83,49 +102,80 @@ export function createActionTestContext(o: ActionTestOptions): ActionTestContext
   };
   let signalWaiting!: (w: WaitRecord) => void;
   const waiting = new Promise<WaitRecord>((r) => (signalWaiting = r));
-  const waits = new DurableWaits({
-    store,
+  const bus = createBus();
+  bus.on('action:event', (e) => void t.events.push({ name: e.name, payload: e.payload }));
+  const scope = createRunScope({
     runId,
+    flow,
+    inputs: o.inputs ?? {},
+    dryRun,
+    store,
+    bus,
     clock,
-    onWaiting: (w) => {
-      t.waits.push(w);
-      signalWaiting(w);
-    },
-    onResumed: () => undefined,
-    recheckMs: o.waitRecheckMs,
-  });
-  let loaded: Promise<void> | undefined;
-  const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
-    void t.logs.push(`${level} ${message}${fields ? ' ' + JSON.stringify(fields) : ''}`);
-  const logger: Logger = { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
-  const instance = o.instance ?? { name: 'default', identity: 'inst-test' };
-  const stream = `${step}/${itemKey}`;
-  const ctx: ActionContext = {
-    client: o.client,
-    instanceName: instance.name,
-    instance,
-    logger,
-    run: { id: runId, flow: o.flow ?? 'test-flow', step, attempt: 1, dryRun: o.dryRun ?? false, inputs: o.inputs ?? {} },
+    random: Math.random,
+    // The lines are the test's to read (t.logs), as the action wrote them.
+    logger: recordingLogger(t.logs),
+    keepLog: false,
     signal: controller.signal,
-    clock,
-    state: prefixedState(store.kv(`run:${runId}`), `${stream}/`),
-    shared: (ns) => store.kv(`shared:${ns}`),
-    journal: {
-      append: (...entries) => store.appendJournal(runId, stream, entries),
-      replay: <T>() => store.readJournal<T>(runId, stream),
-    },
-    async wait(options) {
-      // Waits persisted by an earlier context over the same store (a restart);
-      // the run's record exists first, as the engine's would.
-      loaded ??= ensureRun(store, runId, ctx.run.flow, ctx.run.dryRun, clock).then(async () => waits.load(await store.listWaits(runId)));
-      await loaded;
-      await waits.wait({ step, ...(o.item === undefined ? {} : { item: o.item }) }, options, controller.signal);
-    },
-    progress: (u) => void t.progress.push({ ...u }),
-    emit: (name, payload = {}) => void t.events.push({ name, payload }),
-    resolvePath: (p) => resolve(o.baseDir ?? process.cwd(), p),
+    client: () => o.client,
+    identity: (o.instance ?? DEFAULT_INSTANCE).identity,
+    waits: testWaits(store, runId, flow.name, dryRun, clock, o.waitRecheckMs, (w) => (t.waits.push(w), signalWaiting(w))),
+    baseDir: flow.baseDir,
+    defaultRateLimitWaitMs: 1000,
+    pauseRules: o.pauses ?? declaredPauseRules(BUILTIN_JOB_ACTIONS),
+  });
+  // The action runAction runs, with its input: its own pause rules, as the engine binds them.
+  let unit: { action?: ActionDefinition<any, any>; input?: unknown } = {};
+  let client: InstanceApi | undefined;
+  const ctx: ActionContext = createUnitContext(scope, {
+    step,
+    ...(o.item === undefined ? {} : { item: o.item }),
+    expr: runExprScope({ flow: { name: flow.name, env: {} }, run: { id: runId, startedAt: clock.now() }, inputs: o.inputs ?? {}, clock }),
+    client: () => (client ??= scope.unitClient(unit)),
+    onProgress: (u) => void t.progress.push({ ...u }),
+  });
+  const out: Bindable = { ...t, ctx, waiting };
+  const bind = (action: ActionDefinition<any, any>, input: unknown) => {
+    unit = { action, input };
+    client = undefined;
   };
-  return { ...t, ctx, waiting };
+  Object.defineProperty(out, BIND, { value: bind });
+  return out;
+}
+
+const DEFAULT_INSTANCE: InstanceRef = { name: 'default', identity: 'inst-test' };
+
+/** Log lines as `level message`, with the line's fields when it has some. */
+function recordingLogger(lines: string[]): Logger {
+  const log = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    void lines.push(`${level} ${message}${fields ? ' ' + JSON.stringify(fields) : ''}`);
+  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}
+
+/**
+ * The engine's durable waits, loaded on the first wait with those an earlier
+ * context over the same store persisted (a restart); the run's record exists
+ * first, as the engine's would.
+ */
+function testWaits(
+  store: EngineStore,
+  runId: string,
+  flow: string,
+  dryRun: boolean,
+  clock: Clock,
+  recheckMs: number | undefined,
+  onWaiting: (w: WaitRecord) => void,
+): UnitWaits {
+  const waits = new DurableWaits({ store, runId, clock, onWaiting, onResumed: () => undefined, recheckMs });
+  let loaded: Promise<void> | undefined;
+  return {
+    async wait(target, options, signal) {
+      loaded ??= ensureRun(store, runId, flow, dryRun, clock).then(async () => waits.load(await store.listWaits(runId)));
+      await loaded;
+      return waits.wait(target, options, signal);
+    },
+    pending: (target, key) => waits.pending(target, key),
+  };
 }
 
 async function ensureRun(store: EngineStore, id: string, flow: string, dryRun: boolean, clock: Clock): Promise<void> {
@@ -150,5 +200,7 @@ async function ensureRun(store: EngineStore, id: string, flow: string, dryRun: b
  * context: the same validation `msgflow validate` and the engine apply.
  */
 export async function runAction<O>(def: ActionDefinition<any, O>, t: ActionTestContext, withBlock: Record<string, unknown>): Promise<O> {
-  return def.run(t.ctx, def.input.parse(withBlock));
+  const input = def.input.parse(withBlock);
+  (t as Bindable)[BIND]?.(def, input);
+  return def.run(t.ctx, input);
 }

@@ -13,9 +13,8 @@
 import { z } from 'zod';
 import { FlowError } from '../api/errors.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
+import { CONSUMERS_NS, INCOMING_NS } from '../engine/shared.js';
 import {
-  CONSUMERS_NS,
-  INCOMING_NS,
   chatPosition,
   firstReply,
   recordedSeq,

@@ -144,8 +144,34 @@ export const ERROR_CATALOGUE = {
   },
   /** BullMQ executor: a worker could not work the item (after the job's attempts). */
   ITEM_WORKER_FAILED: { template: "step '{step}' item {item}: the workers could not work it: {reason}" },
+  /** BullMQ executor: a worker that cannot work an item here (its flows differ from the run's): the job is tried again later. */
+  ITEM_NOT_WORKABLE: { template: 'this worker cannot work the item: {reason}' },
+  /** `msgflow run --resume` of a run that ended. */
+  RUN_FINISHED: {
+    template: 'run {runId} is {status}: only an unfinished run can be resumed (msgflow runs retry {runId} redoes its failed items)',
+  },
+  /** `msgflow run --resume` of a run that ended or was cancelled while it was being claimed. */
+  RUN_NOT_RESUMABLE: { template: 'run {runId} cannot be resumed (see msgflow runs show {runId})' },
+  /** `msgflow runs retry` (or the dashboard's Retry) of a run that has not ended: it is resumed, not retried. */
+  RUN_UNFINISHED: { template: "run {runId} is unfinished ({status}): resume it with 'msgflow run {flow} --resume {runId}'" },
+  /**
+   * An instance-wide pause holds calls of a method (engine/run/pauses.ts): the
+   * call was not made. The unit runner waits until `until` and calls again.
+   */
+  INSTANCE_PAUSED: { template: "{scope} of instance '{instance}' paused until {until}: {reason}" },
+  /** A plugin's failure that trying again cannot change (DefiniteError): recorded, never retried. */
+  DEFINITE_FAILURE: { template: '{reason}' },
+  /** An instance name config.yaml does not have (`known`: the names it has, when said). */
+  INSTANCE_UNKNOWN: { template: "instance '{name}' is not in {file}{known}" },
+  /** local.dataDir is held by another msgflow process. */
+  LOCAL_DATA_IN_USE: { template: 'the local service data in {dir} is in use by process {pid}{command}{next}' },
+  /** A data file (a flow input's file, a job's `file:`) that cannot be read as its type. */
+  DATA_FILE_INVALID: { template: '{file}: {reason}' },
+  /** A flow test case that cannot run as written (its event, messages or instances). */
+  TEST_CASE_INVALID: { template: '{reason}' },
   PLUGIN_LOAD_FAILED: { template: "plugin '{plugin}' could not be loaded: {reason}" },
   PLUGIN_INVALID: { template: "plugin '{plugin}': {reason}" },
+  /** A usage error: a command line or a config that cannot be used as written. Never control flow. */
   USAGE: { template: '{reason}' },
 
   // ---- dashboard and HTTP API (msgflow start / msgflow ui) ------------------

@@ -38,6 +38,8 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'INSTANCE_STARTING',
   'SERVER_ERROR',
   'INTERNAL',
+  // An instance-wide pause ends by itself (engine/run/pauses.ts).
+  'INSTANCE_PAUSED',
 ]);
 
 function codeOf(error: unknown): string | undefined {

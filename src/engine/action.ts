@@ -11,6 +11,8 @@ import type { Clock } from '../util/clock.js';
 import type { DurableState } from '../store/types.js';
 import type { Logger } from '../util/logger.js';
 import type { TemplateTable } from './expr/template.js';
+import type { PauseRule } from './run/pauses.js';
+import type { SharedNamespace } from './shared.js';
 
 // Re-exported: plugin authors name them through the action contract.
 export type { DurableState, Logger };
@@ -90,8 +92,12 @@ export interface ActionContext {
   clock: Clock;
   /** Durable state of this step (and item) within this run: survives kill -9. */
   state: DurableState;
-  /** Durable state shared across runs and flows, namespaced by the caller (e.g. `checkAccount:default`). */
-  shared(namespace: string): DurableState;
+  /**
+   * Durable state shared across runs and flows: one of msgflow's namespaces
+   * (engine/shared.ts declares them, e.g. OPT_OUT_NS) or a plugin's own,
+   * named by a string (e.g. `myPlugin:${ctx.instance.identity}`).
+   */
+  shared(namespace: string | SharedNamespace<unknown>): DurableState;
   /**
    * Pauses durably until a time: the wake time is persisted before sleeping,
    * the run shows as waiting, and after a restart the run resumes and the same
@@ -113,6 +119,16 @@ export interface ActionContext {
   emit(name: string, payload?: Record<string, unknown>): void;
   /** Resolves a path relative to the project (config file's directory). */
   resolvePath(p: string): string;
+  /**
+   * Evaluates the `${{ }}` templates in a value (a string, or the strings
+   * inside arrays and objects) against the run's expression scope (inputs,
+   * env, steps, run, event, and the forEach item), with `extra` taking the
+   * place of `item` and `index`: what an action that evaluates a `rawInputs`
+   * field once per record (files.broadcast's caption) calls.
+   *
+   * @example ctx.render('Hello ${{ item.firstName }}', { item: row, index: 3 }) // 'Hello Alice'
+   */
+  render(value: unknown, extra?: { item?: unknown; index?: number }): unknown;
 }
 
 /** Which instance a step talks to. */
@@ -212,6 +228,14 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * @default undefined (never waits before its work)
    */
   firstWait?(withBlock: Readonly<Record<string, unknown>>, now: number, zone: string): StartWait | undefined;
+  /**
+   * Instance-wide pauses the action declares (engine/run/pauses.ts): after a
+   * failure a rule names, every call of its method on the instance waits,
+   * from every run, flow, process and host, and the action's own calls meet
+   * a PauseError (engine/control.ts) while it is in force.
+   * @default []
+   */
+  pauses?: readonly PauseRule<z.output<S>>[];
   run(ctx: ActionContext, input: z.output<S>): Promise<O>;
 }
 

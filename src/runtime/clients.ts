@@ -1,8 +1,8 @@
 import { MsgflowError } from '../api/errors.js';
-import { API_METHODS } from '../api/methods.js';
-import type { CallOptions, InstanceApi } from '../api/types.js';
+import type { InstanceApi } from '../api/types.js';
 import type { EngineEvents } from '../engine/events.js';
 import { createClient } from '../client/client.js';
+import { interceptApi, type ApiInterceptor } from '../client/interceptors.js';
 import { localInstanceOf, type Config } from '../config/load.js';
 import type { Logger } from '../engine/action.js';
 import { createInProcessTransport } from './in-process-transport.js';
@@ -24,15 +24,13 @@ export function createClientResolver(
   const onCall = opts.onCall;
   const build = async (name: string): Promise<InstanceApi> => {
     const client = await buildClient(name);
-    return onCall ? reportingCalls(client, name, onCall, opts.clock ?? systemClock) : client;
+    return onCall ? interceptApi(client, [callMetrics(name, onCall, opts.clock ?? systemClock)]) : client;
   };
   const buildClient = async (name: string): Promise<InstanceApi> => {
     const inst = config.instances[name];
     if (!inst) {
       const known = Object.keys(config.instances);
-      throw new MsgflowError('USAGE', {
-        reason: `instance '${name}' is not in ${config.file} (instances: ${known.join(', ') || 'none'})`,
-      });
+      throw new MsgflowError('INSTANCE_UNKNOWN', { name, file: config.file, known: ` (instances: ${known.join(', ') || 'none'})` });
     }
     const common = {
       timeoutMs: inst.timeoutMs,
@@ -80,30 +78,28 @@ export function createClientResolver(
 export type ApiCallEvent = EngineEvents['api:call'][0];
 
 /**
- * `client` with every call reported to `onCall` once it settles (after the
- * client's own retries): the instance's config name, the method, 'ok' or the
- * error's catalogue code, and the time it took. Never the id or the token.
+ * The metrics interceptor: every call reported to `onCall` once it settles
+ * (after the client's own retries): the instance's config name, the method,
+ * 'ok' or the error's catalogue code, and the time it took. Never the id or
+ * the token.
  */
-function reportingCalls(client: InstanceApi, instance: string, onCall: (e: ApiCallEvent) => void, clock: Clock): InstanceApi {
-  const target = client as unknown as Record<string, (r: unknown, o?: CallOptions) => Promise<unknown>>;
-  // Keeps description and close() of the client; the methods are replaced below.
-  const out: Record<string, unknown> = { ...target };
-  for (const method of API_METHODS) {
-    out[method] = async (request: unknown, options?: CallOptions) => {
+export function callMetrics(instance: string, onCall: (e: ApiCallEvent) => void, clock: Clock): ApiInterceptor {
+  return {
+    name: 'metrics',
+    async call(c, next) {
       const started = clock.now();
       let outcome = 'ok';
       try {
-        return await target[method]!(request, options);
+        return await next();
       } catch (e) {
         const code = (e as { code?: unknown } | undefined)?.code;
-        outcome = typeof code === 'string' ? code : options?.signal?.aborted ? 'ABORTED' : 'UNKNOWN';
+        outcome = typeof code === 'string' ? code : c.options.signal?.aborted ? 'ABORTED' : 'UNKNOWN';
         throw e;
       } finally {
-        onCall({ instance, method, outcome, durationMs: clock.now() - started });
+        onCall({ instance, method: c.method, outcome, durationMs: clock.now() - started });
       }
-    };
-  }
-  return out as unknown as InstanceApi;
+    },
+  };
 }
 
 /** Defined with the config it follows from; here too for the runtime's modules that resolve clients and identities together. */

@@ -13,7 +13,7 @@ export { loadConfig, resolveFromConfig } from '../config/load.js';
 export { displayPath, findFlow, validateFlowFiles, validationTargets } from '../engine/flow/load.js';
 export { checkInputNames, dataInputsOf, fileOverridesFrom } from '../engine/flow/inputs.js';
 export { renderFlowJsonSchema } from '../engine/flow/json-schema.js';
-export { RUN_LOG_STREAM } from '../engine/run/run-execution.js';
+export { RUN_LOG_STREAM } from '../engine/run/run-log.js';
 
 /** The dashboard over a runtime (see src/ui/serve.ts); its modules are loaded only when one is served. */
 export async function serveDashboard(...args: Parameters<typeof serve>): ReturnType<typeof serve> {

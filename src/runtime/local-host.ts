@@ -42,11 +42,11 @@ export async function openLocalHost(config: Config, opts: LocalHostOptions): Pro
     if (holder.url && !opts.listen) {
       return { mode: 'remote', url: holder.url, ownerPid: holder.pid, close: async () => {} };
     }
-    throw new MsgflowError('USAGE', {
-      reason:
-        `the local service data in ${local.dataDir} is in use by process ${holder.pid}` +
-        (holder.command ? ` (msgflow ${holder.command})` : '') +
-        (holder.url ? `, serving ${holder.url}; stop it first` : '; wait for it to end or stop it'),
+    throw new MsgflowError('LOCAL_DATA_IN_USE', {
+      dir: local.dataDir,
+      pid: holder.pid,
+      command: holder.command ? ` (msgflow ${holder.command})` : '',
+      next: holder.url ? `, serving ${holder.url}; stop it first` : '; wait for it to end or stop it',
     });
   }
   const lock: DataLock = got.lock;

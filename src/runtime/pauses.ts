@@ -6,20 +6,18 @@
  * EngineClient; runs waiting on a pause re-read it from the store (whatever
  * process or host they run in), so a lifted one lets them call again at once.
  */
-import { PAUSES_NAMESPACE, type CheckPause } from '../actions/check-account-bulk.js';
 import type { Config } from '../config/load.js';
+import { liftPauses, listPauses, type PauseRecord } from '../engine/run/pauses.js';
 import { createStore } from '../store/create.js';
 import type { EngineStore } from '../store/types.js';
-import type { PauseInfo } from './engine-client/types.js';
+import type { InstancePause } from './engine-client/types.js';
 
-/** One pause record (checkAccount.bulk's CheckPause is the one writer's shape). */
-export type PauseRecord = Omit<CheckPause, 'scope'> & { scope: string };
-
-/** The engine kv namespace of `ctx.shared('pauses')`. */
-const PAUSES_NS = `shared:${PAUSES_NAMESPACE}`;
+export type { PauseRecord };
 
 /** A pause as EngineClients answer it: the record's fields, nothing else (a view's `key` and `active` left out). */
-export function toPauseInfo(p: Omit<PauseInfo, 'since' | 'retryAfterMs'> & Partial<Pick<PauseInfo, 'since' | 'retryAfterMs'>>): PauseInfo {
+export function toInstancePause(
+  p: Omit<InstancePause, 'since' | 'retryAfterMs'> & Partial<Pick<InstancePause, 'since' | 'retryAfterMs'>>,
+): InstancePause {
   return {
     instance: p.instance,
     identity: p.identity,
@@ -31,9 +29,19 @@ export function toPauseInfo(p: Omit<PauseInfo, 'since' | 'retryAfterMs'> & Parti
   };
 }
 
-/** Every pause record with its key, in force or not. */
-export function pauseRecords(store: EngineStore): Promise<Array<[string, PauseRecord]>> {
-  return store.kv(PAUSES_NS).entries<PauseRecord>();
+/** A record as shown, or undefined when another version wrote it without the fields a view needs. */
+function shown(p: Partial<PauseRecord>): PauseRecord | undefined {
+  if (typeof p.instance !== 'string' || typeof p.identity !== 'string' || typeof p.until !== 'number' || typeof p.reason !== 'string')
+    return undefined;
+  return { scope: '', since: 0, retryAfterMs: 0, ...p } as PauseRecord;
+}
+
+/** Every pause record with its key, in force or not (engine/run/pauses.ts owns them). */
+export async function pauseRecords(store: EngineStore): Promise<Array<[string, PauseRecord]>> {
+  return (await listPauses(store)).flatMap(([k, p]) => {
+    const r = shown(p);
+    return r ? [[k, r] as [string, PauseRecord]] : [];
+  });
 }
 
 /** The pauses in force at `now`. */
@@ -43,14 +51,7 @@ export async function activePauses(store: EngineStore, now: number): Promise<Pau
 
 /** Deletes the pauses of `target` (the instance's config name or its identity); answers those lifted. */
 export async function liftPausesOf(store: EngineStore, target: string): Promise<PauseRecord[]> {
-  const kv = store.kv(PAUSES_NS);
-  const lifted: PauseRecord[] = [];
-  for (const [key, p] of await pauseRecords(store)) {
-    if (p.instance !== target && p.identity !== target) continue;
-    await kv.delete(key);
-    lifted.push(p);
-  }
-  return lifted;
+  return (await liftPauses(store, { name: target, identity: target })).flatMap(([, p]) => shown(p) ?? []);
 }
 
 /**

@@ -16,7 +16,7 @@ import type { EngineStore } from '../store/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver, identityOf } from './clients.js';
 import { createProjectEngine, flowSource, localUrlOf } from './project-engine.js';
-import { lazyApi, type LazyApi } from './lazy-api.js';
+import { interceptApi, type InterceptedApi } from '../client/interceptors.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { Redactor } from '../util/secrets.js';
 import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
@@ -61,7 +61,7 @@ export interface Runtime {
   readonly redactor: Redactor;
   /** The local service as seen by this process, once opened. */
   local(): Promise<LocalHost>;
-  clientFor(instance: string): LazyApi;
+  clientFor(instance: string): InterceptedApi;
   flows(): LoadedFlows;
   /** `${{ local.url }}` of flows; undefined without a `local:` section. */
   readonly localUrl?: string;
@@ -142,11 +142,12 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
   const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });
-  const apis = new Map<string, LazyApi>();
-  const clientFor = (name: string): LazyApi => {
+  const apis = new Map<string, InterceptedApi>();
+  const clientFor = (name: string): InterceptedApi => {
     let api = apis.get(name);
     if (!api) {
-      api = lazyApi(() => resolve(name));
+      // Built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses.
+      api = interceptApi(() => resolve(name), []);
       apis.set(name, api);
     }
     return api;

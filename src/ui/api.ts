@@ -8,7 +8,8 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
 import type { Flow } from '../engine/flow/types.js';
-import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-execution.js';
+import { liftPauses as liftPauseRecords, listPauses, type PauseRecord } from '../engine/run/pauses.js';
+import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-log.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../config/identity.js';
 import { dataFolders, holdsNonFinite, inDataFolders } from '../engine/flow/inputs.js';
@@ -30,8 +31,6 @@ import {
   type FailedItemView,
 } from './views.js';
 
-/** Namespace of instance-wide pauses (common contract: `ctx.shared('pauses')`). */
-export const PAUSES_NAMESPACE = 'shared:pauses';
 /** At most this many failed items per step in a run's answer. */
 export const FAILED_ITEMS_SHOWN = 200;
 
@@ -47,16 +46,6 @@ export interface PauseView {
   retryAfterMs?: number;
   reason: string;
   active: boolean;
-}
-
-interface PauseRecord {
-  instance?: string;
-  identity?: string;
-  scope?: string;
-  until?: number;
-  since?: number;
-  retryAfterMs?: number;
-  reason?: string;
 }
 
 export interface ApiContext {
@@ -353,7 +342,7 @@ async function logLines(ctx: ApiContext, runId: string): Promise<RunLogLine[]> {
   return out;
 }
 
-function toPauseView(key: string, p: PauseRecord, now: number): PauseView {
+function toPauseView(key: string, p: Partial<PauseRecord>, now: number): PauseView {
   return {
     key,
     instance: p.instance ?? key.split(':')[0]!,
@@ -375,7 +364,7 @@ function toPauseView(key: string, p: PauseRecord, now: number): PauseView {
 export async function listInstances(ctx: ApiContext) {
   const { config, store } = ctx.runtime;
   const now = ctx.now();
-  const pauses = (await store.kv(PAUSES_NAMESPACE).entries<PauseRecord>()).map(([k, p]) => toPauseView(k, p ?? {}, now));
+  const pauses = (await listPauses(store)).map(([k, p]) => toPauseView(k, p, now));
   const probe = ctx.instances;
   const { executor } = ctx.runtime;
   const instances = await Promise.all(
@@ -402,16 +391,8 @@ export async function listInstances(ctx: ApiContext) {
 export async function liftPauses(ctx: ApiContext, name: string) {
   const { config, store } = ctx.runtime;
   if (!Object.hasOwn(config.instances, name)) throw notFound(`instance '${name}'`);
-  const identity = identityOf(config, name);
-  const kv = store.kv(PAUSES_NAMESPACE);
-  let lifted = 0;
-  for (const [key, p] of await kv.entries<PauseRecord>()) {
-    if (key.startsWith(`${identity}:`) || p?.identity === identity) {
-      await kv.delete(key);
-      lifted++;
-    }
-  }
-  return { instance: name, lifted };
+  const lifted = await liftPauseRecords(store, { identity: identityOf(config, name) });
+  return { instance: name, lifted: lifted.length };
 }
 
 /**

@@ -10,6 +10,7 @@
  * or a scraper cannot spend the instance's request quota: at most one round
  * of calls per instance every `ttlMs`.
  */
+import { OPT_OUT_NS, sharedState } from '../engine/shared.js';
 import type { Runtime } from '../runtime/runtime.js';
 
 /** One instance as the dashboard sees it. */
@@ -115,9 +116,6 @@ export interface InstanceProbe {
   optOuts(identity: string): Promise<number>;
 }
 
-/** Store namespace of the opt-out list (`ctx.shared('opt-out')`, keys `${identity}:${chatId}`), kept by the notification consumer and optOut actions. */
-export const OPT_OUT_NAMESPACE = 'shared:opt-out';
-
 export function createInstanceProbe(runtime: Runtime, opts: InstanceProbeOptions = {}): InstanceProbe {
   const now = () => Date.now();
   const lives = new Map<string, () => Promise<InstanceLive>>();
@@ -143,7 +141,7 @@ export function createInstanceProbe(runtime: Runtime, opts: InstanceProbeOptions
     optOuts(identity) {
       let get = counts.get(identity);
       if (!get) {
-        const read = async () => (await runtime.store.kv(OPT_OUT_NAMESPACE).entries(`${identity}:`)).length;
+        const read = async () => (await sharedState(runtime.store, OPT_OUT_NS).entries(`${identity}:`)).length;
         counts.set(identity, (get = staleWhileRevalidate(opts.optOutTtlMs ?? 60_000, now, read)));
       }
       return get();

@@ -7,14 +7,15 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EngineBus, EngineEventName, EngineEvents } from '../engine/events.js';
-import type { DurableState, RunRecord } from '../store/types.js';
+import type { PauseRecord } from '../engine/run/pauses.js';
+import type { RunRecord } from '../store/types.js';
 
 export interface UiMetricsOptions {
   bus: EngineBus;
   /** Every run record known (see RunIndex.all). */
   runs: () => Promise<RunRecord[]>;
-  /** The shared `pauses` namespace. */
-  pauses: DurableState;
+  /** The instance-wide pause records (engine/run/pauses.ts listPauses). */
+  pauses: () => Promise<Array<[string, Partial<PauseRecord>]>>;
   /** Each instance's send-queue length by config name (cached answers of showMessagesQueue); instances absent are not known. */
   sendQueues?: () => Promise<Record<string, number>>;
   now?: () => number;
@@ -25,12 +26,6 @@ export interface UiMetrics {
   /** Prometheus text exposition. */
   render(): Promise<string>;
   close(): void;
-}
-
-interface PauseRecord {
-  instance?: string;
-  scope?: string;
-  until?: number;
 }
 
 export function createUiMetrics(opts: UiMetricsOptions): UiMetrics {
@@ -74,7 +69,7 @@ function defineGauges(registry: Registry, opts: UiMetricsOptions, now: () => num
     async collect() {
       this.reset();
       const t = now();
-      for (const [, p] of await opts.pauses.entries<PauseRecord>()) {
+      for (const [, p] of await opts.pauses()) {
         if (typeof p?.until === 'number' && p.until > t) this.inc({ instance: p.instance ?? 'unknown', scope: p.scope ?? 'unknown' });
       }
     },

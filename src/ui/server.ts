@@ -13,7 +13,8 @@ import { MsgflowError } from '../api/errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { portInUseError } from '../util/port-in-use.js';
 import type { Logger } from '../util/logger.js';
-import { PAUSES_NAMESPACE, type ApiContext } from './api.js';
+import type { ApiContext } from './api.js';
+import { listPauses } from '../engine/run/pauses.js';
 import { createEventHub, type EventHub } from './events.js';
 import { createFollowHub, type FollowHub } from './follow.js';
 import { SseStreams, type SseLimits } from './sse.js';
@@ -118,7 +119,7 @@ export async function createUiServer(opts: UiServerOptions): Promise<UiServer> {
   const metrics = createUiMetrics({
     bus: runtime.bus,
     runs: () => index.all(),
-    pauses: runtime.store.kv(PAUSES_NAMESPACE),
+    pauses: () => listPauses(runtime.store),
     now,
     sendQueues: () => sendQueues(runtime, instances),
   });

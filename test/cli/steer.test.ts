@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import type { RunRecord } from '../../src/store/types.js';
-import { raiseCheckPause } from '../../src/actions/check-account-bulk.js';
+import { CHECK_ACCOUNT_PAUSE } from '../../src/actions/check-account-bulk.js';
+import { raisePause } from '../../src/engine/run/pauses.js';
 import { runCli } from '../../src/cli/main.js';
 import { captureIo, cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
@@ -223,11 +224,11 @@ describe('pauses', () => {
     const store = stateOf(dir);
     // the record as the one writer makes it (checkAccount.bulk and the workers)
     const since = Date.now();
-    const { until } = await raiseCheckPause(
-      store.kv('shared:pauses'),
-      { name: 'default', identity: 'inst-abc123' },
-      { since, minMs: 2 * 3600_000, retryAfterMs: 7_200_000 },
-    );
+    const { until } = await raisePause(store, { name: 'default', identity: 'inst-abc123' }, CHECK_ACCOUNT_PAUSE, {
+      since,
+      minMs: 2 * 3600_000,
+      retryAfterMs: 7_200_000,
+    });
     await store.close();
     const list = await cli(['pauses'], dir);
     expect(list.code).toBe(0);

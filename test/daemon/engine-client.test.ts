@@ -5,7 +5,8 @@
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { PAUSES_NAMESPACE } from '../../src/actions/check-account-bulk.js';
+import { pauseKey } from '../../src/engine/run/pauses.js';
+import { sharedState } from '../../src/engine/shared.js';
 import { identityOf } from '../../src/config/identity.js';
 import { createDaemon, type Daemon } from '../../src/runtime/daemon.js';
 import { createHttpEngineClient } from '../../src/runtime/engine-client/http.js';
@@ -28,7 +29,7 @@ async function harness(clientOf: (daemon: Daemon) => EngineClient): Promise<Engi
       const identity = identityOf(config, 'default');
       const at = Date.now();
       const record = { instance: 'default', identity, scope: 'checkAccount', since: at, retryAfterMs: 0, ...p };
-      await store.kv(`shared:${PAUSES_NAMESPACE}`).set(`${identity}:checkAccount`, record);
+      await sharedState(store, 'pauses').set(pauseKey(identity, 'checkAccount'), record);
     },
     async close() {
       await client.close();

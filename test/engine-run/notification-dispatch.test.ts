@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NOTIFICATION_RUNS_NS, NotificationDispatcher, notificationRunId } from '../../src/engine/notify/dispatcher.js';
-import { INCOMING_NS, firstReply, sharedState } from '../../src/engine/notify/records.js';
+import { firstReply } from '../../src/engine/notify/records.js';
+import { INCOMING_NS, sharedState } from '../../src/engine/shared.js';
 import { notificationKey, parseNotification } from '../../src/engine/notify/body.js';
 import type { Flow } from '../../src/engine/flow/types.js';
 import { action, flow, registryWith, step, testEngine } from './helpers.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { waitForReply } from '../../src/actions/wait-for-reply.js';
-import { CONSUMERS_NS, INCOMING_NS, chatPosition, firstReply, sharedState } from '../../src/engine/notify/records.js';
+import { chatPosition, firstReply } from '../../src/engine/notify/records.js';
+import { CONSUMERS_NS, INCOMING_NS, sharedState } from '../../src/engine/shared.js';
 import { NotificationDispatcher } from '../../src/engine/notify/dispatcher.js';
 import { parseNotification } from '../../src/engine/notify/body.js';
 import type { Flow } from '../../src/engine/flow/types.js';

@@ -1,5 +1,5 @@
 import type { CliReporter } from '../../engine/progress/cli-reporter.js';
-import type { RunLogLine } from '../../engine/run/run-execution.js';
+import type { RunLogLine } from '../../engine/run/run-log.js';
 import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
 import { MsgflowError } from '../../api/errors.js';
 import { closest } from '../../util/suggest.js';

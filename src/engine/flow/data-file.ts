@@ -18,7 +18,7 @@ export interface DataFileOptions {
 export const DATA_FILE_EXTENSIONS = ['.csv', '.json', '.jsonl', '.ndjson', '.yaml', '.yml'] as const;
 
 function fail(file: string, reason: string, cause?: unknown): MsgflowError {
-  return new MsgflowError('USAGE', { reason: `${file}: ${reason}` }, cause === undefined ? {} : { cause });
+  return new MsgflowError('DATA_FILE_INVALID', { file, reason }, cause === undefined ? {} : { cause });
 }
 
 export async function readDataFile(file: string, options: DataFileOptions = {}): Promise<unknown> {

@@ -257,7 +257,7 @@ async function readRows(file: string, max: number): Promise<unknown> {
         }
       } catch (e) {
         if (e instanceof TooManyRows) throw e;
-        throw new MsgflowError('USAGE', { reason: `${file}: bad CSV: ${(e as Error).message}` }, { cause: e });
+        throw new MsgflowError('DATA_FILE_INVALID', { file, reason: `bad CSV: ${(e as Error).message}` }, { cause: e });
       }
     } else {
       let n = 0;
@@ -269,7 +269,11 @@ async function readRows(file: string, max: number): Promise<unknown> {
         try {
           rows.push(JSON.parse(line));
         } catch (e) {
-          throw new MsgflowError('USAGE', { reason: `${file}:${n}: bad JSON line: ${(e as Error).message}` }, { cause: e });
+          throw new MsgflowError(
+            'DATA_FILE_INVALID',
+            { file: `${file}:${n}`, reason: `bad JSON line: ${(e as Error).message}` },
+            { cause: e },
+          );
         }
       }
     }
@@ -284,7 +288,8 @@ async function readFile(flow: Flow, name: string, file: string, maxRows = DEFAUL
     return await readRows(file, maxRows);
   } catch (e) {
     if (e instanceof TooManyRows) throw tooLarge(flow, name, file, maxRows);
-    const reason = e instanceof MsgflowError ? String(e.params.reason ?? e.message) : (e as Error).message;
+    // DATA_FILE_INVALID says `<file>: <what is wrong>`.
+    const reason = e instanceof Error ? e.message : String(e);
     throw inputError(flow, name, reason, e);
   }
 }

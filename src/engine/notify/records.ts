@@ -6,26 +6,10 @@
  * at all. Each write touches one record.
  */
 import type { DurableState, EngineStore } from '../../store/types.js';
+import { INCOMING_NS, OUTGOING_STATUS_NS, sharedState } from '../shared.js';
 import { chatIdOf, textOf, type Notification } from './body.js';
 
-/**
- * The store namespace of `ctx.shared(ns)` (see unit-runner.ts): the consumer
- * writes where actions (and plugins) read with `ctx.shared(ns)`.
- */
-export function sharedState(store: Pick<EngineStore, 'kv'>, ns: string): DurableState {
-  return store.kv(`shared:${ns}`);
-}
-
-/** The namespaces below are `ctx.shared()` names. */
-
-/** `${identity}:${idMessage}` -> {@link OutgoingStatusRecord}. */
-export const OUTGOING_STATUS_NS = 'outgoing-status';
-/** `${identity}:${chatId}` -> {@link IncomingChatRecord}. */
-export const INCOMING_NS = 'incoming';
-/** `${identity}` -> {@link ConsumerRecord}: the instance's notifications are consumed since `since`. */
-export const CONSUMERS_NS = 'notification-consumers';
-/** `${identity}:${chatId}` -> {@link OptOutRecord}: the chat is never broadcast to. */
-export const OPT_OUT_NS = 'opt-out';
+// The namespaces these records live in are declared in engine/shared.ts (INCOMING_NS, OUTGOING_STATUS_NS, CONSUMERS_NS, OPT_OUT_NS).
 
 /** Incoming messages kept per chat: waitForReply needs the first one after its reference point, not a history. */
 export const INCOMING_KEPT = 20;

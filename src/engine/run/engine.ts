@@ -454,12 +454,10 @@ class EngineCore {
     const r = await this.store.getRun(runId);
     if (!r || r.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
     if (!RESUMABLE_STATUSES.includes(r.status)) {
-      throw new FlowError('USAGE', {
-        reason: `run ${runId} is ${r.status}: only an unfinished run can be resumed (msgflow runs retry ${runId} redoes its failed items)`,
-      });
+      throw new FlowError('RUN_FINISHED', { runId, status: r.status });
     }
     const h = await this.resumeOne(r, flow, true);
-    if (!h) throw new FlowError('USAGE', { reason: `run ${runId} cannot be resumed (see msgflow runs show ${runId})` });
+    if (!h) throw new FlowError('RUN_NOT_RESUMABLE', { runId });
     return h;
   }
 
@@ -468,9 +466,7 @@ class EngineCore {
     const old = await this.store.getRun(runId);
     if (!old || old.flow !== flow.name) throw new FlowError('RUN_NOT_FOUND', { runId });
     if (RESUMABLE_STATUSES.includes(old.status)) {
-      throw new FlowError('USAGE', {
-        reason: `run ${runId} is unfinished (${(await this.displayed(old)).status}): resume it with 'msgflow run ${flow.name} --resume ${runId}'`,
-      });
+      throw new FlowError('RUN_UNFINISHED', { runId, status: (await this.displayed(old)).status, flow: flow.name });
     }
     // Every step of a succeeded run is carried over: a "retry" would redo nothing, or run the flow again unasked.
     if (old.status === 'succeeded') throw new FlowError('NOTHING_TO_RETRY', { runId, flow: flow.name });

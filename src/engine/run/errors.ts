@@ -3,6 +3,7 @@
  * records, and the runner's own errors.
  */
 import type { z } from 'zod';
+import { ERROR_CATALOGUE, type ErrorCode } from '../../api/error-codes.js';
 import { FlowError, MsgflowError, ValidationError } from '../../api/errors.js';
 import type { ErrorInfo } from '../../store/types.js';
 
@@ -15,6 +16,19 @@ export function errorInfo(e: unknown, step?: string, item?: number): ErrorInfo {
   if (step !== undefined) info.step = step;
   if (item !== undefined) info.item = item;
   return info;
+}
+
+/**
+ * The error an ErrorInfo records, rebuilt where another process recorded it
+ * (a worker's fatal error, read by the run): the same message and, when it
+ * had one, the same catalogue code, so the run records and classifies it as
+ * the worker saw it.
+ */
+export function fromErrorInfo(info: ErrorInfo): Error {
+  if (info.code === undefined || !Object.hasOwn(ERROR_CATALOGUE, info.code)) return new Error(info.message);
+  const e = new MsgflowError(info.code as ErrorCode);
+  e.message = info.message;
+  return e;
 }
 
 /**

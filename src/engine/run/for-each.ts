@@ -10,10 +10,11 @@ import type { FlowStep } from '../flow/types.js';
 import type { RegisteredAction } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
 import type { ItemSink } from './executor.js';
-import { type RunShared, runUnit } from './unit-runner.js';
+import { runUnit } from './unit-runner.js';
+import type { RunScope } from './unit-context.js';
 
 export interface ForEachParts {
-  sh: RunShared;
+  sh: RunScope;
   step: FlowStep;
   def: RegisteredAction;
   scope: ExprScope;

@@ -12,11 +12,11 @@
  *   step's action failing) fails the run unless the step has `continueOnError`.
  */
 import { FlowError, MsgflowError } from '../../api/errors.js';
-import { METHOD_SPECS } from '../../api/methods.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, ErrorInfo, ItemCounts, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger, ProgressCounts } from '../action.js';
+import { isRunInterruption } from '../control.js';
 import type { EngineBus } from '../events.js';
 import type { ExprScope, StepScope } from '../expr/interpreter.js';
 import { collectReferences } from '../expr/references.js';
@@ -28,30 +28,9 @@ import { errorInfo } from './errors.js';
 import type { LeaseOwner } from './ownership.js';
 import type { ItemExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
-import { type RunShared, StepFatalError, runUnit } from './unit-runner.js';
-
-/** Errors that stop the run as `interrupted` (resumable), never `failed`: the store is down, or another process owns the run now. */
-export function isInterruption(e: unknown): boolean {
-  return e instanceof MsgflowError && (e.code === 'STORE_UNAVAILABLE' || e.code === 'RUN_OWNERSHIP_LOST');
-}
-
-/**
- * The run's client: every writing method (METHOD_SPECS[m].writes) first
- * checks that this process still owns the run, and a dry run refuses them.
- */
-function guardClient(api: InstanceApi, beforeWrite: (method: string) => Promise<void>): InstanceApi {
-  return new Proxy(api, {
-    get(target, prop, receiver) {
-      const v: unknown = Reflect.get(target, prop, receiver);
-      if (typeof prop !== 'string' || typeof v !== 'function' || !Object.hasOwn(METHOD_SPECS, prop)) return v;
-      if (!METHOD_SPECS[prop as keyof typeof METHOD_SPECS].writes) return v;
-      return async (...args: unknown[]) => {
-        await beforeWrite(prop);
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-}
+import { declaredPauseRules } from './pauses.js';
+import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
+import { StepFatalError, runUnit } from './unit-runner.js';
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -138,18 +117,6 @@ export async function restoredView(store: EngineStore, runId: string, rec: StepR
 /** The kv namespace other processes use to ask a run's owner to stop (`msgflow runs cancel`). */
 export const RUN_CONTROL_NS = 'run-control';
 
-/** The journal stream of a run's persisted log lines. */
-export const RUN_LOG_STREAM = '_log';
-/** Log lines kept per run execution. */
-export const MAX_LOG_LINES = 1000;
-
-/** One persisted log line of a run. */
-export interface RunLogLine {
-  at: number;
-  level: 'info' | 'warn' | 'error';
-  message: string;
-}
-
 const FINISHED: readonly StepStatus[] = ['succeeded', 'failed', 'skipped'];
 const OK: StepOutcome = { kind: 'ok' };
 const INTERRUPTED: StepOutcome = { kind: 'interrupted' };
@@ -158,7 +125,8 @@ export class RunExecution {
   private readonly controller = new AbortController();
   private readonly steps = new Map<string, StepRecord>();
   private readonly scope: ExprScope;
-  private readonly sh: RunShared;
+  private readonly sh: RunScope;
+  private readonly waits: DurableWaits;
   private run: RunRecord;
   private interruptReason = 'interrupted';
   /** The error that interrupted the run (the store stopped answering or taking writes): recorded with the run, shown by the CLI. */
@@ -167,7 +135,6 @@ export class RunExecution {
   /** Why this process lost the run to another one: it then writes nothing more. */
   private lost: string | undefined;
   private outageLogged = false;
-  private logKept = 0;
   /** `step:started` of a single step whose action counts its records, held until its first count. */
   private readonly unannounced = new Map<string, (total?: number) => void>();
   /** Single steps whose action reported its own counts (ctx.progress): their total is the records'. */
@@ -186,18 +153,7 @@ export class RunExecution {
   ) {
     this.run = { ...run };
     for (const s of resume?.steps ?? []) this.steps.set(s.step, { ...s });
-    this.scope = {
-      inputs,
-      env: { ...flow.env },
-      steps: {},
-      run: { id: run.id, flow: flow.name, startedAt: run.startedAt },
-      ...(deps.localUrl === undefined ? {} : { local: { url: deps.localUrl } }),
-      ...(run.event === undefined ? {} : { event: run.event }),
-      clock: deps.clock,
-    };
-    let client: InstanceApi | undefined;
-    const ref = { runId: run.id, flow: flow.name };
-    const log = deps.logger;
+    this.scope = runExprScope({ flow, run, inputs, clock: deps.clock, localUrl: deps.localUrl });
     const waits = new DurableWaits({
       store: deps.store,
       runId: run.id,
@@ -207,7 +163,8 @@ export class RunExecution {
       recheckMs: deps.waitRecheckMs,
     });
     waits.load(resume?.waits ?? []);
-    this.sh = {
+    this.waits = waits;
+    this.sh = createRunScope({
       runId: run.id,
       flow,
       inputs,
@@ -216,40 +173,19 @@ export class RunExecution {
       bus: deps.bus,
       clock: deps.clock,
       random: deps.random,
+      logger: deps.logger,
       signal: this.controller.signal,
-      client: () =>
-        (client ??= guardClient(deps.clientFor(flow.instance), async (method) => {
-          if (run.dryRun) throw new FlowError('DRY_RUN_WRITE', { method });
-          await owner.check();
-        })),
-      instance: { name: flow.instance, identity: deps.identityFor(flow.instance) },
-      runState: deps.store.kv(`run:${run.id}`),
+      client: () => deps.clientFor(flow.instance),
+      identity: deps.identityFor(flow.instance),
+      // Every writing call first checks that this process still owns the run.
+      owner,
+      pauseRules: declaredPauseRules(deps.registry.list()),
       waits,
       baseDir: deps.baseDir,
       ...(deps.resolvePath ? { resolvePath: deps.resolvePath } : {}),
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
       onProgress: (stepId, u) => this.jobProgress(stepId, u),
-      logger: {
-        debug: (m, f) => log.debug(m, { ...ref, ...f }),
-        info: (m, f) => (this.keepLog('info', m), log.info(m, { ...ref, ...f })),
-        warn: (m, f) => (this.keepLog('warn', m), log.warn(m, { ...ref, ...f })),
-        error: (m, f) => (this.keepLog('error', m), log.error(m, { ...ref, ...f })),
-      },
-    };
-  }
-
-  /**
-   * Persists a log line of the run (journal `_log`, shown by `msgflow runs
-   * show`), at most MAX_LOG_LINES per execution so a chatty flow cannot grow
-   * the store without bound. Best effort: a log line never fails a run.
-   */
-  private keepLog(level: 'info' | 'warn' | 'error', message: string): void {
-    if (this.logKept > MAX_LOG_LINES) return;
-    const entry =
-      this.logKept++ === MAX_LOG_LINES
-        ? { at: this.deps.clock.now(), level: 'warn', message: `further log lines of this run are not kept (limit ${MAX_LOG_LINES})` }
-        : { at: this.deps.clock.now(), level, message };
-    this.deps.store.appendJournal(this.run.id, RUN_LOG_STREAM, [entry]).catch(() => {});
+    });
   }
 
   /** An engine message about this run: printed and kept with the run. */
@@ -339,7 +275,7 @@ export class RunExecution {
       }
       return await this.end('succeeded');
     } catch (e) {
-      if (isInterruption(e)) {
+      if (isRunInterruption(e)) {
         if (e instanceof MsgflowError && e.code === 'STORE_UNAVAILABLE' && !this.outageLogged) {
           this.outageLogged = true;
           this.runLog('error', `run ${this.run.id} interrupted: ${e.message}; it resumes from its checkpoint once the store answers again`);
@@ -675,7 +611,7 @@ export class RunExecution {
 
   private async onWaiting(w: WaitRecord): Promise<void> {
     this.announced(w.step);
-    const first = this.sh.waits.earliest() ?? w;
+    const first = this.waits.earliest() ?? w;
     Object.assign(this.run, { status: 'waiting', waitingUntil: first.until, waitReason: first.reason });
     // A wait may last hours: the records other processes read (`msgflow runs`) get the counts it starts with.
     const rec = this.steps.get(w.step);

@@ -1,55 +1,33 @@
 /**
  * Runs one unit of work (a single step, or one forEach item) to an outcome:
- * templates → input validation → attempts with timeout, retry/backoff and
- * rate-limit waits. Rate-limit waits are durable and do not spend an attempt.
+ * templates → input validation → attempts with timeout, retry/backoff, and
+ * the control errors (engine/control.ts) read in ONE place, {@link decide}:
+ * a pause or a rate limit is a durable wait, not a failure, and does not
+ * spend an attempt. What the action sees is made by unit-context.ts.
  */
-import { resolve } from 'node:path';
 import { FlowError, MsgflowError, RateLimitError } from '../../api/errors.js';
 import { classify } from '../../api/failure.js';
 import type { InstanceApi } from '../../api/types.js';
-import { prefixedState } from '../../store/prefixed-state.js';
-import type { EngineStore, ErrorInfo } from '../../store/types.js';
-import type { Clock } from '../../util/clock.js';
-import type { ActionContext, DurableState, InstanceRef, Logger, ProgressCounts } from '../action.js';
-import type { EngineBus } from '../events.js';
+import type { ErrorInfo } from '../../store/types.js';
+import type { ProgressCounts, WaitOptions } from '../action.js';
+import { PauseError, isRunInterruption, type PauseInfo } from '../control.js';
 import type { ExprScope } from '../expr/interpreter.js';
 import { evaluateTemplate } from '../expr/template.js';
-import type { Flow, FlowStep } from '../flow/types.js';
+import type { FlowStep } from '../flow/types.js';
 import type { RegisteredAction } from '../registry/registry.js';
+import { sharedState } from '../shared.js';
 import { retryDelay } from './backoff.js';
-import type { DurableWaits, WaitTarget } from './durable-waits.js';
+import type { WaitTarget } from './durable-waits.js';
 import { errorInfo, inputInvalid } from './errors.js';
-
-/** What every unit of a run shares. */
-export interface RunShared {
-  runId: string;
-  flow: Flow;
-  inputs: Readonly<Record<string, unknown>>;
-  dryRun: boolean;
-  store: EngineStore;
-  bus: EngineBus;
-  clock: Clock;
-  logger: Logger;
-  random: () => number;
-  /** Aborted on shutdown. */
-  signal: AbortSignal;
-  client(): InstanceApi;
-  runState: DurableState;
-  waits: DurableWaits;
-  instance: InstanceRef;
-  baseDir: string;
-  /** Where ctx.resolvePath leads (EngineOptions.resolvePath). @default path.resolve(base, p) */
-  resolvePath?(base: string, p: string): string;
-  defaultRateLimitWaitMs: number;
-  /** A job's live counts (ctx.progress) of a single step: the step record follows them while it runs. */
-  onProgress?(step: string, counts: ProgressCounts): void;
-}
+import { pauseWait } from './pauses.js';
+import { createUnitContext, type RunScope, type UnitOptions } from './unit-context.js';
 
 /** The last counts an action reported through ctx.progress (a job's own records). */
 export type ProgressUpdate = ProgressCounts;
 
 export type UnitOutcome =
-  | { interrupted: true }
+  /** The run stops (shutdown, cancel) or, `paused`, a worker hands the item back until an instance-wide pause ends. */
+  | { interrupted: true; paused?: PauseInfo }
   | {
       interrupted: false;
       status: 'succeeded' | 'failed';
@@ -65,14 +43,12 @@ interface ProgressSink {
   last?: ProgressUpdate;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
 const INTERRUPTED: UnitOutcome = { interrupted: true };
 
-/** The RateLimitError behind `e` (thrown as is, or as the cause of an action's own error). */
-function rateLimitOf(e: unknown): RateLimitError | undefined {
-  if (e instanceof RateLimitError) return e;
-  if (e instanceof Error && e.cause instanceof RateLimitError) return e.cause;
+/** The control error behind `e`: thrown as is, or as the cause of an action's own error. */
+function controlOf<E>(e: unknown, type: new (...args: any[]) => E): E | undefined {
+  if (e instanceof type) return e;
+  if (e instanceof Error && e.cause instanceof type) return e.cause;
   return undefined;
 }
 
@@ -98,13 +74,19 @@ function evaluateWith(step: FlowStep, def: RegisteredAction, scope: ExprScope): 
   );
 }
 
-export async function runUnit(
-  sh: RunShared,
-  step: FlowStep,
-  def: RegisteredAction,
-  scope: ExprScope,
-  index?: number,
-): Promise<UnitOutcome> {
+/** One unit's fixed parts, for its attempts. */
+interface Unit {
+  step: FlowStep;
+  def: RegisteredAction;
+  input: unknown;
+  target: WaitTarget;
+  index: number | undefined;
+  sink: ProgressSink;
+  /** What its ActionContexts are made of (unit-context.ts), the same for each attempt. */
+  ctx: UnitOptions;
+}
+
+export async function runUnit(sh: RunScope, step: FlowStep, def: RegisteredAction, scope: ExprScope, index?: number): Promise<UnitOutcome> {
   let input: unknown;
   try {
     const parsed = await parseInput(def, evaluateWith(step, def, scope));
@@ -119,67 +101,99 @@ export async function runUnit(
   const target: WaitTarget = index === undefined ? { step: step.id } : { step: step.id, item: index };
   // A rate-limit pause persisted before a restart is honoured before calling again.
   const pendingPause = sh.waits.pending(target, 'rate-limit');
-  if (pendingPause) {
-    try {
-      await sh.waits.wait(target, { until: pendingPause.until, reason: pendingPause.reason, key: 'rate-limit' }, sh.signal);
-    } catch {
-      return INTERRUPTED;
-    }
-  }
+  if (pendingPause && !(await waited(sh, target, { until: pendingPause.until, reason: pendingPause.reason, key: 'rate-limit' })))
+    return INTERRUPTED;
 
+  let client: InstanceApi | undefined;
   const sink: ProgressSink = {};
+  const ctx: UnitOptions = {
+    step: step.id,
+    item: index,
+    expr: scope,
+    // Made on first use, kept across attempts.
+    client: () => (client ??= sh.unitClient({ action: def, input })),
+    onProgress: (u) => (sink.last = { ...u }),
+  };
+  const unit: Unit = { step, def, input, target, index, sink, ctx };
   let attempt = 1;
   for (;;) {
     if (sh.signal.aborted) return INTERRUPTED;
     try {
-      const output = await callAction(sh, step, def, input, attempt, scope, target, sink);
-      return { interrupted: false, status: 'succeeded', output, attempts: attempt, progress: sink.last };
+      const output = await callAction(sh, unit, attempt);
+      return { interrupted: false, status: 'succeeded', output, attempts: attempt, progress: unit.sink.last };
     } catch (e) {
-      // The store is down or another process owns the run: the run stops (interrupted), the item is not failed.
-      if (isRunInterruption(e)) throw e;
-      if (sh.signal.aborted) return INTERRUPTED;
-      const rl = rateLimitOf(e);
-      if (rl) {
-        try {
-          const ms = rl.retryAfterMs > 0 ? rl.retryAfterMs : sh.defaultRateLimitWaitMs;
-          await sh.waits.wait(target, { ms, reason: `rate limited: ${rl.message}`, key: 'rate-limit' }, sh.signal);
-        } catch {
-          return INTERRUPTED;
-        }
-        continue; // same attempt number: a rate-limit pause is not a failure
-      }
-      // A fatal error (wrong token, unknown instance) stops the step at once: the next item would fail the same way.
-      if (hasCode(e) && classify(e) === 'fatal') throw new StepFatalError(e, step.id);
-      // A definite answer (400, 404, an invalid number) is final: trying again cannot change it.
-      const definite = hasCode(e) && classify(e) === 'definite';
-      if (definite || attempt >= step.retry.maxAttempts) return { ...failed(e, step.id, index, attempt), progress: sink.last };
-      const delayMs = retryDelay(step.retry, attempt, sh.random);
-      sh.bus.emit('step:retry', {
-        runId: sh.runId,
-        flow: sh.flow.name,
-        step: step.id,
-        attempt,
-        delayMs,
-        error: e instanceof Error ? e.message : String(e),
-        ...(index === undefined ? {} : { item: index }),
-      });
-      try {
-        await sh.clock.sleep(delayMs, sh.signal);
-      } catch {
-        return INTERRUPTED;
-      }
+      const next = await decide(sh, unit, e, attempt);
+      if (next === 'again') continue; // same attempt number: a pause is not a failure
+      if (next === 'interrupted') return INTERRUPTED;
+      if (next === 'failed') return { ...failed(e, step.id, index, attempt), progress: unit.sink.last };
+      if (typeof next === 'object') return { interrupted: true, paused: next.paused };
+      if (!(await retryLater(sh, unit, e, attempt))) return INTERRUPTED;
       attempt++;
     }
   }
 }
 
-function isRunInterruption(e: unknown): boolean {
-  return e instanceof MsgflowError && (e.code === 'STORE_UNAVAILABLE' || e.code === 'RUN_OWNERSHIP_LOST');
+type Next = 'again' | 'retry' | 'failed' | 'interrupted' | { paused: PauseInfo };
+
+/**
+ * What a unit's failure means, read in this one place: the run stops
+ * (interruption), the unit waits and calls again (an instance-wide pause, a
+ * rate limit: same attempt), the step stops (fatal), the unit fails (a
+ * definite answer, no attempt left), or it is tried again.
+ */
+async function decide(sh: RunScope, unit: Unit, e: unknown, attempt: number): Promise<Next> {
+  // The store is down or another process owns the run: the run stops (interrupted), the item is not failed.
+  if (isRunInterruption(e)) throw e;
+  if (sh.signal.aborted) return 'interrupted';
+  const pause = controlOf(e, PauseError);
+  if (pause) {
+    // A worker hands the item back: its queue pauses for every worker.
+    if (sh.worker) return { paused: pause.pause };
+    const until = pauseWait(pause.pause, (ns) => sharedState(sh.store, ns));
+    return (await waited(sh, unit.target, until)) ? 'again' : 'interrupted';
+  }
+  const rl = controlOf(e, RateLimitError);
+  if (rl) {
+    const ms = rl.retryAfterMs > 0 ? rl.retryAfterMs : sh.defaultRateLimitWaitMs;
+    return (await waited(sh, unit.target, { ms, reason: `rate limited: ${rl.message}`, key: 'rate-limit' })) ? 'again' : 'interrupted';
+  }
+  // Errors with a catalogue code are classified (DefiniteError's is definite); a plain Error keeps the step's `retry:` as written.
+  const klass = e instanceof MsgflowError ? classify(e) : undefined;
+  // A fatal error (wrong token, unknown instance) stops the step at once: the next item would fail the same way.
+  if (klass === 'fatal') throw new StepFatalError(e, unit.step.id);
+  // A definite answer (400, 404, an invalid number) is final: trying again cannot change it.
+  if (klass === 'definite' || attempt >= unit.step.retry.maxAttempts) return 'failed';
+  return 'retry';
 }
 
-/** Errors with a catalogue code are classified; a plain Error (a plugin's own) keeps the step's `retry:` as written. */
-function hasCode(e: unknown): boolean {
-  return e instanceof MsgflowError;
+/** A durable wait of the unit; false when the run was stopped meanwhile. */
+async function waited(sh: RunScope, target: WaitTarget, options: WaitOptions): Promise<boolean> {
+  try {
+    await sh.waits.wait(target, options, sh.signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The step's backoff before the next attempt, announced; false when the run was stopped meanwhile. */
+async function retryLater(sh: RunScope, unit: Unit, e: unknown, attempt: number): Promise<boolean> {
+  const delayMs = retryDelay(unit.step.retry, attempt, sh.random);
+  sh.bus.emit('step:retry', {
+    runId: sh.runId,
+    flow: sh.flow.name,
+    step: unit.step.id,
+    attempt,
+    delayMs,
+    error: e instanceof Error ? e.message : String(e),
+    ...(unit.index === undefined ? {} : { item: unit.index }),
+  });
+  try {
+    await sh.clock.sleep(delayMs, sh.signal);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A fatal failure of one unit: stops its step (no retry, no further items) and fails the run with the cause's message. */
@@ -199,20 +213,10 @@ interface AttemptTimer {
   resume(): void;
 }
 
-const NO_TIMER: AttemptTimer = { pause() {}, resume() {} };
-
-function callAction(
-  sh: RunShared,
-  step: FlowStep,
-  def: RegisteredAction,
-  input: unknown,
-  attempt: number,
-  scope: ExprScope,
-  target: WaitTarget,
-  sink: ProgressSink,
-): Promise<unknown> {
+function callAction(sh: RunScope, unit: Unit, attempt: number): Promise<unknown> {
+  const { step, def, input } = unit;
   const timeoutMs = step.timeoutMs;
-  if (!timeoutMs) return def.run(makeContext(sh, step, attempt, scope, target, sh.signal, NO_TIMER, sink), input);
+  if (!timeoutMs) return def.run(createUnitContext(sh, unit.ctx, { attempt, signal: sh.signal }), input);
 
   const attemptAbort = new AbortController();
   const signal = AbortSignal.any([sh.signal, attemptAbort.signal]);
@@ -253,7 +257,7 @@ function callAction(
     arm();
     let result: Promise<unknown>;
     try {
-      result = def.run(makeContext(sh, step, attempt, scope, target, signal, timer, sink), input);
+      result = def.run(createUnitContext(sh, unit.ctx, { attempt, signal, waiting: timer }), input);
     } catch (e) {
       result = Promise.reject(e);
     }
@@ -272,60 +276,4 @@ function callAction(
       },
     );
   });
-}
-
-function makeContext(
-  sh: RunShared,
-  step: FlowStep,
-  attempt: number,
-  scope: ExprScope,
-  target: WaitTarget,
-  signal: AbortSignal,
-  timer: AttemptTimer,
-  sink: ProgressSink,
-): ActionContext {
-  const ref = { runId: sh.runId, flow: sh.flow.name, step: step.id };
-  const journalStream = `${step.id}/${target.item ?? '-'}`;
-  return {
-    get client() {
-      return sh.client();
-    },
-    instanceName: sh.flow.instance,
-    instance: sh.instance,
-    logger: sh.logger,
-    run: {
-      id: sh.runId,
-      flow: sh.flow.name,
-      step: step.id,
-      attempt,
-      ...(target.item === undefined ? {} : { item: { index: target.item, value: scope.item } }),
-      dryRun: sh.dryRun,
-      inputs: sh.inputs,
-      ...(isRecord(scope.event) ? { event: scope.event } : {}),
-      ...(step.templates ? { templates: step.templates } : {}),
-    },
-    signal,
-    clock: sh.clock,
-    state: prefixedState(sh.runState, `${step.id}/${target.item ?? '-'}/`),
-    shared: (namespace) => sh.store.kv(`shared:${namespace}`),
-    journal: {
-      append: (...entries) => sh.store.appendJournal(sh.runId, journalStream, entries),
-      replay: <T>() => sh.store.readJournal<T>(sh.runId, journalStream),
-    },
-    wait: async (options) => {
-      timer.pause();
-      try {
-        await sh.waits.wait(target, options, signal);
-      } finally {
-        timer.resume();
-      }
-    },
-    progress: (u) => {
-      sink.last = { ...u };
-      if (target.item === undefined) sh.onProgress?.(step.id, u);
-      sh.bus.emit('step:progress', { ...ref, ...u });
-    },
-    emit: (name, payload = {}) => sh.bus.emit('action:event', { ...ref, name, payload }),
-    resolvePath: (p) => (sh.resolvePath ?? resolve)(sh.flow.baseDir || sh.baseDir, p),
-  };
 }

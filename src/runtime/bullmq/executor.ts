@@ -8,9 +8,10 @@
  */
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { FlowError, MsgflowError } from '../../api/errors.js';
+import { FlowError } from '../../api/errors.js';
 import type { ItemBatch, ItemExecutor, QueueDepth } from '../../engine/run/executor.js';
 import { localExecutor } from '../../engine/run/executor.js';
+import { fromErrorInfo } from '../../engine/run/errors.js';
 import { StepFatalError } from '../../engine/run/unit-runner.js';
 import type { EngineStore, ErrorInfo, ItemResult } from '../../store/types.js';
 import type { ItemJobData, ItemJobResult } from './item-host.js';
@@ -205,9 +206,7 @@ class ItemWait {
     }
     if (this.fatal) {
       // The worker's error, as the run records it: its message and catalogue code.
-      const e = new MsgflowError('USAGE', { reason: this.fatal.message });
-      if (this.fatal.code) Object.defineProperty(e, 'code', { value: this.fatal.code });
-      throw new StepFatalError(e, this.batch.step.id);
+      throw new StepFatalError(fromErrorInfo(this.fatal), this.batch.step.id);
     }
   }
 

@@ -27,11 +27,11 @@
  * client, so its intent is taken before it runs.
  */
 import { randomUUID } from 'node:crypto';
-import { FlowError, MsgflowError, RateLimitError } from '../../api/errors.js';
+import { FlowError } from '../../api/errors.js';
 import { METHOD_SPECS } from '../../api/methods.js';
-import type { CallOptions, InstanceApi } from '../../api/types.js';
-import { PAUSES_NAMESPACE, pauseKey, raiseCheckPause } from '../../actions/check-account-bulk.js';
+import type { InstanceApi } from '../../api/types.js';
 import type { Logger } from '../../engine/action.js';
+import type { PauseInfo } from '../../engine/control.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { ExprScope } from '../../engine/expr/interpreter.js';
 import type { Flow, FlowStep } from '../../engine/flow/types.js';
@@ -39,11 +39,14 @@ import type { ActionRegistry, RegisteredAction } from '../../engine/registry/reg
 import { DurableWaits } from '../../engine/run/durable-waits.js';
 import { errorInfo } from '../../engine/run/errors.js';
 import { defaultHostId } from '../../engine/run/ownership.js';
+import { declaredPauseRules } from '../../engine/run/pauses.js';
 import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
-import { type RunShared, StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
+import { createRunScope, itemScope, runExprScope, type RunScope } from '../../engine/run/unit-context.js';
+import { StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
 import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult, type Lease } from '../../store/types.js';
-import { lookForSend, sendShape } from '../../actions/kit/send-lookup.js';
+import { lookForSend, sendShape } from '../../client/send-lookup.js';
 import type { Clock } from '../../util/clock.js';
+import { WriteIntent, writeIntentInterceptor, type WriteCall } from './write-intent.js';
 
 /** What an item's job carries: the item's value is evaluated once, by the run, so every worker sees the same list. */
 export interface ItemJobData {
@@ -76,10 +79,9 @@ export interface ItemHostDeps {
   defaultRateLimitWaitMs: number;
   /** How long a message the service sent may take to appear in its chat history (config.yaml executor.journalLagMs). @default 120000 */
   journalLagMs: number;
+  /** Jitter source of the steps' retry backoff (tests make it deterministic). @default Math.random */
+  random?: () => number;
 }
-
-/** Minimum pause of every checkAccount of an instance after rate_limit_exceeded (as checkAccount.bulk's default). */
-export const CHECK_ACCOUNT_PAUSE_MS = 2 * 3_600_000;
 
 /** The parts of an item's unit that are the same for every item of a run's step. */
 interface StepContext {
@@ -89,10 +91,10 @@ interface StepContext {
   writes: boolean;
   /** The step is a writing API method (sendFileByUrl...): its one write is the client's call. */
   methodWrite: boolean;
-  dryRun: boolean;
-  inputs: Record<string, unknown>;
-  scope: ExprScope;
-  waits: DurableWaits;
+  /** The expression scope of the step's items (each adds its item and index). */
+  expr: ExprScope;
+  /** What every item of the step shares (unit-context.ts); each item adds its signal and write intent. */
+  scope: RunScope;
 }
 
 /** How long a run's status read by a worker is trusted (real time). */
@@ -108,84 +110,8 @@ function intentName(job: ItemJobData, key: string): string {
 /** Recently used run/step contexts kept per worker process. */
 const CACHE_SIZE = 32;
 
-/** A writing call about to leave: what the take-over of a dead worker's intent looks for at the service. */
-interface WriteCall {
-  method: string;
-  request: unknown;
-}
-
 /** Tolerated difference between this machine's clock and the service's message timestamps (as files.broadcast's default). */
 const CLOCK_SKEW_MS = 10_000;
-
-/** What one item's run shares with its client. */
-interface ItemControls {
-  paused: { until?: number };
-  abort: AbortController;
-  intent?: WriteIntent;
-}
-
-/**
- * One writing item's intent: claimed once, when its first writing call
- * leaves (or before a plugin's run), through `claim` (ItemHost.claimIntent).
- * When the claim finds the item taken (another worker's intent, a result
- * recorded meanwhile), the item is aborted and {@link outcome} says what the
- * job comes to.
- */
-class WriteIntent {
-  /** The intent's token, once held. */
-  token: string | undefined;
-  /** A writing call left through the client. */
-  sent = false;
-  /** What the job comes to instead of calling: a recorded result, or an error (ITEM_TAKEN_OVER). */
-  instead: { result: ItemJobResult } | { error: unknown } | undefined;
-
-  constructor(
-    private readonly claim: (call?: WriteCall) => Promise<string | ItemJobResult>,
-    private readonly abort: AbortController,
-  ) {}
-
-  /** Before a plugin's run: undefined once held, else what the job comes to. */
-  async takeEarly(): Promise<ItemJobResult | undefined> {
-    const r = await this.claim();
-    if (typeof r !== 'string') return r;
-    this.token = r;
-    return undefined;
-  }
-
-  /** CallOptions.beforeSend of a writing call: holds the intent, or aborts the item without calling. */
-  async leave(call: WriteCall): Promise<void> {
-    if (this.instead) throw this.stop();
-    if (this.token === undefined) {
-      let r: string | ItemJobResult;
-      try {
-        r = await this.claim(call);
-      } catch (e) {
-        if (!(e instanceof FlowError && e.code === 'ITEM_TAKEN_OVER')) throw e;
-        this.instead = { error: e };
-        throw this.stop();
-      }
-      if (typeof r !== 'string') {
-        this.instead = { result: r };
-        throw this.stop();
-      }
-      this.token = r;
-    }
-    this.sent = true;
-  }
-
-  /** The job's answer once `instead` is set. */
-  outcome(): ItemJobResult {
-    const i = this.instead!;
-    if ('error' in i) throw i.error;
-    return i.result;
-  }
-
-  private stop(): unknown {
-    const why = new FlowError('USAGE', { reason: 'the item was taken over or recorded elsewhere; this worker does not call' });
-    if (!this.abort.signal.aborted) this.abort.abort(why);
-    return this.abort.signal.reason;
-  }
-}
 
 export class ItemHost {
   private readonly contexts = new Map<string, Promise<StepContext | string>>();
@@ -213,19 +139,20 @@ export class ItemHost {
     if (stop) return { kind: 'dropped', reason: stop };
     const ctx = await this.context(job.runId, job.step);
     // Not workable here (this worker's flows differ): tried again later, by any worker, then recorded failed by the run.
-    if (typeof ctx === 'string') throw new FlowError('USAGE', { reason: ctx });
-    const abort = new AbortController();
-    const intent = ctx.writes ? new WriteIntent((call) => this.claimIntent(job, key, ctx, firstTry, call), abort) : undefined;
+    if (typeof ctx === 'string') throw new FlowError('ITEM_NOT_WORKABLE', { reason: ctx });
+    const intent = ctx.writes ? new WriteIntent((call) => this.claimIntent(job, key, ctx, firstTry, call)) : undefined;
     // A plugin's writes may not go through the client: its intent is taken before it runs.
     if (intent && !ctx.methodWrite) {
       const early = await intent.takeEarly();
       if (early) return early;
     }
-    const paused: { until?: number } = {};
-    const sh = this.shared(job.runId, ctx, signal ? AbortSignal.any([signal, abort.signal]) : abort.signal, { paused, abort, intent });
+    const sh = itemScope(ctx.scope, {
+      signal: signal ?? new AbortController().signal,
+      interceptors: intent ? [writeIntentInterceptor(intent)] : [],
+    });
     let out;
     try {
-      out = await runUnit(sh, ctx.step, ctx.def, { ...ctx.scope, item: job.item, index: job.index }, job.index);
+      out = await runUnit(sh, ctx.step, ctx.def, { ...ctx.expr, item: job.item, index: job.index }, job.index);
     } catch (e) {
       if (!(e instanceof StepFatalError)) throw e;
       const r = await this.record(job, key, this.fatalResult(job, e), intent?.token);
@@ -233,7 +160,7 @@ export class ItemHost {
     }
     // The intent was held by another worker, or the item was recorded meanwhile: the call was not made here.
     if (intent?.instead) return intent.outcome();
-    if (out.interrupted) return this.interrupted(job, key, ctx, intent, paused);
+    if (out.interrupted) return this.interrupted(job, key, ctx, intent, out.paused);
     const result: ItemResult = {
       step: job.step,
       index: job.index,
@@ -248,7 +175,8 @@ export class ItemHost {
 
   /**
    * An item stopped before its end (the worker is stopping, its lock was
-   * lost, a checkAccount pause). Its intent stays when its call had left:
+   * lost) or handed back until an instance-wide pause ends (`paused`: the
+   * job goes back to the queue, the queue paused). Its intent stays when its call had left:
    * whoever takes the job next records the outcome unknown rather than call
    * again. An intent taken before a plugin's run that made no call through
    * the client is released.
@@ -258,10 +186,10 @@ export class ItemHost {
     key: string,
     ctx: StepContext,
     intent: WriteIntent | undefined,
-    paused: { until?: number },
+    paused: PauseInfo | undefined,
   ): Promise<ItemJobResult> {
     if (intent?.token && !ctx.methodWrite && !intent.sent) await this.releaseIntent(job, key, intent.token);
-    if (paused.until !== undefined) return { kind: 'paused', ms: Math.max(1, paused.until - this.d.clock.now()) };
+    if (paused) return { kind: 'paused', ms: Math.max(1, paused.until - this.d.clock.now()) };
     throw new FlowError('ENGINE_STOPPED', { reason: 'the worker is stopping; the item goes back to the queue' });
   }
 
@@ -317,7 +245,7 @@ export class ItemHost {
   /**
    * The intent of a worker that died (or stalled) once its call had left.
    * A send (sendMessage, sendFileByUrl) is looked for at the service
-   * (kit/send-lookup.ts): its message found, the item is recorded sent; in
+   * (client/send-lookup.ts): its message found, the item is recorded sent; in
    * neither the send queue nor the chat history once the journal lag has
    * passed since it was first found missing, the call never reached the
    * service and this worker makes it, under its own intent; until then the
@@ -336,7 +264,7 @@ export class ItemHost {
     const client = this.d.clientFor(ctx.flow.instance);
     const seen = shape ? await lookForSend(client, shape, { clockSkewMs: CLOCK_SKEW_MS }) : { unknown: true as const };
     if (!('absent' in seen)) {
-      const result = 'found' in seen ? this.foundResult(job, seen.found.idMessage) : this.unknownOutcome(job, ctx);
+      const result = 'found' in seen ? this.foundResult(job, ctx, seen.found.idMessage) : this.unknownOutcome(job, ctx);
       const r = await this.record(job, key, result, undefined);
       await this.releaseIntent(job, key, holder.token);
       return r;
@@ -348,21 +276,17 @@ export class ItemHost {
     if (now < since + this.d.journalLagMs) return { kind: 'later', ms: since + this.d.journalLagMs - now };
     await this.releaseIntent(job, key, holder.token);
     if (await this.d.store.acquireLease(intentName(job, key), lease)) return { kind: 'later', ms: 1000 };
-    this.d.logger.info(
+    ctx.scope.logger.info(
       `item ${key}: its worker stopped before its ${call!.method} reached the service (in neither the send queue nor the chat history ${Math.round(this.d.journalLagMs / 1000)}s on): made now`,
-      { runId: job.runId, step: job.step, item: job.index },
+      { step: job.step, item: job.index },
     );
     return lease.token;
   }
 
-  private foundResult(job: ItemJobData, idMessage: string): ItemResult {
-    this.d.logger.info(
+  private foundResult(job: ItemJobData, ctx: StepContext, idMessage: string): ItemResult {
+    ctx.scope.logger.info(
       `item ${job.step}#${job.index}: its call had reached the service before its worker stopped (${idMessage}); not made again`,
-      {
-        runId: job.runId,
-        step: job.step,
-        item: job.index,
-      },
+      { step: job.step, item: job.index },
     );
     return { step: job.step, index: job.index, status: 'succeeded', attempts: 1, finishedAt: this.d.clock.now(), output: { idMessage } };
   }
@@ -382,7 +306,7 @@ export class ItemHost {
 
   private unknownOutcome(job: ItemJobData, ctx: StepContext): ItemResult {
     const err = new FlowError('ITEM_OUTCOME_UNKNOWN', { step: job.step, item: job.index, action: ctx.step.uses });
-    this.d.logger.warn(err.message, { runId: job.runId, step: job.step, item: job.index });
+    ctx.scope.logger.warn(err.message, { step: job.step, item: job.index });
     return {
       step: job.step,
       index: job.index,
@@ -452,114 +376,39 @@ export class ItemHost {
     for (const rec of await store.getSteps(runId)) {
       if (rec.step !== stepId && rec.status !== 'running') steps[rec.step] = await restoredView(store, runId, rec);
     }
-    const scope: ExprScope = {
-      inputs,
-      env: { ...flow.env },
-      steps,
-      run: { id: run.id, flow: flow.name, startedAt: run.startedAt },
-      ...(this.d.localUrl === undefined ? {} : { local: { url: this.d.localUrl } }),
-      // A notification-triggered run's notification, as on the local executor.
-      ...(run.event === undefined ? {} : { event: run.event }),
-      clock: this.d.clock,
-    };
+    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps });
     const waits = new DurableWaits({ store, runId, clock: this.d.clock, onWaiting: () => {}, onResumed: () => {} });
     waits.load(await store.listWaits(runId));
     const methodWrite = Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes;
     const writes = methodWrite || def.writes === true;
-    return { flow, step, def, writes, methodWrite, dryRun: run.dryRun, inputs, scope, waits };
+    return { flow, step, def, writes, methodWrite, expr, scope: this.runScope(run.id, flow, run.dryRun, inputs, waits) };
   }
 
-  private shared(runId: string, ctx: StepContext, signal: AbortSignal, item: ItemControls): RunShared {
-    const { flow } = ctx;
-    const identity = this.d.identityFor(flow.instance);
-    const ref = { runId, flow: flow.name };
-    const log = this.d.logger;
-    return {
+  /** What every item of a run's step shares on this worker (each item adds its own signal and write intent). */
+  private runScope(runId: string, flow: Flow, dryRun: boolean, inputs: Record<string, unknown>, waits: DurableWaits): RunScope {
+    const { d } = this;
+    const scope: RunScope = createRunScope({
       runId,
       flow,
-      inputs: ctx.inputs,
-      dryRun: ctx.dryRun,
-      store: this.d.store,
-      bus: this.d.bus,
-      clock: this.d.clock,
-      random: Math.random,
-      signal,
-      client: () => this.client(flow, identity, ctx.dryRun, item),
-      instance: { name: flow.instance, identity },
-      runState: this.d.store.kv(`run:${runId}`),
-      waits: ctx.waits,
-      baseDir: this.d.baseDir,
-      defaultRateLimitWaitMs: this.d.defaultRateLimitWaitMs,
-      logger: {
-        debug: (m, f) => log.debug(m, { ...ref, ...f }),
-        info: (m, f) => log.info(m, { ...ref, ...f }),
-        warn: (m, f) => log.warn(m, { ...ref, ...f }),
-        error: (m, f) => log.error(m, { ...ref, ...f }),
-      },
-    };
-  }
-
-  /**
-   * The item's client: a dry run refuses writing methods; a writing call
-   * takes the item's intent as it leaves (CallOptions.beforeSend);
-   * checkAccount honours the instance's pause (kv `pauses`, as
-   * checkAccount.bulk does) and raises it on rate_limit_exceeded. A paused
-   * call aborts the item so that its job goes back to the queue and the queue
-   * stops for every worker.
-   */
-  private client(flow: Flow, identity: string, dryRun: boolean, item: ItemControls): InstanceApi {
-    const api = this.d.clientFor(flow.instance);
-    const pauses = this.d.store.kv(`shared:${PAUSES_NAMESPACE}`);
-    const { paused, abort, intent } = item;
-    // Over an empty target: the client may be frozen, and a proxy must return a frozen target's own values as they are.
-    return new Proxy({} as InstanceApi, {
-      get: (_target, prop) => {
-        const v: unknown = Reflect.get(api, prop, api);
-        if (typeof prop !== 'string' || typeof v !== 'function' || !Object.hasOwn(METHOD_SPECS, prop)) return v;
-        const call = (...args: unknown[]) => (v as (...a: unknown[]) => Promise<unknown>).apply(api, args);
-        if (METHOD_SPECS[prop as keyof typeof METHOD_SPECS].writes) {
-          if (dryRun) {
-            return async () => {
-              throw new FlowError('DRY_RUN_WRITE', { method: prop });
-            };
-          }
-          if (!intent) return call;
-          return (request: unknown, options: CallOptions = {}) => {
-            const before = options.beforeSend;
-            return call(request, { ...options, beforeSend: async () => (await before?.(), await intent.leave({ method: prop, request })) });
-          };
-        }
-        if (prop !== 'checkAccount') return call;
-        return async (...args: unknown[]) => {
-          const p = await pauses.get<{ until: number }>(pauseKey(identity));
-          if (p && p.until > this.d.clock.now()) return this.pauseItem(paused, abort, p.until);
-          try {
-            return await call(...args);
-          } catch (e) {
-            if (!(e instanceof RateLimitError) || e.scope !== 'checkAccount') throw e;
-            const until = await this.raisePause(flow, identity, e);
-            return this.pauseItem(paused, abort, until);
-          }
-        };
-      },
+      inputs,
+      dryRun,
+      store: d.store,
+      bus: d.bus,
+      clock: d.clock,
+      random: d.random ?? Math.random,
+      logger: d.logger,
+      // Replaced by each item's (itemScope).
+      signal: new AbortController().signal,
+      client: () => d.clientFor(flow.instance),
+      identity: d.identityFor(flow.instance),
+      waits,
+      baseDir: d.baseDir,
+      defaultRateLimitWaitMs: d.defaultRateLimitWaitMs,
+      pauseRules: declaredPauseRules(d.registry.list()),
+      // A pause an item meets sends its job back to the queue, and pauses the queue for every worker.
+      worker: true,
+      onPauseRaised: (p) => scope.logger.warn(p.reason, { instance: flow.instance }),
     });
-  }
-
-  private pauseItem(paused: { until?: number }, abort: AbortController, until: number): never {
-    paused.until = until;
-    const e = new MsgflowError('USAGE', { reason: `checkAccount paused until ${new Date(until).toISOString()}` });
-    abort.abort(e);
-    throw e;
-  }
-
-  /** The instance-wide pause, in the one record `msgflow pauses` and checkAccount.bulk read. */
-  private async raisePause(flow: Flow, identity: string, e: RateLimitError): Promise<number> {
-    const pause = await raiseCheckPause(
-      this.d.store.kv(`shared:${PAUSES_NAMESPACE}`),
-      { name: flow.instance, identity },
-      { since: this.d.clock.now(), minMs: CHECK_ACCOUNT_PAUSE_MS, retryAfterMs: e.retryAfterMs, byWorker: true },
-    );
-    this.d.logger.warn(pause.reason, { instance: flow.instance });
-    return pause.until;
+    return scope;
   }
 }

@@ -8,7 +8,7 @@
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { ERROR_CATALOGUE, type ErrorCode } from '../../api/error-codes.js';
 import type { PauseView, RunDetail } from '../../ui/api.js';
-import { toPauseInfo } from '../pauses.js';
+import { toInstancePause } from '../pauses.js';
 import { EndWatch, endedRun, isLive, RunEvents } from './follow.js';
 import { openFlowEvents, unreachable, type FlowEventStream } from './sse.js';
 import type * as C from './types.js';
@@ -227,10 +227,10 @@ class HttpClient implements C.EngineClient {
     });
   }
 
-  async pauses(): Promise<C.PauseInfo[]> {
+  async pauses(): Promise<C.InstancePause[]> {
     const body = (await this.ok('GET', '/api/instances')) as { instances: Array<{ pauses: PauseView[] }>; otherPauses: PauseView[] };
     const all = [...body.instances.flatMap((i) => i.pauses), ...body.otherPauses];
-    return all.filter((p) => p.active).map(toPauseInfo);
+    return all.filter((p) => p.active).map(toInstancePause);
   }
 
   async liftPauses(instance: string): Promise<number> {

@@ -11,7 +11,7 @@ import { LOGGED_EVENTS } from '../../engine/progress/log-subscriber.js';
 import type { RunHandle } from '../../engine/run/types.js';
 import { RESUMABLE_STATUSES, type RunRecord } from '../../store/types.js';
 import { toRunSummary, toStepDetail } from '../../ui/views.js';
-import { activePauses, liftPausesOf, toPauseInfo } from '../pauses.js';
+import { activePauses, liftPausesOf, toInstancePause } from '../pauses.js';
 import { flowSource } from '../project-engine.js';
 import type { Runtime } from '../runtime.js';
 import { EndWatch, endedRun, isLive, RunEvents } from './follow.js';
@@ -168,8 +168,8 @@ class InProcessClient implements InProcessEngineClient {
     return this.launched(o, () => this.runtime.engine.retry(runId, flow), flow.name);
   }
 
-  async pauses(): Promise<C.PauseInfo[]> {
-    return (await activePauses(this.runtime.store, this.runtime.clock.now())).map(toPauseInfo);
+  async pauses(): Promise<C.InstancePause[]> {
+    return (await activePauses(this.runtime.store, this.runtime.clock.now())).map(toInstancePause);
   }
 
   async liftPauses(instance: string): Promise<number> {

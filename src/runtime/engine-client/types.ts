@@ -75,7 +75,7 @@ export interface CancelOutcome {
 }
 
 /** An instance-wide pause (e.g. checkAccount's rate_limit_exceeded) in force: the dashboard API's pause without its store key and flag. */
-export type PauseInfo = Omit<PauseView, 'key' | 'active'>;
+export type InstancePause = Omit<PauseView, 'key' | 'active'>;
 
 export interface EngineClient {
   /** What this client talks to: `in-process`, or the daemon's dashboard URL. */
@@ -106,7 +106,7 @@ export interface EngineClient {
    */
   retry(runId: string, opts?: FollowOptions): Promise<FollowedRun>;
   /** The instance-wide pauses in force now. */
-  pauses(): Promise<PauseInfo[]>;
+  pauses(): Promise<InstancePause[]>;
   /** Lifts the pauses of the instance named `instance` in config.yaml; how many were lifted. */
   liftPauses(instance: string): Promise<number>;
   /** Stops following every run this client follows (the runs go on); the client is not used after. */

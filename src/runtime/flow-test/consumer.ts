@@ -15,7 +15,7 @@ import type { Engine, RunHandle } from '../../engine/run/types.js';
 import type { EngineStore } from '../../store/types.js';
 import type { VirtualClock } from '../../util/virtual-clock.js';
 import { identityOf } from '../clients.js';
-import type { LazyApi } from '../lazy-api.js';
+import type { InterceptedApi } from '../../client/interceptors.js';
 import { startNotificationConsumers } from '../notifications/consumers.js';
 
 export interface CaseConsumerOptions {
@@ -30,7 +30,7 @@ export interface CaseConsumerOptions {
    * calls do not hold the clock: a long poll is a sleeper like any other, and
    * time jumps over it.
    */
-  clientFor(name: string): LazyApi;
+  clientFor(name: string): InterceptedApi;
   /** The local instance a config instance is served by in the case. */
   localOf(name: string): string;
 }

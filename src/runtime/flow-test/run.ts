@@ -40,7 +40,8 @@ import type { EngineStore } from '../../store/types.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
 import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
-import { lazyApi, type LazyApi } from '../lazy-api.js';
+import { interceptApi, type ApiInterceptor, type InterceptedApi } from '../../client/interceptors.js';
+import { faultInterceptor } from './faults.js';
 import { buildRegistry } from '../registry.js';
 import { match, type Mismatch } from './match.js';
 import type { FlowTestCase } from './schema.js';
@@ -97,7 +98,7 @@ interface CaseRig {
   /** The local instance serving a config instance (its idInstance). */
   localOf(name: string): string;
   /** The notification consumer's client of a config instance (on the service, not holding the clock). */
-  consumerClient(name: string): LazyApi;
+  consumerClient(name: string): InterceptedApi;
 }
 
 export async function runFlowTestCase(config: Config, registry: ActionRegistry, testFile: string, c: FlowTestCase): Promise<CaseResult> {
@@ -195,9 +196,10 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   cleanups.push(() => service.close());
   const target = local.instances[0]!;
   if (c.messages) for (const m of c.messages) await admin(service, target, 'incoming', 'POST', m);
-  const calls = new Map<string, number>();
   const transportFor = (li: LocalInst) =>
-    withFaults(createInProcessTransport(service, li.idInstance, li.apiTokenInstance), c.faults ?? [], calls, clock, fileServer?.rewrite);
+    heldTransport(createInProcessTransport(service, li.idInstance, li.apiTokenInstance), clock, fileServer?.rewrite);
+  // The flow's calls of each method, counted across the case's instances: what `faults:` name.
+  const faults = faultInterceptor(c.faults ?? [], new Map(), clock);
 
   const bus = createBus();
   const events: Recorded[] = [];
@@ -211,7 +213,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     registry,
     bus,
     clock,
-    clientFor: caseClients(config, local, (li) => ({ transport: transportFor(li), clock })),
+    clientFor: caseClients(config, local, (li) => ({ transport: transportFor(li), clock }), [faults]),
     localUrl,
     // Every path an action resolves is the sandbox's copy: the project is read, never written.
     resolvePath: (base, p) => sandbox.resolvePath(base, p),
@@ -231,7 +233,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
 /** The local instance serving a config instance in a case: its matching local instance, else the first. */
 function localInstanceOf(config: Config, local: LocalConfig, name: string): LocalInst {
   const inst = config.instances[name];
-  if (!inst) throw new MsgflowError('USAGE', { reason: `instance '${name}' is not in ${config.file}` });
+  if (!inst) throw new MsgflowError('INSTANCE_UNKNOWN', { name, file: config.file, known: '' });
   return (
     (inst.apiUrl === 'local' && inst.idInstance && local.instances.find((l) => l.idInstance === inst.idInstance)) || local.instances[0]!
   );
@@ -246,9 +248,10 @@ function caseClients(
   config: Config,
   local: LocalConfig,
   over: (li: LocalInst) => Pick<ClientOptions, 'transport' | 'clock'> & Partial<ClientOptions>,
-): (name: string) => LazyApi {
-  const clients = new Map<string, LazyApi>();
-  return (name: string): LazyApi => {
+  interceptors: readonly ApiInterceptor[] = [],
+): (name: string) => InterceptedApi {
+  const clients = new Map<string, InterceptedApi>();
+  return (name: string): InterceptedApi => {
     let api = clients.get(name);
     if (!api) {
       const li = localInstanceOf(config, local, name);
@@ -262,8 +265,7 @@ function caseClients(
         rateLimit: inst.rateLimit,
         ...over(li),
       });
-      // A plain object, as the runtime's: the engine may wrap it (a frozen client cannot be proxied).
-      api = lazyApi(async () => client);
+      api = interceptApi(client, interceptors);
       clients.set(name, api);
     }
     return api;
@@ -369,10 +371,12 @@ async function reportMismatches(
 function checkCaseEvent(flow: Flow, c: FlowTestCase): FlowNotificationTrigger {
   const t = flow.on.notification;
   if (!t)
-    throw new MsgflowError('USAGE', { reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger` });
+    throw new MsgflowError('TEST_CASE_INVALID', {
+      reason: `case '${c.name}' gives an event, but flow ${flow.name} has no on.notification trigger`,
+    });
   const event = parseNotification(c.event);
   if (!event || !triggerMatches(t, t.instance, event)) {
-    throw new MsgflowError('USAGE', {
+    throw new MsgflowError('TEST_CASE_INVALID', {
       reason: `case '${c.name}': the event does not match the on.notification trigger of ${flow.name} (no run would start)`,
     });
   }
@@ -384,7 +388,9 @@ function eventMessage(event: NonNullable<FlowTestCase['event']>, what: string): 
   const parsed = MessageInputSchema.safeParse(messageInputOf(event));
   if (parsed.success) return messageInputOf(event) as MessageInput;
   const issue = parsed.error.issues[0]!;
-  throw new MsgflowError('USAGE', { reason: `${what}: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}` });
+  throw new MsgflowError('TEST_CASE_INVALID', {
+    reason: `${what}: ${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`,
+  });
 }
 
 /**
@@ -404,11 +410,13 @@ async function deliverEvent(rig: CaseRig, c: FlowTestCase, started: Promise<RunH
     await admin(rig.service, li, 'incoming', 'POST', eventMessage(event, what), what);
   else if (type === 'stateInstanceChanged') await admin(rig.service, li, 'state', 'POST', { state: event.stateInstance }, what);
   else if (!((await admin(rig.service, li, 'notification', 'POST', event, what)) as { queued: boolean }).queued)
-    throw new MsgflowError('USAGE', { reason: `${what}: the local instance does not produce ${type} notifications (its switch is off)` });
+    throw new MsgflowError('TEST_CASE_INVALID', {
+      reason: `${what}: the local instance does not produce ${type} notifications (its switch is off)`,
+    });
   let timedOut = false;
   const handle = await Promise.race([started, clock.sleep(parseDuration(c.timeout)!).then(() => void (timedOut = true))]);
   if (timedOut || !handle) {
-    throw new MsgflowError('USAGE', {
+    throw new MsgflowError('TEST_CASE_INVALID', {
       reason: `${what}, as the local service delivered it, started no run of ${rig.flow.name} within ${c.timeout} of virtual time`,
     });
   }
@@ -539,7 +547,7 @@ async function admin(
   if (res.status !== 200) {
     const answer = res.body as { message?: unknown } | undefined;
     const why = typeof answer?.message === 'string' ? answer.message : JSON.stringify(res.body);
-    throw new MsgflowError('USAGE', { reason: `${what}: ${why} (HTTP ${res.status})` });
+    throw new MsgflowError('TEST_CASE_INVALID', { reason: `${what}: ${why} (HTTP ${res.status})` });
   }
   return res.body;
 }
@@ -561,31 +569,15 @@ async function api(
   return res.body;
 }
 
-/** Wraps a transport so that the Nth call of a method answers the configured fault instead of reaching the service. */
-function withFaults(
-  base: Transport,
-  faults: NonNullable<FlowTestCase['faults']>,
-  calls: Map<string, number>,
-  clock: VirtualClock,
-  rewrite?: (body: unknown) => unknown,
-): Transport {
+/**
+ * The in-process transport of a case: each request holds the virtual clock
+ * until it is answered (the service's work is invisible to the clock), and a
+ * urlFile the test serves is rewritten to its file server.
+ */
+function heldTransport(base: Transport, clock: VirtualClock, rewrite?: (body: unknown) => unknown): Transport {
   return {
     description: base.description,
     async request(req) {
-      const n = (calls.get(req.method) ?? 0) + 1;
-      calls.set(req.method, n);
-      const fault = faults.find((f) => f.method === req.method && (Array.isArray(f.call) ? f.call.includes(n) : f.call === n));
-      if (fault) {
-        if (fault.answer === 'rate_limit_exceeded') {
-          return {
-            statusCode: 200,
-            headers: {},
-            body: { status: false, data: { status: 'fail', reason: 'rate_limit_exceeded', retryAfter: fault.retryAfter ?? 7200 } },
-          };
-        }
-        const headers: Record<string, string> = fault.retryAfter === undefined ? {} : { 'retry-after': String(fault.retryAfter) };
-        return { statusCode: fault.answer, headers, body: { message: `fault injected by the flow test (call ${n} of ${req.method})` } };
-      }
       // The call's work inside the local service is invisible to the clock: hold time still until it answers.
       const release = clock.hold();
       try {

@@ -6,12 +6,13 @@
  * only one process consumes an instance's notifications even when several
  * share a store.
  */
-import type { LazyApi } from '../lazy-api.js';
+import type { InterceptedApi } from '../../client/interceptors.js';
 import type { Config } from '../../config/load.js';
 import type { Logger } from '../../engine/action.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { Flow } from '../../engine/flow/types.js';
-import { CONSUMERS_NS, sharedState, type ConsumerRecord } from '../../engine/notify/records.js';
+import type { ConsumerRecord } from '../../engine/notify/records.js';
+import { CONSUMERS_NS, sharedState } from '../../engine/shared.js';
 import { NotificationDispatcher } from '../../engine/notify/dispatcher.js';
 import { triggeredInstances } from '../../engine/notify/match.js';
 import type { Notification } from '../../engine/notify/body.js';
@@ -24,7 +25,7 @@ import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
 import { ensureSwitches } from './switches.js';
 import type { Redactor } from '../../util/secrets.js';
-import { WAIT_FOR_REPLY } from '../../actions/wait-for-reply.js';
+import { WAIT_FOR_REPLY } from '../../actions/builtins.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
 
@@ -36,7 +37,7 @@ export interface ConsumersOptions {
   /** What starts the runs notifications trigger. */
   engine: Pick<Engine, 'start'>;
   flows: readonly Flow[];
-  clientFor(instance: string): LazyApi;
+  clientFor(instance: string): InterceptedApi;
   identityFor(instance: string): string;
   logger: Logger;
   /** Seconds one receiveNotification may be held. @default 20 */

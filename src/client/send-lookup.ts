@@ -12,7 +12,7 @@
  * never reached the service); or nothing (`unknown`: the queue could not be
  * read).
  */
-import type { InstanceApi, Message, QueuedMessage } from '../../api/types.js';
+import type { InstanceApi, Message, QueuedMessage } from '../api/types.js';
 
 /** The send being looked for. */
 export interface SendShape {

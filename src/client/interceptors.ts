@@ -1,0 +1,75 @@
+/**
+ * The client interceptor chain: what wraps the calls of an instance's client
+ * (a dry run's refusal, the run's ownership check, instance-wide pauses,
+ * metrics, a flow test's injected faults), as an ordered list of small
+ * interceptors around ONE InstanceApi built once. Each interceptor is a
+ * module where its knowledge lives; none of them is a Proxy, and the client
+ * itself (validation, pacing, retries, error mapping) stays underneath.
+ *
+ * @example
+ * const api = interceptApi(client, [
+ *   { name: 'log', call: async (c, next) => (console.log(c.method), next()) },
+ * ]);
+ */
+import { API_METHODS, METHOD_SPECS, type ApiMethod, type MethodSpec } from '../api/methods.js';
+import type { CallOptions, InstanceApi } from '../api/types.js';
+import type { MsgflowClient, NotificationsOptions } from './client.js';
+
+/** One call going down the chain. Interceptors may replace `request` and `options` before they call `next`. */
+export interface ApiCall {
+  readonly method: ApiMethod;
+  /** The method's row of METHOD_SPECS (writes, idempotent...). */
+  readonly spec: MethodSpec;
+  request: unknown;
+  options: CallOptions;
+}
+
+export interface ApiInterceptor {
+  /** Names it in stack traces and tests (`dry-run`, `ownership`, `pauses`, `metrics`, `faults`...). */
+  readonly name: string;
+  /**
+   * Handles a call: answer it itself, or call `next()` (the rest of the
+   * chain, then the client) and return or change what it gives.
+   */
+  call(c: ApiCall, next: () => Promise<unknown>): Promise<unknown>;
+}
+
+/** An intercepted InstanceApi, with the target client's notification loop (see MsgflowClient.notifications). */
+export type InterceptedApi = InstanceApi & Pick<MsgflowClient, 'notifications'>;
+
+type Target = InstanceApi | (() => Promise<InstanceApi>);
+type Method = (request: unknown, options?: CallOptions) => Promise<unknown>;
+
+/**
+ * Builds an InstanceApi whose every method goes through `interceptors`, in
+ * order (the first sees the call first), then to `target`. A getter target
+ * is asked on each call (it caches its client): the engine asks for a client
+ * synchronously, but opening the local service is asynchronous and happens
+ * only for instances a run really uses. `notifications()` is the target's
+ * own loop, not intercepted.
+ */
+export function interceptApi(target: Target, interceptors: readonly ApiInterceptor[]): InterceptedApi {
+  const resolve = typeof target === 'function' ? target : () => Promise.resolve(target);
+  const invoke = async (c: ApiCall): Promise<unknown> => {
+    const api = (await resolve()) as unknown as Record<ApiMethod, Method>;
+    return api[c.method](c.request, c.options);
+  };
+  const down = (i: number, c: ApiCall): Promise<unknown> => {
+    const interceptor = interceptors[i];
+    return interceptor ? interceptor.call(c, () => down(i + 1, c)) : invoke(c);
+  };
+  const api: Record<string, unknown> = {};
+  for (const method of API_METHODS) {
+    const spec = METHOD_SPECS[method];
+    api[method] = (request: unknown, options: CallOptions = {}) => down(0, { method, spec, request, options });
+  }
+  api.notifications = (o?: NotificationsOptions) => notificationsOf(resolve, o);
+  return api as unknown as InterceptedApi;
+}
+
+/** The target client's own notification loop (every client createClient builds has one). */
+async function* notificationsOf(resolve: () => Promise<InstanceApi>, o?: NotificationsOptions): ReturnType<MsgflowClient['notifications']> {
+  const client = (await resolve()) as Partial<MsgflowClient>;
+  if (typeof client.notifications !== 'function') throw new TypeError('this instance client has no notifications() loop');
+  yield* client.notifications(o);
+}
