@@ -22,7 +22,7 @@ import type { Clock } from '../../util/clock.js';
 import type { ActionContext, ActionDefinition, InstanceRef, Logger, ProgressCounts, WaitOptions } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { ExprScope } from '../expr/interpreter.js';
-import { evaluateTemplate } from '../expr/template.js';
+import { evaluateTemplate, type TemplateTable } from '../expr/template.js';
 import type { Flow } from '../flow/types.js';
 import { sharedState } from '../shared.js';
 import type { WaitTarget } from './durable-waits.js';
@@ -214,6 +214,8 @@ export interface UnitOptions {
   item?: number;
   /** The unit's expression scope (a forEach item's has `item` and `index`): what ctx.render evaluates against. */
   expr: ExprScope;
+  /** The step's templates as loaded, with their flow positions: an error in one ctx.render evaluates names its place. */
+  templates?: TemplateTable;
   /** The unit's client. @default scope.unitClient() */
   client?: () => InstanceApi;
   /** Every ctx.progress of the unit. */
@@ -259,6 +261,7 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
       dryRun: scope.dryRun,
       inputs: scope.inputs,
       ...(isRecord(expr.event) ? { event: expr.event } : {}),
+      ...(u.templates ? { templates: u.templates } : {}),
     },
     signal,
     clock: scope.clock,
@@ -287,6 +290,6 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
     emit: (name, payload = {}) =>
       scope.bus.emit('action:event', { runId: scope.runId, flow: scope.flow.name, step: u.step, name, payload }),
     resolvePath: (p) => scope.resolvePath(p),
-    render: (value, extra) => evaluateTemplate(value, extra ? { ...expr, ...extra } : expr),
+    render: (value, extra) => evaluateTemplate(value, extra ? { ...expr, ...extra } : expr, u.templates),
   };
 }

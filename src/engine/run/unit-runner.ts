@@ -110,6 +110,7 @@ export async function runUnit(sh: RunScope, step: FlowStep, def: RegisteredActio
     step: step.id,
     item: index,
     expr: scope,
+    ...(step.templates ? { templates: step.templates } : {}),
     // Made on first use, kept across attempts.
     client: () => (client ??= sh.unitClient({ action: def, input })),
     onProgress: (u) => (sink.last = { ...u }),
