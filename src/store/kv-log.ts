@@ -173,14 +173,13 @@ export class KvLog implements DurableState {
       const base = snaps.filter((g) => g <= top).pop();
       const paths = base === undefined ? [] : [this.snapPath(base)];
       for (let g = base ?? logs[0]; g <= top; g++) paths.push(this.logPath(g));
-      const opened = paths.every((path) => {
-        const tail = LogTail.open(path, 'skip-and-report');
-        if (tail) this.chain.push({ path, tail });
-        return tail !== undefined;
-      });
-      // A compaction deleted a file between the listing and the open: list again.
-      if (!opened && attempt < 20) continue;
-      if (!opened) throw new Error(`key/value log ${this.name}: its files keep changing under it`);
+      try {
+        for (const path of paths) this.chain.push({ path, tail: new LogTail(openSync(path, 'r'), 'skip-and-report', path) });
+      } catch (e) {
+        // A compaction deleted a file between the listing and the open: list again.
+        if (enoent(e) && attempt < 20) continue;
+        throw e;
+      }
       this.gen = top;
       for (let i = 0; i < this.chain.length; i++) this.pullFile(i);
       return;

@@ -17,9 +17,11 @@
  * Every .jsonl file is an append-only log of src/util/append-log.ts (which
  * says what survives a crash) whose readers `skip-and-report` a line that is
  * not a record: in the shared files (runs.jsonl, the kv logs) a crash can
- * leave one mid-file, and a run's items and journals lose at most the one
- * record, which the resumed run redoes. A run's files are released when the
- * run finishes (its logs reopen if written again).
+ * leave one mid-file; in a run's items and journals (one writer: a torn tail
+ * is cut before its next append, a failed write cut back) only damage can,
+ * and the run goes on without that one record rather than not at all. A
+ * run's files are released when the run finishes (they reopen if written
+ * again).
  *
  * No directory holds a file per key or per item: a kv namespace is one log
  * (plus a snapshot after compaction) whatever its size, with an index in
