@@ -187,6 +187,8 @@ export class LogTail {
   }
 
   private read(onLine: LineHandler, size: number, budget: number): boolean {
+    // Nothing new (the common case of a tail checked before every read): no buffer either.
+    if (this.consumed >= size) return false;
     const start = this.consumed;
     // Sized to what is new (a tail is usually a few lines): no megabyte kept per open log.
     let buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(4096, size - this.consumed)));
@@ -446,9 +448,10 @@ export class AppendLog {
         await this.replace(this.ops.shift() as Extract<Op, { kind: 'rewrite' }>);
         continue;
       }
-      const batch: AppendOp[] = [];
-      while (batch.length < MAX_BATCH && this.ops[0]?.kind === 'append') batch.push(this.ops.shift() as AppendOp);
-      this.writeBatch(batch);
+      // One splice, not a shift per op: a batch of thousands would cost a copy of the queue per append.
+      let n = 1;
+      while (n < MAX_BATCH && n < this.ops.length && this.ops[n]!.kind === 'append') n++;
+      this.writeBatch(this.ops.splice(0, n) as AppendOp[]);
     }
     this.busy = false;
     for (const r of this.idle.splice(0)) r();

@@ -2,8 +2,7 @@
  * The local service's storage: keyed logs (contacts.jsonl, checks.jsonl)
  * whose writes append one line, compaction that a crash cannot break, the
  * conversion of the documents earlier releases wrote, data files of the wrong
- * shape refused by name, and memory that changes only after the disk did
- * (issue #10; issue #9 items 5 and 9).
+ * shape refused by name, and memory that changes only after the disk did.
  */
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -238,7 +237,7 @@ describe('a data file of the wrong shape refuses the start, naming the file and 
   }
 });
 
-describe('memory changes only after the disk write succeeded (issue #9 item 5)', () => {
+describe('memory changes only after the disk write succeeded', () => {
   let h: LocalUnderTest<ManualClock> | undefined;
   afterEach(async () => {
     await h?.close();
