@@ -196,11 +196,14 @@ const CORRUPT_LINES: CorruptLinePolicy = 'skip-and-report';
 class RunLogs {
   private readonly runs = new Map<string, Map<string, AppendLog>>();
 
-  of(runId: string, file: string): AppendLog {
+  /** The log `name` of a run; `file` (its path) is only worked out when it is first opened. */
+  of(runId: string, name: string, file: () => string): AppendLog {
+    const open = this.runs.get(runId)?.get(name);
+    if (open) return open;
+    const log = new AppendLog(file(), { corrupt: CORRUPT_LINES });
     let logs = this.runs.get(runId);
     if (!logs) this.runs.set(runId, (logs = new Map()));
-    let log = logs.get(file);
-    if (!log) logs.set(file, (log = new AppendLog(file, { corrupt: CORRUPT_LINES })));
+    logs.set(name, log);
     return log;
   }
 
@@ -387,7 +390,7 @@ class LowdbStore implements EngineStore {
   }
   async appendItems(runId: string, items: readonly ItemResult[]): Promise<void> {
     if (items.length === 0) return;
-    await this.runLogs.of(runId, this.itemFile(runId)).appendRecords(items);
+    await this.runLogs.of(runId, 'items', () => this.itemFile(runId)).appendRecords(items);
   }
   async getItems(runId: string, step: string): Promise<Map<number, ItemResult>> {
     const out = new Map<number, ItemResult>();
@@ -402,8 +405,7 @@ class LowdbStore implements EngineStore {
   }
   async appendJournal(runId: string, stream: string, entries: readonly unknown[]): Promise<void> {
     if (entries.length === 0) return;
-    const file = journalFile(this.runsDir, runId, stream);
-    await this.runLogs.of(runId, file).appendRecords(entries);
+    await this.runLogs.of(runId, `journal/${stream}`, () => journalFile(this.runsDir, runId, stream)).appendRecords(entries);
   }
   async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
     yield* streamRecords<T>(journalFile(this.runsDir, runId, stream), CORRUPT_LINES);

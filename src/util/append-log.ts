@@ -101,6 +101,17 @@ export class CorruptLineError extends Error {
  */
 export type LineHandler = (buf: Buffer, start: number, end: number, offset: number, line: number) => string | void;
 
+/**
+ * JSON records, `line` counting from 1 (see {@link jsonRecords}). Returns
+ * nothing when the record is taken, or why it is not one.
+ */
+export interface RecordHandler {
+  json: (record: unknown, line: number) => string | void;
+}
+
+/** How a reader hands lines out: as bytes with their offsets (an index of where records are), or as parsed JSON records. */
+export type LineReader = LineHandler | RecordHandler;
+
 /** Bytes read at a time. */
 const CHUNK = 1 << 20;
 
@@ -109,17 +120,12 @@ export const MAX_BATCH = 4096;
 
 const isMissing = (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT';
 
-/** A line handler for JSON records. */
-export function jsonRecords<T>(onRecord: (record: T) => void): LineHandler {
-  return (buf, start, end) => {
-    let record: T;
-    try {
-      record = JSON.parse(buf.toString('utf8', start, end)) as T;
-    } catch (e) {
-      return `not a JSON record (${(e as Error).message})`;
-    }
-    onRecord(record);
-  };
+/**
+ * Reads lines as JSON records: each slice of the file is decoded once and
+ * its lines parsed (a line that is not JSON gets the log's policy).
+ */
+export function jsonRecords<T>(onRecord: (record: T, line: number) => string | void): RecordHandler {
+  return { json: onRecord as RecordHandler['json'] };
 }
 
 /** Records as lines. */
@@ -163,7 +169,7 @@ export class LogTail {
    * incomplete last line stays for a later pull. Returns false when the
    * file was unlinked (a compaction retired it).
    */
-  pull(onLine: LineHandler): boolean {
+  pull(onLine: LineReader): boolean {
     const st = fstatSync(this.fd);
     this.read(onLine, st.size, Infinity);
     return st.nlink > 0;
@@ -173,7 +179,7 @@ export class LogTail {
    * Like {@link pull}, but stops once about `budget` bytes were consumed;
    * true when it stopped for the budget (there is more to read).
    */
-  pullSome(onLine: LineHandler, budget: number): boolean {
+  pullSome(onLine: LineReader, budget: number): boolean {
     return this.read(onLine, fstatSync(this.fd).size, budget);
   }
 
@@ -186,7 +192,7 @@ export class LogTail {
     closeSync(this.fd);
   }
 
-  private read(onLine: LineHandler, size: number, budget: number): boolean {
+  private read(onLine: LineReader, size: number, budget: number): boolean {
     // Nothing new (the common case of a tail checked before every read): no buffer either.
     if (this.consumed >= size) return false;
     const start = this.consumed;
@@ -196,7 +202,8 @@ export class LogTail {
       if (this.consumed - start >= budget) return true;
       const got = readSync(this.fd, buf, 0, Math.min(buf.length, size - this.consumed), this.consumed);
       if (got === 0) break;
-      const taken = this.split(buf.subarray(0, got), onLine);
+      const view = buf.subarray(0, got);
+      const taken = typeof onLine === 'function' ? this.split(view, onLine) : this.splitJson(view, onLine.json);
       if (taken === 0) {
         // No newline: a line longer than the buffer (grow it and read again), or at the end an incomplete one (leave it).
         if (got < buf.length) break;
@@ -219,13 +226,41 @@ export class LogTail {
       const end = nl > start && view[nl - 1] === 0x0d ? nl - 1 : nl;
       if (end > start) {
         const bad = onLine(view, start, end, this.consumed + start, this.line);
-        if (bad !== undefined) {
-          if (this.corrupt === 'refuse') throw new CorruptLineError(this.name, this.line, bad);
-          this.skipped.push(this.line);
-        }
+        if (bad !== undefined) this.notARecord(bad);
       }
       start = nl + 1;
     }
+  }
+
+  /** Like {@link split}, for JSON records: the complete lines are decoded to text in one go. */
+  private splitJson(view: Buffer, onRecord: RecordHandler['json']): number {
+    const taken = view.lastIndexOf(0x0a) + 1;
+    if (taken === 0) return 0;
+    const text = view.toString('utf8', 0, taken);
+    for (let start = 0; start < text.length;) {
+      const nl = text.indexOf('\n', start);
+      this.line++;
+      const end = nl > start && text.charCodeAt(nl - 1) === 0x0d ? nl - 1 : nl;
+      if (end > start) {
+        let record: unknown;
+        let bad: string | void = undefined;
+        try {
+          record = JSON.parse(text.slice(start, end));
+        } catch (e) {
+          bad = `not a JSON record (${(e as Error).message})`;
+        }
+        if (bad === undefined) bad = onRecord(record, this.line);
+        if (bad !== undefined) this.notARecord(bad);
+      }
+      start = nl + 1;
+    }
+    return taken;
+  }
+
+  /** Applies the policy to the line just read. */
+  private notARecord(reason: string): void {
+    if (this.corrupt === 'refuse') throw new CorruptLineError(this.name, this.line, reason);
+    this.skipped.push(this.line);
   }
 }
 
@@ -244,7 +279,7 @@ export interface ScanResult {
  * event loop run between them); null when the file does not exist.
  * @throws CorruptLineError for a line that is not a record, with `refuse`
  */
-export async function scanLog(file: string, corrupt: CorruptLinePolicy, onLine: LineHandler, name = file): Promise<ScanResult | null> {
+export async function scanLog(file: string, corrupt: CorruptLinePolicy, onLine: LineReader, name = file): Promise<ScanResult | null> {
   const tail = LogTail.open(file, corrupt, name);
   if (!tail) return null;
   try {
@@ -261,7 +296,7 @@ export async function readRecords<T>(file: string, corrupt: CorruptLinePolicy): 
   const found = await scanLog(
     file,
     corrupt,
-    jsonRecords<T>((r) => records.push(r)),
+    jsonRecords<T>((r) => void records.push(r)),
   );
   return { records, ...(found ?? { lines: 0, skipped: [], tornTail: false }) };
 }
@@ -272,7 +307,7 @@ export async function* streamRecords<T>(file: string, corrupt: CorruptLinePolicy
   if (!tail) return;
   try {
     const slice: T[] = [];
-    const onLine = jsonRecords<T>((r) => slice.push(r));
+    const onLine = jsonRecords<T>((r) => void slice.push(r));
     for (;;) {
       const more = tail.pullSome(onLine, CHUNK);
       yield* slice.splice(0);
@@ -421,7 +456,7 @@ export class AppendLog {
   }
 
   /** Reads the file from its start with this log's policy; null when it does not exist. */
-  scan(onLine: LineHandler): Promise<ScanResult | null> {
+  scan(onLine: LineReader): Promise<ScanResult | null> {
     return scanLog(this.file, this.options.corrupt, onLine, this.name);
   }
 

@@ -206,9 +206,9 @@ describe('a line that is not a record', () => {
     expect(r.tornTail).toBe(false);
   });
 
-  it('is named by its line number however many slices the file is read in', async () => {
+  it('is named by its line number however many slices the file is read in, multi-byte text included', async () => {
     const file = join(dir, 'big.jsonl');
-    const line = (i: number) => JSON.stringify({ i, pad: 'x'.repeat(90) }) + '\n';
+    const line = (i: number) => JSON.stringify({ i, pad: 'Zoë ключ '.repeat(9) }) + '\n';
     const lines = Array.from({ length: 30_000 }, (_, i) => (i === 24_999 ? '{"i":\n' : line(i)));
     await writeFile(file, lines.join(''));
     await expect(
@@ -220,6 +220,7 @@ describe('a line that is not a record', () => {
     ).rejects.toThrow(/big\.jsonl:25000: not a JSON record/);
     const r = await readRecords<{ i: number }>(file, 'skip-and-report');
     expect(r.records).toHaveLength(29_999);
+    expect(r.records[29_998]).toEqual({ i: 29_999, pad: 'Zoë ключ '.repeat(9) });
     expect(r.skipped).toEqual([25_000]);
   });
 });
@@ -230,7 +231,7 @@ describe('a reader following a writer', () => {
     await writeFile(file, '');
     const tail = LogTail.open(file, 'skip-and-report')!;
     const got: unknown[] = [];
-    const onLine = jsonRecords((r) => got.push(r));
+    const onLine = jsonRecords((r) => void got.push(r));
     await appendFile(file, '{"i":0}\n{"i":1');
     expect(tail.pull(onLine)).toBe(true);
     expect(got).toEqual([{ i: 0 }]);
@@ -252,7 +253,7 @@ describe('a reader following a writer', () => {
       await writeFile(file, '');
       const tail = LogTail.open(file, 'skip-and-report')!;
       const seen: number[] = [];
-      const onLine = jsonRecords<{ i: number }>((r) => seen.push(r.i));
+      const onLine = jsonRecords<{ i: number }>((r) => void seen.push(r.i));
       const first = startWriter(file, 0, 1_000_000, mode);
       await waitFor('lines written and read', () => {
         tail.pull(onLine);

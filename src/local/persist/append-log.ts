@@ -10,7 +10,7 @@
  * append: its write was never acknowledged.
  */
 import { MsgflowError } from '../../api/errors.js';
-import { AppendLog as Log, CorruptLineError, jsonRecords, type LineHandler } from '../../util/append-log.js';
+import { AppendLog as Log, CorruptLineError, jsonRecords, type LineReader } from '../../util/append-log.js';
 
 /** A local data file of JSON records. */
 export class AppendLog<T> {
@@ -29,7 +29,7 @@ export class AppendLog<T> {
     const out: T[] = [];
     return (await readLocal(
       this.log,
-      jsonRecords<T>((r) => out.push(r)),
+      jsonRecords<T>((r) => void out.push(r)),
     ))
       ? out
       : null;
@@ -61,7 +61,7 @@ export function localLog(file: string, shown: string): Log {
  * Reads a local data file line by line; false when it does not exist.
  * @throws MsgflowError LOCAL_DATA_INVALID naming the file and line of a corrupt one, or the file when it cannot be read
  */
-export async function readLocal(log: Log, onLine: LineHandler): Promise<boolean> {
+export async function readLocal(log: Log, onLine: LineReader): Promise<boolean> {
   try {
     return (await log.scan(onLine)) !== null;
   } catch (e) {
