@@ -14,7 +14,7 @@ import { AppendLog as Log, CorruptLineError, jsonRecords, type LineReader } from
 
 /** A local data file of JSON records. */
 export class AppendLog<T> {
-  readonly log: Log;
+  private readonly log: Log;
 
   /** `shown` is the file as named in errors (the instance id replaced by a placeholder). */
   constructor(file: string, shown = file) {
@@ -27,12 +27,11 @@ export class AppendLog<T> {
    */
   async read(): Promise<T[] | null> {
     const out: T[] = [];
-    return (await readLocal(
+    const exists = await readLocal(
       this.log,
       jsonRecords<T>((r) => void out.push(r)),
-    ))
-      ? out
-      : null;
+    );
+    return exists ? out : null;
   }
 
   /** Appends records; resolves once they are in the file. */
