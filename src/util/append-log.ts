@@ -116,7 +116,7 @@ export type LineReader = LineHandler | RecordHandler;
 const CHUNK = 1 << 20;
 
 /** Appends committed together at most (keeps one write's size bounded). */
-export const MAX_BATCH = 4096;
+const MAX_BATCH = 4096;
 
 const isMissing = (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT';
 
