@@ -202,8 +202,7 @@ export class LogTail {
       if (this.consumed - start >= budget) return true;
       const got = readSync(this.fd, buf, 0, Math.min(buf.length, size - this.consumed), this.consumed);
       if (got === 0) break;
-      const view = buf.subarray(0, got);
-      const taken = typeof onLine === 'function' ? this.split(view, onLine) : this.splitJson(view, onLine.json);
+      const taken = typeof onLine === 'function' ? this.split(buf, got, onLine) : this.splitJson(buf, got, onLine.json);
       if (taken === 0) {
         // No newline: a line longer than the buffer (grow it and read again), or at the end an incomplete one (leave it).
         if (got < buf.length) break;
@@ -216,16 +215,16 @@ export class LogTail {
     return false;
   }
 
-  /** Hands out the complete lines of `view`; returns the bytes they span. */
-  private split(view: Buffer, onLine: LineHandler): number {
+  /** Hands out the complete lines of the first `got` bytes of `buf`; returns the bytes they span. */
+  private split(buf: Buffer, got: number, onLine: LineHandler): number {
     let start = 0;
     for (;;) {
-      const nl = view.indexOf(0x0a, start);
-      if (nl === -1) return start;
+      const nl = buf.indexOf(0x0a, start);
+      if (nl === -1 || nl >= got) return start;
       this.line++;
-      const end = nl > start && view[nl - 1] === 0x0d ? nl - 1 : nl;
+      const end = nl > start && buf[nl - 1] === 0x0d ? nl - 1 : nl;
       if (end > start) {
-        const bad = onLine(view, start, end, this.consumed + start, this.line);
+        const bad = onLine(buf, start, end, this.consumed + start, this.line);
         if (bad !== undefined) this.notARecord(bad);
       }
       start = nl + 1;
@@ -233,10 +232,10 @@ export class LogTail {
   }
 
   /** Like {@link split}, for JSON records: the complete lines are decoded to text in one go. */
-  private splitJson(view: Buffer, onRecord: RecordHandler['json']): number {
-    const taken = view.lastIndexOf(0x0a) + 1;
+  private splitJson(buf: Buffer, got: number, onRecord: RecordHandler['json']): number {
+    const taken = got === 0 ? 0 : buf.lastIndexOf(0x0a, got - 1) + 1;
     if (taken === 0) return 0;
-    const text = view.toString('utf8', 0, taken);
+    const text = buf.toString('utf8', 0, taken);
     for (let start = 0; start < text.length;) {
       const nl = text.indexOf('\n', start);
       this.line++;
