@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, readdir, readlink, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,33 +6,17 @@ import { describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { createStore } from '../../src/store/create.js';
 import { readRecords } from '../../src/util/append-log.js';
-import { srcModuleForChild } from '../support/spawn.js';
+import { spawnProcess, srcModuleForChild } from '../support/spawn.js';
 import { describeStoreConformance, makeRun } from './conformance.js';
 
 const itemsWriter = fileURLToPath(new URL('./fixtures/items-writer.mjs', import.meta.url));
 const lowdbModule = srcModuleForChild('store/lowdb-store');
 
-/** Runs the items writer under a file-size limit of `kb` KiB; resolves its output once it exited. */
-function writeItemsUntilFull(dir: string, kb: number): Promise<{ code: number | null; out: string; err: string }> {
-  const proc = spawn(
-    'bash',
-    [
-      '-c',
-      `ulimit -f ${kb} && exec "$0" "$@"`,
-      process.execPath,
-      ...lowdbModule.execArgv,
-      itemsWriter,
-      lowdbModule.url,
-      dir,
-      String(kb * 1024),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  let err = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (err += d));
-  return new Promise((r) => proc.on('close', (code) => r({ code, out, err })));
+/** Runs the items writer under a file-size limit of `kb` KiB, to its end. */
+async function writeItemsUntilFull(dir: string, kb: number): Promise<{ code: number | null; out: string; err: string }> {
+  const node = [process.execPath, ...lowdbModule.execArgv, itemsWriter, lowdbModule.url, dir, String(kb * 1024), JSON.stringify(makeRun())];
+  const p = spawnProcess('bash', ['-c', `ulimit -f ${kb} && exec "$0" "$@"`, ...node], dir, {}, 'items-writer');
+  return { code: await p.exited, out: p.stdout(), err: p.stderr() };
 }
 
 describeStoreConformance('lowdb', async () => {

@@ -6,7 +6,6 @@
  * skipped and reported, as the log's policy says; a reader follows a writer
  * in another process through kill -9.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { appendFile, mkdtemp, readFile, readlink, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,7 +22,7 @@ import {
   streamRecords,
   type CorruptLinePolicy,
 } from '../../src/util/append-log.js';
-import { srcModuleForChild } from '../support/spawn.js';
+import { spawnProcess, srcModuleForChild } from '../support/spawn.js';
 import { waitFor } from '../support/wait.js';
 
 const writerScript = fileURLToPath(new URL('./fixtures/log-writer.mjs', import.meta.url));
@@ -257,17 +256,17 @@ describe('a reader following a writer', () => {
       const first = startWriter(file, 0, 1_000_000, mode);
       await waitFor('lines written and read', () => {
         tail.pull(onLine);
-        return seen.length >= 2000 || first.proc.exitCode !== null;
+        return seen.length >= 2000 || first.child.exitCode !== null;
       });
-      first.proc.kill('SIGKILL');
-      expect((await first.exited).signal, first.err()).toBe('SIGKILL');
+      await first.kill();
+      expect(first.child.signalCode, first.stderr()).toBe('SIGKILL');
       tail.pull(onLine);
-      const acked = first.acked();
+      const acked = [...first.stdout().matchAll(/ack (\d+)/g)].map((m) => Number(m[1]));
       // Appends land in call order: what was read is a prefix of 0, 1, 2, … holding every acknowledged one.
       expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i));
       expect(seen.length).toBeGreaterThan(Math.max(...acked));
       const second = startWriter(file, 5_000_000, 500, mode);
-      expect((await second.exited).code, second.err()).toBe(0);
+      expect(await second.exited, second.stderr()).toBe(0);
       tail.pull(onLine);
       expect(seen.slice(-500)).toEqual(Array.from({ length: 500 }, (_, i) => 5_000_000 + i));
       // A line the kill tore: cut by an owning writer, ended by a shared writer's newline and skipped.
@@ -285,18 +284,8 @@ it('createFileOnce writes a file whole, once: a second creation leaves the first
   expect(await readdir(dir)).toEqual(['index.jsonl']);
 });
 
+/** The writer fixture as a process, appending `{ i }` for from <= i < from + count. */
 function startWriter(file: string, from: number, count: number, mode: 'own' | 'shared') {
-  const proc = spawn(
-    process.execPath,
-    [...appendLogModule.execArgv, writerScript, appendLogModule.url, file, String(from), String(count), mode],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let out = '';
-  let err = '';
-  proc.stdout.on('data', (d) => (out += d));
-  proc.stderr.on('data', (d) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    proc.on('close', (code, signal) => r({ code, signal })),
-  );
-  return { proc, exited, acked: () => [...out.matchAll(/ack (\d+)/g)].map((m) => Number(m[1])), err: () => err };
+  const args = [...appendLogModule.execArgv, writerScript, appendLogModule.url, file, String(from), String(count), mode];
+  return spawnProcess(process.execPath, args, dir, {}, `log-writer ${mode}`);
 }
