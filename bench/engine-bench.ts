@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createLowdbStore } from '../src/store/lowdb-store.js';
 import { createRedisStore } from '../src/store/redis-store.js';
-import { readLog } from '../src/store/item-log.js';
+import { readRecords } from '../src/util/append-log.js';
 import type { EngineStore } from '../src/store/types.js';
 
 const { values } = parseArgs({
@@ -96,7 +96,7 @@ try {
     const recorded = await store.getItems(runId, 'each');
     await store.close();
     const logFile = join(dir, 'runs', runId, 'items.jsonl');
-    const lines = driver === 'redis' ? recorded.size : (await readLog<{ index: number }>(logFile)).records.length;
+    const lines = driver === 'redis' ? recorded.size : (await readRecords<{ index: number }>(logFile, 'skip-and-report')).records.length;
     if (run.status !== 'succeeded' || run.itemsDone !== items || recorded.size !== items || lines !== items || events !== items) {
       throw new Error(
         `bench run wrong: ${JSON.stringify({ status: run.status, done: run.itemsDone, recorded: recorded.size, lines, events })}`,

@@ -17,9 +17,10 @@
  *
  * Several processes (a daemon and a `msgflow run`) share a namespace:
  * - Writes are O_APPEND, one write(2) per batch, each batch starting with a
- *   newline (ItemLog `shared`): concurrent appenders never interleave within
- *   a batch, and a line torn by kill -9 ends at the next batch's newline as one
- *   unparseable line, which readers skip.
+ *   newline (a `shared` AppendLog, src/util/append-log.ts): concurrent
+ *   appenders never interleave within a batch, and a line torn by kill -9
+ *   ends at the next batch's newline as one line that is not a record, which
+ *   readers skip (`skip-and-report`).
  * - Before every read a process tails the log (fstat: nothing to do when the
  *   size did not change) and checks whether a newer generation exists, so it
  *   sees the other processes' acknowledged writes.
@@ -36,24 +37,10 @@
  * a readable store: before the rename, snap(g+1) is absent and state(g) +
  * log(g+1) is read; after it, the snapshot is complete.
  */
-import {
-  closeSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { AppendLog, createFileOnce, LogTail } from '../util/append-log.js';
 import { isProcessAlive } from '../util/process-alive.js';
-import { ItemLog } from './item-log.js';
-import { LineTail } from './line-tail.js';
 import type { DurableState } from './types.js';
 
 export interface KvLogOptions {
@@ -73,8 +60,7 @@ export interface KvLogOptions {
 
 interface ChainFile {
   path: string;
-  fd: number;
-  tail: LineTail;
+  tail: LogTail;
 }
 
 /** Slot storage in typed arrays: a key's location costs 13 bytes, not an object. */
@@ -109,6 +95,8 @@ class Slots {
 const enoent = (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT';
 const eexist = (e: unknown) => (e as NodeJS.ErrnoException).code === 'EEXIST';
 const MAX_CHAIN = 32;
+/** A line without the shape of a set or a delete: torn by a crash (the log's policy skips it). */
+const NOT_A_RECORD = 'expected ["key", value] or ["key"]';
 
 export class KvLog implements DurableState {
   private readonly dir: string;
@@ -118,7 +106,7 @@ export class KvLog implements DurableState {
   private index = new Map<string, number>();
   private slots = new Slots();
   private liveBytes = 0;
-  private writer: { gen: number; log: Promise<ItemLog> } | undefined;
+  private writer: { gen: number; log: AppendLog } | undefined;
   /** Closes of writers of retired generations (each waits for its pending writes). */
   private retired: Array<Promise<unknown>> = [];
   private readBuf = Buffer.allocUnsafe(4096);
@@ -165,7 +153,7 @@ export class KvLog implements DurableState {
   }
 
   private closeChain(): void {
-    for (const f of this.chain) closeSync(f.fd);
+    for (const f of this.chain) f.tail.close();
     this.chain = [];
   }
 
@@ -186,10 +174,7 @@ export class KvLog implements DurableState {
       const paths = base === undefined ? [] : [this.snapPath(base)];
       for (let g = base ?? logs[0]; g <= top; g++) paths.push(this.logPath(g));
       try {
-        for (const path of paths) {
-          const fd = openSync(path, 'r');
-          this.chain.push({ path, fd, tail: new LineTail(fd) });
-        }
+        for (const path of paths) this.chain.push({ path, tail: new LogTail(openSync(path, 'r'), 'skip-and-report', path) });
       } catch (e) {
         // A compaction deleted a file between the listing and the open: list again.
         if (enoent(e) && attempt < 20) continue;
@@ -206,7 +191,6 @@ export class KvLog implements DurableState {
     mkdirSync(this.dir, { recursive: true });
     const legacy = this.options.legacyDir;
     if (legacy && existsSync(legacy)) {
-      const tmp = `${this.snapPath(0)}.${process.pid}.tmp`;
       const lines: string[] = [];
       for (const f of readdirSync(legacy)) {
         if (!f.endsWith('.json')) continue;
@@ -217,19 +201,8 @@ export class KvLog implements DurableState {
           // A file removed meanwhile, or unreadable: nothing to import.
         }
       }
-      const fd = openSync(tmp, 'w');
-      try {
-        writeSync(fd, lines.map((l) => l + '\n').join(''));
-      } finally {
-        closeSync(fd);
-      }
-      // link, not rename: a second importer never replaces the first one's snapshot.
-      try {
-        linkSync(tmp, this.snapPath(0));
-      } catch (e) {
-        if (!eexist(e)) throw e;
-      }
-      unlinkSync(tmp);
+      // A second importer never replaces the first one's snapshot.
+      createFileOnce(this.snapPath(0), lines.map((l) => l + '\n').join(''));
     }
     try {
       closeSync(openSync(this.logPath(0), 'wx'));
@@ -252,16 +225,16 @@ export class KvLog implements DurableState {
     const validate = this.validate && !(i === 0 && f.path.endsWith('.snap.jsonl'));
     return f.tail.pull((buf, start, end, offset) => {
       const k = this.keyEnd(buf, start, end);
-      if (k === -1) return; // not a record: a line torn by a crash
       let isSet: boolean;
+      if (k === -1) return NOT_A_RECORD;
       if (k + 2 === end && buf[k + 1] === 0x5d) isSet = false;
       else if (buf[k + 1] === 0x2c && buf[end - 1] === 0x5d && end > k + 3) isSet = true;
-      else return;
+      else return NOT_A_RECORD;
       if (validate) {
         try {
           JSON.parse(buf.toString('utf8', start, end));
-        } catch {
-          return;
+        } catch (e) {
+          return `not a JSON record (${(e as Error).message})`;
         }
       }
       const key = this.keyOf(buf, start, k);
@@ -311,14 +284,9 @@ export class KvLog implements DurableState {
       if (!this.pullFile(this.chain.length - 1)) return this.reload();
       if (!next) return;
       if (existsSync(this.snapPath(this.gen + 1)) || this.chain.length >= MAX_CHAIN) return this.reload();
-      let fd: number;
-      try {
-        fd = openSync(this.logPath(this.gen + 1), 'r');
-      } catch (e) {
-        if (enoent(e)) return this.reload();
-        throw e;
-      }
-      this.chain.push({ path: this.logPath(this.gen + 1), fd, tail: new LineTail(fd) });
+      const tail = LogTail.open(this.logPath(this.gen + 1), 'skip-and-report');
+      if (!tail) return this.reload();
+      this.chain.push({ path: this.logPath(this.gen + 1), tail });
       this.gen++;
     }
   }
@@ -329,7 +297,7 @@ export class KvLog implements DurableState {
     const f = this.chain[this.slots.file[s]];
     let got = 0;
     while (got < len) {
-      const n = readSync(f.fd, this.readBuf, got, len - got, this.slots.off[s] + got);
+      const n = readSync(f.tail.fd, this.readBuf, got, len - got, this.slots.off[s] + got);
       if (n === 0) break;
       got += n;
     }
@@ -353,14 +321,10 @@ export class KvLog implements DurableState {
     }
   }
 
-  private writerFor(g: number): Promise<ItemLog> {
+  private writerFor(g: number): AppendLog {
     if (this.writer?.gen !== g) {
-      if (this.writer) this.retired.push(this.writer.log.then((l) => l.close()).catch(() => undefined));
-      const log = ItemLog.open(this.logPath(g), { shared: true });
-      log.catch(() => {
-        if (this.writer?.log === log) this.writer = undefined;
-      });
-      this.writer = { gen: g, log };
+      if (this.writer) this.retired.push(this.writer.log.close().catch(() => undefined));
+      this.writer = { gen: g, log: new AppendLog(this.logPath(g), { corrupt: 'skip-and-report', shared: true }) };
     }
     return this.writer.log;
   }
@@ -370,15 +334,13 @@ export class KvLog implements DurableState {
     for (let attempt = 0; ; attempt++) {
       this.refresh();
       g = this.gen;
-      let log: ItemLog;
       try {
-        log = await this.writerFor(g);
+        await this.writerFor(g).appendRecords([record]);
       } catch (e) {
-        // The generation was retired (and deleted) before we opened it.
+        // The generation was retired (and deleted) before the writer opened it.
         if (enoent(e) && attempt < 20) continue;
         throw e;
       }
-      await log.append([record]);
       // Still the current generation after the write: any compaction starts
       // later and reads it. Otherwise a compactor may have missed it: again.
       if (existsSync(this.logPath(g)) && !existsSync(this.logPath(g + 1))) break;
@@ -496,7 +458,7 @@ export class KvLog implements DurableState {
           used = 0;
           if (len + 1 > out.length) out = Buffer.allocUnsafe(len + 1);
         }
-        readSync(this.chain[this.slots.file[s]].fd, out, used, len, this.slots.off[s]);
+        readSync(this.chain[this.slots.file[s]].tail.fd, out, used, len, this.slots.off[s]);
         try {
           JSON.parse(out.toString('utf8', used, used + len));
         } catch {
@@ -518,7 +480,7 @@ export class KvLog implements DurableState {
     this.closed = true;
     const current = this.writer?.log;
     this.writer = undefined;
-    await Promise.all([...this.retired.splice(0), (async () => (await current?.catch(() => undefined))?.close())()]);
+    await Promise.all([...this.retired.splice(0), current?.close()]);
     this.closeChain();
   }
 }

@@ -9,10 +9,19 @@
  *                              (`{id,s}`), shared by every process (O_APPEND)
  *   runs/<runId>/run.json      { run, steps, waits }   (lowdb: atomic temp+rename writes of one small document)
  *   runs/<runId>/inputs.json   the resolved inputs, written once
- *   runs/<runId>/items.jsonl   one ItemResult per line (item-log.ts)
+ *   runs/<runId>/items.jsonl   one ItemResult per line
  *   runs/<runId>/journal/<stream>.jsonl   the run's journals, appended
  *   runs/<runId>/state.<g>.jsonl          the run's own kv namespace `run:<runId>` (kv-log.ts)
  *   kv/<namespace>.<g>.jsonl (+ .snap.jsonl)  every other kv namespace (kv-log.ts)
+ *
+ * Every .jsonl file is an append-only log of src/util/append-log.ts (which
+ * says what survives a crash) whose readers `skip-and-report` a line that is
+ * not a record: in the shared files (runs.jsonl, the kv logs) a crash can
+ * leave one mid-file; in a run's items and journals (one writer: a torn tail
+ * is cut before its next append, a failed write cut back) only damage can,
+ * and the run goes on without that one record rather than not at all. A
+ * run's files are released when the run finishes (they reopen if written
+ * again).
  *
  * No directory holds a file per key or per item: a kv namespace is one log
  * (plus a snapshot after compaction) whatever its size, with an index in
@@ -37,7 +46,7 @@
  * imported into its log the first time it is opened, then removed.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, linkSync, openSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, openSync } from 'node:fs';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
@@ -46,9 +55,8 @@ import { FlowError } from '../api/errors.js';
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { fileStoreError, guardStore } from './guard.js';
-import { ItemLog, readLog, streamLog } from './item-log.js';
+import { AppendLog, createFileOnce, jsonRecords, LogTail, scanLog, streamRecords, type CorruptLinePolicy } from '../util/append-log.js';
 import { KvLog } from './kv-log.js';
-import { LineTail } from './line-tail.js';
 import { type FileLeases, fileLeases } from './lease-files.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
 import {
@@ -137,13 +145,6 @@ class OpenOnce<T> {
     this.open.clear();
     return (await Promise.all(all.map((p) => p.catch(() => undefined)))).filter((x): x is Awaited<T> => x !== undefined);
   }
-
-  /** Forgets `key`; returns what was open under it. */
-  async take(key: string): Promise<T | undefined> {
-    const p = this.open.get(key);
-    this.open.delete(key);
-    return p?.catch(() => undefined);
-  }
 }
 
 /** The kv namespaces, each a KvLog opened on first use and released when its run finishes. */
@@ -188,7 +189,37 @@ class KvLogs {
   }
 }
 
-type IndexHandle = { writer: ItemLog; tail: LineTail; fd: number };
+/** What this store's readers do with a line that is not a record (see the file comment). */
+const CORRUPT_LINES: CorruptLinePolicy = 'skip-and-report';
+
+/** A run's items and journals, each an append-only log opened on first use, released when the run finishes. */
+class RunLogs {
+  private readonly runs = new Map<string, Map<string, AppendLog>>();
+
+  /** The log `name` of a run; `file` (its path) is only worked out when it is first opened. */
+  of(runId: string, name: string, file: () => string): AppendLog {
+    const open = this.runs.get(runId)?.get(name);
+    if (open) return open;
+    const log = new AppendLog(file(), { corrupt: CORRUPT_LINES });
+    let logs = this.runs.get(runId);
+    if (!logs) this.runs.set(runId, (logs = new Map()));
+    logs.set(name, log);
+    return log;
+  }
+
+  /** Releases a run's files once their pending writes are done (a later write reopens them). */
+  async close(runId: string): Promise<void> {
+    const logs = this.runs.get(runId);
+    this.runs.delete(runId);
+    await Promise.all([...(logs?.values() ?? [])].map((l) => l.close()));
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.runs.keys()].map((id) => this.close(id)));
+  }
+}
+
+type IndexHandle = { writer: AppendLog; tail: LogTail };
 
 /** The run index (runs.jsonl): see the file comment. */
 class RunIndex {
@@ -204,25 +235,21 @@ class RunIndex {
   }
 
   async append(entry: { id: string; flow?: string; t?: number; s: RunStatus }): Promise<void> {
-    await (await this.open()).writer.append([entry]);
+    await (await this.open()).writer.appendRecords([entry]);
   }
 
   /** Every run indexed so far, with what was appended since the last read. */
   async read(): Promise<Map<string, IndexedRun>> {
     const { tail } = await this.open();
-    tail.pull((buf, start, end) => {
-      let e: { id?: unknown; flow?: unknown; t?: unknown; s?: unknown };
-      try {
-        e = JSON.parse(buf.toString('utf8', start, end)) as typeof e;
-      } catch {
-        return; // a line torn by a crash
-      }
-      if (typeof e.id !== 'string') return;
-      const cur = this.indexed.get(e.id);
-      if (typeof e.flow === 'string' && typeof e.t === 'number')
-        this.indexed.set(e.id, { flow: e.flow, startedAt: e.t, status: e.s as RunStatus });
-      else if (cur && typeof e.s === 'string') cur.status = e.s as RunStatus;
-    });
+    tail.pull(
+      jsonRecords<{ id?: unknown; flow?: unknown; t?: unknown; s?: unknown } | null>((e) => {
+        if (typeof e?.id !== 'string') return;
+        const cur = this.indexed.get(e.id);
+        if (typeof e.flow === 'string' && typeof e.t === 'number')
+          this.indexed.set(e.id, { flow: e.flow, startedAt: e.t, status: e.s as RunStatus });
+        else if (cur && typeof e.s === 'string') cur.status = e.s as RunStatus;
+      }),
+    );
     return this.indexed;
   }
 
@@ -232,16 +259,15 @@ class RunIndex {
     const ix = await index?.catch(() => undefined);
     if (!ix) return;
     await ix.writer.close();
-    closeSync(ix.fd);
+    ix.tail.close();
   }
 
   private open(): Promise<IndexHandle> {
     if (!this.ready) {
       this.ready = (async () => {
         await this.build();
-        const writer = await ItemLog.open(this.file, { shared: true });
-        const fd = openSync(this.file, 'r');
-        return { writer, fd, tail: new LineTail(fd) };
+        const writer = new AppendLog(this.file, { corrupt: CORRUPT_LINES, shared: true });
+        return { writer, tail: new LogTail(openSync(this.file, 'r'), CORRUPT_LINES, this.file) };
       })();
       this.ready.catch(() => (this.ready = undefined));
     }
@@ -263,20 +289,7 @@ class RunIndex {
       const run = (await readJson<RunFile>(join(this.runsDir, id, 'run.json')).catch(() => undefined))?.run;
       if (run) text += JSON.stringify({ id, flow: run.flow, t: run.startedAt, s: run.status }) + '\n';
     }
-    const tmp = `${this.file}.${process.pid}.tmp`;
-    const fd = openSync(tmp, 'w');
-    try {
-      writeSync(fd, text);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(tmp, this.file);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    } finally {
-      unlinkSync(tmp);
-    }
+    createFileOnce(this.file, text);
   }
 }
 
@@ -290,7 +303,7 @@ export function createLowdbStore(options: LowdbStoreOptions): EngineStore {
 }
 
 /**
- * A class over small helpers (run index, open logs, kv logs) so each
+ * A class over small helpers (run index, run logs, kv logs) so each
  * operation stays short. `kv` and `readJournal` (which wrappers such as the
  * outage tests' Proxy call with `this` being the wrapper) read fields only.
  */
@@ -300,8 +313,7 @@ class LowdbStore implements EngineStore {
   private readonly leases: FileLeases;
   /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
   private readonly docs = new OpenOnce<Low<RunFile>>();
-  private readonly logs = new OpenOnce<ItemLog>();
-  private readonly journals = new OpenOnce<ItemLog>();
+  private readonly runLogs = new RunLogs();
   private readonly kvLogs: KvLogs;
   private readonly index: RunIndex;
 
@@ -326,8 +338,7 @@ class LowdbStore implements EngineStore {
     const status = db.data.run.status;
     if (status !== before) await this.index.append({ id, s: status });
     // A finished run gets no more items nor state: release its files.
-    if (!RESUMABLE_STATUSES.includes(status))
-      await Promise.all([this.logs.take(id).then((l) => l?.close()), this.kvLogs.close(`run:${id}`)]);
+    if (!RESUMABLE_STATUSES.includes(status)) await Promise.all([this.runLogs.close(id), this.kvLogs.close(`run:${id}`)]);
     return structuredClone(db.data.run);
   }
   async getRun(id: string): Promise<RunRecord | undefined> {
@@ -379,21 +390,25 @@ class LowdbStore implements EngineStore {
   }
   async appendItems(runId: string, items: readonly ItemResult[]): Promise<void> {
     if (items.length === 0) return;
-    await (await this.logs.get(runId, () => ItemLog.open(this.itemFile(runId)))).append(items);
+    await this.runLogs.of(runId, 'items', () => this.itemFile(runId)).appendRecords(items);
   }
   async getItems(runId: string, step: string): Promise<Map<number, ItemResult>> {
-    const { records } = await readLog<ItemResult>(this.itemFile(runId));
     const out = new Map<number, ItemResult>();
-    for (const r of records) if (r.step === step) out.set(r.index, r);
+    await scanLog(
+      this.itemFile(runId),
+      CORRUPT_LINES,
+      jsonRecords<ItemResult>((r) => {
+        if (r.step === step) out.set(r.index, r);
+      }),
+    );
     return out;
   }
   async appendJournal(runId: string, stream: string, entries: readonly unknown[]): Promise<void> {
     if (entries.length === 0) return;
-    const file = journalFile(this.runsDir, runId, stream);
-    await (await this.journals.get(file, () => ItemLog.open(file))).append(entries);
+    await this.runLogs.of(runId, `journal/${stream}`, () => journalFile(this.runsDir, runId, stream)).appendRecords(entries);
   }
   async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
-    yield* streamLog<T>(journalFile(this.runsDir, runId, stream));
+    yield* streamRecords<T>(journalFile(this.runsDir, runId, stream), CORRUPT_LINES);
   }
   async setWait(runId: string, wait: WaitRecord): Promise<void> {
     const db = await this.ownRun(runId);
@@ -441,10 +456,9 @@ class LowdbStore implements EngineStore {
         failures.push(e);
       }
     };
-    await Promise.all((await this.logs.drain()).map((l) => attempt(() => l.close())));
+    await attempt(() => this.runLogs.closeAll());
     await attempt(() => this.kvLogs.closeAll());
     await attempt(() => this.index.close());
-    await Promise.all((await this.journals.drain()).map((l) => attempt(() => l.close())));
     // Let lowdb's pending writes land.
     for (const db of await this.docs.drain()) await attempt(() => db.write());
     if (failures.length > 0) throw failures[0];

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
-import { readLog } from '../../src/store/item-log.js';
+import { readRecords } from '../../src/util/append-log.js';
 import type { ItemResult } from '../../src/store/types.js';
 import { waitFor } from '../support/wait.js';
 import { engineModulesForChild } from './helpers.js';
@@ -52,7 +52,7 @@ describe('kill -9 mid-run, then resume in a new process', () => {
     // What the crash left: the run still "running", a prefix of items recorded.
     const before = await createLowdbStore({ dir: state }).getRun(runId!);
     expect(before?.status).toBe('running');
-    const log = await readLog<ItemResult>(join(state, 'runs', runId!, 'items.jsonl'));
+    const log = await readRecords<ItemResult>(join(state, 'runs', runId!, 'items.jsonl'), 'skip-and-report');
     const recorded = new Set(log.records.map((r) => r.index));
     const effectsAtKill = lines(effects);
     expect(recorded.size).toBeGreaterThan(0);

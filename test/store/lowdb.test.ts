@@ -1,10 +1,23 @@
-import { mkdtemp, readFile, rm, writeFile, appendFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, readlink, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { createStore } from '../../src/store/create.js';
+import { readRecords } from '../../src/util/append-log.js';
+import { spawnProcess, srcModuleForChild } from '../support/spawn.js';
 import { describeStoreConformance, makeRun } from './conformance.js';
+
+const itemsWriter = fileURLToPath(new URL('./fixtures/items-writer.mjs', import.meta.url));
+const lowdbModule = srcModuleForChild('store/lowdb-store');
+
+/** Runs the items writer under a file-size limit of `kb` KiB, to its end. */
+async function writeItemsUntilFull(dir: string, kb: number): Promise<{ code: number | null; out: string; err: string }> {
+  const node = [process.execPath, ...lowdbModule.execArgv, itemsWriter, lowdbModule.url, dir, String(kb * 1024), JSON.stringify(makeRun())];
+  const p = spawnProcess('bash', ['-c', `ulimit -f ${kb} && exec "$0" "$@"`, ...node], dir, {}, 'items-writer');
+  return { code: await p.exited, out: p.stdout(), err: p.stderr() };
+}
 
 describeStoreConformance('lowdb', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
@@ -33,6 +46,55 @@ describe('lowdb driver specifics', () => {
       expect((await readFile(log, 'utf8')).split('\n')).toHaveLength(3);
       await s2.close();
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a write that fails half-way (the disk filled up) leaves no partial line: the item log takes the next item, and every acknowledged item reads back', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const { code, out, err } = await writeItemsUntilFull(dir, 64);
+      expect(code, err).toBe(0);
+      const acked = [...out.matchAll(/^ack (\d+)$/gm)].map((m) => Number(m[1]));
+      const failed = [...out.matchAll(/^failed (\d+): (.*)$/gm)].map((m) => [Number(m[1]), m[2]]);
+      // Items 0..k-1 fit, item k crossed the limit, item k+1 fit in what was left.
+      const k = acked.length - 1;
+      expect(failed).toEqual([[k, expect.stringMatching(/cannot write \S+items\.jsonl \(EFBIG/)]]);
+      expect(acked).toEqual([...Array.from({ length: k }, (_, i) => i), k + 1]);
+      const log = await readRecords(join(dir, 'runs', 'run-1', 'items.jsonl'), 'refuse');
+      expect(log.tornTail).toBe(false);
+      const s = createLowdbStore({ dir });
+      expect([...(await s.getItems('run-1', 's')).keys()]).toEqual(acked);
+      await s.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a finished run's files are released: its item log, journals and state are not held open", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    const held = async () => {
+      const fds = await readdir('/proc/self/fd');
+      const targets = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+      return targets.filter((t) => t.startsWith(join(dir, 'runs', 'run-1')));
+    };
+    const s = createLowdbStore({ dir });
+    try {
+      await s.createRun(makeRun());
+      await s.appendItems('run-1', [{ step: 's', index: 0, status: 'succeeded', attempts: 1, finishedAt: 1 }]);
+      await s.appendJournal('run-1', 'check/-', [{ i: 0 }]);
+      await s.appendJournal('run-1', 'report', [{ i: 0 }]);
+      await s.kv('run:run-1').set('cursor', 1);
+      expect((await held()).length).toBeGreaterThan(0);
+      await s.updateRun('run-1', { status: 'succeeded' });
+      expect(await held()).toEqual([]);
+      // A finished run's journal can still be written and read: it reopens.
+      await s.appendJournal('run-1', 'report', [{ i: 1 }]);
+      const read: unknown[] = [];
+      for await (const e of s.readJournal('run-1', 'report')) read.push(e);
+      expect(read).toEqual([{ i: 0 }, { i: 1 }]);
+    } finally {
+      await s.close();
       await rm(dir, { recursive: true, force: true });
     }
   });

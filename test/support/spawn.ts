@@ -67,7 +67,17 @@ process.once('exit', () => {
 
 /** Starts `msgflow ARGS` in `cwd` (no TTY, NO_COLOR) with `env` over this process's environment. */
 export function spawnCli(args: string[], cwd: string, env: Record<string, string> = {}): Proc {
-  const child = spawn(process.execPath, [...ENTRY, ...args], {
+  return spawnProcess(process.execPath, [...ENTRY, ...args], cwd, env, `msgflow ${args.join(' ')}`);
+}
+
+/**
+ * Starts `command ARGS` as spawnCli starts msgflow, for a test whose subject
+ * is another process: e.g. `process.execPath` with a fixture script and the
+ * module `srcModuleForChild` names, or `bash -c 'ulimit …; exec "$0" "$@"'`
+ * in front of it.
+ */
+export function spawnProcess(command: string, args: string[], cwd: string, env: Record<string, string> = {}, label = command): Proc {
+  const child = spawn(command, args, {
     cwd,
     env: { ...process.env, NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -95,7 +105,7 @@ export function spawnCli(args: string[], cwd: string, env: Record<string, string
     stderr: () => err,
     exited,
     waitForOutput: async (re, timeoutMs = 30_000) => {
-      const what = `${re} in the output of msgflow ${args.join(' ')}`;
+      const what = `${re} in the output of ${label}`;
       return waitFor(what, () => (gone && !re.test(all) ? Promise.reject(new Error(`exited before ${what}:\n${all}`)) : re.exec(all)), {
         timeoutMs,
         context: () => all,

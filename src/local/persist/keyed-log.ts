@@ -18,10 +18,12 @@
  *
  * When the file holds many more lines than the index has live records, it is
  * compacted: rewritten from the index into a temp file that replaces it by
- * rename (see AppendLog.rewrite), so a crash leaves the old or the new file.
+ * rename (see AppendLog.rewrite in src/util/append-log.ts), so a crash
+ * leaves the old or the new file.
  */
 import { MsgflowError } from '../../api/errors.js';
-import { AppendLog, corrupt } from './append-log.js';
+import type { AppendLog } from '../../util/append-log.js';
+import { localLog, readLocal } from './append-log.js';
 
 export type Key = number | string;
 
@@ -51,7 +53,7 @@ export function keyedLine(key: Key, field: string, raw: string): string {
 const MIN_GARBAGE = 10_000;
 
 export class KeyedLog {
-  private readonly log: AppendLog<unknown>;
+  private readonly log: AppendLog;
   private lines = 0;
   private compacting = false;
 
@@ -60,11 +62,7 @@ export class KeyedLog {
     readonly shown: string,
     private readonly state: KeyedState,
   ) {
-    this.log = new AppendLog(file, shown);
-  }
-
-  get file(): string {
-    return this.log.file;
+    this.log = localLog(file, shown);
   }
 
   /**
@@ -75,7 +73,7 @@ export class KeyedLog {
     let lines = 0;
     // Reused for every line, so a million lines do not make a million result objects.
     const scratch: KeyedLine = { key: 0, field: '', raw: '' };
-    const exists = await this.log.readLines((buf, start, end, line) => {
+    const exists = await readLocal(this.log, (buf, start, end, _offset, line) => {
       lines++;
       const where = `${this.shown}:${line}`;
       const fast = parseKeyedLine(buf, start, end, scratch);
@@ -87,13 +85,13 @@ export class KeyedLog {
       try {
         v = JSON.parse(buf.toString('utf8', start, end));
       } catch (e) {
-        throw corrupt(this.shown, line, `not a JSON record (${(e as Error).message})`);
+        return `not a JSON record (${(e as Error).message})`;
       }
       const o = v as Record<string, unknown>;
       const fields = v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.keys(o) : [];
       const k = o?.k;
       if (fields.length !== 2 || fields[0] !== 'k' || (typeof k !== 'number' && typeof k !== 'string')) {
-        throw corrupt(this.shown, line, 'expected a record {"k": key, "<field>": value}');
+        return 'expected a record {"k": key, "<field>": value}';
       }
       this.state.apply(k, fields[1]!, JSON.stringify(o[fields[1]!]), where);
     });
@@ -113,7 +111,7 @@ export class KeyedLog {
   async write(entries: KeyedEntry[]): Promise<void> {
     const data = entries.map(([k, f, raw]) => keyedLine(k, f, raw)).join('');
     try {
-      await this.log.appendLines(data, () => {
+      await this.log.append(data, () => {
         this.lines += entries.length;
         for (const [k, f, raw] of entries) this.state.apply(k, f, raw, this.shown);
       });
