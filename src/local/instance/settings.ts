@@ -27,6 +27,11 @@ const SWITCH_OF: Record<NotificationType, keyof InstanceSettings> = {
   stateInstanceChanged: 'stateWebhook',
 };
 
+/** Message kinds that also need a switch of their own (the service documents pollMessageWebhook for poll votes). */
+const KIND_SWITCH: Partial<Record<string, keyof InstanceSettings>> = {
+  pollUpdateMessage: 'pollMessageWebhook',
+};
+
 export interface SettingsBase {
   /** The account's own chat id (getSettings' `wid`). */
   wid: string;
@@ -60,6 +65,7 @@ export class SettingsStore {
       outgoingAPIMessageWebhook: 'no',
       incomingWebhook: 'no',
       stateWebhook: 'no',
+      pollMessageWebhook: 'no',
       ...definedOnly(this.defaults.base),
       ...definedOnly(this.doc.data),
     };
@@ -74,6 +80,12 @@ export class SettingsStore {
   /** Whether notifications of this type are produced. */
   produces(type: NotificationType): boolean {
     return this.current()[SWITCH_OF[type]] === 'yes';
+  }
+
+  /** Whether a message notification of this type and kind is produced: some kinds need a switch of their own too. */
+  producesMessage(type: NotificationType, typeMessage: string): boolean {
+    const extra = KIND_SWITCH[typeMessage];
+    return this.produces(type) && (extra === undefined || this.current()[extra] === 'yes');
   }
 }
 
