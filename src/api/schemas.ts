@@ -221,11 +221,15 @@ function arrayOf<T extends z.ZodType>(name: string, item: T, min: number, max?: 
   const base = z
     .array(item, { error: (iss) => (iss.input === undefined ? `'${name}' is required` : `'${name}' must be an array`) })
     .refine((a) => a.length >= min, { error: `'${name}' must contain at least ${min} item${min === 1 ? '' : 's'}`, abort: true });
-  return max === undefined ? base : base.refine((a) => a.length <= max, { error: `'${name}' must contain less than or equal to ${max} items` });
+  return max === undefined
+    ? base
+    : base.refine((a) => a.length <= max, { error: `'${name}' must contain less than or equal to ${max} items` });
 }
 
 /** The bytes of a file: a Buffer or any Uint8Array. */
-const fileBytes = z.instanceof(Uint8Array, { error: (iss) => (iss.input === undefined ? "'file' is required" : "'file' must be the file's bytes") });
+const fileBytes = z.instanceof(Uint8Array, {
+  error: (iss) => (iss.input === undefined ? "'file' is required" : "'file' must be the file's bytes"),
+});
 
 /** sendMessage's customPreview: the preview shown instead of the one the link would give. */
 const customPreview = z.strictObject(
@@ -253,7 +257,9 @@ const contactCard = z
   .strictObject(
     {
       phoneContact: z
-        .number({ error: (iss) => (iss.input === undefined ? "'contact.phoneContact' is required" : "'contact.phoneContact' must be a number") })
+        .number({
+          error: (iss) => (iss.input === undefined ? "'contact.phoneContact' is required" : "'contact.phoneContact' must be a number"),
+        })
         .refine((n) => Number.isSafeInteger(n) && n > 0, { error: "'contact.phoneContact' must be a positive integer", abort: true })
         .refine((n) => String(n).length <= PHONE_MAX_DIGITS, {
           error: `'contact.phoneContact' must have at most ${PHONE_MAX_DIGITS} digits (international format)`,
@@ -404,7 +410,9 @@ export const REQUEST_SHAPES = {
   },
   sendInteractiveButtons: {
     ...buttonsMessage,
-    buttons: arrayOf('buttons', interactiveButton, 1, BUTTONS_MAX).refine(uniqueButtonIds, { error: "'buttons[].buttonId' must be unique" }),
+    buttons: arrayOf('buttons', interactiveButton, 1, BUTTONS_MAX).refine(uniqueButtonIds, {
+      error: "'buttons[].buttonId' must be unique",
+    }),
   },
   sendInteractiveButtonsReply: {
     ...buttonsMessage,

@@ -28,7 +28,11 @@ const ReplySchema = z
     }
     if (!r.message) return;
     if ('chatId' in r.message || 'type' in r.message) {
-      ctx.addIssue({ code: 'custom', path: ['message'], message: "the account's chat and 'incoming' are given: leave out chatId and type" });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['message'],
+        message: "the account's chat and 'incoming' are given: leave out chatId and type",
+      });
       return;
     }
     const checked = MessageInputSchema.safeParse({ ...r.message, chatId: '10000000000@c.us' });

@@ -57,7 +57,10 @@ export function fillDocumentedKind(m: Message, input: ParsedMessageInput): boole
       if (input.pollMessageData) m.pollMessageData = structuredClone(input.pollMessageData);
       return true;
     case 'buttonsResponseMessage':
-      m.buttonsResponseMessage = { ...input.buttonsResponseMessage, selectedButtonText: input.buttonsResponseMessage.selectedButtonText ?? '' };
+      m.buttonsResponseMessage = {
+        ...input.buttonsResponseMessage,
+        selectedButtonText: input.buttonsResponseMessage.selectedButtonText ?? '',
+      };
       return true;
     default:
       return fillVerbatimKind(m, input);

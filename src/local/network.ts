@@ -29,7 +29,9 @@ export class Network {
 
   /** The account on this number, hidden or not: an explicit one, else one of the population. */
   accountByPhone(phone: number): AccountConfig | undefined {
-    return this.byPhone.get(phone) ?? (this.inPopulation(phone) ? { phone, hidden: false, replies: [], votes: [], presses: [] } : undefined);
+    return (
+      this.byPhone.get(phone) ?? (this.inPopulation(phone) ? { phone, hidden: false, replies: [], votes: [], presses: [] } : undefined)
+    );
   }
 
   /**

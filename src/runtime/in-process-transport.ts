@@ -37,8 +37,11 @@ export function createInProcessTransport(
       // API methods never answer with a file; if one ever did, close it rather than leak its handle.
       if (isFileBody(answer.body)) (answer.body.stream as unknown as { destroy?: () => void }).destroy?.();
       // An empty answer (sendTyping) is no body at all, as the HTTP transport reads it.
-      const body =
-        isFileBody(answer.body) ? '' : answer.body === undefined ? undefined : (JSON.parse(JSON.stringify(answer.body)) as unknown);
+      const body = isFileBody(answer.body)
+        ? ''
+        : answer.body === undefined
+          ? undefined
+          : (JSON.parse(JSON.stringify(answer.body)) as unknown);
       return { statusCode: answer.status, headers, body };
     },
   };

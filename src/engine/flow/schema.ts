@@ -99,7 +99,7 @@ export const NotificationTriggerSchema = z
       .optional()
       .meta({
         description:
-          "Only messages of this kind (messageData.typeMessage), or of one of these, e.g. pollUpdateMessage or [imageMessage, videoMessage]; a notification that is not a message never matches.",
+          'Only messages of this kind (messageData.typeMessage), or of one of these, e.g. pollUpdateMessage or [imageMessage, videoMessage]; a notification that is not a message never matches.',
       }),
     instance: z
       .string()

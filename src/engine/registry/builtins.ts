@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { API_METHODS, METHOD_SPECS, type ApiMethod } from '../../api/methods.js';
 import { REQUEST_SHAPES, STRICT_REQUEST_SCHEMAS } from '../../api/schemas.js';
 import { checkAccountTargetRule } from '../../api/validate.js';
-import { defineAction, type ActionDefinition } from '../action.js';
+import { defineAction, inputFile, type ActionDefinition } from '../action.js';
 import type { ActionRegistry } from './registry.js';
 
 const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> = {
@@ -62,7 +62,10 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     description: 'Stores a file of the project (`file`: its path) on the service, for sendFileByUrl: answers its link (kept 15 days).',
     output: '{ urlFile: string }',
   },
-  sendLocation: { description: 'Queues a location (latitude, longitude, optional name and address) for sending.', output: '{ idMessage: string }' },
+  sendLocation: {
+    description: 'Queues a location (latitude, longitude, optional name and address) for sending.',
+    output: '{ idMessage: string }',
+  },
   sendContact: { description: 'Queues a contact card (phoneContact and a name or company) for sending.', output: '{ idMessage: string }' },
   sendPoll: {
     description: 'Queues a poll (a question of up to 255 characters, 2 to 12 distinct options); votes arrive as pollUpdateMessage.',
@@ -80,7 +83,10 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     description: 'Forwards messages of chat `chatIdFrom` to chat `chatId` (queued; each gets a new id).',
     output: '{ messages: string[] } (the new ids)',
   },
-  sendTyping: { description: 'Shows "typing..." (or recording) in a chat for typingTime ms (1000 to 20000), in the send queue.', output: 'nothing' },
+  sendTyping: {
+    description: 'Shows "typing..." (or recording) in a chat for typingTime ms (1000 to 20000), in the send queue.',
+    output: 'nothing',
+  },
 };
 
 /**
@@ -88,17 +94,25 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
  * a file of the project, read when the step runs.
  */
 const FILE_INPUT: Partial<Record<ApiMethod, z.ZodType>> = {
-  sendFileByUpload: z.strictObject({
-    ...REQUEST_SHAPES.sendFileByUpload,
-    file: z.string({ error: "'file' must be the path of a file of the project" }).min(1),
-  }),
-  uploadFile: z.strictObject({ ...REQUEST_SHAPES.uploadFile, file: z.string({ error: "'file' must be the path of a file of the project" }).min(1) }),
+  sendFileByUpload: z.strictObject({ ...REQUEST_SHAPES.sendFileByUpload, file: projectFile() }),
+  uploadFile: z.strictObject({ ...REQUEST_SHAPES.uploadFile, file: projectFile() }),
 };
+
+/** `file:` of the upload actions: a file of the project (`msgflow validate` checks a literal path). */
+function projectFile() {
+  return inputFile(z.string({ error: "'file' must be the path of a file of the project" }).min(1));
+}
 
 /** The bytes of the file a step names (relative to the project), and its name when the step gives none. */
 async function withFileBytes(ctx: { resolvePath(p: string): string }, input: Record<string, unknown>): Promise<Record<string, unknown>> {
   const file = input.file as string;
-  const data = await readFile(ctx.resolvePath(file));
+  let data: Buffer;
+  try {
+    data = await readFile(ctx.resolvePath(file));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new Error(`'file' ${file}: ${code === 'ENOENT' ? 'no such file in the project' : `cannot be read (${code ?? String(e)})`}`);
+  }
   return { ...input, file: data, fileName: input.fileName ?? path.basename(file) };
 }
 

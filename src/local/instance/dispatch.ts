@@ -143,7 +143,8 @@ function isResult(v: unknown): v is MethodResult {
 function showQueued(e: QueueEntry): QueuedMessage | undefined {
   if (isSendingKind(e)) return showQueuedKind(e);
   const body: QueuedMessage['body'] = { chatId: e.chatId };
-  if (e.kind === 'text') Object.assign(body, { message: e.message ?? '' }, e.linkPreview === undefined ? {} : { linkPreview: e.linkPreview }, e.payload);
+  if (e.kind === 'text')
+    Object.assign(body, { message: e.message ?? '' }, e.linkPreview === undefined ? {} : { linkPreview: e.linkPreview }, e.payload);
   else Object.assign(body, { urlFile: e.urlFile, fileName: e.fileName, caption: e.caption ?? '' });
   if (e.quotedMessageId !== undefined) body.quotedMessageId = e.quotedMessageId;
   return { messageID: e.idMessage, type: e.kind === 'text' ? 'sendMessage' : 'sendFileByUrl', body, statusMessage: 'pending' };
@@ -170,7 +171,14 @@ function pendingMessage(e: QueueEntry) {
     statusMessage: 'pending' as const,
     sendByApi: true,
   };
-  return e.kind === 'text' ? { ...m, textMessage: e.message ?? '' } : { ...m, fileName: e.fileName ?? '', caption: e.caption ?? '' };
+  if (e.kind === 'text') return { ...m, textMessage: e.message ?? '' };
+  // An upload is stored already: its link is known while it waits.
+  return {
+    ...m,
+    fileName: e.fileName ?? '',
+    caption: e.caption ?? '',
+    ...(e.fileId === undefined ? {} : { downloadUrl: e.urlFile ?? '' }),
+  };
 }
 
 /** The messages a queued entry will be, `pending`. */

@@ -112,11 +112,12 @@ export class Notifier {
 
   /** A message arrived (or was sent from the phone: outgoingMessageReceived). */
   async messageArrived(m: Message): Promise<void> {
+    const kind = { typeMessage: m.typeMessage };
     if (m.type === 'incoming') {
-      await this.produce('incomingMessageReceived', `in:${m.idMessage}`, () => incomingBody(m, this.origin()), m.typeMessage);
+      await this.produce('incomingMessageReceived', `in:${m.idMessage}`, () => incomingBody(m, this.origin()), kind);
     } else {
       const build = () => outgoingBody('outgoingMessageReceived', m, this.origin());
-      await this.produce('outgoingMessageReceived', `out:${m.idMessage}`, build, m.typeMessage);
+      await this.produce('outgoingMessageReceived', `out:${m.idMessage}`, build, kind);
     }
   }
 
@@ -141,11 +142,15 @@ export class Notifier {
     return { instanceData: this.opts.instanceData, now: this.opts.clock.now() };
   }
 
-  /** `typeMessage`: a message notification's kind, which may need a switch of its own (poll votes). */
-  private async produce(type: NotificationType, key: string, build: () => NotificationBody, typeMessage?: string): Promise<void> {
+  /** `detail.typeMessage`: a message notification's kind, which may need a switch of its own (poll votes). */
+  private async produce(
+    type: NotificationType,
+    key: string,
+    build: () => NotificationBody,
+    detail?: { typeMessage?: string },
+  ): Promise<void> {
     if (this.queue.produced(key)) return;
-    const on = typeMessage === undefined ? this.opts.settings.produces(type) : this.opts.settings.producesMessage(type, typeMessage);
-    if (on) await this.queue.add(build(), key);
+    if (this.opts.settings.produces(type, detail)) await this.queue.add(build(), key);
     else await this.queue.mark(key);
   }
 }

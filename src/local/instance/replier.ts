@@ -94,7 +94,10 @@ export class Replier {
     }
     if (m.typeMessage === 'pollMessage') {
       network.votesOf(m.chatId).forEach((v, i) => {
-        due(replyId(m.idMessage, i, 'vote'), v.afterMs, { typeMessage: 'pollUpdateMessage', vote: { stanzaId: m.idMessage, options: v.options } });
+        due(replyId(m.idMessage, i, 'vote'), v.afterMs, {
+          typeMessage: 'pollUpdateMessage',
+          vote: { stanzaId: m.idMessage, options: v.options },
+        });
       });
     }
     if (m.typeMessage === 'interactiveButtonsReply') {

@@ -77,15 +77,14 @@ export class SettingsStore {
     await this.doc.write();
   }
 
-  /** Whether notifications of this type are produced. */
-  produces(type: NotificationType): boolean {
-    return this.current()[SWITCH_OF[type]] === 'yes';
-  }
-
-  /** Whether a message notification of this type and kind is produced: some kinds need a switch of their own too. */
-  producesMessage(type: NotificationType, typeMessage: string): boolean {
-    const extra = KIND_SWITCH[typeMessage];
-    return this.produces(type) && (extra === undefined || this.current()[extra] === 'yes');
+  /**
+   * Whether notifications of this type are produced; for a message
+   * notification, `typeMessage` names its kind: some kinds need a switch of
+   * their own too.
+   */
+  produces(type: NotificationType, detail: { typeMessage?: string } = {}): boolean {
+    const extra = detail.typeMessage === undefined ? undefined : KIND_SWITCH[detail.typeMessage];
+    return this.current()[SWITCH_OF[type]] === 'yes' && (extra === undefined || this.current()[extra] === 'yes');
   }
 }
 

@@ -68,7 +68,10 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     request: { file: Buffer.from('%PDF-1.4 report'), fileName: 'report.pdf', mimeType: 'application/pdf' },
     answer: { urlFile: 'https://media.example.com/files/abc/report.pdf' },
   },
-  sendLocation: { request: { chatId: PERSONAL, latitude: 55.75, longitude: 37.61, nameLocation: 'Red Square' }, answer: { idMessage: 'BAE5F4886F6F2D0A' } },
+  sendLocation: {
+    request: { chatId: PERSONAL, latitude: 55.75, longitude: 37.61, nameLocation: 'Red Square' },
+    answer: { idMessage: 'BAE5F4886F6F2D0A' },
+  },
   sendContact: {
     request: { chatId: PERSONAL, contact: { phoneContact: 79002223344, firstName: 'Bob' } },
     answer: { idMessage: 'BAE5F4886F6F2D0B' },
@@ -78,7 +81,11 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     answer: { idMessage: 'BAE5F4886F6F2D0C' },
   },
   sendInteractiveButtons: {
-    request: { chatId: PERSONAL, body: 'Our site', buttons: [{ type: 'url', buttonId: '1', buttonText: 'Open', url: 'https://example.com/' }] },
+    request: {
+      chatId: PERSONAL,
+      body: 'Our site',
+      buttons: [{ type: 'url', buttonId: '1', buttonText: 'Open', url: 'https://example.com/' }],
+    },
     answer: { idMessage: 'BAE5F4886F6F2D0D' },
   },
   sendInteractiveButtonsReply: {

@@ -15,7 +15,10 @@ const F = { forwardingScore: 0, isForwarded: false };
  * the messageData its notification carries.
  */
 const KINDS: { input: Record<string, unknown>; messageData: Record<string, unknown> }[] = [
-  { input: { typeMessage: 'textMessage', textMessage: 'hi' }, messageData: { typeMessage: 'textMessage', textMessageData: { textMessage: 'hi' } } },
+  {
+    input: { typeMessage: 'textMessage', textMessage: 'hi' },
+    messageData: { typeMessage: 'textMessage', textMessageData: { textMessage: 'hi' } },
+  },
   {
     input: { typeMessage: 'extendedTextMessage', textMessage: 'https://x.example', preview: { title: 'X', description: 'd' } },
     messageData: {
@@ -24,17 +27,39 @@ const KINDS: { input: Record<string, unknown>; messageData: Record<string, unkno
     },
   },
   {
-    input: { typeMessage: 'imageMessage', fileName: 'a.jpg', mimeType: 'image/jpeg', caption: 'pic', downloadUrl: 'https://files.example/a.jpg' },
+    input: {
+      typeMessage: 'imageMessage',
+      fileName: 'a.jpg',
+      mimeType: 'image/jpeg',
+      caption: 'pic',
+      downloadUrl: 'https://files.example/a.jpg',
+    },
     messageData: {
       typeMessage: 'imageMessage',
-      fileMessageData: { downloadUrl: 'https://files.example/a.jpg', caption: 'pic', fileName: 'a.jpg', jpegThumbnail: '', mimeType: 'image/jpeg', isAnimated: false, ...F },
+      fileMessageData: {
+        downloadUrl: 'https://files.example/a.jpg',
+        caption: 'pic',
+        fileName: 'a.jpg',
+        jpegThumbnail: '',
+        mimeType: 'image/jpeg',
+        isAnimated: false,
+        ...F,
+      },
     },
   },
   {
     input: { typeMessage: 'stickerMessage', fileName: 's.webp', mimeType: 'image/webp', isAnimated: true },
     messageData: {
       typeMessage: 'stickerMessage',
-      fileMessageData: { downloadUrl: '', caption: '', fileName: 's.webp', jpegThumbnail: '', mimeType: 'image/webp', isAnimated: true, ...F },
+      fileMessageData: {
+        downloadUrl: '',
+        caption: '',
+        fileName: 's.webp',
+        jpegThumbnail: '',
+        mimeType: 'image/webp',
+        isAnimated: true,
+        ...F,
+      },
     },
   },
   {
@@ -49,15 +74,30 @@ const KINDS: { input: Record<string, unknown>; messageData: Record<string, unkno
     messageData: { typeMessage: 'contactMessage', contactMessageData: { displayName: 'Victor', vcard: VCARD, ...F } },
   },
   {
-    input: { typeMessage: 'contactsArrayMessage', contacts: [{ displayName: 'Victor', vcard: VCARD }, { displayName: 'Oleg', vcard: VCARD }] },
+    input: {
+      typeMessage: 'contactsArrayMessage',
+      contacts: [
+        { displayName: 'Victor', vcard: VCARD },
+        { displayName: 'Oleg', vcard: VCARD },
+      ],
+    },
     messageData: {
       typeMessage: 'contactsArrayMessage',
-      messageData: { contacts: [{ displayName: 'Victor', vcard: VCARD }, { displayName: 'Oleg', vcard: VCARD }], ...F },
+      messageData: {
+        contacts: [
+          { displayName: 'Victor', vcard: VCARD },
+          { displayName: 'Oleg', vcard: VCARD },
+        ],
+        ...F,
+      },
     },
   },
   {
     input: { typeMessage: 'pollMessage', pollMessageData: { name: 'Q?', options: ['a', 'b'] } },
-    messageData: { typeMessage: 'pollMessage', pollMessageData: { name: 'Q?', options: [{ optionName: 'a' }, { optionName: 'b' }], multipleAnswers: false } },
+    messageData: {
+      typeMessage: 'pollMessage',
+      pollMessageData: { name: 'Q?', options: [{ optionName: 'a' }, { optionName: 'b' }], multipleAnswers: false },
+    },
   },
   {
     input: {
@@ -66,11 +106,20 @@ const KINDS: { input: Record<string, unknown>; messageData: Record<string, unkno
     },
     messageData: {
       typeMessage: 'pollUpdateMessage',
-      pollMessageData: { stanzaId: 'BAE53AFDD5F0C000', name: 'Q?', votes: [{ optionName: 'a', optionVoters: [ALICE] }], multipleAnswers: false },
+      pollMessageData: {
+        stanzaId: 'BAE53AFDD5F0C000',
+        name: 'Q?',
+        votes: [{ optionName: 'a', optionVoters: [ALICE] }],
+        multipleAnswers: false,
+      },
     },
   },
   {
-    input: { typeMessage: 'reactionMessage', reaction: '👍', quotedMessage: { stanzaId: 'A16014FAC9F5382E7B9CEEFEF1FFEB6F', participant: OWN } },
+    input: {
+      typeMessage: 'reactionMessage',
+      reaction: '👍',
+      quotedMessage: { stanzaId: 'A16014FAC9F5382E7B9CEEFEF1FFEB6F', participant: OWN },
+    },
     messageData: {
       typeMessage: 'reactionMessage',
       extendedTextMessageData: { text: '👍' },
@@ -78,7 +127,10 @@ const KINDS: { input: Record<string, unknown>; messageData: Record<string, unkno
     },
   },
   {
-    input: { typeMessage: 'buttonsResponseMessage', buttonsResponseMessage: { stanzaId: 'BAE53AFDD5F0C137', selectedButtonId: '1', selectedButtonText: 'Green' } },
+    input: {
+      typeMessage: 'buttonsResponseMessage',
+      buttonsResponseMessage: { stanzaId: 'BAE53AFDD5F0C137', selectedButtonId: '1', selectedButtonText: 'Green' },
+    },
     messageData: {
       typeMessage: 'buttonsResponseMessage',
       buttonsResponseMessage: { stanzaId: 'BAE53AFDD5F0C137', selectedButtonId: '1', selectedButtonText: 'Green' },
@@ -149,11 +201,17 @@ export function incomingKindsSuite(kind: TransportKind) {
       '%s: its documented notification body, and the same message in the journal',
       async (_name, k) => {
         const { stored, body } = await arrive(k.input);
-        expect(body).toMatchObject({ typeWebhook: 'incomingMessageReceived', idMessage: stored.idMessage, senderData: { chatId: ALICE, sender: ALICE } });
+        expect(body).toMatchObject({
+          typeWebhook: 'incomingMessageReceived',
+          idMessage: stored.idMessage,
+          senderData: { chatId: ALICE, sender: ALICE },
+        });
         expect((body as { messageData: unknown }).messageData).toEqual(k.messageData);
         const journal = (await h.call('getMessage', { chatId: ALICE, idMessage: stored.idMessage })).body as Message;
         expect(journal).toMatchObject({ type: 'incoming', typeMessage: k.input.typeMessage, senderId: ALICE });
-        expect((await h.call('lastIncomingMessages')).body as Message[]).toContainEqual(expect.objectContaining({ idMessage: stored.idMessage }));
+        expect((await h.call('lastIncomingMessages')).body as Message[]).toContainEqual(
+          expect.objectContaining({ idMessage: stored.idMessage }),
+        );
       },
     );
 
@@ -175,7 +233,11 @@ export function incomingKindsSuite(kind: TransportKind) {
 
     it('a quote of another kind keeps its kind, with quotedMessage beside its data', async () => {
       const { stored: poll } = await arrive({ typeMessage: 'pollMessage', pollMessageData: { name: 'Q?', options: ['a', 'b'] } });
-      const { body } = await arrive({ typeMessage: 'locationMessage', location: { latitude: 1, longitude: 2 }, quotedMessage: { stanzaId: poll.idMessage } });
+      const { body } = await arrive({
+        typeMessage: 'locationMessage',
+        location: { latitude: 1, longitude: 2 },
+        quotedMessage: { stanzaId: poll.idMessage },
+      });
       expect(body).toMatchObject({
         messageData: {
           typeMessage: 'locationMessage',
@@ -187,7 +249,9 @@ export function incomingKindsSuite(kind: TransportKind) {
     it('a message kind the service does not document is refused, naming the kinds it takes', async () => {
       const r = await h.admin('incoming', { chatId: ALICE, typeMessage: 'hologramMessage' });
       expect(r.status).toBe(400);
-      expect(r.body.message).toMatch(/'typeMessage' must be one of textMessage, extendedTextMessage, quotedMessage, .*interactiveButtonsReply$/);
+      expect(r.body.message).toMatch(
+        /'typeMessage' must be one of textMessage, extendedTextMessage, quotedMessage, .*interactiveButtonsReply$/,
+      );
     });
   });
 }

@@ -110,9 +110,15 @@ export function sendingSuite(kind: TransportKind) {
       expect(m).toMatchObject({
         typeMessage: 'extendedTextMessage',
         textMessage: 'see https://example.com',
-        extendedTextMessage: { text: 'see https://example.com', title: 'Green', description: 'All about it', previewType: 'LARGE', jpegThumbnail: 'AAAA' },
+        extendedTextMessage: {
+          text: 'see https://example.com',
+          title: 'Green',
+          description: 'All about it',
+          previewType: 'LARGE',
+          jpegThumbnail: 'AAAA',
+        },
       });
-      const body = (await apiNotification(id));
+      const body = await apiNotification(id);
       expect(body).toMatchObject({
         messageData: {
           typeMessage: 'extendedTextMessage',
@@ -122,7 +128,9 @@ export function sendingSuite(kind: TransportKind) {
     });
 
     it('sendMessage: a link without linkPreview is a plain text; the options are checked with the service texts', async () => {
-      expect((await sent('sendMessage', { chatId: ALICE, message: 'https://x.example', linkPreview: false })).typeMessage).toBe('textMessage');
+      expect((await sent('sendMessage', { chatId: ALICE, message: 'https://x.example', linkPreview: false })).typeMessage).toBe(
+        'textMessage',
+      );
       expect(await details('sendMessage', { chatId: ALICE, message: 'x', typingTime: 999 })).toBe(
         "Validation failed. Details: 'typingTime' must be greater than or equal to 1000",
       );
@@ -142,7 +150,7 @@ export function sendingSuite(kind: TransportKind) {
       const m = await sent('sendMessage', { chatId: ALICE, message: 'Yes!', quotedMessageId: original.idMessage });
       const quoted = { stanzaId: original.idMessage, participant: ALICE, typeMessage: 'textMessage', textMessage: 'Lunch at 1?' };
       expect(m).toMatchObject({ typeMessage: 'quotedMessage', textMessage: 'Yes!', quotedMessage: quoted });
-      expect((await apiNotification(m.idMessage))).toMatchObject({
+      expect(await apiNotification(m.idMessage)).toMatchObject({
         messageData: {
           typeMessage: 'quotedMessage',
           extendedTextMessageData: { text: 'Yes!', stanzaId: original.idMessage, participant: ALICE },
@@ -184,22 +192,44 @@ export function sendingSuite(kind: TransportKind) {
     it('sendFileByUpload: answers {idMessage, urlFile}; queued as sendFileByUrl; sent from the store as a file message', async () => {
       await occupy();
       const answer = await ok<{ idMessage: string; urlFile: string }>('sendFileByUpload', undefined, {
-        upload: { kind: 'multipart', fields: { chatId: ALICE, fileName: 'photo.png', caption: 'look' }, file: { data: png, fileName: 'blob' } },
+        upload: {
+          kind: 'multipart',
+          fields: { chatId: ALICE, fileName: 'photo.png', caption: 'look' },
+          file: { data: png, fileName: 'blob' },
+        },
       });
       expect(answer.urlFile).toMatch(/\/files\/[0-9a-f]{32}\/photo\.png$/);
       const queued = (await ok<QueuedMessage[]>('showMessagesQueue', undefined))[0];
-      expect(queued).toMatchObject({ messageID: answer.idMessage, type: 'sendFileByUrl', body: { chatId: ALICE, urlFile: answer.urlFile, fileName: 'photo.png', caption: 'look' } });
+      expect(queued).toMatchObject({
+        messageID: answer.idMessage,
+        type: 'sendFileByUrl',
+        body: { chatId: ALICE, urlFile: answer.urlFile, fileName: 'photo.png', caption: 'look' },
+      });
       await h.clock.advance(1000);
       expect(await h.settled(answer.idMessage)).toBe('sent');
       const m = await message(ALICE, answer.idMessage);
-      expect(m).toMatchObject({ typeMessage: 'imageMessage', fileName: 'photo.png', caption: 'look', mimeType: 'image/png', downloadUrl: answer.urlFile });
+      expect(m).toMatchObject({
+        typeMessage: 'imageMessage',
+        fileName: 'photo.png',
+        caption: 'look',
+        mimeType: 'image/png',
+        downloadUrl: answer.urlFile,
+      });
       expect(m.jpegThumbnail!.length).toBeGreaterThan(20);
-      expect((await apiNotification(answer.idMessage))).toMatchObject({
-        messageData: { typeMessage: 'imageMessage', fileMessageData: { downloadUrl: answer.urlFile, caption: 'look', fileName: 'photo.png' } },
+      expect(await apiNotification(answer.idMessage)).toMatchObject({
+        messageData: {
+          typeMessage: 'imageMessage',
+          fileMessageData: { downloadUrl: answer.urlFile, caption: 'look', fileName: 'photo.png' },
+        },
       });
       const bad = await h.call('sendFileByUpload', { chatId: ALICE, fileName: 'a.png' });
-      expect([bad.statusCode, bad.body]).toEqual([400, { message: "Validation failed. Details: the request must be multipart/form-data with a 'file' part" }]);
-      const noChat = await h.call('sendFileByUpload', undefined, { upload: { kind: 'multipart', fields: {}, file: { data: png, fileName: 'a.png' } } });
+      expect([bad.statusCode, bad.body]).toEqual([
+        400,
+        { message: "Validation failed. Details: the request must be multipart/form-data with a 'file' part" },
+      ]);
+      const noChat = await h.call('sendFileByUpload', undefined, {
+        upload: { kind: 'multipart', fields: {}, file: { data: png, fileName: 'a.png' } },
+      });
       expect(noChat.body).toEqual({ message: "Validation failed. Details: 'chatId' is required" });
     });
 
@@ -207,12 +237,16 @@ export function sendingSuite(kind: TransportKind) {
       const req = { chatId: ALICE, nameLocation: 'Office', address: '1 Main St', latitude: 55.7558, longitude: 37.6173 };
       await occupy();
       const id = await send('sendLocation', req);
-      expect((await ok<QueuedMessage[]>('showMessagesQueue', undefined))[0]).toMatchObject({ messageID: id, type: 'sendLocation', body: req });
+      expect((await ok<QueuedMessage[]>('showMessagesQueue', undefined))[0]).toMatchObject({
+        messageID: id,
+        type: 'sendLocation',
+        body: req,
+      });
       await h.clock.advance(1000);
       await h.settled(id);
       const location = { nameLocation: 'Office', address: '1 Main St', latitude: 55.7558, longitude: 37.6173, jpegThumbnail: '' };
       expect(await message(ALICE, id)).toMatchObject({ typeMessage: 'locationMessage', location });
-      expect((await apiNotification(id))).toMatchObject({ messageData: { typeMessage: 'locationMessage', locationMessageData: location } });
+      expect(await apiNotification(id)).toMatchObject({ messageData: { typeMessage: 'locationMessage', locationMessageData: location } });
       expect(await details('sendLocation', { chatId: ALICE, latitude: 91, longitude: 0 })).toBe(
         "Validation failed. Details: 'latitude' must be a number from -90 to 90",
       );
@@ -237,7 +271,7 @@ export function sendingSuite(kind: TransportKind) {
         'TEL;type=CELL;type=VOICE;waid=79002223344:+79002223344',
         'END:VCARD',
       ]);
-      expect((await apiNotification(m.idMessage))).toMatchObject({
+      expect(await apiNotification(m.idMessage)).toMatchObject({
         messageData: { typeMessage: 'contactMessage', contactMessageData: { displayName: 'Bob Stone', vcard: m.contact!.vcard } },
       });
       expect(await details('sendContact', { chatId: ALICE, contact: { phoneContact: 79002223344 } })).toBe(
@@ -269,7 +303,7 @@ export function sendingSuite(kind: TransportKind) {
       const options = [{ optionName: 'pizza' }, { optionName: 'sushi' }];
       const poll = await sent('sendPoll', { chatId: BOB, message: 'Lunch?', options });
       expect(poll).toMatchObject({ typeMessage: 'pollMessage', pollMessageData: { name: 'Lunch?', options, multipleAnswers: false } });
-      expect((await apiNotification(poll.idMessage))).toMatchObject({
+      expect(await apiNotification(poll.idMessage)).toMatchObject({
         messageData: { typeMessage: 'pollMessage', pollMessageData: { name: 'Lunch?', options, multipleAnswers: false } },
       });
       // network.accounts: Bob votes for pizza 2 s after the poll was sent.
@@ -291,19 +325,53 @@ export function sendingSuite(kind: TransportKind) {
         },
       });
       // The admin endpoint injects another vote of the same voter: the update shows the state now.
-      const { status, body } = await h.admin('incoming', { chatId: BOB, typeMessage: 'pollUpdateMessage', vote: { stanzaId: poll.idMessage, options: ['sushi'] } });
+      const { status, body } = await h.admin('incoming', {
+        chatId: BOB,
+        typeMessage: 'pollUpdateMessage',
+        vote: { stanzaId: poll.idMessage, options: ['sushi'] },
+      });
       expect(status).toBe(200);
-      expect(body).toMatchObject({ typeMessage: 'pollUpdateMessage', pollMessageData: { votes: [{ optionName: 'pizza', optionVoters: [] }, { optionName: 'sushi', optionVoters: [BOB] }] } });
-      const bad = await h.admin('incoming', { chatId: BOB, typeMessage: 'pollUpdateMessage', vote: { stanzaId: poll.idMessage, options: ['pizza', 'sushi'] } });
-      expect([bad.status, bad.body]).toEqual([400, { message: "Validation failed. Details: 'vote.options' may name one option: the poll takes a single answer" }]);
-      const other = await h.admin('incoming', { chatId: ALICE, typeMessage: 'pollUpdateMessage', vote: { stanzaId: poll.idMessage, options: [] } });
-      expect(other.body).toEqual({ message: `Validation failed. Details: 'vote.stanzaId' ${poll.idMessage} is not a poll of chat ${ALICE}` });
+      expect(body).toMatchObject({
+        typeMessage: 'pollUpdateMessage',
+        pollMessageData: {
+          votes: [
+            { optionName: 'pizza', optionVoters: [] },
+            { optionName: 'sushi', optionVoters: [BOB] },
+          ],
+        },
+      });
+      const bad = await h.admin('incoming', {
+        chatId: BOB,
+        typeMessage: 'pollUpdateMessage',
+        vote: { stanzaId: poll.idMessage, options: ['pizza', 'sushi'] },
+      });
+      expect([bad.status, bad.body]).toEqual([
+        400,
+        { message: "Validation failed. Details: 'vote.options' may name one option: the poll takes a single answer" },
+      ]);
+      const other = await h.admin('incoming', {
+        chatId: ALICE,
+        typeMessage: 'pollUpdateMessage',
+        vote: { stanzaId: poll.idMessage, options: [] },
+      });
+      expect(other.body).toEqual({
+        message: `Validation failed. Details: 'vote.stanzaId' ${poll.idMessage} is not a poll of chat ${ALICE}`,
+      });
     });
 
     it('poll votes need pollMessageWebhook as well as incomingWebhook', async () => {
       expect(await ok('setSettings', { pollMessageWebhook: 'no' })).toEqual({ saveSettings: true });
-      const poll = await sent('sendPoll', { chatId: ALICE, message: 'Q', options: [{ optionName: 'a' }, { optionName: 'b' }], multipleAnswers: true });
-      const vote = await h.admin('incoming', { chatId: ALICE, typeMessage: 'pollUpdateMessage', vote: { stanzaId: poll.idMessage, options: ['a', 'b'] } });
+      const poll = await sent('sendPoll', {
+        chatId: ALICE,
+        message: 'Q',
+        options: [{ optionName: 'a' }, { optionName: 'b' }],
+        multipleAnswers: true,
+      });
+      const vote = await h.admin('incoming', {
+        chatId: ALICE,
+        typeMessage: 'pollUpdateMessage',
+        vote: { stanzaId: poll.idMessage, options: ['a', 'b'] },
+      });
       expect(vote.body.pollMessageData.votes).toEqual([
         { optionName: 'a', optionVoters: [ALICE] },
         { optionName: 'b', optionVoters: [ALICE] },
@@ -323,17 +391,27 @@ export function sendingSuite(kind: TransportKind) {
       const m = await sent('sendInteractiveButtons', { chatId: ALICE, header: 'Hi', body: 'Pick one', footer: 'Thanks', buttons });
       const data = { header: 'Hi', body: 'Pick one', footer: 'Thanks', buttons };
       expect(m).toMatchObject({ typeMessage: 'interactiveButtons', interactiveButtons: data });
-      expect((await apiNotification(m.idMessage))).toMatchObject({ messageData: { typeMessage: 'interactiveButtons', interactiveButtons: data } });
+      expect(await apiNotification(m.idMessage)).toMatchObject({
+        messageData: { typeMessage: 'interactiveButtons', interactiveButtons: data },
+      });
       const four = [...buttons, { type: 'url', buttonId: '4', buttonText: 'More', url: 'https://example.com/more' }];
       expect(await details('sendInteractiveButtons', { chatId: ALICE, body: 'x', buttons: four })).toBe(
         "Validation failed. Details: 'buttons' must contain less than or equal to 3 items",
       );
-      expect(await details('sendInteractiveButtons', { chatId: ALICE, body: 'x', buttons: [{ type: 'url', buttonId: '1', buttonText: 'Open' }] })).toBe(
-        "Validation failed. Details: 'buttons[].url' is required for a url button",
-      );
-      expect(await details('sendInteractiveButtons', { chatId: ALICE, body: 'x', buttons: [{ type: 'copy', buttonId: '1', buttonText: 'x'.repeat(26), copyCode: 'c' }] })).toBe(
-        "Validation failed. Details: 'buttons[].buttonText' length must be less than or equal to 25 characters long",
-      );
+      expect(
+        await details('sendInteractiveButtons', {
+          chatId: ALICE,
+          body: 'x',
+          buttons: [{ type: 'url', buttonId: '1', buttonText: 'Open' }],
+        }),
+      ).toBe("Validation failed. Details: 'buttons[].url' is required for a url button");
+      expect(
+        await details('sendInteractiveButtons', {
+          chatId: ALICE,
+          body: 'x',
+          buttons: [{ type: 'copy', buttonId: '1', buttonText: 'x'.repeat(26), copyCode: 'c' }],
+        }),
+      ).toBe("Validation failed. Details: 'buttons[].buttonText' length must be less than or equal to 25 characters long");
     });
 
     it('sendInteractiveButtonsReply: a scripted contact presses a button: a buttonsResponseMessage with its id and text', async () => {
@@ -342,7 +420,10 @@ export function sendingSuite(kind: TransportKind) {
         { buttonId: 'no', buttonText: 'No, thanks' },
       ];
       const m = await sent('sendInteractiveButtonsReply', { chatId: BOB, body: 'Coming?', buttons });
-      expect(m).toMatchObject({ typeMessage: 'interactiveButtonsReply', interactiveButtonsReply: { header: '', body: 'Coming?', footer: '', buttons } });
+      expect(m).toMatchObject({
+        typeMessage: 'interactiveButtonsReply',
+        interactiveButtonsReply: { header: '', body: 'Coming?', footer: '', buttons },
+      });
       // network.accounts: Bob presses "no" 3 s after it was sent.
       await h.clock.advance(3000);
       expect(await nextOf('incomingMessageReceived')).toMatchObject({
@@ -351,16 +432,31 @@ export function sendingSuite(kind: TransportKind) {
           buttonsResponseMessage: { stanzaId: m.idMessage, selectedButtonId: 'no', selectedButtonText: 'No, thanks' },
         },
       });
-      expect(await details('sendInteractiveButtonsReply', { chatId: BOB, body: 'x', buttons: [{ buttonId: 'a', buttonText: 'A' }, { buttonId: 'a', buttonText: 'B' }] })).toBe(
-        "Validation failed. Details: 'buttons[].buttonId' must be unique",
-      );
+      expect(
+        await details('sendInteractiveButtonsReply', {
+          chatId: BOB,
+          body: 'x',
+          buttons: [
+            { buttonId: 'a', buttonText: 'A' },
+            { buttonId: 'a', buttonText: 'B' },
+          ],
+        }),
+      ).toBe("Validation failed. Details: 'buttons[].buttonId' must be unique");
     });
 
     it('forwardMessages: copies of the messages in the other chat, new ids, marked forwarded; queued as one ForwardMessages', async () => {
       const { body: a } = await h.admin('incoming', { chatId: ALICE, typeMessage: 'textMessage', textMessage: 'first' });
-      const { body: b } = await h.admin('incoming', { chatId: ALICE, typeMessage: 'locationMessage', location: { latitude: 1, longitude: 2 } });
+      const { body: b } = await h.admin('incoming', {
+        chatId: ALICE,
+        typeMessage: 'locationMessage',
+        location: { latitude: 1, longitude: 2 },
+      });
       await occupy();
-      const { messages } = await ok<{ messages: string[] }>('forwardMessages', { chatId: BOB, chatIdFrom: ALICE, messages: [a.idMessage, b.idMessage] });
+      const { messages } = await ok<{ messages: string[] }>('forwardMessages', {
+        chatId: BOB,
+        chatIdFrom: ALICE,
+        messages: [a.idMessage, b.idMessage],
+      });
       expect(messages).toHaveLength(2);
       expect(messages).not.toContain(a.idMessage);
       expect((await ok<QueuedMessage[]>('showMessagesQueue', undefined))[0]).toMatchObject({
@@ -373,7 +469,15 @@ export function sendingSuite(kind: TransportKind) {
       await h.clock.advance(1000);
       expect(await h.settled(messages[0]!)).toBe('sent');
       const [first, second] = [await message(BOB, messages[0]!), await message(BOB, messages[1]!)];
-      expect(first).toMatchObject({ type: 'outgoing', chatId: BOB, typeMessage: 'textMessage', textMessage: 'first', isForwarded: true, forwardingScore: 1, sendByApi: true });
+      expect(first).toMatchObject({
+        type: 'outgoing',
+        chatId: BOB,
+        typeMessage: 'textMessage',
+        textMessage: 'first',
+        isForwarded: true,
+        forwardingScore: 1,
+        sendByApi: true,
+      });
       expect(second).toMatchObject({ typeMessage: 'locationMessage', location: { latitude: 1, longitude: 2 }, isForwarded: true });
       expect(first).not.toHaveProperty('senderId');
       expect(await apiNotification(messages[0]!)).toMatchObject({ messageData: { typeMessage: 'textMessage' } });
@@ -408,7 +512,11 @@ export function sendingSuite(kind: TransportKind) {
         await send('sendLocation', { chatId: ALICE, latitude: 1, longitude: 1 }),
         await send('sendContact', { chatId: ALICE, contact: { phoneContact: 79002223344, company: 'Acme' } }),
         await send('sendPoll', { chatId: ALICE, message: 'Q', options: [{ optionName: 'a' }, { optionName: 'b' }] }),
-        await send('sendInteractiveButtons', { chatId: ALICE, body: 'b', buttons: [{ type: 'copy', buttonId: '1', buttonText: 'c', copyCode: 'x' }] }),
+        await send('sendInteractiveButtons', {
+          chatId: ALICE,
+          body: 'b',
+          buttons: [{ type: 'copy', buttonId: '1', buttonText: 'c', copyCode: 'x' }],
+        }),
         await send('sendInteractiveButtonsReply', { chatId: ALICE, body: 'b', buttons: [{ buttonId: '1', buttonText: 'ok' }] }),
       ];
       expect(await h.settled(ids[0]!)).toBe('sent');
