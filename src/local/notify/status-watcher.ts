@@ -71,6 +71,8 @@ export class StatusWatcher {
       if (this.dirty) continue;
       this.nudge = new AbortController();
       const signal = AbortSignal.any([this.stop.signal, this.nudge.signal]);
+      // close() may have come while the loop was emitting: an aborted signal fires no 'abort' event any more.
+      if (signal.aborted) continue;
       if (next === Number.POSITIVE_INFINITY) await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
       else await this.opts.clock.sleep(Math.max(0, next - this.opts.clock.now()), signal).catch(() => undefined);
       this.nudge = undefined;

@@ -359,6 +359,20 @@ export function sendingSuite(kind: TransportKind) {
       });
     });
 
+    it('a scripted vote due across a restart arrives once', async () => {
+      const poll = await sent('sendPoll', { chatId: BOB, message: 'Q', options: [{ optionName: 'pizza' }, { optionName: 'b' }] });
+      await h.restart();
+      await h.clock.advance(2000);
+      const vote = await nextOf('incomingMessageReceived');
+      expect(vote).toMatchObject({ messageData: { typeMessage: 'pollUpdateMessage', pollMessageData: { stanzaId: poll.idMessage } } });
+      await h.restart();
+      await h.clock.advance(60_000);
+      const history = await ok<Message[]>('getChatHistory', { chatId: BOB });
+      expect(history.filter((m) => m.typeMessage === 'pollUpdateMessage').map((m) => m.idMessage)).toEqual([
+        (vote as { idMessage: string }).idMessage,
+      ]);
+    });
+
     it('poll votes need pollMessageWebhook as well as incomingWebhook', async () => {
       expect(await ok('setSettings', { pollMessageWebhook: 'no' })).toEqual({ saveSettings: true });
       const poll = await sent('sendPoll', {
