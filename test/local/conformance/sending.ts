@@ -127,6 +127,23 @@ export function sendingSuite(kind: TransportKind) {
       });
     });
 
+    it("sendMessage: customPreview.urlFile's image becomes the preview's thumbnail; an image that cannot be fetched leaves it out", async () => {
+      const m = await sent('sendMessage', {
+        chatId: ALICE,
+        message: 'menu',
+        customPreview: { title: 'Menu', urlFile: files.url('/big.png') },
+      });
+      expect(m).toMatchObject({ typeMessage: 'extendedTextMessage', extendedTextMessage: { title: 'Menu', previewType: 'NONE' } });
+      expect(Buffer.from(m.extendedTextMessage!.jpegThumbnail, 'base64').subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));
+      await h.clock.advance(1000);
+      const gone = await sent('sendMessage', {
+        chatId: ALICE,
+        message: 'menu',
+        customPreview: { title: 'Menu', urlFile: files.url('/gone.png') },
+      });
+      expect(gone).toMatchObject({ typeMessage: 'extendedTextMessage', extendedTextMessage: { title: 'Menu', jpegThumbnail: '' } });
+    });
+
     it('sendMessage: a link without linkPreview is a plain text; the options are checked with the service texts', async () => {
       expect((await sent('sendMessage', { chatId: ALICE, message: 'https://x.example', linkPreview: false })).typeMessage).toBe(
         'textMessage',
