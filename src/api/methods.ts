@@ -21,6 +21,16 @@ export const API_METHODS = [
   'lastIncomingMessages',
   'receiveNotification',
   'deleteNotification',
+  // Sending
+  'sendFileByUpload',
+  'uploadFile',
+  'sendLocation',
+  'sendContact',
+  'sendPoll',
+  'sendInteractiveButtons',
+  'sendInteractiveButtonsReply',
+  'forwardMessages',
+  'sendTyping',
 ] as const;
 
 export type ApiMethod = (typeof API_METHODS)[number];
@@ -54,6 +64,15 @@ export interface MethodSpec {
   readonly writes: boolean;
   /** The service's published requests/second for this method. */
   readonly defaultRatePerSecond: number;
+  /**
+   * How a POST carries its request: `json` (a JSON body), `multipart`
+   * (multipart/form-data: a `file` part and text fields, sendFileByUpload),
+   * or `binary` (the file itself as the body, its name in the `GA-Filename`
+   * header: uploadFile). @default 'json'
+   */
+  readonly requestBody?: 'json' | 'multipart' | 'binary';
+  /** The service answers a success with an empty body (sendTyping): the client resolves to undefined. @default false */
+  readonly emptyAnswer?: boolean;
 }
 
 export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.freeze({
@@ -93,6 +112,33 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
     defaultRatePerSecond: 100,
     pathParams: ['receiptId'],
   },
+  // Sending. sendFileByUpload's 5/s is the 2023 table's; the methods added to
+  // the service since (uploadFile, sendPoll, the interactive buttons,
+  // sendTyping) have no published rate and take their siblings'.
+  sendFileByUpload: {
+    name: 'sendFileByUpload',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: false,
+    defaultRatePerSecond: 5,
+    requestBody: 'multipart',
+  },
+  // Uploading twice stores two copies and answers two links: no harm done.
+  uploadFile: { name: 'uploadFile', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 5, requestBody: 'binary' },
+  sendLocation: { name: 'sendLocation', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  sendContact: { name: 'sendContact', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  sendPoll: { name: 'sendPoll', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  sendInteractiveButtons: { name: 'sendInteractiveButtons', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  sendInteractiveButtonsReply: {
+    name: 'sendInteractiveButtonsReply',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: false,
+    defaultRatePerSecond: 50,
+  },
+  forwardMessages: { name: 'forwardMessages', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  // A second typing notice only shows "typing..." longer: safe to repeat.
+  sendTyping: { name: 'sendTyping', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 50, emptyAnswer: true },
 });
 
 /** Methods whose request has no field at all: the request object may be left out. */

@@ -70,7 +70,11 @@ export interface NotificationMessageData {
   typeMessage: string;
   /** typeMessage `textMessage`. */
   textMessageData?: { textMessage: string };
-  /** typeMessage `extendedTextMessage` (a text with a link preview or a quote). */
+  /**
+   * typeMessage `extendedTextMessage` (a text with a link preview),
+   * `quotedMessage` (a text quoting a message: with `stanzaId` and
+   * `participant` of the quoted one) and `reactionMessage` (the emoji).
+   */
   extendedTextMessageData?: {
     text: string;
     description?: string;
@@ -79,13 +83,60 @@ export interface NotificationMessageData {
     jpegThumbnail?: string;
     forwardingScore?: number;
     isForwarded?: boolean;
+    stanzaId?: string;
+    participant?: string;
   };
-  /** typeMessage imageMessage, videoMessage, documentMessage, audioMessage. */
+  /** typeMessage imageMessage, videoMessage, documentMessage, audioMessage, stickerMessage. */
   fileMessageData?: FileMessageData;
-  /** typeMessage `quotedMessage`: the message this one answers. */
-  quotedMessage?: { stanzaId: string; participant: string; typeMessage: string; textMessage?: string };
-  locationMessageData?: { latitude: number; longitude: number; nameLocation?: string; address?: string; jpegThumbnail?: string };
-  contactMessageData?: { displayName: string; vcard: string };
+  /**
+   * The message this one quotes or reacts to: its id, author and (for a
+   * quote) kind, with the quoted content's fields (e.g. `textMessage`).
+   */
+  quotedMessage?: { stanzaId: string; participant: string; typeMessage?: string; textMessage?: string; [field: string]: unknown };
+  locationMessageData?: {
+    latitude: number;
+    longitude: number;
+    nameLocation?: string;
+    address?: string;
+    jpegThumbnail?: string;
+    forwardingScore?: number;
+    isForwarded?: boolean;
+  };
+  contactMessageData?: { displayName: string; vcard: string; forwardingScore?: number; isForwarded?: boolean };
+  // Sending: the kinds the service documents beyond the spec's list.
+  /** typeMessage `pollMessage` (name, options) and `pollUpdateMessage` (stanzaId: the poll; votes: every option with its voters). */
+  pollMessageData?: {
+    stanzaId?: string;
+    name: string;
+    options?: { optionName: string }[];
+    votes?: { optionName: string; optionVoters: string[] }[];
+    multipleAnswers: boolean;
+  };
+  /** typeMessage `contactsArrayMessage` (the service nests it so). */
+  messageData?: { contacts: { displayName: string; vcard: string }[]; forwardingScore?: number; isForwarded?: boolean };
+  /** typeMessage `interactiveButtons` (sendInteractiveButtons). */
+  interactiveButtons?: InteractiveButtonsBody;
+  /** typeMessage `interactiveButtonsReply` (sendInteractiveButtonsReply). */
+  interactiveButtonsReply?: InteractiveButtonsBody;
+  /** typeMessage `buttonsResponseMessage`: a button of a buttons message was pressed. */
+  buttonsResponseMessage?: { stanzaId: string; selectedButtonId: string; selectedButtonText: string };
+  /** typeMessage `listResponseMessage`: a row of a list message was chosen. */
+  listResponseMessage?: { stanzaId: string; title: string; listType: number; singleSelectReply: string };
+  /** typeMessage `templateButtonReplyMessage`: a template button was pressed. */
+  templateButtonReplyMessage?: { stanzaId: string; selectedIndex: number; selectedId: string; selectedDisplayText: string };
+  /** typeMessage `buttonsMessage`, `listMessage`, `templateMessage`, `groupInviteMessage`: as the service sends them. */
+  buttonsMessage?: Record<string, unknown>;
+  listMessage?: Record<string, unknown>;
+  templateMessage?: Record<string, unknown>;
+  groupInviteMessageData?: Record<string, unknown>;
+}
+
+/** A message with buttons, as sendInteractiveButtons(Reply) takes it. */
+export interface InteractiveButtonsBody {
+  header: string;
+  body: string;
+  footer: string;
+  buttons: { type?: string; buttonId: string; buttonText: string; copyCode?: string; phoneNumber?: string; url?: string }[];
 }
 
 export interface MessageNotification<

@@ -144,6 +144,8 @@ export const SETTINGS_SWITCHES = [
   'outgoingAPIMessageWebhook',
   'incomingWebhook',
   'stateWebhook',
+  // Sending: votes on polls (pollUpdateMessage) need it besides incomingWebhook.
+  'pollMessageWebhook',
 ] as const;
 
 export type SettingsSwitch = (typeof SETTINGS_SWITCHES)[number];
@@ -159,6 +161,7 @@ const settingsShape = {
   outgoingAPIMessageWebhook: yesNo('outgoingAPIMessageWebhook').optional(),
   incomingWebhook: yesNo('incomingWebhook').optional(),
   stateWebhook: yesNo('stateWebhook').optional(),
+  pollMessageWebhook: yesNo('pollMessageWebhook').optional(),
 };
 
 const SETTINGS_KEYS = Object.keys(settingsShape);
@@ -172,6 +175,136 @@ function hasASetting(body: Record<string, unknown>): boolean {
 const fileName = nonEmpty('fileName').refine((s) => !s.startsWith('\uFEFF'), {
   error: "'fileName' must be UTF-8 without BOM",
 });
+
+/** How long the recipient sees "typing..." before the message, ms (the spec's 1 to 20 seconds). */
+const typingTime = z
+  .number({ error: "'typingTime' must be a number" })
+  .refine((n) => Number.isInteger(n), { error: "'typingTime' must be an integer", abort: true })
+  .refine((n) => n >= TYPING_TIME_MIN, { error: `'typingTime' must be greater than or equal to ${TYPING_TIME_MIN}`, abort: true })
+  .refine((n) => n <= TYPING_TIME_MAX, { error: `'typingTime' must be less than or equal to ${TYPING_TIME_MAX}` });
+
+// Sending: the pieces of the sending methods' requests.
+
+/** sendMessage's link preview sizes. */
+export const PREVIEW_TYPES = ['large', 'small'] as const;
+/** The longest title, description and link of a custom preview. */
+export const PREVIEW_TEXT_MAX = 300;
+export const POLL_MESSAGE_MAX = 255;
+export const POLL_OPTION_MAX = 100;
+export const POLL_OPTIONS_MIN = 2;
+export const POLL_OPTIONS_MAX = 12;
+/** sendFileByUpload's caption (the documented limit; sendFileByUrl's spec gives 1024). */
+export const UPLOAD_CAPTION_MAX = 20000;
+export const BUTTONS_MAX = 3;
+export const BUTTON_TEXT_MAX = 25;
+export const INTERACTIVE_BUTTON_TYPES = ['copy', 'call', 'url'] as const;
+/** sendTyping's kinds: the documented `recording`, and the activity notices of sendFileByUrl's typingType. */
+export const SEND_TYPING_TYPES = ['recording', ...TYPING_TYPES] as const;
+
+function textUpTo(name: string, max: number) {
+  return str(name).refine((s) => s.length <= max, { error: `'${name}' length must be less than or equal to ${max} characters long` });
+}
+
+function nonEmptyUpTo(name: string, max: number) {
+  return nonEmpty(name).refine((s) => s.length <= max, { error: `'${name}' length must be less than or equal to ${max} characters long` });
+}
+
+/** A number from `min` to `max` (a coordinate). */
+function numberBetween(name: string, min: number, max: number) {
+  return z
+    .number({ error: (iss) => (iss.input === undefined ? `'${name}' is required` : `'${name}' must be a number`) })
+    .refine((n) => Number.isFinite(n) && n >= min && n <= max, { error: `'${name}' must be a number from ${min} to ${max}` });
+}
+
+/** An array of `min` to `max` items, with the service's Joi-style texts. */
+function arrayOf<T extends z.ZodType>(name: string, item: T, min: number, max?: number) {
+  const base = z
+    .array(item, { error: (iss) => (iss.input === undefined ? `'${name}' is required` : `'${name}' must be an array`) })
+    .refine((a) => a.length >= min, { error: `'${name}' must contain at least ${min} item${min === 1 ? '' : 's'}`, abort: true });
+  return max === undefined
+    ? base
+    : base.refine((a) => a.length <= max, { error: `'${name}' must contain less than or equal to ${max} items` });
+}
+
+/** The bytes of a file: a Buffer or any Uint8Array. */
+const fileBytes = z.instanceof(Uint8Array, {
+  error: (iss) => (iss.input === undefined ? "'file' is required" : "'file' must be the file's bytes"),
+});
+
+/** sendMessage's customPreview: the preview shown instead of the one the link would give. */
+const customPreview = z.strictObject(
+  {
+    title: nonEmptyUpTo('customPreview.title', PREVIEW_TEXT_MAX),
+    description: textUpTo('customPreview.description', PREVIEW_TEXT_MAX).optional(),
+    link: textUpTo('customPreview.link', PREVIEW_TEXT_MAX).optional(),
+    urlFile: url('customPreview.urlFile').optional(),
+    jpegThumbnail: str('customPreview.jpegThumbnail').optional(),
+  },
+  { error: "'customPreview' must be an object" },
+);
+
+const pollOption = z.strictObject(
+  { optionName: nonEmptyUpTo('optionName', POLL_OPTION_MAX) },
+  { error: "'options' items must be objects {optionName}" },
+);
+
+/** Options "must be different from each other by at least one symbol". */
+function uniqueOptions(options: readonly { optionName: string }[]): boolean {
+  return new Set(options.map((o) => o.optionName)).size === options.length;
+}
+
+const contactCard = z
+  .strictObject(
+    {
+      phoneContact: z
+        .number({
+          error: (iss) => (iss.input === undefined ? "'contact.phoneContact' is required" : "'contact.phoneContact' must be a number"),
+        })
+        .refine((n) => Number.isSafeInteger(n) && n > 0, { error: "'contact.phoneContact' must be a positive integer", abort: true })
+        .refine((n) => String(n).length <= PHONE_MAX_DIGITS, {
+          error: `'contact.phoneContact' must have at most ${PHONE_MAX_DIGITS} digits (international format)`,
+        }),
+      firstName: str('contact.firstName').optional(),
+      middleName: str('contact.middleName').optional(),
+      lastName: str('contact.lastName').optional(),
+      company: str('contact.company').optional(),
+    },
+    { error: (iss) => (iss.input === undefined ? "'contact' is required" : "'contact' must be an object") },
+  )
+  // Each name is required only when none of the other three is given.
+  .refine((c) => [c.firstName, c.middleName, c.lastName, c.company].some((v) => v !== undefined && v !== ''), {
+    error: "'contact' must have at least one of firstName, middleName, lastName, company",
+  });
+
+const interactiveButton = z
+  .strictObject({
+    type: z.enum(INTERACTIVE_BUTTON_TYPES, { error: `'buttons[].type' must be one of [${INTERACTIVE_BUTTON_TYPES.join(', ')}]` }),
+    buttonId: nonEmpty('buttons[].buttonId'),
+    buttonText: nonEmptyUpTo('buttons[].buttonText', BUTTON_TEXT_MAX),
+    copyCode: str('buttons[].copyCode').optional(),
+    phoneNumber: str('buttons[].phoneNumber').optional(),
+    url: url('buttons[].url').optional(),
+  })
+  .refine((b) => b.type !== 'copy' || b.copyCode !== undefined, { error: "'buttons[].copyCode' is required for a copy button" })
+  .refine((b) => b.type !== 'call' || b.phoneNumber !== undefined, { error: "'buttons[].phoneNumber' is required for a call button" })
+  .refine((b) => b.type !== 'url' || b.url !== undefined, { error: "'buttons[].url' is required for a url button" });
+
+const replyButton = z.strictObject({
+  buttonId: nonEmpty('buttons[].buttonId'),
+  buttonText: nonEmptyUpTo('buttons[].buttonText', BUTTON_TEXT_MAX),
+});
+
+/** Buttons' ids tell the reply apart: no two the same. */
+function uniqueButtonIds(buttons: readonly { buttonId: string }[]): boolean {
+  return new Set(buttons.map((b) => b.buttonId)).size === buttons.length;
+}
+
+const buttonsMessage = {
+  chatId: chatId(),
+  header: str('header').optional(),
+  body: nonEmptyUpTo('body', MESSAGE_MAX),
+  footer: str('footer').optional(),
+};
 
 /** Shapes, so callers can build strict (flow `with`) or stripping (HTTP body) objects. */
 export const REQUEST_SHAPES = {
@@ -198,12 +331,7 @@ export const REQUEST_SHAPES = {
       })
       .optional(),
     quotedMessageId: str('quotedMessageId').optional(),
-    typingTime: z
-      .number({ error: "'typingTime' must be a number" })
-      .refine((n) => Number.isInteger(n), { error: "'typingTime' must be an integer", abort: true })
-      .refine((n) => n >= TYPING_TIME_MIN, { error: `'typingTime' must be greater than or equal to ${TYPING_TIME_MIN}`, abort: true })
-      .refine((n) => n <= TYPING_TIME_MAX, { error: `'typingTime' must be less than or equal to ${TYPING_TIME_MAX}` })
-      .optional(),
+    typingTime: typingTime.optional(),
     typingType: z.enum(TYPING_TYPES, { error: `'typingType' must be one of [${TYPING_TYPES.join(', ')}]` }).optional(),
   },
   lastOutgoingMessages: {
@@ -222,6 +350,9 @@ export const REQUEST_SHAPES = {
     }),
     quotedMessageId: str('quotedMessageId').optional(),
     linkPreview: bool('linkPreview').optional(),
+    typePreview: z.enum(PREVIEW_TYPES, { error: `'typePreview' must be one of [${PREVIEW_TYPES.join(', ')}]` }).optional(),
+    customPreview: customPreview.optional(),
+    typingTime: typingTime.optional(),
   },
   checkWhatsapp: {
     phoneNumber,
@@ -238,6 +369,67 @@ export const REQUEST_SHAPES = {
   },
   deleteNotification: {
     receiptId: positiveInt('receiptId'),
+  },
+  // Sending
+  sendFileByUpload: {
+    chatId: chatId(),
+    file: fileBytes,
+    /** With its extension: the type is taken from it. @default the file part's own name */
+    fileName: fileName.optional(),
+    caption: textUpTo('caption', UPLOAD_CAPTION_MAX).optional(),
+    quotedMessageId: str('quotedMessageId').optional(),
+  },
+  uploadFile: {
+    file: fileBytes,
+    /** Sent as `GA-Filename`: the stored file's name, its extension giving the type. */
+    fileName: fileName.optional(),
+    /** Sent as Content-Type. @default from fileName, else application/octet-stream */
+    mimeType: nonEmpty('mimeType').optional(),
+  },
+  sendLocation: {
+    chatId: chatId(),
+    nameLocation: str('nameLocation').optional(),
+    address: str('address').optional(),
+    latitude: numberBetween('latitude', -90, 90),
+    longitude: numberBetween('longitude', -180, 180),
+    quotedMessageId: str('quotedMessageId').optional(),
+  },
+  sendContact: {
+    chatId: chatId(),
+    contact: contactCard,
+    quotedMessageId: str('quotedMessageId').optional(),
+  },
+  sendPoll: {
+    chatId: chatId(),
+    message: nonEmptyUpTo('message', POLL_MESSAGE_MAX),
+    options: arrayOf('options', pollOption, POLL_OPTIONS_MIN, POLL_OPTIONS_MAX).refine(uniqueOptions, {
+      error: "'options' must be unique: each optionName must differ from the others",
+    }),
+    multipleAnswers: bool('multipleAnswers').default(false),
+    quotedMessageId: str('quotedMessageId').optional(),
+  },
+  sendInteractiveButtons: {
+    ...buttonsMessage,
+    buttons: arrayOf('buttons', interactiveButton, 1, BUTTONS_MAX).refine(uniqueButtonIds, {
+      error: "'buttons[].buttonId' must be unique",
+    }),
+  },
+  sendInteractiveButtonsReply: {
+    ...buttonsMessage,
+    buttons: arrayOf('buttons', replyButton, 1, BUTTONS_MAX).refine(uniqueButtonIds, { error: "'buttons[].buttonId' must be unique" }),
+  },
+  forwardMessages: {
+    /** Where the messages go. */
+    chatId: chatId(),
+    /** The chat they are in. */
+    chatIdFrom: chatId('chatIdFrom'),
+    messages: arrayOf('messages', nonEmpty('messages[]'), 1),
+  },
+  sendTyping: {
+    chatId: chatId(),
+    /** @default 1000: the notice lasts a second */
+    typingTime: typingTime.optional(),
+    typingType: z.enum(SEND_TYPING_TYPES, { error: `'typingType' must be one of [${SEND_TYPING_TYPES.join(', ')}]` }).optional(),
   },
 } as const;
 
@@ -271,6 +463,16 @@ export const REQUEST_SCHEMAS = {
   lastIncomingMessages: withBodyShape(REQUEST_SHAPES.lastIncomingMessages),
   receiveNotification: withBodyShape(REQUEST_SHAPES.receiveNotification),
   deleteNotification: withBodyShape(REQUEST_SHAPES.deleteNotification),
+  // Sending
+  sendFileByUpload: withBodyShape(REQUEST_SHAPES.sendFileByUpload),
+  uploadFile: withBodyShape(REQUEST_SHAPES.uploadFile),
+  sendLocation: withBodyShape(REQUEST_SHAPES.sendLocation),
+  sendContact: withBodyShape(REQUEST_SHAPES.sendContact),
+  sendPoll: withBodyShape(REQUEST_SHAPES.sendPoll),
+  sendInteractiveButtons: withBodyShape(REQUEST_SHAPES.sendInteractiveButtons),
+  sendInteractiveButtonsReply: withBodyShape(REQUEST_SHAPES.sendInteractiveButtonsReply),
+  forwardMessages: withBodyShape(REQUEST_SHAPES.forwardMessages),
+  sendTyping: withBodyShape(REQUEST_SHAPES.sendTyping),
 } as const;
 
 /**
@@ -296,4 +498,14 @@ export const STRICT_REQUEST_SCHEMAS = {
   lastIncomingMessages: strictBodyShape(REQUEST_SHAPES.lastIncomingMessages),
   receiveNotification: strictBodyShape(REQUEST_SHAPES.receiveNotification),
   deleteNotification: strictBodyShape(REQUEST_SHAPES.deleteNotification),
+  // Sending
+  sendFileByUpload: strictBodyShape(REQUEST_SHAPES.sendFileByUpload),
+  uploadFile: strictBodyShape(REQUEST_SHAPES.uploadFile),
+  sendLocation: strictBodyShape(REQUEST_SHAPES.sendLocation),
+  sendContact: strictBodyShape(REQUEST_SHAPES.sendContact),
+  sendPoll: strictBodyShape(REQUEST_SHAPES.sendPoll),
+  sendInteractiveButtons: strictBodyShape(REQUEST_SHAPES.sendInteractiveButtons),
+  sendInteractiveButtonsReply: strictBodyShape(REQUEST_SHAPES.sendInteractiveButtonsReply),
+  forwardMessages: strictBodyShape(REQUEST_SHAPES.forwardMessages),
+  sendTyping: strictBodyShape(REQUEST_SHAPES.sendTyping),
 } as const;

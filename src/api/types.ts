@@ -26,6 +26,16 @@ export type ClearMessagesQueueRequest = z.input<(typeof REQUEST_SCHEMAS)['clearM
 export type LastIncomingMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['lastIncomingMessages']>;
 export type ReceiveNotificationRequest = z.input<(typeof REQUEST_SCHEMAS)['receiveNotification']>;
 export type DeleteNotificationRequest = z.input<(typeof REQUEST_SCHEMAS)['deleteNotification']>;
+// Sending
+export type SendFileByUploadRequest = z.input<(typeof REQUEST_SCHEMAS)['sendFileByUpload']>;
+export type UploadFileRequest = z.input<(typeof REQUEST_SCHEMAS)['uploadFile']>;
+export type SendLocationRequest = z.input<(typeof REQUEST_SCHEMAS)['sendLocation']>;
+export type SendContactRequest = z.input<(typeof REQUEST_SCHEMAS)['sendContact']>;
+export type SendPollRequest = z.input<(typeof REQUEST_SCHEMAS)['sendPoll']>;
+export type SendInteractiveButtonsRequest = z.input<(typeof REQUEST_SCHEMAS)['sendInteractiveButtons']>;
+export type SendInteractiveButtonsReplyRequest = z.input<(typeof REQUEST_SCHEMAS)['sendInteractiveButtonsReply']>;
+export type ForwardMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['forwardMessages']>;
+export type SendTypingRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTyping']>;
 
 /** A request after validation: defaults applied, phone numbers as numbers. */
 export type ParsedRequest<M extends ApiMethod> = z.output<(typeof REQUEST_SCHEMAS)[M]>;
@@ -48,7 +58,20 @@ export type TypeMessage =
   | 'locationMessage'
   | 'stickerMessage'
   | 'reactionMessage'
-  | 'contactMessage';
+  | 'contactMessage'
+  // Sending: the kinds the service documents beyond the spec's list.
+  | 'quotedMessage'
+  | 'contactsArrayMessage'
+  | 'pollUpdateMessage'
+  | 'buttonsMessage'
+  | 'listMessage'
+  | 'templateMessage'
+  | 'buttonsResponseMessage'
+  | 'listResponseMessage'
+  | 'templateButtonReplyMessage'
+  | 'interactiveButtons'
+  | 'interactiveButtonsReply'
+  | 'groupInviteMessage';
 
 export const TYPE_MESSAGES: readonly TypeMessage[] = [
   'textMessage',
@@ -62,6 +85,19 @@ export const TYPE_MESSAGES: readonly TypeMessage[] = [
   'stickerMessage',
   'reactionMessage',
   'contactMessage',
+  // Sending
+  'quotedMessage',
+  'contactsArrayMessage',
+  'pollUpdateMessage',
+  'buttonsMessage',
+  'listMessage',
+  'templateMessage',
+  'buttonsResponseMessage',
+  'listResponseMessage',
+  'templateButtonReplyMessage',
+  'interactiveButtons',
+  'interactiveButtonsReply',
+  'groupInviteMessage',
 ];
 
 /** Kinds that carry a file: downloadUrl, caption, fileName, jpegThumbnail, mimeType, isAnimated. */
@@ -99,8 +135,23 @@ export interface Message {
   isAnimated?: boolean;
   videoNote?: boolean;
   extendedTextMessageData?: { text: string };
-  quotedMessage?: { stanzaId: string; participant: string };
-  location?: { latitude: number; longitude: number; forwardingScore?: number; isForwarded?: boolean };
+  /**
+   * The message this one quotes (or reacts to): its id and author, and for a
+   * quote also its kind and content (e.g. `textMessage`), as the service
+   * shows them.
+   */
+  quotedMessage?: QuotedMessage;
+  /** extendedTextMessage: the link preview (title, description, previewType, jpegThumbnail). */
+  extendedTextMessage?: LinkPreview;
+  location?: {
+    latitude: number;
+    longitude: number;
+    nameLocation?: string;
+    address?: string;
+    jpegThumbnail?: string;
+    forwardingScore?: number;
+    isForwarded?: boolean;
+  };
   contact?: {
     chatId: string;
     displayName: string;
@@ -110,8 +161,62 @@ export interface Message {
     urlAvatar?: string;
     phoneNumber?: number;
   };
-  /** Poll messages; the spec lists the kind without its fields. */
-  pollMessageData?: { name: string; options: { optionName: string }[]; multipleAnswers?: boolean };
+  /** Poll messages (the spec lists the kind without its fields); a pollUpdateMessage's `stanzaId` and `votes`. */
+  pollMessageData?: PollMessageData;
+  // Sending: the kinds the service documents beyond the spec's list.
+  /** contactsArrayMessage. */
+  contacts?: { displayName: string; vcard: string }[];
+  /** sendInteractiveButtons. */
+  interactiveButtons?: InteractiveButtonsData;
+  /** sendInteractiveButtonsReply. */
+  interactiveButtonsReply?: InteractiveButtonsData;
+  buttonsMessage?: Record<string, unknown>;
+  listMessage?: Record<string, unknown>;
+  templateMessage?: Record<string, unknown>;
+  groupInviteMessageData?: Record<string, unknown>;
+  /** A button of a buttons message pressed: the message (`stanzaId`) and the button. */
+  buttonsResponseMessage?: { stanzaId: string; selectedButtonId: string; selectedButtonText: string };
+  listResponseMessage?: { stanzaId: string; title: string; listType: number; singleSelectReply: string };
+  templateButtonReplyMessage?: { stanzaId: string; selectedIndex: number; selectedId: string; selectedDisplayText: string };
+}
+
+/** The message a message quotes, as journals and notifications show it. */
+export interface QuotedMessage {
+  stanzaId: string;
+  participant: string;
+  /** The quoted message's kind; absent for a reaction. */
+  typeMessage?: string;
+  /** The quoted content: `textMessage`, a file's `downloadUrl`/`caption`, `location`, `contact`, ... */
+  [field: string]: unknown;
+}
+
+/** A link preview: what the link gave, or sendMessage's customPreview. */
+export interface LinkPreview {
+  text: string;
+  title: string;
+  description: string;
+  /** `LARGE` or `SMALL` (typePreview), `NONE` without a preview. */
+  previewType: string;
+  jpegThumbnail: string;
+  forwardingScore?: number;
+  isForwarded?: boolean;
+}
+
+export interface PollMessageData {
+  /** pollUpdateMessage: the poll's idMessage. */
+  stanzaId?: string;
+  name: string;
+  options?: { optionName: string }[];
+  /** pollUpdateMessage: every option with who chose it now. */
+  votes?: { optionName: string; optionVoters: string[] }[];
+  multipleAnswers?: boolean;
+}
+
+export interface InteractiveButtonsData {
+  header: string;
+  body: string;
+  footer: string;
+  buttons: { type?: string; buttonId: string; buttonText: string; copyCode?: string; phoneNumber?: string; url?: string }[];
 }
 
 export interface AddContactResponse {
@@ -169,6 +274,8 @@ export interface InstanceSettings {
   incomingWebhook: 'yes' | 'no';
   /** stateInstanceChanged notifications. @default 'no' */
   stateWebhook: 'yes' | 'no';
+  /** Votes on polls (incomingMessageReceived of typeMessage pollUpdateMessage), with incomingWebhook. @default 'no' */
+  pollMessageWebhook: 'yes' | 'no';
 }
 
 export type GetSettingsResponse = InstanceSettings;
@@ -178,9 +285,21 @@ export interface SetSettingsResponse {
 
 /** One message waiting in the send queue, as showMessagesQueue lists it. */
 export interface QueuedMessage {
+  /** The message's id (every type but ForwardMessages). */
   messageID: string;
-  /** The method that queued it. */
-  type: 'sendMessage' | 'sendFileByUrl';
+  /** ForwardMessages: the new ids of the forwarded messages (messageID is the first). */
+  messagesIDs?: string[];
+  /** The method that queued it (sendFileByUrl also for sendFileByUpload, ForwardMessages capitalised as the service does). */
+  type:
+    | 'sendMessage'
+    | 'sendFileByUrl'
+    | 'sendLocation'
+    | 'sendContact'
+    | 'sendPoll'
+    | 'sendInteractiveButtons'
+    | 'sendInteractiveButtonsReply'
+    | 'ForwardMessages';
+  /** The request as queued. */
   body: {
     chatId: string;
     message?: string;
@@ -188,6 +307,7 @@ export interface QueuedMessage {
     fileName?: string;
     caption?: string;
     quotedMessageId?: string;
+    [field: string]: unknown;
   };
   /** Always `pending`: the message has not been released. */
   statusMessage: 'pending';
@@ -224,6 +344,16 @@ export interface ResponseMap {
   lastIncomingMessages: LastIncomingMessagesResponse;
   receiveNotification: ReceiveNotificationResponse;
   deleteNotification: DeleteNotificationResponse;
+  // Sending
+  sendFileByUpload: SendFileByUploadResponse;
+  uploadFile: UploadFileResponse;
+  sendLocation: SendLocationResponse;
+  sendContact: SendContactResponse;
+  sendPoll: SendPollResponse;
+  sendInteractiveButtons: SendInteractiveButtonsResponse;
+  sendInteractiveButtonsReply: SendInteractiveButtonsReplyResponse;
+  forwardMessages: ForwardMessagesResponse;
+  sendTyping: SendTypingResponse;
 }
 
 export interface RequestMap {
@@ -245,7 +375,48 @@ export interface RequestMap {
   lastIncomingMessages: LastIncomingMessagesRequest;
   receiveNotification: ReceiveNotificationRequest;
   deleteNotification: DeleteNotificationRequest;
+  // Sending
+  sendFileByUpload: SendFileByUploadRequest;
+  uploadFile: UploadFileRequest;
+  sendLocation: SendLocationRequest;
+  sendContact: SendContactRequest;
+  sendPoll: SendPollRequest;
+  sendInteractiveButtons: SendInteractiveButtonsRequest;
+  sendInteractiveButtonsReply: SendInteractiveButtonsReplyRequest;
+  forwardMessages: ForwardMessagesRequest;
+  sendTyping: SendTypingRequest;
 }
+
+// Sending
+export interface SendFileByUploadResponse {
+  idMessage: string;
+  /** The uploaded file's link (reusable with sendFileByUrl while it is kept). */
+  urlFile: string;
+}
+export interface UploadFileResponse {
+  urlFile: string;
+}
+export interface SendLocationResponse {
+  idMessage: string;
+}
+export interface SendContactResponse {
+  idMessage: string;
+}
+export interface SendPollResponse {
+  idMessage: string;
+}
+export interface SendInteractiveButtonsResponse {
+  idMessage: string;
+}
+export interface SendInteractiveButtonsReplyResponse {
+  idMessage: string;
+}
+/** The forwarded messages' new ids, in the order given. */
+export interface ForwardMessagesResponse {
+  messages: string[];
+}
+/** sendTyping answers 200 with an empty body. */
+export type SendTypingResponse = void;
 
 /** Error bodies of the service. */
 export interface ErrorBody {

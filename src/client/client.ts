@@ -17,7 +17,7 @@ import { type ClientOptions, parseClientOptions } from './options.js';
 import { createMethodRateLimiters } from '../util/rate-limit.js';
 import { interpretNetworkError, interpretResponse, type NetworkContext, type Outcome, type RetryRule } from './response.js';
 import { redactingLogger, sanitizedCause } from './sanitize.js';
-import type { Transport, TransportRequest, TransportResponse } from './transport.js';
+import type { Transport, TransportRequest, TransportResponse, UploadBody } from './transport.js';
 
 /** Methods whose every parameter is optional: the request object may be left out. */
 export type OptionalRequestMethod =
@@ -286,9 +286,26 @@ function buildRequest(
     signal,
   };
   if (spec.pathParams) req.pathParams = spec.pathParams.map((k) => String(parsed[k]));
-  if (spec.httpMethod === 'POST') req.body = rest;
+  if (spec.requestBody === 'multipart' || spec.requestBody === 'binary') req.upload = uploadOf(spec.requestBody, rest);
+  else if (spec.httpMethod === 'POST') req.body = rest;
   else if (Object.keys(rest).length > 0) req.query = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, String(v)]));
   return req;
+}
+
+/**
+ * A validated file request as it travels: the bytes in `file`, the other
+ * fields as the form's text fields (multipart) or as the headers the service
+ * reads (binary: `mimeType` as Content-Type, `fileName` as GA-Filename).
+ */
+function uploadOf(kind: 'multipart' | 'binary', parsed: Record<string, unknown>): UploadBody {
+  const { file, ...fields } = parsed as { file: Uint8Array } & Record<string, unknown>;
+  const fileName = typeof fields.fileName === 'string' ? fields.fileName : undefined;
+  if (kind === 'binary') {
+    const contentType = typeof fields.mimeType === 'string' ? fields.mimeType : 'application/octet-stream';
+    return { kind, data: file, contentType, ...(fileName === undefined ? {} : { fileName }) };
+  }
+  const text = Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)]));
+  return { kind, fields: text, file: { data: file, fileName: fileName ?? 'file' } };
 }
 
 /**

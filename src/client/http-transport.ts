@@ -9,7 +9,7 @@ import type { RequestError } from 'got';
 import { NetworkError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER, type Secrets } from '../api/redact.js';
 import { sanitizedCause } from './sanitize.js';
-import type { Transport, TransportRequest, TransportResponse } from './transport.js';
+import { encodeUpload, type Transport, type TransportRequest, type TransportResponse } from './transport.js';
 
 export interface HttpTransportOptions {
   /** Base URL of the service, e.g. `https://api.example.com` (trailing slashes ignored). */
@@ -47,12 +47,14 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
     const tail = (req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('');
     const url = `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}${tail}`;
     const { got } = await loadGot();
+    const upload = req.upload ? await encodeUpload(req.upload) : undefined;
     try {
       const res = await got(url, {
         method: req.httpMethod,
-        json: req.httpMethod === 'POST' ? (req.body ?? {}) : undefined,
+        json: req.httpMethod === 'POST' && !upload ? (req.body ?? {}) : undefined,
+        body: upload?.body,
         searchParams: req.query,
-        headers: { accept: 'application/json', 'user-agent': opts.userAgent ?? 'msgflow' },
+        headers: { accept: 'application/json', 'user-agent': opts.userAgent ?? 'msgflow', ...upload?.headers },
         timeout: { request: req.timeoutMs },
         retry: { limit: 0 },
         throwHttpErrors: false,

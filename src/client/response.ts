@@ -4,7 +4,7 @@
  */
 import { AccountCheckError, ApiError, MsgflowError, NetworkError, RateLimitError } from '../api/errors.js';
 import type { ErrorCode } from '../api/error-codes.js';
-import type { ApiMethod } from '../api/methods.js';
+import { METHOD_SPECS, type ApiMethod } from '../api/methods.js';
 import { redact, type Secrets } from '../api/redact.js';
 import type { ResponseMap } from '../api/types.js';
 import { parseRetryAfter } from './backoff.js';
@@ -159,7 +159,7 @@ const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
 function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): string | undefined {
   // Redacted before it is cut short, so that no part of a secret survives.
   if (typeof body === 'string') return `body is not JSON: ${excerpt(body, secrets, 60)}`;
-  if (body === undefined) return 'empty body';
+  if (body === undefined) return METHOD_SPECS[method].emptyAnswer ? undefined : 'empty body';
   const field = BOOLEAN_RESULT[method];
   if (field) return isRecord(body) && typeof body[field] === 'boolean' ? undefined : `expected {${field}: boolean}`;
   switch (method) {
@@ -190,6 +190,23 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return isRecord(body) && typeof body.result === 'boolean' ? undefined : 'expected {result: boolean}';
     case 'showMessagesQueue':
       return Array.isArray(body) ? undefined : 'expected an array of queued messages';
+    // Sending
+    case 'sendFileByUpload':
+      return isRecord(body) && typeof body.idMessage === 'string' && typeof body.urlFile === 'string'
+        ? undefined
+        : 'expected {idMessage: string, urlFile: string}';
+    case 'uploadFile':
+      return isRecord(body) && typeof body.urlFile === 'string' ? undefined : 'expected {urlFile: string}';
+    case 'sendLocation':
+    case 'sendContact':
+    case 'sendPoll':
+    case 'sendInteractiveButtons':
+    case 'sendInteractiveButtonsReply':
+      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
+    case 'forwardMessages':
+      return isRecord(body) && Array.isArray(body.messages) && body.messages.every((m) => typeof m === 'string')
+        ? undefined
+        : 'expected {messages: string[]}';
     default:
       return undefined;
   }

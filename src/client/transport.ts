@@ -11,6 +11,8 @@ export interface TransportRequest {
   httpMethod: HttpMethod;
   /** JSON body for POST. */
   body?: unknown;
+  /** A file upload (METHOD_SPECS requestBody multipart or binary): sent instead of `body`. */
+  upload?: UploadBody;
   /** Query string for GET (lastOutgoingMessages' `minutes`). */
   query?: Record<string, string>;
   /** Path segments after the token (deleteNotification's receiptId), not yet encoded. */
@@ -18,6 +20,39 @@ export interface TransportRequest {
   /** Per-attempt timeout, ms. */
   timeoutMs: number;
   signal?: AbortSignal;
+}
+
+/**
+ * A request that carries a file: multipart/form-data with a `file` part and
+ * text fields (sendFileByUpload, as the official client sends it), or the
+ * file itself as the body with its type and name in headers (uploadFile, as
+ * the service documents it). {@link encodeUpload} turns it into bytes.
+ */
+export type UploadBody =
+  | { kind: 'multipart'; fields: Record<string, string>; file: { data: Uint8Array; fileName: string } }
+  | { kind: 'binary'; data: Uint8Array; contentType: string; fileName?: string };
+
+/**
+ * The bytes and headers of an upload, the same for every transport: the
+ * multipart encoding is the platform's (FormData through a Response), and a
+ * file name outside ASCII travels percent-encoded in `GA-Filename`.
+ */
+export async function encodeUpload(u: UploadBody): Promise<{ body: Buffer; headers: Record<string, string> }> {
+  if (u.kind === 'binary') {
+    const headers: Record<string, string> = { 'content-type': u.contentType };
+    if (u.fileName !== undefined) headers['ga-filename'] = headerSafe(u.fileName);
+    return { body: Buffer.from(u.data.buffer, u.data.byteOffset, u.data.byteLength), headers };
+  }
+  const form = new FormData();
+  form.append('file', new Blob([u.file.data as Uint8Array<ArrayBuffer>]), u.file.fileName);
+  for (const [k, v] of Object.entries(u.fields)) form.append(k, v);
+  const encoded = new Response(form);
+  return { body: Buffer.from(await encoded.arrayBuffer()), headers: { 'content-type': encoded.headers.get('content-type')! } };
+}
+
+/** A header value: printable ASCII as is, anything else percent-encoded (the service decodes it). */
+function headerSafe(v: string): string {
+  return /^[\x20-\x7e]*$/.test(v) ? v : encodeURIComponent(v);
 }
 
 export interface TransportResponse {

@@ -8,8 +8,39 @@ import { USERNAME_RE } from '../api/chat-id.js';
 import { API_METHODS, type ApiMethod } from '../api/methods.js';
 import { INSTANCE_STATES } from '../api/notifications.js';
 import { REQUEST_SHAPES } from '../api/schemas.js';
+import { MessageInputSchema } from './message-input.js';
 
 const digits = z.string().regex(/^\d{1,20}$/, { error: 'expected digits' });
+
+/** A scripted reply: a text, or a message of any kind (checked as the admin `incoming` endpoint checks it). */
+const ReplySchema = z
+  .strictObject({
+    text: z.string().min(1, { error: 'expected the text of the reply' }).optional(),
+    /** A message object (typeMessage and its fields), as the admin `incoming` endpoint takes it, without chatId and type. */
+    message: z.record(z.string(), z.unknown()).optional(),
+    /** @default 1000 */
+    afterMs: z.number().int().min(0).default(1000),
+  })
+  .superRefine((r, ctx) => {
+    if ((r.text === undefined) === (r.message === undefined)) {
+      ctx.addIssue({ code: 'custom', message: "a reply takes either 'text' or 'message'" });
+      return;
+    }
+    if (!r.message) return;
+    if ('chatId' in r.message || 'type' in r.message) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['message'],
+        message: "the account's chat and 'incoming' are given: leave out chatId and type",
+      });
+      return;
+    }
+    const checked = MessageInputSchema.safeParse({ ...r.message, chatId: '10000000000@c.us' });
+    if (!checked.success) {
+      const issue = checked.error.issues[0]!;
+      ctx.addIssue({ code: 'custom', path: ['message', ...issue.path.map(String)], message: issue.message });
+    }
+  });
 
 export const AccountSchema = z.strictObject({
   /** Phone number in international digits. */
@@ -24,12 +55,34 @@ export const AccountSchema = z.strictObject({
    * Scripted answers: this account replies to the first message it receives
    * from an instance, each reply `afterMs` after that message was sent (on
    * the service's clock), as an incoming message with an
-   * incomingMessageReceived notification. @default []
+   * incomingMessageReceived notification: a `text`, or a `message` of any
+   * kind (a message object as the admin `incoming` endpoint takes it, without
+   * chatId and type). @default []
    */
-  replies: z
+  replies: z.array(ReplySchema).default([]),
+  /**
+   * How this account votes on each poll an instance sends it (sendPoll):
+   * after `afterMs`, the options it chooses now (an empty list takes its vote
+   * back), as pollUpdateMessage notifications. @default []
+   */
+  votes: z
     .array(
       z.strictObject({
-        text: z.string().min(1, { error: 'expected the text of the reply' }),
+        options: z.array(z.string()),
+        /** @default 1000 */
+        afterMs: z.number().int().min(0).default(1000),
+      }),
+    )
+    .default([]),
+  /**
+   * The button this account presses on each message with reply buttons an
+   * instance sends it (sendInteractiveButtonsReply): a buttonsResponseMessage
+   * `afterMs` after it was sent. @default []
+   */
+  presses: z
+    .array(
+      z.strictObject({
+        buttonId: z.string().min(1, { error: 'expected the buttonId of a button of the message' }),
         /** @default 1000 */
         afterMs: z.number().int().min(0).default(1000),
       }),

@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MsgflowError } from '../api/errors.js';
+import { isApiMethod, METHOD_SPECS } from '../api/methods.js';
 import type { Logger } from '../util/logger.js';
 import { pipeline } from 'node:stream/promises';
 import { JSON_HEADERS } from './request.js';
@@ -26,6 +27,8 @@ export interface ListenOptions {
   port: number;
   host: string;
   maxBodyBytes: number;
+  /** The body cap of the methods that carry a file (sendFileByUpload, uploadFile). @default maxBodyBytes */
+  maxUploadBytes?: number;
   logger: Logger;
   /** The service's public address (local.publicUrl): an absolute-form request target may name its host too. */
   publicUrl?: () => string;
@@ -40,7 +43,8 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
   const bound: { addr?: AddressInfo } = {};
   const isOwn = (u: URL) => bound.addr !== undefined && ownAuthority(u, bound.addr, opts.publicUrl?.());
   const server = http.createServer((req, res) => void onRequest(service, opts, isOwn, req, res));
-  guardExpectContinue(server, opts.maxBodyBytes, (req, res) => tooLarge(req, res, opts.maxBodyBytes));
+  const limitOf = (req: http.IncomingMessage) => bodyLimit(req.url ?? '/', opts);
+  guardExpectContinue(server, limitOf, (req, res) => tooLarge(req, res, limitOf(req)));
   answerClientErrors(server);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 30_000;
@@ -65,6 +69,17 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * The body cap of a request: the upload cap for a method that carries a file
+ * (read from the target's `/waInstance…/{method}/` segment before routing,
+ * since the body is read first), the JSON cap for anything else.
+ */
+function bodyLimit(target: string, opts: ListenOptions): number {
+  const method = /\/waInstance[^/?]*\/([^/?]+)\//.exec(target)?.[1];
+  const upload = method !== undefined && isApiMethod(method) && METHOD_SPECS[method].requestBody;
+  return upload === 'multipart' || upload === 'binary' ? (opts.maxUploadBytes ?? opts.maxBodyBytes) : opts.maxBodyBytes;
 }
 
 /**
@@ -98,8 +113,9 @@ async function onRequest(
   res: http.ServerResponse,
 ) {
   try {
-    const body = await readBodyLimited(req, opts.maxBodyBytes);
-    if (body === 'too-large') return tooLarge(req, res, opts.maxBodyBytes);
+    const limit = bodyLimit(req.url ?? '/', opts);
+    const body = await readBodyLimited(req, limit);
+    if (body === 'too-large') return tooLarge(req, res, limit);
     const target = parseTarget(req.url ?? '/', isOwn);
     if (typeof target === 'string') {
       send(req, res, {
@@ -191,7 +207,8 @@ function send(req: http.IncomingMessage, res: http.ServerResponse, answer: Local
     pipeline(stream, res).catch(() => res.destroy());
     return;
   }
-  const text = JSON.stringify(answer.body);
+  // No body at all for a method that answers with none (sendTyping).
+  const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
   res.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

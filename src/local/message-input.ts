@@ -9,6 +9,7 @@ import { isChatId, chatKind } from '../api/chat-id.js';
 import type { ChatType, Message, TypeMessage } from '../api/types.js';
 import type { StoredMessage } from './instance/history.js';
 import { newMessageId } from './ids.js';
+import { fillDocumentedKind, quotedFrom } from './message-kinds.js';
 
 const chatTypes = ['user', 'group', 'supergroup', 'channel', 'bot'] as const;
 const chatIdField = z.string().refine(isChatId, { error: 'expected a chat id such as 79001112233@c.us or 120363...@g.us' });
@@ -37,8 +38,55 @@ const common = {
   sendByApi: z.boolean().optional(),
   isForwarded: z.boolean().default(false),
   forwardingScore: z.number().int().min(0).default(0),
+  /**
+   * The message this one quotes (same chat). Its kind and content are looked
+   * up when the message arrives, as the service shows them; a text quoting
+   * a message is a `quotedMessage`.
+   */
   quotedMessage: z.strictObject({ stanzaId: z.string(), participant: z.string().default('') }).optional(),
 };
+
+/** A link preview of an extendedTextMessage. */
+const preview = z.strictObject({
+  title: z.string().default(''),
+  description: z.string().default(''),
+  /** @default NONE */
+  previewType: z.string().default('NONE'),
+  jpegThumbnail: z.string().default(''),
+});
+
+const buttonsFields = {
+  header: z.string().default(''),
+  body: z.string(),
+  footer: z.string().default(''),
+};
+
+/** Every typeMessage a message may be declared with (the union below), for its error text. */
+export const INPUT_TYPE_MESSAGES = [
+  'textMessage',
+  'extendedTextMessage',
+  'quotedMessage',
+  'imageMessage',
+  'videoMessage',
+  'documentMessage',
+  'audioMessage',
+  'stickerMessage',
+  'pollMessage',
+  'pollUpdateMessage',
+  'locationMessage',
+  'reactionMessage',
+  'contactMessage',
+  'contactsArrayMessage',
+  'buttonsMessage',
+  'listMessage',
+  'templateMessage',
+  'groupInviteMessage',
+  'buttonsResponseMessage',
+  'listResponseMessage',
+  'templateButtonReplyMessage',
+  'interactiveButtons',
+  'interactiveButtonsReply',
+] as const;
 
 const fileFields = {
   downloadUrl: z.string().default(''),
@@ -53,8 +101,15 @@ export const MessageInputSchema = z.discriminatedUnion(
   'typeMessage',
   [
     z.strictObject({ ...common, typeMessage: z.literal('textMessage'), textMessage: z.string() }),
-    /** A text with a link preview or a quote. */
-    z.strictObject({ ...common, typeMessage: z.literal('extendedTextMessage'), textMessage: z.string() }),
+    /** A text with a link preview. */
+    z.strictObject({ ...common, typeMessage: z.literal('extendedTextMessage'), textMessage: z.string(), preview: preview.optional() }),
+    /** A text quoting a message (`quotedMessage` required). */
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('quotedMessage'),
+      textMessage: z.string(),
+      quotedMessage: z.strictObject({ stanzaId: z.string(), participant: z.string().default('') }),
+    }),
     z.strictObject({ ...common, typeMessage: z.literal('imageMessage'), ...fileFields }),
     z.strictObject({ ...common, typeMessage: z.literal('videoMessage'), ...fileFields, videoNote: z.boolean().default(false) }),
     z.strictObject({ ...common, typeMessage: z.literal('documentMessage'), ...fileFields }),
@@ -72,7 +127,13 @@ export const MessageInputSchema = z.discriminatedUnion(
     z.strictObject({
       ...common,
       typeMessage: z.literal('locationMessage'),
-      location: z.strictObject({ latitude: z.number().min(-90).max(90), longitude: z.number().min(-180).max(180) }),
+      location: z.strictObject({
+        latitude: z.number().min(-90).max(90),
+        longitude: z.number().min(-180).max(180),
+        nameLocation: z.string().optional(),
+        address: z.string().optional(),
+        jpegThumbnail: z.string().optional(),
+      }),
     }),
     z.strictObject({
       ...common,
@@ -92,12 +153,110 @@ export const MessageInputSchema = z.discriminatedUnion(
         urlAvatar: z.string().optional(),
       }),
     }),
+    // Sending: the kinds the service documents beyond the spec's list.
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('contactsArrayMessage'),
+      contacts: z.array(z.strictObject({ displayName: z.string(), vcard: z.string() })).min(1),
+    }),
+    /**
+     * A vote on a poll of this chat: `vote` (the options now chosen by the
+     * sender: the service works out every option's voters) or the update's
+     * whole `pollMessageData`, as a notification carries it.
+     */
+    z
+      .strictObject({
+        ...common,
+        typeMessage: z.literal('pollUpdateMessage'),
+        vote: z.strictObject({ stanzaId: z.string().min(1), options: z.array(z.string()) }).optional(),
+        pollMessageData: z
+          .strictObject({
+            stanzaId: z.string().min(1),
+            name: z.string().default(''),
+            votes: z.array(z.strictObject({ optionName: z.string(), optionVoters: z.array(z.string()).default([]) })),
+            multipleAnswers: z.boolean().default(false),
+          })
+          .optional(),
+      })
+      .refine((v) => (v.vote === undefined) !== (v.pollMessageData === undefined), {
+        error: "a pollUpdateMessage takes either 'vote' ({stanzaId, options}) or 'pollMessageData', not both",
+      }),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('buttonsMessage'),
+      buttonsMessage: z.strictObject({
+        contentText: z.string(),
+        footer: z.string().default(''),
+        buttons: z.array(z.strictObject({ buttonId: z.string(), buttonText: z.string() })).min(1),
+      }),
+    }),
+    z.strictObject({ ...common, typeMessage: z.literal('listMessage'), listMessage: z.record(z.string(), z.unknown()) }),
+    z.strictObject({ ...common, typeMessage: z.literal('templateMessage'), templateMessage: z.record(z.string(), z.unknown()) }),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('groupInviteMessage'),
+      groupInviteMessageData: z.record(z.string(), z.unknown()),
+    }),
+    /** A button of a buttons message of this chat pressed; selectedButtonText defaults to the button's text. */
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('buttonsResponseMessage'),
+      buttonsResponseMessage: z.strictObject({
+        stanzaId: z.string().min(1),
+        selectedButtonId: z.string().min(1),
+        selectedButtonText: z.string().optional(),
+      }),
+    }),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('listResponseMessage'),
+      listResponseMessage: z.strictObject({
+        stanzaId: z.string().min(1),
+        title: z.string(),
+        listType: z.number().int().default(1),
+        singleSelectReply: z.string(),
+      }),
+    }),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('templateButtonReplyMessage'),
+      templateButtonReplyMessage: z.strictObject({
+        stanzaId: z.string().min(1),
+        selectedIndex: z.number().int().min(0),
+        selectedId: z.string(),
+        selectedDisplayText: z.string(),
+      }),
+    }),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('interactiveButtons'),
+      interactiveButtons: z.strictObject({
+        ...buttonsFields,
+        buttons: z
+          .array(
+            z.strictObject({
+              type: z.enum(['copy', 'call', 'url']),
+              buttonId: z.string(),
+              buttonText: z.string(),
+              copyCode: z.string().optional(),
+              phoneNumber: z.string().optional(),
+              url: z.string().optional(),
+            }),
+          )
+          .min(1),
+      }),
+    }),
+    z.strictObject({
+      ...common,
+      typeMessage: z.literal('interactiveButtonsReply'),
+      interactiveButtonsReply: z.strictObject({
+        ...buttonsFields,
+        buttons: z.array(z.strictObject({ buttonId: z.string(), buttonText: z.string() })).min(1),
+      }),
+    }),
   ],
   {
-    error: (iss) =>
-      iss.code === 'invalid_union'
-        ? `'typeMessage' must be one of textMessage, extendedTextMessage, imageMessage, videoMessage, documentMessage, audioMessage, stickerMessage, pollMessage, locationMessage, reactionMessage, contactMessage`
-        : undefined,
+    error: (iss) => (iss.code === 'invalid_union' ? `'typeMessage' must be one of ${INPUT_TYPE_MESSAGES.join(', ')}` : undefined),
   },
 );
 
@@ -108,6 +267,10 @@ export interface BuildContext {
   now: number;
   /** Name of the account behind a chat id, for senderName. */
   nameOf(chatId: string): string | undefined;
+  /** A stored message, for what a quote shows of the message it quotes. @default none known */
+  find?(idMessage: string): Message | undefined;
+  /** The account's own chat id: the author of a quoted outgoing message. @default '' */
+  ownWid?: string;
 }
 
 /** Turns a validated input into the stored form, filling every field the spec lists for its kind. */
@@ -138,11 +301,24 @@ export function buildStoredMessage(input: ParsedMessageInput, ctx: BuildContext)
   m.editedMessageId = '';
   m.isEdited = false;
   m.isDeleted = false;
-  if (input.quotedMessage) m.quotedMessage = { ...input.quotedMessage };
-  fillContent(m, input);
+  quote(m, input, ctx);
+  if (!fillDocumentedKind(m, input)) fillContent(m, input);
   const stored: StoredMessage = { message: m, sentAtMs };
   if (input.type === 'outgoing' && input.statusMessage) stored.fixedStatus = input.statusMessage;
   return stored;
+}
+
+/**
+ * The quote, as the service shows it: a known quoted message's kind and
+ * content beside its id; a text that quotes is a `quotedMessage` (a
+ * reaction keeps only the id and author).
+ */
+function quote(m: Message, input: ParsedMessageInput, ctx: BuildContext): void {
+  if (!input.quotedMessage) return;
+  const q = input.typeMessage === 'reactionMessage' ? undefined : ctx.find?.(input.quotedMessage.stanzaId);
+  m.quotedMessage = q ? { ...quotedFrom(q, ctx.ownWid ?? ''), stanzaId: input.quotedMessage.stanzaId } : { ...input.quotedMessage };
+  if (q && input.quotedMessage.participant !== '') m.quotedMessage.participant = input.quotedMessage.participant;
+  if (input.typeMessage === 'textMessage' || input.typeMessage === 'extendedTextMessage') m.typeMessage = 'quotedMessage';
 }
 
 /** The fields of the message's kind. */
@@ -154,6 +330,7 @@ function fillContent(m: Message, input: ParsedMessageInput): void {
     case 'extendedTextMessage':
       m.textMessage = input.textMessage;
       m.extendedTextMessageData = { text: input.textMessage };
+      if (input.preview) m.extendedTextMessage = { text: input.textMessage, ...input.preview };
       break;
     case 'imageMessage':
     case 'videoMessage':

@@ -29,7 +29,9 @@ export class Network {
 
   /** The account on this number, hidden or not: an explicit one, else one of the population. */
   accountByPhone(phone: number): AccountConfig | undefined {
-    return this.byPhone.get(phone) ?? (this.inPopulation(phone) ? { phone, hidden: false, replies: [] } : undefined);
+    return (
+      this.byPhone.get(phone) ?? (this.inPopulation(phone) ? { phone, hidden: false, replies: [], votes: [], presses: [] } : undefined)
+    );
   }
 
   /**
@@ -63,9 +65,23 @@ export class Network {
     return (phone === undefined ? undefined : this.byPhone.get(phone)?.replies) ?? [];
   }
 
-  /** Personal chat ids of the accounts that reply. */
+  /** How the account behind a personal chat id votes on polls (empty when it does not). */
+  votesOf(chatId: string): AccountConfig['votes'] {
+    const phone = phoneOfChatId(chatId);
+    return (phone === undefined ? undefined : this.byPhone.get(phone)?.votes) ?? [];
+  }
+
+  /** The buttons the account behind a personal chat id presses on reply-button messages (empty when none). */
+  pressesOf(chatId: string): AccountConfig['presses'] {
+    const phone = phoneOfChatId(chatId);
+    return (phone === undefined ? undefined : this.byPhone.get(phone)?.presses) ?? [];
+  }
+
+  /** Personal chat ids of the accounts that reply, vote or press buttons. */
   replyingChats(): string[] {
-    return [...this.byPhone.values()].filter((a) => a.replies.length > 0).map((a) => `${a.phone}@c.us`);
+    return [...this.byPhone.values()]
+      .filter((a) => a.replies.length > 0 || a.votes.length > 0 || a.presses.length > 0)
+      .map((a) => `${a.phone}@c.us`);
   }
 
   /** Display name of the account behind a personal chat id, if any. */

@@ -28,6 +28,7 @@ import type { MediaStore } from './media/types.js';
 import { Network } from './network.js';
 import { errorResponse, json, readJsonBody, splitPath, validationResponse } from './request.js';
 import { loadSeedFile } from './seed.js';
+import { readUploadBody } from './upload-body.js';
 import type { LocalFileBody, LocalRequest, LocalResponse } from './types.js';
 import { openStatic } from './static-files.js';
 
@@ -73,6 +74,9 @@ export interface LocalService {
   /** Deletes expired files now; returns how many. */
   purgeFiles(): Promise<number>;
 }
+
+/** Room for a multipart envelope around the largest file (boundaries, part headers, text fields). */
+const UPLOAD_ENVELOPE_BYTES = 64 * 1024;
 
 const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -168,7 +172,15 @@ async function startService(ctx: ServiceContext): Promise<void> {
   await mkdir(dataDir, { recursive: true });
   for (const ic of config.instances) {
     const seedFile = ic.seed ? path.resolve(opts.baseDir, ic.seed) : undefined;
-    const deps = { dataDir, network: ctx.network, clock: ctx.clock, media: ctx.media, logger: ctx.logger, publicUrl: ctx.publicUrl };
+    const deps = {
+      dataDir,
+      network: ctx.network,
+      clock: ctx.clock,
+      media: ctx.media,
+      logger: ctx.logger,
+      publicUrl: ctx.publicUrl,
+      maxFileBytes: config.maxFileBytes,
+    };
     const inst = await LocalInstance.open(ic, deps, seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
     const id = ic.idInstance;
     inst.sendQueue.on('released', (e) => events.emit('queue:released', { idInstance: id, ...e }));
@@ -224,8 +236,14 @@ async function callMethod(
     const e = new MsgflowError('TOO_MANY_REQUESTS', { method, limit: rate.limit, retryAfter: rate.retryAfterSeconds });
     return errorResponse(e, { 'retry-after': String(rate.retryAfterSeconds) });
   }
-  // POST carries a JSON body; GET its parameters in the query; DELETE in the path.
-  const body = expected === 'POST' ? readJsonBody(req) : { ...queryBody(req.query), ...queryBody(pathValues) };
+  // POST carries a JSON body (or a file: sendFileByUpload, uploadFile); GET its parameters in the query; DELETE in the path.
+  const upload = METHOD_SPECS[method].requestBody;
+  const body =
+    expected !== 'POST'
+      ? { ...queryBody(req.query), ...queryBody(pathValues) }
+      : upload === 'multipart' || upload === 'binary'
+        ? await readUploadBody(req, upload)
+        : readJsonBody(req);
   const parsed = validateRequest(method, body);
   const result = await instance.call(method, parsed, req.signal);
   return json(result.status, result.body);
@@ -276,7 +294,15 @@ async function handleRequest(ctx: ServiceContext, req: LocalRequest): Promise<Lo
 }
 
 async function listenService(ctx: ServiceContext, service: LocalService, port: number, host: string): Promise<HttpListener> {
-  const l = await listenHttp(service, { port, host, maxBodyBytes: ctx.config.maxBodyBytes, logger: ctx.logger, publicUrl: ctx.publicUrl });
+  const l = await listenHttp(service, {
+    port,
+    host,
+    maxBodyBytes: ctx.config.maxBodyBytes,
+    // A file sent with the request may be as large as a fetched one, plus its multipart envelope.
+    maxUploadBytes: ctx.config.maxFileBytes + UPLOAD_ENVELOPE_BYTES,
+    logger: ctx.logger,
+    publicUrl: ctx.publicUrl,
+  });
   ctx.bound.url ??= l.url;
   ctx.listeners.add(l);
   const closeOne = l.close;

@@ -6,7 +6,7 @@
  */
 import { NetworkError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER } from '../api/redact.js';
-import type { Transport, TransportRequest, TransportResponse } from '../client/transport.js';
+import { encodeUpload, type Transport, type TransportRequest, type TransportResponse } from '../client/transport.js';
 import type { LocalService } from '../local/service.js';
 import { isFileBody } from '../local/types.js';
 
@@ -21,12 +21,14 @@ export function createInProcessTransport(
     description: `local (in-process)/waInstance${INSTANCE_PLACEHOLDER}`,
     async request(req: TransportRequest): Promise<TransportResponse> {
       if (req.signal?.aborted) throw new NetworkError(req.method, 'aborted before sending', false, { cause: req.signal.reason });
+      const upload = req.upload ? await encodeUpload(req.upload) : undefined;
+      const json = req.body === undefined ? undefined : JSON.stringify(req.body);
       const call = service.handle({
         httpMethod: req.httpMethod,
         path: `/waInstance${id}/${encodeURIComponent(req.method)}/${token}${(req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('')}`,
         query: req.query,
-        headers: req.body === undefined ? {} : { 'content-type': 'application/json' },
-        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        headers: upload?.headers ?? (json === undefined ? {} : { 'content-type': 'application/json' }),
+        body: upload?.body ?? json,
         ...(req.signal ? { signal: req.signal } : {}),
       });
       const answer = await withDeadline(call, req);
@@ -34,7 +36,12 @@ export function createInProcessTransport(
       for (const [k, v] of Object.entries(answer.headers)) headers[k.toLowerCase()] = v;
       // API methods never answer with a file; if one ever did, close it rather than leak its handle.
       if (isFileBody(answer.body)) (answer.body.stream as unknown as { destroy?: () => void }).destroy?.();
-      const body = isFileBody(answer.body) ? '' : (JSON.parse(JSON.stringify(answer.body ?? null)) as unknown);
+      // An empty answer (sendTyping) is no body at all, as the HTTP transport reads it.
+      const body = isFileBody(answer.body)
+        ? ''
+        : answer.body === undefined
+          ? undefined
+          : (JSON.parse(JSON.stringify(answer.body)) as unknown);
       return { statusCode: answer.status, headers, body };
     },
   };

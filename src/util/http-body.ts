@@ -89,13 +89,18 @@ export function refuseBody(req: IncomingMessage, res: ServerResponse, status: nu
 
 /**
  * `Expect: 100-continue`: the client waits for `100 Continue` before sending
- * its body. A body declared larger than `max` is answered at once (with
+ * its body. A body declared larger than `max` (or what `max(req)` gives for
+ * that request) is answered at once (with
  * `refuse`, a 413) and never invited; any other gets its `100 Continue` and
  * goes to the server's request handler as usual.
  */
-export function guardExpectContinue(server: Server, max: number, refuse: (req: IncomingMessage, res: ServerResponse) => void): void {
+export function guardExpectContinue(
+  server: Server,
+  max: number | ((req: IncomingMessage) => number),
+  refuse: (req: IncomingMessage, res: ServerResponse) => void,
+): void {
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if ((declaredLength(req) ?? 0) > max) return refuse(req, res);
+    if ((declaredLength(req) ?? 0) > (typeof max === 'number' ? max : max(req))) return refuse(req, res);
     res.writeContinue();
     server.emit('request', req, res);
   });

@@ -28,7 +28,19 @@ describe('every method over HTTP', () => {
     // Path parameters (deleteNotification's receiptId) follow the token.
     const tail = (METHOD_SPECS[method].pathParams ?? []).map((k) => `/${String(request[k])}`).join('');
     expect(got.path).toBe(`/waInstance${ID}/${method}/${TOKEN}${tail}`);
-    if (METHOD_SPECS[method].httpMethod === 'POST') {
+    const upload = METHOD_SPECS[method].requestBody;
+    if (upload === 'multipart') {
+      // The file as the `file` part, the other fields as text fields.
+      expect(got.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+      expect(got.text).toContain('name="file"; filename="report.pdf"');
+      expect(got.text).toContain('%PDF-1.4 report');
+      expect(got.text).toContain('name="caption"');
+    } else if (upload === 'binary') {
+      // The file itself as the body, its type and name in headers.
+      expect(got.headers['content-type']).toBe('application/pdf');
+      expect(got.headers['ga-filename']).toBe('report.pdf');
+      expect(got.text).toBe('%PDF-1.4 report');
+    } else if (METHOD_SPECS[method].httpMethod === 'POST') {
       expect(got.headers['content-type']).toMatch(/^application\/json/);
       expect(got.body).toMatchObject(request);
     } else {

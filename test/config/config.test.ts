@@ -63,6 +63,23 @@ describe('config.yaml', () => {
     expect(c.local!.instances[0]!.checkAccountLimit).toEqual({ numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 });
   });
 
+  it('a scripted reply of another kind is checked as the admin endpoint checks a message, the field named where it is', () => {
+    const reply = (message: string) =>
+      `local:\n  network:\n    accounts:\n      - phone: 79001112233\n        replies:\n          - message: ${message}\n`;
+    expect(() =>
+      parseConfig(reply('{ typeMessage: locationMessage, location: { latitude: 1, longitude: 2 } }'), file, { env: {} }),
+    ).not.toThrow();
+    expect(err(reply('{ typeMessage: locationMessage, location: { latitude: 91, longitude: 2 } }'))).toMatch(
+      /^config\.yaml:6:\d+ local\.network\.accounts\[0\]\.replies\[0\]\.message\.location\.latitude: /,
+    );
+    expect(err(reply('{ typeMessage: textMessage, textMessage: hi, chatId: 79001112233@c.us }'))).toMatch(
+      /local\.network\.accounts\[0\]\.replies\[0\]\.message: the account's chat and 'incoming' are given: leave out chatId and type$/,
+    );
+    expect(err('local:\n  network:\n    accounts:\n      - { phone: 79001112233, votes: [{ options: yes }] }\n')).toMatch(
+      /^config\.yaml:4:\d+ local\.network\.accounts\[0\]\.votes\[0\]\.options: /,
+    );
+  });
+
   it('validates the local: section keys', () => {
     expect(err('local:\n  instances:\n    - idInstance: "1"\n      apiTokenInstance: local-dev-token\n      sendIntervalMs: 100\n')).toBe(
       'config.yaml:5:23 local.instances[0].sendIntervalMs: expected at least 500 ms',

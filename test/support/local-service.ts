@@ -15,7 +15,7 @@ import { API_METHODS, METHOD_SPECS, type ApiMethod } from '../../src/api/methods
 import type { InstanceApi } from '../../src/api/types.js';
 import { createClient } from '../../src/client/client.js';
 import { createHttpTransport } from '../../src/client/http-transport.js';
-import type { Transport, TransportResponse } from '../../src/client/transport.js';
+import type { Transport, TransportResponse, UploadBody } from '../../src/client/transport.js';
 import { LocalSchema, type LocalConfig } from '../../src/local/config.js';
 import { createLocalService, type LocalService } from '../../src/local/service.js';
 import { createInProcessTransport } from '../../src/runtime/in-process-transport.js';
@@ -145,6 +145,8 @@ export interface LocalUnderTest<C extends Clock = Clock> {
       pathParams?: string[];
       httpMethod?: 'GET' | 'POST' | 'DELETE';
       signal?: AbortSignal;
+      /** A file upload (sendFileByUpload, uploadFile) instead of a JSON body. */
+      upload?: UploadBody;
     },
   ): Promise<TransportResponse>;
   /** Admin endpoint of instance A. */
@@ -264,6 +266,7 @@ export async function startLocal(opts: LocalOptions = {}): Promise<LocalUnderTes
         pathParams: o.pathParams,
         timeoutMs: 20_000,
         signal: o.signal,
+        ...(o.upload ? { upload: o.upload } : {}),
       });
     },
     async admin(action, body, httpMethod = body === undefined ? 'GET' : 'POST') {

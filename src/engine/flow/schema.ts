@@ -94,6 +94,13 @@ export const NotificationTriggerSchema = z
       description: "Case-insensitive regular expression the message's text (or caption), trimmed, must match, e.g. ^(stop|unsubscribe)$.",
     }),
     chatId: z.string().min(1).optional().meta({ description: 'Only notifications of this chat, e.g. 79001234567@c.us.' }),
+    typeMessage: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .optional()
+      .meta({
+        description:
+          'Only messages of this kind (messageData.typeMessage), or of one of these, e.g. pollUpdateMessage or [imageMessage, videoMessage]; a notification that is not a message never matches.',
+      }),
     instance: z
       .string()
       .min(1)

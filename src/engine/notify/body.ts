@@ -66,6 +66,13 @@ const MessageData = obj({
   quotedMessage: obj({ stanzaId: text, participant: text, typeMessage: text, textMessage: text }),
   locationMessageData: obj({ latitude: num, longitude: num, nameLocation: text, address: text, jpegThumbnail: text }),
   contactMessageData: obj({ displayName: text, vcard: text }),
+  // The kinds the service documents beyond the spec's list: what flows read of them.
+  pollMessageData: obj({ stanzaId: text, name: text, multipleAnswers: bool }),
+  interactiveButtons: obj({ header: text, body: text, footer: text }),
+  interactiveButtonsReply: obj({ header: text, body: text, footer: text }),
+  buttonsResponseMessage: obj({ stanzaId: text, selectedButtonId: text, selectedButtonText: text }),
+  listResponseMessage: obj({ stanzaId: text, title: text, singleSelectReply: text }),
+  templateButtonReplyMessage: obj({ stanzaId: text, selectedId: text, selectedDisplayText: text }),
 });
 
 const message = <T extends string>(type: T) =>
@@ -121,10 +128,32 @@ export function chatIdOf(n: Notification): string | undefined {
   return b && 'senderData' in b ? b.senderData?.chatId : undefined;
 }
 
-/** The message's text: plain text, extended text, or a file's caption; undefined for other messages. */
+/**
+ * The message's text, by kind: plain text; an extended or quoting text (the
+ * reply, not the quoted one); a reaction's emoji; a file's caption; a poll's
+ * question; a pressed button's or chosen row's text; a buttons message's body.
+ * Undefined for a message without text (a location, a contact, a vote).
+ */
 export function textOf(n: Notification): string | undefined {
   const md = n.body && 'messageData' in n.body ? n.body.messageData : undefined;
-  return md?.textMessageData?.textMessage ?? md?.extendedTextMessageData?.text ?? md?.fileMessageData?.caption;
+  if (!md || md.typeMessage === 'pollUpdateMessage') return undefined;
+  return (
+    md.textMessageData?.textMessage ??
+    md.extendedTextMessageData?.text ??
+    md.fileMessageData?.caption ??
+    md.buttonsResponseMessage?.selectedButtonText ??
+    md.templateButtonReplyMessage?.selectedDisplayText ??
+    md.listResponseMessage?.title ??
+    md.interactiveButtons?.body ??
+    md.interactiveButtonsReply?.body ??
+    md.pollMessageData?.name
+  );
+}
+
+/** The message's kind (`messageData.typeMessage`), for the message notifications. */
+export function typeMessageOf(n: Notification): string | undefined {
+  const md = n.body && 'messageData' in n.body ? n.body.messageData : undefined;
+  return md?.typeMessage;
 }
 
 function stableJson(v: unknown): string {

@@ -3,7 +3,7 @@
  * the notification's type, instance, chat and text.
  */
 import type { Flow, FlowNotificationTrigger } from '../flow/types.js';
-import { chatIdOf, textOf, type Notification } from './body.js';
+import { chatIdOf, textOf, typeMessageOf, type Notification } from './body.js';
 
 /** Each trigger's text pattern, compiled once. */
 // cache: keyed by the loaded trigger object itself (one flow's own `on.notification`), so no two flows share an entry, and an entry goes with its flow
@@ -21,15 +21,21 @@ function pattern(t: FlowNotificationTrigger, text: string): RegExp {
 
 /**
  * Whether the notification (of instance `instanceName`, a config name)
- * matches the trigger. The text is trimmed before matching, so `^stop$`
+ * matches the trigger: its type, chat, message kind (`typeMessage`) and text. The text is trimmed before matching, so `^stop$`
  * matches "STOP " too; a message without text never matches a `text:`.
  */
 export function triggerMatches(t: FlowNotificationTrigger, instanceName: string, n: Notification): boolean {
   if (t.instance !== instanceName || t.type !== n.typeWebhook) return false;
   if (t.chatId !== undefined && chatIdOf(n) !== t.chatId) return false;
+  if (t.typeMessage !== undefined && !kindMatches(t.typeMessage, typeMessageOf(n))) return false;
   if (t.text === undefined) return true;
   const text = textOf(n);
   return text !== undefined && pattern(t, t.text).test(text.trim());
+}
+
+/** `typeMessage:` of a trigger (one kind or a list) against the message's kind. */
+function kindMatches(wanted: string | readonly string[], kind: string | undefined): boolean {
+  return kind !== undefined && (typeof wanted === 'string' ? wanted === kind : wanted.includes(kind));
 }
 
 /** The flows this notification starts. */

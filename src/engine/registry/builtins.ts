@@ -3,11 +3,13 @@
  * strict request schema as `with:` (so a typo such as `chatID` is caught when
  * the flow is loaded), and `log`.
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { z } from 'zod';
 import { API_METHODS, METHOD_SPECS, type ApiMethod } from '../../api/methods.js';
-import { STRICT_REQUEST_SCHEMAS } from '../../api/schemas.js';
+import { REQUEST_SHAPES, STRICT_REQUEST_SCHEMAS } from '../../api/schemas.js';
 import { checkAccountTargetRule } from '../../api/validate.js';
-import { defineAction, type ActionDefinition } from '../action.js';
+import { defineAction, inputFile, type ActionDefinition } from '../action.js';
 import type { ActionRegistry } from './registry.js';
 
 const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> = {
@@ -50,7 +52,69 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     output: '{ receiptId, body } or null',
   },
   deleteNotification: { description: 'Removes a received notification from the queue, by its receiptId.', output: '{ result: boolean }' },
+  // Sending
+  sendFileByUpload: {
+    description:
+      'Queues a file of the project (`file`: its path, relative to the project) for sending to a chat; the file is stored by the service. Not idempotent: a retry may send twice.',
+    output: '{ idMessage: string, urlFile: string }',
+  },
+  uploadFile: {
+    description: 'Stores a file of the project (`file`: its path) on the service, for sendFileByUrl: answers its link (kept 15 days).',
+    output: '{ urlFile: string }',
+  },
+  sendLocation: {
+    description: 'Queues a location (latitude, longitude, optional name and address) for sending.',
+    output: '{ idMessage: string }',
+  },
+  sendContact: { description: 'Queues a contact card (phoneContact and a name or company) for sending.', output: '{ idMessage: string }' },
+  sendPoll: {
+    description: 'Queues a poll (a question of up to 255 characters, 2 to 12 distinct options); votes arrive as pollUpdateMessage.',
+    output: '{ idMessage: string }',
+  },
+  sendInteractiveButtons: {
+    description: 'Queues a message with up to 3 buttons that copy a code, call a number or open a link (Beta on the service).',
+    output: '{ idMessage: string }',
+  },
+  sendInteractiveButtonsReply: {
+    description: 'Queues a message with up to 3 reply buttons; a press arrives as a buttonsResponseMessage (Beta on the service).',
+    output: '{ idMessage: string }',
+  },
+  forwardMessages: {
+    description: 'Forwards messages of chat `chatIdFrom` to chat `chatId` (queued; each gets a new id).',
+    output: '{ messages: string[] } (the new ids)',
+  },
+  sendTyping: {
+    description: 'Shows "typing..." (or recording) in a chat for typingTime ms (1000 to 20000), in the send queue.',
+    output: 'nothing',
+  },
 };
+
+/**
+ * The methods whose request carries a file: in a flow, `file` is the path of
+ * a file of the project, read when the step runs.
+ */
+const FILE_INPUT: Partial<Record<ApiMethod, z.ZodType>> = {
+  sendFileByUpload: z.strictObject({ ...REQUEST_SHAPES.sendFileByUpload, file: projectFile() }),
+  uploadFile: z.strictObject({ ...REQUEST_SHAPES.uploadFile, file: projectFile() }),
+};
+
+/** `file:` of the upload actions: a file of the project (`msgflow validate` checks a literal path). */
+function projectFile() {
+  return inputFile(z.string({ error: "'file' must be the path of a file of the project" }).min(1));
+}
+
+/** The bytes of the file a step names (relative to the project), and its name when the step gives none. */
+async function withFileBytes(ctx: { resolvePath(p: string): string }, input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const file = input.file as string;
+  let data: Buffer;
+  try {
+    data = await readFile(ctx.resolvePath(file));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new Error(`'file' ${file}: ${code === 'ENOENT' ? 'no such file in the project' : `cannot be read (${code ?? String(e)})`}`);
+  }
+  return { ...input, file: data, fileName: input.fileName ?? path.basename(file) };
+}
 
 /** The built-in action calling API method `method` on the flow's instance. */
 export function apiMethodAction(method: ApiMethod): ActionDefinition<z.ZodType, unknown> {
@@ -58,12 +122,13 @@ export function apiMethodAction(method: ApiMethod): ActionDefinition<z.ZodType, 
   return defineAction({
     name: method,
     description: `${d.description} (${METHOD_SPECS[method].httpMethod} ${method}${METHOD_SPECS[method].idempotent ? '' : ', not idempotent'})`,
-    input: STRICT_REQUEST_SCHEMAS[method] as z.ZodType,
+    input: FILE_INPUT[method] ?? (STRICT_REQUEST_SCHEMAS[method] as z.ZodType),
     output: { description: d.output },
     ...(method === 'checkAccount' ? { checkWith: (w: Readonly<Record<string, unknown>>) => checkAccountTargetRule(w)?.reason } : {}),
-    run: (ctx, input) => {
+    run: async (ctx, input) => {
       const call = ctx.client[method] as (req: unknown, opts: { signal: AbortSignal }) => Promise<unknown>;
-      return call.call(ctx.client, input, { signal: ctx.signal });
+      const request = FILE_INPUT[method] ? await withFileBytes(ctx, input as Record<string, unknown>) : input;
+      return call.call(ctx.client, request, { signal: ctx.signal });
     },
   });
 }

@@ -16,6 +16,7 @@ import type { History } from './history.js';
 import type { Notifier } from './notifier.js';
 import type { QueueEntry, SendQueue } from './send-queue.js';
 import type { SettingsStore } from './settings.js';
+import { isSendingKind, showQueuedKind, type Sending } from './sending.js';
 
 /** A method's answer: a status and a JSON body. */
 export interface MethodResult {
@@ -31,6 +32,8 @@ export interface MethodHost {
   readonly notifier: Notifier;
   readonly settings: SettingsStore;
   readonly sendQueue: SendQueue;
+  /** The sending methods beyond sendMessage and sendFileByUrl (sending.ts). */
+  readonly sending: Sending;
   readonly clock: Clock;
   readonly network: Network;
   /** The account's state now. */
@@ -63,7 +66,7 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
     const queued = i.sendQueue
       .pending()
       .filter((e) => e.enqueuedAt >= since)
-      .map((e) => pendingMessage(e))
+      .flatMap((e) => pendingMessages(i, e))
       .reverse();
     return [...queued, ...i.history.lastOutgoing(since)];
   },
@@ -88,7 +91,7 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
     i.sendQueue.poke();
     return { saveSettings: true };
   },
-  showMessagesQueue: (i) => i.sendQueue.pending().map(showQueued),
+  showMessagesQueue: (i) => i.sendQueue.pending().flatMap((e) => showQueued(e) ?? []),
   clearMessagesQueue: async (i) => {
     await i.sendQueue.clear();
     return { isCleared: true };
@@ -105,6 +108,16 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
     return n && { receiptId: n.receiptId, body: n.body };
   },
   deleteNotification: async (i, r) => ({ result: await i.notifier.queue.delete(r.receiptId) }),
+  // Sending
+  sendFileByUpload: (i, r) => i.sending.sendFileByUpload(r),
+  uploadFile: (i, r) => i.sending.uploadFile(r),
+  sendLocation: (i, r) => i.sending.sendLocation(r),
+  sendContact: (i, r) => i.sending.sendContact(r),
+  sendPoll: (i, r) => i.sending.sendPoll(r),
+  sendInteractiveButtons: (i, r) => i.sending.sendInteractiveButtons(r),
+  sendInteractiveButtonsReply: (i, r) => i.sending.sendInteractiveButtonsReply(r),
+  forwardMessages: (i, r) => i.sending.forwardMessages(r),
+  sendTyping: (i, r) => i.sending.sendTyping(r),
 };
 
 export async function dispatch(
@@ -126,9 +139,12 @@ function isResult(v: unknown): v is MethodResult {
   return typeof v === 'object' && v !== null && 'status' in v && 'body' in v && Object.keys(v).length === 2;
 }
 
-function showQueued(e: QueueEntry): QueuedMessage {
+/** showMessagesQueue's view of an entry; undefined for a typing notice (not a message). */
+function showQueued(e: QueueEntry): QueuedMessage | undefined {
+  if (isSendingKind(e)) return showQueuedKind(e);
   const body: QueuedMessage['body'] = { chatId: e.chatId };
-  if (e.kind === 'text') body.message = e.message ?? '';
+  if (e.kind === 'text')
+    Object.assign(body, { message: e.message ?? '' }, e.linkPreview === undefined ? {} : { linkPreview: e.linkPreview }, e.payload);
   else Object.assign(body, { urlFile: e.urlFile, fileName: e.fileName, caption: e.caption ?? '' });
   if (e.quotedMessageId !== undefined) body.quotedMessageId = e.quotedMessageId;
   return { messageID: e.idMessage, type: e.kind === 'text' ? 'sendMessage' : 'sendFileByUrl', body, statusMessage: 'pending' };
@@ -155,10 +171,22 @@ function pendingMessage(e: QueueEntry) {
     statusMessage: 'pending' as const,
     sendByApi: true,
   };
-  return e.kind === 'text' ? { ...m, textMessage: e.message ?? '' } : { ...m, fileName: e.fileName ?? '', caption: e.caption ?? '' };
+  if (e.kind === 'text') return { ...m, textMessage: e.message ?? '' };
+  // An upload is stored already: its link is known while it waits.
+  return {
+    ...m,
+    fileName: e.fileName ?? '',
+    caption: e.caption ?? '',
+    ...(e.fileId === undefined ? {} : { downloadUrl: e.urlFile ?? '' }),
+  };
+}
+
+/** The messages a queued entry will be, `pending`. */
+function pendingMessages(i: MethodHost, e: QueueEntry) {
+  return isSendingKind(e) ? i.sending.pendingMessages(e) : [pendingMessage(e)];
 }
 
 function queuedMessage(i: MethodHost, idMessage: string, chatId: string) {
-  const e = i.sendQueue.pending().find((x) => x.idMessage === idMessage && x.chatId === chatId);
-  return e && pendingMessage(e);
+  const e = i.sendQueue.pending().find((x) => (x.idMessage === idMessage || x.messageIds?.includes(idMessage)) && x.chatId === chatId);
+  return e && pendingMessages(i, e).find((m) => m.idMessage === idMessage);
 }

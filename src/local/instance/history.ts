@@ -140,6 +140,18 @@ export class History {
     return this.chats.get(chatId)?.find((r) => r.message.type === 'outgoing');
   }
 
+  /** The chat's newest stored message that `match` accepts (as stored: its status is not rendered). */
+  findLast(chatId: string, match: (m: Message) => boolean): Message | undefined {
+    const list = this.chats.get(chatId) ?? [];
+    for (let i = list.length - 1; i >= 0; i--) if (match(list[i]!.message)) return list[i]!.message;
+    return undefined;
+  }
+
+  /** The chat's stored outgoing messages of one kind, oldest first (the replier's recovery). */
+  outgoingOfKind(chatId: string, typeMessage: string): StoredMessage[] {
+    return (this.chats.get(chatId) ?? []).filter((r) => r.message.type === 'outgoing' && r.message.typeMessage === typeMessage);
+  }
+
   /** The stored record of a message (for quoting). */
   find(idMessage: string): StoredMessage | undefined {
     return this.byId.get(idMessage);

@@ -18,6 +18,7 @@ import type { MediaStore } from '../media/types.js';
 import type { Network } from '../network.js';
 import { newMessageId } from '../ids.js';
 import { typeByFileName } from '../media/detect-type.js';
+import type { FetchedFile } from '../media/types.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
@@ -28,6 +29,8 @@ import { History, type StoredMessage } from './history.js';
 import { SendQueue, type QueueEntry } from './send-queue.js';
 import { dispatch, type MethodHost, type MethodResult } from './dispatch.js';
 import { Notifier } from './notifier.js';
+import { resolveReplies } from './replies.js';
+import { fileUrl, isSendingKind, outgoingBase, pause, Sending } from './sending.js';
 import { Replier } from './replier.js';
 import { SettingsStore } from './settings.js';
 import type { TrackedMessage } from '../notify/status-watcher.js';
@@ -45,6 +48,8 @@ export interface InstanceDeps {
   logger: Logger;
   /** Base URL put in downloadUrl; read at send time (it is known only once the server listens). */
   publicUrl: () => string;
+  /** The largest file sendFileByUpload and uploadFile accept, bytes. @default 104857600 (100 MiB, local.maxFileBytes) */
+  maxFileBytes?: number;
 }
 
 const MetaDoc = z.strictObject({ seededAt: z.number().nullable() });
@@ -74,6 +79,10 @@ export class LocalInstance {
   private readonly tokenDigest: Buffer;
   /** The fetch in progress, aborted by close(). Per fetch, so no listener outlives its fetch. */
   private inflight: AbortController | undefined;
+  /** Aborted by close(): a typing pause in progress ends (its message stays queued). */
+  private readonly stopping = new AbortController();
+  /** The sending methods beyond sendMessage and sendFileByUrl. */
+  private readonly sending: Sending;
 
   /**
    * Opens the instance's stores under dataDir/<idInstance>/, seeds an empty
@@ -137,12 +146,23 @@ export class LocalInstance {
       intervalMs: () => parts.settings.current().delaySendMessagesMilliseconds,
       canRelease: () => this.working,
       isSent: (id) => parts.history.has(id),
-      send: (entry, releasedAt) => (entry.kind === 'text' ? this.sendText(entry, releasedAt) : this.sendFile(entry, releasedAt)),
+      send: (entry, releasedAt) => this.release(entry, releasedAt),
       logger: deps.logger,
+    });
+    this.sending = new Sending({
+      history: parts.history,
+      media: deps.media,
+      clock: deps.clock,
+      publicUrl: deps.publicUrl,
+      wid: widOf(config),
+      maxFileBytes: deps.maxFileBytes ?? 100 * 1024 * 1024,
+      enqueue: (entry) => this.enqueueEntry(entry),
+      stopping: this.stopping.signal,
     });
     this.replier = this.createReplier();
     this.host = {
       ...parts,
+      sending: this.sending,
       sendQueue: this.sendQueue,
       clock: deps.clock,
       network: deps.network,
@@ -157,11 +177,12 @@ export class LocalInstance {
   private async start(): Promise<void> {
     const queue = this.sendQueue;
     await queue.load();
-    queue.on('sent', (e) => void this.afterSent(e.idMessage));
-    queue.on(
-      'failed',
-      (e) => void this.notifier.messageFailed(e.idMessage, e.chatId, e.reason).catch((err: unknown) => this.writeFailed(err)),
-    );
+    queue.on('sent', (e) => void this.afterSent(e.messageIds ?? [e.idMessage]));
+    queue.on('failed', (e) => {
+      for (const id of e.messageIds ?? [e.idMessage]) {
+        void this.notifier.messageFailed(id, e.chatId, e.reason).catch((err: unknown) => this.writeFailed(err));
+      }
+    });
     const since = this.deps.clock.now() - 24 * 3600_000;
     await this.notifier.recover(
       this.history.apiOutgoingSince(since),
@@ -207,6 +228,7 @@ export class LocalInstance {
   async close(): Promise<void> {
     const closing = this.sendQueue.close();
     this.inflight?.abort();
+    this.stopping.abort();
     await closing;
     await Promise.all([this.notifier.close(), this.replier.close()]);
   }
@@ -219,24 +241,28 @@ export class LocalInstance {
       has: (id) => this.history.has(id),
       firstOutgoing: (chatId) => {
         const r = this.history.firstOutgoing(chatId);
-        return r && { idMessage: r.message.idMessage, chatId, sentAtMs: r.sentAtMs };
+        return r && { idMessage: r.message.idMessage, chatId, sentAtMs: r.sentAtMs, typeMessage: r.message.typeMessage };
       },
+      outgoingOfKind: (chatId, typeMessage) =>
+        this.history.outgoingOfKind(chatId, typeMessage).map((r) => ({ idMessage: r.message.idMessage, chatId, sentAtMs: r.sentAtMs })),
       deliver: async (input) => {
         await this.inject(input);
       },
     });
   }
 
-  /** A queued message is in the history: notify, and let a scripted account answer. */
-  private async afterSent(idMessage: string): Promise<void> {
-    const r = this.history.find(idMessage);
-    if (!r) return;
-    try {
-      await this.notifier.messageSent(r.message, r.sentAtMs);
-    } catch (e) {
-      this.writeFailed(e);
+  /** Queued messages are in the history: notify, and let a scripted account answer. */
+  private async afterSent(idMessages: readonly string[]): Promise<void> {
+    for (const idMessage of idMessages) {
+      const r = this.history.find(idMessage);
+      if (!r) continue;
+      try {
+        await this.notifier.messageSent(r.message, r.sentAtMs);
+      } catch (e) {
+        this.writeFailed(e);
+      }
+      this.replier.messageSent({ idMessage, chatId: r.message.chatId, sentAtMs: r.sentAtMs, typeMessage: r.message.typeMessage });
     }
-    this.replier.messageSent({ idMessage, chatId: r.message.chatId, sentAtMs: r.sentAtMs });
   }
 
   private writeFailed(e: unknown): void {
@@ -248,8 +274,14 @@ export class LocalInstance {
   }
 
   /** Admin: a message arrives (or was sent from the phone). */
-  async inject(input: ParsedMessageInput): Promise<Message> {
-    const stored = buildMessage(this.deps, input);
+  async inject(given: ParsedMessageInput): Promise<Message> {
+    const input = resolveReplies(given, this.history);
+    const stored = buildStoredMessage(input, {
+      now: this.deps.clock.now(),
+      nameOf: (id) => this.deps.network.nameOf(id),
+      find: (id) => this.history.find(id)?.message,
+      ownWid: this.wid,
+    });
     if (this.history.has(stored.message.idMessage)) {
       throw new MsgflowError('VALIDATION_FAILED', { details: `'idMessage' ${stored.message.idMessage} already exists` });
     }
@@ -275,8 +307,23 @@ export class LocalInstance {
     };
     if (req.quotedMessageId !== undefined) entry.quotedMessageId = req.quotedMessageId;
     if (req.linkPreview !== undefined) entry.linkPreview = req.linkPreview;
-    await this.sendQueue.enqueue(entry);
+    if (req.typingTime !== undefined) entry.typingTime = req.typingTime;
+    const preview = definedFields({ typePreview: req.typePreview, customPreview: req.customPreview });
+    if (Object.keys(preview).length > 0) entry.payload = preview;
+    await this.enqueueEntry(entry);
     return { idMessage: entry.idMessage };
+  }
+
+  /** Every send enters the queue here: once it resolves, the message will be sent (or fail), exactly once. */
+  private enqueueEntry(entry: QueueEntry): Promise<void> {
+    return this.sendQueue.enqueue(entry);
+  }
+
+  /** Called by the queue at release time: each kind into the history its way. */
+  private release(entry: QueueEntry, releasedAt: number): Promise<void> {
+    if (entry.kind === 'text') return this.sendText(entry, releasedAt);
+    if (isSendingKind(entry)) return this.sending.release(entry, releasedAt);
+    return this.sendFile(entry, releasedAt);
   }
 
   private async enqueueFile(req: ParsedRequest<'sendFileByUrl'>): Promise<{ idMessage: string }> {
@@ -293,26 +340,25 @@ export class LocalInstance {
     if (req.quotedMessageId !== undefined) entry.quotedMessageId = req.quotedMessageId;
     if (req.typingTime !== undefined) entry.typingTime = req.typingTime;
     if (req.typingType !== undefined) entry.typingType = req.typingType;
-    await this.sendQueue.enqueue(entry);
+    await this.enqueueEntry(entry);
     return { idMessage: entry.idMessage };
   }
 
-  /** Called by the queue at release time: fetch, then record in history (durably). */
+  /**
+   * Called by the queue at release time: the typing notice, the file (fetched,
+   * or an upload from the store), then the message into the history (durably).
+   */
   private async sendFile(entry: QueueEntry, releasedAt: number): Promise<void> {
-    const ac = new AbortController();
-    this.inflight = ac;
-    let f;
-    try {
-      f = await this.deps.media.fetchAndStore({ urlFile: entry.urlFile!, fileName: entry.fileName!, signal: ac.signal });
-    } finally {
-      this.inflight = undefined;
-    }
+    await pause(this.deps.clock, entry.typingTime, this.stopping.signal);
+    const f = entry.fileId === undefined ? await this.fetchFile(entry) : await this.deps.media.describe(entry.fileId);
+    // An upload kept 15 days, queued up to 24 h: gone only if the store lost it.
+    if (!f) throw new Error('the uploaded file is no longer stored');
     const sentAtMs = Math.max(releasedAt, this.deps.clock.now());
     const m: Message = {
       ...outgoingBase(entry, sentAtMs),
       // The type shown while it was queued; the fetch decides only what the name could not.
       typeMessage: entry.typeMessage ?? f.typeMessage,
-      downloadUrl: `${this.deps.publicUrl()}/files/${f.id}/${encodeURIComponent(f.fileName)}`,
+      downloadUrl: fileUrl(this.deps.publicUrl(), f),
       caption: entry.caption ?? '',
       fileName: f.fileName,
       jpegThumbnail: f.jpegThumbnail ?? '',
@@ -320,48 +366,72 @@ export class LocalInstance {
       isAnimated: f.isAnimated,
     };
     if (f.typeMessage === 'videoMessage') m.videoNote = false;
-    this.quote(m, entry);
+    const quoted = this.sending.quoted(entry.quotedMessageId, entry.chatId);
+    if (quoted) m.quotedMessage = quoted;
     await this.history.append({ message: m, sentAtMs });
   }
 
-  /** Called by the queue at release time for a sendMessage: record in history (durably). */
+  private async fetchFile(entry: QueueEntry): Promise<FetchedFile> {
+    const ac = new AbortController();
+    this.inflight = ac;
+    try {
+      return await this.deps.media.fetchAndStore({ urlFile: entry.urlFile!, fileName: entry.fileName!, signal: ac.signal });
+    } finally {
+      this.inflight = undefined;
+    }
+  }
+
+  /** Called by the queue at release time for a sendMessage: the typing notice, then the message into the history (durably). */
   private async sendText(entry: QueueEntry, releasedAt: number): Promise<void> {
-    const sentAtMs = Math.max(releasedAt, this.deps.clock.now());
+    await pause(this.deps.clock, entry.typingTime, this.stopping.signal);
     const text = entry.message ?? '';
-    // A quote or a link shown as a preview makes it an extended text, as on the real service.
-    const extended = entry.quotedMessageId !== undefined || (entry.linkPreview !== false && /https?:\/\//i.test(text));
+    const quoted = this.sending.quoted(entry.quotedMessageId, entry.chatId);
+    const custom = entry.payload?.customPreview as CustomPreview | undefined;
+    // A link shown with a preview (or a custom one) makes it an extended text, as on the real service.
+    const preview = custom !== undefined || (entry.linkPreview !== false && /https?:\/\//i.test(text));
+    const thumbnail = custom?.jpegThumbnail ?? (custom?.urlFile ? await this.previewThumbnail(custom.urlFile) : '');
+    const sentAtMs = Math.max(releasedAt, this.deps.clock.now());
     const m: Message = {
       ...outgoingBase(entry, sentAtMs),
-      typeMessage: extended ? 'extendedTextMessage' : 'textMessage',
+      // A text quoting a message is a quotedMessage, as the service shows it.
+      typeMessage: quoted ? 'quotedMessage' : preview ? 'extendedTextMessage' : 'textMessage',
       textMessage: text,
     };
-    if (extended) m.extendedTextMessageData = { text };
-    this.quote(m, entry);
+    if (preview && !quoted) {
+      m.extendedTextMessageData = { text };
+      m.extendedTextMessage = {
+        text,
+        title: custom?.title ?? '',
+        description: custom?.description ?? '',
+        previewType: ((entry.payload?.typePreview as string | undefined) ?? 'none').toUpperCase(),
+        jpegThumbnail: thumbnail,
+      };
+    }
+    if (quoted) m.quotedMessage = quoted;
     await this.history.append({ message: m, sentAtMs });
   }
 
-  private quote(m: Message, entry: QueueEntry): void {
-    if (!entry.quotedMessageId) return;
-    const q = this.history.find(entry.quotedMessageId);
-    m.quotedMessage = { stanzaId: entry.quotedMessageId, participant: q?.message.senderId ?? '' };
+  /**
+   * customPreview.urlFile: the image of a large preview, fetched and made a
+   * thumbnail. The real service leaves the preview out when it cannot make
+   * it; so does this one (the message is sent, without the thumbnail).
+   */
+  private async previewThumbnail(urlFile: string): Promise<string> {
+    try {
+      const f = await this.fetchFile({ idMessage: '', chatId: '', urlFile, fileName: '', enqueuedAt: 0 });
+      return f.jpegThumbnail ?? '';
+    } catch (e) {
+      this.deps.logger.warn('local service: customPreview.urlFile could not be fetched; sent without its image', { reason: String(e) });
+      return '';
+    }
   }
 }
 
-function outgoingBase(entry: QueueEntry, sentAtMs: number): Omit<Message, 'typeMessage'> {
-  return {
-    type: 'outgoing',
-    idMessage: entry.idMessage,
-    timestamp: Math.floor(sentAtMs / 1000),
-    chatId: entry.chatId,
-    chatType: chatKind(entry.chatId) === 'group' ? 'group' : 'user',
-    sendByApi: true,
-    isForwarded: false,
-    forwardingScore: 0,
-    deletedMessageId: '',
-    editedMessageId: '',
-    isEdited: false,
-    isDeleted: false,
-  };
+/** sendMessage's customPreview as queued. */
+type CustomPreview = NonNullable<ParsedRequest<'sendMessage'>['customPreview']>;
+
+function definedFields(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 
 /** A personal chat nobody can receive: the message's status is noAccount, and stays so. */

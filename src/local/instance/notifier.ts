@@ -112,10 +112,12 @@ export class Notifier {
 
   /** A message arrived (or was sent from the phone: outgoingMessageReceived). */
   async messageArrived(m: Message): Promise<void> {
+    const kind = { typeMessage: m.typeMessage };
     if (m.type === 'incoming') {
-      await this.produce('incomingMessageReceived', `in:${m.idMessage}`, () => incomingBody(m, this.origin()));
+      await this.produce('incomingMessageReceived', `in:${m.idMessage}`, () => incomingBody(m, this.origin()), kind);
     } else {
-      await this.produce('outgoingMessageReceived', `out:${m.idMessage}`, () => outgoingBody('outgoingMessageReceived', m, this.origin()));
+      const build = () => outgoingBody('outgoingMessageReceived', m, this.origin());
+      await this.produce('outgoingMessageReceived', `out:${m.idMessage}`, build, kind);
     }
   }
 
@@ -140,9 +142,15 @@ export class Notifier {
     return { instanceData: this.opts.instanceData, now: this.opts.clock.now() };
   }
 
-  private async produce(type: NotificationType, key: string, build: () => NotificationBody): Promise<void> {
+  /** `detail.typeMessage`: a message notification's kind, which may need a switch of its own (poll votes). */
+  private async produce(
+    type: NotificationType,
+    key: string,
+    build: () => NotificationBody,
+    detail?: { typeMessage?: string },
+  ): Promise<void> {
     if (this.queue.produced(key)) return;
-    if (this.opts.settings.produces(type)) await this.queue.add(build(), key);
+    if (this.opts.settings.produces(type, detail)) await this.queue.add(build(), key);
     else await this.queue.mark(key);
   }
 }

@@ -22,8 +22,19 @@ import type { MediaTypeMessage } from '../media/mime-table.js';
 export interface QueueEntry {
   idMessage: string;
   chatId: string;
-  /** `text`: a sendMessage; absent: a sendFileByUrl (entries written before sendMessage existed have no kind). */
-  kind?: 'text';
+  /**
+   * `text`: a sendMessage; absent: a sendFileByUrl or sendFileByUpload
+   * (entries written before sendMessage existed have no kind); the others
+   * name the sending method (sending.ts), `typing` a sendTyping notice
+   * (it holds the queue for its typingTime and leaves no message).
+   */
+  kind?: 'text' | 'location' | 'contact' | 'poll' | 'buttons' | 'buttonsReply' | 'forward' | 'typing';
+  /** The request as queued, chatId aside (the kinds of sending.ts; sendMessage's preview options). */
+  payload?: Record<string, unknown>;
+  /** sendFileByUpload: the uploaded file in the media store, sent from there (never fetched). */
+  fileId?: string;
+  /** forwardMessages: the new ids of the forwarded messages, in order (idMessage is the first). */
+  messageIds?: string[];
   /** sendMessage's text. */
   message?: string;
   linkPreview?: boolean;
@@ -58,8 +69,9 @@ type QueueRecord =
 export interface QueueEvents {
   /** A message left the queue: `releasedAt - dueAt` is the scheduling jitter. */
   released: [{ idMessage: string; dueAt: number; releasedAt: number }];
-  sent: [{ idMessage: string; chatId: string }];
-  failed: [{ idMessage: string; chatId: string; reason: string }];
+  /** `messageIds`: every message the entry sent (forwardMessages), when more than `idMessage`. */
+  sent: [{ idMessage: string; chatId: string; messageIds?: string[] }];
+  failed: [{ idMessage: string; chatId: string; reason: string; messageIds?: string[] }];
 }
 
 export interface SendQueueOptions {
@@ -231,7 +243,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
       .catch((err: unknown) => this.opts.logger.error('local service: queue write failed', { reason: String(err) }));
     this.failedEntries.push({ ...entry, reason, failedAt: at });
     if (this.failedEntries.length > FAILED_KEPT) this.failedEntries.shift();
-    this.emit('failed', { idMessage: entry.idMessage, chatId: entry.chatId, reason });
+    this.emit('failed', { idMessage: entry.idMessage, chatId: entry.chatId, reason, ...idsOf(entry) });
   }
 
   private async release(entry: QueueEntry, dueAt: number): Promise<void> {
@@ -273,7 +285,8 @@ export class SendQueue extends EventEmitter<QueueEvents> {
     this.fetchAttempts.delete(entry.idMessage);
     this.pendingEntries.shift();
     this.lastDueAt = recordedDue;
-    this.emit('sent', { idMessage: entry.idMessage, chatId: entry.chatId });
+    // A typing notice leaves no message: nothing was sent.
+    if (entry.kind !== 'typing') this.emit('sent', { idMessage: entry.idMessage, chatId: entry.chatId, ...idsOf(entry) });
   }
 }
 
@@ -289,6 +302,10 @@ export const MAX_SEND_ATTEMPTS = 3;
 
 /** How long a message waits for the instance to be authorized, as on the real service. */
 export const MAX_WAIT_MS = 24 * 3600_000;
+
+function idsOf(entry: QueueEntry): { messageIds?: string[] } {
+  return entry.messageIds ? { messageIds: entry.messageIds } : {};
+}
 
 function stripFailure(f: FailedEntry): QueueEntry {
   const { reason: _r, failedAt: _f, ...entry } = f;

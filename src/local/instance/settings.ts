@@ -27,6 +27,11 @@ const SWITCH_OF: Record<NotificationType, keyof InstanceSettings> = {
   stateInstanceChanged: 'stateWebhook',
 };
 
+/** Message kinds that also need a switch of their own (the service documents pollMessageWebhook for poll votes). */
+const KIND_SWITCH: Partial<Record<string, keyof InstanceSettings>> = {
+  pollUpdateMessage: 'pollMessageWebhook',
+};
+
 export interface SettingsBase {
   /** The account's own chat id (getSettings' `wid`). */
   wid: string;
@@ -60,6 +65,7 @@ export class SettingsStore {
       outgoingAPIMessageWebhook: 'no',
       incomingWebhook: 'no',
       stateWebhook: 'no',
+      pollMessageWebhook: 'no',
       ...definedOnly(this.defaults.base),
       ...definedOnly(this.doc.data),
     };
@@ -71,9 +77,14 @@ export class SettingsStore {
     await this.doc.write();
   }
 
-  /** Whether notifications of this type are produced. */
-  produces(type: NotificationType): boolean {
-    return this.current()[SWITCH_OF[type]] === 'yes';
+  /**
+   * Whether notifications of this type are produced; for a message
+   * notification, `typeMessage` names its kind: some kinds need a switch of
+   * their own too.
+   */
+  produces(type: NotificationType, detail: { typeMessage?: string } = {}): boolean {
+    const extra = detail.typeMessage === undefined ? undefined : KIND_SWITCH[detail.typeMessage];
+    return this.current()[SWITCH_OF[type]] === 'yes' && (extra === undefined || this.current()[extra] === 'yes');
   }
 }
 

@@ -18,7 +18,7 @@ import { MsgflowError } from '../../api/errors.js';
 import { isAnimatedImage, isGif, isWebp } from './animation.js';
 import { detectType, type TypeSource } from './detect-type.js';
 import { displayUrl, downloadToFile } from './download.js';
-import type { MediaTypeMessage } from './mime-table.js';
+import { extensionForMime, type MediaTypeMessage } from './mime-table.js';
 import { ThumbnailPool } from './thumbnail-pool.js';
 import type { FetchedFile, MediaStore, MediaStoreOptions, OpenedFile } from './types.js';
 
@@ -41,8 +41,10 @@ interface StoredMeta {
   isAnimated: boolean;
   jpegThumbnail?: string;
   detectedBy: TypeSource;
-  /** The link, query string stripped. */
+  /** The link, query string stripped; `upload` for bytes sent with the request. */
   source: string;
+  /** How long this file is kept, ms, when not the store's retentionMs (uploads: 15 days). */
+  retentionMs?: number;
 }
 
 /**
@@ -68,6 +70,11 @@ export function createMediaStore(opts: MediaStoreOptions): MediaStore {
   };
   return {
     fetchAndStore: (input) => fetchAndStore(ctx, input),
+    storeUpload: (input) => storeUpload(ctx, input),
+    describe: async (id) => {
+      const meta = ID_PATTERN.test(id) ? await readMeta(ctx, id) : undefined;
+      return meta && !isExpired(ctx, meta) ? toFetched(meta) : undefined;
+    },
     open: (id) => openStored(ctx, id),
     purgeExpired: () => purgeExpired(ctx),
     close: () => ctx.thumbnails.close(),
@@ -97,8 +104,8 @@ function ensureDirs(ctx: StoreContext): Promise<void> {
   ));
 }
 
-function isExpired(ctx: StoreContext, storedAt: number): boolean {
-  return ctx.opts.clock.now() - storedAt >= ctx.opts.retentionMs;
+function isExpired(ctx: StoreContext, meta: Pick<StoredMeta, 'storedAt' | 'retentionMs'>): boolean {
+  return ctx.opts.clock.now() - meta.storedAt >= (meta.retentionMs ?? ctx.opts.retentionMs);
 }
 
 async function fetchAndStore(ctx: StoreContext, input: { urlFile: string; fileName: string; signal?: AbortSignal }): Promise<FetchedFile> {
@@ -154,6 +161,44 @@ async function fetchAndStore(ctx: StoreContext, input: { urlFile: string; fileNa
   }
 }
 
+/** Stores bytes that came with the request, as fetchAndStore stores fetched ones. */
+async function storeUpload(
+  ctx: StoreContext,
+  input: { data: Uint8Array; fileName?: string; mimeType?: string; retentionMs?: number },
+): Promise<FetchedFile> {
+  const { opts } = ctx;
+  await ensureDirs(ctx);
+  const id = randomBytes(16).toString('hex');
+  const work = join(ctx.tmpRoot, id);
+  const dataPath = join(work, DATA);
+  ctx.inFlight.add(id);
+  try {
+    await mkdir(work);
+    await writeFile(dataPath, input.data);
+    const type = await detectType({ fileName: input.fileName ?? '', contentType: input.mimeType, sniff: () => fileTypeFromFile(dataPath) });
+    const meta: StoredMeta = {
+      version: 1,
+      id,
+      fileName: input.fileName ?? `${id}.${extensionForMime(type.mimeType) ?? 'bin'}`,
+      mimeType: type.mimeType,
+      typeMessage: type.typeMessage,
+      size: input.data.byteLength,
+      storedAt: opts.clock.now(),
+      ...(await lookOf(ctx, dataPath, input.data.byteLength, type.typeMessage)),
+      detectedBy: type.source,
+      source: 'upload',
+      ...(input.retentionMs === undefined ? {} : { retentionMs: input.retentionMs }),
+    };
+    await publish(ctx, work, dataPath, meta);
+    return toFetched(meta);
+  } catch (err) {
+    await rm(work, { recursive: true, force: true }).catch(() => undefined);
+    throw err;
+  } finally {
+    ctx.inFlight.delete(id);
+  }
+}
+
 /**
  * Animation and preview, from the bytes themselves: only images (or bytes
  * that are GIF/WebP whatever they were called) are read whole.
@@ -194,7 +239,7 @@ async function openStored(ctx: StoreContext, id: string): Promise<OpenedFile | u
   // (and could be `../`).
   if (!ID_PATTERN.test(id)) return undefined;
   const meta = await readMeta(ctx, id);
-  if (!meta || isExpired(ctx, meta.storedAt)) return undefined;
+  if (!meta || isExpired(ctx, meta)) return undefined;
   let handle;
   try {
     // Opened before answering, so a purge running meanwhile cannot take
@@ -219,7 +264,7 @@ async function purgeExpired(ctx: StoreContext): Promise<number> {
     if (!ID_PATTERN.test(name)) continue;
     const meta = await readMeta(ctx, name);
     // Unreadable metadata is a file nobody can open any more: purge it too.
-    if (meta && !isExpired(ctx, meta.storedAt)) continue;
+    if (meta && !isExpired(ctx, meta)) continue;
     if (await discard(ctx, join(ctx.opts.dir, name), name)) purged += 1;
   }
   await sweepLeftovers(ctx);

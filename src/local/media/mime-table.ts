@@ -137,6 +137,12 @@ export function typeForMime(mime: string): KnownType | undefined {
   return kind && { mimeType: kind.mime, typeMessage: kind.typeMessage };
 }
 
+/** The usual extension (without the dot) of a MIME type we know, or undefined. */
+export function extensionForMime(mime: string): string | undefined {
+  const canonical = typeForMime(mime)?.mimeType;
+  return canonical === undefined ? undefined : Object.keys(BY_EXTENSION).find((ext) => BY_EXTENSION[ext]!.mime === canonical);
+}
+
 /** `Image/PNG; charset=x` → `image/png`. */
 export function essenceOf(mime: string): string {
   return (mime.split(';')[0] ?? '').trim().toLowerCase();

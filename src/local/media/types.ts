@@ -46,6 +46,16 @@ export interface MediaStore {
    * FILE_TOO_MANY_REDIRECTS); nothing is left behind then.
    */
   fetchAndStore(input: { urlFile: string; fileName: string; signal?: AbortSignal }): Promise<FetchedFile>;
+  /**
+   * Stores bytes given with the request (sendFileByUpload, uploadFile): typed
+   * in the same order as a fetched file (the name's extension, the given
+   * Content-Type, the bytes), kept for `retentionMs` (the store's own when
+   * absent). Without a name it is named `<id>.<extension of its type>`
+   * (`.bin` when the type stays unknown). Nothing is left behind when it fails.
+   */
+  storeUpload(input: { data: Uint8Array; fileName?: string; mimeType?: string; retentionMs?: number }): Promise<FetchedFile>;
+  /** What was learnt about a stored file, or undefined when missing, expired or the id is malformed. */
+  describe(id: string): Promise<FetchedFile | undefined>;
   /** The stored file, or undefined when missing, expired (older than retentionMs by the Clock) or the id is malformed. */
   open(id: string): Promise<OpenedFile | undefined>;
   /** Deletes files older than retentionMs (and leftovers of interrupted writes); returns how many stored files went. */

@@ -26,25 +26,97 @@ function stamp(o: Origin) {
   return { instanceData: o.instanceData, timestamp: Math.floor(o.now / 1000) };
 }
 
-/** messageData of a message: typeMessage and the one data member it names. */
+/** Whether a message was forwarded, as every message data member repeats it. */
+function forwarding(m: Message) {
+  return { forwardingScore: m.forwardingScore ?? 0, isForwarded: m.isForwarded ?? false };
+}
+
+function fileData(m: Message): NotificationMessageData['fileMessageData'] {
+  return {
+    downloadUrl: m.downloadUrl ?? '',
+    caption: m.caption ?? '',
+    fileName: m.fileName ?? '',
+    jpegThumbnail: m.jpegThumbnail ?? '',
+    mimeType: m.mimeType ?? '',
+    ...(m.isAnimated !== undefined ? { isAnimated: m.isAnimated } : {}),
+    ...forwarding(m),
+  };
+}
+
+type DataOf = (m: Message) => Partial<NotificationMessageData>;
+
+const FILE_KIND: DataOf = (m) => ({ fileMessageData: fileData(m) });
+
+/** The data member of each typeMessage, as the service's notification formats give it. */
+const DATA_OF: Partial<Record<string, DataOf>> = {
+  textMessage: (m) => ({ textMessageData: { textMessage: m.textMessage ?? '' } }),
+  extendedTextMessage: (m) => {
+    const p = m.extendedTextMessage;
+    const text = m.extendedTextMessageData?.text ?? m.textMessage ?? '';
+    const preview = p ? { description: p.description, title: p.title, previewType: p.previewType, jpegThumbnail: p.jpegThumbnail } : {};
+    return { extendedTextMessageData: { text, ...preview, ...forwarding(m) } };
+  },
+  // A text quoting a message: the quote's id and author beside the text.
+  quotedMessage: (m) => ({
+    extendedTextMessageData: {
+      text: m.textMessage ?? '',
+      stanzaId: m.quotedMessage?.stanzaId ?? '',
+      participant: m.quotedMessage?.participant ?? '',
+    },
+  }),
+  reactionMessage: (m) => ({ extendedTextMessageData: { text: m.extendedTextMessageData?.text ?? '' } }),
+  imageMessage: FILE_KIND,
+  videoMessage: FILE_KIND,
+  documentMessage: FILE_KIND,
+  audioMessage: FILE_KIND,
+  stickerMessage: FILE_KIND,
+  locationMessage: (m) => {
+    const { forwardingScore: _s, isForwarded: _f, ...l } = m.location ?? { latitude: 0, longitude: 0 };
+    return { locationMessageData: { nameLocation: '', address: '', jpegThumbnail: '', ...l, ...forwarding(m) } };
+  },
+  contactMessage: (m) => ({
+    contactMessageData: { displayName: m.contact?.displayName ?? '', vcard: m.contact?.vcard ?? '', ...forwarding(m) },
+  }),
+  contactsArrayMessage: (m) => ({ messageData: { contacts: m.contacts ?? [], ...forwarding(m) } }),
+  pollMessage: (m) => ({
+    pollMessageData: {
+      name: m.pollMessageData?.name ?? '',
+      options: m.pollMessageData?.options ?? [],
+      multipleAnswers: m.pollMessageData?.multipleAnswers ?? false,
+    },
+  }),
+  pollUpdateMessage: (m) => ({
+    pollMessageData: {
+      stanzaId: m.pollMessageData?.stanzaId ?? '',
+      name: m.pollMessageData?.name ?? '',
+      votes: m.pollMessageData?.votes ?? [],
+      multipleAnswers: m.pollMessageData?.multipleAnswers ?? false,
+    },
+  }),
+  interactiveButtons: (m) => (m.interactiveButtons ? { interactiveButtons: m.interactiveButtons } : {}),
+  interactiveButtonsReply: (m) => (m.interactiveButtonsReply ? { interactiveButtonsReply: m.interactiveButtonsReply } : {}),
+  buttonsResponseMessage: (m) => (m.buttonsResponseMessage ? { buttonsResponseMessage: m.buttonsResponseMessage } : {}),
+  listResponseMessage: (m) => (m.listResponseMessage ? { listResponseMessage: m.listResponseMessage } : {}),
+  templateButtonReplyMessage: (m) => (m.templateButtonReplyMessage ? { templateButtonReplyMessage: m.templateButtonReplyMessage } : {}),
+  buttonsMessage: (m) => (m.buttonsMessage ? { buttonsMessage: { ...m.buttonsMessage, ...forwarding(m) } } : {}),
+  listMessage: (m) => (m.listMessage ? { listMessage: { ...m.listMessage, ...forwarding(m) } } : {}),
+  templateMessage: (m) => (m.templateMessage ? { templateMessage: { ...m.templateMessage, ...forwarding(m) } } : {}),
+  groupInviteMessage: (m) => (m.groupInviteMessageData ? { groupInviteMessageData: m.groupInviteMessageData } : {}),
+};
+
+/**
+ * messageData of a message: typeMessage and the one data member it names,
+ * plus `quotedMessage` when it quotes one (a reaction: only the reacted
+ * message's id and author).
+ */
 export function messageDataOf(m: Message): NotificationMessageData {
-  const d: NotificationMessageData = { typeMessage: m.typeMessage };
-  if (m.typeMessage === 'textMessage') d.textMessageData = { textMessage: m.textMessage ?? '' };
-  else if (m.typeMessage === 'extendedTextMessage')
-    d.extendedTextMessageData = { text: m.extendedTextMessageData?.text ?? m.textMessage ?? '' };
-  else if (m.downloadUrl !== undefined) {
-    d.fileMessageData = {
-      downloadUrl: m.downloadUrl,
-      caption: m.caption ?? '',
-      fileName: m.fileName ?? '',
-      jpegThumbnail: m.jpegThumbnail ?? '',
-      mimeType: m.mimeType ?? '',
-      ...(m.isAnimated !== undefined ? { isAnimated: m.isAnimated } : {}),
-    };
-  } else if (m.location) d.locationMessageData = { latitude: m.location.latitude, longitude: m.location.longitude };
-  else if (m.contact) d.contactMessageData = { displayName: m.contact.displayName, vcard: m.contact.vcard };
-  if (m.quotedMessage)
-    d.quotedMessage = { stanzaId: m.quotedMessage.stanzaId, participant: m.quotedMessage.participant, typeMessage: 'textMessage' };
+  const d: NotificationMessageData = { typeMessage: m.typeMessage, ...DATA_OF[m.typeMessage]?.(m) };
+  if (m.quotedMessage) {
+    d.quotedMessage =
+      m.typeMessage === 'reactionMessage'
+        ? { stanzaId: m.quotedMessage.stanzaId, participant: m.quotedMessage.participant }
+        : { ...structuredClone(m.quotedMessage), typeMessage: m.quotedMessage.typeMessage ?? 'textMessage' };
+  }
   return d;
 }
 
@@ -107,14 +179,62 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 const picked = (o: unknown, names: Record<string, string>): Obj =>
   isObj(o) ? Object.fromEntries(Object.entries(names).flatMap(([to, from]) => (o[from] === undefined ? [] : [[to, o[from]]]))) : {};
 
+/** Each kind's data member → its message-input fields (the inverse of {@link DATA_OF}). */
+const CONTENT_OF: Partial<Record<string, (md: Obj, ext: Obj) => Obj>> = {
+  textMessage: (md) => picked(md.textMessageData, { textMessage: 'textMessage' }),
+  extendedTextMessage: (_md, ext) => {
+    const preview = picked(ext, { title: 'title', description: 'description', previewType: 'previewType', jpegThumbnail: 'jpegThumbnail' });
+    return { ...picked(ext, { textMessage: 'text' }), ...(Object.keys(preview).length > 0 ? { preview } : {}) };
+  },
+  quotedMessage: (_md, ext) => picked(ext, { textMessage: 'text' }),
+  reactionMessage: (_md, ext) => picked(ext, { reaction: 'text' }),
+  locationMessage: (md) => ({
+    location: picked(md.locationMessageData, {
+      latitude: 'latitude',
+      longitude: 'longitude',
+      nameLocation: 'nameLocation',
+      address: 'address',
+      jpegThumbnail: 'jpegThumbnail',
+    }),
+  }),
+  contactMessage: (md) => ({ contact: picked(md.contactMessageData, { displayName: 'displayName', vcard: 'vcard' }) }),
+  contactsArrayMessage: (md) => picked(md.messageData, { contacts: 'contacts' }),
+  pollMessage: (md) => {
+    const p = isObj(md.pollMessageData) ? md.pollMessageData : {};
+    return { pollMessageData: picked(p, { name: 'name', options: 'options', multipleAnswers: 'multipleAnswers' }) };
+  },
+  pollUpdateMessage: (md) => {
+    const p = isObj(md.pollMessageData) ? md.pollMessageData : {};
+    return { pollMessageData: picked(p, { stanzaId: 'stanzaId', name: 'name', votes: 'votes', multipleAnswers: 'multipleAnswers' }) };
+  },
+};
+
+/** Kinds whose data member is the input's field of the same name. */
+const SAME_KEY = [
+  'interactiveButtons',
+  'interactiveButtonsReply',
+  'buttonsResponseMessage',
+  'listResponseMessage',
+  'templateButtonReplyMessage',
+  'buttonsMessage',
+  'listMessage',
+  'templateMessage',
+];
+
+/** A data member as given, without the forwarding fields the service repeats in it. */
+function withoutForwarding(v: unknown): unknown {
+  if (!isObj(v)) return v;
+  const { forwardingScore: _s, isForwarded: _f, ...rest } = v;
+  return rest;
+}
+
 /** messageData → the message-input fields of its kind (the inverse of {@link messageDataOf}). */
 function contentOf(md: Obj): Obj {
   const type = md.typeMessage;
   const ext = isObj(md.extendedTextMessageData) ? md.extendedTextMessageData : {};
   const out: Obj = { typeMessage: type };
-  if (type === 'textMessage') Object.assign(out, picked(md.textMessageData, { textMessage: 'textMessage' }));
-  else if (type === 'extendedTextMessage') Object.assign(out, picked(ext, { textMessage: 'text' }));
-  else if (type === 'reactionMessage') Object.assign(out, picked(ext, { reaction: 'text' }));
+  const of = typeof type === 'string' ? CONTENT_OF[type] : undefined;
+  if (of) Object.assign(out, of(md, ext));
   else if (isObj(md.fileMessageData)) {
     const names = {
       downloadUrl: 'downloadUrl',
@@ -124,10 +244,10 @@ function contentOf(md: Obj): Obj {
       mimeType: 'mimeType',
     };
     Object.assign(out, picked(md.fileMessageData, { ...names, isAnimated: 'isAnimated' }));
-  } else if (type === 'locationMessage') out.location = picked(md.locationMessageData, { latitude: 'latitude', longitude: 'longitude' });
-  else if (type === 'contactMessage') out.contact = picked(md.contactMessageData, { displayName: 'displayName', vcard: 'vcard' });
-  else if (type === 'pollMessage') out.pollMessageData = md.pollMessageData;
-  if (isObj(md.quotedMessage)) out.quotedMessage = picked(md.quotedMessage, { stanzaId: 'stanzaId', participant: 'participant' });
+  } else if (typeof type === 'string' && SAME_KEY.includes(type)) out[type] = withoutForwarding(md[type]);
+  else if (type === 'groupInviteMessage') out.groupInviteMessageData = md.groupInviteMessageData;
+  const quotedId = isObj(md.quotedMessage) ? md.quotedMessage : type === 'quotedMessage' ? ext : undefined;
+  if (quotedId) out.quotedMessage = picked(quotedId, { stanzaId: 'stanzaId', participant: 'participant' });
   return out;
 }
 

@@ -34,12 +34,16 @@ export class StatusWatcher {
   private readonly tracked = new Map<string, TrackedMessage>();
   private readonly stop = new AbortController();
   private nudge: AbortController | undefined;
+  /** A message was tracked since the loop took its list: look again before sleeping. */
+  private dirty = false;
   private running: Promise<void> | undefined;
 
   constructor(private readonly opts: StatusWatcherOptions) {}
 
   track(m: TrackedMessage): void {
     this.tracked.set(m.idMessage, m);
+    // While the loop is busy emitting there is no sleep to cut short: the flag makes it look again.
+    this.dirty = true;
     this.nudge?.abort();
   }
 
@@ -54,6 +58,7 @@ export class StatusWatcher {
 
   private async loop(): Promise<void> {
     while (!this.stop.signal.aborted) {
+      this.dirty = false;
       let next = Number.POSITIVE_INFINITY;
       for (const m of [...this.tracked.values()]) {
         const due = await this.catchUp(m).catch((e: unknown) => {
@@ -63,8 +68,11 @@ export class StatusWatcher {
         if (due === undefined) this.tracked.delete(m.idMessage);
         else next = Math.min(next, due);
       }
+      if (this.dirty) continue;
       this.nudge = new AbortController();
       const signal = AbortSignal.any([this.stop.signal, this.nudge.signal]);
+      // close() may have come while the loop was emitting: an aborted signal fires no 'abort' event any more.
+      if (signal.aborted) continue;
       if (next === Number.POSITIVE_INFINITY) await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
       else await this.opts.clock.sleep(Math.max(0, next - this.opts.clock.now()), signal).catch(() => undefined);
       this.nudge = undefined;

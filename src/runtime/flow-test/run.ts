@@ -441,7 +441,8 @@ function localConfigFor(config: Config, c: FlowTestCase, caseDir: string): Local
   const accounts = [...network.accounts];
   if (c.population) {
     for (let i = 0; i < c.population.count; i++) {
-      if (i % c.population.every === 0) accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false, replies: [] });
+      if (i % c.population.every === 0)
+        accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false, replies: [], votes: [], presses: [] });
     }
   }
   // A project without local instances still gets one: every config instance maps to it.

@@ -197,7 +197,8 @@ async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: Noti
   const types = o.flows.flatMap((f) =>
     f.on.notification?.instance === inst.name && isNotificationType(f.on.notification.type) ? [f.on.notification.type] : [],
   );
-  await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger);
+  const kinds = o.flows.flatMap((f) => (f.on.notification?.instance === inst.name ? [f.on.notification.typeMessage ?? []].flat() : []));
+  await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger, kinds);
   held.add(inst.name);
   st.ready();
   o.logger.debug(`notifications of ${inst.name}: ${inst.mode === 'poll' ? 'polling receiveNotification' : 'receiving webhooks'}`);

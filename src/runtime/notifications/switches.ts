@@ -10,7 +10,11 @@ import type { NotificationType } from '../../api/notifications.js';
 import type { InstanceApi, InstanceSettings } from '../../api/types.js';
 import type { Logger } from '../../engine/action.js';
 
-type Switch = 'incomingWebhook' | 'outgoingWebhook' | 'outgoingAPIMessageWebhook' | 'outgoingMessageWebhook' | 'stateWebhook';
+type Switch =
+  'incomingWebhook' | 'outgoingWebhook' | 'outgoingAPIMessageWebhook' | 'outgoingMessageWebhook' | 'stateWebhook' | 'pollMessageWebhook';
+
+/** Message kinds the service produces only with a switch of their own, when a trigger names them (`typeMessage:`). */
+const KIND_SWITCH: Partial<Record<string, Switch>> = { pollUpdateMessage: 'pollMessageWebhook' };
 
 const SWITCH_OF: Record<NotificationType, Switch> = {
   incomingMessageReceived: 'incomingWebhook',
@@ -25,7 +29,8 @@ const ALWAYS: readonly NotificationType[] = ['incomingMessageReceived', 'outgoin
 
 /**
  * Turns on the switches of `types` (and of the always-consumed types) that
- * are off. In poll mode a set `webhookUrl` means the service pushes instead
+ * are off, and those of the message `kinds` triggers name that need their
+ * own (pollUpdateMessage: pollMessageWebhook). In poll mode a set `webhookUrl` means the service pushes instead
  * of queueing: warned about, not changed. Best effort: a failure is logged,
  * the consumer runs anyway.
  */
@@ -35,10 +40,12 @@ export async function ensureSwitches(
   mode: 'poll' | 'webhook',
   types: readonly NotificationType[],
   logger: Logger,
+  kinds: readonly string[] = [],
 ): Promise<void> {
   try {
     const settings: InstanceSettings = await client.getSettings({});
-    const off = [...new Set([...ALWAYS, ...types].map((t) => SWITCH_OF[t]))].filter((s) => settings[s] !== 'yes');
+    const wanted = [...[...ALWAYS, ...types].map((t) => SWITCH_OF[t]), ...kinds.flatMap((k) => KIND_SWITCH[k] ?? [])];
+    const off = [...new Set(wanted)].filter((s) => settings[s] !== 'yes');
     if (mode === 'poll' && settings.webhookUrl) {
       logger.warn(
         `instance ${instance} has a webhookUrl: the service pushes its notifications there, so polling receives none (clear it, or use notifications: webhook)`,

@@ -59,4 +59,42 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     },
   },
   deleteNotification: { request: { receiptId: 1 }, answer: { result: true } },
+  // Sending
+  sendFileByUpload: {
+    request: { chatId: PERSONAL, file: Buffer.from('%PDF-1.4 report'), fileName: 'report.pdf', caption: 'the report' },
+    answer: { idMessage: 'BAE5F4886F6F2D09', urlFile: 'https://media.example.com/files/abc/report.pdf' },
+  },
+  uploadFile: {
+    request: { file: Buffer.from('%PDF-1.4 report'), fileName: 'report.pdf', mimeType: 'application/pdf' },
+    answer: { urlFile: 'https://media.example.com/files/abc/report.pdf' },
+  },
+  sendLocation: {
+    request: { chatId: PERSONAL, latitude: 55.75, longitude: 37.61, nameLocation: 'Red Square' },
+    answer: { idMessage: 'BAE5F4886F6F2D0A' },
+  },
+  sendContact: {
+    request: { chatId: PERSONAL, contact: { phoneContact: 79002223344, firstName: 'Bob' } },
+    answer: { idMessage: 'BAE5F4886F6F2D0B' },
+  },
+  sendPoll: {
+    request: { chatId: GROUP, message: 'Lunch?', options: [{ optionName: 'yes' }, { optionName: 'no' }] },
+    answer: { idMessage: 'BAE5F4886F6F2D0C' },
+  },
+  sendInteractiveButtons: {
+    request: {
+      chatId: PERSONAL,
+      body: 'Our site',
+      buttons: [{ type: 'url', buttonId: '1', buttonText: 'Open', url: 'https://example.com/' }],
+    },
+    answer: { idMessage: 'BAE5F4886F6F2D0D' },
+  },
+  sendInteractiveButtonsReply: {
+    request: { chatId: PERSONAL, body: 'Coming?', buttons: [{ buttonId: 'y', buttonText: 'Yes' }] },
+    answer: { idMessage: 'BAE5F4886F6F2D0E' },
+  },
+  forwardMessages: {
+    request: { chatId: GROUP, chatIdFrom: PERSONAL, messages: ['BAE5F4886F6F2D05'] },
+    answer: { messages: ['BAE5F4886F6F2D0F'] },
+  },
+  sendTyping: { request: { chatId: PERSONAL, typingTime: 3000 }, answer: undefined },
 };

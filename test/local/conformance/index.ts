@@ -10,6 +10,8 @@ import { contactsSuite } from './contacts.js';
 import { historySuite } from './history.js';
 import { notificationsSuite } from './notifications.js';
 import { sendFileSuite } from './send-file.js';
+import { sendingSuite } from './sending.js';
+import { incomingKindsSuite } from './incoming-kinds.js';
 
 export function describeConformance(kind: TransportKind): void {
   describe(`local service conformance over ${kind}`, () => {
@@ -19,5 +21,7 @@ export function describeConformance(kind: TransportKind): void {
     checkAccountSuite(kind);
     authAndLimitsSuite(kind);
     notificationsSuite(kind);
+    sendingSuite(kind);
+    incomingKindsSuite(kind);
   });
 }
