@@ -31,6 +31,10 @@ export const API_METHODS = [
   'sendInteractiveButtonsReply',
   'forwardMessages',
   'sendTyping',
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 ] as const;
 
 export type ApiMethod = (typeof API_METHODS)[number];
@@ -139,6 +143,10 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
   forwardMessages: { name: 'forwardMessages', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
   // A second typing notice only shows "typing..." longer: safe to repeat.
   sendTyping: { name: 'sendTyping', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 50, emptyAnswer: true },
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 });
 
 /** Methods whose request has no field at all: the request object may be left out. */

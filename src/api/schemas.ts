@@ -431,6 +431,10 @@ export const REQUEST_SHAPES = {
     typingTime: typingTime.optional(),
     typingType: z.enum(SEND_TYPING_TYPES, { error: `'typingType' must be one of [${SEND_TYPING_TYPES.join(', ')}]` }).optional(),
   },
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 } as const;
 
 const BODY_NOT_OBJECT = 'request body must be a JSON object';
@@ -473,6 +477,10 @@ export const REQUEST_SCHEMAS = {
   sendInteractiveButtonsReply: withBodyShape(REQUEST_SHAPES.sendInteractiveButtonsReply),
   forwardMessages: withBodyShape(REQUEST_SHAPES.forwardMessages),
   sendTyping: withBodyShape(REQUEST_SHAPES.sendTyping),
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 } as const;
 
 /**
@@ -508,4 +516,8 @@ export const STRICT_REQUEST_SCHEMAS = {
   sendInteractiveButtonsReply: strictBodyShape(REQUEST_SHAPES.sendInteractiveButtonsReply),
   forwardMessages: strictBodyShape(REQUEST_SHAPES.forwardMessages),
   sendTyping: strictBodyShape(REQUEST_SHAPES.sendTyping),
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 } as const;

@@ -36,6 +36,10 @@ export type SendInteractiveButtonsRequest = z.input<(typeof REQUEST_SCHEMAS)['se
 export type SendInteractiveButtonsReplyRequest = z.input<(typeof REQUEST_SCHEMAS)['sendInteractiveButtonsReply']>;
 export type ForwardMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['forwardMessages']>;
 export type SendTypingRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTyping']>;
+// Messages and chats
+// Groups
+// Account, queues and calls
+// Statuses
 
 /** A request after validation: defaults applied, phone numbers as numbers. */
 export type ParsedRequest<M extends ApiMethod> = z.output<(typeof REQUEST_SCHEMAS)[M]>;
@@ -354,6 +358,10 @@ export interface ResponseMap {
   sendInteractiveButtonsReply: SendInteractiveButtonsReplyResponse;
   forwardMessages: ForwardMessagesResponse;
   sendTyping: SendTypingResponse;
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 }
 
 export interface RequestMap {
@@ -385,6 +393,10 @@ export interface RequestMap {
   sendInteractiveButtonsReply: SendInteractiveButtonsReplyRequest;
   forwardMessages: ForwardMessagesRequest;
   sendTyping: SendTypingRequest;
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 }
 
 // Sending
@@ -417,6 +429,10 @@ export interface ForwardMessagesResponse {
 }
 /** sendTyping answers 200 with an empty body. */
 export type SendTypingResponse = void;
+// Messages and chats
+// Groups
+// Account, queues and calls
+// Statuses
 
 /** Error bodies of the service. */
 export interface ErrorBody {

@@ -207,6 +207,10 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return isRecord(body) && Array.isArray(body.messages) && body.messages.every((m) => typeof m === 'string')
         ? undefined
         : 'expected {messages: string[]}';
+    // Messages and chats
+    // Groups
+    // Account, queues and calls
+    // Statuses
     default:
       return undefined;
   }

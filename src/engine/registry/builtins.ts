@@ -87,6 +87,10 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     description: 'Shows "typing..." (or recording) in a chat for typingTime ms (1000 to 20000), in the send queue.',
     output: 'nothing',
   },
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 };
 
 /**

@@ -34,6 +34,10 @@ export interface MethodHost {
   readonly sendQueue: SendQueue;
   /** The sending methods beyond sendMessage and sendFileByUrl (sending.ts). */
   readonly sending: Sending;
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
   readonly clock: Clock;
   readonly network: Network;
   /** The account's state now. */
@@ -118,6 +122,10 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   sendInteractiveButtonsReply: (i, r) => i.sending.sendInteractiveButtonsReply(r),
   forwardMessages: (i, r) => i.sending.forwardMessages(r),
   sendTyping: (i, r) => i.sending.sendTyping(r),
+  // Messages and chats
+  // Groups
+  // Account, queues and calls
+  // Statuses
 };
 
 export async function dispatch(

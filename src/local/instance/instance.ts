@@ -163,6 +163,10 @@ export class LocalInstance {
     this.host = {
       ...parts,
       sending: this.sending,
+      // Messages and chats
+      // Groups
+      // Account, queues and calls
+      // Statuses
       sendQueue: this.sendQueue,
       clock: deps.clock,
       network: deps.network,
