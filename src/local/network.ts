@@ -5,7 +5,6 @@
  */
 import type { NetworkConfig, AccountConfig, PopulationConfig } from './config.js';
 import { phoneOfChatId, chatKind } from '../api/chat-id.js';
-import type { StatusMessage } from '../api/types.js';
 
 export class Network {
   readonly name: string;
@@ -94,10 +93,11 @@ export class Network {
    * Status of an outgoing message, derived from when it was sent and the
    * clock rather than from timers, so it is right after a restart and under an
    * injected clock. A message to a personal chat with no account is never
-   * delivered: nobody is there to receive it.
+   * delivered: its status is noAccount, and stays so (the service's journals
+   * say so too).
    */
-  statusOf(chatId: string, sentAtMs: number, now: number): Exclude<StatusMessage, 'pending'> {
-    if (chatKind(chatId) === 'personal' && !this.hasAccount(chatId)) return 'sent';
+  statusOf(chatId: string, sentAtMs: number, now: number): 'sent' | 'delivered' | 'read' | 'noAccount' {
+    if (chatKind(chatId) === 'personal' && !this.hasAccount(chatId)) return 'noAccount';
     const age = now - sentAtMs;
     if (this.readAfterMs !== undefined && age >= this.readAfterMs) return 'read';
     if (age >= this.deliveredAfterMs) return 'delivered';

@@ -60,7 +60,10 @@ describe('466: the quota of the plan is exceeded', () => {
 
   it('reads the method quota (invokeStatus) when that is the one exceeded', async () => {
     const description = 'Monthly quota has been exceeded. Please go to your personal account';
-    server.script({ status: 466, json: { invokeStatus: { method: 'checkwhatsapp', used: 100, total: 100, status: 'QUOTE_EXCEEDED', description } } });
+    server.script({
+      status: 466,
+      json: { invokeStatus: { method: 'checkwhatsapp', used: 100, total: 100, status: 'QUOTE_EXCEEDED', description } },
+    });
     const err = await fail(client.checkWhatsapp({ phoneNumber: 79001112233 }));
     expect(err).toMatchObject({ code: 'QUOTA_EXCEEDED', serviceMessage: description });
   });

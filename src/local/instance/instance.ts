@@ -7,7 +7,6 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { MsgflowError } from '../../api/errors.js';
-import { chatKind } from '../../api/chat-id.js';
 import type { ApiMethod } from '../../api/methods.js';
 import type { InstanceState, NotificationType, OutgoingStatus } from '../../api/notifications.js';
 import type { Message, ParsedRequest } from '../../api/types.js';
@@ -37,8 +36,14 @@ import type { TrackedMessage } from '../notify/status-watcher.js';
 
 export type { InstanceState };
 
-/** States in which the account works: messages leave the queue, account methods answer. */
+/** States in which the account works: account methods answer. */
 const WORKING: ReadonlySet<InstanceState> = new Set<InstanceState>(['authorized', 'yellowCard']);
+
+/**
+ * States in which messages leave the send queue. yellowCard works for the account methods but, as the
+ * service documents, sending is suspended: messages wait in the queue (up to 24 h) like when not authorized.
+ */
+const SENDING: ReadonlySet<InstanceState> = new Set<InstanceState>(['authorized']);
 
 export interface InstanceDeps {
   dataDir: string;
@@ -144,7 +149,8 @@ export class LocalInstance {
       shown: path.join(where.shown, 'queue.jsonl'),
       clock: deps.clock,
       intervalMs: () => parts.settings.current().delaySendMessagesMilliseconds,
-      canRelease: () => this.working,
+      canRelease: () => SENDING.has(this.stateNow),
+      heldBecause: () => (this.stateNow === 'yellowCard' ? 'sending was suspended (yellowCard)' : 'the instance was not authorized'),
       isSent: (id) => parts.history.has(id),
       send: (entry, releasedAt) => this.release(entry, releasedAt),
       logger: deps.logger,
@@ -438,11 +444,6 @@ function definedFields(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 
-/** A personal chat nobody can receive: the message's status is noAccount, and stays so. */
-function noAccount(network: Network, chatId: string): boolean {
-  return chatKind(chatId) === 'personal' && !network.hasAccount(chatId);
-}
-
 /** When the status after `status` is due (Network.statusOf's timings), or undefined when none follows. */
 function nextChangeAt(network: Network, m: TrackedMessage, status: OutgoingStatus): number | undefined {
   if (status === 'sent') return m.sentAtMs + network.deliveredAfterMs;
@@ -472,7 +473,7 @@ function createNotifier(
     logger: deps.logger,
     instanceData: { idInstance: Number(config.idInstance), wid: at.wid, typeInstance: 'whatsapp' },
     settings: at.settings,
-    statusOf: (m) => (noAccount(network, m.chatId) ? 'noAccount' : network.statusOf(m.chatId, m.sentAtMs, clock.now())),
+    statusOf: (m) => network.statusOf(m.chatId, m.sentAtMs, clock.now()),
     nextChangeAt: (m, status) => nextChangeAt(network, m, status),
   });
 }

@@ -58,7 +58,9 @@ export class Notifier {
       statusOf: opts.statusOf,
       nextChangeAt: opts.nextChangeAt,
       emit: (m, status) =>
-        this.produce('outgoingMessageStatus', `status:${m.idMessage}:${status}`, () => statusBody({ ...m, status }, this.origin())),
+        this.produce('outgoingMessageStatus', `status:${m.idMessage}:${status}`, () => statusBody({ ...m, status }, this.origin()), {
+          status,
+        }),
       onError: (e) => opts.logger.error('local service: a status notification could not be written', { reason: String(e) }),
     });
   }
@@ -105,8 +107,11 @@ export class Notifier {
   }
 
   async messageFailed(idMessage: string, chatId: string, reason: string): Promise<void> {
-    await this.produce('outgoingMessageStatus', `status:${idMessage}:failed`, () =>
-      statusBody({ chatId, idMessage, status: 'failed', description: reason }, this.origin()),
+    await this.produce(
+      'outgoingMessageStatus',
+      `status:${idMessage}:failed`,
+      () => statusBody({ chatId, idMessage, status: 'failed', description: reason }, this.origin()),
+      { status: 'failed' },
     );
   }
 
@@ -127,7 +132,8 @@ export class Notifier {
    * on. Resolves with whether it was queued.
    */
   async relay(body: { typeWebhook: NotificationType } & Record<string, unknown>): Promise<boolean> {
-    if (!this.opts.settings.produces(body.typeWebhook)) return false;
+    const status = typeof body.status === 'string' ? body.status : undefined;
+    if (!this.opts.settings.produces(body.typeWebhook, { status })) return false;
     const { instanceData, timestamp } = { instanceData: this.opts.instanceData, timestamp: Math.floor(this.opts.clock.now() / 1000) };
     await this.queue.add({ ...body, instanceData, timestamp } as unknown as NotificationBody);
     return true;
@@ -142,12 +148,12 @@ export class Notifier {
     return { instanceData: this.opts.instanceData, now: this.opts.clock.now() };
   }
 
-  /** `detail.typeMessage`: a message notification's kind, which may need a switch of its own (poll votes). */
+  /** `detail`: a message notification's kind (some need a switch of their own), a status notification's status (some cannot be switched off). */
   private async produce(
     type: NotificationType,
     key: string,
     build: () => NotificationBody,
-    detail?: { typeMessage?: string },
+    detail?: { typeMessage?: string; status?: string },
   ): Promise<void> {
     if (this.queue.produced(key)) return;
     if (this.opts.settings.produces(type, detail)) await this.queue.add(build(), key);
