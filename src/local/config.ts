@@ -212,6 +212,16 @@ export const LocalSchema = z.strictObject({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * Webhook delivery: how long a push waits for the receiver's answer, and the time between two tries
+   * of a push that failed. @default the service's documented figures: 180000 and 60000 ms
+   */
+  webhook: z
+    .strictObject({
+      timeoutMs: z.number().int().positive().default(180_000),
+      retryIntervalMs: z.number().int().positive().default(60_000),
+    })
+    .default({ timeoutMs: 180_000, retryIntervalMs: 60_000 }),
   /** A folder served read-only under `/_local/static/` (demo and test files for sendFileByUrl). */
   staticDir: z.string().optional(),
   /** Base URL put in downloadUrl; default: the address the server listens on. */

@@ -55,6 +55,8 @@ export interface InstanceDeps {
   publicUrl: () => string;
   /** The largest file sendFileByUpload and uploadFile accept, bytes. @default 104857600 (100 MiB, local.maxFileBytes) */
   maxFileBytes?: number;
+  /** Webhook delivery timing. @default the service's figures (local.webhook) */
+  webhook?: { timeoutMs: number; retryIntervalMs: number };
 }
 
 const MetaDoc = z.strictObject({ seededAt: z.number().nullable() });
@@ -475,5 +477,6 @@ function createNotifier(
     settings: at.settings,
     statusOf: (m) => network.statusOf(m.chatId, m.sentAtMs, clock.now()),
     nextChangeAt: (m, status) => nextChangeAt(network, m, status),
+    webhook: deps.webhook,
   });
 }

@@ -34,6 +34,8 @@ export interface NotifierOptions {
   statusOf: (m: TrackedMessage) => OutgoingStatus;
   /** When the status after `status` is due; undefined when it is the last. */
   nextChangeAt: (m: TrackedMessage, status: OutgoingStatus) => number | undefined;
+  /** Webhook delivery timing. @default the service's figures (WebhookPusher) */
+  webhook?: { timeoutMs: number; retryIntervalMs: number };
 }
 
 export class Notifier {
@@ -52,6 +54,7 @@ export class Notifier {
       clock: opts.clock,
       logger: opts.logger,
       target: () => opts.settings.current(),
+      ...opts.webhook,
     });
     this.watcher = new StatusWatcher({
       clock: opts.clock,
