@@ -10,6 +10,10 @@ export class Network {
   readonly name: string;
   readonly deliveredAfterMs: number;
   readonly readAfterMs: number | undefined;
+  /** How long a message sent through the API takes to appear in the journals. */
+  readonly journalLagMs: number;
+  /** How long a urlFile fetch waits before it starts (a slow file host). */
+  readonly fileHostDelayMs: number;
   private readonly byPhone = new Map<number, AccountConfig>();
   private readonly byUsername = new Map<string, AccountConfig>();
   /** Longest prefix first, so the most specific entry decides. */
@@ -19,6 +23,8 @@ export class Network {
     this.name = config.name;
     this.deliveredAfterMs = config.deliveredAfterMs;
     this.readAfterMs = config.readAfterMs;
+    this.journalLagMs = config.journalLagMs;
+    this.fileHostDelayMs = config.fileHostDelayMs;
     this.population = [...config.population].sort((a, b) => b.prefix.length - a.prefix.length);
     for (const a of config.accounts) {
       this.byPhone.set(a.phone, a);

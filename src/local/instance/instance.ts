@@ -32,6 +32,7 @@ import { resolveReplies } from './replies.js';
 import { fileUrl, isSendingKind, outgoingBase, pause, Sending } from './sending.js';
 import { Replier } from './replier.js';
 import { SettingsStore } from './settings.js';
+import { ScriptedFailures, webhookDownAt } from './failures.js';
 import type { TrackedMessage } from '../notify/status-watcher.js';
 
 export type { InstanceState };
@@ -88,6 +89,7 @@ export class LocalInstance {
   private inflight: AbortController | undefined;
   /** Aborted by close(): a typing pause in progress ends (its message stays queued). */
   private readonly stopping = new AbortController();
+  private readonly failures: ScriptedFailures;
   /** The sending methods beyond sendMessage and sendFileByUrl. */
   private readonly sending: Sending;
 
@@ -118,6 +120,8 @@ export class LocalInstance {
       {
         statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
+        // Journal lag: a message sent through the API shows in the journals network.journalLagMs after it was sent.
+        inJournal: (r) => !(r.message.sendByApi && r.fixedStatus === undefined && clock.now() < r.sentAtMs + network.journalLagMs),
       },
       shown,
     );
@@ -168,6 +172,14 @@ export class LocalInstance {
       stopping: this.stopping.signal,
     });
     this.replier = this.createReplier();
+    this.failures = new ScriptedFailures(config.failures, {
+      clock: deps.clock,
+      stopping: this.stopping.signal,
+      setState: (state) => this.setState(state),
+      quotaExceeded: (data) => this.notifier.quotaExceeded(data),
+      chatsMessaged: () => parts.history.chatsWithOutgoing(),
+      onError: (e) => this.writeFailed(e),
+    });
     this.host = {
       ...parts,
       sending: this.sending,
@@ -203,6 +215,7 @@ export class LocalInstance {
     this.replier.recover();
     this.notifier.start();
     queue.start();
+    this.failures.start();
   }
 
   /** The account's own chat id. */
@@ -274,6 +287,7 @@ export class LocalInstance {
         this.writeFailed(e);
       }
       this.replier.messageSent({ idMessage, chatId: r.message.chatId, sentAtMs: r.sentAtMs, typeMessage: r.message.typeMessage });
+      await this.failures.messageSent().catch((e: unknown) => this.writeFailed(e));
     }
   }
 
@@ -282,6 +296,9 @@ export class LocalInstance {
   }
 
   async call(method: ApiMethod, req: ParsedRequest<ApiMethod>, signal?: AbortSignal): Promise<MethodResult> {
+    // A scripted chat quota refuses a send to one chat too many before it reaches the queue.
+    const refused = await this.failures.quotaAnswer(method, req);
+    if (refused) return refused;
     return dispatch(this.host, method, req, signal);
   }
 
@@ -298,7 +315,7 @@ export class LocalInstance {
       throw new MsgflowError('VALIDATION_FAILED', { details: `'idMessage' ${stored.message.idMessage} already exists` });
     }
     await this.history.append(stored);
-    const m = this.history.getMessage(stored.message.chatId, stored.message.idMessage);
+    const m = this.history.rendered(stored);
     await this.notifier.messageArrived(m);
     return m;
   }
@@ -387,6 +404,9 @@ export class LocalInstance {
     const ac = new AbortController();
     this.inflight = ac;
     try {
+      // A slow file host (network.fileHostDelayMs), on the service's clock.
+      const delay = this.deps.network.fileHostDelayMs;
+      if (delay > 0) await this.deps.clock.sleep(delay, AbortSignal.any([ac.signal, this.stopping.signal]));
       return await this.deps.media.fetchAndStore({ urlFile: entry.urlFile!, fileName: entry.fileName!, signal: ac.signal });
     } finally {
       this.inflight = undefined;
@@ -478,5 +498,6 @@ function createNotifier(
     statusOf: (m) => network.statusOf(m.chatId, m.sentAtMs, clock.now()),
     nextChangeAt: (m, status) => nextChangeAt(network, m, status),
     webhook: deps.webhook,
+    receiverDown: (sinceStartMs) => webhookDownAt(config.failures, sinceStartMs),
   });
 }

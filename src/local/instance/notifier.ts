@@ -21,6 +21,7 @@ import { NotificationQueue } from '../notify/notification-queue.js';
 import { StatusWatcher, type TrackedMessage } from '../notify/status-watcher.js';
 import { WebhookPusher } from '../notify/webhook-pusher.js';
 import { SettingsStore, type SettingsInput } from './settings.js';
+import type { QuotaData } from './failures.js';
 
 export interface NotifierOptions {
   dir: string;
@@ -36,6 +37,8 @@ export interface NotifierOptions {
   nextChangeAt: (m: TrackedMessage, status: OutgoingStatus) => number | undefined;
   /** Webhook delivery timing. @default the service's figures (WebhookPusher) */
   webhook?: { timeoutMs: number; retryIntervalMs: number };
+  /** Whether the receiver is scripted down, `sinceStartMs` after the notifier started. @default never */
+  receiverDown?: (sinceStartMs: number) => boolean;
 }
 
 export class Notifier {
@@ -55,6 +58,7 @@ export class Notifier {
       logger: opts.logger,
       target: () => opts.settings.current(),
       ...opts.webhook,
+      receiverDown: opts.receiverDown && ((startedAt) => opts.receiverDown!(opts.clock.now() - startedAt)),
     });
     this.watcher = new StatusWatcher({
       clock: opts.clock,
@@ -140,6 +144,14 @@ export class Notifier {
     const { instanceData, timestamp } = { instanceData: this.opts.instanceData, timestamp: Math.floor(this.opts.clock.now() / 1000) };
     await this.queue.add({ ...body, instanceData, timestamp } as unknown as NotificationBody);
     return true;
+  }
+
+  /** The plan's chat quota refused a send: quotaExceeded (not keyed: each refusal is reported). */
+  async quotaExceeded(quotaData: QuotaData): Promise<void> {
+    if (!this.opts.settings.produces('quotaExceeded')) return;
+    const o = this.origin();
+    const body = { typeWebhook: 'quotaExceeded', instanceData: o.instanceData, timestamp: Math.floor(o.now / 1000), quotaData };
+    await this.queue.add(body as unknown as NotificationBody);
   }
 
   async stateChanged(state: InstanceState): Promise<void> {

@@ -31,6 +31,8 @@ export interface WebhookPusherOptions {
   timeoutMs?: number;
   /** Time between two tries of a push that failed, ms. @default 60000 (the service's figure) */
   retryIntervalMs?: number;
+  /** A scripted outage of the receiver (`startedAt`: when the pusher started): pushes fail without a request. @default never */
+  receiverDown?: (startedAt: number) => boolean;
 }
 
 /** The service's documented figures. */
@@ -40,9 +42,12 @@ export const WEBHOOK_RETRY_INTERVAL_MS = 60_000;
 export class WebhookPusher {
   private readonly stop = new AbortController();
   private running: Promise<void> | undefined;
+  private readonly startedAt: number;
   private nudge: AbortController | undefined;
 
-  constructor(private readonly opts: WebhookPusherOptions) {}
+  constructor(private readonly opts: WebhookPusherOptions) {
+    this.startedAt = opts.clock.now();
+  }
 
   start(): void {
     this.running ??= this.loop();
@@ -94,6 +99,10 @@ export class WebhookPusher {
 
   /** One POST; true when the receiver answered 200 (the service wants 200: another 2xx is no acknowledgement). */
   private async push(n: QueuedNotification, url: string, token: string): Promise<boolean> {
+    if (this.opts.receiverDown?.(this.startedAt)) {
+      this.opts.logger.warn('local service: webhook receiver down (scripted); trying again later', { receiptId: n.receiptId });
+      return false;
+    }
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'msgflow-local' };
     if (token) headers.authorization = `Bearer ${token}`;
     try {
