@@ -450,6 +450,7 @@ async function follow(ctx: ActionContext, input: FilesBroadcastInput, job: Job):
     pollMs: input.follow.poll,
     sendIntervalMs: input.reconcile.sendInterval,
     graceMs: input.reconcile.grace,
+    onFailed: () => countChange(job, 'sent', 'failed'),
   });
 }
 
