@@ -180,6 +180,7 @@ async function startService(ctx: ServiceContext): Promise<void> {
       logger: ctx.logger,
       publicUrl: ctx.publicUrl,
       maxFileBytes: config.maxFileBytes,
+      webhook: config.webhook,
     };
     const inst = await LocalInstance.open(ic, deps, seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
     const id = ic.idInstance;
