@@ -21,7 +21,7 @@ import type { FetchedFile } from '../media/types.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
-import { tokenDigest, tokenMatches } from '../request.js';
+import { TokenCheck } from '../request.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
 import { History, type StoredMessage } from './history.js';
@@ -83,8 +83,8 @@ export class LocalInstance {
   private readonly replier: Replier;
   /** What the method handlers work with (dispatch.ts). */
   private readonly host: MethodHost;
-  /** The expected token's digest: the same on every request, so made once. */
-  private readonly tokenDigest: Buffer;
+  /** The token check: the expected digest made once, given tokens' digests cached (bounded). */
+  private readonly token: TokenCheck;
   /** The fetch in progress, aborted by close(). Per fetch, so no listener outlives its fetch. */
   private inflight: AbortController | undefined;
   /** Aborted by close(): a typing pause in progress ends (its message stays queued). */
@@ -146,7 +146,7 @@ export class LocalInstance {
     this.idInstance = config.idInstance;
     this.stateNow = config.state;
     this.limiter = new RateLimiter(config.rateLimits, deps.clock);
-    this.tokenDigest = tokenDigest(config.apiTokenInstance);
+    this.token = new TokenCheck(config.apiTokenInstance);
     this.contacts = parts.contacts;
     this.history = parts.history;
     this.notifier = parts.notifier;
@@ -234,7 +234,7 @@ export class LocalInstance {
 
   /** Whether `given` is this instance's token (compared in constant time). */
   acceptsToken(given: string): boolean {
-    return tokenMatches(given, this.tokenDigest);
+    return this.token.accepts(given);
   }
 
   /** Changes the account's state (admin): stateInstanceChanged, and the queue looks again. */
