@@ -230,7 +230,7 @@ describe('checkAccount.bulk', () => {
     }
   });
 
-  it('reports every duplicate as its own row, `duplicate of row N` naming the first, and keeps each row once across a restart', async () => {
+  it('reports every duplicate as its own row, `duplicate of <file>:<line>` naming the first, and keeps each row once across a restart', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', LEADS);
     const clock = new ManualClock(T0);
@@ -243,11 +243,11 @@ describe('checkAccount.bulk', () => {
       readFile(path.join(dir, 'reports/leads.csv'), 'utf8').then((t) => parseCsv(t, { columns: true }) as Record<string, string>[]);
     const first = await rows();
     // one row per input row: the report accounts for every row the job read
-    expect(first.map((r) => r.where).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `data/leads.csv row ${i + 1}`).sort());
-    expect(first.find((r) => r.where === 'data/leads.csv row 6')).toMatchObject({
+    expect(first.map((r) => r.where).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `data/leads.csv:${i + 2}`).sort());
+    expect(first.find((r) => r.where === 'data/leads.csv:7')).toMatchObject({
       phone: '79001112233',
       status: 'duplicate',
-      error: 'duplicate of row 1',
+      error: 'duplicate of data/leads.csv:2',
     });
     // the same run resumed (its journal replayed): the duplicate row is written again, once
     const calls = l.requests.length;
@@ -388,7 +388,7 @@ describe('checkAccount.bulk', () => {
       ctxFor({ client: l.client, clock, baseDir: dir, runId: 'c' }),
       withBlock({ file: 'data/c.json' }),
     ).catch((e) => e);
-    expect(err.message).toMatch(/data\/c\.json must hold a list of records/);
+    expect(err.message).toMatch(/data\/c\.json: must hold a list of records/);
   });
 });
 

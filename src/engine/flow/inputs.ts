@@ -2,13 +2,10 @@
  * A run's inputs: `--input key=value` from the command line, else the
  * declared data file, inline value or default.
  */
-import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { parse as parseCsv } from 'csv-parse';
 import { FlowError, MsgflowError } from '../../api/errors.js';
-import { readDataFile } from './data-file.js';
+import { readDataFile, streamRecords } from './data-file.js';
 import type { Flow, FlowInputDef } from './types.js';
 import { didYouMean } from '../registry/suggest.js';
 import { RESERVED_KEYS } from '../../util/config-issues.js';
@@ -239,46 +236,10 @@ async function readRows(file: string, max: number): Promise<unknown> {
     if (Array.isArray(v) && v.length > max) throw new TooManyRows();
     return v;
   }
-  try {
-    await stat(file);
-  } catch {
-    // Same message as every other data file.
-    return readDataFile(file);
-  }
   const rows: unknown[] = [];
-  const input = createReadStream(file);
-  try {
-    if (ext === '.csv') {
-      const parser = input.pipe(parseCsv({ columns: true, skip_empty_lines: true, trim: true, bom: true, relax_column_count: false }));
-      try {
-        for await (const row of parser) {
-          if (rows.length >= max) throw new TooManyRows();
-          rows.push(row);
-        }
-      } catch (e) {
-        if (e instanceof TooManyRows) throw e;
-        throw new MsgflowError('DATA_FILE_INVALID', { file, reason: `bad CSV: ${(e as Error).message}` }, { cause: e });
-      }
-    } else {
-      let n = 0;
-      for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
-        n++;
-        const line = raw.trim();
-        if (line === '') continue;
-        if (rows.length >= max) throw new TooManyRows();
-        try {
-          rows.push(JSON.parse(line));
-        } catch (e) {
-          throw new MsgflowError(
-            'DATA_FILE_INVALID',
-            { file: `${file}:${n}`, reason: `bad JSON line: ${(e as Error).message}` },
-            { cause: e },
-          );
-        }
-      }
-    }
-  } finally {
-    input.destroy();
+  for await (const r of streamRecords(file)) {
+    if (rows.length >= max) throw new TooManyRows();
+    rows.push(r.value);
   }
   return rows;
 }
