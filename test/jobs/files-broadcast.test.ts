@@ -103,7 +103,7 @@ describe('files.broadcast', () => {
     });
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.match(/,sent,/g)).toHaveLength(3);
-    expect(csv).toMatch(/row 3.*invalid/);
+    expect(csv).toMatch(/recipients\.csv:4,.*invalid/);
     expect(t.progress.at(-1)).toMatchObject({ done: 3, total: 5, failed: 0, invalid: 1, duplicate: 1, skipped: 0 });
 
     // the same run resumed (e.g. the engine re-ran the step) sends nothing again
@@ -226,7 +226,7 @@ describe('files.broadcast', () => {
     expect(carolMessage!.timestamp * 1000).toBeGreaterThanOrEqual(resumedAt + 120_000 - 1000);
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.split(/\r?\n/)[0]).toBe('chatId,where,outcome,idMessage,status,sentAt,deliveredAt,readAt,reconciled,resent,caption,error');
-    expect(csv).toContain(`79003334455@c.us,data/recipients.csv row 4,sent,${carol!.idMessage},sent,`);
+    expect(csv).toContain(`79003334455@c.us,data/recipients.csv:5,sent,${carol!.idMessage},sent,`);
     expect(csv).toContain(`,${why},Hello Carol,`);
   });
 
