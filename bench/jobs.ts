@@ -388,7 +388,7 @@ async function parent(): Promise<void> {
       timeout: { type: 'string', default: '3600' },
       kill: { type: 'boolean', default: false },
       rounds: { type: 'string', default: '1' },
-      peer: { type: 'boolean', default: true },
+      'no-peer': { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
     },
   });
@@ -460,7 +460,7 @@ async function parent(): Promise<void> {
               } finally {
                 if (fresh !== dir) await rm(fresh, { recursive: true, force: true });
               }
-              if (values.peer) {
+              if (!values['no-peer']) {
                 const peerDir = await makeProject(n, driver, { prefix: `${prefix}peer:` });
                 try {
                   peers.push((await childResult(runChild(peerDir, job, timeoutS, n), timeoutS)).runMs);
