@@ -33,6 +33,7 @@ import { FailureGuard } from './kit/guard.js';
 import { JobCounters } from './kit/counters.js';
 import { JournalWriter } from './kit/journal.js';
 import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
+import { RowIndex } from './kit/row-index.js';
 import { replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
@@ -287,7 +288,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     journal: new JournalWriter<Entry>(ctx.journal),
     cache: ctx.shared(checkAccountCacheNs(ctx.instance.identity)),
     done: new Set(),
-    seen: new Map(),
+    seen: new RowIndex(),
     asked: false,
     window: new InFlight(inFlightLimit(input.inFlight, input.pace)),
     tally: {

@@ -25,6 +25,7 @@ import { FailureGuard } from './kit/guard.js';
 import { JobCounters, type CounterName } from './kit/counters.js';
 import { JournalWriter } from './kit/journal.js';
 import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
+import { RowIndex } from './kit/row-index.js';
 import { replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CONTACTS_IMPORT = 'contacts.import';
@@ -266,7 +267,7 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     intents: new Set(await intentList(ctx)),
     mirror: ctx.shared(contactsNs(ctx.instance.identity)),
     done: new Set(),
-    seen: new Map(),
+    seen: new RowIndex(),
     tally,
     calls: 0,
     window: new InFlight(inFlightLimit(input.inFlight, input.pace)),
