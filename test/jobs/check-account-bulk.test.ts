@@ -230,6 +230,55 @@ describe('checkAccount.bulk', () => {
     }
   });
 
+  it('with records in flight, calls overlap and are answered out of order, yet the report keeps the input order and each number is checked once', async () => {
+    const dir = await tempDir();
+    const numbers = Array.from({ length: 60 }, (_, i) => 79001000000 + i);
+    await writeData(dir, 'data/leads.csv', `phone\n${numbers.join('\n')}\n79001000003\nbad\n`);
+    const checked = new Map<number, number>();
+    let open = 0;
+    let mostAtOnce = 0;
+    // Each answer comes later the earlier its number is in the file: the calls finish in reverse.
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const { phoneNumber } = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { phoneNumber?: number };
+        if (phoneNumber === undefined)
+          return res.writeHead(200, { 'content-type': 'application/json' }).end('{"stateInstance":"authorized"}');
+        checked.set(phoneNumber, (checked.get(phoneNumber) ?? 0) + 1);
+        mostAtOnce = Math.max(mostAtOnce, ++open);
+        const body = JSON.stringify({ exist: phoneNumber % 2 === 0, chatId: phoneNumber % 2 === 0 ? `${phoneNumber}@c.us` : '' });
+        setTimeout(
+          () => {
+            open--;
+            res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+          },
+          2 + ((79001000060 - phoneNumber) % 8),
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const client = createClient({ apiUrl: url, idInstance: ID, apiTokenInstance: 'token-123456', rateLimit: false, retries: 0 });
+    try {
+      const t = ctxFor({ client, clock: new ManualClock(T0), baseDir: dir });
+      const s = await runAction(checkAccountBulk, t, withBlock({ inFlight: 8 }));
+      expect(s).toMatchObject({ total: 62, unique: 60, exists: 30, none: 30, duplicates: 1, invalid: 1, failed: 0 });
+      expect(mostAtOnce).toBeGreaterThan(1);
+      expect(mostAtOnce).toBeLessThanOrEqual(8);
+      expect([...checked.keys()].sort()).toEqual(numbers);
+      expect([...checked.values()].every((n) => n === 1)).toBe(true);
+      const rows = parseCsv(await readFile(path.join(dir, 'reports/leads.csv'), 'utf8'), { columns: true }) as Array<
+        Record<string, string>
+      >;
+      expect(rows.map((r) => r.input)).toEqual([...numbers.map(String), '79001000003', 'bad']);
+      expect(rows.map((r) => r.status).slice(-2)).toEqual(['duplicate', 'invalid']);
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('reports every duplicate as its own row, `duplicate of <file>:<line>` naming the first, and keeps each row once across a restart', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', LEADS);
