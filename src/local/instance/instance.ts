@@ -25,6 +25,7 @@ import { openJsonDoc } from '../persist/json-doc.js';
 import { tokenDigest, tokenMatches } from '../request.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
+import { Groups } from './groups.js';
 import { History, type StoredMessage } from './history.js';
 import { SendQueue, type QueueEntry } from './send-queue.js';
 import { dispatch, type MethodHost, type MethodResult } from './dispatch.js';
@@ -61,6 +62,7 @@ interface OpenedParts {
   checker: AccountChecker;
   notifier: Notifier;
   settings: SettingsStore;
+  groups: Groups;
 }
 
 export class LocalInstance {
@@ -104,12 +106,15 @@ export class LocalInstance {
       base: config.settings,
       sendIntervalMs: config.sendIntervalMs,
     });
-    const notifier = createNotifier(config, deps, { dir, shown, wid, settings });
+    // Groups: a message to a group the account left is notInGroup, in journals and notifications.
+    const groups = await Groups.open(dir, shown, { network, clock, media: deps.media, publicUrl: deps.publicUrl, wid });
+    const notifier = createNotifier(config, deps, { dir, shown, wid, settings, groups });
     await notifier.open();
     const history = new History(
       dir,
       {
-        statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
+        statusOf: (chatId, sentAtMs) =>
+          groups.notInGroup(chatId, sentAtMs) ? 'notInGroup' : network.statusOf(chatId, sentAtMs, clock.now()),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
       },
       shown,
@@ -121,7 +126,7 @@ export class LocalInstance {
       meta.data.seededAt = clock.now();
       await meta.write();
     }
-    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings });
+    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, groups });
     await inst.start();
     return inst;
   }
@@ -462,7 +467,7 @@ function buildMessage(deps: InstanceDeps, input: ParsedMessageInput): StoredMess
 function createNotifier(
   config: LocalInstanceConfig,
   deps: InstanceDeps,
-  at: { dir: string; shown: string; wid: string; settings: SettingsStore },
+  at: { dir: string; shown: string; wid: string; settings: SettingsStore; groups: Groups },
 ): Notifier {
   const { network, clock } = deps;
   return new Notifier({
@@ -472,7 +477,12 @@ function createNotifier(
     logger: deps.logger,
     instanceData: { idInstance: Number(config.idInstance), wid: at.wid, typeInstance: 'whatsapp' },
     settings: at.settings,
-    statusOf: (m) => (noAccount(network, m.chatId) ? 'noAccount' : network.statusOf(m.chatId, m.sentAtMs, clock.now())),
+    statusOf: (m) =>
+      noAccount(network, m.chatId)
+        ? 'noAccount'
+        : at.groups.notInGroup(m.chatId, m.sentAtMs)
+          ? 'notInGroup'
+          : network.statusOf(m.chatId, m.sentAtMs, clock.now()),
     nextChangeAt: (m, status) => nextChangeAt(network, m, status),
   });
 }
