@@ -109,13 +109,13 @@ export class Groups {
   }
 
   /**
-   * Whether a message sent to `chatId` at `sentAtMs` went to a group the
-   * account had left. A group this instance does not know (seeded history,
-   * a group made on the phone) is taken as one it is in.
+   * Whether a message sent to `chatId` now goes to a group the account has
+   * left (asked as the message is stored, which fixes its status). A group
+   * this instance does not know (seeded history, a group made on the phone)
+   * is taken as one it is in.
    */
-  notInGroup(chatId: string, sentAtMs: number): boolean {
-    const left = this.state.groups.get(chatId)?.l;
-    return left !== undefined && sentAtMs >= left;
+  notInGroup(chatId: string): boolean {
+    return this.state.groups.get(chatId)?.l !== undefined;
   }
 
   async create(r: ParsedRequest<'createGroup'>) {

@@ -25,6 +25,8 @@ export interface StoredMessage {
 export interface MessageView {
   statusOf(chatId: string, sentAtMs: number): StatusMessage;
   phonebookName(chatId: string): string;
+  /** Groups: a status an outgoing message gets for good when it is stored (notInGroup: the account had left the group). */
+  statusWhenSent?(message: Message): StatusMessage | undefined;
 }
 
 export class History {
@@ -79,6 +81,10 @@ export class History {
   async append(...records: StoredMessage[]): Promise<void> {
     const byChat = new Map<string, StoredMessage[]>();
     for (const r of records) {
+      if (r.message.type === 'outgoing' && r.fixedStatus === undefined) {
+        const fixed = this.view.statusWhenSent?.(r.message);
+        if (fixed !== undefined) r.fixedStatus = fixed;
+      }
       const list = byChat.get(r.message.chatId) ?? [];
       list.push(r);
       byChat.set(r.message.chatId, list);

@@ -108,13 +108,15 @@ export class LocalInstance {
     });
     // Groups: a message to a group the account left is notInGroup, in journals and notifications.
     const groups = await Groups.open(dir, shown, { network, clock, media: deps.media, publicUrl: deps.publicUrl, wid });
-    const notifier = createNotifier(config, deps, { dir, shown, wid, settings, groups });
+    // Read only once the notifier runs, after the history below exists.
+    const notInGroup = (idMessage: string) => history.find(idMessage)?.fixedStatus === 'notInGroup';
+    const notifier = createNotifier(config, deps, { dir, shown, wid, settings, notInGroup });
     await notifier.open();
     const history = new History(
       dir,
       {
-        statusOf: (chatId, sentAtMs) =>
-          groups.notInGroup(chatId, sentAtMs) ? 'notInGroup' : network.statusOf(chatId, sentAtMs, clock.now()),
+        statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
+        statusWhenSent: (m) => (groups.notInGroup(m.chatId) ? 'notInGroup' : undefined),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
       },
       shown,
@@ -467,7 +469,7 @@ function buildMessage(deps: InstanceDeps, input: ParsedMessageInput): StoredMess
 function createNotifier(
   config: LocalInstanceConfig,
   deps: InstanceDeps,
-  at: { dir: string; shown: string; wid: string; settings: SettingsStore; groups: Groups },
+  at: { dir: string; shown: string; wid: string; settings: SettingsStore; notInGroup: (idMessage: string) => boolean },
 ): Notifier {
   const { network, clock } = deps;
   return new Notifier({
@@ -480,7 +482,7 @@ function createNotifier(
     statusOf: (m) =>
       noAccount(network, m.chatId)
         ? 'noAccount'
-        : at.groups.notInGroup(m.chatId, m.sentAtMs)
+        : at.notInGroup(m.idMessage)
           ? 'notInGroup'
           : network.statusOf(m.chatId, m.sentAtMs, clock.now()),
     nextChangeAt: (m, status) => nextChangeAt(network, m, status),
