@@ -136,8 +136,9 @@ export class History {
   /** Stored outgoing messages sent through the API at or after `sinceMs`, oldest first. */
   apiOutgoingSince(sinceMs: number): StoredMessage[] {
     // Once per start: the index is in load order (chat by chat), so it is filtered, then sorted.
+    // A seeded message's fixed status was never sent through the API; a notInGroup one was (Groups).
     return this.outgoing
-      .filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && !r.fixedStatus)
+      .filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && (!r.fixedStatus || r.fixedStatus === 'notInGroup'))
       .sort((a, b) => a.sentAtMs - b.sentAtMs);
   }
 
