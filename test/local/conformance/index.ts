@@ -12,6 +12,7 @@ import { notificationsSuite } from './notifications.js';
 import { sendFileSuite } from './send-file.js';
 import { sendingSuite } from './sending.js';
 import { incomingKindsSuite } from './incoming-kinds.js';
+import { fidelitySuite } from './fidelity.js';
 import { groupsSuite } from './groups.js';
 
 export function describeConformance(kind: TransportKind): void {
@@ -24,6 +25,7 @@ export function describeConformance(kind: TransportKind): void {
     notificationsSuite(kind);
     sendingSuite(kind);
     incomingKindsSuite(kind);
+    fidelitySuite(kind);
     groupsSuite(kind);
   });
 }
