@@ -6,7 +6,7 @@
  * the same (Joi-like) style where it does not.
  */
 import { z } from 'zod';
-import { PHONE_MAX_DIGITS, USERNAME_RE, isChatId, isPersonalChatId } from './chat-id.js';
+import { PHONE_MAX_DIGITS, USERNAME_RE, chatKind, isChatId, isPersonalChatId } from './chat-id.js';
 
 export const TYPING_TYPES = [
   'text',
@@ -253,6 +253,24 @@ const fileBytes = z.instanceof(Uint8Array, {
   error: (iss) => (iss.input === undefined ? "'file' is required" : "'file' must be the file's bytes"),
 });
 
+// Groups: the pieces of the group methods' requests.
+
+/** The longest group name (createGroup's documented limit; updateGroupName takes the same). */
+export const GROUP_NAME_MAX = 100;
+
+/** A group chat id (`…@g.us`, or a negative numeric id). */
+function groupId(name = 'groupId') {
+  return chatId(name).refine((s) => chatKind(s) === 'group', { error: `'${name}' must be a group chat ID (ending in @g.us)` });
+}
+
+/** Whether the bytes are a JPEG image (its SOI marker and a segment marker). */
+function isJpeg(b: Uint8Array): boolean {
+  return b.byteLength > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
+}
+
+/** The request of the methods acting on one participant of a group. */
+const participantShape = { groupId: groupId(), participantChatId: personalChatId('participantChatId') };
+
 /** sendMessage's customPreview: the preview shown instead of the one the link would give. */
 const customPreview = z.strictObject(
   {
@@ -455,6 +473,33 @@ export const REQUEST_SHAPES = {
   },
   // Messages and chats
   // Groups
+  createGroup: {
+    groupName: nonEmptyUpTo('groupName', GROUP_NAME_MAX),
+    /** The participants besides the account itself: personal chat ids. */
+    chatIds: arrayOf('chatIds', personalChatId('chatIds[]'), 1),
+  },
+  getGroupData: { groupId: groupId() },
+  updateGroupName: { groupId: groupId(), groupName: nonEmptyUpTo('groupName', GROUP_NAME_MAX) },
+  updateGroupSettings: {
+    groupId: groupId(),
+    /** Whether members who are not admins may change the name, picture and settings. Left out: unchanged. */
+    allowParticipantsEditGroupSettings: bool('allowParticipantsEditGroupSettings').optional(),
+    /** Whether members who are not admins may send messages. Left out: unchanged. */
+    allowParticipantsSendMessages: bool('allowParticipantsSendMessages').optional(),
+  },
+  addGroupParticipant: participantShape,
+  removeGroupParticipant: participantShape,
+  setGroupAdmin: participantShape,
+  removeAdmin: participantShape,
+  setGroupPicture: {
+    groupId: groupId(),
+    /** A JPEG image (the service's texts for an empty file and another format). */
+    file: fileBytes
+      .refine((b) => b.byteLength > 0, { error: 'File is empty', abort: true })
+      .refine(isJpeg, { error: 'Unsupported media type' }),
+    fileName: fileName.optional(),
+  },
+  leaveGroup: { groupId: groupId() },
   // Account, queues and calls
   // Statuses
 } as const;
@@ -501,6 +546,16 @@ export const REQUEST_SCHEMAS = {
   sendTyping: withBodyShape(REQUEST_SHAPES.sendTyping),
   // Messages and chats
   // Groups
+  createGroup: withBodyShape(REQUEST_SHAPES.createGroup),
+  getGroupData: withBodyShape(REQUEST_SHAPES.getGroupData),
+  updateGroupName: withBodyShape(REQUEST_SHAPES.updateGroupName),
+  updateGroupSettings: withBodyShape(REQUEST_SHAPES.updateGroupSettings),
+  addGroupParticipant: withBodyShape(REQUEST_SHAPES.addGroupParticipant),
+  removeGroupParticipant: withBodyShape(REQUEST_SHAPES.removeGroupParticipant),
+  setGroupAdmin: withBodyShape(REQUEST_SHAPES.setGroupAdmin),
+  removeAdmin: withBodyShape(REQUEST_SHAPES.removeAdmin),
+  setGroupPicture: withBodyShape(REQUEST_SHAPES.setGroupPicture),
+  leaveGroup: withBodyShape(REQUEST_SHAPES.leaveGroup),
   // Account, queues and calls
   // Statuses
 } as const;
@@ -540,6 +595,16 @@ export const STRICT_REQUEST_SCHEMAS = {
   sendTyping: strictBodyShape(REQUEST_SHAPES.sendTyping),
   // Messages and chats
   // Groups
+  createGroup: strictBodyShape(REQUEST_SHAPES.createGroup),
+  getGroupData: strictBodyShape(REQUEST_SHAPES.getGroupData),
+  updateGroupName: strictBodyShape(REQUEST_SHAPES.updateGroupName),
+  updateGroupSettings: strictBodyShape(REQUEST_SHAPES.updateGroupSettings),
+  addGroupParticipant: strictBodyShape(REQUEST_SHAPES.addGroupParticipant),
+  removeGroupParticipant: strictBodyShape(REQUEST_SHAPES.removeGroupParticipant),
+  setGroupAdmin: strictBodyShape(REQUEST_SHAPES.setGroupAdmin),
+  removeAdmin: strictBodyShape(REQUEST_SHAPES.removeAdmin),
+  setGroupPicture: strictBodyShape(REQUEST_SHAPES.setGroupPicture),
+  leaveGroup: strictBodyShape(REQUEST_SHAPES.leaveGroup),
   // Account, queues and calls
   // Statuses
 } as const;

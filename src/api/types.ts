@@ -38,6 +38,16 @@ export type ForwardMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['forwardMe
 export type SendTypingRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTyping']>;
 // Messages and chats
 // Groups
+export type CreateGroupRequest = z.input<(typeof REQUEST_SCHEMAS)['createGroup']>;
+export type GetGroupDataRequest = z.input<(typeof REQUEST_SCHEMAS)['getGroupData']>;
+export type UpdateGroupNameRequest = z.input<(typeof REQUEST_SCHEMAS)['updateGroupName']>;
+export type UpdateGroupSettingsRequest = z.input<(typeof REQUEST_SCHEMAS)['updateGroupSettings']>;
+export type AddGroupParticipantRequest = z.input<(typeof REQUEST_SCHEMAS)['addGroupParticipant']>;
+export type RemoveGroupParticipantRequest = z.input<(typeof REQUEST_SCHEMAS)['removeGroupParticipant']>;
+export type SetGroupAdminRequest = z.input<(typeof REQUEST_SCHEMAS)['setGroupAdmin']>;
+export type RemoveAdminRequest = z.input<(typeof REQUEST_SCHEMAS)['removeAdmin']>;
+export type SetGroupPictureRequest = z.input<(typeof REQUEST_SCHEMAS)['setGroupPicture']>;
+export type LeaveGroupRequest = z.input<(typeof REQUEST_SCHEMAS)['leaveGroup']>;
 // Account, queues and calls
 // Statuses
 
@@ -387,6 +397,16 @@ export interface ResponseMap {
   sendTyping: SendTypingResponse;
   // Messages and chats
   // Groups
+  createGroup: CreateGroupResponse;
+  getGroupData: GetGroupDataResponse;
+  updateGroupName: UpdateGroupNameResponse;
+  updateGroupSettings: UpdateGroupSettingsResponse;
+  addGroupParticipant: AddGroupParticipantResponse;
+  removeGroupParticipant: RemoveGroupParticipantResponse;
+  setGroupAdmin: SetGroupAdminResponse;
+  removeAdmin: RemoveAdminResponse;
+  setGroupPicture: SetGroupPictureResponse;
+  leaveGroup: LeaveGroupResponse;
   // Account, queues and calls
   // Statuses
 }
@@ -422,6 +442,16 @@ export interface RequestMap {
   sendTyping: SendTypingRequest;
   // Messages and chats
   // Groups
+  createGroup: CreateGroupRequest;
+  getGroupData: GetGroupDataRequest;
+  updateGroupName: UpdateGroupNameRequest;
+  updateGroupSettings: UpdateGroupSettingsRequest;
+  addGroupParticipant: AddGroupParticipantRequest;
+  removeGroupParticipant: RemoveGroupParticipantRequest;
+  setGroupAdmin: SetGroupAdminRequest;
+  removeAdmin: RemoveAdminRequest;
+  setGroupPicture: SetGroupPictureRequest;
+  leaveGroup: LeaveGroupRequest;
   // Account, queues and calls
   // Statuses
 }
@@ -458,6 +488,65 @@ export interface ForwardMessagesResponse {
 export type SendTypingResponse = void;
 // Messages and chats
 // Groups
+export interface CreateGroupResponse {
+  created: boolean;
+  /** The new group's id (`…@g.us`); "" when not created. */
+  chatId: string;
+  groupInviteLink: string;
+}
+export interface GroupParticipant {
+  id: string;
+  isAdmin: boolean;
+  /** The group's owner (its creator). */
+  isSuperAdmin: boolean;
+}
+export interface GetGroupDataResponse {
+  groupId: string;
+  owner: string;
+  subject: string;
+  /** Unix seconds. */
+  creation: number;
+  participants: GroupParticipant[];
+  /** When the name was last set, Unix seconds. */
+  subjectTime: number;
+  subjectOwner: string;
+  /** "" unless the account is an admin of the group. */
+  groupInviteLink: string;
+  allowParticipantsEditGroupSettings?: boolean;
+  allowParticipantsSendMessages?: boolean;
+  size?: number;
+}
+export interface UpdateGroupNameResponse {
+  updateGroupName: boolean;
+}
+export interface UpdateGroupSettingsResponse {
+  updateGroupSettings: boolean;
+  /** Why not, when updateGroupSettings is false. */
+  reason?: string;
+}
+export interface AddGroupParticipantResponse {
+  addParticipant: boolean;
+}
+export interface RemoveGroupParticipantResponse {
+  removeParticipant: boolean;
+}
+export interface SetGroupAdminResponse {
+  setGroupAdmin: boolean;
+}
+export interface RemoveAdminResponse {
+  removeAdmin: boolean;
+}
+export interface SetGroupPictureResponse {
+  setGroupPicture: boolean;
+  /** The picture's link; "" when not set. */
+  urlAvatar: string | null;
+  reason: string;
+}
+/** `{leaveGroup}`, or `{removeAdmin}` when the account was an admin of the group (as documented). */
+export interface LeaveGroupResponse {
+  leaveGroup?: boolean;
+  removeAdmin?: boolean;
+}
 // Account, queues and calls
 // Statuses
 

@@ -173,6 +173,14 @@ const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
   addContact: 'addContact',
   editContact: 'editContact',
   deleteContact: 'deleteContact',
+  // Groups
+  updateGroupName: 'updateGroupName',
+  updateGroupSettings: 'updateGroupSettings',
+  addGroupParticipant: 'addParticipant',
+  removeGroupParticipant: 'removeParticipant',
+  setGroupAdmin: 'setGroupAdmin',
+  removeAdmin: 'removeAdmin',
+  setGroupPicture: 'setGroupPicture',
 };
 
 /**
@@ -233,6 +241,18 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
         : 'expected {messages: string[]}';
     // Messages and chats
     // Groups
+    case 'createGroup':
+      return isRecord(body) && typeof body.created === 'boolean' && typeof body.chatId === 'string'
+        ? undefined
+        : 'expected {created: boolean, chatId: string, groupInviteLink: string}';
+    case 'getGroupData':
+      return isRecord(body) && typeof body.groupId === 'string' && Array.isArray(body.participants)
+        ? undefined
+        : 'expected {groupId: string, participants: [...], ...}';
+    case 'leaveGroup':
+      return isRecord(body) && (typeof body.leaveGroup === 'boolean' || typeof body.removeAdmin === 'boolean')
+        ? undefined
+        : 'expected {leaveGroup: boolean} or {removeAdmin: boolean}';
     // Account, queues and calls
     // Statuses
     default:

@@ -25,6 +25,8 @@ export interface StoredMessage {
 export interface MessageView {
   statusOf(chatId: string, sentAtMs: number): StatusMessage;
   phonebookName(chatId: string): string;
+  /** Groups: a status an outgoing message gets for good when it is stored (notInGroup: the account had left the group). */
+  statusWhenSent?(message: Message): StatusMessage | undefined;
   /** Whether a stored message shows in the journals yet (journal lag). @default always */
   inJournal?(r: StoredMessage): boolean;
 }
@@ -81,6 +83,10 @@ export class History {
   async append(...records: StoredMessage[]): Promise<void> {
     const byChat = new Map<string, StoredMessage[]>();
     for (const r of records) {
+      if (r.message.type === 'outgoing' && r.fixedStatus === undefined) {
+        const fixed = this.view.statusWhenSent?.(r.message);
+        if (fixed !== undefined) r.fixedStatus = fixed;
+      }
       const list = byChat.get(r.message.chatId) ?? [];
       list.push(r);
       byChat.set(r.message.chatId, list);
@@ -132,8 +138,9 @@ export class History {
   /** Stored outgoing messages sent through the API at or after `sinceMs`, oldest first. */
   apiOutgoingSince(sinceMs: number): StoredMessage[] {
     // Once per start: the index is in load order (chat by chat), so it is filtered, then sorted.
+    // A seeded message's fixed status was never sent through the API; a notInGroup one was (Groups).
     return this.outgoing
-      .filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && !r.fixedStatus)
+      .filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && (!r.fixedStatus || r.fixedStatus === 'notInGroup'))
       .sort((a, b) => a.sentAtMs - b.sentAtMs);
   }
 

@@ -24,6 +24,7 @@ import { openJsonDoc } from '../persist/json-doc.js';
 import { TokenCheck } from '../request.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
+import { Groups } from './groups.js';
 import { History, type StoredMessage } from './history.js';
 import { SendQueue, type QueueEntry } from './send-queue.js';
 import { dispatch, type MethodHost, type MethodResult } from './dispatch.js';
@@ -69,6 +70,7 @@ interface OpenedParts {
   checker: AccountChecker;
   notifier: Notifier;
   settings: SettingsStore;
+  groups: Groups;
 }
 
 export class LocalInstance {
@@ -113,15 +115,20 @@ export class LocalInstance {
       base: config.settings,
       sendIntervalMs: config.sendIntervalMs,
     });
-    const notifier = createNotifier(config, deps, { dir, shown, wid, settings });
+    // Groups: a message to a group the account left is notInGroup, in journals and notifications.
+    const groups = await Groups.open(dir, shown, { network, clock, media: deps.media, publicUrl: deps.publicUrl, wid });
+    // Read only once the notifier runs, after the history below exists.
+    const notInGroup = (idMessage: string) => history.find(idMessage)?.fixedStatus === 'notInGroup';
+    const notifier = createNotifier(config, deps, { dir, shown, wid, settings, notInGroup });
     await notifier.open();
     const history = new History(
       dir,
       {
         statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
+        statusWhenSent: (m) => (groups.notInGroup(m.chatId) ? 'notInGroup' : undefined),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
         // Journal lag: a message sent through the API shows in the journals network.journalLagMs after it was sent.
-        inJournal: (r) => !(r.message.sendByApi && r.fixedStatus === undefined && clock.now() < r.sentAtMs + network.journalLagMs),
+        inJournal: (r) => !(r.message.sendByApi && sentThroughApi(r) && clock.now() < r.sentAtMs + network.journalLagMs),
       },
       shown,
     );
@@ -132,7 +139,7 @@ export class LocalInstance {
       meta.data.seededAt = clock.now();
       await meta.write();
     }
-    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings });
+    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, groups });
     await inst.start();
     return inst;
   }
@@ -485,7 +492,7 @@ function buildMessage(deps: InstanceDeps, input: ParsedMessageInput): StoredMess
 function createNotifier(
   config: LocalInstanceConfig,
   deps: InstanceDeps,
-  at: { dir: string; shown: string; wid: string; settings: SettingsStore },
+  at: { dir: string; shown: string; wid: string; settings: SettingsStore; notInGroup: (idMessage: string) => boolean },
 ): Notifier {
   const { network, clock } = deps;
   return new Notifier({
@@ -495,9 +502,14 @@ function createNotifier(
     logger: deps.logger,
     instanceData: { idInstance: Number(config.idInstance), wid: at.wid, typeInstance: 'whatsapp' },
     settings: at.settings,
-    statusOf: (m) => network.statusOf(m.chatId, m.sentAtMs, clock.now()),
+    statusOf: (m) => (at.notInGroup(m.idMessage) ? 'notInGroup' : network.statusOf(m.chatId, m.sentAtMs, clock.now())),
     nextChangeAt: (m, status) => nextChangeAt(network, m, status),
     webhook: deps.webhook,
     receiverDown: (sinceStartMs) => webhookDownAt(config.failures, sinceStartMs),
   });
+}
+
+/** Whether a stored message's status follows the network (not fixed by a seed); notInGroup is fixed at send (Groups). */
+function sentThroughApi(r: StoredMessage): boolean {
+  return r.fixedStatus === undefined || r.fixedStatus === 'notInGroup';
 }
