@@ -102,7 +102,10 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
     prepare: async () => void (await poolOf()),
     description: `${base}/waInstance${INSTANCE_PLACEHOLDER}`,
     async close() {
-      await pool?.dispatcher.destroy();
+      // Destroying closes the sockets at once; its promise only settles a
+      // turn later, and close() does not hold the caller (who may have
+      // calls failing with CLIENT_CLOSED to collect) for that.
+      pool?.dispatcher.destroy().catch(() => undefined);
     },
   };
 }
