@@ -326,7 +326,7 @@ function longPollTimeout(
 
 /**
  * A signal of its own per call, aborted with the first of `sources`: the
- * listeners that got and the clock add go on it, not on the client-wide one
+ * listeners that the transport and the clock add go on it, not on the client-wide one
  * shared by every concurrent call. Not AbortSignal.any: on Node 20 each one
  * leaves a WeakRef behind in the long-lived client signal (a leak of one
  * object per call, a million calls in a bulk job); here `release()` removes
