@@ -25,6 +25,8 @@ export interface StoredMessage {
 export interface MessageView {
   statusOf(chatId: string, sentAtMs: number): StatusMessage;
   phonebookName(chatId: string): string;
+  /** Shows what happened to a message since it was stored (an edit, a deletion: chats.ts). */
+  amend?(m: Message): void;
 }
 
 export class History {
@@ -152,6 +154,11 @@ export class History {
     return (this.chats.get(chatId) ?? []).filter((r) => r.message.type === 'outgoing' && r.message.typeMessage === typeMessage);
   }
 
+  /** Every chat with a message, with its newest message's time (ms); in no particular order. */
+  chatsWithActivity(): { chatId: string; lastAtMs: number }[] {
+    return [...this.chats].map(([chatId, list]) => ({ chatId, lastAtMs: list[list.length - 1]!.sentAtMs }));
+  }
+
   /** The stored record of a message (for quoting). */
   find(idMessage: string): StoredMessage | undefined {
     return this.byId.get(idMessage);
@@ -189,6 +196,7 @@ export class History {
     } else if (m.senderContactName === undefined) {
       m.senderContactName = m.senderId ? this.view.phonebookName(m.senderId) : '';
     }
+    this.view.amend?.(m);
     return m;
   }
 }

@@ -24,6 +24,7 @@ import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
 import { tokenDigest, tokenMatches } from '../request.js';
 import { AccountChecker } from './account-check.js';
+import { Chats, ChatStore } from './chats.js';
 import { ContactBook } from './contacts.js';
 import { History, type StoredMessage } from './history.js';
 import { SendQueue, type QueueEntry } from './send-queue.js';
@@ -61,6 +62,8 @@ interface OpenedParts {
   checker: AccountChecker;
   notifier: Notifier;
   settings: SettingsStore;
+  /** Chats' and messages' changes (archive, edits...): chats.ts. */
+  chatStore: ChatStore;
 }
 
 export class LocalInstance {
@@ -106,11 +109,13 @@ export class LocalInstance {
     });
     const notifier = createNotifier(config, deps, { dir, shown, wid, settings });
     await notifier.open();
+    const chatStore = await ChatStore.open(dir, shown);
     const history = new History(
       dir,
       {
         statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
+        amend: (m) => chatStore.amend(m),
       },
       shown,
     );
@@ -121,7 +126,7 @@ export class LocalInstance {
       meta.data.seededAt = clock.now();
       await meta.write();
     }
-    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings });
+    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, chatStore });
     await inst.start();
     return inst;
   }
@@ -164,6 +169,14 @@ export class LocalInstance {
       ...parts,
       sending: this.sending,
       // Messages and chats
+      chats: new Chats({
+        store: parts.chatStore,
+        history: parts.history,
+        contacts: parts.contacts,
+        network: deps.network,
+        clock: deps.clock,
+        notify: (c) => parts.notifier.messageChanged(c),
+      }),
       // Groups
       // Account, queues and calls
       // Statuses
