@@ -173,8 +173,17 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
   // Each edit is an event of its own (a new id, a notification): not repeated blindly.
   editMessage: { name: 'editMessage', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 10 },
   readChat: { name: 'readChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
-  archiveChat: { name: 'archiveChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10, emptyAnswer: true },
-  unarchiveChat: { name: 'unarchiveChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10, emptyAnswer: true },
+  // Archiving an archived chat is refused ("already archive=true"): a retry
+  // after a lost answer would report a failure for work done, so none is made.
+  archiveChat: { name: 'archiveChat', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 10, emptyAnswer: true },
+  unarchiveChat: {
+    name: 'unarchiveChat',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: false,
+    defaultRatePerSecond: 10,
+    emptyAnswer: true,
+  },
   setDisappearingChat: { name: 'setDisappearingChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
   // Groups
   // Account, queues and calls

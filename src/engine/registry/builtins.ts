@@ -89,14 +89,18 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
   },
   // Messages and chats
   getContacts: {
-    description: "Lists the account's contacts: people (contact list and chats) and group chats; `group` picks one kind, `count` the most recent.",
+    description:
+      "Lists the account's contacts: people (contact list and chats) and group chats; `group` picks one kind, `count` the most recent.",
     output: '[{ id, name, contactName, type }]',
   },
   getContactInfo: {
     description: 'Describes a person (personal chats only): names, archive and disappearing-messages state, business details.',
     output: '{ chatId, name, contactName, avatar, isArchive, isDisappearing, messageExpiration, isBusiness, ... }',
   },
-  getAvatar: { description: "A person's or group chat's avatar link ('' when none is set).", output: '{ urlAvatar: string, available: boolean }' },
+  getAvatar: {
+    description: "A person's or group chat's avatar link ('' when none is set).",
+    output: '{ urlAvatar: string, available: boolean }',
+  },
   getChats: {
     description: "Lists the account's chats, most recently active first, with their archive and disappearing-messages state.",
     output: '[{ id, name, type, archive, ephemeralExpiration, ephemeralSettingTimestamp }]',

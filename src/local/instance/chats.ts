@@ -105,7 +105,8 @@ export class ChatStore {
   private apply(c: ChatChange): void {
     if (c.k === 'archive') this.chats.set(c.chatId, { ...this.chat(c.chatId), archive: c.archive });
     else if (c.k === 'ephemeral') this.chats.set(c.chatId, { ...this.chat(c.chatId), expiration: c.expiration, expirationAt: c.at });
-    else if (c.k === 'edit') this.messages.set(c.idMessage, { ...this.messages.get(c.idMessage), edit: { editId: c.editId, text: c.text } });
+    else if (c.k === 'edit')
+      this.messages.set(c.idMessage, { ...this.messages.get(c.idMessage), edit: { editId: c.editId, text: c.text } });
     else if (c.k === 'delete') this.messages.set(c.idMessage, { ...this.messages.get(c.idMessage), deleted: true });
     // `read` leaves nothing to show: journals do not carry an incoming message's read state.
   }
@@ -194,15 +195,25 @@ export class Chats {
    */
   downloadFile(r: ParsedRequest<'downloadFile'>): { downloadUrl: string } {
     const m = this.deps.history.getMessage(r.chatId, r.idMessage);
-    if (!m.downloadUrl) throw new MsgflowError('VALIDATION_FAILED', { details: `message ${r.idMessage} has no file (it is a ${m.typeMessage})` });
+    if (!m.downloadUrl)
+      throw new MsgflowError('VALIDATION_FAILED', { details: `message ${r.idMessage} has no file (it is a ${m.typeMessage})` });
     return { downloadUrl: m.downloadUrl };
   }
 
+  /**
+   * Archives (or unarchives) a chat that has an incoming message, with the
+   * service's errors for one without and for one already so.
+   * @throws MsgflowError ARCHIVE_CHAT_FAILED
+   */
   async archiveChat(r: ParsedRequest<'archiveChat'>, archive: boolean): Promise<undefined> {
-    this.knownChat(r.chatId);
-    if (this.deps.store.chat(r.chatId).archive !== archive) {
-      await this.deps.store.record({ k: 'archive', chatId: r.chatId, archive, at: this.deps.clock.now() });
+    const method = archive ? 'ArchiveChat' : 'UnarchiveChat';
+    if (!this.deps.history.findLast(r.chatId, (m) => m.type === 'incoming')) {
+      throw new MsgflowError('ARCHIVE_CHAT_FAILED', { method, reason: 'cannot archive chat cause last message not found in chat' });
     }
+    if (this.deps.store.chat(r.chatId).archive === archive) {
+      throw new MsgflowError('ARCHIVE_CHAT_FAILED', { method, reason: `chat with id ${r.chatId} already archive=${archive}` });
+    }
+    await this.deps.store.record({ k: 'archive', chatId: r.chatId, archive, at: this.deps.clock.now() });
     return undefined;
   }
 
@@ -256,7 +267,14 @@ export class Chats {
     history.getMessage(r.chatId, r.idMessage);
     if (store.change(r.idMessage)?.deleted) return undefined;
     const deleteId = newMessageId();
-    await store.record({ k: 'delete', chatId: r.chatId, idMessage: r.idMessage, deleteId, onlySender: r.onlySenderDelete, at: clock.now() });
+    await store.record({
+      k: 'delete',
+      chatId: r.chatId,
+      idMessage: r.idMessage,
+      deleteId,
+      onlySender: r.onlySenderDelete,
+      at: clock.now(),
+    });
     await this.deps.notify({
       idMessage: deleteId,
       chatId: r.chatId,
