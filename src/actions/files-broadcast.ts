@@ -71,13 +71,15 @@ export const FilesBroadcastInput = z
     reconcile: z
       .strictObject({
         sendInterval: duration("The instance's send-queue interval (the local service's sendIntervalMs). @default 3s").default(3000),
-        grace: duration('Extra time a queued message may take to show up. @default 30s').default(30_000),
+        grace: duration(
+          'Extra time a queued message may take to show up in the journals (the service documents up to 2 minutes before a sent message appears). @default 2m',
+        ).default(120_000),
         clockSkew: duration("Tolerated difference between msgflow's clock and the service's timestamps. @default 10s").default(10_000),
         journalLag: duration(
           'How long a message the service sent may take to appear in the chat history (the service documents up to 2 minutes). An interrupted send found in neither the send queue nor the history this long after is sent again, once. @default 2m',
         ).default(120_000),
       })
-      .default({ sendInterval: 3000, grace: 30_000, clockSkew: 10_000, journalLag: 120_000 })
+      .default({ sendInterval: 3000, grace: 120_000, clockSkew: 10_000, journalLag: 120_000 })
       .describe('How long an interrupted or unseen send is looked for: { sendInterval, grace, clockSkew, journalLag }.'),
     pace: PaceSchema.default({ delay: 0, jitter: 0 }),
     campaign: z
@@ -448,6 +450,7 @@ async function follow(ctx: ActionContext, input: FilesBroadcastInput, job: Job):
     pollMs: input.follow.poll,
     sendIntervalMs: input.reconcile.sendInterval,
     graceMs: input.reconcile.grace,
+    onFailed: () => countChange(job, 'sent', 'failed'),
   });
 }
 

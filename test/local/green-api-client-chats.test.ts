@@ -50,7 +50,7 @@ beforeAll(async () => {
       `      apiTokenInstance: "${A.apiTokenInstance}"`,
       '      sendIntervalMs: 500',
       '      rateLimits: { getMessage: 0, getChatHistory: 0, getContacts: 0, getChats: 0 }',
-      '      settings: { outgoingAPIMessageWebhook: "yes" }',
+      '      settings: { outgoingAPIMessageWebhook: "yes", editedMessageWebhook: "yes", deletedMessageWebhook: "yes" }',
       '      seed: seed.yaml',
       '',
     ].join('\n'),

@@ -10,7 +10,7 @@ export function chatsSuite(kind: TransportKind) {
     const h = useLocal(kind, () => ({
       config: conformanceConfig((raw) => {
         const instances = raw.instances as Record<string, unknown>[];
-        instances[0]!.settings = { outgoingAPIMessageWebhook: 'yes' };
+        instances[0]!.settings = { outgoingAPIMessageWebhook: 'yes', editedMessageWebhook: 'yes', deletedMessageWebhook: 'yes' };
       }),
       seed: conformanceSeed(),
     }));
@@ -35,11 +35,11 @@ export function chatsSuite(kind: TransportKind) {
       return idMessage;
     }
     /**
-     * The outgoingAPIMessageReceived notifications of `typeMessage` queued
+     * The outgoingAPIMessageReceived notifications of these kinds queued
      * before a marker message sent now (read and deleted): a long poll waits on
      * the service's clock, so the marker, not an empty queue, ends the reading.
      */
-    async function apiNotificationsOf(typeMessage: string): Promise<NotificationBody[]> {
+    async function apiNotificationsOf(...kinds: string[]): Promise<NotificationBody[]> {
       const marker = await sent(LONG_CHAT, 'marker');
       const out: NotificationBody[] = [];
       for (;;) {
@@ -47,7 +47,7 @@ export function chatsSuite(kind: TransportKind) {
         await h.call('deleteNotification', undefined, { pathParams: [String(n.receiptId)] });
         const b = n.body as NotificationBody & { idMessage?: string; messageData?: { typeMessage: string } };
         if (b.idMessage === marker) return out;
-        if (b.typeWebhook === 'outgoingAPIMessageReceived' && b.messageData?.typeMessage === typeMessage) out.push(b);
+        if (b.typeWebhook === 'outgoingAPIMessageReceived' && kinds.includes(b.messageData?.typeMessage ?? '')) out.push(b);
       }
     }
 
@@ -123,6 +123,19 @@ export function chatsSuite(kind: TransportKind) {
           messageData: { typeMessage: 'editedMessage', editedMessageData: { textMessage: 'at 8', stanzaId: id } },
         }),
       ]);
+    });
+
+    it('edits and deletions notify only while their own switch is on too (editedMessageWebhook, deletedMessageWebhook)', async () => {
+      await ok('setSettings', { editedMessageWebhook: 'no', deletedMessageWebhook: 'no' });
+      const id = await sent(ALICE, 'at 7');
+      await ok('editMessage', { chatId: ALICE, idMessage: id, message: 'at 8' });
+      await ok('deleteMessage', { chatId: ALICE, idMessage: id });
+      expect(await apiNotificationsOf('editedMessage', 'deletedMessage')).toEqual([]);
+      expect(await ok<Message>('getMessage', { chatId: ALICE, idMessage: id })).toMatchObject({
+        textMessage: 'at 8',
+        isEdited: true,
+        isDeleted: true,
+      });
     });
 
     it('editMessage: an incoming message or a file is refused; an edit after 15 minutes is answered and not made', async () => {

@@ -13,6 +13,7 @@ import { sendFileSuite } from './send-file.js';
 import { sendingSuite } from './sending.js';
 import { incomingKindsSuite } from './incoming-kinds.js';
 import { chatsSuite } from './chats.js';
+import { fidelitySuite } from './fidelity.js';
 
 export function describeConformance(kind: TransportKind): void {
   describe(`local service conformance over ${kind}`, () => {
@@ -25,5 +26,6 @@ export function describeConformance(kind: TransportKind): void {
     sendingSuite(kind);
     incomingKindsSuite(kind);
     chatsSuite(kind);
+    fidelitySuite(kind);
   });
 }
