@@ -65,6 +65,9 @@ export function chatsSuite(kind: TransportKind) {
       expect(chats.find((c) => c.id === BOB)).toMatchObject({ name: 'Bob', type: 'user' });
       const one = await ok<ChatEntry[]>('getChats', undefined, { query: { count: '1' } });
       expect(one).toEqual([chats[0]]);
+      // msgflow's own client: the answer kept whole.
+      expect(await h.client.getChats({})).toEqual(chats);
+      expect(await h.client.getChats({ count: 1 })).toEqual(one);
     });
 
     it('getContacts: contact list and chats, {id, name, contactName, type}; group picks one kind', async () => {
