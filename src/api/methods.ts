@@ -32,6 +32,17 @@ export const API_METHODS = [
   'forwardMessages',
   'sendTyping',
   // Messages and chats
+  'getContacts',
+  'getContactInfo',
+  'getAvatar',
+  'getChats',
+  'downloadFile',
+  'deleteMessage',
+  'editMessage',
+  'readChat',
+  'archiveChat',
+  'unarchiveChat',
+  'setDisappearingChat',
   // Groups
   'createGroup',
   'getGroupData',
@@ -153,7 +164,37 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
   forwardMessages: { name: 'forwardMessages', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
   // A second typing notice only shows "typing..." longer: safe to repeat.
   sendTyping: { name: 'sendTyping', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 50, emptyAnswer: true },
-  // Messages and chats
+  // Messages and chats. The service publishes no rate for these; they take
+  // their siblings' (journal reads 1/s like getChatHistory, the rest 10/s like getMessage).
+  getContacts: { name: 'getContacts', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getContactInfo: { name: 'getContactInfo', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  getAvatar: { name: 'getAvatar', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  getChats: { name: 'getChats', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  downloadFile: { name: 'downloadFile', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  // A second delete of the same message changes nothing (and notifies nothing).
+  deleteMessage: {
+    name: 'deleteMessage',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: true,
+    defaultRatePerSecond: 10,
+    emptyAnswer: true,
+  },
+  // Each edit is an event of its own (a new id, a notification): not repeated blindly.
+  editMessage: { name: 'editMessage', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 10 },
+  readChat: { name: 'readChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
+  // Archiving an archived chat is refused ("already archive=true"): a retry
+  // after a lost answer would report a failure for work done, so none is made.
+  archiveChat: { name: 'archiveChat', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 10, emptyAnswer: true },
+  unarchiveChat: {
+    name: 'unarchiveChat',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: false,
+    defaultRatePerSecond: 10,
+    emptyAnswer: true,
+  },
+  setDisappearingChat: { name: 'setDisappearingChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
   // Groups
   // Groups have no published rate: a group changes as fast as a person
   // changes it, so 1/s. createGroup's "one group every 5 minutes" is advice

@@ -103,6 +103,11 @@ export interface NotificationMessageData {
     isForwarded?: boolean;
   };
   contactMessageData?: { displayName: string; vcard: string; forwardingScore?: number; isForwarded?: boolean };
+  // Messages and chats
+  /** typeMessage `editedMessage` (editMessage): the new text and the edited message's id. */
+  editedMessageData?: { textMessage: string; stanzaId: string };
+  /** typeMessage `deletedMessage` (deleteMessage): the deleted message's id. */
+  deletedMessageData?: { stanzaId: string };
   // Sending: the kinds the service documents beyond the spec's list.
   /** typeMessage `pollMessage` (name, options) and `pollUpdateMessage` (stanzaId: the poll; votes: every option with its voters). */
   pollMessageData?: {

@@ -347,6 +347,14 @@ const buttonsMessage = {
 };
 
 /** Shapes, so callers can build strict (flow `with`) or stripping (HTTP body) objects. */
+/** setDisappearingChat's lifetimes, seconds: off, 24 hours, 7 days, 90 days. */
+export const EPHEMERAL_EXPIRATIONS = [0, 86400, 604800, 7776000] as const;
+
+/** A yes/no parameter that may come from a query string (GET): `true`/`false` as text too. */
+function queryBool(name: string) {
+  return z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), bool(name));
+}
+
 export const REQUEST_SHAPES = {
   addContact: contactShape,
   editContact: contactShape,
@@ -472,6 +480,42 @@ export const REQUEST_SHAPES = {
     typingType: z.enum(SEND_TYPING_TYPES, { error: `'typingType' must be one of [${SEND_TYPING_TYPES.join(', ')}]` }).optional(),
   },
   // Messages and chats
+  getContacts: {
+    /** true: group chats only; false: people only. @default both */
+    group: queryBool('group').optional(),
+    /** The most recently active first, at most this many. @default all */
+    count: positiveInt('count').optional(),
+  },
+  // "This method does not support group chats" (the service: getGroupData is theirs).
+  getContactInfo: { chatId: personalChatId() },
+  getAvatar: { chatId: chatId() },
+  getChats: {
+    /** The most recently active first, at most this many. @default all */
+    count: positiveInt('count').optional(),
+  },
+  downloadFile: { chatId: chatId(), idMessage: nonEmpty('idMessage') },
+  deleteMessage: {
+    chatId: chatId(),
+    idMessage: nonEmpty('idMessage'),
+    /** true: deleted for this account only; false: for everyone. @default false */
+    onlySenderDelete: bool('onlySenderDelete').default(false),
+  },
+  editMessage: { chatId: chatId(), idMessage: nonEmpty('idMessage'), message: nonEmptyUpTo('message', MESSAGE_MAX) },
+  readChat: {
+    chatId: chatId(),
+    /** Marks the chat read up to this incoming message. @default every message of the chat */
+    idMessage: nonEmpty('idMessage').optional(),
+  },
+  archiveChat: { chatId: chatId() },
+  unarchiveChat: { chatId: chatId() },
+  setDisappearingChat: {
+    chatId: chatId(),
+    ephemeralExpiration: z
+      .number({ error: `'ephemeralExpiration' must be one of [${EPHEMERAL_EXPIRATIONS.join(', ')}]` })
+      .refine((n) => (EPHEMERAL_EXPIRATIONS as readonly number[]).includes(n), {
+        error: `'ephemeralExpiration' must be one of [${EPHEMERAL_EXPIRATIONS.join(', ')}]`,
+      }),
+  },
   // Groups
   createGroup: {
     groupName: nonEmptyUpTo('groupName', GROUP_NAME_MAX),
@@ -545,6 +589,17 @@ export const REQUEST_SCHEMAS = {
   forwardMessages: withBodyShape(REQUEST_SHAPES.forwardMessages),
   sendTyping: withBodyShape(REQUEST_SHAPES.sendTyping),
   // Messages and chats
+  getContacts: withBodyShape(REQUEST_SHAPES.getContacts),
+  getContactInfo: withBodyShape(REQUEST_SHAPES.getContactInfo),
+  getAvatar: withBodyShape(REQUEST_SHAPES.getAvatar),
+  getChats: withBodyShape(REQUEST_SHAPES.getChats),
+  downloadFile: withBodyShape(REQUEST_SHAPES.downloadFile),
+  deleteMessage: withBodyShape(REQUEST_SHAPES.deleteMessage),
+  editMessage: withBodyShape(REQUEST_SHAPES.editMessage),
+  readChat: withBodyShape(REQUEST_SHAPES.readChat),
+  archiveChat: withBodyShape(REQUEST_SHAPES.archiveChat),
+  unarchiveChat: withBodyShape(REQUEST_SHAPES.unarchiveChat),
+  setDisappearingChat: withBodyShape(REQUEST_SHAPES.setDisappearingChat),
   // Groups
   createGroup: withBodyShape(REQUEST_SHAPES.createGroup),
   getGroupData: withBodyShape(REQUEST_SHAPES.getGroupData),
@@ -594,6 +649,17 @@ export const STRICT_REQUEST_SCHEMAS = {
   forwardMessages: strictBodyShape(REQUEST_SHAPES.forwardMessages),
   sendTyping: strictBodyShape(REQUEST_SHAPES.sendTyping),
   // Messages and chats
+  getContacts: strictBodyShape(REQUEST_SHAPES.getContacts),
+  getContactInfo: strictBodyShape(REQUEST_SHAPES.getContactInfo),
+  getAvatar: strictBodyShape(REQUEST_SHAPES.getAvatar),
+  getChats: strictBodyShape(REQUEST_SHAPES.getChats),
+  downloadFile: strictBodyShape(REQUEST_SHAPES.downloadFile),
+  deleteMessage: strictBodyShape(REQUEST_SHAPES.deleteMessage),
+  editMessage: strictBodyShape(REQUEST_SHAPES.editMessage),
+  readChat: strictBodyShape(REQUEST_SHAPES.readChat),
+  archiveChat: strictBodyShape(REQUEST_SHAPES.archiveChat),
+  unarchiveChat: strictBodyShape(REQUEST_SHAPES.unarchiveChat),
+  setDisappearingChat: strictBodyShape(REQUEST_SHAPES.setDisappearingChat),
   // Groups
   createGroup: strictBodyShape(REQUEST_SHAPES.createGroup),
   getGroupData: strictBodyShape(REQUEST_SHAPES.getGroupData),

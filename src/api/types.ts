@@ -37,6 +37,17 @@ export type SendInteractiveButtonsReplyRequest = z.input<(typeof REQUEST_SCHEMAS
 export type ForwardMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['forwardMessages']>;
 export type SendTypingRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTyping']>;
 // Messages and chats
+export type GetContactsRequest = z.input<(typeof REQUEST_SCHEMAS)['getContacts']>;
+export type GetContactInfoRequest = z.input<(typeof REQUEST_SCHEMAS)['getContactInfo']>;
+export type GetAvatarRequest = z.input<(typeof REQUEST_SCHEMAS)['getAvatar']>;
+export type GetChatsRequest = z.input<(typeof REQUEST_SCHEMAS)['getChats']>;
+export type DownloadFileRequest = z.input<(typeof REQUEST_SCHEMAS)['downloadFile']>;
+export type DeleteMessageRequest = z.input<(typeof REQUEST_SCHEMAS)['deleteMessage']>;
+export type EditMessageRequest = z.input<(typeof REQUEST_SCHEMAS)['editMessage']>;
+export type ReadChatRequest = z.input<(typeof REQUEST_SCHEMAS)['readChat']>;
+export type ArchiveChatRequest = z.input<(typeof REQUEST_SCHEMAS)['archiveChat']>;
+export type UnarchiveChatRequest = z.input<(typeof REQUEST_SCHEMAS)['unarchiveChat']>;
+export type SetDisappearingChatRequest = z.input<(typeof REQUEST_SCHEMAS)['setDisappearingChat']>;
 // Groups
 export type CreateGroupRequest = z.input<(typeof REQUEST_SCHEMAS)['createGroup']>;
 export type GetGroupDataRequest = z.input<(typeof REQUEST_SCHEMAS)['getGroupData']>;
@@ -396,6 +407,17 @@ export interface ResponseMap {
   forwardMessages: ForwardMessagesResponse;
   sendTyping: SendTypingResponse;
   // Messages and chats
+  getContacts: GetContactsResponse;
+  getContactInfo: GetContactInfoResponse;
+  getAvatar: GetAvatarResponse;
+  getChats: GetChatsResponse;
+  downloadFile: DownloadFileResponse;
+  deleteMessage: DeleteMessageResponse;
+  editMessage: EditMessageResponse;
+  readChat: ReadChatResponse;
+  archiveChat: ArchiveChatResponse;
+  unarchiveChat: UnarchiveChatResponse;
+  setDisappearingChat: SetDisappearingChatResponse;
   // Groups
   createGroup: CreateGroupResponse;
   getGroupData: GetGroupDataResponse;
@@ -441,6 +463,17 @@ export interface RequestMap {
   forwardMessages: ForwardMessagesRequest;
   sendTyping: SendTypingRequest;
   // Messages and chats
+  getContacts: GetContactsRequest;
+  getContactInfo: GetContactInfoRequest;
+  getAvatar: GetAvatarRequest;
+  getChats: GetChatsRequest;
+  downloadFile: DownloadFileRequest;
+  deleteMessage: DeleteMessageRequest;
+  editMessage: EditMessageRequest;
+  readChat: ReadChatRequest;
+  archiveChat: ArchiveChatRequest;
+  unarchiveChat: UnarchiveChatRequest;
+  setDisappearingChat: SetDisappearingChatRequest;
   // Groups
   createGroup: CreateGroupRequest;
   getGroupData: GetGroupDataRequest;
@@ -487,6 +520,86 @@ export interface ForwardMessagesResponse {
 /** sendTyping answers 200 with an empty body. */
 export type SendTypingResponse = void;
 // Messages and chats
+/** A contact of the account (getContacts): a person or a group chat. */
+export interface ContactEntry {
+  id: string;
+  /** The name the account gives itself on the messenger ('' when unknown). */
+  name: string;
+  /** The name in the phonebook ('' when not in it). */
+  contactName: string;
+  type: 'user' | 'group';
+}
+export type GetContactsResponse = ContactEntry[];
+/** A product of a business account's catalogue (getContactInfo). */
+export interface ContactProduct {
+  id: string;
+  imageUrls: { requested: string; original: string };
+  reviewStatus: { whatsapp: string };
+  availability: string;
+  name: string;
+  description?: string;
+  price: string | null;
+  isHidden: boolean;
+}
+export interface GetContactInfoResponse {
+  avatar: string;
+  name: string;
+  contactName: string;
+  email: string;
+  category: string;
+  description: string;
+  products: ContactProduct[];
+  chatId: string;
+  lastSeen: string | null;
+  isArchive: boolean;
+  isDisappearing: boolean;
+  isMute: boolean;
+  /** Seconds (0: messages do not disappear). */
+  messageExpiration: number;
+  muteExpiration: number | null;
+  isBusiness: boolean;
+}
+export interface GetAvatarResponse {
+  /** '' when no avatar is set or privacy hides it. */
+  urlAvatar: string;
+  /** false when the correspondent's privacy settings hide the avatar. */
+  available: boolean;
+  /** Personal chats: whether the number has an account. */
+  existsWhatsapp?: boolean;
+}
+/** A chat of the account (getChats). */
+export interface ChatEntry {
+  archive: boolean;
+  id: string;
+  /** Seconds: 0, 86400, 604800 or 7776000. */
+  ephemeralExpiration: number;
+  /** UNIX time, seconds, of the last setDisappearingChat (0: never). */
+  ephemeralSettingTimestamp: number;
+  name: string;
+  type: 'user' | 'group';
+}
+export type GetChatsResponse = ChatEntry[];
+export interface DownloadFileResponse {
+  downloadUrl: string;
+}
+/** deleteMessage answers 200 with an empty body. */
+export type DeleteMessageResponse = void;
+/** The edit's own id (the edited message keeps its id). */
+export interface EditMessageResponse {
+  idMessage: string;
+}
+export interface ReadChatResponse {
+  setRead: boolean;
+}
+/** archiveChat answers 200 with an empty body. */
+export type ArchiveChatResponse = void;
+/** unarchiveChat answers 200 with an empty body. */
+export type UnarchiveChatResponse = void;
+export interface SetDisappearingChatResponse {
+  chatId: string;
+  disappearingMessagesInChat: boolean;
+  ephemeralExpiration: number;
+}
 // Groups
 export interface CreateGroupResponse {
   created: boolean;

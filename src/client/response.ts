@@ -240,6 +240,24 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
         ? undefined
         : 'expected {messages: string[]}';
     // Messages and chats
+    case 'getContacts':
+    case 'getChats':
+      if (!Array.isArray(body)) return 'expected an array';
+      return body.every((c) => isRecord(c) && typeof c.id === 'string') ? undefined : 'expected an array of {id: string, ...}';
+    case 'getContactInfo':
+      return isRecord(body) && typeof body.chatId === 'string' ? undefined : 'expected {chatId: string, ...}';
+    case 'getAvatar':
+      return isRecord(body) && typeof body.urlAvatar === 'string' ? undefined : 'expected {urlAvatar: string, available: boolean}';
+    case 'downloadFile':
+      return isRecord(body) && typeof body.downloadUrl === 'string' ? undefined : 'expected {downloadUrl: string}';
+    case 'editMessage':
+      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
+    case 'readChat':
+      return isRecord(body) && typeof body.setRead === 'boolean' ? undefined : 'expected {setRead: boolean}';
+    case 'setDisappearingChat':
+      return isRecord(body) && typeof body.ephemeralExpiration === 'number'
+        ? undefined
+        : 'expected {chatId, disappearingMessagesInChat, ephemeralExpiration}';
     // Groups
     case 'createGroup':
       return isRecord(body) && typeof body.created === 'boolean' && typeof body.chatId === 'string'

@@ -88,6 +88,39 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     output: 'nothing',
   },
   // Messages and chats
+  getContacts: {
+    description:
+      "Lists the account's contacts: people (contact list and chats) and group chats; `group` picks one kind, `count` the most recent.",
+    output: '[{ id, name, contactName, type }]',
+  },
+  getContactInfo: {
+    description: 'Describes a person (personal chats only): names, archive and disappearing-messages state, business details.',
+    output: '{ chatId, name, contactName, avatar, isArchive, isDisappearing, messageExpiration, isBusiness, ... }',
+  },
+  getAvatar: {
+    description: "A person's or group chat's avatar link ('' when none is set).",
+    output: '{ urlAvatar: string, available: boolean }',
+  },
+  getChats: {
+    description: "Lists the account's chats, most recently active first, with their archive and disappearing-messages state.",
+    output: '[{ id, name, type, archive, ephemeralExpiration, ephemeralSettingTimestamp }]',
+  },
+  downloadFile: { description: "The link to a file message's file (image, video, document, audio).", output: '{ downloadUrl: string }' },
+  deleteMessage: {
+    description: 'Deletes a message for everyone, or only for this account with onlySenderDelete: true; journals show it isDeleted.',
+    output: 'nothing',
+  },
+  editMessage: {
+    description: "Replaces the text of one of the account's text messages (within 15 minutes of sending); journals show it isEdited.",
+    output: '{ idMessage: string } (the edit)',
+  },
+  readChat: { description: "Marks a chat's incoming messages read (all, or up to idMessage).", output: '{ setRead: boolean }' },
+  archiveChat: { description: 'Archives a chat.', output: 'nothing' },
+  unarchiveChat: { description: 'Takes a chat out of the archive.', output: 'nothing' },
+  setDisappearingChat: {
+    description: "Sets a chat's disappearing messages: ephemeralExpiration 0 (off), 86400, 604800 or 7776000 seconds.",
+    output: '{ chatId, disappearingMessagesInChat, ephemeralExpiration }',
+  },
   // Groups
   createGroup: {
     description:

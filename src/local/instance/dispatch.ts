@@ -11,6 +11,7 @@ import type { Clock } from '../../util/clock.js';
 import { typeByFileName } from '../media/detect-type.js';
 import type { Network } from '../network.js';
 import type { AccountChecker } from './account-check.js';
+import type { Chats } from './chats.js';
 import type { ContactBook } from './contacts.js';
 import type { Groups } from './groups.js';
 import type { History } from './history.js';
@@ -36,6 +37,8 @@ export interface MethodHost {
   /** The sending methods beyond sendMessage and sendFileByUrl (sending.ts). */
   readonly sending: Sending;
   // Messages and chats
+  /** Contacts and chats as listed, and what the account does to its chats and messages (chats.ts). */
+  readonly chats: Chats;
   // Groups
   /** The group chats (groups.ts). */
   readonly groups: Groups;
@@ -126,6 +129,17 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   forwardMessages: (i, r) => i.sending.forwardMessages(r),
   sendTyping: (i, r) => i.sending.sendTyping(r),
   // Messages and chats
+  getContacts: (i, r) => i.chats.getContacts(r),
+  getContactInfo: (i, r) => i.chats.getContactInfo(r),
+  getAvatar: (i, r) => i.chats.getAvatar(r),
+  getChats: (i, r) => i.chats.getChats(r),
+  downloadFile: (i, r) => i.chats.downloadFile(r),
+  deleteMessage: (i, r) => i.chats.deleteMessage(r),
+  editMessage: (i, r) => i.chats.editMessage(r),
+  readChat: (i, r) => i.chats.readChat(r),
+  archiveChat: (i, r) => i.chats.archiveChat(r, true),
+  unarchiveChat: (i, r) => i.chats.archiveChat(r, false),
+  setDisappearingChat: (i, r) => i.chats.setDisappearingChat(r),
   // Groups
   createGroup: (i, r) => i.groups.create(r),
   getGroupData: (i, r) => i.groups.data(r.groupId),

@@ -23,6 +23,7 @@ import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
 import { TokenCheck } from '../request.js';
 import { AccountChecker } from './account-check.js';
+import { Chats, ChatStore } from './chats.js';
 import { ContactBook } from './contacts.js';
 import { Groups } from './groups.js';
 import { History, type StoredMessage } from './history.js';
@@ -71,6 +72,8 @@ interface OpenedParts {
   notifier: Notifier;
   settings: SettingsStore;
   groups: Groups;
+  /** Chats' and messages' changes (archive, edits...): chats.ts. */
+  chatStore: ChatStore;
 }
 
 export class LocalInstance {
@@ -121,12 +124,14 @@ export class LocalInstance {
     const notInGroup = (idMessage: string) => history.find(idMessage)?.fixedStatus === 'notInGroup';
     const notifier = createNotifier(config, deps, { dir, shown, wid, settings, notInGroup });
     await notifier.open();
+    const chatStore = await ChatStore.open(dir, shown);
     const history = new History(
       dir,
       {
         statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
         statusWhenSent: (m) => (groups.notInGroup(m.chatId) ? 'notInGroup' : undefined),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
+        amend: (m) => chatStore.amend(m),
         // Journal lag: a message sent through the API shows in the journals network.journalLagMs after it was sent.
         inJournal: (r) => !(r.message.sendByApi && sentThroughApi(r) && clock.now() < r.sentAtMs + network.journalLagMs),
       },
@@ -139,7 +144,7 @@ export class LocalInstance {
       meta.data.seededAt = clock.now();
       await meta.write();
     }
-    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, groups });
+    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, groups, chatStore });
     await inst.start();
     return inst;
   }
@@ -191,6 +196,14 @@ export class LocalInstance {
       ...parts,
       sending: this.sending,
       // Messages and chats
+      chats: new Chats({
+        store: parts.chatStore,
+        history: parts.history,
+        contacts: parts.contacts,
+        network: deps.network,
+        clock: deps.clock,
+        notify: (c) => parts.notifier.messageChanged(c),
+      }),
       // Groups
       // Account, queues and calls
       // Statuses

@@ -12,7 +12,14 @@
  * produces an old one because a switch was turned on since.
  */
 import path from 'node:path';
-import type { InstanceData, InstanceState, NotificationBody, NotificationType, OutgoingStatus } from '../../api/notifications.js';
+import type {
+  InstanceData,
+  InstanceState,
+  NotificationBody,
+  NotificationMessageData,
+  NotificationType,
+  OutgoingStatus,
+} from '../../api/notifications.js';
 import type { Message } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
@@ -131,6 +138,19 @@ export class Notifier {
       const build = () => outgoingBody('outgoingMessageReceived', m, this.origin());
       await this.produce('outgoingMessageReceived', `out:${m.idMessage}`, build, kind);
     }
+  }
+
+  /**
+   * A message of ours edited or deleted through the API (editMessage,
+   * deleteMessage): outgoingAPIMessageReceived with that messageData. Its
+   * kind (`editedMessage`, `deletedMessage`) may need a switch of its own.
+   */
+  async messageChanged(c: { idMessage: string; chatId: string; messageData: NotificationMessageData }): Promise<void> {
+    const build = () => {
+      const m: Message = { type: 'outgoing', idMessage: c.idMessage, timestamp: 0, typeMessage: 'textMessage', chatId: c.chatId };
+      return { ...outgoingBody('outgoingAPIMessageReceived', m, this.origin()), messageData: c.messageData };
+    };
+    await this.produce('outgoingAPIMessageReceived', `change:${c.idMessage}`, build, { typeMessage: c.messageData.typeMessage });
   }
 
   /**

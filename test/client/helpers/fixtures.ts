@@ -129,4 +129,28 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     answer: { setGroupPicture: true, urlAvatar: 'https://example.com/files/a/avatar.jpg', reason: '' },
   },
   leaveGroup: { request: { groupId: GROUP }, answer: { leaveGroup: true } },
+  // Messages and chats
+  getContacts: { request: { group: false, count: 10 }, answer: [{ id: PERSONAL, name: 'Ann', contactName: '', type: 'user' }] },
+  getContactInfo: {
+    request: { chatId: PERSONAL },
+    answer: { chatId: PERSONAL, name: 'Ann', contactName: '', avatar: '', isArchive: false },
+  },
+  getAvatar: { request: { chatId: GROUP }, answer: { urlAvatar: '', available: true } },
+  getChats: {
+    request: { count: 5 },
+    answer: [{ archive: false, id: GROUP, ephemeralExpiration: 0, ephemeralSettingTimestamp: 0, name: 'Team', type: 'group' }],
+  },
+  downloadFile: { request: { chatId: PERSONAL, idMessage: 'BAE5F4886F6F2D05' }, answer: { downloadUrl: 'https://files.example/a.png' } },
+  deleteMessage: { request: { chatId: PERSONAL, idMessage: 'BAE5F4886F6F2D05', onlySenderDelete: true }, answer: undefined },
+  editMessage: {
+    request: { chatId: PERSONAL, idMessage: 'BAE5F4886F6F2D05', message: 'fixed' },
+    answer: { idMessage: 'BAE5F4886F6F2D07' },
+  },
+  readChat: { request: { chatId: PERSONAL }, answer: { setRead: true } },
+  archiveChat: { request: { chatId: GROUP }, answer: undefined },
+  unarchiveChat: { request: { chatId: GROUP }, answer: undefined },
+  setDisappearingChat: {
+    request: { chatId: PERSONAL, ephemeralExpiration: 86400 },
+    answer: { chatId: PERSONAL, disappearingMessagesInChat: true, ephemeralExpiration: 86400 },
+  },
 };

@@ -12,6 +12,7 @@ import { notificationsSuite } from './notifications.js';
 import { sendFileSuite } from './send-file.js';
 import { sendingSuite } from './sending.js';
 import { incomingKindsSuite } from './incoming-kinds.js';
+import { chatsSuite } from './chats.js';
 import { fidelitySuite } from './fidelity.js';
 import { groupsSuite } from './groups.js';
 
@@ -25,6 +26,7 @@ export function describeConformance(kind: TransportKind): void {
     notificationsSuite(kind);
     sendingSuite(kind);
     incomingKindsSuite(kind);
+    chatsSuite(kind);
     fidelitySuite(kind);
     groupsSuite(kind);
   });
