@@ -23,6 +23,7 @@ import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
 import { tokenDigest, tokenMatches } from '../request.js';
+import { Account, REBOOT_MS } from './account.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
 import { History, type StoredMessage } from './history.js';
@@ -61,6 +62,7 @@ interface OpenedParts {
   checker: AccountChecker;
   notifier: Notifier;
   settings: SettingsStore;
+  account: Account;
 }
 
 export class LocalInstance {
@@ -115,13 +117,14 @@ export class LocalInstance {
       shown,
     );
     await history.load();
+    const account = await Account.open({ dir, shown, clock, media: deps.media, wid, publicUrl: deps.publicUrl }, config.state);
     if (seed && meta.data.seededAt === null && history.size === 0) {
       const inputs = await seed();
       await history.append(...inputs.map((i) => buildMessage(deps, i)));
       meta.data.seededAt = clock.now();
       await meta.write();
     }
-    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings });
+    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, account });
     await inst.start();
     return inst;
   }
@@ -166,6 +169,8 @@ export class LocalInstance {
       // Messages and chats
       // Groups
       // Account, queues and calls
+      setState: (state) => this.setState(state),
+      reboot: () => this.reboot(),
       // Statuses
       sendQueue: this.sendQueue,
       clock: deps.clock,
@@ -221,7 +226,19 @@ export class LocalInstance {
     if (state === this.stateNow) return;
     this.stateNow = state;
     this.sendQueue.poke();
+    await this.host.account.recordState(state);
     await this.notifier.stateChanged(state);
+  }
+
+  /** reboot: `starting` for REBOOT_MS, then back to the state before (a yellowCard account comes back authorized). */
+  private async reboot(): Promise<{ isReboot: boolean }> {
+    const back = this.stateNow === 'yellowCard' ? 'authorized' : this.stateNow;
+    await this.setState('starting');
+    void this.deps.clock
+      .sleep(REBOOT_MS, this.stopping.signal)
+      .then(() => (this.stateNow === 'starting' ? this.setState(back) : undefined))
+      .catch(() => undefined);
+    return { isReboot: true };
   }
 
   /** Admin: queues a notification as given, when its type's switch is on; false when it is off. */

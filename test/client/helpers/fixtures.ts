@@ -97,4 +97,30 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     answer: { messages: ['BAE5F4886F6F2D0F'] },
   },
   sendTyping: { request: { chatId: PERSONAL, typingTime: 3000 }, answer: undefined },
+  // Account, queues and calls
+  getStatusInstance: { request: {}, answer: { statusInstance: 'online' } },
+  getStateInstanceHistory: {
+    request: { count: 2 },
+    answer: [{ stateInstance: 'authorized', timestamp: 1767225600, phoneNumber: '79001234567@c.us' }],
+  },
+  reboot: { request: {}, answer: { isReboot: true } },
+  logout: { request: {}, answer: { isLogout: true } },
+  qr: { request: {}, answer: { type: 'alreadyLogged', message: 'instance account already authorized' } },
+  getAuthorizationCode: { request: { phoneNumber: 79001234567 }, answer: { status: true, code: 'GAPI2015' } },
+  getWaSettings: {
+    request: {},
+    answer: { avatar: '', phone: '79001234567', stateInstance: 'authorized', deviceId: '79001234567:8@s.whatsapp.net' },
+  },
+  getMessagesCount: { request: {}, answer: { count: 0 } },
+  getWebhooksCount: { request: {}, answer: { count: 3 } },
+  clearWebhooksQueue: { request: {}, answer: { isCleared: true, reason: '' } },
+  lastIncomingCalls: {
+    request: { minutes: 60 },
+    answer: [{ type: 'incoming', idMessage: 'CALL1', timestamp: 1767225600, from: PERSONAL, status: 'missed', isVideo: false }],
+  },
+  lastOutgoingCalls: { request: {}, answer: [] },
+  setProfilePicture: {
+    request: { file: Buffer.from('JFIF picture'), fileName: 'me.jpg' },
+    answer: { reason: null, urlAvatar: 'https://media.example.com/files/abc/me.jpg', setProfilePicture: true },
+  },
 };
