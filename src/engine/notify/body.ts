@@ -99,6 +99,7 @@ const KnownBody = z.discriminatedUnion('typeWebhook', [
     sendByApi: bool,
   }),
   z.object({ ...Base, typeWebhook: z.literal('stateInstanceChanged'), stateInstance: text }),
+  z.object({ ...Base, typeWebhook: z.literal('incomingCall'), from: text, status: text, idMessage: text }),
 ]);
 
 /**
@@ -125,6 +126,7 @@ export function parseNotification(v: unknown): Notification | undefined {
 export function chatIdOf(n: Notification): string | undefined {
   const b = n.body;
   if (b?.typeWebhook === 'outgoingMessageStatus') return b.chatId;
+  if (b?.typeWebhook === 'incomingCall') return b.from;
   return b && 'senderData' in b ? b.senderData?.chatId : undefined;
 }
 

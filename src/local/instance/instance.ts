@@ -10,7 +10,7 @@ import { MsgflowError } from '../../api/errors.js';
 import { chatKind } from '../../api/chat-id.js';
 import type { ApiMethod } from '../../api/methods.js';
 import type { InstanceState, NotificationType, OutgoingStatus } from '../../api/notifications.js';
-import type { Message, ParsedRequest } from '../../api/types.js';
+import type { CallRecord, Message, ParsedRequest } from '../../api/types.js';
 import { defaultPhone, type LocalInstanceConfig } from '../config.js';
 import type { Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
@@ -23,7 +23,7 @@ import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
 import { tokenDigest, tokenMatches } from '../request.js';
-import { Account, REBOOT_MS } from './account.js';
+import { Account, REBOOT_MS, type CallInput } from './account.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
 import { History, type StoredMessage } from './history.js';
@@ -239,6 +239,18 @@ export class LocalInstance {
       .then(() => (this.stateNow === 'starting' ? this.setState(back) : undefined))
       .catch(() => undefined);
     return { isReboot: true };
+  }
+
+  /**
+   * Admin: a call made or received. It is kept for the call journals; an
+   * incoming one raises incomingCall. Answers the call and whether its
+   * notification was produced (its switch on).
+   */
+  async receiveCall(input: CallInput): Promise<{ call: CallRecord; notified: boolean }> {
+    const call = await this.host.account.addCall(input);
+    if (call.type === 'outgoing') return { call, notified: false };
+    const notified = await this.notifier.callArrived({ from: call.from, status: call.status, idMessage: call.idMessage });
+    return { call, notified };
   }
 
   /** Admin: queues a notification as given, when its type's switch is on; false when it is off. */

@@ -25,6 +25,7 @@ const SWITCH_OF: Record<NotificationType, keyof InstanceSettings> = {
   outgoingAPIMessageReceived: 'outgoingAPIMessageWebhook',
   outgoingMessageStatus: 'outgoingWebhook',
   stateInstanceChanged: 'stateWebhook',
+  incomingCall: 'incomingWebhook',
 };
 
 /** Message kinds that also need a switch of their own (the service documents pollMessageWebhook for poll votes). */

@@ -22,6 +22,8 @@ const SWITCH_OF: Record<NotificationType, Switch> = {
   outgoingAPIMessageReceived: 'outgoingAPIMessageWebhook',
   outgoingMessageReceived: 'outgoingMessageWebhook',
   stateInstanceChanged: 'stateWebhook',
+  // The service documents incomingWebhook and incomingCallWebhook; the second is not a setting here yet.
+  incomingCall: 'incomingWebhook',
 };
 
 /** Types always consumed: replies (waitForReply) and statuses (files.broadcast). */
