@@ -79,7 +79,8 @@ export function accountSuite(kind: TransportKind) {
       expect(await ok('getStateInstanceHistory')).toEqual(history);
     });
 
-    it('reboot: starting for a moment, then back; a yellowCard account comes back authorized', async () => {
+    it('reboot: starting for a moment, then back; a yellowCard account comes back authorized; each change is notified', async () => {
+      await ok('setSettings', { stateWebhook: 'yes' });
       await h.admin('state', { state: 'yellowCard' });
       expect(await ok('reboot')).toEqual({ isReboot: true });
       expect(await ok('getStateInstance')).toEqual({ stateInstance: 'starting' });
@@ -87,6 +88,13 @@ export function accountSuite(kind: TransportKind) {
       expect([starting.statusCode, starting.body]).toEqual([400, { message: 'instance in starting process try later' }]);
       await h.clock.advance(1000);
       await expect.poll(async () => (await ok<{ stateInstance: string }>('getStateInstance')).stateInstance).toBe('authorized');
+      expect((await drainNotifications()).map((n) => n.stateInstance)).toEqual(['yellowCard', 'starting', 'authorized']);
+      expect((await ok<{ stateInstance: string }[]>('getStateInstanceHistory')).map((r) => r.stateInstance)).toEqual([
+        'authorized',
+        'starting',
+        'yellowCard',
+        'authorized',
+      ]);
     });
 
     it('getWaSettings: the account, with the picture setProfilePicture set; empty fields while not authorized', async () => {
