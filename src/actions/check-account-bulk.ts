@@ -257,7 +257,7 @@ async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job)
       if (!job.done.delete(key)) await finishRecord(job, ctx, key, r);
       continue;
     }
-    job.seen.set(t.id, row.index);
+    job.seen.set(t.id, row.where);
     job.tally.unique++;
     // Finished before a restart: met once, so `seen` covers it from now on.
     if (!job.done.delete(t.id)) yield t;

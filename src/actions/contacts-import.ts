@@ -227,7 +227,7 @@ async function* plan(ctx: ActionContext, input: ContactsImportInput, job: Job): 
       await finishRecord(ctx, job, key, r);
       continue;
     }
-    job.seen.set(parsed.chatId, row.index);
+    job.seen.set(parsed.chatId, row.where);
     if (!job.done.delete(parsed.chatId)) yield { c: parsed, where: row.where };
   }
 }

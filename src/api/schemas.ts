@@ -30,7 +30,8 @@ export const MESSAGE_MAX = 20000;
 export const RECEIVE_TIMEOUT_MIN = 5;
 export const RECEIVE_TIMEOUT_MAX = 60;
 export const SEND_DELAY_MIN = 500;
-export const SEND_DELAY_MAX = 600_000;
+/** The service accepts any larger delay, and then sends nothing ("more than 86400000 msec: the message will not be sent"). */
+export const SEND_DELAY_MAX = 86_400_000;
 export const ID_MESSAGE_MIN = 16;
 export const TYPING_TIME_MIN = 1000;
 export const TYPING_TIME_MAX = 20000;
@@ -146,6 +147,16 @@ export const SETTINGS_SWITCHES = [
   'stateWebhook',
   // Sending: votes on polls (pollUpdateMessage) need it besides incomingWebhook.
   'pollMessageWebhook',
+  'keepOnlineStatus',
+  'incomingCallWebhook',
+  'incomingBlockWebhook',
+  'deviceWebhook',
+  'editedMessageWebhook',
+  'deletedMessageWebhook',
+  // Documented as deprecated: accepted, stored and returned, acting on nothing.
+  'statusInstanceWebhook',
+  'enableMessagesHistory',
+  'sharedSession',
 ] as const;
 
 export type SettingsSwitch = (typeof SETTINGS_SWITCHES)[number];
@@ -162,6 +173,17 @@ const settingsShape = {
   incomingWebhook: yesNo('incomingWebhook').optional(),
   stateWebhook: yesNo('stateWebhook').optional(),
   pollMessageWebhook: yesNo('pollMessageWebhook').optional(),
+  keepOnlineStatus: yesNo('keepOnlineStatus').optional(),
+  incomingCallWebhook: yesNo('incomingCallWebhook').optional(),
+  incomingBlockWebhook: yesNo('incomingBlockWebhook').optional(),
+  deviceWebhook: yesNo('deviceWebhook').optional(),
+  editedMessageWebhook: yesNo('editedMessageWebhook').optional(),
+  deletedMessageWebhook: yesNo('deletedMessageWebhook').optional(),
+  statusInstanceWebhook: yesNo('statusInstanceWebhook').optional(),
+  enableMessagesHistory: yesNo('enableMessagesHistory').optional(),
+  sharedSession: yesNo('sharedSession').optional(),
+  /** Deprecated in the service's docs: any text, stored and returned. */
+  countryInstance: str('countryInstance').optional(),
 };
 
 const SETTINGS_KEYS = Object.keys(settingsShape);

@@ -62,7 +62,12 @@ export type MessageType = 'outgoing' | 'incoming';
  * Outgoing message status. `pending`: still in the send queue (accepted, not
  * yet released; also while the instance is not authorized).
  */
-export type StatusMessage = 'pending' | 'sent' | 'delivered' | 'read';
+/**
+ * An outgoing message's status in the journals. Besides the sending ones, the service's journals
+ * return `noAccount` (nobody has an account on the number), `notInGroup` (the account is not a member
+ * of the group) and `yellowCard` (sending was suspended), and `failed`.
+ */
+export type StatusMessage = 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'noAccount' | 'notInGroup' | 'yellowCard';
 export type ChatType = 'user' | 'group' | 'supergroup' | 'channel' | 'bot';
 export type TypeMessage =
   | 'textMessage'
@@ -293,6 +298,28 @@ export interface InstanceSettings {
   stateWebhook: 'yes' | 'no';
   /** Votes on polls (incomingMessageReceived of typeMessage pollUpdateMessage), with incomingWebhook. @default 'no' */
   pollMessageWebhook: 'yes' | 'no';
+  /** Show the account as online. @default 'no' */
+  keepOnlineStatus: 'yes' | 'no';
+  /** incomingCall notifications. @default 'no' */
+  incomingCallWebhook: 'yes' | 'no';
+  /** incomingBlock notifications. @default 'no' */
+  incomingBlockWebhook: 'yes' | 'no';
+  /** deviceInfo notifications (the service: temporarily out of service). @default 'no' */
+  deviceWebhook: 'yes' | 'no';
+  /** Edited messages (typeMessage editedMessage), with incomingWebhook / outgoingMessageWebhook. @default 'no' */
+  editedMessageWebhook: 'yes' | 'no';
+  /** Deleted messages (typeMessage deletedMessage), with incomingWebhook / outgoingMessageWebhook. @default 'no' */
+  deletedMessageWebhook: 'yes' | 'no';
+  /** Deprecated by the service. @default 'no' */
+  statusInstanceWebhook: 'yes' | 'no';
+  /** Deprecated by the service. @default 'no' */
+  enableMessagesHistory: 'yes' | 'no';
+  /** Deprecated by the service. @default 'no' */
+  sharedSession: 'yes' | 'no';
+  /** Deprecated by the service. @default '' */
+  countryInstance: string;
+  /** Deprecated by the service. @default '' */
+  typeAccount: string;
 }
 
 export type GetSettingsResponse = InstanceSettings;

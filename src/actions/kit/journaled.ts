@@ -28,8 +28,8 @@ export interface JournaledJob<E extends JournalEntry> {
   journal: JournalWriter<E>;
   /** Records finished before this attempt (from the journal), not yet met again in the input. */
   done: Set<E['k']>;
-  /** Records met in the input so far, with the 0-based index of the row that met each first (a duplicate names it). */
-  seen: Map<E['k'], number>;
+  /** Records met in the input so far, with the place of the row that met each first (a duplicate names it). */
+  seen: Map<E['k'], string>;
   calls: number;
 }
 

@@ -159,7 +159,7 @@ export function accountSuite(kind: TransportKind) {
     });
 
     it('a call to the account: incomingCall offer then how it ended, one record in lastIncomingCalls with its last status', async () => {
-      await ok('setSettings', { incomingWebhook: 'yes' });
+      await ok('setSettings', { incomingWebhook: 'yes', incomingCallWebhook: 'yes' });
       const rang = await h.admin('call', { from: ALICE });
       expect(rang.status).toBe(200);
       expect(rang.body.notified).toBe(true);
@@ -184,7 +184,8 @@ export function accountSuite(kind: TransportKind) {
       expect(await ok<unknown[]>('lastIncomingCalls')).toHaveLength(1);
     });
 
-    it('incomingCall is not produced while incomingWebhook is off; the call is still in the journal', async () => {
+    it('incomingCall is not produced while incomingCallWebhook is off; the call is still in the journal', async () => {
+      await ok('setSettings', { incomingWebhook: 'yes' });
       const r = await h.admin('call', { from: ALICE, status: 'declined' });
       expect(r.body.notified).toBe(false);
       expect(await ok('getWebhooksCount')).toEqual({ count: 0 });

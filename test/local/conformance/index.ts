@@ -13,6 +13,7 @@ import { sendFileSuite } from './send-file.js';
 import { sendingSuite } from './sending.js';
 import { incomingKindsSuite } from './incoming-kinds.js';
 import { accountSuite } from './account.js';
+import { fidelitySuite } from './fidelity.js';
 
 export function describeConformance(kind: TransportKind): void {
   describe(`local service conformance over ${kind}`, () => {
@@ -25,5 +26,6 @@ export function describeConformance(kind: TransportKind): void {
     sendingSuite(kind);
     incomingKindsSuite(kind);
     accountSuite(kind);
+    fidelitySuite(kind);
   });
 }
