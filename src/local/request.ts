@@ -10,7 +10,11 @@ import { nestedDeeperThan, tooDeepReason } from '../util/http-body.js';
 export const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
 
 export function json(status: number, body: unknown, headers?: Record<string, string>): LocalResponse {
-  return { status, headers: headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...JSON_HEADERS, ...headers }, body };
+  return {
+    status,
+    headers: headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...JSON_HEADERS, ...headers },
+    body,
+  };
 }
 
 /** `{message}` with the catalogue's status and text. */

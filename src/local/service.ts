@@ -220,7 +220,12 @@ async function route(ctx: ServiceContext, req: LocalRequest): Promise<LocalRespo
   if (!instance.acceptsToken(token)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
   if (admin) return handleAdmin(instance, method, req);
   if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
-  return callMethod(instance, method, req, pathParams.length === 0 ? NO_PATH_VALUES : Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])));
+  return callMethod(
+    instance,
+    method,
+    req,
+    pathParams.length === 0 ? NO_PATH_VALUES : Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])),
+  );
 }
 
 /** An API call past routing and auth: HTTP method, rate limit, body, validation, the instance. */
