@@ -55,6 +55,19 @@ export const API_METHODS = [
   'setGroupPicture',
   'leaveGroup',
   // Account, queues and calls
+  'getStatusInstance',
+  'getStateInstanceHistory',
+  'reboot',
+  'logout',
+  'qr',
+  'getAuthorizationCode',
+  'getWaSettings',
+  'getMessagesCount',
+  'getWebhooksCount',
+  'clearWebhooksQueue',
+  'lastIncomingCalls',
+  'lastOutgoingCalls',
+  'setProfilePicture',
   // Statuses
 ] as const;
 
@@ -218,6 +231,32 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
   },
   leaveGroup: { name: 'leaveGroup', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
   // Account, queues and calls
+  // The 2023 rate table: account methods 1/s, getStatusInstance and getWaSettings 1/s;
+  // the queue and call journal methods added since take their siblings' (showMessagesQueue's, lastIncomingMessages').
+  getStatusInstance: { name: 'getStatusInstance', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getStateInstanceHistory: { name: 'getStateInstanceHistory', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // A second reboot only restarts again: safe to repeat.
+  reboot: { name: 'reboot', httpMethod: 'GET', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  logout: { name: 'logout', httpMethod: 'GET', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  qr: { name: 'qr', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // Each call makes a new code (the last one counts): repeating it is harmless.
+  getAuthorizationCode: { name: 'getAuthorizationCode', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  getWaSettings: { name: 'getWaSettings', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getMessagesCount: { name: 'getMessagesCount', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getWebhooksCount: { name: 'getWebhooksCount', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // The service allows one clearing a minute (a second answers isCleared: false with leftTime).
+  clearWebhooksQueue: { name: 'clearWebhooksQueue', httpMethod: 'DELETE', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  lastIncomingCalls: { name: 'lastIncomingCalls', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  lastOutgoingCalls: { name: 'lastOutgoingCalls', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // Setting the same picture twice leaves the same picture.
+  setProfilePicture: {
+    name: 'setProfilePicture',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: true,
+    defaultRatePerSecond: 1,
+    requestBody: 'multipart',
+  },
   // Statuses
 });
 
@@ -227,6 +266,15 @@ export const NO_PARAMETER_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
   'getSettings',
   'showMessagesQueue',
   'clearMessagesQueue',
+  // Account, queues and calls
+  'getStatusInstance',
+  'reboot',
+  'logout',
+  'qr',
+  'getWaSettings',
+  'getMessagesCount',
+  'getWebhooksCount',
+  'clearWebhooksQueue',
 ]);
 
 export function isApiMethod(name: string): name is ApiMethod {

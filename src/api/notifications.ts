@@ -13,6 +13,8 @@ export const NOTIFICATION_TYPES = [
   'outgoingAPIMessageReceived',
   'outgoingMessageStatus',
   'stateInstanceChanged',
+  // Account, queues and calls
+  'incomingCall',
 ] as const;
 
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -175,9 +177,27 @@ export interface StateInstanceChanged extends NotificationBase {
   stateInstance: InstanceState;
 }
 
+/** incomingCall's statuses: `offer` when the call comes in, then how it ended. */
+export const CALL_STATUSES = ['offer', 'pickUp', 'hangUp', 'missed', 'declined'] as const;
+
+/** A call to the account: `offer` when it rings, then one more with how it ended (pickUp, hangUp, missed, declined). */
+export interface IncomingCall extends NotificationBase {
+  typeWebhook: 'incomingCall';
+  /** The caller's chat id. */
+  from: string;
+  status: (typeof CALL_STATUSES)[number];
+  /** The call's id: the same in its `offer` and its end. */
+  idMessage: string;
+}
+
 /** Any notification body, discriminated by `typeWebhook`. */
 export type NotificationBody =
-  IncomingMessageReceived | OutgoingMessageReceived | OutgoingAPIMessageReceived | OutgoingMessageStatus | StateInstanceChanged;
+  | IncomingMessageReceived
+  | OutgoingMessageReceived
+  | OutgoingAPIMessageReceived
+  | OutgoingMessageStatus
+  | StateInstanceChanged
+  | IncomingCall;
 
 /**
  * A value as it may arrive over the network: any field may be missing, and

@@ -545,6 +545,33 @@ export const REQUEST_SHAPES = {
   },
   leaveGroup: { groupId: groupId() },
   // Account, queues and calls
+  getStatusInstance: {},
+  getStateInstanceHistory: {
+    /** How many records, newest first. @default 100 */
+    count: positiveInt('count').default(100),
+  },
+  reboot: {},
+  logout: {},
+  qr: {},
+  getAuthorizationCode: {
+    phoneNumber,
+  },
+  getWaSettings: {},
+  getMessagesCount: {},
+  getWebhooksCount: {},
+  clearWebhooksQueue: {},
+  lastIncomingCalls: {
+    minutes: positiveInt('minutes').default(1440),
+  },
+  lastOutgoingCalls: {
+    minutes: positiveInt('minutes').default(1440),
+  },
+  setProfilePicture: {
+    /** The picture (the service documents *.jpg). */
+    file: fileBytes,
+    /** The file part's name. */
+    fileName: fileName.optional(),
+  },
   // Statuses
 } as const;
 
@@ -612,6 +639,19 @@ export const REQUEST_SCHEMAS = {
   setGroupPicture: withBodyShape(REQUEST_SHAPES.setGroupPicture),
   leaveGroup: withBodyShape(REQUEST_SHAPES.leaveGroup),
   // Account, queues and calls
+  getStatusInstance: withBodyShape(REQUEST_SHAPES.getStatusInstance),
+  getStateInstanceHistory: withBodyShape(REQUEST_SHAPES.getStateInstanceHistory),
+  reboot: withBodyShape(REQUEST_SHAPES.reboot),
+  logout: withBodyShape(REQUEST_SHAPES.logout),
+  qr: withBodyShape(REQUEST_SHAPES.qr),
+  getAuthorizationCode: withBodyShape(REQUEST_SHAPES.getAuthorizationCode),
+  getWaSettings: withBodyShape(REQUEST_SHAPES.getWaSettings),
+  getMessagesCount: withBodyShape(REQUEST_SHAPES.getMessagesCount),
+  getWebhooksCount: withBodyShape(REQUEST_SHAPES.getWebhooksCount),
+  clearWebhooksQueue: withBodyShape(REQUEST_SHAPES.clearWebhooksQueue),
+  lastIncomingCalls: withBodyShape(REQUEST_SHAPES.lastIncomingCalls),
+  lastOutgoingCalls: withBodyShape(REQUEST_SHAPES.lastOutgoingCalls),
+  setProfilePicture: withBodyShape(REQUEST_SHAPES.setProfilePicture),
   // Statuses
 } as const;
 
@@ -672,5 +712,18 @@ export const STRICT_REQUEST_SCHEMAS = {
   setGroupPicture: strictBodyShape(REQUEST_SHAPES.setGroupPicture),
   leaveGroup: strictBodyShape(REQUEST_SHAPES.leaveGroup),
   // Account, queues and calls
+  getStatusInstance: strictBodyShape(REQUEST_SHAPES.getStatusInstance),
+  getStateInstanceHistory: strictBodyShape(REQUEST_SHAPES.getStateInstanceHistory),
+  reboot: strictBodyShape(REQUEST_SHAPES.reboot),
+  logout: strictBodyShape(REQUEST_SHAPES.logout),
+  qr: strictBodyShape(REQUEST_SHAPES.qr),
+  getAuthorizationCode: strictBodyShape(REQUEST_SHAPES.getAuthorizationCode),
+  getWaSettings: strictBodyShape(REQUEST_SHAPES.getWaSettings),
+  getMessagesCount: strictBodyShape(REQUEST_SHAPES.getMessagesCount),
+  getWebhooksCount: strictBodyShape(REQUEST_SHAPES.getWebhooksCount),
+  clearWebhooksQueue: strictBodyShape(REQUEST_SHAPES.clearWebhooksQueue),
+  lastIncomingCalls: strictBodyShape(REQUEST_SHAPES.lastIncomingCalls),
+  lastOutgoingCalls: strictBodyShape(REQUEST_SHAPES.lastOutgoingCalls),
+  setProfilePicture: strictBodyShape(REQUEST_SHAPES.setProfilePicture),
   // Statuses
 } as const;

@@ -60,6 +60,19 @@ export type RemoveAdminRequest = z.input<(typeof REQUEST_SCHEMAS)['removeAdmin']
 export type SetGroupPictureRequest = z.input<(typeof REQUEST_SCHEMAS)['setGroupPicture']>;
 export type LeaveGroupRequest = z.input<(typeof REQUEST_SCHEMAS)['leaveGroup']>;
 // Account, queues and calls
+export type GetStatusInstanceRequest = z.input<(typeof REQUEST_SCHEMAS)['getStatusInstance']>;
+export type GetStateInstanceHistoryRequest = z.input<(typeof REQUEST_SCHEMAS)['getStateInstanceHistory']>;
+export type RebootRequest = z.input<(typeof REQUEST_SCHEMAS)['reboot']>;
+export type LogoutRequest = z.input<(typeof REQUEST_SCHEMAS)['logout']>;
+export type QrRequest = z.input<(typeof REQUEST_SCHEMAS)['qr']>;
+export type GetAuthorizationCodeRequest = z.input<(typeof REQUEST_SCHEMAS)['getAuthorizationCode']>;
+export type GetWaSettingsRequest = z.input<(typeof REQUEST_SCHEMAS)['getWaSettings']>;
+export type GetMessagesCountRequest = z.input<(typeof REQUEST_SCHEMAS)['getMessagesCount']>;
+export type GetWebhooksCountRequest = z.input<(typeof REQUEST_SCHEMAS)['getWebhooksCount']>;
+export type ClearWebhooksQueueRequest = z.input<(typeof REQUEST_SCHEMAS)['clearWebhooksQueue']>;
+export type LastIncomingCallsRequest = z.input<(typeof REQUEST_SCHEMAS)['lastIncomingCalls']>;
+export type LastOutgoingCallsRequest = z.input<(typeof REQUEST_SCHEMAS)['lastOutgoingCalls']>;
+export type SetProfilePictureRequest = z.input<(typeof REQUEST_SCHEMAS)['setProfilePicture']>;
 // Statuses
 
 /** A request after validation: defaults applied, phone numbers as numbers. */
@@ -430,6 +443,19 @@ export interface ResponseMap {
   setGroupPicture: SetGroupPictureResponse;
   leaveGroup: LeaveGroupResponse;
   // Account, queues and calls
+  getStatusInstance: GetStatusInstanceResponse;
+  getStateInstanceHistory: GetStateInstanceHistoryResponse;
+  reboot: RebootResponse;
+  logout: LogoutResponse;
+  qr: QrResponse;
+  getAuthorizationCode: GetAuthorizationCodeResponse;
+  getWaSettings: GetWaSettingsResponse;
+  getMessagesCount: GetMessagesCountResponse;
+  getWebhooksCount: GetWebhooksCountResponse;
+  clearWebhooksQueue: ClearWebhooksQueueResponse;
+  lastIncomingCalls: LastIncomingCallsResponse;
+  lastOutgoingCalls: LastOutgoingCallsResponse;
+  setProfilePicture: SetProfilePictureResponse;
   // Statuses
 }
 
@@ -486,6 +512,19 @@ export interface RequestMap {
   setGroupPicture: SetGroupPictureRequest;
   leaveGroup: LeaveGroupRequest;
   // Account, queues and calls
+  getStatusInstance: GetStatusInstanceRequest;
+  getStateInstanceHistory: GetStateInstanceHistoryRequest;
+  reboot: RebootRequest;
+  logout: LogoutRequest;
+  qr: QrRequest;
+  getAuthorizationCode: GetAuthorizationCodeRequest;
+  getWaSettings: GetWaSettingsRequest;
+  getMessagesCount: GetMessagesCountRequest;
+  getWebhooksCount: GetWebhooksCountRequest;
+  clearWebhooksQueue: ClearWebhooksQueueRequest;
+  lastIncomingCalls: LastIncomingCallsRequest;
+  lastOutgoingCalls: LastOutgoingCallsRequest;
+  setProfilePicture: SetProfilePictureRequest;
   // Statuses
 }
 
@@ -661,6 +700,79 @@ export interface LeaveGroupResponse {
   removeAdmin?: boolean;
 }
 // Account, queues and calls
+/** The socket to the messenger: `online` while the account works. */
+export interface GetStatusInstanceResponse {
+  statusInstance: 'online' | 'offline';
+}
+/** One change of the account's state (getStateInstanceHistory), newest first. */
+export interface StateHistoryRecord {
+  stateInstance: InstanceState;
+  /** UNIX time, seconds. */
+  timestamp: number;
+  /** The account's chat id (the service names it phoneNumber), e.g. `79001234567@c.us`. */
+  phoneNumber: string;
+}
+export type GetStateInstanceHistoryResponse = StateHistoryRecord[];
+export interface RebootResponse {
+  isReboot: boolean;
+}
+export interface LogoutResponse {
+  isLogout: boolean;
+}
+/**
+ * qr: `qrCode` (message: a base64 PNG) while the account is not authorized,
+ * `alreadyLogged` once it is, `error` when no code can be given.
+ */
+export interface QrResponse {
+  type: 'qrCode' | 'alreadyLogged' | 'error';
+  message: string;
+}
+/** `status: true` with the code to enter on the phone; false (code '') when none can be given. */
+export interface GetAuthorizationCodeResponse {
+  status: boolean;
+  code: string;
+}
+/** The account on the messenger; avatar, phone and deviceId are empty while it is not authorized. */
+export interface GetWaSettingsResponse {
+  avatar: string;
+  phone: string;
+  stateInstance: InstanceState;
+  deviceId: string;
+}
+export interface GetMessagesCountResponse {
+  count: number;
+}
+export interface GetWebhooksCountResponse {
+  count: number;
+}
+/** `isCleared: false`, reason `Too many requests` and the seconds left, within a minute of the last clearing. */
+export interface ClearWebhooksQueueResponse {
+  isCleared: boolean;
+  reason: string;
+  leftTime?: number;
+}
+/** incomingCall's and the call journals' call statuses. */
+export type CallStatus = 'offer' | 'pickUp' | 'hangUp' | 'missed' | 'declined';
+/** One call of the journals (lastIncomingCalls, lastOutgoingCalls). */
+export interface CallRecord {
+  type: 'incoming' | 'outgoing';
+  /** The call's id. */
+  idMessage: string;
+  /** UNIX time, seconds. */
+  timestamp: number;
+  /** The other party's chat id. */
+  from: string;
+  status: CallStatus;
+  isVideo: boolean;
+}
+export type LastIncomingCallsResponse = CallRecord[];
+export type LastOutgoingCallsResponse = CallRecord[];
+export interface SetProfilePictureResponse {
+  /** Why it was not set; null when it was. */
+  reason: string | null;
+  urlAvatar: string;
+  setProfilePicture: boolean;
+}
 // Statuses
 
 /** Error bodies of the service. */

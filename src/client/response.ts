@@ -2,6 +2,7 @@
  * What an answer of the service means: a typed result, or a typed error with
  * whether it may be retried. Pure: no I/O, no clock beyond `now`.
  */
+import { accountAnswerProblem } from './account-answers.js';
 import { AccountCheckError, ApiError, MsgflowError, NetworkError, RateLimitError } from '../api/errors.js';
 import type { ErrorCode } from '../api/error-codes.js';
 import { METHOD_SPECS, type ApiMethod } from '../api/methods.js';
@@ -272,6 +273,20 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
         ? undefined
         : 'expected {leaveGroup: boolean} or {removeAdmin: boolean}';
     // Account, queues and calls
+    case 'getStatusInstance':
+    case 'getStateInstanceHistory':
+    case 'reboot':
+    case 'logout':
+    case 'qr':
+    case 'getAuthorizationCode':
+    case 'getWaSettings':
+    case 'getMessagesCount':
+    case 'getWebhooksCount':
+    case 'clearWebhooksQueue':
+    case 'lastIncomingCalls':
+    case 'lastOutgoingCalls':
+    case 'setProfilePicture':
+      return accountAnswerProblem(method, body);
     // Statuses
     default:
       return undefined;

@@ -149,6 +149,52 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     output: '{ leaveGroup: true } or { removeAdmin: true } (when the account was an admin)',
   },
   // Account, queues and calls
+  getStatusInstance: {
+    description: "Whether the account's socket to the messenger is open (online while it works).",
+    output: "{ statusInstance: 'online' | 'offline' }",
+  },
+  getStateInstanceHistory: {
+    description: "The account's last `count` state changes (default 100), newest first.",
+    output: 'an array of { stateInstance, timestamp, phoneNumber }',
+  },
+  reboot: {
+    description: 'Restarts the instance: starting for a moment, then back (a yellowCard account comes back authorized).',
+    output: '{ isReboot: boolean }',
+  },
+  logout: {
+    description: 'Logs the account out: notAuthorized until it is linked again (qr or getAuthorizationCode).',
+    output: '{ isLogout: boolean }',
+  },
+  qr: {
+    description: 'The QR code to link the account, while it is not authorized.',
+    output: "{ type: 'qrCode' | 'alreadyLogged' | 'error', message }",
+  },
+  getAuthorizationCode: {
+    description: 'A code to link the account by phone number, while it is not authorized.',
+    output: '{ status: boolean, code: string }',
+  },
+  getWaSettings: {
+    description: 'The account on the messenger: avatar, phone, state, device id.',
+    output: '{ avatar, phone, stateInstance, deviceId }',
+  },
+  getMessagesCount: { description: 'How many messages wait in the send queue.', output: '{ count: number }' },
+  getWebhooksCount: { description: 'How many notifications wait in the incoming queue.', output: '{ count: number }' },
+  clearWebhooksQueue: {
+    description: 'Drops every notification waiting in the incoming queue (at most once a minute).',
+    output: '{ isCleared: boolean, reason: string, leftTime? }',
+  },
+  lastIncomingCalls: {
+    description: 'Incoming calls of the last `minutes` (default 1440), newest first.',
+    output: 'an array of { type, idMessage, timestamp, from, status, isVideo }',
+  },
+  lastOutgoingCalls: {
+    description: 'Outgoing calls of the last `minutes` (default 1440), newest first.',
+    output: 'an array of { type, idMessage, timestamp, from, status, isVideo }',
+  },
+  setProfilePicture: {
+    description: "Sets the account's profile picture (a JPEG file of the project).",
+    output: '{ reason: null, urlAvatar: string, setProfilePicture: boolean }',
+  },
   // Statuses
 };
 
@@ -161,6 +207,7 @@ const FILE_INPUT: Partial<Record<ApiMethod, z.ZodType>> = {
   uploadFile: z.strictObject({ ...REQUEST_SHAPES.uploadFile, file: projectFile() }),
   // Groups
   setGroupPicture: z.strictObject({ ...REQUEST_SHAPES.setGroupPicture, file: projectFile() }),
+  setProfilePicture: z.strictObject({ ...REQUEST_SHAPES.setProfilePicture, file: projectFile() }),
 };
 
 /** `file:` of the upload actions: a file of the project (`msgflow validate` checks a literal path). */

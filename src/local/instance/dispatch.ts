@@ -12,6 +12,7 @@ import { typeByFileName } from '../media/detect-type.js';
 import type { Network } from '../network.js';
 import type { AccountChecker } from './account-check.js';
 import type { Chats } from './chats.js';
+import { socketStatus, withAccount, type Account } from './account.js';
 import type { ContactBook } from './contacts.js';
 import type { Groups } from './groups.js';
 import type { History } from './history.js';
@@ -43,6 +44,12 @@ export interface MethodHost {
   /** The group chats (groups.ts). */
   readonly groups: Groups;
   // Account, queues and calls
+  /** State history, call journals, profile picture (account.ts). */
+  readonly account: Account;
+  /** Changes the account's state (logout): stateInstanceChanged, recorded in the history. */
+  setState(state: InstanceState): Promise<void>;
+  /** reboot: `starting` for a moment, then back (a yellowCard account comes back authorized). */
+  reboot(): Promise<{ isReboot: boolean }>;
   // Statuses
   readonly clock: Clock;
   readonly network: Network;
@@ -152,6 +159,23 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   setGroupPicture: (i, r) => i.groups.setPicture(r),
   leaveGroup: (i, r) => i.groups.leave(r),
   // Account, queues and calls
+  getStatusInstance: (i) => ({ statusInstance: socketStatus(i.state()) }),
+  getStateInstanceHistory: (i, r) => i.account.stateHistory(r.count),
+  reboot: (i) => i.reboot(),
+  logout: async (i) => {
+    await i.setState('notAuthorized');
+    return { isLogout: true };
+  },
+  qr: (i) => i.account.qr(i.state()),
+  getAuthorizationCode: (i) => i.account.authorizationCode(i.state()),
+  getWaSettings: (i) => i.account.waSettings(i.state()),
+  // What showMessagesQueue lists (a typing notice is not a message).
+  getMessagesCount: (i) => ({ count: i.sendQueue.pending().filter((e) => showQueued(e) !== undefined).length }),
+  getWebhooksCount: (i) => ({ count: i.notifier.queue.size }),
+  clearWebhooksQueue: (i) => i.account.clearWebhooks(() => i.notifier.queue.clear()),
+  lastIncomingCalls: (i, r) => withAccount(i, () => i.account.journal('incoming', i.clock.now() - r.minutes * 60_000)),
+  lastOutgoingCalls: (i, r) => withAccount(i, () => i.account.journal('outgoing', i.clock.now() - r.minutes * 60_000)),
+  setProfilePicture: (i, r) => withAccount(i, () => i.account.setPicture(r)),
   // Statuses
 };
 

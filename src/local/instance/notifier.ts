@@ -13,6 +13,7 @@
  */
 import path from 'node:path';
 import type {
+  IncomingCall,
   InstanceData,
   InstanceState,
   NotificationBody,
@@ -23,7 +24,7 @@ import type {
 import type { Message } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
-import { incomingBody, outgoingBody, stateBody, statusBody, type Origin } from '../notify/bodies.js';
+import { callBody, incomingBody, outgoingBody, stateBody, statusBody, type Origin } from '../notify/bodies.js';
 import { NotificationQueue } from '../notify/notification-queue.js';
 import { StatusWatcher, type TrackedMessage } from '../notify/status-watcher.js';
 import { WebhookPusher } from '../notify/webhook-pusher.js';
@@ -164,6 +165,13 @@ export class Notifier {
     const { instanceData, timestamp } = { instanceData: this.opts.instanceData, timestamp: Math.floor(this.opts.clock.now() / 1000) };
     await this.queue.add({ ...body, instanceData, timestamp } as unknown as NotificationBody);
     return true;
+  }
+
+  /** A call to the account: incomingCall, once per call and status. */
+  async callArrived(c: { from: string; status: IncomingCall['status']; idMessage: string }): Promise<boolean> {
+    const key = `call:${c.idMessage}:${c.status}`;
+    await this.produce('incomingCall', key, () => callBody(c, this.origin()));
+    return this.opts.settings.produces('incomingCall');
   }
 
   /** The plan's chat quota refused a send: quotaExceeded (not keyed: each refusal is reported). */

@@ -153,4 +153,30 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     request: { chatId: PERSONAL, ephemeralExpiration: 86400 },
     answer: { chatId: PERSONAL, disappearingMessagesInChat: true, ephemeralExpiration: 86400 },
   },
+  // Account, queues and calls
+  getStatusInstance: { request: {}, answer: { statusInstance: 'online' } },
+  getStateInstanceHistory: {
+    request: { count: 2 },
+    answer: [{ stateInstance: 'authorized', timestamp: 1767225600, phoneNumber: '79001234567@c.us' }],
+  },
+  reboot: { request: {}, answer: { isReboot: true } },
+  logout: { request: {}, answer: { isLogout: true } },
+  qr: { request: {}, answer: { type: 'alreadyLogged', message: 'instance account already authorized' } },
+  getAuthorizationCode: { request: { phoneNumber: 79001234567 }, answer: { status: true, code: 'GAPI2015' } },
+  getWaSettings: {
+    request: {},
+    answer: { avatar: '', phone: '79001234567', stateInstance: 'authorized', deviceId: '79001234567:8@s.whatsapp.net' },
+  },
+  getMessagesCount: { request: {}, answer: { count: 0 } },
+  getWebhooksCount: { request: {}, answer: { count: 3 } },
+  clearWebhooksQueue: { request: {}, answer: { isCleared: true, reason: '' } },
+  lastIncomingCalls: {
+    request: { minutes: 60 },
+    answer: [{ type: 'incoming', idMessage: 'CALL1', timestamp: 1767225600, from: PERSONAL, status: 'missed', isVideo: false }],
+  },
+  lastOutgoingCalls: { request: {}, answer: [] },
+  setProfilePicture: {
+    request: { file: Buffer.from('JFIF picture'), fileName: 'me.jpg' },
+    answer: { reason: null, urlAvatar: 'https://media.example.com/files/abc/me.jpg', setProfilePicture: true },
+  },
 };

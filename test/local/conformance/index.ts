@@ -13,6 +13,7 @@ import { sendFileSuite } from './send-file.js';
 import { sendingSuite } from './sending.js';
 import { incomingKindsSuite } from './incoming-kinds.js';
 import { chatsSuite } from './chats.js';
+import { accountSuite } from './account.js';
 import { fidelitySuite } from './fidelity.js';
 import { groupsSuite } from './groups.js';
 
@@ -27,6 +28,7 @@ export function describeConformance(kind: TransportKind): void {
     sendingSuite(kind);
     incomingKindsSuite(kind);
     chatsSuite(kind);
+    accountSuite(kind);
     fidelitySuite(kind);
     groupsSuite(kind);
   });
