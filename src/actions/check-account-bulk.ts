@@ -189,6 +189,8 @@ interface Job extends JournaledJob<Entry> {
   asked: boolean;
   /** Records in flight: answers overlap, commits (journal, counters, report, guard) go in record order. */
   window: InFlight;
+  /** The pause being waited out, which records in flight that meet it too wait with (counted and announced once). */
+  pausing?: Promise<void>;
   tally: Omit<CheckAccountBulkSummary, 'report' | 'wouldCheck'> & { wouldCheck: number };
 }
 
@@ -243,14 +245,12 @@ async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job)
     const key = `#${row.index}`;
     if ('status' in t) {
       job.tally.invalid++;
-      job.counters.add('invalid');
-      if (!job.done.delete(key)) await commitLater(job, ctx, key, t);
+      await countOrCommit(job, ctx, key, t, 'invalid');
       continue;
     }
     const first = job.seen.get(t.id);
     if (first !== undefined) {
       job.tally.duplicates++;
-      job.counters.add('duplicate');
       const r: CheckResult = {
         input: t.input,
         where: t.where,
@@ -259,7 +259,7 @@ async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job)
         status: 'duplicate',
         error: duplicateOf(first),
       };
-      if (!job.done.delete(key)) await commitLater(job, ctx, key, r);
+      await countOrCommit(job, ctx, key, r, 'duplicate');
       continue;
     }
     job.seen.set(t.id, row.index);
@@ -327,11 +327,19 @@ function countOutcome(job: Job, e: Entry): void {
   }
 }
 
-/** A result known without a call (invalid, duplicate): committed in its place among the records in flight. */
-function commitLater(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
-  return job.window.push(
+/**
+ * A result known without a call (invalid, duplicate): counted now when a
+ * previous attempt finished it, else committed and counted in its place
+ * among the records in flight (progress never runs ahead of the report).
+ */
+async function countOrCommit(job: Job, ctx: ActionContext, key: string, r: CheckResult, counter: 'invalid' | 'duplicate'): Promise<void> {
+  if (job.done.delete(key)) return job.counters.add(counter);
+  await job.window.push(
     async () => r,
-    (result) => finishRecord(job, ctx, key, result),
+    async (result) => {
+      await finishRecord(job, ctx, key, result);
+      job.counters.add(counter);
+    },
   );
 }
 
@@ -484,6 +492,12 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
  * check is asked again (the pause, when in force, answers again).
  */
 async function honourPause(ctx: ActionContext, job: Job, e: PauseError): Promise<void> {
+  job.pausing ??= waitOutPause(ctx, job, e).finally(() => (job.pausing = undefined));
+  await job.pausing;
+}
+
+/** Counts and announces a pause this job raised, then waits it out (see {@link honourPause}). */
+async function waitOutPause(ctx: ActionContext, job: Job, e: PauseError): Promise<void> {
   const p = e.pause;
   if (p.raised) {
     job.tally.pauses++;
