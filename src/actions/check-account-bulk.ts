@@ -187,8 +187,6 @@ interface Job extends JournaledJob<Entry> {
   cache: ReturnType<ActionContext['shared']>;
   /** This execution has asked the service (a check or the access probe): cached answers may be given. */
   asked: boolean;
-  /** Records of this job waiting on the instance's pause now (the first counts and announces it). */
-  waitingOnPause: number;
   /** Records in flight: answers overlap, commits (journal, counters, report, guard) go in record order. */
   window: InFlight;
   /** The pause being waited out, which records in flight that meet it too wait with (counted and announced once). */
@@ -292,7 +290,6 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     done: new Set(),
     seen: new RowIndex(),
     asked: false,
-    waitingOnPause: 0,
     window: new InFlight(inFlightLimit(input.inFlight, input.pace)),
     tally: {
       total: 0,
@@ -502,27 +499,18 @@ async function honourPause(ctx: ActionContext, job: Job, e: PauseError): Promise
 /** Counts and announces a pause this job raised, then waits it out (see {@link honourPause}). */
 async function waitOutPause(ctx: ActionContext, job: Job, e: PauseError): Promise<void> {
   const p = e.pause;
-  // With records in flight, several calls may meet one pause (each answered
-  // rate_limit_exceeded, or refused by it): the first to wait counts and
-  // announces it, the others join its wait.
-  const first = job.waitingOnPause++ === 0;
-  try {
-    if (first && p.raised) {
-      job.tally.pauses++;
-      await ctx.state.set('pauses', job.tally.pauses);
-      const payload = { instance: ctx.instance.name, identity: ctx.instance.identity, until: p.until, retryAfterMs: p.raised.retryAfterMs };
-      ctx.emit('checkAccount.paused', payload);
-    }
-    if (first)
-      ctx.logger.warn(
-        `${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' are paused by ${p.reason}; 'msgflow pauses lift ${ctx.instance.name}' lifts the pause`,
-      );
-    await job.counters.waitingFor(() => ctx.wait(pauseWait(p, ctx.shared)));
-    if (first && ctx.clock.now() < p.until)
-      ctx.logger.info(`${CHECK_ACCOUNT_BULK}: the pause of instance '${ctx.instance.name}' was lifted; checking again`);
-  } finally {
-    job.waitingOnPause--;
+  if (p.raised) {
+    job.tally.pauses++;
+    await ctx.state.set('pauses', job.tally.pauses);
+    const payload = { instance: ctx.instance.name, identity: ctx.instance.identity, until: p.until, retryAfterMs: p.raised.retryAfterMs };
+    ctx.emit('checkAccount.paused', payload);
   }
+  ctx.logger.warn(
+    `${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' are paused by ${p.reason}; 'msgflow pauses lift ${ctx.instance.name}' lifts the pause`,
+  );
+  await job.counters.waitingFor(() => ctx.wait(pauseWait(p, ctx.shared)));
+  if (ctx.clock.now() < p.until)
+    ctx.logger.info(`${CHECK_ACCOUNT_BULK}: the pause of instance '${ctx.instance.name}' was lifted; checking again`);
 }
 
 // ---- report: the summary -------------------------------------------------------
