@@ -21,6 +21,8 @@ export const ERROR_CATALOGUE = {
   NOT_ON_MESSENGER: { status: 404, template: '{chatId} is not on {messenger}' },
   CHAT_NOT_FOUND: { status: 400, template: 'chatId not found' },
   MESSAGE_NOT_FOUND: { status: 400, template: "Message not found by id '{idMessage}'" },
+  /** deleteStatus / getStatusStatistic: no status the account posted has that id (the service's text, as it spells it). */
+  STATUS_NOT_FOUND: { status: 400, template: 'ID message notfound' },
   INSTANCE_NOT_READY: { status: 200, template: 'instance is {state}: authorize the instance before checking accounts' },
   /** A method that needs the account, on an instance that is not authorized (the service's text). */
   ACCOUNT_NOT_AUTHORIZED: { status: 400, template: 'instance account not authorized' },

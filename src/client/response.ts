@@ -113,6 +113,7 @@ export function errorCode(method: ApiMethod, status: number, message: string): E
     if (method === 'addContact') return 'CONTACT_EXISTS';
     if (method === 'getMessage' && /^chatId not found/i.test(message)) return 'CHAT_NOT_FOUND';
     if (method === 'getMessage' && /^Message not found/i.test(message)) return 'MESSAGE_NOT_FOUND';
+    if (/^ID message not ?found/i.test(message)) return 'STATUS_NOT_FOUND';
     return 'VALIDATION_FAILED';
   }
   const byStatus: Partial<Record<number, ErrorCode>> = {
@@ -211,6 +212,18 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
     // Groups
     // Account, queues and calls
     // Statuses
+    case 'sendTextStatus':
+    case 'sendVoiceStatus':
+    case 'sendMediaStatus':
+      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
+    case 'getStatusStatistic':
+      return Array.isArray(body) && body.every((x) => isRecord(x) && typeof x.participant === 'string' && typeof x.status === 'string')
+        ? undefined
+        : 'expected an array of {participant: string, status: string}';
+    case 'getIncomingStatuses':
+    case 'getOutgoingStatuses':
+      if (!Array.isArray(body)) return 'expected an array of statuses';
+      return body.every(isMessage) ? undefined : 'expected an array of statuses, got an item without idMessage';
     default:
       return undefined;
   }

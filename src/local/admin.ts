@@ -17,6 +17,9 @@
  *   when its switch is on. Answers `{queued}`. For flow tests of flows
  *   triggered by statuses: a message that arrives is `incoming` instead.
  * - `GET /_local/waInstance{id}/contacts/{token}`: `{contacts, phonebook}`.
+ * - `POST /_local/waInstance{id}/status/{token}` `{chatId, message | urlFile+fileName, ...}`:
+ *   a contact posts a status. Answers `{received, status}`; `received: false`
+ *   when the sender is not one of the account's contacts.
  */
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
@@ -24,6 +27,7 @@ import { INSTANCE_STATES, NOTIFICATION_TYPES } from '../api/notifications.js';
 import { issueToValidationError } from '../api/validate.js';
 import type { LocalInstance } from './instance/instance.js';
 import { MessageInputSchema } from './message-input.js';
+import { IncomingStatusSchema } from './instance/statuses.js';
 import { errorResponse, json, readJsonBody } from './request.js';
 import type { LocalRequest, LocalResponse } from './types.js';
 
@@ -42,6 +46,7 @@ const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
     state: 'POST',
     queue: 'GET',
     contacts: 'GET',
+    status: 'POST',
   } as const,
 );
 
@@ -68,6 +73,8 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
       await instance.setState(state);
       return json(200, { state });
     }
+    case 'status':
+      return json(200, await instance.receiveStatus(parse(IncomingStatusSchema, readJsonBody(req))));
     case 'queue':
       return json(200, { pending: instance.sendQueue.pending(), failed: instance.sendQueue.failed() });
     default:

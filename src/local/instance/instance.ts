@@ -33,6 +33,7 @@ import { resolveReplies } from './replies.js';
 import { fileUrl, isSendingKind, outgoingBase, pause, Sending } from './sending.js';
 import { Replier } from './replier.js';
 import { SettingsStore } from './settings.js';
+import { StatusBook, type IncomingStatusInput } from './statuses.js';
 import type { TrackedMessage } from '../notify/status-watcher.js';
 
 export type { InstanceState };
@@ -83,6 +84,8 @@ export class LocalInstance {
   private readonly stopping = new AbortController();
   /** The sending methods beyond sendMessage and sendFileByUrl. */
   private readonly sending: Sending;
+  /** Posted and received statuses. */
+  private readonly statuses: StatusBook;
 
   /**
    * Opens the instance's stores under dataDir/<idInstance>/, seeds an empty
@@ -160,6 +163,7 @@ export class LocalInstance {
       stopping: this.stopping.signal,
     });
     this.replier = this.createReplier();
+    this.statuses = new StatusBook({ ...where, ...deps, contacts: parts.contacts, wid: widOf(config) });
     this.host = {
       ...parts,
       sending: this.sending,
@@ -167,6 +171,7 @@ export class LocalInstance {
       // Groups
       // Account, queues and calls
       // Statuses
+      statuses: this.statuses,
       sendQueue: this.sendQueue,
       clock: deps.clock,
       network: deps.network,
@@ -180,6 +185,7 @@ export class LocalInstance {
   /** Loads the send queue, redoes what a crash interrupted, and starts the queue and the notifier. */
   private async start(): Promise<void> {
     const queue = this.sendQueue;
+    await this.statuses.load();
     await queue.load();
     queue.on('sent', (e) => void this.afterSent(e.messageIds ?? [e.idMessage]));
     queue.on('failed', (e) => {
@@ -293,6 +299,11 @@ export class LocalInstance {
     const m = this.history.getMessage(stored.message.chatId, stored.message.idMessage);
     await this.notifier.messageArrived(m);
     return m;
+  }
+
+  /** Admin: a contact posts a status (received only from the account's contacts). */
+  receiveStatus(input: IncomingStatusInput) {
+    return this.statuses.receive(input);
   }
 
   /** Admin: contents of the contact list and the phonebook (the API has no method to read them). */
