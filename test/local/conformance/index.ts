@@ -12,6 +12,7 @@ import { notificationsSuite } from './notifications.js';
 import { sendFileSuite } from './send-file.js';
 import { sendingSuite } from './sending.js';
 import { incomingKindsSuite } from './incoming-kinds.js';
+import { statusesSuite } from './statuses.js';
 
 export function describeConformance(kind: TransportKind): void {
   describe(`local service conformance over ${kind}`, () => {
@@ -23,5 +24,6 @@ export function describeConformance(kind: TransportKind): void {
     notificationsSuite(kind);
     sendingSuite(kind);
     incomingKindsSuite(kind);
+    statusesSuite(kind);
   });
 }
