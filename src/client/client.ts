@@ -27,7 +27,10 @@ export type OptionalRequestMethod =
   | 'getSettings'
   | 'showMessagesQueue'
   | 'clearMessagesQueue'
-  | 'receiveNotification';
+  | 'receiveNotification'
+  // Statuses
+  | 'getIncomingStatuses'
+  | 'getOutgoingStatuses';
 
 /** The methods of {@link OptionalRequestMethod}, callable without a request. */
 export type OptionalRequestApi = {
