@@ -269,9 +269,13 @@ export class StatusBook {
     };
   }
 
-  /** Fetches urlFile into the media store; a file of another kind is refused, naming the field. */
+  /** Fetches urlFile into the media store; a failed fetch or a file of another kind is refused (400), naming the field. */
   private async fetch(urlFile: string, fileName: string, kinds: readonly string[], what: string): Promise<FetchedFile> {
-    const f = await this.deps.media.fetchAndStore({ urlFile, fileName });
+    const f = await this.deps.media.fetchAndStore({ urlFile, fileName }).catch((e: unknown) => {
+      // Fetched before the answer (not in the queue): a link that serves no file is the request's fault.
+      if (!(e instanceof MsgflowError) || !e.code.startsWith('FILE_')) throw e;
+      throw new MsgflowError('VALIDATION_FAILED', { details: `'urlFile' could not be fetched: ${e.message}` }, { cause: e });
+    });
     if (!kinds.includes(f.typeMessage)) {
       throw new MsgflowError('VALIDATION_FAILED', { details: `'urlFile' must be ${what}, got ${f.mimeType}` });
     }

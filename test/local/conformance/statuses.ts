@@ -159,6 +159,11 @@ export function statusesSuite(kind: TransportKind) {
         "Validation failed. Details: 'urlFile' must be an audio file, got image/png",
       );
       expect(await error('getStatusStatistic', undefined, {})).toBe("Validation failed. Details: 'idMessage' is required");
+      // The file is fetched before the answer: a link that does not serve one is refused, naming it.
+      expect(await error('sendMediaStatus', { urlFile: files.url('/nope.png'), fileName: 'nope.png' })).toMatch(
+        /^Validation failed\. Details: 'urlFile' could not be fetched: urlFile http:\/\/127\.0\.0\.1:\d+\/nope\.png: the server answered HTTP 404/,
+      );
+      expect(await outgoing()).toEqual([]);
     });
 
     it("contacts' statuses arrive only from the account's contacts, with their names, within `minutes`", async () => {
