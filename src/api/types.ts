@@ -499,8 +499,8 @@ export interface StatusPost {
   senderId?: string;
   senderName?: string;
   senderContactName?: string;
-  /** Outgoing. */
-  statusMessage?: 'sent' | 'delivered' | 'read';
+  /** Outgoing: `pending` while held in the queue (the instance not authorized). */
+  statusMessage?: 'pending' | 'sent' | 'delivered' | 'read';
   sendByApi?: boolean;
   participants?: string[];
   [field: string]: unknown;

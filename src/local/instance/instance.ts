@@ -163,7 +163,7 @@ export class LocalInstance {
       stopping: this.stopping.signal,
     });
     this.replier = this.createReplier();
-    this.statuses = new StatusBook({ ...where, ...deps, contacts: parts.contacts, wid: widOf(config) });
+    this.statuses = new StatusBook({ ...where, ...deps, contacts: parts.contacts, wid: widOf(config), working: () => this.working });
     this.host = {
       ...parts,
       sending: this.sending,
@@ -186,6 +186,7 @@ export class LocalInstance {
   private async start(): Promise<void> {
     const queue = this.sendQueue;
     await this.statuses.load();
+    if (this.working) await this.statuses.release();
     await queue.load();
     queue.on('sent', (e) => void this.afterSent(e.messageIds ?? [e.idMessage]));
     queue.on('failed', (e) => {
@@ -227,6 +228,7 @@ export class LocalInstance {
     if (state === this.stateNow) return;
     this.stateNow = state;
     this.sendQueue.poke();
+    if (this.working) await this.statuses.release();
     await this.notifier.stateChanged(state);
   }
 

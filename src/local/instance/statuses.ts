@@ -37,6 +37,18 @@ interface PostedRecord {
   post: StatusPost;
   sentAtMs: number;
   participants: string[];
+  /**
+   * When its viewers began to see it: the post time, or (posted while the
+   * instance was not authorized: held, the service's status queue) the time
+   * the instance worked again. Absent while held.
+   */
+  shownAtMs?: number;
+}
+/** A held status goes out: the instance works again. */
+interface ShownRecord {
+  kind: 'shown';
+  idMessage: string;
+  atMs: number;
 }
 /** A contact's status that reached the account. */
 interface ReceivedRecord {
@@ -50,7 +62,7 @@ interface DeletedRecord {
   idMessage: string;
   atMs: number;
 }
-type StatusRecord = PostedRecord | ReceivedRecord | DeletedRecord;
+type StatusRecord = PostedRecord | ReceivedRecord | DeletedRecord | ShownRecord;
 
 /**
  * A contact's status, as the admin endpoint takes it: a text (`message`) or
@@ -88,6 +100,8 @@ export interface StatusDeps {
   publicUrl: () => string;
   /** The account's own chat id: an outgoing status's chatId. */
   wid: string;
+  /** Whether the account works: a status posted while it does not is held until it does (up to 24 h). */
+  working: () => boolean;
 }
 
 export class StatusBook {
@@ -96,6 +110,8 @@ export class StatusBook {
   private readonly posted: PostedRecord[] = [];
   private readonly received: ReceivedRecord[] = [];
   private readonly byId = new Map<string, PostedRecord>();
+  /** Statuses posted while the instance did not work, in post order. */
+  private readonly held = new Map<string, PostedRecord>();
 
   constructor(private readonly deps: StatusDeps) {
     this.log = new AppendLog(path.join(deps.dir, 'statuses.jsonl'), path.join(deps.shown, 'statuses.jsonl'));
@@ -104,6 +120,20 @@ export class StatusBook {
   /** Reads statuses.jsonl (absent: no statuses yet). */
   async load(): Promise<void> {
     for (const r of (await this.log.read()) ?? []) this.index(r);
+  }
+
+  /**
+   * The instance works (again): held statuses go out now; one held more
+   * than 24 hours is dropped, as the service's queue drops it.
+   */
+  async release(): Promise<void> {
+    const now = this.deps.clock.now();
+    for (const r of [...this.held.values()]) {
+      const expired = now - r.sentAtMs >= STATUS_LIFETIME_MS;
+      await this.append(
+        expired ? { kind: 'deleted', idMessage: r.post.idMessage, atMs: now } : { kind: 'shown', idMessage: r.post.idMessage, atMs: now },
+      );
+    }
   }
 
   async sendText(r: ParsedRequest<'sendTextStatus'>): Promise<{ idMessage: string }> {
@@ -163,7 +193,9 @@ export class StatusBook {
   statistic(idMessage: string): StatusStatisticItem[] {
     const r = this.byId.get(idMessage);
     if (!r) throw new MsgflowError('STATUS_NOT_FOUND');
-    return r.participants.map((participant) => this.viewer(r, participant));
+    // Held in the queue: nobody has it yet.
+    if (r.shownAtMs === undefined) return [];
+    return r.participants.map((participant) => this.viewer(r, participant, r.shownAtMs!));
   }
 
   /** Statuses the account posted since `sinceMs`, newest first, each with how far it got to its viewers. */
@@ -172,7 +204,11 @@ export class StatusBook {
     for (let i = this.posted.length - 1; i >= 0 && this.posted[i]!.sentAtMs >= sinceMs; i--) {
       const r = this.posted[i]!;
       if (!this.byId.has(r.post.idMessage)) continue;
-      out.push({ ...r.post, statusMessage: furthest(r.participants.map((p) => this.viewer(r, p).status)) });
+      const shownAt = r.shownAtMs;
+      out.push({
+        ...r.post,
+        statusMessage: shownAt === undefined ? 'pending' : furthest(r.participants.map((p) => this.viewer(r, p, shownAt).status)),
+      });
     }
     return out;
   }
@@ -229,12 +265,12 @@ export class StatusBook {
   }
 
   /** How far a status got to one participant: as a message would, but frozen when the status came down. */
-  private viewer(r: PostedRecord, participant: string): StatusStatisticItem {
+  private viewer(r: PostedRecord, participant: string, shownAt: number): StatusStatisticItem {
     const { network, clock } = this.deps;
-    const at = Math.min(clock.now(), r.sentAtMs + STATUS_LIFETIME_MS);
-    const status = network.statusOf(participant, r.sentAtMs, at);
+    const at = Math.min(clock.now(), shownAt + STATUS_LIFETIME_MS);
+    const status = network.statusOf(participant, shownAt, at);
     const reachedAt =
-      status === 'read' ? r.sentAtMs + network.readAfterMs! : status === 'delivered' ? r.sentAtMs + network.deliveredAfterMs : r.sentAtMs;
+      status === 'read' ? shownAt + network.readAfterMs! : status === 'delivered' ? shownAt + network.deliveredAfterMs : shownAt;
     return { participant, timestamp: Math.floor(reachedAt / 1000), status };
   }
 
@@ -284,6 +320,7 @@ export class StatusBook {
 
   private async add(r: PostedRecord): Promise<{ idMessage: string }> {
     r.post.participants = r.participants;
+    if (this.deps.working()) r.shownAtMs = r.sentAtMs;
     await this.append(r);
     return { idMessage: r.post.idMessage };
   }
@@ -298,10 +335,16 @@ export class StatusBook {
     if (r.kind === 'posted') {
       this.posted.push(r);
       this.byId.set(r.post.idMessage, r);
+      if (r.shownAtMs === undefined) this.held.set(r.post.idMessage, r);
     } else if (r.kind === 'received') {
       this.received.push(r);
+    } else if (r.kind === 'shown') {
+      const p = this.held.get(r.idMessage);
+      if (p) p.shownAtMs = r.atMs;
+      this.held.delete(r.idMessage);
     } else {
       this.byId.delete(r.idMessage);
+      this.held.delete(r.idMessage);
     }
   }
 }

@@ -110,6 +110,30 @@ export function statusesSuite(kind: TransportKind) {
       expect(await error('deleteStatus', { idMessage: id })).toBe('ID message notfound');
     });
 
+    it('a status posted while the instance is not authorized waits (pending) and goes out when it works again', async () => {
+      expect((await h.admin('state', { state: 'notAuthorized' })).status).toBe(200);
+      const id = await post('sendTextStatus', { message: 'held', participants: [ALICE] });
+      expect(await statistic(id)).toEqual([]);
+      await h.clock.advance(10_000);
+      expect((await outgoing()).map((s) => [s.idMessage, s.statusMessage])).toEqual([[id, 'pending']]);
+      expect(await statistic(id)).toEqual([]);
+      await h.admin('state', { state: 'authorized' });
+      expect(await statistic(id)).toEqual([{ participant: ALICE, timestamp: sec(T0 + 10_000), status: 'sent' }]);
+      await h.clock.advance(1000);
+      expect(await statistic(id)).toEqual([{ participant: ALICE, timestamp: sec(T0 + 11_000), status: 'delivered' }]);
+      await h.restart();
+      expect((await outgoing())[0]!.statusMessage).toBe('delivered');
+    });
+
+    it('a status held more than 24 hours is dropped when the instance works again', async () => {
+      await h.admin('state', { state: 'notAuthorized' });
+      const id = await post('sendTextStatus', { message: 'too late', participants: [ALICE] });
+      await h.clock.advance(DAY);
+      await h.admin('state', { state: 'authorized' });
+      expect(await outgoing(2 * 1440)).toEqual([]);
+      expect(await error('getStatusStatistic', undefined, { idMessage: id })).toBe('ID message notfound');
+    });
+
     it('deleteStatus answers an empty 200; the status leaves the journal and the statistic', async () => {
       const kept = await post('sendTextStatus', { message: 'kept', participants: [ALICE] });
       const gone = await post('sendTextStatus', { message: 'gone', participants: [ALICE] });
