@@ -5,11 +5,13 @@
  * posted status is seen by the simulated participants on the network's
  * timings (delivered after deliveredAfterMs, read after readAfterMs), like a
  * message, but only while it is up: 24 hours on the instance's clock, or
- * until deleteStatus. Like the history, nothing stored changes: a viewer's
+ * until deleteStatus. A status posted while the instance does not work is
+ * held (the service's status queue, up to 24 h) and goes out when it works
+ * again. Like the history, no stored line changes: a viewer's
  * state is derived from the post time and the clock, so it is right after a
  * restart and under an injected clock.
  *
- * One append-only file, statuses.jsonl, a line per post or deletion: a
+ * One append-only file, statuses.jsonl, a line per post, release, receipt or deletion: a
  * write costs the same however many statuses are stored.
  */
 import path from 'node:path';
