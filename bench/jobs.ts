@@ -8,6 +8,7 @@
  *
  *   npm run bench:jobs -- [--sizes 10000,100000,1000000] [--jobs check,import]
  *                         [--drivers lowdb,redis] [--timeout 3600] [--kill] [--keep]
+ *                         [--rounds 3] [--no-peer]
  *
  * Columns: records/s over the run (engine start to run end; the child's
  * start-up excluded), wall of the run, peak RSS of the child
@@ -15,6 +16,9 @@
  * lowdb, the bytes of the state directory (.msgflow/state) over the records;
  * redis, the sum of MEMORY USAGE of the project's keys over the records
  * (memory, not disk: what the server holds, and what an RDB/AOF then stores).
+ * The peer column: a bare loop over the same in-process service's handle()
+ * (one awaited call per record, nothing else), run after each round of
+ * msgflow's, and msgflow's rate as a multiple of it. With --rounds, medians.
  *
  * Numbers are 7920xxxxxxx. With the local service's population rule
  * (`local.network.population`) 60% of them have an account; on a tree
@@ -63,6 +67,8 @@ type Driver = 'lowdb' | 'redis';
 interface ChildArgs {
   dir: string;
   flow: string;
+  /** The peer instead of msgflow: a bare loop of this many calls over the in-process service's handle(). */
+  bare?: number;
 }
 
 interface ChildResult {
@@ -76,7 +82,35 @@ const phone = (i: number) => `7920${String(i).padStart(7, '0')}`;
 
 // ---------------------------------------------------------------- child ---
 
+/**
+ * The peer: what a user's script over the same in-process service would do,
+ * one call per record (checkAccount per number, addContact per contact),
+ * awaited one at a time, with no cache, journal, dedup or report.
+ */
+async function bareLoop(args: ChildArgs, n: number): Promise<void> {
+  const config = loadConfig(join(args.dir, 'config.yaml'));
+  const service = createLocalService(config.local!, { baseDir: config.baseDir });
+  await service.start();
+  const check = args.flow === 'check';
+  const path = `/waInstance${ID}/${check ? 'checkAccount' : 'addContact'}/${TOKEN}`;
+  const headers = { 'content-type': 'application/json' };
+  let failed = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const body = check
+      ? `{"phoneNumber":${phone(i)}}`
+      : JSON.stringify({ chatId: `${phone(i)}@c.us`, firstName: `Lead ${i}`, lastName: 'Bench' });
+    if ((await service.handle({ httpMethod: 'POST', path, headers, body })).status !== 200) failed++;
+  }
+  const runMs = performance.now() - t0;
+  await service.close();
+  const result: ChildResult = { status: 'succeeded', runMs, maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024) };
+  if (failed > 0 && check) Object.assign(result, { status: 'failed', error: `${failed} calls not answered 200` });
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}
+
 async function child(args: ChildArgs): Promise<void> {
+  if (args.bare !== undefined) return bareLoop(args, args.bare);
   const config = loadConfig(join(args.dir, 'config.yaml'));
   const runtime = await createRuntime({ config, command: 'run' });
   let result: ChildResult;
@@ -166,15 +200,32 @@ steps:
   return dir;
 }
 
+/** A child's result, or an error with the end of its output. */
+async function childResult(running: Running, timeoutS: number): Promise<ChildResult> {
+  const r = await running.done;
+  if (!r.result)
+    throw new Error(
+      `child ended without a result (code ${r.code}, ${r.signal ?? ''}${r.signal === 'SIGKILL' ? `: timeout ${timeoutS} s?` : ''}):\n${r.output.slice(-3000)}`,
+    );
+  return r.result;
+}
+
 interface Running {
   kill(): void;
   done: Promise<{ result?: ChildResult; code: number | null; signal: NodeJS.Signals | null; output: string }>;
 }
 
-function runChild(dir: string, flow: string, timeoutS: number): Running {
+function runChild(dir: string, flow: string, timeoutS: number, bare?: number): Running {
   const proc = spawn(
     process.execPath,
-    [...childNodeArgs, '--import', 'tsx', SELF, '--child', JSON.stringify({ dir, flow } satisfies ChildArgs)],
+    [
+      ...childNodeArgs,
+      '--import',
+      'tsx',
+      SELF,
+      '--child',
+      JSON.stringify({ dir, flow, ...(bare === undefined ? {} : { bare }) } satisfies ChildArgs),
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1' },
@@ -296,12 +347,13 @@ interface Row {
   wall: string;
   rss: string;
   bytes: string;
+  peer: string;
   note: string;
 }
 
 /** A row before (or without) its figures. */
 function blankRow(job: string, driver: string, n: number, note = ''): Row {
-  return { job, driver, records: n.toLocaleString('en'), perSec: '-', wall: '-', rss: '-', bytes: '-', note };
+  return { job, driver, records: n.toLocaleString('en'), perSec: '-', wall: '-', rss: '-', bytes: '-', peer: '-', note };
 }
 
 function printTable(rows: Row[]): void {
@@ -313,6 +365,7 @@ function printTable(rows: Row[]): void {
     wall: 'wall',
     rss: 'peak RSS',
     bytes: 'engine bytes/record',
+    peer: 'bare handle() loop: records/s (ratio)',
     note: '',
   };
   const cols = Object.keys(head) as Array<keyof Row>;
@@ -334,6 +387,8 @@ async function parent(): Promise<void> {
       drivers: { type: 'string', default: 'lowdb,redis' },
       timeout: { type: 'string', default: '3600' },
       kill: { type: 'boolean', default: false },
+      rounds: { type: 'string', default: '1' },
+      'no-peer': { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false },
     },
   });
@@ -344,6 +399,7 @@ async function parent(): Promise<void> {
   const jobs = values.jobs.split(',') as Job[];
   const drivers = values.drivers.split(',') as Driver[];
   const timeoutS = Number(values.timeout);
+  const rounds = Math.max(1, Number(values.rounds));
   const jobName = { check: 'checkAccount.bulk', import: 'contacts.import' } as const;
   console.log(
     `node ${process.version}; ${hasPopulation ? 'population rule 7920 × 0.6' : 'no population rule on this tree: 60% of the numbers listed as accounts'}; ` +
@@ -394,14 +450,33 @@ async function parent(): Promise<void> {
             if (!exact) failed = true;
             row.note = `killed (${killed.signal}) after ${atKill} calls; ${seen} numbers reached the service (${expected} expected${job === 'import' ? ' with an account, plus those without' : ''}), ${twice} more than once: ${exact ? 'exactly once' : 'NOT exactly once'}`;
           } else {
-            const r = await runChild(dir, job, timeoutS).done;
-            result = r.result;
-            if (!result)
-              throw new Error(
-                `child ended without a result (code ${r.code}, ${r.signal ?? ''}${r.signal === 'SIGKILL' ? `: timeout ${timeoutS} s?` : ''}):\n${r.output.slice(-3000)}`,
-              );
-            rss = result.maxRssMB;
+            // Rounds alternate msgflow and its peer (each in a fresh project), so both meet the same load; medians.
+            const ours: ChildResult[] = [];
+            const peers: number[] = [];
+            for (let round = 0; round < rounds; round++) {
+              const fresh = round === 0 ? dir : await makeProject(n, driver, { prefix: `${prefix}${round}:` });
+              try {
+                ours.push(await childResult(runChild(fresh, job, timeoutS), timeoutS));
+              } finally {
+                if (fresh !== dir) await rm(fresh, { recursive: true, force: true });
+              }
+              if (!values['no-peer']) {
+                const peerDir = await makeProject(n, driver, { prefix: `${prefix}peer:` });
+                try {
+                  peers.push((await childResult(runChild(peerDir, job, timeoutS, n), timeoutS)).runMs);
+                } finally {
+                  await rm(peerDir, { recursive: true, force: true });
+                }
+              }
+            }
+            ours.sort((a, b) => a.runMs - b.runMs);
+            result = ours[Math.floor(ours.length / 2)]!;
+            rss = Math.max(...ours.map((r) => r.maxRssMB));
             runMs = result.runMs;
+            if (peers.length > 0) {
+              const peerMs = peers.sort((a, b) => a - b)[Math.floor(peers.length / 2)]!;
+              row.peer = `${Math.round((n / peerMs) * 1000).toLocaleString('en')} (${(peerMs / runMs).toFixed(2)}×)`;
+            }
           }
           // After a kill, the resumed run did only part of the work: its rate would mislead.
           row.perSec = service ? '-' : Math.round((n / runMs) * 1000).toLocaleString('en');

@@ -12,6 +12,7 @@
 import type { Message } from '../api/types.js';
 import { lookForSend } from '../client/send-lookup.js';
 import type { ActionContext, DurableState } from '../engine/action.js';
+import { FAILED_STATUSES } from '../engine/notify/records.js';
 
 /** `resend`: an interrupted send that never reached the service, to be sent again (see {@link reconcile}). */
 export type RecipientPhase = 'intent' | 'sent' | 'failed' | 'unknown' | 'resend';
@@ -199,6 +200,21 @@ export interface FollowOptions {
   pollMs: number;
   sendIntervalMs: number;
   graceMs: number;
+  /** A record moved from sent to failed (the caller moves its counters). */
+  onFailed?(r: RecipientRecord): void;
+}
+
+/**
+ * A journal status that says the message went nowhere (noAccount, notInGroup, yellowCard, failed):
+ * the record fails with it, as the notified path does with the same status.
+ */
+async function failFromJournal(store: DurableState, r: RecipientRecord, m: Message, o: FollowOptions): Promise<boolean> {
+  if (!FAILED_STATUSES.includes(m.statusMessage ?? '')) return false;
+  Object.assign(r, { phase: 'failed', observed: true, error: `${m.statusMessage}: the service's journal says the message went nowhere` });
+  delete r.status;
+  o.onFailed?.(r);
+  await store.set(`r:${r.chatId}`, r);
+  return true;
 }
 
 /**
@@ -226,6 +242,7 @@ export async function followStatuses(ctx: ActionContext, store: DurableState, re
         m = await ctx.client.getMessage({ chatId: r.chatId, idMessage: r.idMessage! }, { signal: ctx.signal }).catch(() => undefined);
       // `pending`: accepted, still queued: not seen sent yet.
       if (!m || m.statusMessage === 'pending') continue;
+      if (await failFromJournal(store, r, m, o)) continue;
       const first = !r.observed;
       if (applyStatus(r, m, now)) await store.set(`r:${r.chatId}`, r);
       if (first) lastMove = now;

@@ -32,6 +32,8 @@ import { reportCells } from './kit/journaled.js';
 import { FailureGuard } from './kit/guard.js';
 import { JobCounters } from './kit/counters.js';
 import { JournalWriter } from './kit/journal.js';
+import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
+import { RowIndex } from './kit/row-index.js';
 import { replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
@@ -61,6 +63,7 @@ export const CheckAccountBulkInput = z
       "Minimum pause of all checks of the instance after rate_limit_exceeded; the service's retryAfter wins when longer. @default 2h",
     ).default(2 * 3_600_000),
     pace: PaceSchema.default({ delay: 1000, jitter: 0.3 }),
+    inFlight: inFlightField(),
     maxConsecutiveFailures: maxConsecutiveFailuresField('checks'),
     report: reportField(),
   })
@@ -184,6 +187,10 @@ interface Job extends JournaledJob<Entry> {
   cache: ReturnType<ActionContext['shared']>;
   /** This execution has asked the service (a check or the access probe): cached answers may be given. */
   asked: boolean;
+  /** Records of this job waiting on the instance's pause now (the first counts and announces it). */
+  waitingOnPause: number;
+  /** Records in flight: answers overlap, commits (journal, counters, report, guard) go in record order. */
+  window: InFlight;
   tally: Omit<CheckAccountBulkSummary, 'report' | 'wouldCheck'> & { wouldCheck: number };
 }
 
@@ -239,7 +246,7 @@ async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job)
     if ('status' in t) {
       job.tally.invalid++;
       job.counters.add('invalid');
-      if (!job.done.delete(key)) await finishRecord(job, ctx, key, t);
+      if (!job.done.delete(key)) await commitLater(job, ctx, key, t);
       continue;
     }
     const first = job.seen.get(t.id);
@@ -254,10 +261,10 @@ async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job)
         status: 'duplicate',
         error: duplicateOf(first),
       };
-      if (!job.done.delete(key)) await finishRecord(job, ctx, key, r);
+      if (!job.done.delete(key)) await commitLater(job, ctx, key, r);
       continue;
     }
-    job.seen.set(t.id, row.index);
+    job.seen.set(t.id, row.where);
     job.tally.unique++;
     // Finished before a restart: met once, so `seen` covers it from now on.
     if (!job.done.delete(t.id)) yield t;
@@ -283,8 +290,10 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     journal: new JournalWriter<Entry>(ctx.journal),
     cache: ctx.shared(checkAccountCacheNs(ctx.instance.identity)),
     done: new Set(),
-    seen: new Map(),
+    seen: new RowIndex(),
     asked: false,
+    waitingOnPause: 0,
+    window: new InFlight(inFlightLimit(input.inFlight, input.pace)),
     tally: {
       total: 0,
       unique: 0,
@@ -319,6 +328,14 @@ function countOutcome(job: Job, e: Entry): void {
     job.tally.wouldCheck++;
     job.counters.add('skipped');
   }
+}
+
+/** A result known without a call (invalid, duplicate): committed in its place among the records in flight. */
+function commitLater(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
+  return job.window.push(
+    async () => r,
+    (result) => finishRecord(job, ctx, key, result),
+  );
 }
 
 /** Journal (see Job.journal), then counters and report row. */
@@ -365,22 +382,40 @@ function toResult(t: Target, c: CachedCheck, source: 'cache' | 'service'): Check
   };
 }
 
-async function execute(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<void> {
+/** A target's answer: its result, the failure that counts against the guard, or a success the guard hears of. */
+interface Answer {
+  result: CheckResult;
+  error?: unknown;
+  ok?: true;
+}
+
+/** The work of one target in flight: from the cache or the service (the cache written first, see Job). */
+async function answer(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<Answer> {
   ctx.signal.throwIfAborted();
   const cached = await job.cache.get<CachedCheck>(t.key);
   const fresh = cached !== undefined && ctx.clock.now() - cached.t < input.ttl;
   if (fresh && (!cached.e || !input.force)) {
     if (!job.asked) await confirmAccess(ctx, job);
-    return finishRecord(job, ctx, t.id, toResult(t, cached, 'cache'));
+    return { result: toResult(t, cached, 'cache') };
   }
   if (ctx.run.dryRun) {
-    return finishRecord(job, ctx, t.id, { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'wouldCheck' });
+    return { result: { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'wouldCheck' } };
   }
   if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
-  const { result, error } = await checkOne(ctx, input, job, t);
-  await finishRecord(job, ctx, t.id, result);
+  return checkOne(ctx, input, job, t);
+}
+
+/** The commit of one target, in record order: journal, counters and report, then the guard. */
+async function commitAnswer(ctx: ActionContext, job: Job, t: Target, a: Answer): Promise<void> {
+  await finishRecord(job, ctx, t.id, a.result);
   // After the record is counted: the failure that stops the job is one of its `failed`.
-  if (error !== undefined) job.guard.fail(error, kept(job));
+  if (a.error !== undefined) {
+    job.window.failed();
+    job.guard.fail(a.error, kept(job));
+  } else {
+    job.window.succeeded();
+    if (a.ok) job.guard.ok();
+  }
 }
 
 /** What a stopped job keeps, for its JOB_STOPPED message. */
@@ -408,12 +443,7 @@ async function confirmAccess(ctx: ActionContext, job: Job): Promise<void> {
 }
 
 /** Asks the service until it answers for this target (the instance's pauses in between); a failure comes with its error. */
-async function checkOne(
-  ctx: ActionContext,
-  input: CheckAccountBulkInput,
-  job: Job,
-  t: Target,
-): Promise<{ result: CheckResult; error?: unknown }> {
+async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, t: Target): Promise<Answer> {
   job.asked = true;
   for (;;) {
     try {
@@ -423,8 +453,7 @@ async function checkOne(
       // Cache first: if the process dies before the journal entry is written,
       // the resumed run finds the answer in the cache instead of asking again.
       await job.cache.set(t.key, entry);
-      job.guard.ok();
-      return { result: toResult(t, entry, 'service') };
+      return { result: toResult(t, entry, 'service'), ok: true };
     } catch (e) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
       if (e instanceof PauseError) {
@@ -459,18 +488,27 @@ async function checkOne(
  */
 async function honourPause(ctx: ActionContext, job: Job, e: PauseError): Promise<void> {
   const p = e.pause;
-  if (p.raised) {
-    job.tally.pauses++;
-    await ctx.state.set('pauses', job.tally.pauses);
-    const payload = { instance: ctx.instance.name, identity: ctx.instance.identity, until: p.until, retryAfterMs: p.raised.retryAfterMs };
-    ctx.emit('checkAccount.paused', payload);
+  // With records in flight, several calls may meet one pause (each answered
+  // rate_limit_exceeded, or refused by it): the first to wait counts and
+  // announces it, the others join its wait.
+  const first = job.waitingOnPause++ === 0;
+  try {
+    if (first && p.raised) {
+      job.tally.pauses++;
+      await ctx.state.set('pauses', job.tally.pauses);
+      const payload = { instance: ctx.instance.name, identity: ctx.instance.identity, until: p.until, retryAfterMs: p.raised.retryAfterMs };
+      ctx.emit('checkAccount.paused', payload);
+    }
+    if (first)
+      ctx.logger.warn(
+        `${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' are paused by ${p.reason}; 'msgflow pauses lift ${ctx.instance.name}' lifts the pause`,
+      );
+    await job.counters.waitingFor(() => ctx.wait(pauseWait(p, ctx.shared)));
+    if (first && ctx.clock.now() < p.until)
+      ctx.logger.info(`${CHECK_ACCOUNT_BULK}: the pause of instance '${ctx.instance.name}' was lifted; checking again`);
+  } finally {
+    job.waitingOnPause--;
   }
-  ctx.logger.warn(
-    `${CHECK_ACCOUNT_BULK}: checks of instance '${ctx.instance.name}' are paused by ${p.reason}; 'msgflow pauses lift ${ctx.instance.name}' lifts the pause`,
-  );
-  await job.counters.waitingFor(() => ctx.wait(pauseWait(p, ctx.shared)));
-  if (ctx.clock.now() < p.until)
-    ctx.logger.info(`${CHECK_ACCOUNT_BULK}: the pause of instance '${ctx.instance.name}' was lifted; checking again`);
 }
 
 // ---- report: the summary -------------------------------------------------------
@@ -502,7 +540,12 @@ export const checkAccountBulk = defineAction({
   async run(ctx, input): Promise<CheckAccountBulkSummary> {
     const job = await load(ctx, input);
     await runJournaled(job, async () => {
-      for await (const target of plan(ctx, input, job)) await execute(ctx, input, job, target);
+      for await (const t of plan(ctx, input, job))
+        await job.window.push(
+          () => answer(ctx, input, job, t),
+          (a) => commitAnswer(ctx, job, t, a),
+        );
+      await job.window.drain();
     });
     return finish(ctx, job);
   },

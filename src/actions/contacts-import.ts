@@ -24,6 +24,8 @@ import { reportCells } from './kit/journaled.js';
 import { FailureGuard } from './kit/guard.js';
 import { JobCounters, type CounterName } from './kit/counters.js';
 import { JournalWriter } from './kit/journal.js';
+import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
+import { RowIndex } from './kit/row-index.js';
 import { replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CONTACTS_IMPORT = 'contacts.import';
@@ -48,6 +50,7 @@ export const ContactsImportInput = z
       .default(true)
       .describe("Also save into the primary device's phonebook, for rows without their own saveInAddressbook. @default true"),
     pace: PaceSchema.default({ delay: 200, jitter: 0.3 }),
+    inFlight: inFlightField(),
     maxConsecutiveFailures: maxConsecutiveFailuresField('contacts'),
     report: reportField(),
   })
@@ -153,6 +156,10 @@ interface Job extends JournaledJob<Entry> {
   intents: Set<string>;
   mirror: ReturnType<ActionContext['shared']>;
   tally: Tally;
+  /** Records in flight: calls overlap, commits (journal, counters, report, guard) go in row order. */
+  window: InFlight;
+  /** chatIds whose call may be under way and whose journal entry is not appended yet (they are in every intent list written). */
+  calling: Set<string>;
 }
 
 const { toCells, fromCells } = reportCells<ContactRowResult>(CONTACT_REPORT_COLUMNS);
@@ -224,10 +231,13 @@ async function* plan(ctx: ActionContext, input: ContactsImportInput, job: Job): 
       if (job.done.delete(key)) continue;
       const r: ContactRowResult =
         'outcome' in parsed ? parsed : { where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: duplicateOf(first!) };
-      await finishRecord(ctx, job, key, r);
+      await job.window.push(
+        async () => r,
+        (result) => finishRecord(ctx, job, key, result),
+      );
       continue;
     }
-    job.seen.set(parsed.chatId, row.index);
+    job.seen.set(parsed.chatId, row.where);
     if (!job.done.delete(parsed.chatId)) yield { c: parsed, where: row.where };
   }
 }
@@ -257,9 +267,11 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     intents: new Set(await intentList(ctx)),
     mirror: ctx.shared(contactsNs(ctx.instance.identity)),
     done: new Set(),
-    seen: new Map(),
+    seen: new RowIndex(),
     tally,
     calls: 0,
+    window: new InFlight(inFlightLimit(input.inFlight, input.pace)),
+    calling: new Set(),
   };
   await replayJournal(ctx, job, fromCells, (e) => count(job, e.o));
   return job;
@@ -327,24 +339,34 @@ async function applyOne(ctx: ActionContext, c: Contact, mode: ContactMode, hadIn
   }
 }
 
-async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job, c: Contact, where: string): Promise<void> {
+/** A row's outcome, with the failure that counts against the guard (none: a success it hears of). */
+interface Applied {
+  result: ContactRowResult;
+  failure?: { error: unknown };
+  ok?: true;
+}
+
+/** The work of one row in flight: its call(s) and the mirror. */
+async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job, c: Contact, where: string): Promise<Applied> {
   ctx.signal.throwIfAborted();
   const base: ContactRowResult = { where, ...c, outcome: 'failed' };
   if (job.dryRun) {
     const prev = await job.mirror.get<MirrorEntry>(c.chatId);
-    return finishRecord(ctx, job, c.chatId, { ...base, ...describeChange(c, prev, input.mode) });
+    return { result: { ...base, ...describeChange(c, prev, input.mode) } };
   }
   if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
-  // One key lists the rows that may be in flight (this one, and those whose
-  // journal entries are still being written), so a resumed run knows whether
-  // an add may already have reached the service.
+  // One key lists the rows that may be in flight (this one, the others whose
+  // calls are under way, and those whose journal entries are still being
+  // written), so a resumed run knows whether an add may already have reached
+  // the service.
   const hadIntent = job.intents.has(c.chatId);
-  if (input.mode === 'add' || input.mode === 'upsert') await ctx.state.set('intent', [...(job.journal.pending() as string[]), c.chatId]);
+  job.calling.add(c.chatId);
+  if (input.mode === 'add' || input.mode === 'upsert')
+    await ctx.state.set('intent', [...new Set([...(job.journal.pending() as string[]), ...job.calling])]);
   let result: ContactRowResult;
   let failure: { error: unknown } | undefined;
   try {
     const outcome = await applyOne(ctx, c, input.mode, hadIntent);
-    job.guard.ok();
     result = { ...base, outcome };
     if (outcome === 'deleted') await job.mirror.delete(c.chatId);
     else if (outcome !== 'alreadyExists')
@@ -362,9 +384,22 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
     failure = { error: e };
     if (result.outcome === 'notOnMessenger') await job.mirror.delete(c.chatId);
   }
-  await finishRecord(ctx, job, c.chatId, result);
+  return failure ? { result, failure } : { result, ok: true };
+}
+
+/** The commit of one row, in row order: journal (the row leaves `calling` for the journal's pending list), counters, report, guard. */
+async function commit(job: Job, ctx: ActionContext, c: Contact, a: Applied): Promise<void> {
+  const done = finishRecord(ctx, job, c.chatId, a.result);
+  job.calling.delete(c.chatId);
+  await done;
   // After the row is counted: the failure that stops the job is one of its `failed`.
-  if (failure) job.guard.fail(failure.error, kept(job));
+  if (a.failure) {
+    job.window.failed();
+    job.guard.fail(a.failure.error, kept(job));
+  } else {
+    job.window.succeeded();
+    if (a.ok) job.guard.ok();
+  }
 }
 
 /** What a stopped job keeps, for its JOB_STOPPED message. */
@@ -431,7 +466,12 @@ export const contactsImport = defineAction({
   async run(ctx, input): Promise<ContactsImportSummary> {
     const job = await load(ctx, input);
     await runJournaled(job, async () => {
-      for await (const { c, where } of plan(ctx, input, job)) await execute(ctx, input, job, c, where);
+      for await (const { c, where } of plan(ctx, input, job))
+        await job.window.push(
+          () => execute(ctx, input, job, c, where),
+          (a) => commit(job, ctx, c, a),
+        );
+      await job.window.drain();
     });
     return finish(ctx, input, job);
   },

@@ -11,6 +11,11 @@
  * report's `resent` column; undecidable, it is `unknown` and never sent again
  * (see broadcast-records.ts). A closed send window waits durably for the next
  * opening.
+ *
+ * Like the other jobs it streams its input (kit/rows.ts) and holds no list of
+ * recipients: a first pass counts the rows and gathers the interrupted sends,
+ * a second sends, a last one writes the report from each recipient's durable
+ * record. Only the records this run sent are held, to follow their statuses.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -71,13 +76,15 @@ export const FilesBroadcastInput = z
     reconcile: z
       .strictObject({
         sendInterval: duration("The instance's send-queue interval (the local service's sendIntervalMs). @default 3s").default(3000),
-        grace: duration('Extra time a queued message may take to show up. @default 30s').default(30_000),
+        grace: duration(
+          'Extra time a queued message may take to show up in the journals (the service documents up to 2 minutes before a sent message appears). @default 2m',
+        ).default(120_000),
         clockSkew: duration("Tolerated difference between msgflow's clock and the service's timestamps. @default 10s").default(10_000),
         journalLag: duration(
           'How long a message the service sent may take to appear in the chat history (the service documents up to 2 minutes). An interrupted send found in neither the send queue nor the history this long after is sent again, once. @default 2m',
         ).default(120_000),
       })
-      .default({ sendInterval: 3000, grace: 30_000, clockSkew: 10_000, journalLag: 120_000 })
+      .default({ sendInterval: 3000, grace: 120_000, clockSkew: 10_000, journalLag: 120_000 })
       .describe('How long an interrupted or unseen send is looked for: { sendInterval, grace, clockSkew, journalLag }.'),
     pace: PaceSchema.default({ delay: 0, jitter: 0 }),
     campaign: z
@@ -137,27 +144,29 @@ export const BROADCAST_REPORT_COLUMNS = [
   'error',
 ] as const;
 
-interface Recipient {
-  chatId: string;
-  where: string;
-  caption?: string;
-  rec?: RecipientRecord;
-}
+/**
+ * A row of the input as a pass meets it: a recipient (with its durable
+ * record), a row that is not one (invalid, opted out), or a duplicate of an
+ * earlier recipient. Every pass streams the input again: no list of
+ * recipients is held; what a recipient has become lives in its record.
+ */
+type Met =
+  | { kind: 'recipient'; chatId: string; where: string; caption?: string; rec?: RecipientRecord }
+  | { kind: 'invalid'; chatId?: string; where: string; error: string }
+  | { kind: 'optedOut'; chatId: string; where: string; caption?: string }
+  | { kind: 'duplicate' };
 
 interface Job {
   reportPath: string;
   store: DurableState;
-  recipients: Recipient[];
-  /** Report rows of invalid input rows. */
-  invalidRows: Record<string, unknown>[];
-  /** Report rows of recipients on the opt-out list. */
-  optedOutRows: Record<string, unknown>[];
-  duplicates: number;
-  total: number;
   counters: JobCounters;
   guard: FailureGuard;
   /** idMessages of our records, so reconciliation never claims one twice. */
   claimed: Set<string>;
+  /** Our records accepted but not seen sent yet: the send queue ahead of a lost send. */
+  unobserved: RecipientRecord[];
+  /** Records this run sent (or found sent after its interruption): the ones it follows. */
+  mine: RecipientRecord[];
   reconciled: number;
   windowOver: boolean;
 }
@@ -220,36 +229,19 @@ function checkRecipient(
   }
 }
 
-async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job> {
-  const reportPath = input.report ?? defaultReport(ctx, 'csv');
-  reportFormat(FILES_BROADCAST, reportPath);
-  const store = input.campaign ? ctx.shared(broadcastCampaignNs(ctx.instance.identity, input.campaign)) : ctx.state;
-  const job: Job = {
-    reportPath,
-    store,
-    recipients: [],
-    invalidRows: [],
-    optedOutRows: [],
-    duplicates: 0,
-    total: 0,
-    counters: new JobCounters(ctx, 1),
-    guard: new FailureGuard(FILES_BROADCAST, ctx.instance.name, input.maxConsecutiveFailures),
-    claimed: new Set(),
-    reconciled: (await ctx.state.get<number>('reconciled')) ?? 0,
-    windowOver: false,
-  };
+/** Streams the input as recipients, invalid, opted-out and duplicate rows (the first valid row of a chat wins). */
+async function* meet(ctx: ActionContext, input: FilesBroadcastInput, store: DurableState): AsyncGenerator<Met> {
   const seen = new Set<string>();
   const optedOut = optOutList(ctx);
   for await (const row of readRows(ctx, FILES_BROADCAST, { file: input.file, items: input.recipients })) {
-    job.total++;
     const r = recipientOf(row);
     if (typeof r !== 'string' && seen.has(r.chatId)) {
-      job.duplicates++;
+      yield { kind: 'duplicate' };
       continue;
     }
     const checked = typeof r === 'string' ? r : checkRecipient(ctx, input, r.chatId, r.rec, row.index);
     if (typeof r === 'string' || typeof checked === 'string') {
-      job.invalidRows.push({ chatId: typeof r === 'string' ? undefined : r.chatId, where: row.where, outcome: 'invalid', error: checked });
+      yield { kind: 'invalid', chatId: typeof r === 'string' ? undefined : r.chatId, where: row.where, error: checked as string };
       continue;
     }
     seen.add(r.chatId);
@@ -257,19 +249,63 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
     const rec = await store.get<RecipientRecord>(`r:${r.chatId}`);
     // Opted out: never sent again (a message that already went out keeps its own outcome).
     if (!settled(rec) && (await optedOut.get(optOutKey(ctx.instance.identity, r.chatId))) !== undefined) {
-      job.optedOutRows.push({ chatId: r.chatId, where: row.where, outcome: 'optedOut', caption: checked.caption });
+      yield { kind: 'optedOut', chatId: r.chatId, where: row.where, caption: checked.caption };
       continue;
     }
-    if (rec?.idMessage) job.claimed.add(rec.idMessage);
-    job.recipients.push({ chatId: r.chatId, where: row.where, caption: checked.caption, rec });
+    yield { kind: 'recipient', chatId: r.chatId, where: row.where, caption: checked.caption, rec };
   }
-  job.counters.total = job.total;
-  job.counters.invalid = job.invalidRows.length;
-  job.counters.duplicate = job.duplicates;
-  job.counters.skipped = job.optedOutRows.length;
+}
+
+/** The first pass: counts the rows, and gathers the records a send or reconciliation needs (interrupted, unseen, ours). */
+async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<{ job: Job; interrupted: RecipientRecord[] }> {
+  const reportPath = input.report ?? defaultReport(ctx, 'csv');
+  reportFormat(FILES_BROADCAST, reportPath);
+  const store = input.campaign ? ctx.shared(broadcastCampaignNs(ctx.instance.identity, input.campaign)) : ctx.state;
+  const job: Job = {
+    reportPath,
+    store,
+    counters: new JobCounters(ctx, 1),
+    guard: new FailureGuard(FILES_BROADCAST, ctx.instance.name, input.maxConsecutiveFailures),
+    claimed: new Set(),
+    unobserved: [],
+    mine: [],
+    reconciled: (await ctx.state.get<number>('reconciled')) ?? 0,
+    windowOver: false,
+  };
+  const interrupted: RecipientRecord[] = [];
+  const c = job.counters;
+  let total = 0;
+  for await (const m of meet(ctx, input, store)) {
+    total++;
+    if (m.kind === 'duplicate') c.duplicate++;
+    else if (m.kind === 'invalid') c.invalid++;
+    else if (m.kind === 'optedOut') c.skipped++;
+    else if (m.rec) {
+      const rec = m.rec;
+      if (rec.idMessage) job.claimed.add(rec.idMessage);
+      if (rec.phase === 'intent') interrupted.push(rec);
+      else count(job, rec, ctx.run.id);
+    }
+  }
+  c.total = total;
   // The first count, with the number of rows: the step's start line says it (countsRecords).
-  job.counters.flush();
-  return job;
+  c.flush();
+  return { job, interrupted };
+}
+
+/** Counts a record as it stands, and keeps it where reconciliation and following look. */
+function count(job: Job, rec: RecipientRecord, runId: string): void {
+  const c = counterOf(rec.phase);
+  if (c) job.counters[c]++;
+  if (rec.phase !== 'sent') return;
+  if (!rec.observed) job.unobserved.push(rec);
+  if (rec.runId === runId) job.mine.push(rec);
+}
+
+/** A record this run has just sent (or found sent): followed after the last send. */
+function track(job: Job, rec: RecipientRecord): void {
+  if (!rec.observed) job.unobserved.push(rec);
+  job.mine.push(rec);
 }
 
 // ---- reconcile ------------------------------------------------------------------
@@ -279,7 +315,7 @@ async function load(ctx: ActionContext, input: FilesBroadcastInput): Promise<Job
  * them), after looking them up in the service's outgoing messages.
  */
 const queuedAhead = (ctx: ActionContext, job: Job) => async (): Promise<number> => {
-  const unseen = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'sent' && !r.observed);
+  const unseen = job.unobserved.filter((r) => r.phase === 'sent' && !r.observed);
   if (unseen.length === 0) return 0;
   const now = ctx.clock.now();
   const since = Math.min(...unseen.map((r) => r.sentAt ?? now)) - 60_000;
@@ -340,6 +376,8 @@ function windowWait(written: unknown, now: number, zone: string): StartWait | un
   return next.at > now ? { until: next.at, reason: `${shown} is closed` } : undefined;
 }
 
+type Recipient = Extract<Met, { kind: 'recipient' }>;
+
 async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job, rcp: Recipient): Promise<void> {
   const rec: RecipientRecord = {
     chatId: rcp.chatId,
@@ -366,6 +404,7 @@ async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job,
     const res = await ctx.client.sendFileByUrl(body, { signal: ctx.signal });
     Object.assign(rec, { phase: 'sent', idMessage: res.idMessage, sentAt: ctx.clock.now(), status: 'sent' });
     job.claimed.add(res.idMessage);
+    track(job, rec);
     await job.store.set(`r:${rec.chatId}`, rec);
     job.guard.ok();
   } catch (e) {
@@ -373,6 +412,7 @@ async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job,
     // Only a lost answer (reset, timeout) or a 5xx may hide an accepted send: look before anything else.
     if (mayHaveBeenProcessed(e)) await settle(ctx, input, job, [rec]);
     if (rec.phase === 'sent') {
+      track(job, rec);
       job.guard.ok();
       return;
     }
@@ -390,10 +430,11 @@ async function sendOne(ctx: ActionContext, input: FilesBroadcastInput, job: Job,
 const settled = (r: RecipientRecord | undefined) =>
   r !== undefined && r.phase !== 'intent' && r.phase !== 'resend' && !(r.phase === 'failed' && r.retryable);
 
+/** The second pass: sends to each recipient not settled yet, in the input's order. */
 async function sendAll(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<void> {
   let sends = 0;
-  for (const rcp of job.recipients) {
-    if (settled(rcp.rec)) continue;
+  for await (const rcp of meet(ctx, input, job.store)) {
+    if (rcp.kind !== 'recipient' || settled(rcp.rec)) continue;
     ctx.signal.throwIfAborted();
     if (!(await windowOpen(ctx, input, job))) {
       job.windowOver = true;
@@ -422,16 +463,8 @@ function countChange(job: Job, before: string | undefined, after: string | undef
   job.counters.flush();
 }
 
-function countAll(job: Job): void {
-  for (const r of job.recipients) {
-    const c = counterOf(r.rec?.phase);
-    if (c) job.counters[c]++;
-  }
-  job.counters.flush();
-}
-
 async function follow(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<void> {
-  const mine = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'sent' && r.runId === ctx.run.id);
+  const mine = job.mine.filter((r) => r.phase === 'sent');
   if (input.follow.deadline <= 0 || mine.length === 0) return;
   let followUntil = await ctx.state.get<number>('followUntil');
   if (followUntil === undefined) {
@@ -448,6 +481,7 @@ async function follow(ctx: ActionContext, input: FilesBroadcastInput, job: Job):
     pollMs: input.follow.poll,
     sendIntervalMs: input.reconcile.sendInterval,
     graceMs: input.reconcile.grace,
+    onFailed: () => countChange(job, 'sent', 'failed'),
   });
 }
 
@@ -460,7 +494,39 @@ function outcomeOf(ctx: ActionContext, r: RecipientRecord | undefined, windowOve
   return r.phase;
 }
 
-async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSummary> {
+/** The report line of a recipient, from its record; `outcome` counted in `n`. */
+function recipientLine(ctx: ActionContext, job: Job, rcp: Recipient, n: Record<string, number>): Record<string, unknown> {
+  const r = rcp.rec;
+  const outcome = outcomeOf(ctx, r, job.windowOver);
+  n[outcome] = (n[outcome] ?? 0) + 1;
+  if (outcome === 'sent' || outcome === 'sentEarlier') {
+    if (r!.status === 'delivered' || r!.status === 'read') n.delivered = (n.delivered ?? 0) + 1;
+    if (r!.status === 'read') n.read = (n.read ?? 0) + 1;
+  }
+  if (r?.resent !== undefined) n.resent = (n.resent ?? 0) + 1;
+  const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
+  return {
+    chatId: rcp.chatId,
+    where: rcp.where,
+    outcome,
+    idMessage: r?.idMessage,
+    status: r?.status,
+    sentAt: iso(r?.sentAt),
+    deliveredAt: iso(r?.deliveredAt),
+    readAt: iso(r?.readAt),
+    reconciled: r?.reconciled,
+    resent: r?.resent,
+    caption: rcp.caption,
+    error,
+  };
+}
+
+/**
+ * The last pass: one report line per row (a duplicate has none), from the
+ * recipients' records: the recipients in the input's order, then the opted-out
+ * rows, then the invalid ones (only those lines wait for the end of the pass).
+ */
+async function report(ctx: ActionContext, input: FilesBroadcastInput, job: Job): Promise<FilesBroadcastSummary> {
   const writer = await openReport({
     action: FILES_BROADCAST,
     runId: ctx.run.id,
@@ -468,65 +534,56 @@ async function report(ctx: ActionContext, job: Job): Promise<FilesBroadcastSumma
     columns: BROADCAST_REPORT_COLUMNS,
   });
   const n: Record<string, number> = {};
-  let delivered = 0;
-  let read = 0;
-  for (const rcp of job.recipients) {
-    const r = rcp.rec;
-    const outcome = outcomeOf(ctx, r, job.windowOver);
-    n[outcome] = (n[outcome] ?? 0) + 1;
-    if (outcome === 'sent' || outcome === 'sentEarlier') {
-      if (r!.status === 'delivered' || r!.status === 'read') delivered++;
-      if (r!.status === 'read') read++;
+  const optedOut: Record<string, unknown>[] = [];
+  const invalid: Record<string, unknown>[] = [];
+  try {
+    for await (const m of meet(ctx, input, job.store)) {
+      n[m.kind] = (n[m.kind] ?? 0) + 1;
+      if (m.kind === 'recipient') await writer.write(recipientLine(ctx, job, m, n));
+      else if (m.kind === 'invalid') invalid.push({ chatId: m.chatId, where: m.where, outcome: 'invalid', error: m.error });
+      else if (m.kind === 'optedOut') optedOut.push({ chatId: m.chatId, where: m.where, outcome: 'optedOut', caption: m.caption });
     }
-    const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
-    await writer.write({
-      chatId: rcp.chatId,
-      where: rcp.where,
-      outcome,
-      idMessage: r?.idMessage,
-      status: r?.status,
-      sentAt: iso(r?.sentAt),
-      deliveredAt: iso(r?.deliveredAt),
-      readAt: iso(r?.readAt),
-      reconciled: r?.reconciled,
-      resent: r?.resent,
-      caption: rcp.caption,
-      error,
-    });
+    for (const line of [...optedOut, ...invalid]) await writer.write(line);
+  } catch (e) {
+    await writer.abort();
+    throw e;
   }
-  for (const row of job.optedOutRows) await writer.write(row);
-  for (const row of job.invalidRows) await writer.write(row);
-  const summary: FilesBroadcastSummary = {
-    total: job.total,
-    recipients: job.recipients.length,
-    duplicates: job.duplicates,
-    invalid: job.invalidRows.length,
-    sent: (n.sent ?? 0) + (n.sentEarlier ?? 0),
-    delivered,
-    read,
-    failed: n.failed ?? 0,
-    unknown: n.unknown ?? 0,
-    notSent: n.notSent ?? 0,
-    optedOut: job.optedOutRows.length,
-    ...(ctx.run.dryRun ? { wouldSend: n.wouldSend ?? 0 } : {}),
-    reconciled: job.reconciled,
-    resent: job.recipients.filter((r) => r.rec?.resent !== undefined).length,
-    earlier: n.sentEarlier ?? 0,
-    report: job.reportPath,
-  };
+  const summary = summarise(ctx, job, n);
   await writer.close({ ...summary });
-  const c = job.counters;
-  Object.assign(c, {
+  Object.assign(job.counters, {
     done: summary.sent,
     failed: summary.failed + summary.unknown,
-    duplicate: job.duplicates,
+    invalid: summary.invalid,
+    duplicate: summary.duplicates,
     skipped: summary.optedOut + summary.notSent + (summary.wouldSend ?? 0),
   });
-  c.flush();
+  job.counters.flush();
   ctx.logger.info(
-    `${FILES_BROADCAST}: ${summary.sent} sent (${delivered} delivered, ${read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.optedOut} opted out, ${summary.invalid} invalid; report ${job.reportPath}`,
+    `${FILES_BROADCAST}: ${summary.sent} sent (${summary.delivered} delivered, ${summary.read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.optedOut} opted out, ${summary.invalid} invalid; report ${job.reportPath}`,
   );
   return summary;
+}
+
+function summarise(ctx: ActionContext, job: Job, n: Record<string, number>): FilesBroadcastSummary {
+  const of = (k: string) => n[k] ?? 0;
+  return {
+    total: of('recipient') + of('invalid') + of('optedOut') + of('duplicate'),
+    recipients: of('recipient'),
+    duplicates: of('duplicate'),
+    invalid: of('invalid'),
+    sent: of('sent') + of('sentEarlier'),
+    delivered: of('delivered'),
+    read: of('read'),
+    failed: of('failed'),
+    unknown: of('unknown'),
+    notSent: of('notSent'),
+    optedOut: of('optedOut'),
+    ...(ctx.run.dryRun ? { wouldSend: of('wouldSend') } : {}),
+    reconciled: job.reconciled,
+    resent: of('resent'),
+    earlier: of('sentEarlier'),
+    report: job.reportPath,
+  };
 }
 
 export const filesBroadcast = defineAction({
@@ -545,20 +602,20 @@ export const filesBroadcast = defineAction({
   },
   firstWait: (withBlock, now, zone) => windowWait(withBlock.window, now, zone),
   async run(ctx, input): Promise<FilesBroadcastSummary> {
-    const job = await load(ctx, input);
+    const { job, interrupted } = await load(ctx, input);
     if (!ctx.run.dryRun) {
       try {
-        const interrupted = job.recipients.map((r) => r.rec).filter((r): r is RecipientRecord => r?.phase === 'intent');
         if (interrupted.length > 0) await settle(ctx, input, job, interrupted);
-        countAll(job);
+        for (const rec of interrupted) count(job, rec, ctx.run.id);
+        job.counters.flush();
         await sendAll(ctx, input, job);
         await follow(ctx, input, job);
       } catch (e) {
         // A stopped job (JOB_STOPPED) still reports who got the file; a cancel or shutdown does not.
-        if (!ctx.signal.aborted) await report(ctx, job).catch(() => undefined);
+        if (!ctx.signal.aborted) await report(ctx, input, job).catch(() => undefined);
         throw e;
       }
     }
-    return report(ctx, job);
+    return report(ctx, input, job);
   },
 });

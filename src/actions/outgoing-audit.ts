@@ -56,6 +56,15 @@ export const OutgoingAuditInput = z
 
 export type OutgoingAuditInput = z.output<typeof OutgoingAuditInput>;
 
+/**
+ * The statuses an audit counts: the sending ones, and those the service's journals give a message that
+ * will never be delivered (no account on the number, not a member of the group, sending suspended).
+ */
+export const AUDIT_STATUSES = ['sent', 'delivered', 'read', 'noAccount', 'notInGroup', 'yellowCard'] as const;
+export type AuditStatus = (typeof AUDIT_STATUSES)[number];
+/** Statuses of a message that will not be delivered: counted as such, never as lagging. */
+const UNDELIVERABLE: ReadonlySet<AuditStatus> = new Set<AuditStatus>(['noAccount', 'notInGroup', 'yellowCard']);
+
 export interface LaggingMessage {
   idMessage: string;
   chatId: string;
@@ -72,7 +81,7 @@ export interface AuditRecord {
   runId: string;
   windowMinutes: number;
   total: number;
-  byStatus: Record<'sent' | 'delivered' | 'read', number>;
+  byStatus: Record<AuditStatus, number>;
   byType: Record<string, number>;
   byOrigin: { api: number; device: number };
   uniqueRecipients: number;
@@ -83,7 +92,7 @@ export interface AuditRecord {
 export interface AuditTrend {
   previousAt: string;
   total: number;
-  byStatus: Record<'sent' | 'delivered' | 'read', number>;
+  byStatus: Record<AuditStatus, number>;
   uniqueRecipients: number;
   notDelivered: number;
   notRead: number;
@@ -106,12 +115,12 @@ export interface OutgoingAuditResult extends AuditRecord {
   report?: string;
 }
 
-function statusOf(m: Message): 'sent' | 'delivered' | 'read' {
-  return m.statusMessage === 'read' || m.statusMessage === 'delivered' ? m.statusMessage : 'sent';
+function statusOf(m: Message): AuditStatus {
+  return (AUDIT_STATUSES as readonly string[]).includes(m.statusMessage ?? '') ? (m.statusMessage as AuditStatus) : 'sent';
 }
 
 export function computeAudit(messages: readonly Message[], now: number, input: OutgoingAuditInput, runId: string) {
-  const byStatus = { sent: 0, delivered: 0, read: 0 };
+  const byStatus = Object.fromEntries(AUDIT_STATUSES.map((s) => [s, 0])) as Record<AuditStatus, number>;
   const byType: Record<string, number> = {};
   const byOrigin = { api: 0, device: 0 };
   const recipients = new Set<string>();
@@ -138,6 +147,7 @@ export function computeAudit(messages: readonly Message[], now: number, input: O
       sentAt: new Date(sentMs).toISOString(),
       ageMs,
     });
+    if (UNDELIVERABLE.has(status)) continue;
     if (status === 'sent' && ageMs >= input.notDeliveredAfter) notDelivered.push(lag());
     // Not read includes messages never delivered: neither has been seen by the recipient.
     if (status !== 'read' && ageMs >= input.notReadAfter) notRead.push(lag());
@@ -165,11 +175,11 @@ function trendOf(cur: AuditRecord, prev: AuditRecord | undefined): AuditTrend | 
   return {
     previousAt: new Date(prev.at).toISOString(),
     total: cur.total - prev.total,
-    byStatus: {
-      sent: cur.byStatus.sent - prev.byStatus.sent,
-      delivered: cur.byStatus.delivered - prev.byStatus.delivered,
-      read: cur.byStatus.read - prev.byStatus.read,
-    },
+    // An audit stored before a status was counted has no key for it: 0.
+    byStatus: Object.fromEntries(AUDIT_STATUSES.map((s) => [s, (cur.byStatus[s] ?? 0) - (prev.byStatus[s] ?? 0)])) as Record<
+      AuditStatus,
+      number
+    >,
     uniqueRecipients: cur.uniqueRecipients - prev.uniqueRecipients,
     notDelivered: cur.notDelivered - prev.notDelivered,
     notRead: cur.notRead - prev.notRead,
@@ -204,7 +214,7 @@ export const outgoingAudit = defineAction({
   dryRun: true,
   output: {
     description:
-      '{ at, windowMinutes, total, byStatus {sent, delivered, read}, byType, byOrigin {api, device}, uniqueRecipients, notDelivered, notRead, notDeliveredMessages[], notReadMessages[], trend (vs the previous audit, or null), thresholdsCrossed[] }',
+      '{ at, windowMinutes, total, byStatus {sent, delivered, read, noAccount, notInGroup, yellowCard}, byType, byOrigin {api, device}, uniqueRecipients, notDelivered, notRead, notDeliveredMessages[], notReadMessages[], trend (vs the previous audit, or null), thresholdsCrossed[] }',
   },
   async run(ctx, input): Promise<OutgoingAuditResult> {
     if (input.report) reportFormat(OUTGOING_AUDIT, input.report);

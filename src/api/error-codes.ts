@@ -29,6 +29,21 @@ export const ERROR_CATALOGUE = {
   /** ...on an instance that is starting: it may work in a few seconds (the service's text). */
   INSTANCE_STARTING: { status: 400, template: 'instance in starting process try later' },
   CHECK_ACCOUNT_RATE_LIMIT: { status: 200, template: 'rate_limit_exceeded: retry after {retryAfter}s' },
+  /**
+   * HTTP 466: the plan's monthly quota (method calls, or chats on the Developer plan) is used up. Every
+   * further call fails the same way until the plan changes: fatal for the run. `reason` is the service's
+   * `description` of the exceeded limit.
+   */
+  QUOTA_EXCEEDED: { status: 466, template: '{method}: the quota of the plan is exceeded: {reason}' },
+  /** checkWhatsapp's 400 `check phone number timeout limit exceeded`: the check did not finish in time; it may work later. */
+  CHECK_PHONE_TIMEOUT: { status: 400, template: 'check phone number timeout limit exceeded' },
+  /**
+   * HTTP 499: the request was closed before the service answered it (the connection ended, a timeout on
+   * the way): it may have been processed, like a timeout.
+   */
+  REQUEST_CLOSED: { status: 499, template: '{method}: the request was closed before the service answered' },
+  /** HTTP 500 `File from url exceeded max upload size`: the file at urlFile is larger than the service sends; final for this file. */
+  FILE_URL_TOO_LARGE: { status: 500, template: 'File from url exceeded max upload size' },
 
   // ---- transport-level answers of the local service -------------------------
   UNAUTHORIZED: { status: 401, template: 'wrong apiTokenInstance for this instance' },

@@ -26,6 +26,8 @@ export const FATAL_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'CLIENT_OPTIONS_INVALID',
   // Nothing ever answered at apiUrl: every item would be refused the same way.
   'CONNECTION_REFUSED',
+  // The plan's quota is used up: every further call is refused until the plan changes.
+  'QUOTA_EXCEEDED',
 ]);
 
 /** Codes of failures that may pass by themselves. */
@@ -40,6 +42,10 @@ export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'INTERNAL',
   // An instance-wide pause ends by itself (engine/run/pauses.ts).
   'INSTANCE_PAUSED',
+  // checkWhatsapp ran out of time on the service's side: the same check may answer later.
+  'CHECK_PHONE_TIMEOUT',
+  // Closed before the answer: like a timeout (mayHaveBeenProcessed says a write may have happened).
+  'REQUEST_CLOSED',
 ]);
 
 function codeOf(error: unknown): string | undefined {
@@ -81,7 +87,7 @@ export function classify(error: unknown): FailureClass {
 }
 
 /** Codes of answers after which the service may still have processed the request (it failed while or after doing it). */
-const MAYBE_PROCESSED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['SERVER_ERROR', 'INTERNAL']);
+const MAYBE_PROCESSED_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['SERVER_ERROR', 'INTERNAL', 'REQUEST_CLOSED']);
 
 /**
  * Whether a failed call may have been processed all the same (a write may

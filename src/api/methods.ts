@@ -33,6 +33,16 @@ export const API_METHODS = [
   'sendTyping',
   // Messages and chats
   // Groups
+  'createGroup',
+  'getGroupData',
+  'updateGroupName',
+  'updateGroupSettings',
+  'addGroupParticipant',
+  'removeGroupParticipant',
+  'setGroupAdmin',
+  'removeAdmin',
+  'setGroupPicture',
+  'leaveGroup',
   // Account, queues and calls
   // Statuses
   'sendTextStatus',
@@ -152,6 +162,27 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
   sendTyping: { name: 'sendTyping', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 50, emptyAnswer: true },
   // Messages and chats
   // Groups
+  // Groups have no published rate: a group changes as fast as a person
+  // changes it, so 1/s. createGroup's "one group every 5 minutes" is advice
+  // against a ban, not a limit the service enforces (see docs/local-service.md).
+  createGroup: { name: 'createGroup', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 1 },
+  getGroupData: { name: 'getGroupData', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  updateGroupName: { name: 'updateGroupName', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  updateGroupSettings: { name: 'updateGroupSettings', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  // Adding someone already in the group answers false and changes nothing: safe to repeat.
+  addGroupParticipant: { name: 'addGroupParticipant', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  removeGroupParticipant: { name: 'removeGroupParticipant', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  setGroupAdmin: { name: 'setGroupAdmin', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  removeAdmin: { name: 'removeAdmin', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  setGroupPicture: {
+    name: 'setGroupPicture',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: true,
+    defaultRatePerSecond: 1,
+    requestBody: 'multipart',
+  },
+  leaveGroup: { name: 'leaveGroup', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
   // Account, queues and calls
   // Statuses. The status methods (beta on the service) have no published
   // rate: a status takes the sending methods' 50/s, the journals their 1/s

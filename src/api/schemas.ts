@@ -6,7 +6,7 @@
  * the same (Joi-like) style where it does not.
  */
 import { z } from 'zod';
-import { PHONE_MAX_DIGITS, USERNAME_RE, isChatId, isPersonalChatId } from './chat-id.js';
+import { PHONE_MAX_DIGITS, USERNAME_RE, chatKind, isChatId, isPersonalChatId } from './chat-id.js';
 
 export const TYPING_TYPES = [
   'text',
@@ -30,7 +30,8 @@ export const MESSAGE_MAX = 20000;
 export const RECEIVE_TIMEOUT_MIN = 5;
 export const RECEIVE_TIMEOUT_MAX = 60;
 export const SEND_DELAY_MIN = 500;
-export const SEND_DELAY_MAX = 600_000;
+/** The service accepts any larger delay, and then sends nothing ("more than 86400000 msec: the message will not be sent"). */
+export const SEND_DELAY_MAX = 86_400_000;
 export const ID_MESSAGE_MIN = 16;
 export const TYPING_TIME_MIN = 1000;
 export const TYPING_TIME_MAX = 20000;
@@ -146,6 +147,16 @@ export const SETTINGS_SWITCHES = [
   'stateWebhook',
   // Sending: votes on polls (pollUpdateMessage) need it besides incomingWebhook.
   'pollMessageWebhook',
+  'keepOnlineStatus',
+  'incomingCallWebhook',
+  'incomingBlockWebhook',
+  'deviceWebhook',
+  'editedMessageWebhook',
+  'deletedMessageWebhook',
+  // Documented as deprecated: accepted, stored and returned, acting on nothing.
+  'statusInstanceWebhook',
+  'enableMessagesHistory',
+  'sharedSession',
 ] as const;
 
 export type SettingsSwitch = (typeof SETTINGS_SWITCHES)[number];
@@ -162,6 +173,17 @@ const settingsShape = {
   incomingWebhook: yesNo('incomingWebhook').optional(),
   stateWebhook: yesNo('stateWebhook').optional(),
   pollMessageWebhook: yesNo('pollMessageWebhook').optional(),
+  keepOnlineStatus: yesNo('keepOnlineStatus').optional(),
+  incomingCallWebhook: yesNo('incomingCallWebhook').optional(),
+  incomingBlockWebhook: yesNo('incomingBlockWebhook').optional(),
+  deviceWebhook: yesNo('deviceWebhook').optional(),
+  editedMessageWebhook: yesNo('editedMessageWebhook').optional(),
+  deletedMessageWebhook: yesNo('deletedMessageWebhook').optional(),
+  statusInstanceWebhook: yesNo('statusInstanceWebhook').optional(),
+  enableMessagesHistory: yesNo('enableMessagesHistory').optional(),
+  sharedSession: yesNo('sharedSession').optional(),
+  /** Deprecated in the service's docs: any text, stored and returned. */
+  countryInstance: str('countryInstance').optional(),
 };
 
 const SETTINGS_KEYS = Object.keys(settingsShape);
@@ -230,6 +252,24 @@ function arrayOf<T extends z.ZodType>(name: string, item: T, min: number, max?: 
 const fileBytes = z.instanceof(Uint8Array, {
   error: (iss) => (iss.input === undefined ? "'file' is required" : "'file' must be the file's bytes"),
 });
+
+// Groups: the pieces of the group methods' requests.
+
+/** The longest group name (createGroup's documented limit; updateGroupName takes the same). */
+export const GROUP_NAME_MAX = 100;
+
+/** A group chat id (`…@g.us`, or a negative numeric id). */
+function groupId(name = 'groupId') {
+  return chatId(name).refine((s) => chatKind(s) === 'group', { error: `'${name}' must be a group chat ID (ending in @g.us)` });
+}
+
+/** Whether the bytes are a JPEG image (its SOI marker and a segment marker). */
+function isJpeg(b: Uint8Array): boolean {
+  return b.byteLength > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
+}
+
+/** The request of the methods acting on one participant of a group. */
+const participantShape = { groupId: groupId(), participantChatId: personalChatId('participantChatId') };
 
 /** sendMessage's customPreview: the preview shown instead of the one the link would give. */
 const customPreview = z.strictObject(
@@ -444,6 +484,33 @@ export const REQUEST_SHAPES = {
   },
   // Messages and chats
   // Groups
+  createGroup: {
+    groupName: nonEmptyUpTo('groupName', GROUP_NAME_MAX),
+    /** The participants besides the account itself: personal chat ids. */
+    chatIds: arrayOf('chatIds', personalChatId('chatIds[]'), 1),
+  },
+  getGroupData: { groupId: groupId() },
+  updateGroupName: { groupId: groupId(), groupName: nonEmptyUpTo('groupName', GROUP_NAME_MAX) },
+  updateGroupSettings: {
+    groupId: groupId(),
+    /** Whether members who are not admins may change the name, picture and settings. Left out: unchanged. */
+    allowParticipantsEditGroupSettings: bool('allowParticipantsEditGroupSettings').optional(),
+    /** Whether members who are not admins may send messages. Left out: unchanged. */
+    allowParticipantsSendMessages: bool('allowParticipantsSendMessages').optional(),
+  },
+  addGroupParticipant: participantShape,
+  removeGroupParticipant: participantShape,
+  setGroupAdmin: participantShape,
+  removeAdmin: participantShape,
+  setGroupPicture: {
+    groupId: groupId(),
+    /** A JPEG image (the service's texts for an empty file and another format). */
+    file: fileBytes
+      .refine((b) => b.byteLength > 0, { error: 'File is empty', abort: true })
+      .refine(isJpeg, { error: 'Unsupported media type' }),
+    fileName: fileName.optional(),
+  },
+  leaveGroup: { groupId: groupId() },
   // Account, queues and calls
   // Statuses
   sendTextStatus: {
@@ -514,6 +581,16 @@ export const REQUEST_SCHEMAS = {
   sendTyping: withBodyShape(REQUEST_SHAPES.sendTyping),
   // Messages and chats
   // Groups
+  createGroup: withBodyShape(REQUEST_SHAPES.createGroup),
+  getGroupData: withBodyShape(REQUEST_SHAPES.getGroupData),
+  updateGroupName: withBodyShape(REQUEST_SHAPES.updateGroupName),
+  updateGroupSettings: withBodyShape(REQUEST_SHAPES.updateGroupSettings),
+  addGroupParticipant: withBodyShape(REQUEST_SHAPES.addGroupParticipant),
+  removeGroupParticipant: withBodyShape(REQUEST_SHAPES.removeGroupParticipant),
+  setGroupAdmin: withBodyShape(REQUEST_SHAPES.setGroupAdmin),
+  removeAdmin: withBodyShape(REQUEST_SHAPES.removeAdmin),
+  setGroupPicture: withBodyShape(REQUEST_SHAPES.setGroupPicture),
+  leaveGroup: withBodyShape(REQUEST_SHAPES.leaveGroup),
   // Account, queues and calls
   // Statuses
   sendTextStatus: withBodyShape(REQUEST_SHAPES.sendTextStatus),
@@ -560,6 +637,16 @@ export const STRICT_REQUEST_SCHEMAS = {
   sendTyping: strictBodyShape(REQUEST_SHAPES.sendTyping),
   // Messages and chats
   // Groups
+  createGroup: strictBodyShape(REQUEST_SHAPES.createGroup),
+  getGroupData: strictBodyShape(REQUEST_SHAPES.getGroupData),
+  updateGroupName: strictBodyShape(REQUEST_SHAPES.updateGroupName),
+  updateGroupSettings: strictBodyShape(REQUEST_SHAPES.updateGroupSettings),
+  addGroupParticipant: strictBodyShape(REQUEST_SHAPES.addGroupParticipant),
+  removeGroupParticipant: strictBodyShape(REQUEST_SHAPES.removeGroupParticipant),
+  setGroupAdmin: strictBodyShape(REQUEST_SHAPES.setGroupAdmin),
+  removeAdmin: strictBodyShape(REQUEST_SHAPES.removeAdmin),
+  setGroupPicture: strictBodyShape(REQUEST_SHAPES.setGroupPicture),
+  leaveGroup: strictBodyShape(REQUEST_SHAPES.leaveGroup),
   // Account, queues and calls
   // Statuses
   sendTextStatus: strictBodyShape(REQUEST_SHAPES.sendTextStatus),

@@ -38,6 +38,16 @@ export type ForwardMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['forwardMe
 export type SendTypingRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTyping']>;
 // Messages and chats
 // Groups
+export type CreateGroupRequest = z.input<(typeof REQUEST_SCHEMAS)['createGroup']>;
+export type GetGroupDataRequest = z.input<(typeof REQUEST_SCHEMAS)['getGroupData']>;
+export type UpdateGroupNameRequest = z.input<(typeof REQUEST_SCHEMAS)['updateGroupName']>;
+export type UpdateGroupSettingsRequest = z.input<(typeof REQUEST_SCHEMAS)['updateGroupSettings']>;
+export type AddGroupParticipantRequest = z.input<(typeof REQUEST_SCHEMAS)['addGroupParticipant']>;
+export type RemoveGroupParticipantRequest = z.input<(typeof REQUEST_SCHEMAS)['removeGroupParticipant']>;
+export type SetGroupAdminRequest = z.input<(typeof REQUEST_SCHEMAS)['setGroupAdmin']>;
+export type RemoveAdminRequest = z.input<(typeof REQUEST_SCHEMAS)['removeAdmin']>;
+export type SetGroupPictureRequest = z.input<(typeof REQUEST_SCHEMAS)['setGroupPicture']>;
+export type LeaveGroupRequest = z.input<(typeof REQUEST_SCHEMAS)['leaveGroup']>;
 // Account, queues and calls
 // Statuses
 export type SendTextStatusRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTextStatus']>;
@@ -56,7 +66,12 @@ export type MessageType = 'outgoing' | 'incoming';
  * Outgoing message status. `pending`: still in the send queue (accepted, not
  * yet released; also while the instance is not authorized).
  */
-export type StatusMessage = 'pending' | 'sent' | 'delivered' | 'read';
+/**
+ * An outgoing message's status in the journals. Besides the sending ones, the service's journals
+ * return `noAccount` (nobody has an account on the number), `notInGroup` (the account is not a member
+ * of the group) and `yellowCard` (sending was suspended), and `failed`.
+ */
+export type StatusMessage = 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'noAccount' | 'notInGroup' | 'yellowCard';
 export type ChatType = 'user' | 'group' | 'supergroup' | 'channel' | 'bot';
 export type TypeMessage =
   | 'textMessage'
@@ -287,6 +302,28 @@ export interface InstanceSettings {
   stateWebhook: 'yes' | 'no';
   /** Votes on polls (incomingMessageReceived of typeMessage pollUpdateMessage), with incomingWebhook. @default 'no' */
   pollMessageWebhook: 'yes' | 'no';
+  /** Show the account as online. @default 'no' */
+  keepOnlineStatus: 'yes' | 'no';
+  /** incomingCall notifications. @default 'no' */
+  incomingCallWebhook: 'yes' | 'no';
+  /** incomingBlock notifications. @default 'no' */
+  incomingBlockWebhook: 'yes' | 'no';
+  /** deviceInfo notifications (the service: temporarily out of service). @default 'no' */
+  deviceWebhook: 'yes' | 'no';
+  /** Edited messages (typeMessage editedMessage), with incomingWebhook / outgoingMessageWebhook. @default 'no' */
+  editedMessageWebhook: 'yes' | 'no';
+  /** Deleted messages (typeMessage deletedMessage), with incomingWebhook / outgoingMessageWebhook. @default 'no' */
+  deletedMessageWebhook: 'yes' | 'no';
+  /** Deprecated by the service. @default 'no' */
+  statusInstanceWebhook: 'yes' | 'no';
+  /** Deprecated by the service. @default 'no' */
+  enableMessagesHistory: 'yes' | 'no';
+  /** Deprecated by the service. @default 'no' */
+  sharedSession: 'yes' | 'no';
+  /** Deprecated by the service. @default '' */
+  countryInstance: string;
+  /** Deprecated by the service. @default '' */
+  typeAccount: string;
 }
 
 export type GetSettingsResponse = InstanceSettings;
@@ -367,6 +404,16 @@ export interface ResponseMap {
   sendTyping: SendTypingResponse;
   // Messages and chats
   // Groups
+  createGroup: CreateGroupResponse;
+  getGroupData: GetGroupDataResponse;
+  updateGroupName: UpdateGroupNameResponse;
+  updateGroupSettings: UpdateGroupSettingsResponse;
+  addGroupParticipant: AddGroupParticipantResponse;
+  removeGroupParticipant: RemoveGroupParticipantResponse;
+  setGroupAdmin: SetGroupAdminResponse;
+  removeAdmin: RemoveAdminResponse;
+  setGroupPicture: SetGroupPictureResponse;
+  leaveGroup: LeaveGroupResponse;
   // Account, queues and calls
   // Statuses
   sendTextStatus: SendTextStatusResponse;
@@ -409,6 +456,16 @@ export interface RequestMap {
   sendTyping: SendTypingRequest;
   // Messages and chats
   // Groups
+  createGroup: CreateGroupRequest;
+  getGroupData: GetGroupDataRequest;
+  updateGroupName: UpdateGroupNameRequest;
+  updateGroupSettings: UpdateGroupSettingsRequest;
+  addGroupParticipant: AddGroupParticipantRequest;
+  removeGroupParticipant: RemoveGroupParticipantRequest;
+  setGroupAdmin: SetGroupAdminRequest;
+  removeAdmin: RemoveAdminRequest;
+  setGroupPicture: SetGroupPictureRequest;
+  leaveGroup: LeaveGroupRequest;
   // Account, queues and calls
   // Statuses
   sendTextStatus: SendTextStatusRequest;
@@ -452,6 +509,65 @@ export interface ForwardMessagesResponse {
 export type SendTypingResponse = void;
 // Messages and chats
 // Groups
+export interface CreateGroupResponse {
+  created: boolean;
+  /** The new group's id (`…@g.us`); "" when not created. */
+  chatId: string;
+  groupInviteLink: string;
+}
+export interface GroupParticipant {
+  id: string;
+  isAdmin: boolean;
+  /** The group's owner (its creator). */
+  isSuperAdmin: boolean;
+}
+export interface GetGroupDataResponse {
+  groupId: string;
+  owner: string;
+  subject: string;
+  /** Unix seconds. */
+  creation: number;
+  participants: GroupParticipant[];
+  /** When the name was last set, Unix seconds. */
+  subjectTime: number;
+  subjectOwner: string;
+  /** "" unless the account is an admin of the group. */
+  groupInviteLink: string;
+  allowParticipantsEditGroupSettings?: boolean;
+  allowParticipantsSendMessages?: boolean;
+  size?: number;
+}
+export interface UpdateGroupNameResponse {
+  updateGroupName: boolean;
+}
+export interface UpdateGroupSettingsResponse {
+  updateGroupSettings: boolean;
+  /** Why not, when updateGroupSettings is false. */
+  reason?: string;
+}
+export interface AddGroupParticipantResponse {
+  addParticipant: boolean;
+}
+export interface RemoveGroupParticipantResponse {
+  removeParticipant: boolean;
+}
+export interface SetGroupAdminResponse {
+  setGroupAdmin: boolean;
+}
+export interface RemoveAdminResponse {
+  removeAdmin: boolean;
+}
+export interface SetGroupPictureResponse {
+  setGroupPicture: boolean;
+  /** The picture's link; "" when not set. */
+  urlAvatar: string | null;
+  reason: string;
+}
+/** `{leaveGroup}`, or `{removeAdmin}` when the account was an admin of the group (as documented). */
+export interface LeaveGroupResponse {
+  leaveGroup?: boolean;
+  removeAdmin?: boolean;
+}
 // Account, queues and calls
 // Statuses
 export interface SendTextStatusResponse {

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { RequestError } from 'got';
+import type { Got, RequestError } from 'got';
 import { NetworkError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER, type Secrets } from '../api/redact.js';
 import { sanitizedCause } from './sanitize.js';
@@ -40,13 +40,31 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
   const id = String(opts.idInstance);
   const secrets: Secrets = { idInstance: id, apiTokenInstance: opts.apiTokenInstance };
   // Own agents, so that close() frees the kept-alive sockets and a process
-  // using the client can exit.
-  const agent = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  // using the client can exit. LIFO: the socket used last is reused first, so
+  // a lull lets the others time out instead of keeping every one warm.
+  const agent = {
+    http: new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
+    https: new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
+  };
+  // Everything that is the same on every call, merged once: got normalises
+  // the options of each call, and the fewer it is given the less it does.
+  let client: Got | undefined;
+  const clientOf = async () =>
+    (client ??= (await loadGot()).got.extend({
+      headers: { accept: 'application/json', 'user-agent': opts.userAgent ?? 'msgflow' },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      // A redirect is not part of the API; following it would send the
+      // token in the path to wherever the Location header points.
+      followRedirect: false,
+      responseType: 'text',
+      agent,
+    }));
 
   async function request(req: TransportRequest): Promise<TransportResponse> {
     const tail = (req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('');
     const url = `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}${tail}`;
-    const { got } = await loadGot();
+    const got = await clientOf();
     const upload = req.upload ? await encodeUpload(req.upload) : undefined;
     try {
       const res = await got(url, {
@@ -54,16 +72,9 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
         json: req.httpMethod === 'POST' && !upload ? (req.body ?? {}) : undefined,
         body: upload?.body,
         searchParams: req.query,
-        headers: { accept: 'application/json', 'user-agent': opts.userAgent ?? 'msgflow', ...upload?.headers },
+        headers: upload?.headers,
         timeout: { request: req.timeoutMs },
-        retry: { limit: 0 },
-        throwHttpErrors: false,
-        // A redirect is not part of the API; following it would send the
-        // token in the path to wherever the Location header points.
-        followRedirect: false,
-        responseType: 'text',
         signal: req.signal,
-        agent,
       });
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
@@ -77,7 +88,7 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
   return {
     request,
     // A fresh process takes a few hundred ms to load got: done before a claim that the request leaves.
-    prepare: async () => void (await loadGot()),
+    prepare: async () => void (await clientOf()),
     description: `${base}/waInstance${INSTANCE_PLACEHOLDER}`,
     async close() {
       agent.http.destroy();

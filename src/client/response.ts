@@ -56,8 +56,12 @@ export function interpretResponse<M extends ApiMethod>(method: M, res: Transport
     const error = new RateLimitError(method, 'http', retryAfterMs ?? 0, message, { status });
     return { ok: false, error, retry: 'always', retryAfterMs };
   }
-  const error = new ApiError(method, status, message, { code: errorCode(method, status, message) });
-  return status >= 500 ? { ok: false, error, retry: 'idempotent', retryAfterMs } : { ok: false, error, retry: 'never' };
+  const code = errorCode(method, status, message);
+  const error = new ApiError(method, status, message, { code });
+  if (code === 'REQUEST_CLOSED') return { ok: false, error, retry: 'idempotent', retryAfterMs };
+  // A 500 about the file's size is the same for every attempt: not retried.
+  const final = status < 500 || code === 'FILE_URL_TOO_LARGE';
+  return final ? { ok: false, error, retry: 'never' } : { ok: false, error, retry: 'idempotent', retryAfterMs };
 }
 
 /** What the client knows when a request got no answer: whether the service ever answered it, and where it points. */
@@ -102,10 +106,14 @@ const CONTACT_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>(['addContact'
 export function errorCode(method: ApiMethod, status: number, message: string): ErrorCode {
   if (status === 401) return 'UNAUTHORIZED';
   if (status === 403) return 'INSTANCE_NOT_FOUND';
+  if (status === 466) return 'QUOTA_EXCEEDED';
+  if (status === 499) return 'REQUEST_CLOSED';
+  if (status === 500 && /^File from url exceeded max upload size/i.test(message)) return 'FILE_URL_TOO_LARGE';
   if (status >= 500) return 'SERVER_ERROR';
   if (status === 404 && CONTACT_METHODS.has(method)) return 'NOT_ON_MESSENGER';
   if (status === 400) {
     if (/^Validation failed/i.test(message)) return 'VALIDATION_FAILED';
+    if (/^check phone number timeout limit exceeded/i.test(message)) return 'CHECK_PHONE_TIMEOUT';
     // The service's common 400s for an instance that cannot serve (yet).
     if (/^instance in starting process/i.test(message)) return 'INSTANCE_STARTING';
     if (/^instance (account not authorized|is starting or not authorized)/i.test(message)) return 'ACCOUNT_NOT_AUTHORIZED';
@@ -131,12 +139,19 @@ export function errorCode(method: ApiMethod, status: number, message: string): E
  * starting or not authorized (fatal for the instance).
  */
 export function accountCheckCode(reason: string): ErrorCode {
-  return /phoneNumber|username/i.test(reason) ? 'CHECK_ACCOUNT_TARGET' : 'INSTANCE_NOT_READY';
+  if (/phoneNumber|username/i.test(reason)) return 'CHECK_ACCOUNT_TARGET';
+  // Starting passes by itself within seconds: retryable, unlike "not authorized".
+  return /starting/i.test(reason) && !/not authorized/i.test(reason) ? 'INSTANCE_STARTING' : 'INSTANCE_NOT_READY';
 }
 
-/** The error text the service gave: `message`, else `reason`, else the raw text, else the status. */
+/**
+ * The error text the service gave: `message`, else `reason`, else (466) the exceeded limit's
+ * `description`, else the raw text, else the status.
+ */
 function serviceMessage(body: unknown, status: number, secrets: Secrets): string {
   if (isRecord(body)) {
+    const quota = quotaDescription(body);
+    if (quota !== undefined) return redact(quota, secrets);
     // The spec's reference table spells the field `messsage`; its examples say `message`.
     for (const key of ['message', 'messsage', 'reason']) {
       if (typeof body[key] === 'string' && body[key] !== '') return redact(body[key] as string, secrets);
@@ -146,10 +161,27 @@ function serviceMessage(body: unknown, status: number, secrets: Secrets): string
   return `HTTP ${status}`;
 }
 
+/** A 466 body names the limit that is exceeded in `invokeStatus` or `correspondentsStatus` (the one whose status says EXCEEDED). */
+function quotaDescription(body: Rec): string | undefined {
+  for (const key of ['correspondentsStatus', 'invokeStatus']) {
+    const part = body[key];
+    if (isRecord(part) && /EXCEEDED/i.test(String(part.status)) && typeof part.description === 'string') return part.description;
+  }
+  return undefined;
+}
+
 const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
   addContact: 'addContact',
   editContact: 'editContact',
   deleteContact: 'deleteContact',
+  // Groups
+  updateGroupName: 'updateGroupName',
+  updateGroupSettings: 'updateGroupSettings',
+  addGroupParticipant: 'addParticipant',
+  removeGroupParticipant: 'removeParticipant',
+  setGroupAdmin: 'setGroupAdmin',
+  removeAdmin: 'removeAdmin',
+  setGroupPicture: 'setGroupPicture',
 };
 
 /**
@@ -210,6 +242,18 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
         : 'expected {messages: string[]}';
     // Messages and chats
     // Groups
+    case 'createGroup':
+      return isRecord(body) && typeof body.created === 'boolean' && typeof body.chatId === 'string'
+        ? undefined
+        : 'expected {created: boolean, chatId: string, groupInviteLink: string}';
+    case 'getGroupData':
+      return isRecord(body) && typeof body.groupId === 'string' && Array.isArray(body.participants)
+        ? undefined
+        : 'expected {groupId: string, participants: [...], ...}';
+    case 'leaveGroup':
+      return isRecord(body) && (typeof body.leaveGroup === 'boolean' || typeof body.removeAdmin === 'boolean')
+        ? undefined
+        : 'expected {leaveGroup: boolean} or {removeAdmin: boolean}';
     // Account, queues and calls
     // Statuses
     case 'sendTextStatus':

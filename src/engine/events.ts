@@ -3,6 +3,7 @@
  * the scheduler and plugins subscribe to.
  */
 import { EventEmitter } from 'eventemitter3';
+import type { ProgressCounts } from './action.js';
 
 export interface RunRef {
   runId: string;
@@ -49,18 +50,7 @@ export interface EngineEvents {
   /** `skipped`: a per-item `if:` was false. */
   'item:finished': [RunRef & { step: string; index: number; status: 'succeeded' | 'failed' | 'skipped'; error?: string }];
   /** A long action's own progress (ctx.progress): absolute counters. */
-  'step:progress': [
-    RunRef & {
-      step: string;
-      done: number;
-      total?: number;
-      failed?: number;
-      invalid?: number;
-      duplicate?: number;
-      skipped?: number;
-      waiting?: number;
-    },
-  ];
+  'step:progress': [RunRef & { step: string } & ProgressCounts];
   'schedule:fired': [{ flow: string; scheduledAt: number; firedAt: number }];
   'schedule:missed': [{ flow: string; scheduledAt: number; policy: 'none' | 'last' | 'all'; willRun: boolean }];
   'schedule:skipped': [{ flow: string; scheduledAt: number; reason: string }];

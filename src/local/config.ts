@@ -105,6 +105,35 @@ const rateLimitsShape = Object.fromEntries(
 
 export const RateLimitsSchema = z.strictObject(rateLimitsShape);
 
+/** One scripted state change: at a time after the service started, or after this instance sent N messages. */
+const ScriptedStateSchema = z
+  .strictObject({
+    state: z.enum(INSTANCE_STATES),
+    /** Milliseconds after the service started (its clock). */
+    afterMs: z.number().int().min(0).optional(),
+    /** After this many messages left the send queue since the service started. */
+    afterSends: z.number().int().min(1).optional(),
+  })
+  .refine((s) => (s.afterMs === undefined) !== (s.afterSends === undefined), {
+    error: "a scripted state takes either 'afterMs' or 'afterSends'",
+  });
+
+/**
+ * Failures scripted on one instance, for testing what a bot does when the account is in danger. Times
+ * count from the service's start (a restart starts them again). @default none
+ */
+export const FailuresSchema = z.strictObject({
+  /** The instance turning yellowCard, blocked, notAuthorized... (and back) at a time or after N sends. @default [] */
+  states: z.array(ScriptedStateSchema).default([]),
+  /**
+   * The Developer plan's chat quota: messages may go to this many chats; a send to one more answers HTTP
+   * 466 with the documented body and a quotaExceeded notification is queued. Chats already messaged count.
+   */
+  newChatsQuota: z.number().int().min(0).optional(),
+  /** The webhook receiver down for a while: pushes fail as if nothing answered, from `afterMs` for `forMs`. @default [] */
+  webhookDown: z.array(z.strictObject({ afterMs: z.number().int().min(0), forMs: z.number().int().min(1) })).default([]),
+});
+
 export const LocalInstanceSchema = z.strictObject({
   idInstance: z.union([digits, z.number().int().positive()]).transform((v) => String(v)),
   apiTokenInstance: z.string().min(8, { error: 'expected a token of at least 8 characters' }),
@@ -137,6 +166,8 @@ export const LocalInstanceSchema = z.strictObject({
     .default({ numbers: 100, windowMinutes: 10, retryAfterSeconds: 7200 }),
   /** Seed file (YAML or JSON) with chats and messages; relative to the config file. */
   seed: z.string().optional(),
+  /** Scripted failures (docs/local-service.md, Scriptable failures). @default none */
+  failures: FailuresSchema.default({ states: [], webhookDown: [] }),
 });
 
 /**
@@ -167,6 +198,13 @@ export const NetworkSchema = z.strictObject({
   deliveredAfterMs: z.number().int().min(0).default(1000),
   /** ...and read after this many ms; omitted: never read. */
   readAfterMs: z.number().int().min(0).optional(),
+  /**
+   * Journal lag: a message sent through the API appears in getChatHistory, getMessage and
+   * lastOutgoingMessages only this long after it was sent (the service documents up to 2 minutes). @default 0
+   */
+  journalLagMs: z.number().int().min(0).default(0),
+  /** A slow file host: fetching a urlFile starts this long after the message leaves the queue (service clock). @default 0 */
+  fileHostDelayMs: z.number().int().min(0).default(0),
 });
 
 export const LocalSchema = z.strictObject({
@@ -176,7 +214,14 @@ export const LocalSchema = z.strictObject({
   host: z.string().default('127.0.0.1'),
   /** lowdb files and fetched files live here (relative to the config file). @default .msgflow/local */
   dataDir: z.string().default('.msgflow/local'),
-  network: NetworkSchema.default({ name: 'WhatsApp', accounts: [], population: [], deliveredAfterMs: 1000 }),
+  network: NetworkSchema.default({
+    name: 'WhatsApp',
+    accounts: [],
+    population: [],
+    deliveredAfterMs: 1000,
+    journalLagMs: 0,
+    fileHostDelayMs: 0,
+  }),
   instances: z.array(LocalInstanceSchema).default([]),
   /** Largest file sendFileByUrl fetches, bytes. @default 104857600 (100 MiB) */
   maxFileBytes: z
@@ -212,6 +257,16 @@ export const LocalSchema = z.strictObject({
     .int()
     .positive()
     .default(1024 * 1024),
+  /**
+   * Webhook delivery: how long a push waits for the receiver's answer, and the time between two tries
+   * of a push that failed. @default the service's documented figures: 180000 and 60000 ms
+   */
+  webhook: z
+    .strictObject({
+      timeoutMs: z.number().int().positive().default(180_000),
+      retryIntervalMs: z.number().int().positive().default(60_000),
+    })
+    .default({ timeoutMs: 180_000, retryIntervalMs: 60_000 }),
   /** A folder served read-only under `/_local/static/` (demo and test files for sendFileByUrl). */
   staticDir: z.string().optional(),
   /** Base URL put in downloadUrl; default: the address the server listens on. */
@@ -223,3 +278,4 @@ export type LocalInstanceConfig = z.output<typeof LocalInstanceSchema>;
 export type NetworkConfig = z.output<typeof NetworkSchema>;
 export type AccountConfig = z.output<typeof AccountSchema>;
 export type PopulationConfig = z.output<typeof PopulationSchema>;
+export type FailuresConfig = z.output<typeof FailuresSchema>;

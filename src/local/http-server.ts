@@ -125,23 +125,9 @@ async function onRequest(
       });
       return;
     }
-    const query: Record<string, string> = Object.create(null) as Record<string, string>;
-    for (const [k, v] of target.searchParams) if (!(k in query)) query[k] = v;
-    // The client going away ends a long poll (receiveNotification) at once.
-    const gone = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) gone.abort();
-    };
-    res.once('close', onClose);
-    const answer = await service.handle({
-      httpMethod: req.method ?? 'GET',
-      path: target.pathname,
-      query,
-      headers: req.headers,
-      body,
-      signal: gone.signal,
-    });
-    res.off('close', onClose);
+    const local = new HttpLocalRequest(req, res, target, body);
+    const answer = await service.handle(local);
+    local.answered();
     send(req, res, answer);
   } catch (e) {
     // handle() never throws; this is a socket-level failure (client went away).
@@ -149,6 +135,50 @@ async function onRequest(
     if (!res.headersSent && !res.destroyed) {
       res.writeHead(500, JSON_HEADERS).end(JSON.stringify({ message: new MsgflowError('INTERNAL', { reason: 'request failed' }).message }));
     }
+  }
+}
+
+/**
+ * A request as the service sees it, read off node:http. Its `signal`
+ * (aborted when the client goes away, which ends a long poll at once) is
+ * made on first use: only a method that waits on the caller reads it, so
+ * every other request costs no AbortController and no close listener.
+ */
+class HttpLocalRequest implements LocalRequest {
+  readonly httpMethod: string;
+  readonly path: string;
+  readonly query: Record<string, string>;
+  readonly headers: http.IncomingHttpHeaders;
+  private gone: AbortController | undefined;
+  private onClose: (() => void) | undefined;
+
+  constructor(
+    req: http.IncomingMessage,
+    private readonly res: http.ServerResponse,
+    target: { pathname: string; searchParams: URLSearchParams },
+    readonly body: Buffer,
+  ) {
+    this.httpMethod = req.method ?? 'GET';
+    this.path = target.pathname;
+    this.headers = req.headers;
+    this.query = Object.create(null) as Record<string, string>;
+    for (const [k, v] of target.searchParams) if (!(k in this.query)) this.query[k] = v;
+  }
+
+  get signal(): AbortSignal {
+    if (this.gone === undefined) {
+      const gone = (this.gone = new AbortController());
+      this.onClose = () => {
+        if (!this.res.writableFinished) gone.abort();
+      };
+      this.res.once('close', this.onClose);
+    }
+    return this.gone.signal;
+  }
+
+  /** The answer is ready: the client going away no longer concerns the request. */
+  answered(): void {
+    if (this.onClose) this.res.off('close', this.onClose);
   }
 }
 

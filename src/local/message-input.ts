@@ -32,8 +32,11 @@ const common = {
   senderType: z.enum(chatTypes).optional(),
   /** Incoming; @default looked up in the phonebook when read */
   senderContactName: z.string().optional(),
-  /** Outgoing: fix the status instead of following network.deliveredAfterMs/readAfterMs. */
-  statusMessage: z.enum(['sent', 'delivered', 'read']).optional(),
+  /**
+   * Outgoing: fix the status instead of following network.deliveredAfterMs/readAfterMs; also the
+   * journal statuses of a message that went nowhere (noAccount, notInGroup, yellowCard).
+   */
+  statusMessage: z.enum(['sent', 'delivered', 'read', 'noAccount', 'notInGroup', 'yellowCard']).optional(),
   /** Outgoing: @default false (sent from the phone) */
   sendByApi: z.boolean().optional(),
   isForwarded: z.boolean().default(false),

@@ -5,12 +5,15 @@
  */
 import type { NetworkConfig, AccountConfig, PopulationConfig } from './config.js';
 import { phoneOfChatId, chatKind } from '../api/chat-id.js';
-import type { StatusMessage } from '../api/types.js';
 
 export class Network {
   readonly name: string;
   readonly deliveredAfterMs: number;
   readonly readAfterMs: number | undefined;
+  /** How long a message sent through the API takes to appear in the journals. */
+  readonly journalLagMs: number;
+  /** How long a urlFile fetch waits before it starts (a slow file host). */
+  readonly fileHostDelayMs: number;
   private readonly byPhone = new Map<number, AccountConfig>();
   private readonly byUsername = new Map<string, AccountConfig>();
   /** Longest prefix first, so the most specific entry decides. */
@@ -20,6 +23,8 @@ export class Network {
     this.name = config.name;
     this.deliveredAfterMs = config.deliveredAfterMs;
     this.readAfterMs = config.readAfterMs;
+    this.journalLagMs = config.journalLagMs;
+    this.fileHostDelayMs = config.fileHostDelayMs;
     this.population = [...config.population].sort((a, b) => b.prefix.length - a.prefix.length);
     for (const a of config.accounts) {
       this.byPhone.set(a.phone, a);
@@ -94,10 +99,11 @@ export class Network {
    * Status of an outgoing message, derived from when it was sent and the
    * clock rather than from timers, so it is right after a restart and under an
    * injected clock. A message to a personal chat with no account is never
-   * delivered: nobody is there to receive it.
+   * delivered: its status is noAccount, and stays so (the service's journals
+   * say so too).
    */
-  statusOf(chatId: string, sentAtMs: number, now: number): Exclude<StatusMessage, 'pending'> {
-    if (chatKind(chatId) === 'personal' && !this.hasAccount(chatId)) return 'sent';
+  statusOf(chatId: string, sentAtMs: number, now: number): 'sent' | 'delivered' | 'read' | 'noAccount' {
+    if (chatKind(chatId) === 'personal' && !this.hasAccount(chatId)) return 'noAccount';
     const age = now - sentAtMs;
     if (this.readAfterMs !== undefined && age >= this.readAfterMs) return 'read';
     if (age >= this.deliveredAfterMs) return 'delivered';

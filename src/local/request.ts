@@ -9,18 +9,27 @@ import { nestedDeeperThan, tooDeepReason } from '../util/http-body.js';
 
 export const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
 
-export function json(status: number, body: unknown, headers: Record<string, string> = {}): LocalResponse {
-  return { status, headers: { ...JSON_HEADERS, ...headers }, body };
+export function json(status: number, body: unknown, headers?: Record<string, string>): LocalResponse {
+  return {
+    status,
+    headers: headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...JSON_HEADERS, ...headers },
+    body,
+  };
 }
 
 /** `{message}` with the catalogue's status and text. */
-export function errorResponse(e: MsgflowError, headers: Record<string, string> = {}): LocalResponse {
+export function errorResponse(e: MsgflowError, headers?: Record<string, string>): LocalResponse {
   return json(e.status ?? 400, { message: e.message }, headers);
 }
 
 /** Path segments, URL-decoded; undefined when a segment is not valid percent-encoding. */
 export function splitPath(p: string): string[] | undefined {
-  const parts = p.split('/').filter((s, i, all) => !(s === '' && (i === 0 || i === all.length - 1)));
+  // One empty segment is dropped at each end (the leading '/', a trailing one); any other stays, so '//' is still told apart.
+  const parts = p.split('/');
+  if (parts[0] === '') parts.shift();
+  if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
+  // Nearly every path has nothing encoded: no decoding pass then.
+  if (!p.includes('%')) return parts;
   try {
     return parts.map((s) => decodeURIComponent(s));
   } catch {
@@ -33,13 +42,38 @@ export function tokenDigest(token: string): Buffer {
   return createHash('sha256').update(token, 'utf8').digest();
 }
 
+/** How many distinct given tokens a {@link TokenCheck} keeps the digest of. @default 64 */
+export const TOKEN_CACHE_SIZE = 64;
+
 /**
- * Compares a given token with the expected one's digest in constant time:
- * the given one is hashed first, so the comparison takes the same time
- * whatever its length.
+ * An instance's token check. Every request carries the token, nearly always
+ * the same string, so the digest of a given string is computed once and kept
+ * (a bounded map: a client spraying guesses evicts old entries instead of
+ * growing it); the comparison itself stays `timingSafeEqual` over two
+ * fixed-length digests on every request, so it takes the same time whether
+ * the token is right or how much of it is.
  */
-export function tokenMatches(given: string, expected: Buffer): boolean {
-  return timingSafeEqual(tokenDigest(given), expected);
+export class TokenCheck {
+  private readonly expected: Buffer;
+  private readonly digests = new Map<string, Buffer>();
+
+  constructor(
+    token: string,
+    private readonly maxEntries: number = TOKEN_CACHE_SIZE,
+  ) {
+    this.expected = tokenDigest(token);
+  }
+
+  accepts(given: string): boolean {
+    let digest = this.digests.get(given);
+    if (digest === undefined) {
+      digest = tokenDigest(given);
+      // Oldest first: a Map iterates in insertion order.
+      if (this.digests.size >= this.maxEntries) this.digests.delete(this.digests.keys().next().value!);
+      this.digests.set(given, digest);
+    }
+    return timingSafeEqual(digest, this.expected);
+  }
 }
 
 function header(req: LocalRequest, name: string): string | undefined {

@@ -78,6 +78,9 @@ export interface LocalService {
 /** Room for a multipart envelope around the largest file (boundaries, part headers, text fields). */
 const UPLOAD_ENVELOPE_BYTES = 64 * 1024;
 
+/** The path values of a method with none (all but a few): one frozen object rather than one per request. */
+const NO_PATH_VALUES: Readonly<Record<string, string | undefined>> = Object.freeze({});
+
 const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export function createLocalService(config: LocalConfig, opts: LocalServiceOptions): LocalService {
@@ -180,6 +183,7 @@ async function startService(ctx: ServiceContext): Promise<void> {
       logger: ctx.logger,
       publicUrl: ctx.publicUrl,
       maxFileBytes: config.maxFileBytes,
+      webhook: config.webhook,
     };
     const inst = await LocalInstance.open(ic, deps, seedFile ? () => loadSeedFile(seedFile, ic.seed) : undefined);
     const id = ic.idInstance;
@@ -216,7 +220,12 @@ async function route(ctx: ServiceContext, req: LocalRequest): Promise<LocalRespo
   if (!instance.acceptsToken(token)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
   if (admin) return handleAdmin(instance, method, req);
   if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
-  return callMethod(instance, method, req, Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])));
+  return callMethod(
+    instance,
+    method,
+    req,
+    pathParams.length === 0 ? NO_PATH_VALUES : Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])),
+  );
 }
 
 /** An API call past routing and auth: HTTP method, rate limit, body, validation, the instance. */
@@ -226,7 +235,8 @@ async function callMethod(
   req: LocalRequest,
   pathValues: Record<string, string | undefined>,
 ): Promise<LocalResponse> {
-  const expected = METHOD_SPECS[method].httpMethod;
+  const spec = METHOD_SPECS[method];
+  const expected = spec.httpMethod;
   const got = req.httpMethod.toUpperCase();
   if (got !== expected) {
     return errorResponse(new MsgflowError('HTTP_METHOD_NOT_ALLOWED', { method, expected, got: printable(got) }), { allow: expected });
@@ -237,7 +247,7 @@ async function callMethod(
     return errorResponse(e, { 'retry-after': String(rate.retryAfterSeconds) });
   }
   // POST carries a JSON body (or a file: sendFileByUpload, uploadFile); GET its parameters in the query; DELETE in the path.
-  const upload = METHOD_SPECS[method].requestBody;
+  const upload = spec.requestBody;
   const body =
     expected !== 'POST'
       ? { ...queryBody(req.query), ...queryBody(pathValues) }
@@ -245,7 +255,9 @@ async function callMethod(
         ? await readUploadBody(req, upload)
         : readJsonBody(req);
   const parsed = validateRequest(method, body);
-  const result = await instance.call(method, parsed, req.signal);
+  // Only a long poll waits on the caller; reading req.signal makes the HTTP
+  // adapter's AbortController, so no other method asks for it.
+  const result = await instance.call(method, parsed, spec.longPollSeconds === undefined ? undefined : req.signal);
   return json(result.status, result.body);
 }
 

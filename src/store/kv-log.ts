@@ -21,23 +21,46 @@
  *   appenders never interleave within a batch, and a line torn by kill -9
  *   ends at the next batch's newline as one line that is not a record, which
  *   readers skip (`skip-and-report`).
- * - Before every read a process tails the log (fstat: nothing to do when the
- *   size did not change) and checks whether a newer generation exists, so it
- *   sees the other processes' acknowledged writes.
+ * - Before every read a process tails the log (one fstat: nothing to do when
+ *   the size did not change), so it sees the other processes' acknowledged
+ *   writes. It looks for a newer generation only once the log it tails was
+ *   sealed (below): no path is probed on a get or a set.
+ * - A process that holds the lease of the run a namespace belongs to
+ *   (`exclusive`) is its only writer: its index is authoritative and a read
+ *   is one pread, with no check of the disk. Other processes still tail it.
  *
  * Compaction (when the files hold more than `compactRatio` × the live bytes,
- * and at least `compactMinBytes`): create log(g+1) with O_EXCL (the atomic
- * step: only one process compacts a generation, and from then on every writer
- * notices it), read log(g) to its end, write the whole state to a temporary
+ * and at least `compactMinBytes`): append a seal line (`{"seal":g}`) to log(g),
+ * create log(g+1) with O_EXCL (the atomic step: only one process compacts a
+ * generation), read log(g) to its end, write the whole state to a temporary
  * file, rename it to snap(g+1), then delete the files of generations ≤ g. A
- * writer that appended to log(g) checks, after its write, that log(g) still
- * exists and log(g+1) does not; otherwise the compactor may have read log(g)
- * before the write landed, and the writer appends the line again to the new
- * generation (replaying a set twice is harmless). A crash at any point leaves
- * a readable store: before the rename, snap(g+1) is absent and state(g) +
- * log(g+1) is read; after it, the snapshot is complete.
+ * writer that appended to log(g) tails it after its write (indexing its own
+ * line): when no seal precedes its line, any compaction seals later and so
+ * reads the line. When one does, the writer checks that log(g+1) exists;
+ * if so the compactor may have read log(g) before the write landed, and the
+ * writer appends the line again to the new generation (replaying a set
+ * twice is harmless); if not, a compactor that creates it later reads log(g)
+ * after the write. A log(g) unlinked under the writer means the same as
+ * log(g+1) existing. Sealing first means that only a sealed log makes anyone
+ * look for the next generation, so the common write and read probe no path.
+ * A crash at any point leaves a readable store: before the rename, snap(g+1)
+ * is absent and state(g) + log(g+1) is read; after it, the snapshot is
+ * complete; a seal without a log(g+1) (a crash between the two) only costs
+ * the writers of log(g) a probe per write until the next compaction.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog, createFileOnce, LogTail } from '../util/append-log.js';
 import { isProcessAlive } from '../util/process-alive.js';
@@ -54,6 +77,13 @@ export interface KvLogOptions {
   compactMinBytes?: number;
   /** Compact when the files hold more than this multiple of the live entries' bytes. @default 2 */
   compactRatio?: number;
+  /**
+   * True while this process is the namespace's only writer (it holds the
+   * lease of the run the namespace belongs to): reads then trust the index
+   * and skip the check for other processes' writes.
+   * @default () => false
+   */
+  exclusive?: () => boolean;
   /** Test seam: called at each step of a compaction (`created`, `snapshot-written`, `renamed`), e.g. to crash there. */
   onCompactStep?: (step: 'created' | 'snapshot-written' | 'renamed') => void;
 }
@@ -61,6 +91,8 @@ export interface KvLogOptions {
 interface ChainFile {
   path: string;
   tail: LogTail;
+  /** A compaction sealed this log: a newer generation may exist. */
+  sealed: boolean;
 }
 
 /** Slot storage in typed arrays: a key's location costs 13 bytes, not an object. */
@@ -95,6 +127,8 @@ class Slots {
 const enoent = (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT';
 const eexist = (e: unknown) => (e as NodeJS.ErrnoException).code === 'EEXIST';
 const MAX_CHAIN = 32;
+/** The line a compaction appends to the log it retires (see the file comment). */
+const SEAL = Buffer.from('{"seal":');
 /** A line without the shape of a set or a delete: torn by a crash (the log's policy skips it). */
 const NOT_A_RECORD = 'expected ["key", value] or ["key"]';
 
@@ -115,6 +149,8 @@ export class KvLog implements DurableState {
   /** Parse every line when loading (after a torn line was found by its shape alone). */
   private validate = false;
   private escaped = false;
+  /** Refreshed once while `exclusive`: the index holds every write since (all of them this process's). */
+  private caughtUpExclusive = false;
 
   constructor(private readonly options: KvLogOptions) {
     this.dir = options.dir;
@@ -174,7 +210,7 @@ export class KvLog implements DurableState {
       const paths = base === undefined ? [] : [this.snapPath(base)];
       for (let g = base ?? logs[0]; g <= top; g++) paths.push(this.logPath(g));
       try {
-        for (const path of paths) this.chain.push({ path, tail: new LogTail(openSync(path, 'r'), 'skip-and-report', path) });
+        for (const path of paths) this.chain.push({ path, tail: new LogTail(openSync(path, 'r'), 'skip-and-report', path), sealed: false });
       } catch (e) {
         // A compaction deleted a file between the listing and the open: list again.
         if (enoent(e) && attempt < 20) continue;
@@ -224,6 +260,10 @@ export class KvLog implements DurableState {
     const f = this.chain[i];
     const validate = this.validate && !(i === 0 && f.path.endsWith('.snap.jsonl'));
     return f.tail.pull((buf, start, end, offset) => {
+      if (buf[start] === 0x7b && end - start > SEAL.length && buf.compare(SEAL, 0, SEAL.length, start, start + SEAL.length) === 0) {
+        f.sealed = true;
+        return;
+      }
       const k = this.keyEnd(buf, start, end);
       let isSet: boolean;
       if (k === -1) return NOT_A_RECORD;
@@ -275,20 +315,33 @@ export class KvLog implements DurableState {
     return this.escaped ? (JSON.parse(buf.toString('utf8', start + 1, close + 1)) as string) : buf.toString('utf8', start + 2, close);
   }
 
-  /** Brings the index up to date with every process's writes. Cheap when nothing changed: one fstat and one stat. */
+  /**
+   * Brings the index up to date with every process's writes. Cheap when
+   * nothing changed: one fstat. A path is probed only once the log was sealed.
+   */
   private refresh(): void {
     if (this.closed) throw new Error(`key/value log ${this.name} is closed`);
     if (this.chain.length === 0) return this.reload();
     for (;;) {
-      const next = existsSync(this.logPath(this.gen + 1));
-      if (!this.pullFile(this.chain.length - 1)) return this.reload();
-      if (!next) return;
+      const last = this.chain.length - 1;
+      if (!this.pullFile(last)) return this.reload();
+      if (!this.chain[last].sealed || !existsSync(this.logPath(this.gen + 1))) return;
+      // Lines that landed in log(g) before log(g+1) existed are not replayed by their writers: read them first.
+      if (!this.pullFile(last)) return this.reload();
       if (existsSync(this.snapPath(this.gen + 1)) || this.chain.length >= MAX_CHAIN) return this.reload();
       const tail = LogTail.open(this.logPath(this.gen + 1), 'skip-and-report');
       if (!tail) return this.reload();
-      this.chain.push({ path: this.logPath(this.gen + 1), tail });
+      this.chain.push({ path: this.logPath(this.gen + 1), tail, sealed: false });
       this.gen++;
     }
+  }
+
+  /** Catches up unless this process is the only writer and caught up since it became so (its index is then current). */
+  private refreshShared(): void {
+    const exclusive = this.options.exclusive?.() === true;
+    if (exclusive && this.caughtUpExclusive && this.chain.length > 0 && !this.closed) return;
+    this.refresh();
+    this.caughtUpExclusive = exclusive;
   }
 
   private readLine(s: number): unknown[] | undefined {
@@ -330,32 +383,46 @@ export class KvLog implements DurableState {
   }
 
   private async write(record: unknown[]): Promise<void> {
-    let g = this.gen;
+    if (this.closed) throw new Error(`key/value log ${this.name} is closed`);
+    if (this.chain.length === 0) this.reload();
     for (let attempt = 0; ; attempt++) {
-      this.refresh();
-      g = this.gen;
+      const g = this.gen;
       try {
         await this.writerFor(g).appendRecords([record]);
       } catch (e) {
         // The generation was retired (and deleted) before the writer opened it.
-        if (enoent(e) && attempt < 20) continue;
+        if (enoent(e) && attempt < 20) {
+          this.refresh();
+          continue;
+        }
         throw e;
       }
-      // Still the current generation after the write: any compaction starts
-      // later and reads it. Otherwise a compactor may have missed it: again.
-      if (existsSync(this.logPath(g)) && !existsSync(this.logPath(g + 1))) break;
+      if (this.closed || this.landed(g)) break;
       if (attempt >= 20) throw new Error(`key/value log ${this.name}: could not append across compactions`);
     }
-    // Index our own line. Generation g+1 was just found absent: when g is
-    // still the newest we know of, tailing it is all a refresh would do.
-    if (this.gen === g && !this.closed) {
-      if (!this.pullFile(this.chain.length - 1)) this.reload();
-    } else this.refresh();
     this.maybeCompact();
   }
 
-  async get<T>(key: string): Promise<T | undefined> {
+  /**
+   * After a write to log(g): indexes it (tailing log(g) to its end) and tells
+   * whether every compaction reads it (see the file comment); false when it
+   * must be written again to the newer generation this switched to.
+   */
+  private landed(g: number): boolean {
+    // Another write of this batch already moved on: whether this one landed before log(g+1) existed is unknown.
+    if (this.gen !== g) return false;
+    const last = this.chain.length - 1;
+    if (!this.pullFile(last)) {
+      this.reload();
+      return false;
+    }
+    if (!this.chain[last].sealed || !existsSync(this.logPath(g + 1))) return true;
     this.refresh();
+    return false;
+  }
+
+  async get<T>(key: string): Promise<T | undefined> {
+    this.refreshShared();
     return this.valueAt(key) as T | undefined;
   }
 
@@ -365,13 +432,13 @@ export class KvLog implements DurableState {
   }
 
   async delete(key: string): Promise<void> {
-    this.refresh();
+    this.refreshShared();
     if (!this.index.has(key)) return;
     await this.write([key]);
   }
 
   async entries<T>(prefix = ''): Promise<Array<[string, T]>> {
-    this.refresh();
+    this.refreshShared();
     const keys: string[] = [];
     for (const k of this.index.keys()) if (k.startsWith(prefix)) keys.push(k);
     keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -408,6 +475,7 @@ export class KvLog implements DurableState {
     try {
       this.refresh();
       const g = this.gen;
+      if (!this.seal(g)) return false;
       try {
         closeSync(openSync(this.logPath(g + 1), 'wx'));
       } catch (e) {
@@ -443,6 +511,23 @@ export class KvLog implements DurableState {
     } finally {
       this.compacting = false;
     }
+  }
+
+  /** Appends the seal line to log(g) (one O_APPEND write, starting a line of its own); false when log(g) is gone. */
+  private seal(g: number): boolean {
+    let fd: number;
+    try {
+      fd = openSync(this.logPath(g), constants.O_WRONLY | constants.O_APPEND);
+    } catch (e) {
+      if (enoent(e)) return false;
+      throw e;
+    }
+    try {
+      writeSync(fd, `\n{"seal":${g}}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
   }
 
   /** Writes every live line to `file`; false when one of them does not parse. */

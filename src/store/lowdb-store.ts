@@ -155,6 +155,8 @@ class KvLogs {
     private readonly runsDir: string,
     private readonly kvDir: string,
     private readonly compactMinBytes: number | undefined,
+    /** Whether this process owns a run (holds its lease): then it is the only writer of the run's namespace. */
+    private readonly owns: (runId: string) => boolean,
   ) {}
 
   of(namespace: string): KvLog {
@@ -168,6 +170,7 @@ class KvLogs {
         // The layout of earlier versions: kv/<namespace>/<key>.json
         legacyDir: join(this.kvDir, fileNameOf(namespace)),
         ...(this.compactMinBytes === undefined ? {} : { compactMinBytes: this.compactMinBytes }),
+        ...(own ? { exclusive: () => this.owns(runId) } : {}),
       });
       this.logs.set(namespace, log);
     }
@@ -320,7 +323,7 @@ class LowdbStore implements EngineStore {
   constructor(options: LowdbStoreOptions) {
     this.runsDir = join(options.dir, 'runs');
     this.leases = fileLeases(join(options.dir, 'leases'));
-    this.kvLogs = new KvLogs(this.runsDir, join(options.dir, 'kv'), options.kvCompactMinBytes);
+    this.kvLogs = new KvLogs(this.runsDir, join(options.dir, 'kv'), options.kvCompactMinBytes, (id) => this.docs.peek(id) !== undefined);
     this.index = new RunIndex(options.dir, this.runsDir);
   }
 

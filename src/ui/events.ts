@@ -13,6 +13,7 @@
  * - `step`: `{ runId, flow, step, action?, status?, done, total?, failed? }`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ProgressCounts } from '../engine/action.js';
 import type { EngineBus, RunRef } from '../engine/events.js';
 import type { RunRecord } from '../store/types.js';
 import type { RunIndex } from './run-index.js';
@@ -42,19 +43,14 @@ export interface EventHub {
   close(): void;
 }
 
-interface StepState {
+/** A step as the dashboard last heard of it: its counters as ctx.progress gives them. */
+type StepState = {
   runId: string;
   flow: string;
   step: string;
   action?: string;
   status?: string;
-  done: number;
-  total?: number;
-  failed?: number;
-  invalid?: number;
-  duplicate?: number;
-  skipped?: number;
-}
+} & Omit<ProgressCounts, 'waiting'>;
 
 export function createEventHub(opts: EventHubOptions): EventHub {
   return new SseHub(opts);

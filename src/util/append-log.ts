@@ -209,8 +209,8 @@ export class LogTail {
         buf = Buffer.allocUnsafe(buf.length * 2);
         continue;
       }
+      // Up to the size found when the pull began: what lands meanwhile is the next pull's (no second fstat per pull).
       this.consumed += taken;
-      if (this.consumed >= size) size = fstatSync(this.fd).size;
     }
     return false;
   }

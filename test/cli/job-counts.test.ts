@@ -7,6 +7,8 @@
  */
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../support/cli.js';
 import { project } from '../support/project.js';
@@ -70,6 +72,24 @@ describe('the counters of a job, the same everywhere', () => {
     expect(of('step:started')).toMatchObject({ total: 14 });
     expect(of('step:finished')).toMatchObject({ status: 'succeeded', total: 14, done: 8, failed: 0, invalid: 4, duplicate: 2 });
     expect(events.find((e) => e.event === 'run:finished')).toMatchObject({ itemsDone: 9, itemsInvalid: 4, itemsDuplicate: 2 });
+  });
+
+  it('check-leads streams data/leads.csv into its job: each report line names its row as file:line, a duplicate names the line of the row that wins', async () => {
+    const dir = project({ 'config.yaml': CONFIG, 'flows/check-leads.yaml': FLOW, 'data/leads.csv': repoFile('data/leads.csv') });
+    const r = await cli(['run', 'check-leads'], dir);
+    expect(r.code, r.stderr).toBe(0);
+    const report = parseCsv(readFileSync(path.join(dir, 'reports/check-leads.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
+    // the file has a header line: its 14 rows stand on lines 2 to 15
+    expect(report.map((row) => row.where).sort()).toEqual(Array.from({ length: 14 }, (_, i) => `data/leads.csv:${i + 2}`).sort());
+    expect(report.find((row) => row.where === 'data/leads.csv:3')).toMatchObject({ phone: '79002223344', status: 'exists' });
+    expect(report.find((row) => row.where === 'data/leads.csv:11')).toMatchObject({
+      status: 'duplicate',
+      error: 'duplicate of data/leads.csv:3',
+    });
+    // the run keeps the file's name, not its rows: they are read once, by the job
+    const [run] = JSON.parse((await cli(['runs', '--json'], dir)).stdout);
+    const shown = JSON.parse((await cli(['runs', 'show', run.id, '--json'], dir)).stdout);
+    expect(shown.inputs).toEqual({ leads: 'data/leads.csv' });
   });
 
   it('a job stopped by failures in a row: the stop reason, the end line, msgflow runs and the run record say the same number failed', async () => {

@@ -35,6 +35,27 @@ function project() {
 }
 
 describe('resolveInputs', () => {
+  it("a streamed input holds its file's path as the project names it (another file from the command line too), never its rows; a missing file is an error naming the input", async () => {
+    const dir = tempProject({
+      'flows/s.yaml': `name: s
+inputs:
+  leads: { file: data/leads.csv, stream: true }
+steps:
+  - { id: a, uses: log, with: { message: "\${{ inputs.leads }}" } }
+`,
+      'data/leads.csv': 'phone\n79001112233\n',
+      'lists/more.csv': 'phone\n79002223344\n',
+    });
+    const flow = loadFlowFile(path.join(dir, 'flows/s.yaml'), { registry: builtinRegistry(), baseDir: dir });
+    expect(await resolveInputs(flow)).toEqual({ leads: 'data/leads.csv' });
+    expect(await resolveInputs(flow, fileOverridesFrom(flow, { leads: 'lists/more.csv' }, dir))).toEqual({ leads: 'lists/more.csv' });
+    const outside = tempProject({ 'x.csv': 'phone\n1\n' });
+    expect(await resolveInputs(flow, { leads: path.join(outside, 'x.csv') })).toEqual({ leads: path.join(outside, 'x.csv') });
+    await expect(resolveInputs(flow, { leads: path.join(dir, 'data/missing.csv') })).rejects.toThrow(
+      /inputs\.leads: .*missing\.csv: data file not found/,
+    );
+  });
+
   it('reads CSV, JSON, YAML and JSON Lines files relative to the project, and inline values and defaults', async () => {
     const { flow } = project();
     const inputs = await resolveInputs(flow, { who: 'me' });

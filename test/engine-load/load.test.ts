@@ -334,6 +334,19 @@ describe('loadFlows, findFlow, validateFlowFiles', () => {
     }
   });
 
+  it("a streamed input needs a file, and its value is the file's path: declared as another type it is an error at its place", () => {
+    const dir = tempProject({
+      'flows/s.yaml':
+        'name: s\ninputs:\n  leads: { file: data/l.csv, stream: true, type: array }\n  other: { stream: true }\nsteps:\n  - { id: a, uses: log, with: { message: hi } }\n',
+      'data/l.csv': 'phone\n1\n',
+    });
+    const [res] = validateFlowFiles([path.join(dir, 'flows/s.yaml')], opts(dir));
+    expect(res!.errors.map((e) => e.message.slice(e.message.indexOf(' ') + 1))).toEqual([
+      "inputs.leads.type: input 'leads' streams its file: its value is the file's path (type string), not type array",
+      "inputs.other: 'stream' needs 'file': it streams the input's data file",
+    ]);
+  });
+
   it('validates files and directories: every error, duplicates across files, missing data files', () => {
     const dir = tempProject({
       'flows/a.yaml': `name: alpha\ninputs:\n  leads: { file: data/missing.csv }\nsteps:\n  - { id: a, uses: log, with: { message: hi } }\n`,

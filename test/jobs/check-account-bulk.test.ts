@@ -230,7 +230,56 @@ describe('checkAccount.bulk', () => {
     }
   });
 
-  it('reports every duplicate as its own row, `duplicate of row N` naming the first, and keeps each row once across a restart', async () => {
+  it('with records in flight, calls overlap and are answered out of order, yet the report keeps the input order and each number is checked once', async () => {
+    const dir = await tempDir();
+    const numbers = Array.from({ length: 60 }, (_, i) => 79001000000 + i);
+    await writeData(dir, 'data/leads.csv', `phone\n${numbers.join('\n')}\n79001000003\nbad\n`);
+    const checked = new Map<number, number>();
+    let open = 0;
+    let mostAtOnce = 0;
+    // Each answer comes later the earlier its number is in the file: the calls finish in reverse.
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const { phoneNumber } = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { phoneNumber?: number };
+        if (phoneNumber === undefined)
+          return res.writeHead(200, { 'content-type': 'application/json' }).end('{"stateInstance":"authorized"}');
+        checked.set(phoneNumber, (checked.get(phoneNumber) ?? 0) + 1);
+        mostAtOnce = Math.max(mostAtOnce, ++open);
+        const body = JSON.stringify({ exist: phoneNumber % 2 === 0, chatId: phoneNumber % 2 === 0 ? `${phoneNumber}@c.us` : '' });
+        setTimeout(
+          () => {
+            open--;
+            res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+          },
+          2 + ((79001000060 - phoneNumber) % 8),
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const client = createClient({ apiUrl: url, idInstance: ID, apiTokenInstance: 'token-123456', rateLimit: false, retries: 0 });
+    try {
+      const t = ctxFor({ client, clock: new ManualClock(T0), baseDir: dir });
+      const s = await runAction(checkAccountBulk, t, withBlock({ inFlight: 8 }));
+      expect(s).toMatchObject({ total: 62, unique: 60, exists: 30, none: 30, duplicates: 1, invalid: 1, failed: 0 });
+      expect(mostAtOnce).toBeGreaterThan(1);
+      expect(mostAtOnce).toBeLessThanOrEqual(8);
+      expect([...checked.keys()].sort()).toEqual(numbers);
+      expect([...checked.values()].every((n) => n === 1)).toBe(true);
+      const rows = parseCsv(await readFile(path.join(dir, 'reports/leads.csv'), 'utf8'), { columns: true }) as Array<
+        Record<string, string>
+      >;
+      expect(rows.map((r) => r.input)).toEqual([...numbers.map(String), '79001000003', 'bad']);
+      expect(rows.map((r) => r.status).slice(-2)).toEqual(['duplicate', 'invalid']);
+    } finally {
+      await client.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('reports every duplicate as its own row, `duplicate of <file>:<line>` naming the first, and keeps each row once across a restart', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/leads.csv', LEADS);
     const clock = new ManualClock(T0);
@@ -243,11 +292,11 @@ describe('checkAccount.bulk', () => {
       readFile(path.join(dir, 'reports/leads.csv'), 'utf8').then((t) => parseCsv(t, { columns: true }) as Record<string, string>[]);
     const first = await rows();
     // one row per input row: the report accounts for every row the job read
-    expect(first.map((r) => r.where).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `data/leads.csv row ${i + 1}`).sort());
-    expect(first.find((r) => r.where === 'data/leads.csv row 6')).toMatchObject({
+    expect(first.map((r) => r.where).sort()).toEqual(Array.from({ length: 8 }, (_, i) => `data/leads.csv:${i + 2}`).sort());
+    expect(first.find((r) => r.where === 'data/leads.csv:7')).toMatchObject({
       phone: '79001112233',
       status: 'duplicate',
-      error: 'duplicate of row 1',
+      error: 'duplicate of data/leads.csv:2',
     });
     // the same run resumed (its journal replayed): the duplicate row is written again, once
     const calls = l.requests.length;
@@ -388,7 +437,32 @@ describe('checkAccount.bulk', () => {
       ctxFor({ client: l.client, clock, baseDir: dir, runId: 'c' }),
       withBlock({ file: 'data/c.json' }),
     ).catch((e) => e);
-    expect(err.message).toMatch(/data\/c\.json must hold a list of records/);
+    expect(err.message).toMatch(/data\/c\.json: must hold a list of records/);
+  });
+
+  it("names each row by the file's own line (blank lines and a quoted cell over two lines counted), and a row it cannot parse by its line", async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/l.csv', 'phone,name\r\n79001112233,Alice\r\n\r\n79002223344,"Bob\nthe second"\r\n79009990001,Nobody\r\n');
+    await writeData(dir, 'data/l.jsonl', '"79001112233"\n\n{"phone":"79002223344"}\n');
+    await writeData(dir, 'data/l.json', JSON.stringify(['79001112233', '79002223344']));
+    const clock = new ManualClock(T0);
+    const l = await start(dir, clock, { checkAccountLimit: { numbers: 100, windowMinutes: 10, retryAfterSeconds: 60 } });
+    const where = async (file: string) => {
+      const report = `reports/${file.replace(/\W/g, '_')}.csv`;
+      await runAction(checkAccountBulk, ctxFor({ client: l.client, clock, baseDir: dir, runId: file }), withBlock({ file, report }));
+      const rows = parseCsv(await readFile(path.join(dir, report), 'utf8'), { columns: true }) as Record<string, string>[];
+      return rows.map((r) => r.where);
+    };
+    expect(await where('data/l.csv')).toEqual(['data/l.csv:2', 'data/l.csv:4', 'data/l.csv:6']);
+    expect(await where('data/l.jsonl')).toEqual(['data/l.jsonl:1', 'data/l.jsonl:3']);
+    expect(await where('data/l.json')).toEqual(['data/l.json[0]', 'data/l.json[1]']);
+    await writeData(dir, 'data/bad.csv', 'phone,name\n79001112233,Alice\n\n79002223344,Bob,extra\n');
+    const err = await runAction(
+      checkAccountBulk,
+      ctxFor({ client: l.client, clock, baseDir: dir, runId: 'bad' }),
+      withBlock({ file: 'data/bad.csv' }),
+    ).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/data\/bad\.csv:4: bad CSV/);
   });
 });
 

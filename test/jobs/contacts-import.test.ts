@@ -66,12 +66,12 @@ describe('contacts.import', () => {
 
     const csv = await readFile(path.join(dir, 'reports/r2.csv'), 'utf8');
     expect(csv).toMatch(/79009990001@c\.us.*notOnMessenger/);
-    expect(csv).toMatch(/data\/contacts\.csv row 4.*invalid.*phone/);
-    expect(csv).toMatch(/row 5.*invalid.*firstName is required/);
-    expect(csv).toMatch(/row 6.*duplicate/);
+    expect(csv).toMatch(/data\/contacts\.csv:5,.*invalid.*phone/);
+    expect(csv).toMatch(/contacts\.csv:6,.*invalid.*firstName is required/);
+    expect(csv).toMatch(/contacts\.csv:7,.*duplicate/);
   });
 
-  it('reports a duplicate row as `duplicate of row N`, naming the row that wins', async () => {
+  it('reports a duplicate row as `duplicate of <file>:<line>`, naming the row that wins', async () => {
     const dir = await tempDir();
     await writeData(dir, 'data/contacts.csv', CONTACTS);
     const l = await startLocal({ dir, clock: systemClock });
@@ -84,10 +84,10 @@ describe('contacts.import', () => {
     expect(s).toMatchObject({ total: 7, duplicates: 1 });
     const rows = parseCsv(await readFile(path.join(dir, 'reports/c.csv'), 'utf8'), { columns: true }) as Record<string, string>[];
     expect(rows).toHaveLength(7);
-    expect(rows.find((r) => r.where === 'data/contacts.csv row 6')).toMatchObject({
+    expect(rows.find((r) => r.where === 'data/contacts.csv:7')).toMatchObject({
       chatId: '79001112233@c.us',
       outcome: 'duplicate',
-      error: 'duplicate of row 1',
+      error: 'duplicate of data/contacts.csv:2',
     });
   });
 

@@ -65,6 +65,12 @@ async function sentPerChat(l: LocalUnderTest, chats: string[]) {
 }
 
 const CHATS = ['79001112233@c.us', '79002223344@c.us', '79003334455@c.us'];
+
+/** The tests' local service where every number starting with `prefix` has an account (a message to one without is noAccount). */
+function withAccounts(prefix: string) {
+  const base = localConfig();
+  return { ...base, network: { ...base.network, population: [{ prefix, share: 1 }] } };
+}
 const sends = (l: LocalUnderTest) => l.requests.filter((r) => r.method === 'sendFileByUrl').length;
 
 describe('files.broadcast', () => {
@@ -97,7 +103,7 @@ describe('files.broadcast', () => {
     });
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.match(/,sent,/g)).toHaveLength(3);
-    expect(csv).toMatch(/row 3.*invalid/);
+    expect(csv).toMatch(/recipients\.csv:4,.*invalid/);
     expect(t.progress.at(-1)).toMatchObject({ done: 3, total: 5, failed: 0, invalid: 1, duplicate: 1, skipped: 0 });
 
     // the same run resumed (e.g. the engine re-ran the step) sends nothing again
@@ -105,6 +111,21 @@ describe('files.broadcast', () => {
     const again = await runAction(filesBroadcast, createActionTestContext({ client: l.client, clock, store, baseDir: dir }), input());
     expect(again.sent).toBe(3);
     expect(sends(l)).toBe(before);
+  });
+
+  it("a recipient without an account fails with the journal's noAccount, not sent and not unknown", async () => {
+    const dir = await tempDir();
+    await writeData(dir, 'data/recipients.csv', 'phone,firstName\n79001112233,Alice\n79009990000,Nobody\n');
+    const clock = virtualClock();
+    const l = await startLocal({ dir, clock });
+    open.push(l);
+    const t = createActionTestContext({ client: l.client, clock, store: createMemoryStore(), baseDir: dir });
+    const s = await runAction(filesBroadcast, t, input());
+    const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
+    expect(csv).toMatch(/79009990000@c\.us,[^\n]*,failed,[^\n]*noAccount: the service's journal says the message went nowhere/);
+    expect(csv).toMatch(/79001112233@c\.us,[^\n]*,sent,/);
+    expect(s).toMatchObject({ recipients: 2, sent: 1, read: 1, failed: 1, unknown: 0 });
+    expect(t.progress.at(-1)).toMatchObject({ failed: 1 });
   });
 
   it('a message accepted but never seen sent is reported unknown (not failed, not sent) and not sent again', async () => {
@@ -205,7 +226,7 @@ describe('files.broadcast', () => {
     expect(carolMessage!.timestamp * 1000).toBeGreaterThanOrEqual(resumedAt + 120_000 - 1000);
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
     expect(csv.split(/\r?\n/)[0]).toBe('chatId,where,outcome,idMessage,status,sentAt,deliveredAt,readAt,reconciled,resent,caption,error');
-    expect(csv).toContain(`79003334455@c.us,data/recipients.csv row 4,sent,${carol!.idMessage},sent,`);
+    expect(csv).toContain(`79003334455@c.us,data/recipients.csv:5,sent,${carol!.idMessage},sent,`);
     expect(csv).toContain(`,${why},Hello Carol,`);
   });
 
@@ -318,7 +339,7 @@ describe('files.broadcast', () => {
     const recipients = Array.from({ length: 7 }, (_, i) => ({ phone: `7900666100${i}`, firstName: `R${i}` }));
     const chats = recipients.map((r) => `${r.phone}@c.us`);
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
+    const l = await startLocal({ dir, clock, config: withAccounts('790066610') });
     open.push(l);
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     const send = (i: number) =>
@@ -371,7 +392,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     const recipients = Array.from({ length: 8 }, (_, i) => ({ phone: `7900666000${i}`, firstName: `R${i}` }));
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
+    const l = await startLocal({ dir, clock, config: withAccounts('790066600') });
     open.push(l);
     // 8 messages at a 500 ms send interval take 4 s to leave the queue; the deadline is 1 s
     const start = clock.now();

@@ -32,62 +32,64 @@ afterEach(async () => {
 const phone = (i: number) => 79200000000 + i;
 
 describe('kill -9 in the middle of a bulk job, then resume', () => {
-  it(`contacts.import over ${N} records: every record processed exactly once (journal, service, report, summary)`, async () => {
-    dir = await tempDir('msgflow-jobs-kill-');
-    const rows = ['phone,firstName'];
-    for (let i = 0; i < N; i++) rows.push(`${phone(i)},N${i}`);
-    await writeData(dir, 'data/contacts.csv', rows.join('\n') + '\n');
-    const rates = ratesOff();
-    const accounts = Array.from({ length: N }, (_, i) => ({ phone: phone(i) }));
-    await writeData(
-      dir,
-      'local.json',
-      JSON.stringify({
-        port: 0,
-        dataDir: 'local-data',
-        network: { accounts },
-        instances: [{ idInstance: ID, apiTokenInstance: TOKEN, rateLimits: rates }],
-      }),
-    );
+  // One record at a time (what pacing imposes) and many in flight (calls overlapping the kill, journal entries not yet durable).
+  for (const inFlight of [1, 32])
+    it(`contacts.import over ${N} records, ${inFlight} in flight: every record processed exactly once (journal, service, report, summary)`, async () => {
+      dir = await tempDir('msgflow-jobs-kill-');
+      const rows = ['phone,firstName'];
+      for (let i = 0; i < N; i++) rows.push(`${phone(i)},N${i}`);
+      await writeData(dir, 'data/contacts.csv', rows.join('\n') + '\n');
+      const rates = ratesOff();
+      const accounts = Array.from({ length: N }, (_, i) => ({ phone: phone(i) }));
+      await writeData(
+        dir,
+        'local.json',
+        JSON.stringify({
+          port: 0,
+          dataDir: 'local-data',
+          network: { accounts },
+          instances: [{ idInstance: ID, apiTokenInstance: TOKEN, rateLimits: rates }],
+        }),
+      );
 
-    // ---- a process killed with SIGKILL a third of the way in
-    const proc = spawn(process.execPath, [...CHILD_ARGS, dir, 'kill-run'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    proc.stderr.on('data', (d) => (err += d));
-    const exited = new Promise<NodeJS.Signals | null>((r) => proc.on('exit', (_c, s) => r(s)));
-    await new Promise<void>((resolve, reject) => {
-      proc.stdout.on('data', (d: Buffer) => {
-        const m = /done (\d+)\n(?![\s\S]*done)/.exec(d.toString());
-        if (m && Number(m[1]) >= N / 3) resolve();
+      // ---- a process killed with SIGKILL a third of the way in
+      const proc = spawn(process.execPath, [...CHILD_ARGS, dir, 'kill-run', String(inFlight)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      proc.stderr.on('data', (d) => (err += d));
+      const exited = new Promise<NodeJS.Signals | null>((r) => proc.on('exit', (_c, s) => r(s)));
+      await new Promise<void>((resolve, reject) => {
+        proc.stdout.on('data', (d: Buffer) => {
+          const m = /done (\d+)\n(?![\s\S]*done)/.exec(d.toString());
+          if (m && Number(m[1]) >= N / 3) resolve();
+        });
+        proc.on('exit', () => reject(new Error(`the child ended before it was killed: ${err}`)));
       });
-      proc.on('exit', () => reject(new Error(`the child ended before it was killed: ${err}`)));
-    });
-    proc.kill('SIGKILL');
-    expect(await exited).toBe('SIGKILL');
+      proc.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
 
-    // ---- resume in this process over the same state and service data
-    const summary = await runImport(dir, 'kill-run');
-    expect(summary).toMatchObject({ total: N, added: N, updated: 0, alreadyExists: 0, failed: 0, invalid: 0, duplicates: 0 });
+      // ---- resume in this process over the same state and service data
+      const summary = await runImport(dir, 'kill-run', inFlight);
+      expect(summary).toMatchObject({ total: N, added: N, updated: 0, alreadyExists: 0, failed: 0, invalid: 0, duplicates: 0 });
 
-    // the journal holds one entry per record, each record once, all added
-    const store = createLowdbStore({ dir: path.join(dir, 'state') });
-    const seen = new Map<string, number>();
-    for await (const e of store.readJournal<{ k: string; o: string }>('kill-run', 'job/-')) {
-      expect(e.o).toBe('added');
-      seen.set(e.k, (seen.get(e.k) ?? 0) + 1);
-    }
-    await store.close();
-    expect(seen.size).toBe(N);
-    expect([...seen.values()].every((n) => n === 1)).toBe(true);
+      // the journal holds one entry per record, each record once, all added
+      const store = createLowdbStore({ dir: path.join(dir, 'state') });
+      const seen = new Map<string, number>();
+      for await (const e of store.readJournal<{ k: string; o: string }>('kill-run', 'job/-')) {
+        expect(e.o).toBe('added');
+        seen.set(e.k, (seen.get(e.k) ?? 0) + 1);
+      }
+      await store.close();
+      expect(seen.size).toBe(N);
+      expect([...seen.values()].every((n) => n === 1)).toBe(true);
 
-    // the service holds every contact once
-    const stored = await storedContacts(dir);
-    expect(stored).toHaveLength(N);
-    expect(new Set(stored).size).toBe(N);
+      // the service holds every contact once
+      const stored = await storedContacts(dir);
+      expect(stored).toHaveLength(N);
+      expect(new Set(stored).size).toBe(N);
 
-    // the report: one row per record
-    const report = (await readFile(path.join(dir, 'reports/import.csv'), 'utf8')).trimEnd().split('\r\n');
-    expect(report).toHaveLength(N + 1);
-    expect(new Set(report.slice(1).map((l) => l.split(',')[1])).size).toBe(N);
-  }, 600_000);
+      // the report: one row per record
+      const report = (await readFile(path.join(dir, 'reports/import.csv'), 'utf8')).trimEnd().split('\r\n');
+      expect(report).toHaveLength(N + 1);
+      expect(new Set(report.slice(1).map((l) => l.split(',')[1])).size).toBe(N);
+    }, 600_000);
 });

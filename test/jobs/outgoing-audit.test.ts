@@ -112,4 +112,27 @@ describe('outgoing.audit', () => {
     expect(report.summary.total).toBe(4);
     expect(report.rows.map((r: { lag: string }) => r.lag).sort()).toEqual(['notDelivered', 'notRead', 'notRead']);
   });
+
+  it('counts a message the journal says went nowhere (noAccount, notInGroup, yellowCard) as that, never as lagging', async () => {
+    const dir = await tempDir();
+    const clock = new ManualClock(T0);
+    const l = await startLocal({ dir, clock });
+    open.push(l);
+    // A real send to a number nobody has: its journal status is noAccount, not sent.
+    const { idMessage } = await l.client.sendMessage({ chatId: '79009990000@c.us', message: 'hello?' });
+    expect(await l.settled(idMessage)).toBe('sent');
+    await inject(l, doc('79001112233@c.us', T0 - 20 * MIN, { statusMessage: 'notInGroup' }));
+    await inject(l, doc('79002223344@c.us', T0 - 20 * MIN, { statusMessage: 'yellowCard' }));
+    await inject(l, doc('79003334455@c.us', T0 - 20 * MIN, { statusMessage: 'sent' }));
+    await clock.advance(30 * MIN);
+    const journal = await l.client.lastOutgoingMessages({ minutes: 60 });
+    expect(journal.find((m) => m.idMessage === idMessage)?.statusMessage).toBe('noAccount');
+    const result = await outgoingAudit.run(
+      createActionTestContext({ client: l.client, clock, store: createMemoryStore(), baseDir: dir, runId: 'n1' }).ctx,
+      OutgoingAuditInput.parse({ minutes: 60, notDeliveredAfter: '10m', notReadAfter: '15m' }),
+    );
+    expect(result.byStatus).toEqual({ sent: 1, delivered: 0, read: 0, noAccount: 1, notInGroup: 1, yellowCard: 1 });
+    expect(result.notDeliveredMessages.map((m) => m.chatId)).toEqual(['79003334455@c.us']);
+    expect(result.notDelivered).toBe(1);
+  });
 });

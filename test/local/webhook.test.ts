@@ -1,6 +1,6 @@
 /**
  * Webhook push: every notification is POSTed with the Bearer token, in
- * order, retried with backoff until the receiver answers 2xx; a receiver that
+ * order, tried again every 60 s until the receiver answers 200; a receiver that
  * is killed and started again, and a service restart in between, lose none.
  */
 import http from 'node:http';
@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ALICE, conformanceConfig, startLocal, type LocalUnderTest } from '../support/local-service.js';
 import type { ManualClock } from '../../src/util/clock.js';
+import { LocalSchema } from '../../src/local/config.js';
 import { waitFor } from '../support/wait.js';
 
 interface Receiver {
@@ -114,4 +115,28 @@ it('while a webhookUrl is set, receiveNotification answers null; emptying it bri
   const n = await h.call('receiveNotification', undefined, { query: { receiveTimeout: '5' } });
   expect(n.body).toMatchObject({ body: { typeWebhook: 'incomingMessageReceived' } });
   await receiver.close();
+});
+
+it('as the service documents: a push not answered 200 (a 204 too) is tried again 60 s later, on the service clock', async () => {
+  const receiver = await startReceiver();
+  receiver.failNext.push(204, 503);
+  await h.call('setSettings', { webhookUrl: receiver.url });
+  const start = h.clock.now();
+  await incoming('late');
+  // The first try fails: the pusher sleeps until 60 s later, not a backoff of 1 s.
+  await waitFor('the pusher to wait for its next try', () => h.clock.wakeTimes().includes(start + 60_000));
+  await h.clock.advance(59_000);
+  expect(receiver.got).toEqual([]);
+  await h.clock.advance(1000);
+  await waitFor('the second try to fail and wait again', () => h.clock.wakeTimes().includes(start + 120_000));
+  expect(receiver.got).toEqual([]);
+  await h.clock.advance(60_000);
+  await waitFor('the third try to be acknowledged', () => receiver.got.length === 1);
+  expect(receiver.got.map((g) => g.text)).toEqual(['late']);
+  await receiver.close();
+});
+
+it('local.webhook defaults to the documented 180 s answer wait and 60 s retry interval, and can be set', () => {
+  expect(LocalSchema.parse({}).webhook).toEqual({ timeoutMs: 180_000, retryIntervalMs: 60_000 });
+  expect(LocalSchema.parse({ webhook: { retryIntervalMs: 5000 } }).webhook).toEqual({ timeoutMs: 180_000, retryIntervalMs: 5000 });
 });

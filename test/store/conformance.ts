@@ -247,6 +247,22 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
       expect((await again.entries('*?[')).map(([k]) => k)).toEqual(['*?[x]']);
     });
 
+    it("kv: the run's own namespace, written by the process that owns the run, is read back by it and by another instance at once", async () => {
+      const s = await setup();
+      await s.createRun(makeRun({ id: 'run-7' }));
+      const own = s.kv('run:run-7');
+      const other = h.reopen ? (await reopen()).kv('run:run-7') : own;
+      for (let i = 0; i < 50; i++) {
+        await Promise.all([own.set('cursor', i), own.set(`done:${i}`, { i })]);
+        expect(await own.get('cursor')).toBe(i);
+        expect(await other.get('cursor')).toBe(i);
+      }
+      await own.delete('done:0');
+      expect(await own.get('done:0')).toBeUndefined();
+      expect(await other.get('done:0')).toBeUndefined();
+      expect((await other.entries('done:')).length).toBe(49);
+    });
+
     it('kv: another instance (another process) sees writes and deletes at once', async () => {
       const s = await setup();
       if (!h.reopen) return; // the memory driver has no second instance over the same data

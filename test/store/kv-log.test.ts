@@ -121,6 +121,69 @@ describe('KvLog', () => {
     await other.close();
   });
 
+  it("a writer that is the namespace's only writer reads from its index; a reader tailing it sees every write and compaction", async () => {
+    let exclusive = true;
+    const owner = new KvLog({ dir, name: 'ns', compactMinBytes: 2_000, exclusive: () => exclusive });
+    const reader = new KvLog({ dir, name: 'ns' });
+    for (let i = 0; i < 300; i++) {
+      await owner.set('hot', i);
+      expect(await owner.get('hot')).toBe(i);
+      expect(await reader.get('hot')).toBe(i);
+    }
+    expect((await files(dir)).some((n) => n.endsWith('.snap.jsonl'))).toBe(true);
+    // The owner trusts its index: a write it did not make (which an owner never meets) is not looked for...
+    await reader.set('stranger', 1);
+    expect(await owner.get('stranger')).toBeUndefined();
+    // ...until it stops being the only writer: then it catches up on its next read.
+    exclusive = false;
+    expect(await owner.get('stranger')).toBe(1);
+    exclusive = true;
+    await reader.set('stranger', 2);
+    expect(await owner.get('stranger')).toBe(2);
+    await owner.close();
+    await reader.close();
+  });
+
+  it('a compaction that crashed between sealing a log and starting the next one: writers go on in the sealed log, and the next compaction keeps their writes', async () => {
+    const a = new KvLog({ dir, name: 'ns' });
+    await a.set('before', 1);
+    await appendFile(join(dir, 'ns.0.jsonl'), '\n{"seal":0}\n');
+    const b = new KvLog({ dir, name: 'ns' });
+    await a.set('after', 2);
+    await b.set('other', 3);
+    expect(await b.get('after')).toBe(2);
+    expect(await a.get('other')).toBe(3);
+    expect(b.compact()).toBe(true);
+    await a.set('later', 4);
+    const fresh = new KvLog({ dir, name: 'ns' });
+    expect(await fresh.entries()).toEqual([
+      ['after', 2],
+      ['before', 1],
+      ['later', 4],
+      ['other', 3],
+    ]);
+    expect(await files(dir)).not.toContain('ns.0.jsonl');
+    for (const x of [a, b, fresh]) await x.close();
+  });
+
+  it('a write that lands in a log after a compaction sealed it is written again to the new generation', async () => {
+    const a = new KvLog({ dir, name: 'ns' });
+    const b = new KvLog({ dir, name: 'ns' });
+    await a.set('k', 0);
+    expect(await b.get('k')).toBe(0);
+    // b compacts while a still writes to generation 0 (its descriptor is open, the file unlinked).
+    expect(b.compact()).toBe(true);
+    await a.set('k', 1);
+    await a.set('j', 2);
+    const fresh = new KvLog({ dir, name: 'ns' });
+    expect(await fresh.entries()).toEqual([
+      ['j', 2],
+      ['k', 1],
+    ]);
+    expect(await b.get('k')).toBe(1);
+    for (const x of [a, b, fresh]) await x.close();
+  });
+
   it('imports the one-file-per-key layout of earlier versions, then removes it', async () => {
     const legacy = join(dir, 'kv', 'scheduler');
     await mkdir(legacy, { recursive: true });

@@ -22,6 +22,8 @@ export function whatToFix(error: unknown, instanceName: string): string {
       return `the service does not know instance '${instanceName}' (HTTP 403): check idInstance and apiUrl in config.yaml`;
     case 'CONNECTION_REFUSED':
       return `nothing is listening at apiUrl ${String((error as { params: { apiUrl?: unknown } }).params.apiUrl)} of instance '${instanceName}' (connection refused): start the service there or correct instances.${instanceName}.apiUrl in config.yaml`;
+    case 'QUOTA_EXCEEDED':
+      return `instance '${instanceName}' used up the quota of its plan (HTTP 466: ${(error as { serviceMessage?: string }).serviceMessage ?? ''}): change the plan or wait for the next month`;
     case 'INSTANCE_NOT_READY':
       return `instance '${instanceName}' is not ready (${(error as { reason?: string }).reason ?? 'not authorized'}): authorize it (scan the QR code) and run again`;
     default:

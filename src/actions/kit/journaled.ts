@@ -9,6 +9,7 @@ import type { JobCounters } from './counters.js';
 import type { FailureGuard } from './guard.js';
 import type { JournalWriter } from './journal.js';
 import type { ReportRow, ReportWriter } from './report.js';
+import type { RowIndex } from './row-index.js';
 
 /** One journal entry per finished record: its key, its report cells, and whether it failed retryably. */
 export interface JournalEntry {
@@ -28,8 +29,8 @@ export interface JournaledJob<E extends JournalEntry> {
   journal: JournalWriter<E>;
   /** Records finished before this attempt (from the journal), not yet met again in the input. */
   done: Set<E['k']>;
-  /** Records met in the input so far, with the 0-based index of the row that met each first (a duplicate names it). */
-  seen: Map<E['k'], number>;
+  /** Records met in the input so far, with the place of the row that met each first (a duplicate names it); compact for numbers. */
+  seen: RowIndex<E['k']>;
   calls: number;
 }
 

@@ -1,18 +1,13 @@
 /**
- * The records a job works through, read as a stream: a data file (CSV with a
- * header line, a JSON array, JSON Lines; YAML is read whole) followed by
- * inline items. A 1,000,000-row file is never held in memory: rows are parsed
- * and handed over one by one.
+ * The records a job works through, read as a stream: a data file (through the
+ * one data-file reader, engine/flow/data-file.ts: CSV with a header line, a
+ * JSON array, JSON Lines; YAML is read whole) followed by inline items. A
+ * 1,000,000-row file is never held in memory: rows are parsed and handed over
+ * one by one, each with its place in the file for the report and errors.
  */
-import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
-import { extname } from 'node:path';
-import { createInterface } from 'node:readline';
-import { parse as parseCsv } from 'csv-parse';
-import { JSONParser } from '@streamparser/json-node';
-import { FlowError } from '../../api/errors.js';
+import { FlowError, isMsgflowError } from '../../api/errors.js';
 import type { ActionContext } from '../../engine/action.js';
-import { DATA_FILE_EXTENSIONS, readDataFile } from '../../engine/flow/data-file.js';
+import { streamRecords } from '../../engine/flow/data-file.js';
 
 export interface RowSource {
   /** Data file, relative to the project (config file's directory). */
@@ -21,17 +16,13 @@ export interface RowSource {
   items?: readonly unknown[];
 }
 
-/** A record and where it came from, for messages such as `data/leads.csv row 4`. */
+/** A record and where it came from, for reports and messages. */
 export interface SourcedRow {
   value: unknown;
-  /** `data/leads.csv row 4` (1-based, header not counted) or `items[2]`. */
+  /** `data/leads.csv:4` (the file's line), `data/leads.json[3]` (an element of a JSON array or YAML list), or `items[2]`. */
   where: string;
   /** 0-based position over file and items together. */
   index: number;
-}
-
-function inputError(action: string, field: string, reason: string, cause?: unknown): FlowError {
-  return new FlowError('ACTION_INPUT_INVALID', { action, field, reason }, cause === undefined ? {} : { cause });
 }
 
 /**
@@ -43,9 +34,12 @@ function inputError(action: string, field: string, reason: string, cause?: unkno
 export async function* readRows(ctx: ActionContext, action: string, source: RowSource): AsyncGenerator<SourcedRow> {
   let index = 0;
   if (source.file !== undefined) {
-    for await (const value of fileRecords(ctx.resolvePath(source.file), source.file, action)) {
-      yield { value, where: `${source.file} row ${index + 1}`, index };
-      index++;
+    try {
+      for await (const r of streamRecords(ctx.resolvePath(source.file), source.file)) yield { ...r, index: index++ };
+    } catch (e) {
+      // DATA_FILE_INVALID says `<file>[:line]: <what is wrong>`.
+      const reason = isMsgflowError(e) ? e.message : `cannot read ${source.file}: ${(e as Error).message}`;
+      throw new FlowError('ACTION_INPUT_INVALID', { action, field: 'file', reason }, { cause: e });
     }
   }
   const base = index;
@@ -55,82 +49,8 @@ export async function* readRows(ctx: ActionContext, action: string, source: RowS
 /** How many records a source holds (a streaming pass: for progress totals). */
 export async function countRows(ctx: ActionContext, action: string, source: RowSource): Promise<number> {
   let n = 0;
-  if (source.file !== undefined) for await (const _ of fileRecords(ctx.resolvePath(source.file), source.file, action)) n++;
+  for await (const _ of readRows(ctx, action, { file: source.file })) n++;
   return n + (source.items?.length ?? 0);
-}
-
-async function* fileRecords(abs: string, shown: string, action: string): AsyncGenerator<unknown> {
-  const ext = extname(abs).toLowerCase();
-  if (!(DATA_FILE_EXTENSIONS as readonly string[]).includes(ext)) {
-    throw inputError(action, 'file', `${shown}: unsupported data file type '${ext || '(none)'}': use ${DATA_FILE_EXTENSIONS.join(', ')}`);
-  }
-  try {
-    await stat(abs);
-  } catch (e) {
-    throw inputError(action, 'file', `cannot read ${shown}: data file not found`, e);
-  }
-  try {
-    if (ext === '.csv') yield* csvRecords(abs);
-    else if (ext === '.jsonl' || ext === '.ndjson') yield* jsonLines(abs, shown);
-    else if (ext === '.json') yield* jsonArray(abs, shown);
-    else yield* yamlRecords(abs, shown);
-  } catch (e) {
-    if (e instanceof FlowError) throw e;
-    throw inputError(action, 'file', `cannot read ${shown}: ${(e as Error).message}`, e);
-  }
-
-  async function* yamlRecords(file: string, name: string): AsyncGenerator<unknown> {
-    const data = await readDataFile(file);
-    if (!Array.isArray(data)) throw notAList(name);
-    yield* data;
-  }
-
-  function notAList(name: string): FlowError {
-    return inputError(action, 'file', `${name} must hold a list of records (CSV rows, a JSON array, JSON Lines or a YAML sequence)`);
-  }
-
-  async function* jsonArray(file: string, name: string): AsyncGenerator<unknown> {
-    if ((await firstChar(file)) !== '[') throw notAList(name);
-    const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
-    const stream = createReadStream(file).pipe(parser);
-    for await (const chunk of stream as AsyncIterable<{ value: unknown }>) yield chunk.value;
-  }
-}
-
-async function* csvRecords(file: string): AsyncGenerator<unknown> {
-  const parser = createReadStream(file).pipe(parseCsv({ columns: true, bom: true, skip_empty_lines: true, trim: true }));
-  for await (const record of parser) yield record;
-}
-
-async function* jsonLines(file: string, shown: string): AsyncGenerator<unknown> {
-  const lines = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
-  let n = 0;
-  for await (const raw of lines) {
-    n++;
-    const line = n === 1 ? raw.replace(/^\uFEFF/, '').trim() : raw.trim();
-    if (line === '') continue;
-    try {
-      yield JSON.parse(line);
-    } catch (e) {
-      throw new Error(`${shown}:${n}: bad JSON line: ${(e as Error).message}`, { cause: e });
-    }
-  }
-}
-
-/** The first non-blank character of a file (a BOM skipped). */
-async function firstChar(file: string): Promise<string | undefined> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(256);
-    const { bytesRead } = await fh.read(buf, 0, 256, 0);
-    return buf
-      .subarray(0, bytesRead)
-      .toString('utf8')
-      .replace(/^\uFEFF/, '')
-      .trimStart()[0];
-  } finally {
-    await fh.close();
-  }
 }
 
 /** Reads a field by any of its usual spellings (`phone`, `Phone`, `phoneNumber`...). */
@@ -157,11 +77,10 @@ export function parseBool(v: unknown): boolean | undefined {
 }
 
 /**
- * The report's error text of a duplicate row: the row that wins, counted from
- * 1 over the job's input (a file's rows, then inline items), so a file's row
- * numbers are its own.
- * @example duplicateOf(0) // 'duplicate of row 1'
+ * The report's error text of a duplicate row: the place of the row that wins,
+ * as the report's `where` column names it.
+ * @example duplicateOf('data/leads.csv:2') // 'duplicate of data/leads.csv:2'
  */
-export function duplicateOf(firstIndex: number): string {
-  return `duplicate of row ${firstIndex + 1}`;
+export function duplicateOf(firstWhere: string): string {
+  return `duplicate of ${firstWhere}`;
 }

@@ -44,7 +44,7 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (p === 'on/notification') return shapeKeys(NotificationTriggerSchema);
   if (p === 'steps/#') return shapeKeys(StepSchema);
   if (p === 'steps/#/retry') return shapeKeys(RetrySchema);
-  if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows'];
+  if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows', 'stream'];
   return [];
 }
 
@@ -222,7 +222,10 @@ function checkInputDef(rep: Reporter, name: string, def: unknown): void {
       rep.add(['inputs', name, k], `input '${name}' is declared type ${def.type}, but ${k} is ${describeValue(def[k])}`);
     }
   }
-  if (def.file !== undefined && (def.type === 'string' || def.type === 'number' || def.type === 'boolean')) {
+  if (def.stream === true) {
+    if (def.type !== 'string' && def.type !== 'any')
+      rep.add(['inputs', name, 'type'], `input '${name}' streams its file: its value is the file's path (type string), not type ${def.type}`);
+  } else if (def.file !== undefined && (def.type === 'string' || def.type === 'number' || def.type === 'boolean')) {
     rep.add(['inputs', name, 'type'], `input '${name}' reads a file, which gives an array or an object, not a ${def.type}`);
   }
 }

@@ -1,12 +1,20 @@
 /**
- * Reads a flow input data file: CSV (a header row, one object per line),
- * JSON, JSON Lines or YAML, chosen by extension. CSV values stay strings
- * (phone numbers must not lose leading digits or precision); the API schemas
- * accept digit strings where numbers are expected.
+ * Reads data files: CSV (a header row, one object per line), JSON, JSON Lines
+ * or YAML, chosen by extension. There is one reader: {@link streamRecords}
+ * hands a file's records over one by one, each with where it stands in the
+ * file (`data/leads.csv:4`, the line as an editor numbers it), so that jobs
+ * read a million rows without holding them and a report or an error names
+ * the row the user can find; {@link readDataFile} is the same reader
+ * gathered into one value (a flow input held by the run). CSV values stay
+ * strings (phone numbers must not lose leading digits or precision); the API
+ * schemas accept digit strings where numbers are expected.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseCsv } from 'csv-parse/sync';
+import { createInterface } from 'node:readline';
+import { parse as parseCsv } from 'csv-parse';
+import { JSONParser } from '@streamparser/json-node';
 import { MsgflowError } from '../../api/errors.js';
 import { parseYamlSource } from '../../util/yaml-source.js';
 
@@ -21,49 +29,159 @@ function fail(file: string, reason: string, cause?: unknown): MsgflowError {
   return new MsgflowError('DATA_FILE_INVALID', { file, reason }, cause === undefined ? {} : { cause });
 }
 
-export async function readDataFile(file: string, options: DataFileOptions = {}): Promise<unknown> {
+/** A record of a data file and where it stands. */
+export interface FileRecord {
+  value: unknown;
+  /**
+   * `data/leads.csv:4` (the line the row starts on, header and blank lines
+   * counted, as an editor shows it) for CSV and JSON Lines; `data/leads.json[3]`
+   * (0-based) for a JSON array or YAML list, whose elements have no line of their own.
+   */
+  where: string;
+}
+
+/** `file`'s extension, checked against the readable ones. */
+function extensionOf(file: string, shown: string): string {
   const ext = path.extname(file).toLowerCase();
   if (!(DATA_FILE_EXTENSIONS as readonly string[]).includes(ext)) {
-    throw fail(file, `unsupported data file type '${ext || '(none)'}': use ${DATA_FILE_EXTENSIONS.join(', ')}`);
+    throw fail(shown, `unsupported data file type '${ext || '(none)'}': use ${DATA_FILE_EXTENSIONS.join(', ')}`);
   }
-  const maxBytes = options.maxBytes ?? 256 * 1024 * 1024;
-  let size: number;
+  return ext;
+}
+
+async function sizeOf(file: string, shown: string): Promise<number> {
   try {
-    size = (await stat(file)).size;
+    return (await stat(file)).size;
   } catch (e) {
-    throw fail(file, 'data file not found', e);
+    throw fail(shown, 'data file not found', e);
   }
+}
+
+/**
+ * Streams the records of a data file, each with its place (see {@link FileRecord}):
+ * CSV, JSON Lines and a JSON array as they are read, YAML whole (it cannot be streamed).
+ *
+ * @param file the file's path to open
+ * @param shown how messages and `where` name it (the path the user wrote). @default file
+ * @throws MsgflowError DATA_FILE_INVALID naming the file, and the line where there is one
+ * @example for await (const { value, where } of streamRecords('/p/data/leads.csv', 'data/leads.csv')) ...
+ */
+export async function* streamRecords(file: string, shown = file, options: DataFileOptions = {}): AsyncGenerator<FileRecord> {
+  const ext = extensionOf(file, shown);
+  const size = await sizeOf(file, shown);
+  if (ext === '.csv') return yield* csvRecords(file, shown);
+  if (ext === '.jsonl' || ext === '.ndjson') return yield* jsonLines(file, shown);
+  if (ext === '.json' && (await firstChar(file)) === '[') return yield* jsonArray(file, shown);
+  const maxBytes = options.maxBytes ?? MAX_BYTES;
+  if (size > maxBytes) throw fail(shown, `${size} bytes is more than the ${maxBytes} bytes a data file may have`);
+  const data = await wholeDocument(file, shown, ext, maxBytes);
+  if (!Array.isArray(data)) throw fail(shown, 'must hold a list of records (CSV rows, a JSON array, JSON Lines or a YAML sequence)');
+  for (const [i, value] of data.entries()) yield { value, where: `${shown}[${i}]` };
+}
+
+const MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * A data file as one value: the records of CSV and JSON Lines (read by
+ * {@link streamRecords}), the document of JSON and YAML (which may be an
+ * object, not a list).
+ */
+export async function readDataFile(file: string, options: DataFileOptions = {}): Promise<unknown> {
+  const ext = extensionOf(file, file);
+  const maxBytes = options.maxBytes ?? MAX_BYTES;
+  const size = await sizeOf(file, file);
   if (size > maxBytes) throw fail(file, `${size} bytes is more than the ${maxBytes} bytes a data file may have`);
+  if (ext === '.json' || ext === '.yaml' || ext === '.yml') return wholeDocument(file, file, ext, maxBytes);
+  const rows: unknown[] = [];
+  for await (const r of streamRecords(file, file, options)) rows.push(r.value);
+  return rows;
+}
+
+async function wholeDocument(file: string, shown: string, ext: string, maxBytes: number): Promise<unknown> {
   let text = await readFile(file, 'utf8');
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  switch (ext) {
-    case '.csv':
+  if (ext !== '.json') return parseYamlSource(text, file, { maxBytes }).value; // same protections as flow files (alias bombs)
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw fail(shown, `bad JSON: ${(e as Error).message}`, e);
+  }
+}
+
+/**
+ * CSV rows with the line each starts on: csv-parse reports the line a record
+ * ends on, so a record starts after the previous one's end and the blank
+ * lines skipped since (a quoted cell may span lines).
+ */
+async function* csvRecords(file: string, shown: string): AsyncGenerator<FileRecord> {
+  const input = createReadStream(file);
+  const parser = input.pipe(
+    parseCsv({ columns: true, bom: true, skip_empty_lines: true, trim: true, relax_column_count: false, info: true }),
+  );
+  let lastLine = 1; // the header's
+  let blank = 0;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: unknown; info: { lines: number; empty_lines: number } }>) {
+      const line = lastLine + 1 + (info.empty_lines - blank);
+      lastLine = info.lines;
+      blank = info.empty_lines;
+      yield { value: record, where: `${shown}:${line}` };
+    }
+  } catch (e) {
+    if (e instanceof MsgflowError) throw e;
+    const line = (e as { lines?: unknown }).lines;
+    throw fail(typeof line === 'number' ? `${shown}:${line}` : shown, `bad CSV: ${(e as Error).message}`, e);
+  } finally {
+    input.destroy();
+  }
+}
+
+async function* jsonLines(file: string, shown: string): AsyncGenerator<FileRecord> {
+  const input = createReadStream(file, 'utf8');
+  let n = 0;
+  try {
+    for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
+      n++;
+      const line = n === 1 ? raw.replace(/^\uFEFF/, '').trim() : raw.trim();
+      if (line === '') continue;
+      let value: unknown;
       try {
-        return parseCsv(text, { columns: true, skip_empty_lines: true, trim: true, relax_column_count: false });
+        value = JSON.parse(line);
       } catch (e) {
-        throw fail(file, `bad CSV: ${(e as Error).message}`, e);
+        throw fail(`${shown}:${n}`, `bad JSON line: ${(e as Error).message}`, e);
       }
-    case '.json':
-      try {
-        return JSON.parse(text);
-      } catch (e) {
-        throw fail(file, `bad JSON: ${(e as Error).message}`, e);
-      }
-    case '.jsonl':
-    case '.ndjson':
-      return text
-        .split('\n')
-        .map((line, i) => [line.trim(), i] as const)
-        .filter(([line]) => line !== '')
-        .map(([line, i]) => {
-          try {
-            return JSON.parse(line);
-          } catch (e) {
-            throw fail(`${file}:${i + 1}`, `bad JSON line: ${(e as Error).message}`, e);
-          }
-        });
-    default:
-      // Same protections as flow files (alias bombs), with the data-file size limit.
-      return parseYamlSource(text, file, { maxBytes }).value;
+      yield { value, where: `${shown}:${n}` };
+    }
+  } finally {
+    input.destroy();
+  }
+}
+
+async function* jsonArray(file: string, shown: string): AsyncGenerator<FileRecord> {
+  const input = createReadStream(file);
+  const stream = input.pipe(new JSONParser({ paths: ['$.*'], keepStack: false }));
+  let i = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<{ value: unknown }>) yield { value: chunk.value, where: `${shown}[${i++}]` };
+  } catch (e) {
+    throw fail(shown, `bad JSON: ${(e as Error).message}`, e);
+  } finally {
+    input.destroy();
+  }
+}
+
+/** The first non-blank character of a file (a BOM skipped). */
+async function firstChar(file: string): Promise<string | undefined> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(256);
+    const { bytesRead } = await fh.read(buf, 0, 256, 0);
+    return buf
+      .subarray(0, bytesRead)
+      .toString('utf8')
+      .replace(/^\uFEFF/, '')
+      .trimStart()[0];
+  } finally {
+    await fh.close();
   }
 }

@@ -2,13 +2,11 @@
  * A run's inputs: `--input key=value` from the command line, else the
  * declared data file, inline value or default.
  */
-import { createReadStream } from 'node:fs';
-import { realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { parse as parseCsv } from 'csv-parse';
 import { FlowError, MsgflowError } from '../../api/errors.js';
-import { readDataFile } from './data-file.js';
+import { readDataFile, streamRecords } from './data-file.js';
 import type { Flow, FlowInputDef } from './types.js';
 import { didYouMean } from '../registry/suggest.js';
 import { RESERVED_KEYS } from '../../util/config-issues.js';
@@ -188,7 +186,7 @@ export async function resolveInputs(flow: Flow, overrides: Record<string, string
     let value: unknown;
     if (Object.hasOwn(overrides, name)) {
       const raw = overrides[name]!;
-      if (def.file !== undefined) value = await readFile(flow, name, path.resolve(raw), def.maxRows);
+      if (def.file !== undefined) value = await readFile(flow, name, path.resolve(raw), def);
       else {
         try {
           value = coerceInput(raw, def.type);
@@ -196,7 +194,7 @@ export async function resolveInputs(flow: Flow, overrides: Record<string, string
           throw inputArgError(flow, name, `--input ${name}=${raw}: ${(e as Error).message}`, e);
         }
       }
-    } else if (def.file !== undefined) value = await readFile(flow, name, path.resolve(flow.baseDir, def.file), def.maxRows);
+    } else if (def.file !== undefined) value = await readFile(flow, name, path.resolve(flow.baseDir, def.file), def);
     else if (def.value !== undefined) value = def.value;
     else if (def.default !== undefined) value = def.default;
     if (value === undefined && def.required) {
@@ -239,52 +237,31 @@ async function readRows(file: string, max: number): Promise<unknown> {
     if (Array.isArray(v) && v.length > max) throw new TooManyRows();
     return v;
   }
-  try {
-    await stat(file);
-  } catch {
-    // Same message as every other data file.
-    return readDataFile(file);
-  }
   const rows: unknown[] = [];
-  const input = createReadStream(file);
-  try {
-    if (ext === '.csv') {
-      const parser = input.pipe(parseCsv({ columns: true, skip_empty_lines: true, trim: true, bom: true, relax_column_count: false }));
-      try {
-        for await (const row of parser) {
-          if (rows.length >= max) throw new TooManyRows();
-          rows.push(row);
-        }
-      } catch (e) {
-        if (e instanceof TooManyRows) throw e;
-        throw new MsgflowError('DATA_FILE_INVALID', { file, reason: `bad CSV: ${(e as Error).message}` }, { cause: e });
-      }
-    } else {
-      let n = 0;
-      for await (const raw of createInterface({ input, crlfDelay: Infinity })) {
-        n++;
-        const line = raw.trim();
-        if (line === '') continue;
-        if (rows.length >= max) throw new TooManyRows();
-        try {
-          rows.push(JSON.parse(line));
-        } catch (e) {
-          throw new MsgflowError(
-            'DATA_FILE_INVALID',
-            { file: `${file}:${n}`, reason: `bad JSON line: ${(e as Error).message}` },
-            { cause: e },
-          );
-        }
-      }
-    }
-  } finally {
-    input.destroy();
+  for await (const r of streamRecords(file)) {
+    if (rows.length >= max) throw new TooManyRows();
+    rows.push(r.value);
   }
   return rows;
 }
 
-async function readFile(flow: Flow, name: string, file: string, maxRows = DEFAULT_MAX_ROWS): Promise<unknown> {
+/**
+ * What a streamed input holds: its file's path as the project names it
+ * (`data/leads.csv`; absolute when outside the project), for the job that
+ * reads it row by row and names its rows by it.
+ */
+async function streamedPath(flow: Flow, file: string): Promise<string> {
+  await access(file, constants.R_OK).catch((e: unknown) => {
+    throw new MsgflowError('DATA_FILE_INVALID', { file, reason: 'data file not found' }, { cause: e });
+  });
+  const rel = path.relative(flow.baseDir, file);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : file;
+}
+
+async function readFile(flow: Flow, name: string, file: string, def: FlowInputDef): Promise<unknown> {
+  const maxRows = def.maxRows ?? DEFAULT_MAX_ROWS;
   try {
+    if (def.stream) return await streamedPath(flow, file);
     return await readRows(file, maxRows);
   } catch (e) {
     if (e instanceof TooManyRows) throw tooLarge(flow, name, file, maxRows);

@@ -83,8 +83,13 @@ export const InputSchema = z
     maxRows: z.number().int().positive().optional().meta({
       description: "With file: the most rows the file may have (default 100000). Bigger lists: give the file to a job's own file:.",
     }),
+    stream: z.boolean().optional().meta({
+      description:
+        "With file: the input's value is the file's path, not its rows, for a job's file: (checkAccount.bulk, contacts.import, files.broadcast), which reads it row by row: any size, read once, and report lines name the file's lines (data/leads.csv:4).",
+    }),
   })
   .refine((v) => v.file === undefined || v.value === undefined, { error: "give either 'file' or 'value', not both" })
+  .refine((v) => !v.stream || v.file !== undefined, { error: "'stream' needs 'file': it streams the input's data file" })
   .meta({ description: 'A flow input.' });
 
 export const NotificationTriggerSchema = z

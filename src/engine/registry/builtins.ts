@@ -89,6 +89,32 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
   },
   // Messages and chats
   // Groups
+  createGroup: {
+    description:
+      'Creates a group chat (`groupName` up to 100 characters) with the given participants; the account is its owner. The service advises one group every 5 minutes at most. Not idempotent.',
+    output: '{ created: boolean, chatId, groupInviteLink }',
+  },
+  getGroupData: {
+    description: "A group's data: owner, name, participants (with admin flags), invite link (empty unless the account is an admin).",
+    output: '{ groupId, owner, subject, creation, participants, subjectTime, subjectOwner, groupInviteLink }',
+  },
+  updateGroupName: { description: 'Renames a group (up to 100 characters).', output: '{ updateGroupName: boolean }' },
+  updateGroupSettings: {
+    description: 'Whether members may edit the group settings and send messages (admins only).',
+    output: '{ updateGroupSettings: boolean, reason? }',
+  },
+  addGroupParticipant: { description: 'Adds a participant to a group (admins only).', output: '{ addParticipant: boolean }' },
+  removeGroupParticipant: { description: 'Removes a participant from a group (admins only).', output: '{ removeParticipant: boolean }' },
+  setGroupAdmin: { description: 'Makes a participant an admin of a group.', output: '{ setGroupAdmin: boolean }' },
+  removeAdmin: { description: "Takes a participant's admin rights away.", output: '{ removeAdmin: boolean }' },
+  setGroupPicture: {
+    description: "Sets a group's picture from a JPEG file of the project (`file`: its path, relative to the project).",
+    output: '{ setGroupPicture: boolean, urlAvatar, reason }',
+  },
+  leaveGroup: {
+    description: 'The account leaves a group; messages sent to it afterwards get the status notInGroup.',
+    output: '{ leaveGroup: true } or { removeAdmin: true } (when the account was an admin)',
+  },
   // Account, queues and calls
   // Statuses
   sendTextStatus: {
@@ -127,6 +153,8 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
 const FILE_INPUT: Partial<Record<ApiMethod, z.ZodType>> = {
   sendFileByUpload: z.strictObject({ ...REQUEST_SHAPES.sendFileByUpload, file: projectFile() }),
   uploadFile: z.strictObject({ ...REQUEST_SHAPES.uploadFile, file: projectFile() }),
+  // Groups
+  setGroupPicture: z.strictObject({ ...REQUEST_SHAPES.setGroupPicture, file: projectFile() }),
 };
 
 /** `file:` of the upload actions: a file of the project (`msgflow validate` checks a literal path). */

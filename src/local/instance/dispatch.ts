@@ -12,6 +12,7 @@ import { typeByFileName } from '../media/detect-type.js';
 import type { Network } from '../network.js';
 import type { AccountChecker } from './account-check.js';
 import type { ContactBook } from './contacts.js';
+import type { Groups } from './groups.js';
 import type { History } from './history.js';
 import type { Notifier } from './notifier.js';
 import type { QueueEntry, SendQueue } from './send-queue.js';
@@ -37,6 +38,8 @@ export interface MethodHost {
   readonly sending: Sending;
   // Messages and chats
   // Groups
+  /** The group chats (groups.ts). */
+  readonly groups: Groups;
   // Account, queues and calls
   // Statuses
   /** Posted and received statuses (statuses.ts). */
@@ -127,6 +130,16 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   sendTyping: (i, r) => i.sending.sendTyping(r),
   // Messages and chats
   // Groups
+  createGroup: (i, r) => i.groups.create(r),
+  getGroupData: (i, r) => i.groups.data(r.groupId),
+  updateGroupName: (i, r) => i.groups.rename(r),
+  updateGroupSettings: (i, r) => i.groups.updateSettings(r),
+  addGroupParticipant: (i, r) => i.groups.addParticipant(r),
+  removeGroupParticipant: (i, r) => i.groups.removeParticipant(r),
+  setGroupAdmin: (i, r) => i.groups.setAdmin(r),
+  removeAdmin: (i, r) => i.groups.removeAdmin(r),
+  setGroupPicture: (i, r) => i.groups.setPicture(r),
+  leaveGroup: (i, r) => i.groups.leave(r),
   // Account, queues and calls
   // Statuses
   sendTextStatus: (i, r) => i.statuses.sendText(r),

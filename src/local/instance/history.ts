@@ -25,6 +25,10 @@ export interface StoredMessage {
 export interface MessageView {
   statusOf(chatId: string, sentAtMs: number): StatusMessage;
   phonebookName(chatId: string): string;
+  /** Groups: a status an outgoing message gets for good when it is stored (notInGroup: the account had left the group). */
+  statusWhenSent?(message: Message): StatusMessage | undefined;
+  /** Whether a stored message shows in the journals yet (journal lag). @default always */
+  inJournal?(r: StoredMessage): boolean;
 }
 
 export class History {
@@ -79,6 +83,10 @@ export class History {
   async append(...records: StoredMessage[]): Promise<void> {
     const byChat = new Map<string, StoredMessage[]>();
     for (const r of records) {
+      if (r.message.type === 'outgoing' && r.fixedStatus === undefined) {
+        const fixed = this.view.statusWhenSent?.(r.message);
+        if (fixed !== undefined) r.fixedStatus = fixed;
+      }
       const list = byChat.get(r.message.chatId) ?? [];
       list.push(r);
       byChat.set(r.message.chatId, list);
@@ -93,7 +101,7 @@ export class History {
     const list = this.chats.get(chatId);
     if (!list) return [];
     const out: Message[] = [];
-    for (let i = list.length - 1; i >= 0 && out.length < count; i--) out.push(this.render(list[i]!));
+    for (let i = list.length - 1; i >= 0 && out.length < count; i--) if (this.shown(list[i]!)) out.push(this.render(list[i]!));
     return out;
   }
 
@@ -104,7 +112,7 @@ export class History {
   getMessage(chatId: string, idMessage: string): Message {
     if (!this.chats.has(chatId)) throw new MsgflowError('CHAT_NOT_FOUND', { chatId });
     const r = this.byId.get(idMessage);
-    if (!r || r.message.chatId !== chatId) throw new MsgflowError('MESSAGE_NOT_FOUND', { idMessage });
+    if (!r || r.message.chatId !== chatId || !this.shown(r)) throw new MsgflowError('MESSAGE_NOT_FOUND', { idMessage });
     return this.render(r);
   }
 
@@ -122,7 +130,7 @@ export class History {
     const out: Message[] = [];
     for (let i = list.length - 1; i >= 0; i--) {
       const r = list[i]!;
-      if (r.sentAtMs >= sinceMs) out.push(this.render(r));
+      if (r.sentAtMs >= sinceMs && this.shown(r)) out.push(this.render(r));
     }
     return out;
   }
@@ -130,9 +138,24 @@ export class History {
   /** Stored outgoing messages sent through the API at or after `sinceMs`, oldest first. */
   apiOutgoingSince(sinceMs: number): StoredMessage[] {
     // Once per start: the index is in load order (chat by chat), so it is filtered, then sorted.
+    // A seeded message's fixed status was never sent through the API; a notInGroup one was (Groups).
     return this.outgoing
-      .filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && !r.fixedStatus)
+      .filter((r) => r.sentAtMs >= sinceMs && r.message.sendByApi && (!r.fixedStatus || r.fixedStatus === 'notInGroup'))
       .sort((a, b) => a.sentAtMs - b.sentAtMs);
+  }
+
+  /** A stored message as the journals show it, journal lag aside (what its notification carries). */
+  rendered(r: StoredMessage): Message {
+    return this.render(r);
+  }
+
+  /** Chats with at least one outgoing message (once per start: the chat quota's count). */
+  chatsWithOutgoing(): string[] {
+    return [...this.chats].filter(([, list]) => list.some((r) => r.message.type === 'outgoing')).map(([chatId]) => chatId);
+  }
+
+  private shown(r: StoredMessage): boolean {
+    return this.view.inJournal?.(r) ?? true;
   }
 
   /** The chat's first outgoing message. */

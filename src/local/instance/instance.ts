@@ -7,7 +7,6 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { MsgflowError } from '../../api/errors.js';
-import { chatKind } from '../../api/chat-id.js';
 import type { ApiMethod } from '../../api/methods.js';
 import type { InstanceState, NotificationType, OutgoingStatus } from '../../api/notifications.js';
 import type { Message, ParsedRequest } from '../../api/types.js';
@@ -22,9 +21,10 @@ import type { FetchedFile } from '../media/types.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
-import { tokenDigest, tokenMatches } from '../request.js';
+import { TokenCheck } from '../request.js';
 import { AccountChecker } from './account-check.js';
 import { ContactBook } from './contacts.js';
+import { Groups } from './groups.js';
 import { History, type StoredMessage } from './history.js';
 import { SendQueue, type QueueEntry } from './send-queue.js';
 import { dispatch, type MethodHost, type MethodResult } from './dispatch.js';
@@ -33,13 +33,20 @@ import { resolveReplies } from './replies.js';
 import { fileUrl, isSendingKind, outgoingBase, pause, Sending } from './sending.js';
 import { Replier } from './replier.js';
 import { SettingsStore } from './settings.js';
+import { ScriptedFailures, webhookDownAt } from './failures.js';
 import { StatusBook, type IncomingStatusInput } from './statuses.js';
 import type { TrackedMessage } from '../notify/status-watcher.js';
 
 export type { InstanceState };
 
-/** States in which the account works: messages leave the queue, account methods answer. */
+/** States in which the account works: account methods answer. */
 const WORKING: ReadonlySet<InstanceState> = new Set<InstanceState>(['authorized', 'yellowCard']);
+
+/**
+ * States in which messages leave the send queue. yellowCard works for the account methods but, as the
+ * service documents, sending is suspended: messages wait in the queue (up to 24 h) like when not authorized.
+ */
+const SENDING: ReadonlySet<InstanceState> = new Set<InstanceState>(['authorized']);
 
 export interface InstanceDeps {
   dataDir: string;
@@ -51,6 +58,8 @@ export interface InstanceDeps {
   publicUrl: () => string;
   /** The largest file sendFileByUpload and uploadFile accept, bytes. @default 104857600 (100 MiB, local.maxFileBytes) */
   maxFileBytes?: number;
+  /** Webhook delivery timing. @default the service's figures (local.webhook) */
+  webhook?: { timeoutMs: number; retryIntervalMs: number };
 }
 
 const MetaDoc = z.strictObject({ seededAt: z.number().nullable() });
@@ -62,6 +71,7 @@ interface OpenedParts {
   checker: AccountChecker;
   notifier: Notifier;
   settings: SettingsStore;
+  groups: Groups;
 }
 
 export class LocalInstance {
@@ -76,12 +86,13 @@ export class LocalInstance {
   private readonly replier: Replier;
   /** What the method handlers work with (dispatch.ts). */
   private readonly host: MethodHost;
-  /** The expected token's digest: the same on every request, so made once. */
-  private readonly tokenDigest: Buffer;
+  /** The token check: the expected digest made once, given tokens' digests cached (bounded). */
+  private readonly token: TokenCheck;
   /** The fetch in progress, aborted by close(). Per fetch, so no listener outlives its fetch. */
   private inflight: AbortController | undefined;
   /** Aborted by close(): a typing pause in progress ends (its message stays queued). */
   private readonly stopping = new AbortController();
+  private readonly failures: ScriptedFailures;
   /** The sending methods beyond sendMessage and sendFileByUrl. */
   private readonly sending: Sending;
   /** Posted and received statuses. */
@@ -107,13 +118,20 @@ export class LocalInstance {
       base: config.settings,
       sendIntervalMs: config.sendIntervalMs,
     });
-    const notifier = createNotifier(config, deps, { dir, shown, wid, settings });
+    // Groups: a message to a group the account left is notInGroup, in journals and notifications.
+    const groups = await Groups.open(dir, shown, { network, clock, media: deps.media, publicUrl: deps.publicUrl, wid });
+    // Read only once the notifier runs, after the history below exists.
+    const notInGroup = (idMessage: string) => history.find(idMessage)?.fixedStatus === 'notInGroup';
+    const notifier = createNotifier(config, deps, { dir, shown, wid, settings, notInGroup });
     await notifier.open();
     const history = new History(
       dir,
       {
         statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
+        statusWhenSent: (m) => (groups.notInGroup(m.chatId) ? 'notInGroup' : undefined),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
+        // Journal lag: a message sent through the API shows in the journals network.journalLagMs after it was sent.
+        inJournal: (r) => !(r.message.sendByApi && sentThroughApi(r) && clock.now() < r.sentAtMs + network.journalLagMs),
       },
       shown,
     );
@@ -124,7 +142,7 @@ export class LocalInstance {
       meta.data.seededAt = clock.now();
       await meta.write();
     }
-    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings });
+    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, groups });
     await inst.start();
     return inst;
   }
@@ -138,7 +156,7 @@ export class LocalInstance {
     this.idInstance = config.idInstance;
     this.stateNow = config.state;
     this.limiter = new RateLimiter(config.rateLimits, deps.clock);
-    this.tokenDigest = tokenDigest(config.apiTokenInstance);
+    this.token = new TokenCheck(config.apiTokenInstance);
     this.contacts = parts.contacts;
     this.history = parts.history;
     this.notifier = parts.notifier;
@@ -147,7 +165,8 @@ export class LocalInstance {
       shown: path.join(where.shown, 'queue.jsonl'),
       clock: deps.clock,
       intervalMs: () => parts.settings.current().delaySendMessagesMilliseconds,
-      canRelease: () => this.working,
+      canRelease: () => SENDING.has(this.stateNow),
+      heldBecause: () => (this.stateNow === 'yellowCard' ? 'sending was suspended (yellowCard)' : 'the instance was not authorized'),
       isSent: (id) => parts.history.has(id),
       send: (entry, releasedAt) => this.release(entry, releasedAt),
       logger: deps.logger,
@@ -163,6 +182,14 @@ export class LocalInstance {
       stopping: this.stopping.signal,
     });
     this.replier = this.createReplier();
+    this.failures = new ScriptedFailures(config.failures, {
+      clock: deps.clock,
+      stopping: this.stopping.signal,
+      setState: (state) => this.setState(state),
+      quotaExceeded: (data) => this.notifier.quotaExceeded(data),
+      chatsMessaged: () => parts.history.chatsWithOutgoing(),
+      onError: (e) => this.writeFailed(e),
+    });
     this.statuses = new StatusBook({ ...where, ...deps, contacts: parts.contacts, wid: widOf(config), working: () => this.working });
     this.host = {
       ...parts,
@@ -202,6 +229,7 @@ export class LocalInstance {
     this.replier.recover();
     this.notifier.start();
     queue.start();
+    this.failures.start();
   }
 
   /** The account's own chat id. */
@@ -220,7 +248,7 @@ export class LocalInstance {
 
   /** Whether `given` is this instance's token (compared in constant time). */
   acceptsToken(given: string): boolean {
-    return tokenMatches(given, this.tokenDigest);
+    return this.token.accepts(given);
   }
 
   /** Changes the account's state (admin): stateInstanceChanged, and the queue looks again. */
@@ -274,6 +302,7 @@ export class LocalInstance {
         this.writeFailed(e);
       }
       this.replier.messageSent({ idMessage, chatId: r.message.chatId, sentAtMs: r.sentAtMs, typeMessage: r.message.typeMessage });
+      await this.failures.messageSent().catch((e: unknown) => this.writeFailed(e));
     }
   }
 
@@ -282,6 +311,9 @@ export class LocalInstance {
   }
 
   async call(method: ApiMethod, req: ParsedRequest<ApiMethod>, signal?: AbortSignal): Promise<MethodResult> {
+    // A scripted chat quota refuses a send to one chat too many before it reaches the queue.
+    const refused = await this.failures.quotaAnswer(method, req);
+    if (refused) return refused;
     return dispatch(this.host, method, req, signal);
   }
 
@@ -298,7 +330,7 @@ export class LocalInstance {
       throw new MsgflowError('VALIDATION_FAILED', { details: `'idMessage' ${stored.message.idMessage} already exists` });
     }
     await this.history.append(stored);
-    const m = this.history.getMessage(stored.message.chatId, stored.message.idMessage);
+    const m = this.history.rendered(stored);
     await this.notifier.messageArrived(m);
     return m;
   }
@@ -392,6 +424,9 @@ export class LocalInstance {
     const ac = new AbortController();
     this.inflight = ac;
     try {
+      // A slow file host (network.fileHostDelayMs), on the service's clock.
+      const delay = this.deps.network.fileHostDelayMs;
+      if (delay > 0) await this.deps.clock.sleep(delay, AbortSignal.any([ac.signal, this.stopping.signal]));
       return await this.deps.media.fetchAndStore({ urlFile: entry.urlFile!, fileName: entry.fileName!, signal: ac.signal });
     } finally {
       this.inflight = undefined;
@@ -451,11 +486,6 @@ function definedFields(o: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 
-/** A personal chat nobody can receive: the message's status is noAccount, and stays so. */
-function noAccount(network: Network, chatId: string): boolean {
-  return chatKind(chatId) === 'personal' && !network.hasAccount(chatId);
-}
-
 /** When the status after `status` is due (Network.statusOf's timings), or undefined when none follows. */
 function nextChangeAt(network: Network, m: TrackedMessage, status: OutgoingStatus): number | undefined {
   if (status === 'sent') return m.sentAtMs + network.deliveredAfterMs;
@@ -475,7 +505,7 @@ function buildMessage(deps: InstanceDeps, input: ParsedMessageInput): StoredMess
 function createNotifier(
   config: LocalInstanceConfig,
   deps: InstanceDeps,
-  at: { dir: string; shown: string; wid: string; settings: SettingsStore },
+  at: { dir: string; shown: string; wid: string; settings: SettingsStore; notInGroup: (idMessage: string) => boolean },
 ): Notifier {
   const { network, clock } = deps;
   return new Notifier({
@@ -485,7 +515,14 @@ function createNotifier(
     logger: deps.logger,
     instanceData: { idInstance: Number(config.idInstance), wid: at.wid, typeInstance: 'whatsapp' },
     settings: at.settings,
-    statusOf: (m) => (noAccount(network, m.chatId) ? 'noAccount' : network.statusOf(m.chatId, m.sentAtMs, clock.now())),
+    statusOf: (m) => (at.notInGroup(m.idMessage) ? 'notInGroup' : network.statusOf(m.chatId, m.sentAtMs, clock.now())),
     nextChangeAt: (m, status) => nextChangeAt(network, m, status),
+    webhook: deps.webhook,
+    receiverDown: (sinceStartMs) => webhookDownAt(config.failures, sinceStartMs),
   });
+}
+
+/** Whether a stored message's status follows the network (not fixed by a seed); notInGroup is fixed at send (Groups). */
+function sentThroughApi(r: StoredMessage): boolean {
+  return r.fixedStatus === undefined || r.fixedStatus === 'notInGroup';
 }

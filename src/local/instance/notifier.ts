@@ -21,6 +21,7 @@ import { NotificationQueue } from '../notify/notification-queue.js';
 import { StatusWatcher, type TrackedMessage } from '../notify/status-watcher.js';
 import { WebhookPusher } from '../notify/webhook-pusher.js';
 import { SettingsStore, type SettingsInput } from './settings.js';
+import type { QuotaData } from './failures.js';
 
 export interface NotifierOptions {
   dir: string;
@@ -34,6 +35,10 @@ export interface NotifierOptions {
   statusOf: (m: TrackedMessage) => OutgoingStatus;
   /** When the status after `status` is due; undefined when it is the last. */
   nextChangeAt: (m: TrackedMessage, status: OutgoingStatus) => number | undefined;
+  /** Webhook delivery timing. @default the service's figures (WebhookPusher) */
+  webhook?: { timeoutMs: number; retryIntervalMs: number };
+  /** Whether the receiver is scripted down, `sinceStartMs` after the notifier started. @default never */
+  receiverDown?: (sinceStartMs: number) => boolean;
 }
 
 export class Notifier {
@@ -52,13 +57,17 @@ export class Notifier {
       clock: opts.clock,
       logger: opts.logger,
       target: () => opts.settings.current(),
+      ...opts.webhook,
+      receiverDown: opts.receiverDown && ((startedAt) => opts.receiverDown!(opts.clock.now() - startedAt)),
     });
     this.watcher = new StatusWatcher({
       clock: opts.clock,
       statusOf: opts.statusOf,
       nextChangeAt: opts.nextChangeAt,
       emit: (m, status) =>
-        this.produce('outgoingMessageStatus', `status:${m.idMessage}:${status}`, () => statusBody({ ...m, status }, this.origin())),
+        this.produce('outgoingMessageStatus', `status:${m.idMessage}:${status}`, () => statusBody({ ...m, status }, this.origin()), {
+          status,
+        }),
       onError: (e) => opts.logger.error('local service: a status notification could not be written', { reason: String(e) }),
     });
   }
@@ -105,8 +114,11 @@ export class Notifier {
   }
 
   async messageFailed(idMessage: string, chatId: string, reason: string): Promise<void> {
-    await this.produce('outgoingMessageStatus', `status:${idMessage}:failed`, () =>
-      statusBody({ chatId, idMessage, status: 'failed', description: reason }, this.origin()),
+    await this.produce(
+      'outgoingMessageStatus',
+      `status:${idMessage}:failed`,
+      () => statusBody({ chatId, idMessage, status: 'failed', description: reason }, this.origin()),
+      { status: 'failed' },
     );
   }
 
@@ -127,10 +139,19 @@ export class Notifier {
    * on. Resolves with whether it was queued.
    */
   async relay(body: { typeWebhook: NotificationType } & Record<string, unknown>): Promise<boolean> {
-    if (!this.opts.settings.produces(body.typeWebhook)) return false;
+    const status = typeof body.status === 'string' ? body.status : undefined;
+    if (!this.opts.settings.produces(body.typeWebhook, { status })) return false;
     const { instanceData, timestamp } = { instanceData: this.opts.instanceData, timestamp: Math.floor(this.opts.clock.now() / 1000) };
     await this.queue.add({ ...body, instanceData, timestamp } as unknown as NotificationBody);
     return true;
+  }
+
+  /** The plan's chat quota refused a send: quotaExceeded (not keyed: each refusal is reported). */
+  async quotaExceeded(quotaData: QuotaData): Promise<void> {
+    if (!this.opts.settings.produces('quotaExceeded')) return;
+    const o = this.origin();
+    const body = { typeWebhook: 'quotaExceeded', instanceData: o.instanceData, timestamp: Math.floor(o.now / 1000), quotaData };
+    await this.queue.add(body as unknown as NotificationBody);
   }
 
   async stateChanged(state: InstanceState): Promise<void> {
@@ -142,12 +163,12 @@ export class Notifier {
     return { instanceData: this.opts.instanceData, now: this.opts.clock.now() };
   }
 
-  /** `detail.typeMessage`: a message notification's kind, which may need a switch of its own (poll votes). */
+  /** `detail`: a message notification's kind (some need a switch of their own), a status notification's status (some cannot be switched off). */
   private async produce(
     type: NotificationType,
     key: string,
     build: () => NotificationBody,
-    detail?: { typeMessage?: string },
+    detail?: { typeMessage?: string; status?: string },
   ): Promise<void> {
     if (this.queue.produced(key)) return;
     if (this.opts.settings.produces(type, detail)) await this.queue.add(build(), key);

@@ -83,6 +83,8 @@ export interface SendQueueOptions {
   intervalMs: () => number;
   /** Whether messages may leave now (the instance is authorized); while not, they wait. @default always */
   canRelease?: () => boolean;
+  /** Why messages wait while canRelease says no, for a message that expires. @default 'the instance was not authorized' */
+  heldBecause?: () => string;
   /** How long a message may wait in the queue before it is dropped as failed, ms. @default 86400000 */
   maxWaitMs?: number;
   /** Fetches the file and appends the message to the history. Throws when the file cannot be sent. */
@@ -206,7 +208,8 @@ export class SendQueue extends EventEmitter<QueueEvents> {
       }
       const expiresAt = head.enqueuedAt + (this.opts.maxWaitMs ?? MAX_WAIT_MS);
       if (this.opts.clock.now() >= expiresAt) {
-        await this.fail(head, this.lastDueAt, 'not sent within 24 hours: the instance was not authorized');
+        const why = this.opts.heldBecause?.() ?? 'the instance was not authorized';
+        await this.fail(head, this.lastDueAt, `not sent within 24 hours: ${why}`);
         this.pendingEntries.shift();
         continue;
       }

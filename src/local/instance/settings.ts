@@ -10,27 +10,13 @@ import type { Low } from 'lowdb';
 import { z } from 'zod';
 import { REQUEST_SHAPES } from '../../api/schemas.js';
 import type { InstanceSettings, ParsedRequest } from '../../api/types.js';
-import type { NotificationType } from '../../api/notifications.js';
+import { isSwitchedOn } from '../../api/switches.js';
 import { openJsonDoc } from '../persist/json-doc.js';
 
 const StoredSettings = z.strictObject(REQUEST_SHAPES.setSettings);
 type StoredSettings = z.output<typeof StoredSettings>;
 
 export type SettingsInput = ParsedRequest<'setSettings'>;
-
-/** Which switch turns each notification type on. */
-const SWITCH_OF: Record<NotificationType, keyof InstanceSettings> = {
-  incomingMessageReceived: 'incomingWebhook',
-  outgoingMessageReceived: 'outgoingMessageWebhook',
-  outgoingAPIMessageReceived: 'outgoingAPIMessageWebhook',
-  outgoingMessageStatus: 'outgoingWebhook',
-  stateInstanceChanged: 'stateWebhook',
-};
-
-/** Message kinds that also need a switch of their own (the service documents pollMessageWebhook for poll votes). */
-const KIND_SWITCH: Partial<Record<string, keyof InstanceSettings>> = {
-  pollUpdateMessage: 'pollMessageWebhook',
-};
 
 export interface SettingsBase {
   /** The account's own chat id (getSettings' `wid`). */
@@ -66,6 +52,17 @@ export class SettingsStore {
       incomingWebhook: 'no',
       stateWebhook: 'no',
       pollMessageWebhook: 'no',
+      keepOnlineStatus: 'no',
+      incomingCallWebhook: 'no',
+      incomingBlockWebhook: 'no',
+      deviceWebhook: 'no',
+      editedMessageWebhook: 'no',
+      deletedMessageWebhook: 'no',
+      statusInstanceWebhook: 'no',
+      enableMessagesHistory: 'no',
+      sharedSession: 'no',
+      countryInstance: '',
+      typeAccount: '',
       ...definedOnly(this.defaults.base),
       ...definedOnly(this.doc.data),
     };
@@ -78,13 +75,12 @@ export class SettingsStore {
   }
 
   /**
-   * Whether notifications of this type are produced; for a message
-   * notification, `typeMessage` names its kind: some kinds need a switch of
-   * their own too.
+   * Whether notifications of this type are produced (api/switches.ts decides); for a message
+   * notification, `typeMessage` names its kind (some kinds need a switch of their own too), for
+   * an outgoingMessageStatus, `status` its status (failed and noAccount cannot be switched off).
    */
-  produces(type: NotificationType, detail: { typeMessage?: string } = {}): boolean {
-    const extra = detail.typeMessage === undefined ? undefined : KIND_SWITCH[detail.typeMessage];
-    return this.current()[SWITCH_OF[type]] === 'yes' && (extra === undefined || this.current()[extra] === 'yes');
+  produces(type: string, detail: { typeMessage?: string; status?: string } = {}): boolean {
+    return isSwitchedOn(this.current(), { typeWebhook: type, ...detail });
   }
 }
 

@@ -270,7 +270,9 @@ export class StatusBook {
   private viewer(r: PostedRecord, participant: string, shownAt: number): StatusStatisticItem {
     const { network, clock } = this.deps;
     const at = Math.min(clock.now(), shownAt + STATUS_LIFETIME_MS);
-    const status = network.statusOf(participant, shownAt, at);
+    const seen = network.statusOf(participant, shownAt, at);
+    // The statistic documents sent, delivered and read only: a number without an account stays sent.
+    const status = seen === 'noAccount' ? 'sent' : seen;
     const reachedAt =
       status === 'read' ? shownAt + network.readAfterMs! : status === 'delivered' ? shownAt + network.deliveredAfterMs : shownAt;
     return { participant, timestamp: Math.floor(reachedAt / 1000), status };

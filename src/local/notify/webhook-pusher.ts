@@ -7,10 +7,11 @@
  * side restarts: the queue is on disk, and a push that was not acknowledged
  * is pushed again (at-least-once, as the real service does).
  *
- * Failures (no answer, non-2xx, timeout) are retried with exponential backoff
- * (util/backoff.ts), from 1 s up to 60 s between tries, on the service's clock.
+ * Failures (no answer within the timeout, an answer other than 200) are
+ * retried at a fixed interval on the service's clock: the service documents
+ * that it waits up to 180 s for an answer, wants HTTP 200, and tries again
+ * every 60 s (local.webhook sets both).
  */
-import { backoffDelay } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import type { NotificationQueue, QueuedNotification } from './notification-queue.js';
@@ -26,20 +27,27 @@ export interface WebhookPusherOptions {
   logger: Logger;
   /** The current settings (read before every push: a change applies at once). */
   target: () => WebhookTarget;
-  /** One push's deadline, ms. @default 10000 */
+  /** How long one push waits for the receiver's answer, ms. @default 180000 (the service's figure) */
   timeoutMs?: number;
-  /** @default 1000 */
-  backoffBaseMs?: number;
-  /** @default 60000 */
-  backoffMaxMs?: number;
+  /** Time between two tries of a push that failed, ms. @default 60000 (the service's figure) */
+  retryIntervalMs?: number;
+  /** A scripted outage of the receiver (`startedAt`: when the pusher started): pushes fail without a request. @default never */
+  receiverDown?: (startedAt: number) => boolean;
 }
+
+/** The service's documented figures. */
+export const WEBHOOK_TIMEOUT_MS = 180_000;
+export const WEBHOOK_RETRY_INTERVAL_MS = 60_000;
 
 export class WebhookPusher {
   private readonly stop = new AbortController();
   private running: Promise<void> | undefined;
+  private readonly startedAt: number;
   private nudge: AbortController | undefined;
 
-  constructor(private readonly opts: WebhookPusherOptions) {}
+  constructor(private readonly opts: WebhookPusherOptions) {
+    this.startedAt = opts.clock.now();
+  }
 
   start(): void {
     this.running ??= this.loop();
@@ -56,7 +64,6 @@ export class WebhookPusher {
   }
 
   private async loop(): Promise<void> {
-    let failures = 0;
     while (!this.stop.signal.aborted) {
       const { webhookUrl, webhookUrlToken } = this.opts.target();
       const head = webhookUrl ? this.opts.queue.head() : undefined;
@@ -67,13 +74,10 @@ export class WebhookPusher {
       const ok = await this.push(head, webhookUrl, webhookUrlToken);
       if (this.stop.signal.aborted) break;
       if (ok) {
-        failures = 0;
         await this.opts.queue.delete(head.receiptId);
         continue;
       }
-      failures++;
-      const base = this.opts.backoffBaseMs ?? 1000;
-      await this.pause(backoffDelay({ baseMs: base, maxMs: this.opts.backoffMaxMs ?? 60_000, jitter: 'equal' }, failures));
+      await this.pause(this.opts.retryIntervalMs ?? WEBHOOK_RETRY_INTERVAL_MS);
     }
   }
 
@@ -93,8 +97,12 @@ export class WebhookPusher {
     this.nudge = undefined;
   }
 
-  /** One POST; true when the receiver answered 2xx. */
+  /** One POST; true when the receiver answered 200 (the service wants 200: another 2xx is no acknowledgement). */
   private async push(n: QueuedNotification, url: string, token: string): Promise<boolean> {
+    if (this.opts.receiverDown?.(this.startedAt)) {
+      this.opts.logger.warn('local service: webhook receiver down (scripted); trying again later', { receiptId: n.receiptId });
+      return false;
+    }
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'msgflow-local' };
     if (token) headers.authorization = `Bearer ${token}`;
     try {
@@ -103,10 +111,10 @@ export class WebhookPusher {
         headers,
         body: JSON.stringify(n.body),
         redirect: 'manual',
-        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(this.opts.timeoutMs ?? 10_000)]),
+        signal: AbortSignal.any([this.stop.signal, AbortSignal.timeout(this.opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS)]),
       });
       await res.arrayBuffer().catch(() => undefined);
-      if (res.status >= 200 && res.status < 300) return true;
+      if (res.status === 200) return true;
       this.opts.logger.warn('local service: webhook push refused; trying again later', { receiptId: n.receiptId, status: res.status });
     } catch (e) {
       if (this.stop.signal.aborted) return false;

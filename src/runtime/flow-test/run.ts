@@ -6,7 +6,7 @@
  * an action resolves is in the case's sandbox, a copy-on-write view of the
  * project (sandbox.ts): a test reads the project's files and never writes them.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -218,7 +218,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     // Every path an action resolves is the sandbox's copy: the project is read, never written.
     resolvePath: (base, p) => sandbox.resolvePath(base, p),
     random: () => 0.5,
-    resolveInputs: (f, overrides) => caseInputs(f, c, testDir, overrides),
+    resolveInputs: (f, overrides) => caseInputs(f, c, { testDir, caseDir }, overrides),
   });
   cleanups.push(() => engine.shutdown());
   const consumerClient = caseClients(config, local, (li) => ({
@@ -504,12 +504,19 @@ function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
+/**
+ * A case's inputs: strings as `--input` takes them, rows given inline or as a
+ * `sequence`. Rows for a streamed input (`stream: true`, whose value is a
+ * file's path) are written to a JSON Lines file in the case's directory, so
+ * the job reads them the way it reads the project's file.
+ */
 async function caseInputs(
   flow: Flow,
   c: FlowTestCase,
-  testDir: string,
+  dirs: { testDir: string; caseDir: string },
   overrides: Record<string, string>,
 ): Promise<Record<string, unknown>> {
+  const { testDir, caseDir } = dirs;
   const strings: Record<string, string> = { ...overrides };
   const direct: Record<string, unknown> = {};
   for (const [name, v] of Object.entries(c.inputs ?? {})) {
@@ -521,6 +528,13 @@ async function caseInputs(
       const { column, from, count } = v.sequence;
       direct[name] = Array.from({ length: count }, (_, i) => ({ [column]: String(from + BigInt(i)) }));
     }
+  }
+  for (const [name, rows] of Object.entries(direct)) {
+    if (!flow.inputs[name]?.stream) continue;
+    const file = path.join(caseDir, 'inputs', `${name}.jsonl`);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, (rows as unknown[]).map((r) => `${JSON.stringify(r)}\n`).join(''));
+    direct[name] = file;
   }
   // Inputs given as rows replace the file the flow declares: resolve the rest only.
   const rest: Flow = { ...flow, inputs: Object.fromEntries(Object.entries(flow.inputs).filter(([k]) => !(k in direct))) };

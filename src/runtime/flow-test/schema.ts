@@ -6,7 +6,7 @@
 import { INSTANCE_STATES } from '../../api/notifications.js';
 import { z } from 'zod';
 import { validateTimezone } from '../../engine/schedule/validate.js';
-import { AccountSchema, RateLimitsSchema } from '../../local/config.js';
+import { AccountSchema, FailuresSchema, RateLimitsSchema } from '../../local/config.js';
 import { MessageInputSchema } from '../../local/message-input.js';
 import { DURATION_PATTERN } from '../../util/duration.js';
 import { NOTIFICATION_TYPES } from '../../api/notifications.js';
@@ -118,6 +118,10 @@ export const FlowTestCaseSchema = z.strictObject({
       accounts: z.array(AccountSchema).optional(),
       deliveredAfterMs: z.number().int().min(0).optional(),
       readAfterMs: z.number().int().min(0).optional(),
+      /** Journal lag: a sent message shows in the journals this long after it was sent. */
+      journalLagMs: z.number().int().min(0).optional(),
+      /** A slow file host: urlFile fetches start this long after release. */
+      fileHostDelayMs: z.number().int().min(0).optional(),
     })
     .optional(),
   /** Generated accounts added to the network: `count` numbers from `from`; every `every`-th one exists. */
@@ -144,6 +148,8 @@ export const FlowTestCaseSchema = z.strictObject({
         .optional(),
       /** Seed file (chats and messages), relative to the config file. */
       seed: z.string().optional(),
+      /** Scripted failures: states at a time or after N sends, the chat quota, a webhook receiver down. */
+      failures: FailuresSchema.optional(),
     })
     .optional(),
   /** Messages already in the instance's chats (seed-file message objects). */

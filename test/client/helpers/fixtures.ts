@@ -97,6 +97,38 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     answer: { messages: ['BAE5F4886F6F2D0F'] },
   },
   sendTyping: { request: { chatId: PERSONAL, typingTime: 3000 }, answer: undefined },
+  // Groups
+  createGroup: {
+    request: { groupName: 'Team', chatIds: [PERSONAL] },
+    answer: { created: true, chatId: GROUP, groupInviteLink: 'https://chat.whatsapp.com/AbCdEfGhIjKlMnOpQrStUv' },
+  },
+  getGroupData: {
+    request: { groupId: GROUP },
+    answer: {
+      groupId: GROUP,
+      owner: PERSONAL,
+      subject: 'Team',
+      creation: 1767225600,
+      participants: [{ id: PERSONAL, isAdmin: true, isSuperAdmin: true }],
+      subjectTime: 1767225600,
+      subjectOwner: PERSONAL,
+      groupInviteLink: '',
+    },
+  },
+  updateGroupName: { request: { groupId: GROUP, groupName: 'Team 2' }, answer: { updateGroupName: true } },
+  updateGroupSettings: {
+    request: { groupId: GROUP, allowParticipantsSendMessages: false },
+    answer: { updateGroupSettings: true },
+  },
+  addGroupParticipant: { request: { groupId: GROUP, participantChatId: PERSONAL }, answer: { addParticipant: true } },
+  removeGroupParticipant: { request: { groupId: GROUP, participantChatId: PERSONAL }, answer: { removeParticipant: true } },
+  setGroupAdmin: { request: { groupId: GROUP, participantChatId: PERSONAL }, answer: { setGroupAdmin: true } },
+  removeAdmin: { request: { groupId: GROUP, participantChatId: PERSONAL }, answer: { removeAdmin: true } },
+  setGroupPicture: {
+    request: { groupId: GROUP, file: Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10]), fileName: 'team.jpg' },
+    answer: { setGroupPicture: true, urlAvatar: 'https://example.com/files/a/avatar.jpg', reason: '' },
+  },
+  leaveGroup: { request: { groupId: GROUP }, answer: { leaveGroup: true } },
   // Statuses
   sendTextStatus: {
     request: { message: 'I use GREEN-API', backgroundColor: '#228B22', font: 'SERIF', participants: [PERSONAL] },

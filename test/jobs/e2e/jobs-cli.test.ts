@@ -181,9 +181,10 @@ steps:
       // The pause is persisted and the run is waiting: the kill lands in the pause.
       await waitFor('the run to wait', async () => (await theRun(ctx.dir))?.run.status === 'waiting', { context: first.output });
       await first.kill();
-      // The report is written as records finish: the killed run's holds what it finished
+      // The report is written as records finish, in record order: the killed run's holds what it finished
+      // before the first record the pause holds (with records in flight, any of the ones after the first).
       const killedAt = lineCount(path.join(ctx.dir, 'reports/check.csv'));
-      expect(killedAt).toBeGreaterThanOrEqual(1 + 3);
+      expect(killedAt).toBeGreaterThanOrEqual(1 + 1);
       expect(killedAt).toBeLessThan(1 + 8);
 
       await resumeWithStart(ctx);

@@ -35,6 +35,18 @@ export function authAndLimitsSuite(kind: TransportKind) {
       expect(crossed.statusCode).toBe(401);
     });
 
+    it('the token check holds however many distinct wrong tokens came first, and a wrong one stays wrong once seen', async () => {
+      // More distinct tokens than the check keeps digests of (TOKEN_CACHE_SIZE, 64): old entries are evicted, answers do not change.
+      const who = (apiTokenInstance: string) => ({ who: { idInstance: A.idInstance, apiTokenInstance } });
+      for (let i = 0; i < 100; i++) expect((await h.call('getStateInstance', undefined, who(`guess-${i}`))).statusCode).toBe(401);
+      expect((await h.call('getStateInstance', undefined, who(A.apiTokenInstance))).statusCode).toBe(200);
+      // Seen (and cached) before, still refused; the right one, cached now, still accepted; a prefix of it is not it.
+      expect((await h.call('getStateInstance', undefined, who('guess-99'))).statusCode).toBe(401);
+      expect((await h.call('getStateInstance', undefined, who(A.apiTokenInstance))).statusCode).toBe(200);
+      expect((await h.call('getStateInstance', undefined, who(A.apiTokenInstance.slice(0, -1)))).statusCode).toBe(401);
+      expect((await h.call('getStateInstance', undefined, who(`${A.apiTokenInstance}x`))).statusCode).toBe(401);
+    });
+
     it('wrong HTTP method: 405 with Allow', async () => {
       const r = await h.call('getChatHistory', undefined, { httpMethod: 'GET' });
       expect(r.statusCode).toBe(405);

@@ -71,12 +71,12 @@ export function sendFileSuite(kind: TransportKind) {
       expect(await status()).toBe('read');
     });
 
-    it('a message to a number without an account stays sent', async () => {
+    it('a message to a number without an account is noAccount in the journal, not sent', async () => {
       const id = await send({ chatId: NOBODY, urlFile: files.url('/doc'), fileName: 'a.pdf' });
       await h.settled(id);
       await h.clock.advance(60_000);
       const m = (await h.call('getMessage', { chatId: NOBODY, idMessage: id })).body as Message;
-      expect(m.statusMessage).toBe('sent');
+      expect(m.statusMessage).toBe('noAccount');
     });
 
     it('the queue releases one message per sendIntervalMs, against absolute due times', async () => {
