@@ -224,7 +224,10 @@ function checkInputDef(rep: Reporter, name: string, def: unknown): void {
   }
   if (def.stream === true) {
     if (def.type !== 'string' && def.type !== 'any')
-      rep.add(['inputs', name, 'type'], `input '${name}' streams its file: its value is the file's path (type string), not type ${def.type}`);
+      rep.add(
+        ['inputs', name, 'type'],
+        `input '${name}' streams its file: its value is the file's path (type string), not type ${def.type}`,
+      );
   } else if (def.file !== undefined && (def.type === 'string' || def.type === 'number' || def.type === 'boolean')) {
     rep.add(['inputs', name, 'type'], `input '${name}' reads a file, which gives an array or an object, not a ${def.type}`);
   }
