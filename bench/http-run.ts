@@ -11,12 +11,12 @@
  *    against the hand-written `fetch` script below at concurrency 8 and 1,
  *    all against the same `msgflow serve` (limits off, population share 0.6,
  *    fresh numbers for every contestant so no one is answered from a cache);
- * 2. the client's HTTP transport alone (createHttpTransport: got with its
- *    keep-alive agent), BENCH_CALLS (5,000) checkAccount calls at concurrency
- *    1 and 8, against got tuned (constants merged once with got.extend, a
- *    LIFO keep-alive agent), undici's request() on a keep-alive Agent, the
- *    platform's fetch and a bare node:http request on a keep-alive agent:
- *    what the transport layer costs, and what a switch would buy.
+ * 2. the client's HTTP transport alone (createHttpTransport, row `msgflow`),
+ *    BENCH_CALLS (5,000) checkAccount calls at concurrency 1 and 8, against
+ *    got tuned (constants merged once with got.extend, a LIFO keep-alive
+ *    agent; the transport before undici), undici's request() on a
+ *    keep-alive Agent, the platform's fetch and a bare node:http request on
+ *    a keep-alive agent: what the transport layer costs.
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -180,7 +180,7 @@ function transports(port: number) {
       await res.body.json();
       return res.statusCode;
     },
-    got: async (phone: number) =>
+    client: async (phone: number) =>
       (await client.request({ method: 'checkAccount', httpMethod: 'POST', body: { phoneNumber: phone }, timeoutMs: 30_000 })).statusCode,
     fetch: async (phone: number) => {
       const res = await fetch(`${base}/checkAccount/${TOKEN}`, {
@@ -220,7 +220,7 @@ async function main() {
   const tRows: Record<string, number>[] = [];
   try {
     const t = transports(serve.port);
-    const contenders = { got: t.got, 'got tuned': t['got tuned'], undici: t.undici, fetch: t.fetch, 'node:http': t.bare };
+    const contenders = { msgflow: t.client, 'got tuned': t['got tuned'], undici: t.undici, fetch: t.fetch, 'node:http': t.bare };
     for (const call of Object.values(contenders)) await loop(8, 500, call, fresh()); // warm-up
     for (let r = 0; r < ROUNDS; r++) {
       const dir = await runProject(root, `run-${r}`, serve.port, fresh());

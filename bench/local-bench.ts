@@ -66,6 +66,8 @@ function localConfig(dataDir: string, sendIntervalMs: number) {
     port: 0,
     dataDir,
     network: { accounts: [{ phone: 79001112233, username: '@alice', name: 'Alice' }], deliveredAfterMs: 1000, readAfterMs: 5000 },
+    // The jitter run's files come from a loopback server of this bench.
+    fetch: { allowPrivate: true },
     instances: [
       {
         idInstance: ID,
@@ -140,7 +142,11 @@ async function childMain(mode: string, arg: string) {
       at.push(performance.now());
       wall.push(e.releasedAt - e.dueAt);
     });
-    const done = new Promise<void>((resolve) => service.events.on('queue:sent', () => at.length >= count && resolve()));
+    const done = new Promise<void>((resolve, reject) => {
+      service.events.on('queue:sent', () => at.length >= count && resolve());
+      // A send that fails would leave the wait open forever: say why instead.
+      service.events.on('queue:failed', (e) => reject(new Error(`a queued send failed: ${e.reason}`)));
+    });
     for (let i = 0; i < count; i++) {
       await service.handle({
         httpMethod: 'POST',

@@ -250,18 +250,35 @@ export async function followStatuses(ctx: ActionContext, store: DurableState, re
     const unobserved = records.filter((r) => r.phase === 'sent' && !r.observed).length;
     const giveUpAt = Math.max(o.deadline, lastMove + queueAllowance(unobserved, o));
     const after = ctx.clock.now();
-    if (after >= giveUpAt) return markUnknown(store, records, after);
+    if (after >= giveUpAt) return markUnknown(store, records, after, await stateIfNotSending(ctx, records));
     await ctx.clock.sleep(Math.min(o.pollMs, Math.max(1, giveUpAt - after)), ctx.signal);
   }
 }
 
-async function markUnknown(store: DurableState, records: RecipientRecord[], now: number): Promise<void> {
+/**
+ * The instance's state when messages of ours were never seen sent and it is not `authorized`
+ * (yellowCard: sending suspended; notAuthorized, blocked...): why they wait in the queue.
+ */
+async function stateIfNotSending(ctx: ActionContext, records: RecipientRecord[]): Promise<string | undefined> {
+  if (!records.some((r) => r.phase === 'sent' && !r.observed)) return undefined;
+  const state = await ctx.client
+    .getStateInstance({}, { signal: ctx.signal })
+    .then((s) => s.stateInstance)
+    .catch(() => undefined);
+  return state === 'authorized' ? undefined : state;
+}
+
+async function markUnknown(store: DurableState, records: RecipientRecord[], now: number, state?: string): Promise<void> {
   for (const r of records) {
     if (r.phase !== 'sent' || r.observed) continue;
     const after = Math.round((now - (r.sentAt ?? now)) / 1000);
+    const why =
+      state === undefined
+        ? 'still queued, or the service could not send it, e.g. the file could not be fetched'
+        : `the instance is ${state}${state === 'yellowCard' ? ': sending is suspended' : ''}, so it waits in the send queue (up to 24 h)`;
     Object.assign(r, {
       phase: 'unknown',
-      error: `accepted as ${r.idMessage} but not seen sent ${after}s later (still queued, or the service could not send it, e.g. the file could not be fetched); not sent again`,
+      error: `accepted as ${r.idMessage} but not seen sent ${after}s later (${why}); not sent again`,
     });
     await store.set(`r:${r.chatId}`, r);
   }

@@ -191,6 +191,8 @@ interface Job extends JournaledJob<Entry> {
   waitingOnPause: number;
   /** Records in flight: answers overlap, commits (journal, counters, report, guard) go in record order. */
   window: InFlight;
+  /** The pause being waited out, which records in flight that meet it too wait with (counted and announced once). */
+  pausing?: Promise<void>;
   tally: Omit<CheckAccountBulkSummary, 'report' | 'wouldCheck'> & { wouldCheck: number };
 }
 
@@ -245,14 +247,12 @@ async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job)
     const key = `#${row.index}`;
     if ('status' in t) {
       job.tally.invalid++;
-      job.counters.add('invalid');
-      if (!job.done.delete(key)) await commitLater(job, ctx, key, t);
+      await countOrCommit(job, ctx, key, t, 'invalid');
       continue;
     }
     const first = job.seen.get(t.id);
     if (first !== undefined) {
       job.tally.duplicates++;
-      job.counters.add('duplicate');
       const r: CheckResult = {
         input: t.input,
         where: t.where,
@@ -261,7 +261,7 @@ async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job)
         status: 'duplicate',
         error: duplicateOf(first),
       };
-      if (!job.done.delete(key)) await commitLater(job, ctx, key, r);
+      await countOrCommit(job, ctx, key, r, 'duplicate');
       continue;
     }
     job.seen.set(t.id, row.where);
@@ -330,11 +330,19 @@ function countOutcome(job: Job, e: Entry): void {
   }
 }
 
-/** A result known without a call (invalid, duplicate): committed in its place among the records in flight. */
-function commitLater(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
-  return job.window.push(
+/**
+ * A result known without a call (invalid, duplicate): counted now when a
+ * previous attempt finished it, else committed and counted in its place
+ * among the records in flight (progress never runs ahead of the report).
+ */
+async function countOrCommit(job: Job, ctx: ActionContext, key: string, r: CheckResult, counter: 'invalid' | 'duplicate'): Promise<void> {
+  if (job.done.delete(key)) return job.counters.add(counter);
+  await job.window.push(
     async () => r,
-    (result) => finishRecord(job, ctx, key, result),
+    async (result) => {
+      await finishRecord(job, ctx, key, result);
+      job.counters.add(counter);
+    },
   );
 }
 
@@ -487,6 +495,12 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
  * check is asked again (the pause, when in force, answers again).
  */
 async function honourPause(ctx: ActionContext, job: Job, e: PauseError): Promise<void> {
+  job.pausing ??= waitOutPause(ctx, job, e).finally(() => (job.pausing = undefined));
+  await job.pausing;
+}
+
+/** Counts and announces a pause this job raised, then waits it out (see {@link honourPause}). */
+async function waitOutPause(ctx: ActionContext, job: Job, e: PauseError): Promise<void> {
   const p = e.pause;
   // With records in flight, several calls may meet one pause (each answered
   // rate_limit_exceeded, or refused by it): the first to wait counts and

@@ -516,7 +516,8 @@ function recipientLine(ctx: ActionContext, job: Job, rcp: Recipient, n: Record<s
     readAt: iso(r?.readAt),
     reconciled: r?.reconciled,
     resent: r?.resent,
-    caption: rcp.caption,
+    // The caption an attempt sent, as its record keeps it (a template is evaluated again by each pass).
+    caption: r?.caption ?? rcp.caption,
     error,
   };
 }

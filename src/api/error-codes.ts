@@ -21,6 +21,9 @@ export const ERROR_CATALOGUE = {
   NOT_ON_MESSENGER: { status: 404, template: '{chatId} is not on {messenger}' },
   CHAT_NOT_FOUND: { status: 400, template: 'chatId not found' },
   MESSAGE_NOT_FOUND: { status: 400, template: "Message not found by id '{idMessage}'" },
+  // Messages and chats
+  /** archiveChat/unarchiveChat refused: `{method}` ArchiveChat or UnarchiveChat, `{reason}` as the service words it. */
+  ARCHIVE_CHAT_FAILED: { status: 400, template: '{method}Error: {reason}' },
   /** deleteStatus / getStatusStatistic: no status the account posted has that id (the service's text, as it spells it). */
   STATUS_NOT_FOUND: { status: 400, template: 'ID message notfound' },
   INSTANCE_NOT_READY: { status: 200, template: 'instance is {state}: authorize the instance before checking accounts' },

@@ -32,6 +32,17 @@ export const API_METHODS = [
   'forwardMessages',
   'sendTyping',
   // Messages and chats
+  'getContacts',
+  'getContactInfo',
+  'getAvatar',
+  'getChats',
+  'downloadFile',
+  'deleteMessage',
+  'editMessage',
+  'readChat',
+  'archiveChat',
+  'unarchiveChat',
+  'setDisappearingChat',
   // Groups
   'createGroup',
   'getGroupData',
@@ -44,6 +55,19 @@ export const API_METHODS = [
   'setGroupPicture',
   'leaveGroup',
   // Account, queues and calls
+  'getStatusInstance',
+  'getStateInstanceHistory',
+  'reboot',
+  'logout',
+  'qr',
+  'getAuthorizationCode',
+  'getWaSettings',
+  'getMessagesCount',
+  'getWebhooksCount',
+  'clearWebhooksQueue',
+  'lastIncomingCalls',
+  'lastOutgoingCalls',
+  'setProfilePicture',
   // Statuses
   'sendTextStatus',
   'sendVoiceStatus',
@@ -160,7 +184,37 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
   forwardMessages: { name: 'forwardMessages', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
   // A second typing notice only shows "typing..." longer: safe to repeat.
   sendTyping: { name: 'sendTyping', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 50, emptyAnswer: true },
-  // Messages and chats
+  // Messages and chats. The service publishes no rate for these; they take
+  // their siblings' (journal reads 1/s like getChatHistory, the rest 10/s like getMessage).
+  getContacts: { name: 'getContacts', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getContactInfo: { name: 'getContactInfo', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  getAvatar: { name: 'getAvatar', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  getChats: { name: 'getChats', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  downloadFile: { name: 'downloadFile', httpMethod: 'POST', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  // A second delete of the same message changes nothing (and notifies nothing).
+  deleteMessage: {
+    name: 'deleteMessage',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: true,
+    defaultRatePerSecond: 10,
+    emptyAnswer: true,
+  },
+  // Each edit is an event of its own (a new id, a notification): not repeated blindly.
+  editMessage: { name: 'editMessage', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 10 },
+  readChat: { name: 'readChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
+  // Archiving an archived chat is refused ("already archive=true"): a retry
+  // after a lost answer would report a failure for work done, so none is made.
+  archiveChat: { name: 'archiveChat', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 10, emptyAnswer: true },
+  unarchiveChat: {
+    name: 'unarchiveChat',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: false,
+    defaultRatePerSecond: 10,
+    emptyAnswer: true,
+  },
+  setDisappearingChat: { name: 'setDisappearingChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
   // Groups
   // Groups have no published rate: a group changes as fast as a person
   // changes it, so 1/s. createGroup's "one group every 5 minutes" is advice
@@ -184,6 +238,33 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
   },
   leaveGroup: { name: 'leaveGroup', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
   // Account, queues and calls
+  // The 2023 rate table: account methods 1/s, getStatusInstance and getWaSettings 1/s;
+  // the queue and call journal methods added since take their siblings' (showMessagesQueue's, lastIncomingMessages').
+  getStatusInstance: { name: 'getStatusInstance', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getStateInstanceHistory: { name: 'getStateInstanceHistory', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // A second reboot only restarts again: safe to repeat.
+  reboot: { name: 'reboot', httpMethod: 'GET', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  logout: { name: 'logout', httpMethod: 'GET', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  qr: { name: 'qr', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // Each call makes a new code (the last one counts): repeating it is harmless.
+  getAuthorizationCode: { name: 'getAuthorizationCode', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  getWaSettings: { name: 'getWaSettings', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getMessagesCount: { name: 'getMessagesCount', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getWebhooksCount: { name: 'getWebhooksCount', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // The service allows one clearing a minute (a second answers isCleared: false with leftTime).
+  clearWebhooksQueue: { name: 'clearWebhooksQueue', httpMethod: 'DELETE', writes: true, idempotent: true, defaultRatePerSecond: 1 },
+  lastIncomingCalls: { name: 'lastIncomingCalls', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  lastOutgoingCalls: { name: 'lastOutgoingCalls', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  // Setting the same picture twice leaves the same picture.
+  setProfilePicture: {
+    name: 'setProfilePicture',
+    httpMethod: 'POST',
+    writes: true,
+    idempotent: true,
+    defaultRatePerSecond: 1,
+    requestBody: 'multipart',
+  },
+  // Statuses
   // Statuses. The status methods (beta on the service) have no published
   // rate: a status takes the sending methods' 50/s, the journals their 1/s
   // siblings' (lastOutgoingMessages), the statistic getMessage's 10/s.
@@ -203,6 +284,15 @@ export const NO_PARAMETER_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
   'getSettings',
   'showMessagesQueue',
   'clearMessagesQueue',
+  // Account, queues and calls
+  'getStatusInstance',
+  'reboot',
+  'logout',
+  'qr',
+  'getWaSettings',
+  'getMessagesCount',
+  'getWebhooksCount',
+  'clearWebhooksQueue',
 ]);
 
 export function isApiMethod(name: string): name is ApiMethod {

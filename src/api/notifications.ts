@@ -13,6 +13,8 @@ export const NOTIFICATION_TYPES = [
   'outgoingAPIMessageReceived',
   'outgoingMessageStatus',
   'stateInstanceChanged',
+  // Account, queues and calls
+  'incomingCall',
 ] as const;
 
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -103,6 +105,11 @@ export interface NotificationMessageData {
     isForwarded?: boolean;
   };
   contactMessageData?: { displayName: string; vcard: string; forwardingScore?: number; isForwarded?: boolean };
+  // Messages and chats
+  /** typeMessage `editedMessage` (editMessage): the new text and the edited message's id. */
+  editedMessageData?: { textMessage: string; stanzaId: string };
+  /** typeMessage `deletedMessage` (deleteMessage): the deleted message's id. */
+  deletedMessageData?: { stanzaId: string };
   // Sending: the kinds the service documents beyond the spec's list.
   /** typeMessage `pollMessage` (name, options) and `pollUpdateMessage` (stanzaId: the poll; votes: every option with its voters). */
   pollMessageData?: {
@@ -170,9 +177,27 @@ export interface StateInstanceChanged extends NotificationBase {
   stateInstance: InstanceState;
 }
 
+/** incomingCall's statuses: `offer` when the call comes in, then how it ended. */
+export const CALL_STATUSES = ['offer', 'pickUp', 'hangUp', 'missed', 'declined'] as const;
+
+/** A call to the account: `offer` when it rings, then one more with how it ended (pickUp, hangUp, missed, declined). */
+export interface IncomingCall extends NotificationBase {
+  typeWebhook: 'incomingCall';
+  /** The caller's chat id. */
+  from: string;
+  status: (typeof CALL_STATUSES)[number];
+  /** The call's id: the same in its `offer` and its end. */
+  idMessage: string;
+}
+
 /** Any notification body, discriminated by `typeWebhook`. */
 export type NotificationBody =
-  IncomingMessageReceived | OutgoingMessageReceived | OutgoingAPIMessageReceived | OutgoingMessageStatus | StateInstanceChanged;
+  | IncomingMessageReceived
+  | OutgoingMessageReceived
+  | OutgoingAPIMessageReceived
+  | OutgoingMessageStatus
+  | StateInstanceChanged
+  | IncomingCall;
 
 /**
  * A value as it may arrive over the network: any field may be missing, and

@@ -358,6 +358,14 @@ const buttonsMessage = {
 };
 
 /** Shapes, so callers can build strict (flow `with`) or stripping (HTTP body) objects. */
+/** setDisappearingChat's lifetimes, seconds: off, 24 hours, 7 days, 90 days. */
+export const EPHEMERAL_EXPIRATIONS = [0, 86400, 604800, 7776000] as const;
+
+/** A yes/no parameter that may come from a query string (GET): `true`/`false` as text too. */
+function queryBool(name: string) {
+  return z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), bool(name));
+}
+
 export const REQUEST_SHAPES = {
   addContact: contactShape,
   editContact: contactShape,
@@ -483,6 +491,42 @@ export const REQUEST_SHAPES = {
     typingType: z.enum(SEND_TYPING_TYPES, { error: `'typingType' must be one of [${SEND_TYPING_TYPES.join(', ')}]` }).optional(),
   },
   // Messages and chats
+  getContacts: {
+    /** true: group chats only; false: people only. @default both */
+    group: queryBool('group').optional(),
+    /** The most recently active first, at most this many. @default all */
+    count: positiveInt('count').optional(),
+  },
+  // "This method does not support group chats" (the service: getGroupData is theirs).
+  getContactInfo: { chatId: personalChatId() },
+  getAvatar: { chatId: chatId() },
+  getChats: {
+    /** The most recently active first, at most this many. @default all */
+    count: positiveInt('count').optional(),
+  },
+  downloadFile: { chatId: chatId(), idMessage: nonEmpty('idMessage') },
+  deleteMessage: {
+    chatId: chatId(),
+    idMessage: nonEmpty('idMessage'),
+    /** true: deleted for this account only; false: for everyone. @default false */
+    onlySenderDelete: bool('onlySenderDelete').default(false),
+  },
+  editMessage: { chatId: chatId(), idMessage: nonEmpty('idMessage'), message: nonEmptyUpTo('message', MESSAGE_MAX) },
+  readChat: {
+    chatId: chatId(),
+    /** Marks the chat read up to this incoming message. @default every message of the chat */
+    idMessage: nonEmpty('idMessage').optional(),
+  },
+  archiveChat: { chatId: chatId() },
+  unarchiveChat: { chatId: chatId() },
+  setDisappearingChat: {
+    chatId: chatId(),
+    ephemeralExpiration: z
+      .number({ error: `'ephemeralExpiration' must be one of [${EPHEMERAL_EXPIRATIONS.join(', ')}]` })
+      .refine((n) => (EPHEMERAL_EXPIRATIONS as readonly number[]).includes(n), {
+        error: `'ephemeralExpiration' must be one of [${EPHEMERAL_EXPIRATIONS.join(', ')}]`,
+      }),
+  },
   // Groups
   createGroup: {
     groupName: nonEmptyUpTo('groupName', GROUP_NAME_MAX),
@@ -512,6 +556,33 @@ export const REQUEST_SHAPES = {
   },
   leaveGroup: { groupId: groupId() },
   // Account, queues and calls
+  getStatusInstance: {},
+  getStateInstanceHistory: {
+    /** How many records, newest first. @default 100 */
+    count: positiveInt('count').default(100),
+  },
+  reboot: {},
+  logout: {},
+  qr: {},
+  getAuthorizationCode: {
+    phoneNumber,
+  },
+  getWaSettings: {},
+  getMessagesCount: {},
+  getWebhooksCount: {},
+  clearWebhooksQueue: {},
+  lastIncomingCalls: {
+    minutes: positiveInt('minutes').default(1440),
+  },
+  lastOutgoingCalls: {
+    minutes: positiveInt('minutes').default(1440),
+  },
+  setProfilePicture: {
+    /** The picture (the service documents *.jpg). */
+    file: fileBytes,
+    /** The file part's name. */
+    fileName: fileName.optional(),
+  },
   // Statuses
   sendTextStatus: {
     message: nonEmptyUpTo('message', STATUS_TEXT_MAX),
@@ -580,6 +651,17 @@ export const REQUEST_SCHEMAS = {
   forwardMessages: withBodyShape(REQUEST_SHAPES.forwardMessages),
   sendTyping: withBodyShape(REQUEST_SHAPES.sendTyping),
   // Messages and chats
+  getContacts: withBodyShape(REQUEST_SHAPES.getContacts),
+  getContactInfo: withBodyShape(REQUEST_SHAPES.getContactInfo),
+  getAvatar: withBodyShape(REQUEST_SHAPES.getAvatar),
+  getChats: withBodyShape(REQUEST_SHAPES.getChats),
+  downloadFile: withBodyShape(REQUEST_SHAPES.downloadFile),
+  deleteMessage: withBodyShape(REQUEST_SHAPES.deleteMessage),
+  editMessage: withBodyShape(REQUEST_SHAPES.editMessage),
+  readChat: withBodyShape(REQUEST_SHAPES.readChat),
+  archiveChat: withBodyShape(REQUEST_SHAPES.archiveChat),
+  unarchiveChat: withBodyShape(REQUEST_SHAPES.unarchiveChat),
+  setDisappearingChat: withBodyShape(REQUEST_SHAPES.setDisappearingChat),
   // Groups
   createGroup: withBodyShape(REQUEST_SHAPES.createGroup),
   getGroupData: withBodyShape(REQUEST_SHAPES.getGroupData),
@@ -592,6 +674,19 @@ export const REQUEST_SCHEMAS = {
   setGroupPicture: withBodyShape(REQUEST_SHAPES.setGroupPicture),
   leaveGroup: withBodyShape(REQUEST_SHAPES.leaveGroup),
   // Account, queues and calls
+  getStatusInstance: withBodyShape(REQUEST_SHAPES.getStatusInstance),
+  getStateInstanceHistory: withBodyShape(REQUEST_SHAPES.getStateInstanceHistory),
+  reboot: withBodyShape(REQUEST_SHAPES.reboot),
+  logout: withBodyShape(REQUEST_SHAPES.logout),
+  qr: withBodyShape(REQUEST_SHAPES.qr),
+  getAuthorizationCode: withBodyShape(REQUEST_SHAPES.getAuthorizationCode),
+  getWaSettings: withBodyShape(REQUEST_SHAPES.getWaSettings),
+  getMessagesCount: withBodyShape(REQUEST_SHAPES.getMessagesCount),
+  getWebhooksCount: withBodyShape(REQUEST_SHAPES.getWebhooksCount),
+  clearWebhooksQueue: withBodyShape(REQUEST_SHAPES.clearWebhooksQueue),
+  lastIncomingCalls: withBodyShape(REQUEST_SHAPES.lastIncomingCalls),
+  lastOutgoingCalls: withBodyShape(REQUEST_SHAPES.lastOutgoingCalls),
+  setProfilePicture: withBodyShape(REQUEST_SHAPES.setProfilePicture),
   // Statuses
   sendTextStatus: withBodyShape(REQUEST_SHAPES.sendTextStatus),
   sendVoiceStatus: withBodyShape(REQUEST_SHAPES.sendVoiceStatus),
@@ -636,6 +731,17 @@ export const STRICT_REQUEST_SCHEMAS = {
   forwardMessages: strictBodyShape(REQUEST_SHAPES.forwardMessages),
   sendTyping: strictBodyShape(REQUEST_SHAPES.sendTyping),
   // Messages and chats
+  getContacts: strictBodyShape(REQUEST_SHAPES.getContacts),
+  getContactInfo: strictBodyShape(REQUEST_SHAPES.getContactInfo),
+  getAvatar: strictBodyShape(REQUEST_SHAPES.getAvatar),
+  getChats: strictBodyShape(REQUEST_SHAPES.getChats),
+  downloadFile: strictBodyShape(REQUEST_SHAPES.downloadFile),
+  deleteMessage: strictBodyShape(REQUEST_SHAPES.deleteMessage),
+  editMessage: strictBodyShape(REQUEST_SHAPES.editMessage),
+  readChat: strictBodyShape(REQUEST_SHAPES.readChat),
+  archiveChat: strictBodyShape(REQUEST_SHAPES.archiveChat),
+  unarchiveChat: strictBodyShape(REQUEST_SHAPES.unarchiveChat),
+  setDisappearingChat: strictBodyShape(REQUEST_SHAPES.setDisappearingChat),
   // Groups
   createGroup: strictBodyShape(REQUEST_SHAPES.createGroup),
   getGroupData: strictBodyShape(REQUEST_SHAPES.getGroupData),
@@ -648,6 +754,19 @@ export const STRICT_REQUEST_SCHEMAS = {
   setGroupPicture: strictBodyShape(REQUEST_SHAPES.setGroupPicture),
   leaveGroup: strictBodyShape(REQUEST_SHAPES.leaveGroup),
   // Account, queues and calls
+  getStatusInstance: strictBodyShape(REQUEST_SHAPES.getStatusInstance),
+  getStateInstanceHistory: strictBodyShape(REQUEST_SHAPES.getStateInstanceHistory),
+  reboot: strictBodyShape(REQUEST_SHAPES.reboot),
+  logout: strictBodyShape(REQUEST_SHAPES.logout),
+  qr: strictBodyShape(REQUEST_SHAPES.qr),
+  getAuthorizationCode: strictBodyShape(REQUEST_SHAPES.getAuthorizationCode),
+  getWaSettings: strictBodyShape(REQUEST_SHAPES.getWaSettings),
+  getMessagesCount: strictBodyShape(REQUEST_SHAPES.getMessagesCount),
+  getWebhooksCount: strictBodyShape(REQUEST_SHAPES.getWebhooksCount),
+  clearWebhooksQueue: strictBodyShape(REQUEST_SHAPES.clearWebhooksQueue),
+  lastIncomingCalls: strictBodyShape(REQUEST_SHAPES.lastIncomingCalls),
+  lastOutgoingCalls: strictBodyShape(REQUEST_SHAPES.lastOutgoingCalls),
+  setProfilePicture: strictBodyShape(REQUEST_SHAPES.setProfilePicture),
   // Statuses
   sendTextStatus: strictBodyShape(REQUEST_SHAPES.sendTextStatus),
   sendVoiceStatus: strictBodyShape(REQUEST_SHAPES.sendVoiceStatus),

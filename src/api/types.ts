@@ -37,6 +37,17 @@ export type SendInteractiveButtonsReplyRequest = z.input<(typeof REQUEST_SCHEMAS
 export type ForwardMessagesRequest = z.input<(typeof REQUEST_SCHEMAS)['forwardMessages']>;
 export type SendTypingRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTyping']>;
 // Messages and chats
+export type GetContactsRequest = z.input<(typeof REQUEST_SCHEMAS)['getContacts']>;
+export type GetContactInfoRequest = z.input<(typeof REQUEST_SCHEMAS)['getContactInfo']>;
+export type GetAvatarRequest = z.input<(typeof REQUEST_SCHEMAS)['getAvatar']>;
+export type GetChatsRequest = z.input<(typeof REQUEST_SCHEMAS)['getChats']>;
+export type DownloadFileRequest = z.input<(typeof REQUEST_SCHEMAS)['downloadFile']>;
+export type DeleteMessageRequest = z.input<(typeof REQUEST_SCHEMAS)['deleteMessage']>;
+export type EditMessageRequest = z.input<(typeof REQUEST_SCHEMAS)['editMessage']>;
+export type ReadChatRequest = z.input<(typeof REQUEST_SCHEMAS)['readChat']>;
+export type ArchiveChatRequest = z.input<(typeof REQUEST_SCHEMAS)['archiveChat']>;
+export type UnarchiveChatRequest = z.input<(typeof REQUEST_SCHEMAS)['unarchiveChat']>;
+export type SetDisappearingChatRequest = z.input<(typeof REQUEST_SCHEMAS)['setDisappearingChat']>;
 // Groups
 export type CreateGroupRequest = z.input<(typeof REQUEST_SCHEMAS)['createGroup']>;
 export type GetGroupDataRequest = z.input<(typeof REQUEST_SCHEMAS)['getGroupData']>;
@@ -49,6 +60,19 @@ export type RemoveAdminRequest = z.input<(typeof REQUEST_SCHEMAS)['removeAdmin']
 export type SetGroupPictureRequest = z.input<(typeof REQUEST_SCHEMAS)['setGroupPicture']>;
 export type LeaveGroupRequest = z.input<(typeof REQUEST_SCHEMAS)['leaveGroup']>;
 // Account, queues and calls
+export type GetStatusInstanceRequest = z.input<(typeof REQUEST_SCHEMAS)['getStatusInstance']>;
+export type GetStateInstanceHistoryRequest = z.input<(typeof REQUEST_SCHEMAS)['getStateInstanceHistory']>;
+export type RebootRequest = z.input<(typeof REQUEST_SCHEMAS)['reboot']>;
+export type LogoutRequest = z.input<(typeof REQUEST_SCHEMAS)['logout']>;
+export type QrRequest = z.input<(typeof REQUEST_SCHEMAS)['qr']>;
+export type GetAuthorizationCodeRequest = z.input<(typeof REQUEST_SCHEMAS)['getAuthorizationCode']>;
+export type GetWaSettingsRequest = z.input<(typeof REQUEST_SCHEMAS)['getWaSettings']>;
+export type GetMessagesCountRequest = z.input<(typeof REQUEST_SCHEMAS)['getMessagesCount']>;
+export type GetWebhooksCountRequest = z.input<(typeof REQUEST_SCHEMAS)['getWebhooksCount']>;
+export type ClearWebhooksQueueRequest = z.input<(typeof REQUEST_SCHEMAS)['clearWebhooksQueue']>;
+export type LastIncomingCallsRequest = z.input<(typeof REQUEST_SCHEMAS)['lastIncomingCalls']>;
+export type LastOutgoingCallsRequest = z.input<(typeof REQUEST_SCHEMAS)['lastOutgoingCalls']>;
+export type SetProfilePictureRequest = z.input<(typeof REQUEST_SCHEMAS)['setProfilePicture']>;
 // Statuses
 export type SendTextStatusRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTextStatus']>;
 export type SendVoiceStatusRequest = z.input<(typeof REQUEST_SCHEMAS)['sendVoiceStatus']>;
@@ -403,6 +427,17 @@ export interface ResponseMap {
   forwardMessages: ForwardMessagesResponse;
   sendTyping: SendTypingResponse;
   // Messages and chats
+  getContacts: GetContactsResponse;
+  getContactInfo: GetContactInfoResponse;
+  getAvatar: GetAvatarResponse;
+  getChats: GetChatsResponse;
+  downloadFile: DownloadFileResponse;
+  deleteMessage: DeleteMessageResponse;
+  editMessage: EditMessageResponse;
+  readChat: ReadChatResponse;
+  archiveChat: ArchiveChatResponse;
+  unarchiveChat: UnarchiveChatResponse;
+  setDisappearingChat: SetDisappearingChatResponse;
   // Groups
   createGroup: CreateGroupResponse;
   getGroupData: GetGroupDataResponse;
@@ -415,6 +450,19 @@ export interface ResponseMap {
   setGroupPicture: SetGroupPictureResponse;
   leaveGroup: LeaveGroupResponse;
   // Account, queues and calls
+  getStatusInstance: GetStatusInstanceResponse;
+  getStateInstanceHistory: GetStateInstanceHistoryResponse;
+  reboot: RebootResponse;
+  logout: LogoutResponse;
+  qr: QrResponse;
+  getAuthorizationCode: GetAuthorizationCodeResponse;
+  getWaSettings: GetWaSettingsResponse;
+  getMessagesCount: GetMessagesCountResponse;
+  getWebhooksCount: GetWebhooksCountResponse;
+  clearWebhooksQueue: ClearWebhooksQueueResponse;
+  lastIncomingCalls: LastIncomingCallsResponse;
+  lastOutgoingCalls: LastOutgoingCallsResponse;
+  setProfilePicture: SetProfilePictureResponse;
   // Statuses
   sendTextStatus: SendTextStatusResponse;
   sendVoiceStatus: SendVoiceStatusResponse;
@@ -455,6 +503,17 @@ export interface RequestMap {
   forwardMessages: ForwardMessagesRequest;
   sendTyping: SendTypingRequest;
   // Messages and chats
+  getContacts: GetContactsRequest;
+  getContactInfo: GetContactInfoRequest;
+  getAvatar: GetAvatarRequest;
+  getChats: GetChatsRequest;
+  downloadFile: DownloadFileRequest;
+  deleteMessage: DeleteMessageRequest;
+  editMessage: EditMessageRequest;
+  readChat: ReadChatRequest;
+  archiveChat: ArchiveChatRequest;
+  unarchiveChat: UnarchiveChatRequest;
+  setDisappearingChat: SetDisappearingChatRequest;
   // Groups
   createGroup: CreateGroupRequest;
   getGroupData: GetGroupDataRequest;
@@ -467,6 +526,19 @@ export interface RequestMap {
   setGroupPicture: SetGroupPictureRequest;
   leaveGroup: LeaveGroupRequest;
   // Account, queues and calls
+  getStatusInstance: GetStatusInstanceRequest;
+  getStateInstanceHistory: GetStateInstanceHistoryRequest;
+  reboot: RebootRequest;
+  logout: LogoutRequest;
+  qr: QrRequest;
+  getAuthorizationCode: GetAuthorizationCodeRequest;
+  getWaSettings: GetWaSettingsRequest;
+  getMessagesCount: GetMessagesCountRequest;
+  getWebhooksCount: GetWebhooksCountRequest;
+  clearWebhooksQueue: ClearWebhooksQueueRequest;
+  lastIncomingCalls: LastIncomingCallsRequest;
+  lastOutgoingCalls: LastOutgoingCallsRequest;
+  setProfilePicture: SetProfilePictureRequest;
   // Statuses
   sendTextStatus: SendTextStatusRequest;
   sendVoiceStatus: SendVoiceStatusRequest;
@@ -508,6 +580,86 @@ export interface ForwardMessagesResponse {
 /** sendTyping answers 200 with an empty body. */
 export type SendTypingResponse = void;
 // Messages and chats
+/** A contact of the account (getContacts): a person or a group chat. */
+export interface ContactEntry {
+  id: string;
+  /** The name the account gives itself on the messenger ('' when unknown). */
+  name: string;
+  /** The name in the phonebook ('' when not in it). */
+  contactName: string;
+  type: 'user' | 'group';
+}
+export type GetContactsResponse = ContactEntry[];
+/** A product of a business account's catalogue (getContactInfo). */
+export interface ContactProduct {
+  id: string;
+  imageUrls: { requested: string; original: string };
+  reviewStatus: { whatsapp: string };
+  availability: string;
+  name: string;
+  description?: string;
+  price: string | null;
+  isHidden: boolean;
+}
+export interface GetContactInfoResponse {
+  avatar: string;
+  name: string;
+  contactName: string;
+  email: string;
+  category: string;
+  description: string;
+  products: ContactProduct[];
+  chatId: string;
+  lastSeen: string | null;
+  isArchive: boolean;
+  isDisappearing: boolean;
+  isMute: boolean;
+  /** Seconds (0: messages do not disappear). */
+  messageExpiration: number;
+  muteExpiration: number | null;
+  isBusiness: boolean;
+}
+export interface GetAvatarResponse {
+  /** '' when no avatar is set or privacy hides it. */
+  urlAvatar: string;
+  /** false when the correspondent's privacy settings hide the avatar. */
+  available: boolean;
+  /** Personal chats: whether the number has an account. */
+  existsWhatsapp?: boolean;
+}
+/** A chat of the account (getChats). */
+export interface ChatEntry {
+  archive: boolean;
+  id: string;
+  /** Seconds: 0, 86400, 604800 or 7776000. */
+  ephemeralExpiration: number;
+  /** UNIX time, seconds, of the last setDisappearingChat (0: never). */
+  ephemeralSettingTimestamp: number;
+  name: string;
+  type: 'user' | 'group';
+}
+export type GetChatsResponse = ChatEntry[];
+export interface DownloadFileResponse {
+  downloadUrl: string;
+}
+/** deleteMessage answers 200 with an empty body. */
+export type DeleteMessageResponse = void;
+/** The edit's own id (the edited message keeps its id). */
+export interface EditMessageResponse {
+  idMessage: string;
+}
+export interface ReadChatResponse {
+  setRead: boolean;
+}
+/** archiveChat answers 200 with an empty body. */
+export type ArchiveChatResponse = void;
+/** unarchiveChat answers 200 with an empty body. */
+export type UnarchiveChatResponse = void;
+export interface SetDisappearingChatResponse {
+  chatId: string;
+  disappearingMessagesInChat: boolean;
+  ephemeralExpiration: number;
+}
 // Groups
 export interface CreateGroupResponse {
   created: boolean;
@@ -569,6 +721,79 @@ export interface LeaveGroupResponse {
   removeAdmin?: boolean;
 }
 // Account, queues and calls
+/** The socket to the messenger: `online` while the account works. */
+export interface GetStatusInstanceResponse {
+  statusInstance: 'online' | 'offline';
+}
+/** One change of the account's state (getStateInstanceHistory), newest first. */
+export interface StateHistoryRecord {
+  stateInstance: InstanceState;
+  /** UNIX time, seconds. */
+  timestamp: number;
+  /** The account's chat id (the service names it phoneNumber), e.g. `79001234567@c.us`. */
+  phoneNumber: string;
+}
+export type GetStateInstanceHistoryResponse = StateHistoryRecord[];
+export interface RebootResponse {
+  isReboot: boolean;
+}
+export interface LogoutResponse {
+  isLogout: boolean;
+}
+/**
+ * qr: `qrCode` (message: a base64 PNG) while the account is not authorized,
+ * `alreadyLogged` once it is, `error` when no code can be given.
+ */
+export interface QrResponse {
+  type: 'qrCode' | 'alreadyLogged' | 'error';
+  message: string;
+}
+/** `status: true` with the code to enter on the phone; false (code '') when none can be given. */
+export interface GetAuthorizationCodeResponse {
+  status: boolean;
+  code: string;
+}
+/** The account on the messenger; avatar, phone and deviceId are empty while it is not authorized. */
+export interface GetWaSettingsResponse {
+  avatar: string;
+  phone: string;
+  stateInstance: InstanceState;
+  deviceId: string;
+}
+export interface GetMessagesCountResponse {
+  count: number;
+}
+export interface GetWebhooksCountResponse {
+  count: number;
+}
+/** `isCleared: false`, reason `Too many requests` and the seconds left, within a minute of the last clearing. */
+export interface ClearWebhooksQueueResponse {
+  isCleared: boolean;
+  reason: string;
+  leftTime?: number;
+}
+/** incomingCall's and the call journals' call statuses. */
+export type CallStatus = 'offer' | 'pickUp' | 'hangUp' | 'missed' | 'declined';
+/** One call of the journals (lastIncomingCalls, lastOutgoingCalls). */
+export interface CallRecord {
+  type: 'incoming' | 'outgoing';
+  /** The call's id. */
+  idMessage: string;
+  /** UNIX time, seconds. */
+  timestamp: number;
+  /** The other party's chat id. */
+  from: string;
+  status: CallStatus;
+  isVideo: boolean;
+}
+export type LastIncomingCallsResponse = CallRecord[];
+export type LastOutgoingCallsResponse = CallRecord[];
+export interface SetProfilePictureResponse {
+  /** Why it was not set; null when it was. */
+  reason: string | null;
+  urlAvatar: string;
+  setProfilePicture: boolean;
+}
 // Statuses
 export interface SendTextStatusResponse {
   idMessage: string;

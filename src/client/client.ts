@@ -28,6 +28,9 @@ export type OptionalRequestMethod =
   | 'showMessagesQueue'
   | 'clearMessagesQueue'
   | 'receiveNotification'
+  // Messages and chats
+  | 'getContacts'
+  | 'getChats'
   // Statuses
   | 'getIncomingStatuses'
   | 'getOutgoingStatuses';
@@ -329,7 +332,7 @@ function longPollTimeout(
 
 /**
  * A signal of its own per call, aborted with the first of `sources`: the
- * listeners that got and the clock add go on it, not on the client-wide one
+ * listeners that the transport and the clock add go on it, not on the client-wide one
  * shared by every concurrent call. Not AbortSignal.any: on Node 20 each one
  * leaves a WeakRef behind in the long-lived client signal (a leak of one
  * object per call, a million calls in a bulk job); here `release()` removes

@@ -76,7 +76,7 @@ export interface ClientOptions {
   /**
    * Advanced: how requests travel. The local service's in-process transport
    * goes here. A transport given here is owned by the caller: `close()` of
-   * the client does not close it. @default an HTTP transport (got) on apiUrl
+   * the client does not close it. @default an HTTP transport (undici) on apiUrl
    */
   transport?: Transport;
   /** User-Agent header of the HTTP transport. @default 'msgflow' */

@@ -2,6 +2,7 @@
  * What an answer of the service means: a typed result, or a typed error with
  * whether it may be retried. Pure: no I/O, no clock beyond `now`.
  */
+import { accountAnswerProblem } from './account-answers.js';
 import { AccountCheckError, ApiError, MsgflowError, NetworkError, RateLimitError } from '../api/errors.js';
 import type { ErrorCode } from '../api/error-codes.js';
 import { METHOD_SPECS, type ApiMethod } from '../api/methods.js';
@@ -171,6 +172,7 @@ function quotaDescription(body: Rec): string | undefined {
 }
 
 const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
+  deleteNotification: 'result',
   addContact: 'addContact',
   editContact: 'editContact',
   deleteContact: 'deleteContact',
@@ -184,64 +186,24 @@ const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
   setGroupPicture: 'setGroupPicture',
 };
 
-/**
- * Why a 2xx body is not the success shape of `method`, or undefined when it
- * is. Checks the shape the caller's types promise, not every field: the spec
- * leaves many fields optional and a stricter check would break on additions.
- */
-function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): string | undefined {
-  // Redacted before it is cut short, so that no part of a secret survives.
-  if (typeof body === 'string') return `body is not JSON: ${excerpt(body, secrets, 60)}`;
-  if (body === undefined) return METHOD_SPECS[method].emptyAnswer ? undefined : 'empty body';
-  const field = BOOLEAN_RESULT[method];
-  if (field) return isRecord(body) && typeof body[field] === 'boolean' ? undefined : `expected {${field}: boolean}`;
+/** Methods that answer `{idMessage}` (the message or status they queued). */
+const ID_ANSWER: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
+  'sendFileByUrl',
+  'sendMessage',
+  'sendLocation',
+  'sendContact',
+  'sendPoll',
+  'sendInteractiveButtons',
+  'sendInteractiveButtonsReply',
+  'editMessage',
+  'sendTextStatus',
+  'sendVoiceStatus',
+  'sendMediaStatus',
+]);
+
+/** successProblem for the group methods with an answer of their own. */
+function groupAnswerProblem(method: ApiMethod, body: unknown): string | undefined {
   switch (method) {
-    case 'getChatHistory':
-    case 'lastOutgoingMessages':
-      if (!Array.isArray(body)) return 'expected an array of messages';
-      return body.every(isMessage) ? undefined : 'expected an array of messages, got an item without idMessage';
-    case 'getMessage':
-      return isMessage(body) ? undefined : 'expected a message with idMessage';
-    case 'sendFileByUrl':
-      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
-    case 'checkAccount':
-      return isRecord(body) && typeof body.exist === 'boolean' ? undefined : 'expected {exist: boolean, chatId: string}';
-    case 'lastIncomingMessages':
-      return Array.isArray(body) && body.every(isMessage) ? undefined : 'expected an array of messages';
-    case 'sendMessage':
-      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
-    case 'getStateInstance':
-      return isRecord(body) && typeof body.stateInstance === 'string' ? undefined : 'expected {stateInstance: string}';
-    case 'checkWhatsapp':
-      return isRecord(body) && typeof body.existsWhatsapp === 'boolean' ? undefined : 'expected {existsWhatsapp: boolean, chatId: string}';
-    case 'receiveNotification':
-      // `null`: nothing arrived within receiveTimeout.
-      return body === null || (isRecord(body) && typeof body.receiptId === 'number' && isRecord(body.body))
-        ? undefined
-        : 'expected {receiptId, body} or null';
-    case 'deleteNotification':
-      return isRecord(body) && typeof body.result === 'boolean' ? undefined : 'expected {result: boolean}';
-    case 'showMessagesQueue':
-      return Array.isArray(body) ? undefined : 'expected an array of queued messages';
-    // Sending
-    case 'sendFileByUpload':
-      return isRecord(body) && typeof body.idMessage === 'string' && typeof body.urlFile === 'string'
-        ? undefined
-        : 'expected {idMessage: string, urlFile: string}';
-    case 'uploadFile':
-      return isRecord(body) && typeof body.urlFile === 'string' ? undefined : 'expected {urlFile: string}';
-    case 'sendLocation':
-    case 'sendContact':
-    case 'sendPoll':
-    case 'sendInteractiveButtons':
-    case 'sendInteractiveButtonsReply':
-      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
-    case 'forwardMessages':
-      return isRecord(body) && Array.isArray(body.messages) && body.messages.every((m) => typeof m === 'string')
-        ? undefined
-        : 'expected {messages: string[]}';
-    // Messages and chats
-    // Groups
     case 'createGroup':
       return isRecord(body) && typeof body.created === 'boolean' && typeof body.chatId === 'string'
         ? undefined
@@ -254,20 +216,109 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return isRecord(body) && (typeof body.leaveGroup === 'boolean' || typeof body.removeAdmin === 'boolean')
         ? undefined
         : 'expected {leaveGroup: boolean} or {removeAdmin: boolean}';
-    // Account, queues and calls
-    // Statuses
-    case 'sendTextStatus':
-    case 'sendVoiceStatus':
-    case 'sendMediaStatus':
-      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
-    case 'getStatusStatistic':
-      return Array.isArray(body) && body.every((x) => isRecord(x) && typeof x.participant === 'string' && typeof x.status === 'string')
+    default:
+      return undefined;
+  }
+}
+
+/** successProblem for the status journals and the statistic. */
+function statusAnswerProblem(method: ApiMethod, body: unknown): string | undefined {
+  if (method === 'getStatusStatistic') {
+    return Array.isArray(body) && body.every((x) => isRecord(x) && typeof x.participant === 'string' && typeof x.status === 'string')
+      ? undefined
+      : 'expected an array of {participant: string, status: string}';
+  }
+  if (!Array.isArray(body)) return 'expected an array of statuses';
+  return body.every(isMessage) ? undefined : 'expected an array of statuses, got an item without idMessage';
+}
+
+/**
+ * Why a 2xx body is not the success shape of `method`, or undefined when it
+ * is. Checks the shape the caller's types promise, not every field: the spec
+ * leaves many fields optional and a stricter check would break on additions.
+ */
+function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): string | undefined {
+  // Redacted before it is cut short, so that no part of a secret survives.
+  if (typeof body === 'string') return `body is not JSON: ${excerpt(body, secrets, 60)}`;
+  if (body === undefined) return METHOD_SPECS[method].emptyAnswer ? undefined : 'empty body';
+  const field = BOOLEAN_RESULT[method];
+  if (field) return isRecord(body) && typeof body[field] === 'boolean' ? undefined : `expected {${field}: boolean}`;
+  if (ID_ANSWER.has(method)) return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
+  switch (method) {
+    case 'getChatHistory':
+    case 'lastOutgoingMessages':
+      if (!Array.isArray(body)) return 'expected an array of messages';
+      return body.every(isMessage) ? undefined : 'expected an array of messages, got an item without idMessage';
+    case 'getMessage':
+      return isMessage(body) ? undefined : 'expected a message with idMessage';
+    case 'checkAccount':
+      return isRecord(body) && typeof body.exist === 'boolean' ? undefined : 'expected {exist: boolean, chatId: string}';
+    case 'lastIncomingMessages':
+      return Array.isArray(body) && body.every(isMessage) ? undefined : 'expected an array of messages';
+    case 'getStateInstance':
+      return isRecord(body) && typeof body.stateInstance === 'string' ? undefined : 'expected {stateInstance: string}';
+    case 'checkWhatsapp':
+      return isRecord(body) && typeof body.existsWhatsapp === 'boolean' ? undefined : 'expected {existsWhatsapp: boolean, chatId: string}';
+    case 'receiveNotification':
+      // `null`: nothing arrived within receiveTimeout.
+      return body === null || (isRecord(body) && typeof body.receiptId === 'number' && isRecord(body.body))
         ? undefined
-        : 'expected an array of {participant: string, status: string}';
+        : 'expected {receiptId, body} or null';
+    case 'showMessagesQueue':
+      return Array.isArray(body) ? undefined : 'expected an array of queued messages';
+    // Sending
+    case 'sendFileByUpload':
+      return isRecord(body) && typeof body.idMessage === 'string' && typeof body.urlFile === 'string'
+        ? undefined
+        : 'expected {idMessage: string, urlFile: string}';
+    case 'uploadFile':
+      return isRecord(body) && typeof body.urlFile === 'string' ? undefined : 'expected {urlFile: string}';
+    case 'forwardMessages':
+      return isRecord(body) && Array.isArray(body.messages) && body.messages.every((m) => typeof m === 'string')
+        ? undefined
+        : 'expected {messages: string[]}';
+    // Messages and chats
+    case 'getContacts':
+    case 'getChats':
+      if (!Array.isArray(body)) return 'expected an array';
+      return body.every((c) => isRecord(c) && typeof c.id === 'string') ? undefined : 'expected an array of {id: string, ...}';
+    case 'getContactInfo':
+      return isRecord(body) && typeof body.chatId === 'string' ? undefined : 'expected {chatId: string, ...}';
+    case 'getAvatar':
+      return isRecord(body) && typeof body.urlAvatar === 'string' ? undefined : 'expected {urlAvatar: string, available: boolean}';
+    case 'downloadFile':
+      return isRecord(body) && typeof body.downloadUrl === 'string' ? undefined : 'expected {downloadUrl: string}';
+    case 'readChat':
+      return isRecord(body) && typeof body.setRead === 'boolean' ? undefined : 'expected {setRead: boolean}';
+    case 'setDisappearingChat':
+      return isRecord(body) && typeof body.ephemeralExpiration === 'number'
+        ? undefined
+        : 'expected {chatId, disappearingMessagesInChat, ephemeralExpiration}';
+    // Groups
+    case 'createGroup':
+    case 'getGroupData':
+    case 'leaveGroup':
+      return groupAnswerProblem(method, body);
+    // Account, queues and calls
+    case 'getStatusInstance':
+    case 'getStateInstanceHistory':
+    case 'reboot':
+    case 'logout':
+    case 'qr':
+    case 'getAuthorizationCode':
+    case 'getWaSettings':
+    case 'getMessagesCount':
+    case 'getWebhooksCount':
+    case 'clearWebhooksQueue':
+    case 'lastIncomingCalls':
+    case 'lastOutgoingCalls':
+    case 'setProfilePicture':
+      return accountAnswerProblem(method, body);
+    // Statuses
+    case 'getStatusStatistic':
     case 'getIncomingStatuses':
     case 'getOutgoingStatuses':
-      if (!Array.isArray(body)) return 'expected an array of statuses';
-      return body.every(isMessage) ? undefined : 'expected an array of statuses, got an item without idMessage';
+      return statusAnswerProblem(method, body);
     default:
       return undefined;
   }

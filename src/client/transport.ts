@@ -1,7 +1,7 @@
 import type { ApiMethod, HttpMethod } from '../api/methods.js';
 
 /**
- * How the client reaches an instance. The HTTP transport (got) and the
+ * How the client reaches an instance. The HTTP transport (undici) and the
  * in-process transport of the local service both implement it, so that
  * validation, retries, rate limiting and error mapping are written once in the
  * client and every conformance test runs over both.
@@ -73,7 +73,7 @@ export interface Transport {
   request(req: TransportRequest): Promise<TransportResponse>;
   /**
    * Readies what a request needs before it can leave (the HTTP transport
-   * loads got): the client calls it before CallOptions.beforeSend, so that a
+   * loads undici): the client calls it before CallOptions.beforeSend, so that a
    * request goes out as soon as that claim is taken, not after a module load.
    */
   prepare?(): Promise<void>;

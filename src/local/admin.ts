@@ -17,13 +17,18 @@
  *   when its switch is on. Answers `{queued}`. For flow tests of flows
  *   triggered by statuses: a message that arrives is `incoming` instead.
  * - `GET /_local/waInstance{id}/contacts/{token}`: `{contacts, phonebook}`.
+ * - `POST /_local/waInstance{id}/call/{token}` `{from, type?, status?, isVideo?, idMessage?}`:
+ *   a call (incoming unless `type: outgoing`), kept for lastIncomingCalls /
+ *   lastOutgoingCalls; an incoming one raises incomingCall (`offer` by
+ *   default; send the same idMessage again with how it ended). Answers
+ *   `{call, notified}`.
  * - `POST /_local/waInstance{id}/status/{token}` `{chatId, message | urlFile+fileName, ...}`:
  *   a contact posts a status. Answers `{received, status}`; `received: false`
  *   when the sender is not one of the account's contacts.
  */
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
-import { INSTANCE_STATES, NOTIFICATION_TYPES } from '../api/notifications.js';
+import { CALL_STATUSES, INSTANCE_STATES, NOTIFICATION_TYPES } from '../api/notifications.js';
 import { issueToValidationError } from '../api/validate.js';
 import type { LocalInstance } from './instance/instance.js';
 import { MessageInputSchema } from './message-input.js';
@@ -33,6 +38,16 @@ import type { LocalRequest, LocalResponse } from './types.js';
 
 const NotificationInput = z.looseObject({
   typeWebhook: z.enum(NOTIFICATION_TYPES, { error: `'typeWebhook' must be one of ${NOTIFICATION_TYPES.join(', ')}` }),
+});
+
+const CallBody = z.strictObject({
+  from: z.string({ error: "'from' must be a chat id such as 79001234567@c.us" }).regex(/^\d{1,20}@c\.us$/, {
+    error: "'from' must be a chat id such as 79001234567@c.us",
+  }),
+  type: z.enum(['incoming', 'outgoing'], { error: "'type' must be one of incoming, outgoing" }).optional(),
+  status: z.enum(CALL_STATUSES, { error: `'status' must be one of ${CALL_STATUSES.join(', ')}` }).optional(),
+  isVideo: z.boolean({ error: "'isVideo' must be a boolean" }).optional(),
+  idMessage: z.string({ error: "'idMessage' must be a string" }).min(1, { error: "'idMessage' must not be empty" }).optional(),
 });
 
 const StateBody = z.strictObject({ state: z.enum(INSTANCE_STATES, { error: `'state' must be one of ${INSTANCE_STATES.join(', ')}` }) });
@@ -46,6 +61,7 @@ const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
     state: 'POST',
     queue: 'GET',
     contacts: 'GET',
+    call: 'POST',
     status: 'POST',
   } as const,
 );
@@ -72,6 +88,10 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
       const { state } = parse(StateBody, readJsonBody(req));
       await instance.setState(state);
       return json(200, { state });
+    }
+    case 'call': {
+      const input = parse(CallBody, readJsonBody(req));
+      return json(200, await instance.receiveCall(input));
     }
     case 'status':
       return json(200, await instance.receiveStatus(parse(IncomingStatusSchema, readJsonBody(req))));

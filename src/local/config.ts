@@ -139,8 +139,9 @@ export const LocalInstanceSchema = z.strictObject({
   apiTokenInstance: z.string().min(8, { error: 'expected a token of at least 8 characters' }),
   /**
    * The account's state at start (a restart brings it back). Only
-   * `authorized` and `yellowCard` send; in the others messages stay queued
-   * (up to 24 h) and the methods that need the account answer 400.
+   * `authorized` sends; in the others messages stay queued (up to 24 h),
+   * and the methods that need the account answer 400 (not in `yellowCard`,
+   * where only sending is suspended).
    * @default authorized
    */
   state: z.enum(INSTANCE_STATES).default('authorized'),

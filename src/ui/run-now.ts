@@ -77,7 +77,7 @@ export function sampleEvent(flow: Flow, raw: unknown, now: number): Record<strin
   const notification = parseNotification(body)!;
   if (t.type !== 'stateInstanceChanged') {
     const chatId = chatIdOf(notification);
-    const field = MESSAGE_TYPES.includes(t.type) ? 'event.senderData.chatId' : 'event.chatId';
+    const field = MESSAGE_TYPES.includes(t.type) ? 'event.senderData.chatId' : t.type === 'incomingCall' ? 'event.from' : 'event.chatId';
     if (chatId === undefined || !isChatId(chatId))
       throw bad(field, `expected a chat id such as 79001234567@c.us (or a group's …@g.us), got ${JSON.stringify(chatId ?? null)}`);
   }

@@ -173,6 +173,11 @@ describe('unexpected success bodies -> BAD_RESPONSE', () => {
     ['checkAccount', undefined, { chatId: PERSONAL }, /expected \{exist: boolean/],
     ['lastOutgoingMessages', '<html>oops</html>', undefined, /body is not JSON: <html>oops<\/html>/],
     ['editContact', '', undefined, /empty body/],
+    ['getMessagesCount', undefined, { count: '3' }, /expected \{count: number\}/],
+    ['qr', undefined, { message: 'x' }, /expected \{type: string\}/],
+    ['clearWebhooksQueue', undefined, { reason: '' }, /expected \{isCleared: boolean\}/],
+    ['lastIncomingCalls', undefined, { calls: [] }, /expected an array/],
+    ['getStateInstanceHistory', undefined, [{ timestamp: 1 }], /records with stateInstance/],
   ];
   it.each(cases)('%s %s%j', async (method, raw, json, reason) => {
     server.script(raw === undefined ? { json } : { raw });

@@ -156,3 +156,22 @@ describe('the getting-started example of @green-api/whatsapp-api-client-js-v2', 
     expect(seen).toEqual(['outgoingAPIMessageReceived', 'outgoingMessageStatus:sent', 'outgoingMessageStatus:delivered']);
   }, 30_000);
 });
+
+describe('every setting of the official client’s Settings type', () => {
+  it('setSettings takes each documented key (keepOnlineStatus, incomingCallWebhook, ...) and getSettings returns it', async () => {
+    const all = {
+      keepOnlineStatus: 'yes',
+      pollMessageWebhook: 'yes',
+      incomingCallWebhook: 'yes',
+      incomingBlockWebhook: 'yes',
+      editedMessageWebhook: 'yes',
+      deletedMessageWebhook: 'yes',
+      markIncomingMessagesReaded: 'yes',
+      markIncomingMessagesReadedOnReply: 'yes',
+      stateWebhook: 'yes',
+    } as const;
+    expect(await client.setSettings({ keepOnlineStatus: 'yes' })).toEqual({ saveSettings: true });
+    expect(await client.setSettings(all)).toEqual({ saveSettings: true });
+    expect(await client.getSettings()).toMatchObject(all);
+  });
+});

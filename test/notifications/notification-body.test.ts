@@ -55,16 +55,37 @@ describe('a received notification', () => {
   });
 
   it('of another type is kept, typed only by what every notification carries', () => {
-    const call = { typeWebhook: 'incomingCall', idMessage: 'CALL1', from: '79001112233@c.us', status: 'offer', timestamp: 1767600001 };
+    const call = { typeWebhook: 'outgoingCall', idMessage: 'CALL1', from: '79001112233@c.us', status: 'pickUp', timestamp: 1767600001 };
     const n = parseNotification(call)!;
     expect(n.body).toBeUndefined();
-    expect(n).toMatchObject({ typeWebhook: 'incomingCall', idMessage: 'CALL1', timestampMs: 1767600001_000 });
+    expect(n).toMatchObject({ typeWebhook: 'outgoingCall', idMessage: 'CALL1', timestampMs: 1767600001_000 });
     expect(chatIdOf(n)).toBeUndefined();
     expect(n.raw).toBe(call);
     // Without a message id, the whole body identifies it: the same body gives the same key.
     const noId = { typeWebhook: 'deviceInfo', deviceData: { platform: 'android' } };
     expect(notificationKey(parseNotification(noId)!)).toBe(notificationKey(parseNotification({ ...noId })!));
     expect(notificationKey(parseNotification(noId)!)).toMatch(/^deviceInfo:[0-9a-f]{24}$/);
+  });
+
+  it('incomingCall is read: its chat is the caller, and a call offer and its end are two notifications', () => {
+    const offer = parseNotification({
+      typeWebhook: 'incomingCall',
+      idMessage: 'CALL1',
+      from: '79001112233@c.us',
+      status: 'offer',
+      timestamp: 1,
+    })!;
+    const ended = parseNotification({
+      typeWebhook: 'incomingCall',
+      idMessage: 'CALL1',
+      from: '79001112233@c.us',
+      status: 'missed',
+      timestamp: 2,
+    })!;
+    expect(offer.body).toMatchObject({ typeWebhook: 'incomingCall', from: '79001112233@c.us', status: 'offer' });
+    expect(chatIdOf(offer)).toBe('79001112233@c.us');
+    expect(notificationKey(offer)).toBe('incomingCall:CALL1:offer');
+    expect(notificationKey(ended)).toBe('incomingCall:CALL1:missed');
   });
 
   it('is not one without a typeWebhook', () => {

@@ -99,6 +99,7 @@ const KnownBody = z.discriminatedUnion('typeWebhook', [
     sendByApi: bool,
   }),
   z.object({ ...Base, typeWebhook: z.literal('stateInstanceChanged'), stateInstance: text }),
+  z.object({ ...Base, typeWebhook: z.literal('incomingCall'), from: text, status: text, idMessage: text }),
 ]);
 
 /**
@@ -125,6 +126,7 @@ export function parseNotification(v: unknown): Notification | undefined {
 export function chatIdOf(n: Notification): string | undefined {
   const b = n.body;
   if (b?.typeWebhook === 'outgoingMessageStatus') return b.chatId;
+  if (b?.typeWebhook === 'incomingCall') return b.from;
   return b && 'senderData' in b ? b.senderData?.chatId : undefined;
 }
 
@@ -175,7 +177,9 @@ function stableJson(v: unknown): string {
  */
 export function notificationKey(n: Notification): string {
   if (n.idMessage !== undefined) {
-    const status = n.body?.typeWebhook === 'outgoingMessageStatus' ? n.body.status : undefined;
+    // A message's statuses, and a call's offer and its end, share the id: each is its own notification.
+    const b = n.body;
+    const status = b?.typeWebhook === 'outgoingMessageStatus' || b?.typeWebhook === 'incomingCall' ? b.status : undefined;
     return `${n.typeWebhook}:${n.idMessage}${status !== undefined ? `:${status}` : ''}`;
   }
   return `${n.typeWebhook}:${createHash('sha256').update(stableJson(n.raw)).digest('hex').slice(0, 24)}`;

@@ -88,6 +88,39 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     output: 'nothing',
   },
   // Messages and chats
+  getContacts: {
+    description:
+      "Lists the account's contacts: people (contact list and chats) and group chats; `group` picks one kind, `count` the most recent.",
+    output: '[{ id, name, contactName, type }]',
+  },
+  getContactInfo: {
+    description: 'Describes a person (personal chats only): names, archive and disappearing-messages state, business details.',
+    output: '{ chatId, name, contactName, avatar, isArchive, isDisappearing, messageExpiration, isBusiness, ... }',
+  },
+  getAvatar: {
+    description: "A person's or group chat's avatar link ('' when none is set).",
+    output: '{ urlAvatar: string, available: boolean }',
+  },
+  getChats: {
+    description: "Lists the account's chats, most recently active first, with their archive and disappearing-messages state.",
+    output: '[{ id, name, type, archive, ephemeralExpiration, ephemeralSettingTimestamp }]',
+  },
+  downloadFile: { description: "The link to a file message's file (image, video, document, audio).", output: '{ downloadUrl: string }' },
+  deleteMessage: {
+    description: 'Deletes a message for everyone, or only for this account with onlySenderDelete: true; journals show it isDeleted.',
+    output: 'nothing',
+  },
+  editMessage: {
+    description: "Replaces the text of one of the account's text messages (within 15 minutes of sending); journals show it isEdited.",
+    output: '{ idMessage: string } (the edit)',
+  },
+  readChat: { description: "Marks a chat's incoming messages read (all, or up to idMessage).", output: '{ setRead: boolean }' },
+  archiveChat: { description: 'Archives a chat.', output: 'nothing' },
+  unarchiveChat: { description: 'Takes a chat out of the archive.', output: 'nothing' },
+  setDisappearingChat: {
+    description: "Sets a chat's disappearing messages: ephemeralExpiration 0 (off), 86400, 604800 or 7776000 seconds.",
+    output: '{ chatId, disappearingMessagesInChat, ephemeralExpiration }',
+  },
   // Groups
   createGroup: {
     description:
@@ -116,6 +149,52 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     output: '{ leaveGroup: true } or { removeAdmin: true } (when the account was an admin)',
   },
   // Account, queues and calls
+  getStatusInstance: {
+    description: "Whether the account's socket to the messenger is open (online while it works).",
+    output: "{ statusInstance: 'online' | 'offline' }",
+  },
+  getStateInstanceHistory: {
+    description: "The account's last `count` state changes (default 100), newest first.",
+    output: 'an array of { stateInstance, timestamp, phoneNumber }',
+  },
+  reboot: {
+    description: 'Restarts the instance: starting for a moment, then back (a yellowCard account comes back authorized).',
+    output: '{ isReboot: boolean }',
+  },
+  logout: {
+    description: 'Logs the account out: notAuthorized until it is linked again (qr or getAuthorizationCode).',
+    output: '{ isLogout: boolean }',
+  },
+  qr: {
+    description: 'The QR code to link the account, while it is not authorized.',
+    output: "{ type: 'qrCode' | 'alreadyLogged' | 'error', message }",
+  },
+  getAuthorizationCode: {
+    description: 'A code to link the account by phone number, while it is not authorized.',
+    output: '{ status: boolean, code: string }',
+  },
+  getWaSettings: {
+    description: 'The account on the messenger: avatar, phone, state, device id.',
+    output: '{ avatar, phone, stateInstance, deviceId }',
+  },
+  getMessagesCount: { description: 'How many messages wait in the send queue.', output: '{ count: number }' },
+  getWebhooksCount: { description: 'How many notifications wait in the incoming queue.', output: '{ count: number }' },
+  clearWebhooksQueue: {
+    description: 'Drops every notification waiting in the incoming queue (at most once a minute).',
+    output: '{ isCleared: boolean, reason: string, leftTime? }',
+  },
+  lastIncomingCalls: {
+    description: 'Incoming calls of the last `minutes` (default 1440), newest first.',
+    output: 'an array of { type, idMessage, timestamp, from, status, isVideo }',
+  },
+  lastOutgoingCalls: {
+    description: 'Outgoing calls of the last `minutes` (default 1440), newest first.',
+    output: 'an array of { type, idMessage, timestamp, from, status, isVideo }',
+  },
+  setProfilePicture: {
+    description: "Sets the account's profile picture (a JPEG file of the project).",
+    output: '{ reason: null, urlAvatar: string, setProfilePicture: boolean }',
+  },
   // Statuses
   sendTextStatus: {
     description:
@@ -155,6 +234,7 @@ const FILE_INPUT: Partial<Record<ApiMethod, z.ZodType>> = {
   uploadFile: z.strictObject({ ...REQUEST_SHAPES.uploadFile, file: projectFile() }),
   // Groups
   setGroupPicture: z.strictObject({ ...REQUEST_SHAPES.setGroupPicture, file: projectFile() }),
+  setProfilePicture: z.strictObject({ ...REQUEST_SHAPES.setProfilePicture, file: projectFile() }),
 };
 
 /** `file:` of the upload actions: a file of the project (`msgflow validate` checks a literal path). */

@@ -11,6 +11,8 @@ import type { Clock } from '../../util/clock.js';
 import { typeByFileName } from '../media/detect-type.js';
 import type { Network } from '../network.js';
 import type { AccountChecker } from './account-check.js';
+import type { Chats } from './chats.js';
+import { socketStatus, withAccount, type Account } from './account.js';
 import type { ContactBook } from './contacts.js';
 import type { Groups } from './groups.js';
 import type { History } from './history.js';
@@ -37,10 +39,18 @@ export interface MethodHost {
   /** The sending methods beyond sendMessage and sendFileByUrl (sending.ts). */
   readonly sending: Sending;
   // Messages and chats
+  /** Contacts and chats as listed, and what the account does to its chats and messages (chats.ts). */
+  readonly chats: Chats;
   // Groups
   /** The group chats (groups.ts). */
   readonly groups: Groups;
   // Account, queues and calls
+  /** State history, call journals, profile picture (account.ts). */
+  readonly account: Account;
+  /** Changes the account's state (logout): stateInstanceChanged, recorded in the history. */
+  setState(state: InstanceState): Promise<void>;
+  /** reboot: `starting` for a moment, then back (a yellowCard account comes back authorized). */
+  reboot(): Promise<{ isReboot: boolean }>;
   // Statuses
   /** Posted and received statuses (statuses.ts). */
   readonly statuses: StatusBook;
@@ -129,6 +139,17 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   forwardMessages: (i, r) => i.sending.forwardMessages(r),
   sendTyping: (i, r) => i.sending.sendTyping(r),
   // Messages and chats
+  getContacts: (i, r) => i.chats.getContacts(r),
+  getContactInfo: (i, r) => i.chats.getContactInfo(r),
+  getAvatar: (i, r) => i.chats.getAvatar(r),
+  getChats: (i, r) => i.chats.getChats(r),
+  downloadFile: (i, r) => i.chats.downloadFile(r),
+  deleteMessage: (i, r) => i.chats.deleteMessage(r),
+  editMessage: (i, r) => i.chats.editMessage(r),
+  readChat: (i, r) => i.chats.readChat(r),
+  archiveChat: (i, r) => i.chats.archiveChat(r, true),
+  unarchiveChat: (i, r) => i.chats.archiveChat(r, false),
+  setDisappearingChat: (i, r) => i.chats.setDisappearingChat(r),
   // Groups
   createGroup: (i, r) => i.groups.create(r),
   getGroupData: (i, r) => i.groups.data(r.groupId),
@@ -141,6 +162,23 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   setGroupPicture: (i, r) => i.groups.setPicture(r),
   leaveGroup: (i, r) => i.groups.leave(r),
   // Account, queues and calls
+  getStatusInstance: (i) => ({ statusInstance: socketStatus(i.state()) }),
+  getStateInstanceHistory: (i, r) => i.account.stateHistory(r.count),
+  reboot: (i) => i.reboot(),
+  logout: async (i) => {
+    await i.setState('notAuthorized');
+    return { isLogout: true };
+  },
+  qr: (i) => i.account.qr(i.state()),
+  getAuthorizationCode: (i) => i.account.authorizationCode(i.state()),
+  getWaSettings: (i) => i.account.waSettings(i.state()),
+  // What showMessagesQueue lists (a typing notice is not a message).
+  getMessagesCount: (i) => ({ count: i.sendQueue.pending().filter((e) => showQueued(e) !== undefined).length }),
+  getWebhooksCount: (i) => ({ count: i.notifier.queue.size }),
+  clearWebhooksQueue: (i) => i.account.clearWebhooks(() => i.notifier.queue.clear()),
+  lastIncomingCalls: (i, r) => withAccount(i, () => i.account.journal('incoming', i.clock.now() - r.minutes * 60_000)),
+  lastOutgoingCalls: (i, r) => withAccount(i, () => i.account.journal('outgoing', i.clock.now() - r.minutes * 60_000)),
+  setProfilePicture: (i, r) => withAccount(i, () => i.account.setPicture(r)),
   // Statuses
   sendTextStatus: (i, r) => i.statuses.sendText(r),
   sendVoiceStatus: (i, r) => i.statuses.sendVoice(r),

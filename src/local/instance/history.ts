@@ -27,6 +27,8 @@ export interface MessageView {
   phonebookName(chatId: string): string;
   /** Groups: a status an outgoing message gets for good when it is stored (notInGroup: the account had left the group). */
   statusWhenSent?(message: Message): StatusMessage | undefined;
+  /** Shows what happened to a message since it was stored (an edit, a deletion: chats.ts). */
+  amend?(m: Message): void;
   /** Whether a stored message shows in the journals yet (journal lag). @default always */
   inJournal?(r: StoredMessage): boolean;
 }
@@ -175,6 +177,11 @@ export class History {
     return (this.chats.get(chatId) ?? []).filter((r) => r.message.type === 'outgoing' && r.message.typeMessage === typeMessage);
   }
 
+  /** Every chat with a message, with its newest message's time (ms); in no particular order. */
+  chatsWithActivity(): { chatId: string; lastAtMs: number }[] {
+    return [...this.chats].map(([chatId, list]) => ({ chatId, lastAtMs: list[list.length - 1]!.sentAtMs }));
+  }
+
   /** The stored record of a message (for quoting). */
   find(idMessage: string): StoredMessage | undefined {
     return this.byId.get(idMessage);
@@ -212,6 +219,7 @@ export class History {
     } else if (m.senderContactName === undefined) {
       m.senderContactName = m.senderId ? this.view.phonebookName(m.senderId) : '';
     }
+    this.view.amend?.(m);
     return m;
   }
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { MsgflowError } from '../../api/errors.js';
 import type { ApiMethod } from '../../api/methods.js';
 import type { InstanceState, NotificationType, OutgoingStatus } from '../../api/notifications.js';
-import type { Message, ParsedRequest } from '../../api/types.js';
+import type { CallRecord, Message, ParsedRequest } from '../../api/types.js';
 import { defaultPhone, type LocalInstanceConfig } from '../config.js';
 import type { Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
@@ -22,7 +22,9 @@ import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
 import { TokenCheck } from '../request.js';
+import { Account, REBOOT_MS, type CallInput } from './account.js';
 import { AccountChecker } from './account-check.js';
+import { Chats, ChatStore } from './chats.js';
 import { ContactBook } from './contacts.js';
 import { Groups } from './groups.js';
 import { History, type StoredMessage } from './history.js';
@@ -72,6 +74,9 @@ interface OpenedParts {
   notifier: Notifier;
   settings: SettingsStore;
   groups: Groups;
+  /** Chats' and messages' changes (archive, edits...): chats.ts. */
+  chatStore: ChatStore;
+  account: Account;
 }
 
 export class LocalInstance {
@@ -124,25 +129,33 @@ export class LocalInstance {
     const notInGroup = (idMessage: string) => history.find(idMessage)?.fixedStatus === 'notInGroup';
     const notifier = createNotifier(config, deps, { dir, shown, wid, settings, notInGroup });
     await notifier.open();
+    const chatStore = await ChatStore.open(dir, shown);
     const history = new History(
       dir,
       {
         statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
         statusWhenSent: (m) => (groups.notInGroup(m.chatId) ? 'notInGroup' : undefined),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
+        amend: (m) => chatStore.amend(m),
         // Journal lag: a message sent through the API shows in the journals network.journalLagMs after it was sent.
         inJournal: (r) => !(r.message.sendByApi && sentThroughApi(r) && clock.now() < r.sentAtMs + network.journalLagMs),
       },
       shown,
     );
     await history.load();
+    const account = await Account.open({ dir, shown, clock, media: deps.media, wid, publicUrl: deps.publicUrl }, config.state);
     if (seed && meta.data.seededAt === null && history.size === 0) {
       const inputs = await seed();
       await history.append(...inputs.map((i) => buildMessage(deps, i)));
       meta.data.seededAt = clock.now();
       await meta.write();
     }
-    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, groups });
+    const inst = new LocalInstance(
+      config,
+      deps,
+      { dir, shown },
+      { contacts, history, checker, notifier, settings, groups, chatStore, account },
+    );
     await inst.start();
     return inst;
   }
@@ -195,8 +208,18 @@ export class LocalInstance {
       ...parts,
       sending: this.sending,
       // Messages and chats
+      chats: new Chats({
+        store: parts.chatStore,
+        history: parts.history,
+        contacts: parts.contacts,
+        network: deps.network,
+        clock: deps.clock,
+        notify: (c) => parts.notifier.messageChanged(c),
+      }),
       // Groups
       // Account, queues and calls
+      setState: (state) => this.setState(state),
+      reboot: () => this.reboot(),
       // Statuses
       statuses: this.statuses,
       sendQueue: this.sendQueue,
@@ -256,8 +279,32 @@ export class LocalInstance {
     if (state === this.stateNow) return;
     this.stateNow = state;
     this.sendQueue.poke();
+    await this.host.account.recordState(state);
     if (this.working) await this.statuses.release();
     await this.notifier.stateChanged(state);
+  }
+
+  /** reboot: `starting` for REBOOT_MS, then back to the state before (a yellowCard account comes back authorized). */
+  private async reboot(): Promise<{ isReboot: boolean }> {
+    const back = this.stateNow === 'yellowCard' ? 'authorized' : this.stateNow;
+    await this.setState('starting');
+    void this.deps.clock
+      .sleep(REBOOT_MS, this.stopping.signal)
+      .then(() => (this.stateNow === 'starting' ? this.setState(back) : undefined))
+      .catch(() => undefined);
+    return { isReboot: true };
+  }
+
+  /**
+   * Admin: a call made or received. It is kept for the call journals; an
+   * incoming one raises incomingCall. Answers the call and whether its
+   * notification was produced (its switch on).
+   */
+  async receiveCall(input: CallInput): Promise<{ call: CallRecord; notified: boolean }> {
+    const call = await this.host.account.addCall(input);
+    if (call.type === 'outgoing') return { call, notified: false };
+    const notified = await this.notifier.callArrived({ from: call.from, status: call.status, idMessage: call.idMessage });
+    return { call, notified };
   }
 
   /** Admin: queues a notification as given, when its type's switch is on; false when it is off. */

@@ -12,11 +12,19 @@
  * produces an old one because a switch was turned on since.
  */
 import path from 'node:path';
-import type { InstanceData, InstanceState, NotificationBody, NotificationType, OutgoingStatus } from '../../api/notifications.js';
+import type {
+  IncomingCall,
+  InstanceData,
+  InstanceState,
+  NotificationBody,
+  NotificationMessageData,
+  NotificationType,
+  OutgoingStatus,
+} from '../../api/notifications.js';
 import type { Message } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
-import { incomingBody, outgoingBody, stateBody, statusBody, type Origin } from '../notify/bodies.js';
+import { callBody, incomingBody, outgoingBody, stateBody, statusBody, type Origin } from '../notify/bodies.js';
 import { NotificationQueue } from '../notify/notification-queue.js';
 import { StatusWatcher, type TrackedMessage } from '../notify/status-watcher.js';
 import { WebhookPusher } from '../notify/webhook-pusher.js';
@@ -134,6 +142,19 @@ export class Notifier {
   }
 
   /**
+   * A message of ours edited or deleted through the API (editMessage,
+   * deleteMessage): outgoingAPIMessageReceived with that messageData. Its
+   * kind (`editedMessage`, `deletedMessage`) may need a switch of its own.
+   */
+  async messageChanged(c: { idMessage: string; chatId: string; messageData: NotificationMessageData }): Promise<void> {
+    const build = () => {
+      const m: Message = { type: 'outgoing', idMessage: c.idMessage, timestamp: 0, typeMessage: 'textMessage', chatId: c.chatId };
+      return { ...outgoingBody('outgoingAPIMessageReceived', m, this.origin()), messageData: c.messageData };
+    };
+    await this.produce('outgoingAPIMessageReceived', `change:${c.idMessage}`, build, { typeMessage: c.messageData.typeMessage });
+  }
+
+  /**
    * Admin: a notification as given (a flow test's status or API-message
    * event), stamped as this instance's, now; queued when its type's switch is
    * on. Resolves with whether it was queued.
@@ -144,6 +165,13 @@ export class Notifier {
     const { instanceData, timestamp } = { instanceData: this.opts.instanceData, timestamp: Math.floor(this.opts.clock.now() / 1000) };
     await this.queue.add({ ...body, instanceData, timestamp } as unknown as NotificationBody);
     return true;
+  }
+
+  /** A call to the account: incomingCall, once per call and status. */
+  async callArrived(c: { from: string; status: IncomingCall['status']; idMessage: string }): Promise<boolean> {
+    const key = `call:${c.idMessage}:${c.status}`;
+    await this.produce('incomingCall', key, () => callBody(c, this.origin()));
+    return this.opts.settings.produces('incomingCall');
   }
 
   /** The plan's chat quota refused a send: quotaExceeded (not keyed: each refusal is reported). */

@@ -4,6 +4,7 @@
  * instance's identity.
  */
 import type {
+  IncomingCall,
   IncomingMessageReceived,
   InstanceData,
   InstanceState,
@@ -167,6 +168,10 @@ export function statusBody(
   };
   if (s.description !== undefined) body.description = s.description;
   return body;
+}
+
+export function callBody(c: { from: string; status: IncomingCall['status']; idMessage: string }, o: Origin): IncomingCall {
+  return { from: c.from, typeWebhook: 'incomingCall', ...stamp(o), status: c.status, idMessage: c.idMessage };
 }
 
 export function stateBody(stateInstance: InstanceState, o: Origin): StateInstanceChanged {

@@ -151,6 +151,15 @@ export class NotificationQueue {
     return true;
   }
 
+  /** Removes every waiting notification (clearWebhooksQueue); resolves with how many went. */
+  async clear(): Promise<number> {
+    const ids = [...this.live.keys()];
+    if (ids.length === 0) return 0;
+    await this.log.append(...ids.map((receiptId) => ({ op: 'del' as const, receiptId })));
+    for (const id of ids) this.live.delete(id);
+    return ids.length;
+  }
+
   get size(): number {
     this.expire();
     return this.live.size;

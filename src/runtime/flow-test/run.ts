@@ -393,6 +393,18 @@ function eventMessage(event: NonNullable<FlowTestCase['event']>, what: string): 
   });
 }
 
+async function deliverCall(rig: CaseRig, li: LocalInst, event: Record<string, unknown>, what: string): Promise<void> {
+  const call = Object.fromEntries(
+    ['from', 'status', 'idMessage', 'isVideo'].flatMap((k) => (event[k] === undefined ? [] : [[k, event[k]]])),
+  );
+  const out = (await admin(rig.service, li, 'call', 'POST', call, what)) as { notified: boolean };
+  if (!out.notified) {
+    throw new MsgflowError('TEST_CASE_INVALID', {
+      reason: `${what}: the local instance does not produce incomingCall notifications (its switch is off)`,
+    });
+  }
+}
+
 /**
  * Makes the case's event happen on the local service serving the trigger's
  * instance, as it happens live: a message arrives (in the chat's history,
@@ -409,6 +421,8 @@ async function deliverEvent(rig: CaseRig, c: FlowTestCase, started: Promise<RunH
   if (type === 'incomingMessageReceived' || type === 'outgoingMessageReceived')
     await admin(rig.service, li, 'incoming', 'POST', eventMessage(event, what), what);
   else if (type === 'stateInstanceChanged') await admin(rig.service, li, 'state', 'POST', { state: event.stateInstance }, what);
+  // A call rings as it would live: into lastIncomingCalls, and its notification when the switch is on.
+  else if (type === 'incomingCall') await deliverCall(rig, li, event, what);
   else if (!((await admin(rig.service, li, 'notification', 'POST', event, what)) as { queued: boolean }).queued)
     throw new MsgflowError('TEST_CASE_INVALID', {
       reason: `${what}: the local instance does not produce ${type} notifications (its switch is off)`,

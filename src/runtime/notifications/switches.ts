@@ -11,7 +11,13 @@ import type { InstanceApi, InstanceSettings } from '../../api/types.js';
 import type { Logger } from '../../engine/action.js';
 
 type Switch =
-  'incomingWebhook' | 'outgoingWebhook' | 'outgoingAPIMessageWebhook' | 'outgoingMessageWebhook' | 'stateWebhook' | 'pollMessageWebhook';
+  | 'incomingWebhook'
+  | 'outgoingWebhook'
+  | 'outgoingAPIMessageWebhook'
+  | 'outgoingMessageWebhook'
+  | 'stateWebhook'
+  | 'pollMessageWebhook'
+  | 'incomingCallWebhook';
 
 /** Message kinds the service produces only with a switch of their own, when a trigger names them (`typeMessage:`). */
 const KIND_SWITCH: Partial<Record<string, Switch>> = { pollUpdateMessage: 'pollMessageWebhook' };
@@ -22,6 +28,7 @@ const SWITCH_OF: Record<NotificationType, Switch> = {
   outgoingAPIMessageReceived: 'outgoingAPIMessageWebhook',
   outgoingMessageReceived: 'outgoingMessageWebhook',
   stateInstanceChanged: 'stateWebhook',
+  incomingCall: 'incomingCallWebhook',
 };
 
 /** Types always consumed: replies (waitForReply) and statuses (files.broadcast). */

@@ -129,6 +129,56 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     answer: { setGroupPicture: true, urlAvatar: 'https://example.com/files/a/avatar.jpg', reason: '' },
   },
   leaveGroup: { request: { groupId: GROUP }, answer: { leaveGroup: true } },
+  // Messages and chats
+  getContacts: { request: { group: false, count: 10 }, answer: [{ id: PERSONAL, name: 'Ann', contactName: '', type: 'user' }] },
+  getContactInfo: {
+    request: { chatId: PERSONAL },
+    answer: { chatId: PERSONAL, name: 'Ann', contactName: '', avatar: '', isArchive: false },
+  },
+  getAvatar: { request: { chatId: GROUP }, answer: { urlAvatar: '', available: true } },
+  getChats: {
+    request: { count: 5 },
+    answer: [{ archive: false, id: GROUP, ephemeralExpiration: 0, ephemeralSettingTimestamp: 0, name: 'Team', type: 'group' }],
+  },
+  downloadFile: { request: { chatId: PERSONAL, idMessage: 'BAE5F4886F6F2D05' }, answer: { downloadUrl: 'https://files.example/a.png' } },
+  deleteMessage: { request: { chatId: PERSONAL, idMessage: 'BAE5F4886F6F2D05', onlySenderDelete: true }, answer: undefined },
+  editMessage: {
+    request: { chatId: PERSONAL, idMessage: 'BAE5F4886F6F2D05', message: 'fixed' },
+    answer: { idMessage: 'BAE5F4886F6F2D07' },
+  },
+  readChat: { request: { chatId: PERSONAL }, answer: { setRead: true } },
+  archiveChat: { request: { chatId: GROUP }, answer: undefined },
+  unarchiveChat: { request: { chatId: GROUP }, answer: undefined },
+  setDisappearingChat: {
+    request: { chatId: PERSONAL, ephemeralExpiration: 86400 },
+    answer: { chatId: PERSONAL, disappearingMessagesInChat: true, ephemeralExpiration: 86400 },
+  },
+  // Account, queues and calls
+  getStatusInstance: { request: {}, answer: { statusInstance: 'online' } },
+  getStateInstanceHistory: {
+    request: { count: 2 },
+    answer: [{ stateInstance: 'authorized', timestamp: 1767225600, phoneNumber: '79001234567@c.us' }],
+  },
+  reboot: { request: {}, answer: { isReboot: true } },
+  logout: { request: {}, answer: { isLogout: true } },
+  qr: { request: {}, answer: { type: 'alreadyLogged', message: 'instance account already authorized' } },
+  getAuthorizationCode: { request: { phoneNumber: 79001234567 }, answer: { status: true, code: 'GAPI2015' } },
+  getWaSettings: {
+    request: {},
+    answer: { avatar: '', phone: '79001234567', stateInstance: 'authorized', deviceId: '79001234567:8@s.whatsapp.net' },
+  },
+  getMessagesCount: { request: {}, answer: { count: 0 } },
+  getWebhooksCount: { request: {}, answer: { count: 3 } },
+  clearWebhooksQueue: { request: {}, answer: { isCleared: true, reason: '' } },
+  lastIncomingCalls: {
+    request: { minutes: 60 },
+    answer: [{ type: 'incoming', idMessage: 'CALL1', timestamp: 1767225600, from: PERSONAL, status: 'missed', isVideo: false }],
+  },
+  lastOutgoingCalls: { request: {}, answer: [] },
+  setProfilePicture: {
+    request: { file: Buffer.from('JFIF picture'), fileName: 'me.jpg' },
+    answer: { reason: null, urlAvatar: 'https://media.example.com/files/abc/me.jpg', setProfilePicture: true },
+  },
   // Statuses
   sendTextStatus: {
     request: { message: 'I use GREEN-API', backgroundColor: '#228B22', font: 'SERIF', participants: [PERSONAL] },

@@ -12,6 +12,8 @@ import { notificationsSuite } from './notifications.js';
 import { sendFileSuite } from './send-file.js';
 import { sendingSuite } from './sending.js';
 import { incomingKindsSuite } from './incoming-kinds.js';
+import { chatsSuite } from './chats.js';
+import { accountSuite } from './account.js';
 import { fidelitySuite } from './fidelity.js';
 import { groupsSuite } from './groups.js';
 import { statusesSuite } from './statuses.js';
@@ -26,6 +28,8 @@ export function describeConformance(kind: TransportKind): void {
     notificationsSuite(kind);
     sendingSuite(kind);
     incomingKindsSuite(kind);
+    chatsSuite(kind);
+    accountSuite(kind);
     fidelitySuite(kind);
     groupsSuite(kind);
     statusesSuite(kind);
