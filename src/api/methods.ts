@@ -264,7 +264,6 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
     defaultRatePerSecond: 1,
     requestBody: 'multipart',
   },
-  // Statuses
   // Statuses. The status methods (beta on the service) have no published
   // rate: a status takes the sending methods' 50/s, the journals their 1/s
   // siblings' (lastOutgoingMessages), the statistic getMessage's 10/s.
