@@ -22,6 +22,10 @@
  *   lastOutgoingCalls; an incoming one raises incomingCall (`offer` by
  *   default; send the same idMessage again with how it ended). Answers
  *   `{call, notified}`.
+ * - `POST /_local/waInstance{id}/block/{token}` `{chatId?, blocked?}`: a
+ *   contact blocks the account (`blocked: true`, the default) or unblocks it;
+ *   a block raises incomingBlock (`chatState: blocked`; chatId defaults to the
+ *   service's placeholder `10000000000@c.us`). Answers `{chatId, blocked, notified}`.
  */
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
@@ -46,6 +50,17 @@ const CallBody = z.strictObject({
   idMessage: z.string({ error: "'idMessage' must be a string" }).min(1, { error: "'idMessage' must not be empty" }).optional(),
 });
 
+/** The chat id the service sends in incomingBlock by default: WhatsApp no longer says who blocked. */
+const BLOCK_PLACEHOLDER_CHAT = '10000000000@c.us';
+
+const BlockBody = z.strictObject({
+  chatId: z
+    .string({ error: "'chatId' must be a chat id such as 79001234567@c.us" })
+    .regex(/^\d{1,20}@c\.us$/, { error: "'chatId' must be a chat id such as 79001234567@c.us" })
+    .default(BLOCK_PLACEHOLDER_CHAT),
+  blocked: z.boolean({ error: "'blocked' must be a boolean" }).default(true),
+});
+
 const StateBody = z.strictObject({ state: z.enum(INSTANCE_STATES, { error: `'state' must be one of ${INSTANCE_STATES.join(', ')}` }) });
 
 /** Null prototype: `constructor`, `__proto__` and friends are unknown actions, not Object's members. */
@@ -58,6 +73,7 @@ const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
     queue: 'GET',
     contacts: 'GET',
     call: 'POST',
+    block: 'POST',
   } as const,
 );
 
@@ -87,6 +103,10 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
     case 'call': {
       const input = parse(CallBody, readJsonBody(req));
       return json(200, await instance.receiveCall(input));
+    }
+    case 'block': {
+      const input = parse(BlockBody, readJsonBody(req));
+      return json(200, await instance.receiveBlock(input));
     }
     case 'queue':
       return json(200, { pending: instance.sendQueue.pending(), failed: instance.sendQueue.failed() });
