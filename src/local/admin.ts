@@ -26,6 +26,9 @@
  *   contact blocks the account (`blocked: true`, the default) or unblocks it;
  *   a block raises incomingBlock (`chatState: blocked`; chatId defaults to the
  *   service's placeholder `10000000000@c.us`). Answers `{chatId, blocked, notified}`.
+ * - `POST /_local/waInstance{id}/status/{token}` `{chatId, message | urlFile+fileName, ...}`:
+ *   a contact posts a status. Answers `{received, status}`; `received: false`
+ *   when the sender is not one of the account's contacts.
  */
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
@@ -33,6 +36,7 @@ import { CALL_STATUSES, INSTANCE_STATES, NOTIFICATION_TYPES } from '../api/notif
 import { issueToValidationError } from '../api/validate.js';
 import type { LocalInstance } from './instance/instance.js';
 import { MessageInputSchema } from './message-input.js';
+import { IncomingStatusSchema } from './instance/statuses.js';
 import { errorResponse, json, readJsonBody } from './request.js';
 import type { LocalRequest, LocalResponse } from './types.js';
 
@@ -74,6 +78,7 @@ const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
     contacts: 'GET',
     call: 'POST',
     block: 'POST',
+    status: 'POST',
   } as const,
 );
 
@@ -108,6 +113,8 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
       const input = parse(BlockBody, readJsonBody(req));
       return json(200, await instance.receiveBlock(input));
     }
+    case 'status':
+      return json(200, await instance.receiveStatus(parse(IncomingStatusSchema, readJsonBody(req))));
     case 'queue':
       return json(200, { pending: instance.sendQueue.pending(), failed: instance.sendQueue.failed() });
     default:
