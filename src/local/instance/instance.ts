@@ -97,6 +97,8 @@ export class LocalInstance {
   private inflight: AbortController | undefined;
   /** Aborted by close(): a typing pause in progress ends (its message stays queued). */
   private readonly stopping = new AbortController();
+  /** Contacts that blocked the account (admin `block`): in memory only. */
+  private readonly blockedBy = new Set<string>();
   private readonly failures: ScriptedFailures;
   /** The sending methods beyond sendMessage and sendFileByUrl. */
   private readonly sending: Sending;
@@ -305,6 +307,23 @@ export class LocalInstance {
     if (call.type === 'outgoing') return { call, notified: false };
     const notified = await this.notifier.callArrived({ from: call.from, status: call.status, idMessage: call.idMessage });
     return { call, notified };
+  }
+
+  /**
+   * Admin: a contact blocks (`blocked: true`) or unblocks the account. A
+   * block raises incomingBlock; the service documents no notification for
+   * an unblock, so none is produced. Kept in memory, like the state: a
+   * restart forgets it. Answers the contact's state and whether a
+   * notification was queued (its switch on).
+   */
+  async receiveBlock(input: { chatId: string; blocked: boolean }): Promise<{ chatId: string; blocked: boolean; notified: boolean }> {
+    const { chatId, blocked } = input;
+    const was = this.blockedBy.has(chatId);
+    if (blocked) this.blockedBy.add(chatId);
+    else this.blockedBy.delete(chatId);
+    // Blocking again while blocked is no new event.
+    const notified = blocked && !was ? await this.notifier.blockedBy(chatId) : false;
+    return { chatId, blocked, notified };
   }
 
   /** Admin: queues a notification as given, when its type's switch is on; false when it is off. */
