@@ -18,8 +18,8 @@ import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
 import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
-import { countRows, duplicateOf, parseBool, pickField, readRows, type SourcedRow } from './kit/rows.js';
-import { defaultReport, openReport, reportFormat } from './kit/report.js';
+import { countRows, parseBool, pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
+import { defaultReport, duplicateOf, openReport, reportFormat } from './kit/report.js';
 import { reportCells } from './kit/journaled.js';
 import { FailureGuard } from './kit/guard.js';
 import { JobCounters, type CounterName } from './kit/counters.js';
