@@ -22,6 +22,9 @@
  *   lastOutgoingCalls; an incoming one raises incomingCall (`offer` by
  *   default; send the same idMessage again with how it ended). Answers
  *   `{call, notified}`.
+ * - `POST /_local/waInstance{id}/status/{token}` `{chatId, message | urlFile+fileName, ...}`:
+ *   a contact posts a status. Answers `{received, status}`; `received: false`
+ *   when the sender is not one of the account's contacts.
  */
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
@@ -29,6 +32,7 @@ import { CALL_STATUSES, INSTANCE_STATES, NOTIFICATION_TYPES } from '../api/notif
 import { issueToValidationError } from '../api/validate.js';
 import type { LocalInstance } from './instance/instance.js';
 import { MessageInputSchema } from './message-input.js';
+import { IncomingStatusSchema } from './instance/statuses.js';
 import { errorResponse, json, type LocalRequest, type LocalResponse } from './types.js';
 
 const NotificationInput = z.looseObject({
@@ -57,6 +61,7 @@ const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
     queue: 'GET',
     contacts: 'GET',
     call: 'POST',
+    status: 'POST',
   } as const,
 );
 
@@ -96,6 +101,8 @@ export async function handleAdmin(
       const input = parse(CallBody, readBody());
       return json(200, await instance.receiveCall(input));
     }
+    case 'status':
+      return json(200, await instance.receiveStatus(parse(IncomingStatusSchema, readBody())));
     case 'queue':
       return json(200, { pending: instance.sendQueue.pending(), failed: instance.sendQueue.failed() });
     default:

@@ -328,7 +328,7 @@ async function listenService(ctx: ServiceContext, service: LocalService, port: n
 }
 
 /** Path segments, URL-decoded; undefined when a segment is not valid percent-encoding. */
-export function splitPath(p: string): string[] | undefined {
+function splitPath(p: string): string[] | undefined {
   // One empty segment is dropped at each end (the leading '/', a trailing one); any other stays, so '//' is still told apart.
   const parts = p.split('/');
   if (parts[0] === '') parts.shift();
@@ -359,7 +359,7 @@ function bodyText(req: LocalRequest): string {
  *
  * @throws MsgflowError UNSUPPORTED_MEDIA_TYPE (415), MALFORMED_JSON (400) or BODY_TOO_DEEP (400)
  */
-export function readJsonBody(req: LocalRequest): unknown {
+function readJsonBody(req: LocalRequest): unknown {
   const text = bodyText(req);
   if (text.trim() === '') return undefined;
   const ct = header(req, 'content-type') ?? '';

@@ -72,6 +72,18 @@ describe('every method over HTTP', () => {
     ]);
   });
 
+  it('the status journals are GETs with ?minutes=, with or without a request object; the statistic takes ?idMessage=', async () => {
+    server.script({ json: [] }, { json: [] }, { json: [] });
+    await client.getOutgoingStatuses();
+    await client.getIncomingStatuses({ minutes: 60 });
+    await client.getStatusStatistic({ idMessage: 'BAE5F4886F6F2D05' });
+    expect(server.requests.map((r) => [r.method, r.path.split('/')[2], r.query])).toEqual([
+      ['GET', 'getOutgoingStatuses', { minutes: '1440' }],
+      ['GET', 'getIncomingStatuses', { minutes: '60' }],
+      ['GET', 'getStatusStatistic', { idMessage: 'BAE5F4886F6F2D05' }],
+    ]);
+  });
+
   it('checkAccount by username', async () => {
     server.script({ json: { exist: true, chatId: PERSONAL, username: '@ann', fromCache: true } });
     const res = await client.checkAccount({ username: '@ann', force: true });

@@ -36,6 +36,7 @@ import { fileUrl, isSendingKind, outgoingBase, pause, Sending } from './sending.
 import { Replier } from './replier.js';
 import { SettingsStore } from './settings.js';
 import { ScriptedFailures, webhookDownAt } from './failures.js';
+import { StatusBook, type IncomingStatusInput } from './statuses.js';
 import type { TrackedMessage } from '../notify/status-watcher.js';
 
 export type { InstanceState };
@@ -138,6 +139,8 @@ export class LocalInstance {
   private readonly failures: ScriptedFailures;
   /** The sending methods beyond sendMessage and sendFileByUrl. */
   private readonly sending: Sending;
+  /** Posted and received statuses. */
+  private readonly statuses: StatusBook;
 
   /**
    * Opens the instance's stores under dataDir/<idInstance>/, seeds an empty
@@ -239,6 +242,7 @@ export class LocalInstance {
       chatsMessaged: () => parts.history.chatsWithOutgoing(),
       onError: (e) => this.writeFailed(e),
     });
+    this.statuses = new StatusBook({ ...where, ...deps, contacts: parts.contacts, wid: widOf(config), working: () => this.working });
     this.host = {
       ...parts,
       sending: this.sending,
@@ -256,6 +260,7 @@ export class LocalInstance {
       setState: (state) => this.setState(state),
       reboot: () => this.reboot(),
       // Statuses
+      statuses: this.statuses,
       sendQueue: this.sendQueue,
       clock: deps.clock,
       network: deps.network,
@@ -269,6 +274,8 @@ export class LocalInstance {
   /** Loads the send queue, redoes what a crash interrupted, and starts the queue and the notifier. */
   private async start(): Promise<void> {
     const queue = this.sendQueue;
+    await this.statuses.load();
+    if (this.working) await this.statuses.release();
     await queue.load();
     queue.on('sent', (e) => void this.afterSent(e.messageIds ?? [e.idMessage]));
     queue.on('failed', (e) => {
@@ -312,6 +319,7 @@ export class LocalInstance {
     this.stateNow = state;
     this.sendQueue.poke();
     await this.host.account.recordState(state);
+    if (this.working) await this.statuses.release();
     await this.notifier.stateChanged(state);
   }
 
@@ -411,6 +419,11 @@ export class LocalInstance {
     const m = this.history.rendered(stored);
     await this.notifier.messageArrived(m);
     return m;
+  }
+
+  /** Admin: a contact posts a status (received only from the account's contacts). */
+  receiveStatus(input: IncomingStatusInput) {
+    return this.statuses.receive(input);
   }
 
   /** Admin: contents of the contact list and the phonebook (the API has no method to read them). */
