@@ -194,7 +194,7 @@ export { createBus, EngineBus, type EngineEvents } from './engine/events.js';
 export { ManualClock, machineZone, systemClock, zoneOf, type Clock } from './util/clock.js';
 /** The job kit and the action test kit, for plugin authors (docs/plugins.md). */
 export { fileField, itemsField, reportField, maxConsecutiveFailuresField } from './actions/kit/inputs.js';
-export { readRows, countRows, pickField, parseBool, type RowSource, type SourcedRow } from './actions/kit/rows.js';
+export { readRows, countRows, pickField, parseBool, type RowSource, type SourcedRow } from './engine/flow/data-file.js';
 export { openReport, writeReport, toCsv, csvLine, defaultReport, type ReportWriter, type ReportRow } from './actions/kit/report.js';
 export { JobCounters } from './actions/kit/counters.js';
 export { FailureGuard, whatToFix } from './actions/kit/guard.js';

@@ -26,15 +26,13 @@ import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
 import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
-import { countRows, duplicateOf, pickField, readRows, type SourcedRow } from './kit/rows.js';
-import { defaultReport, openReport, reportFormat } from './kit/report.js';
-import { reportCells } from './kit/journaled.js';
+import { countRows, pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
+import { defaultReport, duplicateOf, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
 import { JobCounters } from './kit/counters.js';
-import { JournalWriter } from './kit/journal.js';
 import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
 import { RowIndex } from './kit/row-index.js';
-import { replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
+import { JournalWriter, replayJournal, reportCells, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
 

@@ -12,7 +12,7 @@
  * (see broadcast-records.ts). A closed send window waits durably for the next
  * opening.
  *
- * Like the other jobs it streams its input (kit/rows.ts) and holds no list of
+ * Like the other jobs it streams its input (readRows, engine/flow/data-file.ts) and holds no list of
  * recipients: a first pass counts the rows and gathers the interrupted sends,
  * a second sends, a last one writes the report from each recipient's durable
  * record. Only the records this run sent are held, to follow their statuses.
@@ -38,7 +38,7 @@ import { followNotified, notificationsOn } from './broadcast-notified.js';
 import { optOutKey, optOutList } from './opt-out.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures.
 import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
-import { pickField, readRows, type SourcedRow } from './kit/rows.js';
+import { pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
 import { defaultReport, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
 import { JobCounters } from './kit/counters.js';

@@ -37,8 +37,7 @@ import { issueToValidationError } from '../api/validate.js';
 import type { LocalInstance } from './instance/instance.js';
 import { MessageInputSchema } from './message-input.js';
 import { IncomingStatusSchema } from './instance/statuses.js';
-import { errorResponse, json, readJsonBody } from './request.js';
-import type { LocalRequest, LocalResponse } from './types.js';
+import { errorResponse, json, type LocalRequest, type LocalResponse } from './types.js';
 
 const NotificationInput = z.looseObject({
   typeWebhook: z.enum(NOTIFICATION_TYPES, { error: `'typeWebhook' must be one of ${NOTIFICATION_TYPES.join(', ')}` }),
@@ -82,7 +81,16 @@ const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
   } as const,
 );
 
-export async function handleAdmin(instance: LocalInstance, action: string, req: LocalRequest): Promise<LocalResponse> {
+/**
+ * An admin request past routing and auth. `readBody` is the service's JSON
+ * body reader (415, malformed JSON, too deep), called only by the POST routes.
+ */
+export async function handleAdmin(
+  instance: LocalInstance,
+  action: string,
+  req: LocalRequest,
+  readBody: () => unknown,
+): Promise<LocalResponse> {
   const expected = ROUTES[action];
   if (!expected) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: action.slice(0, 64) }));
   const got = req.httpMethod.toUpperCase();
@@ -93,20 +101,20 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
   }
   switch (action) {
     case 'incoming': {
-      const input = parse(MessageInputSchema, readJsonBody(req));
+      const input = parse(MessageInputSchema, readBody());
       return json(200, await instance.inject(input));
     }
     case 'notification': {
-      const body = parse(NotificationInput, readJsonBody(req));
+      const body = parse(NotificationInput, readBody());
       return json(200, { queued: await instance.relayNotification(body) });
     }
     case 'state': {
-      const { state } = parse(StateBody, readJsonBody(req));
+      const { state } = parse(StateBody, readBody());
       await instance.setState(state);
       return json(200, { state });
     }
     case 'call': {
-      const input = parse(CallBody, readJsonBody(req));
+      const input = parse(CallBody, readBody());
       return json(200, await instance.receiveCall(input));
     }
     case 'block': {
@@ -114,7 +122,7 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
       return json(200, await instance.receiveBlock(input));
     }
     case 'status':
-      return json(200, await instance.receiveStatus(parse(IncomingStatusSchema, readJsonBody(req))));
+      return json(200, await instance.receiveStatus(parse(IncomingStatusSchema, readBody())));
     case 'queue':
       return json(200, { pending: instance.sendQueue.pending(), failed: instance.sendQueue.failed() });
     default:

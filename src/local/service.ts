@@ -13,6 +13,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { EventEmitter } from 'eventemitter3';
 import { MsgflowError, ValidationError } from '../api/errors.js';
+import { nestedDeeperThan, tooDeepReason } from '../util/http-body.js';
 import { isApiMethod, METHOD_SPECS, type ApiMethod } from '../api/methods.js';
 import { redact } from '../api/redact.js';
 import { validateRequest } from '../api/validate.js';
@@ -26,10 +27,9 @@ import { createMediaStore } from './media/file-store.js';
 import { privateRange } from './media/download.js';
 import type { MediaStore } from './media/types.js';
 import { Network } from './network.js';
-import { errorResponse, json, readJsonBody, splitPath, validationResponse } from './request.js';
 import { loadSeedFile } from './seed.js';
 import { readUploadBody } from './upload-body.js';
-import type { LocalFileBody, LocalRequest, LocalResponse } from './types.js';
+import { errorResponse, json, validationResponse, type LocalFileBody, type LocalRequest, type LocalResponse } from './types.js';
 import { openStatic } from './static-files.js';
 
 export interface LocalServiceOptions {
@@ -218,7 +218,7 @@ async function route(ctx: ServiceContext, req: LocalRequest): Promise<LocalRespo
   const instance = ctx.instances.get(head.slice('waInstance'.length));
   if (!instance) return errorResponse(new MsgflowError('INSTANCE_NOT_FOUND'));
   if (!instance.acceptsToken(token)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
-  if (admin) return handleAdmin(instance, method, req);
+  if (admin) return handleAdmin(instance, method, req, () => readJsonBody(req));
   if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
   return callMethod(
     instance,
@@ -325,6 +325,64 @@ async function listenService(ctx: ServiceContext, service: LocalService, port: n
       await closeOne();
     },
   };
+}
+
+/** Path segments, URL-decoded; undefined when a segment is not valid percent-encoding. */
+function splitPath(p: string): string[] | undefined {
+  // One empty segment is dropped at each end (the leading '/', a trailing one); any other stays, so '//' is still told apart.
+  const parts = p.split('/');
+  if (parts[0] === '') parts.shift();
+  if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
+  // Nearly every path has nothing encoded: no decoding pass then.
+  if (!p.includes('%')) return parts;
+  try {
+    return parts.map((s) => decodeURIComponent(s));
+  } catch {
+    return undefined;
+  }
+}
+
+function header(req: LocalRequest, name: string): string | undefined {
+  const v = req.headers?.[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function bodyText(req: LocalRequest): string {
+  if (req.body === undefined) return '';
+  return typeof req.body === 'string' ? req.body : req.body.toString('utf8');
+}
+
+/**
+ * The JSON body of a POST. An empty body is `undefined` (the validator then
+ * says the body must be an object); a non-empty one must be declared
+ * application/json and parse.
+ *
+ * @throws MsgflowError UNSUPPORTED_MEDIA_TYPE (415), MALFORMED_JSON (400) or BODY_TOO_DEEP (400)
+ */
+function readJsonBody(req: LocalRequest): unknown {
+  const text = bodyText(req);
+  if (text.trim() === '') return undefined;
+  const ct = header(req, 'content-type') ?? '';
+  const mediaType = ct.split(';')[0]!.trim().toLowerCase();
+  if (mediaType !== 'application/json' && !/^application\/[\w.+-]+\+json$/.test(mediaType)) {
+    throw new MsgflowError('UNSUPPORTED_MEDIA_TYPE', { got: ct.slice(0, 100) || '(none)' });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    // The parser's message can quote the input; keep only its kind, never the body.
+    const reason =
+      e instanceof SyntaxError
+        ? e.message
+            .replace(/".*$/s, '')
+            .replace(/,?\s*$/, '')
+            .slice(0, 120)
+        : 'unreadable';
+    throw new MsgflowError('MALFORMED_JSON', { reason });
+  }
+  if (nestedDeeperThan(value)) throw new MsgflowError('BODY_TOO_DEEP', { reason: tooDeepReason() });
+  return value;
 }
 
 /** GET carries its parameters in the query; digits become numbers so the shared validator applies. */

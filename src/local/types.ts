@@ -3,7 +3,11 @@
  * node:http (http-server.ts) or a direct call (runtime/in-process-transport.ts). Every
  * rule (auth, routing, method check, JSON parsing, validation, rate limits)
  * lives below `handle`, so both paths behave identically.
+ *
+ * The answers every route builds (json, errorResponse) live here with LocalResponse.
  */
+import type { MsgflowError, ValidationError } from '../api/errors.js';
+
 /** One request as the service sees it, transport-neutral. */
 export interface LocalRequest {
   /** `GET`, `POST`, ... as sent (any case). */
@@ -39,4 +43,25 @@ export interface LocalResponse {
 
 export function isFileBody(body: unknown): body is LocalFileBody {
   return typeof body === 'object' && body !== null && (body as { kind?: unknown }).kind === 'file' && 'stream' in body;
+}
+
+export const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
+
+export function json(status: number, body: unknown, headers?: Record<string, string>): LocalResponse {
+  return {
+    status,
+    headers: headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...JSON_HEADERS, ...headers },
+    body,
+  };
+}
+
+/** `{message}` with the catalogue's status and text. */
+export function errorResponse(e: MsgflowError, headers?: Record<string, string>): LocalResponse {
+  return json(e.status ?? 400, { message: e.message }, headers);
+}
+
+/** Validation errors of the service: 400 `{message}`, or `{status:false, reason}` for checkAccount's target rule. */
+export function validationResponse(e: ValidationError): LocalResponse {
+  if (e.code === 'CHECK_ACCOUNT_TARGET') return json(e.status ?? 400, { status: false, reason: e.message });
+  return errorResponse(e);
 }

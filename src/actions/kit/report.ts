@@ -220,3 +220,12 @@ export async function writeReport(absPath: string, content: ReportContent): Prom
 export function toCsv(rows: readonly ReportRow[], columns: readonly string[]): string {
   return csvLine(columns) + rows.map((r) => csvLine(columns.map((c) => r[c]))).join('');
 }
+
+/**
+ * The report's error text of a duplicate row: the place of the row that wins,
+ * as the report's `where` column names it.
+ * @example duplicateOf('data/leads.csv:2') // 'duplicate of data/leads.csv:2'
+ */
+export function duplicateOf(firstWhere: string): string {
+  return `duplicate of ${firstWhere}`;
+}

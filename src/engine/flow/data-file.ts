@@ -8,6 +8,10 @@
  * gathered into one value (a flow input held by the run). CSV values stay
  * strings (phone numbers must not lose leading digits or precision); the API
  * schemas accept digit strings where numbers are expected.
+ *
+ * A job reads its input through {@link readRows} (a file's records, then
+ * inline items, each with its place): the row is parsed here once and
+ * handed to the job by the same module, with no layer in between.
  */
 import { createReadStream } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
@@ -15,7 +19,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
 import { JSONParser } from '@streamparser/json-node';
-import { MsgflowError } from '../../api/errors.js';
+import { FlowError, isMsgflowError, MsgflowError } from '../../api/errors.js';
+import type { ActionContext } from '../action.js';
 import { parseYamlSource } from '../../util/yaml-source.js';
 
 export interface DataFileOptions {
@@ -184,4 +189,73 @@ async function firstChar(file: string): Promise<string | undefined> {
   } finally {
     await fh.close();
   }
+}
+
+// ---- a job's rows: the file's records, then inline items -------------------
+
+export interface RowSource {
+  /** Data file, relative to the project (config file's directory). */
+  file?: string;
+  /** Inline records, read after the file's. */
+  items?: readonly unknown[];
+}
+
+/** A record and where it came from, for reports and messages. */
+export interface SourcedRow {
+  value: unknown;
+  /** `data/leads.csv:4` (the file's line), `data/leads.json[3]` (an element of a JSON array or YAML list), or `items[2]`. */
+  where: string;
+  /** 0-based position over file and items together. */
+  index: number;
+}
+
+/**
+ * Streams the records of a source, file first, then items.
+ *
+ * @throws FlowError ACTION_INPUT_INVALID naming the file (and line) that cannot be read.
+ * @example for await (const row of readRows(ctx, 'my.job', { file: input.file, items: input.items })) ...
+ */
+export async function* readRows(ctx: Pick<ActionContext, 'resolvePath'>, action: string, source: RowSource): AsyncGenerator<SourcedRow> {
+  let index = 0;
+  if (source.file !== undefined) {
+    try {
+      for await (const r of streamRecords(ctx.resolvePath(source.file), source.file)) yield { ...r, index: index++ };
+    } catch (e) {
+      // DATA_FILE_INVALID says `<file>[:line]: <what is wrong>`.
+      const reason = isMsgflowError(e) ? e.message : `cannot read ${source.file}: ${(e as Error).message}`;
+      throw new FlowError('ACTION_INPUT_INVALID', { action, field: 'file', reason }, { cause: e });
+    }
+  }
+  const base = index;
+  for (const [i, value] of (source.items ?? []).entries()) yield { value, where: `items[${i}]`, index: base + i };
+}
+
+/** How many records a source holds (a streaming pass: for progress totals). */
+export async function countRows(ctx: Pick<ActionContext, 'resolvePath'>, action: string, source: RowSource): Promise<number> {
+  let n = 0;
+  for await (const _ of readRows(ctx, action, { file: source.file })) n++;
+  return n + (source.items?.length ?? 0);
+}
+
+/** Reads a field by any of its usual spellings (`phone`, `Phone`, `phoneNumber`...). */
+export function pickField(row: unknown, names: readonly string[]): unknown {
+  if (row === null || typeof row !== 'object' || Array.isArray(row)) return undefined;
+  const rec = row as Record<string, unknown>;
+  for (const n of names) if (Object.hasOwn(rec, n) && rec[n] !== undefined && rec[n] !== '') return rec[n];
+  for (const k of Object.keys(rec)) {
+    const norm = k.toLowerCase().replace(/[\s_-]/g, '');
+    for (const n of names) if (norm === n.toLowerCase() && rec[k] !== undefined && rec[k] !== '') return rec[k];
+  }
+  return undefined;
+}
+
+/** CSV cells are text: `true`, `yes`, `1` and `false`, `no`, `0` become booleans. */
+export function parseBool(v: unknown): boolean | undefined {
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'number') return v !== 0;
+  if (typeof v !== 'string') return undefined;
+  const t = v.trim().toLowerCase();
+  if (['true', 'yes', 'y', '1'].includes(t)) return true;
+  if (['false', 'no', 'n', '0'].includes(t)) return false;
+  return undefined;
 }

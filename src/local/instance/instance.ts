@@ -4,6 +4,7 @@
  * `call` takes a request that has passed validation and answers with a
  * status and a JSON body (the per-method handlers are in dispatch.ts).
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { MsgflowError } from '../../api/errors.js';
@@ -21,7 +22,6 @@ import type { FetchedFile } from '../media/types.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../../util/rate-limit.js';
 import { openJsonDoc } from '../persist/json-doc.js';
-import { TokenCheck } from '../request.js';
 import { Account, REBOOT_MS, type CallInput } from './account.js';
 import { AccountChecker } from './account-check.js';
 import { Chats, ChatStore } from './chats.js';
@@ -77,6 +77,45 @@ interface OpenedParts {
   /** Chats' and messages' changes (archive, edits...): chats.ts. */
   chatStore: ChatStore;
   account: Account;
+}
+
+/** What an instance keeps of its token to check requests against: its SHA-256 digest. */
+export function tokenDigest(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/** How many distinct given tokens a {@link TokenCheck} keeps the digest of. @default 64 */
+export const TOKEN_CACHE_SIZE = 64;
+
+/**
+ * An instance's token check. Every request carries the token, nearly always
+ * the same string, so the digest of a given string is computed once and kept
+ * (a bounded map: a client spraying guesses evicts old entries instead of
+ * growing it); the comparison itself stays `timingSafeEqual` over two
+ * fixed-length digests on every request, so it takes the same time whether
+ * the token is right or how much of it is.
+ */
+export class TokenCheck {
+  private readonly expected: Buffer;
+  private readonly digests = new Map<string, Buffer>();
+
+  constructor(
+    token: string,
+    private readonly maxEntries: number = TOKEN_CACHE_SIZE,
+  ) {
+    this.expected = tokenDigest(token);
+  }
+
+  accepts(given: string): boolean {
+    let digest = this.digests.get(given);
+    if (digest === undefined) {
+      digest = tokenDigest(given);
+      // Oldest first: a Map iterates in insertion order.
+      if (this.digests.size >= this.maxEntries) this.digests.delete(this.digests.keys().next().value!);
+      this.digests.set(given, digest);
+    }
+    return timingSafeEqual(digest, this.expected);
+  }
 }
 
 export class LocalInstance {
