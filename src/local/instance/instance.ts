@@ -10,6 +10,7 @@ import { MsgflowError } from '../../api/errors.js';
 import type { ApiMethod } from '../../api/methods.js';
 import type { InstanceState, NotificationType, OutgoingStatus } from '../../api/notifications.js';
 import type { CallRecord, Message, ParsedRequest } from '../../api/types.js';
+import { chatKind } from '../../api/chat-id.js';
 import { defaultPhone, type LocalInstanceConfig } from '../config.js';
 import type { Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
@@ -124,6 +125,15 @@ export class LocalInstance {
     const groups = await Groups.open(dir, shown, { network, clock, media: deps.media, publicUrl: deps.publicUrl, wid });
     // Read only once the notifier runs, after the history below exists.
     const notInGroup = (idMessage: string) => history.find(idMessage)?.fixedStatus === 'notInGroup';
+    /*
+     * A group the account never was in: not created here, nothing in its
+     * history (an incoming message, a seed, one sent from the phone declares
+     * a group made elsewhere). Only what the API sends is judged; the seed is
+     * history as declared.
+     */
+    let seeding = false;
+    const neverIn = (m: Message): boolean =>
+      m.sendByApi === true && chatKind(m.chatId) === 'group' && !groups.knows(m.chatId) && !history.showsMembership(m.chatId);
     const notifier = createNotifier(config, deps, { dir, shown, wid, settings, notInGroup });
     await notifier.open();
     const chatStore = await ChatStore.open(dir, shown);
@@ -131,7 +141,7 @@ export class LocalInstance {
       dir,
       {
         statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
-        statusWhenSent: (m) => (groups.notInGroup(m.chatId) ? 'notInGroup' : undefined),
+        statusWhenSent: (m) => (groups.notInGroup(m.chatId) || (!seeding && neverIn(m)) ? 'notInGroup' : undefined),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
         amend: (m) => chatStore.amend(m),
         // Journal lag: a message sent through the API shows in the journals network.journalLagMs after it was sent.
@@ -143,7 +153,9 @@ export class LocalInstance {
     const account = await Account.open({ dir, shown, clock, media: deps.media, wid, publicUrl: deps.publicUrl }, config.state);
     if (seed && meta.data.seededAt === null && history.size === 0) {
       const inputs = await seed();
+      seeding = true;
       await history.append(...inputs.map((i) => buildMessage(deps, i)));
+      seeding = false;
       meta.data.seededAt = clock.now();
       await meta.write();
     }
