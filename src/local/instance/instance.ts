@@ -186,6 +186,7 @@ export class LocalInstance {
       heldBecause: () => (this.stateNow === 'yellowCard' ? 'sending was suspended (yellowCard)' : 'the instance was not authorized'),
       isSent: (id) => parts.history.has(id),
       send: (entry, releasedAt) => this.release(entry, releasedAt),
+      keepFailed: (entry, _reason, failedAt) => this.keepFailedFile(entry, failedAt),
       logger: deps.logger,
     });
     this.sending = new Sending({
@@ -459,6 +460,25 @@ export class LocalInstance {
     const quoted = this.sending.quoted(entry.quotedMessageId, entry.chatId);
     if (quoted) m.quotedMessage = quoted;
     await this.history.append({ message: m, sentAtMs });
+  }
+
+  /**
+   * A sendFileByUrl whose file could not be fetched stays in the journals,
+   * statusMessage failed, as the service keeps it (the reason is in the
+   * outgoingMessageStatus notification; a journal has no field for it).
+   */
+  private async keepFailedFile(entry: QueueEntry, failedAt: number): Promise<void> {
+    if (entry.kind !== undefined || entry.fileId !== undefined || entry.urlFile === undefined || this.history.has(entry.idMessage)) return;
+    const m: Message = {
+      ...outgoingBase(entry, failedAt),
+      typeMessage: entry.typeMessage ?? 'documentMessage',
+      downloadUrl: '',
+      caption: entry.caption ?? '',
+      fileName: entry.fileName ?? '',
+      jpegThumbnail: '',
+      mimeType: '',
+    };
+    await this.history.append({ message: m, sentAtMs: failedAt, fixedStatus: 'failed' });
   }
 
   private async fetchFile(entry: QueueEntry): Promise<FetchedFile> {
