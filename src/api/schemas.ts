@@ -6,7 +6,7 @@
  * the same (Joi-like) style where it does not.
  */
 import { z } from 'zod';
-import { PHONE_MAX_DIGITS, USERNAME_RE, chatKind, isChatId, isPersonalChatId } from './chat-id.js';
+import { CHECK_WHATSAPP_MAX_DIGITS, CHECK_WHATSAPP_MIN_DIGITS, PHONE_MAX_DIGITS, USERNAME_RE, chatKind, isChatId, isPersonalChatId } from './chat-id.js';
 
 export const TYPING_TYPES = [
   'text',
@@ -93,10 +93,23 @@ const PHONE_TEXT = "Wrong format. 'phoneNumber' must contain only digits";
  */
 const PHONE_MAX = 10 ** PHONE_MAX_DIGITS - 1;
 
-const phoneNumber = z
+const phoneDigits = z
   .union([z.number(), z.string()], { error: PHONE_TEXT })
-  .refine((v) => (typeof v === 'number' ? Number.isInteger(v) && v > 0 : /^\d+$/.test(v)), { error: PHONE_TEXT, abort: true })
+  .refine((v) => (typeof v === 'number' ? Number.isInteger(v) && v > 0 : /^\d+$/.test(v)), { error: PHONE_TEXT, abort: true });
+
+const phoneNumber = phoneDigits
   .refine((v) => Number(v) <= PHONE_MAX, { error: "'phoneNumber' must have at most 15 digits (international format)" })
+  .transform((v) => Number(v));
+
+/** checkWhatsapp documents its own range and text (GREEN-API: 400 for fewer than 11 or more than 16 digits). */
+const checkWhatsappPhone = phoneDigits
+  .refine(
+    (v) => {
+      const n = String(v).length;
+      return n >= CHECK_WHATSAPP_MIN_DIGITS && n <= CHECK_WHATSAPP_MAX_DIGITS;
+    },
+    { error: `bad phone number, valid from ${CHECK_WHATSAPP_MIN_DIGITS} to ${CHECK_WHATSAPP_MAX_DIGITS} digits` },
+  )
   .transform((v) => Number(v));
 
 const username = str('username').refine((s) => USERNAME_RE.test(s), {
@@ -403,7 +416,7 @@ export const REQUEST_SHAPES = {
     typingTime: typingTime.optional(),
   },
   checkWhatsapp: {
-    phoneNumber,
+    phoneNumber: checkWhatsappPhone,
   },
   getSettings: {},
   setSettings: settingsShape,
