@@ -266,6 +266,9 @@ const fileBytes = z.instanceof(Uint8Array, {
   error: (iss) => (iss.input === undefined ? "'file' is required" : "'file' must be the file's bytes"),
 });
 
+/** An uploaded file: refused alike by every method that takes one when it has no bytes (the service's text). */
+const nonEmptyFile = fileBytes.refine((b) => b.byteLength > 0, { error: 'File is empty', abort: true });
+
 // Groups: the pieces of the group methods' requests.
 
 /** The longest group name (createGroup's documented limit; updateGroupName takes the same). */
@@ -434,14 +437,14 @@ export const REQUEST_SHAPES = {
   // Sending
   sendFileByUpload: {
     chatId: chatId(),
-    file: fileBytes,
+    file: nonEmptyFile,
     /** With its extension: the type is taken from it. @default the file part's own name */
     fileName: fileName.optional(),
     caption: textUpTo('caption', UPLOAD_CAPTION_MAX).optional(),
     quotedMessageId: str('quotedMessageId').optional(),
   },
   uploadFile: {
-    file: fileBytes,
+    file: nonEmptyFile,
     /** Sent as `GA-Filename`: the stored file's name, its extension giving the type. */
     fileName: fileName.optional(),
     /** Sent as Content-Type. @default from fileName, else application/octet-stream */
@@ -551,9 +554,7 @@ export const REQUEST_SHAPES = {
   setGroupPicture: {
     groupId: groupId(),
     /** A JPEG image (the service's texts for an empty file and another format). */
-    file: fileBytes
-      .refine((b) => b.byteLength > 0, { error: 'File is empty', abort: true })
-      .refine(isJpeg, { error: 'Unsupported media type' }),
+    file: nonEmptyFile.refine(isJpeg, { error: 'Unsupported media type' }),
     fileName: fileName.optional(),
   },
   leaveGroup: { groupId: groupId() },
