@@ -24,6 +24,8 @@ export const ERROR_CATALOGUE = {
   // Messages and chats
   /** archiveChat/unarchiveChat refused: `{method}` ArchiveChat or UnarchiveChat, `{reason}` as the service words it. */
   ARCHIVE_CHAT_FAILED: { status: 400, template: '{method}Error: {reason}' },
+  /** deleteStatus / getStatusStatistic: no status the account posted has that id (the service's text, as it spells it). */
+  STATUS_NOT_FOUND: { status: 400, template: 'ID message notfound' },
   INSTANCE_NOT_READY: { status: 200, template: 'instance is {state}: authorize the instance before checking accounts' },
   /** A method that needs the account, on an instance that is not authorized (the service's text). */
   ACCOUNT_NOT_AUTHORIZED: { status: 400, template: 'instance account not authorized' },

@@ -69,6 +69,13 @@ export const API_METHODS = [
   'lastOutgoingCalls',
   'setProfilePicture',
   // Statuses
+  'sendTextStatus',
+  'sendVoiceStatus',
+  'sendMediaStatus',
+  'deleteStatus',
+  'getStatusStatistic',
+  'getIncomingStatuses',
+  'getOutgoingStatuses',
 ] as const;
 
 export type ApiMethod = (typeof API_METHODS)[number];
@@ -257,7 +264,17 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
     defaultRatePerSecond: 1,
     requestBody: 'multipart',
   },
-  // Statuses
+  // Statuses. The status methods (beta on the service) have no published
+  // rate: a status takes the sending methods' 50/s, the journals their 1/s
+  // siblings' (lastOutgoingMessages), the statistic getMessage's 10/s.
+  sendTextStatus: { name: 'sendTextStatus', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  sendVoiceStatus: { name: 'sendVoiceStatus', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  sendMediaStatus: { name: 'sendMediaStatus', httpMethod: 'POST', writes: true, idempotent: false, defaultRatePerSecond: 50 },
+  // A second delete finds nothing (400) but leaves the same state: safe to repeat.
+  deleteStatus: { name: 'deleteStatus', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 50, emptyAnswer: true },
+  getStatusStatistic: { name: 'getStatusStatistic', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 10 },
+  getIncomingStatuses: { name: 'getIncomingStatuses', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
+  getOutgoingStatuses: { name: 'getOutgoingStatuses', httpMethod: 'GET', writes: false, idempotent: true, defaultRatePerSecond: 1 },
 });
 
 /** Methods whose request has no field at all: the request object may be left out. */

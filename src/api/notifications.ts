@@ -15,6 +15,10 @@ export const NOTIFICATION_TYPES = [
   'stateInstanceChanged',
   // Account, queues and calls
   'incomingCall',
+  // The account's standing and its handset
+  'incomingBlock',
+  'quotaExceeded',
+  'deviceInfo',
 ] as const;
 
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -190,6 +194,58 @@ export interface IncomingCall extends NotificationBase {
   idMessage: string;
 }
 
+/** incomingBlock's chat states: the service documents `blocked` only (a contact blocked the account). */
+export const BLOCK_CHAT_STATES = ['blocked'] as const;
+
+/**
+ * A contact blocked the account (or complained about it). The service sends
+ * `chatId` as the placeholder `10000000000@c.us` by default: WhatsApp no
+ * longer tells who blocked. Messages to a contact who blocked stay `sent`.
+ */
+export interface IncomingBlock extends NotificationBase {
+  typeWebhook: 'incomingBlock';
+  /** The chat that blocked; the service's default is `10000000000@c.us`. */
+  chatId: string;
+  chatState: (typeof BLOCK_CHAT_STATES)[number];
+}
+
+/** The chat quota's state in quotaExceeded (the same object as a 466's `correspondentsStatus`). */
+export interface QuotaExceededData {
+  /** The limitation: `correspondents` (chats a month). */
+  method: string;
+  /** Chats used this month. */
+  used: number;
+  /** Chats allowed a month (the Developer plan: 3). */
+  total: number;
+  /** `CORRESPONDENTS_QUOTA_EXCEEDED` once exceeded. */
+  status: string;
+  /** The service's text, naming the chats that still work. */
+  description: string;
+}
+
+/** The Developer plan's chat quota refused a message to one chat more. */
+export interface QuotaExceeded extends NotificationBase {
+  typeWebhook: 'quotaExceeded';
+  quotaData: QuotaExceededData;
+}
+
+/** The handset running WhatsApp: its platform, versions and battery. */
+export interface DeviceData {
+  platform: string;
+  deviceManufacturer: string;
+  deviceModel: string;
+  osVersion: string;
+  waVersion: string;
+  /** Battery level, percent. */
+  battery: number;
+}
+
+/** The handset's data (deviceWebhook): the battery level and the device running WhatsApp. */
+export interface DeviceInfo extends NotificationBase {
+  typeWebhook: 'deviceInfo';
+  deviceData: DeviceData;
+}
+
 /** Any notification body, discriminated by `typeWebhook`. */
 export type NotificationBody =
   | IncomingMessageReceived
@@ -197,7 +253,10 @@ export type NotificationBody =
   | OutgoingAPIMessageReceived
   | OutgoingMessageStatus
   | StateInstanceChanged
-  | IncomingCall;
+  | IncomingCall
+  | IncomingBlock
+  | QuotaExceeded
+  | DeviceInfo;
 
 /**
  * A value as it may arrive over the network: any field may be missing, and

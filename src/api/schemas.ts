@@ -355,6 +355,17 @@ function uniqueButtonIds(buttons: readonly { buttonId: string }[]): boolean {
   return new Set(buttons.map((b) => b.buttonId)).size === buttons.length;
 }
 
+/** A status's text limit (the official client checks the same). */
+export const STATUS_TEXT_MAX = 500;
+/** The fonts a text status may use (the service's list). */
+export const STATUS_FONTS = ['SERIF', 'SANS_SERIF', 'NORICAN_REGULAR', 'BRYNDAN_WRITE', 'OSWALD_HEAVY'] as const;
+/** A status's background: a #RRGGBB colour. */
+const backgroundColor = str('backgroundColor').refine((s) => /^#[0-9a-fA-F]{6}$/.test(s), {
+  error: "'backgroundColor' must be a colour as #RRGGBB",
+});
+/** Who sees a status: personal chat ids; left out (or empty), every contact. */
+const participants = z.array(personalChatId('participants[]'), { error: "'participants' must be an array" }).optional();
+
 const buttonsMessage = {
   chatId: chatId(),
   header: str('header').optional(),
@@ -587,6 +598,30 @@ export const REQUEST_SHAPES = {
     fileName: fileName.optional(),
   },
   // Statuses
+  sendTextStatus: {
+    message: nonEmptyUpTo('message', STATUS_TEXT_MAX),
+    /** White text on this colour. @default '#000000' */
+    backgroundColor: backgroundColor.optional(),
+    font: z.enum(STATUS_FONTS, { error: `'font' must be one of [${STATUS_FONTS.join(', ')}]` }).optional(),
+    participants,
+  },
+  sendVoiceStatus: {
+    urlFile: url('urlFile'),
+    fileName,
+    /** @default '#000000' */
+    backgroundColor: backgroundColor.optional(),
+    participants,
+  },
+  sendMediaStatus: {
+    urlFile: url('urlFile'),
+    fileName,
+    caption: textUpTo('caption', CAPTION_MAX).optional(),
+    participants,
+  },
+  deleteStatus: { idMessage: nonEmpty('idMessage') },
+  getStatusStatistic: { idMessage: nonEmpty('idMessage') },
+  getIncomingStatuses: { minutes: positiveInt('minutes').default(1440) },
+  getOutgoingStatuses: { minutes: positiveInt('minutes').default(1440) },
 } as const;
 
 const BODY_NOT_OBJECT = 'request body must be a JSON object';
@@ -667,6 +702,13 @@ export const REQUEST_SCHEMAS = {
   lastOutgoingCalls: withBodyShape(REQUEST_SHAPES.lastOutgoingCalls),
   setProfilePicture: withBodyShape(REQUEST_SHAPES.setProfilePicture),
   // Statuses
+  sendTextStatus: withBodyShape(REQUEST_SHAPES.sendTextStatus),
+  sendVoiceStatus: withBodyShape(REQUEST_SHAPES.sendVoiceStatus),
+  sendMediaStatus: withBodyShape(REQUEST_SHAPES.sendMediaStatus),
+  deleteStatus: withBodyShape(REQUEST_SHAPES.deleteStatus),
+  getStatusStatistic: withBodyShape(REQUEST_SHAPES.getStatusStatistic),
+  getIncomingStatuses: withBodyShape(REQUEST_SHAPES.getIncomingStatuses),
+  getOutgoingStatuses: withBodyShape(REQUEST_SHAPES.getOutgoingStatuses),
 } as const;
 
 /**
@@ -740,4 +782,11 @@ export const STRICT_REQUEST_SCHEMAS = {
   lastOutgoingCalls: strictBodyShape(REQUEST_SHAPES.lastOutgoingCalls),
   setProfilePicture: strictBodyShape(REQUEST_SHAPES.setProfilePicture),
   // Statuses
+  sendTextStatus: strictBodyShape(REQUEST_SHAPES.sendTextStatus),
+  sendVoiceStatus: strictBodyShape(REQUEST_SHAPES.sendVoiceStatus),
+  sendMediaStatus: strictBodyShape(REQUEST_SHAPES.sendMediaStatus),
+  deleteStatus: strictBodyShape(REQUEST_SHAPES.deleteStatus),
+  getStatusStatistic: strictBodyShape(REQUEST_SHAPES.getStatusStatistic),
+  getIncomingStatuses: strictBodyShape(REQUEST_SHAPES.getIncomingStatuses),
+  getOutgoingStatuses: strictBodyShape(REQUEST_SHAPES.getOutgoingStatuses),
 } as const;

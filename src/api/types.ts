@@ -74,6 +74,13 @@ export type LastIncomingCallsRequest = z.input<(typeof REQUEST_SCHEMAS)['lastInc
 export type LastOutgoingCallsRequest = z.input<(typeof REQUEST_SCHEMAS)['lastOutgoingCalls']>;
 export type SetProfilePictureRequest = z.input<(typeof REQUEST_SCHEMAS)['setProfilePicture']>;
 // Statuses
+export type SendTextStatusRequest = z.input<(typeof REQUEST_SCHEMAS)['sendTextStatus']>;
+export type SendVoiceStatusRequest = z.input<(typeof REQUEST_SCHEMAS)['sendVoiceStatus']>;
+export type SendMediaStatusRequest = z.input<(typeof REQUEST_SCHEMAS)['sendMediaStatus']>;
+export type DeleteStatusRequest = z.input<(typeof REQUEST_SCHEMAS)['deleteStatus']>;
+export type GetStatusStatisticRequest = z.input<(typeof REQUEST_SCHEMAS)['getStatusStatistic']>;
+export type GetIncomingStatusesRequest = z.input<(typeof REQUEST_SCHEMAS)['getIncomingStatuses']>;
+export type GetOutgoingStatusesRequest = z.input<(typeof REQUEST_SCHEMAS)['getOutgoingStatuses']>;
 
 /** A request after validation: defaults applied, phone numbers as numbers. */
 export type ParsedRequest<M extends ApiMethod> = z.output<(typeof REQUEST_SCHEMAS)[M]>;
@@ -457,6 +464,13 @@ export interface ResponseMap {
   lastOutgoingCalls: LastOutgoingCallsResponse;
   setProfilePicture: SetProfilePictureResponse;
   // Statuses
+  sendTextStatus: SendTextStatusResponse;
+  sendVoiceStatus: SendVoiceStatusResponse;
+  sendMediaStatus: SendMediaStatusResponse;
+  deleteStatus: DeleteStatusResponse;
+  getStatusStatistic: GetStatusStatisticResponse;
+  getIncomingStatuses: GetIncomingStatusesResponse;
+  getOutgoingStatuses: GetOutgoingStatusesResponse;
 }
 
 export interface RequestMap {
@@ -526,6 +540,13 @@ export interface RequestMap {
   lastOutgoingCalls: LastOutgoingCallsRequest;
   setProfilePicture: SetProfilePictureRequest;
   // Statuses
+  sendTextStatus: SendTextStatusRequest;
+  sendVoiceStatus: SendVoiceStatusRequest;
+  sendMediaStatus: SendMediaStatusRequest;
+  deleteStatus: DeleteStatusRequest;
+  getStatusStatistic: GetStatusStatisticRequest;
+  getIncomingStatuses: GetIncomingStatusesRequest;
+  getOutgoingStatuses: GetOutgoingStatusesRequest;
 }
 
 // Sending
@@ -774,6 +795,59 @@ export interface SetProfilePictureResponse {
   setProfilePicture: boolean;
 }
 // Statuses
+export interface SendTextStatusResponse {
+  idMessage: string;
+}
+export interface SendVoiceStatusResponse {
+  idMessage: string;
+}
+export interface SendMediaStatusResponse {
+  idMessage: string;
+}
+/** deleteStatus answers 200 with an empty body. */
+export type DeleteStatusResponse = void;
+/** One viewer of a status: how far it got to them, and when. */
+export interface StatusStatisticItem {
+  participant: string;
+  /** When the status reached this state, seconds since the epoch. */
+  timestamp: number;
+  status: 'sent' | 'delivered' | 'read';
+}
+export type GetStatusStatisticResponse = StatusStatisticItem[];
+/** A text status's look. */
+export interface StatusTextData {
+  text: string;
+  backgroundColor: string;
+  font?: string;
+  participants?: string[];
+}
+/** A status as the status journals list it: text (extendedTextMessage) or media (image, video, audio). */
+export interface StatusPost {
+  type: 'incoming' | 'outgoing';
+  idMessage: string;
+  timestamp: number;
+  typeMessage: 'extendedTextMessage' | 'imageMessage' | 'videoMessage' | 'audioMessage';
+  /** Outgoing: the own chat id; incoming: the sender's. */
+  chatId: string;
+  textMessage?: string;
+  extendedTextMessage?: StatusTextData;
+  downloadUrl?: string;
+  caption?: string;
+  fileName?: string;
+  jpegThumbnail?: string;
+  mimeType?: string;
+  /** Incoming. */
+  senderId?: string;
+  senderName?: string;
+  senderContactName?: string;
+  /** Outgoing: `pending` while held in the queue (the instance not authorized). */
+  statusMessage?: 'pending' | 'sent' | 'delivered' | 'read';
+  sendByApi?: boolean;
+  participants?: string[];
+  [field: string]: unknown;
+}
+export type GetIncomingStatusesResponse = StatusPost[];
+export type GetOutgoingStatusesResponse = StatusPost[];
 
 /** Error bodies of the service. */
 export interface ErrorBody {

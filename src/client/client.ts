@@ -30,7 +30,10 @@ export type OptionalRequestMethod =
   | 'receiveNotification'
   // Messages and chats
   | 'getContacts'
-  | 'getChats';
+  | 'getChats'
+  // Statuses
+  | 'getIncomingStatuses'
+  | 'getOutgoingStatuses';
 
 /** The methods of {@link OptionalRequestMethod}, callable without a request. */
 export type OptionalRequestApi = {

@@ -122,6 +122,7 @@ export function errorCode(method: ApiMethod, status: number, message: string): E
     if (method === 'addContact') return 'CONTACT_EXISTS';
     if (method === 'getMessage' && /^chatId not found/i.test(message)) return 'CHAT_NOT_FOUND';
     if (method === 'getMessage' && /^Message not found/i.test(message)) return 'MESSAGE_NOT_FOUND';
+    if (/^ID message not ?found/i.test(message)) return 'STATUS_NOT_FOUND';
     return 'VALIDATION_FAILED';
   }
   const byStatus: Partial<Record<number, ErrorCode>> = {
@@ -171,6 +172,7 @@ function quotaDescription(body: Rec): string | undefined {
 }
 
 const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
+  deleteNotification: 'result',
   addContact: 'addContact',
   editContact: 'editContact',
   deleteContact: 'deleteContact',
@@ -184,6 +186,52 @@ const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
   setGroupPicture: 'setGroupPicture',
 };
 
+/** Methods that answer `{idMessage}` (the message or status they queued). */
+const ID_ANSWER: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
+  'sendFileByUrl',
+  'sendMessage',
+  'sendLocation',
+  'sendContact',
+  'sendPoll',
+  'sendInteractiveButtons',
+  'sendInteractiveButtonsReply',
+  'editMessage',
+  'sendTextStatus',
+  'sendVoiceStatus',
+  'sendMediaStatus',
+]);
+
+/** successProblem for the group methods with an answer of their own. */
+function groupAnswerProblem(method: ApiMethod, body: unknown): string | undefined {
+  switch (method) {
+    case 'createGroup':
+      return isRecord(body) && typeof body.created === 'boolean' && typeof body.chatId === 'string'
+        ? undefined
+        : 'expected {created: boolean, chatId: string, groupInviteLink: string}';
+    case 'getGroupData':
+      return isRecord(body) && typeof body.groupId === 'string' && Array.isArray(body.participants)
+        ? undefined
+        : 'expected {groupId: string, participants: [...], ...}';
+    case 'leaveGroup':
+      return isRecord(body) && (typeof body.leaveGroup === 'boolean' || typeof body.removeAdmin === 'boolean')
+        ? undefined
+        : 'expected {leaveGroup: boolean} or {removeAdmin: boolean}';
+    default:
+      return undefined;
+  }
+}
+
+/** successProblem for the status journals and the statistic. */
+function statusAnswerProblem(method: ApiMethod, body: unknown): string | undefined {
+  if (method === 'getStatusStatistic') {
+    return Array.isArray(body) && body.every((x) => isRecord(x) && typeof x.participant === 'string' && typeof x.status === 'string')
+      ? undefined
+      : 'expected an array of {participant: string, status: string}';
+  }
+  if (!Array.isArray(body)) return 'expected an array of statuses';
+  return body.every(isMessage) ? undefined : 'expected an array of statuses, got an item without idMessage';
+}
+
 /**
  * Why a 2xx body is not the success shape of `method`, or undefined when it
  * is. Checks the shape the caller's types promise, not every field: the spec
@@ -195,6 +243,7 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
   if (body === undefined) return METHOD_SPECS[method].emptyAnswer ? undefined : 'empty body';
   const field = BOOLEAN_RESULT[method];
   if (field) return isRecord(body) && typeof body[field] === 'boolean' ? undefined : `expected {${field}: boolean}`;
+  if (ID_ANSWER.has(method)) return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
   switch (method) {
     case 'getChatHistory':
     case 'lastOutgoingMessages':
@@ -202,14 +251,10 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return body.every(isMessage) ? undefined : 'expected an array of messages, got an item without idMessage';
     case 'getMessage':
       return isMessage(body) ? undefined : 'expected a message with idMessage';
-    case 'sendFileByUrl':
-      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
     case 'checkAccount':
       return isRecord(body) && typeof body.exist === 'boolean' ? undefined : 'expected {exist: boolean, chatId: string}';
     case 'lastIncomingMessages':
       return Array.isArray(body) && body.every(isMessage) ? undefined : 'expected an array of messages';
-    case 'sendMessage':
-      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
     case 'getStateInstance':
       return isRecord(body) && typeof body.stateInstance === 'string' ? undefined : 'expected {stateInstance: string}';
     case 'checkWhatsapp':
@@ -219,8 +264,6 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return body === null || (isRecord(body) && typeof body.receiptId === 'number' && isRecord(body.body))
         ? undefined
         : 'expected {receiptId, body} or null';
-    case 'deleteNotification':
-      return isRecord(body) && typeof body.result === 'boolean' ? undefined : 'expected {result: boolean}';
     case 'showMessagesQueue':
       return Array.isArray(body) ? undefined : 'expected an array of queued messages';
     // Sending
@@ -230,12 +273,6 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
         : 'expected {idMessage: string, urlFile: string}';
     case 'uploadFile':
       return isRecord(body) && typeof body.urlFile === 'string' ? undefined : 'expected {urlFile: string}';
-    case 'sendLocation':
-    case 'sendContact':
-    case 'sendPoll':
-    case 'sendInteractiveButtons':
-    case 'sendInteractiveButtonsReply':
-      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
     case 'forwardMessages':
       return isRecord(body) && Array.isArray(body.messages) && body.messages.every((m) => typeof m === 'string')
         ? undefined
@@ -251,8 +288,6 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
       return isRecord(body) && typeof body.urlAvatar === 'string' ? undefined : 'expected {urlAvatar: string, available: boolean}';
     case 'downloadFile':
       return isRecord(body) && typeof body.downloadUrl === 'string' ? undefined : 'expected {downloadUrl: string}';
-    case 'editMessage':
-      return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
     case 'readChat':
       return isRecord(body) && typeof body.setRead === 'boolean' ? undefined : 'expected {setRead: boolean}';
     case 'setDisappearingChat':
@@ -261,17 +296,9 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
         : 'expected {chatId, disappearingMessagesInChat, ephemeralExpiration}';
     // Groups
     case 'createGroup':
-      return isRecord(body) && typeof body.created === 'boolean' && typeof body.chatId === 'string'
-        ? undefined
-        : 'expected {created: boolean, chatId: string, groupInviteLink: string}';
     case 'getGroupData':
-      return isRecord(body) && typeof body.groupId === 'string' && Array.isArray(body.participants)
-        ? undefined
-        : 'expected {groupId: string, participants: [...], ...}';
     case 'leaveGroup':
-      return isRecord(body) && (typeof body.leaveGroup === 'boolean' || typeof body.removeAdmin === 'boolean')
-        ? undefined
-        : 'expected {leaveGroup: boolean} or {removeAdmin: boolean}';
+      return groupAnswerProblem(method, body);
     // Account, queues and calls
     case 'getStatusInstance':
     case 'getStateInstanceHistory':
@@ -288,6 +315,10 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
     case 'setProfilePicture':
       return accountAnswerProblem(method, body);
     // Statuses
+    case 'getStatusStatistic':
+    case 'getIncomingStatuses':
+    case 'getOutgoingStatuses':
+      return statusAnswerProblem(method, body);
     default:
       return undefined;
   }

@@ -22,6 +22,13 @@
  *   lastOutgoingCalls; an incoming one raises incomingCall (`offer` by
  *   default; send the same idMessage again with how it ended). Answers
  *   `{call, notified}`.
+ * - `POST /_local/waInstance{id}/block/{token}` `{chatId?, blocked?}`: a
+ *   contact blocks the account (`blocked: true`, the default) or unblocks it;
+ *   a block raises incomingBlock (`chatState: blocked`; chatId defaults to the
+ *   service's placeholder `10000000000@c.us`). Answers `{chatId, blocked, notified}`.
+ * - `POST /_local/waInstance{id}/status/{token}` `{chatId, message | urlFile+fileName, ...}`:
+ *   a contact posts a status. Answers `{received, status}`; `received: false`
+ *   when the sender is not one of the account's contacts.
  */
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
@@ -29,6 +36,7 @@ import { CALL_STATUSES, INSTANCE_STATES, NOTIFICATION_TYPES } from '../api/notif
 import { issueToValidationError } from '../api/validate.js';
 import type { LocalInstance } from './instance/instance.js';
 import { MessageInputSchema } from './message-input.js';
+import { IncomingStatusSchema } from './instance/statuses.js';
 import { errorResponse, json, readJsonBody } from './request.js';
 import type { LocalRequest, LocalResponse } from './types.js';
 
@@ -46,6 +54,17 @@ const CallBody = z.strictObject({
   idMessage: z.string({ error: "'idMessage' must be a string" }).min(1, { error: "'idMessage' must not be empty" }).optional(),
 });
 
+/** The chat id the service sends in incomingBlock by default: WhatsApp no longer says who blocked. */
+const BLOCK_PLACEHOLDER_CHAT = '10000000000@c.us';
+
+const BlockBody = z.strictObject({
+  chatId: z
+    .string({ error: "'chatId' must be a chat id such as 79001234567@c.us" })
+    .regex(/^\d{1,20}@c\.us$/, { error: "'chatId' must be a chat id such as 79001234567@c.us" })
+    .default(BLOCK_PLACEHOLDER_CHAT),
+  blocked: z.boolean({ error: "'blocked' must be a boolean" }).default(true),
+});
+
 const StateBody = z.strictObject({ state: z.enum(INSTANCE_STATES, { error: `'state' must be one of ${INSTANCE_STATES.join(', ')}` }) });
 
 /** Null prototype: `constructor`, `__proto__` and friends are unknown actions, not Object's members. */
@@ -58,6 +77,8 @@ const ROUTES: Record<string, 'GET' | 'POST' | undefined> = Object.assign(
     queue: 'GET',
     contacts: 'GET',
     call: 'POST',
+    block: 'POST',
+    status: 'POST',
   } as const,
 );
 
@@ -88,6 +109,12 @@ export async function handleAdmin(instance: LocalInstance, action: string, req: 
       const input = parse(CallBody, readJsonBody(req));
       return json(200, await instance.receiveCall(input));
     }
+    case 'block': {
+      const input = parse(BlockBody, readJsonBody(req));
+      return json(200, await instance.receiveBlock(input));
+    }
+    case 'status':
+      return json(200, await instance.receiveStatus(parse(IncomingStatusSchema, readJsonBody(req))));
     case 'queue':
       return json(200, { pending: instance.sendQueue.pending(), failed: instance.sendQueue.failed() });
     default:

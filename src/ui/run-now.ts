@@ -19,6 +19,8 @@ export const EVENT_MAX_BYTES = 64 * 1024;
 export const EVENT_MAX_DEPTH = 8;
 
 const MESSAGE_TYPES = ['incomingMessageReceived', 'outgoingMessageReceived', 'outgoingAPIMessageReceived'];
+/** Types about the account, not a chat: no chat id, no message id. */
+const CHATLESS = ['stateInstanceChanged', 'quotaExceeded', 'deviceInfo'];
 
 const bad = (field: string, reason: string) => new MsgflowError('UI_BAD_REQUEST', { field, reason });
 
@@ -70,12 +72,12 @@ export function sampleEvent(flow: Flow, raw: unknown, now: number): Record<strin
   const body: Obj = { typeWebhook: t.type, timestamp: Math.floor(now / 1000), ...raw };
   if (body.typeWebhook !== t.type)
     throw bad('event.typeWebhook', `expected '${t.type}' (the flow's on.notification type), got ${JSON.stringify(body.typeWebhook)}`);
-  if (t.type !== 'stateInstanceChanged') {
+  if (!CHATLESS.includes(t.type) && t.type !== 'incomingBlock') {
     body.idMessage ??= `SAMPLE${randomBytes(8).toString('hex').toUpperCase()}`;
   }
   // Parsed as a received notification is: the checks below read its typed fields.
   const notification = parseNotification(body)!;
-  if (t.type !== 'stateInstanceChanged') {
+  if (!CHATLESS.includes(t.type)) {
     const chatId = chatIdOf(notification);
     const field = MESSAGE_TYPES.includes(t.type) ? 'event.senderData.chatId' : t.type === 'incomingCall' ? 'event.from' : 'event.chatId';
     if (chatId === undefined || !isChatId(chatId))

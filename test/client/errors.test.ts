@@ -94,6 +94,8 @@ describe('one failure model: catalogue codes and their class', () => {
     ['getMessage', 400, 'chatId not found', 'CHAT_NOT_FOUND', 'definite'],
     ['getMessage', 400, "Message not found by id 'BAE5F4886F6F2D05'", 'MESSAGE_NOT_FOUND', 'definite'],
     ['getMessage', 404, 'Not Found', 'PATH_NOT_FOUND', 'definite'],
+    ['deleteStatus', 400, 'ID message notfound', 'STATUS_NOT_FOUND', 'definite'],
+    ['getStatusStatistic', 400, 'ID message notfound', 'STATUS_NOT_FOUND', 'definite'],
   ];
   it.each(cases)('%s HTTP %i %s -> %s (%s)', async (method, status, text, code, klass) => {
     server.script({ status, json: { message: text } });

@@ -48,6 +48,20 @@ describe('every method over HTTP', () => {
     }
   });
 
+  it.each(API_METHODS.filter((m) => VALID[m].answer !== undefined))(
+    '%s: an answer carrying fields the client does not know keeps them (the service adds fields)',
+    async (method) => {
+      const { request, answer } = VALID[method];
+      // An added field on the answer object, and on each element of a list answer.
+      const added = (v: unknown): unknown =>
+        Array.isArray(v) ? v.map(added) : typeof v === 'object' && v !== null ? { ...v, addedByTheService: { since: 'v2' } } : v;
+      const extended = added(answer);
+      server.script({ json: extended });
+      const call = client[method] as (r: unknown) => Promise<unknown>;
+      await expect(call(request)).resolves.toEqual(extended);
+    },
+  );
+
   it('sends the parsed body: spec defaults applied, phoneNumber as an integer', async () => {
     server.script({ json: { addContact: true } }, { json: [] }, { json: { exist: false, chatId: '' } });
     await client.addContact({ chatId: PERSONAL, firstName: 'Ann' });
@@ -69,6 +83,18 @@ describe('every method over HTTP', () => {
       ['GET', { minutes: '1440' }],
       ['GET', { minutes: '1440' }],
       ['GET', { minutes: '15' }],
+    ]);
+  });
+
+  it('the status journals are GETs with ?minutes=, with or without a request object; the statistic takes ?idMessage=', async () => {
+    server.script({ json: [] }, { json: [] }, { json: [] });
+    await client.getOutgoingStatuses();
+    await client.getIncomingStatuses({ minutes: 60 });
+    await client.getStatusStatistic({ idMessage: 'BAE5F4886F6F2D05' });
+    expect(server.requests.map((r) => [r.method, r.path.split('/')[2], r.query])).toEqual([
+      ['GET', 'getOutgoingStatuses', { minutes: '1440' }],
+      ['GET', 'getIncomingStatuses', { minutes: '60' }],
+      ['GET', 'getStatusStatistic', { idMessage: 'BAE5F4886F6F2D05' }],
     ]);
   });
 

@@ -50,7 +50,7 @@ beforeAll(async () => {
       `      apiTokenInstance: "${A.apiTokenInstance}"`,
       '      sendIntervalMs: 500',
       // The test polls faster than the published 1-10 requests/second.
-      '      rateLimits: { getMessage: 0, getChatHistory: 0, lastOutgoingMessages: 0, getStateInstance: 0, getSettings: 0, setSettings: 0 }',
+      '      rateLimits: { getMessage: 0, getChatHistory: 0, lastOutgoingMessages: 0, lastIncomingMessages: 0, getStateInstance: 0, getSettings: 0, setSettings: 0, showMessagesQueue: 0, clearMessagesQueue: 0 }',
       '      seed: seed.yaml',
       '',
     ].join('\n'),
@@ -173,5 +173,38 @@ describe('every setting of the official client’s Settings type', () => {
     expect(await client.setSettings({ keepOnlineStatus: 'yes' })).toEqual({ saveSettings: true });
     expect(await client.setSettings(all)).toEqual({ saveSettings: true });
     expect(await client.getSettings()).toMatchObject(all);
+  });
+});
+
+describe('the journal of incoming messages and the send queue', () => {
+  it('lastIncomingMessages lists a message that arrived (the seeded greeting), in the documented shape', async () => {
+    // The greeting was seeded at 2026-01-01; a window reaching back that far finds it.
+    const minutes = Math.ceil((Date.now() - Date.UTC(2026, 0, 1)) / 60_000) + 60;
+    const incoming = await client.lastIncomingMessages(minutes);
+    expect(incoming).toContainEqual(
+      expect.objectContaining({
+        type: 'incoming',
+        idMessage: 'SEEDGREETING0000001',
+        chatId: ALICE,
+        typeMessage: 'textMessage',
+        textMessage: 'Hi there',
+      }),
+    );
+    // The default window (24 h) is older news for a message of January: none of the seeded ones.
+    expect((await client.lastIncomingMessages()).map((m) => m.idMessage)).not.toContain('SEEDGREETING0000001');
+  });
+
+  it('clearMessagesQueue empties the queue: a queued message never leaves', async () => {
+    // Queued behind a 10 s send interval: two messages, the second waits.
+    await client.setSettings({ delaySendMessagesMilliseconds: 10_000 });
+    await client.sendMessage({ chatId: BOB, message: 'first' });
+    const second = await client.sendMessage({ chatId: BOB, message: 'second, cleared' });
+    expect((await client.showMessagesQueue()).map((q) => q.messageID)).toContain(second.idMessage);
+    expect(await client.clearMessagesQueue()).toEqual({ isCleared: true });
+    expect(await client.showMessagesQueue()).toEqual([]);
+    await client.setSettings({ delaySendMessagesMilliseconds: 500 });
+    await new Promise((r) => setTimeout(r, 700));
+    const history = await client.getChatHistory({ chatId: BOB, count: 10 });
+    expect(history.map((m) => m.idMessage)).not.toContain(second.idMessage);
   });
 });

@@ -87,8 +87,16 @@ describe('the chat quota of the plan', () => {
     });
     expect((refused.body as { correspondentsStatus: { description: string } }).correspondentsStatus.description).toContain(ALICE);
     expect((await send(ALICE, 'again')).statusCode).toBe(200);
-    const quota = (await drain()).find((b) => (b.typeWebhook as string) === 'quotaExceeded');
+    const quota = (await drain()).find((b) => b.typeWebhook === 'quotaExceeded');
+    // The documented body: typeWebhook, instanceData, timestamp, quotaData (the 466's correspondentsStatus), nothing else.
+    expect(Object.keys(quota ?? {}).sort()).toEqual(['instanceData', 'quotaData', 'timestamp', 'typeWebhook']);
     expect(quota).toMatchObject({ quotaData: { method: 'correspondents', used: 2, total: 2, status: 'CORRESPONDENTS_QUOTA_EXCEEDED' } });
+    expect(quota?.typeWebhook === 'quotaExceeded' && quota.quotaData).toEqual(
+      (refused.body as { correspondentsStatus: unknown }).correspondentsStatus,
+    );
+    expect(quota?.typeWebhook === 'quotaExceeded' && quota.quotaData.description).toMatch(
+      /change the tariff to business https:\/\/console\.green-api\.com$/,
+    );
     // msgflow's client reads it as QUOTA_EXCEEDED: fatal for a run.
     const client = createClient({ apiUrl: h.url, ...A, rateLimit: false });
     const err = await client.sendMessage({ chatId: '79006660001@c.us', message: 'x' }).catch((e: unknown) => e);

@@ -62,9 +62,9 @@ describe('a received notification', () => {
     expect(chatIdOf(n)).toBeUndefined();
     expect(n.raw).toBe(call);
     // Without a message id, the whole body identifies it: the same body gives the same key.
-    const noId = { typeWebhook: 'deviceInfo', deviceData: { platform: 'android' } };
+    const noId = { typeWebhook: 'statusInstanceChanged', statusInstance: 'online' };
     expect(notificationKey(parseNotification(noId)!)).toBe(notificationKey(parseNotification({ ...noId })!));
-    expect(notificationKey(parseNotification(noId)!)).toMatch(/^deviceInfo:[0-9a-f]{24}$/);
+    expect(notificationKey(parseNotification(noId)!)).toMatch(/^statusInstanceChanged:[0-9a-f]{24}$/);
   });
 
   it('incomingCall is read: its chat is the caller, and a call offer and its end are two notifications', () => {
@@ -86,6 +86,26 @@ describe('a received notification', () => {
     expect(chatIdOf(offer)).toBe('79001112233@c.us');
     expect(notificationKey(offer)).toBe('incomingCall:CALL1:offer');
     expect(notificationKey(ended)).toBe('incomingCall:CALL1:missed');
+  });
+
+  it('incomingBlock, quotaExceeded and deviceInfo are read with their documented fields; only a block has a chat', () => {
+    const block = parseNotification({ typeWebhook: 'incomingBlock', timestamp: 1, chatId: '10000000000@c.us', chatState: 'blocked' })!;
+    expect(block.body).toMatchObject({ typeWebhook: 'incomingBlock', chatId: '10000000000@c.us', chatState: 'blocked' });
+    expect(chatIdOf(block)).toBe('10000000000@c.us');
+    const quotaData = {
+      method: 'correspondents',
+      used: 3,
+      total: 3,
+      status: 'CORRESPONDENTS_QUOTA_EXCEEDED',
+      description: 'Monthly quota…',
+    };
+    const quota = parseNotification({ typeWebhook: 'quotaExceeded', timestamp: 2, quotaData })!;
+    expect(quota.body).toMatchObject({ typeWebhook: 'quotaExceeded', quotaData });
+    expect(chatIdOf(quota)).toBeUndefined();
+    const device = parseNotification({ typeWebhook: 'deviceInfo', timestamp: 3, deviceData: { platform: 'iphone', battery: '90%' } })!;
+    // Lenient: a battery level that is not a number is absent, the rest is read.
+    expect(device.body?.typeWebhook === 'deviceInfo' && device.body.deviceData).toEqual({ platform: 'iphone' });
+    expect(chatIdOf(device)).toBeUndefined();
   });
 
   it('is not one without a typeWebhook', () => {

@@ -11,12 +11,22 @@ import { waitFor } from '../support/wait.js';
 
 const OPENS_IN_MS = 2 * 3_600_000;
 
+/** A flow on a notification about the account, not a chat (deviceInfo): its event has no chat and no message id. */
+const BATTERY_FLOW = `name: battery
+on:
+  notification: { type: deviceInfo }
+steps:
+  - id: said
+    uses: log
+    with: { message: "battery \${{ event.deviceData.battery }}" }
+`;
+
 describe('Run now through the API', () => {
   let p: Project;
   let before: number;
   beforeAll(async () => {
     before = Date.now();
-    p = await startProject({ unpaced: true, flows: runNowFlows(OPENS_IN_MS) });
+    p = await startProject({ unpaced: true, flows: { ...runNowFlows(OPENS_IN_MS), 'battery.yaml': BATTERY_FLOW } });
   });
   afterAll(async () => {
     await p?.close();
@@ -51,6 +61,21 @@ describe('Run now through the API', () => {
     expect(JSON.stringify(done.event)).not.toContain(LOCAL_ID);
     const steps = await p.runtime.engine.getSteps(id);
     expect(steps[0]).toMatchObject({ step: 'menu', status: 'succeeded' });
+  });
+
+  it('starts a flow on an account notification (deviceInfo) with a sample event that has no chat, adding no message id', async () => {
+    const started = await start('battery', { event: { typeWebhook: 'deviceInfo', deviceData: { platform: 'android', battery: 15 } } });
+    expect(started.status).toBe(201);
+    const id: string = started.body.runId;
+    const done = await waitFor('the battery run to end', async () => {
+      const r = await p.runtime.engine.getRun(id);
+      return r && r.status !== 'running' ? r : undefined;
+    });
+    expect(done.status).toBe('succeeded');
+    expect(done.event).toMatchObject({ typeWebhook: 'deviceInfo', deviceData: { battery: 15 } });
+    expect(done.event!.idMessage).toBeUndefined();
+    const steps = await p.runtime.engine.getSteps(id);
+    expect(steps[0]).toMatchObject({ step: 'said', status: 'succeeded', output: { message: 'battery 15' } });
   });
 
   it('refuses a sample event the flow would never receive, naming the field', async () => {

@@ -100,6 +100,17 @@ const KnownBody = z.discriminatedUnion('typeWebhook', [
   }),
   z.object({ ...Base, typeWebhook: z.literal('stateInstanceChanged'), stateInstance: text }),
   z.object({ ...Base, typeWebhook: z.literal('incomingCall'), from: text, status: text, idMessage: text }),
+  z.object({ ...Base, typeWebhook: z.literal('incomingBlock'), chatId: text, chatState: text }),
+  z.object({
+    ...Base,
+    typeWebhook: z.literal('quotaExceeded'),
+    quotaData: obj({ method: text, used: num, total: num, status: text, description: text }),
+  }),
+  z.object({
+    ...Base,
+    typeWebhook: z.literal('deviceInfo'),
+    deviceData: obj({ platform: text, deviceManufacturer: text, deviceModel: text, osVersion: text, waVersion: text, battery: num }),
+  }),
 ]);
 
 /**
@@ -125,7 +136,7 @@ export function parseNotification(v: unknown): Notification | undefined {
 /** The chat a notification is about: the sender's chat for messages, the recipient's for statuses. */
 export function chatIdOf(n: Notification): string | undefined {
   const b = n.body;
-  if (b?.typeWebhook === 'outgoingMessageStatus') return b.chatId;
+  if (b?.typeWebhook === 'outgoingMessageStatus' || b?.typeWebhook === 'incomingBlock') return b.chatId;
   if (b?.typeWebhook === 'incomingCall') return b.from;
   return b && 'senderData' in b ? b.senderData?.chatId : undefined;
 }

@@ -196,6 +196,33 @@ const DESCRIPTIONS: Record<ApiMethod, { description: string; output: string }> =
     output: '{ reason: null, urlAvatar: string, setProfilePicture: boolean }',
   },
   // Statuses
+  sendTextStatus: {
+    description:
+      'Posts a text status (story, up to 500 characters, white on backgroundColor) seen by `participants` or every contact for 24 hours (Beta on the service).',
+    output: '{ idMessage: string }',
+  },
+  sendVoiceStatus: {
+    description: 'Posts a voice status from urlFile (audio; cut after a minute) for `participants` or every contact (Beta on the service).',
+    output: '{ idMessage: string }',
+  },
+  sendMediaStatus: {
+    description:
+      'Posts a picture or video status from urlFile with an optional caption, for `participants` or every contact (Beta on the service).',
+    output: '{ idMessage: string }',
+  },
+  deleteStatus: { description: 'Deletes a status the account posted (its viewers no longer see it).', output: 'nothing' },
+  getStatusStatistic: {
+    description: 'Who a posted status reached: each participant with sent, delivered or read, and when.',
+    output: 'an array of { participant, timestamp, status }',
+  },
+  getIncomingStatuses: {
+    description: "Contacts' statuses received in the last `minutes` (default 1440), newest first.",
+    output: 'an array of status objects',
+  },
+  getOutgoingStatuses: {
+    description: 'Statuses the account posted in the last `minutes` (default 1440), newest first, with their statusMessage.',
+    output: 'an array of status objects',
+  },
 };
 
 /**

@@ -219,6 +219,11 @@ export class ContactBook {
     return c.l ? `${c.f} ${c.l}` : c.f;
   }
 
+  /** Whether the number is in the contact list or the phonebook (whose statuses the account sees). */
+  knows(phone: number): boolean {
+    return this.state.inList(phone) || this.state.inPhonebook(phone);
+  }
+
   private requireAccount(chatId: string): number {
     const phone = phoneOfChatId(chatId);
     if (phone === undefined || !this.network.hasAccount(chatId)) {

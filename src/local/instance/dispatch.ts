@@ -19,6 +19,7 @@ import type { History } from './history.js';
 import type { Notifier } from './notifier.js';
 import type { QueueEntry, SendQueue } from './send-queue.js';
 import type { SettingsStore } from './settings.js';
+import type { StatusBook } from './statuses.js';
 import { isSendingKind, showQueuedKind, type Sending } from './sending.js';
 
 /** A method's answer: a status and a JSON body. */
@@ -51,6 +52,8 @@ export interface MethodHost {
   /** reboot: `starting` for a moment, then back (a yellowCard account comes back authorized). */
   reboot(): Promise<{ isReboot: boolean }>;
   // Statuses
+  /** Posted and received statuses (statuses.ts). */
+  readonly statuses: StatusBook;
   readonly clock: Clock;
   readonly network: Network;
   /** The account's state now. */
@@ -177,6 +180,13 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   lastOutgoingCalls: (i, r) => withAccount(i, () => i.account.journal('outgoing', i.clock.now() - r.minutes * 60_000)),
   setProfilePicture: (i, r) => withAccount(i, () => i.account.setPicture(r)),
   // Statuses
+  sendTextStatus: (i, r) => i.statuses.sendText(r),
+  sendVoiceStatus: (i, r) => i.statuses.sendVoice(r),
+  sendMediaStatus: (i, r) => i.statuses.sendMedia(r),
+  deleteStatus: (i, r) => i.statuses.delete(r.idMessage),
+  getStatusStatistic: (i, r) => i.statuses.statistic(r.idMessage),
+  getIncomingStatuses: (i, r) => i.statuses.incomingSince(i.clock.now() - r.minutes * 60_000),
+  getOutgoingStatuses: (i, r) => i.statuses.outgoingSince(i.clock.now() - r.minutes * 60_000),
 };
 
 export async function dispatch(

@@ -94,7 +94,7 @@ export class ScriptedFailures {
       used: this.chats.size,
       total: quota,
       status: 'CORRESPONDENTS_QUOTA_EXCEEDED',
-      description: `Monthly quota has been exceeded. You can only send or receive messages from following chats: ${allowed}. Please go to your personal account and change the tariff to business`,
+      description: `Monthly quota has been exceeded. You can only send or receive messages from following chats: ${allowed}. Please go to your personal account and change the tariff to business https://console.green-api.com`,
     };
     await this.host.quotaExceeded(data);
     const invokeStatus = { method: method.toLowerCase(), used: this.sends, total: 0, status: 'QUOTE_ALLOWED' };

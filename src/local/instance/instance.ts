@@ -37,6 +37,7 @@ import { fileUrl, isSendingKind, outgoingBase, pause, Sending } from './sending.
 import { Replier } from './replier.js';
 import { SettingsStore } from './settings.js';
 import { ScriptedFailures, webhookDownAt } from './failures.js';
+import { StatusBook, type IncomingStatusInput } from './statuses.js';
 import type { TrackedMessage } from '../notify/status-watcher.js';
 
 export type { InstanceState };
@@ -97,9 +98,13 @@ export class LocalInstance {
   private inflight: AbortController | undefined;
   /** Aborted by close(): a typing pause in progress ends (its message stays queued). */
   private readonly stopping = new AbortController();
+  /** Contacts that blocked the account (admin `block`): in memory only. */
+  private readonly blockedBy = new Set<string>();
   private readonly failures: ScriptedFailures;
   /** The sending methods beyond sendMessage and sendFileByUrl. */
   private readonly sending: Sending;
+  /** Posted and received statuses. */
+  private readonly statuses: StatusBook;
 
   /**
    * Opens the instance's stores under dataDir/<idInstance>/, seeds an empty
@@ -159,7 +164,12 @@ export class LocalInstance {
       meta.data.seededAt = clock.now();
       await meta.write();
     }
-    const inst = new LocalInstance(config, deps, { dir, shown }, { contacts, history, checker, notifier, settings, groups, chatStore, account });
+    const inst = new LocalInstance(
+      config,
+      deps,
+      { dir, shown },
+      { contacts, history, checker, notifier, settings, groups, chatStore, account },
+    );
     await inst.start();
     return inst;
   }
@@ -208,6 +218,7 @@ export class LocalInstance {
       chatsMessaged: () => parts.history.chatsWithOutgoing(),
       onError: (e) => this.writeFailed(e),
     });
+    this.statuses = new StatusBook({ ...where, ...deps, contacts: parts.contacts, wid: widOf(config), working: () => this.working });
     this.host = {
       ...parts,
       sending: this.sending,
@@ -225,6 +236,7 @@ export class LocalInstance {
       setState: (state) => this.setState(state),
       reboot: () => this.reboot(),
       // Statuses
+      statuses: this.statuses,
       sendQueue: this.sendQueue,
       clock: deps.clock,
       network: deps.network,
@@ -238,6 +250,8 @@ export class LocalInstance {
   /** Loads the send queue, redoes what a crash interrupted, and starts the queue and the notifier. */
   private async start(): Promise<void> {
     const queue = this.sendQueue;
+    await this.statuses.load();
+    if (this.working) await this.statuses.release();
     await queue.load();
     queue.on('sent', (e) => void this.afterSent(e.messageIds ?? [e.idMessage]));
     queue.on('failed', (e) => {
@@ -281,6 +295,7 @@ export class LocalInstance {
     this.stateNow = state;
     this.sendQueue.poke();
     await this.host.account.recordState(state);
+    if (this.working) await this.statuses.release();
     await this.notifier.stateChanged(state);
   }
 
@@ -305,6 +320,23 @@ export class LocalInstance {
     if (call.type === 'outgoing') return { call, notified: false };
     const notified = await this.notifier.callArrived({ from: call.from, status: call.status, idMessage: call.idMessage });
     return { call, notified };
+  }
+
+  /**
+   * Admin: a contact blocks (`blocked: true`) or unblocks the account. A
+   * block raises incomingBlock; the service documents no notification for
+   * an unblock, so none is produced. Kept in memory, like the state: a
+   * restart forgets it. Answers the contact's state and whether a
+   * notification was queued (its switch on).
+   */
+  async receiveBlock(input: { chatId: string; blocked: boolean }): Promise<{ chatId: string; blocked: boolean; notified: boolean }> {
+    const { chatId, blocked } = input;
+    const was = this.blockedBy.has(chatId);
+    if (blocked) this.blockedBy.add(chatId);
+    else this.blockedBy.delete(chatId);
+    // Blocking again while blocked is no new event.
+    const notified = blocked && !was ? await this.notifier.blockedBy(chatId) : false;
+    return { chatId, blocked, notified };
   }
 
   /** Admin: queues a notification as given, when its type's switch is on; false when it is off. */
@@ -380,6 +412,11 @@ export class LocalInstance {
     const m = this.history.rendered(stored);
     await this.notifier.messageArrived(m);
     return m;
+  }
+
+  /** Admin: a contact posts a status (received only from the account's contacts). */
+  receiveStatus(input: IncomingStatusInput) {
+    return this.statuses.receive(input);
   }
 
   /** Admin: contents of the contact list and the phonebook (the API has no method to read them). */

@@ -24,7 +24,7 @@ import type {
 import type { Message } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
-import { callBody, incomingBody, outgoingBody, stateBody, statusBody, type Origin } from '../notify/bodies.js';
+import { blockBody, callBody, incomingBody, outgoingBody, quotaBody, stateBody, statusBody, type Origin } from '../notify/bodies.js';
 import { NotificationQueue } from '../notify/notification-queue.js';
 import { StatusWatcher, type TrackedMessage } from '../notify/status-watcher.js';
 import { WebhookPusher } from '../notify/webhook-pusher.js';
@@ -176,10 +176,14 @@ export class Notifier {
 
   /** The plan's chat quota refused a send: quotaExceeded (not keyed: each refusal is reported). */
   async quotaExceeded(quotaData: QuotaData): Promise<void> {
-    if (!this.opts.settings.produces('quotaExceeded')) return;
-    const o = this.origin();
-    const body = { typeWebhook: 'quotaExceeded', instanceData: o.instanceData, timestamp: Math.floor(o.now / 1000), quotaData };
-    await this.queue.add(body as unknown as NotificationBody);
+    if (this.opts.settings.produces('quotaExceeded')) await this.queue.add(quotaBody(quotaData, this.origin()));
+  }
+
+  /** A contact blocked the account: incomingBlock (not keyed: a contact can block again after unblocking). Answers whether it was queued. */
+  async blockedBy(chatId: string): Promise<boolean> {
+    if (!this.opts.settings.produces('incomingBlock')) return false;
+    await this.queue.add(blockBody(chatId, this.origin()));
+    return true;
   }
 
   async stateChanged(state: InstanceState): Promise<void> {

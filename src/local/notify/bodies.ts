@@ -4,6 +4,7 @@
  * instance's identity.
  */
 import type {
+  IncomingBlock,
   IncomingCall,
   IncomingMessageReceived,
   InstanceData,
@@ -13,6 +14,8 @@ import type {
   OutgoingMessageReceived,
   OutgoingMessageStatus,
   OutgoingStatus,
+  QuotaExceeded,
+  QuotaExceededData,
   StateInstanceChanged,
 } from '../../api/notifications.js';
 import type { Message } from '../../api/types.js';
@@ -172,6 +175,16 @@ export function statusBody(
 
 export function callBody(c: { from: string; status: IncomingCall['status']; idMessage: string }, o: Origin): IncomingCall {
   return { from: c.from, typeWebhook: 'incomingCall', ...stamp(o), status: c.status, idMessage: c.idMessage };
+}
+
+/** A contact blocked the account: the documented body, `chatState: blocked`. */
+export function blockBody(chatId: string, o: Origin): IncomingBlock {
+  return { typeWebhook: 'incomingBlock', ...stamp(o), chatId, chatState: 'blocked' };
+}
+
+/** The chat quota refused a send: the documented body, `quotaData` as the 466's `correspondentsStatus`. */
+export function quotaBody(quotaData: QuotaExceededData, o: Origin): QuotaExceeded {
+  return { typeWebhook: 'quotaExceeded', ...stamp(o), quotaData };
 }
 
 export function stateBody(stateInstance: InstanceState, o: Origin): StateInstanceChanged {

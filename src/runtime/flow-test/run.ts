@@ -405,6 +405,17 @@ async function deliverCall(rig: CaseRig, li: LocalInst, event: Record<string, un
   }
 }
 
+/** A contact blocks the account as it would live (admin `block`): incomingBlock when its switch is on. */
+async function deliverBlock(rig: CaseRig, li: LocalInst, event: Record<string, unknown>, what: string): Promise<void> {
+  const block = event.chatId === undefined ? {} : { chatId: event.chatId };
+  const out = (await admin(rig.service, li, 'block', 'POST', block, what)) as { notified: boolean };
+  if (!out.notified) {
+    throw new MsgflowError('TEST_CASE_INVALID', {
+      reason: `${what}: the local instance does not produce incomingBlock notifications (its switch is off, or the contact blocked it already)`,
+    });
+  }
+}
+
 /**
  * Makes the case's event happen on the local service serving the trigger's
  * instance, as it happens live: a message arrives (in the chat's history,
@@ -423,6 +434,7 @@ async function deliverEvent(rig: CaseRig, c: FlowTestCase, started: Promise<RunH
   else if (type === 'stateInstanceChanged') await admin(rig.service, li, 'state', 'POST', { state: event.stateInstance }, what);
   // A call rings as it would live: into lastIncomingCalls, and its notification when the switch is on.
   else if (type === 'incomingCall') await deliverCall(rig, li, event, what);
+  else if (type === 'incomingBlock') await deliverBlock(rig, li, event, what);
   else if (!((await admin(rig.service, li, 'notification', 'POST', event, what)) as { queued: boolean }).queued)
     throw new MsgflowError('TEST_CASE_INVALID', {
       reason: `${what}: the local instance does not produce ${type} notifications (its switch is off)`,

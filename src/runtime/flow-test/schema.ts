@@ -162,7 +162,9 @@ export const FlowTestCaseSchema = z.strictObject({
    * the local service as it would live: a message (incomingMessageReceived,
    * outgoingMessageReceived) arrives when the case starts (in the chat's
    * history and lastIncomingMessages), a stateInstanceChanged changes the
-   * instance's state, any other notification is queued as given; then the
+   * instance's state, an incomingCall rings, an incomingBlock is a contact
+   * blocking the account, any other notification (quotaExceeded, deviceInfo,
+   * a status) is queued as given; then the
    * notification consumer of `msgflow start` delivers it and starts the run,
    * whose `event` is the notification as the service sent it.
    */

@@ -7,29 +7,9 @@
  * as they are.
  */
 import type { NotificationType } from '../../api/notifications.js';
+import { MESSAGE_KIND_SWITCHES, NOTIFICATION_SWITCHES } from '../../api/switches.js';
 import type { InstanceApi, InstanceSettings } from '../../api/types.js';
 import type { Logger } from '../../engine/action.js';
-
-type Switch =
-  | 'incomingWebhook'
-  | 'outgoingWebhook'
-  | 'outgoingAPIMessageWebhook'
-  | 'outgoingMessageWebhook'
-  | 'stateWebhook'
-  | 'pollMessageWebhook'
-  | 'incomingCallWebhook';
-
-/** Message kinds the service produces only with a switch of their own, when a trigger names them (`typeMessage:`). */
-const KIND_SWITCH: Partial<Record<string, Switch>> = { pollUpdateMessage: 'pollMessageWebhook' };
-
-const SWITCH_OF: Record<NotificationType, Switch> = {
-  incomingMessageReceived: 'incomingWebhook',
-  outgoingMessageStatus: 'outgoingWebhook',
-  outgoingAPIMessageReceived: 'outgoingAPIMessageWebhook',
-  outgoingMessageReceived: 'outgoingMessageWebhook',
-  stateInstanceChanged: 'stateWebhook',
-  incomingCall: 'incomingCallWebhook',
-};
 
 /** Types always consumed: replies (waitForReply) and statuses (files.broadcast). */
 const ALWAYS: readonly NotificationType[] = ['incomingMessageReceived', 'outgoingMessageStatus'];
@@ -51,7 +31,11 @@ export async function ensureSwitches(
 ): Promise<void> {
   try {
     const settings: InstanceSettings = await client.getSettings({});
-    const wanted = [...[...ALWAYS, ...types].map((t) => SWITCH_OF[t]), ...kinds.flatMap((k) => KIND_SWITCH[k] ?? [])];
+    // The one switch table (api/switches.ts): a type's switches, and those message kinds need of their own.
+    const wanted = [
+      ...[...ALWAYS, ...types].flatMap((t) => NOTIFICATION_SWITCHES[t] ?? []),
+      ...kinds.flatMap((k) => MESSAGE_KIND_SWITCHES[k] ?? []),
+    ];
     const off = [...new Set(wanted)].filter((s) => settings[s] !== 'yes');
     if (mode === 'poll' && settings.webhookUrl) {
       logger.warn(

@@ -179,4 +179,24 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
     request: { file: Buffer.from('JFIF picture'), fileName: 'me.jpg' },
     answer: { reason: null, urlAvatar: 'https://media.example.com/files/abc/me.jpg', setProfilePicture: true },
   },
+  // Statuses
+  sendTextStatus: {
+    request: { message: 'I use GREEN-API', backgroundColor: '#228B22', font: 'SERIF', participants: [PERSONAL] },
+    answer: { idMessage: 'BAE5F4886F6F2D0B' },
+  },
+  sendVoiceStatus: {
+    request: { urlFile: 'https://example.com/voice.mp3', fileName: 'voice.mp3' },
+    answer: { idMessage: 'BAE5F4886F6F2D0C' },
+  },
+  sendMediaStatus: {
+    request: { urlFile: 'https://example.com/pic.jpg', fileName: 'pic.jpg', caption: 'hi' },
+    answer: { idMessage: 'BAE5F4886F6F2D0D' },
+  },
+  deleteStatus: { request: { idMessage: 'BAE5F4886F6F2D0D' }, answer: undefined },
+  getStatusStatistic: {
+    request: { idMessage: 'BAE5F4886F6F2D0D' },
+    answer: [{ participant: PERSONAL, timestamp: 1767225600, status: 'read' }],
+  },
+  getIncomingStatuses: { request: { minutes: 60 }, answer: [] },
+  getOutgoingStatuses: { request: {}, answer: [message({ typeMessage: 'extendedTextMessage', statusMessage: 'read' })] },
 };

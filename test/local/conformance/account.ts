@@ -196,5 +196,41 @@ export function accountSuite(kind: TransportKind) {
         { message: "Validation failed. Details: 'from' must be a chat id such as 79001234567@c.us" },
       ]);
     });
+
+    it('a contact blocking the account raises incomingBlock with the documented body, once per block; unblocking raises none', async () => {
+      await ok('setSettings', { incomingBlockWebhook: 'yes' });
+      const blocked = await h.admin('block', { chatId: ALICE });
+      expect([blocked.status, blocked.body]).toEqual([200, { chatId: ALICE, blocked: true, notified: true }]);
+      // Blocking again while blocked is no new event; unblocking is not documented as a notification.
+      expect((await h.admin('block', { chatId: ALICE })).body.notified).toBe(false);
+      expect((await h.admin('block', { chatId: ALICE, blocked: false })).body).toEqual({ chatId: ALICE, blocked: false, notified: false });
+      await h.clock.advance(2000);
+      // The service's default chat id: WhatsApp no longer tells who blocked.
+      expect((await h.admin('block', {})).body).toEqual({ chatId: '10000000000@c.us', blocked: true, notified: true });
+      const blocks = (await drainNotifications()).filter((n) => n.typeWebhook === 'incomingBlock');
+      expect(blocks).toEqual([
+        {
+          typeWebhook: 'incomingBlock',
+          instanceData: expect.objectContaining({ typeInstance: 'whatsapp' }),
+          timestamp: Math.floor(T0 / 1000),
+          chatId: ALICE,
+          chatState: 'blocked',
+        },
+        expect.objectContaining({ chatId: '10000000000@c.us', chatState: 'blocked', timestamp: Math.floor(T0 / 1000) + 2 }),
+      ]);
+    });
+
+    it('incomingBlock is not produced while incomingBlockWebhook is off, and a bad block body names its field', async () => {
+      await ok('setSettings', { incomingWebhook: 'yes' });
+      expect((await h.admin('block', { chatId: BOB })).body).toEqual({ chatId: BOB, blocked: true, notified: false });
+      expect(await ok('getWebhooksCount')).toEqual({ count: 0 });
+      const bad = await h.admin('block', { chatId: BOB, blocked: 'yes' });
+      expect([bad.status, bad.body]).toEqual([400, { message: "Validation failed. Details: 'blocked' must be a boolean" }]);
+      const badChat = await h.admin('block', { chatId: 'bob' });
+      expect([badChat.status, badChat.body]).toEqual([
+        400,
+        { message: "Validation failed. Details: 'chatId' must be a chat id such as 79001234567@c.us" },
+      ]);
+    });
   });
 }

@@ -16,6 +16,7 @@ import { chatsSuite } from './chats.js';
 import { accountSuite } from './account.js';
 import { fidelitySuite } from './fidelity.js';
 import { groupsSuite } from './groups.js';
+import { statusesSuite } from './statuses.js';
 
 export function describeConformance(kind: TransportKind): void {
   describe(`local service conformance over ${kind}`, () => {
@@ -31,5 +32,6 @@ export function describeConformance(kind: TransportKind): void {
     accountSuite(kind);
     fidelitySuite(kind);
     groupsSuite(kind);
+    statusesSuite(kind);
   });
 }
