@@ -6,7 +6,15 @@
  * the same (Joi-like) style where it does not.
  */
 import { z } from 'zod';
-import { CHECK_WHATSAPP_MAX_DIGITS, CHECK_WHATSAPP_MIN_DIGITS, PHONE_MAX_DIGITS, USERNAME_RE, chatKind, isChatId, isPersonalChatId } from './chat-id.js';
+import {
+  CHECK_WHATSAPP_MAX_DIGITS,
+  CHECK_WHATSAPP_MIN_DIGITS,
+  PHONE_MAX_DIGITS,
+  USERNAME_RE,
+  chatKind,
+  isChatId,
+  isPersonalChatId,
+} from './chat-id.js';
 
 export const TYPING_TYPES = [
   'text',
