@@ -23,6 +23,12 @@ export const USERNAME_RE = /^@[A-Za-z0-9_.]{1,64}$/;
 /** E.164 allows at most 15 digits; shorter than 7 is never a full international number. */
 export const PHONE_MIN_DIGITS = 7;
 export const PHONE_MAX_DIGITS = 15;
+/**
+ * checkWhatsapp's own documented range: a number with fewer or more digits is
+ * refused with 400 "bad phone number, valid from 11 to 16 digits".
+ */
+export const CHECK_WHATSAPP_MIN_DIGITS = 11;
+export const CHECK_WHATSAPP_MAX_DIGITS = 16;
 
 export type ChatKind = 'personal' | 'group';
 

@@ -6,7 +6,15 @@
  * the same (Joi-like) style where it does not.
  */
 import { z } from 'zod';
-import { PHONE_MAX_DIGITS, USERNAME_RE, chatKind, isChatId, isPersonalChatId } from './chat-id.js';
+import {
+  CHECK_WHATSAPP_MAX_DIGITS,
+  CHECK_WHATSAPP_MIN_DIGITS,
+  PHONE_MAX_DIGITS,
+  USERNAME_RE,
+  chatKind,
+  isChatId,
+  isPersonalChatId,
+} from './chat-id.js';
 
 export const TYPING_TYPES = [
   'text',
@@ -93,10 +101,23 @@ const PHONE_TEXT = "Wrong format. 'phoneNumber' must contain only digits";
  */
 const PHONE_MAX = 10 ** PHONE_MAX_DIGITS - 1;
 
-const phoneNumber = z
+const phoneDigits = z
   .union([z.number(), z.string()], { error: PHONE_TEXT })
-  .refine((v) => (typeof v === 'number' ? Number.isInteger(v) && v > 0 : /^\d+$/.test(v)), { error: PHONE_TEXT, abort: true })
+  .refine((v) => (typeof v === 'number' ? Number.isInteger(v) && v > 0 : /^\d+$/.test(v)), { error: PHONE_TEXT, abort: true });
+
+const phoneNumber = phoneDigits
   .refine((v) => Number(v) <= PHONE_MAX, { error: "'phoneNumber' must have at most 15 digits (international format)" })
+  .transform((v) => Number(v));
+
+/** checkWhatsapp documents its own range and text (GREEN-API: 400 for fewer than 11 or more than 16 digits). */
+const checkWhatsappPhone = phoneDigits
+  .refine(
+    (v) => {
+      const n = String(v).length;
+      return n >= CHECK_WHATSAPP_MIN_DIGITS && n <= CHECK_WHATSAPP_MAX_DIGITS;
+    },
+    { error: `bad phone number, valid from ${CHECK_WHATSAPP_MIN_DIGITS} to ${CHECK_WHATSAPP_MAX_DIGITS} digits` },
+  )
   .transform((v) => Number(v));
 
 const username = str('username').refine((s) => USERNAME_RE.test(s), {
@@ -252,6 +273,9 @@ function arrayOf<T extends z.ZodType>(name: string, item: T, min: number, max?: 
 const fileBytes = z.instanceof(Uint8Array, {
   error: (iss) => (iss.input === undefined ? "'file' is required" : "'file' must be the file's bytes"),
 });
+
+/** An uploaded file: refused alike by every method that takes one when it has no bytes (the service's text). */
+const nonEmptyFile = fileBytes.refine((b) => b.byteLength > 0, { error: 'File is empty', abort: true });
 
 // Groups: the pieces of the group methods' requests.
 
@@ -414,7 +438,7 @@ export const REQUEST_SHAPES = {
     typingTime: typingTime.optional(),
   },
   checkWhatsapp: {
-    phoneNumber,
+    phoneNumber: checkWhatsappPhone,
   },
   getSettings: {},
   setSettings: settingsShape,
@@ -432,14 +456,14 @@ export const REQUEST_SHAPES = {
   // Sending
   sendFileByUpload: {
     chatId: chatId(),
-    file: fileBytes,
+    file: nonEmptyFile,
     /** With its extension: the type is taken from it. @default the file part's own name */
     fileName: fileName.optional(),
     caption: textUpTo('caption', UPLOAD_CAPTION_MAX).optional(),
     quotedMessageId: str('quotedMessageId').optional(),
   },
   uploadFile: {
-    file: fileBytes,
+    file: nonEmptyFile,
     /** Sent as `GA-Filename`: the stored file's name, its extension giving the type. */
     fileName: fileName.optional(),
     /** Sent as Content-Type. @default from fileName, else application/octet-stream */
@@ -549,9 +573,7 @@ export const REQUEST_SHAPES = {
   setGroupPicture: {
     groupId: groupId(),
     /** A JPEG image (the service's texts for an empty file and another format). */
-    file: fileBytes
-      .refine((b) => b.byteLength > 0, { error: 'File is empty', abort: true })
-      .refine(isJpeg, { error: 'Unsupported media type' }),
+    file: nonEmptyFile.refine(isJpeg, { error: 'Unsupported media type' }),
     fileName: fileName.optional(),
   },
   leaveGroup: { groupId: groupId() },

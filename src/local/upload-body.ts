@@ -53,8 +53,9 @@ export async function readUploadBody(req: LocalRequest, kind: 'multipart' | 'bin
   }
   const data = bytesOf(req.body);
   const out: Record<string, unknown> = {};
-  if (data.length > 0) out.file = data;
   const name = gaFilename(req);
+  // No body is no file; a named one without bytes is an empty file (refused as such).
+  if (data.length > 0 || name !== undefined) out.file = data;
   if (name !== undefined) out.fileName = name;
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (!GENERIC_TYPES.has(type)) out.mimeType = type;

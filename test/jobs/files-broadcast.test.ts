@@ -132,7 +132,9 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', 'phone,firstName\n79001112233,Alice\n79002223344,Bob\n');
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
+    // A file host that answers only after the follow deadline: the messages stay queued, neither sent nor failed.
+    const base = localConfig();
+    const l = await startLocal({ dir, clock, config: { ...base, network: { ...base.network, fileHostDelayMs: 3_600_000 } } });
     open.push(l);
     const store = createMemoryStore();
     const bad = input({ urlFile: 'http://127.0.0.1:9/brochure.pdf', follow: { deadline: '1s', poll: '250ms' }, campaign: 'spring' });

@@ -111,11 +111,15 @@ export class Groups {
   /**
    * Whether a message sent to `chatId` now goes to a group the account has
    * left (asked as the message is stored, which fixes its status). A group
-   * this instance does not know (seeded history, a group made on the phone)
-   * is taken as one it is in.
+   * it never created is judged by the caller (knows).
    */
   notInGroup(chatId: string): boolean {
     return this.state.groups.get(chatId)?.l !== undefined;
+  }
+
+  /** Whether this group was created here (createGroup), left or not. */
+  knows(chatId: string): boolean {
+    return this.state.groups.has(chatId);
   }
 
   async create(r: ParsedRequest<'createGroup'>) {

@@ -81,6 +81,15 @@ export class History {
     return this.chats.has(chatId);
   }
 
+  /**
+   * Whether the chat has a message that shows the account is in it: any but
+   * the sends that went nowhere (notInGroup). The first record answers for
+   * nearly every chat, so this does not grow with the history.
+   */
+  showsMembership(chatId: string): boolean {
+    return this.chats.get(chatId)?.some((r) => r.fixedStatus !== 'notInGroup') ?? false;
+  }
+
   /** Appends to the chat's file; resolves once written. */
   async append(...records: StoredMessage[]): Promise<void> {
     const byChat = new Map<string, StoredMessage[]>();

@@ -11,6 +11,7 @@ import { MsgflowError } from '../../api/errors.js';
 import type { ApiMethod } from '../../api/methods.js';
 import type { InstanceState, NotificationType, OutgoingStatus } from '../../api/notifications.js';
 import type { CallRecord, Message, ParsedRequest } from '../../api/types.js';
+import { chatKind } from '../../api/chat-id.js';
 import { defaultPhone, type LocalInstanceConfig } from '../config.js';
 import type { Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
@@ -168,6 +169,15 @@ export class LocalInstance {
     const groups = await Groups.open(dir, shown, { network, clock, media: deps.media, publicUrl: deps.publicUrl, wid });
     // Read only once the notifier runs, after the history below exists.
     const notInGroup = (idMessage: string) => history.find(idMessage)?.fixedStatus === 'notInGroup';
+    /*
+     * A group the account never was in: not created here, nothing in its
+     * history (an incoming message, a seed, one sent from the phone declares
+     * a group made elsewhere). Only what the API sends is judged; the seed is
+     * history as declared.
+     */
+    let seeding = false;
+    const neverIn = (m: Message): boolean =>
+      m.sendByApi === true && chatKind(m.chatId) === 'group' && !groups.knows(m.chatId) && !history.showsMembership(m.chatId);
     const notifier = createNotifier(config, deps, { dir, shown, wid, settings, notInGroup });
     await notifier.open();
     const chatStore = await ChatStore.open(dir, shown);
@@ -175,7 +185,7 @@ export class LocalInstance {
       dir,
       {
         statusOf: (chatId, sentAtMs) => network.statusOf(chatId, sentAtMs, clock.now()),
-        statusWhenSent: (m) => (groups.notInGroup(m.chatId) ? 'notInGroup' : undefined),
+        statusWhenSent: (m) => (groups.notInGroup(m.chatId) || (!seeding && neverIn(m)) ? 'notInGroup' : undefined),
         phonebookName: (chatId) => contacts.phonebookName(chatId),
         amend: (m) => chatStore.amend(m),
         // Journal lag: a message sent through the API shows in the journals network.journalLagMs after it was sent.
@@ -187,7 +197,9 @@ export class LocalInstance {
     const account = await Account.open({ dir, shown, clock, media: deps.media, wid, publicUrl: deps.publicUrl }, config.state);
     if (seed && meta.data.seededAt === null && history.size === 0) {
       const inputs = await seed();
+      seeding = true;
       await history.append(...inputs.map((i) => buildMessage(deps, i)));
+      seeding = false;
       meta.data.seededAt = clock.now();
       await meta.write();
     }
@@ -223,6 +235,7 @@ export class LocalInstance {
       heldBecause: () => (this.stateNow === 'yellowCard' ? 'sending was suspended (yellowCard)' : 'the instance was not authorized'),
       isSent: (id) => parts.history.has(id),
       send: (entry, releasedAt) => this.release(entry, releasedAt),
+      keepFailed: (entry, _reason, failedAt) => this.keepFailedFile(entry, failedAt),
       logger: deps.logger,
     });
     this.sending = new Sending({
@@ -523,6 +536,25 @@ export class LocalInstance {
     const quoted = this.sending.quoted(entry.quotedMessageId, entry.chatId);
     if (quoted) m.quotedMessage = quoted;
     await this.history.append({ message: m, sentAtMs });
+  }
+
+  /**
+   * A sendFileByUrl whose file could not be fetched stays in the journals,
+   * statusMessage failed, as the service keeps it (the reason is in the
+   * outgoingMessageStatus notification; a journal has no field for it).
+   */
+  private async keepFailedFile(entry: QueueEntry, failedAt: number): Promise<void> {
+    if (entry.kind !== undefined || entry.fileId !== undefined || entry.urlFile === undefined || this.history.has(entry.idMessage)) return;
+    const m: Message = {
+      ...outgoingBase(entry, failedAt),
+      typeMessage: entry.typeMessage ?? 'documentMessage',
+      downloadUrl: '',
+      caption: entry.caption ?? '',
+      fileName: entry.fileName ?? '',
+      jpegThumbnail: '',
+      mimeType: '',
+    };
+    await this.history.append({ message: m, sentAtMs: failedAt, fixedStatus: 'failed' });
   }
 
   private async fetchFile(entry: QueueEntry): Promise<FetchedFile> {

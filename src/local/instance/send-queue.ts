@@ -91,6 +91,12 @@ export interface SendQueueOptions {
   send: (entry: QueueEntry, releasedAt: number) => Promise<void>;
   /** Whether the history already holds this message. */
   isSent: (idMessage: string) => boolean;
+  /**
+   * Called once `send` failed for good, before the failure is told: keeps
+   * what the journals show of the message (a file that could not be fetched).
+   * @default nothing is kept
+   */
+  keepFailed?: (entry: QueueEntry, reason: string, failedAt: number) => Promise<void>;
   logger: Logger;
 }
 
@@ -282,6 +288,9 @@ export class SendQueue extends EventEmitter<QueueEvents> {
       this.fetchAttempts.delete(entry.idMessage);
       this.pendingEntries.shift();
       this.lastDueAt = recordedDue;
+      await this.opts
+        .keepFailed?.(entry, failure, this.opts.clock.now())
+        .catch((err: unknown) => this.opts.logger.error('local service: a failed message could not be kept', { reason: String(err) }));
       await this.fail(entry, recordedDue, failure);
       return;
     }

@@ -47,6 +47,19 @@ export function checkAccountSuite(kind: TransportKind) {
       expect(digits.body).toEqual({ message: "Validation failed. Details: Wrong format. 'phoneNumber' must contain only digits" });
     });
 
+    it('checkWhatsapp: a phoneNumber of fewer than 11 or more than 16 digits is refused with 400, as documented', async () => {
+      for (const phoneNumber of [7900111223, '7900111223', 10_000_000_000_000_000, '12345678901234567']) {
+        const r = await h.call('checkWhatsapp', { phoneNumber });
+        expect(r.statusCode, String(phoneNumber)).toBe(400);
+        expect(r.body).toEqual({ message: 'Validation failed. Details: bad phone number, valid from 11 to 16 digits' });
+      }
+      for (const phoneNumber of [79009990000, '1234567890123456']) {
+        const r = await h.call('checkWhatsapp', { phoneNumber });
+        expect(r.statusCode, String(phoneNumber)).toBe(200);
+        expect(r.body).toEqual({ existsWhatsapp: false, chatId: '' });
+      }
+    });
+
     it('instance starting or notAuthorized: {status:false, reason}', async () => {
       for (const state of ['starting', 'notAuthorized']) {
         expect((await h.admin('state', { state })).body).toEqual({ state });

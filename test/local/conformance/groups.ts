@@ -174,6 +174,27 @@ export function groupsSuite(kind: TransportKind) {
       expect((await ok<Message>('getMessage', { chatId: groupId, idMessage: after })).statusMessage).toBe('notInGroup');
     });
 
+    it('a send to a group the account never was in is notInGroup; a group it has messages from is one it is in', async () => {
+      const stranger = '120363000000000001@g.us';
+      const { idMessage: lost } = await ok<{ idMessage: string }>('sendMessage', { chatId: stranger, message: 'hello?' });
+      expect(await h.settled(lost)).toBe('sent');
+      // A group known only from what arrived from it (made on the phone) is one the account is in.
+      const known = '120363000000000002@g.us';
+      await h.admin('incoming', { chatId: known, senderId: ALICE, typeMessage: 'textMessage', textMessage: 'hi' });
+      const { idMessage: answer } = await ok<{ idMessage: string }>('sendMessage', { chatId: known, message: 'hi Alice' });
+      h.clock.advance(60_000);
+      expect(await h.settled(answer)).toBe('sent');
+      h.clock.advance(3_600_000);
+      expect((await ok<Message>('getMessage', { chatId: stranger, idMessage: lost })).statusMessage).toBe('notInGroup');
+      expect(await nextStatus(lost)).toMatchObject({ status: 'notInGroup', chatId: stranger });
+      expect((await ok<Message>('getMessage', { chatId: known, idMessage: answer })).statusMessage).not.toBe('notInGroup');
+      // The group is not known for having been written to: a second send is notInGroup as well.
+      const { idMessage: again } = await ok<{ idMessage: string }>('sendMessage', { chatId: stranger, message: 'still?' });
+      h.clock.advance(60_000);
+      expect(await h.settled(again)).toBe('sent');
+      expect((await ok<Message>('getMessage', { chatId: stranger, idMessage: again })).statusMessage).toBe('notInGroup');
+    });
+
     /** The outgoingMessageStatus of `idMessage` (the notifications before it are read and deleted). */
     async function nextStatus(idMessage: string): Promise<NotificationBody> {
       for (;;) {

@@ -133,13 +133,18 @@ export function sendFileSuite(kind: TransportKind) {
       expect(await h.service.purgeFiles()).toBe(1);
     });
 
-    it('a file that cannot be fetched: recorded as failed with the reason, never in history', async () => {
-      const id = await send({ urlFile: files.url('/missing.png'), fileName: 'missing.png' });
+    it('a file that cannot be fetched: failed, with the reason, and kept in the journals as failed', async () => {
+      const id = await send({ urlFile: files.url('/missing.png'), fileName: 'missing.png', caption: 'gone' });
       expect(await h.settled(id)).toBe('failed');
       const q = (await h.admin('queue')).body;
       expect(q.failed).toEqual([expect.objectContaining({ idMessage: id, reason: expect.stringMatching(/404/) })]);
       const r = await h.call('getMessage', { chatId: ALICE, idMessage: id });
-      expect(r.body).toEqual({ message: 'chatId not found' });
+      expect(r.statusCode, JSON.stringify(r.body)).toBe(200);
+      expect(r.body).toMatchObject({ idMessage: id, type: 'outgoing', statusMessage: 'failed', fileName: 'missing.png', caption: 'gone' });
+      const history = (await h.call('getChatHistory', { chatId: ALICE, count: 10 })).body as Message[];
+      expect(history.find((m) => m.idMessage === id)?.statusMessage).toBe('failed');
+      const last = (await h.call('lastOutgoingMessages', undefined)).body as Message[];
+      expect(last.find((m) => m.idMessage === id)?.statusMessage).toBe('failed');
     });
 
     it('validation: url format, caption length, typingTime range', async () => {

@@ -206,6 +206,21 @@ export function sendingSuite(kind: TransportKind) {
       expect([big.statusCode, big.body]).toEqual([413, { message: 'request body is larger than 4096 bytes' }]);
     });
 
+    it('an empty file is refused alike by uploadFile and sendFileByUpload, multipart or as the body: File is empty', async () => {
+      const empty = Buffer.alloc(0);
+      const tries = [
+        h.call('uploadFile', undefined, { upload: { kind: 'multipart', fields: {}, file: { data: empty, fileName: 'a.png' } } }),
+        h.call('uploadFile', undefined, { upload: { kind: 'binary', data: empty, contentType: 'image/png', fileName: 'a.png' } }),
+        h.call('sendFileByUpload', undefined, {
+          upload: { kind: 'multipart', fields: { chatId: ALICE, fileName: 'a.png' }, file: { data: empty, fileName: 'a.png' } },
+        }),
+      ];
+      for (const r of await Promise.all(tries)) {
+        expect([r.statusCode, r.body]).toEqual([400, { message: 'Validation failed. Details: File is empty' }]);
+      }
+      expect(await ok<unknown[]>('showMessagesQueue', undefined)).toEqual([]);
+    });
+
     it('sendFileByUpload: answers {idMessage, urlFile}; queued as sendFileByUrl; sent from the store as a file message', async () => {
       await occupy();
       const answer = await ok<{ idMessage: string; urlFile: string }>('sendFileByUpload', undefined, {
