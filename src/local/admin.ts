@@ -118,7 +118,7 @@ export async function handleAdmin(
       return json(200, await instance.receiveCall(input));
     }
     case 'block': {
-      const input = parse(BlockBody, readJsonBody(req));
+      const input = parse(BlockBody, readBody());
       return json(200, await instance.receiveBlock(input));
     }
     case 'status':
