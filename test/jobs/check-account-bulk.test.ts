@@ -10,6 +10,7 @@ import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { csvLine } from '../../src/actions/kit/report.js';
 import { ID, localConfig, startLocal, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
+import { waitFor } from '../support/wait.js';
 
 const T0 = Date.parse('2026-01-05T09:00:00Z');
 const HOUR = 3_600_000;
@@ -89,6 +90,8 @@ describe('checkAccount.bulk', () => {
     expect(pause?.reason).toMatch(/rate_limit_exceeded/);
     expect(t1.waits[0]!.reason).toMatch(/rate_limit_exceeded/);
     expect(t1.events.map((e) => e.name)).toContain('checkAccount.paused');
+    // Records in flight: the 4th answer may still be committing, in its place, when the 5th meets the pause.
+    await waitFor('the 4 checks before the pause to be committed', () => t1.progress.at(-1)?.done === 4);
     expect(t1.progress.at(-1)).toMatchObject({ done: 4, waiting: 1 }); // waiting, not an ETA
     // kill the "process" in the middle of the pause
     t1.abort(new Error('killed'));
