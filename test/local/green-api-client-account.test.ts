@@ -5,49 +5,30 @@
  * against `msgflow serve` as its users would (only its axios base URL
  * changed): each answers with its documented shape.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
-import { A } from '../support/local-service.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveForOfficialClient, type OfficialClient } from '../support/green-api.js';
 import { makePng } from '../support/media.js';
 import { networkYaml } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 
-let dir: string;
-let served: ServeHandle;
 let client: GreenApiClient;
+let h: OfficialClient;
 
 beforeAll(async () => {
-  // The package logs every request, instance id included; keep that out of the test output.
-  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) vi.spyOn(console, m).mockImplementation(() => {});
-  dir = await mkdtemp(path.join(tmpdir(), 'msgflow-greenapi-account-'));
-  await writeFile(
-    path.join(dir, 'config.yaml'),
-    [
-      'local:',
-      '  dataDir: data',
-      networkYaml('  ', { deliveredAfterMs: 100 }),
-      '  instances:',
-      `    - idInstance: "${A.idInstance}"`,
-      `      apiTokenInstance: "${A.apiTokenInstance}"`,
+  h = await serveForOfficialClient({
+    name: 'account',
+    local: [networkYaml('  ', { deliveredAfterMs: 100 })],
+    instance: [
       // The test asks more often than the published 1 request/second.
       '      rateLimits: { getStateInstance: 0, getWaSettings: 0, qr: 0, logout: 0, reboot: 0, getAuthorizationCode: 0, setProfilePicture: 0 }',
-      '',
-    ].join('\n'),
-  );
-  served = await serveCommand({ config: path.join(dir, 'config.yaml'), port: 0, print: () => {} });
-  client = new GreenApiClient({ idInstance: Number(A.idInstance), apiTokenInstance: A.apiTokenInstance });
-  // The package hard-codes its cloud URL; a user points its axios instance elsewhere like this.
-  (client as unknown as { client: { defaults: { baseURL: string } } }).client.defaults.baseURL = `${served.url}/waInstance${A.idInstance}`;
+    ],
+  });
+  client = h.client;
 });
 
 afterAll(async () => {
-  vi.restoreAllMocks();
-  await served?.close();
-  await rm(dir, { recursive: true, force: true });
+  await h?.close();
 });
 
 describe('@green-api/whatsapp-api-client-js-v2 account methods against msgflow serve', () => {

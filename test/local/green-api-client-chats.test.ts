@@ -5,66 +5,47 @@
  * and what it changes shows where the service shows it (journals, chat list,
  * notifications).
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
-import { A, ALICE, BOB, NOBODY } from '../support/local-service.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveForOfficialClient, type OfficialClient } from '../support/green-api.js';
+import { ALICE, BOB, NOBODY } from '../support/local-service.js';
 import { networkYaml } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 
-let dir: string;
-let served: ServeHandle;
 let client: GreenApiClient;
+let h: OfficialClient;
 const GROUP = '120363043968066561@g.us';
 
 beforeAll(async () => {
-  // The package logs every request, instance id included; keep that out of the test output.
-  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) vi.spyOn(console, m).mockImplementation(() => {});
-  dir = await mkdtemp(path.join(tmpdir(), 'msgflow-greenapi-chats-'));
-  await writeFile(
-    path.join(dir, 'seed.yaml'),
-    [
-      'chats:',
-      `  - chatId: "${ALICE}"`,
-      '    messages:',
-      '      - { type: incoming, idMessage: "SEEDQUESTION000001", typeMessage: textMessage, textMessage: "Menu?", timestamp: 1767225600 }',
-      '      - { type: outgoing, idMessage: "SEEDANSWER00000001", typeMessage: textMessage, textMessage: "Soon", timestamp: 1767225660 }',
-      '      - { type: incoming, idMessage: "SEEDPICTURE0000001", typeMessage: imageMessage, fileName: "cat.png", downloadUrl: "https://files.example/cat.png", timestamp: 1767225700 }',
-      `  - chatId: "${GROUP}"`,
-      '    messages:',
-      '      - { type: incoming, idMessage: "SEEDGROUP000000001", typeMessage: textMessage, textMessage: "Hi all", senderId: "79002223344@c.us", timestamp: 1767225500 }',
-      '',
-    ].join('\n'),
-  );
-  await writeFile(
-    path.join(dir, 'config.yaml'),
-    [
-      'local:',
-      '  dataDir: data',
-      networkYaml('  '),
-      '  instances:',
-      `    - idInstance: "${A.idInstance}"`,
-      `      apiTokenInstance: "${A.apiTokenInstance}"`,
+  h = await serveForOfficialClient({
+    name: 'chats',
+    local: [networkYaml('  ')],
+    instance: [
       '      sendIntervalMs: 500',
       '      rateLimits: { getMessage: 0, getChatHistory: 0, getContacts: 0, getChats: 0 }',
       '      settings: { outgoingAPIMessageWebhook: "yes", editedMessageWebhook: "yes", deletedMessageWebhook: "yes" }',
       '      seed: seed.yaml',
-      '',
-    ].join('\n'),
-  );
-  served = await serveCommand({ config: path.join(dir, 'config.yaml'), port: 0, print: () => {} });
-  client = new GreenApiClient({ idInstance: Number(A.idInstance), apiTokenInstance: A.apiTokenInstance });
-  // The package hard-codes its cloud URL; a user points its axios instance elsewhere like this.
-  (client as unknown as { client: { defaults: { baseURL: string } } }).client.defaults.baseURL = `${served.url}/waInstance${A.idInstance}`;
+    ],
+    files: {
+      'seed.yaml': [
+        'chats:',
+        `  - chatId: "${ALICE}"`,
+        '    messages:',
+        '      - { type: incoming, idMessage: "SEEDQUESTION000001", typeMessage: textMessage, textMessage: "Menu?", timestamp: 1767225600 }',
+        '      - { type: outgoing, idMessage: "SEEDANSWER00000001", typeMessage: textMessage, textMessage: "Soon", timestamp: 1767225660 }',
+        '      - { type: incoming, idMessage: "SEEDPICTURE0000001", typeMessage: imageMessage, fileName: "cat.png", downloadUrl: "https://files.example/cat.png", timestamp: 1767225700 }',
+        `  - chatId: "${GROUP}"`,
+        '    messages:',
+        '      - { type: incoming, idMessage: "SEEDGROUP000000001", typeMessage: textMessage, textMessage: "Hi all", senderId: "79002223344@c.us", timestamp: 1767225500 }',
+        '',
+      ].join('\n'),
+    },
+  });
+  client = h.client;
 });
 
 afterAll(async () => {
-  vi.restoreAllMocks();
-  await served?.close();
-  await rm(dir, { recursive: true, force: true });
+  await h?.close();
 });
 
 /** A text sent now, once the queue has sent it (real time: the queue releases every 500 ms). */

@@ -5,52 +5,34 @@
  * they build is the one getGroupData describes. (updateGroupSettings is not
  * in that package; the conformance suite covers it.)
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
-import { A, ALICE, BOB, CAROL } from '../support/local-service.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveForOfficialClient, type OfficialClient } from '../support/green-api.js';
+import { ALICE, BOB, CAROL } from '../support/local-service.js';
 import { makeJpeg } from '../support/media.js';
 import { networkYaml } from '../support/network.js';
 
-let dir: string;
-let served: ServeHandle;
 let client: GreenApiClient;
+let h: OfficialClient;
 
 beforeAll(async () => {
-  // The package logs every request, instance id included; keep that out of the test output.
-  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) vi.spyOn(console, m).mockImplementation(() => {});
-  dir = await mkdtemp(path.join(tmpdir(), 'msgflow-greenapi-groups-'));
   const unlimited = ['createGroup', 'getGroupData', 'updateGroupName', 'addGroupParticipant', 'removeGroupParticipant']
     .concat(['setGroupAdmin', 'removeAdmin', 'setGroupPicture', 'leaveGroup'])
     .map((m) => `${m}: 0`)
     .join(', ');
-  await writeFile(
-    path.join(dir, 'config.yaml'),
-    [
-      'local:',
-      '  dataDir: data',
-      networkYaml('  ', { deliveredAfterMs: 100 }),
-      '  instances:',
-      `    - idInstance: "${A.idInstance}"`,
-      `      apiTokenInstance: "${A.apiTokenInstance}"`,
+  h = await serveForOfficialClient({
+    name: 'groups',
+    local: [networkYaml('  ', { deliveredAfterMs: 100 })],
+    instance: [
       // The test calls faster than a person changes a group (1 request/second).
       `      rateLimits: { ${unlimited} }`,
-      '',
-    ].join('\n'),
-  );
-  served = await serveCommand({ config: path.join(dir, 'config.yaml'), port: 0, print: () => {} });
-  client = new GreenApiClient({ idInstance: Number(A.idInstance), apiTokenInstance: A.apiTokenInstance });
-  // The package hard-codes its cloud URL; a user points its axios instance elsewhere like this.
-  (client as unknown as { client: { defaults: { baseURL: string } } }).client.defaults.baseURL = `${served.url}/waInstance${A.idInstance}`;
+    ],
+  });
+  client = h.client;
 });
 
 afterAll(async () => {
-  vi.restoreAllMocks();
-  await served?.close();
-  await rm(dir, { recursive: true, force: true });
+  await h?.close();
 });
 
 describe('@green-api/whatsapp-api-client-js-v2 group methods against msgflow serve', () => {

@@ -4,62 +4,43 @@
  * base URL changed): each answers with its documented shape, queues its
  * message, and the message reaches the journal with its documented kind.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
-import { A, ALICE, BOB } from '../support/local-service.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveForOfficialClient, type OfficialClient } from '../support/green-api.js';
+import { ALICE, BOB } from '../support/local-service.js';
 import { makePng } from '../support/media.js';
 import { networkYaml } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 
-let dir: string;
-let served: ServeHandle;
 let client: GreenApiClient;
+let h: OfficialClient;
 const png = new Uint8Array(makePng(24, 16));
 
 beforeAll(async () => {
-  // The package logs every request, instance id included; keep that out of the test output.
-  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) vi.spyOn(console, m).mockImplementation(() => {});
-  dir = await mkdtemp(path.join(tmpdir(), 'msgflow-greenapi-send-'));
-  await writeFile(
-    path.join(dir, 'seed.yaml'),
-    [
-      'chats:',
-      `  - chatId: "${ALICE}"`,
-      '    messages:',
-      '      - { type: incoming, idMessage: "SEEDQUESTION000001", typeMessage: textMessage, textMessage: "Menu?", timestamp: 1767225600 }',
-      '',
-    ].join('\n'),
-  );
-  await writeFile(
-    path.join(dir, 'config.yaml'),
-    [
-      'local:',
-      '  dataDir: data',
-      networkYaml('  ', { deliveredAfterMs: 100 }),
-      '  instances:',
-      `    - idInstance: "${A.idInstance}"`,
-      `      apiTokenInstance: "${A.apiTokenInstance}"`,
+  h = await serveForOfficialClient({
+    name: 'send',
+    local: [networkYaml('  ', { deliveredAfterMs: 100 })],
+    instance: [
       '      sendIntervalMs: 500',
       // The test polls faster than the published 1-10 requests/second.
       '      rateLimits: { getMessage: 0, getChatHistory: 0, showMessagesQueue: 0, sendFileByUpload: 0, uploadFile: 0 }',
       '      seed: seed.yaml',
-      '',
-    ].join('\n'),
-  );
-  served = await serveCommand({ config: path.join(dir, 'config.yaml'), port: 0, print: () => {} });
-  client = new GreenApiClient({ idInstance: Number(A.idInstance), apiTokenInstance: A.apiTokenInstance });
-  // The package hard-codes its cloud URL; a user points its axios instance elsewhere like this.
-  (client as unknown as { client: { defaults: { baseURL: string } } }).client.defaults.baseURL = `${served.url}/waInstance${A.idInstance}`;
+    ],
+    files: {
+      'seed.yaml': [
+        'chats:',
+        `  - chatId: "${ALICE}"`,
+        '    messages:',
+        '      - { type: incoming, idMessage: "SEEDQUESTION000001", typeMessage: textMessage, textMessage: "Menu?", timestamp: 1767225600 }',
+        '',
+      ].join('\n'),
+    },
+  });
+  client = h.client;
 });
 
 afterAll(async () => {
-  vi.restoreAllMocks();
-  await served?.close();
-  await rm(dir, { recursive: true, force: true });
+  await h?.close();
 });
 
 /** The journal record of a sent message, once the queue has sent it (real time: the queue releases every 500 ms). */

@@ -4,57 +4,40 @@
  * base URL changed): each answers with its documented shape, and a posted
  * status reaches its participant on the network's timings.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServeHandle } from '../../src/runtime/serve.js';
+import { serveForOfficialClient, type OfficialClient } from '../support/green-api.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
 import { A, ALICE, BOB } from '../support/local-service.js';
 import { makePng } from '../support/media.js';
 import { networkYaml } from '../support/network.js';
 import { waitFor } from '../support/wait.js';
 
-let dir: string;
 let served: ServeHandle;
 let files: FileServer;
 let client: GreenApiClient;
+let h: OfficialClient;
 
 beforeAll(async () => {
-  // The package logs every request, instance id included; keep that out of the test output.
-  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) vi.spyOn(console, m).mockImplementation(() => {});
   files = await startFileServer({
     '/story.png': { body: makePng(90, 160), contentType: 'image/png' },
     '/voice.mp3': { body: Buffer.from('ID3\u0003\u0000\u0000\u0000\u0000\u0000\u0000voice'), contentType: 'audio/mpeg' },
   });
-  dir = await mkdtemp(path.join(tmpdir(), 'msgflow-greenapi-statuses-'));
-  await writeFile(
-    path.join(dir, 'config.yaml'),
-    [
-      'local:',
-      '  dataDir: data',
-      '  fetch: { allowPrivate: true }',
-      networkYaml('  ', { deliveredAfterMs: 100 }),
-      '  instances:',
-      `    - idInstance: "${A.idInstance}"`,
-      `      apiTokenInstance: "${A.apiTokenInstance}"`,
+  h = await serveForOfficialClient({
+    name: 'statuses',
+    local: ['  fetch: { allowPrivate: true }', networkYaml('  ', { deliveredAfterMs: 100 })],
+    instance: [
       // The test polls faster than the published 1-10 requests/second.
       '      rateLimits: { getStatusStatistic: 0, getOutgoingStatuses: 0, getIncomingStatuses: 0 }',
-      '',
-    ].join('\n'),
-  );
-  served = await serveCommand({ config: path.join(dir, 'config.yaml'), port: 0, print: () => {} });
-  client = new GreenApiClient({ idInstance: Number(A.idInstance), apiTokenInstance: A.apiTokenInstance });
-  // The package hard-codes its cloud URL; a user points its axios instance elsewhere like this.
-  (client as unknown as { client: { defaults: { baseURL: string } } }).client.defaults.baseURL = `${served.url}/waInstance${A.idInstance}`;
+    ],
+  });
+  ({ client, served } = h);
 });
 
 afterAll(async () => {
-  vi.restoreAllMocks();
-  await served?.close();
   await files?.close();
-  await rm(dir, { recursive: true, force: true });
+  await h?.close();
 });
 
 describe('@green-api/whatsapp-api-client-js-v2 status methods against msgflow serve', () => {

@@ -5,69 +5,53 @@
  * instance at the local base URL. The last block is the package's
  * getting-started example: state check, send a message, receive loop.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { GreenApiClient } from '@green-api/whatsapp-api-client-js-v2';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { serveCommand, type ServeHandle } from '../../src/runtime/serve.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServeHandle } from '../../src/runtime/serve.js';
+import { serveForOfficialClient, type OfficialClient } from '../support/green-api.js';
 import { startFileServer, type FileServer } from '../support/file-server.js';
 import { A, ALICE, BOB } from '../support/local-service.js';
 import { makePng } from '../support/media.js';
 import { networkYaml } from '../support/network.js';
 
-let dir: string;
 let served: ServeHandle;
 let files: FileServer;
 let client: GreenApiClient;
+let h: OfficialClient;
 const printed: string[] = [];
 
 beforeAll(async () => {
-  // The package logs every request, instance id included; keep that out of the test output.
-  for (const m of ['log', 'info', 'debug', 'warn', 'error'] as const) vi.spyOn(console, m).mockImplementation(() => {});
   files = await startFileServer({ '/cat.png': { body: makePng(32, 32), contentType: 'image/png' } });
-  dir = await mkdtemp(path.join(tmpdir(), 'msgflow-greenapi-'));
-  await writeFile(
-    path.join(dir, 'seed.yaml'),
-    [
-      'chats:',
-      `  - chatId: "${ALICE}"`,
-      '    messages:',
-      '      - { type: incoming, idMessage: "SEEDGREETING0000001", typeMessage: textMessage, textMessage: "Hi there", timestamp: 1767225600 }',
-      '',
-    ].join('\n'),
-  );
-  await writeFile(
-    path.join(dir, 'config.yaml'),
-    [
-      'local:',
-      '  dataDir: data',
+  h = await serveForOfficialClient({
+    name: 'core',
+    local: [
       '  fetch: { allowPrivate: true }',
       // Delivered after 100 ms (default 1000): the receive loop below waits for it in real time.
       networkYaml('  ', { deliveredAfterMs: 100 }),
-      '  instances:',
-      `    - idInstance: "${A.idInstance}"`,
-      `      apiTokenInstance: "${A.apiTokenInstance}"`,
+    ],
+    instance: [
       '      sendIntervalMs: 500',
       // The test polls faster than the published 1-10 requests/second.
       '      rateLimits: { getMessage: 0, getChatHistory: 0, lastOutgoingMessages: 0, lastIncomingMessages: 0, getStateInstance: 0, getSettings: 0, setSettings: 0, showMessagesQueue: 0, clearMessagesQueue: 0 }',
       '      seed: seed.yaml',
-      '',
-    ].join('\n'),
-  );
-  served = await serveCommand({ config: path.join(dir, 'config.yaml'), port: 0, print: (l) => printed.push(l) });
-  client = new GreenApiClient({ idInstance: Number(A.idInstance), apiTokenInstance: A.apiTokenInstance });
-  // The package hard-codes its cloud URL; a user points its axios instance elsewhere like this.
-  (client as unknown as { client: { defaults: { baseURL: string } } }).client.defaults.baseURL = `${served.url}/waInstance${A.idInstance}`;
+    ],
+    files: {
+      'seed.yaml': [
+        'chats:',
+        `  - chatId: "${ALICE}"`,
+        '    messages:',
+        '      - { type: incoming, idMessage: "SEEDGREETING0000001", typeMessage: textMessage, textMessage: "Hi there", timestamp: 1767225600 }',
+        '',
+      ].join('\n'),
+    },
+    print: (l) => printed.push(l),
+  });
+  ({ client, served } = h);
 });
 
 afterAll(async () => {
-  // Test files share a worker (vitest.config.ts isolate: false): the next file prints again.
-  vi.restoreAllMocks();
-  await served?.close();
   await files?.close();
-  await rm(dir, { recursive: true, force: true });
-  vi.restoreAllMocks();
+  await h?.close();
 });
 
 describe('@green-api/whatsapp-api-client-js-v2 against msgflow serve', () => {
