@@ -294,6 +294,22 @@ export const NO_PARAMETER_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
   'clearWebhooksQueue',
 ]);
 
+/**
+ * The methods that send a message to a chat (`chatId`): what counts against
+ * the service's chat quota, and what a yellowCard or a blocked account holds.
+ */
+export const MESSAGE_SENDING_METHODS: ReadonlySet<ApiMethod> = new Set<ApiMethod>([
+  'sendMessage',
+  'sendFileByUrl',
+  'sendFileByUpload',
+  'sendLocation',
+  'sendContact',
+  'sendPoll',
+  'sendInteractiveButtons',
+  'sendInteractiveButtonsReply',
+  'forwardMessages',
+]);
+
 export function isApiMethod(name: string): name is ApiMethod {
   return (API_METHODS as readonly string[]).includes(name);
 }

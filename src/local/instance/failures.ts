@@ -5,6 +5,7 @@
  * notification), and a webhook receiver down for a while. Times count on the
  * service's clock from the instance's start.
  */
+import { MESSAGE_SENDING_METHODS, type ApiMethod } from '../../api/methods.js';
 import type { InstanceState } from '../../api/notifications.js';
 import type { Clock } from '../../util/clock.js';
 import type { FailuresConfig } from '../config.js';
@@ -28,19 +29,6 @@ export interface FailuresHost {
   chatsMessaged(): Iterable<string>;
   onError(e: unknown): void;
 }
-
-/** Methods that send to `chatId` and so count against the chat quota. */
-const SENDING_METHODS: ReadonlySet<string> = new Set([
-  'sendMessage',
-  'sendFileByUrl',
-  'sendFileByUpload',
-  'sendLocation',
-  'sendContact',
-  'sendPoll',
-  'sendInteractiveButtons',
-  'sendInteractiveButtonsReply',
-  'forwardMessages',
-]);
 
 export class ScriptedFailures {
   private readonly startedAt: number;
@@ -78,10 +66,10 @@ export class ScriptedFailures {
    * The 466 answer of a send to a chat beyond the quota (and its notification), or undefined when the
    * send may go. A chat within the quota is counted from its first send.
    */
-  async quotaAnswer(method: string, req: unknown): Promise<{ status: number; body: unknown } | undefined> {
+  async quotaAnswer(method: ApiMethod, req: unknown): Promise<{ status: number; body: unknown } | undefined> {
     const quota = this.script.newChatsQuota;
     const chatId = (req as { chatId?: unknown } | null)?.chatId;
-    if (quota === undefined || !SENDING_METHODS.has(method) || typeof chatId !== 'string') return undefined;
+    if (quota === undefined || !MESSAGE_SENDING_METHODS.has(method) || typeof chatId !== 'string') return undefined;
     this.chats ??= new Set(this.host.chatsMessaged());
     if (this.chats.has(chatId)) return undefined;
     if (this.chats.size < quota) {
