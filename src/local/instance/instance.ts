@@ -270,7 +270,6 @@ export class LocalInstance {
         clock: deps.clock,
         notify: (c) => parts.notifier.messageChanged(c),
       }),
-      // Groups
       // Account, queues and calls
       setState: (state) => this.setState(state),
       reboot: () => this.reboot(),
