@@ -28,6 +28,17 @@ export const INSTANCE_STATES = ['notAuthorized', 'authorized', 'blocked', 'sleep
 
 export type InstanceState = (typeof INSTANCE_STATES)[number];
 
+/** A location as the service shows it: in a notification (`locationMessageData`) and in the journals (`location`). */
+export interface LocationData {
+  latitude: number;
+  longitude: number;
+  nameLocation?: string;
+  address?: string;
+  jpegThumbnail?: string;
+  forwardingScore?: number;
+  isForwarded?: boolean;
+}
+
 /** Statuses an outgoingMessageStatus notification carries. */
 export const OUTGOING_STATUSES = ['sent', 'delivered', 'read', 'failed', 'noAccount', 'notInGroup', 'yellowCard'] as const;
 
@@ -99,15 +110,7 @@ export interface NotificationMessageData {
    * quote) kind, with the quoted content's fields (e.g. `textMessage`).
    */
   quotedMessage?: { stanzaId: string; participant: string; typeMessage?: string; textMessage?: string; [field: string]: unknown };
-  locationMessageData?: {
-    latitude: number;
-    longitude: number;
-    nameLocation?: string;
-    address?: string;
-    jpegThumbnail?: string;
-    forwardingScore?: number;
-    isForwarded?: boolean;
-  };
+  locationMessageData?: LocationData;
   contactMessageData?: { displayName: string; vcard: string; forwardingScore?: number; isForwarded?: boolean };
   // Messages and chats
   /** typeMessage `editedMessage` (editMessage): the new text and the edited message's id. */

@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import type { REQUEST_SCHEMAS } from './schemas.js';
 import type { ApiMethod } from './methods.js';
-import type { InstanceState, ReceivedNotification } from './notifications.js';
+import type { InstanceState, LocationData, ReceivedNotification } from './notifications.js';
 
 export type AddContactRequest = z.input<(typeof REQUEST_SCHEMAS)['addContact']>;
 export type EditContactRequest = z.input<(typeof REQUEST_SCHEMAS)['editContact']>;
@@ -193,15 +193,7 @@ export interface Message {
   quotedMessage?: QuotedMessage;
   /** extendedTextMessage: the link preview (title, description, previewType, jpegThumbnail). */
   extendedTextMessage?: LinkPreview;
-  location?: {
-    latitude: number;
-    longitude: number;
-    nameLocation?: string;
-    address?: string;
-    jpegThumbnail?: string;
-    forwardingScore?: number;
-    isForwarded?: boolean;
-  };
+  location?: LocationData;
   contact?: {
     chatId: string;
     displayName: string;

@@ -108,56 +108,70 @@ function isExpired(ctx: StoreContext, meta: Pick<StoredMeta, 'storedAt' | 'reten
   return ctx.opts.clock.now() - meta.storedAt >= (meta.retentionMs ?? ctx.opts.retentionMs);
 }
 
-async function fetchAndStore(ctx: StoreContext, input: { urlFile: string; fileName: string; signal?: AbortSignal }): Promise<FetchedFile> {
-  const { opts } = ctx;
-  await ensureDirs(ctx);
+/**
+ * Runs `fill` in a fresh work folder under the temporary root (made by
+ * ensureDirs; the folder is kept out of a purge while it works): the folder is removed when `fill` fails, and
+ * `publish` moves it into the store when it succeeds.
+ */
+async function inWorkDir<T>(ctx: StoreContext, fill: (id: string, work: string, dataPath: string) => Promise<T>): Promise<T> {
   const id = randomBytes(16).toString('hex');
   const work = join(ctx.tmpRoot, id);
-  const dataPath = join(work, DATA);
   ctx.inFlight.add(id);
   try {
     await mkdir(work);
-    const got = await downloadToFile(input.urlFile, dataPath, {
-      maxBytes: opts.maxBytes,
-      timeoutMs: opts.timeoutMs,
-      phaseTimeoutMs: opts.phaseTimeoutMs,
-      maxRedirects: opts.maxRedirects,
-      userAgent: opts.userAgent,
-      signal: input.signal,
-      allowPrivate: opts.allowPrivate ?? false,
-      isOwn: opts.isOwn,
-    });
-    const type = await detectType({ fileName: input.fileName, contentType: got.contentType, sniff: () => fileTypeFromFile(dataPath) });
-    const looks = await lookOf(ctx, dataPath, got.size, type.typeMessage);
-    const meta: StoredMeta = {
-      version: 1,
-      id,
-      fileName: input.fileName,
-      mimeType: type.mimeType,
-      typeMessage: type.typeMessage,
-      size: got.size,
-      storedAt: opts.clock.now(),
-      ...looks,
-      detectedBy: type.source,
-      source: got.finalUrl,
-    };
-    await publish(ctx, work, dataPath, meta);
-    opts.logger?.debug('media: stored', {
-      id,
-      typeMessage: meta.typeMessage,
-      mimeType: meta.mimeType,
-      size: meta.size,
-      detectedBy: meta.detectedBy,
-      url: got.finalUrl,
-    });
-    return toFetched(meta);
+    return await fill(id, work, join(work, DATA));
   } catch (err) {
     await rm(work, { recursive: true, force: true }).catch(() => undefined);
+    throw err;
+  } finally {
+    ctx.inFlight.delete(id);
+  }
+}
+
+async function fetchAndStore(ctx: StoreContext, input: { urlFile: string; fileName: string; signal?: AbortSignal }): Promise<FetchedFile> {
+  const { opts } = ctx;
+  await ensureDirs(ctx);
+  try {
+    return await inWorkDir(ctx, async (id, work, dataPath) => {
+      const got = await downloadToFile(input.urlFile, dataPath, {
+        maxBytes: opts.maxBytes,
+        timeoutMs: opts.timeoutMs,
+        phaseTimeoutMs: opts.phaseTimeoutMs,
+        maxRedirects: opts.maxRedirects,
+        userAgent: opts.userAgent,
+        signal: input.signal,
+        allowPrivate: opts.allowPrivate ?? false,
+        isOwn: opts.isOwn,
+      });
+      const type = await detectType({ fileName: input.fileName, contentType: got.contentType, sniff: () => fileTypeFromFile(dataPath) });
+      const looks = await lookOf(ctx, dataPath, got.size, type.typeMessage);
+      const meta: StoredMeta = {
+        version: 1,
+        id,
+        fileName: input.fileName,
+        mimeType: type.mimeType,
+        typeMessage: type.typeMessage,
+        size: got.size,
+        storedAt: opts.clock.now(),
+        ...looks,
+        detectedBy: type.source,
+        source: got.finalUrl,
+      };
+      await publish(ctx, work, dataPath, meta);
+      opts.logger?.debug('media: stored', {
+        id,
+        typeMessage: meta.typeMessage,
+        mimeType: meta.mimeType,
+        size: meta.size,
+        detectedBy: meta.detectedBy,
+        url: got.finalUrl,
+      });
+      return toFetched(meta);
+    });
+  } catch (err) {
     if (err instanceof MsgflowError) throw err;
     const reason = `could not store the file: ${(err as Error)?.message ?? String(err)}`;
     throw new MsgflowError('FILE_FETCH_FAILED', { url: displayUrl(input.urlFile), reason }, { cause: err });
-  } finally {
-    ctx.inFlight.delete(id);
   }
 }
 
@@ -168,12 +182,7 @@ async function storeUpload(
 ): Promise<FetchedFile> {
   const { opts } = ctx;
   await ensureDirs(ctx);
-  const id = randomBytes(16).toString('hex');
-  const work = join(ctx.tmpRoot, id);
-  const dataPath = join(work, DATA);
-  ctx.inFlight.add(id);
-  try {
-    await mkdir(work);
+  return inWorkDir(ctx, async (id, work, dataPath) => {
     await writeFile(dataPath, input.data);
     const type = await detectType({ fileName: input.fileName ?? '', contentType: input.mimeType, sniff: () => fileTypeFromFile(dataPath) });
     const meta: StoredMeta = {
@@ -191,12 +200,7 @@ async function storeUpload(
     };
     await publish(ctx, work, dataPath, meta);
     return toFetched(meta);
-  } catch (err) {
-    await rm(work, { recursive: true, force: true }).catch(() => undefined);
-    throw err;
-  } finally {
-    ctx.inFlight.delete(id);
-  }
+  });
 }
 
 /**
