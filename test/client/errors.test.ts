@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccountCheckError, ApiError, MsgflowError, NetworkError, RateLimitError } from '../../src/api/errors.js';
 import { classify } from '../../src/api/failure.js';
 import { createClient, type MsgflowClient } from '../../src/client/client.js';
-import { ID, PERSONAL, TOKEN, VALID, message } from './helpers/fixtures.js';
+import { ID, PERSONAL, TOKEN, VALID, message, fail } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { startScriptServer, type ScriptServer } from './helpers/script-server.js';
 
@@ -19,14 +19,6 @@ afterEach(async () => {
   await client.close();
   await server.close();
 });
-
-const fail = <T>(p: Promise<T>) =>
-  p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as MsgflowError,
-  );
 
 describe('HTTP statuses map to typed errors', () => {
   const clientErrors: Array<[number, string, string]> = [

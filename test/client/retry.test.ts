@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError, MsgflowError, NetworkError, RateLimitError } from '../../src/api/errors.js';
+import { ApiError, NetworkError, RateLimitError } from '../../src/api/errors.js';
 import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import type { ClientOptions } from '../../src/client/options.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { classify } from '../../src/api/failure.js';
-import { ID, PERSONAL, TOKEN, VALID } from './helpers/fixtures.js';
+import { ID, PERSONAL, TOKEN, VALID, fail } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { freePort, startScriptServer, type ScriptServer } from './helpers/script-server.js';
 import { waitFor } from '../support/wait.js';
@@ -29,14 +29,6 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
-
-const fail = (p: Promise<unknown>) =>
-  p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as MsgflowError,
-  );
 
 const sendFile = (c: MsgflowClient) => c.sendFileByUrl(VALID.sendFileByUrl.request as never);
 const addContact = (c: MsgflowClient) => c.addContact({ chatId: PERSONAL, firstName: 'Ann' });

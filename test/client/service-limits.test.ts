@@ -5,11 +5,11 @@
  * starting. Each has its own code and class.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError, type MsgflowError } from '../../src/api/errors.js';
+import { ApiError } from '../../src/api/errors.js';
 import { classify, mayHaveBeenProcessed } from '../../src/api/failure.js';
 import { whatToFix } from '../../src/actions/kit/guard.js';
 import { createClient, type MsgflowClient } from '../../src/client/client.js';
-import { ID, PERSONAL, TOKEN } from './helpers/fixtures.js';
+import { ID, PERSONAL, TOKEN, fail } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { startScriptServer, type ScriptServer } from './helpers/script-server.js';
 
@@ -26,14 +26,6 @@ afterEach(async () => {
   await client.close();
   await server.close();
 });
-
-const fail = <T>(p: Promise<T>) =>
-  p.then(
-    () => {
-      throw new Error('expected a rejection');
-    },
-    (e: unknown) => e as MsgflowError,
-  );
 
 const CHATS_QUOTA = {
   invokeStatus: { method: 'sendmessage', used: 67, total: 0, status: 'QUOTE_ALLOWED' },

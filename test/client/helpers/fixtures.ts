@@ -1,3 +1,4 @@
+import type { MsgflowError } from '../../../src/api/errors.js';
 import type { ApiMethod } from '../../../src/api/methods.js';
 
 /** Distinctive secrets: any occurrence in an error or a log line is a leak. */
@@ -200,3 +201,12 @@ export const VALID: Record<ApiMethod, { request: Record<string, unknown>; answer
   getIncomingStatuses: { request: { minutes: 60 }, answer: [] },
   getOutgoingStatuses: { request: {}, answer: [message({ typeMessage: 'extendedTextMessage', statusMessage: 'read' })] },
 };
+
+/** The error a call rejects with; a call that resolves fails the test. */
+export const fail = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a rejection');
+    },
+    (e: unknown) => e as MsgflowError,
+  );
