@@ -35,6 +35,8 @@ export interface MessageView {
 
 export class History {
   private readonly chats = new Map<string, StoredMessage[]>();
+  /** Chats holding a message that is not `notInGroup` (see showsMembership): kept as messages are indexed, so a send asks in O(1). */
+  private readonly member = new Set<string>();
   private readonly logs = new Map<string, AppendLog<StoredMessage>>();
   private readonly byId = new Map<string, StoredMessage>();
   private readonly outgoing: StoredMessage[] = [];
@@ -83,11 +85,11 @@ export class History {
 
   /**
    * Whether the chat has a message that shows the account is in it: any but
-   * the sends that went nowhere (notInGroup). The first record answers for
-   * nearly every chat, so this does not grow with the history.
+   * the sends that went nowhere (notInGroup). Kept as messages are indexed,
+   * so a chat of many notInGroup sends costs no scan per send.
    */
   showsMembership(chatId: string): boolean {
-    return this.chats.get(chatId)?.some((r) => r.fixedStatus !== 'notInGroup') ?? false;
+    return this.member.has(chatId);
   }
 
   /** Appends to the chat's file; resolves once written. */
@@ -215,6 +217,7 @@ export class History {
       this.chats.set(r.message.chatId, list);
     }
     list.push(r);
+    if (r.fixedStatus !== 'notInGroup') this.member.add(r.message.chatId);
     this.byId.set(r.message.idMessage, r);
     if (r.message.type === 'outgoing') this.outgoing.push(r);
     else this.incoming.push(r);
