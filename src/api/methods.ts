@@ -215,7 +215,6 @@ export const METHOD_SPECS: Readonly<Record<ApiMethod, MethodSpec>> = Object.free
     emptyAnswer: true,
   },
   setDisappearingChat: { name: 'setDisappearingChat', httpMethod: 'POST', writes: true, idempotent: true, defaultRatePerSecond: 10 },
-  // Groups
   // Groups have no published rate: a group changes as fast as a person
   // changes it, so 1/s. createGroup's "one group every 5 minutes" is advice
   // against a ban, not a limit the service enforces (see docs/local-service.md).
