@@ -2,7 +2,6 @@
  * What an answer of the service means: a typed result, or a typed error with
  * whether it may be retried. Pure: no I/O, no clock beyond `now`.
  */
-import { accountAnswerProblem } from './account-answers.js';
 import { AccountCheckError, ApiError, MsgflowError, NetworkError, RateLimitError } from '../api/errors.js';
 import type { ErrorCode } from '../api/error-codes.js';
 import { METHOD_SPECS, type ApiMethod } from '../api/methods.js';
@@ -171,19 +170,42 @@ function quotaDescription(body: Rec): string | undefined {
   return undefined;
 }
 
-const BOOLEAN_RESULT: Partial<Record<ApiMethod, string>> = {
-  deleteNotification: 'result',
-  addContact: 'addContact',
-  editContact: 'editContact',
-  deleteContact: 'deleteContact',
+/**
+ * Methods whose answer is an object that must carry one field of a type
+ * (`{addContact: true}`, `{statusInstance: "online"}`); the service's other
+ * fields are kept, not checked.
+ */
+const ONE_FIELD: Partial<Record<ApiMethod, [field: string, type: 'string' | 'boolean' | 'number']>> = {
+  deleteNotification: ['result', 'boolean'],
+  addContact: ['addContact', 'boolean'],
+  editContact: ['editContact', 'boolean'],
+  deleteContact: ['deleteContact', 'boolean'],
   // Groups
-  updateGroupName: 'updateGroupName',
-  updateGroupSettings: 'updateGroupSettings',
-  addGroupParticipant: 'addParticipant',
-  removeGroupParticipant: 'removeParticipant',
-  setGroupAdmin: 'setGroupAdmin',
-  removeAdmin: 'removeAdmin',
-  setGroupPicture: 'setGroupPicture',
+  updateGroupName: ['updateGroupName', 'boolean'],
+  updateGroupSettings: ['updateGroupSettings', 'boolean'],
+  addGroupParticipant: ['addParticipant', 'boolean'],
+  removeGroupParticipant: ['removeParticipant', 'boolean'],
+  setGroupAdmin: ['setGroupAdmin', 'boolean'],
+  removeAdmin: ['removeAdmin', 'boolean'],
+  setGroupPicture: ['setGroupPicture', 'boolean'],
+  // Account, queues and calls
+  getStatusInstance: ['statusInstance', 'string'],
+  reboot: ['isReboot', 'boolean'],
+  logout: ['isLogout', 'boolean'],
+  qr: ['type', 'string'],
+  getAuthorizationCode: ['status', 'boolean'],
+  getWaSettings: ['stateInstance', 'string'],
+  getMessagesCount: ['count', 'number'],
+  getWebhooksCount: ['count', 'number'],
+  clearWebhooksQueue: ['isCleared', 'boolean'],
+  setProfilePicture: ['setProfilePicture', 'boolean'],
+};
+
+/** Methods whose answer is an array of records, each carrying this string field. */
+const LIST_OF: Partial<Record<ApiMethod, string>> = {
+  getStateInstanceHistory: 'stateInstance',
+  lastIncomingCalls: 'idMessage',
+  lastOutgoingCalls: 'idMessage',
 };
 
 /** Methods that answer `{idMessage}` (the message or status they queued). */
@@ -241,8 +263,13 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
   // Redacted before it is cut short, so that no part of a secret survives.
   if (typeof body === 'string') return `body is not JSON: ${excerpt(body, secrets, 60)}`;
   if (body === undefined) return METHOD_SPECS[method].emptyAnswer ? undefined : 'empty body';
-  const field = BOOLEAN_RESULT[method];
-  if (field) return isRecord(body) && typeof body[field] === 'boolean' ? undefined : `expected {${field}: boolean}`;
+  const one = ONE_FIELD[method];
+  if (one) return isRecord(body) && typeof body[one[0]] === one[1] ? undefined : `expected {${one[0]}: ${one[1]}}`;
+  const item = LIST_OF[method];
+  if (item !== undefined) {
+    if (!Array.isArray(body)) return 'expected an array';
+    return body.every((r) => isRecord(r) && typeof r[item] === 'string') ? undefined : `expected an array of records with ${item}`;
+  }
   if (ID_ANSWER.has(method)) return isRecord(body) && typeof body.idMessage === 'string' ? undefined : 'expected {idMessage: string}';
   switch (method) {
     case 'getChatHistory':
@@ -299,21 +326,6 @@ function successProblem(method: ApiMethod, body: unknown, secrets: Secrets): str
     case 'getGroupData':
     case 'leaveGroup':
       return groupAnswerProblem(method, body);
-    // Account, queues and calls
-    case 'getStatusInstance':
-    case 'getStateInstanceHistory':
-    case 'reboot':
-    case 'logout':
-    case 'qr':
-    case 'getAuthorizationCode':
-    case 'getWaSettings':
-    case 'getMessagesCount':
-    case 'getWebhooksCount':
-    case 'clearWebhooksQueue':
-    case 'lastIncomingCalls':
-    case 'lastOutgoingCalls':
-    case 'setProfilePicture':
-      return accountAnswerProblem(method, body);
     // Statuses
     case 'getStatusStatistic':
     case 'getIncomingStatuses':
