@@ -14,6 +14,7 @@
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, ErrorInfo, ItemCounts, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
+import { runCountFields } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger, ProgressCounts } from '../action.js';
 import { isRunInterruption } from '../control.js';
@@ -452,7 +453,7 @@ export class RunExecution {
     if (now - this.lastLiveSave >= this.deps.progressSaveIntervalMs) {
       this.lastLiveSave = now;
       this.deps.store.saveStep(rec).catch(() => {});
-      this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() }).catch(() => {});
+      this.deps.store.updateRun(this.run.id, { ...runCountFields(this.run), updatedAt: this.deps.clock.now() }).catch(() => {});
     }
   }
 
@@ -504,18 +505,6 @@ export class RunExecution {
     r.itemsInvalid = (r.itemsInvalid ?? 0) + (c.invalid ?? 0);
     r.itemsDuplicate = (r.itemsDuplicate ?? 0) + (c.duplicate ?? 0);
     r.itemsSkipped = (r.itemsSkipped ?? 0) + (c.skipped ?? 0);
-  }
-
-  /** The run's counters, for its record. */
-  private runCountsPatch(): Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'> {
-    const r = this.run;
-    return {
-      itemsDone: r.itemsDone,
-      itemsFailed: r.itemsFailed,
-      itemsInvalid: r.itemsInvalid ?? 0,
-      itemsDuplicate: r.itemsDuplicate ?? 0,
-      itemsSkipped: r.itemsSkipped ?? 0,
-    };
   }
 
   private async runForEach(step: FlowStep, def: RegisteredAction, prev: StepRecord | undefined): Promise<StepOutcome> {
@@ -600,7 +589,7 @@ export class RunExecution {
 
   private async saveProgress(rec: StepRecord): Promise<void> {
     await this.deps.store.saveStep(rec);
-    await this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() });
+    await this.deps.store.updateRun(this.run.id, { ...runCountFields(this.run), updatedAt: this.deps.clock.now() });
   }
 
   /** A step finished before the restart: rebuild what expressions see, and the run's counts. */
@@ -620,7 +609,7 @@ export class RunExecution {
       status: 'waiting',
       waitingUntil: first.until,
       waitReason: first.reason,
-      ...this.runCountsPatch(),
+      ...runCountFields(this.run),
       updatedAt: this.deps.clock.now(),
     });
     this.deps.bus.emit('run:waiting', { runId: this.run.id, flow: this.flow.name, step: w.step, until: w.until, reason: w.reason });
@@ -653,7 +642,7 @@ export class RunExecution {
     const patch: Partial<RunRecord> = {
       status,
       updatedAt: now,
-      ...this.runCountsPatch(),
+      ...runCountFields(this.run),
       waitingUntil: undefined,
       waitReason: undefined,
     };
@@ -681,16 +670,7 @@ export class RunExecution {
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
     if (status === 'succeeded') {
-      const c = this.runCountsPatch();
-      bus.emit('run:finished', {
-        ...ref,
-        durationMs: this.run.durationMs ?? 0,
-        itemsDone: c.itemsDone,
-        itemsFailed: c.itemsFailed,
-        itemsInvalid: c.itemsInvalid ?? 0,
-        itemsDuplicate: c.itemsDuplicate ?? 0,
-        itemsSkipped: c.itemsSkipped ?? 0,
-      });
+      bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, ...runCountFields(this.run) });
     } else if (status === 'failed') {
       bus.emit('run:failed', { ...ref, error: info!.message, ...(info!.code ? { code: info!.code } : {}), ...(step ? { step } : {}) });
     } else {
