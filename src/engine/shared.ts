@@ -13,6 +13,7 @@
 import type { DurableState, EngineStore } from '../store/types.js';
 import type { ConsumerRecord, IncomingChatRecord, OptOutRecord, OutgoingStatusRecord } from './notify/records.js';
 import type { PauseRecord } from './run/pauses.js';
+import type { Handover } from './conversation/handover.js';
 
 /** A namespace of `ctx.shared()` and the type of its records. */
 export interface SharedNamespace<R> {
@@ -64,6 +65,8 @@ export const OPT_OUT_NS = namespace<OptOutRecord>('opt-out');
 export const OUTGOING_STATUS_NS = namespace<OutgoingStatusRecord>('outgoing-status');
 /** `${identity}:${chatId}` -> the latest incoming messages of a chat (waitForReply). */
 export const INCOMING_NS = namespace<IncomingChatRecord>('incoming');
+/** `${identity}:${chatId}` -> the chat is handed to a human: the bot keeps quiet in it (conversation/handover.ts). */
+export const HANDOVER_NS = namespace<Handover>('handover');
 /** `${identity}` -> the instance's notifications are consumed since `since`. */
 export const CONSUMERS_NS = namespace<ConsumerRecord>('notification-consumers');
 
