@@ -1,12 +1,14 @@
 /**
  * The built-in job actions: bulk account check, contact import, outgoing
- * audit, file broadcast, the opt-out list and waitForReply.
+ * audit, message broadcast (and its file preset), the opt-out list and
+ * waitForReply.
  */
 import type { ActionDefinition } from '../engine/action.js';
 import { checkAccountBulk } from './check-account-bulk.js';
 import { contactsImport } from './contacts-import.js';
 import { outgoingAudit } from './outgoing-audit.js';
 import { filesBroadcast } from './files-broadcast.js';
+import { messagesBroadcast } from './messages-broadcast.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
 
@@ -19,6 +21,7 @@ export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   contactsImport,
   outgoingAudit,
   filesBroadcast,
+  messagesBroadcast,
   optOutAdd,
   optOutRemove,
   waitForReply,

@@ -128,7 +128,7 @@ export interface ActionContext {
    *
    * @example ctx.render('Hello ${{ item.firstName }}', { item: row, index: 3 }) // 'Hello Alice'
    */
-  render(value: unknown, extra?: { item?: unknown; index?: number }): unknown;
+  render(value: unknown, extra?: { item?: unknown; index?: number; row?: unknown }): unknown;
 }
 
 /** Which instance a step talks to. */

@@ -102,7 +102,12 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
       // `item` without a forEach: the action sets it. Syntax is still checked.
       const raw = new Set(action?.rawInputs ?? []);
       for (const [k, v] of Object.entries(step.with)) {
-        checkExpressionsIn(rep, ['steps', i, 'with', k], v, { ...scope, where: 'with', hasForEach: scope.hasForEach || raw.has(k) });
+        checkExpressionsIn(rep, ['steps', i, 'with', k], v, {
+          ...scope,
+          where: 'with',
+          hasForEach: scope.hasForEach || raw.has(k),
+          hasRow: raw.has(k),
+        });
       }
       if (action) checkWithInput(rep, ['steps', i, 'with'], step.with, action);
     } else if (step.with === undefined && action) {
@@ -251,6 +256,8 @@ interface RefScope {
   inputNames: string[];
   envNames: string[];
   hasForEach: boolean;
+  /** A key the action evaluates per record (rawInputs): `row` is set there. */
+  hasRow?: boolean;
   /** The flow has `on.notification`: `event` is set in its runs. */
   hasEvent: boolean;
   where?: 'if' | 'forEach' | 'with';
@@ -334,6 +341,9 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
       case 'index':
         if (!scope.hasForEach) bad(`'${ref.root}' is only set in a step with forEach`, ref.positions[0]!);
         else if (scope.where === 'forEach') bad(`'${ref.root}' is not set yet while forEach is evaluated`, ref.positions[0]!);
+        break;
+      case 'row':
+        if (!scope.hasRow) bad("'row' is only set in a job's per-recipient field (e.g. messages.broadcast's message)", ref.positions[0]!);
         break;
       case 'event':
         if (!scope.hasEvent)
