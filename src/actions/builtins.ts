@@ -1,12 +1,13 @@
 /**
  * The built-in job actions: bulk account check, contact import, outgoing
- * audit, file broadcast, the opt-out list and waitForReply.
+ * audit, file broadcast, the opt-out list, waitForReply and http.request.
  */
 import type { ActionDefinition } from '../engine/action.js';
 import { checkAccountBulk } from './check-account-bulk.js';
 import { contactsImport } from './contacts-import.js';
 import { outgoingAudit } from './outgoing-audit.js';
 import { filesBroadcast } from './files-broadcast.js';
+import { httpRequest } from './http-request.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
 
@@ -22,4 +23,5 @@ export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   optOutAdd,
   optOutRemove,
   waitForReply,
+  httpRequest,
 ];
