@@ -1,7 +1,7 @@
 /**
  * The built-in job actions: bulk account check, contact import, outgoing
- * audit, message broadcast (and its file preset), the opt-out list and
- * waitForReply.
+ * audit, message broadcast (and its file preset), the opt-out list,
+ * waitForReply and http.request.
  */
 import type { ActionDefinition } from '../engine/action.js';
 import { checkAccountBulk } from './check-account-bulk.js';
@@ -9,6 +9,7 @@ import { contactsImport } from './contacts-import.js';
 import { outgoingAudit } from './outgoing-audit.js';
 import { filesBroadcast } from './files-broadcast.js';
 import { messagesBroadcast } from './messages-broadcast.js';
+import { httpRequest } from './http-request.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
 
@@ -25,4 +26,5 @@ export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   optOutAdd,
   optOutRemove,
   waitForReply,
+  httpRequest,
 ];
