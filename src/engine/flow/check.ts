@@ -18,6 +18,7 @@ import { expandEnv } from '../../util/env-template.js';
 import type { Reporter } from './reporter.js';
 import { FlowFileSchema, NotificationTriggerSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
 import { checkWithInput } from './check-with.js';
+import { subflowName } from './subflows.js';
 
 export interface CheckOptions {
   registry: ActionRegistry;
@@ -114,6 +115,11 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
       checkWithInput(rep, ['steps', i], {}, action, true);
     }
   });
+  // `outputs:` are evaluated once every step is done: they may read any step.
+  if (isObj(raw.outputs)) {
+    const scope: RefScope = { stepIndex: steps.length, ids, inputNames, envNames: declaredEnv, hasForEach: false, hasEvent };
+    for (const [k, v] of Object.entries(raw.outputs)) checkExpressionsIn(rep, ['outputs', k], v, { ...scope, where: 'with' });
+  }
   return env;
 }
 
@@ -240,6 +246,8 @@ function checkInputDef(rep: Reporter, name: string, def: unknown): void {
 
 function checkUses(rep: Reporter, step: Obj, i: number, registry: ActionRegistry): RegisteredAction | undefined {
   if (typeof step.uses !== 'string' || step.uses === '') return undefined;
+  // A sub-flow: the child and its inputs are checked against the other flows (subflows.ts).
+  if (subflowName(step.uses) !== undefined) return undefined;
   const action = registry.get(step.uses);
   if (action) return action;
   const s = registry.suggest(step.uses);

@@ -56,7 +56,10 @@ export const StepSchema = z
       .regex(IDENT_RE, { error: `step id ${IDENT_HINT}` })
       .meta({ description: 'Unique id: results are read as steps.<id>.' }),
     name: z.string().optional(),
-    uses: z.string().min(1).meta({ description: 'The action: an API method, log, or a plugin action.' }),
+    uses: z
+      .string()
+      .min(1)
+      .meta({ description: 'The action: an API method, log, a plugin action, or flow/<name> to run another flow as a sub-flow.' }),
     if: z.union([z.string(), z.boolean()]).optional().meta({ description: 'Run the step only when this expression is true.' }),
     forEach: z
       .union([TemplateString, z.array(z.unknown())], { error: 'expected a ${{ expression }} giving an array, or an array' })
@@ -165,6 +168,13 @@ export const FlowFileSchema = z
       .optional()
       .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),
     steps: z.array(StepSchema.transform(toStep)).min(1, { error: 'a flow needs at least one step' }),
+    outputs: z
+      .record(z.string().regex(IDENT_RE, { error: `output name ${IDENT_HINT}` }), z.unknown())
+      .optional()
+      .meta({
+        description:
+          'What the run gives back when it succeeds: name -> value, values may use ${{ }} over steps, inputs and run. A sub-flow step (uses: flow/<name>) gets them as its output.',
+      }),
   })
   .meta({ title: 'msgflow flow', description: 'A msgflow flow file (flows/*.yaml).' });
 

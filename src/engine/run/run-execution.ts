@@ -27,11 +27,13 @@ import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo } from './errors.js';
 import type { LeaseOwner } from './ownership.js';
-import type { ItemExecutor } from './executor.js';
+import { type ItemExecutor, localExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
 import { declaredPauseRules } from './pauses.js';
 import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
 import { StepFatalError, runUnit } from './unit-runner.js';
+import { subflowName } from '../flow/subflows.js';
+import { type SubflowHost, subflowAction } from './subflow.js';
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -52,6 +54,8 @@ export interface ExecutionDeps {
   waitRecheckMs?: number;
   /** Where forEach items run. */
   executor: ItemExecutor;
+  /** What sub-flow steps (`uses: flow/<name>`) start and await their child runs with. */
+  subflows: SubflowHost;
 }
 
 export interface ResumeState {
@@ -143,6 +147,8 @@ export class RunExecution {
   /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
   private readonly inRun = new Map<string, ItemCounts>();
   private lastLiveSave = 0;
+  /** The flow's `outputs:`, evaluated once its steps succeeded. */
+  private outputs: Record<string, unknown> | undefined;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -274,6 +280,13 @@ export class RunExecution {
         const reason = `${rec.failed} of ${rec.total ?? rec.done + rec.failed} items failed`;
         return await this.end('failed', new FlowError('ACTION_FAILED', { step: partial.id, action: partial.uses, reason }), partial.id);
       }
+      if (this.flow.outputs !== undefined) {
+        try {
+          this.outputs = evaluateTemplate(this.flow.outputs, this.scope) as Record<string, unknown>;
+        } catch (e) {
+          return await this.end('failed', e);
+        }
+      }
       return await this.end('succeeded');
     } catch (e) {
       if (isRunInterruption(e)) {
@@ -311,7 +324,7 @@ export class RunExecution {
       this.run.currentStep = step.id;
       await this.deps.store.updateRun(this.run.id, { currentStep: step.id, updatedAt: this.deps.clock.now() });
     }
-    const def = this.deps.registry.get(step.uses);
+    const def = subflowName(step.uses) === undefined ? this.deps.registry.get(step.uses) : subflowAction(this.deps.subflows, step.uses);
     if (!def) {
       const hint = this.deps.registry.suggest(step.uses);
       return this.stepFailed(
@@ -552,7 +565,9 @@ export class RunExecution {
       prior.keys(),
     );
     try {
-      await this.deps.executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
+      // Sub-flow items start child runs through this engine: they stay in this process (each child's own items may go to workers).
+      const executor = subflowName(step.uses) === undefined ? this.deps.executor : localExecutor;
+      await executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
     } finally {
       await sink.flushed();
     }
@@ -648,6 +663,7 @@ export class RunExecution {
     };
     let info: ErrorInfo | undefined;
     if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
+    if (status === 'succeeded' && this.outputs !== undefined) patch.outputs = this.outputs;
     if (status === 'cancelled') {
       // A step cut short by the cancel must not read `running` forever.
       for (const rec of this.steps.values()) {
