@@ -1,6 +1,6 @@
 /**
  * The built-in job actions: bulk account check, contact import, outgoing
- * audit, file broadcast, the opt-out list and waitForReply.
+ * audit, file broadcast, the opt-out list, waitForReply and a conversation's dialog step.
  */
 import type { ActionDefinition } from '../engine/action.js';
 import { checkAccountBulk } from './check-account-bulk.js';
@@ -9,6 +9,7 @@ import { outgoingAudit } from './outgoing-audit.js';
 import { filesBroadcast } from './files-broadcast.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
+import { dialog } from './dialog.js';
 
 /** The name of the built-in action that reads replies the notification consumer records (the runtime consumes the instances its flows use). */
 export { WAIT_FOR_REPLY } from './wait-for-reply.js';
@@ -22,4 +23,5 @@ export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   optOutAdd,
   optOutRemove,
   waitForReply,
+  dialog,
 ];

@@ -13,6 +13,7 @@
 import type { DurableState, EngineStore } from '../store/types.js';
 import type { ConsumerRecord, IncomingChatRecord, OptOutRecord, OutgoingStatusRecord } from './notify/records.js';
 import type { PauseRecord } from './run/pauses.js';
+import type { IdleTimer, Session } from './conversation/session.js';
 
 /** A namespace of `ctx.shared()` and the type of its records. */
 export interface SharedNamespace<R> {
@@ -64,6 +65,10 @@ export const OPT_OUT_NS = namespace<OptOutRecord>('opt-out');
 export const OUTGOING_STATUS_NS = namespace<OutgoingStatusRecord>('outgoing-status');
 /** `${identity}:${chatId}` -> the latest incoming messages of a chat (waitForReply). */
 export const INCOMING_NS = namespace<IncomingChatRecord>('incoming');
+/** `${identity}|${flow}|${chatId}` -> a dialog's session with the chat (actions/dialog.ts, `msgflow sessions`, the dashboard). */
+export const DIALOG_SESSIONS_NS = namespace<Session>('dialog-sessions');
+/** Same keys -> when that session ends for silence: only live sessions with an `idle:` have one (the idle sweeper reads them). */
+export const DIALOG_IDLE_NS = namespace<IdleTimer>('dialog-idle');
 /** `${identity}` -> the instance's notifications are consumed since `since`. */
 export const CONSUMERS_NS = namespace<ConsumerRecord>('notification-consumers');
 
