@@ -135,6 +135,7 @@ export interface ActionContext {
 export interface RenderExtra {
   item?: unknown;
   index?: number;
+  row?: unknown;
   session?: unknown;
   message?: unknown;
   value?: unknown;

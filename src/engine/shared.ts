@@ -14,6 +14,7 @@ import type { DurableState, EngineStore } from '../store/types.js';
 import type { ConsumerRecord, IncomingChatRecord, OptOutRecord, OutgoingStatusRecord } from './notify/records.js';
 import type { PauseRecord } from './run/pauses.js';
 import type { IdleTimer, Session } from './conversation/session.js';
+import type { Handover } from './conversation/handover.js';
 
 /** A namespace of `ctx.shared()` and the type of its records. */
 export interface SharedNamespace<R> {
@@ -69,6 +70,8 @@ export const INCOMING_NS = namespace<IncomingChatRecord>('incoming');
 export const DIALOG_SESSIONS_NS = namespace<Session>('dialog-sessions');
 /** Same keys -> when that session ends for silence: only live sessions with an `idle:` have one (the idle sweeper reads them). */
 export const DIALOG_IDLE_NS = namespace<IdleTimer>('dialog-idle');
+/** `${identity}:${chatId}` -> the chat is handed to a human: the bot keeps quiet in it (conversation/handover.ts). */
+export const HANDOVER_NS = namespace<Handover>('handover');
 /** `${identity}` -> the instance's notifications are consumed since `since`. */
 export const CONSUMERS_NS = namespace<ConsumerRecord>('notification-consumers');
 

@@ -157,7 +157,10 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const localUrl = localUrlOf(config);
   const executor = await createExecutor(config, store);
 
+  const source = flowSource(config, registry);
   const engine = createProjectEngine(config, {
+    // A sub-flow step's child, as the flows directory holds it now (read once per step execution).
+    flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
     store,
     registry,
     bus,
@@ -167,7 +170,6 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     executor,
     waitRecheckMs: opts.waitRecheckMs,
   });
-  const source = flowSource(config, registry);
   let closed = false;
   return {
     config,

@@ -34,6 +34,12 @@ export interface ExprScope {
   item?: unknown;
   /** 0-based index of the current forEach item. */
   index?: number;
+  /**
+   * The recipient's row of a job that evaluates a `with:` field once per
+   * record (messages.broadcast's message: `${{ row.firstName }}`); set by the
+   * job through ctx.render, never by the runner.
+   */
+  row?: unknown;
   run: { id: string; flow: string; startedAt: number };
   /**
    * msgflow's local service, when config.yaml has `local:`: `local.url` is its

@@ -20,6 +20,7 @@ import { FlowFileSchema, NotificationTriggerSchema, RetrySchema, StepSchema, Tri
 import { checkWithInput } from './check-with.js';
 import { checkConversation, DIALOG_STEP_ID } from '../conversation/check.js';
 import { ConversationSchema, StateSchema, TransitionSchema } from '../conversation/schema.js';
+import { subflowName } from './subflows.js';
 
 export interface CheckOptions {
   registry: ActionRegistry;
@@ -117,13 +118,23 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
       // `item` without a forEach: the action sets it. Syntax is still checked.
       const raw = new Set(action?.rawInputs ?? []);
       for (const [k, v] of Object.entries(step.with)) {
-        checkExpressionsIn(rep, ['steps', i, 'with', k], v, { ...scope, where: 'with', hasForEach: scope.hasForEach || raw.has(k) });
+        checkExpressionsIn(rep, ['steps', i, 'with', k], v, {
+          ...scope,
+          where: 'with',
+          hasForEach: scope.hasForEach || raw.has(k),
+          hasRow: raw.has(k),
+        });
       }
       if (action) checkWithInput(rep, ['steps', i, 'with'], step.with, action);
     } else if (step.with === undefined && action) {
       checkWithInput(rep, ['steps', i], {}, action, true);
     }
   });
+  // `outputs:` are evaluated once every step is done: they may read any step.
+  if (isObj(raw.outputs)) {
+    const scope: RefScope = { stepIndex: steps.length + first.length, ids, inputNames, envNames: declaredEnv, hasForEach: false, hasEvent };
+    for (const [k, v] of Object.entries(raw.outputs)) checkExpressionsIn(rep, ['outputs', k], v, { ...scope, where: 'with' });
+  }
   return env;
 }
 
@@ -250,6 +261,8 @@ function checkInputDef(rep: Reporter, name: string, def: unknown): void {
 
 function checkUses(rep: Reporter, step: Obj, i: number, registry: ActionRegistry): RegisteredAction | undefined {
   if (typeof step.uses !== 'string' || step.uses === '') return undefined;
+  // A sub-flow: the child and its inputs are checked against the other flows (subflows.ts).
+  if (subflowName(step.uses) !== undefined) return undefined;
   const action = registry.get(step.uses);
   if (action) return action;
   const s = registry.suggest(step.uses);
@@ -266,6 +279,8 @@ interface RefScope {
   inputNames: string[];
   envNames: string[];
   hasForEach: boolean;
+  /** A key the action evaluates per record (rawInputs): `row` is set there. */
+  hasRow?: boolean;
   /** The flow has `on.notification`: `event` is set in its runs. */
   hasEvent: boolean;
   where?: 'if' | 'forEach' | 'with';
@@ -357,6 +372,9 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
           `'${ref.root}' is only set in a conversation's templates (say, set, file); a step after the dialog reads steps.dialog.output`,
           ref.positions[0]!,
         );
+        break;
+      case 'row':
+        if (!scope.hasRow) bad("'row' is only set in a job's per-recipient field (e.g. messages.broadcast's message)", ref.positions[0]!);
         break;
       case 'event':
         if (!scope.hasEvent)

@@ -16,6 +16,7 @@ import { checkFlow, reportSchemaIssues, type CheckOptions } from './check.js';
 import { FlowFileError, FlowIssue } from './errors.js';
 import { unusableFilePaths } from './input-files.js';
 import { Reporter } from './reporter.js';
+import { subflowIssues } from './subflows.js';
 import { FlowFileSchema, type FlowFileData } from './schema.js';
 
 export interface LoadFlowOptions extends CheckOptions {
@@ -323,6 +324,12 @@ export function validateFlowFiles(files: readonly string[], opts: LoadFlowOption
       else throw e;
     }
     out.push({ file: displayPath(path.resolve(opts.cwd ?? process.cwd(), file), opts.cwd), errors });
+  }
+  // Sub-flow steps name other flows: checked once every file is loaded.
+  const issues = subflowIssues([...byName.values()]);
+  for (const [file, list] of issues) {
+    const v = out.find((o) => path.resolve(opts.cwd ?? process.cwd(), o.file) === file);
+    v?.errors.push(...list);
   }
   return out;
 }

@@ -43,7 +43,10 @@ export const StepSchema = z
       .regex(IDENT_RE, { error: `step id ${IDENT_HINT}` })
       .meta({ description: 'Unique id: results are read as steps.<id>.' }),
     name: z.string().optional(),
-    uses: z.string().min(1).meta({ description: 'The action: an API method, log, or a plugin action.' }),
+    uses: z
+      .string()
+      .min(1)
+      .meta({ description: 'The action: an API method, log, a plugin action, or flow/<name> to run another flow as a sub-flow.' }),
     if: z.union([z.string(), z.boolean()]).optional().meta({ description: 'Run the step only when this expression is true.' }),
     forEach: z
       .union([TemplateString, z.array(z.unknown())], { error: 'expected a ${{ expression }} giving an array, or an array' })
@@ -156,6 +159,13 @@ export const FlowFileSchema = z
         'A dialog (docs/conversations.md): per-chat sessions moving between states on each incoming message. Its step (id `dialog`) runs before `steps:`, which read steps.dialog.output.',
     }),
     steps: z.array(StepSchema.transform(toStep)).default([]),
+    outputs: z
+      .record(z.string().regex(IDENT_RE, { error: `output name ${IDENT_HINT}` }), z.unknown())
+      .optional()
+      .meta({
+        description:
+          'What the run gives back when it succeeds: name -> value, values may use ${{ }} over steps, inputs and run. A sub-flow step (uses: flow/<name>) gets them as its output.',
+      }),
   })
   .refine((f) => f.steps.length > 0 || f.conversation !== undefined, {
     error: 'a flow needs at least one step (or a conversation)',

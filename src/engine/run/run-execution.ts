@@ -14,6 +14,7 @@
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, ErrorInfo, ItemCounts, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
+import { runCountFields } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger, ProgressCounts } from '../action.js';
 import { isRunInterruption } from '../control.js';
@@ -26,11 +27,13 @@ import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo } from './errors.js';
 import type { LeaseOwner } from './ownership.js';
-import type { ItemExecutor } from './executor.js';
+import { type ItemExecutor, localExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
 import { declaredPauseRules } from './pauses.js';
 import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
 import { StepFatalError, runUnit } from './unit-runner.js';
+import { subflowName } from '../flow/subflows.js';
+import { type SubflowHost, subflowAction } from './subflow.js';
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -51,6 +54,8 @@ export interface ExecutionDeps {
   waitRecheckMs?: number;
   /** Where forEach items run. */
   executor: ItemExecutor;
+  /** What sub-flow steps (`uses: flow/<name>`) start and await their child runs with. */
+  subflows: SubflowHost;
 }
 
 export interface ResumeState {
@@ -142,6 +147,8 @@ export class RunExecution {
   /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
   private readonly inRun = new Map<string, ItemCounts>();
   private lastLiveSave = 0;
+  /** The flow's `outputs:`, evaluated once its steps succeeded. */
+  private outputs: Record<string, unknown> | undefined;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -273,6 +280,13 @@ export class RunExecution {
         const reason = `${rec.failed} of ${rec.total ?? rec.done + rec.failed} items failed`;
         return await this.end('failed', new FlowError('ACTION_FAILED', { step: partial.id, action: partial.uses, reason }), partial.id);
       }
+      if (this.flow.outputs !== undefined) {
+        try {
+          this.outputs = evaluateTemplate(this.flow.outputs, this.scope) as Record<string, unknown>;
+        } catch (e) {
+          return await this.end('failed', e);
+        }
+      }
       return await this.end('succeeded');
     } catch (e) {
       if (isRunInterruption(e)) {
@@ -310,7 +324,7 @@ export class RunExecution {
       this.run.currentStep = step.id;
       await this.deps.store.updateRun(this.run.id, { currentStep: step.id, updatedAt: this.deps.clock.now() });
     }
-    const def = this.deps.registry.get(step.uses);
+    const def = subflowName(step.uses) === undefined ? this.deps.registry.get(step.uses) : subflowAction(this.deps.subflows, step.uses);
     if (!def) {
       const hint = this.deps.registry.suggest(step.uses);
       return this.stepFailed(
@@ -452,7 +466,7 @@ export class RunExecution {
     if (now - this.lastLiveSave >= this.deps.progressSaveIntervalMs) {
       this.lastLiveSave = now;
       this.deps.store.saveStep(rec).catch(() => {});
-      this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() }).catch(() => {});
+      this.deps.store.updateRun(this.run.id, { ...runCountFields(this.run), updatedAt: this.deps.clock.now() }).catch(() => {});
     }
   }
 
@@ -506,18 +520,6 @@ export class RunExecution {
     r.itemsSkipped = (r.itemsSkipped ?? 0) + (c.skipped ?? 0);
   }
 
-  /** The run's counters, for its record. */
-  private runCountsPatch(): Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'> {
-    const r = this.run;
-    return {
-      itemsDone: r.itemsDone,
-      itemsFailed: r.itemsFailed,
-      itemsInvalid: r.itemsInvalid ?? 0,
-      itemsDuplicate: r.itemsDuplicate ?? 0,
-      itemsSkipped: r.itemsSkipped ?? 0,
-    };
-  }
-
   private async runForEach(step: FlowStep, def: RegisteredAction, prev: StepRecord | undefined): Promise<StepOutcome> {
     let list: unknown;
     try {
@@ -563,7 +565,9 @@ export class RunExecution {
       prior.keys(),
     );
     try {
-      await this.deps.executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
+      // Sub-flow items start child runs through this engine: they stay in this process (each child's own items may go to workers).
+      const executor = subflowName(step.uses) === undefined ? this.deps.executor : localExecutor;
+      await executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
     } finally {
       await sink.flushed();
     }
@@ -600,7 +604,7 @@ export class RunExecution {
 
   private async saveProgress(rec: StepRecord): Promise<void> {
     await this.deps.store.saveStep(rec);
-    await this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() });
+    await this.deps.store.updateRun(this.run.id, { ...runCountFields(this.run), updatedAt: this.deps.clock.now() });
   }
 
   /** A step finished before the restart: rebuild what expressions see, and the run's counts. */
@@ -620,7 +624,7 @@ export class RunExecution {
       status: 'waiting',
       waitingUntil: first.until,
       waitReason: first.reason,
-      ...this.runCountsPatch(),
+      ...runCountFields(this.run),
       updatedAt: this.deps.clock.now(),
     });
     this.deps.bus.emit('run:waiting', { runId: this.run.id, flow: this.flow.name, step: w.step, until: w.until, reason: w.reason });
@@ -653,12 +657,13 @@ export class RunExecution {
     const patch: Partial<RunRecord> = {
       status,
       updatedAt: now,
-      ...this.runCountsPatch(),
+      ...runCountFields(this.run),
       waitingUntil: undefined,
       waitReason: undefined,
     };
     let info: ErrorInfo | undefined;
     if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
+    if (status === 'succeeded' && this.outputs !== undefined) patch.outputs = this.outputs;
     if (status === 'cancelled') {
       // A step cut short by the cancel must not read `running` forever.
       for (const rec of this.steps.values()) {
@@ -681,16 +686,7 @@ export class RunExecution {
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
     if (status === 'succeeded') {
-      const c = this.runCountsPatch();
-      bus.emit('run:finished', {
-        ...ref,
-        durationMs: this.run.durationMs ?? 0,
-        itemsDone: c.itemsDone,
-        itemsFailed: c.itemsFailed,
-        itemsInvalid: c.itemsInvalid ?? 0,
-        itemsDuplicate: c.itemsDuplicate ?? 0,
-        itemsSkipped: c.itemsSkipped ?? 0,
-      });
+      bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, ...runCountFields(this.run) });
     } else if (status === 'failed') {
       bus.emit('run:failed', { ...ref, error: info!.message, ...(info!.code ? { code: info!.code } : {}), ...(step ? { step } : {}) });
     } else {

@@ -2,7 +2,7 @@
  * Public types of the runner: what `createEngine` takes and returns.
  */
 import type { InstanceApi } from '../../api/types.js';
-import type { EngineStore, Lease, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
+import type { EngineStore, Lease, RunParent, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
@@ -77,6 +77,16 @@ export interface EngineOptions {
    * (config.yaml `executor:`). @default the local executor
    */
   executor?: ItemExecutor;
+  /**
+   * The loaded flow of a name, for sub-flow steps (`uses: flow/<name>`).
+   * @default none: a sub-flow step fails with FLOW_NOT_FOUND
+   */
+  flowFor?(name: string): Flow | undefined;
+  /**
+   * How often (real time) a sub-flow step looks at a child run that another
+   * process executes, or whose concurrency slot is busy. @default 500
+   */
+  subflowPollMs?: number;
 }
 
 /** What `msgflow run` compares to decide whether an unfinished run is the same run. */
@@ -114,6 +124,15 @@ export interface StartOptions {
    * its run instead of starting a second one. @default a new id
    */
   runId?: string;
+  /**
+   * Typed input values (a sub-flow step's `with:`), checked against the
+   * declared types instead of coerced from text; inputs not given resolve as usual.
+   */
+  values?: Record<string, unknown>;
+  /** The run and step that start this run as a sub-flow (trigger `subflow`). */
+  parent?: RunParent;
+  /** The schedule slot a `backfill` run stands for (ms since the epoch). */
+  slot?: number;
 }
 
 export interface RunHandle {

@@ -155,7 +155,7 @@ export class ItemHost {
       out = await runUnit(sh, ctx.step, ctx.def, { ...ctx.expr, item: job.item, index: job.index }, job.index);
     } catch (e) {
       if (!(e instanceof StepFatalError)) throw e;
-      const r = await this.record(job, key, this.fatalResult(job, e), intent?.token);
+      const r = await this.record(job, key, this.failedResult(job, e.fatal), intent?.token);
       return { ...r, fatal: errorInfo(e.fatal) } as ItemJobResult;
     }
     // The intent was held by another worker, or the item was recorded meanwhile: the call was not made here.
@@ -193,15 +193,10 @@ export class ItemHost {
     throw new FlowError('ENGINE_STOPPED', { reason: 'the worker is stopping; the item goes back to the queue' });
   }
 
-  private fatalResult(job: ItemJobData, e: StepFatalError): ItemResult {
-    return {
-      step: job.step,
-      index: job.index,
-      status: 'failed',
-      attempts: 1,
-      finishedAt: this.d.clock.now(),
-      error: errorInfo(e.fatal, job.step, job.index),
-    };
+  /** The item failed on its one attempt here, with `e` as its error. */
+  private failedResult(job: ItemJobData, e: unknown): ItemResult {
+    const error = errorInfo(e, job.step, job.index);
+    return { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error };
   }
 
   /**
@@ -307,14 +302,7 @@ export class ItemHost {
   private unknownOutcome(job: ItemJobData, ctx: StepContext): ItemResult {
     const err = new FlowError('ITEM_OUTCOME_UNKNOWN', { step: job.step, item: job.index, action: ctx.step.uses });
     ctx.scope.logger.warn(err.message, { step: job.step, item: job.index });
-    return {
-      step: job.step,
-      index: job.index,
-      status: 'failed',
-      attempts: 1,
-      finishedAt: this.d.clock.now(),
-      error: errorInfo(err, job.step, job.index),
-    };
+    return this.failedResult(job, err);
   }
 
   /**

@@ -18,7 +18,7 @@ import type { ClientOptions } from '../../client/options.js';
 import type { Transport } from '../../client/transport.js';
 import { resolveFromConfig, type Config } from '../../config/load.js';
 import { createBus, type EngineBus } from '../../engine/events.js';
-import { findFlow } from '../../engine/flow/load.js';
+import { findFlow, loadFlows } from '../../engine/flow/load.js';
 import { parseDuration } from '../../util/duration.js';
 import { resolveInputs } from '../../engine/flow/inputs.js';
 import type { Flow, FlowNotificationTrigger } from '../../engine/flow/types.js';
@@ -218,7 +218,10 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     // Every path an action resolves is the sandbox's copy: the project is read, never written.
     resolvePath: (base, p) => sandbox.resolvePath(base, p),
     random: () => 0.5,
-    resolveInputs: (f, overrides) => caseInputs(f, c, { testDir, caseDir }, overrides),
+    // The case's inputs are its flow's; a sub-flow's child resolves its own (its caller's with: gives the rest).
+    resolveInputs: (f, overrides) =>
+      f.name === flow.name ? caseInputs(f, c, { testDir, caseDir }, overrides) : resolveInputs(f, overrides),
+    flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
   });
   cleanups.push(() => engine.shutdown());
   const consumerClient = caseClients(config, local, (li) => ({
