@@ -1,7 +1,7 @@
 /**
  * The built-in job actions: bulk account check, contact import, outgoing
  * audit, message broadcast (and its file preset), the opt-out list,
- * waitForReply and http.request.
+ * waitForReply, http.request and a conversation's dialog step.
  */
 import type { ActionDefinition } from '../engine/action.js';
 import { checkAccountBulk } from './check-account-bulk.js';
@@ -12,6 +12,7 @@ import { messagesBroadcast } from './messages-broadcast.js';
 import { httpRequest } from './http-request.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
+import { dialog } from './dialog.js';
 
 /** The name of the built-in action that reads replies the notification consumer records (the runtime consumes the instances its flows use). */
 export { WAIT_FOR_REPLY } from './wait-for-reply.js';
@@ -26,5 +27,6 @@ export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   optOutAdd,
   optOutRemove,
   waitForReply,
+  dialog,
   httpRequest,
 ];

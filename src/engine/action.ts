@@ -128,7 +128,17 @@ export interface ActionContext {
    *
    * @example ctx.render('Hello ${{ item.firstName }}', { item: row, index: 3 }) // 'Hello Alice'
    */
-  render(value: unknown, extra?: { item?: unknown; index?: number; row?: unknown }): unknown;
+  render(value: unknown, extra?: RenderExtra): unknown;
+}
+
+/** What ctx.render adds to the run's scope: a record's `item` and `index`, or a conversation's `session`, `message` and `value`. */
+export interface RenderExtra {
+  item?: unknown;
+  index?: number;
+  row?: unknown;
+  session?: unknown;
+  message?: unknown;
+  value?: unknown;
 }
 
 /** Which instance a step talks to. */

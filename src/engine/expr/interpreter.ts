@@ -48,6 +48,12 @@ export interface ExprScope {
   local?: { url: string };
   /** The notification that started the run (flows with `on.notification`); undefined otherwise. */
   event?: unknown;
+  /** A conversation's templates (engine/conversation): the chat's session (state, vars, chatId, startedAt). */
+  session?: unknown;
+  /** A conversation's templates: the message being handled (id, text, kind, choices, senderName). */
+  message?: unknown;
+  /** A conversation transition's templates: the value its `expect:` parsed. */
+  value?: unknown;
   /**
    * The engine's clock, for `now()` (not readable by expressions: it is not a
    * scope root). @default the system clock

@@ -18,6 +18,8 @@ import { expandEnv } from '../../util/env-template.js';
 import type { Reporter } from './reporter.js';
 import { FlowFileSchema, NotificationTriggerSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
 import { checkWithInput } from './check-with.js';
+import { checkConversation, DIALOG_STEP_ID } from '../conversation/check.js';
+import { ConversationSchema, StateSchema, TransitionSchema } from '../conversation/schema.js';
 import { subflowName } from './subflows.js';
 
 export interface CheckOptions {
@@ -44,6 +46,9 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (p === 'on/schedule') return ['cron', 'timezone'];
   if (p === 'on/notification') return shapeKeys(NotificationTriggerSchema);
   if (p === 'steps/#') return shapeKeys(StepSchema);
+  if (p === 'conversation') return shapeKeys(ConversationSchema);
+  if (/^conversation\/states\/[^/]+$/.test(p)) return shapeKeys(StateSchema);
+  if (/^conversation\/states\/[^/]+\/on\/#$/.test(p)) return shapeKeys(TransitionSchema);
   if (p === 'steps/#/retry') return shapeKeys(RetrySchema);
   if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows', 'stream'];
   return [];
@@ -82,11 +87,14 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
   const steps = Array.isArray(raw.steps) ? raw.steps : [];
-  const ids = steps.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined));
+  checkConversation(rep, raw, { inputNames, envNames: declaredEnv });
+  // A conversation's own step runs first: later steps read steps.dialog.
+  const first = isObj(raw.conversation) ? [DIALOG_STEP_ID] : [];
+  const ids = [...first, ...steps.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined))];
   const seen = new Map<string, number>();
   steps.forEach((step, i) => {
     if (!isObj(step)) return;
-    const id = ids[i];
+    const id = ids[i + first.length];
     if (id !== undefined && RESERVED_KEYS.has(id))
       rep.add(['steps', i, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
     if (id !== undefined) {
@@ -94,7 +102,14 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
       else seen.set(id, i);
     }
     const action = checkUses(rep, step, i, opts.registry);
-    const scope: RefScope = { stepIndex: i, ids, inputNames, envNames: declaredEnv, hasForEach: step.forEach !== undefined, hasEvent };
+    const scope: RefScope = {
+      stepIndex: i + first.length,
+      ids,
+      inputNames,
+      envNames: declaredEnv,
+      hasForEach: step.forEach !== undefined,
+      hasEvent,
+    };
     if (step.if !== undefined && typeof step.if === 'string')
       checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
     if (step.forEach !== undefined) checkExpressionsIn(rep, ['steps', i, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
@@ -117,7 +132,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   });
   // `outputs:` are evaluated once every step is done: they may read any step.
   if (isObj(raw.outputs)) {
-    const scope: RefScope = { stepIndex: steps.length, ids, inputNames, envNames: declaredEnv, hasForEach: false, hasEvent };
+    const scope: RefScope = { stepIndex: steps.length + first.length, ids, inputNames, envNames: declaredEnv, hasForEach: false, hasEvent };
     for (const [k, v] of Object.entries(raw.outputs)) checkExpressionsIn(rep, ['outputs', k], v, { ...scope, where: 'with' });
   }
   return env;
@@ -349,6 +364,14 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
       case 'index':
         if (!scope.hasForEach) bad(`'${ref.root}' is only set in a step with forEach`, ref.positions[0]!);
         else if (scope.where === 'forEach') bad(`'${ref.root}' is not set yet while forEach is evaluated`, ref.positions[0]!);
+        break;
+      case 'session':
+      case 'message':
+      case 'value':
+        bad(
+          `'${ref.root}' is only set in a conversation's templates (say, set, file); a step after the dialog reads steps.dialog.output`,
+          ref.positions[0]!,
+        );
         break;
       case 'row':
         if (!scope.hasRow) bad("'row' is only set in a job's per-recipient field (e.g. messages.broadcast's message)", ref.positions[0]!);

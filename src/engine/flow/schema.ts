@@ -8,23 +8,10 @@
  */
 import { z } from 'zod';
 import { NOTIFICATION_TYPES } from '../../api/notifications.js';
-import { DURATION_HINT, DURATION_PATTERN, parseDuration } from '../../util/duration.js';
 
-/** Step ids and input names are used in expressions (`steps.<id>`, `inputs.<name>`). */
-export const IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const IDENT_HINT = "must start with a letter or '_' and contain only letters, digits and '_' (it is used in expressions)";
-
-const DURATION_ERROR = `expected a duration: ${DURATION_HINT}`;
-
-export const DurationSchema = z
-  .union([z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), z.number().int().nonnegative()], {
-    error: DURATION_ERROR,
-  })
-  // Same text as above: the loader shows one line per distinct message.
-  .refine((v) => parseDuration(v) !== undefined, { error: DURATION_ERROR })
-  .meta({ description: `Milliseconds, or a duration such as 500ms, 2s, 10m, 1h30m.` })
-  // Checked by the refine above: the model holds milliseconds.
-  .transform((v) => parseDuration(v)!);
+export { DurationSchema, IDENT_RE } from './schema-parts.js';
+import { DurationSchema, IDENT_RE, IDENT_HINT } from './schema-parts.js';
+import { ConversationSchema } from '../conversation/schema.js';
 
 /** A string containing `${{ }}`, for values that must be computed. */
 const TemplateString = z.string().regex(/\$\{\{[\s\S]*\}\}/, { error: 'expected a ${{ expression }}' });
@@ -167,7 +154,11 @@ export const FlowFileSchema = z
       })
       .optional()
       .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),
-    steps: z.array(StepSchema.transform(toStep)).min(1, { error: 'a flow needs at least one step' }),
+    conversation: ConversationSchema.optional().meta({
+      description:
+        'A dialog (docs/conversations.md): per-chat sessions moving between states on each incoming message. Its step (id `dialog`) runs before `steps:`, which read steps.dialog.output.',
+    }),
+    steps: z.array(StepSchema.transform(toStep)).default([]),
     outputs: z
       .record(z.string().regex(IDENT_RE, { error: `output name ${IDENT_HINT}` }), z.unknown())
       .optional()
@@ -175,6 +166,10 @@ export const FlowFileSchema = z
         description:
           'What the run gives back when it succeeds: name -> value, values may use ${{ }} over steps, inputs and run. A sub-flow step (uses: flow/<name>) gets them as its output.',
       }),
+  })
+  .refine((f) => f.steps.length > 0 || f.conversation !== undefined, {
+    error: 'a flow needs at least one step (or a conversation)',
+    path: ['steps'],
   })
   .meta({ title: 'msgflow flow', description: 'A msgflow flow file (flows/*.yaml).' });
 
