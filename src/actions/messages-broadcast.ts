@@ -14,6 +14,7 @@ import { defineAction, type ActionContext } from '../engine/action.js';
 import { broadcastFields, runBroadcast, windowWait, type BroadcastSpec, type BroadcastSummary } from './broadcast-core.js';
 import { MessageSchema, pickVariant, prepareMessage, VariantSchema, type MessageInput, type Variant } from './message-content.js';
 import { RecipientTimeSchema } from './recipient-time.js';
+import { GuardSchema, PoolSchema } from './broadcast-pool.js';
 import { fileField, itemsField } from './kit/inputs.js';
 
 export const MESSAGES_BROADCAST = 'messages.broadcast';
@@ -34,6 +35,8 @@ export const MessagesBroadcastInput = z
         'A/B variants instead of one message: [{ name, weight, message }]; each recipient gets one, drawn by weight once and kept.',
       ),
     recipientTime: RecipientTimeSchema.optional(),
+    pool: PoolSchema.optional(),
+    guard: GuardSchema.optional(),
     ...broadcastFields,
   })
   .refine((v) => v.file !== undefined || v.recipients !== undefined, { error: 'give file or recipients' })
@@ -55,6 +58,7 @@ export const MESSAGES_REPORT_COLUMNS = [
   'sentAt',
   'deliveredAt',
   'readAt',
+  'instance',
   'reconciled',
   'resent',
   'text',

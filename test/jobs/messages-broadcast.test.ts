@@ -114,7 +114,7 @@ describe('messages.broadcast', () => {
     expect(l.requests.filter((r) => r.method === 'uploadFile')).toHaveLength(1);
     const csv = await readFile(path.join(dir, 'reports/poll.csv'), 'utf8');
     expect(csv.split('\r\n')[0]).toBe(
-      'chatId,where,variant,kind,outcome,idMessage,status,sentAt,deliveredAt,readAt,reconciled,resent,text,error',
+      'chatId,where,variant,kind,outcome,idMessage,status,sentAt,deliveredAt,readAt,instance,reconciled,resent,text,error',
     );
     expect(csv).toContain(',poll,sent,');
     expect(csv).toContain('"Alice, which?"');

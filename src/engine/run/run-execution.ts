@@ -184,6 +184,7 @@ export class RunExecution {
       signal: this.controller.signal,
       client: () => deps.clientFor(flow.instance),
       identity: deps.identityFor(flow.instance),
+      instances: { clientFor: deps.clientFor, identityFor: deps.identityFor },
       // Every writing call first checks that this process still owns the run.
       owner,
       pauseRules: declaredPauseRules(deps.registry.list()),

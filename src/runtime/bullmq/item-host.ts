@@ -389,6 +389,7 @@ export class ItemHost {
       signal: new AbortController().signal,
       client: () => d.clientFor(flow.instance),
       identity: d.identityFor(flow.instance),
+      instances: { clientFor: d.clientFor, identityFor: d.identityFor },
       waits,
       baseDir: d.baseDir,
       defaultRateLimitWaitMs: d.defaultRateLimitWaitMs,
