@@ -42,6 +42,8 @@ export interface ExprScope {
   local?: { url: string };
   /** The notification that started the run (flows with `on.notification`); undefined otherwise. */
   event?: unknown;
+  /** `${{ secrets.NAME }}`: the secrets the flow names, resolved when its run starts (never stored with it). */
+  secrets?: Record<string, string | undefined>;
   /**
    * The engine's clock, for `now()` (not readable by expressions: it is not a
    * scope root). @default the system clock

@@ -32,7 +32,7 @@ import { tokenize, type Token } from './tokenizer.js';
 import { closest } from '../registry/suggest.js';
 
 /** The names an expression may start from. */
-export const SCOPE_ROOTS = ['inputs', 'env', 'steps', 'item', 'index', 'run', 'local', 'event'] as const;
+export const SCOPE_ROOTS = ['inputs', 'env', 'steps', 'item', 'index', 'run', 'local', 'event', 'secrets'] as const;
 export type ScopeRoot = (typeof SCOPE_ROOTS)[number];
 
 export type Node =

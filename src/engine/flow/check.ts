@@ -25,6 +25,11 @@ export interface CheckOptions {
   instances?: readonly string[];
   /** Values of `env:` names. @default process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * Where `${{ secrets.NAME }}` values come from: a name it does not have is
+   * SECRET_MISSING at the expression's file:line:col. @default none (secrets are not checked)
+   */
+  secrets?: { has(name: string): boolean; describe(): string };
 }
 
 const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results'];
@@ -65,7 +70,7 @@ export function reportSchemaIssues(rep: Reporter, issues: readonly z.core.$ZodIs
  * Runs every semantic check. Returns the resolved `env:` (names -> values)
  * so the loader does not interpolate twice.
  */
-export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<string, string> {
+export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: Record<string, string>; secrets: string[] } {
   checkReservedKeys(rep, raw, []);
   const env = checkEnv(rep, raw.env, opts.env ?? process.env);
   // Declared names, set or not: `env.X` of a listed but unset variable reads as undefined.
@@ -83,6 +88,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   const steps = Array.isArray(raw.steps) ? raw.steps : [];
   const ids = steps.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined));
   const seen = new Map<string, number>();
+  const secretNames = new Set<string>();
   steps.forEach((step, i) => {
     if (!isObj(step)) return;
     const id = ids[i];
@@ -93,7 +99,16 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
       else seen.set(id, i);
     }
     const action = checkUses(rep, step, i, opts.registry);
-    const scope: RefScope = { stepIndex: i, ids, inputNames, envNames: declaredEnv, hasForEach: step.forEach !== undefined, hasEvent };
+    const scope: RefScope = {
+      stepIndex: i,
+      ids,
+      inputNames,
+      envNames: declaredEnv,
+      hasForEach: step.forEach !== undefined,
+      hasEvent,
+      secrets: opts.secrets,
+      secretNames,
+    };
     if (step.if !== undefined && typeof step.if === 'string')
       checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
     if (step.forEach !== undefined) checkExpressionsIn(rep, ['steps', i, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
@@ -109,7 +124,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
       checkWithInput(rep, ['steps', i], {}, action, true);
     }
   });
-  return env;
+  return { env, secrets: [...secretNames].sort() };
 }
 
 /** `__proto__`, `constructor`, `prototype` as a key anywhere (input names included): refused with its position. */
@@ -254,6 +269,9 @@ interface RefScope {
   /** The flow has `on.notification`: `event` is set in its runs. */
   hasEvent: boolean;
   where?: 'if' | 'forEach' | 'with';
+  secrets?: CheckOptions['secrets'];
+  /** Collects the secret names the flow reads (its runs resolve only those). */
+  secretNames: Set<string>;
 }
 
 /** Parses every template inside `value` and checks what it reads. */
@@ -343,10 +361,38 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
         if (first !== undefined && !LOCAL_KEYS.includes(first))
           bad(`local has no '${first}'${didYouMean(first, LOCAL_KEYS)}: use ${LOCAL_KEYS.join(', ')}`, at);
         break;
+      case 'secrets':
+        checkSecretRef(rep, path, ref, scope, expression, base);
+        break;
       case 'run':
         if (first !== undefined && !RUN_KEYS.includes(first))
           bad(`run has no '${first}'${didYouMean(first, RUN_KEYS)}: use ${RUN_KEYS.join(', ')}`, at);
         break;
     }
   }
+}
+
+/** `secrets.NAME`: a name (never the whole object, which would print every secret), one the sources have. */
+function checkSecretRef(
+  rep: Reporter,
+  path: (string | number)[],
+  ref: ReturnType<typeof collectReferences>[number],
+  scope: RefScope,
+  expression: string,
+  base: number,
+): void {
+  const name = ref.path[0];
+  if (name === undefined) {
+    const reason = 'name one secret: secrets.NAME (the secrets as a whole cannot be read)';
+    rep.add(path, reason, { offset: base + ref.positions[0]!, code: 'EXPRESSION_ERROR', params: { expression, reason } });
+    return;
+  }
+  scope.secretNames.add(name);
+  if (!scope.secrets || scope.secrets.has(name)) return;
+  const sources = scope.secrets.describe();
+  rep.add(path, `secret ${name} is not set (${sources})`, {
+    offset: base + ref.positions[1]!,
+    code: 'SECRET_MISSING',
+    params: { name, sources },
+  });
 }

@@ -82,10 +82,10 @@ export function loadFlowFile(file: string, opts: LoadFlowOptions): Flow {
   const rep = new Reporter(src, text, raw);
   const parsed = FlowFileSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) reportSchemaIssues(rep, parsed.error.issues);
-  const env = checkFlow(rep, rawObj, opts);
+  const { env, secrets } = checkFlow(rep, rawObj, opts);
   const flowName = typeof rawObj.name === 'string' ? rawObj.name : undefined;
   if (rep.issues.length > 0 || !parsed.success) throw new FlowFileError(display, sortIssues(rep.issues), flowName);
-  return deepFreeze(toFlow(parsed.data, env, src, { file: abs, displayFile: display, baseDir: opts.baseDir }));
+  return deepFreeze({ ...toFlow(parsed.data, env, src, { file: abs, displayFile: display, baseDir: opts.baseDir }), secrets });
 }
 
 function sortIssues(issues: FlowIssue[]): FlowIssue[] {

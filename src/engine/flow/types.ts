@@ -42,6 +42,8 @@ export interface Flow extends Omit<FlowFileData, '$schema' | 'env' | 'steps' | '
   on: FlowTrigger;
   /** Environment values visible as `env.*` (only those listed: flows do not see the whole environment). */
   env: Record<string, string>;
+  /** Names of the secrets the flow reads (`${{ secrets.NAME }}`): its runs resolve only those. @default [] */
+  secrets?: readonly string[];
   steps: FlowStep[];
   /** Absolute path of the file. */
   file: string;

@@ -134,6 +134,8 @@ class EngineCore {
       progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
       waitRecheckMs: opts.waitRecheckMs,
       executor: opts.executor ?? localExecutor,
+      ...(opts.secret ? { secret: opts.secret } : {}),
+      ...(opts.redactor ? { redactor: opts.redactor } : {}),
     };
   }
 

@@ -23,6 +23,7 @@ import { collectReferences } from '../expr/references.js';
 import { compileTemplate, evaluateCondition, evaluateTemplate, hasTemplate } from '../expr/template.js';
 import type { Flow, FlowStep } from '../flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
+import type { EngineRedactor } from './types.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo } from './errors.js';
 import type { LeaseOwner } from './ownership.js';
@@ -51,6 +52,10 @@ export interface ExecutionDeps {
   waitRecheckMs?: number;
   /** Where forEach items run. */
   executor: ItemExecutor;
+  /** @see EngineOptions.secret */
+  secret?(name: string): string | undefined;
+  /** @see EngineOptions.redactor */
+  redactor?: EngineRedactor;
 }
 
 export interface ResumeState {
@@ -153,7 +158,7 @@ export class RunExecution {
   ) {
     this.run = { ...run };
     for (const s of resume?.steps ?? []) this.steps.set(s.step, { ...s });
-    this.scope = runExprScope({ flow, run, inputs, clock: deps.clock, localUrl: deps.localUrl });
+    this.scope = runExprScope({ flow, run, inputs, clock: deps.clock, localUrl: deps.localUrl, secret: deps.secret });
     const waits = new DurableWaits({
       store: deps.store,
       runId: run.id,
@@ -174,6 +179,7 @@ export class RunExecution {
       clock: deps.clock,
       random: deps.random,
       logger: deps.logger,
+      ...(deps.redactor ? { scrub: deps.redactor.scrub } : {}),
       signal: this.controller.signal,
       client: () => deps.clientFor(flow.instance),
       identity: deps.identityFor(flow.instance),
@@ -228,6 +234,11 @@ export class RunExecution {
   /** Gives up the run's claims (the engine's shutdown, past its grace). */
   async releaseClaims(): Promise<void> {
     await this.owner.release();
+  }
+
+  /** An error as it is kept and announced: its message scrubbed of secrets. */
+  private kept(info: ErrorInfo): ErrorInfo {
+    return this.deps.redactor ? { ...info, message: this.deps.redactor.scrub(info.message) } : info;
   }
 
   /** Runs to the end. Never rejects: the outcome is the returned record. */
@@ -367,7 +378,7 @@ export class RunExecution {
 
   /** A step-level failure: recorded on the step, reported; the caller decides (continueOnError). */
   private async stepFailed(step: FlowStep, error: unknown): Promise<StepOutcome> {
-    const info = errorInfo(error, step.id);
+    const info = this.kept(errorInfo(error, step.id));
     const rec = this.steps.get(step.id) ?? this.newRecord(step, {});
     Object.assign(rec, { status: 'failed', finishedAt: this.deps.clock.now(), error: info });
     await this.deps.store.saveStep(rec);
@@ -407,6 +418,8 @@ export class RunExecution {
           : new FlowError('ACTION_FAILED', { step: step.id, action: step.uses, reason: out.error?.message ?? String(cause) }, { cause });
       return this.stepFailed(step, err);
     }
+    // What is kept (and what later steps read) never holds a secret's value, even one the other side echoed.
+    const output = this.deps.redactor ? this.deps.redactor.scrubValue(out.output) : out.output;
     const done = own ? own.done : 1;
     const failed = own?.failed ?? 0;
     const total = own ? (own.total ?? done + failed) : 1;
@@ -414,10 +427,10 @@ export class RunExecution {
     // steps still run (they may report on it), but the run ends failed unless
     // the step says continueOnError, as with failed forEach items.
     const status = failed > 0 ? 'failed' : 'succeeded';
-    Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
+    Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output }, ownCounts(own));
     this.stepCountsToRun(rec);
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status, output: out.output, done, failed, total };
+    this.scope.steps[step.id] = { status, output, done, failed, total };
     this.announced(step.id);
     this.deps.bus.emit('step:finished', {
       runId: this.run.id,
@@ -675,7 +688,7 @@ export class RunExecution {
         .catch(() => {});
     }
     if (status === 'failed') {
-      info = errorInfo(error, step);
+      info = this.kept(errorInfo(error, step));
       patch.error = info;
     }
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;

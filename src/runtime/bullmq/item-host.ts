@@ -75,6 +75,8 @@ export interface ItemHostDeps {
   /** The loaded flows, by name (called again when a run names a flow not loaded yet). */
   flows(): ReadonlyMap<string, Flow>;
   localUrl?: string;
+  /** @see EngineOptions.secret */
+  secret?(name: string): string | undefined;
   baseDir: string;
   defaultRateLimitWaitMs: number;
   /** How long a message the service sent may take to appear in its chat history (config.yaml executor.journalLagMs). @default 120000 */
@@ -376,7 +378,7 @@ export class ItemHost {
     for (const rec of await store.getSteps(runId)) {
       if (rec.step !== stepId && rec.status !== 'running') steps[rec.step] = await restoredView(store, runId, rec);
     }
-    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps });
+    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps, secret: this.d.secret });
     const waits = new DurableWaits({ store, runId, clock: this.d.clock, onWaiting: () => {}, onResumed: () => {} });
     waits.load(await store.listWaits(runId));
     const methodWrite = Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes;
