@@ -22,6 +22,8 @@ export interface StepScope {
   total: number;
   /** forEach: one entry per item, in item order. */
   results?: unknown[];
+  /** Why the step failed (a step-level failure): what its `on-failure:` steps read. */
+  error?: { message: string; code?: string };
 }
 
 /** Everything an expression can read. */

@@ -5,7 +5,7 @@
  * mistake does not hide the others: `msgflow validate` reports every problem.
  */
 import type { z } from 'zod';
-import type { KeyPath } from '../../util/yaml-source.js';
+import { formatKeyPath, type KeyPath } from '../../util/yaml-source.js';
 import { validateCron, validateTimezone } from '../schedule/validate.js';
 import { collectReferences } from '../expr/references.js';
 import { ExpressionError } from '../expr/errors.js';
@@ -32,7 +32,7 @@ export interface CheckOptions {
   secrets?: { has(name: string): boolean; describe(): string };
 }
 
-const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results'];
+const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results', 'error'];
 const RUN_KEYS = ['id', 'flow', 'startedAt'];
 const LOCAL_KEYS = ['url'];
 
@@ -48,7 +48,8 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (p === 'on/schedule') return ['cron', 'timezone'];
   if (p === 'on/notification') return shapeKeys(NotificationTriggerSchema);
   if (p === 'steps/#') return shapeKeys(StepSchema);
-  if (p === 'steps/#/retry') return shapeKeys(RetrySchema);
+  if (p === 'steps/#/on-failure/#') return shapeKeys(StepSchema).filter((k) => k !== 'on-failure');
+  if (p === 'steps/#/retry' || p === 'steps/#/on-failure/#/retry') return shapeKeys(RetrySchema);
   if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows', 'stream'];
   return [];
 }
@@ -85,20 +86,20 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
   const hasEvent = isObj(raw.on) && isObj(raw.on.notification);
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
-  const steps = Array.isArray(raw.steps) ? raw.steps : [];
-  const ids = steps.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined));
-  const seen = new Map<string, number>();
+  const steps = flatSteps(raw.steps);
+  const ids = steps.map(({ step: s }) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined));
+  const seen = new Map<string, string>();
   const secretNames = new Set<string>();
-  steps.forEach((step, i) => {
+  steps.forEach(({ step, at }, i) => {
     if (!isObj(step)) return;
     const id = ids[i];
     if (id !== undefined && RESERVED_KEYS.has(id))
-      rep.add(['steps', i, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
+      rep.add([...at, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
     if (id !== undefined) {
-      if (seen.has(id)) rep.add(['steps', i, 'id'], `duplicate step id '${id}' (first used by steps[${seen.get(id)}])`);
-      else seen.set(id, i);
+      if (seen.has(id)) rep.add([...at, 'id'], `duplicate step id '${id}' (first used by ${seen.get(id)})`);
+      else seen.set(id, formatKeyPath(at));
     }
-    const action = checkUses(rep, step, i, opts.registry);
+    const action = checkUses(rep, step, at, opts.registry);
     const scope: RefScope = {
       stepIndex: i,
       ids,
@@ -110,21 +111,34 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
       secretNames,
     };
     if (step.if !== undefined && typeof step.if === 'string')
-      checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
-    if (step.forEach !== undefined) checkExpressionsIn(rep, ['steps', i, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
+      checkExpressionsIn(rep, [...at, 'if'], step.if, { ...scope, where: 'if' }, true);
+    if (step.forEach !== undefined) checkExpressionsIn(rep, [...at, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
     if (isObj(step.with)) {
       // Keys the action evaluates itself once per record (rawInputs) may use
       // `item` without a forEach: the action sets it. Syntax is still checked.
       const raw = new Set(action?.rawInputs ?? []);
       for (const [k, v] of Object.entries(step.with)) {
-        checkExpressionsIn(rep, ['steps', i, 'with', k], v, { ...scope, where: 'with', hasForEach: scope.hasForEach || raw.has(k) });
+        checkExpressionsIn(rep, [...at, 'with', k], v, { ...scope, where: 'with', hasForEach: scope.hasForEach || raw.has(k) });
       }
-      if (action) checkWithInput(rep, ['steps', i, 'with'], step.with, action);
+      if (action) checkWithInput(rep, [...at, 'with'], step.with, action);
     } else if (step.with === undefined && action) {
-      checkWithInput(rep, ['steps', i], {}, action, true);
+      checkWithInput(rep, at, {}, action, true);
     }
   });
   return { env, secrets: [...secretNames].sort() };
+}
+
+/**
+ * The flow's steps in the order they may run, each with its path in the
+ * file: a step, then its `on-failure:` steps (which read the steps before
+ * them, the failed one included, as later steps read theirs).
+ */
+function flatSteps(raw: unknown): { step: unknown; at: (string | number)[] }[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((step, i) => {
+    const handlers = isObj(step) && Array.isArray(step['on-failure']) ? step['on-failure'] : [];
+    return [{ step, at: ['steps', i] }, ...handlers.map((h, j) => ({ step: h, at: ['steps', i, 'on-failure', j] }))];
+  });
 }
 
 /** `__proto__`, `constructor`, `prototype` as a key anywhere (input names included): refused with its position. */
@@ -248,12 +262,12 @@ function checkInputDef(rep: Reporter, name: string, def: unknown): void {
   }
 }
 
-function checkUses(rep: Reporter, step: Obj, i: number, registry: ActionRegistry): RegisteredAction | undefined {
+function checkUses(rep: Reporter, step: Obj, at: (string | number)[], registry: ActionRegistry): RegisteredAction | undefined {
   if (typeof step.uses !== 'string' || step.uses === '') return undefined;
   const action = registry.get(step.uses);
   if (action) return action;
   const s = registry.suggest(step.uses);
-  rep.add(['steps', i, 'uses'], '', {
+  rep.add([...at, 'uses'], '', {
     code: 'UNKNOWN_ACTION',
     params: { action: step.uses, hint: s ? ` (did you mean '${s}'?)` : '' },
   });

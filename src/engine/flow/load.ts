@@ -9,7 +9,7 @@ import path from 'node:path';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { deepFreeze } from '../../util/freeze.js';
 import { parseYamlSource, type YamlSource } from '../../util/yaml-source.js';
-import type { Flow } from './types.js';
+import type { Flow, FlowStep } from './types.js';
 import { closest } from '../registry/suggest.js';
 import { checkFlow, reportSchemaIssues, type CheckOptions } from './check.js';
 import { FlowFileError, FlowIssue } from './errors.js';
@@ -99,7 +99,11 @@ function sortIssues(issues: FlowIssue[]): FlowIssue[] {
  * EXPRESSION_LIMIT) names where it is written. The same text twice in a step
  * keeps the first position.
  */
-function stepTemplates(src: YamlSource, i: number, step: FlowFileData['steps'][number]): Map<string, CompiledTemplate> {
+function stepTemplates(
+  src: YamlSource,
+  at: (string | number)[],
+  step: Pick<FlowFileData['steps'][number], 'if' | 'forEach' | 'with'>,
+): Map<string, CompiledTemplate> {
   const table = new Map<string, CompiledTemplate>();
   const note = (at: (string | number)[], value: unknown, bare = false): void => {
     if (typeof value === 'string') {
@@ -112,10 +116,21 @@ function stepTemplates(src: YamlSource, i: number, step: FlowFileData['steps'][n
     } else if (Array.isArray(value)) value.forEach((v, k) => note([...at, k], v));
     else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) note([...at, k], v);
   };
-  note(['steps', i, 'if'], step.if, true);
-  note(['steps', i, 'forEach'], step.forEach);
-  note(['steps', i, 'with'], step.with);
+  note([...at, 'if'], step.if, true);
+  note([...at, 'forEach'], step.forEach);
+  note([...at, 'with'], step.with);
   return table;
+}
+
+/** A step of the model, with its position and templates, and its `on-failure:` steps' (at `on-failure[j]` under it). */
+function located(src: YamlSource, at: (string | number)[], s: FlowFileData['steps'][number]): FlowStep {
+  const { onFailure, ...step } = s;
+  return {
+    ...step,
+    location: src.locate(at),
+    templates: stepTemplates(src, at, step),
+    ...(onFailure ? { onFailure: onFailure.map((h, j) => located(src, [...at, 'on-failure', j], h)) } : {}),
+  };
 }
 
 function toFlow(
@@ -132,7 +147,7 @@ function toFlow(
       ? { ...on, notification: { ...on.notification, instance: on.notification.instance ?? d.instance } }
       : { ...on, notification: undefined },
     env,
-    steps: steps.map((s, i) => ({ ...s, location: src.locate(['steps', i]), templates: stepTemplates(src, i, s) })),
+    steps: steps.map((s, i) => located(src, ['steps', i], s)),
     file: where.file,
     displayFile: where.displayFile,
     baseDir: path.resolve(where.baseDir),

@@ -25,7 +25,7 @@ import type { Flow, FlowStep } from '../flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
 import type { EngineRedactor } from './types.js';
 import { DurableWaits } from './durable-waits.js';
-import { errorInfo } from './errors.js';
+import { errorInfo, failureCode } from './errors.js';
 import type { LeaseOwner } from './ownership.js';
 import type { ItemExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
@@ -108,6 +108,7 @@ export function refersToItem(expr: string | boolean | undefined): boolean {
  */
 export async function restoredView(store: EngineStore, runId: string, rec: StepRecord): Promise<StepScope> {
   const view: StepScope = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+  if (rec.error) view.error = { message: rec.error.message, ...(rec.error.code ? { code: rec.error.code } : {}) };
   if (rec.forEach && rec.status !== 'skipped') {
     const results: unknown[] = new Array(rec.total ?? 0).fill(null);
     for (const [i, r] of await store.getItems(runId, rec.step)) {
@@ -273,6 +274,7 @@ export class RunExecution {
         if (this.controller.signal.aborted) return await this.end('interrupted');
         const out = await this.runStep(step);
         if (out.kind === 'interrupted') return await this.end('interrupted');
+        if ((await this.runHandlers(step)) === 'interrupted') return await this.end('interrupted');
         if (out.kind === 'fatal' && !step.continueOnError) return await this.end('failed', out.error, step.id);
       }
       // forEach items that failed do not stop later steps (they may report on
@@ -304,11 +306,30 @@ export class RunExecution {
       if (e instanceof StepFatalError) {
         const st = this.flow.steps.find((x) => x.id === e.step);
         if (st) await this.stepFailed(st, e.fatal).catch(() => {});
+        if (st && (await this.runHandlers(st).catch(() => 'ok')) === 'interrupted')
+          return this.end('interrupted').catch(() => this.snapshot());
         return this.end('failed', e.fatal, e.step).catch(() => this.snapshot());
       }
       if (this.controller.signal.aborted) return this.end('interrupted').catch(() => this.snapshot());
       return this.end('failed', e).catch(() => this.snapshot());
     }
+  }
+
+  /**
+   * A failed step's `on-failure:` steps, in order, each once (a resumed run
+   * skips those it finished). One failing is recorded and the next still
+   * runs: the flow's outcome is the failed step's, whatever they do.
+   */
+  private async runHandlers(step: FlowStep): Promise<'ok' | 'interrupted'> {
+    if (!step.onFailure || this.steps.get(step.id)?.status !== 'failed') return 'ok';
+    for (const h of step.onFailure) {
+      if (this.controller.signal.aborted) return 'interrupted';
+      const out = await this.runStep(h);
+      if (out.kind === 'interrupted') return 'interrupted';
+      if (out.kind === 'fatal')
+        this.runLog('warn', `on-failure step '${h.id}' of '${step.id}' failed too: ${errorInfo(out.error).message}`);
+    }
+    return 'ok';
   }
 
   private async runStep(step: FlowStep): Promise<StepOutcome> {
@@ -382,7 +403,14 @@ export class RunExecution {
     const rec = this.steps.get(step.id) ?? this.newRecord(step, {});
     Object.assign(rec, { status: 'failed', finishedAt: this.deps.clock.now(), error: info });
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status: 'failed', output: undefined, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+    this.scope.steps[step.id] = {
+      status: 'failed',
+      output: undefined,
+      done: rec.done,
+      failed: rec.failed,
+      total: rec.total ?? 0,
+      error: { message: info.message, ...(failureCode(error) ? { code: failureCode(error) } : {}) },
+    };
     this.announced(step.id);
     this.deps.bus.emit('step:finished', {
       runId: this.run.id,

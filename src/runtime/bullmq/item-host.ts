@@ -34,7 +34,7 @@ import type { Logger } from '../../engine/action.js';
 import type { PauseInfo } from '../../engine/control.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { ExprScope } from '../../engine/expr/interpreter.js';
-import type { Flow, FlowStep } from '../../engine/flow/types.js';
+import { allSteps, type Flow, type FlowStep } from '../../engine/flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../../engine/registry/registry.js';
 import { DurableWaits } from '../../engine/run/durable-waits.js';
 import { errorInfo } from '../../engine/run/errors.js';
@@ -370,7 +370,7 @@ export class ItemHost {
       flow = this.flowsByName.get(run.flow);
     }
     if (!flow) return `flow '${run.flow}' is not loaded by this worker (is its flowsDir the same as the run's?)`;
-    const step = flow.steps.find((s) => s.id === stepId);
+    const step = allSteps(flow).find((s) => s.id === stepId);
     const def = step && this.d.registry.get(step.uses);
     if (!step || !def) return `step '${stepId}' of flow '${flow.name}' is not known here`;
     const inputs = (await store.loadInputs(runId)) ?? {};
