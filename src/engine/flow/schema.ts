@@ -27,7 +27,7 @@ export const RetrySchema = z
   .meta({ description: 'Retry policy of the step (per item for forEach).' });
 
 /** The model's names: durations in ms say so (`delayMs`, `timeoutMs`); a condition is always text. */
-function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...step }: z.output<typeof StepSchema>) {
+function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...step }: z.output<typeof BaseStepSchema>) {
   return {
     ...step,
     retry: { ...retry, delayMs: delay, maxDelayMs: maxDelay },
@@ -36,7 +36,12 @@ function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...st
   };
 }
 
-export const StepSchema = z
+/** A step with its `on-failure:` steps, in the model's names (`onFailure`). */
+function toStepWithHandlers({ 'on-failure': handlers, ...step }: z.output<typeof StepSchema>) {
+  return { ...toStep(step), ...(handlers === undefined ? {} : { onFailure: handlers }) };
+}
+
+const BaseStepSchema = z
   .strictObject({
     id: z
       .string()
@@ -59,6 +64,13 @@ export const StepSchema = z
     continueOnError: z.boolean().default(false).meta({ description: 'Record a failure and go on instead of failing the run.' }),
   })
   .meta({ description: 'One step of the flow.' });
+
+export const StepSchema = BaseStepSchema.extend({
+  'on-failure': z.array(BaseStepSchema.transform(toStep)).min(1).optional().meta({
+    description:
+      "Steps run when this step fails (after its retries; a forEach step when an item failed), in order, before the run goes on or ends failed; they read steps.<id>.error. Their ids are the flow's like any step's.",
+  }),
+}).meta({ description: 'One step of the flow.' });
 
 const InputTypes = ['string', 'number', 'boolean', 'array', 'object', 'any'] as const;
 
@@ -158,7 +170,7 @@ export const FlowFileSchema = z
       description:
         'A dialog (docs/conversations.md): per-chat sessions moving between states on each incoming message. Its step (id `dialog`) runs before `steps:`, which read steps.dialog.output.',
     }),
-    steps: z.array(StepSchema.transform(toStep)).default([]),
+    steps: z.array(StepSchema.transform(toStepWithHandlers)).default([]),
     outputs: z
       .record(z.string().regex(IDENT_RE, { error: `output name ${IDENT_HINT}` }), z.unknown())
       .optional()

@@ -52,6 +52,8 @@ export interface RunScopeOptions {
   logger: Logger;
   /** Lines of info and above are also kept with the run (journal `_log`). @default true */
   keepLog?: boolean;
+  /** What a kept line goes through (secrets hidden). @default none */
+  scrub?: (text: string) => string;
   /** Aborted when the run stops (shutdown, cancel, a lost claim). */
   signal: AbortSignal;
   /** The flow's instance's client, under the run's chain: asked once, when a unit first needs a client. */
@@ -130,7 +132,9 @@ export function createRunScope(o: RunScopeOptions): RunScope {
   const flowInstance: InstanceRef = { name: o.flow.instance, identity: o.identity };
   const instance = flowInstance;
   const logger =
-    o.keepLog === false ? o.logger : runLogger({ store: o.store, clock: o.clock, logger: o.logger, runId: o.runId, flow: o.flow.name });
+    o.keepLog === false
+      ? o.logger
+      : runLogger({ store: o.store, clock: o.clock, logger: o.logger, runId: o.runId, flow: o.flow.name, scrub: o.scrub });
   let base: InstanceApi | undefined;
   const declared = o.pauseRules ?? [];
   const worker = o.worker ?? false;
@@ -215,14 +219,17 @@ export function itemScope(scope: RunScope, o: { signal: AbortSignal; interceptor
  * local service's URL, the notification that started it.
  */
 export function runExprScope(o: {
-  flow: Pick<Flow, 'name' | 'env'>;
+  flow: Pick<Flow, 'name' | 'env'> & Partial<Pick<Flow, 'secrets'>>;
   run: Pick<RunRecord, 'id' | 'startedAt' | 'event'>;
   inputs: Record<string, unknown>;
   clock: Clock;
   localUrl?: string;
   /** What expressions see of the finished steps (`steps.<id>`). @default {} */
   steps?: ExprScope['steps'];
+  /** The value of a secret (EngineOptions.secret): the flow's secrets (Flow.secrets) are resolved with it. */
+  secret?(name: string): string | undefined;
 }): ExprScope {
+  const names = o.flow.secrets ?? [];
   return {
     inputs: o.inputs,
     env: { ...o.flow.env },
@@ -230,6 +237,7 @@ export function runExprScope(o: {
     run: { id: o.run.id, flow: o.flow.name, startedAt: o.run.startedAt },
     ...(o.localUrl === undefined ? {} : { local: { url: o.localUrl } }),
     ...(o.run.event === undefined ? {} : { event: o.run.event }),
+    ...(names.length === 0 ? {} : { secrets: Object.fromEntries(names.map((n) => [n, o.secret?.(n)])) }),
     clock: o.clock,
   };
 }
