@@ -42,7 +42,8 @@ export interface ExprScope {
    * job through ctx.render, never by the runner.
    */
   row?: unknown;
-  run: { id: string; flow: string; startedAt: number };
+  /** `slot`: the schedule slot (ms) a backfill run stands for. */
+  run: { id: string; flow: string; startedAt: number; slot?: number };
   /**
    * msgflow's local service, when config.yaml has `local:`: `local.url` is its
    * base URL (e.g. `http://127.0.0.1:7070`), so flows never write the port.

@@ -36,7 +36,7 @@ export interface CheckOptions {
 }
 
 const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results', 'error'];
-const RUN_KEYS = ['id', 'flow', 'startedAt'];
+const RUN_KEYS = ['id', 'flow', 'startedAt', 'slot'];
 const LOCAL_KEYS = ['url'];
 
 type Obj = Record<string, unknown>;

@@ -220,7 +220,7 @@ export function itemScope(scope: RunScope, o: { signal: AbortSignal; interceptor
  */
 export function runExprScope(o: {
   flow: Pick<Flow, 'name' | 'env'> & Partial<Pick<Flow, 'secrets'>>;
-  run: Pick<RunRecord, 'id' | 'startedAt' | 'event'>;
+  run: Pick<RunRecord, 'id' | 'startedAt' | 'event' | 'slot'>;
   inputs: Record<string, unknown>;
   clock: Clock;
   localUrl?: string;
@@ -234,7 +234,7 @@ export function runExprScope(o: {
     inputs: o.inputs,
     env: { ...o.flow.env },
     steps: o.steps ?? {},
-    run: { id: o.run.id, flow: o.flow.name, startedAt: o.run.startedAt },
+    run: { id: o.run.id, flow: o.flow.name, startedAt: o.run.startedAt, ...(o.run.slot === undefined ? {} : { slot: o.run.slot }) },
     ...(o.localUrl === undefined ? {} : { local: { url: o.localUrl } }),
     ...(o.run.event === undefined ? {} : { event: o.run.event }),
     ...(names.length === 0 ? {} : { secrets: Object.fromEntries(names.map((n) => [n, o.secret?.(n)])) }),
