@@ -28,7 +28,16 @@ export interface DurableState {
 /** Life cycle of a run. `running`/`waiting`/`interrupted` runs are resumable. */
 export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'interrupted' | 'cancelled';
 
-export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification';
+export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification' | 'subflow' | 'backfill';
+
+/** The run and step that started a sub-flow run (`uses: flow/<name>`). */
+export interface RunParent {
+  runId: string;
+  flow: string;
+  step: string;
+  /** The forEach item the child runs for, when the step fans out. */
+  item?: number;
+}
 
 /** Statuses a run can be resumed from after a crash or a graceful stop. */
 export const RESUMABLE_STATUSES: readonly RunStatus[] = ['running', 'waiting', 'interrupted'];
@@ -107,6 +116,12 @@ export interface RunRecord {
    * before it existed and on flows that read no data file.
    */
   dataInputs?: Record<string, boolean>;
+  /** A sub-flow run (trigger `subflow`): the run and step that started it. */
+  parent?: RunParent;
+  /** The flow's `outputs:` evaluated when the run succeeded: a sub-flow step's output. */
+  outputs?: Record<string, unknown>;
+  /** A schedule's slot (ms since the epoch) the run stands for: set on `backfill` runs. */
+  slot?: number;
 }
 
 /**

@@ -34,7 +34,7 @@ import type { Logger } from '../../engine/action.js';
 import type { PauseInfo } from '../../engine/control.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { ExprScope } from '../../engine/expr/interpreter.js';
-import type { Flow, FlowStep } from '../../engine/flow/types.js';
+import { allSteps, type Flow, type FlowStep } from '../../engine/flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../../engine/registry/registry.js';
 import { DurableWaits } from '../../engine/run/durable-waits.js';
 import { errorInfo } from '../../engine/run/errors.js';
@@ -75,6 +75,8 @@ export interface ItemHostDeps {
   /** The loaded flows, by name (called again when a run names a flow not loaded yet). */
   flows(): ReadonlyMap<string, Flow>;
   localUrl?: string;
+  /** @see EngineOptions.secret */
+  secret?(name: string): string | undefined;
   baseDir: string;
   defaultRateLimitWaitMs: number;
   /** How long a message the service sent may take to appear in its chat history (config.yaml executor.journalLagMs). @default 120000 */
@@ -356,7 +358,7 @@ export class ItemHost {
       flow = this.flowsByName.get(run.flow);
     }
     if (!flow) return `flow '${run.flow}' is not loaded by this worker (is its flowsDir the same as the run's?)`;
-    const step = flow.steps.find((s) => s.id === stepId);
+    const step = allSteps(flow).find((s) => s.id === stepId);
     const def = step && this.d.registry.get(step.uses);
     if (!step || !def) return `step '${stepId}' of flow '${flow.name}' is not known here`;
     const inputs = (await store.loadInputs(runId)) ?? {};
@@ -364,7 +366,7 @@ export class ItemHost {
     for (const rec of await store.getSteps(runId)) {
       if (rec.step !== stepId && rec.status !== 'running') steps[rec.step] = await restoredView(store, runId, rec);
     }
-    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps });
+    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps, secret: this.d.secret });
     const waits = new DurableWaits({ store, runId, clock: this.d.clock, onWaiting: () => {}, onResumed: () => {} });
     waits.load(await store.listWaits(runId));
     const methodWrite = Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes;
@@ -389,6 +391,7 @@ export class ItemHost {
       signal: new AbortController().signal,
       client: () => d.clientFor(flow.instance),
       identity: d.identityFor(flow.instance),
+      instances: { clientFor: d.clientFor, identityFor: d.identityFor },
       waits,
       baseDir: d.baseDir,
       defaultRateLimitWaitMs: d.defaultRateLimitWaitMs,
