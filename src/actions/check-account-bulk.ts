@@ -539,14 +539,12 @@ export const checkAccountBulk = defineAction({
   },
   async run(ctx, input): Promise<CheckAccountBulkSummary> {
     const job = await load(ctx, input);
-    await runJournaled(job, async () => {
-      for await (const t of plan(ctx, input, job))
-        await job.window.push(
-          () => answer(ctx, input, job, t),
-          (a) => commitAnswer(ctx, job, t, a),
-        );
-      await job.window.drain();
-    });
+    await runJournaled(
+      job,
+      plan(ctx, input, job),
+      (t) => answer(ctx, input, job, t),
+      (t, a) => commitAnswer(ctx, job, t, a),
+    );
     return finish(ctx, job);
   },
 });

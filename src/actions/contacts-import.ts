@@ -463,14 +463,12 @@ export const contactsImport = defineAction({
   },
   async run(ctx, input): Promise<ContactsImportSummary> {
     const job = await load(ctx, input);
-    await runJournaled(job, async () => {
-      for await (const { c, where } of plan(ctx, input, job))
-        await job.window.push(
-          () => execute(ctx, input, job, c, where),
-          (a) => commit(job, ctx, c, a),
-        );
-      await job.window.drain();
-    });
+    await runJournaled(
+      job,
+      plan(ctx, input, job),
+      ({ c, where }) => execute(ctx, input, job, c, where),
+      ({ c }, a) => commit(job, ctx, c, a),
+    );
     return finish(ctx, input, job);
   },
 });
