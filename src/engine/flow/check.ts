@@ -19,6 +19,7 @@ import type { Reporter } from './reporter.js';
 import { FlowFileSchema, NotificationTriggerSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
 import { checkWithInput } from './check-with.js';
 import { checkConversation, DIALOG_STEP_ID } from '../conversation/check.js';
+import { regexError } from '../text-pattern.js';
 import { ConversationSchema, StateSchema, TransitionSchema } from '../conversation/schema.js';
 import { subflowName } from './subflows.js';
 
@@ -248,18 +249,6 @@ function checkNotificationTrigger(rep: Reporter, on: unknown, instances: readonl
       ['on', 'notification', 'instance'],
       `unknown instance '${instance}'${didYouMean(instance, instances)}: config.yaml declares ${list}`,
     );
-  }
-}
-
-/** Why a notification text pattern does not compile, or undefined. */
-export function regexError(pattern: string): string | undefined {
-  try {
-    new RegExp(pattern, 'i');
-    return undefined;
-  } catch (e) {
-    // V8: "Invalid regular expression: /(stop/iu: Unterminated group" -> the reason only.
-    const msg = e instanceof Error ? e.message : String(e);
-    return msg.slice(msg.lastIndexOf(': ') + 2) || msg;
   }
 }
 
