@@ -57,9 +57,12 @@ interface Owed {
 /**
  * Answers the requests node cannot parse on `server` with the service's JSON
  * error shape (`{"message": "malformed request: ..."}`), once the requests
- * read before on the same connection are answered.
+ * read before on the same connection are answered. The server's request
+ * handler calls the returned function with every request it gets (rather
+ * than a second 'request' listener, which would make node copy its listener
+ * list on every request).
  */
-export function answerClientErrors(server: http.Server): void {
+export function answerClientErrors(server: http.Server): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const owedBySocket = new WeakMap<Socket, Owed>();
   // One listener for every response, not a closure per request: a response
   // closed (sent, or its connection gone), one answer fewer owed; the last
@@ -71,12 +74,6 @@ export function answerClientErrors(server: http.Server): void {
     owed.then = undefined;
     then?.();
   }
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const owed = owedBySocket.get(req.socket);
-    if (owed === undefined) owedBySocket.set(req.socket, { count: 1, then: undefined });
-    else owed.count++;
-    res.on('close', responseClosed);
-  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // The client is gone: nobody to answer.
     if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -92,4 +89,10 @@ export function answerClientErrors(server: http.Server): void {
     // Pipelined: the requests before the broken one are answered first (node writes them in order).
     owed.then = answer;
   });
+  return (req, res) => {
+    const owed = owedBySocket.get(req.socket);
+    if (owed === undefined) owedBySocket.set(req.socket, { count: 1, then: undefined });
+    else owed.count++;
+    res.on('close', responseClosed);
+  };
 }

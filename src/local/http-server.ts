@@ -41,10 +41,14 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
   // Known once listening (port 0 picks one): until then no absolute-form target is ours.
   const bound: { addr?: AddressInfo } = {};
   const isOwn = (u: URL) => bound.addr !== undefined && ownAuthority(u, bound.addr, opts.publicUrl?.());
-  const server = http.createServer((req, res) => void onRequest(service, opts, isOwn, req, res));
+  const server = http.createServer();
+  const owe = answerClientErrors(server);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    owe(req, res);
+    void onRequest(service, opts, isOwn, req, res);
+  });
   const limitOf = (req: http.IncomingMessage) => bodyLimit(req.url ?? '/', opts);
   guardExpectContinue(server, limitOf, (req, res) => tooLarge(req, res, limitOf(req)));
-  answerClientErrors(server);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 30_000;
   server.requestTimeout = 60_000;

@@ -204,7 +204,12 @@ async function closeService(ctx: ServiceContext): Promise<void> {
   await ctx.media.close();
 }
 
-async function route(ctx: ServiceContext, req: LocalRequest): Promise<LocalResponse> {
+/**
+ * Routing and auth. Not async: it hands on callMethod's promise as it is (an
+ * async function would wrap it in one more, two more turns of the microtask
+ * queue per request); what it throws, handleRequest catches like a rejection.
+ */
+function route(ctx: ServiceContext, req: LocalRequest): LocalResponse | Promise<LocalResponse> {
   const parts = splitPath(req.path);
   if (!parts) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
   if (parts[0] === 'files' && parts.length === 3) return serveFile(ctx, req, parts[1]!);
