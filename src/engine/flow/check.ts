@@ -79,6 +79,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   checkNotificationTrigger(rep, raw.on, opts.instances);
   const hasEvent = isObj(raw.on) && isObj(raw.on.notification);
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
+  checkRunKeys(rep, raw, { stepIndex: -1, ids: [], inputNames, envNames: declaredEnv, hasForEach: false, hasEvent, where: 'key' });
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
   const steps = Array.isArray(raw.steps) ? raw.steps : [];
   const ids = steps.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined));
@@ -110,6 +111,20 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
     }
   });
   return env;
+}
+
+/**
+ * `concurrency.key` and `debounce.key`: computed when a run is decided, from
+ * what its trigger gives (event, inputs, env, run), never from steps; and
+ * `debounce` gathers notifications, so only a notification flow has one.
+ */
+function checkRunKeys(rep: Reporter, raw: Obj, scope: RefScope): void {
+  for (const block of ['concurrency', 'debounce'] as const) {
+    const b = raw[block];
+    if (isObj(b) && typeof b.key === 'string') checkExpressionsIn(rep, [block, 'key'], b.key, scope);
+  }
+  if (isObj(raw.debounce) && !scope.hasEvent)
+    rep.add(['debounce'], 'debounce gathers notifications: only a flow triggered by a notification (on: { notification: ... }) has one');
 }
 
 /** `__proto__`, `constructor`, `prototype` as a key anywhere (input names included): refused with its position. */
@@ -253,7 +268,8 @@ interface RefScope {
   hasForEach: boolean;
   /** The flow has `on.notification`: `event` is set in its runs. */
   hasEvent: boolean;
-  where?: 'if' | 'forEach' | 'with';
+  /** `key`: a concurrency or debounce key, computed before any step runs. */
+  where?: 'if' | 'forEach' | 'with' | 'key';
 }
 
 /** Parses every template inside `value` and checks what it reads. */
@@ -302,6 +318,10 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
   for (const ref of collectReferences(node)) {
     const [first, second] = ref.path;
     const at = ref.positions[1] ?? ref.positions[0]!;
+    if (scope.where === 'key' && (ref.root === 'steps' || ref.root === 'item' || ref.root === 'index')) {
+      bad(`'${ref.root}' is not set when a run's key is computed (before its steps): use event, inputs, env or run`, ref.positions[0]!);
+      continue;
+    }
     switch (ref.root) {
       case 'steps': {
         if (first === undefined) break;

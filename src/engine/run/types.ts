@@ -114,6 +114,12 @@ export interface StartOptions {
    * its run instead of starting a second one. @default a new id
    */
   runId?: string;
+  /**
+   * The run's concurrency key value (the notification dispatcher computes it,
+   * defaulting to the notification's chat); `undefined` given explicitly
+   * means none. @default the flow's `concurrency.key` evaluated at start
+   */
+  concurrencyKey?: string;
 }
 
 export interface RunHandle {
