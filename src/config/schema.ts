@@ -137,6 +137,18 @@ export const ConversationsSchema = z.strictObject({
   handover: HandoverConfigSchema.optional(),
 });
 
+/** `secrets:`: where `${{ secrets.NAME }}` values come from, looked up in this order. */
+export const SecretsSchema = z
+  .strictObject({
+    /** Look in the environment first. @default true */
+    env: z.boolean().default(true),
+    /** A `.env`-style file (NAME=value lines), relative to this file; keep it outside the repository. */
+    file: z.string().min(1).optional(),
+    /** A directory with one file per secret, named after it (Docker / Kubernetes: /run/secrets). */
+    dir: z.string().min(1).optional(),
+  })
+  .meta({ description: 'Where ${{ secrets.NAME }} values come from: the environment, then file, then dir.' });
+
 export const ConfigSchema = z
   .strictObject({
     /** Named instances flows refer to with `instance:`. */
@@ -154,6 +166,8 @@ export const ConfigSchema = z
     ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
     /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
     webhook: WebhookSchema.optional(),
+    /** Where `${{ secrets.NAME }}` values come from (flows and this file). @default the environment only */
+    secrets: SecretsSchema.optional(),
     /** Where forEach items run. @default { driver: local } */
     executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000, journalLagMs: 120_000 }),
     /** Conversations: human handover. @default {} */

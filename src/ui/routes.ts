@@ -15,6 +15,7 @@ import {
   reportFile,
   retryRun,
   startRun,
+  startBackfill,
   type ApiContext,
 } from './api.js';
 import type { EventHub } from './events.js';
@@ -147,6 +148,15 @@ export function buildRoutes(d: RouteDeps): Route[] {
       handler: async (req, res, m) => {
         const body = await readBody(req, res);
         if (body) json(res, 201, await startRun(ctx, decode(m[1]!), body.value));
+      },
+    },
+    {
+      method: 'POST',
+      pattern: /^\/api\/flows\/([^/]+)\/backfill$/,
+      writes: true,
+      handler: async (req, res, m) => {
+        const body = await readBody(req, res);
+        if (body) json(res, 201, await startBackfill(ctx, decode(m[1]!), body.value));
       },
     },
     {

@@ -16,8 +16,8 @@ import { RESUMABLE_STATUSES, type EngineStore, type Lease, type RunRecord, type 
 import { type Clock, systemClock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import type { Flow } from '../flow/types.js';
-import { dataInputsOf, resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
+import { allSteps, type Flow } from '../flow/types.js';
+import { dataInputsOf, inputsFromValues, resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
 import { concurrencyGroup, evaluateConcurrencyKey, slotLeaseName } from './concurrency.js';
@@ -26,6 +26,7 @@ import { newRunId } from './run-id.js';
 import { localExecutor } from './executor.js';
 import { type ExecutionDeps, RUN_CONTROL_NS, RunExecution } from './run-execution.js';
 import { type OutageResumeResult, OutageResumes } from './outage-resume.js';
+import { SUBFLOW_RUNS_NS } from './subflow.js';
 import type { CancelResult, Engine, EngineOptions, RunFingerprint, RunHandle, StartOptions } from './types.js';
 
 export { RUN_CONTROL_NS };
@@ -66,7 +67,7 @@ export function inputsHash(inputs: Record<string, unknown>): string {
 
 /** Whether a step of the flow changes something outside msgflow. */
 export function flowWrites(flow: Flow, registry: ActionRegistry): boolean {
-  return flow.steps.some((s) => {
+  return allSteps(flow).some((s) => {
     if (Object.hasOwn(METHOD_SPECS, s.uses) && METHOD_SPECS[s.uses as keyof typeof METHOD_SPECS].writes) return true;
     return registry.get(s.uses)?.writes === true;
   });
@@ -136,6 +137,17 @@ class EngineCore {
       progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
       waitRecheckMs: opts.waitRecheckMs,
       executor: opts.executor ?? localExecutor,
+      subflows: {
+        store: opts.store,
+        now: () => this.clock.now(),
+        flowFor: (name) => opts.flowFor?.(name),
+        start: (flow, o) => this.start(flow, o),
+        resume: (runId, flow) => this.resume(runId, flow),
+        activeDone: (runId) => this.active.get(runId)?.done,
+        pollMs: opts.subflowPollMs ?? 500,
+      },
+      ...(opts.secret ? { secret: opts.secret } : {}),
+      ...(opts.redactor ? { redactor: opts.redactor } : {}),
     };
   }
 
@@ -433,10 +445,14 @@ class EngineCore {
 
   async start(flow: Flow, startOpts: StartOptions = {}): Promise<RunHandle> {
     this.notStopping();
-    const inputs = await this.resolveInputs(flow, startOpts.inputs ?? {});
+    const inputs = startOpts.values
+      ? await inputsFromValues(flow, startOpts.values, (f) => this.resolveInputs(f, {}))
+      : await this.resolveInputs(flow, startOpts.inputs ?? {});
     const extra: Partial<RunRecord> = { trigger: startOpts.trigger ?? 'manual', dryRun: startOpts.dryRun ?? false };
     if (startOpts.event !== undefined) extra.event = startOpts.event;
     if (Object.hasOwn(startOpts, 'concurrencyKey')) extra.concurrencyKey = startOpts.concurrencyKey;
+    if (startOpts.parent !== undefined) extra.parent = startOpts.parent;
+    if (startOpts.slot !== undefined) extra.slot = startOpts.slot;
     const dataInputs = await dataInputsOf(flow, startOpts.inputs ?? {});
     if (dataInputs) extra.dataInputs = dataInputs;
     return this.begin(flow, inputs, extra, undefined, startOpts.runId);
@@ -526,7 +542,17 @@ class EngineCore {
     return Promise.all(runs.map((r) => this.displayed(r)));
   }
 
+  /** Cancels a run and, first, the sub-flow runs it started (theirs too): cancelling a parent leaves no child working. */
   async cancel(runId: string): Promise<CancelResult> {
+    for (const [key] of await this.store.kv(SUBFLOW_RUNS_NS).entries(`${runId}/`)) {
+      const child = key.slice(runId.length + 1);
+      const c = await this.store.getRun(child);
+      if (c && RESUMABLE_STATUSES.includes(c.status)) await this.cancel(child);
+    }
+    return this.cancelOne(runId);
+  }
+
+  private async cancelOne(runId: string): Promise<CancelResult> {
     const r = await this.store.getRun(runId);
     if (!r) throw new FlowError('RUN_NOT_FOUND', { runId });
     if (!RESUMABLE_STATUSES.includes(r.status)) return { run: r, pending: false };

@@ -18,7 +18,7 @@ import type { ClientOptions } from '../../client/options.js';
 import type { Transport } from '../../client/transport.js';
 import { resolveFromConfig, type Config } from '../../config/load.js';
 import { createBus, type EngineBus } from '../../engine/events.js';
-import { findFlow } from '../../engine/flow/load.js';
+import { findFlow, loadFlows } from '../../engine/flow/load.js';
 import { parseDuration } from '../../util/duration.js';
 import { resolveInputs } from '../../engine/flow/inputs.js';
 import type { Flow, FlowNotificationTrigger } from '../../engine/flow/types.js';
@@ -39,7 +39,7 @@ import { createStore } from '../../store/create.js';
 import type { EngineStore } from '../../store/types.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
-import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
+import { createProjectEngine, flowSource, localUrlOf, secretsOf } from '../project-engine.js';
 import { interceptApi, type ApiInterceptor, type InterceptedApi } from '../../client/interceptors.js';
 import { faultInterceptor } from './faults.js';
 import { buildRegistry } from '../registry.js';
@@ -208,6 +208,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   cleanups.push(() => store.close());
   const source = flowSource(config, registry);
   const flow = findFlow(source.dir, c.flow, source.options);
+  const secrets = secretsOf(config);
   const engine = createProjectEngine(config, {
     store,
     registry,
@@ -218,7 +219,11 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     // Every path an action resolves is the sandbox's copy: the project is read, never written.
     resolvePath: (base, p) => sandbox.resolvePath(base, p),
     random: () => 0.5,
-    resolveInputs: (f, overrides) => caseInputs(f, c, { testDir, caseDir }, overrides),
+    // The case's inputs are its flow's; a sub-flow's child resolves its own (its caller's with: gives the rest).
+    resolveInputs: (f, overrides) =>
+      f.name === flow.name ? caseInputs(f, c, { testDir, caseDir }, overrides) : resolveInputs(f, overrides),
+    flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
+    secret: (name) => secrets.get(name),
   });
   cleanups.push(() => engine.shutdown());
   const consumerClient = caseClients(config, local, (li) => ({
