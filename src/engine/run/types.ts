@@ -143,6 +143,12 @@ export interface StartOptions {
    */
   runId?: string;
   /**
+   * The run's concurrency key value (the notification dispatcher computes it,
+   * defaulting to the notification's chat); `undefined` given explicitly
+   * means none. @default the flow's `concurrency.key` evaluated at start
+   */
+  concurrencyKey?: string;
+  /**
    * Typed input values (a sub-flow step's `with:`), checked against the
    * declared types instead of coerced from text; inputs not given resolve as usual.
    */

@@ -90,7 +90,8 @@ function idInstanceOf(config: Config, name: string): string | undefined {
 /** Starts consuming. The returned `stop()` ends every loop and the receiver, and releases the leases. */
 export async function startNotificationConsumers(o: ConsumersOptions): Promise<NotificationConsumers> {
   const instances = consumedInstances(o.config, o.flows, o.logger);
-  const dispatcher = new NotificationDispatcher(o);
+  const handover = o.config.conversations.handover;
+  const dispatcher = new NotificationDispatcher({ ...o, ...(handover ? { handoverFor: () => handover } : {}) });
   const controller = new AbortController();
   const held = new Set<string>();
   const leases: LeaseOwner[] = [];
@@ -128,6 +129,7 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
     ...(receiver ? { webhookUrl: receiver.url } : {}),
     async stop() {
       controller.abort();
+      dispatcher.stop();
       clearInterval(timer);
       for (const ev of events) o.bus.off(ev, pendingTick);
       await receiver?.close();
@@ -197,6 +199,8 @@ async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: Noti
   const types = o.flows.flatMap((f) =>
     f.on.notification?.instance === inst.name && isNotificationType(f.on.notification.type) ? [f.on.notification.type] : [],
   );
+  // Handover: the operator's messages from the phone must be produced.
+  if (o.config.conversations.handover) types.push('outgoingMessageReceived');
   const kinds = o.flows.flatMap((f) => (f.on.notification?.instance === inst.name ? [f.on.notification.typeMessage ?? []].flat() : []));
   await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger, kinds);
   held.add(inst.name);
