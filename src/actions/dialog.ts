@@ -1,7 +1,9 @@
 /**
  * `dialog`: the step a flow's `conversation:` block runs first (the loader
  * adds it, id `dialog`), once per incoming message of a chat and once per
- * idle timeout the sweeper fires. It is the thin runtime around the PURE
+ * idle timeout the sweeper fires. While the chat is handed to a human
+ * (engine/conversation/handover.ts: the operator wrote from the phone, or
+ * the dialog handed it over) it stays quiet. It is the thin runtime around the PURE
  * transition (engine/conversation/transition.ts):
  *
  * 1. the decision: the session is read and the transition computed ONCE per
@@ -11,7 +13,7 @@
  *    the process died in (its intent kept, no journal entry) is looked for at
  *    the service (client/send-lookup.ts) and sent again only when it provably
  *    never arrived, as files.broadcast reconciles;
- * 3. the effects (the opt-out list) and the session, written last, with the
+ * 3. the effects (the opt-out list, a handover) and the session, written last, with the
  *    id of the message applied: a message is applied to a session once, even
  *    when a second run for it comes (the run id already dedups redeliveries).
  */
@@ -25,7 +27,8 @@ import { DIALOG_IDLE_EVENT, sessionKey, type IdleTimer, type Session } from '../
 import { advance, type Advance, type DialogEvent, type DialogSend } from '../engine/conversation/transition.js';
 import { valueParsers } from '../engine/conversation/validators.js';
 import type { OptOutRecord } from '../engine/notify/records.js';
-import { DIALOG_IDLE_NS, DIALOG_SESSIONS_NS, OPT_OUT_NS } from '../engine/shared.js';
+import { DIALOG_IDLE_NS, DIALOG_SESSIONS_NS, HANDOVER_NS, OPT_OUT_NS } from '../engine/shared.js';
+import { Handovers } from '../engine/conversation/handover.js';
 import { DEFAULT_JOURNAL_LAG_MS, lookForSend, sendShape } from '../client/send-lookup.js';
 import { optOutKey } from './opt-out.js';
 import { normalisePhone } from './phone.js';
@@ -74,12 +77,19 @@ function dialogEvent(event: Readonly<Record<string, unknown>> | undefined): Dial
   return message ? { kind: 'message', message } : undefined;
 }
 
-async function decide(ctx: ActionContext, dialog: Conversation, ev: DialogEvent, key: string): Promise<Decision> {
+/** The instance's handovers (engine/conversation/handover.ts), through the action's view of the shared namespace. */
+function handoversOf(ctx: ActionContext): Handovers {
+  return new Handovers({ store: { kv: () => ctx.shared(HANDOVER_NS) }, clock: ctx.clock, identityFor: () => ctx.instance.identity });
+}
+
+async function decide(ctx: ActionContext, dialog: Conversation, event: DialogEvent, key: string): Promise<Decision> {
   let d = await ctx.state.get<Decision>('decision');
   if (d) return d;
   const prev = await ctx.shared(DIALOG_SESSIONS_NS).get<Session>(key);
   const now = ctx.clock.now();
-  const chatId = ev.kind === 'idle' ? ev.chatId : ev.message.chatId;
+  const chatId = event.kind === 'idle' ? event.chatId : event.message.chatId;
+  const h = await handoversOf(ctx).active(ctx.instanceName, chatId);
+  const ev: DialogEvent = h ? { ...event, handover: h.until === undefined ? {} : { until: h.until } } : event;
   const adv = advance(dialog, prev, ev, { now, flow: ctx.run.flow, render: (v, scope) => ctx.render(v, scope), parsers });
   d = { ...adv, chatId, since: now };
   await ctx.state.set('decision', d);
@@ -149,6 +159,10 @@ async function commit(ctx: ActionContext, d: Decision, key: string): Promise<voi
     const list = ctx.shared(OPT_OUT_NS);
     const k = optOutKey(ctx.instance.identity, d.chatId);
     if (!(await list.get<OptOutRecord>(k))) await list.set(k, { at: d.since, runId: ctx.run.id } satisfies OptOutRecord);
+  }
+  if (d.handover) {
+    const reason = d.handover.by === 'command' ? 'the chat asked for a human' : 'the dialog handed the chat over';
+    await handoversOf(ctx).begin(ctx.instanceName, d.chatId, { by: d.handover.by, forMs: d.handover.forMs, reason });
   }
   if (!s) return;
   const timers = ctx.shared(DIALOG_IDLE_NS);
