@@ -48,6 +48,8 @@ const parsers = valueParsers((text) => {
 /** What the run decided, kept before the first send (the outbox). */
 interface Decision extends Advance {
   chatId: string;
+  /** The run is an idle timeout's (not a message's). */
+  idle?: boolean;
   /** When it was decided, ms: sends looked for after a crash cannot be older. */
   since: number;
 }
@@ -91,7 +93,7 @@ async function decide(ctx: ActionContext, dialog: Conversation, event: DialogEve
   const h = await handoversOf(ctx).active(ctx.instanceName, chatId);
   const ev: DialogEvent = h ? { ...event, handover: h.until === undefined ? {} : { until: h.until } } : event;
   const adv = advance(dialog, prev, ev, { now, flow: ctx.run.flow, render: (v, scope) => ctx.render(v, scope), parsers });
-  d = { ...adv, chatId, since: now };
+  d = { ...adv, chatId, since: now, ...(event.kind === 'idle' ? { idle: true } : {}) };
   await ctx.state.set('decision', d);
   return d;
 }
@@ -164,18 +166,18 @@ async function commit(ctx: ActionContext, d: Decision, key: string): Promise<voi
     const reason = d.handover.by === 'command' ? 'the chat asked for a human' : 'the dialog handed the chat over';
     await handoversOf(ctx).begin(ctx.instanceName, d.chatId, { by: d.handover.by, forMs: d.handover.forMs, reason });
   }
-  if (!s) return;
+  // An idle timeout that found the session moved on leaves it as it is, and its timer as the session says.
+  const current = s ?? (d.idle ? await ctx.shared(DIALOG_SESSIONS_NS).get<Session>(key) : undefined);
+  if (current) await setTimer(ctx, key, current);
+  if (s) await ctx.shared(DIALOG_SESSIONS_NS).set(key, s);
+}
+
+/** The session's idle timer (what the idle sweeper reads): set while it is live with an idle time, else gone. */
+async function setTimer(ctx: ActionContext, key: string, s: Session): Promise<void> {
   const timers = ctx.shared(DIALOG_IDLE_NS);
-  if (s.status !== 'ended' && s.idleAt !== undefined) {
-    await timers.set(key, {
-      at: s.idleAt,
-      flow: ctx.run.flow,
-      instance: ctx.instanceName,
-      chatId: d.chatId,
-      seq: s.seq,
-    } satisfies IdleTimer);
-  } else await timers.delete(key);
-  await ctx.shared(DIALOG_SESSIONS_NS).set(key, s);
+  if (s.status === 'ended' || s.idleAt === undefined) return timers.delete(key);
+  const timer: IdleTimer = { at: s.idleAt, flow: ctx.run.flow, instance: ctx.instanceName, chatId: s.chatId, seq: s.seq };
+  await timers.set(key, timer);
 }
 
 function result(d: Decision | undefined): DialogResult {
