@@ -28,6 +28,7 @@ import type { Redactor } from '../../util/secrets.js';
 import { WAIT_FOR_REPLY } from '../../actions/builtins.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
+import { startIdleSweeper } from '../conversation/idle.js';
 
 export interface ConsumersOptions {
   config: Config;
@@ -42,6 +43,8 @@ export interface ConsumersOptions {
   logger: Logger;
   /** Seconds one receiveNotification may be held. @default 20 */
   receiveTimeout?: number;
+  /** How often dialogs' idle timers are looked at, ms of the engine clock. @default 10000 */
+  idleSweepMs?: number;
   /** The runtime's redactor: the webhook token is added to it. @default none */
   redactor?: Redactor;
 }
@@ -103,6 +106,8 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
   const timer = setInterval(pendingTick, 5000);
   timer.unref();
   pendingTick();
+  // Dialog sessions left silent end on the same engine and clock as the messages that move them.
+  const idle = startIdleSweeper({ ...o, everyMs: o.idleSweepMs });
   const ready: Promise<void>[] = [];
   const loops = instances.map((inst) => {
     let markReady!: () => void;
@@ -131,6 +136,7 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
       controller.abort();
       dispatcher.stop();
       clearInterval(timer);
+      await idle.stop();
       for (const ev of events) o.bus.off(ev, pendingTick);
       await receiver?.close();
       await Promise.all(loops);
