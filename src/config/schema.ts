@@ -102,6 +102,17 @@ export const ExecutorSchema = z.strictObject({
 
 export type ExecutorConfig = z.output<typeof ExecutorSchema>;
 
+/** OpenTelemetry traces (runtime/telemetry.ts): off unless given. */
+export const TelemetrySchema = z.strictObject({
+  /** OTLP/HTTP traces endpoint of a collector, e.g. http://127.0.0.1:4318/v1/traces (may use ${VAR:-default}). */
+  otlp: z.url({
+    protocol: /^https?$/,
+    error: 'expected an http(s) URL of an OTLP/HTTP traces endpoint, e.g. http://127.0.0.1:4318/v1/traces',
+  }),
+  /** The traces' service.name. @default msgflow */
+  serviceName: z.string().min(1).default('msgflow'),
+});
+
 export const ConfigSchema = z
   .strictObject({
     /** Named instances flows refer to with `instance:`. */
@@ -121,6 +132,8 @@ export const ConfigSchema = z
     webhook: WebhookSchema.optional(),
     /** Where forEach items run. @default { driver: local } */
     executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000, journalLagMs: 120_000 }),
+    /** OpenTelemetry traces of runs, steps, items and client calls. @default off */
+    telemetry: TelemetrySchema.optional(),
   })
   .superRefine((v, ctx) => {
     if (v.webhook) return;

@@ -9,6 +9,7 @@ import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import type { ItemExecutor } from './executor.js';
+import type { EngineTracer } from './tracing.js';
 
 export interface EngineOptions {
   store: EngineStore;
@@ -87,6 +88,8 @@ export interface EngineOptions {
    * process executes, or whose concurrency slot is busy. @default 500
    */
   subflowPollMs?: number;
+  /** Traces runs, steps, items and client calls (runtime/telemetry.ts, config.yaml telemetry:). @default none: nothing traced */
+  tracer?: EngineTracer;
 }
 
 /** What `msgflow run` compares to decide whether an unfinished run is the same run. */
