@@ -20,6 +20,8 @@ import { interceptApi, type InterceptedApi } from '../client/interceptors.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { Redactor } from '../util/secrets.js';
 import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Telemetry } from './telemetry.js';
 
 export interface RuntimeOptions {
   config: Config;
@@ -48,6 +50,8 @@ export interface RuntimeOptions {
    * invocation's, so what the command prints is scrubbed too. @default one of its own
    */
   redactor?: Redactor;
+  /** With config.yaml telemetry: where spans go instead of its OTLP URL (tests: the SDK's InMemorySpanExporter). @default the OTLP exporter */
+  spanExporter?: SpanExporter;
 }
 
 export interface Runtime {
@@ -63,6 +67,8 @@ export interface Runtime {
   readonly redactor: Redactor;
   /** The local service as seen by this process, once opened. */
   local(): Promise<LocalHost>;
+  /** Traces (config.yaml telemetry:), when on. */
+  readonly telemetry?: Telemetry;
   clientFor(instance: string): InterceptedApi;
   flows(): LoadedFlows;
   /** `${{ local.url }}` of flows; undefined without a `local:` section. */
@@ -155,6 +161,10 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     return api;
   };
 
+  // Loaded only when traces are on: an untraced process never loads the OpenTelemetry SDK.
+  const telemetry = config.telemetry
+    ? (await import('./telemetry.js')).openTelemetry({ ...config.telemetry, ...(opts.spanExporter ? { exporter: opts.spanExporter } : {}) })
+    : undefined;
   const registry = await buildRegistry(config);
   const localUrl = localUrlOf(config);
   const executor = await createExecutor(config, store);
@@ -174,6 +184,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     waitRecheckMs: opts.waitRecheckMs,
     secret,
     redactor,
+    ...(telemetry ? { tracer: telemetry.tracer } : {}),
   });
   let closed = false;
   return {
@@ -190,6 +201,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     localUrl,
     executor,
     flows: () => loadFlows(source.dir, source.options),
+    ...(telemetry ? { telemetry } : {}),
     /** Closes every part even when one fails (a store that refuses its last writes must not keep the local service listening), then throws the first failure. */
     async close() {
       if (closed) return;
@@ -201,6 +213,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
           .catch((e: unknown) => void failures.push(e));
       await attempt(() => engine.shutdown());
       await attempt(() => executor.close?.());
+      await attempt(() => telemetry?.shutdown());
       await attempt(() => store.close());
       if (localHost) await attempt(async () => (await localHost!.catch(() => undefined))?.close());
       if (failures.length > 0) throw failures[0];

@@ -137,6 +137,7 @@ class EngineCore {
       progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
       waitRecheckMs: opts.waitRecheckMs,
       executor: opts.executor ?? localExecutor,
+      ...(opts.tracer ? { tracer: opts.tracer } : {}),
       subflows: {
         store: opts.store,
         now: () => this.clock.now(),
