@@ -127,6 +127,26 @@ async function openStore(opts: RuntimeOptions): Promise<EngineStore> {
   return store;
 }
 
+/** The configured clients by name, each built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses. */
+function clientsOnFirstUse(resolve: Parameters<typeof interceptApi>[0]): (name: string) => InterceptedApi {
+  const apis = new Map<string, InterceptedApi>();
+  return (name) => {
+    let api = apis.get(name);
+    if (!api) {
+      api = interceptApi(() => resolve(name), []);
+      apis.set(name, api);
+    }
+    return api;
+  };
+}
+
+/** Loaded only when traces are on: an untraced process never loads the OpenTelemetry SDK. */
+async function openTracing(config: Config, opts: RuntimeOptions): Promise<Telemetry | undefined> {
+  if (!config.telemetry) return undefined;
+  const { openTelemetry } = await import('./telemetry.js');
+  return openTelemetry({ ...config.telemetry, ...(opts.spanExporter ? { exporter: opts.spanExporter } : {}) });
+}
+
 async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
@@ -150,21 +170,8 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
   const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });
-  const apis = new Map<string, InterceptedApi>();
-  const clientFor = (name: string): InterceptedApi => {
-    let api = apis.get(name);
-    if (!api) {
-      // Built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses.
-      api = interceptApi(() => resolve(name), []);
-      apis.set(name, api);
-    }
-    return api;
-  };
-
-  // Loaded only when traces are on: an untraced process never loads the OpenTelemetry SDK.
-  const telemetry = config.telemetry
-    ? (await import('./telemetry.js')).openTelemetry({ ...config.telemetry, ...(opts.spanExporter ? { exporter: opts.spanExporter } : {}) })
-    : undefined;
+  const clientFor = clientsOnFirstUse(resolve);
+  const telemetry = await openTracing(config, opts);
   const registry = await buildRegistry(config);
   const localUrl = localUrlOf(config);
   const executor = await createExecutor(config, store);
