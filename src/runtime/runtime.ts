@@ -17,6 +17,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver, identityOf } from './clients.js';
 import { createProjectEngine, flowSource, localUrlOf, secretLookup } from './project-engine.js';
 import { interceptApi, type InterceptedApi } from '../client/interceptors.js';
+import type { InstanceApi } from '../api/types.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { Redactor } from '../util/secrets.js';
 import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
@@ -128,7 +129,7 @@ async function openStore(opts: RuntimeOptions): Promise<EngineStore> {
 }
 
 /** The configured clients by name, each built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses. */
-function clientsOnFirstUse(resolve: Parameters<typeof interceptApi>[0]): (name: string) => InterceptedApi {
+function clientsOnFirstUse(resolve: (name: string) => Promise<InstanceApi>): (name: string) => InterceptedApi {
   const apis = new Map<string, InterceptedApi>();
   return (name) => {
     let api = apis.get(name);
