@@ -662,6 +662,21 @@
         { key: 'failed', label: 'failed', value: o.failed || 0, meaning: 'not sent' },
       ]);
     }
+    if (s.action === 'messages.broadcast' && o.funnel && typeof o.funnel === 'object') {
+      // One funnel per A/B variant (`all` without variants).
+      return Object.entries(o.funnel).map(([variant, c]) =>
+        barChart('Funnel: ' + s.step + ' · ' + variant, [
+          { key: 'queued', label: 'queued', value: c.queued || 0, meaning: 'meant to get it' },
+          { key: 'sent', label: 'sent', value: c.sent || 0, meaning: 'accepted and seen sent' },
+          { key: 'delivered', label: 'delivered', value: c.delivered || 0, meaning: 'reached the phone' },
+          { key: 'read', label: 'read', value: c.read || 0, meaning: 'opened' },
+          { key: 'replied', label: 'replied', value: c.replied || 0, meaning: 'wrote back within the reply window' },
+          { key: 'optedOut', label: 'opted out', value: c.optedOut || 0, meaning: 'on the opt-out list' },
+          { key: 'failed', label: 'failed', value: c.failed || 0, meaning: 'not sent' },
+          { key: 'unknown', label: 'unknown', value: c.unknown || 0, meaning: 'may have gone; never sent again' },
+        ]),
+      );
+    }
     if (s.action === 'checkAccount.bulk') {
       return barChart('Accounts: ' + s.step, [
         { key: 'exists', label: 'exists', value: o.exists || 0, meaning: 'has an account' },
@@ -801,7 +816,8 @@
     const data = await api('/api/runs/' + encodeURIComponent(id));
     const r = data.run;
     const active = ['running', 'waiting', 'interrupted'].includes(r.status);
-    const plots = data.steps.map(stepPlots).filter(Boolean);
+    // A step may plot several (a campaign: one funnel per variant).
+    const plots = data.steps.flatMap((s) => stepPlots(s) || []);
     setPage(
       'Run ' + r.id,
       runFacts(r, active),
