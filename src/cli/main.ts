@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   run: async () => (await import('./commands/run.js')).run,
   runs: async () => (await import('./commands/runs.js')).runs,
   pauses: async () => (await import('./commands/pauses.js')).pauses,
+  alerts: async () => (await import('./commands/alerts.js')).alerts,
   start: async () => (await import('./commands/start.js')).start,
   worker: async () => (await import('./commands/worker.js')).worker,
   schema: async () => (await import('./commands/schema.js')).schema,

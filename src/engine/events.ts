@@ -11,7 +11,9 @@ export interface RunRef {
 }
 
 export interface EngineEvents {
-  'run:started': [RunRef & { trigger: 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification'; dryRun: boolean }];
+  'run:started': [
+    RunRef & { trigger: 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification' | 'alert'; dryRun: boolean },
+  ];
   /** The run's counters as its record has them (RunRecord.items*; the engine always sets all five). */
   'run:finished': [
     RunRef & {

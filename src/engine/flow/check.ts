@@ -83,7 +83,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
   checkInstance(rep, raw, opts.instances);
   checkTrigger(rep, raw.on);
   checkNotificationTrigger(rep, raw.on, opts.instances);
-  const hasEvent = isObj(raw.on) && isObj(raw.on.notification);
+  const hasEvent = isObj(raw.on) && (isObj(raw.on.notification) || isObj(raw.on.failure) || isObj(raw.on.alert));
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
   const steps = flatSteps(raw.steps);
@@ -369,7 +369,10 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
         break;
       case 'event':
         if (!scope.hasEvent)
-          bad("'event' is only set in a flow triggered by a notification (on: { notification: ... })", ref.positions[0]!);
+          bad(
+            "'event' is only set in a flow triggered by a notification, a failure or an alert (on: { notification | failure | alert: ... })",
+            ref.positions[0]!,
+          );
         break;
       case 'local':
         if (first !== undefined && !LOCAL_KEYS.includes(first))

@@ -12,7 +12,6 @@
  * the channel nor loses a notification.
  */
 import { createHash } from 'node:crypto';
-import { MsgflowError } from '../../api/errors.js';
 import type { EngineStore } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
@@ -22,6 +21,7 @@ import type { Engine } from '../run/types.js';
 import { eventOf, notificationKey, type Notification } from './body.js';
 import { flowsFor } from './match.js';
 import { recordNotification } from './records.js';
+import { startDecidedRun } from '../run/decided-runs.js';
 
 /** runId -> {@link PendingRun}: runs decided but not started yet. */
 export const NOTIFICATION_RUNS_NS = 'notification-runs';
@@ -117,28 +117,8 @@ export class NotificationDispatcher {
     return decided;
   }
 
-  private async tryStart(runId: string, p: PendingRun): Promise<void> {
-    const pending = this.o.store.kv(NOTIFICATION_RUNS_NS);
-    const flow = this.byName.get(p.flow);
-    if ((await this.o.store.getRun(runId)) || !flow) {
-      if (!flow)
-        this.o.logger.warn(`notification run ${runId} is dropped: flow '${p.flow}' is not loaded any more`, { runId, flow: p.flow });
-      await pending.delete(runId);
-      return;
-    }
-    try {
-      await this.o.engine.start(flow, { trigger: 'notification', event: p.event, runId });
-    } catch (e) {
-      if (e instanceof MsgflowError && (e.code === 'RUN_LIVE' || e.code === 'ENGINE_STOPPED' || e.code === 'STORE_UNAVAILABLE')) {
-        this.o.logger.info(`run ${runId} of ${flow.name} (notification) waits: ${e.message}`, { runId, flow: flow.name });
-        return;
-      }
-      // Not startable at all (e.g. a required input has no value): retrying cannot help.
-      this.o.logger.error(`notification run of ${flow.name} cannot start: ${e instanceof Error ? e.message : String(e)}`, {
-        runId,
-        flow: flow.name,
-      });
-    }
-    await pending.delete(runId);
+  private tryStart(runId: string, p: PendingRun): Promise<void> {
+    const deps = { ...this.o, flow: (name: string) => this.byName.get(name) };
+    return startDecidedRun(deps, NOTIFICATION_RUNS_NS, runId, p, 'notification');
   }
 }
