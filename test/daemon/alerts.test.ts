@@ -14,6 +14,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDaemon } from '../../src/index.js';
 import { AlertDispatcher } from '../../src/engine/alerts/dispatcher.js';
+import { startAlertMonitor } from '../../src/engine/alerts/monitor.js';
 import {
   ALERT_INTENTS_NS,
   ALERT_RUNS_NS,
@@ -233,5 +234,66 @@ describe('alert occurrences', () => {
     await t.dispatcher().drain();
     expect(t.events.filter(([n]) => n === 'run:started')).toEqual([]);
     expect((await listAlerts(t.store))[0]).toMatchObject({ subject: 'tell-operator', state: 'raised' });
+  });
+});
+
+describe('alert kinds', () => {
+  it('a step over its timeout in a flow over its SLA raises step-timeout, sla-missed and run-failed; alert flows get the kinds they name', async () => {
+    const silent: Server = createServer(() => undefined);
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    cleanups.push(() => {
+      silent.closeAllConnections();
+      return new Promise((r) => silent.close(r));
+    });
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const dir = projectWith({
+      ...FLOWS(url),
+      'slow.yaml': `name: slow
+sla: { maxDuration: 1s }
+steps:
+  - id: fetch
+    uses: http.request
+    timeout: 2s
+    with: { url: "${url}/", allowPrivate: true, timeout: 1h, retry: { attempts: 1 } }
+`,
+    });
+    const registry = await buildRegistry({ plugins: [], baseDir: dir });
+    const flows = ['slow', 'alert-log'].map((n) => loadFlowFile(path.join(dir, 'flows', `${n}.yaml`), { registry, baseDir: dir }));
+    const clock = new ManualClock(Date.parse('2026-01-05T09:00:00Z'));
+    const t = testEngine(registry, { store: createMemoryStore(), clock });
+    const { done } = await t.engine.start(flows[0]!);
+    await waitFor('the step to wait', () => clock.pending > 0);
+    await clock.advance(2000);
+    expect((await done).status).toBe('failed');
+    const d = new AlertDispatcher({ engine: t.engine, store: t.store, bus: t.bus, clock, logger: busLogger(t.bus), flows: () => flows });
+    await d.drain();
+    const alerts = await listAlerts(t.store);
+    expect(alerts.map((a) => `${a.kind} ${a.subject} ${a.state}`).sort()).toEqual([
+      'run-failed slow raised',
+      'sla-missed slow raised',
+      'step-timeout slow.fetch raised',
+    ]);
+    expect(alerts.find((a) => a.kind === 'step-timeout')).toMatchObject({ code: 'STEP_TIMEOUT', step: 'fetch' });
+    // alert-log names run-failed and sla-missed, not step-timeout.
+    const alertRuns = () => t.events.filter(([n, e]) => n === 'run:started' && e.trigger === 'alert').map(([, e]) => e.flow as string);
+    await waitFor('the alert flow to run twice', () => alertRuns().length === 2);
+    expect(alertRuns()).toEqual(['alert-log', 'alert-log']);
+  });
+
+  it('a notification consumer lagging past the threshold raises notification-lag, resolved when one arrives in time', async () => {
+    const t = testEngine(await buildRegistry({ plugins: [], baseDir: tmpdir() }), { store: createMemoryStore() });
+    const monitor = startAlertMonitor({
+      ...t,
+      clock: new ManualClock(0),
+      logger: busLogger(t.bus),
+      flows: () => [],
+      notificationLagMs: 60_000,
+    });
+    cleanups.push(() => monitor.stop());
+    t.bus.emit('notification:received', { instance: 'default', type: 'incomingMessageReceived', lagMs: 5 * 60_000, flowsStarted: 0 });
+    await waitFor('the lag alert', async () => (await listAlerts(t.store))[0]?.state === 'raised');
+    expect((await listAlerts(t.store))[0]).toMatchObject({ kind: 'notification-lag', subject: 'default', instance: 'default' });
+    t.bus.emit('notification:received', { instance: 'default', type: 'incomingMessageReceived', lagMs: 2_000, flowsStarted: 0 });
+    await waitFor('the lag alert to resolve', async () => (await listAlerts(t.store))[0]?.state === 'resolved');
   });
 });
