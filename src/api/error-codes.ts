@@ -127,6 +127,12 @@ export const ERROR_CATALOGUE = {
     template: 'port {port} is already in use{host}: stop what listens there, or set {key} to another port (0 picks a free one)',
   },
   ACTION_FAILED: { template: "step '{step}' ({action}) failed: {reason}" },
+  /** A sub-flow run (`uses: flow/<name>`) ended failed or cancelled: its step fails (definite: the child is not started again). */
+  SUBFLOW_FAILED: { template: "step '{step}' (flow/{flow}): sub-flow run {runId} {status}: {reason}" },
+  /** `msgflow backfill` of a flow without a schedule, a reversed range, or too many slots. */
+  BACKFILL_INVALID: { status: 400, template: "cannot backfill flow '{flow}': {reason}" },
+  /** A sub-flow step's `with:` does not fit the child flow's `inputs:` (run time; `msgflow validate` says it with file:line:col). */
+  SUBFLOW_INPUT_INVALID: { template: "flow '{flow}' inputs.{input}: {reason}" },
   STEP_TIMEOUT: { template: "step '{step}' timed out after {timeoutMs} ms" },
   /** A step's `with`, after templates, does not fit the action's input schema (run time). */
   STEP_INPUT_INVALID: { template: "step '{step}'{item}: {details}" },

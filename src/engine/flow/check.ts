@@ -18,6 +18,10 @@ import { expandEnv } from '../../util/env-template.js';
 import type { Reporter } from './reporter.js';
 import { FlowFileSchema, NotificationTriggerSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
 import { checkWithInput } from './check-with.js';
+import { checkConversation, DIALOG_STEP_ID } from '../conversation/check.js';
+import { regexError } from '../text-pattern.js';
+import { ConversationSchema, StateSchema, TransitionSchema } from '../conversation/schema.js';
+import { subflowName } from './subflows.js';
 
 export interface CheckOptions {
   registry: ActionRegistry;
@@ -33,7 +37,7 @@ export interface CheckOptions {
 }
 
 const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results', 'error'];
-const RUN_KEYS = ['id', 'flow', 'startedAt'];
+const RUN_KEYS = ['id', 'flow', 'startedAt', 'slot'];
 const LOCAL_KEYS = ['url'];
 
 type Obj = Record<string, unknown>;
@@ -48,6 +52,9 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (p === 'on/schedule') return ['cron', 'timezone'];
   if (p === 'on/notification') return shapeKeys(NotificationTriggerSchema);
   if (p === 'steps/#') return shapeKeys(StepSchema);
+  if (p === 'conversation') return shapeKeys(ConversationSchema);
+  if (/^conversation\/states\/[^/]+$/.test(p)) return shapeKeys(StateSchema);
+  if (/^conversation\/states\/[^/]+\/on\/#$/.test(p)) return shapeKeys(TransitionSchema);
   if (p === 'steps/#/on-failure/#') return shapeKeys(StepSchema).filter((k) => k !== 'on-failure');
   if (p === 'steps/#/retry' || p === 'steps/#/on-failure/#/retry') return shapeKeys(RetrySchema);
   if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows', 'stream'];
@@ -85,14 +92,18 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
   checkNotificationTrigger(rep, raw.on, opts.instances);
   const hasEvent = isObj(raw.on) && (isObj(raw.on.notification) || isObj(raw.on.failure) || isObj(raw.on.alert));
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
+  checkRunKeys(rep, raw, { inputNames, envNames: declaredEnv, hasEvent });
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
   const steps = flatSteps(raw.steps);
-  const ids = steps.map(({ step: s }) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined));
+  checkConversation(rep, raw, { inputNames, envNames: declaredEnv });
+  // A conversation's own step runs first: later steps read steps.dialog.
+  const first = isObj(raw.conversation) ? [DIALOG_STEP_ID] : [];
+  const ids = [...first, ...steps.map(({ step: s }) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined))];
   const seen = new Map<string, string>();
   const secretNames = new Set<string>();
   steps.forEach(({ step, at }, i) => {
     if (!isObj(step)) return;
-    const id = ids[i];
+    const id = ids[i + first.length];
     if (id !== undefined && RESERVED_KEYS.has(id))
       rep.add([...at, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
     if (id !== undefined) {
@@ -101,7 +112,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
     }
     const action = checkUses(rep, step, at, opts.registry);
     const scope: RefScope = {
-      stepIndex: i,
+      stepIndex: i + first.length,
       ids,
       inputNames,
       envNames: declaredEnv,
@@ -118,13 +129,32 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
       // `item` without a forEach: the action sets it. Syntax is still checked.
       const raw = new Set(action?.rawInputs ?? []);
       for (const [k, v] of Object.entries(step.with)) {
-        checkExpressionsIn(rep, [...at, 'with', k], v, { ...scope, where: 'with', hasForEach: scope.hasForEach || raw.has(k) });
+        checkExpressionsIn(rep, [...at, 'with', k], v, {
+          ...scope,
+          where: 'with',
+          hasForEach: scope.hasForEach || raw.has(k),
+          hasRow: raw.has(k),
+        });
       }
       if (action) checkWithInput(rep, [...at, 'with'], step.with, action);
     } else if (step.with === undefined && action) {
       checkWithInput(rep, at, {}, action, true);
     }
   });
+  // `outputs:` are evaluated once every step is done: they may read any step.
+  if (isObj(raw.outputs)) {
+    const scope: RefScope = {
+      stepIndex: steps.length + first.length,
+      ids,
+      inputNames,
+      envNames: declaredEnv,
+      hasForEach: false,
+      hasEvent,
+      secrets: opts.secrets,
+      secretNames,
+    };
+    for (const [k, v] of Object.entries(raw.outputs)) checkExpressionsIn(rep, ['outputs', k], v, { ...scope, where: 'with' });
+  }
   return { env, secrets: [...secretNames].sort() };
 }
 
@@ -139,6 +169,21 @@ function flatSteps(raw: unknown): { step: unknown; at: (string | number)[] }[] {
     const handlers = isObj(step) && Array.isArray(step['on-failure']) ? step['on-failure'] : [];
     return [{ step, at: ['steps', i] }, ...handlers.map((h, j) => ({ step: h, at: ['steps', i, 'on-failure', j] }))];
   });
+}
+
+/**
+ * `concurrency.key` and `debounce.key`: computed when a run is decided, from
+ * what its trigger gives (event, inputs, env, run), never from steps; and
+ * `debounce` gathers notifications, so only a notification flow has one.
+ */
+function checkRunKeys(rep: Reporter, raw: Obj, names: Pick<RefScope, 'inputNames' | 'envNames' | 'hasEvent'>): void {
+  const scope: RefScope = { ...names, stepIndex: -1, ids: [], hasForEach: false, secretNames: new Set(), where: 'key' };
+  for (const block of ['concurrency', 'debounce'] as const) {
+    const b = raw[block];
+    if (isObj(b) && typeof b.key === 'string') checkExpressionsIn(rep, [block, 'key'], b.key, scope);
+  }
+  if (isObj(raw.debounce) && !scope.hasEvent)
+    rep.add(['debounce'], 'debounce gathers notifications: only a flow triggered by a notification (on: { notification: ... }) has one');
 }
 
 /** `__proto__`, `constructor`, `prototype` as a key anywhere (input names included): refused with its position. */
@@ -223,18 +268,6 @@ function checkNotificationTrigger(rep: Reporter, on: unknown, instances: readonl
   }
 }
 
-/** Why a notification text pattern does not compile, or undefined. */
-export function regexError(pattern: string): string | undefined {
-  try {
-    new RegExp(pattern, 'i');
-    return undefined;
-  } catch (e) {
-    // V8: "Invalid regular expression: /(stop/iu: Unterminated group" -> the reason only.
-    const msg = e instanceof Error ? e.message : String(e);
-    return msg.slice(msg.lastIndexOf(': ') + 2) || msg;
-  }
-}
-
 const TYPE_CHECKS: Record<string, (v: unknown) => boolean> = {
   string: (v) => typeof v === 'string',
   number: (v) => typeof v === 'number',
@@ -264,6 +297,8 @@ function checkInputDef(rep: Reporter, name: string, def: unknown): void {
 
 function checkUses(rep: Reporter, step: Obj, at: (string | number)[], registry: ActionRegistry): RegisteredAction | undefined {
   if (typeof step.uses !== 'string' || step.uses === '') return undefined;
+  // A sub-flow: the child and its inputs are checked against the other flows (subflows.ts).
+  if (subflowName(step.uses) !== undefined) return undefined;
   const action = registry.get(step.uses);
   if (action) return action;
   const s = registry.suggest(step.uses);
@@ -280,9 +315,12 @@ interface RefScope {
   inputNames: string[];
   envNames: string[];
   hasForEach: boolean;
+  /** A key the action evaluates per record (rawInputs): `row` is set there. */
+  hasRow?: boolean;
   /** The flow has `on.notification`: `event` is set in its runs. */
   hasEvent: boolean;
-  where?: 'if' | 'forEach' | 'with';
+  /** `key`: a concurrency or debounce key, computed before any step runs. */
+  where?: 'if' | 'forEach' | 'with' | 'key';
   secrets?: CheckOptions['secrets'];
   /** Collects the secret names the flow reads (its runs resolve only those). */
   secretNames: Set<string>;
@@ -334,23 +372,19 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
   for (const ref of collectReferences(node)) {
     const [first, second] = ref.path;
     const at = ref.positions[1] ?? ref.positions[0]!;
+    if (scope.where === 'key' && ['steps', 'item', 'index', 'row', 'secrets'].includes(ref.root)) {
+      bad(
+        ref.root === 'secrets'
+          ? "a secret cannot be a run's key: keys are shown (lease names, run records)"
+          : `'${ref.root}' is not set when a run's key is computed (before its steps): use event, inputs, env or run`,
+        ref.positions[0]!,
+      );
+      continue;
+    }
     switch (ref.root) {
-      case 'steps': {
-        if (first === undefined) break;
-        const target = scope.ids.indexOf(first);
-        if (target < 0) {
-          const known = scope.ids.filter((x): x is string => x !== undefined);
-          bad(`unknown step '${first}'${didYouMean(first, known)}`, at);
-        } else if (target === scope.stepIndex) bad(`step '${first}' cannot read its own result`, at);
-        else if (target > scope.stepIndex) bad(`step '${first}' runs after this step: its result is not there yet`, at);
-        else if (second !== undefined && !STEP_VIEW_KEYS.includes(second)) {
-          bad(
-            `steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`,
-            ref.positions[2]!,
-          );
-        }
+      case 'steps':
+        if (first !== undefined) checkStepRef(scope, first, second, at, ref.positions[2]!, bad);
         break;
-      }
       case 'inputs':
         if (first !== undefined && !scope.inputNames.includes(first)) {
           const list = scope.inputNames.length ? `; inputs: ${scope.inputNames.join(', ')}` : '; the flow declares no inputs';
@@ -366,6 +400,17 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
       case 'index':
         if (!scope.hasForEach) bad(`'${ref.root}' is only set in a step with forEach`, ref.positions[0]!);
         else if (scope.where === 'forEach') bad(`'${ref.root}' is not set yet while forEach is evaluated`, ref.positions[0]!);
+        break;
+      case 'session':
+      case 'message':
+      case 'value':
+        bad(
+          `'${ref.root}' is only set in a conversation's templates (say, set, file); a step after the dialog reads steps.dialog.output`,
+          ref.positions[0]!,
+        );
+        break;
+      case 'row':
+        if (!scope.hasRow) bad("'row' is only set in a job's per-recipient field (e.g. messages.broadcast's message)", ref.positions[0]!);
         break;
       case 'event':
         if (!scope.hasEvent)
@@ -386,6 +431,26 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
           bad(`run has no '${first}'${didYouMean(first, RUN_KEYS)}: use ${RUN_KEYS.join(', ')}`, at);
         break;
     }
+  }
+}
+
+/** `steps.<first>.<second>`: a step before this one, and a key its view has. */
+function checkStepRef(
+  scope: RefScope,
+  first: string,
+  second: string | undefined,
+  at: number,
+  secondAt: number,
+  bad: (reason: string, pos: number) => void,
+): void {
+  const target = scope.ids.indexOf(first);
+  if (target < 0) {
+    const known = scope.ids.filter((x): x is string => x !== undefined);
+    bad(`unknown step '${first}'${didYouMean(first, known)}`, at);
+  } else if (target === scope.stepIndex) bad(`step '${first}' cannot read its own result`, at);
+  else if (target > scope.stepIndex) bad(`step '${first}' runs after this step: its result is not there yet`, at);
+  else if (second !== undefined && !STEP_VIEW_KEYS.includes(second)) {
+    bad(`steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`, secondAt);
   }
 }
 

@@ -14,6 +14,7 @@
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, ErrorInfo, ItemCounts, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
+import { runCountFields } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger, ProgressCounts } from '../action.js';
 import { isRunInterruption } from '../control.js';
@@ -28,11 +29,14 @@ import { DurableWaits } from './durable-waits.js';
 import { errorInfo, failureCode } from './errors.js';
 import { pauseAlert, recordAlertIntent, slaAlert, type AlertIntent } from '../alerts/records.js';
 import type { LeaseOwner } from './ownership.js';
-import type { ItemExecutor } from './executor.js';
+import { type ItemExecutor, localExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
 import { declaredPauseRules } from './pauses.js';
 import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
 import { StepFatalError, runUnit } from './unit-runner.js';
+import { subflowName } from '../flow/subflows.js';
+import { type SubflowHost, subflowAction } from './subflow.js';
+import type { EngineTracer, TraceSpan } from './tracing.js';
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -53,10 +57,14 @@ export interface ExecutionDeps {
   waitRecheckMs?: number;
   /** Where forEach items run. */
   executor: ItemExecutor;
+  /** What sub-flow steps (`uses: flow/<name>`) start and await their child runs with. */
+  subflows: SubflowHost;
   /** @see EngineOptions.secret */
   secret?(name: string): string | undefined;
   /** @see EngineOptions.redactor */
   redactor?: EngineRedactor;
+  /** Where runs, steps, items and client calls are traced (config.yaml telemetry:). @default none */
+  tracer?: EngineTracer;
 }
 
 export interface ResumeState {
@@ -149,6 +157,11 @@ export class RunExecution {
   /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
   private readonly inRun = new Map<string, ItemCounts>();
   private lastLiveSave = 0;
+  /** The run's span and its open steps' spans, when traced. */
+  private runSpan: TraceSpan | undefined;
+  private readonly stepSpans = new Map<string, TraceSpan>();
+  /** The flow's `outputs:`, evaluated once its steps succeeded. */
+  private outputs: Record<string, unknown> | undefined;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -185,6 +198,7 @@ export class RunExecution {
       signal: this.controller.signal,
       client: () => deps.clientFor(flow.instance),
       identity: deps.identityFor(flow.instance),
+      instances: { clientFor: deps.clientFor, identityFor: deps.identityFor },
       // Every writing call first checks that this process still owns the run.
       owner,
       pauseRules: declaredPauseRules(deps.registry.list()),
@@ -194,6 +208,10 @@ export class RunExecution {
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
       onProgress: (stepId, u) => this.jobProgress(stepId, u),
       onPauseRaised: (p) => void recordAlertIntent(deps.store, pauseAlert(p, deps.clock.now())).catch(() => {}),
+      traceUnit: (stepId, index) => {
+        const span = this.stepSpans.get(stepId);
+        return index === undefined ? span : span?.child(`item ${index}`, { 'msgflow.item': index });
+      },
     });
   }
 
@@ -241,7 +259,7 @@ export class RunExecution {
 
   /** The run-failed occurrence of this run's failure. */
   private failureAlert(info: ErrorInfo, code: string | undefined, step: string | undefined, now: number): AlertIntent {
-    const c = this.runCountsPatch();
+    const c = this.run;
     return {
       key: `run-failed:${this.run.id}`,
       kind: 'run-failed',
@@ -252,7 +270,13 @@ export class RunExecution {
       runId: this.run.id,
       ...(step ? { step } : {}),
       ...(code ? { code } : {}),
-      counts: { done: c.itemsDone, failed: c.itemsFailed, invalid: c.itemsInvalid, duplicate: c.itemsDuplicate, skipped: c.itemsSkipped },
+      counts: {
+        done: c.itemsDone,
+        failed: c.itemsFailed,
+        invalid: c.itemsInvalid ?? 0,
+        duplicate: c.itemsDuplicate ?? 0,
+        skipped: c.itemsSkipped ?? 0,
+      },
       trigger: this.run.trigger,
     };
   }
@@ -295,6 +319,12 @@ export class RunExecution {
   private async executeOwned(): Promise<RunRecord> {
     const { bus } = this.deps;
     const ref = { runId: this.run.id, flow: this.flow.name };
+    this.runSpan = this.deps.tracer?.run(this.run.id, {
+      'msgflow.run': this.run.id,
+      'msgflow.flow': this.flow.name,
+      'msgflow.trigger': this.resume ? 'resume' : this.run.trigger,
+      'msgflow.dry_run': this.run.dryRun,
+    });
     bus.emit('run:started', { ...ref, trigger: this.resume ? 'resume' : this.run.trigger, dryRun: this.run.dryRun });
     if (this.resume) bus.emit('run:resumed', ref);
     try {
@@ -313,6 +343,13 @@ export class RunExecution {
         const rec = this.steps.get(partial.id)!;
         const reason = `${rec.failed} of ${rec.total ?? rec.done + rec.failed} items failed`;
         return await this.end('failed', new FlowError('ACTION_FAILED', { step: partial.id, action: partial.uses, reason }), partial.id);
+      }
+      if (this.flow.outputs !== undefined) {
+        try {
+          this.outputs = evaluateTemplate(this.flow.outputs, this.scope) as Record<string, unknown>;
+        } catch (e) {
+          return await this.end('failed', e);
+        }
       }
       return await this.end('succeeded');
     } catch (e) {
@@ -360,7 +397,26 @@ export class RunExecution {
     return 'ok';
   }
 
+  /** A step, in a span of its own when the run is traced (its units' spans go under it). */
   private async runStep(step: FlowStep): Promise<StepOutcome> {
+    const span = this.runSpan?.child(`step ${step.id}`, { 'msgflow.step': step.id, 'msgflow.uses': step.uses });
+    if (!span) return this.runStepOnce(step);
+    this.stepSpans.set(step.id, span);
+    try {
+      return await this.runStepOnce(step);
+    } finally {
+      this.stepSpans.delete(step.id);
+      const rec = this.steps.get(step.id);
+      span.setAttributes({
+        'msgflow.status': rec?.status ?? 'interrupted',
+        'msgflow.done': rec?.done ?? 0,
+        'msgflow.failed': rec?.failed ?? 0,
+      });
+      span.end(rec?.status === 'failed' ? { error: { code: rec.error?.code ?? 'ACTION_FAILED' } } : undefined);
+    }
+  }
+
+  private async runStepOnce(step: FlowStep): Promise<StepOutcome> {
     const prev = this.steps.get(step.id);
     if (prev && FINISHED.includes(prev.status)) {
       await this.restoreView(step, prev);
@@ -370,7 +426,7 @@ export class RunExecution {
       this.run.currentStep = step.id;
       await this.deps.store.updateRun(this.run.id, { currentStep: step.id, updatedAt: this.deps.clock.now() });
     }
-    const def = this.deps.registry.get(step.uses);
+    const def = subflowName(step.uses) === undefined ? this.deps.registry.get(step.uses) : subflowAction(this.deps.subflows, step.uses);
     if (!def) {
       const hint = this.deps.registry.suggest(step.uses);
       return this.stepFailed(
@@ -535,7 +591,7 @@ export class RunExecution {
     if (now - this.lastLiveSave >= this.deps.progressSaveIntervalMs) {
       this.lastLiveSave = now;
       this.deps.store.saveStep(rec).catch(() => {});
-      this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() }).catch(() => {});
+      this.deps.store.updateRun(this.run.id, { ...runCountFields(this.run), updatedAt: this.deps.clock.now() }).catch(() => {});
     }
   }
 
@@ -589,18 +645,6 @@ export class RunExecution {
     r.itemsSkipped = (r.itemsSkipped ?? 0) + (c.skipped ?? 0);
   }
 
-  /** The run's counters, for its record. */
-  private runCountsPatch(): Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'> {
-    const r = this.run;
-    return {
-      itemsDone: r.itemsDone,
-      itemsFailed: r.itemsFailed,
-      itemsInvalid: r.itemsInvalid ?? 0,
-      itemsDuplicate: r.itemsDuplicate ?? 0,
-      itemsSkipped: r.itemsSkipped ?? 0,
-    };
-  }
-
   private async runForEach(step: FlowStep, def: RegisteredAction, prev: StepRecord | undefined): Promise<StepOutcome> {
     let list: unknown;
     try {
@@ -646,7 +690,20 @@ export class RunExecution {
       prior.keys(),
     );
     try {
-      await this.deps.executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
+      // Sub-flow items start child runs through this engine: they stay in this process (each child's own items may go to workers).
+      const executor = subflowName(step.uses) === undefined ? this.deps.executor : localExecutor;
+      const trace = this.stepSpans.get(step.id)?.carrier();
+      await executor.run({
+        runId: this.run.id,
+        flow: this.flow,
+        step,
+        items,
+        pending,
+        dryRun: this.run.dryRun,
+        signal,
+        sink,
+        ...(trace ? { trace } : {}),
+      });
     } finally {
       await sink.flushed();
     }
@@ -683,7 +740,7 @@ export class RunExecution {
 
   private async saveProgress(rec: StepRecord): Promise<void> {
     await this.deps.store.saveStep(rec);
-    await this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() });
+    await this.deps.store.updateRun(this.run.id, { ...runCountFields(this.run), updatedAt: this.deps.clock.now() });
   }
 
   /** A step finished before the restart: rebuild what expressions see, and the run's counts. */
@@ -703,7 +760,7 @@ export class RunExecution {
       status: 'waiting',
       waitingUntil: first.until,
       waitReason: first.reason,
-      ...this.runCountsPatch(),
+      ...runCountFields(this.run),
       updatedAt: this.deps.clock.now(),
     });
     this.deps.bus.emit('run:waiting', { runId: this.run.id, flow: this.flow.name, step: w.step, until: w.until, reason: w.reason });
@@ -736,12 +793,13 @@ export class RunExecution {
     const patch: Partial<RunRecord> = {
       status,
       updatedAt: now,
-      ...this.runCountsPatch(),
+      ...runCountFields(this.run),
       waitingUntil: undefined,
       waitReason: undefined,
     };
     let info: ErrorInfo | undefined;
     if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
+    if (status === 'succeeded' && this.outputs !== undefined) patch.outputs = this.outputs;
     if (status === 'cancelled') {
       // A step cut short by the cancel must not read `running` forever.
       for (const rec of this.steps.values()) {
@@ -766,17 +824,14 @@ export class RunExecution {
     if (status !== 'interrupted') await this.slaCheck(now);
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
+    this.runSpan?.setAttributes({
+      'msgflow.status': status,
+      'msgflow.items_done': this.run.itemsDone,
+      'msgflow.items_failed': this.run.itemsFailed,
+    });
+    this.runSpan?.end(status === 'failed' ? { error: { code: info?.code ?? 'ERROR' } } : undefined);
     if (status === 'succeeded') {
-      const c = this.runCountsPatch();
-      bus.emit('run:finished', {
-        ...ref,
-        durationMs: this.run.durationMs ?? 0,
-        itemsDone: c.itemsDone,
-        itemsFailed: c.itemsFailed,
-        itemsInvalid: c.itemsInvalid ?? 0,
-        itemsDuplicate: c.itemsDuplicate ?? 0,
-        itemsSkipped: c.itemsSkipped ?? 0,
-      });
+      bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, ...runCountFields(this.run) });
     } else if (status === 'failed') {
       bus.emit('run:failed', { ...ref, error: info!.message, ...(info!.code ? { code: info!.code } : {}), ...(step ? { step } : {}) });
     } else {

@@ -43,6 +43,7 @@ import { declaredPauseRules } from '../../engine/run/pauses.js';
 import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
 import { createRunScope, itemScope, runExprScope, type RunScope } from '../../engine/run/unit-context.js';
 import { StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
+import type { EngineTracer } from '../../engine/run/tracing.js';
 import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult, type Lease } from '../../store/types.js';
 import { lookForSend, sendShape } from '../../client/send-lookup.js';
 import type { Clock } from '../../util/clock.js';
@@ -54,6 +55,8 @@ export interface ItemJobData {
   step: string;
   index: number;
   item: unknown;
+  /** The step span's W3C trace context when the run is traced: the item's span joins the run's trace. */
+  trace?: Record<string, string>;
 }
 
 /** What a job returns to the run (QueueEvents `completed`). */
@@ -83,6 +86,8 @@ export interface ItemHostDeps {
   journalLagMs: number;
   /** Jitter source of the steps' retry backoff (tests make it deterministic). @default Math.random */
   random?: () => number;
+  /** This worker's tracer (config.yaml telemetry:): a job carrying a trace context works its item in a span of the run's trace. */
+  tracer?: EngineTracer;
 }
 
 /** The parts of an item's unit that are the same for every item of a run's step. */
@@ -148,16 +153,21 @@ export class ItemHost {
       const early = await intent.takeEarly();
       if (early) return early;
     }
+    const tracer = this.d.tracer;
+    const trace = job.trace;
     const sh = itemScope(ctx.scope, {
       signal: signal ?? new AbortController().signal,
       interceptors: intent ? [writeIntentInterceptor(intent)] : [],
+      ...(tracer && trace
+        ? { traceUnit: () => tracer.continue(trace, `item ${job.index}`, { 'msgflow.item': job.index, 'msgflow.worker': true }) }
+        : {}),
     });
     let out;
     try {
       out = await runUnit(sh, ctx.step, ctx.def, { ...ctx.expr, item: job.item, index: job.index }, job.index);
     } catch (e) {
       if (!(e instanceof StepFatalError)) throw e;
-      const r = await this.record(job, key, this.fatalResult(job, e), intent?.token);
+      const r = await this.record(job, key, this.failedResult(job, e.fatal), intent?.token);
       return { ...r, fatal: errorInfo(e.fatal) } as ItemJobResult;
     }
     // The intent was held by another worker, or the item was recorded meanwhile: the call was not made here.
@@ -195,15 +205,10 @@ export class ItemHost {
     throw new FlowError('ENGINE_STOPPED', { reason: 'the worker is stopping; the item goes back to the queue' });
   }
 
-  private fatalResult(job: ItemJobData, e: StepFatalError): ItemResult {
-    return {
-      step: job.step,
-      index: job.index,
-      status: 'failed',
-      attempts: 1,
-      finishedAt: this.d.clock.now(),
-      error: errorInfo(e.fatal, job.step, job.index),
-    };
+  /** The item failed on its one attempt here, with `e` as its error. */
+  private failedResult(job: ItemJobData, e: unknown): ItemResult {
+    const error = errorInfo(e, job.step, job.index);
+    return { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error };
   }
 
   /**
@@ -309,14 +314,7 @@ export class ItemHost {
   private unknownOutcome(job: ItemJobData, ctx: StepContext): ItemResult {
     const err = new FlowError('ITEM_OUTCOME_UNKNOWN', { step: job.step, item: job.index, action: ctx.step.uses });
     ctx.scope.logger.warn(err.message, { step: job.step, item: job.index });
-    return {
-      step: job.step,
-      index: job.index,
-      status: 'failed',
-      attempts: 1,
-      finishedAt: this.d.clock.now(),
-      error: errorInfo(err, job.step, job.index),
-    };
+    return this.failedResult(job, err);
   }
 
   /**
@@ -403,6 +401,7 @@ export class ItemHost {
       signal: new AbortController().signal,
       client: () => d.clientFor(flow.instance),
       identity: d.identityFor(flow.instance),
+      instances: { clientFor: d.clientFor, identityFor: d.identityFor },
       waits,
       baseDir: d.baseDir,
       defaultRateLimitWaitMs: d.defaultRateLimitWaitMs,
