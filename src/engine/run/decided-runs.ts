@@ -1,8 +1,10 @@
 /**
- * Starting a run that was decided before it could start: a notification's
- * or an alert's run, written as an intent (its derived id -> what it needs)
- * before it is started, so that a crash between deciding and starting, or a
- * busy concurrency slot, never loses it and never starts it twice.
+ * Starting a run that was decided before it could start (an alert's run,
+ * engine/alerts/dispatcher.ts), written as an intent (its derived id -> what
+ * it needs) before it is started, so that a crash between deciding and
+ * starting, or a busy concurrency slot, never loses it and never starts it
+ * twice. The notification dispatcher keeps its own start, which also orders
+ * a chat's intents and gathers debounced ones.
  */
 import { MsgflowError } from '../../api/errors.js';
 import type { EngineStore, RunTrigger } from '../../store/types.js';
