@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runs: async () => (await import('./commands/runs.js')).runs,
   backfill: async () => (await import('./commands/backfill.js')).backfill,
   pauses: async () => (await import('./commands/pauses.js')).pauses,
+  alerts: async () => (await import('./commands/alerts.js')).alerts,
   sessions: async () => (await import('./commands/sessions.js')).sessions,
   start: async () => (await import('./commands/start.js')).start,
   worker: async () => (await import('./commands/worker.js')).worker,

@@ -177,6 +177,13 @@ export const ConfigSchema = z
     ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
     /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
     webhook: WebhookSchema.optional(),
+    /** When the daemon raises alerts (engine/alerts). @default { notificationLagMinutes: 10 } */
+    alerts: z
+      .strictObject({
+        /** A notification received this many minutes after it was sent raises notification-lag. @default 10 */
+        notificationLagMinutes: z.number().positive().default(10),
+      })
+      .default({ notificationLagMinutes: 10 }),
     /** Where `${{ secrets.NAME }}` values come from (flows and this file). @default the environment only */
     secrets: SecretsSchema.optional(),
     /** Where forEach items run. @default { driver: local } */

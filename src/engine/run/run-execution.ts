@@ -27,6 +27,7 @@ import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
 import type { EngineRedactor } from './types.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo, failureCode } from './errors.js';
+import { pauseAlert, recordAlertIntent, slaAlert, type AlertIntent } from '../alerts/records.js';
 import type { LeaseOwner } from './ownership.js';
 import { type ItemExecutor, localExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
@@ -206,6 +207,7 @@ export class RunExecution {
       ...(deps.resolvePath ? { resolvePath: deps.resolvePath } : {}),
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
       onProgress: (stepId, u) => this.jobProgress(stepId, u),
+      onPauseRaised: (p) => void recordAlertIntent(deps.store, pauseAlert(p, deps.clock.now())).catch(() => {}),
       traceUnit: (stepId, index) => {
         const span = this.stepSpans.get(stepId);
         return index === undefined ? span : span?.child(`item ${index}`, { 'msgflow.item': index });
@@ -253,6 +255,38 @@ export class RunExecution {
   /** Gives up the run's claims (the engine's shutdown, past its grace). */
   async releaseClaims(): Promise<void> {
     await this.owner.release();
+  }
+
+  /** The run-failed occurrence of this run's failure. */
+  private failureAlert(info: ErrorInfo, code: string | undefined, step: string | undefined, now: number): AlertIntent {
+    const c = this.run;
+    return {
+      key: `run-failed:${this.run.id}`,
+      kind: 'run-failed',
+      subject: this.flow.name,
+      message: `run ${this.run.id} of ${this.flow.name} failed: ${info.message}`,
+      at: now,
+      flow: this.flow.name,
+      runId: this.run.id,
+      ...(step ? { step } : {}),
+      ...(code ? { code } : {}),
+      counts: {
+        done: c.itemsDone,
+        failed: c.itemsFailed,
+        invalid: c.itemsInvalid ?? 0,
+        duplicate: c.itemsDuplicate ?? 0,
+        skipped: c.itemsSkipped ?? 0,
+      },
+      trigger: this.run.trigger,
+    };
+  }
+
+  /** A run that took longer than the flow's `sla.maxDuration` raises sla-missed (once per run: the key is the run's). */
+  private async slaCheck(now: number): Promise<void> {
+    const max = this.flow.sla?.maxDuration;
+    const took = now - this.run.startedAt;
+    if (max === undefined || took <= max) return;
+    await recordAlertIntent(this.deps.store, slaAlert(this.flow.name, this.run.id, took, max, now));
   }
 
   /** An error as it is kept and announced: its message scrubbed of secrets. */
@@ -450,6 +484,20 @@ export class RunExecution {
   /** A step-level failure: recorded on the step, reported; the caller decides (continueOnError). */
   private async stepFailed(step: FlowStep, error: unknown): Promise<StepOutcome> {
     const info = this.kept(errorInfo(error, step.id));
+    if (failureCode(error) === 'STEP_TIMEOUT') {
+      const now = this.deps.clock.now();
+      await recordAlertIntent(this.deps.store, {
+        key: `step-timeout:${this.run.id}:${step.id}`,
+        kind: 'step-timeout',
+        subject: `${this.flow.name}.${step.id}`,
+        message: `run ${this.run.id}: ${info.message}`,
+        at: now,
+        flow: this.flow.name,
+        runId: this.run.id,
+        step: step.id,
+        code: 'STEP_TIMEOUT',
+      });
+    }
     const rec = this.steps.get(step.id) ?? this.newRecord(step, {});
     Object.assign(rec, { status: 'failed', finishedAt: this.deps.clock.now(), error: info });
     await this.deps.store.saveStep(rec);
@@ -770,7 +818,10 @@ export class RunExecution {
     if (status === 'failed') {
       info = this.kept(errorInfo(error, step));
       patch.error = info;
+      // Before the record says failed: a crash in between leaves the occurrence for the alert dispatcher (records.ts).
+      await recordAlertIntent(store, this.failureAlert(info, failureCode(error) ?? info.code, step, now));
     }
+    if (status !== 'interrupted') await this.slaCheck(now);
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
     this.runSpan?.setAttributes({

@@ -950,11 +950,36 @@
     main.append(timePlot('outgoing.audit: sent / delivered / read / not delivered', audits.points));
   }
 
+  // ---- alerts -----------------------------------------------------------------
+  /** Every alert's state, the raised ones first, each linking to its run when it has one. */
+  async function alertsPage() {
+    const data = await api('/api/alerts');
+    const list = data.alerts.slice().sort((a, b) => (a.state === b.state ? 0 : a.state === 'raised' ? -1 : 1));
+    const rows = list.map((a) =>
+      h(
+        'tr',
+        { 'data-alert': a.id, 'data-state': a.state },
+        h('td', {}, h('span', { class: 'status ' + (a.state === 'raised' ? 'failed' : 'succeeded') }, a.state)),
+        h('td', {}, a.kind),
+        h('td', {}, a.flow ? h('a', { href: '#/runs?flow=' + encodeURIComponent(a.flow) }, a.subject) : a.subject),
+        h('td', {}, String(a.occurrences)),
+        h('td', {}, timeEl(a.raisedAt), a.resolvedAt ? [' → resolved ', timeEl(a.resolvedAt)] : ''),
+        h('td', {}, withTimes(a.message), a.runId ? [' ', h('a', { href: '#/runs/' + encodeURIComponent(a.runId) }, a.runId)] : ''),
+      ),
+    );
+    setPage(
+      'Alerts',
+      list.length
+        ? dataTable({}, ['State', 'Kind', 'Subject', 'Times', 'Raised', 'Last'], rows)
+        : h('p', { class: 'muted' }, 'no alerts: failed runs, timeouts, missed SLAs and schedules, pauses and notification lag show here'),
+    );
+  }
+
   // ---- router -----------------------------------------------------------------
   let unsubscribe;
   let rendering = 0;
   let shown;
-  const LABELS = { flows: 'flows', instances: 'instances', run: 'the run', runs: 'runs' };
+  const LABELS = { flows: 'flows', instances: 'instances', alerts: 'alerts', run: 'the run', runs: 'runs' };
   /** quiet: a live refresh of the page on screen, which stays while it loads (no "Loading…" flicker). */
   async function render(opts) {
     const hash = location.hash || '#/runs';
@@ -970,6 +995,7 @@
       let unsub;
       if (page === 'flows') unsub = await flowsPage(params);
       else if (page === 'instances') unsub = await instancesPage();
+      else if (page === 'alerts') unsub = await alertsPage();
       else if (kind === 'run') unsub = await runPage(decodeURIComponent(parts[1]));
       else unsub = await runsPage(params);
       if (mine !== rendering) {
