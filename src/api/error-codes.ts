@@ -223,6 +223,22 @@ export const ERROR_CATALOGUE = {
   /** `msgflow run` could not reach the daemon's dashboard, or lost it while following the run. */
   DAEMON_API_UNREACHABLE: { template: "the daemon's dashboard at {url} cannot be reached: {reason}" },
 
+  // ---- http.request and secrets ---------------------------------------------
+  /**
+   * http.request: the server answered a status outside 2xx (`failOnStatus: false` returns it instead).
+   * Classified by the status: 408, 429 and 5xx retryable, any other definite. `{request}` is
+   * `GET https://host/path` (never the query string, which may hold a key).
+   */
+  HTTP_STATUS: { template: '{request} answered HTTP {status}' },
+  /** http.request to a loopback, private or link-local address, refused unless the step allows it. */
+  HTTP_ADDRESS_REFUSED: {
+    template: "{request}: {host} is {address}, a {range} address; set allowPrivate: true in the step's with: to allow it",
+  },
+  /** http.request: the answer's body is longer than `maxResponseBytes`. */
+  HTTP_RESPONSE_TOO_LARGE: { template: '{request}: the answer is longer than the {limit} bytes allowed (maxResponseBytes)' },
+  /** `${{ secrets.NAME }}` names a secret none of the sources has (environment, secrets.file, secrets.dir). */
+  SECRET_MISSING: { template: '{location} {path}: secret {name} is not set ({sources})' },
+
   // ---- built-in job actions -------------------------------------------------
   /** An action's input (a data file, a row, a field) is unusable as a whole. */
   ACTION_INPUT_INVALID: { template: '{action} {field}: {reason}' },

@@ -113,6 +113,18 @@ export const TelemetrySchema = z.strictObject({
   serviceName: z.string().min(1).default('msgflow'),
 });
 
+/** `secrets:`: where `${{ secrets.NAME }}` values come from, looked up in this order. */
+export const SecretsSchema = z
+  .strictObject({
+    /** Look in the environment first. @default true */
+    env: z.boolean().default(true),
+    /** A `.env`-style file (NAME=value lines), relative to this file; keep it outside the repository. */
+    file: z.string().min(1).optional(),
+    /** A directory with one file per secret, named after it (Docker / Kubernetes: /run/secrets). */
+    dir: z.string().min(1).optional(),
+  })
+  .meta({ description: 'Where ${{ secrets.NAME }} values come from: the environment, then file, then dir.' });
+
 export const ConfigSchema = z
   .strictObject({
     /** Named instances flows refer to with `instance:`. */
@@ -130,6 +142,8 @@ export const ConfigSchema = z
     ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
     /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
     webhook: WebhookSchema.optional(),
+    /** Where `${{ secrets.NAME }}` values come from (flows and this file). @default the environment only */
+    secrets: SecretsSchema.optional(),
     /** Where forEach items run. @default { driver: local } */
     executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000, journalLagMs: 120_000 }),
     /** OpenTelemetry traces of runs, steps, items and client calls. @default off */

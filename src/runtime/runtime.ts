@@ -9,13 +9,14 @@ import { createBus, type EngineBus } from '../engine/events.js';
 import type { Logger } from '../engine/action.js';
 import type { ActionRegistry } from '../engine/registry/registry.js';
 import { buildRegistry } from './registry.js';
-import { loadFlows, type LoadedFlows } from '../engine/flow/load.js';
+import { loadFlows, type LoadedFlows, type LoadFlowOptions } from '../engine/flow/load.js';
+import type { Flow } from '../engine/flow/types.js';
 import type { Engine } from '../engine/run/types.js';
 import { createStore } from '../store/create.js';
 import type { EngineStore } from '../store/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver, identityOf } from './clients.js';
-import { createProjectEngine, flowSource, localUrlOf } from './project-engine.js';
+import { createProjectEngine, flowSource, localUrlOf, secretLookup } from './project-engine.js';
 import { interceptApi, type InterceptedApi } from '../client/interceptors.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { Redactor } from '../util/secrets.js';
@@ -56,6 +57,8 @@ export interface RuntimeOptions {
 
 export interface Runtime {
   readonly config: Config;
+  /** The value of `${{ secrets.NAME }}` (config.yaml `secrets:`), hidden by the redactor once handed out. */
+  readonly secret: (name: string) => string | undefined;
   readonly bus: EngineBus;
   readonly registry: ActionRegistry;
   readonly store: EngineStore;
@@ -125,13 +128,31 @@ async function openStore(opts: RuntimeOptions): Promise<EngineStore> {
   return store;
 }
 
+/** A sub-flow step's child, as the flows directory holds it now (read once per step execution). */
+function flowNamed(source: { dir: string; options: LoadFlowOptions }): (name: string) => Flow | undefined {
+  return (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name);
+}
+
+/** The runtime's redactor (the caller's, or one of its own), holding every instance's token and id. */
+function runtimeRedactor(opts: RuntimeOptions): Redactor {
+  const redactor = opts.redactor ?? new Redactor();
+  for (const inst of Object.values(opts.config.instances)) redactor.add(inst);
+  for (const inst of opts.config.local?.instances ?? []) redactor.add(inst);
+  return redactor;
+}
+
+/** config.yaml `telemetry:`, loaded only when on: an untraced process never loads the OpenTelemetry SDK. */
+async function telemetryOf(opts: RuntimeOptions): Promise<Telemetry | undefined> {
+  const t = opts.config.telemetry;
+  if (!t) return undefined;
+  return (await import('./telemetry.js')).openTelemetry({ ...t, ...(opts.spanExporter ? { exporter: opts.spanExporter } : {}) });
+}
+
 async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
   const bus = opts.bus ?? createBus();
-  const redactor = opts.redactor ?? new Redactor();
-  for (const inst of Object.values(config.instances)) redactor.add(inst);
-  for (const inst of config.local?.instances ?? []) redactor.add(inst);
+  const redactor = runtimeRedactor(opts);
 
   let localHost: Promise<LocalHost> | undefined;
   const local = () =>
@@ -159,18 +180,13 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     return api;
   };
 
-  // Loaded only when traces are on: an untraced process never loads the OpenTelemetry SDK.
-  const telemetry = config.telemetry
-    ? (await import('./telemetry.js')).openTelemetry({ ...config.telemetry, ...(opts.spanExporter ? { exporter: opts.spanExporter } : {}) })
-    : undefined;
+  const telemetry = await telemetryOf(opts);
   const registry = await buildRegistry(config);
-  const localUrl = localUrlOf(config);
   const executor = await createExecutor(config, store);
-
   const source = flowSource(config, registry);
+  const secret = secretLookup(config, redactor);
   const engine = createProjectEngine(config, {
-    // A sub-flow step's child, as the flows directory holds it now (read once per step execution).
-    flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
+    flowFor: flowNamed(source),
     store,
     registry,
     bus,
@@ -179,7 +195,9 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     logger: opts.logger,
     executor,
     waitRecheckMs: opts.waitRecheckMs,
-    ...(telemetry ? { tracer: telemetry.tracer } : {}),
+    tracer: telemetry?.tracer,
+    secret,
+    redactor,
   });
   let closed = false;
   return {
@@ -190,12 +208,13 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     engine,
     clock,
     redactor,
+    secret,
     local,
     clientFor,
-    localUrl,
+    localUrl: localUrlOf(config),
     executor,
     flows: () => loadFlows(source.dir, source.options),
-    ...(telemetry ? { telemetry } : {}),
+    telemetry,
     /** Closes every part even when one fails (a store that refuses its last writes must not keep the local service listening), then throws the first failure. */
     async close() {
       if (closed) return;

@@ -11,9 +11,11 @@
  *
  * Cost: a write appends one line (group-committed with the writes of the
  * same turn: one write(2)); a read of a present key is one pread at an offset
- * the index holds. The index keeps, per key, the key string and a slot in
- * typed arrays (file, offset, length), never the value: about 60-90 bytes per
- * key, so a million keys stay well under 200 MB.
+ * the index holds. The index keeps, per key, a slot in typed arrays (file,
+ * offset, length), never the value, and the key: a key of a text and a
+ * number (`n:79001112233`) as that number in typed arrays too
+ * (src/util/number-map.ts), about 35-55 bytes a key in all; any other key
+ * as a string in a Map, about 60-90 bytes.
  *
  * Several processes (a daemon and a `msgflow run`) share a namespace:
  * - Writes are O_APPEND, one write(2) per batch, each batch starting with a
@@ -63,6 +65,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog, createFileOnce, LogTail } from '../util/append-log.js';
+import { TextKeyMap } from '../util/number-map.js';
 import { isProcessAlive } from '../util/process-alive.js';
 import type { DurableState } from './types.js';
 
@@ -137,7 +140,7 @@ export class KvLog implements DurableState {
   private readonly name: string;
   private chain: ChainFile[] = [];
   private gen = -1;
-  private index = new Map<string, number>();
+  private index = new TextKeyMap();
   private slots = new Slots();
   private liveBytes = 0;
   private writer: { gen: number; log: AppendLog } | undefined;
@@ -197,7 +200,7 @@ export class KvLog implements DurableState {
   private reload(): void {
     for (let attempt = 0; ; attempt++) {
       this.closeChain();
-      this.index = new Map();
+      this.index = new TextKeyMap();
       this.slots = new Slots();
       this.liveBytes = 0;
       let { logs, snaps } = this.listGenerations();
@@ -440,7 +443,7 @@ export class KvLog implements DurableState {
   async entries<T>(prefix = ''): Promise<Array<[string, T]>> {
     this.refreshShared();
     const keys: string[] = [];
-    for (const k of this.index.keys()) if (k.startsWith(prefix)) keys.push(k);
+    for (const [k] of this.index.entries()) if (k.startsWith(prefix)) keys.push(k);
     keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const out: Array<[string, T]> = [];
     for (const k of keys) {

@@ -213,17 +213,29 @@ export interface ItemCounts {
   skipped?: number;
 }
 
-/** A run's counters as {@link ItemCounts}. */
-export function runCounts(
-  r: Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'>,
-): ItemCounts {
-  return {
+/** The five counters of a run's record (RunRecord.items*). */
+export type RunCountFields = Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'>;
+
+/** Every counter set: an absent one (a record written before it existed) is 0. */
+export function allCounts(c: ItemCounts): Required<ItemCounts> {
+  return { done: c.done, failed: c.failed, invalid: c.invalid ?? 0, duplicate: c.duplicate ?? 0, skipped: c.skipped ?? 0 };
+}
+
+/** A run's counters as {@link ItemCounts}, every one set. */
+export function runCounts(r: RunCountFields): Required<ItemCounts> {
+  return allCounts({
     done: r.itemsDone,
     failed: r.itemsFailed,
-    invalid: r.itemsInvalid ?? 0,
-    duplicate: r.itemsDuplicate ?? 0,
-    skipped: r.itemsSkipped ?? 0,
-  };
+    invalid: r.itemsInvalid,
+    duplicate: r.itemsDuplicate,
+    skipped: r.itemsSkipped,
+  });
+}
+
+/** Counters as a run's record holds them, every one set. */
+export function runCountFields(r: RunCountFields): Required<RunCountFields> {
+  const c = runCounts(r);
+  return { itemsDone: c.done, itemsFailed: c.failed, itemsInvalid: c.invalid, itemsDuplicate: c.duplicate, itemsSkipped: c.skipped };
 }
 
 /** A durable timer: an absolute wake time that survives restarts. */

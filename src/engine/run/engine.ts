@@ -15,7 +15,7 @@ import { RESUMABLE_STATUSES, type EngineStore, type Lease, type RunRecord, type 
 import { type Clock, systemClock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import type { Flow } from '../flow/types.js';
+import { allSteps, type Flow } from '../flow/types.js';
 import { dataInputsOf, inputsFromValues, resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
@@ -65,7 +65,7 @@ export function inputsHash(inputs: Record<string, unknown>): string {
 
 /** Whether a step of the flow changes something outside msgflow. */
 export function flowWrites(flow: Flow, registry: ActionRegistry): boolean {
-  return flow.steps.some((s) => {
+  return allSteps(flow).some((s) => {
     if (Object.hasOwn(METHOD_SPECS, s.uses) && METHOD_SPECS[s.uses as keyof typeof METHOD_SPECS].writes) return true;
     return registry.get(s.uses)?.writes === true;
   });
@@ -145,6 +145,8 @@ class EngineCore {
         activeDone: (runId) => this.active.get(runId)?.done,
         pollMs: opts.subflowPollMs ?? 500,
       },
+      ...(opts.secret ? { secret: opts.secret } : {}),
+      ...(opts.redactor ? { redactor: opts.redactor } : {}),
     };
   }
 

@@ -90,6 +90,24 @@ export interface EngineOptions {
   subflowPollMs?: number;
   /** Traces runs, steps, items and client calls (runtime/telemetry.ts, config.yaml telemetry:). @default none: nothing traced */
   tracer?: EngineTracer;
+  /**
+   * The value of `${{ secrets.NAME }}` (config.yaml `secrets:`): asked when a
+   * run that names the secret starts; the runtime hides every value it hands
+   * out from what it prints and answers. @default none (every secret reads undefined)
+   */
+  secret?(name: string): string | undefined;
+  /**
+   * What the engine keeps with a run (its log lines, errors, a single step's
+   * output) goes through it, so a secret's value is never stored.
+   * @default none (kept as is)
+   */
+  redactor?: EngineRedactor;
+}
+
+/** The part of the runtime's Redactor (util/secrets.ts) the engine uses. */
+export interface EngineRedactor {
+  scrub(text: string): string;
+  scrubValue<T>(value: T): T;
 }
 
 /** What `msgflow run` compares to decide whether an unfinished run is the same run. */

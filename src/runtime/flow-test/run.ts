@@ -39,7 +39,7 @@ import { createStore } from '../../store/create.js';
 import type { EngineStore } from '../../store/types.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
-import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
+import { createProjectEngine, flowSource, localUrlOf, secretsOf } from '../project-engine.js';
 import { interceptApi, type ApiInterceptor, type InterceptedApi } from '../../client/interceptors.js';
 import { faultInterceptor } from './faults.js';
 import { buildRegistry } from '../registry.js';
@@ -208,6 +208,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   cleanups.push(() => store.close());
   const source = flowSource(config, registry);
   const flow = findFlow(source.dir, c.flow, source.options);
+  const secrets = secretsOf(config);
   const engine = createProjectEngine(config, {
     store,
     registry,
@@ -222,6 +223,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     resolveInputs: (f, overrides) =>
       f.name === flow.name ? caseInputs(f, c, { testDir, caseDir }, overrides) : resolveInputs(f, overrides),
     flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
+    secret: (name) => secrets.get(name),
   });
   cleanups.push(() => engine.shutdown());
   const consumerClient = caseClients(config, local, (li) => ({
