@@ -50,6 +50,10 @@ describe('sub-flows', () => {
     }
     const runs = await cli(['runs', '--flow', 'greet-contact'], dir);
     expect(runs.stdout.match(/greet-contact-s\S+\s+greet-contact\s+succeeded/g)).toHaveLength(3);
+    const first = /(greet-contact-s\S+)/.exec(runs.stdout)![1]!;
+    const shown = await cli(['runs', 'show', first], dir);
+    expect(shown.stdout).toMatch(/ {2}parent: {4}run greet-all-\S+ of greet-all, step greet, item \d/);
+    expect(shown.stdout).toMatch(/ {2}outputs: {3}\{"phone":"\d+","greeted":(true|false)/);
   });
 
   it('a child that fails fails its step with SUBFLOW_FAILED, naming the child run and its error', async () => {
