@@ -18,6 +18,10 @@ describe('sub-flows', () => {
     const dir = project();
     cpSync(path.join(ROOT, 'examples/subflows'), dir, { recursive: true, filter: (src) => !src.includes('.msgflow') });
     expect((await cli(['validate'], dir)).code).toBe(0);
+    // Its flow test: the sub-flows run under msgflow test too.
+    const tested = await cli(['test'], dir);
+    expect(tested.code, tested.stdout).toBe(0);
+    expect(tested.stdout).toContain('1 passed, 0 failed');
     const r = await cli(['run', 'greet-all'], dir);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('2 of 3 contacts greeted');
