@@ -15,7 +15,7 @@ import { broadcastFields, runBroadcast, windowWait, type BroadcastSpec, type Bro
 import { MessageSchema, pickVariant, prepareMessage, VariantSchema, type MessageInput, type Variant } from './message-content.js';
 import { RecipientTimeSchema } from './recipient-time.js';
 import { GuardSchema, PoolSchema } from './broadcast-pool.js';
-import { fileField, itemsField } from './kit/inputs.js';
+import { fileField, itemsField, recordsFrom } from './kit/inputs.js';
 
 export const MESSAGES_BROADCAST = 'messages.broadcast';
 
@@ -39,7 +39,7 @@ export const MessagesBroadcastInput = z
     guard: GuardSchema.optional(),
     ...broadcastFields,
   })
-  .refine((v) => v.file !== undefined || v.recipients !== undefined, { error: 'give file or recipients' })
+  .refine(...recordsFrom('file', 'recipients'))
   .refine((v) => (v.message === undefined) !== (v.variants === undefined), { error: 'give message or variants, not both' })
   .refine((v) => new Set((v.variants ?? []).map((x) => x.name)).size === (v.variants ?? []).length, { error: 'variant names must differ' })
   .describe('Sends one message of any kind to many chats through the send queue, exactly once per recipient, and follows the statuses.');

@@ -9,8 +9,7 @@ import { createBus, type EngineBus } from '../engine/events.js';
 import type { Logger } from '../engine/action.js';
 import type { ActionRegistry } from '../engine/registry/registry.js';
 import { buildRegistry } from './registry.js';
-import { loadFlows, type LoadedFlows, type LoadFlowOptions } from '../engine/flow/load.js';
-import type { Flow } from '../engine/flow/types.js';
+import { loadFlows, type LoadedFlows } from '../engine/flow/load.js';
 import type { Engine } from '../engine/run/types.js';
 import { createStore } from '../store/create.js';
 import type { EngineStore } from '../store/types.js';
@@ -18,6 +17,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver, identityOf } from './clients.js';
 import { createProjectEngine, flowSource, localUrlOf, secretLookup } from './project-engine.js';
 import { interceptApi, type InterceptedApi } from '../client/interceptors.js';
+import type { InstanceApi } from '../api/types.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { Redactor } from '../util/secrets.js';
 import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
@@ -128,31 +128,33 @@ async function openStore(opts: RuntimeOptions): Promise<EngineStore> {
   return store;
 }
 
-/** A sub-flow step's child, as the flows directory holds it now (read once per step execution). */
-function flowNamed(source: { dir: string; options: LoadFlowOptions }): (name: string) => Flow | undefined {
-  return (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name);
+/** The configured clients by name, each built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses. */
+function clientsOnFirstUse(resolve: (name: string) => Promise<InstanceApi>): (name: string) => InterceptedApi {
+  const apis = new Map<string, InterceptedApi>();
+  return (name) => {
+    let api = apis.get(name);
+    if (!api) {
+      api = interceptApi(() => resolve(name), []);
+      apis.set(name, api);
+    }
+    return api;
+  };
 }
 
-/** The runtime's redactor (the caller's, or one of its own), holding every instance's token and id. */
-function runtimeRedactor(opts: RuntimeOptions): Redactor {
-  const redactor = opts.redactor ?? new Redactor();
-  for (const inst of Object.values(opts.config.instances)) redactor.add(inst);
-  for (const inst of opts.config.local?.instances ?? []) redactor.add(inst);
-  return redactor;
-}
-
-/** config.yaml `telemetry:`, loaded only when on: an untraced process never loads the OpenTelemetry SDK. */
-async function telemetryOf(opts: RuntimeOptions): Promise<Telemetry | undefined> {
-  const t = opts.config.telemetry;
-  if (!t) return undefined;
-  return (await import('./telemetry.js')).openTelemetry({ ...t, ...(opts.spanExporter ? { exporter: opts.spanExporter } : {}) });
+/** Loaded only when traces are on: an untraced process never loads the OpenTelemetry SDK. */
+async function openTracing(config: Config, opts: RuntimeOptions): Promise<Telemetry | undefined> {
+  if (!config.telemetry) return undefined;
+  const { openTelemetry } = await import('./telemetry.js');
+  return openTelemetry({ ...config.telemetry, ...(opts.spanExporter ? { exporter: opts.spanExporter } : {}) });
 }
 
 async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
   const bus = opts.bus ?? createBus();
-  const redactor = runtimeRedactor(opts);
+  const redactor = opts.redactor ?? new Redactor();
+  for (const inst of Object.values(config.instances)) redactor.add(inst);
+  for (const inst of config.local?.instances ?? []) redactor.add(inst);
 
   let localHost: Promise<LocalHost> | undefined;
   const local = () =>
@@ -169,24 +171,17 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
   const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });
-  const apis = new Map<string, InterceptedApi>();
-  const clientFor = (name: string): InterceptedApi => {
-    let api = apis.get(name);
-    if (!api) {
-      // Built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses.
-      api = interceptApi(() => resolve(name), []);
-      apis.set(name, api);
-    }
-    return api;
-  };
-
-  const telemetry = await telemetryOf(opts);
+  const clientFor = clientsOnFirstUse(resolve);
+  const telemetry = await openTracing(config, opts);
   const registry = await buildRegistry(config);
+  const localUrl = localUrlOf(config);
   const executor = await createExecutor(config, store);
+
   const source = flowSource(config, registry);
   const secret = secretLookup(config, redactor);
   const engine = createProjectEngine(config, {
-    flowFor: flowNamed(source),
+    // A sub-flow step's child, as the flows directory holds it now (read once per step execution).
+    flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
     store,
     registry,
     bus,
@@ -195,9 +190,9 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     logger: opts.logger,
     executor,
     waitRecheckMs: opts.waitRecheckMs,
-    tracer: telemetry?.tracer,
     secret,
     redactor,
+    ...(telemetry ? { tracer: telemetry.tracer } : {}),
   });
   let closed = false;
   return {
@@ -211,10 +206,10 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     secret,
     local,
     clientFor,
-    localUrl: localUrlOf(config),
+    localUrl,
     executor,
     flows: () => loadFlows(source.dir, source.options),
-    telemetry,
+    ...(telemetry ? { telemetry } : {}),
     /** Closes every part even when one fails (a store that refuses its last writes must not keep the local service listening), then throws the first failure. */
     async close() {
       if (closed) return;

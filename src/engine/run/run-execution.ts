@@ -58,12 +58,12 @@ export interface ExecutionDeps {
   executor: ItemExecutor;
   /** What sub-flow steps (`uses: flow/<name>`) start and await their child runs with. */
   subflows: SubflowHost;
-  /** Where runs, steps, items and client calls are traced (config.yaml telemetry:). @default none */
-  tracer?: EngineTracer;
   /** @see EngineOptions.secret */
   secret?(name: string): string | undefined;
   /** @see EngineOptions.redactor */
   redactor?: EngineRedactor;
+  /** Where runs, steps, items and client calls are traced (config.yaml telemetry:). @default none */
+  tracer?: EngineTracer;
 }
 
 export interface ResumeState {

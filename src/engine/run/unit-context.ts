@@ -193,8 +193,8 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     worker,
     resolvePath: (p) => resolvePath(o.flow.baseDir || o.baseDir, p),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-    ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     ...(o.instances ? { instanceClient } : {}),
+    ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     unitClient(unit = {}) {
       const rules = unitPauseRules(declared, unit.action, unit.input);
       const extra = unit.interceptors ?? [];
