@@ -5,12 +5,17 @@ import path from 'node:path';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
-import { runTraceIds } from '../../src/runtime/telemetry.js';
+import { openTelemetry, runTraceIds } from '../../src/runtime/telemetry.js';
+import { createMemoryStore } from '../../src/store/memory-store.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { action, flow, registryWith, step, testEngine } from '../engine-run/helpers.js';
+import { waitFor } from '../support/wait.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { cli } from '../support/cli.js';
 import { LOCAL_CONFIG, project } from '../support/project.js';
 
 const TOKEN = 'cli-test-token-9f3a';
+const PROMO = 'PROMO-7f3e9c1d55ab';
 const ID = '1101000001';
 
 const FLOW = `name: traced
@@ -112,9 +117,10 @@ describe('traces', () => {
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     try {
       const { port } = receiver.address() as AddressInfo;
+      const vault = project({ 'bot.env': `PROMO_CODE=${PROMO}\n` }, 'msgflow-trace-secrets-');
       const dir = project({
-        'config.yaml': `${LOCAL_CONFIG}telemetry: { otlp: "http://127.0.0.1:${port}/v1/traces", serviceName: bot-7 }\n`,
-        'flows/traced.yaml': FLOW,
+        'config.yaml': `${LOCAL_CONFIG}telemetry: { otlp: "http://127.0.0.1:${port}/v1/traces", serviceName: bot-7 }\nsecrets: { file: ${path.join(vault, 'bot.env')} }\n`,
+        'flows/traced.yaml': `${FLOW}  - id: promo\n    uses: sendMessage\n    with: { chatId: "79001112233@c.us", message: "code \${{ secrets.PROMO_CODE }}" }\n`,
       });
       const r = await cli(['run', 'traced'], dir);
       expect(r.code, r.stderr).toBe(0);
@@ -125,13 +131,48 @@ describe('traces', () => {
       expect(service?.value.stringValue).toBe('bot-7');
       const names = exported.flatMap((e) => e.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((s) => s.name))));
       expect(names).toEqual(expect.arrayContaining(['run traced', 'step check', 'step hello', 'item 0', 'item 1', 'api sendMessage']));
+      expect(names).toContain('step promo');
+      // Neither the instance's token and id nor a secret a step used.
       for (const b of bodies) {
         expect(b.body).not.toContain(TOKEN);
         expect(b.body).not.toContain(ID);
+        expect(b.body).not.toContain(PROMO);
       }
     } finally {
       await new Promise((r) => receiver.close(r));
     }
+  });
+
+  it('a run resumed after a stop, by another engine, goes on in the same trace: a span under its first execution', async () => {
+    const exporter = new InMemorySpanExporter();
+    const telemetry = openTelemetry({ otlp: 'http://127.0.0.1:9/v1/traces', exporter });
+    const clock = new ManualClock(Date.UTC(2026, 0, 5, 9));
+    const hold = action('hold', async (ctx) => {
+      await ctx.wait({ ms: 3_600_000, reason: 'holding' });
+      return {};
+    });
+    const f = flow([step({ id: 'h', uses: 'hold' })], { name: 'held' });
+    const store = createMemoryStore();
+    const first = testEngine(registryWith(hold), { clock, store, tracer: telemetry.tracer, shutdownGraceMs: 100 }).engine;
+    const { runId } = await first.start(f);
+    await waitFor('the run waits', async () => (await first.getRun(runId))?.status === 'waiting');
+    await first.shutdown();
+    const second = testEngine(registryWith(hold), { clock, store, tracer: telemetry.tracer }).engine;
+    const [h] = await second.resumeUnfinished([f]);
+    await waitFor('the resumed run waits', async () => (await second.getRun(runId))?.status === 'waiting');
+    await clock.advance(3_600_000);
+    expect((await h!.done).status).toBe('succeeded');
+    await telemetry.flush();
+    const spans = exporter.getFinishedSpans();
+    const ids = runTraceIds(runId);
+    const firstRun = spans.find((s) => s.name === 'run held')!;
+    const resumed = spans.find((s) => s.name === 'run held (resumed)')!;
+    expect(firstRun.spanContext()).toMatchObject(ids);
+    expect(firstRun.attributes['msgflow.status']).toBe('interrupted');
+    expect(resumed.spanContext().traceId).toBe(ids.traceId);
+    expect(parentOf(resumed)).toBe(ids.spanId);
+    expect(resumed.attributes['msgflow.status']).toBe('succeeded');
+    await telemetry.shutdown();
   });
 
   it('refuses a telemetry.otlp that is not an http(s) URL, naming where', async () => {
