@@ -391,6 +391,8 @@ async function settle<I extends BroadcastInput>(job: Job<I>, open: RecipientReco
 /** Waits durably until the step's window is open; false when an absolute window is over for good. */
 async function windowOpen(job: Job<BroadcastInput>): Promise<boolean> {
   const { ctx, input } = job;
+  // No window: open (without asking the machine's zone for every recipient, which costs more than a send).
+  if (!input.window) return true;
   for (;;) {
     const now = ctx.clock.now();
     const next = nextOpening(input.window, now, zoneOf(ctx.clock));
@@ -558,7 +560,9 @@ async function sendPass(job: Job<BroadcastInput>, sends: { n: number }): Promise
       ctx.logger.warn(`${job.spec.action}: the send window is over; the remaining recipients are not sent`);
       return { paused: [] };
     }
-    const opens = recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zoneOf(ctx.clock));
+    const opens = input.recipientTime
+      ? recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zoneOf(ctx.clock))
+      : ctx.clock.now();
     if (opens > ctx.clock.now()) end.earliest = Math.min(end.earliest ?? opens, opens);
     else await sendTo(job, rcp, sends, end);
   }

@@ -16,7 +16,7 @@ import { INSTANCE_STATES } from '../api/notifications.js';
 import type { InstanceApi } from '../api/types.js';
 import { FlowError } from '../api/errors.js';
 import type { ActionContext, InstanceRef } from '../engine/action.js';
-import { actionPauses, activePause, pauseWait, raisePause, type PauseRecord } from '../engine/run/pauses.js';
+import { actionPauses, activePause, pauseRecords, pauseWait, raisePause, type PauseRecord } from '../engine/run/pauses.js';
 import { BROADCAST_SENDERS_NS, BROADCAST_USAGE_NS, type SharedNamespace } from '../engine/shared.js';
 import { zoneOf } from '../util/clock.js';
 import { duration } from './duration.js';
@@ -128,7 +128,7 @@ export class Senders {
 
   /** The pause of the campaign on a sender in force now, if any. */
   pauseOf(s: Sender): Promise<PauseRecord | undefined> {
-    return activePause(actionPauses(this.ctx), s.instance.identity, this.scope, this.ctx.clock.now());
+    return activePause(pauseRecords(actionPauses(this.ctx)), s.instance.identity, this.scope, this.ctx.clock.now());
   }
 
   /** Today's day in the run's zone (YYYY-MM-DD): the caps count per day. */

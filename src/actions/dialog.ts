@@ -1,7 +1,9 @@
 /**
  * `dialog`: the step a flow's `conversation:` block runs first (the loader
  * adds it, id `dialog`), once per incoming message of a chat and once per
- * idle timeout the sweeper fires. It is the thin runtime around the PURE
+ * idle timeout the sweeper fires. While the chat is handed to a human
+ * (engine/conversation/handover.ts: the operator wrote from the phone, or
+ * the dialog handed it over) it stays quiet. It is the thin runtime around the PURE
  * transition (engine/conversation/transition.ts):
  *
  * 1. the decision: the session is read and the transition computed ONCE per
@@ -11,7 +13,7 @@
  *    the process died in (its intent kept, no journal entry) is looked for at
  *    the service (client/send-lookup.ts) and sent again only when it provably
  *    never arrived, as files.broadcast reconciles;
- * 3. the effects (the opt-out list) and the session, written last, with the
+ * 3. the effects (the opt-out list, a handover) and the session, written last, with the
  *    id of the message applied: a message is applied to a session once, even
  *    when a second run for it comes (the run id already dedups redeliveries).
  */
@@ -25,7 +27,8 @@ import { DIALOG_IDLE_EVENT, sessionKey, type IdleTimer, type Session } from '../
 import { advance, type Advance, type DialogEvent, type DialogSend } from '../engine/conversation/transition.js';
 import { valueParsers } from '../engine/conversation/validators.js';
 import type { OptOutRecord } from '../engine/notify/records.js';
-import { DIALOG_IDLE_NS, DIALOG_SESSIONS_NS, OPT_OUT_NS } from '../engine/shared.js';
+import { DIALOG_IDLE_NS, DIALOG_SESSIONS_NS, HANDOVER_NS, OPT_OUT_NS } from '../engine/shared.js';
+import { Handovers } from '../engine/conversation/handover.js';
 import { DEFAULT_JOURNAL_LAG_MS, lookForSend, sendShape } from '../client/send-lookup.js';
 import { optOutKey } from './opt-out.js';
 import { normalisePhone } from './phone.js';
@@ -45,6 +48,8 @@ const parsers = valueParsers((text) => {
 /** What the run decided, kept before the first send (the outbox). */
 interface Decision extends Advance {
   chatId: string;
+  /** The run is an idle timeout's (not a message's). */
+  idle?: boolean;
   /** When it was decided, ms: sends looked for after a crash cannot be older. */
   since: number;
 }
@@ -74,14 +79,21 @@ function dialogEvent(event: Readonly<Record<string, unknown>> | undefined): Dial
   return message ? { kind: 'message', message } : undefined;
 }
 
-async function decide(ctx: ActionContext, dialog: Conversation, ev: DialogEvent, key: string): Promise<Decision> {
+/** The instance's handovers (engine/conversation/handover.ts), through the action's view of the shared namespace. */
+function handoversOf(ctx: ActionContext): Handovers {
+  return new Handovers({ store: { kv: () => ctx.shared(HANDOVER_NS) }, clock: ctx.clock, identityFor: () => ctx.instance.identity });
+}
+
+async function decide(ctx: ActionContext, dialog: Conversation, event: DialogEvent, key: string): Promise<Decision> {
   let d = await ctx.state.get<Decision>('decision');
   if (d) return d;
   const prev = await ctx.shared(DIALOG_SESSIONS_NS).get<Session>(key);
   const now = ctx.clock.now();
-  const chatId = ev.kind === 'idle' ? ev.chatId : ev.message.chatId;
+  const chatId = event.kind === 'idle' ? event.chatId : event.message.chatId;
+  const h = await handoversOf(ctx).active(ctx.instanceName, chatId);
+  const ev: DialogEvent = h ? { ...event, handover: h.until === undefined ? {} : { until: h.until } } : event;
   const adv = advance(dialog, prev, ev, { now, flow: ctx.run.flow, render: (v, scope) => ctx.render(v, scope), parsers });
-  d = { ...adv, chatId, since: now };
+  d = { ...adv, chatId, since: now, ...(event.kind === 'idle' ? { idle: true } : {}) };
   await ctx.state.set('decision', d);
   return d;
 }
@@ -150,18 +162,22 @@ async function commit(ctx: ActionContext, d: Decision, key: string): Promise<voi
     const k = optOutKey(ctx.instance.identity, d.chatId);
     if (!(await list.get<OptOutRecord>(k))) await list.set(k, { at: d.since, runId: ctx.run.id } satisfies OptOutRecord);
   }
-  if (!s) return;
+  if (d.handover) {
+    const reason = d.handover.by === 'command' ? 'the chat asked for a human' : 'the dialog handed the chat over';
+    await handoversOf(ctx).begin(ctx.instanceName, d.chatId, { by: d.handover.by, forMs: d.handover.forMs, reason });
+  }
+  // An idle timeout that found the session moved on leaves it as it is, and its timer as the session says.
+  const current = s ?? (d.idle ? await ctx.shared(DIALOG_SESSIONS_NS).get<Session>(key) : undefined);
+  if (current) await setTimer(ctx, key, current);
+  if (s) await ctx.shared(DIALOG_SESSIONS_NS).set(key, s);
+}
+
+/** The session's idle timer (what the idle sweeper reads): set while it is live with an idle time, else gone. */
+async function setTimer(ctx: ActionContext, key: string, s: Session): Promise<void> {
   const timers = ctx.shared(DIALOG_IDLE_NS);
-  if (s.status !== 'ended' && s.idleAt !== undefined) {
-    await timers.set(key, {
-      at: s.idleAt,
-      flow: ctx.run.flow,
-      instance: ctx.instanceName,
-      chatId: d.chatId,
-      seq: s.seq,
-    } satisfies IdleTimer);
-  } else await timers.delete(key);
-  await ctx.shared(DIALOG_SESSIONS_NS).set(key, s);
+  if (s.status === 'ended' || s.idleAt === undefined) return timers.delete(key);
+  const timer: IdleTimer = { at: s.idleAt, flow: ctx.run.flow, instance: ctx.instanceName, chatId: s.chatId, seq: s.seq };
+  await timers.set(key, timer);
 }
 
 function result(d: Decision | undefined): DialogResult {

@@ -169,6 +169,23 @@ lifts them: jobs call the instance again at once.`,
     subcommands: [['lift INSTANCE', "Lift the instance's pauses (config name or identity)"]],
     options: [{ name: 'json', text: 'Machine-readable output' }],
   },
+  sessions: {
+    args: '[show CHAT | reset CHAT]',
+    summary: "List dialogs' sessions; sessions show CHAT, sessions reset CHAT.",
+    description: `Lists the sessions of the flows with a conversation: block (one per instance,
+flow and chat) with their state, status and last activity. 'sessions show CHAT'
+prints a chat's sessions in full (vars, states visited, the last lines of the
+chat); 'sessions reset CHAT' deletes them, so the chat's next message starts
+afresh. CHAT is a chat id (79001234567@c.us) or a phone number.`,
+    subcommands: [
+      ['show CHAT', "The chat's sessions: state, vars, history, last lines"],
+      ['reset CHAT', "Delete the chat's sessions (and their idle timers)"],
+    ],
+    options: [
+      { name: 'flow', type: 'string', arg: 'NAME', text: 'Only sessions of this flow' },
+      { name: 'json', text: 'Machine-readable output' },
+    ],
+  },
   validate: {
     args: '[FILE...]',
     summary: 'Check config.yaml, flow files and flow tests (default: flowsDir).',

@@ -48,19 +48,32 @@ function answerText(err: NodeJS.ErrnoException): string {
   );
 }
 
+/** The answers still owed on one connection, and the parser error's answer waiting for them. */
+interface Owed {
+  count: number;
+  then: (() => void) | undefined;
+}
+
 /**
  * Answers the requests node cannot parse on `server` with the service's JSON
  * error shape (`{"message": "malformed request: ..."}`), once the requests
- * read before on the same connection are answered.
+ * read before on the same connection are answered. The server's request
+ * handler calls the returned function with every request it gets (rather
+ * than a second 'request' listener, which would make node copy its listener
+ * list on every request).
  */
-export function answerClientErrors(server: http.Server): void {
-  const inFlight = new WeakMap<Socket, Set<http.ServerResponse>>();
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    let set = inFlight.get(req.socket);
-    if (!set) inFlight.set(req.socket, (set = new Set()));
-    set.add(res);
-    res.once('close', () => set.delete(res));
-  });
+export function answerClientErrors(server: http.Server): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const owedBySocket = new WeakMap<Socket, Owed>();
+  // One listener for every response, not a closure per request: a response
+  // closed (sent, or its connection gone), one answer fewer owed; the last
+  // one lets a waiting parser error's answer go.
+  function responseClosed(this: http.ServerResponse): void {
+    const owed = owedBySocket.get(this.req.socket);
+    if (owed === undefined || --owed.count > 0) return;
+    const then = owed.then;
+    owed.then = undefined;
+    then?.();
+  }
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // The client is gone: nobody to answer.
     if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -71,10 +84,15 @@ export function answerClientErrors(server: http.Server): void {
       if (socket.writable) socket.end(answerText(err));
       else socket.destroy();
     };
-    const pending = [...(inFlight.get(socket) ?? [])];
-    if (pending.length === 0) return answer();
-    // Pipelined: the requests before the broken one are answered first, in order.
-    let left = pending.length;
-    for (const res of pending) res.once('close', () => --left === 0 && answer());
+    const owed = owedBySocket.get(socket);
+    if (owed === undefined || owed.count === 0) return answer();
+    // Pipelined: the requests before the broken one are answered first (node writes them in order).
+    owed.then = answer;
   });
+  return (req, res) => {
+    const owed = owedBySocket.get(req.socket);
+    if (owed === undefined) owedBySocket.set(req.socket, { count: 1, then: undefined });
+    else owed.count++;
+    res.on('close', responseClosed);
+  };
 }

@@ -64,7 +64,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { AppendLog, createFileOnce, LogTail } from '../util/append-log.js';
+import { AppendLog, createFileOnce, jsonLines, LogTail } from '../util/append-log.js';
 import { TextKeyMap } from '../util/number-map.js';
 import { isProcessAlive } from '../util/process-alive.js';
 import type { DurableState } from './types.js';
@@ -154,6 +154,9 @@ export class KvLog implements DurableState {
   private escaped = false;
   /** Refreshed once while `exclusive`: the index holds every write since (all of them this process's). */
   private caughtUpExclusive = false;
+  /** Writes of this process that reached the current log, counted; and how many of them had when it was last tailed to its end. */
+  private landedWrites = 0;
+  private tailedAfter = 0;
 
   constructor(private readonly options: KvLogOptions) {
     this.dir = options.dir;
@@ -390,8 +393,10 @@ export class KvLog implements DurableState {
     if (this.chain.length === 0) this.reload();
     for (let attempt = 0; ; attempt++) {
       const g = this.gen;
+      let mine = 0;
       try {
-        await this.writerFor(g).appendRecords([record]);
+        await this.writerFor(g).append(jsonLines([record]), () => void (mine = ++this.landedWrites));
+        if (this.gen === g && this.tailedAfter >= mine && !this.chain[this.chain.length - 1].sealed) break;
       } catch (e) {
         // The generation was retired (and deleted) before the writer opened it.
         if (enoent(e) && attempt < 20) {
@@ -415,10 +420,13 @@ export class KvLog implements DurableState {
     // Another write of this batch already moved on: whether this one landed before log(g+1) existed is unknown.
     if (this.gen !== g) return false;
     const last = this.chain.length - 1;
+    const written = this.landedWrites;
     if (!this.pullFile(last)) {
       this.reload();
       return false;
     }
+    // Every write that landed before this tail is indexed now: the others of its group commit need no tail of their own.
+    this.tailedAfter = written;
     if (!this.chain[last].sealed || !existsSync(this.logPath(g + 1))) return true;
     this.refresh();
     return false;

@@ -101,6 +101,12 @@ export interface RunRecord {
   lastCrash?: string;
   /** Concurrency group the run holds a slot of (`concurrency.group`, default the flow name). */
   group?: string;
+  /**
+   * The key value whose slots of the group the run holds (`concurrency.key`,
+   * or the chat of the notification that started it), computed once when the
+   * run was decided: a resume takes the same. Absent: the group's shared slots.
+   */
+  concurrencyKey?: string;
   /** `msgflow runs retry`: the finished run whose failed items this run redoes. */
   retryOf?: string;
   /**

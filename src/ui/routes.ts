@@ -23,6 +23,7 @@ import type { FollowHub } from './follow.js';
 import { checkHealth, type Reachability } from './health.js';
 import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson, sendText as send } from './http.js';
 import type { UiMetrics } from './metrics.js';
+import { parseRunSearch, runMatcher } from './run-search.js';
 import type { RunIndex } from './run-index.js';
 import { toRunSummary } from './views.js';
 
@@ -71,13 +72,14 @@ function runListHandler(index: RunIndex, scrub: (text: string) => string): Handl
   const runLists = new Map<string, { version: number; text: string }>();
   return async (_q, res, _m, url) => {
     const query = parseRunQuery(url.searchParams);
+    const search = parseRunSearch(url.searchParams);
     await index.ensure();
     // From here on, synchronous: the answer and the version it is cached under describe the same state.
     const key = url.search;
     const version = index.version();
     const hit = runLists.get(key);
     if (hit && hit.version === version) return send(res, 200, hit.text);
-    const text = scrub(JSON.stringify({ runs: index.listNow(query).map(toRunSummary) }));
+    const text = scrub(JSON.stringify({ runs: index.listNow(query, search && runMatcher(search)).map(toRunSummary) }));
     if (runLists.size >= 64) runLists.delete(runLists.keys().next().value!);
     runLists.set(key, { version, text });
     send(res, 200, text);

@@ -76,14 +76,25 @@ describe('a dialog transition (pure: session + message -> next session and sends
     expect(again).toEqual({ session: undefined, sends: [], outcome: 'duplicate', entered: [] });
   });
 
-  it('gives up after the fallback retries: the menu hands over, and the quiet chat gets no answer until the handover ends', () => {
-    const steps = chat(welcome, says('hi'), says('??'), says('???'), says('????'), says('hello?'));
-    expect(steps.map((s) => s.outcome)).toEqual(['started', 'fallback', 'fallback', 'fallback', 'quiet']);
+  it('gives up after the fallback retries: the menu hands over; while handed over the chat gets no answer', () => {
+    const steps = chat(welcome, says('hi'), says('??'), says('???'), says('????'));
+    expect(steps.map((s) => s.outcome)).toEqual(['started', 'fallback', 'fallback', 'fallback']);
     expect(steps[3]).toMatchObject({ handover: { forMs: 7_200_000, by: 'dialog' }, session: { status: 'handover' } });
     expect(steps[3]!.sends).toEqual([{ method: 'sendMessage', message: 'A colleague will answer you here shortly.' }]);
-    expect(steps[4]!.sends).toEqual([]);
-    // Once the two hours are over the chat is the bot's again, in the state it was in (its idle time counts from then).
-    const after = advance(welcome, steps[4]!.session, { kind: 'message', message: says('1') }, advanceContext(T0 + 130 * MIN));
+    const until = T0 + 3 * MIN + 120 * MIN;
+    const handedOver = { kind: 'message' as const, message: says('hello?'), handover: { until } };
+    const quiet = advance(welcome, steps[3]!.session, handedOver, advanceContext(T0 + 4 * MIN));
+    expect(quiet).toMatchObject({ outcome: 'quiet', sends: [], session: { status: 'handover', idleAt: until + 30 * MIN } });
+    // The idle time during a handover moves past its end.
+    const idle = advance(
+      welcome,
+      { ...quiet.session!, idleAt: T0 + 34 * MIN },
+      { kind: 'idle', chatId: quiet.session!.chatId, handover: { until } },
+      advanceContext(T0 + 34 * MIN),
+    );
+    expect(idle).toMatchObject({ outcome: 'quiet', sends: [], session: { idleAt: until + 30 * MIN } });
+    // Once the handover is over the chat is the bot's again, in the state it was in.
+    const after = advance(welcome, quiet.session, { kind: 'message', message: says('1') }, advanceContext(until + MIN));
     expect(after).toMatchObject({ outcome: 'moved', entered: ['email'], session: { status: 'active' } });
   });
 

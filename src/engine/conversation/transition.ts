@@ -22,7 +22,14 @@ export type DialogSend =
   | { method: 'sendInteractiveButtonsReply'; body: string; buttons: { buttonId: string; buttonText: string }[] }
   | { method: 'sendFileByUrl'; urlFile: string; fileName: string; caption?: string };
 
-export type DialogEvent = { kind: 'message'; message: DialogMessage } | { kind: 'idle'; chatId: string };
+/**
+ * What happened in the chat: a message, or its idle time came. `handover` is
+ * the chat's handover in force (engine/conversation/handover.ts), read by the
+ * runtime: while there is one, the dialog is quiet.
+ */
+export type DialogEvent = ({ kind: 'message'; message: DialogMessage } | { kind: 'idle'; chatId: string }) & {
+  handover?: { until?: number };
+};
 
 /** What happened, in a word (the step's output, `msgflow sessions`, the dashboard). */
 export type Outcome = 'duplicate' | 'ignored' | 'quiet' | 'started' | 'moved' | 'stayed' | 'fallback' | 'command' | 'ended';
@@ -66,12 +73,15 @@ const FILE_KINDS = new Set(['image', 'video', 'document', 'audio', 'sticker']);
 
 /** Applies one event to the session. */
 export function advance(dialog: Conversation, prev: Session | undefined, ev: DialogEvent, x: AdvanceContext): Advance {
-  if (ev.kind === 'idle') return idle(dialog, prev, x);
+  if (ev.kind === 'idle') return idle(dialog, prev, ev, x);
   const m = ev.message;
   if (prev?.lastMessage === m.id) return { session: undefined, sends: [], outcome: 'duplicate', entered: [] };
   const live = isLive(prev, x.now) && !expired(dialog, prev, x.now) ? prev : undefined;
-  if (live?.status === 'handover' && (live.quietUntil ?? 0) > x.now) {
-    return { session: touch(dialog, { ...live }, m, x.now), sends: [], outcome: 'quiet', entered: [] };
+  if (ev.handover) {
+    // A human has the chat: the message is seen, nothing is answered, and silence counts from the handover's end.
+    if (!live) return { session: undefined, sends: [], outcome: 'quiet', entered: [] };
+    const quiet = { ...live, status: 'handover' as const, ...(ev.handover.until === undefined ? {} : { quietUntil: ev.handover.until }) };
+    return { session: touch(dialog, quiet, m, x.now), sends: [], outcome: 'quiet', entered: [] };
   }
   if (!live) {
     if (dialog.opener !== undefined && !matches(dialog.opener, m.text))
@@ -267,10 +277,18 @@ function applyFallback(dialog: Conversation, w: Work, f: Fallback, x: AdvanceCon
   return f.goto !== undefined ? 'moved' : 'fallback';
 }
 
-/** The idle timeout of a session: it ends, saying the idle goodbye; a session that moved on since is left alone. */
-function idle(dialog: Conversation, prev: Session | undefined, x: AdvanceContext): Advance {
+/**
+ * The idle timeout of a session: it ends, saying the idle goodbye; a session
+ * that moved on since is left alone; a handed-over one waits for the handover
+ * to end (its idle time moves past it).
+ */
+function idle(dialog: Conversation, prev: Session | undefined, ev: DialogEvent, x: AdvanceContext): Advance {
   if (!dialog.idle || !prev || prev.status === 'ended' || prev.idleAt === undefined || prev.idleAt > x.now) {
     return { session: undefined, sends: [], outcome: 'stayed', entered: [] };
+  }
+  if (ev.handover) {
+    const idleAt = Math.max(x.now, ev.handover.until ?? x.now) + dialog.idle.after;
+    return { session: { ...prev, status: 'handover', idleAt, updatedAt: x.now }, sends: [], outcome: 'quiet', entered: [] };
   }
   const w: Work = { s: { ...prev, vars: { ...prev.vars } }, sends: [], entered: [] };
   say(w, dialog.idle, x);

@@ -92,6 +92,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
   checkNotificationTrigger(rep, raw.on, opts.instances);
   const hasEvent = isObj(raw.on) && isObj(raw.on.notification);
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
+  checkRunKeys(rep, raw, { inputNames, envNames: declaredEnv, hasEvent });
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
   const steps = flatSteps(raw.steps);
   checkConversation(rep, raw, { inputNames, envNames: declaredEnv });
@@ -168,6 +169,21 @@ function flatSteps(raw: unknown): { step: unknown; at: (string | number)[] }[] {
     const handlers = isObj(step) && Array.isArray(step['on-failure']) ? step['on-failure'] : [];
     return [{ step, at: ['steps', i] }, ...handlers.map((h, j) => ({ step: h, at: ['steps', i, 'on-failure', j] }))];
   });
+}
+
+/**
+ * `concurrency.key` and `debounce.key`: computed when a run is decided, from
+ * what its trigger gives (event, inputs, env, run), never from steps; and
+ * `debounce` gathers notifications, so only a notification flow has one.
+ */
+function checkRunKeys(rep: Reporter, raw: Obj, names: Pick<RefScope, 'inputNames' | 'envNames' | 'hasEvent'>): void {
+  const scope: RefScope = { ...names, stepIndex: -1, ids: [], hasForEach: false, secretNames: new Set(), where: 'key' };
+  for (const block of ['concurrency', 'debounce'] as const) {
+    const b = raw[block];
+    if (isObj(b) && typeof b.key === 'string') checkExpressionsIn(rep, [block, 'key'], b.key, scope);
+  }
+  if (isObj(raw.debounce) && !scope.hasEvent)
+    rep.add(['debounce'], 'debounce gathers notifications: only a flow triggered by a notification (on: { notification: ... }) has one');
 }
 
 /** `__proto__`, `constructor`, `prototype` as a key anywhere (input names included): refused with its position. */
@@ -303,7 +319,8 @@ interface RefScope {
   hasRow?: boolean;
   /** The flow has `on.notification`: `event` is set in its runs. */
   hasEvent: boolean;
-  where?: 'if' | 'forEach' | 'with';
+  /** `key`: a concurrency or debounce key, computed before any step runs. */
+  where?: 'if' | 'forEach' | 'with' | 'key';
   secrets?: CheckOptions['secrets'];
   /** Collects the secret names the flow reads (its runs resolve only those). */
   secretNames: Set<string>;
@@ -355,6 +372,15 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
   for (const ref of collectReferences(node)) {
     const [first, second] = ref.path;
     const at = ref.positions[1] ?? ref.positions[0]!;
+    if (scope.where === 'key' && ['steps', 'item', 'index', 'row', 'secrets'].includes(ref.root)) {
+      bad(
+        ref.root === 'secrets'
+          ? "a secret cannot be a run's key: keys are shown (lease names, run records)"
+          : `'${ref.root}' is not set when a run's key is computed (before its steps): use event, inputs, env or run`,
+        ref.positions[0]!,
+      );
+      continue;
+    }
     switch (ref.root) {
       case 'steps': {
         if (first === undefined) break;

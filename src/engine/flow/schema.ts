@@ -113,6 +113,10 @@ export const NotificationTriggerSchema = z
       .min(1)
       .optional()
       .meta({ description: "A name from config.yaml instances whose notifications trigger the flow. Default: the flow's instance." }),
+    handover: z.enum(['respect', 'ignore']).optional().meta({
+      description:
+        'respect (the default): no run starts for a chat handed over to a human (the operator wrote from the phone, chat.handover); ignore: runs start anyway (an audit flow).',
+    }),
   })
   .meta({ description: 'Run the flow once per matching notification of the instance; the notification is `event` in expressions.' });
 
@@ -156,16 +160,32 @@ export const FlowFileSchema = z
           .min(1)
           .optional()
           .meta({ description: 'Runs of every flow with the same group share the limit. Default: the flow name.' }),
-        max: z
-          .number()
-          .int()
-          .min(1)
-          .max(1000)
-          .optional()
-          .meta({ description: 'Runs of the group live at once. Default: 1 when a step writes (sends, adds contacts), else unlimited.' }),
+        max: z.number().int().min(1).max(1000).optional().meta({
+          description:
+            'Runs of the group live at once (per key value, with key). Default: 1 when a step writes (sends, adds contacts), else unlimited.',
+        }),
+        key: z.string().min(1).optional().meta({
+          description:
+            'Split the limit per value of this expression, e.g. ${{ event.senderData.chatId }}: runs with different values never wait for each other. Default for a run triggered by a notification about a chat: that chat; a constant (all) makes every run share the limit.',
+        }),
       })
       .optional()
       .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),
+    debounce: z
+      .strictObject({
+        key: z.string().min(1).optional().meta({
+          description:
+            "Messages with the same value of this expression are gathered, e.g. ${{ event.senderData.chatId }}. Default: the notification's chat.",
+        }),
+        window: DurationSchema.meta({ description: 'A run starts once no further message came for this long, e.g. 3s.' }),
+        mode: z.enum(['last', 'all']).default('last').meta({
+          description:
+            "last: the run's event is the last message; all: the last message, with event.messages = every message gathered, in order.",
+        }),
+      })
+      .transform(({ window, ...d }) => ({ ...d, windowMs: window }))
+      .optional()
+      .meta({ description: 'Notification flows: several quick notifications of one key start one run.' }),
     conversation: ConversationSchema.optional().meta({
       description:
         'A dialog (docs/conversations.md): per-chat sessions moving between states on each incoming message. Its step (id `dialog`) runs before `steps:`, which read steps.dialog.output.',

@@ -20,7 +20,7 @@ import type { ApiMethod } from '../../api/methods.js';
 import type { DurableState, EngineStore } from '../../store/types.js';
 import { formatDuration } from '../../util/duration.js';
 import type { ActionContext, ActionDefinition, InstanceRef, WaitOptions } from '../action.js';
-import { PAUSES_NS, sharedKvName, sharedRecords, type SharedNamespace } from '../shared.js';
+import { PAUSES_NS, sharedKvName, sharedRecords, type SharedNamespace, type SharedRecords } from '../shared.js';
 
 /**
  * What an action declares about a pause (ActionDefinition.pauses): the rule
@@ -69,14 +69,19 @@ export function pauseKey(identity: string, scope: string): string {
   return `${identity}:${scope}`;
 }
 
-/** The pause of an instance's scope in force at `now`, if any. */
+/** The pause records of every instance (made once by a caller that asks per call). */
+export function pauseRecords(store: Pick<EngineStore, 'kv'>): SharedRecords<PauseRecord> {
+  return sharedRecords(store, PAUSES_NS);
+}
+
+/** The pause of an instance's scope in force at `now`, if any, from {@link pauseRecords}. */
 export async function activePause(
-  store: Pick<EngineStore, 'kv'>,
+  pauses: SharedRecords<PauseRecord>,
   identity: string,
   scope: string,
   now: number,
 ): Promise<PauseRecord | undefined> {
-  const p = await sharedRecords(store, PAUSES_NS).get(pauseKey(identity, scope));
+  const p = await pauses.get(pauseKey(identity, scope));
   return p && p.until > now ? p : undefined;
 }
 

@@ -35,6 +35,7 @@ import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
 import { StepFatalError, runUnit } from './unit-runner.js';
 import { subflowName } from '../flow/subflows.js';
 import { type SubflowHost, subflowAction } from './subflow.js';
+import type { EngineTracer, TraceSpan } from './tracing.js';
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -61,6 +62,8 @@ export interface ExecutionDeps {
   secret?(name: string): string | undefined;
   /** @see EngineOptions.redactor */
   redactor?: EngineRedactor;
+  /** Where runs, steps, items and client calls are traced (config.yaml telemetry:). @default none */
+  tracer?: EngineTracer;
 }
 
 export interface ResumeState {
@@ -153,6 +156,9 @@ export class RunExecution {
   /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
   private readonly inRun = new Map<string, ItemCounts>();
   private lastLiveSave = 0;
+  /** The run's span and its open steps' spans, when traced. */
+  private runSpan: TraceSpan | undefined;
+  private readonly stepSpans = new Map<string, TraceSpan>();
   /** The flow's `outputs:`, evaluated once its steps succeeded. */
   private outputs: Record<string, unknown> | undefined;
 
@@ -200,6 +206,10 @@ export class RunExecution {
       ...(deps.resolvePath ? { resolvePath: deps.resolvePath } : {}),
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
       onProgress: (stepId, u) => this.jobProgress(stepId, u),
+      traceUnit: (stepId, index) => {
+        const span = this.stepSpans.get(stepId);
+        return index === undefined ? span : span?.child(`item ${index}`, { 'msgflow.item': index });
+      },
     });
   }
 
@@ -275,6 +285,12 @@ export class RunExecution {
   private async executeOwned(): Promise<RunRecord> {
     const { bus } = this.deps;
     const ref = { runId: this.run.id, flow: this.flow.name };
+    this.runSpan = this.deps.tracer?.run(this.run.id, {
+      'msgflow.run': this.run.id,
+      'msgflow.flow': this.flow.name,
+      'msgflow.trigger': this.resume ? 'resume' : this.run.trigger,
+      'msgflow.dry_run': this.run.dryRun,
+    });
     bus.emit('run:started', { ...ref, trigger: this.resume ? 'resume' : this.run.trigger, dryRun: this.run.dryRun });
     if (this.resume) bus.emit('run:resumed', ref);
     try {
@@ -347,7 +363,26 @@ export class RunExecution {
     return 'ok';
   }
 
+  /** A step, in a span of its own when the run is traced (its units' spans go under it). */
   private async runStep(step: FlowStep): Promise<StepOutcome> {
+    const span = this.runSpan?.child(`step ${step.id}`, { 'msgflow.step': step.id, 'msgflow.uses': step.uses });
+    if (!span) return this.runStepOnce(step);
+    this.stepSpans.set(step.id, span);
+    try {
+      return await this.runStepOnce(step);
+    } finally {
+      this.stepSpans.delete(step.id);
+      const rec = this.steps.get(step.id);
+      span.setAttributes({
+        'msgflow.status': rec?.status ?? 'interrupted',
+        'msgflow.done': rec?.done ?? 0,
+        'msgflow.failed': rec?.failed ?? 0,
+      });
+      span.end(rec?.status === 'failed' ? { error: { code: rec.error?.code ?? 'ACTION_FAILED' } } : undefined);
+    }
+  }
+
+  private async runStepOnce(step: FlowStep): Promise<StepOutcome> {
     const prev = this.steps.get(step.id);
     if (prev && FINISHED.includes(prev.status)) {
       await this.restoreView(step, prev);
@@ -609,7 +644,18 @@ export class RunExecution {
     try {
       // Sub-flow items start child runs through this engine: they stay in this process (each child's own items may go to workers).
       const executor = subflowName(step.uses) === undefined ? this.deps.executor : localExecutor;
-      await executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
+      const trace = this.stepSpans.get(step.id)?.carrier();
+      await executor.run({
+        runId: this.run.id,
+        flow: this.flow,
+        step,
+        items,
+        pending,
+        dryRun: this.run.dryRun,
+        signal,
+        sink,
+        ...(trace ? { trace } : {}),
+      });
     } finally {
       await sink.flushed();
     }
@@ -727,6 +773,12 @@ export class RunExecution {
     }
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
+    this.runSpan?.setAttributes({
+      'msgflow.status': status,
+      'msgflow.items_done': this.run.itemsDone,
+      'msgflow.items_failed': this.run.itemsFailed,
+    });
+    this.runSpan?.end(status === 'failed' ? { error: { code: info?.code ?? 'ERROR' } } : undefined);
     if (status === 'succeeded') {
       bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, ...runCountFields(this.run) });
     } else if (status === 'failed') {
