@@ -4,10 +4,8 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { portInUseError, MsgflowError, didYouMean } from '../runtime/present.js';
 import { EXIT, UsageError } from './exit-codes.js';
-import { portInUseError } from '../util/port-in-use.js';
-import { MsgflowError } from '../api/errors.js';
-import { didYouMean } from '../util/suggest.js';
 import { commandHelp, mainHelp } from './help.js';
 import { formatCliError, processIo, type Io } from './output.js';
 

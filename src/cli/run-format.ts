@@ -1,6 +1,4 @@
-import type { RunRecord, StepRecord } from '../store/types.js';
-import { formatSpan } from '../util/duration.js';
-import { formatCounts, formatItems } from '../runtime/present.js';
+import { formatCounts, formatItems, formatSpan, type RunRecord, type StepRecord } from '../runtime/present.js';
 
 /**
  * How long a run took (or has taken so far): its recorded duration, else

@@ -1,12 +1,19 @@
 import type { CliReporter } from '../../engine/progress/cli-reporter.js';
 import type { RunLogLine } from '../../engine/run/run-log.js';
-import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
-import { MsgflowError } from '../../api/errors.js';
-import { closest } from '../../util/suggest.js';
-import { formatClock } from '../../util/duration.js';
 import { createInProcessEngineClient } from '../../runtime/engine-client/in-process.js';
 import { loadConfig, RUN_LOG_STREAM } from '../../runtime/frontend.js';
-import { formatCounts, formatItems, formatWaiting, runCounts } from '../../runtime/present.js';
+import {
+  formatCounts,
+  formatItems,
+  formatWaiting,
+  runCounts,
+  MsgflowError,
+  closest,
+  formatClock,
+  type ItemResult,
+  type RunRecord,
+  type StepRecord,
+} from '../../runtime/present.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
