@@ -1,7 +1,7 @@
 /**
  * Benchmark of the local service (run by hand, not a test):
  *
- *   node --import tsx bench/local-bench.ts
+ *   npm run build && node --import tsx bench/local-bench.ts
  *
  * Prints, from one run:
  * 1. requests/second under autocannon -c 50 (load generator in this process,
@@ -59,6 +59,7 @@ import { History, type StoredMessage } from '../src/local/instance/history.js';
 import { createLocalService } from '../src/local/service.js';
 
 const SELF = fileURLToPath(import.meta.url);
+const BUILT_SERVICE = new URL('../dist/local/service.js', import.meta.url).href;
 const ID = '1101000001';
 const TOKEN = 'bench-token-123';
 const CHAT = '79001112233@c.us';
@@ -112,7 +113,9 @@ async function childMain(mode: string, arg: string) {
     return;
   }
   if (mode === 'service') {
-    const service = createLocalService(localConfig(arg, 3_600_000), { baseDir: '/' });
+    // The built service (dist/), as `msgflow serve` runs it, not the source through tsx's transform.
+    const built = (await import(BUILT_SERVICE)) as typeof import('../src/local/service.js');
+    const service = built.createLocalService(localConfig(arg, 3_600_000), { baseDir: '/' });
     await service.start();
     const l = await service.listen(0, '127.0.0.1');
     console.log(`PORT ${l.port}`);
