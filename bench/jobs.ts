@@ -19,6 +19,10 @@
  * The peer column: a bare loop over the same in-process service's handle()
  * (one awaited call per record, nothing else), run after each round of
  * msgflow's, and msgflow's rate as a multiple of it. With --rounds, medians.
+ * The CPU column: the process's CPU time (user + system, every thread) over
+ * the run per record, msgflow's and the peer's, and the peer's as a multiple
+ * of msgflow's: on a machine shared with other work, wall rates swing with
+ * its load, CPU time much less.
  *
  * Numbers are 7920xxxxxxx. With the local service's population rule
  * (`local.network.population`) 60% of them have an account; on a tree
@@ -74,6 +78,11 @@ interface ChildArgs {
 interface ChildResult {
   status: string;
   runMs: number;
+  /** CPU time of the process (user + system, all threads) over the run. */
+  cpuMs: number;
+  /** After the run and a full GC: the JS heap in use and the memory outside it (Buffers, typed arrays), MB. */
+  liveHeapMB?: number;
+  externalMB?: number;
   maxRssMB: number;
   error?: string;
 }
@@ -96,6 +105,7 @@ async function bareLoop(args: ChildArgs, n: number): Promise<void> {
   const headers = { 'content-type': 'application/json' };
   let failed = 0;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     const body = check
       ? `{"phoneNumber":${phone(i)}}`
@@ -103,10 +113,23 @@ async function bareLoop(args: ChildArgs, n: number): Promise<void> {
     if ((await service.handle({ httpMethod: 'POST', path, headers, body })).status !== 200) failed++;
   }
   const runMs = performance.now() - t0;
+  const cpuMs = cpuMsSince(cpu0);
   await service.close();
-  const result: ChildResult = { status: 'succeeded', runMs, maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024) };
+  const result: ChildResult = { status: 'succeeded', runMs, cpuMs, maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024) };
   if (failed > 0 && check) Object.assign(result, { status: 'failed', error: `${failed} calls not answered 200` });
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}
+
+/** What stays allocated after a full GC (the children run with --expose-gc): the indexes a run keeps. */
+function liveMemory(): Pick<ChildResult, 'liveHeapMB' | 'externalMB'> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { liveHeapMB: Math.round(m.heapUsed / 2 ** 20), externalMB: Math.round(m.external / 2 ** 20) };
+}
+
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const u = process.cpuUsage(start);
+  return (u.user + u.system) / 1000;
 }
 
 async function child(args: ChildArgs): Promise<void> {
@@ -121,13 +144,16 @@ async function child(args: ChildArgs): Promise<void> {
       instances: Object.keys(config.instances),
     });
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     const [resumed] = await runtime.engine.resumeUnfinished([flow]);
     const handle = resumed ?? (await runtime.engine.start(flow, { trigger: 'manual' }));
     const run = await handle.done;
     result = {
       status: run.status,
       runMs: performance.now() - t0,
+      cpuMs: cpuMsSince(cpu0),
       maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+      ...liveMemory(),
       ...(run.error ? { error: run.error.message } : {}),
     };
   } finally {
@@ -219,6 +245,7 @@ function runChild(dir: string, flow: string, timeoutS: number, bare?: number): R
   const proc = spawn(
     process.execPath,
     [
+      '--expose-gc',
       ...childNodeArgs,
       '--import',
       'tsx',
@@ -348,12 +375,13 @@ interface Row {
   rss: string;
   bytes: string;
   peer: string;
+  cpu: string;
   note: string;
 }
 
 /** A row before (or without) its figures. */
 function blankRow(job: string, driver: string, n: number, note = ''): Row {
-  return { job, driver, records: n.toLocaleString('en'), perSec: '-', wall: '-', rss: '-', bytes: '-', peer: '-', note };
+  return { job, driver, records: n.toLocaleString('en'), perSec: '-', wall: '-', rss: '-', bytes: '-', peer: '-', cpu: '-', note };
 }
 
 function printTable(rows: Row[]): void {
@@ -366,6 +394,7 @@ function printTable(rows: Row[]): void {
     rss: 'peak RSS',
     bytes: 'engine bytes/record',
     peer: 'bare handle() loop: records/s (ratio)',
+    cpu: 'CPU µs/record: msgflow / bare (ratio)',
     note: '',
   };
   const cols = Object.keys(head) as Array<keyof Row>;
@@ -452,7 +481,7 @@ async function parent(): Promise<void> {
           } else {
             // Rounds alternate msgflow and its peer (each in a fresh project), so both meet the same load; medians.
             const ours: ChildResult[] = [];
-            const peers: number[] = [];
+            const peers: ChildResult[] = [];
             for (let round = 0; round < rounds; round++) {
               const fresh = round === 0 ? dir : await makeProject(n, driver, { prefix: `${prefix}${round}:` });
               try {
@@ -463,7 +492,7 @@ async function parent(): Promise<void> {
               if (!values['no-peer']) {
                 const peerDir = await makeProject(n, driver, { prefix: `${prefix}peer:` });
                 try {
-                  peers.push((await childResult(runChild(peerDir, job, timeoutS, n), timeoutS)).runMs);
+                  peers.push(await childResult(runChild(peerDir, job, timeoutS, n), timeoutS));
                 } finally {
                   await rm(peerDir, { recursive: true, force: true });
                 }
@@ -472,10 +501,16 @@ async function parent(): Promise<void> {
             ours.sort((a, b) => a.runMs - b.runMs);
             result = ours[Math.floor(ours.length / 2)]!;
             rss = Math.max(...ours.map((r) => r.maxRssMB));
+            if (result.liveHeapMB !== undefined) row.note = `live after GC: heap ${result.liveHeapMB} MB, external ${result.externalMB} MB`;
             runMs = result.runMs;
+            const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+            const ourCpu = median(ours.map((r) => r.cpuMs));
+            row.cpu = `${((ourCpu * 1000) / n).toFixed(1)}`;
             if (peers.length > 0) {
-              const peerMs = peers.sort((a, b) => a - b)[Math.floor(peers.length / 2)]!;
+              const peerMs = median(peers.map((r) => r.runMs));
               row.peer = `${Math.round((n / peerMs) * 1000).toLocaleString('en')} (${(peerMs / runMs).toFixed(2)}×)`;
+              const peerCpu = median(peers.map((r) => r.cpuMs));
+              row.cpu += ` / ${((peerCpu * 1000) / n).toFixed(1)} (${(peerCpu / ourCpu).toFixed(2)}×)`;
             }
           }
           // After a kill, the resumed run did only part of the work: its rate would mislead.

@@ -9,33 +9,33 @@ import http, { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { MsgflowError } from '../api/errors.js';
 
+/** A parser error's answer: status and reason. */
+type Reason = readonly [status: number, reason: string];
+
+const CONTENT_LENGTH: Reason = [400, 'invalid Content-Length header (one decimal number, with no Transfer-Encoding)'];
+const HEADER_LINE: Reason = [400, 'malformed header line'];
+const CHUNKED: Reason = [400, 'malformed chunked body'];
+
 /** Status and reason of a parser error, by node's code (llhttp's HPE_*, or node's own). */
-function describe(code: string | undefined): [status: number, reason: string] {
-  switch (code) {
-    case 'HPE_INVALID_METHOD':
-      return [400, 'unknown HTTP method'];
-    case 'HPE_INVALID_CONTENT_LENGTH':
-    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return [400, 'invalid Content-Length header (one decimal number, with no Transfer-Encoding)'];
-    case 'HPE_INVALID_URL':
-      return [400, 'invalid request target: a space, control or non-ASCII byte (percent-encode it)'];
-    case 'HPE_INVALID_VERSION':
-      return [400, 'invalid HTTP version'];
-    case 'HPE_INVALID_HEADER_TOKEN':
-    case 'HPE_INVALID_EOF_STATE':
-    case 'HPE_LF_EXPECTED':
-    case 'HPE_CR_EXPECTED':
-      return [400, 'malformed header line'];
-    case 'HPE_INVALID_TRANSFER_ENCODING':
-    case 'HPE_INVALID_CHUNK_SIZE':
-      return [400, 'malformed chunked body'];
-    case 'HPE_HEADER_OVERFLOW':
-      return [431, 'request headers are too large'];
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'the request did not arrive in time'];
-    default:
-      return [400, `malformed request${code ? ` (${code})` : ''}`];
-  }
+const PARSER_ERRORS: Readonly<Record<string, Reason>> = {
+  HPE_INVALID_METHOD: [400, 'unknown HTTP method'],
+  HPE_INVALID_CONTENT_LENGTH: CONTENT_LENGTH,
+  HPE_UNEXPECTED_CONTENT_LENGTH: CONTENT_LENGTH,
+  HPE_INVALID_URL: [400, 'invalid request target: a space, control or non-ASCII byte (percent-encode it)'],
+  HPE_INVALID_VERSION: [400, 'invalid HTTP version'],
+  HPE_INVALID_HEADER_TOKEN: HEADER_LINE,
+  HPE_INVALID_EOF_STATE: HEADER_LINE,
+  HPE_LF_EXPECTED: HEADER_LINE,
+  HPE_CR_EXPECTED: HEADER_LINE,
+  HPE_INVALID_TRANSFER_ENCODING: CHUNKED,
+  HPE_INVALID_CHUNK_SIZE: CHUNKED,
+  HPE_HEADER_OVERFLOW: [431, 'request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'the request did not arrive in time'],
+};
+
+function describe(code: string | undefined): Reason {
+  const known = code !== undefined && Object.hasOwn(PARSER_ERRORS, code) ? PARSER_ERRORS[code] : undefined;
+  return known ?? [400, `malformed request${code ? ` (${code})` : ''}`];
 }
 
 /** The raw answer: a full HTTP/1.1 response that closes the connection. */

@@ -15,6 +15,7 @@ import {
   reportFile,
   retryRun,
   startRun,
+  startBackfill,
   type ApiContext,
 } from './api.js';
 import type { EventHub } from './events.js';
@@ -22,6 +23,7 @@ import type { FollowHub } from './follow.js';
 import { checkHealth, type Reachability } from './health.js';
 import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson, sendText as send } from './http.js';
 import type { UiMetrics } from './metrics.js';
+import { parseRunSearch, runMatcher } from './run-search.js';
 import type { RunIndex } from './run-index.js';
 import { toRunSummary } from './views.js';
 
@@ -44,6 +46,23 @@ export interface RouteDeps {
   reachability: () => Promise<Record<string, Reachability>>;
 }
 
+/** A writing POST on `/api/flows/<name>/…` whose JSON body `create` turns into what it made (201). */
+function createdFrom(
+  pattern: RegExp,
+  create: (flow: string, body: unknown) => Promise<unknown>,
+  json: (res: ServerResponse, status: number, body: unknown) => void,
+): Route {
+  return {
+    method: 'POST',
+    pattern,
+    writes: true,
+    handler: async (req, res, m) => {
+      const body = await readBody(req, res);
+      if (body) json(res, 201, await create(decode(m[1]!), body.value));
+    },
+  };
+}
+
 /**
  * GET /api/runs. The same list asked again while the index has not changed
  * is answered from the text already built.
@@ -53,13 +72,14 @@ function runListHandler(index: RunIndex, scrub: (text: string) => string): Handl
   const runLists = new Map<string, { version: number; text: string }>();
   return async (_q, res, _m, url) => {
     const query = parseRunQuery(url.searchParams);
+    const search = parseRunSearch(url.searchParams);
     await index.ensure();
     // From here on, synchronous: the answer and the version it is cached under describe the same state.
     const key = url.search;
     const version = index.version();
     const hit = runLists.get(key);
     if (hit && hit.version === version) return send(res, 200, hit.text);
-    const text = scrub(JSON.stringify({ runs: index.listNow(query).map(toRunSummary) }));
+    const text = scrub(JSON.stringify({ runs: index.listNow(query, search && runMatcher(search)).map(toRunSummary) }));
     if (runLists.size >= 64) runLists.delete(runLists.keys().next().value!);
     runLists.set(key, { version, text });
     send(res, 200, text);
@@ -140,15 +160,8 @@ export function buildRoutes(d: RouteDeps): Route[] {
     { method: 'GET', pattern: /^\/api\/runs$/, handler: runListHandler(d.index, ctx.runtime.redactor.scrub) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)$/, handler: runDetailHandler(ctx) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)\/steps\/([^/]+)\/report$/, handler: reportHandler(ctx) },
-    {
-      method: 'POST',
-      pattern: /^\/api\/flows\/([^/]+)\/runs$/,
-      writes: true,
-      handler: async (req, res, m) => {
-        const body = await readBody(req, res);
-        if (body) json(res, 201, await startRun(ctx, decode(m[1]!), body.value));
-      },
-    },
+    createdFrom(/^\/api\/flows\/([^/]+)\/runs$/, (flow, body) => startRun(ctx, flow, body), json),
+    createdFrom(/^\/api\/flows\/([^/]+)\/backfill$/, (flow, body) => startBackfill(ctx, flow, body), json),
     {
       method: 'POST',
       pattern: /^\/api\/runs\/([^/]+)\/cancel$/,

@@ -230,11 +230,131 @@ export async function* readRows(ctx: Pick<ActionContext, 'resolvePath'>, action:
   for (const [i, value] of (source.items ?? []).entries()) yield { value, where: `items[${i}]`, index: base + i };
 }
 
-/** How many records a source holds (a streaming pass: for progress totals). */
+/**
+ * How many records a source holds (for progress totals): a CSV file by a
+ * scan of its bytes ({@link countCsvRecords}), anything else, or a CSV file
+ * the scan is not sure of, by a streaming pass of the reader.
+ */
 export async function countRows(ctx: Pick<ActionContext, 'resolvePath'>, action: string, source: RowSource): Promise<number> {
+  const items = source.items?.length ?? 0;
+  if (source.file !== undefined && path.extname(source.file).toLowerCase() === '.csv') {
+    const n = await countCsvRecords(ctx.resolvePath(source.file)).catch(() => undefined);
+    if (n !== undefined) return n + items;
+  }
   let n = 0;
   for await (const _ of readRows(ctx, action, { file: source.file })) n++;
-  return n + (source.items?.length ?? 0);
+  return n + items;
+}
+
+/**
+ * The records of a CSV file as {@link csvRecords} reads them, counted from
+ * its bytes without parsing cells: a record per line holding anything, the
+ * header not counted, a quoted cell's line breaks inside its record. Counting
+ * through csv-parse cost as much as reading the rows a second time. Returns
+ * undefined (the caller counts with the reader, which also reports what is
+ * wrong) for anything only csv-parse decides: a line of blanks, a lone CR,
+ * mixed line ends, a quote inside an unquoted cell or text after a closing
+ * one, a record whose cells do not match the header's.
+ *
+ * @param chunkBytes bytes read at a time. @default 262144
+ */
+export async function countCsvRecords(file: string, chunkBytes = 1 << 18): Promise<number | undefined> {
+  const scan = new CsvCount();
+  for await (const chunk of createReadStream(file, { highWaterMark: chunkBytes }) as AsyncIterable<Buffer>) {
+    if (!scan.feed(chunk)) return undefined;
+  }
+  return scan.end();
+}
+
+const BOM = [0xef, 0xbb, 0xbf];
+
+/** The byte scan of {@link countCsvRecords}. */
+class CsvCount {
+  private records = 0;
+  /** Cells of the header (the first record); of the current record so far. */
+  private width = 0;
+  private cells = 1;
+  private content = false;
+  private blank = false;
+  private quoted = false;
+  /** The last byte closed a quoted cell. */
+  private closed = false;
+  private fieldStart = true;
+  private cr = false;
+  private lineEnd: 'lf' | 'crlf' | undefined;
+  /** Bytes of the file's start matched against the BOM (3: past it). */
+  private bom = 0;
+
+  feed(buf: Buffer): boolean {
+    for (let i = 0; i < buf.length; i++) {
+      if (this.bom < 3 && buf[i] === BOM[this.bom]) {
+        this.bom++;
+        continue;
+      }
+      this.bom = 3;
+      if (!this.byte(buf[i]!)) return false;
+    }
+    return true;
+  }
+
+  end(): number | undefined {
+    if (this.quoted || this.cr || (this.blank && !this.content)) return undefined;
+    if (this.content && !this.endRecord()) return undefined;
+    return Math.max(0, this.records - 1);
+  }
+
+  private byte(c: number): boolean {
+    if (this.cr && c !== 0x0a) return false;
+    if (this.quoted) {
+      if (c === 0x22) {
+        this.quoted = false;
+        this.closed = true;
+      }
+      return true;
+    }
+    if (this.closed) {
+      this.closed = false;
+      // "" inside a quoted cell: it goes on; after it only a separator or a line end.
+      if (c === 0x22) return (this.quoted = true);
+      if (c !== 0x2c && c !== 0x0d && c !== 0x0a) return false;
+    }
+    if (c === 0x22) {
+      if (!this.fieldStart) return false;
+      this.quoted = this.content = true;
+      this.fieldStart = false;
+      return true;
+    }
+    if (c === 0x0d) return (this.cr = true);
+    if (c === 0x0a) return this.endLine();
+    if (c === 0x2c) {
+      this.cells++;
+      this.content = this.fieldStart = true;
+      return true;
+    }
+    if (c === 0x20 || c === 0x09) this.blank = true;
+    else this.content = true;
+    this.fieldStart = false;
+    return true;
+  }
+
+  private endLine(): boolean {
+    const kind = this.cr ? 'crlf' : 'lf';
+    if (this.lineEnd !== undefined && this.lineEnd !== kind) return false;
+    this.lineEnd = kind;
+    this.cr = false;
+    if (!this.content) return !this.blank;
+    return this.endRecord();
+  }
+
+  private endRecord(): boolean {
+    if (this.records === 0) this.width = this.cells;
+    else if (this.cells !== this.width) return false;
+    this.records++;
+    this.cells = 1;
+    this.content = this.blank = false;
+    this.fieldStart = true;
+    return true;
+  }
 }
 
 /** Reads a field by any of its usual spellings (`phone`, `Phone`, `phoneNumber`...). */
