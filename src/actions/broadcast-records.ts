@@ -1,5 +1,6 @@
 /**
- * Durable per-recipient records of `files.broadcast`, and the two loops that
+ * Durable per-recipient records of a broadcast (messages.broadcast and its
+ * files.broadcast preset), and the two loops that
  * read the service: reconciliation (did a send whose answer was lost reach
  * the service?) and status following. Both decide per recipient from what the
  * service says about that recipient's message (its idMessage, its chat's
@@ -10,7 +11,7 @@
  * cannot be read, or it was sent again already) is `unknown`, never sent again.
  */
 import type { Message } from '../api/types.js';
-import { lookForSend } from '../client/send-lookup.js';
+import { contentKey, lookForSend } from '../client/send-lookup.js';
 import type { ActionContext, DurableState } from '../engine/action.js';
 import { FAILED_STATUSES } from '../engine/notify/records.js';
 
@@ -22,7 +23,19 @@ export type DeliveryStatus = 'sent' | 'delivered' | 'read';
 export interface RecipientRecord {
   chatId: string;
   where: string;
+  /** What the report shows of the message: a file's caption, a text, a poll's question. */
   caption?: string;
+  /**
+   * What the message carries, as the service's journals and queue show it
+   * (client/send-lookup.ts contentKey): what reconciliation looks for.
+   * @default the file `ReconcileOptions.fileName` with `caption` (records of files.broadcast before messages.broadcast)
+   */
+  content?: string;
+  /** The instance that sent it (its identity; a pool's member), and its config name for the report. */
+  sender?: string;
+  senderName?: string;
+  /** messages.broadcast: the A/B variant the recipient got (chosen once, kept for every later attempt and run). */
+  variant?: string;
   phase: RecipientPhase;
   /** The run that made the attempt (tells "sent by an earlier run of the campaign" apart). */
   runId?: string;
@@ -49,7 +62,10 @@ export interface RecipientRecord {
 }
 
 export interface ReconcileOptions {
-  fileName: string;
+  /** The job's name, for its log lines. */
+  action: string;
+  /** The file of a record without `content` (see {@link RecipientRecord.content}). */
+  fileName?: string;
   /** The instance's send-queue interval, ms. */
   sendIntervalMs: number;
   /** Extra time a queued message may take to show up, ms. */
@@ -163,7 +179,8 @@ async function reconcileOne(
   o: ReconcileOptions,
 ): Promise<'found' | 'resend' | 'open'> {
   const checkedAt = ctx.clock.now();
-  const shape = { chatId: r.chatId, fileName: o.fileName, caption: r.caption ?? '', since: r.intentAt };
+  const content = r.content ?? contentKey('sendFileByUrl', { fileName: o.fileName ?? '', caption: r.caption ?? '' })!;
+  const shape = { chatId: r.chatId, content, since: r.intentAt };
   const seen = await lookForSend(ctx.client, shape, { clockSkewMs: o.clockSkewMs, claimed, signal: ctx.signal });
   if ('found' in seen) {
     const hit = seen.found;
@@ -172,7 +189,7 @@ async function reconcileOne(
     delete r.absentSince;
     if (hit.message) applyStatus(r, hit.message, ctx.clock.now());
     await store.set(`r:${r.chatId}`, r);
-    ctx.logger.info(`files.broadcast: ${r.chatId} was already sent before the interruption (${hit.idMessage}); not sending again`);
+    ctx.logger.info(`${o.action}: ${r.chatId} was already sent before the interruption (${hit.idMessage}); not sending again`);
     return 'found';
   }
   if ('unknown' in seen || !mayResend(r)) return 'open';
@@ -189,7 +206,7 @@ async function reconcileOne(
     resent: `an interrupted send was in neither the send queue nor the chat history ${lag}s after: it never reached the service; sent again`,
   });
   await store.set(`r:${r.chatId}`, r);
-  ctx.logger.info(`files.broadcast: ${r.chatId}: ${r.resent}`);
+  ctx.logger.info(`${o.action}: ${r.chatId}: ${r.resent}`);
   return 'resend';
 }
 

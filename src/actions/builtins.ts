@@ -1,14 +1,18 @@
 /**
  * The built-in job actions: bulk account check, contact import, outgoing
- * audit, file broadcast, the opt-out list and waitForReply.
+ * audit, message broadcast (and its file preset), the opt-out list,
+ * waitForReply, http.request and a conversation's dialog step.
  */
 import type { ActionDefinition } from '../engine/action.js';
 import { checkAccountBulk } from './check-account-bulk.js';
 import { contactsImport } from './contacts-import.js';
 import { outgoingAudit } from './outgoing-audit.js';
 import { filesBroadcast } from './files-broadcast.js';
+import { messagesBroadcast } from './messages-broadcast.js';
+import { httpRequest } from './http-request.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
+import { dialog } from './dialog.js';
 
 /** The name of the built-in action that reads replies the notification consumer records (the runtime consumes the instances its flows use). */
 export { WAIT_FOR_REPLY } from './wait-for-reply.js';
@@ -19,7 +23,10 @@ export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   contactsImport,
   outgoingAudit,
   filesBroadcast,
+  messagesBroadcast,
   optOutAdd,
   optOutRemove,
   waitForReply,
+  dialog,
+  httpRequest,
 ];

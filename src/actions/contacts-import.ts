@@ -17,7 +17,7 @@ import { contactsNs } from '../engine/shared.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
-import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
+import { fileField, itemsField, maxConsecutiveFailuresField, recordsFrom, reportField } from './kit/inputs.js';
 import { countRows, parseBool, pickField, readRowBatches, type SourcedRow } from '../engine/flow/data-file.js';
 import { defaultReport, duplicateOf, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
@@ -52,7 +52,7 @@ export const ContactsImportInput = z
     maxConsecutiveFailures: maxConsecutiveFailuresField('contacts'),
     report: reportField(),
   })
-  .refine((v) => v.file !== undefined || v.items !== undefined, { error: 'give file or items' })
+  .refine(...recordsFrom('file', 'items'))
   .describe("Adds, edits or deletes contacts in the messenger's contact list from a file.");
 
 export type ContactsImportInput = z.output<typeof ContactsImportInput>;
@@ -228,7 +228,7 @@ async function plan(
   ctx: ActionContext,
   input: ContactsImportInput,
   job: Job,
-  apply: (c: Contact, where: string) => Promise<void>,
+  apply: (r: { c: Contact; where: string }) => Promise<void>,
 ): Promise<void> {
   for await (const rows of readRowBatches(ctx, CONTACTS_IMPORT, { file: input.file, items: input.items }))
     for (const row of rows) await planRow(ctx, input, job, row, apply);
@@ -239,7 +239,7 @@ async function planRow(
   input: ContactsImportInput,
   job: Job,
   row: SourcedRow,
-  apply: (c: Contact, where: string) => Promise<void>,
+  apply: (r: { c: Contact; where: string }) => Promise<void>,
 ): Promise<void> {
   job.tally.total++;
   const parsed = parseRow(row, input);
@@ -255,7 +255,7 @@ async function planRow(
     );
   }
   job.seen.set(parsed.chatId, row.where);
-  if (!job.done.delete(parsed.chatId)) await apply(parsed, row.where);
+  if (!job.done.delete(parsed.chatId)) await apply({ c: parsed, where: row.where });
 }
 
 // ---- load -----------------------------------------------------------------------
@@ -481,15 +481,12 @@ export const contactsImport = defineAction({
   },
   async run(ctx, input): Promise<ContactsImportSummary> {
     const job = await load(ctx, input);
-    await runJournaled(job, async () => {
-      await plan(ctx, input, job, (c, where) =>
-        job.window.push(
-          () => execute(ctx, input, job, c, where),
-          (a) => commit(job, ctx, c, a),
-        ),
-      );
-      await job.window.drain();
-    });
+    await runJournaled(
+      job,
+      (take: (r: { c: Contact; where: string }) => Promise<void>) => plan(ctx, input, job, take),
+      ({ c, where }) => execute(ctx, input, job, c, where),
+      ({ c }, a) => commit(job, ctx, c, a),
+    );
     return finish(ctx, input, job);
   },
 });

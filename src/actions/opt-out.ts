@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { FlowError } from '../api/errors.js';
 import { isChatId, personalChatId } from '../api/chat-id.js';
 import { defineAction, type ActionContext, type DurableState } from '../engine/action.js';
-import type { OptOutRecord } from '../engine/notify/records.js';
+import { optOutKey, type OptOutRecord } from '../engine/notify/records.js';
 import { OPT_OUT_NS } from '../engine/shared.js';
 import { normalisePhone } from './phone.js';
 
@@ -42,7 +42,7 @@ export function optOutList(ctx: Pick<ActionContext, 'shared'>): DurableState {
   return ctx.shared(OPT_OUT_NS);
 }
 
-export const optOutKey = (identity: string, chatId: string) => `${identity}:${chatId}`;
+export { optOutKey };
 
 export interface OptOutResult {
   chatId: string;

@@ -127,6 +127,12 @@ export const ERROR_CATALOGUE = {
     template: 'port {port} is already in use{host}: stop what listens there, or set {key} to another port (0 picks a free one)',
   },
   ACTION_FAILED: { template: "step '{step}' ({action}) failed: {reason}" },
+  /** A sub-flow run (`uses: flow/<name>`) ended failed or cancelled: its step fails (definite: the child is not started again). */
+  SUBFLOW_FAILED: { template: "step '{step}' (flow/{flow}): sub-flow run {runId} {status}: {reason}" },
+  /** `msgflow backfill` of a flow without a schedule, a reversed range, or too many slots. */
+  BACKFILL_INVALID: { status: 400, template: "cannot backfill flow '{flow}': {reason}" },
+  /** A sub-flow step's `with:` does not fit the child flow's `inputs:` (run time; `msgflow validate` says it with file:line:col). */
+  SUBFLOW_INPUT_INVALID: { template: "flow '{flow}' inputs.{input}: {reason}" },
   STEP_TIMEOUT: { template: "step '{step}' timed out after {timeoutMs} ms" },
   /** A step's `with`, after templates, does not fit the action's input schema (run time). */
   STEP_INPUT_INVALID: { template: "step '{step}'{item}: {details}" },
@@ -216,6 +222,22 @@ export const ERROR_CATALOGUE = {
   DAEMON_API_REFUSED: { template: "the daemon's dashboard at {url} refused the run: {message} ({code})" },
   /** `msgflow run` could not reach the daemon's dashboard, or lost it while following the run. */
   DAEMON_API_UNREACHABLE: { template: "the daemon's dashboard at {url} cannot be reached: {reason}" },
+
+  // ---- http.request and secrets ---------------------------------------------
+  /**
+   * http.request: the server answered a status outside 2xx (`failOnStatus: false` returns it instead).
+   * Classified by the status: 408, 429 and 5xx retryable, any other definite. `{request}` is
+   * `GET https://host/path` (never the query string, which may hold a key).
+   */
+  HTTP_STATUS: { template: '{request} answered HTTP {status}' },
+  /** http.request to a loopback, private or link-local address, refused unless the step allows it. */
+  HTTP_ADDRESS_REFUSED: {
+    template: "{request}: {host} is {address}, a {range} address; set allowPrivate: true in the step's with: to allow it",
+  },
+  /** http.request: the answer's body is longer than `maxResponseBytes`. */
+  HTTP_RESPONSE_TOO_LARGE: { template: '{request}: the answer is longer than the {limit} bytes allowed (maxResponseBytes)' },
+  /** `${{ secrets.NAME }}` names a secret none of the sources has (environment, secrets.file, secrets.dir). */
+  SECRET_MISSING: { template: '{location} {path}: secret {name} is not set ({sources})' },
 
   // ---- built-in job actions -------------------------------------------------
   /** An action's input (a data file, a row, a field) is unusable as a whole. */

@@ -66,7 +66,9 @@ function statusOfError(error: unknown): number | undefined {
  * Classifies an error by its catalogue code; an error without one (a plain
  * Error from a plugin) is `definite`, unless its cause classifies otherwise.
  * For API_ERROR (an answer with no more specific code) the HTTP status
- * decides: 401/403 fatal, 408/429/5xx retryable, other 4xx definite.
+ * decides: 401/403 fatal, 408/429/5xx retryable, other 4xx definite; for
+ * HTTP_STATUS (another server's answer to http.request): 408/429/5xx
+ * retryable, any other definite.
  *
  * @example classify(new ApiError('addContact', 401, 'Unauthorized', { code: 'UNAUTHORIZED' })) // 'fatal'
  */
@@ -79,6 +81,11 @@ export function classify(error: unknown): FailureClass {
     if (status === 401 || status === 403) return 'fatal';
     if (status === undefined || status === 408 || status === 429 || status >= 500) return 'retryable';
     return 'definite';
+  }
+  // An answer of another server (http.request): its status decides, and no status makes the instance unusable.
+  if (code === 'HTTP_STATUS') {
+    const status = statusOfError(error) ?? 0;
+    return status === 408 || status === 429 || status >= 500 ? 'retryable' : 'definite';
   }
   if (code === undefined && error instanceof Error && error.cause !== undefined && error.cause !== error) {
     return classify(error.cause);

@@ -17,11 +17,12 @@ import type { InstanceApi, Message, QueuedMessage } from '../api/types.js';
 /** The send being looked for. */
 export interface SendShape {
   chatId: string;
-  /** sendMessage's text. */
-  message?: string;
-  /** sendFileByUrl's file name and caption. */
-  fileName?: string;
-  caption?: string;
+  /**
+   * What the message carries, as {@link contentKey} makes it from the
+   * request: compared with the same key made from a journal's message or a
+   * queued request, so every kind matches by the fields the service keeps.
+   */
+  content: string;
   /** When the send was about to leave (ms): its message cannot be older, give or take `clockSkewMs`. */
   since: number;
 }
@@ -42,20 +43,63 @@ export interface SendLookupOptions {
  */
 export const DEFAULT_JOURNAL_LAG_MS = 120_000;
 
-/** The shape of a sendMessage or sendFileByUrl request; undefined for another method. */
-export function sendShape(method: string, request: unknown, since: number): SendShape | undefined {
-  const r = (request ?? {}) as Record<string, unknown>;
-  if (typeof r.chatId !== 'string') return undefined;
-  if (method === 'sendMessage' && typeof r.message === 'string') return { chatId: r.chatId, message: r.message, since };
-  if (method === 'sendFileByUrl' && typeof r.fileName === 'string') {
-    return { chatId: r.chatId, fileName: r.fileName, caption: typeof r.caption === 'string' ? r.caption : '', since };
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+const rec = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+
+/**
+ * The content key of a sending request (`method`: the method that sends it,
+ * or the queue's `type`, which is sendFileByUrl for an upload too); undefined
+ * for a method whose message cannot be told apart from another's. A file is
+ * its name and caption, a poll its question and options, a location its
+ * coordinates, a contact its number, buttons their body: what both the
+ * queue's request and the journal's message keep.
+ */
+export function contentKey(method: string, body: Record<string, unknown>): string | undefined {
+  switch (method) {
+    case 'sendMessage':
+      return typeof body.message === 'string' ? `text\n${body.message}` : undefined;
+    case 'sendFileByUrl':
+    case 'sendFileByUpload':
+      return typeof body.fileName === 'string' ? `file\n${body.fileName}\n${str(body.caption)}` : undefined;
+    case 'sendPoll': {
+      const options = Array.isArray(body.options) ? body.options.map((o) => str(rec(o).optionName)) : [];
+      return `poll\n${str(body.message)}\n${options.join('\n')}`;
+    }
+    case 'sendLocation':
+      return `location\n${Number(body.latitude)}\n${Number(body.longitude)}`;
+    case 'sendContact':
+      return `contact\n${Number(rec(body.contact).phoneContact)}`;
+    case 'sendInteractiveButtons':
+      return `buttons\n${str(body.body)}`;
+    default:
+      return undefined;
   }
-  return undefined;
 }
 
-function sameContent(s: SendShape, text: string | undefined, fileName: string | undefined, caption: string | undefined): boolean {
-  if (s.message !== undefined) return text === s.message;
-  return (fileName ?? '') === s.fileName && (caption ?? '') === (s.caption ?? '');
+/** The content key of a message in a journal (see {@link contentKey}); undefined for a kind msgflow does not send. */
+function messageKey(m: Message): string | undefined {
+  if (m.pollMessageData) return contentKey('sendPoll', { message: m.pollMessageData.name, options: m.pollMessageData.options ?? [] });
+  if (m.location) return contentKey('sendLocation', m.location as unknown as Record<string, unknown>);
+  if (m.contact) return contentKey('sendContact', { contact: { phoneContact: m.contact.phoneNumber ?? phoneOfVcard(m.contact.vcard) } });
+  if (m.interactiveButtons) return contentKey('sendInteractiveButtons', { body: m.interactiveButtons.body });
+  if (m.fileName !== undefined) return contentKey('sendFileByUrl', { fileName: m.fileName, caption: m.caption ?? '' });
+  const text = m.textMessage ?? m.extendedTextMessageData?.text;
+  return text === undefined ? undefined : contentKey('sendMessage', { message: text });
+}
+
+/** A vCard's first phone number, digits only (`TEL;…:+7 900…`), as a number. */
+function phoneOfVcard(vcard: string | undefined): number | undefined {
+  const tel = /TEL[^:]*:([^\r\n]+)/i.exec(vcard ?? '');
+  const digits = tel?.[1]?.replace(/\D/g, '');
+  return digits ? Number(digits) : undefined;
+}
+
+/** The shape of a sending request (see {@link contentKey}); undefined for another method. */
+export function sendShape(method: string, request: unknown, since: number): SendShape | undefined {
+  const r = rec(request);
+  if (typeof r.chatId !== 'string') return undefined;
+  const content = contentKey(method, r);
+  return content === undefined ? undefined : { chatId: r.chatId, content, since };
 }
 
 function historyMatch(m: Message, s: SendShape, o: SendLookupOptions): boolean {
@@ -64,18 +108,12 @@ function historyMatch(m: Message, s: SendShape, o: SendLookupOptions): boolean {
     m.chatId === s.chatId &&
     !o.claimed?.has(m.idMessage) &&
     m.timestamp * 1000 >= s.since - o.clockSkewMs &&
-    sameContent(s, m.textMessage, m.fileName, m.caption)
+    messageKey(m) === s.content
   );
 }
 
 function queueMatch(q: QueuedMessage, s: SendShape, o: SendLookupOptions): boolean {
-  const type = s.message !== undefined ? 'sendMessage' : 'sendFileByUrl';
-  return (
-    q.type === type &&
-    q.body.chatId === s.chatId &&
-    !o.claimed?.has(q.messageID) &&
-    sameContent(s, q.body.message, q.body.fileName, q.body.caption)
-  );
+  return q.body.chatId === s.chatId && !o.claimed?.has(q.messageID) && contentKey(q.type, q.body) === s.content;
 }
 
 /**

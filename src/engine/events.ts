@@ -3,6 +3,7 @@
  * the scheduler and plugins subscribe to.
  */
 import { EventEmitter } from 'eventemitter3';
+import type { RunTrigger } from '../store/types.js';
 import type { ProgressCounts } from './action.js';
 
 export interface RunRef {
@@ -11,7 +12,7 @@ export interface RunRef {
 }
 
 export interface EngineEvents {
-  'run:started': [RunRef & { trigger: 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification'; dryRun: boolean }];
+  'run:started': [RunRef & { trigger: RunTrigger; dryRun: boolean }];
   /** The run's counters as its record has them (RunRecord.items*; the engine always sets all five). */
   'run:finished': [
     RunRef & {
@@ -62,7 +63,8 @@ export interface EngineEvents {
    * name, never its id; `lagMs` is receipt time minus the notification's own
    * timestamp.
    */
-  'notification:received': [{ instance: string; type: string; lagMs: number; flowsStarted: number }];
+  /** `flowsSkipped`: flows the notification matched that started nothing (the chat is handed over to a human). */
+  'notification:received': [{ instance: string; type: string; lagMs: number; flowsStarted: number; flowsSkipped?: number }];
   /**
    * One API call made through a configured client (not the local service's
    * own handling). `outcome` is 'ok' or the error code (src/api/error-codes.ts).

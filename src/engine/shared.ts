@@ -13,6 +13,8 @@
 import type { DurableState, EngineStore } from '../store/types.js';
 import type { ConsumerRecord, IncomingChatRecord, OptOutRecord, OutgoingStatusRecord } from './notify/records.js';
 import type { PauseRecord } from './run/pauses.js';
+import type { IdleTimer, Session } from './conversation/session.js';
+import type { Handover } from './conversation/handover.js';
 
 /** A namespace of `ctx.shared()` and the type of its records. */
 export interface SharedNamespace<R> {
@@ -64,6 +66,12 @@ export const OPT_OUT_NS = namespace<OptOutRecord>('opt-out');
 export const OUTGOING_STATUS_NS = namespace<OutgoingStatusRecord>('outgoing-status');
 /** `${identity}:${chatId}` -> the latest incoming messages of a chat (waitForReply). */
 export const INCOMING_NS = namespace<IncomingChatRecord>('incoming');
+/** `${identity}|${flow}|${chatId}` -> a dialog's session with the chat (actions/dialog.ts, `msgflow sessions`, the dashboard). */
+export const DIALOG_SESSIONS_NS = namespace<Session>('dialog-sessions');
+/** Same keys -> when that session ends for silence: only live sessions with an `idle:` have one (the idle sweeper reads them). */
+export const DIALOG_IDLE_NS = namespace<IdleTimer>('dialog-idle');
+/** `${identity}:${chatId}` -> the chat is handed to a human: the bot keeps quiet in it (conversation/handover.ts). */
+export const HANDOVER_NS = namespace<Handover>('handover');
 /** `${identity}` -> the instance's notifications are consumed since `since`. */
 export const CONSUMERS_NS = namespace<ConsumerRecord>('notification-consumers');
 
@@ -78,3 +86,7 @@ export const contactsNs = (identity: string) => namespace<unknown>(`contacts:${i
 export const auditNs = (identity: string) => namespace<unknown>(`audit:${identity}`);
 /** files.broadcast's records of one campaign (`with.campaign`) on an instance, kept across runs. */
 export const broadcastCampaignNs = (identity: string, campaign: string) => namespace<unknown>(`broadcast:${identity}:${campaign}`);
+/** `${identity}:first` (the day an instance first sent a broadcast) and `${identity}:${YYYY-MM-DD}` (its broadcast sends that day): daily caps and warm-up across campaigns. */
+export const BROADCAST_USAGE_NS = namespace<{ day?: string; sends?: number }>('broadcast-usage');
+/** `${chatId}` -> the instance that sends a pool's broadcasts to this chat (sticky across campaigns). */
+export const BROADCAST_SENDERS_NS = namespace<{ identity: string; name: string; at: number }>('broadcast-senders');

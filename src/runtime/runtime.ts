@@ -15,7 +15,7 @@ import { createStore } from '../store/create.js';
 import type { EngineStore } from '../store/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver, identityOf } from './clients.js';
-import { createProjectEngine, flowSource, localUrlOf } from './project-engine.js';
+import { createProjectEngine, flowSource, localUrlOf, secretLookup } from './project-engine.js';
 import { interceptApi, type InterceptedApi } from '../client/interceptors.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { Redactor } from '../util/secrets.js';
@@ -52,6 +52,8 @@ export interface RuntimeOptions {
 
 export interface Runtime {
   readonly config: Config;
+  /** The value of `${{ secrets.NAME }}` (config.yaml `secrets:`), hidden by the redactor once handed out. */
+  readonly secret: (name: string) => string | undefined;
   readonly bus: EngineBus;
   readonly registry: ActionRegistry;
   readonly store: EngineStore;
@@ -157,7 +159,11 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const localUrl = localUrlOf(config);
   const executor = await createExecutor(config, store);
 
+  const source = flowSource(config, registry);
+  const secret = secretLookup(config, redactor);
   const engine = createProjectEngine(config, {
+    // A sub-flow step's child, as the flows directory holds it now (read once per step execution).
+    flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
     store,
     registry,
     bus,
@@ -166,8 +172,9 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     logger: opts.logger,
     executor,
     waitRecheckMs: opts.waitRecheckMs,
+    secret,
+    redactor,
   });
-  const source = flowSource(config, registry);
   let closed = false;
   return {
     config,
@@ -177,6 +184,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     engine,
     clock,
     redactor,
+    secret,
     local,
     clientFor,
     localUrl,

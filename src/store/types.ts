@@ -28,7 +28,16 @@ export interface DurableState {
 /** Life cycle of a run. `running`/`waiting`/`interrupted` runs are resumable. */
 export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'interrupted' | 'cancelled';
 
-export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification';
+export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification' | 'subflow' | 'backfill';
+
+/** The run and step that started a sub-flow run (`uses: flow/<name>`). */
+export interface RunParent {
+  runId: string;
+  flow: string;
+  step: string;
+  /** The forEach item the child runs for, when the step fans out. */
+  item?: number;
+}
 
 /** Statuses a run can be resumed from after a crash or a graceful stop. */
 export const RESUMABLE_STATUSES: readonly RunStatus[] = ['running', 'waiting', 'interrupted'];
@@ -92,6 +101,12 @@ export interface RunRecord {
   lastCrash?: string;
   /** Concurrency group the run holds a slot of (`concurrency.group`, default the flow name). */
   group?: string;
+  /**
+   * The key value whose slots of the group the run holds (`concurrency.key`,
+   * or the chat of the notification that started it), computed once when the
+   * run was decided: a resume takes the same. Absent: the group's shared slots.
+   */
+  concurrencyKey?: string;
   /** `msgflow runs retry`: the finished run whose failed items this run redoes. */
   retryOf?: string;
   /**
@@ -107,6 +122,12 @@ export interface RunRecord {
    * before it existed and on flows that read no data file.
    */
   dataInputs?: Record<string, boolean>;
+  /** A sub-flow run (trigger `subflow`): the run and step that started it. */
+  parent?: RunParent;
+  /** The flow's `outputs:` evaluated when the run succeeded: a sub-flow step's output. */
+  outputs?: Record<string, unknown>;
+  /** A schedule's slot (ms since the epoch) the run stands for: set on `backfill` runs. */
+  slot?: number;
 }
 
 /**
@@ -198,17 +219,29 @@ export interface ItemCounts {
   skipped?: number;
 }
 
-/** A run's counters as {@link ItemCounts}. */
-export function runCounts(
-  r: Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'>,
-): ItemCounts {
-  return {
+/** The five counters of a run's record (RunRecord.items*). */
+export type RunCountFields = Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'>;
+
+/** Every counter set: an absent one (a record written before it existed) is 0. */
+export function allCounts(c: ItemCounts): Required<ItemCounts> {
+  return { done: c.done, failed: c.failed, invalid: c.invalid ?? 0, duplicate: c.duplicate ?? 0, skipped: c.skipped ?? 0 };
+}
+
+/** A run's counters as {@link ItemCounts}, every one set. */
+export function runCounts(r: RunCountFields): Required<ItemCounts> {
+  return allCounts({
     done: r.itemsDone,
     failed: r.itemsFailed,
-    invalid: r.itemsInvalid ?? 0,
-    duplicate: r.itemsDuplicate ?? 0,
-    skipped: r.itemsSkipped ?? 0,
-  };
+    invalid: r.itemsInvalid,
+    duplicate: r.itemsDuplicate,
+    skipped: r.itemsSkipped,
+  });
+}
+
+/** Counters as a run's record holds them, every one set. */
+export function runCountFields(r: RunCountFields): Required<RunCountFields> {
+  const c = runCounts(r);
+  return { itemsDone: c.done, itemsFailed: c.failed, itemsInvalid: c.invalid, itemsDuplicate: c.duplicate, itemsSkipped: c.skipped };
 }
 
 /** A durable timer: an absolute wake time that survives restarts. */

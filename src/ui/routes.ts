@@ -15,6 +15,7 @@ import {
   reportFile,
   retryRun,
   startRun,
+  startBackfill,
   type ApiContext,
 } from './api.js';
 import type { EventHub } from './events.js';
@@ -42,6 +43,23 @@ export interface RouteDeps {
   follow: FollowHub;
   metrics: UiMetrics;
   reachability: () => Promise<Record<string, Reachability>>;
+}
+
+/** A writing POST on `/api/flows/<name>/…` whose JSON body `create` turns into what it made (201). */
+function createdFrom(
+  pattern: RegExp,
+  create: (flow: string, body: unknown) => Promise<unknown>,
+  json: (res: ServerResponse, status: number, body: unknown) => void,
+): Route {
+  return {
+    method: 'POST',
+    pattern,
+    writes: true,
+    handler: async (req, res, m) => {
+      const body = await readBody(req, res);
+      if (body) json(res, 201, await create(decode(m[1]!), body.value));
+    },
+  };
 }
 
 /**
@@ -140,15 +158,8 @@ export function buildRoutes(d: RouteDeps): Route[] {
     { method: 'GET', pattern: /^\/api\/runs$/, handler: runListHandler(d.index, ctx.runtime.redactor.scrub) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)$/, handler: runDetailHandler(ctx) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)\/steps\/([^/]+)\/report$/, handler: reportHandler(ctx) },
-    {
-      method: 'POST',
-      pattern: /^\/api\/flows\/([^/]+)\/runs$/,
-      writes: true,
-      handler: async (req, res, m) => {
-        const body = await readBody(req, res);
-        if (body) json(res, 201, await startRun(ctx, decode(m[1]!), body.value));
-      },
-    },
+    createdFrom(/^\/api\/flows\/([^/]+)\/runs$/, (flow, body) => startRun(ctx, flow, body), json),
+    createdFrom(/^\/api\/flows\/([^/]+)\/backfill$/, (flow, body) => startBackfill(ctx, flow, body), json),
     {
       method: 'POST',
       pattern: /^\/api\/runs\/([^/]+)\/cancel$/,

@@ -7,7 +7,15 @@ import path from 'node:path';
 import cronstrue from 'cronstrue';
 import { nextSlot } from '../engine/schedule/slots.js';
 import type { Flow } from '../engine/flow/types.js';
-import type { ErrorInfo, ItemResult, RunRecord, StepRecord } from '../store/types.js';
+import {
+  allCounts,
+  runCountFields,
+  type ErrorInfo,
+  type ItemCounts,
+  type ItemResult,
+  type RunRecord,
+  type StepRecord,
+} from '../store/types.js';
 
 /**
  * A run as the API shows it: an allow-list of the record's fields (never its
@@ -47,11 +55,7 @@ export function toRunSummary(r: RunRecord): RunSummary {
     finishedAt: r.finishedAt,
     durationMs: r.durationMs,
     updatedAt: r.updatedAt,
-    itemsDone: r.itemsDone,
-    itemsFailed: r.itemsFailed,
-    itemsInvalid: r.itemsInvalid ?? 0,
-    itemsDuplicate: r.itemsDuplicate ?? 0,
-    itemsSkipped: r.itemsSkipped ?? 0,
+    ...runCountFields(r),
     currentStep: r.currentStep,
     waitingUntil: r.waitingUntil,
     waitReason: r.waitReason,
@@ -62,7 +66,7 @@ export function toRunSummary(r: RunRecord): RunSummary {
 }
 
 /** One step as the dashboard API shows it (GET /api/runs/:id); the progress line's and the expression scope's views of a step are StepView and StepScope. */
-export interface StepDetail {
+export interface StepDetail extends Required<ItemCounts> {
   step: string;
   action: string;
   status: StepRecord['status'];
@@ -70,13 +74,8 @@ export interface StepDetail {
   startedAt: number;
   finishedAt?: number;
   durationMs?: number;
-  /** Items of a forEach step, records of a job; the counters below add up to it once the step is over. */
+  /** Items of a forEach step, records of a job; the counters (ItemCounts) add up to it once the step is over. */
   total?: number;
-  done: number;
-  failed: number;
-  invalid: number;
-  duplicate: number;
-  skipped: number;
   /** Records held by a durable wait right now. */
   waiting: number;
   output?: unknown;
@@ -97,11 +96,7 @@ export function toStepDetail(runId: string, s: StepRecord, now: number): StepDet
     finishedAt: s.finishedAt,
     durationMs: (s.finishedAt ?? now) - s.startedAt,
     total: s.total,
-    done: s.done,
-    failed: s.failed,
-    invalid: s.invalid ?? 0,
-    duplicate: s.duplicate ?? 0,
-    skipped: s.skipped ?? 0,
+    ...allCounts(s),
     waiting: s.waiting ?? 0,
     output,
     error: s.error,

@@ -19,7 +19,7 @@ describe('schema/flow.schema.json', () => {
     const schema = buildFlowJsonSchema(builtinRegistry()) as any;
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
     expect(schema.additionalProperties).toBe(false);
-    expect(schema.required).toEqual(['name', 'steps']);
+    expect(schema.required).toEqual(['name']);
     const step = schema.properties.steps.items;
     expect(step.properties.uses.anyOf[0].enum).toContain('checkAccount');
     expect(step.properties.timeout.anyOf[0].pattern).toBe('^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$');

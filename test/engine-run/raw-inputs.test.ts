@@ -44,6 +44,17 @@ describe('rawInputs: with: keys an action evaluates itself', () => {
     );
   });
 
+  it('`row` (the record a job evaluates a key for) is accepted only in those keys, with the place of a misuse', () => {
+    const registry = registryWith(perRecipient);
+    const ok = `name: f\nsteps:\n  - id: s\n    uses: test.perRecipient\n    with:\n      recipients: []\n      caption: "Hello \${{ row.firstName }}"\n`;
+    const dir = tempProject({ 'flows/ok.yaml': ok, 'flows/bad.yaml': ok.replace('recipients: []', 'recipients: "${{ row }}"') });
+    const opts = { registry, baseDir: dir };
+    expect(loadFlowFile(path.join(dir, 'flows/ok.yaml'), opts).steps[0]!.with.caption).toBe('Hello ${{ row.firstName }}');
+    expect(() => loadFlowFile(path.join(dir, 'flows/bad.yaml'), opts)).toThrow(
+      /bad\.yaml:6:\d+ steps\[0\]\.with\.recipients.*'row' is only set in a job's per-recipient field/,
+    );
+  });
+
   it('the runner passes them unevaluated and evaluates the others', async () => {
     const { engine } = testEngine(registryWith(perRecipient));
     const f = flow(

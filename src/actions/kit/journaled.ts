@@ -9,6 +9,7 @@
 import type { ActionContext, RunJournal } from '../../engine/action.js';
 import type { JobCounters } from './counters.js';
 import type { FailureGuard } from './guard.js';
+import type { InFlight } from './in-flight.js';
 import type { ReportRow, ReportWriter } from './report.js';
 import type { RowIndex } from './row-index.js';
 
@@ -67,10 +68,34 @@ export async function replayJournal<E extends JournalEntry>(
   job.counters.flush();
 }
 
-/** Runs the records; on a failure flushes counters and journal and ends the report where it is, then rethrows. */
-export async function runJournaled<E extends JournalEntry>(job: JournaledJob<E>, work: () => Promise<void>): Promise<void> {
+/**
+ * Where a job's records come from: an async iterable, or a feed that hands
+ * each record to `take` and awaits it (a job reading its rows in batches:
+ * no step of an async iterator per record).
+ */
+export type RecordFeed<R> = AsyncIterable<R> | ((take: (r: R) => Promise<void>) => Promise<void>);
+
+/**
+ * Runs the records: each planned record's `work` in the job's window (its
+ * calls overlap), its `commit` in record order, then the window drained. On a
+ * failure flushes counters and journal and ends the report where it is, then
+ * rethrows.
+ */
+export async function runJournaled<E extends JournalEntry, R, A>(
+  job: JournaledJob<E> & { window: InFlight },
+  records: RecordFeed<R>,
+  work: (r: R) => Promise<A>,
+  commit: (r: R, answer: A) => Promise<void>,
+): Promise<void> {
+  const take = (r: R) =>
+    job.window.push(
+      () => work(r),
+      (a) => commit(r, a),
+    );
   try {
-    await work();
+    if (typeof records === 'function') await records(take);
+    else for await (const r of records) await take(r);
+    await job.window.drain();
   } catch (e) {
     job.counters.flush();
     await job.journal.flush().catch(() => undefined);

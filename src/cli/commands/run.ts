@@ -89,7 +89,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
     // The daemon's API takes data files from the data folders only: a run reading another stays here.
     const outside = Object.entries((await dataInputsOf(flow, inputs)) ?? {}).flatMap(([name, ok]) => (ok ? [] : [name]));
     const starter = await chooseStarter(runtime, local, values, io, outside);
-    const obtained = await obtainRun(runtime.engine, local, flow, inputs, values, io, () => signalled !== undefined, starter);
+    const request = { engine: runtime.engine, local, flow, inputs, flags: values, io, start: starter };
+    const obtained = await obtainRun(request, () => signalled !== undefined);
     if (obtained.kind === 'exit') return obtained.code;
     started = obtained.started;
     const record = started.remote ? await Promise.race([started.record(), signal]) : await started.record();
@@ -207,21 +208,27 @@ function liveSentence(d: Extract<Decision, { kind: 'live' }>): string {
   return `${d.what} is live in ${d.where}; --wait waits for it, 'msgflow runs cancel ${d.runId}' stops it`;
 }
 
+/** What `msgflow run` asks for, and what it starts a run with. */
+interface RunRequest {
+  engine: Engine;
+  local: InProcessEngineClient;
+  flow: Flow;
+  inputs: Record<string, string>;
+  flags: RunFlags;
+  io: Io;
+  start: Starter;
+}
+
 /** The run to follow, or the exit code when none may start now (already explained). */
 async function obtainRun(
-  engine: Engine,
-  local: InProcessEngineClient,
-  flow: Flow,
-  inputs: Record<string, string>,
-  flags: RunFlags,
-  io: Io,
+  req: RunRequest,
   stopped: () => boolean,
-  start: Starter,
 ): Promise<{ kind: 'started'; started: Started } | { kind: 'exit'; code: number }> {
+  const { flags, io } = req;
   let announced = false;
   for (;;) {
     if (stopped()) return { kind: 'exit', code: EXIT.FAILURE };
-    const d = await decideOrLive(engine, local, flow, inputs, flags, io, start);
+    const d = await decideOrLive(req);
     if (d.kind === 'started') return d;
     if (d.kind === 'refused') return { kind: 'exit', code: EXIT.USAGE };
     if (!flags.wait) {
@@ -235,9 +242,9 @@ async function obtainRun(
 }
 
 /** decide(), with the engine's RUN_LIVE (a run of the flow started elsewhere meanwhile) as the live decision it is. */
-async function decideOrLive(...args: Parameters<typeof decide>): Promise<Decision> {
+async function decideOrLive(req: RunRequest): Promise<Decision> {
   try {
-    return await decide(...args);
+    return await decide(req);
   } catch (e) {
     if (!(e instanceof MsgflowError && e.code === 'RUN_LIVE')) throw e;
     const { what, holder, runId } = e.params;
@@ -246,15 +253,7 @@ async function decideOrLive(...args: Parameters<typeof decide>): Promise<Decisio
 }
 
 /** What to do now: start, resume, name the live run, or refuse (explained). */
-async function decide(
-  engine: Engine,
-  local: InProcessEngineClient,
-  flow: Flow,
-  inputs: Record<string, string>,
-  flags: RunFlags,
-  io: Io,
-  start: Starter,
-): Promise<Decision> {
+async function decide({ engine, local, flow, inputs, flags, io, start }: RunRequest): Promise<Decision> {
   const resume = async (runId: string, said: string): Promise<Decision> => {
     const run = await local.resume(flow, runId);
     io.err(`msgflow: resuming run ${run.runId} of ${flow.name} from its checkpoint${said}`);

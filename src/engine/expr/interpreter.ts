@@ -22,6 +22,8 @@ export interface StepScope {
   total: number;
   /** forEach: one entry per item, in item order. */
   results?: unknown[];
+  /** Why the step failed (a step-level failure): what its `on-failure:` steps read. */
+  error?: { message: string; code?: string };
 }
 
 /** Everything an expression can read. */
@@ -34,7 +36,14 @@ export interface ExprScope {
   item?: unknown;
   /** 0-based index of the current forEach item. */
   index?: number;
-  run: { id: string; flow: string; startedAt: number };
+  /**
+   * The recipient's row of a job that evaluates a `with:` field once per
+   * record (messages.broadcast's message: `${{ row.firstName }}`); set by the
+   * job through ctx.render, never by the runner.
+   */
+  row?: unknown;
+  /** `slot`: the schedule slot (ms) a backfill run stands for. */
+  run: { id: string; flow: string; startedAt: number; slot?: number };
   /**
    * msgflow's local service, when config.yaml has `local:`: `local.url` is its
    * base URL (e.g. `http://127.0.0.1:7070`), so flows never write the port.
@@ -42,6 +51,14 @@ export interface ExprScope {
   local?: { url: string };
   /** The notification that started the run (flows with `on.notification`); undefined otherwise. */
   event?: unknown;
+  /** A conversation's templates (engine/conversation): the chat's session (state, vars, chatId, startedAt). */
+  session?: unknown;
+  /** A conversation's templates: the message being handled (id, text, kind, choices, senderName). */
+  message?: unknown;
+  /** A conversation transition's templates: the value its `expect:` parsed. */
+  value?: unknown;
+  /** `${{ secrets.NAME }}`: the secrets the flow names, resolved when its run starts (never stored with it). */
+  secrets?: Record<string, string | undefined>;
   /**
    * The engine's clock, for `now()` (not readable by expressions: it is not a
    * scope root). @default the system clock

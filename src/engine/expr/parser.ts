@@ -32,7 +32,23 @@ import { tokenize, type Token } from './tokenizer.js';
 import { closest } from '../registry/suggest.js';
 
 /** The names an expression may start from. */
-export const SCOPE_ROOTS = ['inputs', 'env', 'steps', 'item', 'index', 'run', 'local', 'event'] as const;
+export const SCOPE_ROOTS = [
+  'inputs',
+  'env',
+  'steps',
+  'item',
+  'index',
+  'run',
+  'local',
+  'event',
+  'row',
+  'session',
+  'message',
+  'value',
+  'secrets',
+] as const;
+/** The roots only a conversation's templates read (engine/conversation): the session, the message, a validated value. */
+export const DIALOG_ROOTS: readonly ScopeRoot[] = ['session', 'message', 'value'];
 export type ScopeRoot = (typeof SCOPE_ROOTS)[number];
 
 export type Node =

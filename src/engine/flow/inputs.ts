@@ -270,3 +270,47 @@ async function readFile(flow: Flow, name: string, file: string, def: FlowInputDe
     throw inputError(flow, name, reason, e);
   }
 }
+
+/** Whether `v` fits a declared input type (`any` and an undeclared type take anything). */
+export function fitsInputType(v: unknown, type: FlowInputDef['type']): boolean {
+  switch (type) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return typeof v === type;
+    case 'array':
+      return Array.isArray(v);
+    case 'object':
+      return v !== null && typeof v === 'object' && !Array.isArray(v);
+    default:
+      return true;
+  }
+}
+
+/**
+ * A sub-flow's inputs: the values its caller's `with:` gave (already typed:
+ * they are checked against the declared type, never coerced), the others
+ * resolved as any run's are (file, value, default) by `rest`.
+ */
+export async function inputsFromValues(
+  flow: Flow,
+  values: Record<string, unknown>,
+  rest: (flow: Flow) => Promise<Record<string, unknown>>,
+): Promise<Record<string, unknown>> {
+  const given: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(values)) {
+    const def = Object.hasOwn(flow.inputs, name) ? flow.inputs[name] : undefined;
+    const names = Object.keys(flow.inputs);
+    if (!def) {
+      const list = names.length ? `; inputs: ${names.join(', ')}` : '; the flow declares no inputs';
+      throw new FlowError('SUBFLOW_INPUT_INVALID', { flow: flow.name, input: name, reason: `no such input${list}` });
+    }
+    if (v !== undefined && v !== null && !fitsInputType(v, def.type))
+      throw new FlowError('SUBFLOW_INPUT_INVALID', { flow: flow.name, input: name, reason: `expected ${def.type}, got ${typeof v}` });
+    const bad = unstorable(v);
+    if (bad) throw new FlowError('SUBFLOW_INPUT_INVALID', { flow: flow.name, input: name, reason: bad });
+    given[name] = v;
+  }
+  const others = Object.fromEntries(Object.entries(flow.inputs).filter(([n]) => !Object.hasOwn(given, n)));
+  return { ...(await rest({ ...flow, inputs: others })), ...given };
+}

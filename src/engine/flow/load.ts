@@ -9,12 +9,14 @@ import path from 'node:path';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import { deepFreeze } from '../../util/freeze.js';
 import { parseYamlSource, type YamlSource } from '../../util/yaml-source.js';
-import type { Flow } from './types.js';
+import type { Flow, FlowStep } from './types.js';
+import { DIALOG_ACTION, DIALOG_STEP_ID } from '../conversation/check.js';
 import { closest } from '../registry/suggest.js';
 import { checkFlow, reportSchemaIssues, type CheckOptions } from './check.js';
 import { FlowFileError, FlowIssue } from './errors.js';
 import { unusableFilePaths } from './input-files.js';
 import { Reporter } from './reporter.js';
+import { subflowIssues } from './subflows.js';
 import { FlowFileSchema, type FlowFileData } from './schema.js';
 
 export interface LoadFlowOptions extends CheckOptions {
@@ -82,15 +84,63 @@ export function loadFlowFile(file: string, opts: LoadFlowOptions): Flow {
   const rep = new Reporter(src, text, raw);
   const parsed = FlowFileSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) reportSchemaIssues(rep, parsed.error.issues);
-  const env = checkFlow(rep, rawObj, opts);
+  const { env, secrets } = checkFlow(rep, rawObj, opts);
   const flowName = typeof rawObj.name === 'string' ? rawObj.name : undefined;
   if (rep.issues.length > 0 || !parsed.success) throw new FlowFileError(display, sortIssues(rep.issues), flowName);
-  return deepFreeze(toFlow(parsed.data, env, src, { file: abs, displayFile: display, baseDir: opts.baseDir }));
+  return deepFreeze({
+    ...toFlow(parsed.data, rawConversation(rawObj), env, src, { file: abs, displayFile: display, baseDir: opts.baseDir }),
+    secrets,
+  });
 }
 
 function sortIssues(issues: FlowIssue[]): FlowIssue[] {
   const seen = new Set<string>();
   return issues.filter((i) => (seen.has(i.message) ? false : (seen.add(i.message), true))).sort((a, b) => a.line - b.line || a.col - b.col);
+}
+
+/** The conversation block as written (its templates unevaluated): what the dialog step gets as input. */
+function rawConversation(raw: Record<string, unknown>): unknown {
+  return raw.conversation;
+}
+
+/**
+ * A conversation's own step, first in the flow: the `dialog` action with the
+ * block as written, its templates compiled with their positions (the action
+ * renders them per message, against the session).
+ */
+function dialogStep(src: YamlSource, conversation: unknown): FlowStep {
+  const table = new Map<string, CompiledTemplate>();
+  collectTemplates(src, ['conversation'], conversation, table);
+  return {
+    id: DIALOG_STEP_ID,
+    uses: DIALOG_ACTION,
+    concurrency: 1,
+    with: { conversation },
+    retry: { maxAttempts: 1, backoff: 'exponential', jitter: true, delayMs: 1000, maxDelayMs: 600_000 },
+    continueOnError: false,
+    location: src.locate(['conversation']),
+    templates: table,
+  };
+}
+
+/** Compiles every template inside `value` (at `at` in the file) into `table`; the same text twice keeps the first position. */
+function collectTemplates(
+  src: YamlSource,
+  at: (string | number)[],
+  value: unknown,
+  table: Map<string, CompiledTemplate>,
+  bare = false,
+): void {
+  if (typeof value === 'string') {
+    if (table.has(value) || !(hasTemplate(value) || (bare && value.trim() !== ''))) return;
+    try {
+      table.set(value, locatedTemplate(value, src.locate(at), bare));
+    } catch {
+      // Not a valid expression: checkFlow has refused the file already.
+    }
+  } else if (Array.isArray(value)) value.forEach((v, k) => collectTemplates(src, [...at, k], v, table));
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) collectTemplates(src, [...at, k], v, table);
 }
 
 /**
@@ -99,27 +149,32 @@ function sortIssues(issues: FlowIssue[]): FlowIssue[] {
  * EXPRESSION_LIMIT) names where it is written. The same text twice in a step
  * keeps the first position.
  */
-function stepTemplates(src: YamlSource, i: number, step: FlowFileData['steps'][number]): Map<string, CompiledTemplate> {
+function stepTemplates(
+  src: YamlSource,
+  at: (string | number)[],
+  step: Pick<FlowFileData['steps'][number], 'if' | 'forEach' | 'with'>,
+): Map<string, CompiledTemplate> {
   const table = new Map<string, CompiledTemplate>();
-  const note = (at: (string | number)[], value: unknown, bare = false): void => {
-    if (typeof value === 'string') {
-      if (table.has(value) || !(hasTemplate(value) || (bare && value.trim() !== ''))) return;
-      try {
-        table.set(value, locatedTemplate(value, src.locate(at), bare));
-      } catch {
-        // Not a valid expression: checkFlow has refused the file already.
-      }
-    } else if (Array.isArray(value)) value.forEach((v, k) => note([...at, k], v));
-    else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) note([...at, k], v);
-  };
-  note(['steps', i, 'if'], step.if, true);
-  note(['steps', i, 'forEach'], step.forEach);
-  note(['steps', i, 'with'], step.with);
+  collectTemplates(src, [...at, 'if'], step.if, table, true);
+  collectTemplates(src, [...at, 'forEach'], step.forEach, table);
+  collectTemplates(src, [...at, 'with'], step.with, table);
   return table;
+}
+
+/** A step of the model, with its position and templates, and its `on-failure:` steps' (at `on-failure[j]` under it). */
+function located(src: YamlSource, at: (string | number)[], s: FlowFileData['steps'][number]): FlowStep {
+  const { onFailure, ...step } = s;
+  return {
+    ...step,
+    location: src.locate(at),
+    templates: stepTemplates(src, at, step),
+    ...(onFailure ? { onFailure: onFailure.map((h, j) => located(src, [...at, 'on-failure', j], h)) } : {}),
+  };
 }
 
 function toFlow(
   d: FlowFileData,
+  rawConversation: unknown,
   env: Record<string, string>,
   src: YamlSource,
   where: Pick<Flow, 'file' | 'displayFile' | 'baseDir'>,
@@ -132,7 +187,7 @@ function toFlow(
       ? { ...on, notification: { ...on.notification, instance: on.notification.instance ?? d.instance } }
       : { ...on, notification: undefined },
     env,
-    steps: steps.map((s, i) => ({ ...s, location: src.locate(['steps', i]), templates: stepTemplates(src, i, s) })),
+    steps: [...(d.conversation ? [dialogStep(src, rawConversation)] : []), ...steps.map((s, i) => located(src, ['steps', i], s))],
     file: where.file,
     displayFile: where.displayFile,
     baseDir: path.resolve(where.baseDir),
@@ -284,6 +339,12 @@ export function validateFlowFiles(files: readonly string[], opts: LoadFlowOption
       else throw e;
     }
     out.push({ file: displayPath(path.resolve(opts.cwd ?? process.cwd(), file), opts.cwd), errors });
+  }
+  // Sub-flow steps name other flows: checked once every file is loaded.
+  const issues = subflowIssues([...byName.values()]);
+  for (const [file, list] of issues) {
+    const v = out.find((o) => path.resolve(opts.cwd ?? process.cwd(), o.file) === file);
+    v?.errors.push(...list);
   }
   return out;
 }

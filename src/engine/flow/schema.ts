@@ -8,23 +8,10 @@
  */
 import { z } from 'zod';
 import { NOTIFICATION_TYPES } from '../../api/notifications.js';
-import { DURATION_HINT, DURATION_PATTERN, parseDuration } from '../../util/duration.js';
 
-/** Step ids and input names are used in expressions (`steps.<id>`, `inputs.<name>`). */
-export const IDENT_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const IDENT_HINT = "must start with a letter or '_' and contain only letters, digits and '_' (it is used in expressions)";
-
-const DURATION_ERROR = `expected a duration: ${DURATION_HINT}`;
-
-export const DurationSchema = z
-  .union([z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), z.number().int().nonnegative()], {
-    error: DURATION_ERROR,
-  })
-  // Same text as above: the loader shows one line per distinct message.
-  .refine((v) => parseDuration(v) !== undefined, { error: DURATION_ERROR })
-  .meta({ description: `Milliseconds, or a duration such as 500ms, 2s, 10m, 1h30m.` })
-  // Checked by the refine above: the model holds milliseconds.
-  .transform((v) => parseDuration(v)!);
+export { DurationSchema, IDENT_RE } from './schema-parts.js';
+import { DurationSchema, IDENT_RE, IDENT_HINT } from './schema-parts.js';
+import { ConversationSchema } from '../conversation/schema.js';
 
 /** A string containing `${{ }}`, for values that must be computed. */
 const TemplateString = z.string().regex(/\$\{\{[\s\S]*\}\}/, { error: 'expected a ${{ expression }}' });
@@ -40,7 +27,7 @@ export const RetrySchema = z
   .meta({ description: 'Retry policy of the step (per item for forEach).' });
 
 /** The model's names: durations in ms say so (`delayMs`, `timeoutMs`); a condition is always text. */
-function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...step }: z.output<typeof StepSchema>) {
+function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...step }: z.output<typeof BaseStepSchema>) {
   return {
     ...step,
     retry: { ...retry, delayMs: delay, maxDelayMs: maxDelay },
@@ -49,14 +36,22 @@ function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...st
   };
 }
 
-export const StepSchema = z
+/** A step with its `on-failure:` steps, in the model's names (`onFailure`). */
+function toStepWithHandlers({ 'on-failure': handlers, ...step }: z.output<typeof StepSchema>) {
+  return { ...toStep(step), ...(handlers === undefined ? {} : { onFailure: handlers }) };
+}
+
+const BaseStepSchema = z
   .strictObject({
     id: z
       .string()
       .regex(IDENT_RE, { error: `step id ${IDENT_HINT}` })
       .meta({ description: 'Unique id: results are read as steps.<id>.' }),
     name: z.string().optional(),
-    uses: z.string().min(1).meta({ description: 'The action: an API method, log, or a plugin action.' }),
+    uses: z
+      .string()
+      .min(1)
+      .meta({ description: 'The action: an API method, log, a plugin action, or flow/<name> to run another flow as a sub-flow.' }),
     if: z.union([z.string(), z.boolean()]).optional().meta({ description: 'Run the step only when this expression is true.' }),
     forEach: z
       .union([TemplateString, z.array(z.unknown())], { error: 'expected a ${{ expression }} giving an array, or an array' })
@@ -69,6 +64,13 @@ export const StepSchema = z
     continueOnError: z.boolean().default(false).meta({ description: 'Record a failure and go on instead of failing the run.' }),
   })
   .meta({ description: 'One step of the flow.' });
+
+export const StepSchema = BaseStepSchema.extend({
+  'on-failure': z.array(BaseStepSchema.transform(toStep)).min(1).optional().meta({
+    description:
+      "Steps run when this step fails (after its retries; a forEach step when an item failed), in order, before the run goes on or ends failed; they read steps.<id>.error. Their ids are the flow's like any step's.",
+  }),
+}).meta({ description: 'One step of the flow.' });
 
 const InputTypes = ['string', 'number', 'boolean', 'array', 'object', 'any'] as const;
 
@@ -111,6 +113,10 @@ export const NotificationTriggerSchema = z
       .min(1)
       .optional()
       .meta({ description: "A name from config.yaml instances whose notifications trigger the flow. Default: the flow's instance." }),
+    handover: z.enum(['respect', 'ignore']).optional().meta({
+      description:
+        'respect (the default): no run starts for a chat handed over to a human (the operator wrote from the phone, chat.handover); ignore: runs start anyway (an audit flow).',
+    }),
   })
   .meta({ description: 'Run the flow once per matching notification of the instance; the notification is `event` in expressions.' });
 
@@ -154,17 +160,48 @@ export const FlowFileSchema = z
           .min(1)
           .optional()
           .meta({ description: 'Runs of every flow with the same group share the limit. Default: the flow name.' }),
-        max: z
-          .number()
-          .int()
-          .min(1)
-          .max(1000)
-          .optional()
-          .meta({ description: 'Runs of the group live at once. Default: 1 when a step writes (sends, adds contacts), else unlimited.' }),
+        max: z.number().int().min(1).max(1000).optional().meta({
+          description:
+            'Runs of the group live at once (per key value, with key). Default: 1 when a step writes (sends, adds contacts), else unlimited.',
+        }),
+        key: z.string().min(1).optional().meta({
+          description:
+            'Split the limit per value of this expression, e.g. ${{ event.senderData.chatId }}: runs with different values never wait for each other. Default for a run triggered by a notification about a chat: that chat; a constant (all) makes every run share the limit.',
+        }),
       })
       .optional()
       .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),
-    steps: z.array(StepSchema.transform(toStep)).min(1, { error: 'a flow needs at least one step' }),
+    debounce: z
+      .strictObject({
+        key: z.string().min(1).optional().meta({
+          description:
+            "Messages with the same value of this expression are gathered, e.g. ${{ event.senderData.chatId }}. Default: the notification's chat.",
+        }),
+        window: DurationSchema.meta({ description: 'A run starts once no further message came for this long, e.g. 3s.' }),
+        mode: z.enum(['last', 'all']).default('last').meta({
+          description:
+            "last: the run's event is the last message; all: the last message, with event.messages = every message gathered, in order.",
+        }),
+      })
+      .transform(({ window, ...d }) => ({ ...d, windowMs: window }))
+      .optional()
+      .meta({ description: 'Notification flows: several quick notifications of one key start one run.' }),
+    conversation: ConversationSchema.optional().meta({
+      description:
+        'A dialog (docs/conversations.md): per-chat sessions moving between states on each incoming message. Its step (id `dialog`) runs before `steps:`, which read steps.dialog.output.',
+    }),
+    steps: z.array(StepSchema.transform(toStepWithHandlers)).default([]),
+    outputs: z
+      .record(z.string().regex(IDENT_RE, { error: `output name ${IDENT_HINT}` }), z.unknown())
+      .optional()
+      .meta({
+        description:
+          'What the run gives back when it succeeds: name -> value, values may use ${{ }} over steps, inputs and run. A sub-flow step (uses: flow/<name>) gets them as its output.',
+      }),
+  })
+  .refine((f) => f.steps.length > 0 || f.conversation !== undefined, {
+    error: 'a flow needs at least one step (or a conversation)',
+    path: ['steps'],
   })
   .meta({ title: 'msgflow flow', description: 'A msgflow flow file (flows/*.yaml).' });
 

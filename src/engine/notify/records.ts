@@ -54,6 +54,9 @@ export interface ConsumerRecord {
   since: number;
 }
 
+/** The key of a chat on the instance's opt-out list (OPT_OUT_NS). */
+export const optOutKey = (identity: string, chatId: string) => `${identity}:${chatId}`;
+
 export interface OptOutRecord {
   at: number;
   /** The run that added it. */

@@ -4,22 +4,14 @@
  */
 import type { EngineBus, EngineEvents } from '../events.js';
 import type { Clock } from '../../util/clock.js';
+import type { ItemCounts } from '../../store/types.js';
 
-export interface StepProgress {
+/** A running step's counters ({@link ItemCounts}: a job's ctx.progress feeds invalid and duplicate) and its pace. */
+export interface StepProgress extends Required<ItemCounts> {
   runId: string;
   flow: string;
   step: string;
   total?: number;
-  /** Items that succeeded. */
-  done: number;
-  /** Items that failed (not part of `done`). */
-  failed: number;
-  /** Input records rejected before any call (ctx.progress `invalid`): not failures of the service. */
-  invalid: number;
-  /** Input records repeating an earlier one (ctx.progress `duplicate`). */
-  duplicate: number;
-  /** Records not attempted by design (`if:` false per item, cache policy). */
-  skipped: number;
   /** When the step started in this process (a resumed step counts from its resume). */
   startedAt: number;
   /** Items finished in this process, for the rate: items finished before a restart did not take this process's time. */

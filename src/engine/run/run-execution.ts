@@ -14,6 +14,7 @@
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, ErrorInfo, ItemCounts, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
+import { runCountFields } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger, ProgressCounts } from '../action.js';
 import { isRunInterruption } from '../control.js';
@@ -23,14 +24,17 @@ import { collectReferences } from '../expr/references.js';
 import { compileTemplate, evaluateCondition, evaluateTemplate, hasTemplate } from '../expr/template.js';
 import type { Flow, FlowStep } from '../flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
+import type { EngineRedactor } from './types.js';
 import { DurableWaits } from './durable-waits.js';
-import { errorInfo } from './errors.js';
+import { errorInfo, failureCode } from './errors.js';
 import type { LeaseOwner } from './ownership.js';
-import type { ItemExecutor } from './executor.js';
+import { type ItemExecutor, localExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
 import { declaredPauseRules } from './pauses.js';
 import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
 import { StepFatalError, runUnit } from './unit-runner.js';
+import { subflowName } from '../flow/subflows.js';
+import { type SubflowHost, subflowAction } from './subflow.js';
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -51,6 +55,12 @@ export interface ExecutionDeps {
   waitRecheckMs?: number;
   /** Where forEach items run. */
   executor: ItemExecutor;
+  /** What sub-flow steps (`uses: flow/<name>`) start and await their child runs with. */
+  subflows: SubflowHost;
+  /** @see EngineOptions.secret */
+  secret?(name: string): string | undefined;
+  /** @see EngineOptions.redactor */
+  redactor?: EngineRedactor;
 }
 
 export interface ResumeState {
@@ -103,6 +113,7 @@ export function refersToItem(expr: string | boolean | undefined): boolean {
  */
 export async function restoredView(store: EngineStore, runId: string, rec: StepRecord): Promise<StepScope> {
   const view: StepScope = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+  if (rec.error) view.error = { message: rec.error.message, ...(rec.error.code ? { code: rec.error.code } : {}) };
   if (rec.forEach && rec.status !== 'skipped') {
     const results: unknown[] = new Array(rec.total ?? 0).fill(null);
     for (const [i, r] of await store.getItems(runId, rec.step)) {
@@ -142,6 +153,8 @@ export class RunExecution {
   /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
   private readonly inRun = new Map<string, ItemCounts>();
   private lastLiveSave = 0;
+  /** The flow's `outputs:`, evaluated once its steps succeeded. */
+  private outputs: Record<string, unknown> | undefined;
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -153,7 +166,7 @@ export class RunExecution {
   ) {
     this.run = { ...run };
     for (const s of resume?.steps ?? []) this.steps.set(s.step, { ...s });
-    this.scope = runExprScope({ flow, run, inputs, clock: deps.clock, localUrl: deps.localUrl });
+    this.scope = runExprScope({ flow, run, inputs, clock: deps.clock, localUrl: deps.localUrl, secret: deps.secret });
     const waits = new DurableWaits({
       store: deps.store,
       runId: run.id,
@@ -174,9 +187,11 @@ export class RunExecution {
       clock: deps.clock,
       random: deps.random,
       logger: deps.logger,
+      ...(deps.redactor ? { scrub: deps.redactor.scrub } : {}),
       signal: this.controller.signal,
       client: () => deps.clientFor(flow.instance),
       identity: deps.identityFor(flow.instance),
+      instances: { clientFor: deps.clientFor, identityFor: deps.identityFor },
       // Every writing call first checks that this process still owns the run.
       owner,
       pauseRules: declaredPauseRules(deps.registry.list()),
@@ -230,6 +245,11 @@ export class RunExecution {
     await this.owner.release();
   }
 
+  /** An error as it is kept and announced: its message scrubbed of secrets. */
+  private kept(info: ErrorInfo): ErrorInfo {
+    return this.deps.redactor ? { ...info, message: this.deps.redactor.scrub(info.message) } : info;
+  }
+
   /** Runs to the end. Never rejects: the outcome is the returned record. */
   async execute(): Promise<RunRecord> {
     const ref = { runId: this.run.id, flow: this.flow.name };
@@ -262,6 +282,7 @@ export class RunExecution {
         if (this.controller.signal.aborted) return await this.end('interrupted');
         const out = await this.runStep(step);
         if (out.kind === 'interrupted') return await this.end('interrupted');
+        if ((await this.runHandlers(step)) === 'interrupted') return await this.end('interrupted');
         if (out.kind === 'fatal' && !step.continueOnError) return await this.end('failed', out.error, step.id);
       }
       // forEach items that failed do not stop later steps (they may report on
@@ -272,6 +293,13 @@ export class RunExecution {
         const rec = this.steps.get(partial.id)!;
         const reason = `${rec.failed} of ${rec.total ?? rec.done + rec.failed} items failed`;
         return await this.end('failed', new FlowError('ACTION_FAILED', { step: partial.id, action: partial.uses, reason }), partial.id);
+      }
+      if (this.flow.outputs !== undefined) {
+        try {
+          this.outputs = evaluateTemplate(this.flow.outputs, this.scope) as Record<string, unknown>;
+        } catch (e) {
+          return await this.end('failed', e);
+        }
       }
       return await this.end('succeeded');
     } catch (e) {
@@ -293,11 +321,30 @@ export class RunExecution {
       if (e instanceof StepFatalError) {
         const st = this.flow.steps.find((x) => x.id === e.step);
         if (st) await this.stepFailed(st, e.fatal).catch(() => {});
+        if (st && (await this.runHandlers(st).catch(() => 'ok')) === 'interrupted')
+          return this.end('interrupted').catch(() => this.snapshot());
         return this.end('failed', e.fatal, e.step).catch(() => this.snapshot());
       }
       if (this.controller.signal.aborted) return this.end('interrupted').catch(() => this.snapshot());
       return this.end('failed', e).catch(() => this.snapshot());
     }
+  }
+
+  /**
+   * A failed step's `on-failure:` steps, in order, each once (a resumed run
+   * skips those it finished). One failing is recorded and the next still
+   * runs: the flow's outcome is the failed step's, whatever they do.
+   */
+  private async runHandlers(step: FlowStep): Promise<'ok' | 'interrupted'> {
+    if (!step.onFailure || this.steps.get(step.id)?.status !== 'failed') return 'ok';
+    for (const h of step.onFailure) {
+      if (this.controller.signal.aborted) return 'interrupted';
+      const out = await this.runStep(h);
+      if (out.kind === 'interrupted') return 'interrupted';
+      if (out.kind === 'fatal')
+        this.runLog('warn', `on-failure step '${h.id}' of '${step.id}' failed too: ${errorInfo(out.error).message}`);
+    }
+    return 'ok';
   }
 
   private async runStep(step: FlowStep): Promise<StepOutcome> {
@@ -310,7 +357,7 @@ export class RunExecution {
       this.run.currentStep = step.id;
       await this.deps.store.updateRun(this.run.id, { currentStep: step.id, updatedAt: this.deps.clock.now() });
     }
-    const def = this.deps.registry.get(step.uses);
+    const def = subflowName(step.uses) === undefined ? this.deps.registry.get(step.uses) : subflowAction(this.deps.subflows, step.uses);
     if (!def) {
       const hint = this.deps.registry.suggest(step.uses);
       return this.stepFailed(
@@ -367,11 +414,18 @@ export class RunExecution {
 
   /** A step-level failure: recorded on the step, reported; the caller decides (continueOnError). */
   private async stepFailed(step: FlowStep, error: unknown): Promise<StepOutcome> {
-    const info = errorInfo(error, step.id);
+    const info = this.kept(errorInfo(error, step.id));
     const rec = this.steps.get(step.id) ?? this.newRecord(step, {});
     Object.assign(rec, { status: 'failed', finishedAt: this.deps.clock.now(), error: info });
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status: 'failed', output: undefined, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+    this.scope.steps[step.id] = {
+      status: 'failed',
+      output: undefined,
+      done: rec.done,
+      failed: rec.failed,
+      total: rec.total ?? 0,
+      error: { message: info.message, ...(failureCode(error) ? { code: failureCode(error) } : {}) },
+    };
     this.announced(step.id);
     this.deps.bus.emit('step:finished', {
       runId: this.run.id,
@@ -407,6 +461,8 @@ export class RunExecution {
           : new FlowError('ACTION_FAILED', { step: step.id, action: step.uses, reason: out.error?.message ?? String(cause) }, { cause });
       return this.stepFailed(step, err);
     }
+    // What is kept (and what later steps read) never holds a secret's value, even one the other side echoed.
+    const output = this.deps.redactor ? this.deps.redactor.scrubValue(out.output) : out.output;
     const done = own ? own.done : 1;
     const failed = own?.failed ?? 0;
     const total = own ? (own.total ?? done + failed) : 1;
@@ -414,10 +470,10 @@ export class RunExecution {
     // steps still run (they may report on it), but the run ends failed unless
     // the step says continueOnError, as with failed forEach items.
     const status = failed > 0 ? 'failed' : 'succeeded';
-    Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
+    Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output }, ownCounts(own));
     this.stepCountsToRun(rec);
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status, output: out.output, done, failed, total };
+    this.scope.steps[step.id] = { status, output, done, failed, total };
     this.announced(step.id);
     this.deps.bus.emit('step:finished', {
       runId: this.run.id,
@@ -452,7 +508,7 @@ export class RunExecution {
     if (now - this.lastLiveSave >= this.deps.progressSaveIntervalMs) {
       this.lastLiveSave = now;
       this.deps.store.saveStep(rec).catch(() => {});
-      this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() }).catch(() => {});
+      this.deps.store.updateRun(this.run.id, { ...runCountFields(this.run), updatedAt: this.deps.clock.now() }).catch(() => {});
     }
   }
 
@@ -506,18 +562,6 @@ export class RunExecution {
     r.itemsSkipped = (r.itemsSkipped ?? 0) + (c.skipped ?? 0);
   }
 
-  /** The run's counters, for its record. */
-  private runCountsPatch(): Pick<RunRecord, 'itemsDone' | 'itemsFailed' | 'itemsInvalid' | 'itemsDuplicate' | 'itemsSkipped'> {
-    const r = this.run;
-    return {
-      itemsDone: r.itemsDone,
-      itemsFailed: r.itemsFailed,
-      itemsInvalid: r.itemsInvalid ?? 0,
-      itemsDuplicate: r.itemsDuplicate ?? 0,
-      itemsSkipped: r.itemsSkipped ?? 0,
-    };
-  }
-
   private async runForEach(step: FlowStep, def: RegisteredAction, prev: StepRecord | undefined): Promise<StepOutcome> {
     let list: unknown;
     try {
@@ -563,7 +607,9 @@ export class RunExecution {
       prior.keys(),
     );
     try {
-      await this.deps.executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
+      // Sub-flow items start child runs through this engine: they stay in this process (each child's own items may go to workers).
+      const executor = subflowName(step.uses) === undefined ? this.deps.executor : localExecutor;
+      await executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
     } finally {
       await sink.flushed();
     }
@@ -600,7 +646,7 @@ export class RunExecution {
 
   private async saveProgress(rec: StepRecord): Promise<void> {
     await this.deps.store.saveStep(rec);
-    await this.deps.store.updateRun(this.run.id, { ...this.runCountsPatch(), updatedAt: this.deps.clock.now() });
+    await this.deps.store.updateRun(this.run.id, { ...runCountFields(this.run), updatedAt: this.deps.clock.now() });
   }
 
   /** A step finished before the restart: rebuild what expressions see, and the run's counts. */
@@ -620,7 +666,7 @@ export class RunExecution {
       status: 'waiting',
       waitingUntil: first.until,
       waitReason: first.reason,
-      ...this.runCountsPatch(),
+      ...runCountFields(this.run),
       updatedAt: this.deps.clock.now(),
     });
     this.deps.bus.emit('run:waiting', { runId: this.run.id, flow: this.flow.name, step: w.step, until: w.until, reason: w.reason });
@@ -653,12 +699,13 @@ export class RunExecution {
     const patch: Partial<RunRecord> = {
       status,
       updatedAt: now,
-      ...this.runCountsPatch(),
+      ...runCountFields(this.run),
       waitingUntil: undefined,
       waitReason: undefined,
     };
     let info: ErrorInfo | undefined;
     if (status !== 'interrupted') Object.assign(patch, { finishedAt: now, durationMs: now - this.run.startedAt });
+    if (status === 'succeeded' && this.outputs !== undefined) patch.outputs = this.outputs;
     if (status === 'cancelled') {
       // A step cut short by the cancel must not read `running` forever.
       for (const rec of this.steps.values()) {
@@ -675,22 +722,13 @@ export class RunExecution {
         .catch(() => {});
     }
     if (status === 'failed') {
-      info = errorInfo(error, step);
+      info = this.kept(errorInfo(error, step));
       patch.error = info;
     }
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
     if (status === 'succeeded') {
-      const c = this.runCountsPatch();
-      bus.emit('run:finished', {
-        ...ref,
-        durationMs: this.run.durationMs ?? 0,
-        itemsDone: c.itemsDone,
-        itemsFailed: c.itemsFailed,
-        itemsInvalid: c.itemsInvalid ?? 0,
-        itemsDuplicate: c.itemsDuplicate ?? 0,
-        itemsSkipped: c.itemsSkipped ?? 0,
-      });
+      bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, ...runCountFields(this.run) });
     } else if (status === 'failed') {
       bus.emit('run:failed', { ...ref, error: info!.message, ...(info!.code ? { code: info!.code } : {}), ...(step ? { step } : {}) });
     } else {

@@ -2,7 +2,7 @@
  * Public types of the runner: what `createEngine` takes and returns.
  */
 import type { InstanceApi } from '../../api/types.js';
-import type { EngineStore, Lease, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
+import type { EngineStore, Lease, RunParent, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
@@ -77,6 +77,34 @@ export interface EngineOptions {
    * (config.yaml `executor:`). @default the local executor
    */
   executor?: ItemExecutor;
+  /**
+   * The loaded flow of a name, for sub-flow steps (`uses: flow/<name>`).
+   * @default none: a sub-flow step fails with FLOW_NOT_FOUND
+   */
+  flowFor?(name: string): Flow | undefined;
+  /**
+   * How often (real time) a sub-flow step looks at a child run that another
+   * process executes, or whose concurrency slot is busy. @default 500
+   */
+  subflowPollMs?: number;
+  /**
+   * The value of `${{ secrets.NAME }}` (config.yaml `secrets:`): asked when a
+   * run that names the secret starts; the runtime hides every value it hands
+   * out from what it prints and answers. @default none (every secret reads undefined)
+   */
+  secret?(name: string): string | undefined;
+  /**
+   * What the engine keeps with a run (its log lines, errors, a single step's
+   * output) goes through it, so a secret's value is never stored.
+   * @default none (kept as is)
+   */
+  redactor?: EngineRedactor;
+}
+
+/** The part of the runtime's Redactor (util/secrets.ts) the engine uses. */
+export interface EngineRedactor {
+  scrub(text: string): string;
+  scrubValue<T>(value: T): T;
 }
 
 /** What `msgflow run` compares to decide whether an unfinished run is the same run. */
@@ -114,6 +142,21 @@ export interface StartOptions {
    * its run instead of starting a second one. @default a new id
    */
   runId?: string;
+  /**
+   * The run's concurrency key value (the notification dispatcher computes it,
+   * defaulting to the notification's chat); `undefined` given explicitly
+   * means none. @default the flow's `concurrency.key` evaluated at start
+   */
+  concurrencyKey?: string;
+  /**
+   * Typed input values (a sub-flow step's `with:`), checked against the
+   * declared types instead of coerced from text; inputs not given resolve as usual.
+   */
+  values?: Record<string, unknown>;
+  /** The run and step that start this run as a sub-flow (trigger `subflow`). */
+  parent?: RunParent;
+  /** The schedule slot a `backfill` run stands for (ms since the epoch). */
+  slot?: number;
 }
 
 export interface RunHandle {

@@ -5,14 +5,17 @@
  * link without its query string, fragment or credentials (they may hold
  * access tokens).
  */
-import dns from 'node:dns';
 import { createWriteStream } from 'node:fs';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import got, { type RequestError } from 'got';
 import { MsgflowError } from '../../api/errors.js';
 import type { ErrorCode } from '../../api/error-codes.js';
+import { guardedLookup, privateRange } from '../../util/address-range.js';
+import { displayUrl } from '../../util/display-url.js';
+
+export { displayUrl, privateRange };
 
 export interface DownloadOptions {
   /** Cap on the bytes of the body (after decompression). */
@@ -55,47 +58,6 @@ export class FetchError extends MsgflowError {
   }
 }
 
-/** Address ranges a urlFile may not reach unless local.fetch.allowPrivate. */
-const RANGES: [range: string, net: string, prefix: number, family: 'ipv4' | 'ipv6'][] = [
-  ['loopback', '127.0.0.0', 8, 'ipv4'],
-  ['loopback', '::1', 128, 'ipv6'],
-  ['private', '10.0.0.0', 8, 'ipv4'],
-  ['private', '172.16.0.0', 12, 'ipv4'],
-  ['private', '192.168.0.0', 16, 'ipv4'],
-  ['private', '100.64.0.0', 10, 'ipv4'],
-  ['private', 'fc00::', 7, 'ipv6'],
-  ['link-local', '169.254.0.0', 16, 'ipv4'],
-  ['link-local', 'fe80::', 10, 'ipv6'],
-  ['unspecified', '0.0.0.0', 8, 'ipv4'],
-  ['unspecified', '::', 128, 'ipv6'],
-  ['multicast or reserved', '224.0.0.0', 3, 'ipv4'],
-  ['multicast', 'ff00::', 8, 'ipv6'],
-];
-/** One BlockList per range name, built once from RANGES and only read after. */
-const BLOCKED: ReadonlyMap<string, BlockList> = blockLists();
-
-function blockLists(): Map<string, BlockList> {
-  const lists = new Map<string, BlockList>();
-  for (const [range, net, prefix, family] of RANGES) {
-    let list = lists.get(range);
-    if (!list) lists.set(range, (list = new BlockList()));
-    list.addSubnet(net, prefix, family);
-  }
-  return lists;
-}
-
-/** The name of the non-public range `address` is in, or undefined for a public address. */
-export function privateRange(address: string): string | undefined {
-  let a = address.replace(/^\[|\]$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
-  if (mapped) a = mapped[1]!;
-  const version = isIP(a);
-  if (version === 0) return undefined;
-  const family = version === 6 ? 'ipv6' : 'ipv4';
-  for (const [range, list] of BLOCKED) if (list.check(a, family)) return range;
-  return undefined;
-}
-
 export interface Downloaded {
   /** Bytes written. */
   size: number;
@@ -104,19 +66,6 @@ export interface Downloaded {
   /** The URL the bytes came from, after redirects (query string stripped). */
   finalUrl: string;
   redirects: number;
-}
-
-/**
- * `https://user:pw@host/a/b.png?sig=abc#x` → `https://host/a/b.png`. Used in
- * every message about a link.
- */
-export function displayUrl(url: string | URL): string {
-  try {
-    const u = typeof url === 'string' ? new URL(url) : url;
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '<invalid URL>';
-  }
 }
 
 /**
@@ -208,20 +157,11 @@ function addressGuard(opts: DownloadOptions, onRefused: (f: FetchError) => void)
       throw refused;
     }
   };
-  const lookup = (hostname: string, options: dns.LookupOptions, callback: (...args: unknown[]) => void) => {
-    dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err);
-      for (const a of guarded() ? addresses : []) {
-        const refused = refusalFor(new URL(`http://${hostname}`), a.address, hostname);
-        if (refused) {
-          onRefused(refused);
-          return callback(refused);
-        }
-      }
-      if (options.all) return callback(null, addresses);
-      return callback(null, addresses[0]!.address, addresses[0]!.family);
-    });
-  };
+  const lookup = guardedLookup((hostname, address) => {
+    const refused = guarded() ? refusalFor(new URL(`http://${hostname}`), address, hostname) : undefined;
+    if (refused) onRefused(refused);
+    return refused;
+  });
   return { checkHop, lookup };
 }
 

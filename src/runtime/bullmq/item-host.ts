@@ -34,7 +34,7 @@ import type { Logger } from '../../engine/action.js';
 import type { PauseInfo } from '../../engine/control.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { ExprScope } from '../../engine/expr/interpreter.js';
-import type { Flow, FlowStep } from '../../engine/flow/types.js';
+import { allSteps, type Flow, type FlowStep } from '../../engine/flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../../engine/registry/registry.js';
 import { DurableWaits } from '../../engine/run/durable-waits.js';
 import { errorInfo } from '../../engine/run/errors.js';
@@ -75,6 +75,8 @@ export interface ItemHostDeps {
   /** The loaded flows, by name (called again when a run names a flow not loaded yet). */
   flows(): ReadonlyMap<string, Flow>;
   localUrl?: string;
+  /** @see EngineOptions.secret */
+  secret?(name: string): string | undefined;
   baseDir: string;
   defaultRateLimitWaitMs: number;
   /** How long a message the service sent may take to appear in its chat history (config.yaml executor.journalLagMs). @default 120000 */
@@ -155,7 +157,7 @@ export class ItemHost {
       out = await runUnit(sh, ctx.step, ctx.def, { ...ctx.expr, item: job.item, index: job.index }, job.index);
     } catch (e) {
       if (!(e instanceof StepFatalError)) throw e;
-      const r = await this.record(job, key, this.fatalResult(job, e), intent?.token);
+      const r = await this.record(job, key, this.failedResult(job, e.fatal), intent?.token);
       return { ...r, fatal: errorInfo(e.fatal) } as ItemJobResult;
     }
     // The intent was held by another worker, or the item was recorded meanwhile: the call was not made here.
@@ -193,15 +195,10 @@ export class ItemHost {
     throw new FlowError('ENGINE_STOPPED', { reason: 'the worker is stopping; the item goes back to the queue' });
   }
 
-  private fatalResult(job: ItemJobData, e: StepFatalError): ItemResult {
-    return {
-      step: job.step,
-      index: job.index,
-      status: 'failed',
-      attempts: 1,
-      finishedAt: this.d.clock.now(),
-      error: errorInfo(e.fatal, job.step, job.index),
-    };
+  /** The item failed on its one attempt here, with `e` as its error. */
+  private failedResult(job: ItemJobData, e: unknown): ItemResult {
+    const error = errorInfo(e, job.step, job.index);
+    return { step: job.step, index: job.index, status: 'failed', attempts: 1, finishedAt: this.d.clock.now(), error };
   }
 
   /**
@@ -307,14 +304,7 @@ export class ItemHost {
   private unknownOutcome(job: ItemJobData, ctx: StepContext): ItemResult {
     const err = new FlowError('ITEM_OUTCOME_UNKNOWN', { step: job.step, item: job.index, action: ctx.step.uses });
     ctx.scope.logger.warn(err.message, { step: job.step, item: job.index });
-    return {
-      step: job.step,
-      index: job.index,
-      status: 'failed',
-      attempts: 1,
-      finishedAt: this.d.clock.now(),
-      error: errorInfo(err, job.step, job.index),
-    };
+    return this.failedResult(job, err);
   }
 
   /**
@@ -368,7 +358,7 @@ export class ItemHost {
       flow = this.flowsByName.get(run.flow);
     }
     if (!flow) return `flow '${run.flow}' is not loaded by this worker (is its flowsDir the same as the run's?)`;
-    const step = flow.steps.find((s) => s.id === stepId);
+    const step = allSteps(flow).find((s) => s.id === stepId);
     const def = step && this.d.registry.get(step.uses);
     if (!step || !def) return `step '${stepId}' of flow '${flow.name}' is not known here`;
     const inputs = (await store.loadInputs(runId)) ?? {};
@@ -376,7 +366,7 @@ export class ItemHost {
     for (const rec of await store.getSteps(runId)) {
       if (rec.step !== stepId && rec.status !== 'running') steps[rec.step] = await restoredView(store, runId, rec);
     }
-    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps });
+    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps, secret: this.d.secret });
     const waits = new DurableWaits({ store, runId, clock: this.d.clock, onWaiting: () => {}, onResumed: () => {} });
     waits.load(await store.listWaits(runId));
     const methodWrite = Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes;
@@ -401,6 +391,7 @@ export class ItemHost {
       signal: new AbortController().signal,
       client: () => d.clientFor(flow.instance),
       identity: d.identityFor(flow.instance),
+      instances: { clientFor: d.clientFor, identityFor: d.identityFor },
       waits,
       baseDir: d.baseDir,
       defaultRateLimitWaitMs: d.defaultRateLimitWaitMs,

@@ -18,7 +18,7 @@ import type { ClientOptions } from '../../client/options.js';
 import type { Transport } from '../../client/transport.js';
 import { resolveFromConfig, type Config } from '../../config/load.js';
 import { createBus, type EngineBus } from '../../engine/events.js';
-import { findFlow } from '../../engine/flow/load.js';
+import { findFlow, loadFlows } from '../../engine/flow/load.js';
 import { parseDuration } from '../../util/duration.js';
 import { resolveInputs } from '../../engine/flow/inputs.js';
 import type { Flow, FlowNotificationTrigger } from '../../engine/flow/types.js';
@@ -28,6 +28,9 @@ import type { RunRecord } from '../../store/types.js';
 import { triggerMatches } from '../../engine/notify/match.js';
 import { parseNotification } from '../../engine/notify/body.js';
 import { startCaseConsumer } from './consumer.js';
+import { runScript } from './script.js';
+import { identityOf } from '../clients.js';
+import type { Message } from '../../api/types.js';
 import { ProjectSandbox } from './sandbox.js';
 import { messageInputOf } from '../../local/notify/bodies.js';
 import { MessageInputSchema, type MessageInput } from '../../local/message-input.js';
@@ -39,7 +42,7 @@ import { createStore } from '../../store/create.js';
 import type { EngineStore } from '../../store/types.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
-import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
+import { createProjectEngine, flowSource, localUrlOf, secretsOf } from '../project-engine.js';
 import { interceptApi, type ApiInterceptor, type InterceptedApi } from '../../client/interceptors.js';
 import { faultInterceptor } from './faults.js';
 import { buildRegistry } from '../registry.js';
@@ -137,6 +140,7 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
       localOf: rig.localOf,
     });
     cleanups.push(() => consumer.stop());
+    if (c.script) return await scriptCase(result, rig, c, config, clock);
     const handle = c.event ? await deliverEvent(rig, c, consumer.started, clock) : await engine.start(flow, { trigger: 'manual' });
     result.runId = handle.runId;
     const ended = await untilEnded(handle.done, c, clock, rig.events);
@@ -166,6 +170,45 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     await rm(caseDir, { recursive: true, force: true }).catch(() => undefined);
     result.wallMs = Math.round(performance.now() - wallStart);
   }
+}
+
+/** A case with a dialog script: its steps, then every run of the flow must have ended with `expect.status`, and `expect.local` hold. */
+async function scriptCase(result: CaseResult, rig: CaseRig, c: FlowTestCase, config: Config, clock: VirtualClock): Promise<CaseResult> {
+  const instance = rig.flow.on.notification?.instance ?? rig.flow.instance;
+  const li = rig.service.config.instances.find((l) => l.idInstance === rig.localOf(instance)) ?? rig.target;
+  const history = async (chatId: string): Promise<Message[]> => {
+    // The script may just have used getChatHistory's per-second limit: let virtual time pass as a caller would.
+    clock.advance(1000);
+    return (await api(rig.service, li, 'getChatHistory', {}, { chatId, count: 1000 })) as Message[];
+  };
+  const out = await runScript(
+    {
+      flow: rig.flow,
+      store: rig.store,
+      bus: rig.bus,
+      clock,
+      identity: identityOf(config, instance),
+      deliver: async (m) => (await admin(rig.service, li, 'incoming', 'POST', m, `case '${c.name}' script`)) as Message,
+      history,
+      queueEmpty: async () => ((await admin(rig.service, li, 'queue', 'GET')) as { pending: unknown[] }).pending.length === 0,
+    },
+    c,
+  );
+  await clock.stop();
+  result.mismatches.push(...out.mismatches);
+  for (const run of out.runs) {
+    if (run.status !== c.expect.status)
+      result.mismatches.push({ path: `runs[${run.id}].status`, expected: c.expect.status, actual: run.status, note: run.error?.message });
+  }
+  const last = out.runs.at(-1);
+  if (last) Object.assign(result, { runId: last.id, status: last.status });
+  result.virtualMs = clock.now() - Date.parse(c.start);
+  if (c.expect.local)
+    result.mismatches.push(
+      ...match(c.expect.local, await localSnapshot(c.expect.local, rig, { clock, startAt: Date.parse(c.start) }), 'local'),
+    );
+  result.passed = result.mismatches.length === 0;
+  return result;
 }
 
 interface RigContext {
@@ -208,6 +251,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   cleanups.push(() => store.close());
   const source = flowSource(config, registry);
   const flow = findFlow(source.dir, c.flow, source.options);
+  const secrets = secretsOf(config);
   const engine = createProjectEngine(config, {
     store,
     registry,
@@ -218,7 +262,11 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     // Every path an action resolves is the sandbox's copy: the project is read, never written.
     resolvePath: (base, p) => sandbox.resolvePath(base, p),
     random: () => 0.5,
-    resolveInputs: (f, overrides) => caseInputs(f, c, { testDir, caseDir }, overrides),
+    // The case's inputs are its flow's; a sub-flow's child resolves its own (its caller's with: gives the rest).
+    resolveInputs: (f, overrides) =>
+      f.name === flow.name ? caseInputs(f, c, { testDir, caseDir }, overrides) : resolveInputs(f, overrides),
+    flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
+    secret: (name) => secrets.get(name),
   });
   cleanups.push(() => engine.shutdown());
   const consumerClient = caseClients(config, local, (li) => ({
@@ -326,7 +374,7 @@ async function expectationMismatches(ex: FlowTestCase['expect'], record: RunReco
 async function localSnapshot(
   exLocal: NonNullable<FlowTestCase['expect']['local']>,
   rig: CaseRig,
-  x: CheckContext,
+  x: Pick<CheckContext, 'clock' | 'startAt'>,
 ): Promise<Record<string, unknown>> {
   const { service, target } = rig;
   const { clock } = x;
@@ -474,23 +522,42 @@ function localConfigFor(config: Config, c: FlowTestCase, caseDir: string): Local
   // A project without local instances still gets one: every config instance maps to it.
   const instances: unknown[] =
     base.instances.length > 0 ? [...base.instances] : [{ idInstance: '1100000001', apiTokenInstance: 'flow-test-token' }];
-  const { checkAccountLimit, seed, ...over } = c.instance ?? {};
+  for (const name of Object.keys(c.instances ?? {})) {
+    if (!config.instances[name])
+      throw new MsgflowError('INSTANCE_UNKNOWN', {
+        name,
+        file: config.file,
+        known: ` (instances: ${Object.keys(config.instances).join(', ')}; flow test case 'instances:')`,
+      });
+  }
   return LocalSchema.parse({
     ...base,
     dataDir: path.join(caseDir, 'service'),
     network: { ...network, accounts },
     instances: instances.map((raw) => {
       const i = raw as Record<string, unknown>;
-      return {
-        ...i,
-        ...definedOnly(over),
-        ...(checkAccountLimit
-          ? { checkAccountLimit: { ...(i.checkAccountLimit as object | undefined), ...definedOnly(checkAccountLimit) } }
-          : {}),
-        ...(seed ? { seed: path.resolve(config.baseDir, seed) } : {}),
-      };
+      // `instance:` for every local instance, then `instances.<name>:` for the one a config instance names.
+      const own = Object.entries(c.instances ?? {})
+        .filter(([name]) => config.instances[name]?.apiUrl === 'local' && config.instances[name]?.idInstance === String(i.idInstance))
+        .map(([, o]) => o);
+      return [c.instance ?? {}, ...own].reduce((acc, o) => withOverrides(acc, o, config.baseDir), i);
     }),
   });
+}
+
+type Overrides = NonNullable<FlowTestCase['instance']>;
+
+/** A local instance with a case's overrides. */
+function withOverrides(i: Record<string, unknown>, o: Overrides, baseDir: string): Record<string, unknown> {
+  const { checkAccountLimit, seed, ...over } = o;
+  return {
+    ...i,
+    ...definedOnly(over),
+    ...(checkAccountLimit
+      ? { checkAccountLimit: { ...(i.checkAccountLimit as object | undefined), ...definedOnly(checkAccountLimit) } }
+      : {}),
+    ...(seed ? { seed: path.resolve(baseDir, seed) } : {}),
+  };
 }
 
 /**

@@ -57,6 +57,52 @@ const Reply = z.strictObject({
   text: z.string(),
 });
 
+/** What a `bot:` step expects of the bot's next message in the chat (each key optional; values may use $match, $count...). */
+const BotExpect = z.strictObject({
+  /** The text (a text message's, a buttons message's body, a file's caption). */
+  text: z.unknown().optional(),
+  /** The labels of its reply buttons, in order. */
+  buttons: z.unknown().optional(),
+  /** The name of the file it sends. */
+  file: z.unknown().optional(),
+  /** Its kind (typeMessage), e.g. documentMessage. */
+  typeMessage: z.unknown().optional(),
+});
+
+/**
+ * One step of a dialog script (a case with `script:` instead of `event:`):
+ * the contact writes, presses a button or sends any message; the bot must
+ * have answered so; virtual time passes; the operator writes from the phone;
+ * the session (and handover) must be so. Each message reaches the flow as
+ * live (the local service's notification, msgflow start's consumer), and
+ * the step after it waits until every run it started has ended and the
+ * service has sent what they queued.
+ */
+const ScriptStep = z.union([
+  z.strictObject({
+    /** The contact writes this text, or sends this message (a seed-file message without chatId, e.g. { typeMessage: locationMessage, location: {...} }). */
+    user: z.union([z.string(), z.record(z.string(), z.unknown())]),
+  }),
+  /** The contact presses this button (its id) of the bot's last buttons message. */
+  z.strictObject({ press: z.string().min(1) }),
+  /** The bot's next message in the chat must match; `nothing`: the bot sent nothing more. */
+  z.strictObject({ bot: z.union([z.literal('nothing'), BotExpect]) }),
+  /** Virtual time passes (idle timeouts, handovers end). */
+  z.strictObject({ wait: Duration }),
+  /** The account's operator writes this text to the chat from the phone (outgoingMessageReceived). */
+  z.strictObject({ operator: z.string() }),
+  z.strictObject({
+    expect: z.strictObject({
+      /** Subset of the chat's session with the case's flow (state, status, vars, history, recent...); null: none. */
+      session: z.unknown().optional(),
+      /** Whether the chat is handed to a human now. */
+      handover: z.boolean().optional(),
+      /** Whether the chat is on the instance's opt-out list (the stop command). */
+      optedOut: z.boolean().optional(),
+    }),
+  }),
+]);
+
 const FileUrl = z.union([
   /** Path of the file served at that URL (relative to the test file). */
   z.string(),
@@ -98,6 +144,24 @@ const Expect = z.strictObject({
   reports: z.array(ReportExpect).optional(),
 });
 
+/** What a case may change of a local instance. */
+const InstanceOverrides = z.strictObject({
+  state: z.enum(INSTANCE_STATES).optional(),
+  sendIntervalMs: z.number().int().min(500).optional(),
+  rateLimits: RateLimitsSchema.optional(),
+  checkAccountLimit: z
+    .strictObject({
+      numbers: z.number().int().positive().optional(),
+      windowMinutes: z.number().positive().optional(),
+      retryAfterSeconds: z.number().int().positive().optional(),
+    })
+    .optional(),
+  /** Seed file (chats and messages), relative to the config file. */
+  seed: z.string().optional(),
+  /** Scripted failures: states at a time or after N sends, the chat quota, a webhook receiver down. */
+  failures: FailuresSchema.optional(),
+});
+
 export const FlowTestCaseSchema = z.strictObject({
   /** What the case shows. */
   name: z.string().min(1),
@@ -134,28 +198,27 @@ export const FlowTestCaseSchema = z.strictObject({
     })
     .optional(),
   /** Overrides of every local instance (state, sendIntervalMs, checkAccountLimit, rateLimits, seed). */
-  instance: z
-    .strictObject({
-      state: z.enum(INSTANCE_STATES).optional(),
-      sendIntervalMs: z.number().int().min(500).optional(),
-      rateLimits: RateLimitsSchema.optional(),
-      checkAccountLimit: z
-        .strictObject({
-          numbers: z.number().int().positive().optional(),
-          windowMinutes: z.number().positive().optional(),
-          retryAfterSeconds: z.number().int().positive().optional(),
-        })
-        .optional(),
-      /** Seed file (chats and messages), relative to the config file. */
-      seed: z.string().optional(),
-      /** Scripted failures: states at a time or after N sends, the chat quota, a webhook receiver down. */
-      failures: FailuresSchema.optional(),
-    })
-    .optional(),
+  instance: InstanceOverrides.optional(),
+  /**
+   * Overrides of one instance, by its config.yaml name (after `instance:`): e.g. one of a pool
+   * turning yellowCard while the others send. Its local instance is the one with its idInstance.
+   */
+  instances: z.record(z.string(), InstanceOverrides).optional(),
   /** Messages already in the instance's chats (seed-file message objects). */
   messages: z.array(MessageInputSchema).optional(),
   /** Incoming messages that arrive while the flow runs. */
   replies: z.array(Reply).optional(),
+  /**
+   * A dialog script (a flow with a conversation): the steps in order, each
+   * message starting its own run. `expect.status` then holds for every run of
+   * the case's flow, and `expect.local` is read at the end.
+   */
+  script: z.array(ScriptStep).min(1).optional(),
+  /** The contact of a script: its phone number. @default 79001112233 */
+  chat: z
+    .union([z.number().int().positive(), z.string().regex(/^\d{1,20}$/)])
+    .transform((v) => String(v))
+    .default('79001112233'),
   /**
    * The notification that triggers the run, as the service sends it (a flow
    * with `on.notification`); it must match the flow's trigger. It happens on
@@ -187,6 +250,7 @@ export const FlowTestFileSchema = z.strictObject({
 
 export type FlowTestCase = z.output<typeof FlowTestCaseSchema>;
 export type FlowTestFile = z.output<typeof FlowTestFileSchema>;
+export type ScriptStep = z.output<typeof ScriptStep>;
 
 /** JSON Schema of test files, for editors (`# yaml-language-server: $schema=...`). */
 export function renderFlowTestJsonSchema(): string {

@@ -28,6 +28,7 @@ import type { Redactor } from '../../util/secrets.js';
 import { WAIT_FOR_REPLY } from '../../actions/builtins.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
+import { startIdleSweeper } from '../conversation/idle.js';
 
 export interface ConsumersOptions {
   config: Config;
@@ -42,6 +43,8 @@ export interface ConsumersOptions {
   logger: Logger;
   /** Seconds one receiveNotification may be held. @default 20 */
   receiveTimeout?: number;
+  /** How often dialogs' idle timers are looked at, ms of the engine clock. @default 10000 */
+  idleSweepMs?: number;
   /** The runtime's redactor: the webhook token is added to it. @default none */
   redactor?: Redactor;
 }
@@ -90,7 +93,8 @@ function idInstanceOf(config: Config, name: string): string | undefined {
 /** Starts consuming. The returned `stop()` ends every loop and the receiver, and releases the leases. */
 export async function startNotificationConsumers(o: ConsumersOptions): Promise<NotificationConsumers> {
   const instances = consumedInstances(o.config, o.flows, o.logger);
-  const dispatcher = new NotificationDispatcher(o);
+  const handover = o.config.conversations.handover;
+  const dispatcher = new NotificationDispatcher({ ...o, ...(handover ? { handoverFor: () => handover } : {}) });
   const controller = new AbortController();
   const held = new Set<string>();
   const leases: LeaseOwner[] = [];
@@ -102,6 +106,8 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
   const timer = setInterval(pendingTick, 5000);
   timer.unref();
   pendingTick();
+  // Dialog sessions left silent end on the same engine and clock as the messages that move them.
+  const idle = startIdleSweeper({ ...o, everyMs: o.idleSweepMs });
   const ready: Promise<void>[] = [];
   const loops = instances.map((inst) => {
     let markReady!: () => void;
@@ -128,7 +134,9 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
     ...(receiver ? { webhookUrl: receiver.url } : {}),
     async stop() {
       controller.abort();
+      dispatcher.stop();
       clearInterval(timer);
+      await idle.stop();
       for (const ev of events) o.bus.off(ev, pendingTick);
       await receiver?.close();
       await Promise.all(loops);
@@ -197,6 +205,8 @@ async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: Noti
   const types = o.flows.flatMap((f) =>
     f.on.notification?.instance === inst.name && isNotificationType(f.on.notification.type) ? [f.on.notification.type] : [],
   );
+  // Handover: the operator's messages from the phone must be produced.
+  if (o.config.conversations.handover) types.push('outgoingMessageReceived');
   const kinds = o.flows.flatMap((f) => (f.on.notification?.instance === inst.name ? [f.on.notification.typeMessage ?? []].flat() : []));
   await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger, kinds);
   held.add(inst.name);

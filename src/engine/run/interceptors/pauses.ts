@@ -32,9 +32,9 @@ export function pauseInterceptor(o: PauseInterceptorOptions): ApiInterceptor {
   const pauses = pauseRecords(o.store);
   return {
     name: 'pauses',
+    appliesTo: (method) => o.rules.some((r) => r.method === method),
     async call(c, next) {
-      const rule = o.rules.find((r) => r.method === c.method);
-      if (!rule) return next();
+      const rule = o.rules.find((r) => r.method === c.method)!;
       const held = await activePause(pauses, o.instance.identity, rule.scope, o.clock.now());
       if (held) throw new PauseError(pauseInfo(held));
       try {

@@ -1,5 +1,6 @@
 /**
- * The welcome bot (flows/welcome.yaml, as shipped) live, on the daemon's
+ * The ask-and-wait bot (examples/ask-and-wait, the welcome bot before it
+ * had sessions) live, on the daemon's
  * path: the runtime of `msgflow start` with its local service listening, its
  * notification consumer polling over the loopback API, and messages arriving
  * through the local service's admin `incoming` endpoint as a person would
@@ -59,13 +60,13 @@ local:
 store: { driver: lowdb, dir: .msgflow/state }
 `;
 
-describe('the welcome bot under msgflow start (local service over HTTP)', () => {
+describe('the ask-and-wait bot under msgflow start (local service over HTTP)', () => {
   it('hi gets the menu; the 1 sent after it is the answer (not the hi) and gets the brochure', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-welcome-'));
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
     mkdirSync(path.join(dir, 'flows'));
     mkdirSync(path.join(dir, 'public'));
-    copyFileSync(path.join(ROOT, 'flows/welcome.yaml'), path.join(dir, 'flows/welcome.yaml'));
+    copyFileSync(path.join(ROOT, 'examples/ask-and-wait/flows/ask-and-wait.yaml'), path.join(dir, 'flows/ask-and-wait.yaml'));
     copyFileSync(path.join(ROOT, 'public/brochure.pdf'), path.join(dir, 'public/brochure.pdf'));
     writeFileSync(path.join(dir, 'config.yaml'), config(await freePort()));
 
@@ -96,14 +97,14 @@ describe('the welcome bot under msgflow start (local service over HTTP)', () => 
     await say('hi');
     // The menu is in the chat, the run is waiting for the answer (or already over: then the expectations say why).
     await waitFor('the menu to be sent', async () => (await outgoing()).some((m) => /Reply 1/.test(m.textMessage ?? '')));
-    const run = await waitFor('the welcome run to wait or end', async () => {
-      const [r] = await runtime.engine.listRuns({ flow: 'welcome' });
+    const run = await waitFor('the ask-and-wait run to wait or end', async () => {
+      const [r] = await runtime.engine.listRuns({ flow: 'ask-and-wait' });
       return r && r.status !== 'running' ? r : undefined;
     });
     expect(run.trigger).toBe('notification');
     // Still the second of the hi: the answer is told from the greeting by the order they came in.
     await say('1');
-    const done = await waitFor('the welcome run to end', async () => {
+    const done = await waitFor('the ask-and-wait run to end', async () => {
       await clock.advance(1000);
       const r = await runtime.engine.getRun(run.id);
       return r && !['running', 'waiting'].includes(r.status) ? r : undefined;
@@ -117,6 +118,6 @@ describe('the welcome bot under msgflow start (local service over HTTP)', () => 
       return (await outgoing()).find((m) => m.fileName === 'brochure.pdf');
     });
     expect(file).toMatchObject({ typeMessage: 'documentMessage', caption: 'Here is our brochure.', mimeType: 'application/pdf' });
-    expect((await runtime.engine.listRuns({ flow: 'welcome' })).length).toBe(1);
+    expect((await runtime.engine.listRuns({ flow: 'ask-and-wait' })).length).toBe(1);
   }, 60_000);
 });

@@ -1,0 +1,761 @@
+/**
+ * The broadcast job shared by `messages.broadcast` and its `files.broadcast`
+ * preset: one message per recipient through the instance's send queue,
+ * exactly once per recipient. What is sent (the method, the request, what
+ * reconciliation looks for) comes from the job's {@link BroadcastSpec}; the
+ * rest (durable records, reconciliation, windows, following, the report) is
+ * here, once.
+ *
+ * Before each send the intent is recorded durably (one key per recipient);
+ * the idMessage is recorded after. A recipient found with an intent but no
+ * idMessage (the process died, or the answer was lost) is reconciled from the
+ * send queue and its chat's history before anything else: found, it is sent;
+ * in neither once the journal lag has passed, it never reached the service
+ * and is sent again, once, with the reason in the report's `resent` column;
+ * undecidable, it is `unknown` and never sent again (see broadcast-records.ts).
+ * A closed send window waits durably for the next opening; a recipient
+ * outside its own hours (recipient-time.ts) waits for its next opening while
+ * the others are sent.
+ *
+ * Like the other jobs it streams its input (readRows, engine/flow/data-file.ts) and holds no list of
+ * recipients: a first pass counts the rows and gathers the interrupted sends,
+ * the next ones send, a last one writes the report from each recipient's durable
+ * record. Only the records this run sent are held, to follow their statuses.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { classify, mayHaveBeenProcessed } from '../api/failure.js';
+import { isChatId, personalChatId } from '../api/chat-id.js';
+import type { ActionContext, DurableState, StartWait } from '../engine/action.js';
+import { broadcastCampaignNs } from '../engine/shared.js';
+import { duration } from './duration.js';
+import { normalisePhone } from './phone.js';
+import { PaceSchema, pause, type Pace } from './pace.js';
+import { nextOpening, WindowSchema, type SendWindow } from './window.js';
+import { zoneOf } from '../util/clock.js';
+import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
+import { followNotified, notificationsOn } from './broadcast-notified.js';
+import { optOutKey, optOutList } from './opt-out.js';
+import { recipientOpening, type RecipientTime } from './recipient-time.js';
+import { Senders, type Guard, type Pool, type Sender } from './broadcast-pool.js';
+import type { PauseRecord } from '../engine/run/pauses.js';
+// The job kit, by concern: with: fields, rows in, report out, progress and failures.
+import { maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
+import { pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
+import { defaultReport, openReport, reportFormat } from './kit/report.js';
+import { FailureGuard } from './kit/guard.js';
+import { JobCounters } from './kit/counters.js';
+
+/** The `with:` fields of every broadcast after what it sends (the same for messages.broadcast and files.broadcast). */
+export const broadcastFields = {
+  window: WindowSchema.optional(),
+  follow: z
+    .strictObject({
+      deadline: duration(
+        'Follow statuses at least this long after the last send (longer while messages of ours are still queued); 0: do not follow. @default 10m',
+      ).default(600_000),
+      poll: duration('Time between two status polls. @default 15s').default(15_000),
+      until: z.enum(['delivered', 'read']).default('read').describe('Stop following a message once it reached this status. @default read'),
+    })
+    .default({ deadline: 600_000, poll: 15_000, until: 'read' })
+    .describe('Status following after sending: { deadline, poll, until }.'),
+  reconcile: z
+    .strictObject({
+      sendInterval: duration("The instance's send-queue interval (the local service's sendIntervalMs). @default 3s").default(3000),
+      grace: duration(
+        'Extra time a queued message may take to show up in the journals (the service documents up to 2 minutes before a sent message appears). @default 2m',
+      ).default(120_000),
+      clockSkew: duration("Tolerated difference between msgflow's clock and the service's timestamps. @default 10s").default(10_000),
+      journalLag: duration(
+        'How long a message the service sent may take to appear in the chat history (the service documents up to 2 minutes). An interrupted send found in neither the send queue nor the history this long after is sent again, once. @default 2m',
+      ).default(120_000),
+    })
+    .default({ sendInterval: 3000, grace: 120_000, clockSkew: 10_000, journalLag: 120_000 })
+    .describe('How long an interrupted or unseen send is looked for: { sendInterval, grace, clockSkew, journalLag }.'),
+  pace: PaceSchema.default({ delay: 0, jitter: 0 }),
+  campaign: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,100}$/, { error: 'letters, digits, _ . - only' })
+    .optional()
+    .describe(
+      'Keep per-recipient records across runs under this name: a later run sends only to recipients not sent yet (e.g. the rest after a window closed).',
+    ),
+  maxConsecutiveFailures: maxConsecutiveFailuresField('sends'),
+  report: reportField(),
+};
+
+/** What the shared part of a broadcast reads of its input. */
+export interface BroadcastInput {
+  file?: string;
+  recipients?: unknown[];
+  window?: SendWindow;
+  follow: { deadline: number; poll: number; until: 'delivered' | 'read' };
+  reconcile: { sendInterval: number; grace: number; clockSkew: number; journalLag: number };
+  pace: Pace;
+  campaign?: string;
+  maxConsecutiveFailures: number;
+  report?: string;
+  recipientTime?: RecipientTime;
+  pool?: Pool;
+  guard?: Guard;
+}
+
+/** The sending methods a broadcast calls (each answers an idMessage). */
+export type BroadcastMethod = 'sendMessage' | 'sendFileByUrl' | 'sendPoll' | 'sendLocation' | 'sendContact' | 'sendInteractiveButtons';
+
+/** What one recipient is sent. */
+export interface Prepared {
+  method: BroadcastMethod;
+  /** The request without chatId. */
+  body: Record<string, unknown>;
+  /** What reconciliation looks for (client/send-lookup.ts contentKey of the request). */
+  content: string;
+  /** What the report shows of it: a caption, a text, a poll's question. */
+  caption?: string;
+  /** The A/B variant, when the job has several. */
+  variant?: string;
+  /** text, file, poll, location, contact or buttons. */
+  kind: string;
+}
+
+/** The part of a broadcast that decides what is sent. */
+export interface BroadcastSpec<I extends BroadcastInput> {
+  action: string;
+  columns: readonly string[];
+  /**
+   * What `chatId` is sent (`row`: its record, with chatId and phone), or why
+   * its row is invalid; throws a FlowError when the flow, not the row, is at
+   * fault. `rec`: the recipient's record from an earlier attempt (its variant
+   * is kept).
+   */
+  prepare(
+    ctx: ActionContext,
+    input: I,
+    chatId: string,
+    row: Record<string, unknown>,
+    index: number,
+    rec?: RecipientRecord,
+  ): Prepared | string;
+  /** The file of records written before records had `content` (files.broadcast). */
+  legacyFileName?(input: I): string;
+}
+
+export interface BroadcastSummary {
+  total: number;
+  recipients: number;
+  duplicates: number;
+  invalid: number;
+  /** Accepted and seen sent by the service (includes delivered and read), this run or an earlier one. */
+  sent: number;
+  delivered: number;
+  read: number;
+  failed: number;
+  /** The send may have reached the service but its message was not seen: never sent again. */
+  unknown: number;
+  /** Not attempted: an absolute window is over. */
+  notSent: number;
+  /** Not sent: the chat is on the instance's opt-out list (optOut.add). */
+  optedOut: number;
+  /** Dry run: recipients that would be sent to. */
+  wouldSend?: number;
+  /** Sends found by reconciliation after an interruption (not sent again). */
+  reconciled: number;
+  /** Recipients sent again because an interrupted send never reached the service (report column `resent` says why). */
+  resent: number;
+  /** Sent by an earlier run of the same campaign. */
+  earlier: number;
+  report: string;
+}
+
+/**
+ * A row of the input as a pass meets it: a recipient (with its durable
+ * record), a row that is not one (invalid, opted out), or a duplicate of an
+ * earlier recipient. Every pass streams the input again: no list of
+ * recipients is held; what a recipient has become lives in its record.
+ */
+type Met =
+  | { kind: 'recipient'; chatId: string; where: string; row: Record<string, unknown>; prepared: Prepared; rec?: RecipientRecord }
+  | { kind: 'invalid'; chatId?: string; where: string; error: string }
+  | { kind: 'optedOut'; chatId: string; where: string; prepared: Prepared }
+  | { kind: 'duplicate' };
+
+type Recipient = Extract<Met, { kind: 'recipient' }>;
+
+interface Job<I extends BroadcastInput> {
+  ctx: ActionContext;
+  input: I;
+  spec: BroadcastSpec<I>;
+  reportPath: string;
+  store: DurableState;
+  counters: JobCounters;
+  guard: FailureGuard;
+  /** idMessages of our records, so reconciliation never claims one twice. */
+  claimed: Set<string>;
+  /** Our records accepted but not seen sent yet: the send queue ahead of a lost send. */
+  unobserved: RecipientRecord[];
+  /** Records this run sent (or found sent after its interruption): the ones it follows. */
+  mine: RecipientRecord[];
+  reconciled: number;
+  windowOver: boolean;
+  /** The flow's instance, or the pool's. */
+  senders: Senders;
+}
+
+const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+
+// ---- load ---------------------------------------------------------------------
+
+function recipientOf(row: SourcedRow): { chatId: string; rec: Record<string, unknown> } | string {
+  const { value } = row;
+  let raw: unknown;
+  let rec: Record<string, unknown> = {};
+  if (typeof value === 'string' || typeof value === 'number') raw = value;
+  else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    rec = value as Record<string, unknown>;
+    raw = pickField(rec, ['chatId']) ?? pickField(rec, ['phone', 'phoneNumber', 'number', 'mobile']);
+    if (raw === undefined) return 'no phone or chatId';
+  } else return 'expected a phone number, a chat ID or a record';
+  if (typeof raw === 'string' && raw.includes('@')) {
+    return isChatId(raw.trim()) ? { chatId: raw.trim(), rec: { ...rec, chatId: raw.trim() } } : `'${raw}' is not a chat ID`;
+  }
+  const p = normalisePhone(raw);
+  if (!p.ok) return p.reason;
+  const chatId = personalChatId(p.digits);
+  return { chatId, rec: { ...rec, chatId, phone: rec.phone ?? p.digits } };
+}
+
+/** Streams the input as recipients, invalid, opted-out and duplicate rows (the first valid row of a chat wins). */
+async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met> {
+  const { ctx, input, spec, store } = job;
+  const seen = new Set<string>();
+  const optedOut = optOutList(ctx);
+  for await (const row of readRows(ctx, spec.action, { file: input.file, items: input.recipients })) {
+    const r = recipientOf(row);
+    if (typeof r !== 'string' && seen.has(r.chatId)) {
+      yield { kind: 'duplicate' };
+      continue;
+    }
+    if (typeof r === 'string') {
+      yield { kind: 'invalid', where: row.where, error: r };
+      continue;
+    }
+    // One key per recipient: the cost does not depend on how many records the campaign holds.
+    const rec = await store.get<RecipientRecord>(`r:${r.chatId}`);
+    const prepared = spec.prepare(ctx, input, r.chatId, r.rec, row.index, rec);
+    if (typeof prepared === 'string') {
+      yield { kind: 'invalid', chatId: r.chatId, where: row.where, error: prepared };
+      continue;
+    }
+    seen.add(r.chatId);
+    // Opted out: never sent again (a message that already went out keeps its own outcome).
+    if (!settled(rec) && (await optedOut.get(optOutKey(ctx.instance.identity, r.chatId))) !== undefined) {
+      yield { kind: 'optedOut', chatId: r.chatId, where: row.where, prepared };
+      continue;
+    }
+    yield { kind: 'recipient', chatId: r.chatId, where: row.where, row: r.rec, prepared, rec };
+  }
+}
+
+/** The first pass: counts the rows, and gathers the records a send or reconciliation needs (interrupted, unseen, ours). */
+async function load<I extends BroadcastInput>(
+  ctx: ActionContext,
+  input: I,
+  spec: BroadcastSpec<I>,
+): Promise<{ job: Job<I>; interrupted: RecipientRecord[] }> {
+  const reportPath = input.report ?? defaultReport(ctx, 'csv');
+  reportFormat(spec.action, reportPath);
+  const store = input.campaign ? ctx.shared(broadcastCampaignNs(ctx.instance.identity, input.campaign)) : ctx.state;
+  const job: Job<I> = {
+    ctx,
+    input,
+    spec,
+    reportPath,
+    store,
+    counters: new JobCounters(ctx, 1),
+    guard: new FailureGuard(spec.action, ctx.instance.name, input.maxConsecutiveFailures),
+    claimed: new Set(),
+    unobserved: [],
+    mine: [],
+    reconciled: (await ctx.state.get<number>('reconciled')) ?? 0,
+    windowOver: false,
+    senders: new Senders(ctx, input.pool, input.guard, input.campaign),
+  };
+  const interrupted: RecipientRecord[] = [];
+  const c = job.counters;
+  let total = 0;
+  for await (const m of meet(job)) {
+    total++;
+    if (m.kind === 'duplicate') c.duplicate++;
+    else if (m.kind === 'invalid') c.invalid++;
+    else if (m.kind === 'optedOut') c.skipped++;
+    else if (m.rec) {
+      const rec = m.rec;
+      if (rec.idMessage) job.claimed.add(rec.idMessage);
+      if (rec.phase === 'intent') interrupted.push(rec);
+      else count(job, rec);
+    }
+  }
+  c.total = total;
+  // The first count, with the number of rows: the step's start line says it (countsRecords).
+  c.flush();
+  return { job, interrupted };
+}
+
+/** Counts a record as it stands, and keeps it where reconciliation and following look. */
+function count(job: Job<BroadcastInput>, rec: RecipientRecord): void {
+  const c = counterOf(rec.phase);
+  if (c) job.counters[c]++;
+  if (rec.phase !== 'sent') return;
+  if (!rec.observed) job.unobserved.push(rec);
+  if (rec.runId === job.ctx.run.id) job.mine.push(rec);
+}
+
+/** A record this run has just sent (or found sent): followed after the last send. */
+function track(job: Job<BroadcastInput>, rec: RecipientRecord): void {
+  if (!rec.observed) job.unobserved.push(rec);
+  job.mine.push(rec);
+}
+
+// ---- reconcile ------------------------------------------------------------------
+
+/**
+ * Ours accepted but not seen sent yet (they are ahead of anything sent after
+ * them), after looking them up in the service's outgoing messages.
+ */
+const queuedAhead = (job: Job<BroadcastInput>, s: Sender) => async (): Promise<number> => {
+  const { ctx } = s;
+  const unseen = job.unobserved.filter((r) => r.phase === 'sent' && !r.observed && senderOf(job, r) === s);
+  if (unseen.length === 0) return 0;
+  const now = ctx.clock.now();
+  const since = Math.min(...unseen.map((r) => r.sentAt ?? now)) - 60_000;
+  const msgs = await ctx.client
+    .lastOutgoingMessages({ minutes: Math.max(1, Math.ceil((now - since) / 60_000) + 1) }, { signal: ctx.signal })
+    .catch(() => []);
+  const byId = new Map(msgs.map((m) => [m.idMessage, m]));
+  let left = 0;
+  for (const r of unseen) {
+    const m = byId.get(r.idMessage!);
+    if (m && applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
+    // Listed `pending`: still in the service's queue, ahead of what follows.
+    if (!m || m.statusMessage === 'pending') left++;
+  }
+  return left;
+};
+
+/** The sender of a record: the one that made its attempt (records of before pools: the flow's instance). */
+function senderOf(job: Job<BroadcastInput>, r: RecipientRecord): Sender {
+  return job.senders.byIdentity(r.sender) ?? job.senders.list[0]!;
+}
+
+/** The records by their senders. */
+function bySender(job: Job<BroadcastInput>, records: RecipientRecord[]): Map<Sender, RecipientRecord[]> {
+  const groups = new Map<Sender, RecipientRecord[]>();
+  for (const r of records) {
+    const s = senderOf(job, r);
+    groups.set(s, [...(groups.get(s) ?? []), r]);
+  }
+  return groups;
+}
+
+/** Reconciles interrupted sends, each at the service of the instance that made it. */
+async function settle<I extends BroadcastInput>(job: Job<I>, open: RecipientRecord[]): Promise<void> {
+  const { ctx, input, spec } = job;
+  const j = job as unknown as Job<BroadcastInput>;
+  const opts = {
+    action: spec.action,
+    fileName: spec.legacyFileName?.(input),
+    sendIntervalMs: input.reconcile.sendInterval,
+    graceMs: input.reconcile.grace,
+    clockSkewMs: input.reconcile.clockSkew,
+    journalLagMs: input.reconcile.journalLag,
+  };
+  let found = 0;
+  let unknown = 0;
+  let resend = 0;
+  for (const [s, records] of bySender(j, open)) {
+    const n = await reconcile(s.ctx, job.store, records, job.claimed, queuedAhead(j, s), opts);
+    found += n.found;
+    unknown += n.unknown;
+    resend += n.resend;
+  }
+  job.reconciled += found;
+  await ctx.state.set('reconciled', job.reconciled);
+  if (found + unknown + resend > 0)
+    ctx.logger.info(
+      `${spec.action}: reconciled ${found + unknown + resend} interrupted send(s): ${found} had gone out, ${resend} never reached the service (sent again), ${unknown} unknown (not sent again)`,
+    );
+}
+
+// ---- execute ----------------------------------------------------------------------
+
+/** Waits durably until the step's window is open; false when an absolute window is over for good. */
+async function windowOpen(job: Job<BroadcastInput>): Promise<boolean> {
+  const { ctx, input } = job;
+  // No window: open (without asking the machine's zone for every recipient, which costs more than a send).
+  if (!input.window) return true;
+  for (;;) {
+    const now = ctx.clock.now();
+    const next = nextOpening(input.window, now, zoneOf(ctx.clock));
+    if (!next) return false;
+    if (next.at <= now) return true;
+    await job.counters.waitingFor(() =>
+      ctx.wait({ until: next.at, reason: `send window opens at ${iso(next.at)}`, key: `window-${next.at}` }),
+    );
+  }
+}
+
+/** A `window:` as written that is closed at `now`: until when (see ActionDefinition.firstWait); undefined when open, absent or a template. */
+export function windowWait(written: unknown, now: number, zone: string): StartWait | undefined {
+  const parsed = WindowSchema.optional().safeParse(written);
+  if (!parsed.success || !parsed.data) return undefined;
+  const w = parsed.data;
+  const shown = `send window ${w.start ?? '…'}–${w.stop ?? '…'}${w.timezone ? ` (${w.timezone})` : ''}`;
+  const next = nextOpening(w, now, zone);
+  if (!next) return { reason: `${shown} is over: nothing will be sent` };
+  return next.at > now ? { until: next.at, reason: `${shown} is closed` } : undefined;
+}
+
+type SendCall = (body: Record<string, unknown>, o: { signal: AbortSignal }) => Promise<{ idMessage: string }>;
+
+/** What a failed send means: the sender turned unhealthy (its reason), or a failure of the recipient's. */
+async function sendFailed(job: Job<BroadcastInput>, s: Sender, rec: RecipientRecord, e: unknown): Promise<string | undefined> {
+  // Only a lost answer (reset, timeout) or a 5xx may hide an accepted send: look before anything else.
+  if (mayHaveBeenProcessed(e)) await settle(job, [rec]);
+  if (rec.phase === 'sent') {
+    track(job, rec);
+    job.guard.ok();
+    return undefined;
+  }
+  const unhealthy = job.senders.unhealthyBy(e);
+  if (rec.phase === 'intent') {
+    // Refused (never accepted): sending again later cannot duplicate, unless the answer was definite.
+    const retryable = unhealthy !== undefined || classify(e) !== 'definite';
+    Object.assign(rec, { phase: 'failed', error: e instanceof Error ? e.message : String(e), retryable: retryable || undefined });
+    await job.store.set(`r:${rec.chatId}`, rec);
+  }
+  if (unhealthy !== undefined) {
+    // The guard's business, not the job's: the campaign pauses on the instance (the others go on, or it waits for the lift).
+    await job.senders.trip(s, unhealthy);
+    return unhealthy;
+  }
+  job.guard.fail(e, `${job.counters.done} recipients are sent and keep their record; run again once fixed (nobody is sent twice)`);
+  return undefined;
+}
+
+/** Sends one recipient's message from `s`; the reason when the sender turned unhealthy on it. */
+async function sendOne(job: Job<BroadcastInput>, rcp: Recipient, s: Sender): Promise<string | undefined> {
+  const { ctx } = job;
+  const p = rcp.prepared;
+  const rec: RecipientRecord = {
+    chatId: rcp.chatId,
+    where: rcp.where,
+    caption: p.caption,
+    content: p.content,
+    ...(p.variant === undefined ? {} : { variant: p.variant }),
+    ...(job.senders.pooled ? { sender: s.instance.identity, senderName: s.name } : {}),
+    phase: 'intent',
+    runId: ctx.run.id,
+    attemptKey: randomUUID(),
+    intentAt: ctx.clock.now(),
+    // A send again after an interrupted one that never reached the service keeps why (and is never sent a third time).
+    ...(rcp.rec?.resent ? { resent: rcp.rec.resent } : {}),
+  };
+  await job.store.set(`r:${rec.chatId}`, rec);
+  rcp.rec = rec;
+  // The sender is the recipient's from the intent on: where a send may have gone is where it is looked for.
+  await job.senders.stick(rcp.chatId, s);
+  await job.senders.count(s);
+  try {
+    const send = s.client[p.method] as unknown as SendCall;
+    const res = await send.call(s.client, { chatId: rcp.chatId, ...p.body }, { signal: ctx.signal });
+    Object.assign(rec, { phase: 'sent', idMessage: res.idMessage, sentAt: ctx.clock.now(), status: 'sent' });
+    job.claimed.add(res.idMessage);
+    track(job, rec);
+    await job.store.set(`r:${rec.chatId}`, rec);
+    job.guard.ok();
+    return undefined;
+  } catch (e) {
+    if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
+    return sendFailed(job, s, rec, e);
+  }
+}
+
+/** Done: sent, unknown, or a definite failure; a refused send (retryable) is tried again by a later run, one to send again by this one. */
+export const settled = (r: RecipientRecord | undefined) =>
+  r !== undefined && r.phase !== 'intent' && r.phase !== 'resend' && !(r.phase === 'failed' && r.retryable);
+
+/** Who sends to a recipient now, or until when it waits: for the caps (`at`), or for a pause's lift. */
+type Choice = { sender: Sender } | { at: number } | { paused: PauseRecord[] };
+
+/**
+ * The recipient's sender: the one it keeps (its record's, else its sticky
+ * one), unless that one is paused and the pool moves its recipients; a new
+ * recipient gets the healthy sender with room today that is ready first.
+ */
+async function choose(job: Job<BroadcastInput>, rcp: Recipient): Promise<Choice> {
+  const S = job.senders;
+  const kept = S.byIdentity(rcp.rec?.sender) ?? (await S.stickyOf(rcp.chatId));
+  const healthy: Sender[] = [];
+  const paused: PauseRecord[] = [];
+  let keptPause: PauseRecord | undefined;
+  for (const s of S.list) {
+    const p = await S.pauseOf(s);
+    if (!p) healthy.push(s);
+    else {
+      paused.push(p);
+      if (s === kept) keptPause = p;
+    }
+  }
+  if (keptPause && S.waitsWhenUnhealthy) return { paused: [keptPause] };
+  const candidates = kept && !keptPause ? [kept] : healthy;
+  if (candidates.length === 0) return { paused };
+  const room = await Promise.all(candidates.map(async (s) => ({ s, left: await S.capacity(s) })));
+  const open = room.filter((r) => r.left > 0).sort((a, b) => a.s.nextAt - b.s.nextAt || b.left - a.left);
+  return open.length > 0 ? { sender: open[0]!.s } : { at: S.tomorrow() };
+}
+
+/** What a pass leaves: the earliest time a deferred recipient may be sent, and the pauses some wait for. */
+interface PassEnd {
+  earliest?: number;
+  paused: PauseRecord[];
+}
+
+/** Sends to one recipient whose hours are open: its sender chosen, paced and checked; what it waits for otherwise. */
+async function sendTo(job: Job<BroadcastInput>, rcp: Recipient, sends: { n: number }, end: PassEnd): Promise<void> {
+  const { ctx, input } = job;
+  const choice = await choose(job, rcp);
+  if ('paused' in choice) return void end.paused.push(...choice.paused);
+  if ('at' in choice) return void (end.earliest = Math.min(end.earliest ?? choice.at, choice.at));
+  const s = choice.sender;
+  const unhealthy = await job.senders.checkState(s);
+  if (unhealthy) {
+    await job.senders.trip(s, unhealthy);
+    end.earliest = ctx.clock.now(); // another pass: the recipient moves, or waits for the lift
+    return;
+  }
+  if (sends.n > 0) await pause(ctx.clock, input.pace, ctx.signal);
+  await job.senders.paced(s);
+  sends.n++;
+  const before = rcp.rec?.phase;
+  try {
+    if ((await sendOne(job, rcp, s)) !== undefined) end.earliest = ctx.clock.now();
+  } finally {
+    countChange(job, before, rcp.rec?.phase);
+  }
+}
+
+/**
+ * One pass over the recipients not settled yet, in the input's order: sends
+ * to those whose own hours are open and whose sender may send; what the
+ * others wait for. `sends` counts across passes (the pace).
+ */
+async function sendPass(job: Job<BroadcastInput>, sends: { n: number }): Promise<PassEnd> {
+  const { ctx, input } = job;
+  const end: PassEnd = { paused: [] };
+  for await (const rcp of meet(job)) {
+    if (rcp.kind !== 'recipient' || settled(rcp.rec)) continue;
+    ctx.signal.throwIfAborted();
+    if (!(await windowOpen(job))) {
+      job.windowOver = true;
+      ctx.logger.warn(`${job.spec.action}: the send window is over; the remaining recipients are not sent`);
+      return { paused: [] };
+    }
+    const opens = input.recipientTime
+      ? recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zoneOf(ctx.clock))
+      : ctx.clock.now();
+    if (opens > ctx.clock.now()) end.earliest = Math.min(end.earliest ?? opens, opens);
+    else await sendTo(job, rcp, sends, end);
+  }
+  return end;
+}
+
+/**
+ * Sends to each recipient not settled yet. Recipients outside their hours or
+ * past their sender's cap are sent by a later pass once that time comes, and
+ * those held by a pause once it is lifted (durable waits).
+ */
+async function sendAll(job: Job<BroadcastInput>): Promise<void> {
+  const { ctx } = job;
+  const sends = { n: 0 };
+  for (;;) {
+    const { earliest, paused } = await sendPass(job, sends);
+    if (job.windowOver || (earliest === undefined && paused.length === 0)) return;
+    const firstPause = Math.min(...paused.map((p) => p.until));
+    if (earliest !== undefined && earliest <= ctx.clock.now()) continue;
+    await job.counters.waitingFor(() =>
+      earliest !== undefined && earliest < firstPause
+        ? ctx.wait({ until: earliest, reason: `recipients wait until ${iso(earliest)}`, key: `recipients-${earliest}` })
+        : job.senders.waitForLift(paused),
+    );
+  }
+}
+
+const counterOf = (phase: string | undefined) =>
+  phase === 'sent' ? 'done' : phase === 'failed' || phase === 'unknown' ? 'failed' : undefined;
+
+/** Moves one recipient between counters (a retried failure leaves `failed`). */
+function countChange(job: Job<BroadcastInput>, before: string | undefined, after: string | undefined): void {
+  const from = counterOf(before);
+  const to = counterOf(after);
+  if (from) job.counters[from]--;
+  if (to) job.counters[to]++;
+  job.counters.flush();
+}
+
+/** Follows the statuses of what this run sent, at each sender's service at once. */
+async function follow(job: Job<BroadcastInput>): Promise<void> {
+  const { ctx, input } = job;
+  const mine = job.mine.filter((r) => r.phase === 'sent');
+  if (input.follow.deadline <= 0 || mine.length === 0) return;
+  let followUntil = await ctx.state.get<number>('followUntil');
+  if (followUntil === undefined) {
+    followUntil = ctx.clock.now() + input.follow.deadline;
+    await ctx.state.set('followUntil', followUntil);
+  }
+  const deadline = followUntil;
+  const onFailed = () => countChange(job, 'sent', 'failed');
+  const one = async (s: Sender, records: RecipientRecord[]) => {
+    if (await notificationsOn(s.ctx, Math.min(...records.map((r) => r.intentAt)))) {
+      return followNotified(s.ctx, job.store, records, { until: input.follow.until, deadline, pollMs: input.follow.poll, onFailed });
+    }
+    await followStatuses(s.ctx, job.store, records, {
+      until: input.follow.until,
+      deadline,
+      pollMs: input.follow.poll,
+      sendIntervalMs: input.reconcile.sendInterval,
+      graceMs: input.reconcile.grace,
+      onFailed,
+    });
+  };
+  await Promise.all([...bySender(job, mine)].map(([s, records]) => one(s, records)));
+}
+
+// ---- report -------------------------------------------------------------------------
+
+function outcomeOf(ctx: ActionContext, r: RecipientRecord | undefined, windowOver: boolean): string {
+  if (ctx.run.dryRun && !settled(r)) return 'wouldSend';
+  if (!r || r.phase === 'intent' || r.phase === 'resend' || (r.phase === 'failed' && r.retryable && windowOver)) return 'notSent';
+  if (r.phase === 'sent') return r.runId !== undefined && r.runId !== ctx.run.id ? 'sentEarlier' : 'sent';
+  return r.phase;
+}
+
+/** The report line of a recipient, from its record; `outcome` counted in `n`. Every column of either job: each writes its own. */
+function recipientLine(job: Job<BroadcastInput>, rcp: Recipient, n: Record<string, number>): Record<string, unknown> {
+  const r = rcp.rec;
+  const outcome = outcomeOf(job.ctx, r, job.windowOver);
+  n[outcome] = (n[outcome] ?? 0) + 1;
+  if (outcome === 'sent' || outcome === 'sentEarlier') {
+    if (r!.status === 'delivered' || r!.status === 'read') n.delivered = (n.delivered ?? 0) + 1;
+    if (r!.status === 'read') n.read = (n.read ?? 0) + 1;
+  }
+  if (r?.resent !== undefined) n.resent = (n.resent ?? 0) + 1;
+  const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
+  // The caption an attempt sent, as its record keeps it (a template is evaluated again by each pass).
+  const caption = r?.caption ?? rcp.prepared.caption;
+  return {
+    chatId: rcp.chatId,
+    where: rcp.where,
+    variant: r?.variant ?? rcp.prepared.variant,
+    kind: rcp.prepared.kind,
+    outcome,
+    idMessage: r?.idMessage,
+    status: r?.status,
+    sentAt: iso(r?.sentAt),
+    deliveredAt: iso(r?.deliveredAt),
+    readAt: iso(r?.readAt),
+    instance: r?.senderName,
+    reconciled: r?.reconciled,
+    resent: r?.resent,
+    caption,
+    text: caption,
+    error,
+  };
+}
+
+/**
+ * The last pass: one report line per row (a duplicate has none), from the
+ * recipients' records: the recipients in the input's order, then the opted-out
+ * rows, then the invalid ones (only those lines wait for the end of the pass).
+ */
+async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
+  const { ctx, spec } = job;
+  const writer = await openReport({ action: spec.action, runId: ctx.run.id, path: ctx.resolvePath(job.reportPath), columns: spec.columns });
+  const n: Record<string, number> = {};
+  const tail: Record<string, unknown>[] = [];
+  const invalid: Record<string, unknown>[] = [];
+  try {
+    for await (const m of meet(job)) {
+      n[m.kind] = (n[m.kind] ?? 0) + 1;
+      if (m.kind === 'recipient') await writer.write(recipientLine(job, m, n));
+      else if (m.kind === 'invalid') invalid.push({ chatId: m.chatId, where: m.where, outcome: 'invalid', error: m.error });
+      else if (m.kind === 'optedOut') {
+        const { caption, variant, kind } = m.prepared;
+        tail.push({ chatId: m.chatId, where: m.where, outcome: 'optedOut', caption, text: caption, variant, kind });
+      }
+    }
+    for (const line of [...tail, ...invalid]) await writer.write(line);
+  } catch (e) {
+    await writer.abort();
+    throw e;
+  }
+  const summary = summarise(job, n);
+  await writer.close({ ...summary });
+  Object.assign(job.counters, {
+    done: summary.sent,
+    failed: summary.failed + summary.unknown,
+    invalid: summary.invalid,
+    duplicate: summary.duplicates,
+    skipped: summary.optedOut + summary.notSent + (summary.wouldSend ?? 0),
+  });
+  job.counters.flush();
+  ctx.logger.info(
+    `${spec.action}: ${summary.sent} sent (${summary.delivered} delivered, ${summary.read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.optedOut} opted out, ${summary.invalid} invalid; report ${job.reportPath}`,
+  );
+  return summary;
+}
+
+function summarise(job: Job<BroadcastInput>, n: Record<string, number>): BroadcastSummary {
+  const of = (k: string) => n[k] ?? 0;
+  return {
+    total: of('recipient') + of('invalid') + of('optedOut') + of('duplicate'),
+    recipients: of('recipient'),
+    duplicates: of('duplicate'),
+    invalid: of('invalid'),
+    sent: of('sent') + of('sentEarlier'),
+    delivered: of('delivered'),
+    read: of('read'),
+    failed: of('failed'),
+    unknown: of('unknown'),
+    notSent: of('notSent'),
+    optedOut: of('optedOut'),
+    ...(job.ctx.run.dryRun ? { wouldSend: of('wouldSend') } : {}),
+    reconciled: job.reconciled,
+    resent: of('resent'),
+    earlier: of('sentEarlier'),
+    report: job.reportPath,
+  };
+}
+
+/** Runs a broadcast: reconciles what an interruption left open, sends, follows, reports. */
+export async function runBroadcast<I extends BroadcastInput>(
+  ctx: ActionContext,
+  input: I,
+  spec: BroadcastSpec<I>,
+): Promise<BroadcastSummary> {
+  const { job, interrupted } = await load(ctx, input, spec);
+  const j = job as unknown as Job<BroadcastInput>;
+  if (!ctx.run.dryRun) {
+    try {
+      if (interrupted.length > 0) await settle(j, interrupted);
+      for (const rec of interrupted) count(j, rec);
+      job.counters.flush();
+      await sendAll(j);
+      await follow(j);
+    } catch (e) {
+      // A stopped job (JOB_STOPPED) still reports who got the message; a cancel or shutdown does not.
+      if (!ctx.signal.aborted) await report(j).catch(() => undefined);
+      throw e;
+    }
+  }
+  return report(j);
+}
