@@ -26,7 +26,7 @@ import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
 import { fileField, itemsField, maxConsecutiveFailuresField, recordsFrom, reportField } from './kit/inputs.js';
-import { countRows, pickField, readRowBatches, type SourcedRow } from '../engine/flow/data-file.js';
+import { countRows, pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
 import { defaultReport, duplicateOf, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
 import { JobCounters } from './kit/counters.js';
@@ -220,55 +220,49 @@ function targetOf(row: SourcedRow, input: CheckAccountBulkInput): Target | Check
   return u.ok ? { key: `u:${u.key}`, id: `u:${u.key}`, input: shown, where, username: u.username } : invalid(u.reason);
 }
 
-/** Every row of the input, streamed in batches: the file, items, then the inline numbers and usernames. */
-async function* allRows(ctx: ActionContext, input: CheckAccountBulkInput): AsyncGenerator<SourcedRow[]> {
+/** Every row of the input, streamed: the file, items, then the inline numbers and usernames. */
+async function* allRows(ctx: ActionContext, input: CheckAccountBulkInput): AsyncGenerator<SourcedRow> {
   let index = 0;
-  for await (const rows of readRowBatches(ctx, CHECK_ACCOUNT_BULK, { file: input.file, items: input.items })) {
-    if (rows.length > 0) index = rows[rows.length - 1]!.index + 1;
-    yield rows;
+  for await (const row of readRows(ctx, CHECK_ACCOUNT_BULK, { file: input.file, items: input.items })) {
+    index = row.index + 1;
+    yield row;
   }
-  const inline: SourcedRow[] = [];
-  for (const [i, value] of (input.numbers ?? []).entries()) inline.push({ value, where: `numbers[${i}]`, index: index++ });
+  for (const [i, value] of (input.numbers ?? []).entries()) yield { value, where: `numbers[${i}]`, index: index++ };
   for (const [i, value] of (input.usernames ?? []).entries())
-    inline.push({ value: value.startsWith('@') ? value : `@${value}`, where: `usernames[${i}]`, index: index++ });
-  if (inline.length > 0) yield inline;
+    yield { value: value.startsWith('@') ? value : `@${value}`, where: `usernames[${i}]`, index: index++ };
 }
 
-/**
- * Hands the targets still to check to `check`, in input order, awaiting
- * each (the window of records in flight); invalid rows and duplicates are
- * reported (and counted) as they are met.
- */
-async function plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, check: (t: Target) => Promise<void>): Promise<void> {
-  for await (const rows of allRows(ctx, input)) for (const row of rows) await planRow(ctx, input, job, row, check);
-}
-
-async function planRow(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, row: SourcedRow, check: (t: Target) => Promise<void>) {
-  job.tally.total++;
-  const t = targetOf(row, input);
-  // Rows answered without a call are keyed by their position: they have no number to key them by, or share it.
-  const key = `#${row.index}`;
-  if ('status' in t) {
-    job.tally.invalid++;
-    return countOrCommit(job, ctx, key, t, 'invalid');
+/** Targets still to check, in input order; invalid rows and duplicates are reported (and counted) as they are met. */
+async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job): AsyncGenerator<Target> {
+  for await (const row of allRows(ctx, input)) {
+    job.tally.total++;
+    const t = targetOf(row, input);
+    // Rows answered without a call are keyed by their position: they have no number to key them by, or share it.
+    const key = `#${row.index}`;
+    if ('status' in t) {
+      job.tally.invalid++;
+      await countOrCommit(job, ctx, key, t, 'invalid');
+      continue;
+    }
+    const first = job.seen.get(t.id);
+    if (first !== undefined) {
+      job.tally.duplicates++;
+      const r: CheckResult = {
+        input: t.input,
+        where: t.where,
+        phone: t.phone,
+        username: t.username,
+        status: 'duplicate',
+        error: duplicateOf(first),
+      };
+      await countOrCommit(job, ctx, key, r, 'duplicate');
+      continue;
+    }
+    job.seen.set(t.id, row.where);
+    job.tally.unique++;
+    // Finished before a restart: met once, so `seen` covers it from now on.
+    if (!job.done.delete(t.id)) yield t;
   }
-  const first = job.seen.get(t.id);
-  if (first !== undefined) {
-    job.tally.duplicates++;
-    const r: CheckResult = {
-      input: t.input,
-      where: t.where,
-      phone: t.phone,
-      username: t.username,
-      status: 'duplicate',
-      error: duplicateOf(first),
-    };
-    return countOrCommit(job, ctx, key, r, 'duplicate');
-  }
-  job.seen.set(t.id, row.where);
-  job.tally.unique++;
-  // Finished before a restart: met once, so `seen` covers it from now on.
-  if (!job.done.delete(t.id)) await check(t);
 }
 
 // ---- load: report, counters and what a previous attempt finished ---------------
@@ -545,7 +539,7 @@ export const checkAccountBulk = defineAction({
     const job = await load(ctx, input);
     await runJournaled(
       job,
-      (take: (t: Target) => Promise<void>) => plan(ctx, input, job, take),
+      plan(ctx, input, job),
       (t) => answer(ctx, input, job, t),
       (t, a) => commitAnswer(ctx, job, t, a),
     );

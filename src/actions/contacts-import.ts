@@ -18,7 +18,7 @@ import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
 import { fileField, itemsField, maxConsecutiveFailuresField, recordsFrom, reportField } from './kit/inputs.js';
-import { countRows, parseBool, pickField, readRowBatches, type SourcedRow } from '../engine/flow/data-file.js';
+import { countRows, parseBool, pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
 import { defaultReport, duplicateOf, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
 import { JobCounters, type CounterName } from './kit/counters.js';
@@ -218,44 +218,26 @@ function parseRow(row: SourcedRow, input: ContactsImportInput): Contact | Contac
   return { chatId, firstName, lastName, saveInAddressbook: save };
 }
 
-/**
- * Hands the contacts still to apply to `apply`, in file order, awaiting each
- * (the window of records in flight); invalid rows and duplicates are recorded
- * as met. Rows come in batches (readRowBatches): one step of the file's
- * stream per batch, not per row.
- */
-async function plan(
-  ctx: ActionContext,
-  input: ContactsImportInput,
-  job: Job,
-  apply: (r: { c: Contact; where: string }) => Promise<void>,
-): Promise<void> {
-  for await (const rows of readRowBatches(ctx, CONTACTS_IMPORT, { file: input.file, items: input.items }))
-    for (const row of rows) await planRow(ctx, input, job, row, apply);
-}
-
-async function planRow(
-  ctx: ActionContext,
-  input: ContactsImportInput,
-  job: Job,
-  row: SourcedRow,
-  apply: (r: { c: Contact; where: string }) => Promise<void>,
-): Promise<void> {
-  job.tally.total++;
-  const parsed = parseRow(row, input);
-  const key = `#${row.index}`;
-  const first = 'outcome' in parsed ? undefined : job.seen.get(parsed.chatId);
-  if ('outcome' in parsed || first !== undefined) {
-    if (job.done.delete(key)) return;
-    const r: ContactRowResult =
-      'outcome' in parsed ? parsed : { where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: duplicateOf(first!) };
-    return job.window.push(
-      async () => r,
-      (result) => finishRecord(ctx, job, key, result),
-    );
+/** Contacts still to apply, in file order; invalid rows and duplicates are recorded as met. */
+async function* plan(ctx: ActionContext, input: ContactsImportInput, job: Job): AsyncGenerator<{ c: Contact; where: string }> {
+  for await (const row of readRows(ctx, CONTACTS_IMPORT, { file: input.file, items: input.items })) {
+    job.tally.total++;
+    const parsed = parseRow(row, input);
+    const key = `#${row.index}`;
+    const first = 'outcome' in parsed ? undefined : job.seen.get(parsed.chatId);
+    if ('outcome' in parsed || first !== undefined) {
+      if (job.done.delete(key)) continue;
+      const r: ContactRowResult =
+        'outcome' in parsed ? parsed : { where: row.where, chatId: parsed.chatId, outcome: 'duplicate', error: duplicateOf(first!) };
+      await job.window.push(
+        async () => r,
+        (result) => finishRecord(ctx, job, key, result),
+      );
+      continue;
+    }
+    job.seen.set(parsed.chatId, row.where);
+    if (!job.done.delete(parsed.chatId)) yield { c: parsed, where: row.where };
   }
-  job.seen.set(parsed.chatId, row.where);
-  if (!job.done.delete(parsed.chatId)) await apply({ c: parsed, where: row.where });
 }
 
 // ---- load -----------------------------------------------------------------------
@@ -483,7 +465,7 @@ export const contactsImport = defineAction({
     const job = await load(ctx, input);
     await runJournaled(
       job,
-      (take: (r: { c: Contact; where: string }) => Promise<void>) => plan(ctx, input, job, take),
+      plan(ctx, input, job),
       ({ c, where }) => execute(ctx, input, job, c, where),
       ({ c }, a) => commit(job, ctx, c, a),
     );

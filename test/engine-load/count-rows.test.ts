@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countCsvRecords, countRows, readRowBatches, readRows } from '../../src/engine/flow/data-file.js';
+import { countCsvRecords, countRows, readRows } from '../../src/engine/flow/data-file.js';
 import { tempProject } from './helpers.js';
 
 const ctxOf = (dir: string) => ({ resolvePath: (p: string) => path.join(dir, p) });
@@ -58,38 +58,5 @@ describe('countRows of a CSV file', () => {
     const dir = tempProject({ 'data/big.csv': `\uFEFF\r\nphone,n\r\n${rows.join('\r\n')}\r\n` });
     expect(await readCount(dir, 'data/big.csv')).toBe(300);
     for (const chunk of [2, 7, 64]) expect(await countCsvRecords(path.join(dir, 'data/big.csv'), chunk)).toBe(300);
-  });
-});
-
-describe('readRowBatches', () => {
-  it('hands over the rows of readRows in batches, in order, with their places and positions, then the items', async () => {
-    const lines = Array.from({ length: 500 }, (_, i) => `7920${String(i).padStart(7, '0')},Lead ${i}`);
-    const dir = tempProject({ 'data/f.csv': `phone,name\n${lines.join('\n')}\n` });
-    const source = { file: 'data/f.csv', items: [{ phone: '1' }] };
-    const batches = [];
-    for await (const b of readRowBatches(ctxOf(dir), 'test.job', source)) batches.push(b);
-    const rows = [];
-    for await (const r of readRows(ctxOf(dir), 'test.job', source)) rows.push(r);
-    expect(batches.length).toBeGreaterThan(1);
-    expect(batches.length).toBeLessThan(rows.length);
-    expect(batches.flat()).toEqual(rows);
-    expect(rows[499]).toEqual({ value: { phone: '79200000499', name: 'Lead 499' }, where: 'data/f.csv:501', index: 499 });
-    expect(rows[500]).toEqual({ value: { phone: '1' }, where: 'items[0]', index: 500 });
-  });
-
-  it('a bad CSV row: what is handed over before it are the rows before it, in order, then the error names its line', async () => {
-    const lines = Array.from({ length: 300 }, (_, i) => `${i},x`);
-    lines[250] = '250,x,extra';
-    const dir = tempProject({ 'data/f.csv': `n,v\n${lines.join('\n')}\n` });
-    const seen: unknown[] = [];
-    let error: Error | undefined;
-    try {
-      for await (const b of readRowBatches(ctxOf(dir), 'test.job', { file: 'data/f.csv' })) seen.push(...b.map((r) => r.value));
-    } catch (e) {
-      error = e as Error;
-    }
-    expect(error?.message).toMatch(/data\/f\.csv:252: bad CSV/);
-    expect(seen.length).toBeLessThanOrEqual(250);
-    expect(seen).toEqual(lines.slice(0, seen.length).map((l) => ({ n: l.split(',')[0], v: 'x' })));
   });
 });

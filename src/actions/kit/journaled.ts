@@ -69,13 +69,6 @@ export async function replayJournal<E extends JournalEntry>(
 }
 
 /**
- * Where a job's records come from: an async iterable, or a feed that hands
- * each record to `take` and awaits it (a job reading its rows in batches:
- * no step of an async iterator per record).
- */
-export type RecordFeed<R> = AsyncIterable<R> | ((take: (r: R) => Promise<void>) => Promise<void>);
-
-/**
  * Runs the records: each planned record's `work` in the job's window (its
  * calls overlap), its `commit` in record order, then the window drained. On a
  * failure flushes counters and journal and ends the report where it is, then
@@ -83,18 +76,16 @@ export type RecordFeed<R> = AsyncIterable<R> | ((take: (r: R) => Promise<void>) 
  */
 export async function runJournaled<E extends JournalEntry, R, A>(
   job: JournaledJob<E> & { window: InFlight },
-  records: RecordFeed<R>,
+  records: AsyncIterable<R>,
   work: (r: R) => Promise<A>,
   commit: (r: R, answer: A) => Promise<void>,
 ): Promise<void> {
-  const take = (r: R) =>
-    job.window.push(
-      () => work(r),
-      (a) => commit(r, a),
-    );
   try {
-    if (typeof records === 'function') await records(take);
-    else for await (const r of records) await take(r);
+    for await (const r of records)
+      await job.window.push(
+        () => work(r),
+        (a) => commit(r, a),
+      );
     await job.window.drain();
   } catch (e) {
     job.counters.flush();

@@ -72,31 +72,16 @@ async function sizeOf(file: string, shown: string): Promise<number> {
  * @example for await (const { value, where } of streamRecords('/p/data/leads.csv', 'data/leads.csv')) ...
  */
 export async function* streamRecords(file: string, shown = file, options: DataFileOptions = {}): AsyncGenerator<FileRecord> {
-  for await (const batch of streamRecordBatches(file, shown, options)) yield* batch;
-}
-
-/**
- * {@link streamRecords} in batches: the records read so far, as they come
- * (a CSV file's are the rows parsed from one read of the file, at most
- * about a hundred), so a job pays one step of the stream per batch, not one
- * per row through every layer above it.
- */
-export async function* streamRecordBatches(file: string, shown = file, options: DataFileOptions = {}): AsyncGenerator<FileRecord[]> {
   const ext = extensionOf(file, shown);
   const size = await sizeOf(file, shown);
   if (ext === '.csv') return yield* csvRecords(file, shown);
-  if (ext === '.jsonl' || ext === '.ndjson') return yield* one(jsonLines(file, shown));
-  if (ext === '.json' && (await firstChar(file)) === '[') return yield* one(jsonArray(file, shown));
+  if (ext === '.jsonl' || ext === '.ndjson') return yield* jsonLines(file, shown);
+  if (ext === '.json' && (await firstChar(file)) === '[') return yield* jsonArray(file, shown);
   const maxBytes = options.maxBytes ?? MAX_BYTES;
   if (size > maxBytes) throw fail(shown, `${size} bytes is more than the ${maxBytes} bytes a data file may have`);
   const data = await wholeDocument(file, shown, ext, maxBytes);
   if (!Array.isArray(data)) throw fail(shown, 'must hold a list of records (CSV rows, a JSON array, JSON Lines or a YAML sequence)');
-  yield data.map((value, i) => ({ value, where: `${shown}[${i}]` }));
-}
-
-/** Batches of one record: a JSON reader's error then stops exactly where it did when records went one by one. */
-async function* one(records: AsyncGenerator<FileRecord>): AsyncGenerator<FileRecord[]> {
-  for await (const r of records) yield [r];
+  for (const [i, value] of data.entries()) yield { value, where: `${shown}[${i}]` };
 }
 
 const MAX_BYTES = 256 * 1024 * 1024;
@@ -133,30 +118,22 @@ async function wholeDocument(file: string, shown: string, ext: string, maxBytes:
  * ends on, so a record starts after the previous one's end and the blank
  * lines skipped since (a quoted cell may span lines).
  */
-async function* csvRecords(file: string, shown: string): AsyncGenerator<FileRecord[]> {
+async function* csvRecords(file: string, shown: string): AsyncGenerator<FileRecord> {
   const input = createReadStream(file);
   const parser = input.pipe(
     parseCsv({ columns: true, bom: true, skip_empty_lines: true, trim: true, relax_column_count: false, info: true }),
   );
   let lastLine = 1; // the header's
   let blank = 0;
-  let batch: FileRecord[] = [];
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: unknown; info: { lines: number; empty_lines: number } }>) {
       const line = lastLine + 1 + (info.empty_lines - blank);
       lastLine = info.lines;
       blank = info.empty_lines;
-      batch.push({ value: record, where: `${shown}:${line}` });
-      // The parser's buffer is empty: hand over what it parsed (the rows before a bad one come out as they did one by one).
-      if (parser.readableLength === 0) {
-        yield batch;
-        batch = [];
-      }
+      yield { value: record, where: `${shown}:${line}` };
     }
-    if (batch.length > 0) yield batch;
   } catch (e) {
     if (e instanceof MsgflowError) throw e;
-    if (batch.length > 0) yield batch;
     const line = (e as { lines?: unknown }).lines;
     throw fail(typeof line === 'number' ? `${shown}:${line}` : shown, `bad CSV: ${(e as Error).message}`, e);
   } finally {
@@ -239,23 +216,10 @@ export interface SourcedRow {
  * @example for await (const row of readRows(ctx, 'my.job', { file: input.file, items: input.items })) ...
  */
 export async function* readRows(ctx: Pick<ActionContext, 'resolvePath'>, action: string, source: RowSource): AsyncGenerator<SourcedRow> {
-  for await (const batch of readRowBatches(ctx, action, source)) yield* batch;
-}
-
-/** {@link readRows} in batches (see {@link streamRecordBatches}): what a job of a million rows reads. */
-export async function* readRowBatches(
-  ctx: Pick<ActionContext, 'resolvePath'>,
-  action: string,
-  source: RowSource,
-): AsyncGenerator<SourcedRow[]> {
   let index = 0;
   if (source.file !== undefined) {
     try {
-      for await (const batch of streamRecordBatches(ctx.resolvePath(source.file), source.file)) {
-        const rows = batch as SourcedRow[];
-        for (const r of rows) r.index = index++;
-        yield rows;
-      }
+      for await (const r of streamRecords(ctx.resolvePath(source.file), source.file)) yield { ...r, index: index++ };
     } catch (e) {
       // DATA_FILE_INVALID says `<file>[:line]: <what is wrong>`.
       const reason = isMsgflowError(e) ? e.message : `cannot read ${source.file}: ${(e as Error).message}`;
@@ -263,8 +227,7 @@ export async function* readRowBatches(
     }
   }
   const base = index;
-  const items = source.items ?? [];
-  if (items.length > 0) yield items.map((value, i) => ({ value, where: `items[${i}]`, index: base + i }));
+  for (const [i, value] of (source.items ?? []).entries()) yield { value, where: `items[${i}]`, index: base + i };
 }
 
 /**
