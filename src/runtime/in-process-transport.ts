@@ -17,6 +17,13 @@ export function createInProcessTransport(
 ): Transport {
   const id = encodeURIComponent(String(idInstance));
   const token = encodeURIComponent(apiTokenInstance);
+  // A method's path before its path parameters, made once per method (a bulk job sends a million of one).
+  const paths = new Map<string, string>();
+  const pathOf = (method: string) => {
+    let p = paths.get(method);
+    if (p === undefined) paths.set(method, (p = `/waInstance${id}/${encodeURIComponent(method)}/${token}`));
+    return p;
+  };
   return {
     description: `local (in-process)/waInstance${INSTANCE_PLACEHOLDER}`,
     async request(req: TransportRequest): Promise<TransportResponse> {
@@ -25,7 +32,9 @@ export function createInProcessTransport(
       const json = req.body === undefined ? undefined : JSON.stringify(req.body);
       const call = service.handle({
         httpMethod: req.httpMethod,
-        path: `/waInstance${id}/${encodeURIComponent(req.method)}/${token}${(req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('')}`,
+        path: req.pathParams
+          ? `${pathOf(req.method)}${req.pathParams.map((p) => `/${encodeURIComponent(p)}`).join('')}`
+          : pathOf(req.method),
         query: req.query,
         headers: upload?.headers ?? (json === undefined ? {} : { 'content-type': 'application/json' }),
         body: upload?.body ?? json,
