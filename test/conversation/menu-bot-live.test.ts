@@ -4,7 +4,8 @@
  * its notification consumer polling, a lowdb store, and two contacts writing
  * through the local service's admin `incoming` endpoint as people would, at
  * the same time: one chat's dialog never waits for the other's. Then
- * `msgflow sessions` (in-process) lists, shows and resets what they left.
+ * the dashboard's sessions API and `msgflow sessions` (in-process) list,
+ * show and reset what they left.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -21,6 +22,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { REPO } from './helpers.js';
+import { listSessionsApi } from '../../src/ui/sessions.js';
 
 const TOKEN = 'menu-bot-live-token-51d0';
 const ALICE = '79001112233@c.us';
@@ -129,6 +131,14 @@ describe('the menu bot under msgflow start (local service over HTTP, lowdb)', ()
       return all.length === 5 && all.every((r) => r.status === 'succeeded') ? all : undefined;
     });
     expect(runs.every((r) => r.trigger === 'notification')).toBe(true);
+    // What the dashboard's Sessions page shows (GET /api/sessions): each chat's state, vars, last lines; Bob waits for a human.
+    const page = await listSessionsApi(runtime);
+    expect(page.sessions.map((x) => [x.chatId, x.state, x.status]).sort()).toEqual([
+      [ALICE, 'brochure', 'ended'],
+      [BOB, 'menu', 'handover'],
+    ]);
+    expect(page.sessions.find((x) => x.chatId === ALICE)).toMatchObject({ instance: 'default', vars: { email: 'alice@example.com' } });
+    expect(page.handovers).toMatchObject([{ chatId: BOB, instance: 'default', by: 'dialog' }]);
     await close();
 
     const list = await cli(['sessions'], dir);
