@@ -3,6 +3,7 @@
  * /healthz and /metrics (docs/dashboard.md lists them).
  */
 import { listAlerts } from '../engine/alerts/records.js';
+import { listSessionsApi } from './sessions.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   auditHistory,
@@ -176,6 +177,7 @@ export function buildRoutes(d: RouteDeps): Route[] {
       handler: async (_q, res, m) => json(res, 201, await retryRun(ctx, decode(m[1]!))),
     },
     { method: 'GET', pattern: /^\/api\/instances$/, handler: async (_q, res) => json(res, 200, await listInstances(ctx)) },
+    { method: 'GET', pattern: /^\/api\/sessions$/, handler: async (_q, res) => json(res, 200, await listSessionsApi(ctx.runtime)) },
     {
       method: 'GET',
       pattern: /^\/api\/alerts$/,

@@ -975,11 +975,68 @@
     );
   }
 
+  // ---- sessions -----------------------------------------------------------------
+  /** The dialogs' sessions (docs/conversations.md): where each chat is, its vars, its last lines; chats waiting for a human. */
+  async function sessionsPage() {
+    const data = await api('/api/sessions');
+    const when = (ms) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+    const status = (s) =>
+      s.status === 'ended' ? 'ended (' + (s.endReason || 'end') + ')' : s.status === 'handover' ? 'handed over' : 'active';
+    const lines = (s) =>
+      h(
+        'ul',
+        { class: 'lines' },
+        s.recent.map((l) =>
+          h(
+            'li',
+            { class: l.from === 'bot' ? 'bot' : 'user' },
+            h('span', { class: 'muted' }, l.from === 'bot' ? 'bot: ' : 'user: '),
+            l.text,
+          ),
+        ),
+      );
+    const rows = data.sessions.map((s) =>
+      h(
+        'tr',
+        { 'data-session': s.chatId + ' ' + s.flow },
+        h('td', {}, h('strong', {}, s.chatId), h('div', { class: 'muted' }, s.instance)),
+        h('td', {}, s.flow),
+        h('td', { 'data-state': s.chatId }, s.state, s.history.length ? h('div', { class: 'muted' }, s.history.join(' > ')) : ''),
+        h('td', { 'data-status': s.chatId }, status(s)),
+        h(
+          'td',
+          { 'data-vars': s.chatId },
+          Object.keys(s.vars).length ? h('code', {}, JSON.stringify(s.vars)) : h('span', { class: 'muted' }, '-'),
+        ),
+        h('td', {}, lines(s)),
+        h('td', {}, when(s.updatedAt)),
+      ),
+    );
+    const waiting = data.handovers.map((x) =>
+      h(
+        'li',
+        { 'data-handover': x.chatId },
+        h('strong', {}, x.chatId),
+        ' (' + x.instance + ', ' + x.by + (x.until ? ', until ' + when(x.until) : '') + ')',
+        x.reason ? ' ' + x.reason : '',
+      ),
+    );
+    setPage(
+      'Sessions',
+      h('h2', {}, 'Waiting for a human'),
+      waiting.length ? h('ul', { 'data-handovers': '' }, waiting) : h('p', { class: 'muted' }, 'No chat is handed over.'),
+      h('h2', {}, 'Dialogs'),
+      rows.length
+        ? dataTable({}, ['Chat', 'Flow', 'State', 'Status', 'Vars', 'Last lines', 'Last activity'], rows)
+        : h('p', { class: 'muted' }, 'No sessions yet.'),
+    );
+  }
+
   // ---- router -----------------------------------------------------------------
   let unsubscribe;
   let rendering = 0;
   let shown;
-  const LABELS = { flows: 'flows', instances: 'instances', alerts: 'alerts', run: 'the run', runs: 'runs' };
+  const LABELS = { flows: 'flows', instances: 'instances', alerts: 'alerts', run: 'the run', runs: 'runs', sessions: 'sessions' };
   /** quiet: a live refresh of the page on screen, which stays while it loads (no "Loading…" flicker). */
   async function render(opts) {
     const hash = location.hash || '#/runs';
@@ -996,6 +1053,7 @@
       if (page === 'flows') unsub = await flowsPage(params);
       else if (page === 'instances') unsub = await instancesPage();
       else if (page === 'alerts') unsub = await alertsPage();
+      else if (page === 'sessions') unsub = await sessionsPage();
       else if (kind === 'run') unsub = await runPage(decodeURIComponent(parts[1]));
       else unsub = await runsPage(params);
       if (mine !== rendering) {
