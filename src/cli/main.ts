@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runs: async () => (await import('./commands/runs.js')).runs,
   backfill: async () => (await import('./commands/backfill.js')).backfill,
   pauses: async () => (await import('./commands/pauses.js')).pauses,
+  handovers: async () => (await import('./commands/handovers.js')).handovers,
   start: async () => (await import('./commands/start.js')).start,
   worker: async () => (await import('./commands/worker.js')).worker,
   schema: async () => (await import('./commands/schema.js')).schema,
