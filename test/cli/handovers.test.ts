@@ -33,7 +33,7 @@ describe('msgflow handovers', () => {
     expect(list.stdout.trimEnd().split('\n')).toEqual([
       expect.stringMatching(/^INSTANCE +CHAT +BY +UNTIL +REASON$/),
       expect.stringMatching(
-        new RegExp(`^default +79001112233@c.us +operator +${hhmm}Z \\((59m|1h00m)\\) +the operator wrote from the phone$`),
+        new RegExp(`^default +79001112233@c.us +operator +${hhmm}Z \\((\\d+m|1h00m)\\) +the operator wrote from the phone$`),
       ),
       expect.stringMatching(/^default +79002223344@c.us +api +until released +asked for a human$/),
       'release with: msgflow handovers release CHAT',
