@@ -197,6 +197,15 @@ afresh. CHAT is a chat id (79001234567@c.us) or a phone number.`,
       { name: 'json', text: 'Machine-readable output' },
     ],
   },
+  handovers: {
+    args: '[release CHAT]',
+    summary: 'List chats handed to a human; handovers release CHAT.',
+    description: `Lists the chats handed to a human (the operator wrote from the phone, a flow's
+chat.handover): the bot starts no run for their messages until the handover ends.
+'handovers release CHAT' (a chat ID or a phone number) gives the chat back at once.`,
+    subcommands: [['release CHAT', 'Give the chat back to the bot (a chat ID or a phone number)']],
+    options: [{ name: 'json', text: 'Machine-readable output' }],
+  },
   validate: {
     args: '[FILE...]',
     summary: 'Check config.yaml, flow files and flow tests (default: flowsDir).',

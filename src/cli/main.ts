@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   pauses: async () => (await import('./commands/pauses.js')).pauses,
   alerts: async () => (await import('./commands/alerts.js')).alerts,
   sessions: async () => (await import('./commands/sessions.js')).sessions,
+  handovers: async () => (await import('./commands/handovers.js')).handovers,
   start: async () => (await import('./commands/start.js')).start,
   worker: async () => (await import('./commands/worker.js')).worker,
   schema: async () => (await import('./commands/schema.js')).schema,

@@ -1,0 +1,57 @@
+import { loadConfig } from '../../runtime/frontend.js';
+import { openHandovers, type Handover } from '../../runtime/handovers.js';
+import { formatUntil } from '../../runtime/present.js';
+import { parseCommand } from '../args.js';
+import { EXIT, UsageError } from '../exit-codes.js';
+import { configOptions, type Io } from '../output.js';
+
+/**
+ * `msgflow handovers`: the chats handed to a human (the bot keeps quiet in
+ * them); `msgflow handovers release CHAT` gives one back to the bot at once.
+ */
+export async function handovers(argv: string[], io: Io): Promise<number> {
+  const { values, positionals } = parseCommand('handovers', argv);
+  const [sub, target, ...extra] = positionals;
+  if (sub !== undefined && sub !== 'release') throw new UsageError(`unknown handovers subcommand '${sub}' (expected release)`);
+  if (sub === 'release' && target === undefined) throw new UsageError('handovers release expects a CHAT (a chat ID, or a phone number)');
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
+  const store = openHandovers(config);
+  try {
+    if (sub === 'release') {
+      const chatId = /^\+?\d+$/.test(target!) ? `${target!.replace(/^\+/, '')}@c.us` : target!;
+      const released = await store.release(chatId);
+      if (released.length === 0) {
+        io.err(`msgflow: chat ${chatId} is not handed over (msgflow handovers lists them)`);
+        return EXIT.FAILURE;
+      }
+      for (const h of released) io.out(`released: ${h.chatId} on ${h.instance}; the bot answers it again`);
+      return EXIT.OK;
+    }
+    const list = await store.list();
+    if (values.json) io.out(JSON.stringify(list, null, 2));
+    else io.out(list.length === 0 ? 'no chats handed over' : formatHandovers(list, Date.now()));
+    return EXIT.OK;
+  } finally {
+    await store.close();
+  }
+}
+
+/** One line per chat: instance, chat, by whom, until when (UTC), why; then how to release. */
+export function formatHandovers(list: readonly Handover[], now: number): string {
+  const rows = list.map((h) => [
+    h.instance,
+    h.chatId,
+    h.by,
+    h.until === undefined ? 'until released' : formatUntil(h.until, now, { utc: true }),
+    h.reason ?? '',
+  ]);
+  const header = ['INSTANCE', 'CHAT', 'BY', 'UNTIL', 'REASON'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [fmt(header), ...rows.map(fmt), 'release with: msgflow handovers release CHAT'].join('\n');
+}
