@@ -22,5 +22,10 @@ export default defineConfig({
     isolate: false,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Transformed modules kept on disk between runs (node_modules/.experimental-vitest-cache,
+    // keyed by each file's content): a run after the first transforms only what changed. On 519
+    // tests (engine-run, engine-load, client, engine-schedule), 2 cores shared with other builds:
+    // 13.5-13.9 CPU-s and 27-29 s without it, 10.6 CPU-s and 20 s with it warm.
+    experimental: { fsModuleCache: true },
   },
 });

@@ -80,6 +80,9 @@ interface ChildResult {
   runMs: number;
   /** CPU time of the process (user + system, all threads) over the run. */
   cpuMs: number;
+  /** After the run and a full GC: the JS heap in use and the memory outside it (Buffers, typed arrays), MB. */
+  liveHeapMB?: number;
+  externalMB?: number;
   maxRssMB: number;
   error?: string;
 }
@@ -117,6 +120,13 @@ async function bareLoop(args: ChildArgs, n: number): Promise<void> {
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 
+/** What stays allocated after a full GC (the children run with --expose-gc): the indexes a run keeps. */
+function liveMemory(): Pick<ChildResult, 'liveHeapMB' | 'externalMB'> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return { liveHeapMB: Math.round(m.heapUsed / 2 ** 20), externalMB: Math.round(m.external / 2 ** 20) };
+}
+
 function cpuMsSince(start: NodeJS.CpuUsage): number {
   const u = process.cpuUsage(start);
   return (u.user + u.system) / 1000;
@@ -143,6 +153,7 @@ async function child(args: ChildArgs): Promise<void> {
       runMs: performance.now() - t0,
       cpuMs: cpuMsSince(cpu0),
       maxRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+      ...liveMemory(),
       ...(run.error ? { error: run.error.message } : {}),
     };
   } finally {
@@ -234,6 +245,7 @@ function runChild(dir: string, flow: string, timeoutS: number, bare?: number): R
   const proc = spawn(
     process.execPath,
     [
+      '--expose-gc',
       ...childNodeArgs,
       '--import',
       'tsx',
@@ -489,6 +501,7 @@ async function parent(): Promise<void> {
             ours.sort((a, b) => a.runMs - b.runMs);
             result = ours[Math.floor(ours.length / 2)]!;
             rss = Math.max(...ours.map((r) => r.maxRssMB));
+            if (result.liveHeapMB !== undefined) row.note = `live after GC: heap ${result.liveHeapMB} MB, external ${result.externalMB} MB`;
             runMs = result.runMs;
             const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
             const ourCpu = median(ours.map((r) => r.cpuMs));

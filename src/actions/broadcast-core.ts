@@ -37,6 +37,9 @@ import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './
 import { followNotified, notificationsOn } from './broadcast-notified.js';
 import { optOutKey, optOutList } from './opt-out.js';
 import { recipientOpening, type RecipientTime } from './recipient-time.js';
+import { Senders, type Guard, type Pool, type Sender } from './broadcast-pool.js';
+import { Funnel, type FunnelCounts } from './broadcast-funnel.js';
+import type { PauseRecord } from '../engine/run/pauses.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures.
 import { maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
 import { pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
@@ -94,6 +97,8 @@ export interface BroadcastInput {
   maxConsecutiveFailures: number;
   report?: string;
   recipientTime?: RecipientTime;
+  pool?: Pool;
+  guard?: Guard;
 }
 
 /** The sending methods a broadcast calls (each answers an idMessage). */
@@ -134,6 +139,8 @@ export interface BroadcastSpec<I extends BroadcastInput> {
   ): Prepared | string;
   /** The file of records written before records had `content` (files.broadcast). */
   legacyFileName?(input: I): string;
+  /** Count the funnel per variant (replied: within this long after the send), in the summary and beside the report. @default no funnel */
+  funnel?: { replyWindowMs: number };
 }
 
 export interface BroadcastSummary {
@@ -161,6 +168,10 @@ export interface BroadcastSummary {
   /** Sent by an earlier run of the same campaign. */
   earlier: number;
   report: string;
+  /** messages.broadcast: per variant (`all` without variants), queued → sent → delivered → read → replied, opted out, failed, unknown. */
+  funnel?: Record<string, FunnelCounts>;
+  /** Where the funnel's CSV is. */
+  funnelReport?: string;
 }
 
 /**
@@ -193,6 +204,8 @@ interface Job<I extends BroadcastInput> {
   mine: RecipientRecord[];
   reconciled: number;
   windowOver: boolean;
+  /** The flow's instance, or the pool's. */
+  senders: Senders;
 }
 
 const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
@@ -272,6 +285,7 @@ async function load<I extends BroadcastInput>(
     mine: [],
     reconciled: (await ctx.state.get<number>('reconciled')) ?? 0,
     windowOver: false,
+    senders: new Senders(ctx, input.pool, input.guard, input.campaign),
   };
   const interrupted: RecipientRecord[] = [];
   const c = job.counters;
@@ -315,9 +329,9 @@ function track(job: Job<BroadcastInput>, rec: RecipientRecord): void {
  * Ours accepted but not seen sent yet (they are ahead of anything sent after
  * them), after looking them up in the service's outgoing messages.
  */
-const queuedAhead = (job: Job<BroadcastInput>) => async (): Promise<number> => {
-  const { ctx } = job;
-  const unseen = job.unobserved.filter((r) => r.phase === 'sent' && !r.observed);
+const queuedAhead = (job: Job<BroadcastInput>, s: Sender) => async (): Promise<number> => {
+  const { ctx } = s;
+  const unseen = job.unobserved.filter((r) => r.phase === 'sent' && !r.observed && senderOf(job, r) === s);
   if (unseen.length === 0) return 0;
   const now = ctx.clock.now();
   const since = Math.min(...unseen.map((r) => r.sentAt ?? now)) - 60_000;
@@ -335,8 +349,25 @@ const queuedAhead = (job: Job<BroadcastInput>) => async (): Promise<number> => {
   return left;
 };
 
+/** The sender of a record: the one that made its attempt (records of before pools: the flow's instance). */
+function senderOf(job: Job<BroadcastInput>, r: RecipientRecord): Sender {
+  return job.senders.byIdentity(r.sender) ?? job.senders.list[0]!;
+}
+
+/** The records by their senders. */
+function bySender(job: Job<BroadcastInput>, records: RecipientRecord[]): Map<Sender, RecipientRecord[]> {
+  const groups = new Map<Sender, RecipientRecord[]>();
+  for (const r of records) {
+    const s = senderOf(job, r);
+    groups.set(s, [...(groups.get(s) ?? []), r]);
+  }
+  return groups;
+}
+
+/** Reconciles interrupted sends, each at the service of the instance that made it. */
 async function settle<I extends BroadcastInput>(job: Job<I>, open: RecipientRecord[]): Promise<void> {
   const { ctx, input, spec } = job;
+  const j = job as unknown as Job<BroadcastInput>;
   const opts = {
     action: spec.action,
     fileName: spec.legacyFileName?.(input),
@@ -345,7 +376,15 @@ async function settle<I extends BroadcastInput>(job: Job<I>, open: RecipientReco
     clockSkewMs: input.reconcile.clockSkew,
     journalLagMs: input.reconcile.journalLag,
   };
-  const { found, unknown, resend } = await reconcile(ctx, job.store, open, job.claimed, queuedAhead(job), opts);
+  let found = 0;
+  let unknown = 0;
+  let resend = 0;
+  for (const [s, records] of bySender(j, open)) {
+    const n = await reconcile(s.ctx, job.store, records, job.claimed, queuedAhead(j, s), opts);
+    found += n.found;
+    unknown += n.unknown;
+    resend += n.resend;
+  }
   job.reconciled += found;
   await ctx.state.set('reconciled', job.reconciled);
   if (found + unknown + resend > 0)
@@ -359,6 +398,8 @@ async function settle<I extends BroadcastInput>(job: Job<I>, open: RecipientReco
 /** Waits durably until the step's window is open; false when an absolute window is over for good. */
 async function windowOpen(job: Job<BroadcastInput>): Promise<boolean> {
   const { ctx, input } = job;
+  // No window: open (without asking the machine's zone for every recipient, which costs more than a send).
+  if (!input.window) return true;
   for (;;) {
     const now = ctx.clock.now();
     const next = nextOpening(input.window, now, zoneOf(ctx.clock));
@@ -383,7 +424,33 @@ export function windowWait(written: unknown, now: number, zone: string): StartWa
 
 type SendCall = (body: Record<string, unknown>, o: { signal: AbortSignal }) => Promise<{ idMessage: string }>;
 
-async function sendOne(job: Job<BroadcastInput>, rcp: Recipient): Promise<void> {
+/** What a failed send means: the sender turned unhealthy (its reason), or a failure of the recipient's. */
+async function sendFailed(job: Job<BroadcastInput>, s: Sender, rec: RecipientRecord, e: unknown): Promise<string | undefined> {
+  // Only a lost answer (reset, timeout) or a 5xx may hide an accepted send: look before anything else.
+  if (mayHaveBeenProcessed(e)) await settle(job, [rec]);
+  if (rec.phase === 'sent') {
+    track(job, rec);
+    job.guard.ok();
+    return undefined;
+  }
+  const unhealthy = job.senders.unhealthyBy(e);
+  if (rec.phase === 'intent') {
+    // Refused (never accepted): sending again later cannot duplicate, unless the answer was definite.
+    const retryable = unhealthy !== undefined || classify(e) !== 'definite';
+    Object.assign(rec, { phase: 'failed', error: e instanceof Error ? e.message : String(e), retryable: retryable || undefined });
+    await job.store.set(`r:${rec.chatId}`, rec);
+  }
+  if (unhealthy !== undefined) {
+    // The guard's business, not the job's: the campaign pauses on the instance (the others go on, or it waits for the lift).
+    await job.senders.trip(s, unhealthy);
+    return unhealthy;
+  }
+  job.guard.fail(e, `${job.counters.done} recipients are sent and keep their record; run again once fixed (nobody is sent twice)`);
+  return undefined;
+}
+
+/** Sends one recipient's message from `s`; the reason when the sender turned unhealthy on it. */
+async function sendOne(job: Job<BroadcastInput>, rcp: Recipient, s: Sender): Promise<string | undefined> {
   const { ctx } = job;
   const p = rcp.prepared;
   const rec: RecipientRecord = {
@@ -392,6 +459,7 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient): Promise<void> 
     caption: p.caption,
     content: p.content,
     ...(p.variant === undefined ? {} : { variant: p.variant }),
+    ...(job.senders.pooled ? { sender: s.instance.identity, senderName: s.name } : {}),
     phase: 'intent',
     runId: ctx.run.id,
     attemptKey: randomUUID(),
@@ -401,30 +469,21 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient): Promise<void> 
   };
   await job.store.set(`r:${rec.chatId}`, rec);
   rcp.rec = rec;
+  // The sender is the recipient's from the intent on: where a send may have gone is where it is looked for.
+  await job.senders.stick(rcp.chatId, s);
+  await job.senders.count(s);
   try {
-    const send = ctx.client[p.method] as unknown as SendCall;
-    const res = await send.call(ctx.client, { chatId: rcp.chatId, ...p.body }, { signal: ctx.signal });
+    const send = s.client[p.method] as unknown as SendCall;
+    const res = await send.call(s.client, { chatId: rcp.chatId, ...p.body }, { signal: ctx.signal });
     Object.assign(rec, { phase: 'sent', idMessage: res.idMessage, sentAt: ctx.clock.now(), status: 'sent' });
     job.claimed.add(res.idMessage);
     track(job, rec);
     await job.store.set(`r:${rec.chatId}`, rec);
     job.guard.ok();
+    return undefined;
   } catch (e) {
     if (ctx.signal.aborted) throw ctx.signal.reason ?? e;
-    // Only a lost answer (reset, timeout) or a 5xx may hide an accepted send: look before anything else.
-    if (mayHaveBeenProcessed(e)) await settle(job, [rec]);
-    if (rec.phase === 'sent') {
-      track(job, rec);
-      job.guard.ok();
-      return;
-    }
-    if (rec.phase === 'intent') {
-      // Refused (never accepted): sending again later cannot duplicate, unless the answer was definite.
-      const retryable = classify(e) !== 'definite';
-      Object.assign(rec, { phase: 'failed', error: e instanceof Error ? e.message : String(e), retryable: retryable || undefined });
-      await job.store.set(`r:${rec.chatId}`, rec);
-    }
-    job.guard.fail(e, `${job.counters.done} recipients are sent and keep their record; run again once fixed (nobody is sent twice)`);
+    return sendFailed(job, s, rec, e);
   }
 }
 
@@ -432,53 +491,108 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient): Promise<void> 
 export const settled = (r: RecipientRecord | undefined) =>
   r !== undefined && r.phase !== 'intent' && r.phase !== 'resend' && !(r.phase === 'failed' && r.retryable);
 
+/** Who sends to a recipient now, or until when it waits: for the caps (`at`), or for a pause's lift. */
+type Choice = { sender: Sender } | { at: number } | { paused: PauseRecord[] };
+
+/**
+ * The recipient's sender: the one it keeps (its record's, else its sticky
+ * one), unless that one is paused and the pool moves its recipients; a new
+ * recipient gets the healthy sender with room today that is ready first.
+ */
+async function choose(job: Job<BroadcastInput>, rcp: Recipient): Promise<Choice> {
+  const S = job.senders;
+  const kept = S.byIdentity(rcp.rec?.sender) ?? (await S.stickyOf(rcp.chatId));
+  const healthy: Sender[] = [];
+  const paused: PauseRecord[] = [];
+  let keptPause: PauseRecord | undefined;
+  for (const s of S.list) {
+    const p = await S.pauseOf(s);
+    if (!p) healthy.push(s);
+    else {
+      paused.push(p);
+      if (s === kept) keptPause = p;
+    }
+  }
+  if (keptPause && S.waitsWhenUnhealthy) return { paused: [keptPause] };
+  const candidates = kept && !keptPause ? [kept] : healthy;
+  if (candidates.length === 0) return { paused };
+  const room = await Promise.all(candidates.map(async (s) => ({ s, left: await S.capacity(s) })));
+  const open = room.filter((r) => r.left > 0).sort((a, b) => a.s.nextAt - b.s.nextAt || b.left - a.left);
+  return open.length > 0 ? { sender: open[0]!.s } : { at: S.tomorrow() };
+}
+
+/** What a pass leaves: the earliest time a deferred recipient may be sent, and the pauses some wait for. */
+interface PassEnd {
+  earliest?: number;
+  paused: PauseRecord[];
+}
+
+/** Sends to one recipient whose hours are open: its sender chosen, paced and checked; what it waits for otherwise. */
+async function sendTo(job: Job<BroadcastInput>, rcp: Recipient, sends: { n: number }, end: PassEnd): Promise<void> {
+  const { ctx, input } = job;
+  const choice = await choose(job, rcp);
+  if ('paused' in choice) return void end.paused.push(...choice.paused);
+  if ('at' in choice) return void (end.earliest = Math.min(end.earliest ?? choice.at, choice.at));
+  const s = choice.sender;
+  const unhealthy = await job.senders.checkState(s);
+  if (unhealthy) {
+    await job.senders.trip(s, unhealthy);
+    end.earliest = ctx.clock.now(); // another pass: the recipient moves, or waits for the lift
+    return;
+  }
+  if (sends.n > 0) await pause(ctx.clock, input.pace, ctx.signal);
+  await job.senders.paced(s);
+  sends.n++;
+  const before = rcp.rec?.phase;
+  try {
+    if ((await sendOne(job, rcp, s)) !== undefined) end.earliest = ctx.clock.now();
+  } finally {
+    countChange(job, before, rcp.rec?.phase);
+  }
+}
+
 /**
  * One pass over the recipients not settled yet, in the input's order: sends
- * to those whose own hours are open; the earliest opening of the others
- * (undefined when none waits). `sends` counts across passes (the pace).
+ * to those whose own hours are open and whose sender may send; what the
+ * others wait for. `sends` counts across passes (the pace).
  */
-async function sendPass(job: Job<BroadcastInput>, sends: { n: number }): Promise<number | undefined> {
+async function sendPass(job: Job<BroadcastInput>, sends: { n: number }): Promise<PassEnd> {
   const { ctx, input } = job;
-  let earliest: number | undefined;
+  const end: PassEnd = { paused: [] };
   for await (const rcp of meet(job)) {
     if (rcp.kind !== 'recipient' || settled(rcp.rec)) continue;
     ctx.signal.throwIfAborted();
     if (!(await windowOpen(job))) {
       job.windowOver = true;
       ctx.logger.warn(`${job.spec.action}: the send window is over; the remaining recipients are not sent`);
-      return undefined;
+      return { paused: [] };
     }
-    const opens = () => recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zoneOf(ctx.clock));
-    let at = opens();
-    if (at <= ctx.clock.now() && sends.n > 0) {
-      await pause(ctx.clock, input.pace, ctx.signal);
-      // Again after the pause: a recipient's hours are decided at the moment of its send.
-      at = opens();
-    }
-    if (at > ctx.clock.now()) {
-      earliest = Math.min(earliest ?? at, at);
-      continue;
-    }
-    sends.n++;
-    const before = rcp.rec?.phase;
-    try {
-      await sendOne(job, rcp);
-    } finally {
-      countChange(job, before, rcp.rec?.phase);
-    }
+    const opens = input.recipientTime
+      ? recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zoneOf(ctx.clock))
+      : ctx.clock.now();
+    if (opens > ctx.clock.now()) end.earliest = Math.min(end.earliest ?? opens, opens);
+    else await sendTo(job, rcp, sends, end);
   }
-  return earliest;
+  return end;
 }
 
-/** Sends to each recipient not settled yet; recipients outside their hours are sent by a later pass, once their hours open (a durable wait). */
+/**
+ * Sends to each recipient not settled yet. Recipients outside their hours or
+ * past their sender's cap are sent by a later pass once that time comes, and
+ * those held by a pause once it is lifted (durable waits).
+ */
 async function sendAll(job: Job<BroadcastInput>): Promise<void> {
   const { ctx } = job;
   const sends = { n: 0 };
   for (;;) {
-    const next = await sendPass(job, sends);
-    if (next === undefined || job.windowOver) return;
+    const { earliest, paused } = await sendPass(job, sends);
+    if (job.windowOver || (earliest === undefined && paused.length === 0)) return;
+    const firstPause = Math.min(...paused.map((p) => p.until));
+    if (earliest !== undefined && earliest <= ctx.clock.now()) continue;
     await job.counters.waitingFor(() =>
-      ctx.wait({ until: next, reason: `recipients' hours open at ${iso(next)}`, key: `recipient-hours-${next}` }),
+      earliest !== undefined && earliest < firstPause
+        ? ctx.wait({ until: earliest, reason: `recipients wait until ${iso(earliest)}`, key: `recipients-${earliest}` })
+        : job.senders.waitForLift(paused),
     );
   }
 }
@@ -495,6 +609,7 @@ function countChange(job: Job<BroadcastInput>, before: string | undefined, after
   job.counters.flush();
 }
 
+/** Follows the statuses of what this run sent, at each sender's service at once. */
 async function follow(job: Job<BroadcastInput>): Promise<void> {
   const { ctx, input } = job;
   const mine = job.mine.filter((r) => r.phase === 'sent');
@@ -504,18 +619,22 @@ async function follow(job: Job<BroadcastInput>): Promise<void> {
     followUntil = ctx.clock.now() + input.follow.deadline;
     await ctx.state.set('followUntil', followUntil);
   }
+  const deadline = followUntil;
   const onFailed = () => countChange(job, 'sent', 'failed');
-  if (await notificationsOn(ctx, Math.min(...mine.map((r) => r.intentAt)))) {
-    return followNotified(ctx, job.store, mine, { until: input.follow.until, deadline: followUntil, pollMs: input.follow.poll, onFailed });
-  }
-  await followStatuses(ctx, job.store, mine, {
-    until: input.follow.until,
-    deadline: followUntil,
-    pollMs: input.follow.poll,
-    sendIntervalMs: input.reconcile.sendInterval,
-    graceMs: input.reconcile.grace,
-    onFailed,
-  });
+  const one = async (s: Sender, records: RecipientRecord[]) => {
+    if (await notificationsOn(s.ctx, Math.min(...records.map((r) => r.intentAt)))) {
+      return followNotified(s.ctx, job.store, records, { until: input.follow.until, deadline, pollMs: input.follow.poll, onFailed });
+    }
+    await followStatuses(s.ctx, job.store, records, {
+      until: input.follow.until,
+      deadline,
+      pollMs: input.follow.poll,
+      sendIntervalMs: input.reconcile.sendInterval,
+      graceMs: input.reconcile.grace,
+      onFailed,
+    });
+  };
+  await Promise.all([...bySender(job, mine)].map(([s, records]) => one(s, records)));
 }
 
 // ---- report -------------------------------------------------------------------------
@@ -528,9 +647,15 @@ function outcomeOf(ctx: ActionContext, r: RecipientRecord | undefined, windowOve
 }
 
 /** The report line of a recipient, from its record; `outcome` counted in `n`. Every column of either job: each writes its own. */
-function recipientLine(job: Job<BroadcastInput>, rcp: Recipient, n: Record<string, number>): Record<string, unknown> {
+async function recipientLine(
+  job: Job<BroadcastInput>,
+  rcp: Recipient,
+  n: Record<string, number>,
+  funnel?: Funnel,
+): Promise<Record<string, unknown>> {
   const r = rcp.rec;
   const outcome = outcomeOf(job.ctx, r, job.windowOver);
+  const repliedAt = await funnel?.recipient(r?.variant ?? rcp.prepared.variant, outcome, r, r ? senderOf(job, r).instance.identity : '');
   n[outcome] = (n[outcome] ?? 0) + 1;
   if (outcome === 'sent' || outcome === 'sentEarlier') {
     if (r!.status === 'delivered' || r!.status === 'read') n.delivered = (n.delivered ?? 0) + 1;
@@ -551,6 +676,8 @@ function recipientLine(job: Job<BroadcastInput>, rcp: Recipient, n: Record<strin
     sentAt: iso(r?.sentAt),
     deliveredAt: iso(r?.deliveredAt),
     readAt: iso(r?.readAt),
+    repliedAt: iso(repliedAt),
+    instance: r?.senderName,
     reconciled: r?.reconciled,
     resent: r?.resent,
     caption,
@@ -570,13 +697,15 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
   const n: Record<string, number> = {};
   const tail: Record<string, unknown>[] = [];
   const invalid: Record<string, unknown>[] = [];
+  const funnel = spec.funnel ? new Funnel(ctx, spec.funnel.replyWindowMs) : undefined;
   try {
     for await (const m of meet(job)) {
       n[m.kind] = (n[m.kind] ?? 0) + 1;
-      if (m.kind === 'recipient') await writer.write(recipientLine(job, m, n));
+      if (m.kind === 'recipient') await writer.write(await recipientLine(job, m, n, funnel));
       else if (m.kind === 'invalid') invalid.push({ chatId: m.chatId, where: m.where, outcome: 'invalid', error: m.error });
       else if (m.kind === 'optedOut') {
         const { caption, variant, kind } = m.prepared;
+        funnel?.optedOutRow(variant);
         tail.push({ chatId: m.chatId, where: m.where, outcome: 'optedOut', caption, text: caption, variant, kind });
       }
     }
@@ -586,6 +715,11 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
     throw e;
   }
   const summary = summarise(job, n);
+  if (funnel) {
+    summary.funnelReport = Funnel.pathFor(job.reportPath);
+    summary.funnel = funnel.byVariant;
+    await funnel.write(ctx.resolvePath(summary.funnelReport));
+  }
   await writer.close({ ...summary });
   Object.assign(job.counters, {
     done: summary.sent,

@@ -31,6 +31,9 @@ export interface RecipientRecord {
    * @default the file `ReconcileOptions.fileName` with `caption` (records of files.broadcast before messages.broadcast)
    */
   content?: string;
+  /** The instance that sent it (its identity; a pool's member), and its config name for the report. */
+  sender?: string;
+  senderName?: string;
   /** messages.broadcast: the A/B variant the recipient got (chosen once, kept for every later attempt and run). */
   variant?: string;
   phase: RecipientPhase;

@@ -16,6 +16,8 @@ import { dialog } from './dialog.js';
 
 /** The name of the built-in action that reads replies the notification consumer records (the runtime consumes the instances its flows use). */
 export { WAIT_FOR_REPLY } from './wait-for-reply.js';
+/** The campaign action, whose funnel counts replies: the runtime consumes its instances' notifications. */
+export { MESSAGES_BROADCAST } from './messages-broadcast.js';
 
 /** Registered by the runtime next to the API-method actions. */
 export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [

@@ -25,7 +25,7 @@ import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
-import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
+import { fileField, itemsField, maxConsecutiveFailuresField, recordsFrom, reportField } from './kit/inputs.js';
 import { countRows, pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
 import { defaultReport, duplicateOf, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
@@ -65,9 +65,7 @@ export const CheckAccountBulkInput = z
     maxConsecutiveFailures: maxConsecutiveFailuresField('checks'),
     report: reportField(),
   })
-  .refine((v) => v.file !== undefined || v.items !== undefined || v.numbers !== undefined || v.usernames !== undefined, {
-    error: 'give at least one of file, items, numbers, usernames',
-  })
+  .refine(...recordsFrom('file', 'items', 'numbers', 'usernames'))
   .describe('Checks which numbers and usernames have an account, with a per-instance result cache and rate-limit pause.');
 
 export type CheckAccountBulkInput = z.output<typeof CheckAccountBulkInput>;
@@ -539,14 +537,12 @@ export const checkAccountBulk = defineAction({
   },
   async run(ctx, input): Promise<CheckAccountBulkSummary> {
     const job = await load(ctx, input);
-    await runJournaled(job, async () => {
-      for await (const t of plan(ctx, input, job))
-        await job.window.push(
-          () => answer(ctx, input, job, t),
-          (a) => commitAnswer(ctx, job, t, a),
-        );
-      await job.window.drain();
-    });
+    await runJournaled(
+      job,
+      plan(ctx, input, job),
+      (t) => answer(ctx, input, job, t),
+      (t, a) => commitAnswer(ctx, job, t, a),
+    );
     return finish(ctx, job);
   },
 });

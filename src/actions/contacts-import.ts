@@ -17,7 +17,7 @@ import { contactsNs } from '../engine/shared.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures, the journal.
-import { fileField, itemsField, maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
+import { fileField, itemsField, maxConsecutiveFailuresField, recordsFrom, reportField } from './kit/inputs.js';
 import { countRows, parseBool, pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
 import { defaultReport, duplicateOf, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
@@ -52,7 +52,7 @@ export const ContactsImportInput = z
     maxConsecutiveFailures: maxConsecutiveFailuresField('contacts'),
     report: reportField(),
   })
-  .refine((v) => v.file !== undefined || v.items !== undefined, { error: 'give file or items' })
+  .refine(...recordsFrom('file', 'items'))
   .describe("Adds, edits or deletes contacts in the messenger's contact list from a file.");
 
 export type ContactsImportInput = z.output<typeof ContactsImportInput>;
@@ -463,14 +463,12 @@ export const contactsImport = defineAction({
   },
   async run(ctx, input): Promise<ContactsImportSummary> {
     const job = await load(ctx, input);
-    await runJournaled(job, async () => {
-      for await (const { c, where } of plan(ctx, input, job))
-        await job.window.push(
-          () => execute(ctx, input, job, c, where),
-          (a) => commit(job, ctx, c, a),
-        );
-      await job.window.drain();
-    });
+    await runJournaled(
+      job,
+      plan(ctx, input, job),
+      ({ c, where }) => execute(ctx, input, job, c, where),
+      ({ c }, a) => commit(job, ctx, c, a),
+    );
     return finish(ctx, input, job);
   },
 });

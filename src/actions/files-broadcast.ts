@@ -12,7 +12,7 @@ import { validateRequest } from '../api/validate.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
 import { hasTemplate } from '../engine/expr/template.js';
 import { broadcastFields, runBroadcast, windowWait, type BroadcastSpec, type BroadcastSummary, type Prepared } from './broadcast-core.js';
-import { fileField, itemsField } from './kit/inputs.js';
+import { fileField, itemsField, recordsFrom } from './kit/inputs.js';
 
 export const FILES_BROADCAST = 'files.broadcast';
 
@@ -32,7 +32,7 @@ export const FilesBroadcastInput = z
     typingType: z.enum(TYPING_TYPES).optional().describe('Activity shown to the recipient. @default text (service default)'),
     ...broadcastFields,
   })
-  .refine((v) => v.file !== undefined || v.recipients !== undefined, { error: 'give file or recipients' })
+  .refine(...recordsFrom('file', 'recipients'))
   .describe('Sends one file to many chats through the send queue, exactly once per recipient, and follows the statuses.');
 
 export type FilesBroadcastInput = z.output<typeof FilesBroadcastInput>;

@@ -14,7 +14,9 @@ import { defineAction, type ActionContext } from '../engine/action.js';
 import { broadcastFields, runBroadcast, windowWait, type BroadcastSpec, type BroadcastSummary } from './broadcast-core.js';
 import { MessageSchema, pickVariant, prepareMessage, VariantSchema, type MessageInput, type Variant } from './message-content.js';
 import { RecipientTimeSchema } from './recipient-time.js';
-import { fileField, itemsField } from './kit/inputs.js';
+import { GuardSchema, PoolSchema } from './broadcast-pool.js';
+import { fileField, itemsField, recordsFrom } from './kit/inputs.js';
+import { duration } from './duration.js';
 
 export const MESSAGES_BROADCAST = 'messages.broadcast';
 
@@ -34,9 +36,14 @@ export const MessagesBroadcastInput = z
         'A/B variants instead of one message: [{ name, weight, message }]; each recipient gets one, drawn by weight once and kept.',
       ),
     recipientTime: RecipientTimeSchema.optional(),
+    replyWindow: duration(
+      'Replied, in the funnel: an incoming message from the recipient within this long after the send (recorded by the notification consumer of msgflow start / msgflow test). @default 3d',
+    ).default(3 * 86_400_000),
+    pool: PoolSchema.optional(),
+    guard: GuardSchema.optional(),
     ...broadcastFields,
   })
-  .refine((v) => v.file !== undefined || v.recipients !== undefined, { error: 'give file or recipients' })
+  .refine(...recordsFrom('file', 'recipients'))
   .refine((v) => (v.message === undefined) !== (v.variants === undefined), { error: 'give message or variants, not both' })
   .refine((v) => new Set((v.variants ?? []).map((x) => x.name)).size === (v.variants ?? []).length, { error: 'variant names must differ' })
   .describe('Sends one message of any kind to many chats through the send queue, exactly once per recipient, and follows the statuses.');
@@ -55,6 +62,8 @@ export const MESSAGES_REPORT_COLUMNS = [
   'sentAt',
   'deliveredAt',
   'readAt',
+  'repliedAt',
+  'instance',
   'reconciled',
   'resent',
   'text',
@@ -107,6 +116,7 @@ function specOf(
   return {
     action: MESSAGES_BROADCAST,
     columns: MESSAGES_REPORT_COLUMNS,
+    funnel: { replyWindowMs: input.replyWindow },
     prepare(c, _input, chatId, row, index, rec) {
       const { variant, index: at } = pickVariant(variants, seed, chatId, rec?.variant);
       const where = single ? 'message' : `variants[${at}].message`;

@@ -45,6 +45,8 @@ export interface ActionTestOptions {
   dryRun?: boolean;
   /** @default { name: 'default', identity: 'inst-test' } */
   instance?: InstanceRef;
+  /** Other instances by config name (ctx.instanceClient, a broadcast's pool); each one's identity is `inst-<name>`. @default none */
+  instances?: Record<string, InstanceApi>;
   /** The flow's inputs. @default {} */
   inputs?: Record<string, unknown>;
   /** forEach item index, when the action runs as one item. */
@@ -84,6 +86,15 @@ type Bindable = ActionTestContext & { [BIND]?: (action: ActionDefinition<any, an
  * Builds a context through the engine's own factory (engine/run/unit-context.ts)
  * on its store, journal, shared state, durable waits and client chain.
  */
+/** A test context's other instances: by name, identities `inst-<name>`; an unknown name throws as the runtime does. */
+function testInstances(clients: Record<string, InstanceApi>) {
+  const known = (name: string) => {
+    if (!Object.hasOwn(clients, name)) throw new Error(`no instance '${name}' (the test context has ${Object.keys(clients).join(', ')})`);
+    return name;
+  };
+  return { clientFor: (name: string) => clients[known(name)]!, identityFor: (name: string) => `inst-${known(name)}` };
+}
+
 export function createActionTestContext(o: ActionTestOptions): ActionTestContext {
   const store = o.store ?? createMemoryStore();
   const clock = o.clock ?? systemClock;
@@ -119,6 +130,7 @@ export function createActionTestContext(o: ActionTestOptions): ActionTestContext
     signal: controller.signal,
     client: () => o.client,
     identity: (o.instance ?? DEFAULT_INSTANCE).identity,
+    ...(o.instances ? { instances: testInstances(o.instances) } : {}),
     waits: testWaits(store, runId, flow.name, dryRun, clock, o.waitRecheckMs, (w) => (t.waits.push(w), signalWaiting(w))),
     baseDir: flow.baseDir,
     defaultRateLimitWaitMs: 1000,

@@ -129,6 +129,8 @@ export const ERROR_CATALOGUE = {
   ACTION_FAILED: { template: "step '{step}' ({action}) failed: {reason}" },
   /** A sub-flow run (`uses: flow/<name>`) ended failed or cancelled: its step fails (definite: the child is not started again). */
   SUBFLOW_FAILED: { template: "step '{step}' (flow/{flow}): sub-flow run {runId} {status}: {reason}" },
+  /** `msgflow backfill` of a flow without a schedule, a reversed range, or too many slots. */
+  BACKFILL_INVALID: { status: 400, template: "cannot backfill flow '{flow}': {reason}" },
   /** A sub-flow step's `with:` does not fit the child flow's `inputs:` (run time; `msgflow validate` says it with file:line:col). */
   SUBFLOW_INPUT_INVALID: { template: "flow '{flow}' inputs.{input}: {reason}" },
   STEP_TIMEOUT: { template: "step '{step}' timed out after {timeoutMs} ms" },

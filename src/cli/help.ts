@@ -121,6 +121,28 @@ Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
       { name: 'no-daemon', text: 'Execute the run in this process even when msgflow start serves this store' },
     ],
   },
+  backfill: {
+    args: 'FLOW --from T1 --to T2',
+    summary: "Run a scheduled flow's slots in a time range, once each.",
+    description: `Runs the slots of FLOW's on.schedule (cron, in its time zone) that fall in
+[T1, T2], oldest first, each as a run of its own marked trigger backfill, with
+the slot it stands for as run.slot. Each slot runs once: a second backfill of
+the same range starts nothing new and lists the runs of the first. The runs
+respect the flow's concurrency (a writing flow runs one at a time). T1 and T2:
+ISO 8601 (2026-01-05, 2026-01-05T09:00:00Z) or ms since the epoch; at most
+1000 slots.
+
+When msgflow start serves this store's dashboard, the runs execute in the
+daemon and the command returns once they are decided; otherwise they execute
+here and the command waits for them. Exit codes: 0 every run succeeded, 1 a
+run failed, 2 usage error (no schedule, reversed range, too many slots).`,
+    options: [
+      { name: 'from', type: 'string', arg: 'T1', text: 'First time of the range (inclusive)' },
+      { name: 'to', type: 'string', arg: 'T2', text: 'Last time of the range (inclusive)' },
+      { name: 'json', text: 'Print the slots and their runs as JSON' },
+      { name: 'no-daemon', text: 'Execute the runs in this process even when msgflow start serves this store' },
+    ],
+  },
   runs: {
     args: '[show|cancel|retry ID]',
     summary: 'List run history; runs show|cancel|retry ID.',
@@ -146,6 +168,17 @@ with their reason and end. 'pauses lift INSTANCE' (config name or identity)
 lifts them: jobs call the instance again at once.`,
     subcommands: [['lift INSTANCE', "Lift the instance's pauses (config name or identity)"]],
     options: [{ name: 'json', text: 'Machine-readable output' }],
+  },
+  alerts: {
+    args: '',
+    summary: 'List alerts: failed runs, steps over their timeout, SLAs missed, schedules missed, pauses, notification lag.',
+    description: `Lists every alert's state (raised or resolved), the latest first, with how
+often it was raised and its last message. Flows react to alerts with
+on: { alert: { kinds: [...] } } and to failed runs with on: { failure: { flows: [...] } }.`,
+    options: [
+      { name: 'raised', text: 'Only alerts raised now' },
+      { name: 'json', text: 'Machine-readable output' },
+    ],
   },
   sessions: {
     args: '[show CHAT | reset CHAT]',

@@ -18,7 +18,9 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   validate: async () => (await import('./commands/validate.js')).validate,
   run: async () => (await import('./commands/run.js')).run,
   runs: async () => (await import('./commands/runs.js')).runs,
+  backfill: async () => (await import('./commands/backfill.js')).backfill,
   pauses: async () => (await import('./commands/pauses.js')).pauses,
+  alerts: async () => (await import('./commands/alerts.js')).alerts,
   sessions: async () => (await import('./commands/sessions.js')).sessions,
   start: async () => (await import('./commands/start.js')).start,
   worker: async () => (await import('./commands/worker.js')).worker,
@@ -64,6 +66,8 @@ export async function runCli(argv: string[], io: Io = processIo()): Promise<numb
     if (e instanceof UsageError) return usage(io, e.message, first);
     // A wrong `-i key=value` is a command-line mistake like a wrong flag: exit 2.
     if (e instanceof MsgflowError && e.code === 'INPUT_ARG_INVALID') return usage(io, `${e.message} [${e.code}]`, first);
+    // So is a backfill range the flow's schedule cannot serve (no schedule, reversed, too many slots).
+    if (e instanceof MsgflowError && e.code === 'BACKFILL_INVALID') return usage(io, `${e.message} [${e.code}]`, first);
     // A busy port from any command that listens: one line naming the port and its setting.
     io.err(formatCliError(portInUseError(e, { key: first === 'serve' ? 'local.port in config.yaml (or --port)' : undefined }) ?? e));
     if ((io.env ?? process.env).MSGFLOW_DEBUG && e instanceof Error && e.stack) io.err(e.stack);

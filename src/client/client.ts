@@ -4,6 +4,7 @@
  * answer, retry when that is safe. The HTTP transport and the local
  * service's in-process transport share all of it.
  */
+import { setMaxListeners } from 'node:events';
 import { MsgflowError, NetworkError, ValidationError } from '../api/errors.js';
 import { API_METHODS, type ApiMethod, METHOD_SPECS } from '../api/methods.js';
 import { redact, redactedPath, type Secrets } from '../api/redact.js';
@@ -109,6 +110,7 @@ export function createClient(options: ClientOptions): MsgflowClient {
   const acquire = createMethodRateLimiters(opts.rateLimits, opts.rateLimit, clock);
   // Aborted by close(): ends every pending rate-limit wait, backoff and request.
   const lifetime = new AbortController();
+  const callSignal = signalSharing(lifetime.signal);
   // Set by the first answer of the service (any status): from then on a refused connection is retried.
   const deps: AttemptDeps = { transport, clock, logger, secrets, network: { answeredBefore: false, apiUrl: opts.apiUrl, name: opts.name } };
 
@@ -123,7 +125,7 @@ export function createClient(options: ClientOptions): MsgflowClient {
 
   async function callWithRetries<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions): Promise<ResponseMap[M]> {
     lifetime.signal.throwIfAborted();
-    const link = linkSignals(callOptions.signal ? [callOptions.signal, lifetime.signal] : [lifetime.signal]);
+    const link = callSignal(callOptions.signal);
     try {
       return await attempts<M>(method, buildRequest(method, request, callOptions, opts.timeoutMs, link.signal), callOptions.beforeSend);
     } finally {
@@ -331,7 +333,34 @@ function longPollTimeout(
 }
 
 /**
- * A signal of its own per call, aborted with the first of `sources`: the
+ * The signal a call runs under, aborted by the caller's signal or the
+ * client's lifetime (see {@link linkSignals}). A bulk job makes a million
+ * calls under one caller signal, many at once: they share one linked signal
+ * (kept between calls, released when calls come under another caller signal
+ * and none is in flight on it) instead of an AbortController and two
+ * listeners each. So at most one link outlives its calls.
+ */
+function signalSharing(lifetime: AbortSignal): (source?: AbortSignal) => { signal: AbortSignal; release: () => void } {
+  let shared: { source: AbortSignal; link: ReturnType<typeof linkSignals>; calls: number } | undefined;
+  return (source = lifetime) => {
+    if (shared && (shared.source !== source || shared.link.signal.aborted) && shared.calls === 0) {
+      shared.link.release();
+      shared = undefined;
+    }
+    if (!shared) {
+      const link = linkSignals(source === lifetime ? [lifetime] : [source, lifetime]);
+      // Every call in flight listens on it (the transport's deadline, a backoff's sleep): many at once is expected.
+      setMaxListeners(0, link.signal);
+      shared = { source, link, calls: 0 };
+    } else if (shared.source !== source) return linkSignals(source === lifetime ? [lifetime] : [source, lifetime]);
+    const mine = shared;
+    mine.calls++;
+    return { signal: mine.link.signal, release: () => void mine.calls-- };
+  };
+}
+
+/**
+ * A signal of its own, aborted with the first of `sources`: the
  * listeners that the transport and the clock add go on it, not on the client-wide one
  * shared by every concurrent call. Not AbortSignal.any: on Node 20 each one
  * leaves a WeakRef behind in the long-lived client signal (a leak of one

@@ -28,6 +28,13 @@ export interface ApiInterceptor {
   /** Names it in stack traces and tests (`dry-run`, `ownership`, `pauses`, `metrics`, `faults`...). */
   readonly name: string;
   /**
+   * The methods it handles, asked once per method when the chain is built:
+   * a call of any other method does not pass through it (a check of the
+   * run's ownership before a write is not in a checkAccount's way).
+   * @default every method
+   */
+  appliesTo?(method: ApiMethod, spec: MethodSpec): boolean;
+  /**
    * Handles a call: answer it itself, or call `next()` (the rest of the
    * chain, then the client) and return or change what it gives.
    */
@@ -42,7 +49,8 @@ type Method = (request: unknown, options?: CallOptions) => Promise<unknown>;
 
 /**
  * Builds an InstanceApi whose every method goes through `interceptors`, in
- * order (the first sees the call first), then to `target`. A getter target
+ * order (the first sees the call first; those whose `appliesTo` leaves the
+ * method out are not in its chain), then to `target`. A getter target
  * is asked on each call (it caches its client): the engine asks for a client
  * synchronously, but opening the local service is asynchronous and happens
  * only for instances a run really uses. `notifications()` is the target's
@@ -54,14 +62,15 @@ export function interceptApi(target: Target, interceptors: readonly ApiIntercept
     const api = (await resolve()) as unknown as Record<ApiMethod, Method>;
     return api[c.method](c.request, c.options);
   };
-  const down = (i: number, c: ApiCall): Promise<unknown> => {
-    const interceptor = interceptors[i];
-    return interceptor ? interceptor.call(c, () => down(i + 1, c)) : invoke(c);
+  const down = (chain: readonly ApiInterceptor[], i: number, c: ApiCall): Promise<unknown> => {
+    const interceptor = chain[i];
+    return interceptor ? interceptor.call(c, () => down(chain, i + 1, c)) : invoke(c);
   };
   const api: Record<string, unknown> = {};
   for (const method of API_METHODS) {
     const spec = METHOD_SPECS[method];
-    api[method] = (request: unknown, options: CallOptions = {}) => down(0, { method, spec, request, options });
+    const chain = interceptors.filter((i) => i.appliesTo?.(method, spec) ?? true);
+    api[method] = (request: unknown, options: CallOptions = {}) => down(chain, 0, { method, spec, request, options });
   }
   api.notifications = (o?: NotificationsOptions) => notificationsOf(resolve, o);
   return api as unknown as InterceptedApi;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { combineErrors, ConfigError, MsgflowError } from '../api/errors.js';
 import { issuesToConfigErrors, reservedKeyErrors } from '../util/config-issues.js';
 import { formatKeyPath, parseYamlSource, type KeyPath } from '../util/yaml-source.js';
-import { interpolateEnv } from './interpolate.js';
+import { interpolateEnv, interpolateSecrets } from './interpolate.js';
 import { ConfigSchema, type ConfigData } from './schema.js';
 import { deepFreeze } from '../util/freeze.js';
 
@@ -39,7 +39,10 @@ export function parseConfig(text: string, file: string, options: LoadConfigOptio
   const raw = src.value ?? {};
   // Every problem of the file at once, in file order: a user fixes them in one pass.
   const errors: ConfigError[] = reservedKeyErrors(raw, src.locate);
-  const interpolated = interpolateEnv(raw, options.env ?? process.env, (p) => src.locate(p), [], errors);
+  const cwd = path.resolve(options.cwd ?? process.cwd());
+  const abs = path.resolve(cwd, file);
+  const withEnv = interpolateEnv(raw, options.env ?? process.env, (p) => src.locate(p), [], errors);
+  const interpolated = interpolateSecrets(withEnv, path.dirname(abs), options.env ?? process.env, (p) => src.locate(p), errors);
   const result = ConfigSchema.safeParse(interpolated, { reportInput: true });
   if (!result.success) {
     // A value whose variable is unset is reported once, as ENV_MISSING, not again for its shape.
@@ -49,8 +52,6 @@ export function parseConfig(text: string, file: string, options: LoadConfigOptio
   } else errors.push(...crossCheck(result.data, src.locate));
   if (errors.length > 0) throw aggregate(errors);
   const data = result.data!;
-  const cwd = path.resolve(options.cwd ?? process.cwd());
-  const abs = path.resolve(cwd, file);
   return deepFreeze({ ...data, file: abs, baseDir: path.dirname(abs), cwd });
 }
 

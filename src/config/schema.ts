@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ClientTuningFields } from '../client/options.js';
 import { LocalSchema } from '../local/config.js';
 import { StoreSchema, type StoreConfig } from '../store/config.js';
+import { DURATION_HINT, parseDuration } from '../util/duration.js';
 
 export { StoreSchema, type StoreConfig };
 
@@ -102,6 +103,63 @@ export const ExecutorSchema = z.strictObject({
 
 export type ExecutorConfig = z.output<typeof ExecutorSchema>;
 
+/** Whether a text compiles as a case-insensitive regular expression (what the dispatcher compiles). */
+const compiles = (re: string) => {
+  try {
+    new RegExp(re, 'i');
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Human handover (docs/notifications.md): when the operator writes to a chat
+ * from the phone (an `outgoingMessageReceived` notification), the bot keeps
+ * quiet in that chat.
+ */
+export const HandoverConfigSchema = z
+  .strictObject({
+    /** How long the bot keeps quiet after the operator's last message, e.g. 30m. @default 30m */
+    quiet: z
+      .union([z.string(), z.number()])
+      .default('30m')
+      .refine((v) => (parseDuration(v) ?? 0) > 0, { error: `expected a duration above 0: ${DURATION_HINT}` })
+      .transform((v) => parseDuration(v)!),
+    /** The operator's message that gives the chat back to the bot at once: a case-insensitive regular expression on the trimmed text, e.g. ^#bot$. @default none */
+    resume: z.string().min(1).refine(compiles, { error: 'expected a regular expression that compiles' }).optional(),
+  })
+  .transform(({ quiet, ...h }) => ({ ...h, quietMs: quiet }));
+
+/** Conversations with the accounts' users. */
+export const ConversationsSchema = z.strictObject({
+  /** The bot goes quiet in a chat the operator writes to from the phone. @default off (the operator's messages hand nothing over) */
+  handover: HandoverConfigSchema.optional(),
+});
+
+/** `secrets:`: where `${{ secrets.NAME }}` values come from, looked up in this order. */
+export const SecretsSchema = z
+  .strictObject({
+    /** Look in the environment first. @default true */
+    env: z.boolean().default(true),
+    /** A `.env`-style file (NAME=value lines), relative to this file; keep it outside the repository. */
+    file: z.string().min(1).optional(),
+    /** A directory with one file per secret, named after it (Docker / Kubernetes: /run/secrets). */
+    dir: z.string().min(1).optional(),
+  })
+  .meta({ description: 'Where ${{ secrets.NAME }} values come from: the environment, then file, then dir.' });
+
+/** OpenTelemetry traces (runtime/telemetry.ts): off unless given. */
+export const TelemetrySchema = z.strictObject({
+  /** OTLP/HTTP traces endpoint of a collector, e.g. http://127.0.0.1:4318/v1/traces (may use ${VAR:-default}). */
+  otlp: z.url({
+    protocol: /^https?$/,
+    error: 'expected an http(s) URL of an OTLP/HTTP traces endpoint, e.g. http://127.0.0.1:4318/v1/traces',
+  }),
+  /** The traces' service.name. @default msgflow */
+  serviceName: z.string().min(1).default('msgflow'),
+});
+
 export const ConfigSchema = z
   .strictObject({
     /** Named instances flows refer to with `instance:`. */
@@ -119,8 +177,21 @@ export const ConfigSchema = z
     ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
     /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
     webhook: WebhookSchema.optional(),
+    /** When the daemon raises alerts (engine/alerts). @default { notificationLagMinutes: 10 } */
+    alerts: z
+      .strictObject({
+        /** A notification received this many minutes after it was sent raises notification-lag. @default 10 */
+        notificationLagMinutes: z.number().positive().default(10),
+      })
+      .default({ notificationLagMinutes: 10 }),
+    /** Where `${{ secrets.NAME }}` values come from (flows and this file). @default the environment only */
+    secrets: SecretsSchema.optional(),
     /** Where forEach items run. @default { driver: local } */
     executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000, journalLagMs: 120_000 }),
+    /** Conversations: human handover. @default {} */
+    conversations: ConversationsSchema.default({}),
+    /** OpenTelemetry traces of runs, steps, items and client calls. @default off */
+    telemetry: TelemetrySchema.optional(),
   })
   .superRefine((v, ctx) => {
     if (v.webhook) return;

@@ -129,6 +129,15 @@ export interface ActionContext {
    * @example ctx.render('Hello ${{ item.firstName }}', { item: row, index: 3 }) // 'Hello Alice'
    */
   render(value: unknown, extra?: RenderExtra): unknown;
+  /**
+   * Another instance of config.yaml by its name (a broadcast's pool): its
+   * client, under the run's chain like `client` (dry run, ownership,
+   * pauses), and its ref (key its data by `instance.identity`). Absent where
+   * the run reaches only its flow's instance (e.g. a plugin's test context
+   * without `instances`).
+   * @throws when config.yaml has no instance of that name
+   */
+  instanceClient?(name: string): { client: InstanceApi; instance: InstanceRef };
 }
 
 /** What ctx.render adds to the run's scope: a record's `item` and `index`, or a conversation's `session`, `message` and `value`. */

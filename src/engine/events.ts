@@ -63,7 +63,8 @@ export interface EngineEvents {
    * name, never its id; `lagMs` is receipt time minus the notification's own
    * timestamp.
    */
-  'notification:received': [{ instance: string; type: string; lagMs: number; flowsStarted: number }];
+  /** `flowsSkipped`: flows the notification matched that started nothing (the chat is handed over to a human). */
+  'notification:received': [{ instance: string; type: string; lagMs: number; flowsStarted: number; flowsSkipped?: number }];
   /**
    * One API call made through a configured client (not the local service's
    * own handling). `outcome` is 'ok' or the error code (src/api/error-codes.ts).

@@ -86,3 +86,7 @@ export const contactsNs = (identity: string) => namespace<unknown>(`contacts:${i
 export const auditNs = (identity: string) => namespace<unknown>(`audit:${identity}`);
 /** files.broadcast's records of one campaign (`with.campaign`) on an instance, kept across runs. */
 export const broadcastCampaignNs = (identity: string, campaign: string) => namespace<unknown>(`broadcast:${identity}:${campaign}`);
+/** `${identity}:first` (the day an instance first sent a broadcast) and `${identity}:${YYYY-MM-DD}` (its broadcast sends that day): daily caps and warm-up across campaigns. */
+export const BROADCAST_USAGE_NS = namespace<{ day?: string; sends?: number }>('broadcast-usage');
+/** `${chatId}` -> the instance that sends a pool's broadcasts to this chat (sticky across campaigns). */
+export const BROADCAST_SENDERS_NS = namespace<{ identity: string; name: string; at: number }>('broadcast-senders');

@@ -9,33 +9,33 @@ import http, { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { MsgflowError } from '../api/errors.js';
 
+/** A parser error's answer: status and reason. */
+type Reason = readonly [status: number, reason: string];
+
+const CONTENT_LENGTH: Reason = [400, 'invalid Content-Length header (one decimal number, with no Transfer-Encoding)'];
+const HEADER_LINE: Reason = [400, 'malformed header line'];
+const CHUNKED: Reason = [400, 'malformed chunked body'];
+
 /** Status and reason of a parser error, by node's code (llhttp's HPE_*, or node's own). */
-function describe(code: string | undefined): [status: number, reason: string] {
-  switch (code) {
-    case 'HPE_INVALID_METHOD':
-      return [400, 'unknown HTTP method'];
-    case 'HPE_INVALID_CONTENT_LENGTH':
-    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
-      return [400, 'invalid Content-Length header (one decimal number, with no Transfer-Encoding)'];
-    case 'HPE_INVALID_URL':
-      return [400, 'invalid request target: a space, control or non-ASCII byte (percent-encode it)'];
-    case 'HPE_INVALID_VERSION':
-      return [400, 'invalid HTTP version'];
-    case 'HPE_INVALID_HEADER_TOKEN':
-    case 'HPE_INVALID_EOF_STATE':
-    case 'HPE_LF_EXPECTED':
-    case 'HPE_CR_EXPECTED':
-      return [400, 'malformed header line'];
-    case 'HPE_INVALID_TRANSFER_ENCODING':
-    case 'HPE_INVALID_CHUNK_SIZE':
-      return [400, 'malformed chunked body'];
-    case 'HPE_HEADER_OVERFLOW':
-      return [431, 'request headers are too large'];
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'the request did not arrive in time'];
-    default:
-      return [400, `malformed request${code ? ` (${code})` : ''}`];
-  }
+const PARSER_ERRORS: Readonly<Record<string, Reason>> = {
+  HPE_INVALID_METHOD: [400, 'unknown HTTP method'],
+  HPE_INVALID_CONTENT_LENGTH: CONTENT_LENGTH,
+  HPE_UNEXPECTED_CONTENT_LENGTH: CONTENT_LENGTH,
+  HPE_INVALID_URL: [400, 'invalid request target: a space, control or non-ASCII byte (percent-encode it)'],
+  HPE_INVALID_VERSION: [400, 'invalid HTTP version'],
+  HPE_INVALID_HEADER_TOKEN: HEADER_LINE,
+  HPE_INVALID_EOF_STATE: HEADER_LINE,
+  HPE_LF_EXPECTED: HEADER_LINE,
+  HPE_CR_EXPECTED: HEADER_LINE,
+  HPE_INVALID_TRANSFER_ENCODING: CHUNKED,
+  HPE_INVALID_CHUNK_SIZE: CHUNKED,
+  HPE_HEADER_OVERFLOW: [431, 'request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'the request did not arrive in time'],
+};
+
+function describe(code: string | undefined): Reason {
+  const known = code !== undefined && Object.hasOwn(PARSER_ERRORS, code) ? PARSER_ERRORS[code] : undefined;
+  return known ?? [400, `malformed request${code ? ` (${code})` : ''}`];
 }
 
 /** The raw answer: a full HTTP/1.1 response that closes the connection. */
@@ -48,19 +48,32 @@ function answerText(err: NodeJS.ErrnoException): string {
   );
 }
 
+/** The answers still owed on one connection, and the parser error's answer waiting for them. */
+interface Owed {
+  count: number;
+  then: (() => void) | undefined;
+}
+
 /**
  * Answers the requests node cannot parse on `server` with the service's JSON
  * error shape (`{"message": "malformed request: ..."}`), once the requests
- * read before on the same connection are answered.
+ * read before on the same connection are answered. The server's request
+ * handler calls the returned function with every request it gets (rather
+ * than a second 'request' listener, which would make node copy its listener
+ * list on every request).
  */
-export function answerClientErrors(server: http.Server): void {
-  const inFlight = new WeakMap<Socket, Set<http.ServerResponse>>();
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    let set = inFlight.get(req.socket);
-    if (!set) inFlight.set(req.socket, (set = new Set()));
-    set.add(res);
-    res.once('close', () => set.delete(res));
-  });
+export function answerClientErrors(server: http.Server): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const owedBySocket = new WeakMap<Socket, Owed>();
+  // One listener for every response, not a closure per request: a response
+  // closed (sent, or its connection gone), one answer fewer owed; the last
+  // one lets a waiting parser error's answer go.
+  function responseClosed(this: http.ServerResponse): void {
+    const owed = owedBySocket.get(this.req.socket);
+    if (owed === undefined || --owed.count > 0) return;
+    const then = owed.then;
+    owed.then = undefined;
+    then?.();
+  }
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // The client is gone: nobody to answer.
     if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -71,10 +84,15 @@ export function answerClientErrors(server: http.Server): void {
       if (socket.writable) socket.end(answerText(err));
       else socket.destroy();
     };
-    const pending = [...(inFlight.get(socket) ?? [])];
-    if (pending.length === 0) return answer();
-    // Pipelined: the requests before the broken one are answered first, in order.
-    let left = pending.length;
-    for (const res of pending) res.once('close', () => --left === 0 && answer());
+    const owed = owedBySocket.get(socket);
+    if (owed === undefined || owed.count === 0) return answer();
+    // Pipelined: the requests before the broken one are answered first (node writes them in order).
+    owed.then = answer;
   });
+  return (req, res) => {
+    const owed = owedBySocket.get(req.socket);
+    if (owed === undefined) owedBySocket.set(req.socket, { count: 1, then: undefined });
+    else owed.count++;
+    res.on('close', responseClosed);
+  };
 }

@@ -41,10 +41,14 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
   // Known once listening (port 0 picks one): until then no absolute-form target is ours.
   const bound: { addr?: AddressInfo } = {};
   const isOwn = (u: URL) => bound.addr !== undefined && ownAuthority(u, bound.addr, opts.publicUrl?.());
-  const server = http.createServer((req, res) => void onRequest(service, opts, isOwn, req, res));
+  const server = http.createServer();
+  const owe = answerClientErrors(server);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    owe(req, res);
+    void onRequest(service, opts, isOwn, req, res);
+  });
   const limitOf = (req: http.IncomingMessage) => bodyLimit(req.url ?? '/', opts);
   guardExpectContinue(server, limitOf, (req, res) => tooLarge(req, res, limitOf(req)));
-  answerClientErrors(server);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 30_000;
   server.requestTimeout = 60_000;
@@ -146,22 +150,31 @@ async function onRequest(
 class HttpLocalRequest implements LocalRequest {
   readonly httpMethod: string;
   readonly path: string;
-  readonly query: Record<string, string>;
   readonly headers: http.IncomingHttpHeaders;
+  private readonly search: string;
+  private params: Record<string, string> | undefined;
   private gone: AbortController | undefined;
   private onClose: (() => void) | undefined;
 
   constructor(
     req: http.IncomingMessage,
     private readonly res: http.ServerResponse,
-    target: { pathname: string; searchParams: URLSearchParams },
+    target: Target,
     readonly body: Buffer,
   ) {
     this.httpMethod = req.method ?? 'GET';
     this.path = target.pathname;
     this.headers = req.headers;
-    this.query = Object.create(null) as Record<string, string>;
-    for (const [k, v] of target.searchParams) if (!(k in this.query)) this.query[k] = v;
+    this.search = target.search;
+  }
+
+  /** The query's parameters (the first value of each), read on first use: only GET methods look. */
+  get query(): Record<string, string> {
+    if (this.params === undefined) {
+      const q = (this.params = Object.create(null) as Record<string, string>);
+      if (this.search !== '') for (const [k, v] of new URLSearchParams(this.search)) if (!(k in q)) q[k] = v;
+    }
+    return this.params;
   }
 
   get signal(): AbortSignal {
@@ -188,12 +201,10 @@ class HttpLocalRequest implements LocalRequest {
  * empty segment (`//`), backslash or control character. Never throws, so no
  * target can cause a 500.
  */
-export function parseTarget(
-  raw: string,
-  isOwn: (u: URL) => boolean = () => false,
-): { pathname: string; searchParams: URLSearchParams } | string {
+export function parseTarget(raw: string, isOwn: (u: URL) => boolean = () => false): Target | string {
   let t = raw;
-  if (/^https?:\/\//i.test(t)) {
+  // Origin-form (`/…`), what every client but a proxy sends, needs no URL parse.
+  if (t.charCodeAt(0) !== SLASH && /^https?:\/\//i.test(t)) {
     let u: URL;
     try {
       u = new URL(t);
@@ -210,12 +221,17 @@ export function parseTarget(
   if (pathname.includes('//')) return "empty path segment ('//')";
   if (pathname.includes('\\')) return 'backslash in the path';
   if (/[\x00-\x20\x7f]/.test(pathname)) return 'control character or space in the path';
-  try {
-    return { pathname, searchParams: new URLSearchParams(q < 0 ? '' : t.slice(q + 1)) };
-  } catch {
-    return 'unreadable query string';
-  }
+  // The query is split into parameters when a method reads it (HttpLocalRequest.query); any string is a query.
+  return { pathname, search: q < 0 ? '' : t.slice(q + 1) };
 }
+
+/** A request-target read by {@link parseTarget}: the path, and the query string without its `?`. */
+export interface Target {
+  pathname: string;
+  search: string;
+}
+
+const SLASH = 0x2f;
 
 /** 413, then close the connection: the rest of the body is not worth reading. */
 function tooLarge(req: http.IncomingMessage, res: http.ServerResponse, limit: number) {

@@ -41,8 +41,6 @@ export function quotedFrom(q: Message, ownWid: string): QuotedMessage {
   return out;
 }
 
-type Kind<T extends ParsedMessageInput['typeMessage']> = Extract<ParsedMessageInput, { typeMessage: T }>;
-
 /** The fields of a kind the spec does not list; false for a kind of the spec's list (message-input.ts fills those). */
 export function fillDocumentedKind(m: Message, input: ParsedMessageInput): boolean {
   switch (input.typeMessage) {
@@ -67,34 +65,26 @@ export function fillDocumentedKind(m: Message, input: ParsedMessageInput): boole
   }
 }
 
-/** Kinds kept as given, under the data key the service names after them. */
+/**
+ * Kinds kept as given (a copy), under the data key the service names after
+ * them: the same key in the request and in the stored message.
+ */
+const VERBATIM_KEYS = {
+  listResponseMessage: 'listResponseMessage',
+  templateButtonReplyMessage: 'templateButtonReplyMessage',
+  buttonsMessage: 'buttonsMessage',
+  listMessage: 'listMessage',
+  templateMessage: 'templateMessage',
+  groupInviteMessage: 'groupInviteMessageData',
+  interactiveButtons: 'interactiveButtons',
+  interactiveButtonsReply: 'interactiveButtonsReply',
+} as const satisfies Partial<Record<ParsedMessageInput['typeMessage'], keyof Message>>;
+
+type VerbatimKey = (typeof VERBATIM_KEYS)[keyof typeof VERBATIM_KEYS];
+
 function fillVerbatimKind(m: Message, input: ParsedMessageInput): boolean {
-  switch (input.typeMessage) {
-    case 'listResponseMessage':
-      m.listResponseMessage = { ...input.listResponseMessage };
-      return true;
-    case 'templateButtonReplyMessage':
-      m.templateButtonReplyMessage = { ...input.templateButtonReplyMessage };
-      return true;
-    case 'buttonsMessage':
-      m.buttonsMessage = structuredClone((input as Kind<'buttonsMessage'>).buttonsMessage);
-      return true;
-    case 'listMessage':
-      m.listMessage = structuredClone(input.listMessage);
-      return true;
-    case 'templateMessage':
-      m.templateMessage = structuredClone(input.templateMessage);
-      return true;
-    case 'groupInviteMessage':
-      m.groupInviteMessageData = structuredClone(input.groupInviteMessageData);
-      return true;
-    case 'interactiveButtons':
-      m.interactiveButtons = structuredClone(input.interactiveButtons);
-      return true;
-    case 'interactiveButtonsReply':
-      m.interactiveButtonsReply = structuredClone(input.interactiveButtonsReply);
-      return true;
-    default:
-      return false;
-  }
+  if (!Object.hasOwn(VERBATIM_KEYS, input.typeMessage)) return false;
+  const key = VERBATIM_KEYS[input.typeMessage as keyof typeof VERBATIM_KEYS];
+  Object.assign(m, { [key]: structuredClone((input as Partial<Record<VerbatimKey, unknown>>)[key]) });
+  return true;
 }

@@ -47,12 +47,13 @@ export function isFileBody(body: unknown): body is LocalFileBody {
 
 export const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json; charset=utf-8' });
 
+/**
+ * A JSON answer. Without extra headers it carries the one frozen
+ * {@link JSON_HEADERS} object rather than a copy per answer: nothing below
+ * `handle` changes an answer's headers once made.
+ */
 export function json(status: number, body: unknown, headers?: Record<string, string>): LocalResponse {
-  return {
-    status,
-    headers: headers === undefined ? { 'content-type': JSON_HEADERS['content-type'] } : { ...JSON_HEADERS, ...headers },
-    body,
-  };
+  return { status, headers: headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers }, body };
 }
 
 /** `{message}` with the catalogue's status and text. */

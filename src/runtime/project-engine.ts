@@ -11,6 +11,9 @@ import type { ActionRegistry } from '../engine/registry/registry.js';
 import { createEngine } from '../engine/run/engine.js';
 import type { Engine, EngineOptions } from '../engine/run/types.js';
 import { identityOf } from './clients.js';
+import { secretSourceFor } from '../config/interpolate.js';
+import type { SecretSource } from '../util/secret-source.js';
+import type { Redactor } from '../util/secrets.js';
 
 /**
  * What the local service calls itself (publicUrl) or where it listens:
@@ -30,10 +33,28 @@ export function createProjectEngine(config: Config, opts: Omit<EngineOptions, 'i
   });
 }
 
-/** The flows directory and the options its flows are loaded with (instance names checked against the config). */
+/** The flows directory and the options its flows are loaded with (instance names and secrets checked against the config). */
 export function flowSource(config: Config, registry: ActionRegistry): { dir: string; options: LoadFlowOptions } {
   return {
     dir: resolveFromConfig(config, config.flowsDir),
-    options: { registry, baseDir: config.baseDir, instances: Object.keys(config.instances), cwd: config.cwd },
+    options: { registry, baseDir: config.baseDir, instances: Object.keys(config.instances), cwd: config.cwd, secrets: secretsOf(config) },
+  };
+}
+
+/** Where the project's `${{ secrets.NAME }}` values come from (config.yaml `secrets:`). */
+export function secretsOf(config: Config): SecretSource {
+  return secretSourceFor(config.secrets, config.baseDir, process.env);
+}
+
+/**
+ * The engine's `secret(name)`: the value from the project's sources, hidden
+ * by `redactor` from the moment it is handed out, before any run can print it.
+ */
+export function secretLookup(config: Config, redactor: Redactor): (name: string) => string | undefined {
+  const source = secretsOf(config);
+  return (name) => {
+    const value = source.get(name);
+    if (value !== undefined) redactor.addSecret(name, value);
+    return value;
   };
 }

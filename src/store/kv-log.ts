@@ -11,9 +11,11 @@
  *
  * Cost: a write appends one line (group-committed with the writes of the
  * same turn: one write(2)); a read of a present key is one pread at an offset
- * the index holds. The index keeps, per key, the key string and a slot in
- * typed arrays (file, offset, length), never the value: about 60-90 bytes per
- * key, so a million keys stay well under 200 MB.
+ * the index holds. The index keeps, per key, a slot in typed arrays (file,
+ * offset, length), never the value, and the key: a key of a text and a
+ * number (`n:79001112233`) as that number in typed arrays too
+ * (src/util/number-map.ts), about 35-55 bytes a key in all; any other key
+ * as a string in a Map, about 60-90 bytes.
  *
  * Several processes (a daemon and a `msgflow run`) share a namespace:
  * - Writes are O_APPEND, one write(2) per batch, each batch starting with a
@@ -62,7 +64,8 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { AppendLog, createFileOnce, LogTail } from '../util/append-log.js';
+import { AppendLog, createFileOnce, jsonLines, LogTail } from '../util/append-log.js';
+import { TextKeyMap } from '../util/number-map.js';
 import { isProcessAlive } from '../util/process-alive.js';
 import type { DurableState } from './types.js';
 
@@ -137,7 +140,7 @@ export class KvLog implements DurableState {
   private readonly name: string;
   private chain: ChainFile[] = [];
   private gen = -1;
-  private index = new Map<string, number>();
+  private index = new TextKeyMap();
   private slots = new Slots();
   private liveBytes = 0;
   private writer: { gen: number; log: AppendLog } | undefined;
@@ -151,6 +154,9 @@ export class KvLog implements DurableState {
   private escaped = false;
   /** Refreshed once while `exclusive`: the index holds every write since (all of them this process's). */
   private caughtUpExclusive = false;
+  /** Writes of this process that reached the current log, counted; and how many of them had when it was last tailed to its end. */
+  private landedWrites = 0;
+  private tailedAfter = 0;
 
   constructor(private readonly options: KvLogOptions) {
     this.dir = options.dir;
@@ -197,7 +203,7 @@ export class KvLog implements DurableState {
   private reload(): void {
     for (let attempt = 0; ; attempt++) {
       this.closeChain();
-      this.index = new Map();
+      this.index = new TextKeyMap();
       this.slots = new Slots();
       this.liveBytes = 0;
       let { logs, snaps } = this.listGenerations();
@@ -387,8 +393,10 @@ export class KvLog implements DurableState {
     if (this.chain.length === 0) this.reload();
     for (let attempt = 0; ; attempt++) {
       const g = this.gen;
+      let mine = 0;
       try {
-        await this.writerFor(g).appendRecords([record]);
+        await this.writerFor(g).append(jsonLines([record]), () => void (mine = ++this.landedWrites));
+        if (this.gen === g && this.tailedAfter >= mine && !this.chain[this.chain.length - 1].sealed) break;
       } catch (e) {
         // The generation was retired (and deleted) before the writer opened it.
         if (enoent(e) && attempt < 20) {
@@ -412,10 +420,13 @@ export class KvLog implements DurableState {
     // Another write of this batch already moved on: whether this one landed before log(g+1) existed is unknown.
     if (this.gen !== g) return false;
     const last = this.chain.length - 1;
+    const written = this.landedWrites;
     if (!this.pullFile(last)) {
       this.reload();
       return false;
     }
+    // Every write that landed before this tail is indexed now: the others of its group commit need no tail of their own.
+    this.tailedAfter = written;
     if (!this.chain[last].sealed || !existsSync(this.logPath(g + 1))) return true;
     this.refresh();
     return false;
@@ -440,7 +451,7 @@ export class KvLog implements DurableState {
   async entries<T>(prefix = ''): Promise<Array<[string, T]>> {
     this.refreshShared();
     const keys: string[] = [];
-    for (const k of this.index.keys()) if (k.startsWith(prefix)) keys.push(k);
+    for (const [k] of this.index.entries()) if (k.startsWith(prefix)) keys.push(k);
     keys.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const out: Array<[string, T]> = [];
     for (const k of keys) {

@@ -28,7 +28,7 @@ export interface DurableState {
 /** Life cycle of a run. `running`/`waiting`/`interrupted` runs are resumable. */
 export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'interrupted' | 'cancelled';
 
-export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification' | 'subflow' | 'backfill';
+export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification' | 'subflow' | 'backfill' | 'alert';
 
 /** The run and step that started a sub-flow run (`uses: flow/<name>`). */
 export interface RunParent {
@@ -101,6 +101,12 @@ export interface RunRecord {
   lastCrash?: string;
   /** Concurrency group the run holds a slot of (`concurrency.group`, default the flow name). */
   group?: string;
+  /**
+   * The key value whose slots of the group the run holds (`concurrency.key`,
+   * or the chat of the notification that started it), computed once when the
+   * run was decided: a resume takes the same. Absent: the group's shared slots.
+   */
+  concurrencyKey?: string;
   /** `msgflow runs retry`: the finished run whose failed items this run redoes. */
   retryOf?: string;
   /**

@@ -15,6 +15,7 @@ import { identityOf } from '../config/identity.js';
 import { dataFolders, holdsNonFinite, inDataFolders } from '../engine/flow/inputs.js';
 import { RESERVED_KEYS } from '../util/config-issues.js';
 import { zoneOf } from '../util/clock.js';
+import { planBackfill, runBackfill, type BackfillSlot } from '../engine/schedule/backfill.js';
 import { RESUMABLE_STATUSES, type RunQuery, type RunRecord, type RunStatus } from '../store/types.js';
 import type { InstanceProbe } from './instances.js';
 import type { RunIndex } from './run-index.js';
@@ -296,6 +297,35 @@ export async function startRun(ctx: ApiContext, flowName: string, body: unknown)
   void handle.done.catch(() => {});
   await ctx.index.refresh(handle.runId);
   return { runId: handle.runId, flow: flow.name };
+}
+
+/**
+ * POST /api/flows/:name/backfill `{ from, to }` (ms or ISO times): decides
+ * the flow's slots in the range and starts their runs in this daemon's engine
+ * (once each, within the flow's concurrency); answers with the slots at once.
+ */
+export async function startBackfill(ctx: ApiContext, flowName: string, body: unknown) {
+  const flow = flowByName(ctx, flowName);
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw bad('body', 'expected a JSON object { "from": ..., "to": ... }');
+  const b = body as Record<string, unknown>;
+  for (const key of Object.keys(b)) if (!['from', 'to'].includes(key)) throw bad(key, "unknown field: expected 'from' and 'to'");
+  const time = (field: 'from' | 'to'): number => {
+    const v = b[field];
+    const t = typeof v === 'number' ? v : typeof v === 'string' ? Date.parse(v) : NaN;
+    if (!Number.isFinite(t)) throw bad(field, 'expected a time: ms since the epoch or an ISO 8601 string');
+    return t;
+  };
+  const { engine, store, clock } = ctx.runtime;
+  const slots = await planBackfill(store, clock, flow, time('from'), time('to'));
+  const onStart = (s: BackfillSlot) => void ctx.index.refresh(s.runId).catch(() => {});
+  void runBackfill(engine, flow, slots, { onStart }).catch((e: unknown) =>
+    ctx.runtime.bus.emit('log', {
+      level: 'error',
+      message: `backfill of ${flow.name} stopped: ${e instanceof Error ? e.message : String(e)}`,
+    }),
+  );
+  return { flow: flow.name, slots };
 }
 
 /**

@@ -3,6 +3,7 @@
  * /healthz and /metrics (docs/dashboard.md lists them).
  */
 import { listSessionsApi } from './sessions.js';
+import { listAlerts } from '../engine/alerts/records.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   auditHistory,
@@ -16,6 +17,7 @@ import {
   reportFile,
   retryRun,
   startRun,
+  startBackfill,
   type ApiContext,
 } from './api.js';
 import type { EventHub } from './events.js';
@@ -23,6 +25,7 @@ import type { FollowHub } from './follow.js';
 import { checkHealth, type Reachability } from './health.js';
 import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson, sendText as send } from './http.js';
 import type { UiMetrics } from './metrics.js';
+import { parseRunSearch, runMatcher } from './run-search.js';
 import type { RunIndex } from './run-index.js';
 import { toRunSummary } from './views.js';
 
@@ -45,6 +48,23 @@ export interface RouteDeps {
   reachability: () => Promise<Record<string, Reachability>>;
 }
 
+/** A writing POST on `/api/flows/<name>/…` whose JSON body `create` turns into what it made (201). */
+function createdFrom(
+  pattern: RegExp,
+  create: (flow: string, body: unknown) => Promise<unknown>,
+  json: (res: ServerResponse, status: number, body: unknown) => void,
+): Route {
+  return {
+    method: 'POST',
+    pattern,
+    writes: true,
+    handler: async (req, res, m) => {
+      const body = await readBody(req, res);
+      if (body) json(res, 201, await create(decode(m[1]!), body.value));
+    },
+  };
+}
+
 /**
  * GET /api/runs. The same list asked again while the index has not changed
  * is answered from the text already built.
@@ -54,13 +74,14 @@ function runListHandler(index: RunIndex, scrub: (text: string) => string): Handl
   const runLists = new Map<string, { version: number; text: string }>();
   return async (_q, res, _m, url) => {
     const query = parseRunQuery(url.searchParams);
+    const search = parseRunSearch(url.searchParams);
     await index.ensure();
     // From here on, synchronous: the answer and the version it is cached under describe the same state.
     const key = url.search;
     const version = index.version();
     const hit = runLists.get(key);
     if (hit && hit.version === version) return send(res, 200, hit.text);
-    const text = scrub(JSON.stringify({ runs: index.listNow(query).map(toRunSummary) }));
+    const text = scrub(JSON.stringify({ runs: index.listNow(query, search && runMatcher(search)).map(toRunSummary) }));
     if (runLists.size >= 64) runLists.delete(runLists.keys().next().value!);
     runLists.set(key, { version, text });
     send(res, 200, text);
@@ -141,15 +162,8 @@ export function buildRoutes(d: RouteDeps): Route[] {
     { method: 'GET', pattern: /^\/api\/runs$/, handler: runListHandler(d.index, ctx.runtime.redactor.scrub) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)$/, handler: runDetailHandler(ctx) },
     { method: 'GET', pattern: /^\/api\/runs\/([^/]+)\/steps\/([^/]+)\/report$/, handler: reportHandler(ctx) },
-    {
-      method: 'POST',
-      pattern: /^\/api\/flows\/([^/]+)\/runs$/,
-      writes: true,
-      handler: async (req, res, m) => {
-        const body = await readBody(req, res);
-        if (body) json(res, 201, await startRun(ctx, decode(m[1]!), body.value));
-      },
-    },
+    createdFrom(/^\/api\/flows\/([^/]+)\/runs$/, (flow, body) => startRun(ctx, flow, body), json),
+    createdFrom(/^\/api\/flows\/([^/]+)\/backfill$/, (flow, body) => startBackfill(ctx, flow, body), json),
     {
       method: 'POST',
       pattern: /^\/api\/runs\/([^/]+)\/cancel$/,
@@ -164,6 +178,11 @@ export function buildRoutes(d: RouteDeps): Route[] {
     },
     { method: 'GET', pattern: /^\/api\/instances$/, handler: async (_q, res) => json(res, 200, await listInstances(ctx)) },
     { method: 'GET', pattern: /^\/api\/sessions$/, handler: async (_q, res) => json(res, 200, await listSessionsApi(ctx.runtime)) },
+    {
+      method: 'GET',
+      pattern: /^\/api\/alerts$/,
+      handler: async (_q, res) => json(res, 200, { alerts: await listAlerts(ctx.runtime.store) }),
+    },
     {
       method: 'POST',
       pattern: /^\/api\/instances\/([^/]+)\/pauses\/lift$/,

@@ -67,7 +67,8 @@ export function readBodyLimited(req: IncomingMessage, max: number): Promise<Buff
     };
     req.on('data', onData);
     req.on('end', () => {
-      if (!done) resolve(Buffer.concat(chunks));
+      // A small body comes in one chunk: no copy of it.
+      if (!done) resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     });
     req.on('error', (e) => {
       if (!done) reject(e);

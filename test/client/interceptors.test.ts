@@ -1,7 +1,8 @@
 /**
  * The client interceptor chain (client/interceptors.ts) around a real
  * client of the local service over HTTP: interceptors see each call in order,
- * answer it themselves or pass it on, possibly changed; a getter target is
+ * answer it themselves or pass it on, possibly changed; one sees only the
+ * methods it applies to; a getter target is
  * built when a call first needs it; notifications() is the client's own loop.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -59,6 +60,25 @@ describe('the client interceptor chain', () => {
     expect(left).toEqual(['sendMessage']);
     // Only what an interceptor passed on reached the service.
     expect(h.requests.map((r) => r.method)).toEqual(['sendMessage']);
+  });
+
+  it('an interceptor whose appliesTo leaves a method out is not in that method\u2019s chain', async () => {
+    const seen: string[] = [];
+    const asked: string[] = [];
+    const writesOnly: ApiInterceptor = {
+      ...recorder('writes', seen),
+      appliesTo: (method, spec) => (asked.push(method), spec.writes),
+    };
+    const api = interceptApi(client, [writesOnly, recorder('all', seen)]);
+    // Asked once per method, when the chain is built: not again per call.
+    const askedAtBuild = asked.length;
+    expect(askedAtBuild).toBeGreaterThan(50);
+    await api.getStateInstance({});
+    await api.sendMessage({ chatId: ALICE, message: 'hi' });
+    await api.getStateInstance({});
+    expect(seen).toEqual(['all:getStateInstance', 'writes:sendMessage', 'all:sendMessage', 'all:getStateInstance']);
+    expect(asked).toHaveLength(askedAtBuild);
+    expect(h.requests.map((r) => r.method)).toEqual(['getStateInstance', 'sendMessage', 'getStateInstance']);
   });
 
   it('a getter target is built when a call first needs it; notifications() is the target client\u2019s own loop', async () => {

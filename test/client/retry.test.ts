@@ -268,6 +268,32 @@ describe('abort and close', () => {
     await expect(p).rejects.toThrow('cancelled');
   });
 
+  it('many calls in flight under one signal all end when it aborts, calls under another signal go on, and no listener warning is printed', async () => {
+    server.fallback = { hang: true };
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const c = make();
+      const a = new AbortController();
+      const b = new AbortController();
+      const underA = Array.from({ length: 20 }, () => c.getChatHistory({ chatId: PERSONAL }, { signal: a.signal }));
+      const underB = c.getChatHistory({ chatId: PERSONAL }, { signal: b.signal });
+      await waitFor('21 requests reached the server', () => server.requests.length === 21);
+      a.abort(new Error('stop A'));
+      for (const p of underA) await expect(p).rejects.toThrow('stop A');
+      // B's call is still waiting: it ends with B's reason, not A's.
+      b.abort(new Error('stop B'));
+      await expect(underB).rejects.toThrow('stop B');
+      server.fallback = { json: [] };
+      await expect(c.getChatHistory({ chatId: PERSONAL }, { signal: new AbortController().signal })).resolves.toEqual([]);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('close() ends pending waits with CLIENT_CLOSED; later calls fail the same way', async () => {
     const manual = new ManualClock(0);
     server.fallback = { status: 503, json: {} };

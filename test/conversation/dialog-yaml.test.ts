@@ -56,7 +56,7 @@ steps:
     expect(lines).toEqual([
       'F:3:56 on.notification.text: a conversation needs every message of the chat (its answers too): put the pattern in conversation.opener, which starts a session',
       'F:6:11 conversation.opener: invalid regular expression /(hi/: Unterminated group',
-      "F:9:20 conversation.states.menu.say: expression error in ${{ sesion.vars.x }}: unknown name 'sesion' (did you mean 'session'?); an expression starts from inputs, env, steps, item, index, run, local, event, row, session, message, value",
+      "F:9:20 conversation.states.menu.say: expression error in ${{ sesion.vars.x }}: unknown name 'sesion' (did you mean 'session'?); an expression starts from inputs, env, steps, item, index, run, local, event, row, session, message, value, secrets",
       "F:11:32 conversation.states.menu.on[0].goto: unknown state 'emial' (did you mean 'email'?); states: menu, email, orphan",
       "F:11:54 conversation.states.menu.on[0].set.x: expression error in ${{ value }}: 'value' is only set in a transition with expect: (the value it parsed)",
       'F:12:21 conversation.states.menu.on[1].expect: Invalid option: expected one of "number"|"email"|"date"|"phone"|"text"',

@@ -24,6 +24,15 @@ steps:
     uses: log
     with: { message: "bye \${{ inputs.name }}" }
 `,
+  'nightly.yaml': `name: nightly
+on:
+  schedule: { cron: '0 3 * * *', timezone: UTC }
+concurrency: { max: 1 }
+steps:
+  - id: say
+    uses: log
+    with: { message: "slot \${{ run.slot }}" }
+`,
   'typed.yaml': `name: typed
 inputs:
   count: { type: number }
@@ -168,6 +177,29 @@ export function describeEngineClientConformance(name: string, open: () => Promis
       await h.addPause({ until: Date.now() - 1000, reason: 'over' });
       expect(await client.pauses()).toEqual([]);
       await client.liftPauses('default');
+    });
+
+    it("backfills a scheduled flow's slots in a range once each, one at a time by its concurrency; a second backfill starts nothing", async () => {
+      const from = Date.UTC(2026, 0, 5);
+      const to = Date.UTC(2026, 0, 9, 12);
+      const first = await client.backfill('nightly', { from, to });
+      const slots = [5, 6, 7, 8, 9].map((d) => Date.UTC(2026, 0, d, 3));
+      expect(first.flow).toBe('nightly');
+      expect(first.slots.map((s) => s.slot)).toEqual(slots);
+      expect(first.slots.every((s) => s.existing === undefined)).toBe(true);
+      const runs = await waitFor('every slot ran', async () => {
+        const rs = await Promise.all(first.slots.map((s) => client.getRun(s.runId)));
+        return rs.every((r) => r?.status === 'succeeded') ? (rs as RunView[]) : undefined;
+      });
+      for (const r of runs) expect(r.trigger).toBe('backfill');
+      // concurrency max 1: each run started after the one before ended.
+      const byStart = [...runs].sort((a, b) => a.startedAt - b.startedAt);
+      for (let i = 1; i < byStart.length; i++) expect(byStart[i]!.startedAt).toBeGreaterThanOrEqual(byStart[i - 1]!.finishedAt!);
+      const again = await client.backfill('nightly', { from, to });
+      expect(again.slots.map((s) => [s.runId, s.existing])).toEqual(first.slots.map((s) => [s.runId, 'succeeded']));
+      expect((await client.listRuns({ flow: 'nightly' })).length).toBe(5);
+      expect(await codeOf(client.backfill('hello', { from, to }))).toBe('BACKFILL_INVALID');
+      expect(await codeOf(client.backfill('nightly', { from: to, to: from }))).toBe('BACKFILL_INVALID');
     });
   });
 }

@@ -144,7 +144,7 @@ steps:
       "F:19:43 steps[2].if: expression error in ${{ steps.later.done > 0 && steps.chek.failed }}: unknown step 'chek' (did you mean 'check'?)",
       "F:20:34 steps[2].with.message: expression error in ${{ inputs.lead }}: unknown input 'lead' (did you mean 'leads'?); inputs: leads",
       "F:20:50 steps[2].with.message: expression error in ${{ item.x }}: 'item' is only set in a step with forEach",
-      "F:20:76 steps[2].with.message: expression error in ${{ steps.check.outputs }}: steps.check has no 'outputs' (did you mean 'output'?): use status, output, done, failed, total, results",
+      "F:20:76 steps[2].with.message: expression error in ${{ steps.check.outputs }}: steps.check has no 'outputs' (did you mean 'output'?): use status, output, done, failed, total, results, error",
       'F:23:31 steps[3].with.message: expression error in ${{ 1 + }}: unexpected end of expression',
     ]);
   });

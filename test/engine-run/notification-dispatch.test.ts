@@ -83,7 +83,7 @@ describe('notification dispatcher', () => {
     expect(reply).toMatchObject({ idMessage: 'M1', seq: 1, text: ' Stop ' });
   });
 
-  it('queues a run whose concurrency slot is busy, and starts an intent left by a crash exactly once', async () => {
+  it('queues a run whose concurrency slot (its chat) is busy, and starts an intent left by a crash exactly once', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const calls: string[] = [];
@@ -104,7 +104,8 @@ describe('notification dispatcher', () => {
     };
     const d = new NotificationDispatcher(opts);
     await d.dispatch('default', incoming('STOP', 'A', '111111111@c.us'));
-    await d.dispatch('default', incoming('STOP', 'B', '222222222@c.us'));
+    // The same chat again: a writing flow runs one at a time per chat.
+    await d.dispatch('default', incoming('STOP', 'B', '111111111@c.us'));
     expect(await t.engine.listRuns()).toHaveLength(1);
     expect(await t.store.kv(NOTIFICATION_RUNS_NS).entries()).toHaveLength(1);
     release();
@@ -116,11 +117,11 @@ describe('notification dispatcher', () => {
     // A new process (another dispatcher on the same store) finds the intent and starts it; a redelivery starts nothing more.
     const d2 = new NotificationDispatcher(opts);
     await d2.startPending();
-    await d2.dispatch('default', incoming('STOP', 'B', '222222222@c.us'));
+    await d2.dispatch('default', incoming('STOP', 'B', '111111111@c.us'));
     await d2.startPending();
     expect(await t.engine.listRuns()).toHaveLength(2);
     expect(await t.store.kv(NOTIFICATION_RUNS_NS).entries()).toHaveLength(0);
     await new Promise((r) => setTimeout(r, 50));
-    expect(calls.sort()).toEqual(['111111111@c.us', '222222222@c.us']);
+    expect(calls).toEqual(['111111111@c.us', '111111111@c.us']);
   });
 });

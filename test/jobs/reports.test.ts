@@ -2,9 +2,61 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openReport, toCsv, writeReport } from '../../src/actions/kit/report.js';
+import { stringify } from 'csv-stringify/sync';
+import { csvLine, openReport, toCsv, writeReport } from '../../src/actions/kit/report.js';
 
 describe('job reports', () => {
+  it('a CSV line has the bytes csv-stringify writes with formula escaping, CRLF records and line breaks quoted', () => {
+    const cells: unknown[] = [
+      '',
+      'plain',
+      'x,y',
+      'say "hi"',
+      '"',
+      '=1+2',
+      '+7 900',
+      '-cmd',
+      '@SUM(A1)',
+      '\t=1',
+      '\r=1',
+      '\uFF1D1',
+      '\uFF0B1',
+      '\uFF0D1',
+      '\uFF201',
+      'a\nb',
+      'a\rb',
+      'a\r\n',
+      '=HYPERLINK("x")',
+      '-',
+      "'quoted",
+      ' lead',
+      'ünï',
+      0,
+      -5,
+      1.5,
+      -0.25,
+      79001112233,
+      10n,
+      -10n,
+      true,
+      false,
+      undefined,
+      null,
+      { a: '=1', b: [1, 'x,y'] },
+      ['-x'],
+      new Date(0),
+    ];
+    const cast = (v: unknown) => (v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : v);
+    const options = {
+      escape_formulas: true,
+      record_delimiter: 'windows',
+      quoted_match: /[\r\n]/,
+      cast: { boolean: (b: boolean) => String(b) },
+    } as const;
+    for (const cell of cells) expect(csvLine([cell]), JSON.stringify(String(cell))).toBe(stringify([[cast(cell)]], options));
+    expect(csvLine(cells)).toBe(stringify([cells.map(cast)], options));
+  });
+
   it('writes CSV with fixed columns, quoting and formula neutralising, atomically, and JSON with the summary', async () => {
     expect(
       toCsv(

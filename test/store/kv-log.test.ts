@@ -184,6 +184,22 @@ describe('KvLog', () => {
     for (const x of [a, b, fresh]) await x.close();
   });
 
+  it('a group commit of many sets: each is indexed by one tail of the log, and after a compaction sealed it, each is written again to the new generation', async () => {
+    const a = new KvLog({ dir, name: 'ns' });
+    const b = new KvLog({ dir, name: 'ns' });
+    const keys = Array.from({ length: 200 }, (_, i) => `n:${79200000000 + i}`);
+    await Promise.all(keys.map((k, i) => a.set(k, i)));
+    expect(await Promise.all(keys.map((k) => a.get(k)))).toEqual(keys.map((_, i) => i));
+    expect(await b.get(keys[199]!)).toBe(199);
+    // b compacts while a's next group goes to generation 0 (its descriptor open, the file sealed and unlinked).
+    expect(b.compact()).toBe(true);
+    await Promise.all(keys.map((k, i) => a.set(k, 1000 + i)));
+    const fresh = new KvLog({ dir, name: 'ns' });
+    expect(await fresh.entries('n:')).toEqual(keys.map((k, i) => [k, 1000 + i]));
+    expect(await b.get(keys[7]!)).toBe(1007);
+    for (const x of [a, b, fresh]) await x.close();
+  });
+
   it('imports the one-file-per-key layout of earlier versions, then removes it', async () => {
     const legacy = join(dir, 'kv', 'scheduler');
     await mkdir(legacy, { recursive: true });

@@ -21,6 +21,15 @@ export const fileField = (what: string) =>
     { extensions: DATA_FILE_EXTENSIONS },
   );
 
+/**
+ * Where a job's records come from: a refinement (`.refine(...recordsFrom('file', 'items'))`)
+ * that at least one of `keys` is given, naming them when none is.
+ */
+export function recordsFrom<K extends string>(...keys: K[]) {
+  const error = keys.length === 2 ? `give ${keys[0]} or ${keys[1]}` : `give at least one of ${keys.join(', ')}`;
+  return [(v: Partial<Record<K, unknown>>) => keys.some((k) => v[k] !== undefined), { error }] as const;
+}
+
 /** `items`: inline records (e.g. `${{ inputs.leads }}`). */
 export const itemsField = (what: string) => z.array(z.unknown()).optional().describe(`Inline ${what}.`);
 

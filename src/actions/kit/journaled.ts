@@ -9,6 +9,7 @@
 import type { ActionContext, RunJournal } from '../../engine/action.js';
 import type { JobCounters } from './counters.js';
 import type { FailureGuard } from './guard.js';
+import type { InFlight } from './in-flight.js';
 import type { ReportRow, ReportWriter } from './report.js';
 import type { RowIndex } from './row-index.js';
 
@@ -67,10 +68,25 @@ export async function replayJournal<E extends JournalEntry>(
   job.counters.flush();
 }
 
-/** Runs the records; on a failure flushes counters and journal and ends the report where it is, then rethrows. */
-export async function runJournaled<E extends JournalEntry>(job: JournaledJob<E>, work: () => Promise<void>): Promise<void> {
+/**
+ * Runs the records: each planned record's `work` in the job's window (its
+ * calls overlap), its `commit` in record order, then the window drained. On a
+ * failure flushes counters and journal and ends the report where it is, then
+ * rethrows.
+ */
+export async function runJournaled<E extends JournalEntry, R, A>(
+  job: JournaledJob<E> & { window: InFlight },
+  records: AsyncIterable<R>,
+  work: (r: R) => Promise<A>,
+  commit: (r: R, answer: A) => Promise<void>,
+): Promise<void> {
   try {
-    await work();
+    for await (const r of records)
+      await job.window.push(
+        () => work(r),
+        (a) => commit(r, a),
+      );
+    await job.window.drain();
   } catch (e) {
     job.counters.flush();
     await job.journal.flush().catch(() => undefined);

@@ -131,6 +131,12 @@ async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promis
     if (owner) lines.push(`  owner:     pid ${owner.pid} on host ${owner.host}`);
   }
   lines.push(`  started:   ${iso(run.startedAt)} (${run.trigger})${run.retryOf ? `, retry of ${run.retryOf}` : ''}`);
+  if (run.parent) {
+    const item = run.parent.item === undefined ? '' : `, item ${run.parent.item}`;
+    lines.push(`  parent:    run ${run.parent.runId} of ${run.parent.flow}, step ${run.parent.step}${item}`);
+  }
+  if (run.slot !== undefined) lines.push(`  slot:      ${iso(run.slot)} (backfill)`);
+  if (run.outputs !== undefined) lines.push(`  outputs:   ${clip(JSON.stringify(run.outputs))}`);
   lines.push(
     `  duration:  ${formatClock(run.durationMs ?? now - run.startedAt)}${run.resumes ? `, resumed ${run.resumes} time(s)` : ''}${run.crashes ? `, crashed ${run.crashes} time(s)` : ''}`,
   );

@@ -12,6 +12,7 @@ import { collectReferences } from '../expr/references.js';
 import { hasTemplate, parseTemplate } from '../expr/template.js';
 import { didYouMean } from '../registry/suggest.js';
 import type { Reporter } from '../flow/reporter.js';
+import { regexError } from '../text-pattern.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -26,16 +27,6 @@ export const DIALOG_ACTION = 'dialog';
 export interface DialogRefScope {
   inputNames: string[];
   envNames: string[];
-}
-
-function regexError(pattern: string): string | undefined {
-  try {
-    new RegExp(pattern, 'i');
-    return undefined;
-  } catch (e) {
-    const msg = e instanceof Error ? e.message : String(e);
-    return msg.slice(msg.lastIndexOf(': ') + 2) || msg;
-  }
 }
 
 function checkPattern(rep: Reporter, path: Path, v: unknown): void {

@@ -14,6 +14,7 @@ import type { Conversation, DialogState, Fallback, SendSpec, Transition } from '
 import type { DialogMessage } from './message.js';
 import { isLive, withLine, type EndReason, type Session } from './session.js';
 import { parseValue, type ValueParsers } from './validators.js';
+import { textPattern } from '../text-pattern.js';
 
 /** What a dialog asks the runtime to send, in order. */
 export type DialogSend =
@@ -66,7 +67,7 @@ interface Work {
 }
 
 const matches = (pattern: string | null | undefined, text: string | undefined): boolean =>
-  pattern != null && text !== undefined && new RegExp(pattern, 'i').test(text.trim());
+  pattern != null && text !== undefined && textPattern(pattern).test(text.trim());
 
 const FILE_KINDS = new Set(['image', 'video', 'document', 'audio', 'sticker']);
 

@@ -22,6 +22,8 @@ export interface StepScope {
   total: number;
   /** forEach: one entry per item, in item order. */
   results?: unknown[];
+  /** Why the step failed (a step-level failure): what its `on-failure:` steps read. */
+  error?: { message: string; code?: string };
 }
 
 /** Everything an expression can read. */
@@ -40,7 +42,8 @@ export interface ExprScope {
    * job through ctx.render, never by the runner.
    */
   row?: unknown;
-  run: { id: string; flow: string; startedAt: number };
+  /** `slot`: the schedule slot (ms) a backfill run stands for. */
+  run: { id: string; flow: string; startedAt: number; slot?: number };
   /**
    * msgflow's local service, when config.yaml has `local:`: `local.url` is its
    * base URL (e.g. `http://127.0.0.1:7070`), so flows never write the port.
@@ -54,6 +57,8 @@ export interface ExprScope {
   message?: unknown;
   /** A conversation transition's templates: the value its `expect:` parsed. */
   value?: unknown;
+  /** `${{ secrets.NAME }}`: the secrets the flow names, resolved when its run starts (never stored with it). */
+  secrets?: Record<string, string | undefined>;
   /**
    * The engine's clock, for `now()` (not readable by expressions: it is not a
    * scope root). @default the system clock

@@ -45,6 +45,7 @@ export const SCOPE_ROOTS = [
   'session',
   'message',
   'value',
+  'secrets',
 ] as const;
 /** The roots only a conversation's templates read (engine/conversation): the session, the message, a validated value. */
 export const DIALOG_ROOTS: readonly ScopeRoot[] = ['session', 'message', 'value'];

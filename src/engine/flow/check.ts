@@ -5,7 +5,7 @@
  * mistake does not hide the others: `msgflow validate` reports every problem.
  */
 import type { z } from 'zod';
-import type { KeyPath } from '../../util/yaml-source.js';
+import { formatKeyPath, type KeyPath } from '../../util/yaml-source.js';
 import { validateCron, validateTimezone } from '../schedule/validate.js';
 import { collectReferences } from '../expr/references.js';
 import { ExpressionError } from '../expr/errors.js';
@@ -19,6 +19,7 @@ import type { Reporter } from './reporter.js';
 import { FlowFileSchema, NotificationTriggerSchema, RetrySchema, StepSchema, TriggerSchema } from './schema.js';
 import { checkWithInput } from './check-with.js';
 import { checkConversation, DIALOG_STEP_ID } from '../conversation/check.js';
+import { regexError } from '../text-pattern.js';
 import { ConversationSchema, StateSchema, TransitionSchema } from '../conversation/schema.js';
 import { subflowName } from './subflows.js';
 
@@ -28,10 +29,15 @@ export interface CheckOptions {
   instances?: readonly string[];
   /** Values of `env:` names. @default process.env */
   env?: Record<string, string | undefined>;
+  /**
+   * Where `${{ secrets.NAME }}` values come from: a name it does not have is
+   * SECRET_MISSING at the expression's file:line:col. @default none (secrets are not checked)
+   */
+  secrets?: { has(name: string): boolean; describe(): string };
 }
 
-const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results'];
-const RUN_KEYS = ['id', 'flow', 'startedAt'];
+const STEP_VIEW_KEYS = ['status', 'output', 'done', 'failed', 'total', 'results', 'error'];
+const RUN_KEYS = ['id', 'flow', 'startedAt', 'slot'];
 const LOCAL_KEYS = ['url'];
 
 type Obj = Record<string, unknown>;
@@ -49,7 +55,8 @@ function knownKeysAt(path: readonly PropertyKey[]): string[] {
   if (p === 'conversation') return shapeKeys(ConversationSchema);
   if (/^conversation\/states\/[^/]+$/.test(p)) return shapeKeys(StateSchema);
   if (/^conversation\/states\/[^/]+\/on\/#$/.test(p)) return shapeKeys(TransitionSchema);
-  if (p === 'steps/#/retry') return shapeKeys(RetrySchema);
+  if (p === 'steps/#/on-failure/#') return shapeKeys(StepSchema).filter((k) => k !== 'on-failure');
+  if (p === 'steps/#/retry' || p === 'steps/#/on-failure/#/retry') return shapeKeys(RetrySchema);
   if (/^inputs\/[^/]+$/.test(p)) return ['file', 'value', 'default', 'description', 'type', 'required', 'maxRows', 'stream'];
   return [];
 }
@@ -71,7 +78,7 @@ export function reportSchemaIssues(rep: Reporter, issues: readonly z.core.$ZodIs
  * Runs every semantic check. Returns the resolved `env:` (names -> values)
  * so the loader does not interpolate twice.
  */
-export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<string, string> {
+export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: Record<string, string>; secrets: string[] } {
   checkReservedKeys(rep, raw, []);
   const env = checkEnv(rep, raw.env, opts.env ?? process.env);
   // Declared names, set or not: `env.X` of a listed but unset variable reads as undefined.
@@ -83,25 +90,27 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
   checkInstance(rep, raw, opts.instances);
   checkTrigger(rep, raw.on);
   checkNotificationTrigger(rep, raw.on, opts.instances);
-  const hasEvent = isObj(raw.on) && isObj(raw.on.notification);
+  const hasEvent = isObj(raw.on) && (isObj(raw.on.notification) || isObj(raw.on.failure) || isObj(raw.on.alert));
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
+  checkRunKeys(rep, raw, { inputNames, envNames: declaredEnv, hasEvent });
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
-  const steps = Array.isArray(raw.steps) ? raw.steps : [];
+  const steps = flatSteps(raw.steps);
   checkConversation(rep, raw, { inputNames, envNames: declaredEnv });
   // A conversation's own step runs first: later steps read steps.dialog.
   const first = isObj(raw.conversation) ? [DIALOG_STEP_ID] : [];
-  const ids = [...first, ...steps.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined))];
-  const seen = new Map<string, number>();
-  steps.forEach((step, i) => {
+  const ids = [...first, ...steps.map(({ step: s }) => (isObj(s) && typeof s.id === 'string' ? s.id : undefined))];
+  const seen = new Map<string, string>();
+  const secretNames = new Set<string>();
+  steps.forEach(({ step, at }, i) => {
     if (!isObj(step)) return;
     const id = ids[i + first.length];
     if (id !== undefined && RESERVED_KEYS.has(id))
-      rep.add(['steps', i, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
+      rep.add([...at, 'id'], `'${id}' cannot be a step id: it names JavaScript object internals`);
     if (id !== undefined) {
-      if (seen.has(id)) rep.add(['steps', i, 'id'], `duplicate step id '${id}' (first used by steps[${seen.get(id)}])`);
-      else seen.set(id, i);
+      if (seen.has(id)) rep.add([...at, 'id'], `duplicate step id '${id}' (first used by ${seen.get(id)})`);
+      else seen.set(id, formatKeyPath(at));
     }
-    const action = checkUses(rep, step, i, opts.registry);
+    const action = checkUses(rep, step, at, opts.registry);
     const scope: RefScope = {
       stepIndex: i + first.length,
       ids,
@@ -109,33 +118,72 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): Record<s
       envNames: declaredEnv,
       hasForEach: step.forEach !== undefined,
       hasEvent,
+      secrets: opts.secrets,
+      secretNames,
     };
     if (step.if !== undefined && typeof step.if === 'string')
-      checkExpressionsIn(rep, ['steps', i, 'if'], step.if, { ...scope, where: 'if' }, true);
-    if (step.forEach !== undefined) checkExpressionsIn(rep, ['steps', i, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
+      checkExpressionsIn(rep, [...at, 'if'], step.if, { ...scope, where: 'if' }, true);
+    if (step.forEach !== undefined) checkExpressionsIn(rep, [...at, 'forEach'], step.forEach, { ...scope, where: 'forEach' });
     if (isObj(step.with)) {
       // Keys the action evaluates itself once per record (rawInputs) may use
       // `item` without a forEach: the action sets it. Syntax is still checked.
       const raw = new Set(action?.rawInputs ?? []);
       for (const [k, v] of Object.entries(step.with)) {
-        checkExpressionsIn(rep, ['steps', i, 'with', k], v, {
+        checkExpressionsIn(rep, [...at, 'with', k], v, {
           ...scope,
           where: 'with',
           hasForEach: scope.hasForEach || raw.has(k),
           hasRow: raw.has(k),
         });
       }
-      if (action) checkWithInput(rep, ['steps', i, 'with'], step.with, action);
+      if (action) checkWithInput(rep, [...at, 'with'], step.with, action);
     } else if (step.with === undefined && action) {
-      checkWithInput(rep, ['steps', i], {}, action, true);
+      checkWithInput(rep, at, {}, action, true);
     }
   });
   // `outputs:` are evaluated once every step is done: they may read any step.
   if (isObj(raw.outputs)) {
-    const scope: RefScope = { stepIndex: steps.length + first.length, ids, inputNames, envNames: declaredEnv, hasForEach: false, hasEvent };
+    const scope: RefScope = {
+      stepIndex: steps.length + first.length,
+      ids,
+      inputNames,
+      envNames: declaredEnv,
+      hasForEach: false,
+      hasEvent,
+      secrets: opts.secrets,
+      secretNames,
+    };
     for (const [k, v] of Object.entries(raw.outputs)) checkExpressionsIn(rep, ['outputs', k], v, { ...scope, where: 'with' });
   }
-  return env;
+  return { env, secrets: [...secretNames].sort() };
+}
+
+/**
+ * The flow's steps in the order they may run, each with its path in the
+ * file: a step, then its `on-failure:` steps (which read the steps before
+ * them, the failed one included, as later steps read theirs).
+ */
+function flatSteps(raw: unknown): { step: unknown; at: (string | number)[] }[] {
+  if (!Array.isArray(raw)) return [];
+  return raw.flatMap((step, i) => {
+    const handlers = isObj(step) && Array.isArray(step['on-failure']) ? step['on-failure'] : [];
+    return [{ step, at: ['steps', i] }, ...handlers.map((h, j) => ({ step: h, at: ['steps', i, 'on-failure', j] }))];
+  });
+}
+
+/**
+ * `concurrency.key` and `debounce.key`: computed when a run is decided, from
+ * what its trigger gives (event, inputs, env, run), never from steps; and
+ * `debounce` gathers notifications, so only a notification flow has one.
+ */
+function checkRunKeys(rep: Reporter, raw: Obj, names: Pick<RefScope, 'inputNames' | 'envNames' | 'hasEvent'>): void {
+  const scope: RefScope = { ...names, stepIndex: -1, ids: [], hasForEach: false, secretNames: new Set(), where: 'key' };
+  for (const block of ['concurrency', 'debounce'] as const) {
+    const b = raw[block];
+    if (isObj(b) && typeof b.key === 'string') checkExpressionsIn(rep, [block, 'key'], b.key, scope);
+  }
+  if (isObj(raw.debounce) && !scope.hasEvent)
+    rep.add(['debounce'], 'debounce gathers notifications: only a flow triggered by a notification (on: { notification: ... }) has one');
 }
 
 /** `__proto__`, `constructor`, `prototype` as a key anywhere (input names included): refused with its position. */
@@ -220,18 +268,6 @@ function checkNotificationTrigger(rep: Reporter, on: unknown, instances: readonl
   }
 }
 
-/** Why a notification text pattern does not compile, or undefined. */
-export function regexError(pattern: string): string | undefined {
-  try {
-    new RegExp(pattern, 'i');
-    return undefined;
-  } catch (e) {
-    // V8: "Invalid regular expression: /(stop/iu: Unterminated group" -> the reason only.
-    const msg = e instanceof Error ? e.message : String(e);
-    return msg.slice(msg.lastIndexOf(': ') + 2) || msg;
-  }
-}
-
 const TYPE_CHECKS: Record<string, (v: unknown) => boolean> = {
   string: (v) => typeof v === 'string',
   number: (v) => typeof v === 'number',
@@ -259,14 +295,14 @@ function checkInputDef(rep: Reporter, name: string, def: unknown): void {
   }
 }
 
-function checkUses(rep: Reporter, step: Obj, i: number, registry: ActionRegistry): RegisteredAction | undefined {
+function checkUses(rep: Reporter, step: Obj, at: (string | number)[], registry: ActionRegistry): RegisteredAction | undefined {
   if (typeof step.uses !== 'string' || step.uses === '') return undefined;
   // A sub-flow: the child and its inputs are checked against the other flows (subflows.ts).
   if (subflowName(step.uses) !== undefined) return undefined;
   const action = registry.get(step.uses);
   if (action) return action;
   const s = registry.suggest(step.uses);
-  rep.add(['steps', i, 'uses'], '', {
+  rep.add([...at, 'uses'], '', {
     code: 'UNKNOWN_ACTION',
     params: { action: step.uses, hint: s ? ` (did you mean '${s}'?)` : '' },
   });
@@ -283,7 +319,11 @@ interface RefScope {
   hasRow?: boolean;
   /** The flow has `on.notification`: `event` is set in its runs. */
   hasEvent: boolean;
-  where?: 'if' | 'forEach' | 'with';
+  /** `key`: a concurrency or debounce key, computed before any step runs. */
+  where?: 'if' | 'forEach' | 'with' | 'key';
+  secrets?: CheckOptions['secrets'];
+  /** Collects the secret names the flow reads (its runs resolve only those). */
+  secretNames: Set<string>;
 }
 
 /** Parses every template inside `value` and checks what it reads. */
@@ -332,23 +372,19 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
   for (const ref of collectReferences(node)) {
     const [first, second] = ref.path;
     const at = ref.positions[1] ?? ref.positions[0]!;
+    if (scope.where === 'key' && ['steps', 'item', 'index', 'row', 'secrets'].includes(ref.root)) {
+      bad(
+        ref.root === 'secrets'
+          ? "a secret cannot be a run's key: keys are shown (lease names, run records)"
+          : `'${ref.root}' is not set when a run's key is computed (before its steps): use event, inputs, env or run`,
+        ref.positions[0]!,
+      );
+      continue;
+    }
     switch (ref.root) {
-      case 'steps': {
-        if (first === undefined) break;
-        const target = scope.ids.indexOf(first);
-        if (target < 0) {
-          const known = scope.ids.filter((x): x is string => x !== undefined);
-          bad(`unknown step '${first}'${didYouMean(first, known)}`, at);
-        } else if (target === scope.stepIndex) bad(`step '${first}' cannot read its own result`, at);
-        else if (target > scope.stepIndex) bad(`step '${first}' runs after this step: its result is not there yet`, at);
-        else if (second !== undefined && !STEP_VIEW_KEYS.includes(second)) {
-          bad(
-            `steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`,
-            ref.positions[2]!,
-          );
-        }
+      case 'steps':
+        if (first !== undefined) checkStepRef(scope, first, second, at, ref.positions[2]!, bad);
         break;
-      }
       case 'inputs':
         if (first !== undefined && !scope.inputNames.includes(first)) {
           const list = scope.inputNames.length ? `; inputs: ${scope.inputNames.join(', ')}` : '; the flow declares no inputs';
@@ -378,11 +414,17 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
         break;
       case 'event':
         if (!scope.hasEvent)
-          bad("'event' is only set in a flow triggered by a notification (on: { notification: ... })", ref.positions[0]!);
+          bad(
+            "'event' is only set in a flow triggered by a notification, a failure or an alert (on: { notification | failure | alert: ... })",
+            ref.positions[0]!,
+          );
         break;
       case 'local':
         if (first !== undefined && !LOCAL_KEYS.includes(first))
           bad(`local has no '${first}'${didYouMean(first, LOCAL_KEYS)}: use ${LOCAL_KEYS.join(', ')}`, at);
+        break;
+      case 'secrets':
+        checkSecretRef(rep, path, ref, scope, expression, base);
         break;
       case 'run':
         if (first !== undefined && !RUN_KEYS.includes(first))
@@ -390,4 +432,49 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
         break;
     }
   }
+}
+
+/** `steps.<first>.<second>`: a step before this one, and a key its view has. */
+function checkStepRef(
+  scope: RefScope,
+  first: string,
+  second: string | undefined,
+  at: number,
+  secondAt: number,
+  bad: (reason: string, pos: number) => void,
+): void {
+  const target = scope.ids.indexOf(first);
+  if (target < 0) {
+    const known = scope.ids.filter((x): x is string => x !== undefined);
+    bad(`unknown step '${first}'${didYouMean(first, known)}`, at);
+  } else if (target === scope.stepIndex) bad(`step '${first}' cannot read its own result`, at);
+  else if (target > scope.stepIndex) bad(`step '${first}' runs after this step: its result is not there yet`, at);
+  else if (second !== undefined && !STEP_VIEW_KEYS.includes(second)) {
+    bad(`steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`, secondAt);
+  }
+}
+
+/** `secrets.NAME`: a name (never the whole object, which would print every secret), one the sources have. */
+function checkSecretRef(
+  rep: Reporter,
+  path: (string | number)[],
+  ref: ReturnType<typeof collectReferences>[number],
+  scope: RefScope,
+  expression: string,
+  base: number,
+): void {
+  const name = ref.path[0];
+  if (name === undefined) {
+    const reason = 'name one secret: secrets.NAME (the secrets as a whole cannot be read)';
+    rep.add(path, reason, { offset: base + ref.positions[0]!, code: 'EXPRESSION_ERROR', params: { expression, reason } });
+    return;
+  }
+  scope.secretNames.add(name);
+  if (!scope.secrets || scope.secrets.has(name)) return;
+  const sources = scope.secrets.describe();
+  rep.add(path, `secret ${name} is not set (${sources})`, {
+    offset: base + ref.positions[1]!,
+    code: 'SECRET_MISSING',
+    params: { name, sources },
+  });
 }

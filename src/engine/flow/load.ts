@@ -84,10 +84,13 @@ export function loadFlowFile(file: string, opts: LoadFlowOptions): Flow {
   const rep = new Reporter(src, text, raw);
   const parsed = FlowFileSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) reportSchemaIssues(rep, parsed.error.issues);
-  const env = checkFlow(rep, rawObj, opts);
+  const { env, secrets } = checkFlow(rep, rawObj, opts);
   const flowName = typeof rawObj.name === 'string' ? rawObj.name : undefined;
   if (rep.issues.length > 0 || !parsed.success) throw new FlowFileError(display, sortIssues(rep.issues), flowName);
-  return deepFreeze(toFlow(parsed.data, rawConversation(rawObj), env, src, { file: abs, displayFile: display, baseDir: opts.baseDir }));
+  return deepFreeze({
+    ...toFlow(parsed.data, rawConversation(rawObj), env, src, { file: abs, displayFile: display, baseDir: opts.baseDir }),
+    secrets,
+  });
 }
 
 function sortIssues(issues: FlowIssue[]): FlowIssue[] {
@@ -147,12 +150,27 @@ function collectTemplates(
  * EXPRESSION_LIMIT) names where it is written. The same text twice in a step
  * keeps the first position.
  */
-function stepTemplates(src: YamlSource, i: number, step: FlowFileData['steps'][number]): Map<string, CompiledTemplate> {
+function stepTemplates(
+  src: YamlSource,
+  at: (string | number)[],
+  step: Pick<FlowFileData['steps'][number], 'if' | 'forEach' | 'with'>,
+): Map<string, CompiledTemplate> {
   const table = new Map<string, CompiledTemplate>();
-  collectTemplates(src, ['steps', i, 'if'], step.if, table, true);
-  collectTemplates(src, ['steps', i, 'forEach'], step.forEach, table);
-  collectTemplates(src, ['steps', i, 'with'], step.with, table);
+  collectTemplates(src, [...at, 'if'], step.if, table, true);
+  collectTemplates(src, [...at, 'forEach'], step.forEach, table);
+  collectTemplates(src, [...at, 'with'], step.with, table);
   return table;
+}
+
+/** A step of the model, with its position and templates, and its `on-failure:` steps' (at `on-failure[j]` under it). */
+function located(src: YamlSource, at: (string | number)[], s: FlowFileData['steps'][number]): FlowStep {
+  const { onFailure, ...step } = s;
+  return {
+    ...step,
+    location: src.locate(at),
+    templates: stepTemplates(src, at, step),
+    ...(onFailure ? { onFailure: onFailure.map((h, j) => located(src, [...at, 'on-failure', j], h)) } : {}),
+  };
 }
 
 function toFlow(
@@ -172,7 +190,7 @@ function toFlow(
     env,
     steps: [
       ...(d.conversation ? [dialogStep(src, d.conversation, rawConversation)] : []),
-      ...steps.map((s, i) => ({ ...s, location: src.locate(['steps', i]), templates: stepTemplates(src, i, s) })),
+      ...steps.map((s, i) => located(src, ['steps', i], s)),
     ],
     file: where.file,
     displayFile: where.displayFile,

@@ -27,7 +27,7 @@ export const RetrySchema = z
   .meta({ description: 'Retry policy of the step (per item for forEach).' });
 
 /** The model's names: durations in ms say so (`delayMs`, `timeoutMs`); a condition is always text. */
-function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...step }: z.output<typeof StepSchema>) {
+function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...step }: z.output<typeof BaseStepSchema>) {
   return {
     ...step,
     retry: { ...retry, delayMs: delay, maxDelayMs: maxDelay },
@@ -36,7 +36,12 @@ function toStep({ retry: { delay, maxDelay, ...retry }, timeout, if: cond, ...st
   };
 }
 
-export const StepSchema = z
+/** A step with its `on-failure:` steps, in the model's names (`onFailure`). */
+function toStepWithHandlers({ 'on-failure': handlers, ...step }: z.output<typeof StepSchema>) {
+  return { ...toStep(step), ...(handlers === undefined ? {} : { onFailure: handlers }) };
+}
+
+const BaseStepSchema = z
   .strictObject({
     id: z
       .string()
@@ -59,6 +64,13 @@ export const StepSchema = z
     continueOnError: z.boolean().default(false).meta({ description: 'Record a failure and go on instead of failing the run.' }),
   })
   .meta({ description: 'One step of the flow.' });
+
+export const StepSchema = BaseStepSchema.extend({
+  'on-failure': z.array(BaseStepSchema.transform(toStep)).min(1).optional().meta({
+    description:
+      "Steps run when this step fails (after its retries; a forEach step when an item failed), in order, before the run goes on or ends failed; they read steps.<id>.error. Their ids are the flow's like any step's.",
+  }),
+}).meta({ description: 'One step of the flow.' });
 
 const InputTypes = ['string', 'number', 'boolean', 'array', 'object', 'any'] as const;
 
@@ -101,12 +113,40 @@ export const NotificationTriggerSchema = z
       .min(1)
       .optional()
       .meta({ description: "A name from config.yaml instances whose notifications trigger the flow. Default: the flow's instance." }),
+    handover: z.enum(['respect', 'ignore']).optional().meta({
+      description:
+        'respect (the default): no run starts for a chat handed over to a human (the operator wrote from the phone, chat.handover); ignore: runs start anyway (an audit flow).',
+    }),
   })
   .meta({ description: 'Run the flow once per matching notification of the instance; the notification is `event` in expressions.' });
+
+/** What can raise an alert (engine/alerts): each is an event flows can trigger on. */
+export const ALERT_KINDS = ['run-failed', 'step-timeout', 'sla-missed', 'schedule-missed', 'instance-paused', 'notification-lag'] as const;
+
+export const FailureTriggerSchema = z
+  .strictObject({
+    flows: z
+      .array(z.string().min(1))
+      .min(1)
+      .meta({ description: "Names of the flows whose failed (or crashed) runs start this flow, or '*' for every flow but this one." }),
+  })
+  .meta({ description: 'Run once per failed run of these flows; `event` holds the failed run, step, error code and counts.' });
+
+export const AlertTriggerSchema = z
+  .strictObject({
+    kinds: z
+      .array(z.enum(ALERT_KINDS))
+      .min(1)
+      .default([...ALERT_KINDS])
+      .meta({ description: `Alert kinds that start this flow: ${ALERT_KINDS.join(', ')}. Default: every kind.` }),
+  })
+  .meta({ description: 'Run once per alert raised (msgflow alerts lists them); `event` is the alert.' });
 
 export const TriggerSchema = z
   .strictObject({
     notification: NotificationTriggerSchema.optional(),
+    failure: FailureTriggerSchema.optional(),
+    alert: AlertTriggerSchema.optional(),
     schedule: z
       .strictObject({
         cron: z.string().meta({ description: '5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first.' }),
@@ -144,21 +184,43 @@ export const FlowFileSchema = z
           .min(1)
           .optional()
           .meta({ description: 'Runs of every flow with the same group share the limit. Default: the flow name.' }),
-        max: z
-          .number()
-          .int()
-          .min(1)
-          .max(1000)
-          .optional()
-          .meta({ description: 'Runs of the group live at once. Default: 1 when a step writes (sends, adds contacts), else unlimited.' }),
+        max: z.number().int().min(1).max(1000).optional().meta({
+          description:
+            'Runs of the group live at once (per key value, with key). Default: 1 when a step writes (sends, adds contacts), else unlimited.',
+        }),
+        key: z.string().min(1).optional().meta({
+          description:
+            'Split the limit per value of this expression, e.g. ${{ event.senderData.chatId }}: runs with different values never wait for each other. Default for a run triggered by a notification about a chat: that chat; a constant (all) makes every run share the limit.',
+        }),
       })
       .optional()
       .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),
+    sla: z
+      .strictObject({
+        maxDuration: DurationSchema.meta({ description: 'A run still going (or ending) after this long raises a sla-missed alert.' }),
+      })
+      .optional()
+      .meta({ description: 'How long a run of this flow may take.' }),
+    debounce: z
+      .strictObject({
+        key: z.string().min(1).optional().meta({
+          description:
+            "Messages with the same value of this expression are gathered, e.g. ${{ event.senderData.chatId }}. Default: the notification's chat.",
+        }),
+        window: DurationSchema.meta({ description: 'A run starts once no further message came for this long, e.g. 3s.' }),
+        mode: z.enum(['last', 'all']).default('last').meta({
+          description:
+            "last: the run's event is the last message; all: the last message, with event.messages = every message gathered, in order.",
+        }),
+      })
+      .transform(({ window, ...d }) => ({ ...d, windowMs: window }))
+      .optional()
+      .meta({ description: 'Notification flows: several quick notifications of one key start one run.' }),
     conversation: ConversationSchema.optional().meta({
       description:
         'A dialog (docs/conversations.md): per-chat sessions moving between states on each incoming message. Its step (id `dialog`) runs before `steps:`, which read steps.dialog.output.',
     }),
-    steps: z.array(StepSchema.transform(toStep)).default([]),
+    steps: z.array(StepSchema.transform(toStepWithHandlers)).default([]),
     outputs: z
       .record(z.string().regex(IDENT_RE, { error: `output name ${IDENT_HINT}` }), z.unknown())
       .optional()

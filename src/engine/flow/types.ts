@@ -13,7 +13,9 @@ import type { FlowFileData, InputSchema, TriggerSchema } from './schema.js';
 export type Templated = unknown;
 
 /** One step: flow/schema.ts StepSchema, in the model's names, plus where it starts in the file. */
-export type FlowStep = FlowFileData['steps'][number] & {
+export type FlowStep = Omit<FlowFileData['steps'][number], 'onFailure'> & {
+  /** `on-failure:` steps: run, in order, when this step fails. Their own `onFailure` is never set. */
+  onFailure?: FlowStep[];
   /** Where in the file the step starts (`flows/x.yaml:12:5`), for messages. */
   location: string;
   /**
@@ -42,6 +44,8 @@ export interface Flow extends Omit<FlowFileData, '$schema' | 'env' | 'steps' | '
   on: FlowTrigger;
   /** Environment values visible as `env.*` (only those listed: flows do not see the whole environment). */
   env: Record<string, string>;
+  /** Names of the secrets the flow reads (`${{ secrets.NAME }}`): its runs resolve only those. @default [] */
+  secrets?: readonly string[];
   steps: FlowStep[];
   /** Absolute path of the file. */
   file: string;
@@ -49,4 +53,9 @@ export interface Flow extends Omit<FlowFileData, '$schema' | 'env' | 'steps' | '
   displayFile: string;
   /** Directory relative input files resolve against (the project root: config file's dir). */
   baseDir: string;
+}
+
+/** Every step of a flow: each main step followed by its `on-failure:` steps (the order check.ts reads them in). */
+export function allSteps(flow: Pick<Flow, 'steps'>): FlowStep[] {
+  return flow.steps.flatMap((s) => [s, ...(s.onFailure ?? [])]);
 }

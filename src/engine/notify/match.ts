@@ -4,6 +4,7 @@
  */
 import type { Flow, FlowNotificationTrigger } from '../flow/types.js';
 import { chatIdOf, textOf, typeMessageOf, type Notification } from './body.js';
+import { textPattern } from '../text-pattern.js';
 
 /** Each trigger's text pattern, compiled once. */
 // cache: keyed by the loaded trigger object itself (one flow's own `on.notification`), so no two flows share an entry, and an entry goes with its flow
@@ -13,7 +14,7 @@ const patterns = new WeakMap<FlowNotificationTrigger, RegExp>();
 function pattern(t: FlowNotificationTrigger, text: string): RegExp {
   let re = patterns.get(t);
   if (!re) {
-    re = new RegExp(text, 'i');
+    re = textPattern(text);
     patterns.set(t, re);
   }
   return re;

@@ -4,8 +4,9 @@
  *
  * Ownership: a run executes only in the process holding its lease
  * (`run:<id>`) in the store, renewed by heartbeat; a flow with a writing step
- * also holds one of its concurrency group's slots (`group:<group>#<i>`). See
- * ownership.ts for when a holder counts as dead.
+ * also holds one of its concurrency group's slots (`group:<group>#<i>`, per
+ * key value with `concurrency.key`: concurrency.ts). See ownership.ts for
+ * when a holder counts as dead.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,10 +16,12 @@ import { RESUMABLE_STATUSES, type EngineStore, type Lease, type RunRecord, type 
 import { type Clock, systemClock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
-import type { Flow } from '../flow/types.js';
+import { allSteps, type Flow } from '../flow/types.js';
 import { dataInputsOf, inputsFromValues, resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
+import { recordAlertIntent } from '../alerts/records.js';
+import { concurrencyGroup, evaluateConcurrencyKey, slotLeaseName } from './concurrency.js';
 import { type ClaimResult, LeaseOwner, defaultHostId, defaultLeaseTtlMs, describeHolder, holderDead } from './ownership.js';
 import { newRunId } from './run-id.js';
 import { localExecutor } from './executor.js';
@@ -65,7 +68,7 @@ export function inputsHash(inputs: Record<string, unknown>): string {
 
 /** Whether a step of the flow changes something outside msgflow. */
 export function flowWrites(flow: Flow, registry: ActionRegistry): boolean {
-  return flow.steps.some((s) => {
+  return allSteps(flow).some((s) => {
     if (Object.hasOwn(METHOD_SPECS, s.uses) && METHOD_SPECS[s.uses as keyof typeof METHOD_SPECS].writes) return true;
     return registry.get(s.uses)?.writes === true;
   });
@@ -135,6 +138,7 @@ class EngineCore {
       progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
       waitRecheckMs: opts.waitRecheckMs,
       executor: opts.executor ?? localExecutor,
+      ...(opts.tracer ? { tracer: opts.tracer } : {}),
       subflows: {
         store: opts.store,
         now: () => this.clock.now(),
@@ -144,6 +148,8 @@ class EngineCore {
         activeDone: (runId) => this.active.get(runId)?.done,
         pollMs: opts.subflowPollMs ?? 500,
       },
+      ...(opts.secret ? { secret: opts.secret } : {}),
+      ...(opts.redactor ? { redactor: opts.redactor } : {}),
     };
   }
 
@@ -216,29 +222,28 @@ class EngineCore {
   }
 
   private concurrencyOf(flow: Flow): { group: string; max: number } {
-    const group = flow.concurrency?.group ?? flow.name;
+    const group = concurrencyGroup(flow);
     const max = flow.concurrency?.max ?? (flowWrites(flow, this.opts.registry) ? 1 : Number.POSITIVE_INFINITY);
     return { group, max };
   }
 
-  /** One of the flow's concurrency slots, when it has a limit. */
-  private async claimSlot(owner: LeaseOwner, flow: Flow): Promise<ClaimResult> {
+  /** One of the flow's concurrency slots (of the run's key value, when it has one), when it has a limit. */
+  private async claimSlot(owner: LeaseOwner, flow: Flow, key: string | undefined): Promise<ClaimResult> {
     const { group, max } = this.concurrencyOf(flow);
     if (!Number.isFinite(max)) return { ok: true };
     let first: Lease | undefined;
     for (let i = 0; i < max; i++) {
-      const r = await owner.claim(`group:${group}#${i}`);
+      const r = await owner.claim(slotLeaseName(group, key, i));
       if (r.ok) return r;
       first ??= r.holder;
     }
     return { ok: false, holder: first! };
   }
 
-  private busy(flow: Flow, holder: Lease): FlowError {
+  private busy(flow: Flow, holder: Lease, key?: string): FlowError {
     const { group } = this.concurrencyOf(flow);
-    const what = holder.runId
-      ? `run ${holder.runId} of ${group === flow.name ? flow.name : `concurrency group '${group}'`}`
-      : `a run of ${flow.name}`;
+    const of = `${group === flow.name ? flow.name : `concurrency group '${group}'`}${key === undefined ? '' : ` (key ${key})`}`;
+    const what = holder.runId ? `run ${holder.runId} of ${of}` : `a run of ${of}`;
     return new FlowError('RUN_LIVE', { what, holder: describeHolder(holder), runId: holder.runId ?? 'ID' });
   }
 
@@ -316,10 +321,10 @@ class EngineCore {
     // A run an outage interrupted may still read `running` (the store refused that last write too): no crash.
     if (!afterOutage && !(await this.countCrash(cur, flow))) return undefined;
     if (!cur.dryRun) {
-      const slot = await this.claimSlot(owner, flow);
+      const slot = await this.claimSlot(owner, flow, cur.concurrencyKey);
       if (!slot.ok) {
-        if (explicit) throw this.busy(flow, slot.holder);
-        this.deps.logger.info(`run ${r.id} of ${flow.name} waits: ${this.busy(flow, slot.holder).message}`, {
+        if (explicit) throw this.busy(flow, slot.holder, cur.concurrencyKey);
+        this.deps.logger.info(`run ${r.id} of ${flow.name} waits: ${this.busy(flow, slot.holder, cur.concurrencyKey).message}`, {
           runId: r.id,
           flow: flow.name,
         });
@@ -357,6 +362,19 @@ class EngineCore {
     const lastCrash = `${who} died during step ${cur.currentStep ?? '(none)'} at ${new Date(cur.updatedAt).toISOString()}`;
     if (crashes >= this.maxCrashes) {
       const err = new FlowError('RUN_CRASHED', { count: crashes, last: lastCrash });
+      const at = this.clock.now();
+      await recordAlertIntent(this.store, {
+        key: `run-failed:${cur.id}`,
+        kind: 'run-failed',
+        subject: flow.name,
+        message: `run ${cur.id} of ${flow.name} crashed: ${err.message}`,
+        at,
+        flow: flow.name,
+        runId: cur.id,
+        code: 'RUN_CRASHED',
+        counts: { done: cur.itemsDone, failed: cur.itemsFailed },
+        trigger: cur.trigger,
+      });
       await this.store.updateRun(cur.id, { ...this.ended(cur, 'failed'), error: errorInfo(err), crashes, lastCrash });
       this.deps.logger.error(`run ${cur.id} of ${flow.name} is not resumed: ${err.message}`, { runId: cur.id, flow: flow.name });
       return false;
@@ -411,14 +429,25 @@ class EngineCore {
     const now = this.clock.now();
     // A caller-chosen id (a notification's run: the same notification names the same run).
     const id = runId ?? newRunId(flow.name, now);
+    const key = Object.hasOwn(extra, 'concurrencyKey')
+      ? extra.concurrencyKey
+      : evaluateConcurrencyKey(flow, {
+          inputs,
+          run: { id, flow: flow.name, startedAt: now },
+          ...(extra.event ? { event: extra.event } : {}),
+        });
     const owner = this.owner(id, `run ${id} of ${flow.name}`);
     if (!extra.dryRun) {
-      const slot = await this.claimSlot(owner, flow);
-      if (!slot.ok) throw this.busy(flow, slot.holder);
+      const slot = await this.claimSlot(owner, flow, key);
+      if (!slot.ok) throw this.busy(flow, slot.holder, key);
     }
     try {
-      await owner.claim(`run:${id}`);
-      const run = this.newRun(flow, id, now, inputs, extra);
+      const claim = await owner.claim(`run:${id}`);
+      if (!claim.ok) throw this.busy(flow, claim.holder, key);
+      // A caller-chosen id another process started meanwhile (two daemons deciding one notification): never twice.
+      const existing = runId === undefined ? undefined : await this.store.getRun(id);
+      if (existing) throw new FlowError('RUN_FINISHED', { runId: id, status: existing.status });
+      const run = this.newRun(flow, id, now, inputs, { ...extra, ...(key === undefined ? {} : { concurrencyKey: key }) });
       await this.store.createRun(run);
       await this.store.saveInputs(id, inputs);
       const exec = prepare ? await prepare(run, owner) : new RunExecution(this.deps, flow, run, inputs, owner);
@@ -436,6 +465,7 @@ class EngineCore {
       : await this.resolveInputs(flow, startOpts.inputs ?? {});
     const extra: Partial<RunRecord> = { trigger: startOpts.trigger ?? 'manual', dryRun: startOpts.dryRun ?? false };
     if (startOpts.event !== undefined) extra.event = startOpts.event;
+    if (Object.hasOwn(startOpts, 'concurrencyKey')) extra.concurrencyKey = startOpts.concurrencyKey;
     if (startOpts.parent !== undefined) extra.parent = startOpts.parent;
     if (startOpts.slot !== undefined) extra.slot = startOpts.slot;
     const dataInputs = await dataInputsOf(flow, startOpts.inputs ?? {});
@@ -492,6 +522,7 @@ class EngineCore {
         dryRun: old.dryRun,
         retryOf: runId,
         ...(old.event === undefined ? {} : { event: old.event }),
+        concurrencyKey: old.concurrencyKey,
         // The same inputs, so the same files: as shown (or not) as the run retried.
         ...(old.dataInputs === undefined ? {} : { dataInputs: old.dataInputs }),
       },

@@ -7,6 +7,17 @@ import { ERROR_CATALOGUE, type ErrorCode } from '../../api/error-codes.js';
 import { FlowError, MsgflowError, ValidationError } from '../../api/errors.js';
 import type { ErrorInfo } from '../../store/types.js';
 
+/**
+ * The code that says what went wrong: an ACTION_FAILED wrapper's cause's
+ * (HTTP_STATUS, NOT_ON_MESSENGER...), else the error's own: what
+ * `steps.<id>.error.code` and a failure event carry.
+ */
+export function failureCode(e: unknown): string | undefined {
+  let cur = e;
+  while (cur instanceof MsgflowError && cur.code === 'ACTION_FAILED' && cur.cause instanceof MsgflowError) cur = cur.cause;
+  return cur instanceof MsgflowError ? cur.code : undefined;
+}
+
 export function errorInfo(e: unknown, step?: string, item?: number): ErrorInfo {
   const info: ErrorInfo = { message: e instanceof Error ? e.message : String(e) };
   if (e instanceof MsgflowError) info.code = e.code;

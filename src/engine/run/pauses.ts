@@ -19,8 +19,8 @@
 import type { ApiMethod } from '../../api/methods.js';
 import type { DurableState, EngineStore } from '../../store/types.js';
 import { formatDuration } from '../../util/duration.js';
-import type { ActionDefinition, InstanceRef, WaitOptions } from '../action.js';
-import { PAUSES_NS, sharedRecords, type SharedNamespace } from '../shared.js';
+import type { ActionContext, ActionDefinition, InstanceRef, WaitOptions } from '../action.js';
+import { PAUSES_NS, sharedKvName, sharedRecords, type SharedNamespace, type SharedRecords } from '../shared.js';
 
 /**
  * What an action declares about a pause (ActionDefinition.pauses): the rule
@@ -69,14 +69,19 @@ export function pauseKey(identity: string, scope: string): string {
   return `${identity}:${scope}`;
 }
 
-/** The pause of an instance's scope in force at `now`, if any. */
+/** The pause records of every instance (made once by a caller that asks per call). */
+export function pauseRecords(store: Pick<EngineStore, 'kv'>): SharedRecords<PauseRecord> {
+  return sharedRecords(store, PAUSES_NS);
+}
+
+/** The pause of an instance's scope in force at `now`, if any, from {@link pauseRecords}. */
 export async function activePause(
-  store: Pick<EngineStore, 'kv'>,
+  pauses: SharedRecords<PauseRecord>,
   identity: string,
   scope: string,
   now: number,
 ): Promise<PauseRecord | undefined> {
-  const p = await sharedRecords(store, PAUSES_NS).get(pauseKey(identity, scope));
+  const p = await pauses.get(pauseKey(identity, scope));
   return p && p.until > now ? p : undefined;
 }
 
@@ -190,4 +195,18 @@ export function unitPauseRules(
   const rules = new Map(declared.map((r) => [r.scope, r]));
   for (const r of own) rules.set(r.scope, { ...r, minMs: r.minMsFrom?.(input) ?? r.minMs });
   return [...rules.values()];
+}
+
+/**
+ * The pauses as an action reaches them (ctx.shared), in the shape the
+ * functions of this module take: an action that raises or reads pauses of
+ * its own scope (a broadcast's health guard) goes through it.
+ */
+export function actionPauses(ctx: Pick<ActionContext, 'shared'>): Pick<EngineStore, 'kv'> {
+  return {
+    kv: (name: string) => {
+      if (name !== sharedKvName(PAUSES_NS)) throw new Error(`actionPauses: ${name} is not the pauses' namespace`);
+      return ctx.shared(PAUSES_NS);
+    },
+  };
 }

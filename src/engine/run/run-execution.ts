@@ -24,8 +24,10 @@ import { collectReferences } from '../expr/references.js';
 import { compileTemplate, evaluateCondition, evaluateTemplate, hasTemplate } from '../expr/template.js';
 import type { Flow, FlowStep } from '../flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
+import type { EngineRedactor } from './types.js';
 import { DurableWaits } from './durable-waits.js';
-import { errorInfo } from './errors.js';
+import { errorInfo, failureCode } from './errors.js';
+import { pauseAlert, recordAlertIntent, slaAlert, type AlertIntent } from '../alerts/records.js';
 import type { LeaseOwner } from './ownership.js';
 import { type ItemExecutor, localExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
@@ -34,6 +36,7 @@ import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
 import { StepFatalError, runUnit } from './unit-runner.js';
 import { subflowName } from '../flow/subflows.js';
 import { type SubflowHost, subflowAction } from './subflow.js';
+import type { EngineTracer, TraceSpan } from './tracing.js';
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -56,6 +59,12 @@ export interface ExecutionDeps {
   executor: ItemExecutor;
   /** What sub-flow steps (`uses: flow/<name>`) start and await their child runs with. */
   subflows: SubflowHost;
+  /** @see EngineOptions.secret */
+  secret?(name: string): string | undefined;
+  /** @see EngineOptions.redactor */
+  redactor?: EngineRedactor;
+  /** Where runs, steps, items and client calls are traced (config.yaml telemetry:). @default none */
+  tracer?: EngineTracer;
 }
 
 export interface ResumeState {
@@ -108,6 +117,7 @@ export function refersToItem(expr: string | boolean | undefined): boolean {
  */
 export async function restoredView(store: EngineStore, runId: string, rec: StepRecord): Promise<StepScope> {
   const view: StepScope = { status: rec.status, output: rec.output, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+  if (rec.error) view.error = { message: rec.error.message, ...(rec.error.code ? { code: rec.error.code } : {}) };
   if (rec.forEach && rec.status !== 'skipped') {
     const results: unknown[] = new Array(rec.total ?? 0).fill(null);
     for (const [i, r] of await store.getItems(runId, rec.step)) {
@@ -147,6 +157,9 @@ export class RunExecution {
   /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
   private readonly inRun = new Map<string, ItemCounts>();
   private lastLiveSave = 0;
+  /** The run's span and its open steps' spans, when traced. */
+  private runSpan: TraceSpan | undefined;
+  private readonly stepSpans = new Map<string, TraceSpan>();
   /** The flow's `outputs:`, evaluated once its steps succeeded. */
   private outputs: Record<string, unknown> | undefined;
 
@@ -160,7 +173,7 @@ export class RunExecution {
   ) {
     this.run = { ...run };
     for (const s of resume?.steps ?? []) this.steps.set(s.step, { ...s });
-    this.scope = runExprScope({ flow, run, inputs, clock: deps.clock, localUrl: deps.localUrl });
+    this.scope = runExprScope({ flow, run, inputs, clock: deps.clock, localUrl: deps.localUrl, secret: deps.secret });
     const waits = new DurableWaits({
       store: deps.store,
       runId: run.id,
@@ -181,9 +194,11 @@ export class RunExecution {
       clock: deps.clock,
       random: deps.random,
       logger: deps.logger,
+      ...(deps.redactor ? { scrub: deps.redactor.scrub } : {}),
       signal: this.controller.signal,
       client: () => deps.clientFor(flow.instance),
       identity: deps.identityFor(flow.instance),
+      instances: { clientFor: deps.clientFor, identityFor: deps.identityFor },
       // Every writing call first checks that this process still owns the run.
       owner,
       pauseRules: declaredPauseRules(deps.registry.list()),
@@ -192,6 +207,11 @@ export class RunExecution {
       ...(deps.resolvePath ? { resolvePath: deps.resolvePath } : {}),
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
       onProgress: (stepId, u) => this.jobProgress(stepId, u),
+      onPauseRaised: (p) => void recordAlertIntent(deps.store, pauseAlert(p, deps.clock.now())).catch(() => {}),
+      traceUnit: (stepId, index) => {
+        const span = this.stepSpans.get(stepId);
+        return index === undefined ? span : span?.child(`item ${index}`, { 'msgflow.item': index });
+      },
     });
   }
 
@@ -237,6 +257,43 @@ export class RunExecution {
     await this.owner.release();
   }
 
+  /** The run-failed occurrence of this run's failure. */
+  private failureAlert(info: ErrorInfo, code: string | undefined, step: string | undefined, now: number): AlertIntent {
+    const c = this.run;
+    return {
+      key: `run-failed:${this.run.id}`,
+      kind: 'run-failed',
+      subject: this.flow.name,
+      message: `run ${this.run.id} of ${this.flow.name} failed: ${info.message}`,
+      at: now,
+      flow: this.flow.name,
+      runId: this.run.id,
+      ...(step ? { step } : {}),
+      ...(code ? { code } : {}),
+      counts: {
+        done: c.itemsDone,
+        failed: c.itemsFailed,
+        invalid: c.itemsInvalid ?? 0,
+        duplicate: c.itemsDuplicate ?? 0,
+        skipped: c.itemsSkipped ?? 0,
+      },
+      trigger: this.run.trigger,
+    };
+  }
+
+  /** A run that took longer than the flow's `sla.maxDuration` raises sla-missed (once per run: the key is the run's). */
+  private async slaCheck(now: number): Promise<void> {
+    const max = this.flow.sla?.maxDuration;
+    const took = now - this.run.startedAt;
+    if (max === undefined || took <= max) return;
+    await recordAlertIntent(this.deps.store, slaAlert(this.flow.name, this.run.id, took, max, now));
+  }
+
+  /** An error as it is kept and announced: its message scrubbed of secrets. */
+  private kept(info: ErrorInfo): ErrorInfo {
+    return this.deps.redactor ? { ...info, message: this.deps.redactor.scrub(info.message) } : info;
+  }
+
   /** Runs to the end. Never rejects: the outcome is the returned record. */
   async execute(): Promise<RunRecord> {
     const ref = { runId: this.run.id, flow: this.flow.name };
@@ -262,6 +319,12 @@ export class RunExecution {
   private async executeOwned(): Promise<RunRecord> {
     const { bus } = this.deps;
     const ref = { runId: this.run.id, flow: this.flow.name };
+    this.runSpan = this.deps.tracer?.run(this.run.id, {
+      'msgflow.run': this.run.id,
+      'msgflow.flow': this.flow.name,
+      'msgflow.trigger': this.resume ? 'resume' : this.run.trigger,
+      'msgflow.dry_run': this.run.dryRun,
+    });
     bus.emit('run:started', { ...ref, trigger: this.resume ? 'resume' : this.run.trigger, dryRun: this.run.dryRun });
     if (this.resume) bus.emit('run:resumed', ref);
     try {
@@ -269,6 +332,7 @@ export class RunExecution {
         if (this.controller.signal.aborted) return await this.end('interrupted');
         const out = await this.runStep(step);
         if (out.kind === 'interrupted') return await this.end('interrupted');
+        if ((await this.runHandlers(step)) === 'interrupted') return await this.end('interrupted');
         if (out.kind === 'fatal' && !step.continueOnError) return await this.end('failed', out.error, step.id);
       }
       // forEach items that failed do not stop later steps (they may report on
@@ -307,6 +371,8 @@ export class RunExecution {
       if (e instanceof StepFatalError) {
         const st = this.flow.steps.find((x) => x.id === e.step);
         if (st) await this.stepFailed(st, e.fatal).catch(() => {});
+        if (st && (await this.runHandlers(st).catch(() => 'ok')) === 'interrupted')
+          return this.end('interrupted').catch(() => this.snapshot());
         return this.end('failed', e.fatal, e.step).catch(() => this.snapshot());
       }
       if (this.controller.signal.aborted) return this.end('interrupted').catch(() => this.snapshot());
@@ -314,7 +380,43 @@ export class RunExecution {
     }
   }
 
+  /**
+   * A failed step's `on-failure:` steps, in order, each once (a resumed run
+   * skips those it finished). One failing is recorded and the next still
+   * runs: the flow's outcome is the failed step's, whatever they do.
+   */
+  private async runHandlers(step: FlowStep): Promise<'ok' | 'interrupted'> {
+    if (!step.onFailure || this.steps.get(step.id)?.status !== 'failed') return 'ok';
+    for (const h of step.onFailure) {
+      if (this.controller.signal.aborted) return 'interrupted';
+      const out = await this.runStep(h);
+      if (out.kind === 'interrupted') return 'interrupted';
+      if (out.kind === 'fatal')
+        this.runLog('warn', `on-failure step '${h.id}' of '${step.id}' failed too: ${errorInfo(out.error).message}`);
+    }
+    return 'ok';
+  }
+
+  /** A step, in a span of its own when the run is traced (its units' spans go under it). */
   private async runStep(step: FlowStep): Promise<StepOutcome> {
+    const span = this.runSpan?.child(`step ${step.id}`, { 'msgflow.step': step.id, 'msgflow.uses': step.uses });
+    if (!span) return this.runStepOnce(step);
+    this.stepSpans.set(step.id, span);
+    try {
+      return await this.runStepOnce(step);
+    } finally {
+      this.stepSpans.delete(step.id);
+      const rec = this.steps.get(step.id);
+      span.setAttributes({
+        'msgflow.status': rec?.status ?? 'interrupted',
+        'msgflow.done': rec?.done ?? 0,
+        'msgflow.failed': rec?.failed ?? 0,
+      });
+      span.end(rec?.status === 'failed' ? { error: { code: rec.error?.code ?? 'ACTION_FAILED' } } : undefined);
+    }
+  }
+
+  private async runStepOnce(step: FlowStep): Promise<StepOutcome> {
     const prev = this.steps.get(step.id);
     if (prev && FINISHED.includes(prev.status)) {
       await this.restoreView(step, prev);
@@ -381,11 +483,32 @@ export class RunExecution {
 
   /** A step-level failure: recorded on the step, reported; the caller decides (continueOnError). */
   private async stepFailed(step: FlowStep, error: unknown): Promise<StepOutcome> {
-    const info = errorInfo(error, step.id);
+    const info = this.kept(errorInfo(error, step.id));
+    if (failureCode(error) === 'STEP_TIMEOUT') {
+      const now = this.deps.clock.now();
+      await recordAlertIntent(this.deps.store, {
+        key: `step-timeout:${this.run.id}:${step.id}`,
+        kind: 'step-timeout',
+        subject: `${this.flow.name}.${step.id}`,
+        message: `run ${this.run.id}: ${info.message}`,
+        at: now,
+        flow: this.flow.name,
+        runId: this.run.id,
+        step: step.id,
+        code: 'STEP_TIMEOUT',
+      });
+    }
     const rec = this.steps.get(step.id) ?? this.newRecord(step, {});
     Object.assign(rec, { status: 'failed', finishedAt: this.deps.clock.now(), error: info });
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status: 'failed', output: undefined, done: rec.done, failed: rec.failed, total: rec.total ?? 0 };
+    this.scope.steps[step.id] = {
+      status: 'failed',
+      output: undefined,
+      done: rec.done,
+      failed: rec.failed,
+      total: rec.total ?? 0,
+      error: { message: info.message, ...(failureCode(error) ? { code: failureCode(error) } : {}) },
+    };
     this.announced(step.id);
     this.deps.bus.emit('step:finished', {
       runId: this.run.id,
@@ -421,6 +544,8 @@ export class RunExecution {
           : new FlowError('ACTION_FAILED', { step: step.id, action: step.uses, reason: out.error?.message ?? String(cause) }, { cause });
       return this.stepFailed(step, err);
     }
+    // What is kept (and what later steps read) never holds a secret's value, even one the other side echoed.
+    const output = this.deps.redactor ? this.deps.redactor.scrubValue(out.output) : out.output;
     const done = own ? own.done : 1;
     const failed = own?.failed ?? 0;
     const total = own ? (own.total ?? done + failed) : 1;
@@ -428,10 +553,10 @@ export class RunExecution {
     // steps still run (they may report on it), but the run ends failed unless
     // the step says continueOnError, as with failed forEach items.
     const status = failed > 0 ? 'failed' : 'succeeded';
-    Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output: out.output }, ownCounts(own));
+    Object.assign(rec, { status, done, failed, total, finishedAt: this.deps.clock.now(), output }, ownCounts(own));
     this.stepCountsToRun(rec);
     await this.deps.store.saveStep(rec);
-    this.scope.steps[step.id] = { status, output: out.output, done, failed, total };
+    this.scope.steps[step.id] = { status, output, done, failed, total };
     this.announced(step.id);
     this.deps.bus.emit('step:finished', {
       runId: this.run.id,
@@ -567,7 +692,18 @@ export class RunExecution {
     try {
       // Sub-flow items start child runs through this engine: they stay in this process (each child's own items may go to workers).
       const executor = subflowName(step.uses) === undefined ? this.deps.executor : localExecutor;
-      await executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
+      const trace = this.stepSpans.get(step.id)?.carrier();
+      await executor.run({
+        runId: this.run.id,
+        flow: this.flow,
+        step,
+        items,
+        pending,
+        dryRun: this.run.dryRun,
+        signal,
+        sink,
+        ...(trace ? { trace } : {}),
+      });
     } finally {
       await sink.flushed();
     }
@@ -680,11 +816,20 @@ export class RunExecution {
         .catch(() => {});
     }
     if (status === 'failed') {
-      info = errorInfo(error, step);
+      info = this.kept(errorInfo(error, step));
       patch.error = info;
+      // Before the record says failed: a crash in between leaves the occurrence for the alert dispatcher (records.ts).
+      await recordAlertIntent(store, this.failureAlert(info, failureCode(error) ?? info.code, step, now));
     }
+    if (status !== 'interrupted') await this.slaCheck(now);
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
+    this.runSpan?.setAttributes({
+      'msgflow.status': status,
+      'msgflow.items_done': this.run.itemsDone,
+      'msgflow.items_failed': this.run.itemsFailed,
+    });
+    this.runSpan?.end(status === 'failed' ? { error: { code: info?.code ?? 'ERROR' } } : undefined);
     if (status === 'succeeded') {
       bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, ...runCountFields(this.run) });
     } else if (status === 'failed') {

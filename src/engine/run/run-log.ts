@@ -25,7 +25,15 @@ export interface RunLogLine {
  * most MAX_LOG_LINES are kept, so a chatty flow cannot grow the store
  * without bound. Keeping is best effort: a log line never fails a run.
  */
-export function runLogger(o: { store: EngineStore; clock: Clock; logger: Logger; runId: string; flow: string }): Logger {
+export function runLogger(o: {
+  store: EngineStore;
+  clock: Clock;
+  logger: Logger;
+  runId: string;
+  flow: string;
+  /** What a kept line goes through (secrets hidden). @default none */
+  scrub?: (text: string) => string;
+}): Logger {
   const ref = { runId: o.runId, flow: o.flow };
   let kept = 0;
   const keep = (level: RunLogLine['level'], message: string): void => {
@@ -33,7 +41,7 @@ export function runLogger(o: { store: EngineStore; clock: Clock; logger: Logger;
     const line: RunLogLine =
       kept++ === MAX_LOG_LINES
         ? { at: o.clock.now(), level: 'warn', message: `further log lines of this run are not kept (limit ${MAX_LOG_LINES})` }
-        : { at: o.clock.now(), level, message };
+        : { at: o.clock.now(), level, message: o.scrub ? o.scrub(message) : message };
     o.store.appendJournal(o.runId, RUN_LOG_STREAM, [line]).catch(() => {});
   };
   const log = o.logger;

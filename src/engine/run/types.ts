@@ -9,6 +9,7 @@ import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import type { ItemExecutor } from './executor.js';
+import type { EngineTracer } from './tracing.js';
 
 export interface EngineOptions {
   store: EngineStore;
@@ -87,6 +88,26 @@ export interface EngineOptions {
    * process executes, or whose concurrency slot is busy. @default 500
    */
   subflowPollMs?: number;
+  /**
+   * The value of `${{ secrets.NAME }}` (config.yaml `secrets:`): asked when a
+   * run that names the secret starts; the runtime hides every value it hands
+   * out from what it prints and answers. @default none (every secret reads undefined)
+   */
+  secret?(name: string): string | undefined;
+  /**
+   * What the engine keeps with a run (its log lines, errors, a single step's
+   * output) goes through it, so a secret's value is never stored.
+   * @default none (kept as is)
+   */
+  redactor?: EngineRedactor;
+  /** Traces runs, steps, items and client calls (runtime/telemetry.ts, config.yaml telemetry:). @default none: nothing traced */
+  tracer?: EngineTracer;
+}
+
+/** The part of the runtime's Redactor (util/secrets.ts) the engine uses. */
+export interface EngineRedactor {
+  scrub(text: string): string;
+  scrubValue<T>(value: T): T;
 }
 
 /** What `msgflow run` compares to decide whether an unfinished run is the same run. */
@@ -124,6 +145,12 @@ export interface StartOptions {
    * its run instead of starting a second one. @default a new id
    */
   runId?: string;
+  /**
+   * The run's concurrency key value (the notification dispatcher computes it,
+   * defaulting to the notification's chat); `undefined` given explicitly
+   * means none. @default the flow's `concurrency.key` evaluated at start
+   */
+  concurrencyKey?: string;
   /**
    * Typed input values (a sub-flow step's `with:`), checked against the
    * declared types instead of coerced from text; inputs not given resolve as usual.

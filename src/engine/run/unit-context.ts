@@ -31,6 +31,7 @@ import { ownershipInterceptor } from './interceptors/ownership.js';
 import { pauseInterceptor } from './interceptors/pauses.js';
 import { unitPauseRules, type PauseRecord, type PauseRule } from './pauses.js';
 import { runLogger } from './run-log.js';
+import type { TraceSpan } from './tracing.js';
 
 /** The durable waits a run's units enter (DurableWaits, or the test kit's view of them). */
 export interface UnitWaits {
@@ -52,12 +53,20 @@ export interface RunScopeOptions {
   logger: Logger;
   /** Lines of info and above are also kept with the run (journal `_log`). @default true */
   keepLog?: boolean;
+  /** What a kept line goes through (secrets hidden). @default none */
+  scrub?: (text: string) => string;
   /** Aborted when the run stops (shutdown, cancel, a lost claim). */
   signal: AbortSignal;
   /** The flow's instance's client, under the run's chain: asked once, when a unit first needs a client. */
   client(): InstanceApi;
   /** The instance's identity (ActionContext.instance). */
   identity: string;
+  /**
+   * Another instance of config.yaml by its name (ActionContext.instanceClient:
+   * a broadcast's pool), its client and identity; absent: the run reaches only
+   * its flow's instance. @default undefined
+   */
+  instances?: { clientFor(name: string): InstanceApi; identityFor(name: string): string };
   waits: UnitWaits;
   /** Project root, for ctx.resolvePath when the flow has no baseDir. */
   baseDir: string;
@@ -78,6 +87,8 @@ export interface RunScopeOptions {
   onPauseRaised?(record: PauseRecord): void;
   /** A single step's live counts (ctx.progress): the step record follows them while it runs. */
   onProgress?(step: string, counts: ProgressCounts): void;
+  /** The span a unit's work goes under (a single step's, a forEach item's), when the run is traced. @default none */
+  traceUnit?(step: string, index?: number): TraceSpan | undefined;
 }
 
 /** What every unit of a run shares. */
@@ -102,12 +113,16 @@ export interface RunScope {
   readonly worker: boolean;
   resolvePath(p: string): string;
   onProgress?(step: string, counts: ProgressCounts): void;
+  /** See RunScopeOptions.traceUnit. */
+  traceUnit?(step: string, index?: number): TraceSpan | undefined;
   /**
    * The client a unit sees: the run's chain over the instance's client, with
    * the pause rules of the unit's action (its own shortest pause from its
    * input) and `interceptors` of its own last.
    */
   unitClient(unit?: UnitClientOptions): InstanceApi;
+  /** Another instance's client under the run's chain (dry run, ownership, pauses), and its ref; undefined when the run has no others. */
+  instanceClient?(name: string): { client: InstanceApi; instance: InstanceRef };
 }
 
 export interface UnitClientOptions {
@@ -119,14 +134,21 @@ export interface UnitClientOptions {
 
 /** The one place a run's scope is made. */
 export function createRunScope(o: RunScopeOptions): RunScope {
-  const instance: InstanceRef = { name: o.flow.instance, identity: o.identity };
+  const flowInstance: InstanceRef = { name: o.flow.instance, identity: o.identity };
+  const instance = flowInstance;
   const logger =
-    o.keepLog === false ? o.logger : runLogger({ store: o.store, clock: o.clock, logger: o.logger, runId: o.runId, flow: o.flow.name });
+    o.keepLog === false
+      ? o.logger
+      : runLogger({ store: o.store, clock: o.clock, logger: o.logger, runId: o.runId, flow: o.flow.name, scrub: o.scrub });
   let base: InstanceApi | undefined;
-  const target = () => (base ??= o.client());
   const declared = o.pauseRules ?? [];
   const worker = o.worker ?? false;
-  const chain = (rules: readonly PauseRule[], extra: readonly ApiInterceptor[]): InstanceApi =>
+  const chain = (
+    rules: readonly PauseRule[],
+    extra: readonly ApiInterceptor[],
+    target: () => InstanceApi = () => (base ??= o.client()),
+    instance = flowInstance,
+  ): InstanceApi =>
     interceptApi(
       () => Promise.resolve(target()),
       [
@@ -140,6 +162,19 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     );
   let shared: InstanceApi | undefined;
   const resolvePath = o.resolvePath ?? resolve;
+  // One client per other instance a unit asks for (a pool's members): made on first use.
+  const others = new Map<string, { client: InstanceApi; instance: InstanceRef }>();
+  const instanceClient = (name: string) => {
+    if (name === o.flow.instance) return { client: (shared ??= chain(declared, [])), instance };
+    let got = others.get(name);
+    if (!got) {
+      const ref: InstanceRef = { name, identity: o.instances!.identityFor(name) };
+      let target: InstanceApi | undefined;
+      got = { client: chain(declared, [], () => (target ??= o.instances!.clientFor(name)), ref), instance: ref };
+      others.set(name, got);
+    }
+    return got;
+  };
   return {
     runId: o.runId,
     flow: o.flow,
@@ -158,6 +193,8 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     worker,
     resolvePath: (p) => resolvePath(o.flow.baseDir || o.baseDir, p),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+    ...(o.instances ? { instanceClient } : {}),
+    ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     unitClient(unit = {}) {
       const rules = unitPauseRules(declared, unit.action, unit.input);
       const extra = unit.interceptors ?? [];
@@ -172,11 +209,15 @@ export function createRunScope(o: RunScopeOptions): RunScope {
  * The scope of one item worked apart from its run's process (a BullMQ job):
  * its own signal, and interceptors of its own after the run's.
  */
-export function itemScope(scope: RunScope, o: { signal: AbortSignal; interceptors?: readonly ApiInterceptor[] }): RunScope {
+export function itemScope(
+  scope: RunScope,
+  o: { signal: AbortSignal; interceptors?: readonly ApiInterceptor[]; traceUnit?: RunScope['traceUnit'] },
+): RunScope {
   const extra = o.interceptors ?? [];
   return {
     ...scope,
     signal: o.signal,
+    ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     unitClient: (unit = {}) => scope.unitClient({ ...unit, interceptors: [...(unit.interceptors ?? []), ...extra] }),
   };
 }
@@ -188,21 +229,25 @@ export function itemScope(scope: RunScope, o: { signal: AbortSignal; interceptor
  * local service's URL, the notification that started it.
  */
 export function runExprScope(o: {
-  flow: Pick<Flow, 'name' | 'env'>;
-  run: Pick<RunRecord, 'id' | 'startedAt' | 'event'>;
+  flow: Pick<Flow, 'name' | 'env'> & Partial<Pick<Flow, 'secrets'>>;
+  run: Pick<RunRecord, 'id' | 'startedAt' | 'event' | 'slot'>;
   inputs: Record<string, unknown>;
   clock: Clock;
   localUrl?: string;
   /** What expressions see of the finished steps (`steps.<id>`). @default {} */
   steps?: ExprScope['steps'];
+  /** The value of a secret (EngineOptions.secret): the flow's secrets (Flow.secrets) are resolved with it. */
+  secret?(name: string): string | undefined;
 }): ExprScope {
+  const names = o.flow.secrets ?? [];
   return {
     inputs: o.inputs,
     env: { ...o.flow.env },
     steps: o.steps ?? {},
-    run: { id: o.run.id, flow: o.flow.name, startedAt: o.run.startedAt },
+    run: { id: o.run.id, flow: o.flow.name, startedAt: o.run.startedAt, ...(o.run.slot === undefined ? {} : { slot: o.run.slot }) },
     ...(o.localUrl === undefined ? {} : { local: { url: o.localUrl } }),
     ...(o.run.event === undefined ? {} : { event: o.run.event }),
+    ...(names.length === 0 ? {} : { secrets: Object.fromEntries(names.map((n) => [n, o.secret?.(n)])) }),
     clock: o.clock,
   };
 }
@@ -290,6 +335,7 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
     emit: (name, payload = {}) =>
       scope.bus.emit('action:event', { runId: scope.runId, flow: scope.flow.name, step: u.step, name, payload }),
     resolvePath: (p) => scope.resolvePath(p),
+    ...(scope.instanceClient ? { instanceClient: scope.instanceClient } : {}),
     render: (value, extra) => evaluateTemplate(value, extra ? { ...expr, ...extra } : expr, u.templates),
   };
 }

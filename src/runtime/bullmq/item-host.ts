@@ -34,7 +34,7 @@ import type { Logger } from '../../engine/action.js';
 import type { PauseInfo } from '../../engine/control.js';
 import type { EngineBus } from '../../engine/events.js';
 import type { ExprScope } from '../../engine/expr/interpreter.js';
-import type { Flow, FlowStep } from '../../engine/flow/types.js';
+import { allSteps, type Flow, type FlowStep } from '../../engine/flow/types.js';
 import type { ActionRegistry, RegisteredAction } from '../../engine/registry/registry.js';
 import { DurableWaits } from '../../engine/run/durable-waits.js';
 import { errorInfo } from '../../engine/run/errors.js';
@@ -43,6 +43,7 @@ import { declaredPauseRules } from '../../engine/run/pauses.js';
 import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
 import { createRunScope, itemScope, runExprScope, type RunScope } from '../../engine/run/unit-context.js';
 import { StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
+import type { EngineTracer } from '../../engine/run/tracing.js';
 import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult, type Lease } from '../../store/types.js';
 import { lookForSend, sendShape } from '../../client/send-lookup.js';
 import type { Clock } from '../../util/clock.js';
@@ -54,6 +55,8 @@ export interface ItemJobData {
   step: string;
   index: number;
   item: unknown;
+  /** The step span's W3C trace context when the run is traced: the item's span joins the run's trace. */
+  trace?: Record<string, string>;
 }
 
 /** What a job returns to the run (QueueEvents `completed`). */
@@ -75,12 +78,16 @@ export interface ItemHostDeps {
   /** The loaded flows, by name (called again when a run names a flow not loaded yet). */
   flows(): ReadonlyMap<string, Flow>;
   localUrl?: string;
+  /** @see EngineOptions.secret */
+  secret?(name: string): string | undefined;
   baseDir: string;
   defaultRateLimitWaitMs: number;
   /** How long a message the service sent may take to appear in its chat history (config.yaml executor.journalLagMs). @default 120000 */
   journalLagMs: number;
   /** Jitter source of the steps' retry backoff (tests make it deterministic). @default Math.random */
   random?: () => number;
+  /** This worker's tracer (config.yaml telemetry:): a job carrying a trace context works its item in a span of the run's trace. */
+  tracer?: EngineTracer;
 }
 
 /** The parts of an item's unit that are the same for every item of a run's step. */
@@ -146,9 +153,14 @@ export class ItemHost {
       const early = await intent.takeEarly();
       if (early) return early;
     }
+    const tracer = this.d.tracer;
+    const trace = job.trace;
     const sh = itemScope(ctx.scope, {
       signal: signal ?? new AbortController().signal,
       interceptors: intent ? [writeIntentInterceptor(intent)] : [],
+      ...(tracer && trace
+        ? { traceUnit: () => tracer.continue(trace, `item ${job.index}`, { 'msgflow.item': job.index, 'msgflow.worker': true }) }
+        : {}),
     });
     let out;
     try {
@@ -356,7 +368,7 @@ export class ItemHost {
       flow = this.flowsByName.get(run.flow);
     }
     if (!flow) return `flow '${run.flow}' is not loaded by this worker (is its flowsDir the same as the run's?)`;
-    const step = flow.steps.find((s) => s.id === stepId);
+    const step = allSteps(flow).find((s) => s.id === stepId);
     const def = step && this.d.registry.get(step.uses);
     if (!step || !def) return `step '${stepId}' of flow '${flow.name}' is not known here`;
     const inputs = (await store.loadInputs(runId)) ?? {};
@@ -364,7 +376,7 @@ export class ItemHost {
     for (const rec of await store.getSteps(runId)) {
       if (rec.step !== stepId && rec.status !== 'running') steps[rec.step] = await restoredView(store, runId, rec);
     }
-    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps });
+    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps, secret: this.d.secret });
     const waits = new DurableWaits({ store, runId, clock: this.d.clock, onWaiting: () => {}, onResumed: () => {} });
     waits.load(await store.listWaits(runId));
     const methodWrite = Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes;
@@ -389,6 +401,7 @@ export class ItemHost {
       signal: new AbortController().signal,
       client: () => d.clientFor(flow.instance),
       identity: d.identityFor(flow.instance),
+      instances: { clientFor: d.clientFor, identityFor: d.identityFor },
       waits,
       baseDir: d.baseDir,
       defaultRateLimitWaitMs: d.defaultRateLimitWaitMs,

@@ -71,9 +71,11 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
     identityFor: (name) => identityOf(config, name),
     flows: () => new Map(runtime.flows().flows.map((f) => [f.name, f])),
     localUrl: runtime.localUrl,
+    secret: runtime.secret,
     baseDir: config.baseDir,
     defaultRateLimitWaitMs: 1000,
     journalLagMs: config.executor.journalLagMs,
+    ...(runtime.telemetry ? { tracer: runtime.telemetry.tracer } : {}),
   });
   const connections: Redis[] = [];
   const conn = () => {

@@ -74,8 +74,8 @@ function notHere(): DefiniteError {
 export function writeIntentInterceptor(intent: WriteIntent): ApiInterceptor {
   return {
     name: 'write-intent',
+    appliesTo: (_method, spec) => spec.writes,
     call(c, next) {
-      if (!c.spec.writes) return next();
       const before = c.options.beforeSend;
       const { method, request } = c;
       c.options = { ...c.options, beforeSend: async () => (await before?.(), await intent.leave({ method, request })) };

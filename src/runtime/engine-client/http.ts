@@ -227,6 +227,18 @@ class HttpClient implements C.EngineClient {
     });
   }
 
+  async backfill(flow: string, range: { from: number; to: number }): Promise<C.BackfillOutcome> {
+    const a = await this.call('POST', `/api/flows/${encodeURIComponent(flow)}/backfill`, range);
+    if (a.status === 201) return a.body as C.BackfillOutcome;
+    if (a.status === 404) throw new FlowError('FLOW_NOT_FOUND', { name: flow, dir: `the daemon at ${this.target}` });
+    if (a.status === 400 && a.body?.error?.code === 'BACKFILL_INVALID') {
+      const e = new FlowError('BACKFILL_INVALID', { flow, reason: '' });
+      e.message = String(a.body.error.message);
+      throw e;
+    }
+    throw refused(this.target, a);
+  }
+
   async pauses(): Promise<C.InstancePause[]> {
     const body = (await this.ok('GET', '/api/instances')) as { instances: Array<{ pauses: PauseView[] }>; otherPauses: PauseView[] };
     const all = [...body.instances.flatMap((i) => i.pauses), ...body.otherPauses];

@@ -9,6 +9,7 @@ import { displayPath } from '../../engine/flow/load.js';
 import type { Flow } from '../../engine/flow/types.js';
 import { LOGGED_EVENTS } from '../../engine/progress/log-subscriber.js';
 import type { RunHandle } from '../../engine/run/types.js';
+import { planBackfill, runBackfill } from '../../engine/schedule/backfill.js';
 import { RESUMABLE_STATUSES, type RunRecord } from '../../store/types.js';
 import { toRunSummary, toStepDetail } from '../../ui/views.js';
 import { activePauses, liftPausesOf, toInstancePause } from '../pauses.js';
@@ -40,6 +41,12 @@ export interface InProcessEngineClient extends C.EngineClient {
   retry(runId: string, opts?: C.FollowOptions): Promise<LocalRun>;
   /** Starts `flow` as given (e.g. a flow file outside the flows directory) and follows it. */
   startFlow(flow: Flow, opts?: C.StartRunOptions): Promise<LocalRun>;
+  /** backfill() of a flow as given, in this process: also `done`, the runs it started as they ended (the slots' runs of `msgflow backfill`). */
+  backfillHere(
+    flow: Flow,
+    range: { from: number; to: number },
+    onStart?: (s: C.BackfillSlot) => void,
+  ): Promise<{ slots: C.BackfillSlot[]; done: Promise<RunRecord[]> }>;
   /** Resumes an unfinished run of `flow` in this process (RUN_LIVE when a live process owns it) and follows it. */
   resume(flow: Flow, runId: string, opts?: C.FollowOptions): Promise<LocalRun>;
 }
@@ -166,6 +173,20 @@ class InProcessClient implements InProcessEngineClient {
     if (!old) throw new FlowError('RUN_NOT_FOUND', { runId });
     const flow = this.flowNamed(old.flow);
     return this.launched(o, () => this.runtime.engine.retry(runId, flow), flow.name);
+  }
+
+  async backfill(name: string, range: { from: number; to: number }): Promise<C.BackfillOutcome> {
+    const { slots } = await this.backfillHere(this.flowNamed(name), range);
+    return { flow: name, slots };
+  }
+
+  async backfillHere(flow: Flow, range: { from: number; to: number }, onStart?: (s: C.BackfillSlot) => void) {
+    const { engine, store, clock } = this.runtime;
+    const slots = await planBackfill(store, clock, flow, range.from, range.to);
+    const done = runBackfill(engine, flow, slots, onStart ? { onStart } : {});
+    // Failures of a run are its own record's; a start that fails (the store went away) is logged by the caller awaiting it.
+    void done.catch(() => {});
+    return { slots, done };
   }
 
   async pauses(): Promise<C.InstancePause[]> {

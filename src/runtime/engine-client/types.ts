@@ -7,6 +7,7 @@
  * one behavioural suite runs against both (test/daemon/engine-client.ts).
  */
 import type { EngineEventName, EngineEvents } from '../../engine/events.js';
+import type { BackfillSlot as EngineBackfillSlot } from '../../engine/schedule/backfill.js';
 import type { RunStatus } from '../../store/types.js';
 import type { PauseView } from '../../ui/api.js';
 import type { RunSummary, StepDetail } from '../../ui/views.js';
@@ -74,6 +75,15 @@ export interface CancelOutcome {
   owner?: { pid: number; host: string };
 }
 
+/** One slot of a backfill (engine/schedule/backfill.ts): the run it has, or is given. */
+export type BackfillSlot = EngineBackfillSlot;
+
+/** What a backfill decided: every slot of the range, those already run by an earlier backfill marked `existing`. */
+export interface BackfillOutcome {
+  flow: string;
+  slots: BackfillSlot[];
+}
+
 /** An instance-wide pause (e.g. checkAccount's rate_limit_exceeded) in force: the dashboard API's pause without its store key and flag. */
 export type InstancePause = Omit<PauseView, 'key' | 'active'>;
 
@@ -105,6 +115,14 @@ export interface EngineClient {
    * NOTHING_TO_RETRY for a run that succeeded; RUN_NOT_FOUND for an unknown id.
    */
   retry(runId: string, opts?: FollowOptions): Promise<FollowedRun>;
+  /**
+   * `msgflow backfill`: runs the flow's schedule slots in [`from`, `to`] (ms),
+   * once each (a slot an earlier backfill ran is left as it is), marked
+   * `trigger: backfill`, within the flow's concurrency. Answers once the slots
+   * are decided; their runs go on in the engine. BACKFILL_INVALID for a flow
+   * without a schedule, a reversed range or too many slots.
+   */
+  backfill(flow: string, range: { from: number; to: number }): Promise<BackfillOutcome>;
   /** The instance-wide pauses in force now. */
   pauses(): Promise<InstancePause[]>;
   /** Lifts the pauses of the instance named `instance` in config.yaml; how many were lifted. */

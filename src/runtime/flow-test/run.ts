@@ -42,7 +42,7 @@ import { createStore } from '../../store/create.js';
 import type { EngineStore } from '../../store/types.js';
 import { VirtualClock } from '../../util/virtual-clock.js';
 import { createInProcessTransport } from '../in-process-transport.js';
-import { createProjectEngine, flowSource, localUrlOf } from '../project-engine.js';
+import { createProjectEngine, flowSource, localUrlOf, secretsOf } from '../project-engine.js';
 import { interceptApi, type ApiInterceptor, type InterceptedApi } from '../../client/interceptors.js';
 import { faultInterceptor } from './faults.js';
 import { buildRegistry } from '../registry.js';
@@ -251,6 +251,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   cleanups.push(() => store.close());
   const source = flowSource(config, registry);
   const flow = findFlow(source.dir, c.flow, source.options);
+  const secrets = secretsOf(config);
   const engine = createProjectEngine(config, {
     store,
     registry,
@@ -265,6 +266,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     resolveInputs: (f, overrides) =>
       f.name === flow.name ? caseInputs(f, c, { testDir, caseDir }, overrides) : resolveInputs(f, overrides),
     flowFor: (name) => loadFlows(source.dir, source.options).flows.find((f) => f.name === name),
+    secret: (name) => secrets.get(name),
   });
   cleanups.push(() => engine.shutdown());
   const consumerClient = caseClients(config, local, (li) => ({
@@ -520,23 +522,42 @@ function localConfigFor(config: Config, c: FlowTestCase, caseDir: string): Local
   // A project without local instances still gets one: every config instance maps to it.
   const instances: unknown[] =
     base.instances.length > 0 ? [...base.instances] : [{ idInstance: '1100000001', apiTokenInstance: 'flow-test-token' }];
-  const { checkAccountLimit, seed, ...over } = c.instance ?? {};
+  for (const name of Object.keys(c.instances ?? {})) {
+    if (!config.instances[name])
+      throw new MsgflowError('INSTANCE_UNKNOWN', {
+        name,
+        file: config.file,
+        known: ` (instances: ${Object.keys(config.instances).join(', ')}; flow test case 'instances:')`,
+      });
+  }
   return LocalSchema.parse({
     ...base,
     dataDir: path.join(caseDir, 'service'),
     network: { ...network, accounts },
     instances: instances.map((raw) => {
       const i = raw as Record<string, unknown>;
-      return {
-        ...i,
-        ...definedOnly(over),
-        ...(checkAccountLimit
-          ? { checkAccountLimit: { ...(i.checkAccountLimit as object | undefined), ...definedOnly(checkAccountLimit) } }
-          : {}),
-        ...(seed ? { seed: path.resolve(config.baseDir, seed) } : {}),
-      };
+      // `instance:` for every local instance, then `instances.<name>:` for the one a config instance names.
+      const own = Object.entries(c.instances ?? {})
+        .filter(([name]) => config.instances[name]?.apiUrl === 'local' && config.instances[name]?.idInstance === String(i.idInstance))
+        .map(([, o]) => o);
+      return [c.instance ?? {}, ...own].reduce((acc, o) => withOverrides(acc, o, config.baseDir), i);
     }),
   });
+}
+
+type Overrides = NonNullable<FlowTestCase['instance']>;
+
+/** A local instance with a case's overrides. */
+function withOverrides(i: Record<string, unknown>, o: Overrides, baseDir: string): Record<string, unknown> {
+  const { checkAccountLimit, seed, ...over } = o;
+  return {
+    ...i,
+    ...definedOnly(over),
+    ...(checkAccountLimit
+      ? { checkAccountLimit: { ...(i.checkAccountLimit as object | undefined), ...definedOnly(checkAccountLimit) } }
+      : {}),
+    ...(seed ? { seed: path.resolve(baseDir, seed) } : {}),
+  };
 }
 
 /**

@@ -144,6 +144,24 @@ const Expect = z.strictObject({
   reports: z.array(ReportExpect).optional(),
 });
 
+/** What a case may change of a local instance. */
+const InstanceOverrides = z.strictObject({
+  state: z.enum(INSTANCE_STATES).optional(),
+  sendIntervalMs: z.number().int().min(500).optional(),
+  rateLimits: RateLimitsSchema.optional(),
+  checkAccountLimit: z
+    .strictObject({
+      numbers: z.number().int().positive().optional(),
+      windowMinutes: z.number().positive().optional(),
+      retryAfterSeconds: z.number().int().positive().optional(),
+    })
+    .optional(),
+  /** Seed file (chats and messages), relative to the config file. */
+  seed: z.string().optional(),
+  /** Scripted failures: states at a time or after N sends, the chat quota, a webhook receiver down. */
+  failures: FailuresSchema.optional(),
+});
+
 export const FlowTestCaseSchema = z.strictObject({
   /** What the case shows. */
   name: z.string().min(1),
@@ -180,24 +198,12 @@ export const FlowTestCaseSchema = z.strictObject({
     })
     .optional(),
   /** Overrides of every local instance (state, sendIntervalMs, checkAccountLimit, rateLimits, seed). */
-  instance: z
-    .strictObject({
-      state: z.enum(INSTANCE_STATES).optional(),
-      sendIntervalMs: z.number().int().min(500).optional(),
-      rateLimits: RateLimitsSchema.optional(),
-      checkAccountLimit: z
-        .strictObject({
-          numbers: z.number().int().positive().optional(),
-          windowMinutes: z.number().positive().optional(),
-          retryAfterSeconds: z.number().int().positive().optional(),
-        })
-        .optional(),
-      /** Seed file (chats and messages), relative to the config file. */
-      seed: z.string().optional(),
-      /** Scripted failures: states at a time or after N sends, the chat quota, a webhook receiver down. */
-      failures: FailuresSchema.optional(),
-    })
-    .optional(),
+  instance: InstanceOverrides.optional(),
+  /**
+   * Overrides of one instance, by its config.yaml name (after `instance:`): e.g. one of a pool
+   * turning yellowCard while the others send. Its local instance is the one with its idInstance.
+   */
+  instances: z.record(z.string(), InstanceOverrides).optional(),
   /** Messages already in the instance's chats (seed-file message objects). */
   messages: z.array(MessageInputSchema).optional(),
   /** Incoming messages that arrive while the flow runs. */

@@ -25,7 +25,7 @@ import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
 import { ensureSwitches } from './switches.js';
 import type { Redactor } from '../../util/secrets.js';
-import { WAIT_FOR_REPLY } from '../../actions/builtins.js';
+import { MESSAGES_BROADCAST, WAIT_FOR_REPLY } from '../../actions/builtins.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
 import { startIdleSweeper } from '../conversation/idle.js';
@@ -61,9 +61,21 @@ export interface NotificationConsumers {
   stop(): Promise<void>;
 }
 
-/** Config names of the instances a flow waits for replies on (a waitForReply step): their incoming messages must be recorded. */
+/**
+ * Config names of the instances a flow waits for replies on (a waitForReply
+ * step), or counts replies from (a messages.broadcast campaign's funnel: its
+ * instance and its pool's): their incoming messages must be recorded.
+ */
 export function replyInstances(flows: readonly Flow[]): string[] {
-  return [...new Set(flows.filter((f) => f.steps.some((s) => s.uses === WAIT_FOR_REPLY)).map((f) => f.instance))].sort();
+  const names = flows.flatMap((f) =>
+    f.steps.flatMap((s) => {
+      if (s.uses === WAIT_FOR_REPLY) return [f.instance];
+      if (s.uses !== MESSAGES_BROADCAST) return [];
+      const pool = (s.with?.pool as { instances?: unknown } | undefined)?.instances;
+      return [f.instance, ...(Array.isArray(pool) ? pool.filter((n): n is string => typeof n === 'string') : [])];
+    }),
+  );
+  return [...new Set(names)].sort();
 }
 
 /**
@@ -93,7 +105,8 @@ function idInstanceOf(config: Config, name: string): string | undefined {
 /** Starts consuming. The returned `stop()` ends every loop and the receiver, and releases the leases. */
 export async function startNotificationConsumers(o: ConsumersOptions): Promise<NotificationConsumers> {
   const instances = consumedInstances(o.config, o.flows, o.logger);
-  const dispatcher = new NotificationDispatcher(o);
+  const handover = o.config.conversations.handover;
+  const dispatcher = new NotificationDispatcher({ ...o, ...(handover ? { handoverFor: () => handover } : {}) });
   const controller = new AbortController();
   const held = new Set<string>();
   const leases: LeaseOwner[] = [];
@@ -133,6 +146,7 @@ export async function startNotificationConsumers(o: ConsumersOptions): Promise<N
     ...(receiver ? { webhookUrl: receiver.url } : {}),
     async stop() {
       controller.abort();
+      dispatcher.stop();
       clearInterval(timer);
       await idle.stop();
       for (const ev of events) o.bus.off(ev, pendingTick);
@@ -203,6 +217,8 @@ async function consumeOwned(o: ConsumersOptions, inst: ConsumedInstance, d: Noti
   const types = o.flows.flatMap((f) =>
     f.on.notification?.instance === inst.name && isNotificationType(f.on.notification.type) ? [f.on.notification.type] : [],
   );
+  // Handover: the operator's messages from the phone must be produced.
+  if (o.config.conversations.handover) types.push('outgoingMessageReceived');
   const kinds = o.flows.flatMap((f) => (f.on.notification?.instance === inst.name ? [f.on.notification.typeMessage ?? []].flat() : []));
   await ensureSwitches(o.clientFor(inst.name), inst.name, inst.mode, types, o.logger, kinds);
   held.add(inst.name);

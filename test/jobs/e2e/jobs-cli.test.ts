@@ -82,11 +82,25 @@ const TRIALS = Number(process.env.MSGFLOW_TRIALS ?? 2);
  * it. Resolves `ok …` when every recipient has exactly one message and the
  * summary says what happened, else what went wrong.
  */
-async function inFlightTrial(t: TestContext, reaches: boolean): Promise<string> {
+async function inFlightTrial(t: TestContext, reaches: boolean, job: 'files' | 'messages' = 'files'): Promise<string> {
   const phones = [79001112233, 79002223344, 79003334455, 79004445566, 79006660001, 79006660002];
   let sends = 0;
-  const ctx = await project(t, { sendIntervalMs: 500 }, undefined, (method) => method === 'sendFileByUrl' && ++sends === 3);
+  const sending = (method: string) => (job === 'files' ? method === 'sendFileByUrl' : method === 'sendMessage' || method === 'sendPoll');
+  const ctx = await project(t, { sendIntervalMs: 500 }, undefined, (method) => sending(method) && ++sends === 3);
   await writeData(ctx.dir, 'data/recipients.csv', 'phone,firstName\n' + phones.map((p, i) => `${p},Friend${i}`).join('\n') + '\n');
+  // messages.broadcast: a text or a poll per recipient (A/B), its content looked for by kind.
+  const what =
+    job === 'files'
+      ? `uses: files.broadcast
+    with:
+      urlFile: ${files.url('/brochure.pdf')}
+      fileName: brochure.pdf
+      caption: "Hello \${{ item.firstName }}"`
+      : `uses: messages.broadcast
+    with:
+      variants:
+        - { name: text, message: { text: "Hello \${{ row.firstName }}" } }
+        - { name: poll, message: { poll: { question: "Coffee, \${{ row.firstName }}?", options: [yes, no] } } }`;
   await writeData(
     ctx.dir,
     'flows/broadcast.yaml',
@@ -95,12 +109,8 @@ inputs:
   recipients: { file: data/recipients.csv }
 steps:
   - id: send
-    uses: files.broadcast
-    with:
+    ${what}
       recipients: \${{ inputs.recipients }}
-      urlFile: ${files.url('/brochure.pdf')}
-      fileName: brochure.pdf
-      caption: "Hello \${{ item.firstName }}"
       reconcile: { sendInterval: 500ms, grace: 1s, clockSkew: 2s, journalLag: 1s }
       follow: { deadline: 0 }
       report: reports/broadcast.csv
@@ -119,7 +129,9 @@ steps:
   const csv = await readFile(path.join(ctx.dir, 'reports/broadcast.csv'), 'utf8');
   const resent = (csv.match(/never reached the service; sent again/g) ?? []).length;
   const expected = reaches ? 0 : 1;
-  const sentRows = csv.split('\r\n').filter((l) => l.split(',')[2] === 'sent').length;
+  const lines = csv.split('\r\n');
+  const outcome = lines[0]!.split(',').indexOf('outcome');
+  const sentRows = lines.filter((l) => l.split(',')[outcome] === 'sent').length;
   if (!again.stderr.includes('resuming run') || counts.some((c) => c !== 1) || sentRows !== 6 || resent !== expected)
     return `${reaches ? 'reached' : 'dropped'}: messages per recipient ${counts.join(',')}, ${sentRows} sent, resent ${resent}\n${again.stdout}${again.stderr}`;
   return `ok (${reaches ? 'reached: found' : 'dropped: sent again'})`;
@@ -260,6 +272,17 @@ steps:
       // Even trials: the held send goes on to the service after the kill; odd ones: it never arrives.
       for (let i = 0; i < TRIALS; i++) outcomes.push(await inFlightTrial(t, i % 2 === 0));
       if (process.env.MSGFLOW_TRIALS) console.info(`in-flight send trials: ${TRIALS}, ${outcomes.join(' | ')}`);
+      expect(outcomes.filter((o) => !o.startsWith('ok'))).toEqual([]);
+    },
+    60_000 * TRIALS,
+  );
+
+  it.concurrent(
+    `messages.broadcast (text and poll variants): a send caught in flight by kill -9 is found at the service by its content, or sent again once; every recipient once (${TRIALS} trial(s))`,
+    async (t) => {
+      const outcomes: string[] = [];
+      for (let i = 0; i < TRIALS; i++) outcomes.push(await inFlightTrial(t, i % 2 === 0, 'messages'));
+      if (process.env.MSGFLOW_TRIALS) console.info(`messages.broadcast in-flight send trials: ${TRIALS}, ${outcomes.join(' | ')}`);
       expect(outcomes.filter((o) => !o.startsWith('ok'))).toEqual([]);
     },
     60_000 * TRIALS,

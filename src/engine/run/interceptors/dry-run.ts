@@ -8,8 +8,6 @@ import type { ApiInterceptor } from '../../../client/interceptors.js';
 
 export const dryRunInterceptor: ApiInterceptor = {
   name: 'dry-run',
-  call(c, next) {
-    if (c.spec.writes) return Promise.reject(new FlowError('DRY_RUN_WRITE', { method: c.method }));
-    return next();
-  },
+  appliesTo: (_method, spec) => spec.writes,
+  call: (c) => Promise.reject(new FlowError('DRY_RUN_WRITE', { method: c.method })),
 };

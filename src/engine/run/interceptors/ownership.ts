@@ -8,8 +8,9 @@ import type { ApiInterceptor } from '../../../client/interceptors.js';
 export function ownershipInterceptor(owner: { check(): Promise<void> }): ApiInterceptor {
   return {
     name: 'ownership',
-    async call(c, next) {
-      if (c.spec.writes) await owner.check();
+    appliesTo: (_method, spec) => spec.writes,
+    async call(_c, next) {
+      await owner.check();
       return next();
     },
   };

@@ -9,7 +9,7 @@ import type { EngineStore } from '../../../store/types.js';
 import type { Clock } from '../../../util/clock.js';
 import type { InstanceRef } from '../../action.js';
 import { PauseError, type PauseInfo } from '../../control.js';
-import { activePause, raisePause, type PauseRecord, type PauseRule } from '../pauses.js';
+import { activePause, pauseRecords, raisePause, type PauseRecord, type PauseRule } from '../pauses.js';
 
 export interface PauseInterceptorOptions {
   store: Pick<EngineStore, 'kv'>;
@@ -28,12 +28,14 @@ function pauseInfo(p: PauseRecord): PauseInfo {
 }
 
 export function pauseInterceptor(o: PauseInterceptorOptions): ApiInterceptor {
+  // Once, not per call: a bulk job asks before each of a million checks.
+  const pauses = pauseRecords(o.store);
   return {
     name: 'pauses',
+    appliesTo: (method) => o.rules.some((r) => r.method === method),
     async call(c, next) {
-      const rule = o.rules.find((r) => r.method === c.method);
-      if (!rule) return next();
-      const held = await activePause(o.store, o.instance.identity, rule.scope, o.clock.now());
+      const rule = o.rules.find((r) => r.method === c.method)!;
+      const held = await activePause(pauses, o.instance.identity, rule.scope, o.clock.now());
       if (held) throw new PauseError(pauseInfo(held));
       try {
         return await next();

@@ -1,0 +1,234 @@
+/**
+ * The senders of a broadcast: the flow's instance alone, or a pool of
+ * instances (`pool.instances`). Each recipient keeps one sender (sticky,
+ * across campaigns: BROADCAST_SENDERS_NS); each sender has its own pace, a
+ * daily cap and a warm-up ramp for a new number (BROADCAST_USAGE_NS, counted
+ * per day across campaigns); and the health guard: a sender whose state
+ * (getStateInstance) or whose answer (466 quota exceeded, account not
+ * authorized) says it is in danger raises a durable pause of the campaign on
+ * that instance (engine/run/pauses.ts: `msgflow pauses`, the dashboard, Lift)
+ * and an event (`campaign.paused`); its remaining recipients move to the
+ * others, or wait for the lift (`onUnhealthy`).
+ */
+import { z } from 'zod';
+import { isMsgflowError } from '../api/errors.js';
+import { INSTANCE_STATES } from '../api/notifications.js';
+import type { InstanceApi } from '../api/types.js';
+import { FlowError } from '../api/errors.js';
+import type { ActionContext, InstanceRef } from '../engine/action.js';
+import { actionPauses, activePause, pauseRecords, pauseWait, raisePause, type PauseRecord } from '../engine/run/pauses.js';
+import { BROADCAST_SENDERS_NS, BROADCAST_USAGE_NS, type SharedNamespace } from '../engine/shared.js';
+import { zoneOf } from '../util/clock.js';
+import { duration } from './duration.js';
+import { paceDelay, PaceSchema, type Pace } from './pace.js';
+
+export const PoolSchema = z
+  .strictObject({
+    instances: z.array(z.string().min(1)).min(1).describe('Instances of config.yaml that share the campaign (their names).'),
+    pace: PaceSchema.optional().describe("Each instance's own pause between two of its sends: { delay, jitter }. @default none"),
+    dailyCap: z.number().int().positive().optional().describe('Most broadcast sends per instance and day (all campaigns). @default no cap'),
+    warmup: z
+      .strictObject({
+        from: z.number().int().positive().describe('Sends on the first day.'),
+        to: z.number().int().positive().describe('Sends per day once warmed up.'),
+        days: z.number().int().positive().describe('Days from `from` to `to`, rising evenly.'),
+      })
+      .optional()
+      .describe("A new number's ramp: its daily cap rises from `from` to `to` over `days`, counted from its first broadcast send."),
+    onUnhealthy: z
+      .enum(['move', 'wait'])
+      .default('move')
+      .describe("An unhealthy instance's recipients not yet sent: `move` to the others, or `wait` for the lift. @default move"),
+  })
+  .describe('A pool of instances: { instances, pace, dailyCap, warmup, onUnhealthy }. Each recipient keeps one sender.');
+
+export type Pool = z.output<typeof PoolSchema>;
+
+const DANGER_STATES = INSTANCE_STATES.filter((s) => s !== 'authorized' && s !== 'starting');
+
+export const GuardSchema = z
+  .strictObject({
+    states: z
+      .array(z.enum(INSTANCE_STATES))
+      .default(['yellowCard', 'blocked', 'notAuthorized'])
+      .describe(
+        `Instance states that pause the campaign on it (${DANGER_STATES.join(', ')}). @default [yellowCard, blocked, notAuthorized]`,
+      ),
+    checkEvery: duration("How often a sender's state is read (getStateInstance) before a send; 0: before every send. @default 1m").default(
+      60_000,
+    ),
+    quotaExceeded: z.boolean().default(true).describe("466 (the plan's quota exceeded) pauses the campaign on the instance. @default true"),
+    pauseFor: duration('How long a pause lasts unless lifted earlier (msgflow pauses lift). @default 24h').default(86_400_000),
+  })
+  .describe('The health guard: { states, checkEvery, quotaExceeded, pauseFor }.');
+
+export type Guard = z.output<typeof GuardSchema>;
+
+/** One sender of a broadcast. */
+export interface Sender {
+  name: string;
+  instance: InstanceRef;
+  client: InstanceApi;
+  /** A context whose client and instance are the sender's (reconciliation and following read its service). */
+  ctx: ActionContext;
+  /** Not before then (its own pace). */
+  nextAt: number;
+  /** When its state is read next. */
+  stateAt: number;
+}
+
+export class Senders {
+  readonly list: Sender[];
+  /** The pauses' scope: one per campaign (or run step), so lifting it resumes that campaign. */
+  readonly scope: string;
+
+  constructor(
+    private readonly ctx: ActionContext,
+    private readonly pool: Pool | undefined,
+    private readonly guard: Guard | undefined,
+    campaign: string | undefined,
+  ) {
+    this.scope = `campaign:${campaign ?? `${ctx.run.flow}/${ctx.run.step}`}`;
+    const names = pool?.instances ?? [ctx.instance.name];
+    this.list = names.map((name, i) => {
+      const own = name === ctx.instance.name ? { client: ctx.client, instance: ctx.instance } : this.other(name, i);
+      return { name, ...own, ctx: { ...ctx, client: own.client, instance: own.instance, instanceName: name }, nextAt: 0, stateAt: 0 };
+    });
+  }
+
+  private other(name: string, i: number): { client: InstanceApi; instance: InstanceRef } {
+    if (!this.ctx.instanceClient)
+      throw new FlowError('ACTION_INPUT_INVALID', {
+        action: 'messages.broadcast',
+        field: `pool.instances[${i}]`,
+        reason: "this run reaches only its flow's instance",
+      });
+    try {
+      return this.ctx.instanceClient(name);
+    } catch (e) {
+      throw new FlowError(
+        'ACTION_INPUT_INVALID',
+        { action: 'messages.broadcast', field: `pool.instances[${i}]`, reason: `no instance '${name}' in config.yaml` },
+        { cause: e },
+      );
+    }
+  }
+
+  byIdentity(identity: string | undefined): Sender | undefined {
+    return identity === undefined ? undefined : this.list.find((s) => s.instance.identity === identity);
+  }
+
+  get pooled(): boolean {
+    return this.pool !== undefined;
+  }
+
+  get waitsWhenUnhealthy(): boolean {
+    return this.pool?.onUnhealthy !== 'move';
+  }
+
+  /** The pause of the campaign on a sender in force now, if any. */
+  pauseOf(s: Sender): Promise<PauseRecord | undefined> {
+    return activePause(pauseRecords(actionPauses(this.ctx)), s.instance.identity, this.scope, this.ctx.clock.now());
+  }
+
+  /** Today's day in the run's zone (YYYY-MM-DD): the caps count per day. */
+  private today(at = this.ctx.clock.now()): string {
+    return new Intl.DateTimeFormat('en-CA', { timeZone: zoneOf(this.ctx.clock) }).format(at);
+  }
+
+  /** How many more broadcast sends the sender may make today (Infinity without caps). */
+  async capacity(s: Sender): Promise<number> {
+    if (!this.pool?.dailyCap && !this.pool?.warmup) return Infinity;
+    const usage = this.ctx.shared(BROADCAST_USAGE_NS);
+    const today = this.today();
+    const sent = (await usage.get<{ sends: number }>(`${s.instance.identity}:${today}`))?.sends ?? 0;
+    let cap = this.pool.dailyCap ?? Infinity;
+    const w = this.pool.warmup;
+    if (w) {
+      const first = (await usage.get<{ day: string }>(`${s.instance.identity}:first`))?.day ?? today;
+      const age = Math.max(0, Math.round((Date.parse(today) - Date.parse(first)) / 86_400_000));
+      cap = Math.min(cap, Math.floor(w.from + ((w.to - w.from) * Math.min(age, w.days)) / w.days));
+    }
+    return Math.max(0, cap - sent);
+  }
+
+  /** Counts one send of the sender today (before the call: a crash can only make the count one too high, never let a cap pass). */
+  async count(s: Sender): Promise<void> {
+    if (!this.pool?.dailyCap && !this.pool?.warmup) return;
+    const usage = this.ctx.shared(BROADCAST_USAGE_NS);
+    const today = this.today();
+    if ((await usage.get(`${s.instance.identity}:first`)) === undefined) await usage.set(`${s.instance.identity}:first`, { day: today });
+    const key = `${s.instance.identity}:${today}`;
+    const sent = (await usage.get<{ sends: number }>(key))?.sends ?? 0;
+    await usage.set(key, { sends: sent + 1 });
+  }
+
+  /** When the caps allow sends again: the start of tomorrow in the run's zone (to the second). */
+  tomorrow(): number {
+    const now = this.ctx.clock.now();
+    const today = this.today(now);
+    let lo = now;
+    let hi = now + 26 * 3_600_000;
+    while (hi - lo > 1000) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (this.today(mid) === today) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  }
+
+  /** Waits for the sender's own pace. */
+  async paced(s: Sender, pace: Pace | undefined = this.pool?.pace): Promise<void> {
+    const now = this.ctx.clock.now();
+    if (s.nextAt > now) await this.ctx.clock.sleep(s.nextAt - now, this.ctx.signal);
+    if (pace) s.nextAt = this.ctx.clock.now() + paceDelay(pace);
+  }
+
+  /** The sender's state, read when due; the reason it is unhealthy, if it is. */
+  async checkState(s: Sender): Promise<string | undefined> {
+    if (!this.guard || this.ctx.clock.now() < s.stateAt) return undefined;
+    s.stateAt = this.ctx.clock.now() + this.guard.checkEvery;
+    const state = await s.client
+      .getStateInstance({}, { signal: this.ctx.signal })
+      .then((r) => r.stateInstance)
+      .catch(() => undefined);
+    return state && this.guard.states.includes(state) ? `state ${state}` : undefined;
+  }
+
+  /** Why a failed send makes the sender unhealthy (by the error's code), if it does. */
+  unhealthyBy(e: unknown): string | undefined {
+    if (!this.guard || !isMsgflowError(e)) return undefined;
+    if (e.code === 'QUOTA_EXCEEDED' && this.guard.quotaExceeded) return '466 quotaExceeded';
+    if (e.code === 'ACCOUNT_NOT_AUTHORIZED' && this.guard.states.includes('notAuthorized')) return 'state notAuthorized';
+    return undefined;
+  }
+
+  /** Pauses the campaign on the sender, durably, with the reason; says so in the log and as an event. */
+  async trip(s: Sender, why: string): Promise<void> {
+    const now = this.ctx.clock.now();
+    const rule = { scope: this.scope, cause: why };
+    const record = await raisePause(actionPauses(this.ctx), s.instance, rule, { since: now, retryAfterMs: 0, minMs: this.guard!.pauseFor });
+    const then =
+      this.pooled && !this.waitsWhenUnhealthy ? 'its remaining recipients move to the others' : 'the campaign waits for the lift';
+    this.ctx.logger.warn(`${this.scope} paused on instance '${s.name}': ${why}; ${then} (msgflow pauses lift ${s.name})`);
+    this.ctx.emit('campaign.paused', { scope: this.scope, instance: s.name, reason: why, until: record.until });
+  }
+
+  /** Waits durably until the earliest of the pauses ends or is lifted. */
+  async waitForLift(paused: PauseRecord[]): Promise<void> {
+    const first = paused.reduce((a, b) => (b.until < a.until ? b : a));
+    await this.ctx.wait(pauseWait(first, (ns: SharedNamespace<PauseRecord>) => this.ctx.shared(ns)));
+  }
+
+  /** The sticky sender of a chat, if it has one in this pool. */
+  async stickyOf(chatId: string): Promise<Sender | undefined> {
+    if (!this.pooled) return this.list[0];
+    const s = await this.ctx.shared(BROADCAST_SENDERS_NS).get<{ identity: string }>(chatId);
+    return this.byIdentity(s?.identity);
+  }
+
+  async stick(chatId: string, s: Sender): Promise<void> {
+    if (this.pooled)
+      await this.ctx.shared(BROADCAST_SENDERS_NS).set(chatId, { identity: s.instance.identity, name: s.name, at: this.ctx.clock.now() });
+  }
+}
