@@ -61,11 +61,8 @@ ${store}
 `,
   );
   await mkdir(join(dir, 'flows'));
-  // The menu bot as shipped, with room for the bench's messages in flight.
-  const flow = (await readFile(new URL('../flows/welcome.yaml', import.meta.url), 'utf8')).replace(
-    'concurrency: { max: 100 }',
-    'concurrency: { max: 1000 }',
-  );
+  // The menu bot as shipped (one run at a time per chat).
+  const flow = await readFile(new URL('../flows/welcome.yaml', import.meta.url), 'utf8');
   await writeFile(join(dir, 'flows', 'welcome.yaml'), flow);
   return dir;
 }
