@@ -20,12 +20,10 @@ import tseslint from 'typescript-eslint';
  *   `runtime` (the daemon) may start it.
  * - `cli` is a front end: it parses flags, calls the runtime (the daemon,
  *   the EngineClient, createRuntime, and src/runtime/frontend.ts and
- *   present.ts: the list of what a front end uses of the layers below) and
- *   prints. Besides the runtime it imports `api` (the error classes and
- *   codes every layer throws: the exit code follows the code), the text
- *   helpers of `util` named below (no I/O: wording, escaping, the secrets
- *   redactor), and only the types of the engine, the store, the config and
- *   util (the records, settings and logger it handles).
+ *   present.ts: the list of what a front end uses of the layers below: the
+ *   error classes the exit code follows, util's text helpers, the records'
+ *   types) and prints. Besides the runtime it imports only the engine's
+ *   types (the events and flows it handles).
  */
 const LAYERS = {
   api: [],
@@ -39,10 +37,7 @@ const LAYERS = {
   // The runtime wires the built-in actions through their registry, never an action's internals.
   runtime: ['api', 'util', 'config', 'client', 'local', 'store', 'engine', 'actions/builtins', 'ui'],
   ui: { values: ['api', 'util', 'config', 'client', 'store', 'engine'], types: ['runtime'] },
-  cli: {
-    values: ['api', 'runtime', 'util/duration', 'util/printable', 'util/port-in-use', 'util/secrets', 'util/suggest'],
-    types: ['engine', 'store', 'config', 'util'],
-  },
+  cli: { values: ['runtime'], types: ['engine'] },
 };
 
 /** `{ values, types }` of a layer; a plain list allows values (and so types) from those. */

@@ -1,13 +1,16 @@
 /**
  * Benchmark of the local service (run by hand, not a test):
  *
- *   node --import tsx bench/local-bench.ts
+ *   npm run build && node --import tsx bench/local-bench.ts
  *
  * Prints, from one run:
  * 1. requests/second under autocannon -c 50 (load generator in this process,
  *    servers in children) of getMessage and of checkAccount (cached) as a
- *    ratio to a bare node:http server answering the same JSON body (target
- *    >= 0.6), with fastify's hello world measured alongside as the peer;
+ *    ratio to a bare node:http server sent the same request and answering it
+ *    with the same bytes msgflow answered (target >= 0.6), with fastify's
+ *    hello world measured alongside as the peer; and each server's CPU time
+ *    per request (from /proc), which a busy shared machine moves less than
+ *    requests/second;
  * 2. getChatHistory (count 100) p99 latency and sendFileByUrl acknowledgement
  *    p99 latency with 100 and with 100,000 stored messages, as a ratio
  *    (target: the larger store at most 2x slower);
@@ -26,8 +29,9 @@
  * them, and prints: the start time (spawn to "listening", target <= 5 s), the
  * server's RSS once started, and getMessage / checkAccount (cached, a number
  * among the million) requests/s under `autocannon -c 50` as ratios to a bare
- * node:http server measured in the same run (target >= 0.6).
- * BENCH_LARGE_RECORDS changes the 1,000,000.
+ * node:http server measured in the same run on the same requests (target
+ * >= 0.6), with the CPU per request of both. BENCH_LARGE_RECORDS changes the
+ * 1,000,000.
  *
  * Bulk mode:
  *
@@ -55,6 +59,7 @@ import { History, type StoredMessage } from '../src/local/instance/history.js';
 import { createLocalService } from '../src/local/service.js';
 
 const SELF = fileURLToPath(import.meta.url);
+const BUILT_SERVICE = new URL('../dist/local/service.js', import.meta.url).href;
 const ID = '1101000001';
 const TOKEN = 'bench-token-123';
 const CHAT = '79001112233@c.us';
@@ -83,19 +88,16 @@ function localConfig(dataDir: string, sendIntervalMs: number) {
 // ---------------------------------------------------------------- child modes
 async function childMain(mode: string, arg: string) {
   if (mode === 'bare') {
-    const body = JSON.stringify({
-      type: 'incoming',
-      idMessage: 'A'.repeat(32),
-      timestamp: 1767225600,
-      typeMessage: 'textMessage',
-      chatId: CHAT,
-      textMessage: 'hello',
-    });
+    // The peer: node:http answering each path with the very bytes msgflow
+    // answered for the same request (measured in the same run), so both send
+    // the same body; the request body is read to its end like msgflow's.
+    const bodies = JSON.parse(arg || '{}') as Record<string, string>;
     const server = http.createServer((req, res) => {
       req.resume();
-      req.on('end', () =>
-        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body),
-      );
+      req.on('end', () => {
+        const body = bodies[req.url ?? '/'] ?? '{}';
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
+      });
     });
     server.keepAliveTimeout = 5000;
     server.listen(0, '127.0.0.1', () => console.log(`PORT ${(server.address() as { port: number }).port}`));
@@ -111,7 +113,9 @@ async function childMain(mode: string, arg: string) {
     return;
   }
   if (mode === 'service') {
-    const service = createLocalService(localConfig(arg, 3_600_000), { baseDir: '/' });
+    // The built service (dist/), as `msgflow serve` runs it, not the source through tsx's transform.
+    const built = (await import(BUILT_SERVICE)) as typeof import('../src/local/service.js');
+    const service = built.createLocalService(localConfig(arg, 3_600_000), { baseDir: '/' });
     await service.start();
     const l = await service.listen(0, '127.0.0.1');
     console.log(`PORT ${l.port}`);
@@ -287,19 +291,16 @@ async function main() {
     `msgflow local service benchmark (node ${process.version}; ${ROUNDS} interleaved rounds; autocannon -c ${CANNON_CONNECTIONS}, ${cannonSeconds()} s per throughput run)`,
   );
   console.log('Servers run in child processes; every figure is compared with its baseline measured in the same round.\n');
-  const bare = await startChild('bare');
   const fast = await startChild('fastify');
   const small = await startStore(100);
   const large = await startStore(100_000);
-  const getMessage = (port: number, id: string): Req => ({
-    method: 'POST',
-    path: p('getMessage'),
-    body: JSON.stringify({ chatId: CHAT, idMessage: id }),
-  });
+  const getMessage: Req = { method: 'POST', path: p('getMessage'), body: JSON.stringify({ chatId: CHAT, idMessage: small.firstId }) };
   const check: Req = { method: 'POST', path: p('checkAccount'), body: JSON.stringify({ phoneNumber: 79001112233 }) };
   await once(new http.Agent(), small.port, check); // fills the cache
+  const bare = await startChild('bare', JSON.stringify(await answersOf(small.port, [getMessage, check])));
+  const srv = { bare: target(bare), fastify: target(fast), small: target(small) };
 
-  const rows: { bare: number; fastify: number; getMessage: number; check: number }[] = [];
+  const rows: ThroughputRound[] = [];
   const hist = { small: [] as number[], large: [] as number[] };
   const acks = { small: [] as number[], large: [] as number[] };
   let seq = 0;
@@ -314,17 +315,11 @@ async function main() {
     await latencies(port, ackReq, 300);
   }
   // Warm-up (JIT, sockets), discarded.
-  for (const port of [bare.port, small.port]) await cannon(port, port === bare.port ? { method: 'POST', path: '/', body: '{}' } : check);
-  await cannon(fast.port, { method: 'GET', path: '/' });
+  for (const r of [getMessage, check]) for (const t of [srv.bare, srv.small]) await cannon(t, r);
+  await cannon(srv.fastify, FASTIFY_HELLO);
   const per = Math.ceil(LATENCY_SAMPLES / ROUNDS / 50) * 50;
   for (let r = 0; r < ROUNDS; r++) {
-    // Bare before and after msgflow, so a drift of the shared machine shows in its baseline.
-    const b1 = await cannon(bare.port, { method: 'POST', path: '/', body: '{}' });
-    const getMessageRps = await cannon(small.port, getMessage(small.port, small.firstId));
-    const checkRps = await cannon(small.port, check);
-    const fastifyRps = await cannon(fast.port, { method: 'GET', path: '/' });
-    const b2 = await cannon(bare.port, { method: 'POST', path: '/', body: '{}' });
-    rows.push({ bare: (b1 + b2) / 2, fastify: fastifyRps, getMessage: getMessageRps, check: checkRps });
+    rows.push(await throughputRound(srv, getMessage, check));
     // Small blocks, alternated, so both stores see the same background noise of a shared machine.
     for (let b = 0; b < per; b += 50) {
       hist.small.push(...(await latencies(small.port, historyReq, 50)));
@@ -336,21 +331,7 @@ async function main() {
   await Promise.all([stop(bare.child), stop(fast.child), stop(small.child), stop(large.child)]);
   await rm(small.dir, { recursive: true, force: true });
   await rm(large.dir, { recursive: true, force: true });
-
-  const gmRatio = median(rows.map((x) => x.getMessage / x.bare));
-  const caRatio = median(rows.map((x) => x.check / x.bare));
-  const fRatio = median(rows.map((x) => x.fastify / x.bare));
-  console.log(
-    `1. Throughput (requests/second, autocannon -c ${CANNON_CONNECTIONS}, ${cannonSeconds()} s per run; bare = mean of the runs before and after)`,
-  );
-  rows.forEach((x, k) =>
-    console.log(
-      `   round ${k + 1}: bare node:http ${fmt(x.bare, 0)}; fastify hello ${fmt(x.fastify, 0)} (${fmt(x.fastify / x.bare)}); getMessage ${fmt(x.getMessage, 0)} (${fmt(x.getMessage / x.bare)}); checkAccount cached ${fmt(x.check, 0)} (${fmt(x.check / x.bare)})`,
-    ),
-  );
-  console.log(
-    `   median ratio to bare node:http: getMessage ${fmt(gmRatio)}, checkAccount (cached) ${fmt(caRatio)}  (target >= 0.6); fastify hello world ${fmt(fRatio)}\n`,
-  );
+  printThroughput(rows);
 
   const h100 = pct(hist.small, 99);
   const h100k = pct(hist.large, 99);
@@ -426,10 +407,35 @@ function rssMb(pid: number): number {
 const CANNON_CONNECTIONS = 50;
 const cannonSeconds = () => Math.max(1, Math.round(DURATION_MS / 1000));
 
-/** Requests/second of `r` under autocannon (in this process; the server runs in a child). */
-async function cannon(port: number, r: Req): Promise<number> {
+/** A server under load: its port, and its process (for the CPU it spends). */
+interface Target {
+  port: number;
+  pid: number;
+}
+
+const target = (c: { child: ChildProcess; port: number }): Target => ({ port: c.port, pid: c.child.pid! });
+
+/** CPU time (user + system) a process has used so far, ms (from /proc: 10 ms ticks). */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/** One autocannon run: requests/second, and the server's CPU per request (µs). */
+interface Load {
+  rps: number;
+  cpuUs: number;
+}
+
+/**
+ * Requests/second of `r` under autocannon (in this process; the server runs
+ * in a child), and the server's CPU time per request over the run: on a
+ * shared machine the second moves less than the first with what else runs.
+ */
+async function cannon(t: Target, r: Req): Promise<Load> {
+  const cpu0 = cpuMs(t.pid);
   const result = await autocannon({
-    url: `http://127.0.0.1:${port}${r.path}`,
+    url: `http://127.0.0.1:${t.port}${r.path}`,
     method: r.method,
     body: r.body,
     headers: r.body ? { 'content-type': 'application/json' } : {},
@@ -437,7 +443,72 @@ async function cannon(port: number, r: Req): Promise<number> {
     duration: cannonSeconds(),
   });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${r.path}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return result.requests.average;
+  return { rps: result.requests.average, cpuUs: ((cpuMs(t.pid) - cpu0) * 1000) / Math.max(1, result.requests.total) };
+}
+
+const FASTIFY_HELLO: Req = { method: 'GET', path: '/' };
+
+/** The bodies msgflow answers to `reqs`, by path: what the bare peer then answers. */
+async function answersOf(port: number, reqs: Req[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const r of reqs) {
+    const res = await fetch(`http://127.0.0.1:${port}${r.path}`, {
+      method: r.method,
+      headers: { 'content-type': 'application/json' },
+      body: r.body,
+    });
+    if (res.status !== 200) throw new Error(`${r.path}: HTTP ${res.status}`);
+    out[r.path] = await res.text();
+  }
+  return out;
+}
+
+interface ThroughputRound {
+  bareGm: Load;
+  gm: Load;
+  bareCa: Load;
+  ca: Load;
+  fastify: Load;
+}
+
+const meanLoad = (a: Load, b: Load): Load => ({ rps: (a.rps + b.rps) / 2, cpuUs: (a.cpuUs + b.cpuUs) / 2 });
+
+/**
+ * One round: each msgflow method between two runs of the bare peer on the
+ * same request (before and after, so a drift of the shared machine shows in
+ * its baseline), and fastify's hello world in the middle.
+ */
+async function throughputRound(srv: { bare: Target; fastify: Target; small: Target }, gmReq: Req, caReq: Req): Promise<ThroughputRound> {
+  const b1 = await cannon(srv.bare, gmReq);
+  const gm = await cannon(srv.small, gmReq);
+  const c1 = await cannon(srv.bare, caReq);
+  const ca = await cannon(srv.small, caReq);
+  const fastify = await cannon(srv.fastify, FASTIFY_HELLO);
+  const c2 = await cannon(srv.bare, caReq);
+  const b2 = await cannon(srv.bare, gmReq);
+  return { bareGm: meanLoad(b1, b2), gm, bareCa: meanLoad(c1, c2), ca, fastify };
+}
+
+function printThroughput(rows: ThroughputRound[]): void {
+  const r = (x: Load, base: Load) => `${fmt(x.rps, 0)} req/s (${fmt(x.rps / base.rps)}), ${fmt(x.cpuUs, 1)} µs CPU/req`;
+  console.log(
+    `1. Throughput (autocannon -c ${CANNON_CONNECTIONS}, ${cannonSeconds()} s per run; bare node:http answers the same request with the same bytes, mean of the runs before and after)`,
+  );
+  rows.forEach((x, k) => {
+    console.log(
+      `   round ${k + 1}: getMessage: bare ${fmt(x.bareGm.rps, 0)} req/s, ${fmt(x.bareGm.cpuUs, 1)} µs CPU/req; msgflow ${r(x.gm, x.bareGm)}`,
+    );
+    console.log(
+      `            checkAccount (cached): bare ${fmt(x.bareCa.rps, 0)} req/s, ${fmt(x.bareCa.cpuUs, 1)} µs CPU/req; msgflow ${r(x.ca, x.bareCa)}; fastify hello ${r(x.fastify, x.bareCa)}`,
+    );
+  });
+  const m = (f: (x: ThroughputRound) => number) => fmt(median(rows.map(f)));
+  console.log(
+    `   median ratio to bare node:http, requests/s: getMessage ${m((x) => x.gm.rps / x.bareGm.rps)}, checkAccount (cached) ${m((x) => x.ca.rps / x.bareCa.rps)}  (target >= 0.6); fastify hello world ${m((x) => x.fastify.rps / x.bareCa.rps)}`,
+  );
+  console.log(
+    `   median ratio of server CPU per request, bare / msgflow: getMessage ${m((x) => x.bareGm.cpuUs / x.gm.cpuUs)}, checkAccount (cached) ${m((x) => x.bareCa.cpuUs / x.ca.cpuUs)}; fastify hello world ${m((x) => x.bareCa.cpuUs / x.fastify.cpuUs)}\n`,
+  );
 }
 
 async function large() {
@@ -479,7 +550,6 @@ async function large() {
   console.log(`   generated in ${fmt((performance.now() - g0) / 1000, 1)} s`);
   const serve = await spawnServe(config);
   const rss = rssMb(serve.child.pid!);
-  const bare = await startChild('bare');
   const cachedNumber = CHECKED_BASE + 123_457; // i % 5 = 2: has an account
   const check: Req = { method: 'POST', path: p('checkAccount'), body: JSON.stringify({ phoneNumber: cachedNumber }) };
   const getMessage: Req = { method: 'POST', path: p('getMessage'), body: JSON.stringify({ chatId: CHAT, idMessage: firstId }) };
@@ -491,33 +561,38 @@ async function large() {
   const answer = (await probe.json()) as { fromCache?: boolean };
   if (answer.fromCache !== true)
     throw new Error(`checkAccount of a stored number was not answered from the cache: ${JSON.stringify(answer)}`);
+  const bare = await startChild('bare', JSON.stringify(await answersOf(serve.port, [getMessage, check])));
+  const srv = { bare: target(bare), serve: target(serve) };
   // Warm-up of both servers (JIT, sockets), then interleaved rounds, all in this
   // one run: each ratio compares runs a few seconds apart, so a busy shared
   // machine weighs on both sides alike; the median round is reported.
-  const bareReq: Req = { method: 'POST', path: '/', body: '{}' };
-  await cannon(bare.port, bareReq);
-  await cannon(serve.port, getMessage);
-  const rounds: { bare: number; gm: number; ca: number }[] = [];
+  for (const r of [getMessage, check]) for (const t of [srv.bare, srv.serve]) await cannon(t, r);
+  const rounds: { bareGm: Load; gm: Load; bareCa: Load; ca: Load }[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const b1 = await cannon(bare.port, bareReq);
-    const gm = await cannon(serve.port, getMessage);
-    const ca = await cannon(serve.port, check);
-    const b2 = await cannon(bare.port, bareReq);
-    rounds.push({ bare: (b1 + b2) / 2, gm, ca });
+    const b1 = await cannon(srv.bare, getMessage);
+    const gm = await cannon(srv.serve, getMessage);
+    const c1 = await cannon(srv.bare, check);
+    const ca = await cannon(srv.serve, check);
+    const c2 = await cannon(srv.bare, check);
+    const b2 = await cannon(srv.bare, getMessage);
+    rounds.push({ bareGm: meanLoad(b1, b2), gm, bareCa: meanLoad(c1, c2), ca });
   }
   const rssAfter = rssMb(serve.child.pid!);
   await Promise.all([stop(bare.child), stop(serve.child)]);
   await rm(dir, { recursive: true, force: true });
   console.log(`   msgflow serve start (spawn to listening): ${fmt(serve.startMs / 1000)} s  (target <= 5 s)`);
   console.log(`   serve RSS: ${fmt(rss, 0)} MB once started, ${fmt(rssAfter, 0)} MB after the load runs`);
-  console.log(`   autocannon -c 50, ${cannonSeconds()} s per run, ${ROUNDS} rounds (bare before and after each pair):`);
+  console.log(
+    `   autocannon -c 50, ${cannonSeconds()} s per run, ${ROUNDS} rounds (bare, same request and answer bytes, before and after each):`,
+  );
   rounds.forEach((x, k) =>
     console.log(
-      `   round ${k + 1}: bare ${fmt(x.bare, 0)} req/s; getMessage ${fmt(x.gm, 0)} (${fmt(x.gm / x.bare)}); checkAccount (cached) ${fmt(x.ca, 0)} (${fmt(x.ca / x.bare)})`,
+      `   round ${k + 1}: getMessage bare ${fmt(x.bareGm.rps, 0)} req/s, msgflow ${fmt(x.gm.rps, 0)} (${fmt(x.gm.rps / x.bareGm.rps)}); checkAccount (cached) bare ${fmt(x.bareCa.rps, 0)}, msgflow ${fmt(x.ca.rps, 0)} (${fmt(x.ca.rps / x.bareCa.rps)}); µs CPU/req bare ${fmt(x.bareGm.cpuUs, 1)} / ${fmt(x.bareCa.cpuUs, 1)}, msgflow ${fmt(x.gm.cpuUs, 1)} / ${fmt(x.ca.cpuUs, 1)}`,
     ),
   );
+  const m = (f: (x: (typeof rounds)[number]) => number) => fmt(median(rounds.map(f)));
   console.log(
-    `   median ratio to bare node:http: getMessage ${fmt(median(rounds.map((x) => x.gm / x.bare)))}, checkAccount (cached) ${fmt(median(rounds.map((x) => x.ca / x.bare)))}  (target >= 0.6)`,
+    `   median ratio to bare node:http, requests/s: getMessage ${m((x) => x.gm.rps / x.bareGm.rps)}, checkAccount (cached) ${m((x) => x.ca.rps / x.bareCa.rps)}  (target >= 0.6); server CPU per request, bare / msgflow: ${m((x) => x.bareGm.cpuUs / x.gm.cpuUs)}, ${m((x) => x.bareCa.cpuUs / x.ca.cpuUs)}`,
   );
 }
 

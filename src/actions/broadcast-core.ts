@@ -38,6 +38,7 @@ import { followNotified, notificationsOn } from './broadcast-notified.js';
 import { optOutKey, optOutList } from './opt-out.js';
 import { recipientOpening, type RecipientTime } from './recipient-time.js';
 import { Senders, type Guard, type Pool, type Sender } from './broadcast-pool.js';
+import { Funnel, type FunnelCounts } from './broadcast-funnel.js';
 import type { PauseRecord } from '../engine/run/pauses.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures.
 import { maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
@@ -138,6 +139,8 @@ export interface BroadcastSpec<I extends BroadcastInput> {
   ): Prepared | string;
   /** The file of records written before records had `content` (files.broadcast). */
   legacyFileName?(input: I): string;
+  /** Count the funnel per variant (replied: within this long after the send), in the summary and beside the report. @default no funnel */
+  funnel?: { replyWindowMs: number };
 }
 
 export interface BroadcastSummary {
@@ -165,6 +168,10 @@ export interface BroadcastSummary {
   /** Sent by an earlier run of the same campaign. */
   earlier: number;
   report: string;
+  /** messages.broadcast: per variant (`all` without variants), queued → sent → delivered → read → replied, opted out, failed, unknown. */
+  funnel?: Record<string, FunnelCounts>;
+  /** Where the funnel's CSV is. */
+  funnelReport?: string;
 }
 
 /**
@@ -640,9 +647,15 @@ function outcomeOf(ctx: ActionContext, r: RecipientRecord | undefined, windowOve
 }
 
 /** The report line of a recipient, from its record; `outcome` counted in `n`. Every column of either job: each writes its own. */
-function recipientLine(job: Job<BroadcastInput>, rcp: Recipient, n: Record<string, number>): Record<string, unknown> {
+async function recipientLine(
+  job: Job<BroadcastInput>,
+  rcp: Recipient,
+  n: Record<string, number>,
+  funnel?: Funnel,
+): Promise<Record<string, unknown>> {
   const r = rcp.rec;
   const outcome = outcomeOf(job.ctx, r, job.windowOver);
+  const repliedAt = await funnel?.recipient(r?.variant ?? rcp.prepared.variant, outcome, r, r ? senderOf(job, r).instance.identity : '');
   n[outcome] = (n[outcome] ?? 0) + 1;
   if (outcome === 'sent' || outcome === 'sentEarlier') {
     if (r!.status === 'delivered' || r!.status === 'read') n.delivered = (n.delivered ?? 0) + 1;
@@ -663,6 +676,7 @@ function recipientLine(job: Job<BroadcastInput>, rcp: Recipient, n: Record<strin
     sentAt: iso(r?.sentAt),
     deliveredAt: iso(r?.deliveredAt),
     readAt: iso(r?.readAt),
+    repliedAt: iso(repliedAt),
     instance: r?.senderName,
     reconciled: r?.reconciled,
     resent: r?.resent,
@@ -683,13 +697,15 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
   const n: Record<string, number> = {};
   const tail: Record<string, unknown>[] = [];
   const invalid: Record<string, unknown>[] = [];
+  const funnel = spec.funnel ? new Funnel(ctx, spec.funnel.replyWindowMs) : undefined;
   try {
     for await (const m of meet(job)) {
       n[m.kind] = (n[m.kind] ?? 0) + 1;
-      if (m.kind === 'recipient') await writer.write(recipientLine(job, m, n));
+      if (m.kind === 'recipient') await writer.write(await recipientLine(job, m, n, funnel));
       else if (m.kind === 'invalid') invalid.push({ chatId: m.chatId, where: m.where, outcome: 'invalid', error: m.error });
       else if (m.kind === 'optedOut') {
         const { caption, variant, kind } = m.prepared;
+        funnel?.optedOutRow(variant);
         tail.push({ chatId: m.chatId, where: m.where, outcome: 'optedOut', caption, text: caption, variant, kind });
       }
     }
@@ -699,6 +715,11 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
     throw e;
   }
   const summary = summarise(job, n);
+  if (funnel) {
+    summary.funnelReport = Funnel.pathFor(job.reportPath);
+    summary.funnel = funnel.byVariant;
+    await funnel.write(ctx.resolvePath(summary.funnelReport));
+  }
   await writer.close({ ...summary });
   Object.assign(job.counters, {
     done: summary.sent,

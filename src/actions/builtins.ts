@@ -1,7 +1,8 @@
 /**
  * The built-in job actions: bulk account check, contact import, outgoing
  * audit, message broadcast (and its file preset), the opt-out list,
- * waitForReply, http.request and a conversation's dialog step.
+ * waitForReply, http.request, a conversation's dialog step, and chat.handover /
+ * chat.release.
  */
 import type { ActionDefinition } from '../engine/action.js';
 import { checkAccountBulk } from './check-account-bulk.js';
@@ -13,9 +14,12 @@ import { httpRequest } from './http-request.js';
 import { optOutAdd, optOutRemove } from './opt-out.js';
 import { waitForReply } from './wait-for-reply.js';
 import { dialog } from './dialog.js';
+import { chatHandover, chatRelease } from './handover.js';
 
 /** The name of the built-in action that reads replies the notification consumer records (the runtime consumes the instances its flows use). */
 export { WAIT_FOR_REPLY } from './wait-for-reply.js';
+/** The campaign action, whose funnel counts replies: the runtime consumes its instances' notifications. */
+export { MESSAGES_BROADCAST } from './messages-broadcast.js';
 
 /** Registered by the runtime next to the API-method actions. */
 export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
@@ -29,4 +33,6 @@ export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   waitForReply,
   dialog,
   httpRequest,
+  chatHandover,
+  chatRelease,
 ];

@@ -22,7 +22,7 @@ import type { SendMessageRequest } from '../api/types.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
 import { DIALOG_ACTION } from '../engine/conversation/check.js';
 import { dialogMessageOf } from '../engine/conversation/message.js';
-import { ConversationSchema, type Conversation } from '../engine/conversation/schema.js';
+import type { Conversation } from '../engine/conversation/schema.js';
 import { DIALOG_IDLE_EVENT, sessionKey, type IdleTimer, type Session } from '../engine/conversation/session.js';
 import { advance, type Advance, type DialogEvent, type DialogSend } from '../engine/conversation/transition.js';
 import { valueParsers } from '../engine/conversation/validators.js';
@@ -35,8 +35,17 @@ import { normalisePhone } from './phone.js';
 
 export const DIALOG = DIALOG_ACTION;
 
+/**
+ * The conversation as the loader validated it (ConversationSchema, with its
+ * positions): checked again here only for its shape, since parsing the whole
+ * dialog once per message would cost more than the message.
+ */
 const DialogInput = z
-  .strictObject({ conversation: ConversationSchema })
+  .strictObject({
+    conversation: z.custom<Conversation>((v) => typeof v === 'object' && v !== null && 'states' in v && 'start' in v && 'commands' in v, {
+      error: 'expected the conversation: block of the flow (the loader gives it; a flow does not write this step)',
+    }),
+  })
   .describe("A flow's conversation block (the loader gives it; a flow does not write this step).");
 
 /** The phone rule of the built-in jobs, as a dialog's `expect: phone`: the digits. */

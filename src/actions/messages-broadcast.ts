@@ -16,6 +16,7 @@ import { MessageSchema, pickVariant, prepareMessage, VariantSchema, type Message
 import { RecipientTimeSchema } from './recipient-time.js';
 import { GuardSchema, PoolSchema } from './broadcast-pool.js';
 import { fileField, itemsField, recordsFrom } from './kit/inputs.js';
+import { duration } from './duration.js';
 
 export const MESSAGES_BROADCAST = 'messages.broadcast';
 
@@ -35,6 +36,9 @@ export const MessagesBroadcastInput = z
         'A/B variants instead of one message: [{ name, weight, message }]; each recipient gets one, drawn by weight once and kept.',
       ),
     recipientTime: RecipientTimeSchema.optional(),
+    replyWindow: duration(
+      'Replied, in the funnel: an incoming message from the recipient within this long after the send (recorded by the notification consumer of msgflow start / msgflow test). @default 3d',
+    ).default(3 * 86_400_000),
     pool: PoolSchema.optional(),
     guard: GuardSchema.optional(),
     ...broadcastFields,
@@ -58,6 +62,7 @@ export const MESSAGES_REPORT_COLUMNS = [
   'sentAt',
   'deliveredAt',
   'readAt',
+  'repliedAt',
   'instance',
   'reconciled',
   'resent',
@@ -111,6 +116,7 @@ function specOf(
   return {
     action: MESSAGES_BROADCAST,
     columns: MESSAGES_REPORT_COLUMNS,
+    funnel: { replyWindowMs: input.replyWindow },
     prepare(c, _input, chatId, row, index, rec) {
       const { variant, index: at } = pickVariant(variants, seed, chatId, rec?.variant);
       const where = single ? 'message' : `variants[${at}].message`;

@@ -169,6 +169,17 @@ lifts them: jobs call the instance again at once.`,
     subcommands: [['lift INSTANCE', "Lift the instance's pauses (config name or identity)"]],
     options: [{ name: 'json', text: 'Machine-readable output' }],
   },
+  alerts: {
+    args: '',
+    summary: 'List alerts: failed runs, steps over their timeout, SLAs missed, schedules missed, pauses, notification lag.',
+    description: `Lists every alert's state (raised or resolved), the latest first, with how
+often it was raised and its last message. Flows react to alerts with
+on: { alert: { kinds: [...] } } and to failed runs with on: { failure: { flows: [...] } }.`,
+    options: [
+      { name: 'raised', text: 'Only alerts raised now' },
+      { name: 'json', text: 'Machine-readable output' },
+    ],
+  },
   sessions: {
     args: '[show CHAT | reset CHAT]',
     summary: "List dialogs' sessions; sessions show CHAT, sessions reset CHAT.",

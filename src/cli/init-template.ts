@@ -115,6 +115,9 @@ description: Which leads have an account? Writes reports/check-leads.csv.
 instance: default
 on:
   schedule: { cron: "0 9 * * 1-5" }   # weekdays at 09:00 under \`msgflow start\`
+env:
+  # Your own chat: where failures are reported (set OPERATOR_CHAT, e.g. 79001234567@c.us).
+  OPERATOR_CHAT: "\${OPERATOR_CHAT:-79002223344@c.us}"
 inputs:
   leads:
     file: data/leads.csv
@@ -125,6 +128,12 @@ steps:
       items: \${{ inputs.leads }}
       pause: 2h        # after rate_limit_exceeded, every check of the instance waits
       report: reports/check-leads.csv
+    on-failure:        # runs only when the step fails: tell the operator, then the run ends failed
+      - id: alert_operator
+        uses: sendMessage
+        with:
+          chatId: \${{ env.OPERATOR_CHAT }}
+          message: "check-leads failed: \${{ steps.check.error.message }}"
   - id: greet
     uses: greet.message
     with:
@@ -158,6 +167,16 @@ cases:
       elapsed: { atLeast: 2h }
       steps:
         check: { output: { exists: 2, pauses: 1 } }
+
+  - name: tells the operator's chat when the check fails
+    flow: check-leads
+    faults:
+      - { method: checkAccount, call: 1, answer: 401 }
+    expect:
+      status: failed
+      steps:
+        check: { status: failed }
+        alert_operator: { status: succeeded }
 `;
 }
 

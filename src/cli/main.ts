@@ -4,10 +4,8 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { portInUseError, MsgflowError, didYouMean } from '../runtime/present.js';
 import { EXIT, UsageError } from './exit-codes.js';
-import { portInUseError } from '../util/port-in-use.js';
-import { MsgflowError } from '../api/errors.js';
-import { didYouMean } from '../util/suggest.js';
 import { commandHelp, mainHelp } from './help.js';
 import { formatCliError, processIo, type Io } from './output.js';
 
@@ -20,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   runs: async () => (await import('./commands/runs.js')).runs,
   backfill: async () => (await import('./commands/backfill.js')).backfill,
   pauses: async () => (await import('./commands/pauses.js')).pauses,
+  alerts: async () => (await import('./commands/alerts.js')).alerts,
   sessions: async () => (await import('./commands/sessions.js')).sessions,
   start: async () => (await import('./commands/start.js')).start,
   worker: async () => (await import('./commands/worker.js')).worker,

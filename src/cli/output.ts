@@ -1,10 +1,7 @@
 import path from 'node:path';
-import { MsgflowError } from '../api/errors.js';
-import { Redactor } from '../util/secrets.js';
-import { escapeControl } from '../util/printable.js';
 import type { EngineBus } from '../engine/events.js';
 import type { CliReporter } from '../engine/progress/cli-reporter.js';
-import { createCliReporter } from '../runtime/present.js';
+import { createCliReporter, MsgflowError, Redactor, escapeControl } from '../runtime/present.js';
 import type { OutputStream } from '../engine/progress/progress-reporter.js';
 import { parseLogLevel, type CliLogLevel } from './args.js';
 

@@ -1,6 +1,4 @@
-import type { RunRecord, StepRecord } from '../store/types.js';
-import { formatSpan } from '../util/duration.js';
-import { formatCounts, formatItems } from '../runtime/present.js';
+import { formatCounts, formatItems, formatSpan, type RunRecord, type StepRecord } from '../runtime/present.js';
 
 /**
  * How long a run took (or has taken so far): its recorded duration, else
@@ -25,8 +23,21 @@ export function formatRunSummary(run: RunRecord, steps: readonly StepRecord[]): 
       const counts = Object.entries(out).filter(([, v]) => typeof v === 'number');
       if (counts.length > 0) lines.push(`    ${counts.map(([k, v]) => `${k}: ${String(v)}`).join(', ')}`);
       if (typeof out.report === 'string') lines.push(`    report: ${out.report}`);
+      lines.push(...funnelLines(out.funnel, out.funnelReport));
     }
   }
   if (run.error && !steps.some((s) => s.error)) lines.push(`  error: ${run.error.message}`);
   return lines.join('\n');
+}
+
+/** A campaign's funnel (messages.broadcast's output), one line per variant. */
+function funnelLines(funnel: unknown, file: unknown): string[] {
+  if (funnel === null || typeof funnel !== 'object') return [];
+  const lines = Object.entries(funnel as Record<string, Record<string, unknown>>).map(
+    ([variant, c]) =>
+      `    funnel ${variant}: ${Object.entries(c)
+        .map(([k, v]) => `${k} ${String(v)}`)
+        .join(', ')}`,
+  );
+  return typeof file === 'string' ? [...lines, `    funnel report: ${file}`] : lines;
 }

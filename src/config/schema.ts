@@ -149,6 +149,17 @@ export const SecretsSchema = z
   })
   .meta({ description: 'Where ${{ secrets.NAME }} values come from: the environment, then file, then dir.' });
 
+/** OpenTelemetry traces (runtime/telemetry.ts): off unless given. */
+export const TelemetrySchema = z.strictObject({
+  /** OTLP/HTTP traces endpoint of a collector, e.g. http://127.0.0.1:4318/v1/traces (may use ${VAR:-default}). */
+  otlp: z.url({
+    protocol: /^https?$/,
+    error: 'expected an http(s) URL of an OTLP/HTTP traces endpoint, e.g. http://127.0.0.1:4318/v1/traces',
+  }),
+  /** The traces' service.name. @default msgflow */
+  serviceName: z.string().min(1).default('msgflow'),
+});
+
 export const ConfigSchema = z
   .strictObject({
     /** Named instances flows refer to with `instance:`. */
@@ -166,12 +177,21 @@ export const ConfigSchema = z
     ui: UiSchema.default({ port: 7071, host: '127.0.0.1', token: '' }),
     /** Webhook receiver of `msgflow start`, for instances with `notifications: webhook`. */
     webhook: WebhookSchema.optional(),
+    /** When the daemon raises alerts (engine/alerts). @default { notificationLagMinutes: 10 } */
+    alerts: z
+      .strictObject({
+        /** A notification received this many minutes after it was sent raises notification-lag. @default 10 */
+        notificationLagMinutes: z.number().positive().default(10),
+      })
+      .default({ notificationLagMinutes: 10 }),
     /** Where `${{ secrets.NAME }}` values come from (flows and this file). @default the environment only */
     secrets: SecretsSchema.optional(),
     /** Where forEach items run. @default { driver: local } */
     executor: ExecutorSchema.default({ driver: 'local', lockDurationMs: 30_000, stalledIntervalMs: 30_000, journalLagMs: 120_000 }),
     /** Conversations: human handover. @default {} */
     conversations: ConversationsSchema.default({}),
+    /** OpenTelemetry traces of runs, steps, items and client calls. @default off */
+    telemetry: TelemetrySchema.optional(),
   })
   .superRefine((v, ctx) => {
     if (v.webhook) return;

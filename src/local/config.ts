@@ -88,6 +88,14 @@ export const AccountSchema = z.strictObject({
       }),
     )
     .default([]),
+  /**
+   * Messages this account writes first, on its own (a contact who starts a
+   * conversation, as the demo's does): each `afterMs` after the service
+   * starts, a `text` or a `message` of any kind, as an incoming message with
+   * its notification. Once: a message the history already holds is not
+   * written again after a restart. @default []
+   */
+  writes: z.array(ReplySchema).default([]),
 });
 
 export const PopulationSchema = z.strictObject({

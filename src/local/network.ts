@@ -35,7 +35,8 @@ export class Network {
   /** The account on this number, hidden or not: an explicit one, else one of the population. */
   accountByPhone(phone: number): AccountConfig | undefined {
     return (
-      this.byPhone.get(phone) ?? (this.inPopulation(phone) ? { phone, hidden: false, replies: [], votes: [], presses: [] } : undefined)
+      this.byPhone.get(phone) ??
+      (this.inPopulation(phone) ? { phone, hidden: false, replies: [], votes: [], presses: [], writes: [] } : undefined)
     );
   }
 
@@ -82,10 +83,16 @@ export class Network {
     return (phone === undefined ? undefined : this.byPhone.get(phone)?.presses) ?? [];
   }
 
-  /** Personal chat ids of the accounts that reply, vote or press buttons. */
+  /** The messages the account behind a personal chat id writes first, on its own (empty when none). */
+  writesOf(chatId: string): AccountConfig['writes'] {
+    const phone = phoneOfChatId(chatId);
+    return (phone === undefined ? undefined : this.byPhone.get(phone)?.writes) ?? [];
+  }
+
+  /** Personal chat ids of the accounts that reply, vote, press buttons or write first. */
   replyingChats(): string[] {
     return [...this.byPhone.values()]
-      .filter((a) => a.replies.length > 0 || a.votes.length > 0 || a.presses.length > 0)
+      .filter((a) => a.replies.length > 0 || a.votes.length > 0 || a.presses.length > 0 || a.writes.length > 0)
       .map((a) => `${a.phone}@c.us`);
   }
 

@@ -27,6 +27,7 @@ import { openDashboard, type DaemonDashboard } from './daemon/dashboard.js';
 import { distributed, type Distributed } from './daemon/distributed.js';
 import { openDaemonRuntime } from './daemon/lease.js';
 import { scheduleFlows, type Scheduling } from './daemon/schedule.js';
+import { startAlertMonitor, type AlertMonitor } from '../engine/alerts/monitor.js';
 import type { DaemonEvent, DaemonOptions, DaemonState, DaemonStatus } from './daemon/types.js';
 import { createInProcessEngineClient, type InProcessEngineClient } from './engine-client/in-process.js';
 import { startNotificationConsumers, type NotificationConsumers } from './notifications/consumers.js';
@@ -78,6 +79,7 @@ class MsgflowDaemon implements Daemon {
   private dashboard: DaemonDashboard | undefined;
   private scheduling: Scheduling | undefined;
   private consumers: NotificationConsumers | undefined;
+  private alerts: AlertMonitor | undefined;
   private reloader: Reloader | undefined;
   private watcher: { close(): void } | undefined;
   private stopOutages: (() => void) | undefined;
@@ -147,6 +149,16 @@ class MsgflowDaemon implements Daemon {
   private async runFlows(runtime: Runtime, config: Config): Promise<void> {
     const { flows, errors } = runtime.flows();
     if (errors.length > 0) this.tell({ type: 'flow-errors', errors });
+    // Before the scheduler: the schedules it finds missed are alerts.
+    this.alerts = startAlertMonitor({
+      engine: runtime.engine,
+      store: runtime.store,
+      bus: runtime.bus,
+      clock: runtime.clock,
+      logger: this.logger,
+      flows: () => this.reloader?.current() ?? flows,
+      notificationLagMs: config.alerts.notificationLagMinutes * 60_000,
+    });
     const scheduling = await scheduleFlows(runtime, flows, this.dist, this.tell);
     this.scheduling = scheduling;
     this.consumers = await startNotificationConsumers({
@@ -227,6 +239,7 @@ class MsgflowDaemon implements Daemon {
     await attempt(() => this.dashboard?.close());
     // No new notification is taken once stopping; those taken are recorded (their runs resume).
     await attempt(() => this.consumers?.stop());
+    this.alerts?.stop();
     await attempt(() => this.dist?.close());
     this.stopOutages?.();
     await attempt(() => this.engineClient?.close());

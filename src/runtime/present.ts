@@ -9,3 +9,13 @@ export { createBus } from '../engine/events.js';
 export { createCliReporter } from '../engine/progress/cli-reporter.js';
 export { clip, formatCounts, formatItems, formatUntil, formatWaiting } from '../engine/progress/format.js';
 export { runCounts } from '../store/types.js';
+// The wording helpers of util a front end prints with (no I/O), and the error classes every layer throws (the exit code follows the code).
+export { formatClock, formatSpan } from '../util/duration.js';
+export { escapeControl } from '../util/printable.js';
+export { portInUseError } from '../util/port-in-use.js';
+export { Redactor } from '../util/secrets.js';
+export { closest, didYouMean } from '../util/suggest.js';
+export { TOKEN_PLACEHOLDER } from '../api/redact.js';
+export { ConfigError, MsgflowError, type FlowError } from '../api/errors.js';
+export type { ItemResult, RunRecord, StepRecord } from '../store/types.js';
+export type { LoadConfigOptions } from '../config/load.js';

@@ -17,9 +17,12 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { createClientResolver, identityOf } from './clients.js';
 import { createProjectEngine, flowSource, localUrlOf, secretLookup } from './project-engine.js';
 import { interceptApi, type InterceptedApi } from '../client/interceptors.js';
+import type { InstanceApi } from '../api/types.js';
 import { openLocalHost, type LocalHost } from './local-host.js';
 import { Redactor } from '../util/secrets.js';
 import { type ItemExecutor, localExecutor } from '../engine/run/executor.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { Telemetry } from './telemetry.js';
 
 export interface RuntimeOptions {
   config: Config;
@@ -48,6 +51,8 @@ export interface RuntimeOptions {
    * invocation's, so what the command prints is scrubbed too. @default one of its own
    */
   redactor?: Redactor;
+  /** With config.yaml telemetry: where spans go instead of its OTLP URL (tests: the SDK's InMemorySpanExporter). @default the OTLP exporter */
+  spanExporter?: SpanExporter;
 }
 
 export interface Runtime {
@@ -63,6 +68,8 @@ export interface Runtime {
   readonly redactor: Redactor;
   /** The local service as seen by this process, once opened. */
   local(): Promise<LocalHost>;
+  /** Traces (config.yaml telemetry:), when on. */
+  readonly telemetry?: Telemetry;
   clientFor(instance: string): InterceptedApi;
   flows(): LoadedFlows;
   /** `${{ local.url }}` of flows; undefined without a `local:` section. */
@@ -121,6 +128,26 @@ async function openStore(opts: RuntimeOptions): Promise<EngineStore> {
   return store;
 }
 
+/** The configured clients by name, each built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses. */
+function clientsOnFirstUse(resolve: (name: string) => Promise<InstanceApi>): (name: string) => InterceptedApi {
+  const apis = new Map<string, InterceptedApi>();
+  return (name) => {
+    let api = apis.get(name);
+    if (!api) {
+      api = interceptApi(() => resolve(name), []);
+      apis.set(name, api);
+    }
+    return api;
+  };
+}
+
+/** Loaded only when traces are on: an untraced process never loads the OpenTelemetry SDK. */
+async function openTracing(config: Config, opts: RuntimeOptions): Promise<Telemetry | undefined> {
+  if (!config.telemetry) return undefined;
+  const { openTelemetry } = await import('./telemetry.js');
+  return openTelemetry({ ...config.telemetry, ...(opts.spanExporter ? { exporter: opts.spanExporter } : {}) });
+}
+
 async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const { config } = opts;
   const clock = opts.clock ?? systemClock;
@@ -144,17 +171,8 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
   const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });
-  const apis = new Map<string, InterceptedApi>();
-  const clientFor = (name: string): InterceptedApi => {
-    let api = apis.get(name);
-    if (!api) {
-      // Built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses.
-      api = interceptApi(() => resolve(name), []);
-      apis.set(name, api);
-    }
-    return api;
-  };
-
+  const clientFor = clientsOnFirstUse(resolve);
+  const telemetry = await openTracing(config, opts);
   const registry = await buildRegistry(config);
   const localUrl = localUrlOf(config);
   const executor = await createExecutor(config, store);
@@ -174,6 +192,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     waitRecheckMs: opts.waitRecheckMs,
     secret,
     redactor,
+    ...(telemetry ? { tracer: telemetry.tracer } : {}),
   });
   let closed = false;
   return {
@@ -190,6 +209,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
     localUrl,
     executor,
     flows: () => loadFlows(source.dir, source.options),
+    ...(telemetry ? { telemetry } : {}),
     /** Closes every part even when one fails (a store that refuses its last writes must not keep the local service listening), then throws the first failure. */
     async close() {
       if (closed) return;
@@ -201,6 +221,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
           .catch((e: unknown) => void failures.push(e));
       await attempt(() => engine.shutdown());
       await attempt(() => executor.close?.());
+      await attempt(() => telemetry?.shutdown());
       await attempt(() => store.close());
       if (localHost) await attempt(async () => (await localHost!.catch(() => undefined))?.close());
       if (failures.length > 0) throw failures[0];

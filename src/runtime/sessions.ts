@@ -8,23 +8,12 @@
  */
 import { personalChatId } from '../api/chat-id.js';
 import type { Config } from '../config/load.js';
-import type { Session } from '../engine/conversation/session.js';
-import { DIALOG_IDLE_NS, DIALOG_SESSIONS_NS, sharedRecords } from '../engine/shared.js';
+import { resetSessionEntries, sessionEntries, type SessionQuery, type SessionView } from '../engine/conversation/sessions.js';
 import { createStore } from '../store/create.js';
 import type { EngineStore } from '../store/types.js';
 import { identityOf } from './clients.js';
 
-/** A session as shown: the record, with the config name of its instance. */
-export interface SessionView extends Session {
-  /** Config name of the instance (its identity when config.yaml names it no more). */
-  instance: string;
-}
-
-export interface SessionQuery {
-  flow?: string;
-  /** A chat id, or a phone number (digits, `+` and spaces allowed). */
-  chat?: string;
-}
+export type { SessionView, SessionQuery };
 
 /** The chat id a `CHAT` argument names: a chat id as given, a phone number as its personal chat. */
 export function chatOf(arg: string): string {
@@ -34,46 +23,32 @@ export function chatOf(arg: string): string {
 }
 
 /** Identity -> config name, for every instance of the config. */
-function instanceNames(config: Config): Map<string, string> {
+export function instanceNames(config: Config): Map<string, string> {
   return new Map(Object.keys(config.instances).map((name) => [identityOf(config, name), name]));
 }
 
-/** The sessions of the store with their keys, newest activity first, filtered by flow and chat. */
-async function sessionEntries(store: Pick<EngineStore, 'kv'>, config: Config, q: SessionQuery): Promise<Array<[string, SessionView]>> {
-  const names = instanceNames(config);
-  const chat = q.chat === undefined ? undefined : chatOf(q.chat);
-  const out: Array<[string, SessionView]> = [];
-  for (const [key, s] of await sharedRecords(store, DIALOG_SESSIONS_NS).entries()) {
-    if ((q.flow !== undefined && s.flow !== q.flow) || (chat !== undefined && s.chatId !== chat)) continue;
-    const identity = key.slice(0, key.indexOf('|'));
-    out.push([key, { ...s, instance: names.get(identity) ?? identity }]);
-  }
-  return out.sort(([, a], [, b]) => b.updatedAt - a.updatedAt || a.chatId.localeCompare(b.chatId));
-}
-
-/** The sessions of the store, newest activity first, filtered by flow and chat. */
-export async function listSessions(store: Pick<EngineStore, 'kv'>, config: Config, q: SessionQuery = {}): Promise<SessionView[]> {
-  return (await sessionEntries(store, config, q)).map(([, v]) => v);
+/** The sessions of the store, newest activity first, filtered by flow and chat (a chat id or phone number). */
+export function listSessions(
+  store: Pick<EngineStore, 'kv'>,
+  config: Config,
+  q: { flow?: string; chat?: string } = {},
+): Promise<SessionView[]> {
+  return sessionEntries(store, instanceNames(config), query(q)).then((list) => list.map(([, v]) => v));
 }
 
 /** Deletes the chat's sessions (of one flow, or all) and their idle timers: its next message starts afresh. Answers those deleted. */
-export async function resetSessions(
-  store: Pick<EngineStore, 'kv'>,
-  config: Config,
-  q: SessionQuery & { chat: string },
-): Promise<SessionView[]> {
-  const gone = await sessionEntries(store, config, q);
-  for (const [key] of gone) {
-    await sharedRecords(store, DIALOG_IDLE_NS).delete(key);
-    await sharedRecords(store, DIALOG_SESSIONS_NS).delete(key);
-  }
-  return gone.map(([, v]) => v);
+export function resetSessions(store: Pick<EngineStore, 'kv'>, config: Config, q: { flow?: string; chat: string }): Promise<SessionView[]> {
+  return resetSessionEntries(store, instanceNames(config), { ...query(q), chatId: chatOf(q.chat) });
+}
+
+function query(q: { flow?: string; chat?: string }): SessionQuery {
+  return { ...(q.flow === undefined ? {} : { flow: q.flow }), ...(q.chat === undefined ? {} : { chatId: chatOf(q.chat) }) };
 }
 
 /** The project's store opened for its sessions alone (no engine, no plugins). */
 export function openSessions(config: Config): {
-  list(q?: SessionQuery): Promise<SessionView[]>;
-  reset(q: SessionQuery & { chat: string }): Promise<SessionView[]>;
+  list(q?: { flow?: string; chat?: string }): Promise<SessionView[]>;
+  reset(q: { flow?: string; chat: string }): Promise<SessionView[]>;
   close(): Promise<void>;
 } {
   const store = createStore(config.store, config.baseDir);

@@ -28,7 +28,7 @@ export interface DurableState {
 /** Life cycle of a run. `running`/`waiting`/`interrupted` runs are resumable. */
 export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'interrupted' | 'cancelled';
 
-export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification' | 'subflow' | 'backfill';
+export type RunTrigger = 'manual' | 'schedule' | 'missed' | 'startup' | 'resume' | 'notification' | 'subflow' | 'backfill' | 'alert';
 
 /** The run and step that started a sub-flow run (`uses: flow/<name>`). */
 export interface RunParent {

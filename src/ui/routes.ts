@@ -2,6 +2,8 @@
  * The dashboard's routes: the JSON API, report files, server-sent events,
  * /healthz and /metrics (docs/dashboard.md lists them).
  */
+import { listAlerts } from '../engine/alerts/records.js';
+import { listSessionsApi } from './sessions.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   auditHistory,
@@ -23,6 +25,7 @@ import type { FollowHub } from './follow.js';
 import { checkHealth, type Reachability } from './health.js';
 import { decodeSegment as decode, readBody, SECURITY_HEADERS, sendJson, sendText as send } from './http.js';
 import type { UiMetrics } from './metrics.js';
+import { parseRunSearch, runMatcher } from './run-search.js';
 import type { RunIndex } from './run-index.js';
 import { toRunSummary } from './views.js';
 
@@ -71,13 +74,14 @@ function runListHandler(index: RunIndex, scrub: (text: string) => string): Handl
   const runLists = new Map<string, { version: number; text: string }>();
   return async (_q, res, _m, url) => {
     const query = parseRunQuery(url.searchParams);
+    const search = parseRunSearch(url.searchParams);
     await index.ensure();
     // From here on, synchronous: the answer and the version it is cached under describe the same state.
     const key = url.search;
     const version = index.version();
     const hit = runLists.get(key);
     if (hit && hit.version === version) return send(res, 200, hit.text);
-    const text = scrub(JSON.stringify({ runs: index.listNow(query).map(toRunSummary) }));
+    const text = scrub(JSON.stringify({ runs: index.listNow(query, search && runMatcher(search)).map(toRunSummary) }));
     if (runLists.size >= 64) runLists.delete(runLists.keys().next().value!);
     runLists.set(key, { version, text });
     send(res, 200, text);
@@ -173,6 +177,12 @@ export function buildRoutes(d: RouteDeps): Route[] {
       handler: async (_q, res, m) => json(res, 201, await retryRun(ctx, decode(m[1]!))),
     },
     { method: 'GET', pattern: /^\/api\/instances$/, handler: async (_q, res) => json(res, 200, await listInstances(ctx)) },
+    { method: 'GET', pattern: /^\/api\/sessions$/, handler: async (_q, res) => json(res, 200, await listSessionsApi(ctx.runtime)) },
+    {
+      method: 'GET',
+      pattern: /^\/api\/alerts$/,
+      handler: async (_q, res) => json(res, 200, { alerts: await listAlerts(ctx.runtime.store) }),
+    },
     {
       method: 'POST',
       pattern: /^\/api\/instances\/([^/]+)\/pauses\/lift$/,

@@ -40,8 +40,8 @@ export interface RunIndex {
   list(query?: RunQuery): Promise<RunRecord[]>;
   /** Starts the reads that are due; waits only for the first load and the (cheap) live read. */
   ensure(): Promise<void>;
-  /** `list` without reading anything: what the index holds now. */
-  listNow(query?: RunQuery): RunRecord[];
+  /** `list` without reading anything: what the index holds now; `match` narrows it further (a search, run-search.ts). */
+  listNow(query?: RunQuery, match?: (r: RunRecord) => boolean): RunRecord[];
   /** The record the index holds for a run, without reading anything. */
   get(id: string): RunRecord | undefined;
   /** Reads one run now (store or live snapshot) and updates the index; undefined when absent. */
@@ -97,7 +97,7 @@ function paced(minMs: number, factor: number, now: () => number, read: () => Pro
  * The records `query` selects, walking `order` (newest first) and reading
  * each record's latest version from `runs`.
  */
-function pick(order: RunRecord[], runs: Map<string, RunRecord>, query: RunQuery): RunRecord[] {
+function pick(order: RunRecord[], runs: Map<string, RunRecord>, query: RunQuery, match?: (r: RunRecord) => boolean): RunRecord[] {
   const limit = query.limit ?? Infinity;
   const out: RunRecord[] = [];
   for (const old of order) {
@@ -106,6 +106,7 @@ function pick(order: RunRecord[], runs: Map<string, RunRecord>, query: RunQuery)
     if (!r) continue;
     if (query.flow !== undefined && r.flow !== query.flow) continue;
     if (query.status && !query.status.includes(r.status)) continue;
+    if (match && !match(r)) continue;
     out.push(r);
   }
   return out;
@@ -169,7 +170,7 @@ export function createRunIndex(opts: RunIndexOptions): RunIndex {
     if (live.due()) await live.run();
   }
 
-  const listNow = (query: RunQuery = {}): RunRecord[] => pick(newestFirst(), runs, query);
+  const listNow = (query: RunQuery = {}, match?: (r: RunRecord) => boolean): RunRecord[] => pick(newestFirst(), runs, query, match);
 
   return {
     async list(query = {}) {

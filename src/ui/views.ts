@@ -42,6 +42,8 @@ export type RunSummary = Pick<
   | 'waitReason'
   | 'error'
   | 'resumes'
+  | 'parent'
+  | 'slot'
 > & { cancelRequested: boolean };
 
 export function toRunSummary(r: RunRecord): RunSummary {
@@ -62,6 +64,9 @@ export function toRunSummary(r: RunRecord): RunSummary {
     error: r.error,
     resumes: r.resumes ?? 0,
     cancelRequested: r.cancelRequested === true,
+    // A sub-flow's caller, a backfill run's slot: only on the runs that have them.
+    ...(r.parent ? { parent: r.parent } : {}),
+    ...(r.slot !== undefined ? { slot: r.slot } : {}),
   };
 }
 

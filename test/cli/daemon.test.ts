@@ -33,7 +33,12 @@ function runsIn(dir: string): string[] {
   }
 }
 
-const TRIALS = 3;
+/**
+ * Trials of two daemons started together: one in `npm test` (whichever wins the lease, the other
+ * must refuse), 20 in `npm run trials` (MSGFLOW_TRIALS); the same-instant claim itself runs 20
+ * trials per store driver in-process (test/engine-run/ownership.test.ts).
+ */
+const TRIALS = Number(process.env.MSGFLOW_TRIALS ?? 1);
 
 // The tests share nothing (a project folder and processes each): they run side by side.
 describe.concurrent('msgflow start (process)', () => {
@@ -98,7 +103,7 @@ describe.concurrent('msgflow start (process)', () => {
     }
   }, 120_000);
 
-  it(`two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trials`, async ({
+  it(`two daemons on one store, started together: exactly one runs (startup flow once), the other refuses with its pid and host; ${TRIALS} trial(s)`, async ({
     expect,
   }) => {
     // The trials share nothing (a project folder each): they run side by side.

@@ -14,7 +14,7 @@ describe('conversation blocks in flow files', () => {
       ['lead', 'log'],
     ]);
     expect(flow.conversation).toMatchObject({ start: 'menu', idle: { after: 1_800_000 }, handover: { for: 7_200_000 } });
-    expect(flow.steps[0]!.location).toMatch(/menu-bot\.yaml:\d+:\d+$/);
+    expect(flow.steps[0]!.location).toMatch(/welcome\.yaml:\d+:\d+$/);
   });
 
   it('takes a flow with a conversation and no steps of its own', () => {

@@ -11,7 +11,7 @@ import { builtinRegistry, tempProject } from '../engine-load/helpers.js';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
 /** The menu bot example (flows/welcome.yaml). */
-export const MENU_BOT = path.join(import.meta.dirname, 'fixtures/menu-bot.yaml');
+export const MENU_BOT = path.join(REPO, 'flows/welcome.yaml');
 
 export function opts(dir: string): LoadFlowOptions {
   return { registry: builtinRegistry(), baseDir: dir, instances: ['default'], env: {} };

@@ -6,27 +6,17 @@
  * they came; and a chat the operator writes to from the phone is left to the
  * human for the quiet time, or until the resume command.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NOTIFICATION_SKIPPED_NS, type SkippedRun } from '../../src/engine/notify/pending.js';
 import { waitFor } from '../support/wait.js';
 import { ALICE, BOB, T0, startProject, type Project } from './support.js';
 
-const ask = (extra = '') => `name: ask
-on:
-  notification: { type: incomingMessageReceived, text: "^hi$" }
-${extra}
-steps:
-  - id: menu
-    uses: sendMessage
-    with: { chatId: "\${{ event.senderData.chatId }}", message: "menu for \${{ event.senderData.senderName }}" }
-  - id: answer
-    uses: waitForReply
-    with: { chatId: "\${{ event.senderData.chatId }}", timeout: 10m, poll: 1s }
-  - id: thanks
-    if: \${{ steps.answer.output.outcome == 'replied' }}
-    uses: sendMessage
-    with: { chatId: "\${{ event.senderData.chatId }}", message: "got \${{ steps.answer.output.text }}" }
-`;
+/** A flow of examples/conversations (the files docs/notifications.md shows). */
+const example = (name: string) => readFileSync(path.join(import.meta.dirname, '../../examples/conversations/flows', name), 'utf8');
+/** examples/conversations/flows/ask.yaml, with more top-level keys. */
+const ask = (extra = '') => example('ask.yaml').replace('\nsteps:', `\n${extra}\nsteps:`);
 
 let p: Project | undefined;
 afterEach(async () => {
@@ -151,5 +141,21 @@ steps:
       return r.length === 2 ? r : undefined;
     });
     expect(audits).toHaveLength(2);
+  });
+
+  it('hands a chat over from a flow (chat.handover) and gives it back (chat.release)', async () => {
+    p = await startProject({ 'ask.yaml': ask(), 'desk.yaml': example('desk.yaml'), 'back.yaml': example('back.yaml') });
+    await p.say(ALICE, 'operator');
+    const h = await until(p, 'the handover', async () => (await p!.runtime.store.kv('shared:handover').entries())[0]);
+    const rec = h[1] as { chatId: string; by: string; reason: string; since: number; until: number };
+    expect(rec).toMatchObject({ chatId: ALICE, by: 'api', reason: 'asked for a human' });
+    expect(rec.until - rec.since).toBe(10 * 60_000);
+    await p.say(ALICE, 'hi');
+    const [s] = await skipped(p, 1);
+    expect(s!.reason).toMatch(/handed over to a human \(api: asked for a human, until /);
+    await p.say(ALICE, 'bot please');
+    await until(p, 'the handover to end', async () => (await p!.runtime.store.kv('shared:handover').entries()).length === 0);
+    await p.say(ALICE, 'hi');
+    await sentUntil(p, ALICE, ['menu for Alice']);
   });
 });

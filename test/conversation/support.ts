@@ -35,6 +35,8 @@ async function freePort(): Promise<number> {
 export const configYaml = (port: number, extra = '') => `instances:
   default:
     apiUrl: local
+    # Calls are not paced on the client: the engine clock is a ManualClock that moves only when a test says.
+    rateLimit: false
 local:
   port: ${port}
   dataDir: .msgflow/local
@@ -47,7 +49,7 @@ local:
     - idInstance: "1101000001"
       apiTokenInstance: ${TOKEN}
       sendIntervalMs: 500
-      rateLimits: { getChatHistory: 0 }
+      rateLimits: { getChatHistory: 0, receiveNotification: 0, deleteNotification: 0 }
 store: { driver: lowdb, dir: .msgflow/state }
 ${extra}`;
 
@@ -60,17 +62,24 @@ export interface Project {
   say(chatId: string, text: string, o?: { outgoing?: boolean }): Promise<void>;
   /** The texts the account sent to the chat, oldest first. */
   sent(chatId: string): Promise<string[]>;
-  close(): Promise<void>;
+  /** Stops it; `keep` leaves its folder for {@link startProject}'s `again`. */
+  close(o?: { keep?: boolean }): Promise<void>;
 }
 
-/** Starts the project: `flows` (file name -> YAML) and config.yaml extras. */
-export async function startProject(flows: Record<string, string>, extraConfig = ''): Promise<Project> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'msgflow-conv-'));
-  mkdirSync(path.join(dir, 'flows'));
-  for (const [name, text] of Object.entries(flows)) writeFileSync(path.join(dir, 'flows', name), text);
-  writeFileSync(path.join(dir, 'config.yaml'), configYaml(await freePort(), extraConfig));
+/**
+ * Starts the project: `flows` (file name -> YAML) and config.yaml extras;
+ * `again` starts it again on a stopped one's folder (its store and local
+ * service data), with the engine clock where that one's stopped.
+ */
+export async function startProject(flows: Record<string, string>, extraConfig = '', again?: { dir: string; at: number }): Promise<Project> {
+  const dir = again?.dir ?? mkdtempSync(path.join(tmpdir(), 'msgflow-conv-'));
+  if (!again) {
+    mkdirSync(path.join(dir, 'flows'));
+    for (const [name, text] of Object.entries(flows)) writeFileSync(path.join(dir, 'flows', name), text);
+    writeFileSync(path.join(dir, 'config.yaml'), configYaml(await freePort(), extraConfig));
+  }
   const loaded = loadConfig(path.join(dir, 'config.yaml'));
-  const clock = new ManualClock(T0);
+  const clock = new ManualClock(again?.at ?? T0);
   const runtime = await createRuntime({ config: loaded, command: 'start', listen: true, clock });
   const { flows: loadedFlows, errors } = runtime.flows();
   if (errors.length) throw new Error(errors.map((e) => e.message).join('\n'));
@@ -102,11 +111,11 @@ export async function startProject(flows: Record<string, string>, extraConfig = 
         .reverse()
         .map((m: Message) => m.textMessage!);
     },
-    async close() {
+    async close(o = {}) {
       await consumers.stop();
       await client.close();
       await runtime.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (!o.keep) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -10,7 +10,10 @@ import { createBus } from '../../src/engine/events.js';
 import type { Flow } from '../../src/engine/flow/types.js';
 import { raisePause } from '../../src/engine/run/pauses.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../../src/engine/run/run-log.js';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { EngineTracer } from '../../src/engine/run/tracing.js';
 import { ItemHost } from '../../src/runtime/bullmq/item-host.js';
+import { openTelemetry, runTraceIds } from '../../src/runtime/telemetry.js';
 import { buildRegistry } from '../../src/runtime/registry.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { EngineStore } from '../../src/store/types.js';
@@ -27,7 +30,7 @@ afterEach(async () => {
   open = [];
 });
 
-async function worker(f: Flow, items: unknown[]) {
+async function worker(f: Flow, items: unknown[], tracer?: EngineTracer) {
   const clock = new ManualClock(T0);
   const l = await startLocal({ clock });
   open.push(l);
@@ -44,6 +47,7 @@ async function worker(f: Flow, items: unknown[]) {
     baseDir: l.dir,
     defaultRateLimitWaitMs: 100,
     journalLagMs: 120_000,
+    ...(tracer ? { tracer } : {}),
   });
   await startRun(store, f.name, items);
   return { l, store, host };
@@ -80,6 +84,33 @@ describe('an item on a BullMQ worker', () => {
     const r = await host.process({ runId: 'r1', step: 'say', index: 0, item: 'Alice' });
     expect(r).toMatchObject({ kind: 'recorded', result: { status: 'succeeded' } });
     expect(await keptLines(store)).toEqual(['info hello Alice']);
+  });
+
+  it("works a job that carries its step span's trace context in a span of the run's trace, its calls under it", async () => {
+    const exporter = new InMemorySpanExporter();
+    const telemetry = openTelemetry({ otlp: 'http://127.0.0.1:9/v1/traces', exporter });
+    const f = flow([step({ id: 'check', uses: 'checkAccount', forEach: '${{ inputs.list }}', with: { phoneNumber: '${{ item }}' } })], {
+      name: 'checks',
+    });
+    const { host } = await worker(f, [79001112233], telemetry.tracer);
+    // The run's side: its span and the step's, whose context the executor puts in the job.
+    const run = telemetry.tracer.run('r1', { 'msgflow.flow': 'checks' });
+    const stepSpan = run.child('step check');
+    const r = await host.process({ runId: 'r1', step: 'check', index: 0, item: 79001112233, trace: stepSpan.carrier() });
+    expect(r).toMatchObject({ kind: 'recorded', result: { status: 'succeeded' } });
+    stepSpan.end();
+    run.end();
+    await telemetry.flush();
+    const spans = exporter.getFinishedSpans();
+    const item = spans.find((s) => s.name === 'item 0')!;
+    const call = spans.find((s) => s.name === 'api checkAccount')!;
+    const stepDone = spans.find((s) => s.name === 'step check')!;
+    expect(item.spanContext().traceId).toBe(runTraceIds('r1').traceId);
+    expect(item.parentSpanContext?.spanId).toBe(stepDone.spanContext().spanId);
+    expect(item.attributes).toMatchObject({ 'msgflow.item': 0, 'msgflow.worker': true });
+    expect(call.parentSpanContext?.spanId).toBe(item.spanContext().spanId);
+    expect(call.attributes).toMatchObject({ 'msgflow.method': 'checkAccount', 'msgflow.outcome': 'ok' });
+    await telemetry.shutdown();
   });
 
   it("meeting the instance's checkAccount pause, goes back to the queue until it ends, without calling", async () => {

@@ -69,7 +69,7 @@ steps:
       "F:7:5 on.notification.chatID: unknown key 'chatID' (did you mean 'chatId'?)",
     ]);
     expect(errorLines(path.join(dir, 'plain.yaml'), opts(dir))).toEqual([
-      "F:5:30 steps[0].with.message: expression error in ${{ event.senderData.chatId }}: 'event' is only set in a flow triggered by a notification (on: { notification: ... })",
+      "F:5:30 steps[0].with.message: expression error in ${{ event.senderData.chatId }}: 'event' is only set in a flow triggered by a notification, a failure or an alert (on: { notification | failure | alert: ... })",
     ]);
   });
 });

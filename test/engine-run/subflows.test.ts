@@ -18,6 +18,10 @@ describe('sub-flows', () => {
     const dir = project();
     cpSync(path.join(ROOT, 'examples/subflows'), dir, { recursive: true, filter: (src) => !src.includes('.msgflow') });
     expect((await cli(['validate'], dir)).code).toBe(0);
+    // Its flow test: the sub-flows run under msgflow test too.
+    const tested = await cli(['test'], dir);
+    expect(tested.code, tested.stdout).toBe(0);
+    expect(tested.stdout).toContain('1 passed, 0 failed');
     const r = await cli(['run', 'greet-all'], dir);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('2 of 3 contacts greeted');
@@ -50,6 +54,10 @@ describe('sub-flows', () => {
     }
     const runs = await cli(['runs', '--flow', 'greet-contact'], dir);
     expect(runs.stdout.match(/greet-contact-s\S+\s+greet-contact\s+succeeded/g)).toHaveLength(3);
+    const first = /(greet-contact-s\S+)/.exec(runs.stdout)![1]!;
+    const shown = await cli(['runs', 'show', first], dir);
+    expect(shown.stdout).toMatch(/ {2}parent: {4}run greet-all-\S+ of greet-all, step greet, item \d/);
+    expect(shown.stdout).toMatch(/ {2}outputs: {3}\{"phone":"\d+","greeted":(true|false)/);
   });
 
   it('a child that fails fails its step with SUBFLOW_FAILED, naming the child run and its error', async () => {

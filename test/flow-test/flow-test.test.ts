@@ -53,7 +53,7 @@ describe('msgflow test', () => {
     expect(JSON.parse(globbed.out)).toMatchObject({ passed: all.passed, failed: 0, untested: [] });
     const one = await cli('test', 'flows/welcome.yaml');
     expect(one.code).toBe(0);
-    expect(one.out).toMatch(/^6 passed, 0 failed$/m);
+    expect(one.out).toMatch(/^7 passed, 0 failed$/m);
     expect(
       one.out
         .split('\n')

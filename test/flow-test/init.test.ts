@@ -43,7 +43,7 @@ describe('msgflow init', () => {
     expect(v.err).toBe('');
     expect(v.code).toBe(0);
     const t = await cli(demo, 'test');
-    expect(t.out.trim().split('\n').at(-1)).toBe('2 passed, 0 failed');
+    expect(t.out.trim().split('\n').at(-1)).toBe('3 passed, 0 failed');
     expect(t.code).toBe(0);
   });
 

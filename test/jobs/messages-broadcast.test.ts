@@ -9,6 +9,7 @@ import type { Message } from '../../src/api/types.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
 import type { FileServer } from '../support/file-server.js';
+import { formatRunSummary } from '../../src/cli/run-format.js';
 import { drainQueue, localConfig, startLocal, startPdfServer, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
 
 let files: FileServer;
@@ -114,7 +115,7 @@ describe('messages.broadcast', () => {
     expect(l.requests.filter((r) => r.method === 'uploadFile')).toHaveLength(1);
     const csv = await readFile(path.join(dir, 'reports/poll.csv'), 'utf8');
     expect(csv.split('\r\n')[0]).toBe(
-      'chatId,where,variant,kind,outcome,idMessage,status,sentAt,deliveredAt,readAt,instance,reconciled,resent,text,error',
+      'chatId,where,variant,kind,outcome,idMessage,status,sentAt,deliveredAt,readAt,repliedAt,instance,reconciled,resent,text,error',
     );
     expect(csv).toContain(',poll,sent,');
     expect(csv).toContain('"Alice, which?"');
@@ -205,5 +206,31 @@ describe('messages.broadcast', () => {
     expect(l.requests.filter((r) => r.method === 'sendLocation').length).toBe(
       l.requests.slice(0, before).filter((r) => r.method === 'sendLocation').length,
     );
+  });
+
+  it('the funnel counts per variant: queued, sent, delivered, read, replied within the window, opted out; in the summary, a CSV and runs show', async () => {
+    const { dir, clock, t } = await setup();
+    const ctx = t();
+    // Bob is on the opt-out list; Alice's reply is recorded (as the notification consumer records it) 5 s after the start.
+    await ctx.ctx.shared('opt-out').set(`inst-test:${CHATS[1]}`, { at: clock.now() - 1000 });
+    const reply = { idMessage: 'R1', seq: 1, at: clock.now() + 5000, typeMessage: 'textMessage', text: 'yes' };
+    await ctx.ctx.shared('incoming').set(`inst-test:${CHATS[0]}`, { messages: [reply], lastSeq: 1 });
+    const s = await runAction(messagesBroadcast, ctx, {
+      ...base,
+      message: { text: 'Hi ${{ row.firstName }}' },
+      follow: { deadline: '5s', poll: '250ms', until: 'read' },
+      report: 'reports/f.csv',
+    });
+    expect(s.funnel).toEqual({ all: { queued: 2, sent: 1, delivered: 1, read: 1, replied: 1, optedOut: 1, failed: 0, unknown: 0 } });
+    expect(s.funnelReport).toBe('reports/f.funnel.csv');
+    expect(await readFile(path.join(dir, 'reports/f.funnel.csv'), 'utf8')).toBe(
+      'variant,queued,sent,delivered,read,replied,optedOut,failed,unknown\r\nall,2,1,1,1,1,1,0,0\r\n',
+    );
+    expect(await readFile(path.join(dir, 'reports/f.csv'), 'utf8')).toContain(new Date(reply.at).toISOString());
+    const shown = formatRunSummary({ id: 'r', flow: 'f', status: 'succeeded', startedAt: 0, updatedAt: 0, finishedAt: 1000 } as never, [
+      { step: 'campaign', action: 'messages.broadcast', status: 'succeeded', output: s } as never,
+    ]);
+    expect(shown).toContain('funnel all: queued 2, sent 1, delivered 1, read 1, replied 1, optedOut 1, failed 0, unknown 0');
+    expect(shown).toContain('funnel report: reports/f.funnel.csv');
   });
 });

@@ -28,6 +28,20 @@ steps:
     uses: waitForReply
     with: { chatId: "79001112233@c.us", timeout: 1h }
 `;
+/** A campaign in two variants to four chats: its run page plots one funnel per variant. */
+const CAMPAIGN = `name: campaign
+steps:
+  - id: send
+    uses: messages.broadcast
+    with:
+      recipients: [79001112233, 79002223344, 79003334455, 79004445566]
+      campaign: ui-funnel
+      variants:
+        - { name: a, message: { text: "Hi from A" } }
+        - { name: b, message: { text: "Hi from B" } }
+      follow: { deadline: 0 }
+      reconcile: { sendInterval: 500ms }
+`;
 const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe.skipIf(!haveChromium())('dashboard pages in Chromium', () => {
@@ -68,7 +82,7 @@ describe.skipIf(!haveChromium())('dashboard pages in Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    p = await startProject({ flows: { ...runNowFlows(), 'ask.yaml': ASK } });
+    p = await startProject({ flows: { ...runNowFlows(), 'ask.yaml': ASK, 'campaign.yaml': CAMPAIGN } });
     browser = await launchChromium({ width: 1280, height: 800 });
     page = await newPage();
   }, 60_000);
@@ -254,6 +268,27 @@ describe.skipIf(!haveChromium())('dashboard pages in Chromium', () => {
     expect(heights[0]).toBeCloseTo(heights[1]!, 0); // 3 exist, 3 none
     expect(heights[2]! * 3).toBeCloseTo(heights[0]!, 0); // 1 invalid
     await page.screenshot({ path: path.join(ARTIFACTS, 'pages-run.png'), fullPage: true });
+  });
+
+  it("a campaign's run page plots its funnel per variant, each stage in its own colour with a legend", async () => {
+    const id = await finishedRun('campaign');
+    await page.goto(`${p.url}/#/runs/${id}`);
+    await page.locator('[data-plot^="Funnel: send · "]').first().waitFor();
+    const plots = page.locator('[data-plot^="Funnel: send · "]');
+    const names = await plots.evaluateAll((els) => els.map((e) => e.getAttribute('data-plot')));
+    expect(names.every((n) => /^Funnel: send · (a|b)$/.test(n!))).toBe(true);
+    const value = async (bar: string) =>
+      (await plots.locator(`[data-bar="${bar}"] .value`).allTextContents()).reduce((sum, v) => sum + Number(v), 0);
+    // Every recipient in one variant's funnel: queued and sent.
+    expect(await value('queued')).toBe(4);
+    expect(await value('sent')).toBe(4);
+    const first = plots.first();
+    const fills: string[] = [];
+    for (const k of ['queued', 'sent', 'replied', 'optedOut', 'unknown']) {
+      expect(await first.locator(`[data-legend="${k}"]`).count()).toBe(1);
+      fills.push(await first.locator(`[data-bar="${k}"] .fill`).evaluate((e) => getComputedStyle(e).backgroundColor));
+    }
+    expect(new Set(fills).size).toBe(5);
   });
 
   it('Run now on a notification-triggered flow takes a sample event and starts the run with it', async () => {

@@ -1,3 +1,4 @@
+import type { RunRecord } from '../../runtime/present.js';
 import type { BackfillSlot } from '../../runtime/engine-client/types.js';
 import { findDaemon } from '../../runtime/daemon/address.js';
 import { createHttpEngineClient } from '../../runtime/engine-client/http.js';
@@ -5,7 +6,6 @@ import { createInProcessEngineClient } from '../../runtime/engine-client/in-proc
 import { findFlow, loadConfig } from '../../runtime/frontend.js';
 import { flowSource } from '../../runtime/project-engine.js';
 import { createRuntime } from '../../runtime/runtime.js';
-import type { RunRecord } from '../../store/types.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { cliReporter, configOptions, type Io } from '../output.js';

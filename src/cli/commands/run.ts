@@ -1,7 +1,6 @@
-import { MsgflowError } from '../../api/errors.js';
+import { MsgflowError, type RunRecord } from '../../runtime/present.js';
 import type { Flow } from '../../engine/flow/types.js';
 import type { Engine } from '../../engine/run/types.js';
-import type { RunRecord } from '../../store/types.js';
 import { findDaemon, type DaemonTarget } from '../../runtime/daemon/address.js';
 import { createHttpEngineClient } from '../../runtime/engine-client/http.js';
 import { createInProcessEngineClient, type InProcessEngineClient } from '../../runtime/engine-client/in-process.js';

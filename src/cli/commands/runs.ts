@@ -1,12 +1,19 @@
 import type { CliReporter } from '../../engine/progress/cli-reporter.js';
 import type { RunLogLine } from '../../engine/run/run-log.js';
-import type { ItemResult, RunRecord, StepRecord } from '../../store/types.js';
-import { MsgflowError } from '../../api/errors.js';
-import { closest } from '../../util/suggest.js';
-import { formatClock } from '../../util/duration.js';
 import { createInProcessEngineClient } from '../../runtime/engine-client/in-process.js';
 import { loadConfig, RUN_LOG_STREAM } from '../../runtime/frontend.js';
-import { formatCounts, formatItems, formatWaiting, runCounts } from '../../runtime/present.js';
+import {
+  formatCounts,
+  formatItems,
+  formatWaiting,
+  runCounts,
+  MsgflowError,
+  closest,
+  formatClock,
+  type ItemResult,
+  type RunRecord,
+  type StepRecord,
+} from '../../runtime/present.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
@@ -131,6 +138,12 @@ async function show(runtime: Runtime, id: string, json: boolean, io: Io): Promis
     if (owner) lines.push(`  owner:     pid ${owner.pid} on host ${owner.host}`);
   }
   lines.push(`  started:   ${iso(run.startedAt)} (${run.trigger})${run.retryOf ? `, retry of ${run.retryOf}` : ''}`);
+  if (run.parent) {
+    const item = run.parent.item === undefined ? '' : `, item ${run.parent.item}`;
+    lines.push(`  parent:    run ${run.parent.runId} of ${run.parent.flow}, step ${run.parent.step}${item}`);
+  }
+  if (run.slot !== undefined) lines.push(`  slot:      ${iso(run.slot)} (backfill)`);
+  if (run.outputs !== undefined) lines.push(`  outputs:   ${clip(JSON.stringify(run.outputs))}`);
   lines.push(
     `  duration:  ${formatClock(run.durationMs ?? now - run.startedAt)}${run.resumes ? `, resumed ${run.resumes} time(s)` : ''}${run.crashes ? `, crashed ${run.crashes} time(s)` : ''}`,
   );

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { LoadConfigOptions } from '../../config/load.js';
+import type { LoadConfigOptions } from '../../runtime/present.js';
 import { loadConfig, renderFlowJsonSchema } from '../../runtime/frontend.js';
 import { buildRegistry } from '../../runtime/registry.js';
 import { parseCommand, parseLogLevel } from '../args.js';

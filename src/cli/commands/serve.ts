@@ -1,4 +1,4 @@
-import { TOKEN_PLACEHOLDER } from '../../api/redact.js';
+import { TOKEN_PLACEHOLDER } from '../../runtime/present.js';
 import { loadConfig } from '../../runtime/frontend.js';
 import { serveCommand } from '../../runtime/serve.js';
 import { parseCommand, parsePort } from '../args.js';

@@ -1,8 +1,6 @@
-import type { FlowError } from '../../api/errors.js';
-import { MsgflowError } from '../../api/errors.js';
 import { createDaemon, type DaemonEvent } from '../../runtime/daemon.js';
 import { displayPath, loadConfig } from '../../runtime/frontend.js';
-import { createBus } from '../../runtime/present.js';
+import { createBus, MsgflowError, type FlowError } from '../../runtime/present.js';
 import { formatReload } from '../../runtime/reload.js';
 import type { ScheduleStatus } from '../../engine/schedule/types.js';
 import { parseCommand, parsePositiveInt } from '../args.js';

@@ -1,4 +1,4 @@
-import { ConfigError, MsgflowError } from '../../api/errors.js';
+import { ConfigError, MsgflowError } from '../../runtime/present.js';
 import { displayPath, loadConfig, resolveFromConfig, validateFlowFiles, validationTargets } from '../../runtime/frontend.js';
 import { validateFlowTestFiles } from '../../runtime/flow-test/validate.js';
 import { buildRegistry } from '../../runtime/registry.js';

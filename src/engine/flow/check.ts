@@ -90,7 +90,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
   checkInstance(rep, raw, opts.instances);
   checkTrigger(rep, raw.on);
   checkNotificationTrigger(rep, raw.on, opts.instances);
-  const hasEvent = isObj(raw.on) && isObj(raw.on.notification);
+  const hasEvent = isObj(raw.on) && (isObj(raw.on.notification) || isObj(raw.on.failure) || isObj(raw.on.alert));
   const inputNames = isObj(raw.inputs) ? Object.keys(raw.inputs) : [];
   checkRunKeys(rep, raw, { inputNames, envNames: declaredEnv, hasEvent });
   if (isObj(raw.inputs)) for (const [name, def] of Object.entries(raw.inputs)) checkInputDef(rep, name, def);
@@ -382,22 +382,9 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
       continue;
     }
     switch (ref.root) {
-      case 'steps': {
-        if (first === undefined) break;
-        const target = scope.ids.indexOf(first);
-        if (target < 0) {
-          const known = scope.ids.filter((x): x is string => x !== undefined);
-          bad(`unknown step '${first}'${didYouMean(first, known)}`, at);
-        } else if (target === scope.stepIndex) bad(`step '${first}' cannot read its own result`, at);
-        else if (target > scope.stepIndex) bad(`step '${first}' runs after this step: its result is not there yet`, at);
-        else if (second !== undefined && !STEP_VIEW_KEYS.includes(second)) {
-          bad(
-            `steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`,
-            ref.positions[2]!,
-          );
-        }
+      case 'steps':
+        if (first !== undefined) checkStepRef(scope, first, second, at, ref.positions[2]!, bad);
         break;
-      }
       case 'inputs':
         if (first !== undefined && !scope.inputNames.includes(first)) {
           const list = scope.inputNames.length ? `; inputs: ${scope.inputNames.join(', ')}` : '; the flow declares no inputs';
@@ -427,7 +414,10 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
         break;
       case 'event':
         if (!scope.hasEvent)
-          bad("'event' is only set in a flow triggered by a notification (on: { notification: ... })", ref.positions[0]!);
+          bad(
+            "'event' is only set in a flow triggered by a notification, a failure or an alert (on: { notification | failure | alert: ... })",
+            ref.positions[0]!,
+          );
         break;
       case 'local':
         if (first !== undefined && !LOCAL_KEYS.includes(first))
@@ -441,6 +431,26 @@ function checkRefs(rep: Reporter, path: (string | number)[], node: ExprNode, sou
           bad(`run has no '${first}'${didYouMean(first, RUN_KEYS)}: use ${RUN_KEYS.join(', ')}`, at);
         break;
     }
+  }
+}
+
+/** `steps.<first>.<second>`: a step before this one, and a key its view has. */
+function checkStepRef(
+  scope: RefScope,
+  first: string,
+  second: string | undefined,
+  at: number,
+  secondAt: number,
+  bad: (reason: string, pos: number) => void,
+): void {
+  const target = scope.ids.indexOf(first);
+  if (target < 0) {
+    const known = scope.ids.filter((x): x is string => x !== undefined);
+    bad(`unknown step '${first}'${didYouMean(first, known)}`, at);
+  } else if (target === scope.stepIndex) bad(`step '${first}' cannot read its own result`, at);
+  else if (target > scope.stepIndex) bad(`step '${first}' runs after this step: its result is not there yet`, at);
+  else if (second !== undefined && !STEP_VIEW_KEYS.includes(second)) {
+    bad(`steps.${first} has no '${second}'${didYouMean(second, STEP_VIEW_KEYS)}: use ${STEP_VIEW_KEYS.join(', ')}`, secondAt);
   }
 }
 

@@ -98,19 +98,20 @@ function sortIssues(issues: FlowIssue[]): FlowIssue[] {
   return issues.filter((i) => (seen.has(i.message) ? false : (seen.add(i.message), true))).sort((a, b) => a.line - b.line || a.col - b.col);
 }
 
-/** The conversation block as written (its templates unevaluated): what the dialog step gets as input. */
+/** The conversation block as written: its templates are compiled from it with their positions. */
 function rawConversation(raw: Record<string, unknown>): unknown {
   return raw.conversation;
 }
 
 /**
  * A conversation's own step, first in the flow: the `dialog` action with the
- * block as written, its templates compiled with their positions (the action
- * renders them per message, against the session).
+ * block as validated (durations in ms, templates as text), its templates
+ * compiled with their positions (the action renders them per message,
+ * against the session).
  */
-function dialogStep(src: YamlSource, conversation: unknown): FlowStep {
+function dialogStep(src: YamlSource, conversation: FlowFileData['conversation'], raw: unknown): FlowStep {
   const table = new Map<string, CompiledTemplate>();
-  collectTemplates(src, ['conversation'], conversation, table);
+  collectTemplates(src, ['conversation'], raw, table);
   return {
     id: DIALOG_STEP_ID,
     uses: DIALOG_ACTION,
@@ -187,7 +188,10 @@ function toFlow(
       ? { ...on, notification: { ...on.notification, instance: on.notification.instance ?? d.instance } }
       : { ...on, notification: undefined },
     env,
-    steps: [...(d.conversation ? [dialogStep(src, rawConversation)] : []), ...steps.map((s, i) => located(src, ['steps', i], s))],
+    steps: [
+      ...(d.conversation ? [dialogStep(src, d.conversation, rawConversation)] : []),
+      ...steps.map((s, i) => located(src, ['steps', i], s)),
+    ],
     file: where.file,
     displayFile: where.displayFile,
     baseDir: path.resolve(where.baseDir),

@@ -120,9 +120,33 @@ export const NotificationTriggerSchema = z
   })
   .meta({ description: 'Run the flow once per matching notification of the instance; the notification is `event` in expressions.' });
 
+/** What can raise an alert (engine/alerts): each is an event flows can trigger on. */
+export const ALERT_KINDS = ['run-failed', 'step-timeout', 'sla-missed', 'schedule-missed', 'instance-paused', 'notification-lag'] as const;
+
+export const FailureTriggerSchema = z
+  .strictObject({
+    flows: z
+      .array(z.string().min(1))
+      .min(1)
+      .meta({ description: "Names of the flows whose failed (or crashed) runs start this flow, or '*' for every flow but this one." }),
+  })
+  .meta({ description: 'Run once per failed run of these flows; `event` holds the failed run, step, error code and counts.' });
+
+export const AlertTriggerSchema = z
+  .strictObject({
+    kinds: z
+      .array(z.enum(ALERT_KINDS))
+      .min(1)
+      .default([...ALERT_KINDS])
+      .meta({ description: `Alert kinds that start this flow: ${ALERT_KINDS.join(', ')}. Default: every kind.` }),
+  })
+  .meta({ description: 'Run once per alert raised (msgflow alerts lists them); `event` is the alert.' });
+
 export const TriggerSchema = z
   .strictObject({
     notification: NotificationTriggerSchema.optional(),
+    failure: FailureTriggerSchema.optional(),
+    alert: AlertTriggerSchema.optional(),
     schedule: z
       .strictObject({
         cron: z.string().meta({ description: '5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first.' }),
@@ -171,6 +195,12 @@ export const FlowFileSchema = z
       })
       .optional()
       .meta({ description: 'How many runs of this flow (or group) may execute at once, across processes and hosts sharing the store.' }),
+    sla: z
+      .strictObject({
+        maxDuration: DurationSchema.meta({ description: 'A run still going (or ending) after this long raises a sla-missed alert.' }),
+      })
+      .optional()
+      .meta({ description: 'How long a run of this flow may take.' }),
     debounce: z
       .strictObject({
         key: z.string().min(1).optional().meta({

@@ -205,21 +205,26 @@ export class NotificationDispatcher {
     await this.gather(decisionOrder(await pending.entries<PendingRun>()), now);
     const blocked = new Set<string>();
     let nextWake: number | undefined;
-    for (const [runId, p] of decisionOrder(await pending.entries<PendingRun>())) {
+    const ordered = decisionOrder(await pending.entries<PendingRun>());
+    // A batch is due when its latest intent's window has passed.
+    const dueAt = new Map<string, number>();
+    for (const [, p] of ordered) if (p.batch !== undefined) dueAt.set(p.batch, Math.max(dueAt.get(p.batch) ?? 0, p.notBefore ?? 0));
+    for (const [runId, p] of ordered) {
       const flow = this.byName.get(p.flow);
       const slot = flow ? slotOf(flow, p) : `\n${runId}`;
       if (blocked.has(slot)) continue;
       if (p.batch !== undefined && !p.events) {
         // Its window is not over: later intents of its chat wait behind it.
         blocked.add(slot);
-        nextWake = Math.min(nextWake ?? Infinity, p.notBefore ?? now);
+        nextWake = Math.min(nextWake ?? Infinity, dueAt.get(p.batch) ?? now);
         continue;
       }
       if (!(await this.tryStart(runId, p))) blocked.add(slot);
     }
     this.backlog.clear();
     for (const s of blocked) this.backlog.add(s);
-    if (nextWake !== undefined) this.wakeAt(nextWake);
+    // Only a window still running: one that is over was gathered above.
+    if (nextWake !== undefined && nextWake > now) this.wakeAt(nextWake);
   }
 
   /** Gathers each debounced batch whose window has passed into its latest intent (crash-safe: see pending.ts dueBatches). */

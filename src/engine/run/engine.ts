@@ -20,6 +20,7 @@ import { allSteps, type Flow } from '../flow/types.js';
 import { dataInputsOf, inputsFromValues, resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
+import { recordAlertIntent } from '../alerts/records.js';
 import { concurrencyGroup, evaluateConcurrencyKey, slotLeaseName } from './concurrency.js';
 import { type ClaimResult, LeaseOwner, defaultHostId, defaultLeaseTtlMs, describeHolder, holderDead } from './ownership.js';
 import { newRunId } from './run-id.js';
@@ -137,6 +138,7 @@ class EngineCore {
       progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,
       waitRecheckMs: opts.waitRecheckMs,
       executor: opts.executor ?? localExecutor,
+      ...(opts.tracer ? { tracer: opts.tracer } : {}),
       subflows: {
         store: opts.store,
         now: () => this.clock.now(),
@@ -360,6 +362,19 @@ class EngineCore {
     const lastCrash = `${who} died during step ${cur.currentStep ?? '(none)'} at ${new Date(cur.updatedAt).toISOString()}`;
     if (crashes >= this.maxCrashes) {
       const err = new FlowError('RUN_CRASHED', { count: crashes, last: lastCrash });
+      const at = this.clock.now();
+      await recordAlertIntent(this.store, {
+        key: `run-failed:${cur.id}`,
+        kind: 'run-failed',
+        subject: flow.name,
+        message: `run ${cur.id} of ${flow.name} crashed: ${err.message}`,
+        at,
+        flow: flow.name,
+        runId: cur.id,
+        code: 'RUN_CRASHED',
+        counts: { done: cur.itemsDone, failed: cur.itemsFailed },
+        trigger: cur.trigger,
+      });
       await this.store.updateRun(cur.id, { ...this.ended(cur, 'failed'), error: errorInfo(err), crashes, lastCrash });
       this.deps.logger.error(`run ${cur.id} of ${flow.name} is not resumed: ${err.message}`, { runId: cur.id, flow: flow.name });
       return false;

@@ -34,6 +34,8 @@ export interface ItemBatch {
   /** Aborted on interrupt and cancel: stop taking items. */
   signal: AbortSignal;
   sink: ItemSink;
+  /** The step span's W3C trace context when the run is traced: items worked elsewhere continue it. @default none */
+  trace?: Record<string, string>;
 }
 
 export interface ItemExecutor {

@@ -27,6 +27,7 @@ import type { ActionRegistry, RegisteredAction } from '../registry/registry.js';
 import type { EngineRedactor } from './types.js';
 import { DurableWaits } from './durable-waits.js';
 import { errorInfo, failureCode } from './errors.js';
+import { pauseAlert, recordAlertIntent, slaAlert, type AlertIntent } from '../alerts/records.js';
 import type { LeaseOwner } from './ownership.js';
 import { type ItemExecutor, localExecutor } from './executor.js';
 import { ForEachItems } from './for-each.js';
@@ -35,6 +36,7 @@ import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
 import { StepFatalError, runUnit } from './unit-runner.js';
 import { subflowName } from '../flow/subflows.js';
 import { type SubflowHost, subflowAction } from './subflow.js';
+import type { EngineTracer, TraceSpan } from './tracing.js';
 
 export interface ExecutionDeps {
   store: EngineStore;
@@ -61,6 +63,8 @@ export interface ExecutionDeps {
   secret?(name: string): string | undefined;
   /** @see EngineOptions.redactor */
   redactor?: EngineRedactor;
+  /** Where runs, steps, items and client calls are traced (config.yaml telemetry:). @default none */
+  tracer?: EngineTracer;
 }
 
 export interface ResumeState {
@@ -153,6 +157,9 @@ export class RunExecution {
   /** What a single step's counts have added to the run's so far (a job's are added as it reports them). */
   private readonly inRun = new Map<string, ItemCounts>();
   private lastLiveSave = 0;
+  /** The run's span and its open steps' spans, when traced. */
+  private runSpan: TraceSpan | undefined;
+  private readonly stepSpans = new Map<string, TraceSpan>();
   /** The flow's `outputs:`, evaluated once its steps succeeded. */
   private outputs: Record<string, unknown> | undefined;
 
@@ -200,6 +207,11 @@ export class RunExecution {
       ...(deps.resolvePath ? { resolvePath: deps.resolvePath } : {}),
       defaultRateLimitWaitMs: deps.defaultRateLimitWaitMs,
       onProgress: (stepId, u) => this.jobProgress(stepId, u),
+      onPauseRaised: (p) => void recordAlertIntent(deps.store, pauseAlert(p, deps.clock.now())).catch(() => {}),
+      traceUnit: (stepId, index) => {
+        const span = this.stepSpans.get(stepId);
+        return index === undefined ? span : span?.child(`item ${index}`, { 'msgflow.item': index });
+      },
     });
   }
 
@@ -245,6 +257,38 @@ export class RunExecution {
     await this.owner.release();
   }
 
+  /** The run-failed occurrence of this run's failure. */
+  private failureAlert(info: ErrorInfo, code: string | undefined, step: string | undefined, now: number): AlertIntent {
+    const c = this.run;
+    return {
+      key: `run-failed:${this.run.id}`,
+      kind: 'run-failed',
+      subject: this.flow.name,
+      message: `run ${this.run.id} of ${this.flow.name} failed: ${info.message}`,
+      at: now,
+      flow: this.flow.name,
+      runId: this.run.id,
+      ...(step ? { step } : {}),
+      ...(code ? { code } : {}),
+      counts: {
+        done: c.itemsDone,
+        failed: c.itemsFailed,
+        invalid: c.itemsInvalid ?? 0,
+        duplicate: c.itemsDuplicate ?? 0,
+        skipped: c.itemsSkipped ?? 0,
+      },
+      trigger: this.run.trigger,
+    };
+  }
+
+  /** A run that took longer than the flow's `sla.maxDuration` raises sla-missed (once per run: the key is the run's). */
+  private async slaCheck(now: number): Promise<void> {
+    const max = this.flow.sla?.maxDuration;
+    const took = now - this.run.startedAt;
+    if (max === undefined || took <= max) return;
+    await recordAlertIntent(this.deps.store, slaAlert(this.flow.name, this.run.id, took, max, now));
+  }
+
   /** An error as it is kept and announced: its message scrubbed of secrets. */
   private kept(info: ErrorInfo): ErrorInfo {
     return this.deps.redactor ? { ...info, message: this.deps.redactor.scrub(info.message) } : info;
@@ -275,6 +319,12 @@ export class RunExecution {
   private async executeOwned(): Promise<RunRecord> {
     const { bus } = this.deps;
     const ref = { runId: this.run.id, flow: this.flow.name };
+    this.runSpan = this.deps.tracer?.run(this.run.id, {
+      'msgflow.run': this.run.id,
+      'msgflow.flow': this.flow.name,
+      'msgflow.trigger': this.resume ? 'resume' : this.run.trigger,
+      'msgflow.dry_run': this.run.dryRun,
+    });
     bus.emit('run:started', { ...ref, trigger: this.resume ? 'resume' : this.run.trigger, dryRun: this.run.dryRun });
     if (this.resume) bus.emit('run:resumed', ref);
     try {
@@ -347,7 +397,26 @@ export class RunExecution {
     return 'ok';
   }
 
+  /** A step, in a span of its own when the run is traced (its units' spans go under it). */
   private async runStep(step: FlowStep): Promise<StepOutcome> {
+    const span = this.runSpan?.child(`step ${step.id}`, { 'msgflow.step': step.id, 'msgflow.uses': step.uses });
+    if (!span) return this.runStepOnce(step);
+    this.stepSpans.set(step.id, span);
+    try {
+      return await this.runStepOnce(step);
+    } finally {
+      this.stepSpans.delete(step.id);
+      const rec = this.steps.get(step.id);
+      span.setAttributes({
+        'msgflow.status': rec?.status ?? 'interrupted',
+        'msgflow.done': rec?.done ?? 0,
+        'msgflow.failed': rec?.failed ?? 0,
+      });
+      span.end(rec?.status === 'failed' ? { error: { code: rec.error?.code ?? 'ACTION_FAILED' } } : undefined);
+    }
+  }
+
+  private async runStepOnce(step: FlowStep): Promise<StepOutcome> {
     const prev = this.steps.get(step.id);
     if (prev && FINISHED.includes(prev.status)) {
       await this.restoreView(step, prev);
@@ -415,6 +484,20 @@ export class RunExecution {
   /** A step-level failure: recorded on the step, reported; the caller decides (continueOnError). */
   private async stepFailed(step: FlowStep, error: unknown): Promise<StepOutcome> {
     const info = this.kept(errorInfo(error, step.id));
+    if (failureCode(error) === 'STEP_TIMEOUT') {
+      const now = this.deps.clock.now();
+      await recordAlertIntent(this.deps.store, {
+        key: `step-timeout:${this.run.id}:${step.id}`,
+        kind: 'step-timeout',
+        subject: `${this.flow.name}.${step.id}`,
+        message: `run ${this.run.id}: ${info.message}`,
+        at: now,
+        flow: this.flow.name,
+        runId: this.run.id,
+        step: step.id,
+        code: 'STEP_TIMEOUT',
+      });
+    }
     const rec = this.steps.get(step.id) ?? this.newRecord(step, {});
     Object.assign(rec, { status: 'failed', finishedAt: this.deps.clock.now(), error: info });
     await this.deps.store.saveStep(rec);
@@ -609,7 +692,18 @@ export class RunExecution {
     try {
       // Sub-flow items start child runs through this engine: they stay in this process (each child's own items may go to workers).
       const executor = subflowName(step.uses) === undefined ? this.deps.executor : localExecutor;
-      await executor.run({ runId: this.run.id, flow: this.flow, step, items, pending, dryRun: this.run.dryRun, signal, sink });
+      const trace = this.stepSpans.get(step.id)?.carrier();
+      await executor.run({
+        runId: this.run.id,
+        flow: this.flow,
+        step,
+        items,
+        pending,
+        dryRun: this.run.dryRun,
+        signal,
+        sink,
+        ...(trace ? { trace } : {}),
+      });
     } finally {
       await sink.flushed();
     }
@@ -724,9 +818,18 @@ export class RunExecution {
     if (status === 'failed') {
       info = this.kept(errorInfo(error, step));
       patch.error = info;
+      // Before the record says failed: a crash in between leaves the occurrence for the alert dispatcher (records.ts).
+      await recordAlertIntent(store, this.failureAlert(info, failureCode(error) ?? info.code, step, now));
     }
+    if (status !== 'interrupted') await this.slaCheck(now);
     if (status === 'interrupted' && this.interruptError) patch.error = this.interruptError;
     this.run = await store.updateRun(this.run.id, patch);
+    this.runSpan?.setAttributes({
+      'msgflow.status': status,
+      'msgflow.items_done': this.run.itemsDone,
+      'msgflow.items_failed': this.run.itemsFailed,
+    });
+    this.runSpan?.end(status === 'failed' ? { error: { code: info?.code ?? 'ERROR' } } : undefined);
     if (status === 'succeeded') {
       bus.emit('run:finished', { ...ref, durationMs: this.run.durationMs ?? 0, ...runCountFields(this.run) });
     } else if (status === 'failed') {

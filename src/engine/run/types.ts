@@ -9,6 +9,7 @@ import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import type { ItemExecutor } from './executor.js';
+import type { EngineTracer } from './tracing.js';
 
 export interface EngineOptions {
   store: EngineStore;
@@ -99,6 +100,8 @@ export interface EngineOptions {
    * @default none (kept as is)
    */
   redactor?: EngineRedactor;
+  /** Traces runs, steps, items and client calls (runtime/telemetry.ts, config.yaml telemetry:). @default none: nothing traced */
+  tracer?: EngineTracer;
 }
 
 /** The part of the runtime's Redactor (util/secrets.ts) the engine uses. */

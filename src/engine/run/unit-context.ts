@@ -31,6 +31,7 @@ import { ownershipInterceptor } from './interceptors/ownership.js';
 import { pauseInterceptor } from './interceptors/pauses.js';
 import { unitPauseRules, type PauseRecord, type PauseRule } from './pauses.js';
 import { runLogger } from './run-log.js';
+import type { TraceSpan } from './tracing.js';
 
 /** The durable waits a run's units enter (DurableWaits, or the test kit's view of them). */
 export interface UnitWaits {
@@ -86,6 +87,8 @@ export interface RunScopeOptions {
   onPauseRaised?(record: PauseRecord): void;
   /** A single step's live counts (ctx.progress): the step record follows them while it runs. */
   onProgress?(step: string, counts: ProgressCounts): void;
+  /** The span a unit's work goes under (a single step's, a forEach item's), when the run is traced. @default none */
+  traceUnit?(step: string, index?: number): TraceSpan | undefined;
 }
 
 /** What every unit of a run shares. */
@@ -110,6 +113,8 @@ export interface RunScope {
   readonly worker: boolean;
   resolvePath(p: string): string;
   onProgress?(step: string, counts: ProgressCounts): void;
+  /** See RunScopeOptions.traceUnit. */
+  traceUnit?(step: string, index?: number): TraceSpan | undefined;
   /**
    * The client a unit sees: the run's chain over the instance's client, with
    * the pause rules of the unit's action (its own shortest pause from its
@@ -189,6 +194,7 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     resolvePath: (p) => resolvePath(o.flow.baseDir || o.baseDir, p),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
     ...(o.instances ? { instanceClient } : {}),
+    ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     unitClient(unit = {}) {
       const rules = unitPauseRules(declared, unit.action, unit.input);
       const extra = unit.interceptors ?? [];
@@ -203,11 +209,15 @@ export function createRunScope(o: RunScopeOptions): RunScope {
  * The scope of one item worked apart from its run's process (a BullMQ job):
  * its own signal, and interceptors of its own after the run's.
  */
-export function itemScope(scope: RunScope, o: { signal: AbortSignal; interceptors?: readonly ApiInterceptor[] }): RunScope {
+export function itemScope(
+  scope: RunScope,
+  o: { signal: AbortSignal; interceptors?: readonly ApiInterceptor[]; traceUnit?: RunScope['traceUnit'] },
+): RunScope {
   const extra = o.interceptors ?? [];
   return {
     ...scope,
     signal: o.signal,
+    ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     unitClient: (unit = {}) => scope.unitClient({ ...unit, interceptors: [...(unit.interceptors ?? []), ...extra] }),
   };
 }

@@ -21,6 +21,7 @@ import type { WaitTarget } from './durable-waits.js';
 import { errorInfo, inputInvalid } from './errors.js';
 import { pauseWait } from './pauses.js';
 import { createUnitContext, type RunScope, type UnitOptions } from './unit-context.js';
+import { tracingInterceptor } from './interceptors/tracing.js';
 
 /** The last counts an action reported through ctx.progress (a job's own records). */
 export type ProgressUpdate = ProgressCounts;
@@ -106,16 +107,36 @@ export async function runUnit(sh: RunScope, step: FlowStep, def: RegisteredActio
 
   let client: InstanceApi | undefined;
   const sink: ProgressSink = {};
+  const span = sh.traceUnit?.(step.id, index);
+  // A traced unit's calls are spans under its own.
+  const interceptors = span ? [tracingInterceptor(span, sh.instance.name)] : [];
   const ctx: UnitOptions = {
     step: step.id,
     item: index,
     expr: scope,
     ...(step.templates ? { templates: step.templates } : {}),
     // Made on first use, kept across attempts.
-    client: () => (client ??= sh.unitClient({ action: def, input })),
+    client: () => (client ??= sh.unitClient({ action: def, input, interceptors })),
     onProgress: (u) => (sink.last = { ...u }),
   };
   const unit: Unit = { step, def, input, target, index, sink, ctx };
+  // A single step's span is its step's: the run ends it.
+  if (!span || index === undefined) return attempts(sh, unit);
+  let out: UnitOutcome;
+  try {
+    out = await attempts(sh, unit);
+  } catch (e) {
+    span.end({ error: { code: e instanceof MsgflowError ? e.code : 'ERROR' } });
+    throw e;
+  }
+  if (!out.interrupted) span.setAttributes({ 'msgflow.attempts': out.attempts });
+  span.end(!out.interrupted && out.status === 'failed' ? { error: { code: out.error?.code ?? 'ERROR' } } : undefined);
+  return out;
+}
+
+/** A unit's attempts until an outcome: retries, waits and the control errors (decide). */
+async function attempts(sh: RunScope, unit: Unit): Promise<UnitOutcome> {
+  const { step, index } = unit;
   let attempt = 1;
   for (;;) {
     if (sh.signal.aborted) return INTERRUPTED;

@@ -256,6 +256,6 @@ function pendingMessages(i: MethodHost, e: QueueEntry) {
 }
 
 function queuedMessage(i: MethodHost, idMessage: string, chatId: string) {
-  const e = i.sendQueue.pending().find((x) => (x.idMessage === idMessage || x.messageIds?.includes(idMessage)) && x.chatId === chatId);
-  return e && pendingMessages(i, e).find((m) => m.idMessage === idMessage);
+  const e = i.sendQueue.pendingWith(idMessage);
+  return e && e.chatId === chatId ? pendingMessages(i, e).find((m) => m.idMessage === idMessage) : undefined;
 }

@@ -5,7 +5,8 @@
  *   each reply `afterMs` after that message was sent;
  * - `votes`: it votes on each poll an instance sends it (pollUpdateMessage);
  * - `presses`: it presses a button of each message with reply buttons
- *   (sendInteractiveButtonsReply) an instance sends it (buttonsResponseMessage).
+ *   (sendInteractiveButtonsReply) an instance sends it (buttonsResponseMessage);
+ * - `writes`: it writes first, on its own, `afterMs` after the service starts.
  *
  * All on the service's clock, each delivered as an incoming message with its
  * notification. Durable without a file of its own: an answer's idMessage is
@@ -55,9 +56,10 @@ export class Replier {
 
   constructor(private readonly opts: ReplierOptions) {}
 
-  /** After a restart: schedules the answers still due. */
+  /** After a (re)start: schedules the answers still due, and the messages accounts write first. */
   recover(): void {
     for (const chatId of this.opts.network.replyingChats()) {
+      this.writesFirst(chatId);
       const first = this.opts.firstOutgoing(chatId);
       if (first) this.messageSent(first);
       for (const kind of ['pollMessage', 'interactiveButtonsReply']) {
@@ -74,6 +76,26 @@ export class Replier {
   async close(): Promise<void> {
     this.stop.abort();
     await Promise.all([...this.pending]);
+  }
+
+  /** The messages the account behind the chat writes on its own, each `afterMs` from now, unless the history holds it. */
+  private writesFirst(chatId: string): void {
+    const now = this.opts.clock.now();
+    this.opts.network.writesOf(chatId).forEach((w, i) => {
+      const idMessage = replyId(`write:${chatId}`, i, 'write');
+      const at = now + w.afterMs;
+      const content = w.message ?? { typeMessage: 'textMessage', textMessage: w.text };
+      const input = MessageInputSchema.parse({
+        chatId,
+        type: 'incoming',
+        isForwarded: false,
+        forwardingScore: 0,
+        ...content,
+        idMessage,
+        timestamp: Math.floor(at / 1000),
+      });
+      this.schedule({ idMessage, at, input });
+    });
   }
 
   /** Every answer the account behind the chat gives to `m`. */
@@ -130,6 +152,6 @@ export class Replier {
  * The id of answer number `index` (of a kind: `reply`, `vote`, `press`) to
  * message `idMessage`: the same in every process.
  */
-export function replyId(idMessage: string, index: number, kind: 'reply' | 'vote' | 'press' = 'reply'): string {
+export function replyId(idMessage: string, index: number, kind: 'reply' | 'vote' | 'press' | 'write' = 'reply'): string {
   return createHash('sha256').update(`${idMessage}:${kind}:${index}`).digest('hex').slice(0, 32).toUpperCase();
 }

@@ -106,6 +106,8 @@ const FAILED_KEPT = 100;
 export class SendQueue extends EventEmitter<QueueEvents> {
   private readonly log: AppendLog<QueueRecord>;
   private pendingEntries: QueueEntry[] = [];
+  /** The pending entries by every message id they carry (getMessage asks on each call: no scan of the queue). */
+  private readonly pendingById = new Map<string, QueueEntry>();
   private failedEntries: FailedEntry[] = [];
   /** Attempts of the head entry that failed transiently (in memory: a restart gives it fresh tries). */
   private fetchAttempts = new Map<string, number>();
@@ -138,6 +140,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
     }
     this.failedEntries = this.failedEntries.slice(-FAILED_KEPT);
     this.pendingEntries = [...pending.values()];
+    for (const e of this.pendingEntries) this.track(e);
     // Compaction keeps the file proportional to what is still pending, not to
     // everything ever sent. Done at load, before any append can race it.
     if (records.length > 1000 && records.length > 4 * (this.pendingEntries.length + this.failedEntries.length + 1)) {
@@ -158,11 +161,33 @@ export class SendQueue extends EventEmitter<QueueEvents> {
   async enqueue(entry: QueueEntry): Promise<void> {
     await this.log.append({ op: 'enqueue', entry });
     this.pendingEntries.push(entry);
+    this.track(entry);
     this.wake?.();
   }
 
   pending(): readonly QueueEntry[] {
     return this.pendingEntries;
+  }
+
+  /** The pending entry that carries message `idMessage` (its own id, or one of its messageIds). */
+  pendingWith(idMessage: string): QueueEntry | undefined {
+    return this.pendingById.get(idMessage);
+  }
+
+  private track(entry: QueueEntry): void {
+    this.pendingById.set(entry.idMessage, entry);
+    for (const id of entry.messageIds ?? []) this.pendingById.set(id, entry);
+  }
+
+  /** The head entry leaves the queue (sent, failed or expired). */
+  private dropHead(): void {
+    const entry = this.pendingEntries.shift();
+    if (entry) this.untrack(entry);
+  }
+
+  private untrack(entry: QueueEntry): void {
+    this.pendingById.delete(entry.idMessage);
+    for (const id of entry.messageIds ?? []) this.pendingById.delete(id);
   }
 
   /**
@@ -175,6 +200,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
     await this.log.append(...dropped.map((e) => ({ op: 'drop' as const, idMessage: e.idMessage })));
     const gone = new Set(dropped);
     this.pendingEntries = this.pendingEntries.filter((e) => !gone.has(e));
+    for (const e of dropped) this.untrack(e);
     return dropped.length;
   }
 
@@ -216,7 +242,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
       if (this.opts.clock.now() >= expiresAt) {
         const why = this.opts.heldBecause?.() ?? 'the instance was not authorized';
         await this.fail(head, this.lastDueAt, `not sent within 24 hours: ${why}`);
-        this.pendingEntries.shift();
+        this.dropHead();
         continue;
       }
       if (this.opts.canRelease && !this.opts.canRelease()) {
@@ -286,7 +312,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
         return;
       }
       this.fetchAttempts.delete(entry.idMessage);
-      this.pendingEntries.shift();
+      this.dropHead();
       this.lastDueAt = recordedDue;
       await this.opts
         .keepFailed?.(entry, failure, this.opts.clock.now())
@@ -295,7 +321,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
       return;
     }
     this.fetchAttempts.delete(entry.idMessage);
-    this.pendingEntries.shift();
+    this.dropHead();
     this.lastDueAt = recordedDue;
     // A typing notice leaves no message: nothing was sent.
     if (entry.kind !== 'typing') this.emit('sent', { idMessage: entry.idMessage, chatId: entry.chatId, ...idsOf(entry) });

@@ -97,7 +97,7 @@ export class BullmqExecutor implements ItemExecutor {
   }
 
   private async enqueue(batch: ItemBatch, queue: Queue<ItemJobData>, wait: ItemWait): Promise<void> {
-    const { runId, step, items, pending, sink, signal } = batch;
+    const { runId, step, items, pending, sink, signal, trace } = batch;
     for (let at = 0; at < pending.length && !signal.aborted; at += CHUNK) {
       const jobs = [];
       for (const index of pending.slice(at, at + CHUNK)) {
@@ -108,7 +108,7 @@ export class BullmqExecutor implements ItemExecutor {
         wait.admitted(index, true);
         jobs.push({
           name: step.id,
-          data: { runId, step: step.id, index, item: items[index] },
+          data: { runId, step: step.id, index, item: items[index], ...(trace ? { trace } : {}) },
           opts: { ...ITEM_JOB_OPTIONS, jobId: itemJobId(runId, step.id, index) },
         });
       }

@@ -43,6 +43,7 @@ import { declaredPauseRules } from '../../engine/run/pauses.js';
 import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
 import { createRunScope, itemScope, runExprScope, type RunScope } from '../../engine/run/unit-context.js';
 import { StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
+import type { EngineTracer } from '../../engine/run/tracing.js';
 import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult, type Lease } from '../../store/types.js';
 import { lookForSend, sendShape } from '../../client/send-lookup.js';
 import type { Clock } from '../../util/clock.js';
@@ -54,6 +55,8 @@ export interface ItemJobData {
   step: string;
   index: number;
   item: unknown;
+  /** The step span's W3C trace context when the run is traced: the item's span joins the run's trace. */
+  trace?: Record<string, string>;
 }
 
 /** What a job returns to the run (QueueEvents `completed`). */
@@ -83,6 +86,8 @@ export interface ItemHostDeps {
   journalLagMs: number;
   /** Jitter source of the steps' retry backoff (tests make it deterministic). @default Math.random */
   random?: () => number;
+  /** This worker's tracer (config.yaml telemetry:): a job carrying a trace context works its item in a span of the run's trace. */
+  tracer?: EngineTracer;
 }
 
 /** The parts of an item's unit that are the same for every item of a run's step. */
@@ -148,9 +153,14 @@ export class ItemHost {
       const early = await intent.takeEarly();
       if (early) return early;
     }
+    const tracer = this.d.tracer;
+    const trace = job.trace;
     const sh = itemScope(ctx.scope, {
       signal: signal ?? new AbortController().signal,
       interceptors: intent ? [writeIntentInterceptor(intent)] : [],
+      ...(tracer && trace
+        ? { traceUnit: () => tracer.continue(trace, `item ${job.index}`, { 'msgflow.item': job.index, 'msgflow.worker': true }) }
+        : {}),
     });
     let out;
     try {

@@ -75,6 +75,7 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
     baseDir: config.baseDir,
     defaultRateLimitWaitMs: 1000,
     journalLagMs: config.executor.journalLagMs,
+    ...(runtime.telemetry ? { tracer: runtime.telemetry.tracer } : {}),
   });
   const connections: Redis[] = [];
   const conn = () => {

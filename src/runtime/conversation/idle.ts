@@ -79,7 +79,8 @@ export function startIdleSweeper(o: IdleSweeperOptions): IdleSweeper {
 async function fire(o: IdleSweeperOptions, flow: Flow, t: IdleTimer): Promise<boolean> {
   const runId = idleRunId(flow.name, o.identityFor(t.instance), t);
   if (await o.store.getRun(runId)) return false;
-  const event = { typeWebhook: DIALOG_IDLE_EVENT, chatId: t.chatId, instance: t.instance, at: t.at };
+  // senderData.chatId as a message's: a per-chat concurrency key (event.senderData.chatId) serializes it with the chat's messages.
+  const event = { typeWebhook: DIALOG_IDLE_EVENT, chatId: t.chatId, senderData: { chatId: t.chatId }, instance: t.instance, at: t.at };
   try {
     await o.engine.start(flow, { trigger: 'notification', event, runId });
     return true;

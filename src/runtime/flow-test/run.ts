@@ -516,7 +516,7 @@ function localConfigFor(config: Config, c: FlowTestCase, caseDir: string): Local
   if (c.population) {
     for (let i = 0; i < c.population.count; i++) {
       if (i % c.population.every === 0)
-        accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false, replies: [], votes: [], presses: [] });
+        accounts.push({ phone: Number(c.population.from + BigInt(i)), hidden: false, replies: [], votes: [], presses: [], writes: [] });
     }
   }
   // A project without local instances still gets one: every config instance maps to it.

@@ -25,7 +25,7 @@ import { localTarget } from '../clients.js';
 import { pollNotifications } from './poll.js';
 import { ensureSwitches } from './switches.js';
 import type { Redactor } from '../../util/secrets.js';
-import { WAIT_FOR_REPLY } from '../../actions/builtins.js';
+import { MESSAGES_BROADCAST, WAIT_FOR_REPLY } from '../../actions/builtins.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
 import { startIdleSweeper } from '../conversation/idle.js';
@@ -61,9 +61,21 @@ export interface NotificationConsumers {
   stop(): Promise<void>;
 }
 
-/** Config names of the instances a flow waits for replies on (a waitForReply step): their incoming messages must be recorded. */
+/**
+ * Config names of the instances a flow waits for replies on (a waitForReply
+ * step), or counts replies from (a messages.broadcast campaign's funnel: its
+ * instance and its pool's): their incoming messages must be recorded.
+ */
 export function replyInstances(flows: readonly Flow[]): string[] {
-  return [...new Set(flows.filter((f) => f.steps.some((s) => s.uses === WAIT_FOR_REPLY)).map((f) => f.instance))].sort();
+  const names = flows.flatMap((f) =>
+    f.steps.flatMap((s) => {
+      if (s.uses === WAIT_FOR_REPLY) return [f.instance];
+      if (s.uses !== MESSAGES_BROADCAST) return [];
+      const pool = (s.with?.pool as { instances?: unknown } | undefined)?.instances;
+      return [f.instance, ...(Array.isArray(pool) ? pool.filter((n): n is string => typeof n === 'string') : [])];
+    }),
+  );
+  return [...new Set(names)].sort();
 }
 
 /**

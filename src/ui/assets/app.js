@@ -307,7 +307,7 @@
    * starts with, as if it had arrived. A message: chat id, sender and text; any
    * other type: its JSON. Optional when the flow also runs by schedule or at startup.
    */
-  function eventFields(f, n) {
+  function eventFields(f, n, preset) {
     const optional = Boolean(f.trigger.schedule || f.trigger.startup);
     const fields = {};
     const line = (name, label, input, hint) => {
@@ -340,6 +340,14 @@
           }),
         ),
       );
+      if (preset) {
+        const sd = preset.senderData || {};
+        const md = preset.messageData || {};
+        fields.chatId.value = sd.chatId || '';
+        fields.senderName.value = sd.senderName || '';
+        fields.text.value =
+          (md.textMessageData && md.textMessageData.textMessage) || (md.extendedTextMessageData && md.extendedTextMessageData.text) || '';
+      }
       value = () => {
         const chatId = fields.chatId.value.trim();
         const text = fields.text.value;
@@ -357,7 +365,7 @@
           ? { typeWebhook: n.type, stateInstance: 'authorized' }
           : { typeWebhook: n.type, chatId: n.chatId || '79001234567@c.us', status: 'delivered', sendByApi: true };
       const json = h('textarea', { name: 'event.json', rows: 6 });
-      json.value = JSON.stringify(sample, null, 2);
+      json.value = JSON.stringify(preset || sample, null, 2);
       set.append(line('json', 'event (JSON)', json));
       value = () => {
         if (optional && !json.value.trim()) return undefined;
@@ -410,8 +418,17 @@
       .catch(() => {});
     return el;
   }
-  function runForm(flow) {
+  /**
+   * The Run now form; `preset` (a run replayed from its page: its inputs and
+   * event) fills it in. Inputs read from a data file, and those the run page
+   * could not show, stay empty: the run reads the declared file.
+   */
+  function runForm(flow, preset) {
     const form = h('form', { class: 'inputs', 'data-flow': flow.name });
+    if (preset)
+      form.append(
+        h('p', { class: 'notice', 'data-replay': preset.run }, 'Replaying run ' + preset.run + ': its inputs and event are filled in.'),
+      );
     form.append(waitNotice(flow.name));
     const fields = {};
     for (const inp of flow.inputs) {
@@ -421,6 +438,9 @@
           ? 'default ' + JSON.stringify(inp.default)
           : inp.type;
       const input = h('input', { type: 'text', name: inp.name, placeholder });
+      const was = preset && preset.inputs ? preset.inputs[inp.name] : undefined;
+      if (was !== undefined && was !== null && !inp.file && !(typeof was === 'string' && was.startsWith('(not shown')))
+        input.value = typeof was === 'string' ? was : JSON.stringify(was);
       fields[inp.name] = input;
       form.append(
         h(
@@ -434,7 +454,7 @@
       );
     }
     const n = flow.notification || flow.trigger.notification;
-    const event = n ? eventFields(flow, n) : undefined;
+    const event = n ? eventFields(flow, n, preset && preset.event) : undefined;
     if (event) form.append(event.el);
     const dry = h('input', { type: 'checkbox', name: 'dryRun' });
     const msg = h('div', { class: 'error', role: 'alert' });
@@ -465,8 +485,18 @@
     });
     return form;
   }
-  async function flowsPage() {
+  /** A run's inputs and event that its page's Replay left for Run now (sessionStorage), for `flow`. */
+  function replayOf(flow) {
+    try {
+      const p = JSON.parse(sessionStorage.getItem('msgflow.replay') || 'null');
+      return p && p.flow === flow ? p : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  async function flowsPage(params) {
     const data = await api('/api/flows');
+    const replaying = params && params.get('replay');
     const headers = ['Flow', 'Trigger', 'Instance', 'Last run', ''];
     const rows = data.flows.map((f) => {
       const formCell = h('td', { colspan: 5 });
@@ -483,6 +513,13 @@
         },
         'Run now',
       );
+      if (replaying === f.name) {
+        const preset = replayOf(f.name);
+        if (preset) {
+          formCell.replaceChildren(runForm(f, preset));
+          formRow.hidden = false;
+        }
+      }
       const last = f.lastRun
         ? h('a', { href: '#/runs/' + encodeURIComponent(f.lastRun.id) }, statusBadge(f.lastRun.status), ' ', timeEl(f.lastRun.startedAt))
         : h('span', { class: 'muted' }, 'never run');
@@ -534,7 +571,15 @@
     RUN_HEADERS.forEach((label, i) => cells[i].setAttribute('data-label', label));
     return h('tr', { 'data-run': r.id }, cells);
   }
-  function runFilters(flows, flow, status) {
+  /** What the search box holds, as the API's search: an error code, a chat id, or a phone number. */
+  function searchParam(text) {
+    const t = text.trim();
+    if (!t) return undefined;
+    if (/@(c|g)\.us$/.test(t)) return ['chat', t];
+    if (/^[+\d][\d\s().-]*$/.test(t)) return ['phone', t];
+    return ['code', t];
+  }
+  function runFilters(flows, flow, status, search) {
     const flowSel = h(
       'select',
       { name: 'flow', 'aria-label': 'flow' },
@@ -549,15 +594,29 @@
         h('option', { value: s, selected: s === status }, s),
       ),
     );
+    const box = h('input', {
+      type: 'search',
+      name: 'search',
+      'aria-label': 'search runs',
+      placeholder: 'chat id, phone or error code',
+      value: search || '',
+    });
     const apply = () => {
       const p = new URLSearchParams();
       if (flowSel.value) p.set('flow', flowSel.value);
       if (statusSel.value) p.set('status', statusSel.value);
+      const s = searchParam(box.value);
+      if (s) p.set(s[0], s[1]);
       location.hash = '#/runs' + (p.toString() ? '?' + p : '');
     };
     flowSel.addEventListener('change', apply);
     statusSel.addEventListener('change', apply);
-    return h('div', { class: 'filters' }, flowSel, statusSel);
+    const form = h('form', { class: 'filters', role: 'search' }, flowSel, statusSel, box, h('button', { type: 'submit' }, 'Search'));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      apply();
+    });
+    return form;
   }
   async function runsPage(params) {
     const flow = params.get('flow') || '';
@@ -565,6 +624,10 @@
     const q = new URLSearchParams({ limit: '100' });
     if (flow) q.set('flow', flow);
     if (status) q.set('status', status);
+    // A search shows what matched when the page opened; live runs are not matched against it.
+    const searchKey = ['chat', 'phone', 'code'].find((k) => params.get(k));
+    const search = searchKey ? params.get(searchKey) : '';
+    if (searchKey) q.set(searchKey, search);
     const [data, flows] = await Promise.all([api('/api/runs?' + q), api('/api/flows')]);
     const table = dataTable({}, RUN_HEADERS, data.runs.map(runRow));
     const tbody = table.tBodies[0];
@@ -572,11 +635,11 @@
     const empty = h(
       'p',
       { class: 'muted', 'data-empty': '', hidden: data.runs.length > 0 },
-      flow || status ? 'No runs match.' : 'No runs yet.',
+      flow || status || search ? 'No runs match.' : 'No runs yet.',
     );
-    setPage('Runs', runFilters(flows.flows, flow, status), table, empty);
+    setPage('Runs', runFilters(flows.flows, flow, status, search), table, empty);
     return subscribe((type, r) => {
-      if (type !== 'run') return;
+      if (type !== 'run' || search) return;
       if ((flow && r.flow !== flow) || (status && r.status !== status)) return;
       const row = runRow(r);
       const old = [...tbody.children].find((tr) => tr.getAttribute('data-run') === r.id);
@@ -598,6 +661,21 @@
         { key: 'read', label: 'read', value: o.read || 0, meaning: 'opened' },
         { key: 'failed', label: 'failed', value: o.failed || 0, meaning: 'not sent' },
       ]);
+    }
+    if (s.action === 'messages.broadcast' && o.funnel && typeof o.funnel === 'object') {
+      // One funnel per A/B variant (`all` without variants).
+      return Object.entries(o.funnel).map(([variant, c]) =>
+        barChart('Funnel: ' + s.step + ' · ' + variant, [
+          { key: 'queued', label: 'queued', value: c.queued || 0, meaning: 'meant to get it' },
+          { key: 'sent', label: 'sent', value: c.sent || 0, meaning: 'accepted and seen sent' },
+          { key: 'delivered', label: 'delivered', value: c.delivered || 0, meaning: 'reached the phone' },
+          { key: 'read', label: 'read', value: c.read || 0, meaning: 'opened' },
+          { key: 'replied', label: 'replied', value: c.replied || 0, meaning: 'wrote back within the reply window' },
+          { key: 'optedOut', label: 'opted out', value: c.optedOut || 0, meaning: 'on the opt-out list' },
+          { key: 'failed', label: 'failed', value: c.failed || 0, meaning: 'not sent' },
+          { key: 'unknown', label: 'unknown', value: c.unknown || 0, meaning: 'may have gone; never sent again' },
+        ]),
+      );
     }
     if (s.action === 'checkAccount.bulk') {
       return barChart('Accounts: ' + s.step, [
@@ -649,6 +727,18 @@
       h('span', { 'data-run-status': r.status }, statusBadge(r.status), r.cancelRequested && active ? ' (cancel requested)' : ''),
       h('span', { class: 'muted' }, 'Trigger'),
       h('span', {}, r.trigger + (r.dryRun ? ' (dry run)' : '')),
+      r.parent
+        ? [
+            h('span', { class: 'muted' }, 'Started by'),
+            h(
+              'span',
+              { 'data-parent': r.parent.runId },
+              h('a', { href: '#/runs/' + encodeURIComponent(r.parent.runId) }, r.parent.runId),
+              ' (' + r.parent.flow + ', step ' + r.parent.step + (r.parent.item !== undefined ? ', item ' + r.parent.item : '') + ')',
+            ),
+          ]
+        : null,
+      r.slot !== undefined ? [h('span', { class: 'muted' }, 'Slot'), h('span', {}, timeEl(r.slot))] : null,
       h('span', { class: 'muted' }, 'Started'),
       h('span', {}, timeEl(r.startedAt)),
       h('span', { class: 'muted' }, 'Duration'),
@@ -667,8 +757,13 @@
   /** What Cancel or Retry last answered on a run's page: a live refresh of the page keeps it. */
   let runNote = { id: undefined, text: '', cls: '' };
   /** Cancel (after a confirmation naming the run) and Retry. */
-  function runActions(r, active) {
+  function runActions(r, active, data) {
     const id = r.id;
+    /** Run now with this run's inputs and event, filled in on the Flows page. */
+    const replay = () => {
+      sessionStorage.setItem('msgflow.replay', JSON.stringify({ flow: r.flow, run: id, inputs: data.inputs, event: data.event }));
+      location.hash = '#/flows?replay=' + encodeURIComponent(r.flow);
+    };
     const note = h('div', { role: 'status' });
     const say = (text, cls) => {
       runNote = { id, text, cls: cls || '' };
@@ -702,6 +797,8 @@
         'Retry failed items',
       ),
       ' ',
+      h('button', { onclick: replay, 'data-action': 'replay', title: 'Run now with these inputs and event' }, 'Replay'),
+      ' ',
       note,
     );
   }
@@ -719,11 +816,12 @@
     const data = await api('/api/runs/' + encodeURIComponent(id));
     const r = data.run;
     const active = ['running', 'waiting', 'interrupted'].includes(r.status);
-    const plots = data.steps.map(stepPlots).filter(Boolean);
+    // A step may plot several (a campaign: one funnel per variant).
+    const plots = data.steps.flatMap((s) => stepPlots(s) || []);
     setPage(
       'Run ' + r.id,
       runFacts(r, active),
-      runActions(r, active),
+      runActions(r, active, data),
       h('h2', {}, 'Steps'),
       stepsTable(data.steps),
       plots.length ? h('div', { class: 'plots' }, plots) : null,
@@ -852,11 +950,93 @@
     main.append(timePlot('outgoing.audit: sent / delivered / read / not delivered', audits.points));
   }
 
+  // ---- alerts -----------------------------------------------------------------
+  /** Every alert's state, the raised ones first, each linking to its run when it has one. */
+  async function alertsPage() {
+    const data = await api('/api/alerts');
+    const list = data.alerts.slice().sort((a, b) => (a.state === b.state ? 0 : a.state === 'raised' ? -1 : 1));
+    const rows = list.map((a) =>
+      h(
+        'tr',
+        { 'data-alert': a.id, 'data-state': a.state },
+        h('td', {}, h('span', { class: 'status ' + (a.state === 'raised' ? 'failed' : 'succeeded') }, a.state)),
+        h('td', {}, a.kind),
+        h('td', {}, a.flow ? h('a', { href: '#/runs?flow=' + encodeURIComponent(a.flow) }, a.subject) : a.subject),
+        h('td', {}, String(a.occurrences)),
+        h('td', {}, timeEl(a.raisedAt), a.resolvedAt ? [' → resolved ', timeEl(a.resolvedAt)] : ''),
+        h('td', {}, withTimes(a.message), a.runId ? [' ', h('a', { href: '#/runs/' + encodeURIComponent(a.runId) }, a.runId)] : ''),
+      ),
+    );
+    setPage(
+      'Alerts',
+      list.length
+        ? dataTable({}, ['State', 'Kind', 'Subject', 'Times', 'Raised', 'Last'], rows)
+        : h('p', { class: 'muted' }, 'no alerts: failed runs, timeouts, missed SLAs and schedules, pauses and notification lag show here'),
+    );
+  }
+
+  // ---- sessions -----------------------------------------------------------------
+  /** The dialogs' sessions (docs/conversations.md): where each chat is, its vars, its last lines; chats waiting for a human. */
+  async function sessionsPage() {
+    const data = await api('/api/sessions');
+    const when = (ms) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+    const status = (s) =>
+      s.status === 'ended' ? 'ended (' + (s.endReason || 'end') + ')' : s.status === 'handover' ? 'handed over' : 'active';
+    const lines = (s) =>
+      h(
+        'ul',
+        { class: 'lines' },
+        s.recent.map((l) =>
+          h(
+            'li',
+            { class: l.from === 'bot' ? 'bot' : 'user' },
+            h('span', { class: 'muted' }, l.from === 'bot' ? 'bot: ' : 'user: '),
+            l.text,
+          ),
+        ),
+      );
+    const rows = data.sessions.map((s) =>
+      h(
+        'tr',
+        { 'data-session': s.chatId + ' ' + s.flow },
+        h('td', {}, h('strong', {}, s.chatId), h('div', { class: 'muted' }, s.instance)),
+        h('td', {}, s.flow),
+        h('td', { 'data-state': s.chatId }, s.state, s.history.length ? h('div', { class: 'muted' }, s.history.join(' > ')) : ''),
+        h('td', { 'data-status': s.chatId }, status(s)),
+        h(
+          'td',
+          { 'data-vars': s.chatId },
+          Object.keys(s.vars).length ? h('code', {}, JSON.stringify(s.vars)) : h('span', { class: 'muted' }, '-'),
+        ),
+        h('td', {}, lines(s)),
+        h('td', {}, when(s.updatedAt)),
+      ),
+    );
+    const waiting = data.handovers.map((x) =>
+      h(
+        'li',
+        { 'data-handover': x.chatId },
+        h('strong', {}, x.chatId),
+        ' (' + x.instance + ', ' + x.by + (x.until ? ', until ' + when(x.until) : '') + ')',
+        x.reason ? ' ' + x.reason : '',
+      ),
+    );
+    setPage(
+      'Sessions',
+      h('h2', {}, 'Waiting for a human'),
+      waiting.length ? h('ul', { 'data-handovers': '' }, waiting) : h('p', { class: 'muted' }, 'No chat is handed over.'),
+      h('h2', {}, 'Dialogs'),
+      rows.length
+        ? dataTable({}, ['Chat', 'Flow', 'State', 'Status', 'Vars', 'Last lines', 'Last activity'], rows)
+        : h('p', { class: 'muted' }, 'No sessions yet.'),
+    );
+  }
+
   // ---- router -----------------------------------------------------------------
   let unsubscribe;
   let rendering = 0;
   let shown;
-  const LABELS = { flows: 'flows', instances: 'instances', run: 'the run', runs: 'runs' };
+  const LABELS = { flows: 'flows', instances: 'instances', alerts: 'alerts', run: 'the run', runs: 'runs', sessions: 'sessions' };
   /** quiet: a live refresh of the page on screen, which stays while it loads (no "Loading…" flicker). */
   async function render(opts) {
     const hash = location.hash || '#/runs';
@@ -870,8 +1050,10 @@
     if (!(opts && opts.quiet && shown === hash)) showLoading(LABELS[kind] || 'runs');
     try {
       let unsub;
-      if (page === 'flows') unsub = await flowsPage();
+      if (page === 'flows') unsub = await flowsPage(params);
       else if (page === 'instances') unsub = await instancesPage();
+      else if (page === 'alerts') unsub = await alertsPage();
+      else if (page === 'sessions') unsub = await sessionsPage();
       else if (kind === 'run') unsub = await runPage(decodeURIComponent(parts[1]));
       else unsub = await runsPage(params);
       if (mine !== rendering) {

@@ -229,6 +229,20 @@ export function notificationsSuite(kind: TransportKind) {
       expect(((await h.call('showMessagesQueue')).body as unknown[]).length).toBeLessThanOrEqual(1);
     });
 
+    it('getMessage finds a waiting message by its id and chat, also after a restart, and not once the queue is cleared', async () => {
+      await sendText(ALICE, 'a');
+      await sendText(ALICE, 'b');
+      const id = await sendText(ALICE, 'c');
+      const waiting = { idMessage: id, chatId: ALICE, statusMessage: 'pending', textMessage: 'c' };
+      expect((await h.call('getMessage', { chatId: ALICE, idMessage: id })).body).toMatchObject(waiting);
+      // The same id asked in another chat is not that message.
+      expect((await h.call('getMessage', { chatId: REPLIER, idMessage: id })).statusCode).toBe(400);
+      await h.restart();
+      expect((await h.call('getMessage', { chatId: ALICE, idMessage: id })).body).toMatchObject(waiting);
+      await h.call('clearMessagesQueue');
+      expect((await h.call('getMessage', { chatId: ALICE, idMessage: id })).statusCode).toBe(400);
+    });
+
     it('checkWhatsapp follows checkAccount: an account, a hidden number, no account', async () => {
       expect((await h.call('checkWhatsapp', { phoneNumber: 79001112233 })).body).toEqual({ existsWhatsapp: true, chatId: ALICE });
       expect((await h.call('checkWhatsapp', { phoneNumber: HIDDEN })).body).toEqual({ existsWhatsapp: false, chatId: '' });
