@@ -36,3 +36,6 @@ export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [
   chatHandover,
   chatRelease,
 ];
+
+/** http.request with config.yaml's `http.allowPrivate`: the runtime registers it in place of the default one. */
+export { HTTP_REQUEST, httpRequestAction } from './http-request.js';

@@ -7,7 +7,8 @@
  *   the one backoff rule (util/backoff.ts), honouring the server's
  *   Retry-After (client/backoff.ts parses it); any other 4xx is final.
  * - Loopback, private and link-local addresses are refused unless the step
- *   says `allowPrivate: true`: checked on the URL and on every address the
+ *   says `allowPrivate: true` or config.yaml's `http.allowPrivate` allows
+ *   them (all, or listed hosts/CIDRs): checked on the URL and on every address the
  *   host name resolves to, before connecting (util/address-range.ts). The
  *   call follows no redirect, so no hop escapes the check.
  * - Messages name the request as `POST https://host/path`: never its query
@@ -23,7 +24,7 @@ import { MsgflowError } from '../api/errors.js';
 import { classify } from '../api/failure.js';
 import { parseRetryAfter } from '../client/backoff.js';
 import { defineAction, type ActionContext } from '../engine/action.js';
-import { guardedLookup, privateRange } from '../util/address-range.js';
+import { guardedLookup, privateAllowance, privateRange, type PrivateAllowance } from '../util/address-range.js';
 import { backoffDelay } from '../util/backoff.js';
 import { displayUrl } from '../util/display-url.js';
 import { formatDuration } from '../util/duration.js';
@@ -124,21 +125,22 @@ function headersOf(input: HttpRequestInput, type: string | undefined): Record<st
   return out;
 }
 
-/** A call's refusal when `address` is a non-public one and the step does not allow it. */
-function refusal(request: string, host: string, address: string): MsgflowError | undefined {
+/** A call's refusal when `address` is a non-public one that neither the step nor config.yaml allows. */
+function refusal(request: string, host: string, address: string, allowed: PrivateAllowance): MsgflowError | undefined {
   const range = privateRange(address);
-  return range ? new MsgflowError('HTTP_ADDRESS_REFUSED', { request, host, address, range }) : undefined;
+  if (range === undefined || allowed.allows(host, address)) return undefined;
+  return new MsgflowError('HTTP_ADDRESS_REFUSED', { request, host, address, range });
 }
 
 /** A dispatcher whose connections go only to addresses the step may reach. */
-function dispatcherFor(input: HttpRequestInput, u: URL, shown: string): Agent | undefined {
-  if (input.allowPrivate) return undefined;
+function dispatcherFor(input: HttpRequestInput, u: URL, shown: string, allowed: PrivateAllowance): Agent | undefined {
+  if (input.allowPrivate || allowed.all) return undefined;
   const host = u.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) {
-    const refused = refusal(shown, host, host);
+    const refused = refusal(shown, host, host, allowed);
     if (refused) throw refused;
   }
-  return new Agent({ connect: { lookup: guardedLookup((name, address) => refusal(shown, name, address)) as never } });
+  return new Agent({ connect: { lookup: guardedLookup((name, address) => refusal(shown, name, address, allowed)) as never } });
 }
 
 /** Reads at most `limit` bytes of the body; longer is HTTP_RESPONSE_TOO_LARGE. */
@@ -184,10 +186,16 @@ function transportError(e: unknown, shown: string, timeoutMs: number, timedOut: 
 }
 
 /** One attempt. */
-async function send(ctx: ActionContext, input: HttpRequestInput, u: URL, attempt: number): Promise<HttpResponse> {
+async function send(
+  ctx: ActionContext,
+  input: HttpRequestInput,
+  u: URL,
+  attempt: number,
+  allowed: PrivateAllowance,
+): Promise<HttpResponse> {
   const shown = `${input.method} ${displayUrl(u)}`;
   const { body, type } = bodyOf(input);
-  const dispatcher = dispatcherFor(input, u, shown);
+  const dispatcher = dispatcherFor(input, u, shown, allowed);
   const timer = AbortSignal.timeout(input.timeout);
   try {
     const res = await request(u, {
@@ -230,7 +238,7 @@ function retryWait(input: HttpRequestInput, attempt: number, now: number, retryA
   return backoffDelay({ baseMs: input.retry.delay, maxMs: input.retry.maxDelay, jitter: 'equal' }, attempt);
 }
 
-async function run(ctx: ActionContext, input: HttpRequestInput): Promise<HttpResponse | HttpDryRun> {
+async function run(ctx: ActionContext, input: HttpRequestInput, allowed: PrivateAllowance): Promise<HttpResponse | HttpDryRun> {
   const u = targetUrl(input);
   const shown = `${input.method} ${displayUrl(u)}`;
   if (ctx.run.dryRun) {
@@ -242,7 +250,7 @@ async function run(ctx: ActionContext, input: HttpRequestInput): Promise<HttpRes
   }
   for (let attempt = 1; ; attempt++) {
     try {
-      return await send(ctx, input, u, attempt);
+      return await send(ctx, input, u, attempt, allowed);
     } catch (e) {
       if (ctx.signal.aborted || classify(e) !== 'retryable' || attempt >= input.retry.attempts) throw e;
       const retryAfter = e instanceof MsgflowError ? e.params.retryAfter : undefined;
@@ -254,16 +262,30 @@ async function run(ctx: ActionContext, input: HttpRequestInput): Promise<HttpRes
   }
 }
 
-export const httpRequest = defineAction({
+/**
+ * The action with config.yaml's `http.allowPrivate` (src/config/schema.ts):
+ * the private hosts every step may reach without its own `allowPrivate`.
+ */
+export function httpRequestAction(allowPrivate: boolean | readonly string[] = false) {
+  const allowed = privateAllowance(allowPrivate);
+  return defineAction({
+    ...HTTP_REQUEST_DEFINITION,
+    run: (ctx: ActionContext, input: HttpRequestInput) => run(ctx, input, allowed),
+  });
+}
+
+const HTTP_REQUEST_DEFINITION = {
   name: HTTP_REQUEST,
   description:
     'Sends one HTTP request (a CRM, a webhook, an alert endpoint) and returns the answer: retries 408/429/5xx and network failures with backoff and Retry-After, refuses private addresses unless allowPrivate.',
   input: HttpRequestInput,
   dryRun: true,
   output: { description: '{ status, ok, headers, text, json, attempts } (a dry run: { dryRun: true, request })' },
-  checkWith: (w) => {
+  checkWith: (w: Record<string, unknown>) => {
     const bodies = ['json', 'form', 'body'].filter((k) => w[k] !== undefined);
     return bodies.length > 1 ? `give one body: json, form or body, not ${bodies.join(' and ')}` : undefined;
   },
-  run,
-});
+};
+
+/** The action as registered when config.yaml allows no private host. */
+export const httpRequest = httpRequestAction();

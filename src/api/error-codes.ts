@@ -232,7 +232,8 @@ export const ERROR_CATALOGUE = {
   HTTP_STATUS: { template: '{request} answered HTTP {status}' },
   /** http.request to a loopback, private or link-local address, refused unless the step allows it. */
   HTTP_ADDRESS_REFUSED: {
-    template: "{request}: {host} is {address}, a {range} address; set allowPrivate: true in the step's with: to allow it",
+    template:
+      "{request}: {host} is {address}, a {range} address; set allowPrivate: true in the step's with:, or list the host under http.allowPrivate in config.yaml, to allow it",
   },
   /** http.request: the answer's body is longer than `maxResponseBytes`. */
   HTTP_RESPONSE_TOO_LARGE: { template: '{request}: the answer is longer than the {limit} bytes allowed (maxResponseBytes)' },

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ClientTuningFields } from '../client/options.js';
 import { LocalSchema } from '../local/config.js';
 import { StoreSchema, type StoreConfig } from '../store/config.js';
+import { privateAllowance } from '../util/address-range.js';
 import { DURATION_HINT, parseDuration } from '../util/duration.js';
 
 export { StoreSchema, type StoreConfig };
@@ -45,6 +46,17 @@ export const InstanceSchema = z
         ctx.addIssue({ code: 'custom', path: ['apiTokenInstance'], message: 'required for a remote apiUrl' });
     }
   });
+
+/** Each entry of `http.allowPrivate` is a host name, an IP address or a CIDR range (util/address-range.ts reads them). */
+function checkAllowance(list: string[], ctx: z.RefinementCtx): void {
+  list.forEach((entry, i) => {
+    try {
+      privateAllowance([entry]);
+    } catch (e) {
+      ctx.addIssue({ code: 'custom', path: [i], message: (e as Error).message });
+    }
+  });
+}
 
 /** The dashboard and HTTP API of `msgflow start` / `msgflow ui` (docs/dashboard.md). */
 export const UiSchema = z.strictObject({
@@ -184,6 +196,17 @@ export const ConfigSchema = z
         notificationLagMinutes: z.number().positive().default(10),
       })
       .default({ notificationLagMinutes: 10 }),
+    /**
+     * http.request's reach: `allowPrivate: true` lets every step call loopback, private and
+     * link-local addresses; a list allows only those host names, IP addresses and CIDR ranges
+     * (e.g. `[crm.lan, 10.20.0.0/16]`). A step's own `allowPrivate: true` still allows any.
+     * @default { allowPrivate: false }
+     */
+    http: z
+      .strictObject({
+        allowPrivate: z.union([z.boolean(), z.array(z.string().min(1)).superRefine(checkAllowance)]).default(false),
+      })
+      .default({ allowPrivate: false }),
     /** Where `${{ secrets.NAME }}` values come from (flows and this file). @default the environment only */
     secrets: SecretsSchema.optional(),
     /** Where forEach items run. @default { driver: local } */

@@ -71,3 +71,45 @@ export function guardedLookup(refuse: (hostname: string, address: string) => Err
     });
   };
 }
+
+/** Which private hosts may be reached anyway (config.yaml's `http.allowPrivate`). */
+export interface PrivateAllowance {
+  /** Every private address may be reached. */
+  readonly all: boolean;
+  /** `host` (as written in the URL, lower case) resolving to `address` may be reached. */
+  allows(host: string, address: string): boolean;
+}
+
+/**
+ * The allowance of `true` (all), `false` (none), or a list whose entries are
+ * host names (matched as written in the URL, case-insensitive), IP addresses
+ * or CIDR ranges (`10.1.0.0/16`, `fd00::/8`).
+ * @throws Error naming the entry when a range is not a valid CIDR.
+ */
+export function privateAllowance(spec: boolean | readonly string[]): PrivateAllowance {
+  if (typeof spec === 'boolean') return { all: spec, allows: () => spec };
+  const hosts = new Set<string>();
+  const nets = new BlockList();
+  for (const entry of spec) {
+    const [net, bits] = entry.split('/');
+    const version = isIP(net!);
+    if (version === 0 && bits === undefined) hosts.add(entry.toLowerCase());
+    else if (version === 0) throw new Error(`'${entry}' is neither a host name, an IP address nor a CIDR range`);
+    else {
+      const family = version === 6 ? 'ipv6' : 'ipv4';
+      const prefix = bits === undefined ? (version === 6 ? 128 : 32) : Number(bits);
+      if (!Number.isInteger(prefix) || prefix < 0 || prefix > (version === 6 ? 128 : 32))
+        throw new Error(`'${entry}' has an invalid prefix length`);
+      nets.addSubnet(net!, prefix, family);
+    }
+  }
+  return {
+    all: false,
+    allows(host, address) {
+      if (hosts.has(host.toLowerCase())) return true;
+      const a = address.replace(/^\[|\]$/g, '');
+      const version = isIP(a);
+      return version !== 0 && nets.check(a, version === 6 ? 'ipv6' : 'ipv4');
+    },
+  };
+}

@@ -129,3 +129,55 @@ describe('validate: an apiUrl: local instance and the local instance it means', 
     expect((await cli(['validate'], project({ 'config.yaml': same, 'flows/greet.yaml': GREET_FLOW }))).code).toBe(0);
   });
 });
+
+describe('validate: names of other flows', () => {
+  const WATCHER = `name: watcher
+instance: default
+on:
+  failure: { flows: [greet, gret] }
+steps:
+  - id: say
+    uses: log
+    with: { message: failed }
+`;
+  const CALLER = `name: caller
+instance: default
+steps:
+  - id: child
+    uses: flow/greet
+`;
+
+  it("an on.failure flow name that names no flow of the project is an error at its position, with a did-you-mean; '*' is accepted", async () => {
+    const dir = project({
+      'config.yaml': LOCAL_CONFIG,
+      'flows/greet.yaml': GREET_FLOW,
+      'flows/watcher.yaml': WATCHER,
+      'flows/any.yaml': WATCHER.replace('name: watcher', 'name: any').replace('[greet, gret]', "['*']"),
+    });
+    const r = await cli(['validate'], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      "flows/watcher.yaml:4:29 on.failure.flows[1]: unknown flow 'gret' (did you mean 'greet'?): no flow file has name: gret",
+    ]);
+    expect(r.stdout).toContain('ok  flows/any.yaml');
+  });
+
+  it('one file validated alone resolves its sub-flows and on.failure names against the other flow files of the flows directory', async () => {
+    const dir = project({
+      'config.yaml': LOCAL_CONFIG,
+      'flows/greet.yaml': GREET_FLOW,
+      'flows/caller.yaml': CALLER,
+      'flows/watcher.yaml': WATCHER.replace(', gret', ', caller'),
+    });
+    for (const file of ['flows/caller.yaml', 'flows/watcher.yaml']) {
+      const r = await cli(['validate', file], dir);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toContain(`ok  ${file}`);
+      expect(r.stdout).toContain('1 flow file(s), 0 with errors, 0 error(s)');
+      expect(r.code).toBe(0);
+    }
+    const missing = await cli(['validate', 'flows/caller.yaml'], project({ 'config.yaml': LOCAL_CONFIG, 'flows/caller.yaml': CALLER }));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("flows/caller.yaml:5:11 steps[0].uses: unknown flow 'greet'");
+  });
+});

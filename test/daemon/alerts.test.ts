@@ -4,7 +4,8 @@
  * counts as `event`) and those with `on.alert`, through the daemon; the
  * alert is listed raised, and resolved once the flow succeeds again; an
  * occurrence left by a crash anywhere between its record and its runs starts
- * each flow exactly once; a run going past its `sla` raises sla-missed.
+ * each flow exactly once; a run going past its `sla` raises sla-missed; an
+ * instance-wide pause raises instance-paused, resolved when it ends.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,7 +32,8 @@ import { ManualClock } from '../../src/util/clock.js';
 import { cli } from '../support/cli.js';
 import { remoteConfig } from '../support/project.js';
 import { waitFor } from '../support/wait.js';
-import { testEngine } from '../engine-run/helpers.js';
+import { flow, step, testEngine } from '../engine-run/helpers.js';
+import { localConfig, startLocal, T0 } from '../support/local-service.js';
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
 afterEach(async () => {
@@ -295,5 +297,54 @@ steps:
     expect((await listAlerts(t.store))[0]).toMatchObject({ kind: 'notification-lag', subject: 'default', instance: 'default' });
     t.bus.emit('notification:received', { instance: 'default', type: 'incomingMessageReceived', lagMs: 2_000, flowsStarted: 0 });
     await waitFor('the lag alert to resolve', async () => (await listAlerts(t.store))[0]?.state === 'resolved');
+  });
+
+  it("checkAccount's rate_limit_exceeded from the local service raises instance-paused: the flow naming that kind runs once, and the alert resolves when the pause ends", async () => {
+    const clock = new ManualClock(T0);
+    const l = await startLocal({
+      clock,
+      config: localConfig({}, { checkAccountLimit: { numbers: 1, windowMinutes: 10, retryAfterSeconds: 60 } }),
+    });
+    cleanups.push(() => l.close());
+    const dir = projectWith({
+      'paused-log.yaml': `name: paused-log
+on:
+  alert: { kinds: [instance-paused] }
+steps:
+  - id: say
+    uses: log
+    with: { message: "PAUSED \${{ event.subject }} until \${{ event.until }}" }
+`,
+    });
+    const registry = await buildRegistry({ plugins: [], baseDir: dir });
+    const onAlert = loadFlowFile(path.join(dir, 'flows', 'paused-log.yaml'), { registry, baseDir: dir });
+    const t = testEngine(registry, { clock, clientFor: () => l.client, identityFor: () => 'local-test', waitRecheckMs: 5 });
+    const logged: string[] = [];
+    t.bus.on('log', (e) => logged.push(e.message));
+    const monitor = startAlertMonitor({ ...t, clock, logger: busLogger(t.bus), flows: () => [onAlert], checkEveryMs: 3_600_000 });
+    cleanups.push(() => monitor.stop());
+    const checking = flow(
+      [step({ id: 'check', uses: 'checkAccount', forEach: '${{ inputs.numbers }}', with: { phoneNumber: '${{ item }}' } })],
+      { inputs: { numbers: { value: [79001112233, 79002223344] } } },
+    );
+
+    const { runId, done } = await t.engine.start(checking);
+    await waitFor('the run to wait on the pause', async () => (await t.engine.getRun(runId))?.status === 'waiting');
+    const until = T0 + 2 * 3_600_000;
+    await monitor.check();
+    const raised = () => listAlerts(t.store).then((a) => a.filter((x) => x.kind === 'instance-paused'));
+    expect(await raised()).toMatchObject([
+      { kind: 'instance-paused', subject: 'default:checkAccount', state: 'raised', instance: 'default', until, occurrences: 1 },
+    ]);
+    await waitFor('the alert flow to log', () => logged.includes(`PAUSED default:checkAccount until ${until}`));
+    // Another pass (or another process's) starts nothing again while the pause holds.
+    await monitor.check();
+    expect(t.events.filter(([n, e]) => n === 'run:started' && e.flow === 'paused-log')).toHaveLength(1);
+
+    await clock.advance(2 * 3_600_000);
+    expect(await done).toMatchObject({ status: 'succeeded', itemsDone: 2, itemsFailed: 0 });
+    await monitor.check();
+    expect(await raised()).toMatchObject([{ kind: 'instance-paused', subject: 'default:checkAccount', state: 'resolved' }]);
+    expect(logged.filter((m) => m.startsWith('PAUSED'))).toHaveLength(1);
   });
 });

@@ -218,3 +218,58 @@ steps:
     expect(r.stdout + r.stderr).toMatch(/flows\/crm\.yaml:\d+:\d+.*give one body: json, form or body, not json and body/);
   });
 });
+
+describe("config.yaml's http.allowPrivate", () => {
+  const flow = (url: string) => `name: crm
+steps:
+  - id: post
+    uses: http.request
+    with: { url: "${url}/leads", retry: { attempts: 1 } }
+  - id: say
+    uses: log
+    with: { message: "HTTP \${{ steps.post.output.status }}" }
+`;
+  function crm(url: string, http: string): string {
+    const dir = project({
+      'config.yaml': remoteConfig('tok-http-request-2', `store:\n  driver: memory\nhttp:\n  ${http}\n`),
+      'flows/crm.yaml': flow(url),
+    });
+    dirs.push(dir);
+    return dir;
+  }
+
+  it('lets every step reach the listed private hosts and CIDR ranges (or all with true), and still refuses the others', async () => {
+    const srv = await serve((_req, _n, res) => json(res, 200, {}));
+    const port = new URL(srv.url).port;
+    const byName = `http://localhost:${port}`;
+    for (const [url, http] of [
+      [byName, 'allowPrivate: [LocalHost]'],
+      [srv.url, 'allowPrivate: [10.0.0.0/8, 127.0.0.0/8]'],
+      [srv.url, 'allowPrivate: [127.0.0.1]'],
+      [srv.url, 'allowPrivate: true'],
+    ] as const) {
+      const r = await cli(['run', 'crm'], crm(url, http));
+      expect(r.stderr, http).toContain('HTTP 200');
+      expect(r.code).toBe(0);
+    }
+    expect(srv.seen).toHaveLength(4);
+    // A host name listed does not open the address it resolves to under another name, nor other ranges.
+    for (const [url, http] of [
+      [srv.url, 'allowPrivate: [localhost]'],
+      [byName, 'allowPrivate: [10.0.0.0/8]'],
+      [srv.url, 'allowPrivate: false'],
+    ] as const) {
+      const r = await cli(['run', 'crm'], crm(url, http));
+      expect(r.code, http).not.toBe(0);
+      expect(r.stderr).toContain('a loopback address');
+      expect(r.stderr).toContain('http.allowPrivate in config.yaml');
+    }
+    expect(srv.seen).toHaveLength(4);
+  });
+
+  it('an entry that is no host name, address or CIDR range is a config error naming it', async () => {
+    const r = await cli(['validate'], crm('http://example.invalid', 'allowPrivate: [crm.lan, 10.0.0.0/40]'));
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/config\.yaml:\d+:\d+ http\.allowPrivate\[1\]: '10\.0\.0\.0\/40' has an invalid prefix length/);
+  });
+});

@@ -38,7 +38,7 @@ export async function validate(argv: string[], io: Io): Promise<number> {
   // A flow test is known by its name (*.test.yaml), however it was named: a shell glob lists it with the flows.
   const { flows, tests } = validationTargets(targets);
   const options = flowSource(config, registry).options;
-  const results = [...validateFlowFiles(flows, options), ...validateFlowTestFiles(tests, flowsDir, options)];
+  const results = [...validateFlowFiles(flows, options, [flowsDir]), ...validateFlowTestFiles(tests, flowsDir, options)];
   let errors = 0;
   for (const r of results) {
     for (const e of r.errors) {

@@ -325,8 +325,9 @@ export interface FileValidation {
  * files that do not exist, and literal paths of files the steps' actions read
  * or write (fields declared with `inputFile()` / `outputFile()`) that cannot serve.
  */
-export function validateFlowFiles(files: readonly string[], opts: LoadFlowOptions): FileValidation[] {
-  const expanded = files.flatMap((f) => (existsSync(f) && statSync(f).isDirectory() ? listFlowFiles(f) : [f]));
+export function validateFlowFiles(files: readonly string[], opts: LoadFlowOptions, project: readonly string[] = []): FileValidation[] {
+  const expand = (list: readonly string[]) => list.flatMap((f) => (existsSync(f) && statSync(f).isDirectory() ? listFlowFiles(f) : [f]));
+  const expanded = expand(files);
   const out: FileValidation[] = [];
   const byName = new Map<string, Flow>();
   for (const file of expanded) {
@@ -344,13 +345,31 @@ export function validateFlowFiles(files: readonly string[], opts: LoadFlowOption
     }
     out.push({ file: displayPath(path.resolve(opts.cwd ?? process.cwd(), file), opts.cwd), errors });
   }
-  // Sub-flow steps name other flows: checked once every file is loaded.
-  const issues = subflowIssues([...byName.values()]);
+  // Sub-flow steps and on.failure name other flows: checked once every file is loaded, against the
+  // project's other flows too (validating one file must not make its siblings unknown).
+  const others = projectFlows(expand(project), new Set(expanded.map((f) => path.resolve(f))), opts);
+  const issues = subflowIssues(
+    [...byName.values()],
+    others.filter((f) => !byName.has(f.name)),
+  );
   for (const [file, list] of issues) {
     const v = out.find((o) => path.resolve(opts.cwd ?? process.cwd(), o.file) === file);
     v?.errors.push(...list);
   }
   return out;
+}
+
+/** The flows of `files` not among `skip`; a file that does not load is left out (it is not being validated). */
+function projectFlows(files: readonly string[], skip: ReadonlySet<string>, opts: LoadFlowOptions): Flow[] {
+  return files.flatMap((file) => {
+    if (skip.has(path.resolve(file))) return [];
+    try {
+      return [loadFlowFile(file, opts)];
+    } catch (e) {
+      if (e instanceof FlowFileError || e instanceof FlowError) return [];
+      throw e;
+    }
+  });
 }
 
 function missingDataFiles(flow: Flow): FlowIssue[] {

@@ -47,9 +47,13 @@ function cycleFrom(start: string, byName: ReadonlyMap<string, Flow>): string[] |
   return walk(start, [start]);
 }
 
-/** Every sub-flow problem of `flows`, by flow file (absolute path). */
-export function subflowIssues(flows: readonly Flow[]): Map<string, FlowIssue[]> {
-  const byName = new Map(flows.map((f) => [f.name, f]));
+/**
+ * Every sub-flow and `on.failure` problem of `flows`, by flow file (absolute
+ * path). `others` are the project's further flows: names resolve against
+ * them too, but their own problems are not reported.
+ */
+export function subflowIssues(flows: readonly Flow[], others: readonly Flow[] = []): Map<string, FlowIssue[]> {
+  const byName = new Map([...others, ...flows].map((f) => [f.name, f]));
   const out = new Map<string, FlowIssue[]>();
   for (const flow of flows) {
     let src: YamlSource | undefined;
@@ -61,6 +65,10 @@ export function subflowIssues(flows: readonly Flow[]): Map<string, FlowIssue[]> 
       list.push(new FlowIssue({ file: flow.displayFile, line, col, keyPath }, reason));
       out.set(flow.file, list);
     };
+    (flow.on.failure?.flows ?? []).forEach((name, j) => {
+      if (name !== '*' && !byName.has(name))
+        add(['on', 'failure', 'flows', j], `unknown flow '${name}'${didYouMean(name, [...byName.keys()])}: no flow file has name: ${name}`);
+    });
     flow.steps.forEach((step, i) => {
       const name = subflowName(step.uses);
       if (name === undefined) return;
