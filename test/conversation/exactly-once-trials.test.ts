@@ -11,7 +11,7 @@
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { cli } from '../support/cli.js';
 import { project } from '../support/project.js';
 import { spawnCli, type Proc } from '../support/spawn.js';
@@ -162,37 +162,66 @@ const EXPECTED = JSON.stringify({
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('the menu bot under msgflow start: each message advances its session once, each answer is sent once', () => {
+/** Two `msgflow start` on one store at once: one wins the lease and runs; the other must exit 2 naming it. */
+async function startPair(dir: string): Promise<Proc> {
+  const ds = [spawnCli(['start', '--no-ui'], dir), spawnCli(['start', '--no-ui'], dir)];
+  const loser = await Promise.race(ds.map((p) => p.exited.then(() => p)));
+  const winner = ds.find((p) => p !== loser)!;
+  if ((await loser.exited) !== 2 || !/already running on this store/.test(loser.stderr()))
+    throw new Error(`the second daemon did not refuse:\n${loser.output()}`);
+  await winner.waitForOutput(/started; /);
+  return winner;
+}
+
+/**
+ * One trial of the chat's script under kill -9: after each message, a random
+ * pause (anywhere from before the consumer took it to after the bot
+ * answered), kill -9, and `restart` brings a daemon back.
+ */
+async function killTrial(t: number, restart: (dir: string) => Promise<Proc>): Promise<string> {
+  const { dir, url, phones } = await menuBotProject(1);
+  const chatId = `${phones[0]}@c.us`;
+  let d = await restart(dir);
+  try {
+    for (const [i, [text]] of SCRIPT.entries()) {
+      await say(url, chatId, text, `KILL${t}-MSG${i}-`.padEnd(20, '0'));
+      await pause(Math.floor(Math.random() * 600));
+      await d.kill();
+      d = await restart(dir);
+      await waitFor(`the bot's answers to ${text}`, async () => (await botLines(url, chatId)).length >= expectedUpTo(i), {
+        timeoutMs: 30_000,
+        context: d.output,
+      });
+    }
+    // Time for a doubled answer to show, had anything been applied twice.
+    await pause(1500);
+    const result = await outcome(dir, url, chatId);
+    d.child.kill('SIGTERM');
+    await d.exited;
+    return result;
+  } finally {
+    await d.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// The tests share nothing (a project folder, a port and processes each): they run side by side.
+describe.concurrent('the menu bot under msgflow start: each message advances its session once, each answer is sent once', () => {
   it(
     `kill -9 of the daemon at a random moment after each message (receiving, dispatching, sending, deleting), then a restart: the dialog completes; ${TRIALS} trial(s)`,
-    async () => {
+    async ({ expect }) => {
       const outcomes: string[] = [];
-      for (let t = 0; t < TRIALS; t++) {
-        const { dir, url, phones } = await menuBotProject(1);
-        const chatId = `${phones[0]}@c.us`;
-        let d = await startDaemon(dir);
-        try {
-          for (const [i, [text]] of SCRIPT.entries()) {
-            await say(url, chatId, text, `TRIAL${t}-MSG${i}-`.padEnd(20, '0'));
-            // Anywhere from before the consumer took it to after the bot answered.
-            await pause(Math.floor(Math.random() * 600));
-            await d.kill();
-            d = await startDaemon(dir);
-            await waitFor(`the bot's answers to ${text}`, async () => (await botLines(url, chatId)).length >= expectedUpTo(i), {
-              timeoutMs: 30_000,
-              context: d.output,
-            });
-          }
-          // Time for a doubled answer to show, had anything been applied twice.
-          await pause(1500);
-          outcomes.push(await outcome(dir, url, chatId));
-          d.child.kill('SIGTERM');
-          await d.exited;
-        } finally {
-          await d.kill();
-          rmSync(dir, { recursive: true, force: true });
-        }
-      }
+      for (let t = 0; t < TRIALS; t++) outcomes.push(await killTrial(t, startDaemon));
+      expect(outcomes).toEqual(Array(TRIALS).fill(EXPECTED));
+    },
+    60_000 + TRIALS * 45_000,
+  );
+
+  it(
+    `two daemons started together on one store after each kill -9 mid-dialog: one consumes, the other refuses, the dialog completes; ${TRIALS} trial(s)`,
+    async ({ expect }) => {
+      const outcomes: string[] = [];
+      for (let t = 0; t < TRIALS; t++) outcomes.push(await killTrial(t, startPair));
       expect(outcomes).toEqual(Array(TRIALS).fill(EXPECTED));
     },
     60_000 + TRIALS * 45_000,
@@ -200,7 +229,7 @@ describe('the menu bot under msgflow start: each message advances its session on
 
   it(
     `the same notification delivered twice (at once, or after the first was handled): nothing applied or sent twice; ${TRIALS} trial(s), one chat each`,
-    async () => {
+    async ({ expect }) => {
       const { dir, url, phones } = await menuBotProject(TRIALS);
       const d = await startDaemon(dir);
       try {
