@@ -96,6 +96,8 @@ describe.skipIf(!haveChromium())('the Sessions page', () => {
     expect(await row(ALICE).innerText()).toContain('user: alice@example.com');
     expect(await row(ALICE).innerText()).toContain('bot: Thank you! We will also write to alice@example.com.');
     expect(await cell('state', BOB)).toBe('menu');
+    // Handed over by the operator before Bob's session heard of it (it does at his next message).
+    expect(await cell('status', BOB)).toBe('handed over');
     expect(await cell('vars', BOB)).toBe('-');
     expect(await row(BOB).innerText()).toContain('user: Menu');
 
