@@ -122,6 +122,21 @@ describe.skipIf(!haveChromium())('the Sessions page', () => {
     // The newest activity comes first.
     const order = await page.locator('tr[data-session]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
     expect(order).toEqual([`${ALICE} welcome`, `${BOB} welcome`]);
+
+    // Bob's idle time comes while the operator has his chat: his session waits (it says handover) and so does the page.
+    const bobIdleAt = (await listSessionsApi(p.runtime)).sessions.find((x) => x.chatId === BOB)!.idleAt!;
+    await p.clock.advance(bobIdleAt - p.clock.now());
+    await dialogIn(p, BOB, 'menu', 'handover');
+    await page.reload();
+    await page.locator(`li[data-handover="${BOB}"]`).waitFor({ timeout: 5000 });
+    expect(await cell('status', BOB)).toBe('handed over');
+    // Once the quiet time is over the chat is the bot's again (its session still says handover until its next event).
+    const [[, h]] = await p.runtime.store.kv('shared:handover').entries<{ until: number }>();
+    await p.clock.advance(h!.until - p.clock.now() + 1);
+    await page.reload();
+    await page.getByText('No chat is handed over.').waitFor({ timeout: 5000 });
+    expect(await cell('status', BOB)).toBe('active');
+    expect(await cell('status', ALICE)).toBe('active');
     await page.close();
   }, 30_000);
 });
