@@ -113,15 +113,15 @@ function request(chatId: string, s: DialogSend): { method: DialogSend['method'];
 }
 
 /** Whether a send the process died in reached the service: looked for once the journal lag allows a sure answer. */
-async function arrived(ctx: ActionContext, chatId: string, s: DialogSend, since: number): Promise<boolean> {
+async function arrived(ctx: ActionContext, chatId: string, s: DialogSend, since: number, lagMs: number): Promise<boolean> {
   const { method, body } = request(chatId, s);
   const shape = sendShape(method, body, since);
-  // A buttons message cannot be looked for: it may have gone out, so it is not sent again.
+  // A kind that cannot be looked for may have gone out: it is not sent again (every kind a dialog sends can be).
   if (!shape) return true;
   let found = await lookForSend(ctx.client, shape, { clockSkewMs: 5000, signal: ctx.signal });
-  if ('absent' in found && ctx.clock.now() < since + DEFAULT_JOURNAL_LAG_MS) {
+  if ('absent' in found && ctx.clock.now() < since + lagMs) {
     await ctx.wait({
-      until: since + DEFAULT_JOURNAL_LAG_MS,
+      until: since + lagMs,
       reason: `the service's journal lag, before looking for an interrupted send to ${chatId}`,
       key: 'lag',
     });
@@ -147,14 +147,14 @@ async function call(ctx: ActionContext, chatId: string, s: DialogSend): Promise<
 }
 
 /** Sends what the decision says, each once: journaled when the service took it; an interrupted one reconciled. */
-async function sendAll(ctx: ActionContext, d: Decision): Promise<void> {
+async function sendAll(ctx: ActionContext, d: Decision, lagMs: number): Promise<void> {
   const done = new Set<number>();
   for await (const e of ctx.journal.replay<{ i: number }>()) done.add(e.i);
   const interrupted = await ctx.state.get<number>('sending');
   for (let i = 0; i < d.sends.length; i++) {
     if (done.has(i)) continue;
     const s = d.sends[i]!;
-    if (interrupted === i && (await arrived(ctx, d.chatId, s, d.since))) {
+    if (interrupted === i && (await arrived(ctx, d.chatId, s, d.since, lagMs))) {
       await ctx.journal.append({ i, reconciled: true });
       continue;
     }
@@ -217,7 +217,8 @@ export const dialog = defineAction({
     const chatId = ev.kind === 'idle' ? ev.chatId : ev.message.chatId;
     const key = sessionKey(ctx.instance.identity, ctx.run.flow, chatId);
     const d = await decide(ctx, input.conversation, ev, key);
-    await sendAll(ctx, d);
+    // A conversation built without the loader's defaults (older tests, plugins) waits the service's documented lag.
+    await sendAll(ctx, d, input.conversation.journalLag ?? DEFAULT_JOURNAL_LAG_MS);
     await commit(ctx, d, key);
     return result(d);
   },

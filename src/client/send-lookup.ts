@@ -71,6 +71,8 @@ export function contentKey(method: string, body: Record<string, unknown>): strin
       return `contact\n${Number(rec(body.contact).phoneContact)}`;
     case 'sendInteractiveButtons':
       return `buttons\n${str(body.body)}`;
+    case 'sendInteractiveButtonsReply':
+      return `buttons-reply\n${str(body.body)}`;
     default:
       return undefined;
   }
@@ -82,6 +84,7 @@ function messageKey(m: Message): string | undefined {
   if (m.location) return contentKey('sendLocation', m.location as unknown as Record<string, unknown>);
   if (m.contact) return contentKey('sendContact', { contact: { phoneContact: m.contact.phoneNumber ?? phoneOfVcard(m.contact.vcard) } });
   if (m.interactiveButtons) return contentKey('sendInteractiveButtons', { body: m.interactiveButtons.body });
+  if (m.interactiveButtonsReply) return contentKey('sendInteractiveButtonsReply', { body: m.interactiveButtonsReply.body });
   if (m.fileName !== undefined) return contentKey('sendFileByUrl', { fileName: m.fileName, caption: m.caption ?? '' });
   const text = m.textMessage ?? m.extendedTextMessageData?.text;
   return text === undefined ? undefined : contentKey('sendMessage', { message: text });

@@ -130,6 +130,10 @@ export const ConversationSchema = z
     commands: CommandsSchema.prefault({}),
     idle: IdleSchema.optional(),
     expire: DurationSchema.optional().meta({ description: 'A session older than this ends at its next message, which starts a new one.' }),
+    journalLag: DurationSchema.prefault('2m').meta({
+      description:
+        "How long a message the service sent may take to appear in its chat history (the service documents up to 2 minutes): a send the process died in is looked for this long after before it is made again. The local service's journal has no lag unless local.network.journalLagMs says so.",
+    }),
     handover: z
       .strictObject({
         for: DurationSchema.prefault('1h').meta({ description: 'How long the bot stays quiet in a handed-over chat.' }),
