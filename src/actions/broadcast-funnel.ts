@@ -4,7 +4,7 @@
  * recipient within the reply window after the send, as the notification
  * consumer recorded it: INCOMING_NS), opted out (before, or after the send),
  * failed, unknown. Counted in the report's last pass from each recipient's
- * record, and written as CSV beside the report (csv-stringify, as the
+ * record, and written as CSV beside the report (csvLine, as the
  * reports are).
  */
 import { writeFile } from 'node:fs/promises';

@@ -980,8 +980,15 @@
   async function sessionsPage() {
     const data = await api('/api/sessions');
     const when = (ms) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+    // Whether a chat is with a human is the handovers' say, not the session's: an operator's handover begins
+    // before the session hears of it (at the chat's next message), and the session's 'handover' outlives the quiet time.
+    const handedOver = new Set(data.handovers.map((x) => x.instance + ' ' + x.chatId));
     const status = (s) =>
-      s.status === 'ended' ? 'ended (' + (s.endReason || 'end') + ')' : s.status === 'handover' ? 'handed over' : 'active';
+      s.status === 'ended'
+        ? 'ended (' + (s.endReason || 'end') + ')'
+        : handedOver.has(s.instance + ' ' + s.chatId)
+          ? 'handed over'
+          : 'active';
     const lines = (s) =>
       h(
         'ul',
