@@ -128,6 +128,16 @@ async function openStore(opts: RuntimeOptions): Promise<EngineStore> {
   return store;
 }
 
+/** The local service opened to listen; refused (its data in use by another process, a busy port), the store is closed: an open Redis connection must not keep the process up. */
+async function listenOrClose(store: EngineStore, local: () => Promise<LocalHost>): Promise<void> {
+  try {
+    await local();
+  } catch (e) {
+    await store.close().catch(() => {});
+    throw e;
+  }
+}
+
 /** The configured clients by name, each built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses. */
 function clientsOnFirstUse(resolve: (name: string) => Promise<InstanceApi>): (name: string) => InterceptedApi {
   const apis = new Map<string, InterceptedApi>();
@@ -167,7 +177,7 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
       logger: opts.logger,
     }));
   const store = await openStore(opts);
-  if (opts.listen && config.local) await local();
+  if (opts.listen && config.local) await listenOrClose(store, local);
 
   // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
   const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });

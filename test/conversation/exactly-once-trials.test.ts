@@ -1,7 +1,7 @@
 /**
  * Trials of the menu bot (flows/welcome.yaml, as shipped) under a real
  * `msgflow start` (spawned: the process is the subject) with its local
- * service over HTTP and a lowdb store: a scripted chat goes hi → 1 → an
+ * service over HTTP and a lowdb store (or Redis with the BullMQ executor): a scripted chat goes hi → 1 → an
  * email address (menu → email → brochure), and after it the local service's
  * chat history must hold each of the bot's answers exactly once (counted per
  * state) and the session must have applied each message exactly once
@@ -17,6 +17,9 @@ import { project } from '../support/project.js';
 import { spawnCli, type Proc } from '../support/spawn.js';
 import { waitFor } from '../support/wait.js';
 import { REPO } from './helpers.js';
+import { redisUrl } from '../support/redis.js';
+import { deleteKeys } from '../distributed/helpers.js';
+import { randomBytes } from 'node:crypto';
 
 const TRIALS = Number(process.env.MSGFLOW_TRIALS ?? 1);
 const TOKEN = 'trials-token-3b9e';
@@ -46,7 +49,7 @@ async function freePort(): Promise<number> {
 }
 
 // A fixed port: the brochure's URL (local.url) and the test's calls stay valid across restarts.
-const CONFIG = (port: number, phones: number[]) => `instances:
+const CONFIG = (port: number, phones: number[], store: string) => `instances:
   default:
     apiUrl: local
 local:
@@ -61,13 +64,17 @@ ${phones.map((p) => `      - { phone: ${p} }`).join('\n')}
       apiTokenInstance: ${TOKEN}
       sendIntervalMs: 500
       rateLimits: { getChatHistory: 0 }
-store: { driver: lowdb, dir: .msgflow/state }
+${store}
 `;
+const LOWDB = 'store: { driver: lowdb, dir: .msgflow/state }';
+/** A Redis store and the BullMQ executor (its workers run in `msgflow start`), under a prefix of their own. */
+const REDIS_BULLMQ = (prefix: string) => `store: { driver: redis, url: "${redisUrl}", prefix: "${prefix}:" }
+executor: { driver: bullmq, prefix: ${prefix}-bull, lockDurationMs: 2000, stalledIntervalMs: 1000 }`;
 
-async function menuBotProject(chats: number): Promise<{ dir: string; url: string; phones: number[] }> {
+async function menuBotProject(chats: number, store = LOWDB): Promise<{ dir: string; url: string; phones: number[] }> {
   const port = await freePort();
   const phones = Array.from({ length: chats }, (_, i) => 79005550000 + i);
-  const dir = project({ 'config.yaml': CONFIG(port, phones) }, 'msgflow-trials-');
+  const dir = project({ 'config.yaml': CONFIG(port, phones, store) }, 'msgflow-trials-');
   mkdirSync(path.join(dir, 'flows'));
   mkdirSync(path.join(dir, 'public'));
   // The shipped bot, told that this service's journal has no lag (local.network.journalLagMs 0): a send
@@ -178,8 +185,8 @@ async function startPair(dir: string): Promise<Proc> {
  * pause (anywhere from before the consumer took it to after the bot
  * answered), kill -9, and `restart` brings a daemon back.
  */
-async function killTrial(t: number, restart: (dir: string) => Promise<Proc>): Promise<string> {
-  const { dir, url, phones } = await menuBotProject(1);
+async function killTrial(t: number, restart: (dir: string) => Promise<Proc>, store = LOWDB): Promise<string> {
+  const { dir, url, phones } = await menuBotProject(1, store);
   const chatId = `${phones[0]}@c.us`;
   let d = await restart(dir);
   try {
@@ -222,6 +229,23 @@ describe.concurrent('the menu bot under msgflow start: each message advances its
     async ({ expect }) => {
       const outcomes: string[] = [];
       for (let t = 0; t < TRIALS; t++) outcomes.push(await killTrial(t, startPair));
+      expect(outcomes).toEqual(Array(TRIALS).fill(EXPECTED));
+    },
+    60_000 + TRIALS * 45_000,
+  );
+
+  it(
+    `on Redis with the BullMQ executor: kill -9 of msgflow start (its BullMQ workers with it) at a random moment after each message, then a restart: the dialog completes; ${TRIALS} trial(s)`,
+    async ({ expect }) => {
+      const outcomes: string[] = [];
+      for (let t = 0; t < TRIALS; t++) {
+        const prefix = `h26trials-${randomBytes(4).toString('hex')}`;
+        try {
+          outcomes.push(await killTrial(t, startDaemon, REDIS_BULLMQ(prefix)));
+        } finally {
+          await deleteKeys(prefix);
+        }
+      }
       expect(outcomes).toEqual(Array(TRIALS).fill(EXPECTED));
     },
     60_000 + TRIALS * 45_000,
