@@ -9,7 +9,6 @@
  * `npm test`; `npm run trials` runs MSGFLOW_TRIALS (20).
  */
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, it } from 'vitest';
 import { cli } from '../support/cli.js';
@@ -20,6 +19,7 @@ import { REPO } from './helpers.js';
 import { redisUrl } from '../support/redis.js';
 import { deleteKeys } from '../distributed/helpers.js';
 import { randomBytes } from 'node:crypto';
+import { freePort } from '../support/ports.js';
 
 const TRIALS = Number(process.env.MSGFLOW_TRIALS ?? 1);
 const TOKEN = 'trials-token-3b9e';
@@ -39,14 +39,6 @@ const SCRIPT: [string, string][] = [
 ];
 /** Each state's answers sent once: the fewest copies of any of its lines is 1. */
 const EXPECTED_SENDS = Object.fromEntries(Object.keys(ANSWERS).map((state) => [state, 1]));
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 // A fixed port: the brochure's URL (local.url) and the test's calls stay valid across restarts.
 const CONFIG = (port: number, phones: number[], store: string) => `instances:

@@ -8,7 +8,6 @@
  * show and reset what they left.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,6 +22,7 @@ import { cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 import { REPO } from './helpers.js';
 import { listSessionsApi } from '../../src/ui/sessions.js';
+import { freePort } from '../support/ports.js';
 
 const TOKEN = 'menu-bot-live-token-51d0';
 const ALICE = '79001112233@c.us';
@@ -33,14 +33,6 @@ const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const config = (port: number) => `instances:
   default:

@@ -6,7 +6,6 @@
  * the phone with `type: outgoing`).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Message } from '../../src/api/types.js';
@@ -16,6 +15,7 @@ import { identityOf } from '../../src/runtime/clients.js';
 import { startNotificationConsumers, type NotificationConsumers } from '../../src/runtime/notifications/consumers.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { ManualClock } from '../../src/util/clock.js';
+import { freePort } from '../support/ports.js';
 
 export const TOKEN = 'conversation-token-5d2a';
 export const ALICE = '79001112233@c.us';
@@ -24,13 +24,6 @@ export const T0 = Date.parse('2026-03-02T09:00:00Z');
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
 /** A port nothing listens on now: `local.url` names the port the config gives. */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 export const configYaml = (port: number, extra = '') => `instances:
   default:

@@ -9,7 +9,6 @@
  * only the order of the messages can tell them apart.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { startNotificationConsumers } from '../../src/runtime/notifications/consumers.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { waitFor } from '../support/wait.js';
+import { freePort } from '../support/ports.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const TOKEN = 'welcome-live-token-7c1e';
@@ -33,13 +33,6 @@ afterEach(async () => {
 });
 
 /** A port nothing listens on now: `${{ local.url }}` (the brochure's link) names the port the config gives. */
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const config = (port: number) => `instances:
   default:

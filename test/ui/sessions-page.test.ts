@@ -9,7 +9,6 @@
  * and what a further message changed once reloaded.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,19 +18,12 @@ import { haveChromium, launchChromium } from '../support/chromium.js';
 import { waitFor } from '../support/wait.js';
 import { ALICE, BOB, configYaml, startProject, T0, TOKEN, type Project } from '../conversation/support.js';
 import { REPO } from '../conversation/helpers.js';
+import { freePort } from '../support/ports.js';
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as net.AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** A project folder with the shipped menu bot and its brochure (served by the local service from public/). */
 async function menuBotProject(): Promise<string> {
