@@ -34,7 +34,9 @@ export class JobCounters {
   /** Adds to a counter; reports when `every` changes have gathered or `intervalMs` passed. */
   add(name: CounterName, n = 1): void {
     this[name] += n;
-    if (++this.pending >= this.every) return this.flush();
+    // While records wait (a pause of hours), the clock may stand still: the records
+    // still in flight that commit meanwhile are shown at once, not when the wait ends.
+    if (++this.pending >= this.every || this.waiting > 0) return this.flush();
     if (this.ctx.clock && this.ctx.clock.now() - this.lastAt >= this.intervalMs) this.flush();
   }
 
