@@ -23,8 +23,6 @@ export const BOB = '79002223344@c.us';
 export const T0 = Date.parse('2026-03-02T09:00:00Z');
 const quiet = { debug() {}, info() {}, warn() {}, error() {} };
 
-/** A port nothing listens on now: `local.url` names the port the config gives. */
-
 export const configYaml = (port: number, extra = '') => `instances:
   default:
     apiUrl: local

@@ -32,8 +32,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
 });
 
-/** A port nothing listens on now: `${{ local.url }}` (the brochure's link) names the port the config gives. */
-
 const config = (port: number) => `instances:
   default:
     apiUrl: local
