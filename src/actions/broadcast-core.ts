@@ -430,6 +430,7 @@ async function sendFailed(job: Job<BroadcastInput>, s: Sender, rec: RecipientRec
   if (mayHaveBeenProcessed(e)) await settle(job, [rec]);
   if (rec.phase === 'sent') {
     track(job, rec);
+    await job.senders.sent(s, rec.chatId, rec.idMessage!, rec.sentAt ?? job.ctx.clock.now());
     job.guard.ok();
     return undefined;
   }
@@ -479,6 +480,7 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient, s: Sender): Pro
     job.claimed.add(res.idMessage);
     track(job, rec);
     await job.store.set(`r:${rec.chatId}`, rec);
+    await job.senders.sent(s, rec.chatId, res.idMessage, rec.sentAt!);
     job.guard.ok();
     return undefined;
   } catch (e) {
