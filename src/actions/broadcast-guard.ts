@@ -96,7 +96,7 @@ export const HealthRulesFields = {
 };
 
 /** The thresholds of a guard, as parsed (the guard's other fields may come with them). */
-export type HealthRules = { [K in keyof typeof HealthRulesFields]: z.output<(typeof HealthRulesFields)[K]> };
+export type HealthRules = { [K in keyof typeof HealthRulesFields]?: z.output<(typeof HealthRulesFields)[K]> };
 
 export const METRICS = ['noAccount', 'failed', 'optOut', 'replies'] as const;
 export type Metric = (typeof METRICS)[number];

@@ -153,6 +153,8 @@ export async function listPauses(store: Pick<EngineStore, 'kv'>): Promise<Array<
 export async function liftPauses(
   store: Pick<EngineStore, 'kv'>,
   target: { name?: string; identity?: string },
+  /** Told what is lifted before it is (engine/alerts/campaign.ts writes the campaigns' resumed occurrences). */
+  before?: (hits: Array<[string, Partial<PauseRecord>]>) => Promise<void>,
 ): Promise<Array<[string, Partial<PauseRecord>]>> {
   const records = sharedRecords(store, PAUSES_NS);
   const hits = (await listPauses(store)).filter(
@@ -160,6 +162,7 @@ export async function liftPauses(
       (target.name !== undefined && p.instance === target.name) ||
       (target.identity !== undefined && (p.identity === target.identity || key.startsWith(`${target.identity}:`))),
   );
+  await before?.(hits);
   for (const [key] of hits) await records.delete(key);
   return hits;
 }

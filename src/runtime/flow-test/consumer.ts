@@ -24,7 +24,9 @@ export interface CaseConsumerOptions {
   store: EngineStore;
   bus: EngineBus;
   clock: VirtualClock;
-  engine: Engine;
+  engine: Pick<Engine, 'start'>;
+  /** The case's other flows (`flows:`): those its notifications trigger run too. @default none */
+  others?: readonly Flow[];
   /**
    * The consumer's client of a config instance, on the case's service. Its
    * calls do not hold the clock: a long poll is a sleeper like any other, and
@@ -50,7 +52,8 @@ const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
  * receiver; what a notification does once received is the same).
  */
 function caseConfig(o: CaseConsumerOptions): Config {
-  const names = [...new Set([o.flow.on.notification?.instance, o.flow.instance].filter((n): n is string => n !== undefined))];
+  const triggered = (o.others ?? []).filter((f) => f.on.notification).map((f) => f.on.notification!.instance ?? f.instance);
+  const names = [...new Set([o.flow.on.notification?.instance, o.flow.instance, ...triggered].filter((n): n is string => n !== undefined))];
   const served = new Set<string>();
   const instances: Record<string, Config['instances'][string]> = {};
   for (const name of names) {
@@ -80,7 +83,7 @@ export async function startCaseConsumer(o: CaseConsumerOptions): Promise<CaseCon
     bus: o.bus,
     clock: o.clock,
     engine,
-    flows: [o.flow],
+    flows: [o.flow, ...(o.others ?? [])],
     clientFor: o.clientFor,
     identityFor: (name) => identityOf(config, name),
     logger: quiet,
