@@ -20,30 +20,11 @@ import { actionPauses, activePause, pauseRecords, pauseWait, raisePause, type Pa
 import { BROADCAST_SENDERS_NS, BROADCAST_USAGE_NS, type SharedNamespace } from '../engine/shared.js';
 import { zoneOf } from '../util/clock.js';
 import { duration } from './duration.js';
-import { paceDelay, PaceSchema, type Pace } from './pace.js';
+import { paceDelay, type Pace } from './pace.js';
+import type { Pool } from '../util/pool.js';
 import { HealthRulesFields, METRICS, SenderHealth, senderLookups, type Metric } from './broadcast-guard.js';
 
-export const PoolSchema = z
-  .strictObject({
-    instances: z.array(z.string().min(1)).min(1).describe('Instances of config.yaml that share the campaign (their names).'),
-    pace: PaceSchema.optional().describe("Each instance's own pause between two of its sends: { delay, jitter }. @default none"),
-    dailyCap: z.number().int().positive().optional().describe('Most broadcast sends per instance and day (all campaigns). @default no cap'),
-    warmup: z
-      .strictObject({
-        from: z.number().int().positive().describe('Sends on the first day.'),
-        to: z.number().int().positive().describe('Sends per day once warmed up.'),
-        days: z.number().int().positive().describe('Days from `from` to `to`, rising evenly.'),
-      })
-      .optional()
-      .describe("A new number's ramp: its daily cap rises from `from` to `to` over `days`, counted from its first broadcast send."),
-    onUnhealthy: z
-      .enum(['move', 'wait'])
-      .default('move')
-      .describe("An unhealthy instance's recipients not yet sent: `move` to the others, or `wait` for the lift. @default move"),
-  })
-  .describe('A pool of instances: { instances, pace, dailyCap, warmup, onUnhealthy }. Each recipient keeps one sender.');
-
-export type Pool = z.output<typeof PoolSchema>;
+export type { Pool };
 
 const DANGER_STATES = INSTANCE_STATES.filter((s) => s !== 'authorized' && s !== 'starting');
 

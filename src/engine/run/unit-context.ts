@@ -13,6 +13,7 @@
  * the run's ownership check before each write, the instance-wide pauses,
  * then what the caller adds (the BullMQ item's write intent).
  */
+import type { Pool } from '../../util/pool.js';
 import { resolve } from 'node:path';
 import type { InstanceApi } from '../../api/types.js';
 import { interceptApi, type ApiInterceptor } from '../../client/interceptors.js';
@@ -67,6 +68,8 @@ export interface RunScopeOptions {
    * its flow's instance. @default undefined
    */
   instances?: { clientFor(name: string): InstanceApi; identityFor(name: string): string };
+  /** config.yaml's named pools (ActionContext.pools). @default none */
+  pools?: Readonly<Record<string, Pool>>;
   waits: UnitWaits;
   /** Project root, for ctx.resolvePath when the flow has no baseDir. */
   baseDir: string;
@@ -123,6 +126,8 @@ export interface RunScope {
   unitClient(unit?: UnitClientOptions): InstanceApi;
   /** Another instance's client under the run's chain (dry run, ownership, pauses), and its ref; undefined when the run has no others. */
   instanceClient?(name: string): { client: InstanceApi; instance: InstanceRef };
+  /** See RunScopeOptions.pools. */
+  readonly pools?: Readonly<Record<string, Pool>>;
 }
 
 export interface UnitClientOptions {
@@ -194,6 +199,7 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     resolvePath: (p) => resolvePath(o.flow.baseDir || o.baseDir, p),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
     ...(o.instances ? { instanceClient } : {}),
+    ...(o.pools ? { pools: o.pools } : {}),
     ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     unitClient(unit = {}) {
       const rules = unitPauseRules(declared, unit.action, unit.input);
@@ -336,6 +342,7 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
       scope.bus.emit('action:event', { runId: scope.runId, flow: scope.flow.name, step: u.step, name, payload }),
     resolvePath: (p) => scope.resolvePath(p),
     ...(scope.instanceClient ? { instanceClient: scope.instanceClient } : {}),
+    ...(scope.pools ? { pools: scope.pools } : {}),
     render: (value, extra) => evaluateTemplate(value, extra ? { ...expr, ...extra } : expr, u.templates),
   };
 }

@@ -16,7 +16,7 @@ import type { EngineStore } from '../../store/types.js';
 import type { VirtualClock } from '../../util/virtual-clock.js';
 import { identityOf } from '../clients.js';
 import type { InterceptedApi } from '../../client/interceptors.js';
-import { startNotificationConsumers } from '../notifications/consumers.js';
+import { replyInstances, startNotificationConsumers } from '../notifications/consumers.js';
 
 export interface CaseConsumerOptions {
   config: Config;
@@ -46,14 +46,18 @@ export interface CaseConsumer {
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /**
- * The config the case's consumer reads: only the instances the flow uses
+ * The config the case's consumer reads: only the instances the flow uses (its own, a trigger's, a campaign pool's)
  * (one per local instance: two names served by the same one would split its
  * notifications), webhook mode polled instead (the case has no webhook
  * receiver; what a notification does once received is the same).
  */
 function caseConfig(o: CaseConsumerOptions): Config {
   const triggered = (o.others ?? []).filter((f) => f.on.notification).map((f) => f.on.notification!.instance ?? f.instance);
-  const names = [...new Set([o.flow.on.notification?.instance, o.flow.instance, ...triggered].filter((n): n is string => n !== undefined))];
+  // As msgflow start: the instances a flow waits for replies on, or counts them from (a campaign's pool) too.
+  const replying = replyInstances([o.flow, ...(o.others ?? [])], o.config.pools);
+  const names = [
+    ...new Set([o.flow.on.notification?.instance, o.flow.instance, ...triggered, ...replying].filter((n): n is string => n !== undefined)),
+  ];
   const served = new Set<string>();
   const instances: Record<string, Config['instances'][string]> = {};
   for (const name of names) {
