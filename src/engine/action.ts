@@ -140,6 +140,18 @@ export interface ActionContext {
    */
   instanceClient?(name: string): { client: InstanceApi; instance: InstanceRef };
   /**
+   * Takes the named claim for this run: one run at a time holds it, across
+   * processes and hosts sharing the store (a store lease renewed with the
+   * run's own, taken over once its holder died; every writing call of the run
+   * first checks it still holds it). Answers who holds it when another live
+   * run does. Held until {@link release} or the end of the run. Absent where
+   * the run has no owner (a test context without one).
+   * @example if (!(await ctx.claim?.('campaign:spring'))?.ok) ... // another run sends it
+   */
+  claim?(name: string): Promise<{ ok: true } | { ok: false; holder: string }>;
+  /** Gives a claim back (ActionContext.claim). */
+  release?(name: string): Promise<void>;
+  /**
    * config.yaml's named pools of instances (`pools:`), for a broadcast's
    * `pool: <name>`. Absent where the run has none (a test context without them).
    */

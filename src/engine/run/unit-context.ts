@@ -13,6 +13,7 @@
  * the run's ownership check before each write, the instance-wide pauses,
  * then what the caller adds (the BullMQ item's write intent).
  */
+import { describeHolder, type ClaimResult } from './ownership.js';
 import type { Pool } from '../../util/pool.js';
 import { resolve } from 'node:path';
 import type { InstanceApi } from '../../api/types.js';
@@ -76,8 +77,11 @@ export interface RunScopeOptions {
   /** Where ctx.resolvePath leads (EngineOptions.resolvePath). @default path.resolve(base, p) */
   resolvePath?(base: string, p: string): string;
   defaultRateLimitWaitMs: number;
-  /** The run's owner in this process: every writing call first checks it still owns the run. */
-  owner?: { check(): Promise<void> };
+  /**
+   * The run's owner in this process: every writing call first checks it
+   * still owns the run (and every claim it took: ActionContext.claim).
+   */
+  owner?: { check(): Promise<void>; claim?(name: string): Promise<ClaimResult>; release?(name?: string): Promise<void> };
   /** The pause rules every unit honours (declaredPauseRules of the registry). @default [] */
   pauseRules?: readonly PauseRule[];
   /**
@@ -128,6 +132,9 @@ export interface RunScope {
   instanceClient?(name: string): { client: InstanceApi; instance: InstanceRef };
   /** See RunScopeOptions.pools. */
   readonly pools?: Readonly<Record<string, Pool>>;
+  /** ActionContext.claim and release, through the run's owner. */
+  claim?(name: string): Promise<{ ok: true } | { ok: false; holder: string }>;
+  release?(name: string): Promise<void>;
 }
 
 export interface UnitClientOptions {
@@ -135,6 +142,17 @@ export interface UnitClientOptions {
   /** The action's parsed input (PauseRule.minMsFrom reads it). */
   input?: unknown;
   interceptors?: readonly ApiInterceptor[];
+}
+
+/** An action's claims (ActionContext.claim) as leases of the run's owner, named apart from the engine's own. */
+function claims(owner: Required<NonNullable<RunScopeOptions['owner']>>): Pick<RunScope, 'claim' | 'release'> {
+  return {
+    async claim(name) {
+      const r = await owner.claim(`claim:${name}`);
+      return r.ok ? r : { ok: false, holder: `${r.holder.label ?? 'another run'} (${describeHolder(r.holder)})` };
+    },
+    release: (name) => owner.release(`claim:${name}`),
+  };
 }
 
 /** The one place a run's scope is made. */
@@ -200,6 +218,7 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
     ...(o.instances ? { instanceClient } : {}),
     ...(o.pools ? { pools: o.pools } : {}),
+    ...(o.owner?.claim ? claims(o.owner as Required<NonNullable<RunScopeOptions['owner']>>) : {}),
     ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     unitClient(unit = {}) {
       const rules = unitPauseRules(declared, unit.action, unit.input);
@@ -343,6 +362,7 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
     resolvePath: (p) => scope.resolvePath(p),
     ...(scope.instanceClient ? { instanceClient: scope.instanceClient } : {}),
     ...(scope.pools ? { pools: scope.pools } : {}),
+    ...(scope.claim && scope.release ? { claim: scope.claim, release: scope.release } : {}),
     render: (value, extra) => evaluateTemplate(value, extra ? { ...expr, ...extra } : expr, u.templates),
   };
 }
