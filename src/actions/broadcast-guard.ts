@@ -170,7 +170,9 @@ export interface Crossed {
  */
 export class HealthWindow {
   private readonly entries: HealthEntry[] = [];
-  /** Sequence number of entries[0]. */
+  /** Where the window's oldest entry is in `entries` (those before it are gone: dropped in batches, so a send costs O(1)). */
+  private off = 0;
+  /** Sequence number of entries[off]. */
   private base = 0;
   private readonly seqs = new WeakMap<HealthEntry, number>();
   private readonly tallies = new Map<Metric, Tally>();
@@ -186,20 +188,20 @@ export class HealthWindow {
   }
 
   get size(): number {
-    return this.entries.length;
+    return this.entries.length - this.off;
   }
 
   private at(seq: number): HealthEntry | undefined {
-    return this.entries[seq - this.base];
+    return seq < this.base ? undefined : this.entries[this.off + seq - this.base];
   }
 
   /** A new send (or a stored one, at load: a response already looked at enters its window at once). */
   push(e: HealthEntry): void {
-    this.seqs.set(e, this.base + this.entries.length);
+    this.seqs.set(e, this.base + this.size);
     this.entries.push(e);
     for (const [m, t] of this.tallies) {
       if (this.rules[m]!.after === undefined) this.enter(m, t);
-      else if (t.hi === this.base + this.entries.length - 1 && e[responseField[m as 'optOut' | 'replies']] !== undefined) this.enter(m, t);
+      else if (t.hi === this.base + this.size - 1 && e[responseField[m as 'optOut' | 'replies']] !== undefined) this.enter(m, t);
     }
   }
 
@@ -236,7 +238,7 @@ export class HealthWindow {
    */
   *undecided(now: number): Generator<HealthEntry> {
     this.decidedTo = Math.max(this.decidedTo, this.base);
-    while (this.decidedTo < this.base + this.entries.length) {
+    while (this.decidedTo < this.base + this.size) {
       const e = this.at(this.decidedTo)!;
       if (e.outcome === undefined && e.sentAt + QUEUE_RETENTION_MS > now) yield e;
       if (e.outcome === undefined && e.sentAt + QUEUE_RETENTION_MS > now) return;
@@ -270,8 +272,15 @@ export class HealthWindow {
       }
     }
     const keep = Math.min(...[...this.tallies.values()].map((t) => t.lo));
-    const gone = this.entries.splice(0, Math.max(0, keep - this.base));
-    this.base += gone.length;
+    const n = Math.max(0, keep - this.base);
+    const gone = this.entries.slice(this.off, this.off + n);
+    this.off += n;
+    this.base += n;
+    // The array is compacted once half of it is gone: each entry is moved O(1) times.
+    if (this.off > 1024 && this.off * 2 > this.entries.length) {
+      this.entries.splice(0, this.off);
+      this.off = 0;
+    }
     return gone;
   }
 

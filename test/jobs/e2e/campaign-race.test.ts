@@ -77,13 +77,15 @@ async function race(t: TestContext, o: { sameFlow: boolean; midway: boolean }) {
   const p = await project(t, (method) => method === 'sendMessage' && ++n === (o.midway ? 3 : 1));
   const first = p.spawn('campaign');
   const held = () => p.proxy.held.length === 1;
-  if (o.midway) await waitFor('the first run mid-campaign', held, { context: first.output, intervalMs: 5 });
+  // Processes start in seconds on a loaded machine: the waits only turn a hang into a failure.
+  const patience = { intervalMs: 5, timeoutMs: 120_000 };
+  if (o.midway) await waitFor('the first run mid-campaign', held, { context: first.output, ...patience });
   const second = p.spawn(o.sameFlow ? 'campaign' : 'campaign-again');
   const procs = [first, second];
   const context = () => first.output() + second.output();
-  await waitFor('a send in flight', held, { context, intervalMs: 5 });
+  await waitFor('a send in flight', held, { context, ...patience });
   const answered = () => procs.some((x) => x.code() === 2 || x.output().includes('is being sent by'));
-  await waitFor('the other run to answer', answered, { context, intervalMs: 5 });
+  await waitFor('the other run to answer', answered, { context, ...patience });
   await p.proxy.releaseHeld(true);
   const codes = [await first.exited, await second.exited];
   const counts = await p.perRecipient();
@@ -124,7 +126,7 @@ describe.concurrent('a second run racing a campaign (processes)', () => {
     async (t) => {
       await trials(t, false);
     },
-    60_000 * TRIALS,
+    120_000 * TRIALS,
   );
 
   it(
@@ -132,6 +134,6 @@ describe.concurrent('a second run racing a campaign (processes)', () => {
     async (t) => {
       await trials(t, true);
     },
-    60_000 * TRIALS,
+    120_000 * TRIALS,
   );
 });
