@@ -44,7 +44,12 @@ describe('the campaigns example', () => {
     const dir = exampleCopy();
     expect((await cli(['validate'], dir)).code).toBe(0);
     const flow = path.join(dir, 'flows/newsletter.yaml');
-    writeFileSync(flow, readFileSync(flow, 'utf8').replace('pool: marketing', 'pool: marketting'));
+    writeFileSync(
+      flow,
+      readFileSync(flow, 'utf8')
+        .replace('pool: marketing', 'pool: marketting')
+        .replace('noAccount: { maxShare: 0.2, window: 20, minSample: 10 }', 'noAccount: { maxShare: 0.2, window: 20, minSample: 30 }'),
+    );
     const digest = path.join(dir, 'flows/digest.yaml');
     writeFileSync(digest, readFileSync(digest, 'utf8').replace('pool: { use: marketing,', 'pool: { use: sales,'));
     const bad = await cli(['validate'], dir);
@@ -52,6 +57,10 @@ describe('the campaigns example', () => {
     const out = bad.stdout + bad.stderr;
     expect(out).toMatch(
       /flows\/newsletter\.yaml:17:13 steps\[0\]\.with\.pool: unknown pool 'marketting' \(did you mean 'marketing'\?\): config\.yaml pools declares marketing/,
+    );
+    // A threshold that could never trip, at its own position.
+    expect(out).toMatch(
+      /flows\/newsletter\.yaml:\d+:\d+ steps\[0\]\.with\.guard\.noAccount\.minSample: minSample must not exceed window \(it could never trip\)/,
     );
     expect(out).toMatch(
       /flows\/digest\.yaml:16:20 steps\[0\]\.with\.pool\.use: unknown pool 'sales': config\.yaml pools declares marketing/,
