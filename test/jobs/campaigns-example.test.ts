@@ -50,6 +50,8 @@ describe('the campaigns example', () => {
         .replace('pool: marketing', 'pool: marketting')
         .replace('noAccount: { maxShare: 0.2, window: 20, minSample: 10 }', 'noAccount: { maxShare: 0.2, window: 20, minSample: 30 }'),
     );
+    const test = path.join(dir, 'flows/newsletter.test.yaml');
+    writeFileSync(test, readFileSync(test, 'utf8').replace('flows: [campaign-watch]', 'flows: [campaign-wach]'));
     const digest = path.join(dir, 'flows/digest.yaml');
     writeFileSync(digest, readFileSync(digest, 'utf8').replace('pool: { use: marketing,', 'pool: { use: sales,'));
     const bad = await cli(['validate'], dir);
@@ -57,6 +59,10 @@ describe('the campaigns example', () => {
     const out = bad.stdout + bad.stderr;
     expect(out).toMatch(
       /flows\/newsletter\.yaml:17:13 steps\[0\]\.with\.pool: unknown pool 'marketting' \(did you mean 'marketing'\?\): config\.yaml pools declares marketing/,
+    );
+    // A case's other flow that is no flow of the project.
+    expect(out).toMatch(
+      /flows\/newsletter\.test\.yaml:\d+:\d+ cases\[0\]\.flows\[0\]: no flow named 'campaign-wach' in flows \(did you mean 'campaign-watch'\?\)/,
     );
     // A threshold that could never trip, at its own position.
     expect(out).toMatch(
