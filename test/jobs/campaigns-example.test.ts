@@ -14,6 +14,7 @@ import { messagesBroadcast } from '../../src/actions/messages-broadcast.js';
 import { createActionTestContext, runAction } from '../../src/actions/testing.js';
 import { PoolSchema } from '../../src/util/pool.js';
 import { cli } from '../support/cli.js';
+import { yamlBlocks, yamlContent as content } from '../support/docs.js';
 import { startLocal, tempDir, type LocalUnderTest } from '../support/local-service.js';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -110,18 +111,10 @@ describe('a step naming a pool of config.yaml', () => {
   });
 });
 
-/** The lines of a YAML text that are not comments or blank, each trimmed at the end. */
-const content = (yaml: string) =>
-  yaml
-    .split('\n')
-    .filter((l) => l.trim() !== '' && !l.trim().startsWith('#'))
-    .map((l) => l.replace(/\s+#.*$/, '').trimEnd())
-    .join('\n');
-
 describe('docs/campaigns.md', () => {
   it('shows only YAML that is part of a tested file of the repository, as written there', () => {
     const doc = readFileSync(path.join(REPO, 'docs/campaigns.md'), 'utf8');
-    const blocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const blocks = yamlBlocks(doc);
     expect(blocks.length).toBeGreaterThanOrEqual(3);
     const files = [
       'flows/spring-campaign.yaml',
