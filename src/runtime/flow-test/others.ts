@@ -19,7 +19,7 @@ import type { FlowTestCase } from './schema.js';
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export interface CaseOthers {
-  /** The engine as the consumer and the alert dispatcher start runs with: each run is waited for. */
+  /** The engine as the consumer and the alert dispatcher start runs with: each run of an other flow is waited for. */
   readonly engine: Pick<Engine, 'start' | 'activeRuns'>;
   /** Once the case's run ended: the alerts it left are handled, and every run they (or notifications) started has ended. */
   settle(): Promise<void>;
@@ -37,7 +37,8 @@ export function startOthers(o: {
   const engine: Pick<Engine, 'start' | 'activeRuns'> = {
     async start(flow, opts) {
       const h = await o.engine.start(flow, opts);
-      handles.push(h);
+      // The case's own flow is waited for as before (its first run); the others' runs are the case's to wait for here.
+      if (o.others.some((f) => f.name === flow.name)) handles.push(h);
       return h;
     },
     activeRuns: () => o.engine.activeRuns(),
