@@ -4,11 +4,14 @@
  * across campaigns: BROADCAST_SENDERS_NS); each sender has its own pace, a
  * daily cap and a warm-up ramp for a new number (BROADCAST_USAGE_NS, counted
  * per day across campaigns); and the health guard: a sender whose state
- * (getStateInstance) or whose answer (466 quota exceeded, account not
- * authorized) says it is in danger raises a durable pause of the campaign on
- * that instance (engine/run/pauses.ts: `msgflow pauses`, the dashboard, Lift)
- * and an event (`campaign.paused`); its remaining recipients move to the
- * others, or wait for the lift (`onUnhealthy`).
+ * (getStateInstance), whose answer (466 quota exceeded, account not
+ * authorized) or whose latest sends (a threshold: broadcast-guard.ts) say it
+ * is in danger raises a durable pause of the campaign on that instance
+ * (engine/run/pauses.ts: `msgflow pauses`, the dashboard, Lift; the
+ * `campaign-paused` alert flows start on) and an event (`campaign.paused`);
+ * its remaining recipients move to the others, or wait for the lift
+ * (`onUnhealthy`). The pool itself is config.yaml's or the step's
+ * (util/pool.ts).
  */
 import { z } from 'zod';
 import { isMsgflowError } from '../api/errors.js';
