@@ -33,7 +33,7 @@ function exampleCopy(): string {
 }
 
 describe('the campaigns example', () => {
-  it('passes its flow tests: a named pool, paused by noAccount, by opt-outs, and by too few replies', async () => {
+  it('passes its flow tests: a named pool, paused by noAccount, by opt-outs, and by too few replies', { timeout: 120_000 }, async () => {
     const r = await cli(['test', '--json'], exampleCopy());
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout) as { passed: number; failed: number; results: { name: string; passed: boolean }[] };
