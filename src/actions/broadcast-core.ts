@@ -39,6 +39,7 @@ import { optOutKey, optOutList } from './opt-out.js';
 import { recipientOpening, type RecipientTime } from './recipient-time.js';
 import { Senders, type Guard, type Pool, type Sender } from './broadcast-pool.js';
 import { Funnel, type FunnelCounts } from './broadcast-funnel.js';
+import { sendingAlone } from './broadcast-claim.js';
 import type { PauseRecord } from '../engine/run/pauses.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures.
 import { maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
@@ -430,6 +431,7 @@ async function sendFailed(job: Job<BroadcastInput>, s: Sender, rec: RecipientRec
   if (mayHaveBeenProcessed(e)) await settle(job, [rec]);
   if (rec.phase === 'sent') {
     track(job, rec);
+    await job.senders.sent(s, rec.chatId, rec.idMessage!, rec.sentAt ?? job.ctx.clock.now());
     job.guard.ok();
     return undefined;
   }
@@ -479,6 +481,7 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient, s: Sender): Pro
     job.claimed.add(res.idMessage);
     track(job, rec);
     await job.store.set(`r:${rec.chatId}`, rec);
+    await job.senders.sent(s, rec.chatId, res.idMessage, rec.sentAt!);
     job.guard.ok();
     return undefined;
   } catch (e) {
@@ -757,12 +760,12 @@ function summarise(job: Job<BroadcastInput>, n: Record<string, number>): Broadca
   };
 }
 
-/** Runs a broadcast: reconciles what an interruption left open, sends, follows, reports. */
-export async function runBroadcast<I extends BroadcastInput>(
-  ctx: ActionContext,
-  input: I,
-  spec: BroadcastSpec<I>,
-): Promise<BroadcastSummary> {
+/** Runs a broadcast: reconciles what an interruption left open, sends, follows, reports; one run of a campaign at a time. */
+export function runBroadcast<I extends BroadcastInput>(ctx: ActionContext, input: I, spec: BroadcastSpec<I>): Promise<BroadcastSummary> {
+  return sendingAlone(ctx, input.campaign, () => broadcast(ctx, input, spec));
+}
+
+async function broadcast<I extends BroadcastInput>(ctx: ActionContext, input: I, spec: BroadcastSpec<I>): Promise<BroadcastSummary> {
   const { job, interrupted } = await load(ctx, input, spec);
   const j = job as unknown as Job<BroadcastInput>;
   if (!ctx.run.dryRun) {

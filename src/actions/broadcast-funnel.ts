@@ -22,6 +22,40 @@ export type FunnelCounts = Record<FunnelStage, number>;
 /** The service's message times are whole seconds: a reply in the same second as the send still counts. */
 const SECOND = 1000;
 
+/**
+ * When the chat first wrote to the instance `identity` within `windowMs` after
+ * `sentAt` (the service's seconds: from the second of the send on), as the
+ * notification consumer recorded it; undefined when it did not. What the
+ * funnel's `replied` and the health guard's reply rate count.
+ */
+export async function replyAfter(
+  ctx: Pick<ActionContext, 'shared'>,
+  identity: string,
+  chatId: string,
+  sentAt: number,
+  windowMs: number,
+): Promise<number | undefined> {
+  const chat = await ctx.shared(INCOMING_NS).get<IncomingChatRecord>(`${identity}:${chatId}`);
+  return chat?.messages.find((m) => m.at >= sentAt - SECOND && m.at <= sentAt + windowMs)?.at;
+}
+
+/**
+ * Whether the chat is on the opt-out list of the instance `identity`, put
+ * there after `sentAt` (the same second counts) and within `windowMs` of it.
+ * What the funnel's `optedOut` (after the send) and the health guard's
+ * opt-out rate count.
+ */
+export async function optedOutAfter(
+  ctx: Pick<ActionContext, 'shared'>,
+  identity: string,
+  chatId: string,
+  sentAt: number,
+  windowMs = Infinity,
+): Promise<boolean> {
+  const out = await optOutList(ctx).get<OptOutRecord>(optOutKey(identity, chatId));
+  return out !== undefined && out.at >= sentAt - SECOND && out.at <= sentAt + windowMs;
+}
+
 export class Funnel {
   readonly byVariant: Record<string, FunnelCounts> = {};
 
@@ -57,13 +91,10 @@ export class Funnel {
     this.add(variant, 'sent');
     if (r.status === 'delivered' || r.status === 'read') this.add(variant, 'delivered');
     if (r.status === 'read') this.add(variant, 'read');
-    const sentAt = r.sentAt;
-    const chat = await this.ctx.shared(INCOMING_NS).get<IncomingChatRecord>(`${identity}:${r.chatId}`);
-    const reply = chat?.messages.find((m) => m.at >= sentAt - SECOND && m.at <= sentAt + this.replyWindowMs);
-    if (reply) this.add(variant, 'replied');
-    const out = await optOutList(this.ctx).get<OptOutRecord>(optOutKey(this.ctx.instance.identity, r.chatId));
-    if (out && out.at >= sentAt - SECOND) this.add(variant, 'optedOut');
-    return reply?.at;
+    const reply = await replyAfter(this.ctx, identity, r.chatId, r.sentAt, this.replyWindowMs);
+    if (reply !== undefined) this.add(variant, 'replied');
+    if (await optedOutAfter(this.ctx, this.ctx.instance.identity, r.chatId, r.sentAt)) this.add(variant, 'optedOut');
+    return reply;
   }
 
   /** `reports/x.csv` → `reports/x.funnel.csv`. */

@@ -12,7 +12,7 @@ import { CONSUMERS_NS, OUTGOING_STATUS_NS } from '../engine/shared.js';
 import type { DeliveryStatus, RecipientRecord } from './broadcast-records.js';
 
 /** The service keeps an unsent message queued this long; no status can come after it. */
-const QUEUE_RETENTION_MS = 24 * 3600_000;
+export const QUEUE_RETENTION_MS = 24 * 3600_000;
 
 const RANK: Record<DeliveryStatus, number> = { sent: 0, delivered: 1, read: 2 };
 

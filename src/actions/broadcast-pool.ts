@@ -4,11 +4,14 @@
  * across campaigns: BROADCAST_SENDERS_NS); each sender has its own pace, a
  * daily cap and a warm-up ramp for a new number (BROADCAST_USAGE_NS, counted
  * per day across campaigns); and the health guard: a sender whose state
- * (getStateInstance) or whose answer (466 quota exceeded, account not
- * authorized) says it is in danger raises a durable pause of the campaign on
- * that instance (engine/run/pauses.ts: `msgflow pauses`, the dashboard, Lift)
- * and an event (`campaign.paused`); its remaining recipients move to the
- * others, or wait for the lift (`onUnhealthy`).
+ * (getStateInstance), whose answer (466 quota exceeded, account not
+ * authorized) or whose latest sends (a threshold: broadcast-guard.ts) say it
+ * is in danger raises a durable pause of the campaign on that instance
+ * (engine/run/pauses.ts: `msgflow pauses`, the dashboard, Lift; the
+ * `campaign-paused` alert flows start on) and an event (`campaign.paused`);
+ * its remaining recipients move to the others, or wait for the lift
+ * (`onUnhealthy`). The pool itself is config.yaml's or the step's
+ * (util/pool.ts).
  */
 import { z } from 'zod';
 import { isMsgflowError } from '../api/errors.js';
@@ -20,29 +23,11 @@ import { actionPauses, activePause, pauseRecords, pauseWait, raisePause, type Pa
 import { BROADCAST_SENDERS_NS, BROADCAST_USAGE_NS, type SharedNamespace } from '../engine/shared.js';
 import { zoneOf } from '../util/clock.js';
 import { duration } from './duration.js';
-import { paceDelay, PaceSchema, type Pace } from './pace.js';
+import { paceDelay, type Pace } from './pace.js';
+import type { Pool } from '../util/pool.js';
+import { HealthRulesFields, METRICS, SenderHealth, senderLookups, type Metric } from './broadcast-guard.js';
 
-export const PoolSchema = z
-  .strictObject({
-    instances: z.array(z.string().min(1)).min(1).describe('Instances of config.yaml that share the campaign (their names).'),
-    pace: PaceSchema.optional().describe("Each instance's own pause between two of its sends: { delay, jitter }. @default none"),
-    dailyCap: z.number().int().positive().optional().describe('Most broadcast sends per instance and day (all campaigns). @default no cap'),
-    warmup: z
-      .strictObject({
-        from: z.number().int().positive().describe('Sends on the first day.'),
-        to: z.number().int().positive().describe('Sends per day once warmed up.'),
-        days: z.number().int().positive().describe('Days from `from` to `to`, rising evenly.'),
-      })
-      .optional()
-      .describe("A new number's ramp: its daily cap rises from `from` to `to` over `days`, counted from its first broadcast send."),
-    onUnhealthy: z
-      .enum(['move', 'wait'])
-      .default('move')
-      .describe("An unhealthy instance's recipients not yet sent: `move` to the others, or `wait` for the lift. @default move"),
-  })
-  .describe('A pool of instances: { instances, pace, dailyCap, warmup, onUnhealthy }. Each recipient keeps one sender.');
-
-export type Pool = z.output<typeof PoolSchema>;
+export type { Pool };
 
 const DANGER_STATES = INSTANCE_STATES.filter((s) => s !== 'authorized' && s !== 'starting');
 
@@ -59,8 +44,9 @@ export const GuardSchema = z
     ),
     quotaExceeded: z.boolean().default(true).describe("466 (the plan's quota exceeded) pauses the campaign on the instance. @default true"),
     pauseFor: duration('How long a pause lasts unless lifted earlier (msgflow pauses lift). @default 24h').default(86_400_000),
+    ...HealthRulesFields,
   })
-  .describe('The health guard: { states, checkEvery, quotaExceeded, pauseFor }.');
+  .describe('The health guard: { states, checkEvery, quotaExceeded, pauseFor, noAccount, failed, optOut, replies }.');
 
 export type Guard = z.output<typeof GuardSchema>;
 
@@ -81,6 +67,12 @@ export class Senders {
   readonly list: Sender[];
   /** The pauses' scope: one per campaign (or run step), so lifting it resumes that campaign. */
   readonly scope: string;
+  /** The campaign as its pauses name it (its name, else `<flow>/<step>`). */
+  private readonly campaign: string;
+  /** Each sender's windows of the guard's thresholds (by identity), loaded when first needed. */
+  private readonly health = new Map<string, Promise<SenderHealth>>();
+  /** The threshold a sender's last check found crossed: its window starts afresh once the pause is raised. */
+  private readonly crossed = new Map<Sender, Metric>();
 
   constructor(
     private readonly ctx: ActionContext,
@@ -88,7 +80,8 @@ export class Senders {
     private readonly guard: Guard | undefined,
     campaign: string | undefined,
   ) {
-    this.scope = `campaign:${campaign ?? `${ctx.run.flow}/${ctx.run.step}`}`;
+    this.campaign = campaign ?? `${ctx.run.flow}/${ctx.run.step}`;
+    this.scope = `campaign:${this.campaign}`;
     const names = pool?.instances ?? [ctx.instance.name];
     this.list = names.map((name, i) => {
       const own = name === ctx.instance.name ? { client: ctx.client, instance: ctx.instance } : this.other(name, i);
@@ -184,15 +177,39 @@ export class Senders {
     if (pace) s.nextAt = this.ctx.clock.now() + paceDelay(pace);
   }
 
-  /** The sender's state, read when due; the reason it is unhealthy, if it is. */
+  /**
+   * The reason the sender is unhealthy, if it is: its state (read when due),
+   * else a threshold of its latest sends crossed (broadcast-guard.ts).
+   */
   async checkState(s: Sender): Promise<string | undefined> {
-    if (!this.guard || this.ctx.clock.now() < s.stateAt) return undefined;
-    s.stateAt = this.ctx.clock.now() + this.guard.checkEvery;
-    const state = await s.client
-      .getStateInstance({}, { signal: this.ctx.signal })
-      .then((r) => r.stateInstance)
-      .catch(() => undefined);
-    return state && this.guard.states.includes(state) ? `state ${state}` : undefined;
+    if (!this.guard) return undefined;
+    if (this.ctx.clock.now() >= s.stateAt) {
+      s.stateAt = this.ctx.clock.now() + this.guard.checkEvery;
+      const state = await s.client
+        .getStateInstance({}, { signal: this.ctx.signal })
+        .then((r) => r.stateInstance)
+        .catch(() => undefined);
+      if (state && this.guard.states.includes(state)) return `state ${state}`;
+    }
+    const health = await this.healthOf(s);
+    const crossed = await health?.check(senderLookups(s.ctx, this.ctx.instance.identity), this.ctx.clock.now());
+    if (crossed) this.crossed.set(s, crossed.metric);
+    return crossed?.reason;
+  }
+
+  /** The sender's windows, when the guard has thresholds. */
+  private healthOf(s: Sender): Promise<SenderHealth> | undefined {
+    const g = this.guard;
+    if (!g || !METRICS.some((m) => g[m] !== undefined)) return undefined;
+    let h = this.health.get(s.instance.identity);
+    if (!h)
+      this.health.set(s.instance.identity, (h = SenderHealth.load(this.ctx, s.instance.identity, this.scope, g, this.ctx.clock.now())));
+    return h;
+  }
+
+  /** A send the sender made (its answer's idMessage): it enters the guard's windows. */
+  async sent(s: Sender, chatId: string, idMessage: string, sentAt: number): Promise<void> {
+    await (await this.healthOf(s))?.sent(chatId, idMessage, sentAt);
   }
 
   /** Why a failed send makes the sender unhealthy (by the error's code), if it does. */
@@ -207,11 +224,20 @@ export class Senders {
   async trip(s: Sender, why: string): Promise<void> {
     const now = this.ctx.clock.now();
     const rule = { scope: this.scope, cause: why };
-    const record = await raisePause(actionPauses(this.ctx), s.instance, rule, { since: now, retryAfterMs: 0, minMs: this.guard!.pauseFor });
+    const { flow, step, id: runId } = this.ctx.run;
+    const record = await raisePause(actionPauses(this.ctx), s.instance, rule, {
+      since: now,
+      retryAfterMs: 0,
+      minMs: this.guard!.pauseFor,
+      campaign: { name: this.campaign, flow, step, runId },
+    });
     const then =
       this.pooled && !this.waitsWhenUnhealthy ? 'its remaining recipients move to the others' : 'the campaign waits for the lift';
+    const crossed = this.crossed.get(s);
+    this.crossed.delete(s);
+    if (crossed) await (await this.healthOf(s))?.restart(crossed, now);
     this.ctx.logger.warn(`${this.scope} paused on instance '${s.name}': ${why}; ${then} (msgflow pauses lift ${s.name})`);
-    this.ctx.emit('campaign.paused', { scope: this.scope, instance: s.name, reason: why, until: record.until });
+    this.ctx.emit('campaign.paused', { scope: this.scope, campaign: this.campaign, instance: s.name, reason: why, until: record.until });
   }
 
   /** Waits durably until the earliest of the pauses ends or is lifted. */

@@ -10,11 +10,12 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { z } from 'zod';
 import { FlowError } from '../api/errors.js';
-import { defineAction, type ActionContext } from '../engine/action.js';
+import { defineAction, type ActionContext, type ConfigNameRef } from '../engine/action.js';
 import { broadcastFields, runBroadcast, windowWait, type BroadcastSpec, type BroadcastSummary } from './broadcast-core.js';
 import { MessageSchema, pickVariant, prepareMessage, VariantSchema, type MessageInput, type Variant } from './message-content.js';
 import { RecipientTimeSchema } from './recipient-time.js';
-import { GuardSchema, PoolSchema } from './broadcast-pool.js';
+import { GuardSchema } from './broadcast-pool.js';
+import { resolvePool, StepPoolSchema, type Pool } from '../util/pool.js';
 import { fileField, itemsField, recordsFrom } from './kit/inputs.js';
 import { duration } from './duration.js';
 
@@ -39,7 +40,7 @@ export const MessagesBroadcastInput = z
     replyWindow: duration(
       'Replied, in the funnel: an incoming message from the recipient within this long after the send (recorded by the notification consumer of msgflow start / msgflow test). @default 3d',
     ).default(3 * 86_400_000),
-    pool: PoolSchema.optional(),
+    pool: StepPoolSchema.optional(),
     guard: GuardSchema.optional(),
     ...broadcastFields,
   })
@@ -49,6 +50,26 @@ export const MessagesBroadcastInput = z
   .describe('Sends one message of any kind to many chats through the send queue, exactly once per recipient, and follows the statuses.');
 
 export type MessagesBroadcastInput = z.output<typeof MessagesBroadcastInput>;
+
+/** The names of config.yaml a step's `pool:` as written refers to: a pool (`pool: <name>`, `use:`), its instances. */
+function poolNames(w: Readonly<Record<string, unknown>>): ConfigNameRef[] {
+  const p = w.pool;
+  if (typeof p === 'string') return [{ path: ['pool'], kind: 'pool', name: p }];
+  if (p === null || typeof p !== 'object') return [];
+  const { use, instances } = p as { use?: unknown; instances?: unknown };
+  const out: ConfigNameRef[] = typeof use === 'string' ? [{ path: ['pool', 'use'], kind: 'pool', name: use }] : [];
+  if (Array.isArray(instances))
+    instances.forEach((name, i) => typeof name === 'string' && out.push({ path: ['pool', 'instances', i], kind: 'instance', name }));
+  return out;
+}
+
+/** The pool the step sends from: its own, or config.yaml's it names (ctx.pools), with the step's changes. */
+function poolOf(ctx: ActionContext, input: MessagesBroadcastInput) {
+  if (input.pool === undefined) return undefined;
+  const pool = resolvePool(input.pool, ctx.pools ?? {});
+  if (typeof pool === 'string') throw new FlowError('ACTION_INPUT_INVALID', { action: MESSAGES_BROADCAST, field: 'pool', reason: pool });
+  return pool;
+}
 export type MessagesBroadcastSummary = BroadcastSummary;
 
 export const MESSAGES_REPORT_COLUMNS = [
@@ -105,12 +126,10 @@ async function variantsOf(ctx: ActionContext, input: MessagesBroadcastInput): Pr
   return { variants, single: false };
 }
 
-function specOf(
-  ctx: ActionContext,
-  input: MessagesBroadcastInput,
-  variants: Variant[],
-  single: boolean,
-): BroadcastSpec<MessagesBroadcastInput> {
+/** The input as sent: its pool resolved (config.yaml's, by name). */
+type SendingInput = Omit<MessagesBroadcastInput, 'pool'> & { pool?: Pool };
+
+function specOf(ctx: ActionContext, input: SendingInput, variants: Variant[], single: boolean): BroadcastSpec<SendingInput> {
   // The draw's seed: the campaign's name keeps a recipient's variant across its runs.
   const seed = input.campaign ?? `${ctx.run.flow}/${ctx.run.step}/${ctx.run.id}`;
   return {
@@ -146,8 +165,11 @@ export const messagesBroadcast = defineAction({
       'Summary { total, recipients, duplicates, invalid, sent, delivered, read, failed, unknown, notSent, optedOut, reconciled, resent, earlier, report } (+ wouldSend on a dry run); per-recipient variant, idMessage and status in the report file.',
   },
   firstWait: (withBlock, now, zone) => windowWait(withBlock.window, now, zone),
+  configNames: poolNames,
   async run(ctx, input): Promise<MessagesBroadcastSummary> {
+    const pool = poolOf(ctx, input);
     const { variants, single } = await variantsOf(ctx, input);
-    return runBroadcast(ctx, input, specOf(ctx, input, variants, single));
+    const resolved: SendingInput = { ...input, pool };
+    return runBroadcast(ctx, resolved, specOf(ctx, resolved, variants, single));
   },
 });

@@ -26,6 +26,7 @@ import { createMemoryStore } from '../store/memory-store.js';
 import type { EngineStore, WaitRecord } from '../store/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { BUILTIN_JOB_ACTIONS } from './builtins.js';
+import type { Pool } from '../util/pool.js';
 
 export interface ActionTestOptions {
   client: InstanceApi;
@@ -47,6 +48,8 @@ export interface ActionTestOptions {
   instance?: InstanceRef;
   /** Other instances by config name (ctx.instanceClient, a broadcast's pool); each one's identity is `inst-<name>`. @default none */
   instances?: Record<string, InstanceApi>;
+  /** config.yaml's named pools (ctx.pools: a broadcast's `pool: <name>`). @default none */
+  pools?: Readonly<Record<string, Pool>>;
   /** The flow's inputs. @default {} */
   inputs?: Record<string, unknown>;
   /** forEach item index, when the action runs as one item. */
@@ -131,6 +134,7 @@ export function createActionTestContext(o: ActionTestOptions): ActionTestContext
     client: () => o.client,
     identity: (o.instance ?? DEFAULT_INSTANCE).identity,
     ...(o.instances ? { instances: testInstances(o.instances) } : {}),
+    ...(o.pools ? { pools: o.pools } : {}),
     waits: testWaits(store, runId, flow.name, dryRun, clock, o.waitRecheckMs, (w) => (t.waits.push(w), signalWaiting(w))),
     baseDir: flow.baseDir,
     defaultRateLimitWaitMs: 1000,

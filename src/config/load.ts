@@ -6,6 +6,7 @@ import { formatKeyPath, parseYamlSource, type KeyPath } from '../util/yaml-sourc
 import { interpolateEnv, interpolateSecrets } from './interpolate.js';
 import { ConfigSchema, type ConfigData } from './schema.js';
 import { deepFreeze } from '../util/freeze.js';
+import { didYouMean } from '../util/suggest.js';
 
 /** A validated, frozen config plus where it came from. */
 export interface Config extends ConfigData {
@@ -75,6 +76,7 @@ function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigErr
     const reason = `executor driver 'bullmq' needs store: { driver: redis } (the store is '${data.store.driver}'): workers on other machines share runs and results through it`;
     out.push(new ConfigError('CONFIG_INVALID', { location: locate(p), path: formatKeyPath(p), reason }));
   }
+  out.push(...poolInstances(data, locate));
   for (const [name, inst] of Object.entries(data.instances)) {
     if (inst.apiUrl !== 'local') continue;
     const locals = data.local?.instances ?? [];
@@ -97,6 +99,19 @@ function crossCheck(data: ConfigData, locate: (p: KeyPath) => string): ConfigErr
     }
   }
   return out;
+}
+
+/** Each pool's instances are instances of this file. */
+function poolInstances(data: ConfigData, locate: (p: KeyPath) => string): ConfigError[] {
+  const known = Object.keys(data.instances);
+  return Object.entries(data.pools).flatMap(([pool, p]) =>
+    p.instances.flatMap((name, i) => {
+      if (known.includes(name)) return [];
+      const at = ['pools', pool, 'instances', i];
+      const reason = `unknown instance '${name}'${didYouMean(name, known)}: instances declares ${known.length > 0 ? known.join(', ') : '(none)'}`;
+      return [new ConfigError('CONFIG_INVALID', { location: locate(at), path: formatKeyPath(at), reason })];
+    }),
+  );
 }
 
 /** The local instance an `apiUrl: local` entry of config.yaml means: the one with its idInstance, or the first one. */

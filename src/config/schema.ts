@@ -8,6 +8,7 @@ import { LocalSchema } from '../local/config.js';
 import { StoreSchema, type StoreConfig } from '../store/config.js';
 import { privateAllowance } from '../util/address-range.js';
 import { DURATION_HINT, parseDuration } from '../util/duration.js';
+import { POOL_NAME, PoolSchema } from '../util/pool.js';
 
 export { StoreSchema, type StoreConfig };
 
@@ -176,6 +177,12 @@ export const ConfigSchema = z
   .strictObject({
     /** Named instances flows refer to with `instance:`. */
     instances: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/, { error: 'expected letters, digits, _ or -' }), InstanceSchema).default({}),
+    /**
+     * Named pools of instances that share campaigns (docs/campaigns.md): a
+     * messages.broadcast step's `pool: <name>` (or `pool: { use: <name>, ... }`
+     * to change some of its fields). @default {}
+     */
+    pools: z.record(z.string().regex(POOL_NAME, { error: 'expected letters, digits, _ or -' }), PoolSchema).default({}),
     /** msgflow's built-in local service (see docs/local-service.md). */
     local: LocalSchema.optional(),
     /** Flow files directory (relative to the config file). @default flows */

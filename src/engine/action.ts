@@ -4,6 +4,7 @@
  * schema, output description) plus a `run` function; the input schema feeds
  * `with:` validation, the docs and the published JSON Schema.
  */
+import type { Pool } from '../util/pool.js';
 import { z } from 'zod';
 import type { InstanceApi } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
@@ -138,6 +139,31 @@ export interface ActionContext {
    * @throws when config.yaml has no instance of that name
    */
   instanceClient?(name: string): { client: InstanceApi; instance: InstanceRef };
+  /**
+   * Takes the named claim for this run: one run at a time holds it, across
+   * processes and hosts sharing the store (a store lease renewed with the
+   * run's own, taken over once its holder died; every writing call of the run
+   * first checks it still holds it). Answers who holds it when another live
+   * run does. Held until {@link release} or the end of the run. Absent where
+   * the run has no owner (a test context without one).
+   * @example if (!(await ctx.claim?.('campaign:spring'))?.ok) ... // another run sends it
+   */
+  claim?(name: string): Promise<{ ok: true } | { ok: false; holder: string }>;
+  /** Gives a claim back (ActionContext.claim). */
+  release?(name: string): Promise<void>;
+  /**
+   * config.yaml's named pools of instances (`pools:`), for a broadcast's
+   * `pool: <name>`. Absent where the run has none (a test context without them).
+   */
+  pools?: Readonly<Record<string, Pool>>;
+}
+
+/** A name of config.yaml in a step's `with:` (ActionDefinition.configNames). */
+export interface ConfigNameRef {
+  /** Where, under `with:`. */
+  path: (string | number)[];
+  kind: 'instance' | 'pool';
+  name: string;
 }
 
 /** What ctx.render adds to the run's scope: a record's `item` and `index`, or a conversation's `session`, `message` and `value`. */
@@ -211,6 +237,14 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    * @example checkWith: (w) => (w.a !== undefined && w.b !== undefined ? 'give a or b, not both' : undefined)
    */
   checkWith?(withBlock: Readonly<Record<string, unknown>>): string | undefined;
+  /**
+   * The names of config.yaml that the `with:` block as written refers to (an
+   * instance, a pool), each with its path under `with:`: the loader checks
+   * each against config.yaml (`msgflow validate`: unknown, with a did-you-mean,
+   * at its file:line:col). Templates are skipped. @default none
+   * @example configNames: (w) => (typeof w.pool === 'string' ? [{ path: ['pool'], kind: 'pool', name: w.pool }] : [])
+   */
+  configNames?(withBlock: Readonly<Record<string, unknown>>): ConfigNameRef[];
   /**
    * Whether the action takes part in `msgflow run --dry-run`: when true it is
    * called with `ctx.run.dryRun` set, must make no writing call (the engine's

@@ -90,3 +90,9 @@ export const broadcastCampaignNs = (identity: string, campaign: string) => names
 export const BROADCAST_USAGE_NS = namespace<{ day?: string; sends?: number }>('broadcast-usage');
 /** `${chatId}` -> the instance that sends a pool's broadcasts to this chat (sticky across campaigns). */
 export const BROADCAST_SENDERS_NS = namespace<{ identity: string; name: string; at: number }>('broadcast-senders');
+/**
+ * `${identity}|${scope}|e|${sentAt}|${chatId}` -> one send of a campaign (its pause scope) from the instance, in the
+ * health guard's sliding windows (actions/broadcast-guard.ts); `${identity}|${scope}|since` -> since when each
+ * threshold counts (a trip starts its window afresh).
+ */
+export const BROADCAST_HEALTH_NS = namespace<unknown>('broadcast-health');

@@ -7,7 +7,8 @@
  * process or host they run in), so a lifted one lets them call again at once.
  */
 import type { Config } from '../config/load.js';
-import { liftPauses, listPauses, type PauseRecord } from '../engine/run/pauses.js';
+import { listPauses, type PauseRecord } from '../engine/run/pauses.js';
+import { liftWithAlerts } from '../engine/alerts/campaign.js';
 import { createStore } from '../store/create.js';
 import type { EngineStore } from '../store/types.js';
 import type { InstancePause } from './engine-client/types.js';
@@ -49,9 +50,12 @@ export async function activePauses(store: EngineStore, now: number): Promise<Pau
   return (await pauseRecords(store)).flatMap(([, p]) => (p.until > now ? [p] : []));
 }
 
-/** Deletes the pauses of `target` (the instance's config name or its identity); answers those lifted. */
-export async function liftPausesOf(store: EngineStore, target: string): Promise<PauseRecord[]> {
-  return (await liftPauses(store, { name: target, identity: target })).flatMap(([, p]) => shown(p) ?? []);
+/**
+ * Deletes the pauses of `target` (the instance's config name or its identity); answers those lifted.
+ * A campaign's pause lifted is its campaign-resumed alert (engine/alerts/campaign.ts).
+ */
+export async function liftPausesOf(store: EngineStore, target: string, now = Date.now()): Promise<PauseRecord[]> {
+  return (await liftWithAlerts(store, { name: target, identity: target }, now)).flatMap(([, p]) => shown(p) ?? []);
 }
 
 /**

@@ -30,6 +30,7 @@ export function createProjectEngine(config: Config, opts: Omit<EngineOptions, 'i
     ...opts,
     identityFor: (name) => identityOf(config, name),
     baseDir: opts.baseDir ?? config.baseDir,
+    pools: config.pools,
   });
 }
 
@@ -37,7 +38,14 @@ export function createProjectEngine(config: Config, opts: Omit<EngineOptions, 'i
 export function flowSource(config: Config, registry: ActionRegistry): { dir: string; options: LoadFlowOptions } {
   return {
     dir: resolveFromConfig(config, config.flowsDir),
-    options: { registry, baseDir: config.baseDir, instances: Object.keys(config.instances), cwd: config.cwd, secrets: secretsOf(config) },
+    options: {
+      registry,
+      baseDir: config.baseDir,
+      instances: Object.keys(config.instances),
+      pools: Object.keys(config.pools),
+      cwd: config.cwd,
+      secrets: secretsOf(config),
+    },
   };
 }
 

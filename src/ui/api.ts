@@ -8,7 +8,8 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { MsgflowError } from '../api/errors.js';
 import type { Flow } from '../engine/flow/types.js';
-import { liftPauses as liftPauseRecords, listPauses, type PauseRecord } from '../engine/run/pauses.js';
+import { listPauses, type PauseRecord } from '../engine/run/pauses.js';
+import { liftWithAlerts } from '../engine/alerts/campaign.js';
 import { RUN_LOG_STREAM, type RunLogLine } from '../engine/run/run-log.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { identityOf } from '../config/identity.js';
@@ -421,7 +422,7 @@ export async function listInstances(ctx: ApiContext) {
 export async function liftPauses(ctx: ApiContext, name: string) {
   const { config, store } = ctx.runtime;
   if (!Object.hasOwn(config.instances, name)) throw notFound(`instance '${name}'`);
-  const lifted = await liftPauseRecords(store, { identity: identityOf(config, name) });
+  const lifted = await liftWithAlerts(store, { identity: identityOf(config, name) }, ctx.runtime.clock.now());
   return { instance: name, lifted: lifted.length };
 }
 

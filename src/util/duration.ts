@@ -6,6 +6,8 @@
  * sentence (`4m05s`), {@link formatClock} on a progress line (`01:05`).
  */
 
+import { z } from 'zod';
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** JSON Schema pattern of a duration string (for editors). */
@@ -88,4 +90,23 @@ export function formatClock(ms: number): string {
   const s = total % 60;
   const mmss = `${String(m).padStart(2, '0')}:${String(s).padStart(2, '0')}`;
   return h > 0 ? `${h}:${mmss}` : mmss;
+}
+
+/**
+ * A zod schema of a duration in an input (an action's `with:`, config.yaml):
+ * a number of ms or a duration text; outputs ms.
+ */
+export function durationSchema(description: string) {
+  return z
+    .union([z.number().min(0), z.string()])
+    .transform((v, ctx) => {
+      if (typeof v === 'number') return v;
+      const ms = parseDuration(v);
+      if (ms === undefined) {
+        ctx.addIssue({ code: 'custom', message: `'${v}' is not a duration: ${DURATION_HINT}` });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .describe(description);
 }

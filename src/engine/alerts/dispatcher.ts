@@ -23,6 +23,7 @@ import {
   type AlertKind,
   type AlertRecord,
 } from './records.js';
+import { pausedKeyOf } from './campaign.js';
 
 export interface AlertDispatcherOptions {
   engine: Pick<Engine, 'start'>;
@@ -60,15 +61,22 @@ export class AlertDispatcher {
 
   /** The alert of `kind` about `subject` is over (the flow succeeded again, the lag is gone). */
   resolve(kind: AlertKind, subject: string): Promise<void> {
-    return this.serial(async () => {
-      const alerts = this.o.store.kv(ALERTS_NS);
-      const id = alertId(kind, subject);
-      const rec = await alerts.get<AlertRecord>(id);
-      if (!rec || rec.state === 'resolved') return;
-      const now = this.o.clock.now();
-      await alerts.set(id, { ...rec, state: 'resolved', resolvedAt: now, updatedAt: now } satisfies AlertRecord);
-      this.o.logger.info(`alert resolved: ${kind} ${subject}`);
-    });
+    return this.serial(() => this.resolved(kind, subject));
+  }
+
+  private async resolved(kind: AlertKind, subject: string, lastKey?: string): Promise<void> {
+    const alerts = this.o.store.kv(ALERTS_NS);
+    const id = alertId(kind, subject);
+    const rec = await alerts.get<AlertRecord>(id);
+    if (!rec || rec.state === 'resolved' || (lastKey !== undefined && rec.lastKey !== lastKey)) return;
+    const now = this.o.clock.now();
+    await alerts.set(id, { ...rec, state: 'resolved', resolvedAt: now, updatedAt: now } satisfies AlertRecord);
+    this.o.logger.info(`alert resolved: ${kind} ${subject}`);
+  }
+
+  /** campaign-resumed: the campaign-paused alert of that same pause is resolved (not one a later pause raised). */
+  private resolveOccurrence(a: AlertIntent): Promise<void> {
+    return this.resolved('campaign-paused', a.subject, pausedKeyOf(a));
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -86,7 +94,9 @@ export class AlertDispatcher {
       if (run && RESUMABLE_STATUSES.includes(run.status)) return;
       if (!run || run.status !== 'failed') return void (await intents.delete(a.key));
     }
-    await this.raise(a);
+    // A campaign's resume is no alert of its own: it resolves its pause's (the flows naming it still start).
+    if (a.kind === 'campaign-resumed') await this.resolveOccurrence(a);
+    else await this.raise(a);
     const pending = store.kv(ALERT_RUNS_NS);
     for (const flow of this.o.flows().filter((f) => triggersOn(f, a))) {
       const runId = alertRunId(flow.name, a.key);

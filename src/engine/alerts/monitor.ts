@@ -2,7 +2,8 @@
  * The daemon's watch over what raises and resolves alerts beyond a run's own
  * end (which the engine records itself): schedules missed while it was down,
  * a notification consumer lagging, a run going past its flow's SLA while it
- * still runs, a pause that ended, a flow that succeeded again. Each
+ * still runs, a pause that ended, a flow that succeeded again, a campaign's
+ * pause raised, lifted or ended (campaign.ts). Each
  * occurrence is written as an intent, then the dispatcher handles every
  * intent written so far, by this process or any other sharing the store.
  */
@@ -14,6 +15,7 @@ import type { Flow } from '../flow/types.js';
 import type { Engine } from '../run/types.js';
 import { AlertDispatcher } from './dispatcher.js';
 import { listAlerts, recordAlertIntent, slaAlert, type AlertIntent } from './records.js';
+import { campaignIntents } from './campaign.js';
 
 export interface AlertMonitorOptions {
   engine: Pick<Engine, 'start' | 'activeRuns'>;
@@ -59,6 +61,8 @@ export function startAlertMonitor(o: AlertMonitorOptions): AlertMonitor {
         at: o.clock.now(),
         flow: e.flow,
       }),
+    // A campaign's pause is in the store before its run says so: the pass that follows finds it.
+    'action:event': (e: EngineEvents['action:event'][0]) => void (e.name === 'campaign.paused' ? check().catch(fail) : undefined),
     'notification:received': (e: EngineEvents['notification:received'][0]) => {
       if (e.lagMs <= lagMs) return void dispatcher.resolve('notification-lag', e.instance).catch(fail);
       const now = o.clock.now();
@@ -74,19 +78,21 @@ export function startAlertMonitor(o: AlertMonitorOptions): AlertMonitor {
     },
   };
   for (const [name, fn] of Object.entries(listeners)) o.bus.on(name as EngineEventName, fn as never);
-  const check = async () => {
+  async function check(): Promise<void> {
     const now = o.clock.now();
     for (const r of o.engine.activeRuns()) {
       const max = o.flows().find((f) => f.name === r.flow)?.sla?.maxDuration;
       if (max !== undefined && now - r.startedAt > max)
         await recordAlertIntent(o.store, slaAlert(r.flow, r.id, now - r.startedAt, max, now));
     }
-    for (const a of await listAlerts(o.store)) {
+    const alerts = await listAlerts(o.store);
+    for (const a of alerts) {
       if (a.kind === 'instance-paused' && a.state === 'raised' && a.until !== undefined && a.until <= now)
         await dispatcher.resolve(a.kind, a.subject);
     }
+    for (const a of await campaignIntents(o.store, alerts, now)) await recordAlertIntent(o.store, a);
     await dispatcher.drain();
-  };
+  }
   const timer = setInterval(() => void check().catch(fail), o.checkEveryMs ?? 5000);
   timer.unref();
   void check().catch(fail);

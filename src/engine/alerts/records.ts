@@ -47,8 +47,17 @@ export interface AlertIntent {
   counts?: ItemCounts;
   /** The failed run's trigger: a run an alert started starts no alert flow when it fails (no loop). */
   trigger?: RunTrigger;
-  /** instance-paused: when the pause ends (it resolves then). */
+  /** instance-paused, campaign-paused: when the pause ends (it resolves then). */
   until?: number;
+  /** campaign-paused, campaign-resumed: the pause's scope (`campaign:<name>`), the campaign's name, why it paused. */
+  scope?: string;
+  campaign?: string;
+  reason?: string;
+  /** campaign-resumed: `lifted` (msgflow pauses lift, the dashboard) or `ended` (its time passed). */
+  how?: 'lifted' | 'ended';
+  /** campaign-paused: the pause record it is about (`<identity>:<scope>`) and when it was raised. */
+  pause?: string;
+  since?: number;
 }
 
 /** An alert's state, listed by `msgflow alerts` and the dashboard. */
@@ -74,12 +83,17 @@ export interface AlertRecord {
   code?: string;
   instance?: string;
   until?: number;
+  scope?: string;
+  campaign?: string;
+  reason?: string;
+  pause?: string;
+  since?: number;
 }
 
 export const alertId = (kind: AlertKind, subject: string): string => `${kind}:${subject}`;
 
 /** Writes an occurrence for the dispatcher: durable when it resolves. */
-export async function recordAlertIntent(store: EngineStore, intent: AlertIntent): Promise<void> {
+export async function recordAlertIntent(store: Pick<EngineStore, 'kv'>, intent: AlertIntent): Promise<void> {
   await store.kv(ALERT_INTENTS_NS).set(intent.key, intent);
 }
 

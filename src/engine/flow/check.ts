@@ -27,6 +27,8 @@ export interface CheckOptions {
   registry: ActionRegistry;
   /** Instance names from config.yaml; when given, `instance:` must be one. */
   instances?: readonly string[];
+  /** Pool names from config.yaml (`pools:`); when given, a step's `pool: <name>` must be one. */
+  pools?: readonly string[];
   /** Values of `env:` names. @default process.env */
   env?: Record<string, string | undefined>;
   /**
@@ -137,6 +139,7 @@ export function checkFlow(rep: Reporter, raw: Obj, opts: CheckOptions): { env: R
         });
       }
       if (action) checkWithInput(rep, [...at, 'with'], step.with, action);
+      if (action) checkConfigNames(rep, [...at, 'with'], step.with, action, opts);
     } else if (step.with === undefined && action) {
       checkWithInput(rep, at, {}, action, true);
     }
@@ -233,6 +236,20 @@ function checkInstance(rep: Reporter, raw: Obj, instances: readonly string[] | u
   const list = instances.length ? instances.join(', ') : '(none)';
   const path: KeyPath = raw.instance === undefined ? [] : ['instance'];
   rep.add(path, `unknown instance '${name}'${didYouMean(name, instances)}: config.yaml declares ${list}`);
+}
+
+/** The names of config.yaml a step's `with:` refers to (ActionDefinition.configNames): each must be one of config.yaml's. */
+function checkConfigNames(rep: Reporter, at: KeyPath, withValue: Obj, action: RegisteredAction, opts: CheckOptions): void {
+  for (const ref of action.configNames?.(withValue) ?? []) {
+    const known = ref.kind === 'instance' ? opts.instances : opts.pools;
+    if (!known || hasTemplate(ref.name) || known.includes(ref.name)) continue;
+    const list = known.length ? known.join(', ') : '(none)';
+    const section = ref.kind === 'instance' ? 'instances' : 'pools';
+    rep.add(
+      [...at, ...ref.path],
+      `unknown ${ref.kind} '${ref.name}'${didYouMean(ref.name, known)}: config.yaml ${section} declares ${list}`,
+    );
+  }
 }
 
 function checkTrigger(rep: Reporter, on: unknown): void {

@@ -121,7 +121,16 @@ export const NotificationTriggerSchema = z
   .meta({ description: 'Run the flow once per matching notification of the instance; the notification is `event` in expressions.' });
 
 /** What can raise an alert (engine/alerts): each is an event flows can trigger on. */
-export const ALERT_KINDS = ['run-failed', 'step-timeout', 'sla-missed', 'schedule-missed', 'instance-paused', 'notification-lag'] as const;
+export const ALERT_KINDS = [
+  'run-failed',
+  'step-timeout',
+  'sla-missed',
+  'schedule-missed',
+  'instance-paused',
+  'notification-lag',
+  'campaign-paused',
+  'campaign-resumed',
+] as const;
 
 export const FailureTriggerSchema = z
   .strictObject({

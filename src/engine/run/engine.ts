@@ -133,6 +133,7 @@ class EngineCore {
       identityFor: opts.identityFor ?? ((name) => name),
       localUrl: opts.localUrl,
       baseDir: opts.baseDir,
+      ...(opts.pools ? { pools: opts.pools } : {}),
       ...(opts.resolvePath ? { resolvePath: opts.resolvePath } : {}),
       defaultRateLimitWaitMs: opts.defaultRateLimitWaitMs ?? 1000,
       progressSaveIntervalMs: opts.progressSaveIntervalMs ?? 1000,

@@ -62,6 +62,17 @@ export interface PauseRecord {
   retryAfterMs: number;
   /** Why, never when (views add `until` themselves): `rate_limit_exceeded (retryAfter 2h)`. */
   reason: string;
+  /** A campaign's health guard raised it (messages.broadcast): the run that met the danger, for `campaign-paused` alerts. */
+  campaign?: CampaignPause;
+}
+
+/** What a campaign's pause says of the campaign (PauseRecord.campaign). */
+export interface CampaignPause {
+  /** The campaign's name (`with.campaign`), else `<flow>/<step>`. */
+  name: string;
+  flow: string;
+  step: string;
+  runId: string;
 }
 
 /** The key of an instance's pause of a scope. */
@@ -94,6 +105,8 @@ export interface RaiseOptions {
   minMs: number;
   /** Raised by a worker's item rather than a job: the reason says so. */
   byWorker?: boolean;
+  /** Raised by a campaign's health guard: kept in the record; the reason is the guard's alone (no Retry-After is involved). */
+  campaign?: CampaignPause;
 }
 
 /**
@@ -120,7 +133,8 @@ export async function raisePause(
     until,
     since: o.since,
     retryAfterMs: o.retryAfterMs,
-    reason: `${rule.cause} (${why})`,
+    reason: o.campaign ? rule.cause : `${rule.cause} (${why})`,
+    ...(o.campaign ? { campaign: o.campaign } : {}),
   };
   await records.set(key, record);
   return record;
@@ -139,6 +153,8 @@ export async function listPauses(store: Pick<EngineStore, 'kv'>): Promise<Array<
 export async function liftPauses(
   store: Pick<EngineStore, 'kv'>,
   target: { name?: string; identity?: string },
+  /** Told what is lifted before it is (engine/alerts/campaign.ts writes the campaigns' resumed occurrences). */
+  before?: (hits: Array<[string, Partial<PauseRecord>]>) => Promise<void>,
 ): Promise<Array<[string, Partial<PauseRecord>]>> {
   const records = sharedRecords(store, PAUSES_NS);
   const hits = (await listPauses(store)).filter(
@@ -146,6 +162,7 @@ export async function liftPauses(
       (target.name !== undefined && p.instance === target.name) ||
       (target.identity !== undefined && (p.identity === target.identity || key.startsWith(`${target.identity}:`))),
   );
+  await before?.(hits);
   for (const [key] of hits) await records.delete(key);
   return hits;
 }

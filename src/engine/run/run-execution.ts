@@ -11,6 +11,7 @@
  * - A step-level failure (unknown action, a bad `if`/`forEach`, a single
  *   step's action failing) fails the run unless the step has `continueOnError`.
  */
+import type { Pool } from '../../util/pool.js';
 import { FlowError, MsgflowError } from '../../api/errors.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, ErrorInfo, ItemCounts, ItemResult, RunRecord, StepRecord, StepStatus, WaitRecord } from '../../store/types.js';
@@ -49,6 +50,8 @@ export interface ExecutionDeps {
   identityFor(instance: string): string;
   localUrl?: string;
   baseDir: string;
+  /** See EngineOptions.pools. */
+  pools?: Readonly<Record<string, Pool>>;
   /** See EngineOptions.resolvePath. */
   resolvePath?(base: string, p: string): string;
   defaultRateLimitWaitMs: number;
@@ -199,6 +202,7 @@ export class RunExecution {
       client: () => deps.clientFor(flow.instance),
       identity: deps.identityFor(flow.instance),
       instances: { clientFor: deps.clientFor, identityFor: deps.identityFor },
+      ...(deps.pools ? { pools: deps.pools } : {}),
       // Every writing call first checks that this process still owns the run.
       owner,
       pauseRules: declaredPauseRules(deps.registry.list()),

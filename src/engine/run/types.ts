@@ -1,6 +1,7 @@
 /**
  * Public types of the runner: what `createEngine` takes and returns.
  */
+import type { Pool } from '../../util/pool.js';
 import type { InstanceApi } from '../../api/types.js';
 import type { EngineStore, Lease, RunParent, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
@@ -33,6 +34,8 @@ export interface EngineOptions {
   logger?: Logger;
   /** Project root (config file's directory), for `ctx.resolvePath` when a flow has no baseDir. */
   baseDir: string;
+  /** config.yaml's named pools of instances (ActionContext.pools: a broadcast's `pool: <name>`). @default none */
+  pools?: Readonly<Record<string, Pool>>;
   /**
    * Where `ctx.resolvePath(p)` leads, `base` being the project root: `msgflow
    * test` maps every path into the case's sandbox. @default path.resolve(base, p)

@@ -13,6 +13,8 @@
  * the run's ownership check before each write, the instance-wide pauses,
  * then what the caller adds (the BullMQ item's write intent).
  */
+import { describeHolder, type ClaimResult } from './ownership.js';
+import type { Pool } from '../../util/pool.js';
 import { resolve } from 'node:path';
 import type { InstanceApi } from '../../api/types.js';
 import { interceptApi, type ApiInterceptor } from '../../client/interceptors.js';
@@ -67,14 +69,19 @@ export interface RunScopeOptions {
    * its flow's instance. @default undefined
    */
   instances?: { clientFor(name: string): InstanceApi; identityFor(name: string): string };
+  /** config.yaml's named pools (ActionContext.pools). @default none */
+  pools?: Readonly<Record<string, Pool>>;
   waits: UnitWaits;
   /** Project root, for ctx.resolvePath when the flow has no baseDir. */
   baseDir: string;
   /** Where ctx.resolvePath leads (EngineOptions.resolvePath). @default path.resolve(base, p) */
   resolvePath?(base: string, p: string): string;
   defaultRateLimitWaitMs: number;
-  /** The run's owner in this process: every writing call first checks it still owns the run. */
-  owner?: { check(): Promise<void> };
+  /**
+   * The run's owner in this process: every writing call first checks it
+   * still owns the run (and every claim it took: ActionContext.claim).
+   */
+  owner?: { check(): Promise<void>; claim?(name: string): Promise<ClaimResult>; release?(name?: string): Promise<void> };
   /** The pause rules every unit honours (declaredPauseRules of the registry). @default [] */
   pauseRules?: readonly PauseRule[];
   /**
@@ -123,6 +130,11 @@ export interface RunScope {
   unitClient(unit?: UnitClientOptions): InstanceApi;
   /** Another instance's client under the run's chain (dry run, ownership, pauses), and its ref; undefined when the run has no others. */
   instanceClient?(name: string): { client: InstanceApi; instance: InstanceRef };
+  /** See RunScopeOptions.pools. */
+  readonly pools?: Readonly<Record<string, Pool>>;
+  /** ActionContext.claim and release, through the run's owner. */
+  claim?(name: string): Promise<{ ok: true } | { ok: false; holder: string }>;
+  release?(name: string): Promise<void>;
 }
 
 export interface UnitClientOptions {
@@ -130,6 +142,17 @@ export interface UnitClientOptions {
   /** The action's parsed input (PauseRule.minMsFrom reads it). */
   input?: unknown;
   interceptors?: readonly ApiInterceptor[];
+}
+
+/** An action's claims (ActionContext.claim) as leases of the run's owner, named apart from the engine's own. */
+function claims(owner: Required<NonNullable<RunScopeOptions['owner']>>): Pick<RunScope, 'claim' | 'release'> {
+  return {
+    async claim(name) {
+      const r = await owner.claim(`claim:${name}`);
+      return r.ok ? r : { ok: false, holder: `${r.holder.label ?? 'another run'} (${describeHolder(r.holder)})` };
+    },
+    release: (name) => owner.release(`claim:${name}`),
+  };
 }
 
 /** The one place a run's scope is made. */
@@ -194,6 +217,8 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     resolvePath: (p) => resolvePath(o.flow.baseDir || o.baseDir, p),
     ...(o.onProgress ? { onProgress: o.onProgress } : {}),
     ...(o.instances ? { instanceClient } : {}),
+    ...(o.pools ? { pools: o.pools } : {}),
+    ...(o.owner?.claim ? claims(o.owner as Required<NonNullable<RunScopeOptions['owner']>>) : {}),
     ...(o.traceUnit ? { traceUnit: o.traceUnit } : {}),
     unitClient(unit = {}) {
       const rules = unitPauseRules(declared, unit.action, unit.input);
@@ -336,6 +361,8 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
       scope.bus.emit('action:event', { runId: scope.runId, flow: scope.flow.name, step: u.step, name, payload }),
     resolvePath: (p) => scope.resolvePath(p),
     ...(scope.instanceClient ? { instanceClient: scope.instanceClient } : {}),
+    ...(scope.pools ? { pools: scope.pools } : {}),
+    ...(scope.claim && scope.release ? { claim: scope.claim, release: scope.release } : {}),
     render: (value, extra) => evaluateTemplate(value, extra ? { ...expr, ...extra } : expr, u.templates),
   };
 }

@@ -197,7 +197,7 @@ class InProcessClient implements InProcessEngineClient {
     const { config, store } = this.runtime;
     if (!Object.hasOwn(config.instances, instance))
       throw new MsgflowError('USAGE', { reason: `instance '${instance}' is not in ${config.file}` });
-    return (await liftPausesOf(store, identityOf(config, instance))).length;
+    return (await liftPausesOf(store, identityOf(config, instance), this.runtime.clock.now())).length;
   }
 
   async close(): Promise<void> {

@@ -16,7 +16,7 @@ import type { EngineStore } from '../../store/types.js';
 import type { VirtualClock } from '../../util/virtual-clock.js';
 import { identityOf } from '../clients.js';
 import type { InterceptedApi } from '../../client/interceptors.js';
-import { startNotificationConsumers } from '../notifications/consumers.js';
+import { replyInstances, startNotificationConsumers } from '../notifications/consumers.js';
 
 export interface CaseConsumerOptions {
   config: Config;
@@ -24,7 +24,9 @@ export interface CaseConsumerOptions {
   store: EngineStore;
   bus: EngineBus;
   clock: VirtualClock;
-  engine: Engine;
+  engine: Pick<Engine, 'start'>;
+  /** The case's other flows (`flows:`): those its notifications trigger run too. @default none */
+  others?: readonly Flow[];
   /**
    * The consumer's client of a config instance, on the case's service. Its
    * calls do not hold the clock: a long poll is a sleeper like any other, and
@@ -44,13 +46,18 @@ export interface CaseConsumer {
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
 /**
- * The config the case's consumer reads: only the instances the flow uses
+ * The config the case's consumer reads: only the instances the flow uses (its own, a trigger's, a campaign pool's)
  * (one per local instance: two names served by the same one would split its
  * notifications), webhook mode polled instead (the case has no webhook
  * receiver; what a notification does once received is the same).
  */
 function caseConfig(o: CaseConsumerOptions): Config {
-  const names = [...new Set([o.flow.on.notification?.instance, o.flow.instance].filter((n): n is string => n !== undefined))];
+  const triggered = (o.others ?? []).filter((f) => f.on.notification).map((f) => f.on.notification!.instance ?? f.instance);
+  // As msgflow start: the instances a flow waits for replies on, or counts them from (a campaign's pool) too.
+  const replying = replyInstances([o.flow, ...(o.others ?? [])], o.config.pools);
+  const names = [
+    ...new Set([o.flow.on.notification?.instance, o.flow.instance, ...triggered, ...replying].filter((n): n is string => n !== undefined)),
+  ];
   const served = new Set<string>();
   const instances: Record<string, Config['instances'][string]> = {};
   for (const name of names) {
@@ -80,7 +87,7 @@ export async function startCaseConsumer(o: CaseConsumerOptions): Promise<CaseCon
     bus: o.bus,
     clock: o.clock,
     engine,
-    flows: [o.flow],
+    flows: [o.flow, ...(o.others ?? [])],
     clientFor: o.clientFor,
     identityFor: (name) => identityOf(config, name),
     logger: quiet,

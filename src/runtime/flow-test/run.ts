@@ -28,6 +28,7 @@ import type { RunRecord } from '../../store/types.js';
 import { triggerMatches } from '../../engine/notify/match.js';
 import { parseNotification } from '../../engine/notify/body.js';
 import { startCaseConsumer } from './consumer.js';
+import { runsMismatches, startOthers } from './others.js';
 import { runScript } from './script.js';
 import { identityOf } from '../clients.js';
 import type { Message } from '../../api/types.js';
@@ -97,6 +98,8 @@ interface CaseRig {
   target: LocalInst;
   engine: Engine;
   flow: Flow;
+  /** The case's other flows (`flows:`). */
+  others: Flow[];
   events: Recorded[];
   /** The local instance serving a config instance (its idInstance). */
   localOf(name: string): string;
@@ -129,13 +132,16 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     }
     // msgflow start's consumer, as live: the event and the replies reach the flow as the service's notifications.
     const { store, bus, engine, flow } = rig;
+    const others = startOthers({ engine, store, bus, clock, others: rig.others });
+    cleanups.push(() => others.stop());
     const consumer = await startCaseConsumer({
       config,
       flow,
+      others: rig.others,
       store,
       bus,
       clock,
-      engine,
+      engine: others.engine,
       clientFor: rig.consumerClient,
       localOf: rig.localOf,
     });
@@ -143,7 +149,16 @@ export async function runFlowTestCase(config: Config, registry: ActionRegistry, 
     if (c.script) return await scriptCase(result, rig, c, config, clock);
     const handle = c.event ? await deliverEvent(rig, c, consumer.started, clock) : await engine.start(flow, { trigger: 'manual' });
     result.runId = handle.runId;
-    const ended = await untilEnded(handle.done, c, clock, rig.events);
+    // The case's run, then the runs of its other flows that its alerts and notifications started.
+    const ended = await untilEnded(
+      handle.done.then(async (r) => {
+        await others.settle();
+        return r;
+      }),
+      c,
+      clock,
+      rig.events,
+    );
     if (typeof ended === 'string') {
       result.error = ended;
       return result;
@@ -251,6 +266,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
   cleanups.push(() => store.close());
   const source = flowSource(config, registry);
   const flow = findFlow(source.dir, c.flow, source.options);
+  const others = (c.flows ?? []).map((name) => findFlow(source.dir, name, source.options));
   const secrets = secretsOf(config);
   const engine = createProjectEngine(config, {
     store,
@@ -275,7 +291,7 @@ async function rigCase(config: Config, registry: ActionRegistry, c: FlowTestCase
     rateLimit: false,
   }));
   const localOf = (name: string) => localInstanceOf(config, local, name).idInstance;
-  return { service, store, bus, target, engine, flow, events, localOf, consumerClient };
+  return { service, store, bus, target, engine, flow, others, events, localOf, consumerClient };
 }
 
 /** The local instance serving a config instance in a case: its matching local instance, else the first. */
@@ -366,6 +382,7 @@ async function expectationMismatches(ex: FlowTestCase['expect'], record: RunReco
       ms.push({ path: 'elapsed', expected: ex.elapsed, actual: formatMs(v) });
   }
   if (ex.local) ms.push(...match(ex.local, await localSnapshot(ex.local, rig, x), 'local'));
+  if (ex.runs) ms.push(...(await runsMismatches(ex.runs, rig.engine)));
   for (const rep of ex.reports ?? []) ms.push(...(await reportMismatches(rep, x.sandbox.written(path.resolve(x.baseDir, rep.file)))));
   return ms;
 }

@@ -110,6 +110,20 @@ const FileUrl = z.union([
   z.strictObject({ status: z.number().int().min(400).max(599) }),
 ]);
 
+const RunExpect = z.strictObject({
+  /** The flow whose runs are looked at. */
+  flow: z.string().min(1),
+  /** How many of its runs must match: exactly this many. @default at least one */
+  count: z.number().int().min(0).optional(),
+  status: z.unknown().optional(),
+  trigger: z.unknown().optional(),
+  /** What started the run: the notification, or the alert (kind, instance, reason...). */
+  event: z.unknown().optional(),
+  /** Per step id: subset of its record. */
+  steps: z.unknown().optional(),
+  error: z.unknown().optional(),
+});
+
 const ReportExpect = z.strictObject({
   /** Report path as the flow writes it (relative to the project). */
   file: z.string().min(1),
@@ -142,6 +156,13 @@ const Expect = z.strictObject({
     })
     .optional(),
   reports: z.array(ReportExpect).optional(),
+  /**
+   * Runs of the case's flows (its own, and its `flows:`) that must have
+   * happened: each entry names a flow and a subset of its run record (status,
+   * trigger, event, steps...); at least one run matches, or exactly `count`
+   * (0: none may).
+   */
+  runs: z.array(RunExpect).optional(),
 });
 
 /** What a case may change of a local instance. */
@@ -167,6 +188,13 @@ export const FlowTestCaseSchema = z.strictObject({
   name: z.string().min(1),
   /** Flow name (or file name in flowsDir). */
   flow: z.string().min(1),
+  /**
+   * Other flows of flowsDir that run during the case as `msgflow start` would
+   * start them: on the case's notifications (an opt-out flow on STOP) and on
+   * its alerts (`on.alert`, `on.failure`: a campaign paused, a failed run).
+   * The case waits for their runs; `expect.runs` names what they did.
+   */
+  flows: z.array(z.string().min(1)).optional(),
   /** Virtual time at the start (ISO 8601). @default 2026-01-05T08:00:00Z (a Monday) */
   start: z.iso.datetime({ offset: true }).default('2026-01-05T08:00:00Z'),
   /**

@@ -72,7 +72,7 @@ export interface RunFlowTestsOptions {
   config: Config;
   /**
    * What to test, as a user names it: test files (`*.test.yaml`), flow files
-   * (the cases of flowsDir's tests that name the flow) or directories (their
+   * (the cases of flowsDir's tests that name the flow, as `flow:` or in `flows:`) or directories (their
    * test files), so `msgflow test flows/*.yaml` runs each test once.
    * @default every `*.test.yaml` of flowsDir
    */
@@ -123,8 +123,10 @@ export async function runFlowTests(opts: RunFlowTestsOptions): Promise<FlowTestS
   const tested = new Set<string>();
   for (const [file, test] of parsed) {
     for (const c of test.cases) {
-      if (named && !named.has(file) && !flows.has(c.flow)) continue;
-      tested.add(c.flow);
+      // A flow file stands for the cases that run its flow: as theirs, or as one of their `flows:`.
+      const runs = [c.flow, ...(c.flows ?? [])];
+      if (named && !named.has(file) && !runs.some((f) => flows.has(f))) continue;
+      for (const f of runs) tested.add(f);
       if (opts.filter && !c.name.includes(opts.filter)) continue;
       const r = await runFlowTestCase(opts.config, registry, file, c);
       results.push(r);

@@ -9,6 +9,7 @@ import { ConfigError, type MsgflowError } from '../../api/errors.js';
 import { displayPath, loadFlows, type LoadFlowOptions } from '../../engine/flow/load.js';
 import { FlowFileError } from '../../engine/flow/errors.js';
 import { didYouMean } from '../../util/suggest.js';
+import { formatKeyPath } from '../../util/yaml-source.js';
 import { parseFlowTestFile } from './suite.js';
 
 export interface FlowTestValidation {
@@ -33,11 +34,23 @@ export function validateFlowTestFiles(files: readonly string[], flowsDir: string
     if (parsed.data && parsed.src) {
       known ??= flowNames(flowsDir, opts);
       for (const [i, c] of parsed.data.cases.entries()) {
-        if (known.has(c.flow) || (/\.ya?ml$/i.test(c.flow) && existsSync(path.resolve(cwd, c.flow)))) continue;
-        const at = ['cases', i, 'flow'];
-        const dir = displayPath(path.resolve(cwd, flowsDir), cwd);
-        const reason = `no flow named '${c.flow}' in ${dir}${didYouMean(c.flow, known)}`;
-        errors.push(new ConfigError('FLOW_INVALID', { location: parsed.src.locate(at), path: `cases[${i}].flow`, reason }));
+        // The case's flow, and its other flows (`flows:`), each looked up as msgflow test does.
+        const named: Array<[string, (string | number)[]]> = [
+          [c.flow, ['cases', i, 'flow']],
+          ...(c.flows ?? []).map((f, j): [string, (string | number)[]] => [f, ['cases', i, 'flows', j]]),
+        ];
+        for (const [name, at] of named) {
+          if (known.has(name) || (/\.ya?ml$/i.test(name) && existsSync(path.resolve(cwd, name)))) continue;
+          const dir = displayPath(path.resolve(cwd, flowsDir), cwd);
+          const reason = `no flow named '${name}' in ${dir}${didYouMean(name, known)}`;
+          errors.push(
+            new ConfigError('FLOW_INVALID', {
+              location: parsed.src.locate(at),
+              path: formatKeyPath(at),
+              reason,
+            }),
+          );
+        }
       }
     }
     return { file: displayPath(abs, cwd), errors };

@@ -29,6 +29,7 @@ import { MESSAGES_BROADCAST, WAIT_FOR_REPLY } from '../../actions/builtins.js';
 import { isNotificationType } from '../../api/notifications.js';
 import { startWebhookReceiver, type WebhookReceiver } from './webhook-server.js';
 import { startIdleSweeper } from '../conversation/idle.js';
+import type { Pool } from '../../util/pool.js';
 
 export interface ConsumersOptions {
   config: Config;
@@ -63,15 +64,23 @@ export interface NotificationConsumers {
 
 /**
  * Config names of the instances a flow waits for replies on (a waitForReply
- * step), or counts replies from (a messages.broadcast campaign's funnel: its
- * instance and its pool's): their incoming messages must be recorded.
+ * step), or counts replies from (a messages.broadcast campaign's funnel and
+ * health guard: its instance and its pool's, config.yaml's `pools:` for a
+ * named one): their incoming messages must be recorded.
  */
-export function replyInstances(flows: readonly Flow[]): string[] {
+export function replyInstances(flows: readonly Flow[], pools: Readonly<Record<string, Pool>> = {}): string[] {
   const names = flows.flatMap((f) =>
     f.steps.flatMap((s) => {
       if (s.uses === WAIT_FOR_REPLY) return [f.instance];
       if (s.uses !== MESSAGES_BROADCAST) return [];
-      const pool = (s.with?.pool as { instances?: unknown } | undefined)?.instances;
+      const raw = s.with?.pool as { use?: unknown; instances?: unknown } | string | undefined;
+      const named = typeof raw === 'string' ? raw : raw?.use;
+      const pool =
+        typeof named === 'string'
+          ? Object.hasOwn(pools, named)
+            ? pools[named]!.instances
+            : []
+          : (raw as { instances?: unknown } | undefined)?.instances;
       return [f.instance, ...(Array.isArray(pool) ? pool.filter((n): n is string => typeof n === 'string') : [])];
     }),
   );
@@ -84,7 +93,7 @@ export function replyInstances(flows: readonly Flow[]): string[] {
  */
 export function consumedInstances(config: Config, flows: readonly Flow[], logger: Logger): ConsumedInstance[] {
   const triggered = new Set(triggeredInstances(flows));
-  const waited = new Set(replyInstances(flows));
+  const waited = new Set(replyInstances(flows, config.pools));
   const out: ConsumedInstance[] = [];
   for (const [name, inst] of Object.entries(config.instances)) {
     const mode = inst.notifications ?? (triggered.has(name) || waited.has(name) ? 'poll' : 'off');
