@@ -140,6 +140,7 @@ export const messagesBroadcast = defineAction({
   rawInputs: ['message', 'variants'],
   dryRun: true,
   countsRecords: true,
+  runsOnWorkers: true,
   writes: true,
   output: {
     description:
