@@ -28,6 +28,7 @@ beforeAll(async () => {
       tick: {},
       // One release an hour as well: the kill trials count what reached it.
       limited: { sendIntervalMs: 3_600_000 },
+      campaign: { sendIntervalMs: 3_600_000 },
     });
 });
 afterAll(() => serve?.close());
@@ -184,6 +185,99 @@ describe.concurrent('BullMQ executor: a killed worker loses nothing it had not s
       expect(trials.flatMap((x) => x.doubled)).toEqual([]);
     },
     90_000 * TRIALS,
+  );
+});
+
+const CAMPAIGN_RECIPIENTS = 30;
+
+/**
+ * A messages.broadcast campaign on the workers (a job: one step, one job):
+ * two workers, the client sending 5 sendMessage a second, and the worker that
+ * runs the campaign killed with kill -9 once a few messages reached the
+ * service; the other takes the step over once its lock lapsed and finishes
+ * it from the campaign's records. Counted per recipient at the service.
+ */
+async function campaignKillTrial(t: TestContext, trial: number): Promise<KillTrial & { outcome: string }> {
+  const ctx = await project(t, 'campaign', { clientLimits: 'rateLimits: { sendMessage: 5 }' });
+  try {
+    const phones = Array.from(
+      { length: CAMPAIGN_RECIPIENTS },
+      (_, i) => `7932${String(trial).padStart(3, '0')}${String(i).padStart(4, '0')}`,
+    );
+    const chats = phones.map((p) => `${p}@c.us`);
+    await writeData(ctx.dir, 'data/recipients.csv', `phone,firstName\n${phones.map((p, i) => `${p},Friend${i}`).join('\n')}\n`);
+    await writeData(
+      ctx.dir,
+      'flows/campaign.yaml',
+      `name: campaign
+instance: default
+inputs:
+  recipients: { file: data/recipients.csv }
+steps:
+  - id: send
+    uses: messages.broadcast
+    with:
+      recipients: \${{ inputs.recipients }}
+      message: { text: "Spring prices, \${{ row.firstName }}" }
+      reconcile: { sendInterval: 500ms, grace: 1s, clockSkew: 2s, journalLag: 2s }
+      follow: { deadline: 0 }
+      report: reports/campaign.csv
+`,
+    );
+    // At info level a worker says when it takes the campaign's step.
+    const workers = [0, 1].map(() => ctx.spawn('worker', '--concurrency', '4', '--log-level', 'info'));
+    await Promise.all(workers.map(ready));
+    const run = ctx.spawn('run', 'campaign', '--json', '--log-level', 'error');
+    const reached = async () => [...(await ctx.outgoing()).keys()].filter((c) => chats.includes(c)).length;
+    await until('a few messages at the service', async () => (await reached()) >= 4, 60_000, run);
+    const holder = workers.find((w) => w.output().includes("step 'send' worked by a worker"));
+    expect(holder, workers.map((w) => w.output()).join('\n---\n')).toBeDefined();
+    await kill(holder);
+    await exitOf(run, 120_000);
+    const out = run.output();
+    const record = JSON.parse(out.slice(out.indexOf('{'))) as {
+      run: { status: string };
+      steps: { output?: { sent: number; unknown: number } }[];
+    };
+    const per = await ctx.outgoing();
+    const other = workers.find((w) => w !== holder)!;
+    return {
+      lost: chats.filter((c) => !per.has(c)),
+      doubled: chats.filter((c) => (per.get(c) ?? 0) > 1),
+      unknown: record.steps[0]?.output?.unknown ?? -1,
+      // The run succeeded, every recipient sent, and the step was taken over by the other worker.
+      outcome: JSON.stringify({
+        status: record.run.status,
+        sent: record.steps[0]?.output?.sent,
+        takenOver: other.output().includes("step 'send' worked by a worker"),
+      }),
+    };
+  } finally {
+    await ctx.close();
+  }
+}
+
+describe.concurrent('BullMQ executor: a campaign on the workers', () => {
+  it(
+    `messages.broadcast on the workers, the worker running it killed with kill -9 mid-campaign: the other finishes it, each recipient gets exactly one message (${TRIALS} trial(s))`,
+    async (t) => {
+      if (!redis) return t.skip();
+      const trials: (KillTrial & { outcome: string })[] = [];
+      for (let i = 0; i < TRIALS; i++) trials.push(await campaignKillTrial(t, i));
+      if (TRIALS > 1) {
+        console.info(
+          `campaign worker kill trials: ${TRIALS}, recipients ${TRIALS * CAMPAIGN_RECIPIENTS}, lost ${trials.flatMap((x) => x.lost).length}, ` +
+            `doubled ${trials.flatMap((x) => x.doubled).length}, unknown ${trials.reduce((n, x) => n + x.unknown, 0)}`,
+        );
+      }
+      expect(trials.flatMap((x) => x.lost)).toEqual([]);
+      expect(trials.flatMap((x) => x.doubled)).toEqual([]);
+      expect(trials.map((x) => x.unknown)).toEqual(Array(TRIALS).fill(0));
+      expect(trials.map((x) => x.outcome)).toEqual(
+        Array(TRIALS).fill(JSON.stringify({ status: 'succeeded', sent: CAMPAIGN_RECIPIENTS, takenOver: true })),
+      );
+    },
+    120_000 * TRIALS,
   );
 });
 
