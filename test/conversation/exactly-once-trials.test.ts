@@ -222,14 +222,14 @@ async function workerKillTrial(t: number, prefix: string): Promise<{ outcome: st
   const startWorker = async () => {
     const w = spawnCli(['worker', '--concurrency', '4', '--log-level', 'info'], dir);
     outputs.push(w.output);
-    // A worker loads the whole runtime and BullMQ: on the shared 2-core machine under load that took over 30 s.
+    // A worker (and the daemon) load the whole runtime and BullMQ: on the shared 2-core machine at a load of 30 that took over 30 s.
     await w.waitForOutput(/worker ready/, 120_000);
     return w;
   };
   const d = spawnCli(['start', '--no-ui', '--no-work'], dir);
   let w: Proc | undefined;
   try {
-    await d.waitForOutput(/started; /);
+    await d.waitForOutput(/started; /, 120_000);
     w = await startWorker();
     for (const [i, [text]] of SCRIPT.entries()) {
       await say(url, chatId, text, `WORKER${t}-MSG${i}-`.padEnd(20, '0'));

@@ -16,6 +16,7 @@ import { declaredPauseRules } from '../../engine/run/pauses.js';
 import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
 import { createRunScope, runExprScope, type RunScope, type RunScopeOptions } from '../../engine/run/unit-context.js';
 import type { EngineTracer } from '../../engine/run/tracing.js';
+import type { EngineRedactor } from '../../engine/run/types.js';
 import { RESUMABLE_STATUSES, type EngineStore, type RunRecord, type WaitRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 
@@ -43,6 +44,8 @@ export interface WorkerDeps {
   random?: () => number;
   /** This worker's tracer (config.yaml telemetry:): a job carrying a trace context works its unit in a span of the run's trace. */
   tracer?: EngineTracer;
+  /** What the lines a unit keeps with its run go through (the tokens and secrets hidden). @default none */
+  redactor?: EngineRedactor;
 }
 
 /** A run's step as a worker sees it. */
@@ -118,6 +121,7 @@ export function workerRunScope(
     clock: d.clock,
     random: d.random ?? Math.random,
     logger: d.logger,
+    ...(d.redactor ? { scrub: (text: string) => d.redactor!.scrub(text) } : {}),
     // Replaced by each unit's (itemScope), or the step job's own.
     signal: new AbortController().signal,
     client: () => d.clientFor(flow.instance),

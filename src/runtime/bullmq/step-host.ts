@@ -136,6 +136,8 @@ export class StepHost {
     signal: AbortSignal,
     report: (p: StepProgress) => Promise<unknown>,
   ): Promise<StepOutcomeRecord | undefined> {
+    const tell = (p: StepProgress) => void report(p).catch(() => {});
+    const waits = await workerWaits(this.d, job.runId, { waiting: (w) => tell({ waiting: w }), resumed: (w) => tell({ resumed: w }) });
     const own = new AbortController();
     this.running.add(own);
     owner.onLost = (reason) => own.abort(new FlowError('RUN_OWNERSHIP_LOST', { reason }));
@@ -147,9 +149,7 @@ export class StepHost {
       );
     }, STOP_CHECK_MS);
     cancelled.unref();
-    const tell = (p: StepProgress) => void report(p).catch(() => {});
     const progress = throttled((counts: ProgressCounts) => tell({ counts }), PROGRESS_MS);
-    const waits = await workerWaits(this.d, job.runId, { waiting: (w) => tell({ waiting: w }), resumed: (w) => tell({ resumed: w }) });
     let span: TraceSpan | undefined;
     const { tracer } = this.d;
     const scope = workerRunScope(this.d, u, waits, {

@@ -78,6 +78,7 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
     defaultRateLimitWaitMs: 1000,
     journalLagMs: config.executor.journalLagMs,
     lockDurationMs: config.executor.lockDurationMs,
+    redactor: runtime.redactor,
     ...(runtime.telemetry ? { tracer: runtime.telemetry.tracer } : {}),
   };
   const hosts: Hosts = { items: new ItemHost(deps), steps: new StepHost(deps) };
