@@ -161,6 +161,24 @@ export class BullmqExecutor implements ItemExecutor {
   }
 }
 
+/**
+ * Waits up to RECONCILE_MS: ended early by the signal or by the wake-up it
+ * hands to `onWake` (an event came), which it takes back when it ends.
+ */
+function nap(signal: AbortSignal, onWake: (wake: (() => void) | undefined) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(() => done(), RECONCILE_MS);
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      onWake(undefined);
+      resolve();
+    };
+    onWake(done);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
 /** Waits until every admitted item of a batch is recorded, counting each once. */
 class ItemWait {
   private readonly open = new Set<number>();
@@ -225,17 +243,7 @@ class ItemWait {
   async settled(): Promise<void> {
     const { signal } = this.batch;
     while (!signal.aborted && this.fatal === undefined && !(this.allAdded && this.open.size === 0)) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => done(), RECONCILE_MS);
-        const done = () => {
-          clearTimeout(t);
-          signal.removeEventListener('abort', done);
-          this.wake = undefined;
-          resolve();
-        };
-        this.wake = done;
-        signal.addEventListener('abort', done, { once: true });
-      });
+      await nap(signal, (wake) => (this.wake = wake));
       if (Date.now() - this.lastEvent >= RECONCILE_MS && this.open.size > 0) await this.reconcile();
     }
     if (this.fatal) {
@@ -308,17 +316,7 @@ class StepFollow {
   async settled(): Promise<UnitOutcome> {
     const { signal } = this.unit;
     while (!signal.aborted && !this.outcome) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => done(), RECONCILE_MS);
-        const done = () => {
-          clearTimeout(t);
-          signal.removeEventListener('abort', done);
-          this.wake = undefined;
-          resolve();
-        };
-        this.wake = done;
-        signal.addEventListener('abort', done, { once: true });
-      });
+      await nap(signal, (wake) => (this.wake = wake));
       if (!this.outcome && !signal.aborted && Date.now() - this.lastEvent >= RECONCILE_MS) await this.reconcile();
     }
     const o = this.outcome;
