@@ -14,7 +14,10 @@
  *    executor (concurrency 8) on the same store; the difference in ms per item
  *    is what the queue costs.
  *
- * Items/s are measured from engine.start to the run's end, as a user sees it.
+ * Items/s are measured from engine.start to the run's end, as a user sees it;
+ * the no-op rows also give the CPU time (user + system) of this process per
+ * item, the run and its worker together: steadier than items/s on a loaded
+ * machine (compare two trees alternated in one session).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -69,14 +72,16 @@ inputs:
   await writeFile(path.join(dir, 'flows/noop.yaml'), flow('noop', NOOP_ITEMS, 'bench.noop', '{}'));
 }
 
-async function runFlow(rt: Runtime, name: string): Promise<{ itemsPerSec: number; n: number; ms: number }> {
+async function runFlow(rt: Runtime, name: string): Promise<{ itemsPerSec: number; n: number; ms: number; cpuUsPerItem: number }> {
   const flow = rt.flows().flows.find((f) => f.name === name)!;
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const h = await rt.engine.start(flow);
   const run = await h.done;
   const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
   if (run.status !== 'succeeded') throw new Error(`run ${run.id} ${run.status}: ${run.error?.message ?? ''}`);
-  return { itemsPerSec: (run.itemsDone * 1000) / ms, n: run.itemsDone, ms };
+  return { itemsPerSec: (run.itemsDone * 1000) / ms, n: run.itemsDone, ms, cpuUsPerItem: (cpu.user + cpu.system) / run.itemsDone };
 }
 
 async function withWorkers<T>(file: string, count: number, f: () => Promise<T>): Promise<T> {
@@ -116,8 +121,12 @@ async function main(): Promise<void> {
     const lrt = await createRuntime({ config: loadConfig(local), command: 'run', logger: silent });
     const loc = await runFlow(lrt, 'noop').finally(() => lrt.close());
     const overhead = 1000 / noop.itemsPerSec - 1000 / loc.itemsPerSec;
-    rows.push(`| no-op action | local executor × 8 | ${loc.n} | ${loc.itemsPerSec.toFixed(0)} | |`);
-    rows.push(`| no-op action | bullmq, 1 worker × 8 | ${noop.n} | ${noop.itemsPerSec.toFixed(0)} | +${overhead.toFixed(2)} ms/item |`);
+    rows.push(
+      `| no-op action | local executor × 8 | ${loc.n} | ${loc.itemsPerSec.toFixed(0)} | CPU ${loc.cpuUsPerItem.toFixed(0)} µs/item |`,
+    );
+    rows.push(
+      `| no-op action | bullmq, 1 worker × 8 | ${noop.n} | ${noop.itemsPerSec.toFixed(0)} | +${overhead.toFixed(2)} ms/item, CPU ${noop.cpuUsPerItem.toFixed(0)} µs/item |`,
+    );
   } finally {
     await coord.close();
     await cleanup(prefix);

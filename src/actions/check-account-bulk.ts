@@ -530,6 +530,7 @@ export const checkAccountBulk = defineAction({
   input: CheckAccountBulkInput,
   dryRun: true,
   countsRecords: true,
+  runsOnWorkers: true,
   pauses: [CHECK_ACCOUNT_PAUSE],
   output: {
     description:

@@ -456,6 +456,7 @@ export const contactsImport = defineAction({
   input: ContactsImportInput,
   dryRun: true,
   countsRecords: true,
+  runsOnWorkers: true,
   writes: true,
   output: {
     description:

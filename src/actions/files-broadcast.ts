@@ -99,6 +99,7 @@ export const filesBroadcast = defineAction({
   rawInputs: ['caption'],
   dryRun: true,
   countsRecords: true,
+  runsOnWorkers: true,
   writes: true,
   output: {
     description:

@@ -159,6 +159,7 @@ export const messagesBroadcast = defineAction({
   rawInputs: ['message', 'variants'],
   dryRun: true,
   countsRecords: true,
+  runsOnWorkers: true,
   writes: true,
   output: {
     description:

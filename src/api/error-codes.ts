@@ -170,6 +170,8 @@ export const ERROR_CATALOGUE = {
   },
   /** BullMQ executor: a worker could not work the item (after the job's attempts). */
   ITEM_WORKER_FAILED: { template: "step '{step}' item {item}: the workers could not work it: {reason}" },
+  /** BullMQ executor: a single step's job failed all its attempts on the workers (the store stayed down, say). */
+  STEP_WORKER_FAILED: { template: "step '{step}': the workers could not work it: {reason}" },
   /** BullMQ executor: a worker that cannot work an item here (its flows differ from the run's): the job is tried again later. */
   ITEM_NOT_WORKABLE: { template: 'this worker cannot work the item: {reason}' },
   /** `msgflow run --resume` of a run that ended. */

@@ -68,19 +68,25 @@ applies flowsDir; other changed sections need a restart, and say so).`,
       { name: 'watch', text: 'Reload when config.yaml or a file under the flows directory changes (as SIGHUP does)' },
       { name: 'no-listen', text: "Do not open the local service's HTTP port" },
       { name: 'no-ui', text: 'Do not serve the dashboard and API (config.yaml ui:, http://127.0.0.1:7071 by default)' },
-      { name: 'no-work', text: 'executor bullmq: schedule and drive runs only; leave forEach items to msgflow worker processes' },
+      {
+        name: 'no-work',
+        text: 'executor bullmq: schedule and drive runs only; leave forEach items and job steps to msgflow worker processes',
+      },
       { name: 'concurrency', type: 'string', arg: 'N', text: 'executor bullmq: items worked at once per instance (default 8)' },
     ],
   },
   worker: {
-    summary: 'Work forEach items from Redis (config.yaml executor: bullmq).',
-    description: `Works the forEach items of runs started anywhere (msgflow run, msgflow start,
-the dashboard) from the BullMQ queues on Redis: one queue per instance,
-limited to the instance's rate. Start as many as you like, on any machine
-that reaches the Redis server and has the project (config.yaml, flows,
-plugins). A worker killed with kill -9 loses nothing: its items are taken
-over once their lock expires (executor.lockDurationMs). SIGTERM or Ctrl-C
-stop it gracefully: items in progress finish first. See docs/distributed.md.`,
+    summary: 'Work forEach items and job steps from Redis (config.yaml executor: bullmq).',
+    description: `Works the forEach items and the steps sent to workers (jobs such as
+messages.broadcast, dialog steps with executor: workers) of runs started
+anywhere (msgflow run, msgflow start, the dashboard) from the BullMQ queues
+on Redis: one queue per instance, limited to the instance's rate. Start as
+many as you like, on any machine that reaches the Redis server and has the
+project (config.yaml, flows, plugins). A worker killed with kill -9 loses
+nothing: its items and steps are taken over once their lock expires
+(executor.lockDurationMs). SIGTERM or Ctrl-C stop it gracefully: items in
+progress finish first, steps in progress go back to the queue. See
+docs/distributed.md.`,
     options: [{ name: 'concurrency', type: 'string', arg: 'N', text: 'Items worked at once per instance (default 8)' }],
   },
   run: {

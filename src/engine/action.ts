@@ -265,6 +265,16 @@ export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> 
    */
   countsRecords?: boolean;
   /**
+   * Whether the action is a unit of work on an instance that may run on a
+   * BullMQ worker (a job: it resumes from its own durable records, so a
+   * worker that dies mid-step is taken over by another): with the bullmq
+   * executor its single steps go to the instance's queue, worked by
+   * `msgflow worker` processes, unless the step says `executor: local`
+   * (engine/run/executor.ts placement). @default false (the step runs in the
+   * process that drives the run unless it says `executor: workers`)
+   */
+  runsOnWorkers?: boolean;
+  /**
    * Whether the action changes something outside msgflow (sends, adds or
    * edits contacts). A flow with a writing step runs at most once at a time
    * unless its `concurrency.max` says otherwise. API methods are known from

@@ -63,7 +63,7 @@ const LOWDB = 'store: { driver: lowdb, dir: .msgflow/state }';
 const REDIS_BULLMQ = (prefix: string) => `store: { driver: redis, url: "${redisUrl}", prefix: "${prefix}:" }
 executor: { driver: bullmq, prefix: ${prefix}-bull, lockDurationMs: 2000, stalledIntervalMs: 1000 }`;
 
-async function menuBotProject(chats: number, store = LOWDB): Promise<{ dir: string; url: string; phones: number[] }> {
+async function menuBotProject(chats: number, store = LOWDB, conversation = ''): Promise<{ dir: string; url: string; phones: number[] }> {
   const port = await freePort();
   const phones = Array.from({ length: chats }, (_, i) => 79005550000 + i);
   const dir = project({ 'config.yaml': CONFIG(port, phones, store) }, 'msgflow-trials-');
@@ -71,7 +71,10 @@ async function menuBotProject(chats: number, store = LOWDB): Promise<{ dir: stri
   mkdirSync(path.join(dir, 'public'));
   // The shipped bot, told that this service's journal has no lag (local.network.journalLagMs 0): a send
   // the daemon died in is looked for 1s on, not the real service's 2 minutes.
-  const flow = readFileSync(path.join(REPO, 'flows/welcome.yaml'), 'utf8').replace('  expire: 24h\n', '  expire: 24h\n  journalLag: 1s\n');
+  const flow = readFileSync(path.join(REPO, 'flows/welcome.yaml'), 'utf8').replace(
+    '  expire: 24h\n',
+    `  expire: 24h\n  journalLag: 1s\n${conversation}`,
+  );
   writeFileSync(path.join(dir, 'flows/welcome.yaml'), flow);
   copyFileSync(path.join(REPO, 'public/brochure.pdf'), path.join(dir, 'public/brochure.pdf'));
   return { dir, url: `http://127.0.0.1:${port}`, phones };
@@ -204,6 +207,51 @@ async function killTrial(t: number, restart: (dir: string) => Promise<Proc>, sto
   }
 }
 
+/**
+ * One trial of the chat's script with its dialog steps on a `msgflow worker`
+ * (conversation `executor: workers`, `msgflow start --no-work` consuming the
+ * notifications and driving the runs): after each message, a random pause
+ * (before the worker took the step, while it decides, sends or stores the
+ * session, after), kill -9 of the worker, and a new one. The daemon stays up.
+ */
+async function workerKillTrial(t: number, prefix: string): Promise<{ outcome: string; onWorkers: number }> {
+  const { dir, url, phones } = await menuBotProject(1, REDIS_BULLMQ(prefix), '  executor: workers\n');
+  const chatId = `${phones[0]}@c.us`;
+  // At info level a worker says each dialog step it takes: counted over the workers of the trial.
+  const outputs: (() => string)[] = [];
+  const startWorker = async () => {
+    const w = spawnCli(['worker', '--concurrency', '4', '--log-level', 'info'], dir);
+    outputs.push(w.output);
+    // A worker (and the daemon) load the whole runtime and BullMQ: on the shared 2-core machine at a load of 30 that took over 30 s.
+    await w.waitForOutput(/worker ready/, 120_000);
+    return w;
+  };
+  const d = spawnCli(['start', '--no-ui', '--no-work'], dir);
+  let w: Proc | undefined;
+  try {
+    await d.waitForOutput(/started; /, 120_000);
+    w = await startWorker();
+    for (const [i, [text]] of SCRIPT.entries()) {
+      await say(url, chatId, text, `WORKER${t}-MSG${i}-`.padEnd(20, '0'));
+      await pause(Math.floor(Math.random() * 600));
+      await w.kill();
+      w = await startWorker();
+      await waitFor(`the bot's answers to ${text}`, async () => (await botLines(url, chatId)).length >= expectedUpTo(i), {
+        timeoutMs: 60_000,
+        context: () => `${d.output()}\n--- worker\n${w!.output()}`,
+      });
+    }
+    await pause(1500);
+    const onWorkers = outputs.reduce((n, o) => n + (o().match(/step 'dialog' worked by a worker/g) ?? []).length, 0);
+    return { outcome: await outcome(dir, url, chatId), onWorkers };
+  } finally {
+    await w?.kill();
+    d.child.kill('SIGTERM');
+    await d.exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // The tests share nothing (a project folder, a port and processes each): they run side by side.
 describe.concurrent('the menu bot under msgflow start: each message advances its session once, each answer is sent once', () => {
   it(
@@ -241,6 +289,25 @@ describe.concurrent('the menu bot under msgflow start: each message advances its
       expect(outcomes).toEqual(Array(TRIALS).fill(EXPECTED));
     },
     60_000 + TRIALS * 45_000,
+  );
+
+  it(
+    `on Redis with the dialog steps on a msgflow worker: kill -9 of the worker at a random moment after each message, then a new worker: the dialog completes; ${TRIALS} trial(s)`,
+    async ({ expect }) => {
+      const trials: { outcome: string; onWorkers: number }[] = [];
+      for (let t = 0; t < TRIALS; t++) {
+        const prefix = `h26workers-${randomBytes(4).toString('hex')}`;
+        try {
+          trials.push(await workerKillTrial(t, prefix));
+        } finally {
+          await deleteKeys(prefix);
+        }
+      }
+      expect(trials.map((x) => x.outcome)).toEqual(Array(TRIALS).fill(EXPECTED));
+      // Each message's dialog step was worked on a worker (at least once: a killed worker's is taken over).
+      expect(trials.filter((x) => x.onWorkers < SCRIPT.length)).toEqual([]);
+    },
+    60_000 + TRIALS * 180_000,
   );
 
   it(

@@ -13,6 +13,8 @@ import type { Flow } from '../../src/engine/flow/types.js';
 import { localExecutor, type ItemExecutor } from '../../src/engine/run/executor.js';
 import { BullmqExecutor } from '../../src/runtime/bullmq/executor.js';
 import { ItemHost } from '../../src/runtime/bullmq/item-host.js';
+import type { WorkerDeps } from '../../src/runtime/bullmq/run-context.js';
+import { StepHost } from '../../src/runtime/bullmq/step-host.js';
 import { workQueue, type QueueWorker } from '../../src/runtime/bullmq/workers.js';
 import { bullmqConnection } from '../../src/runtime/bullmq/names.js';
 import { createStore } from '../../src/store/create.js';
@@ -44,6 +46,26 @@ const registry = registryWith(
     async (_ctx, input) => (input.values as number[]).reduce((a, b) => a + (b ?? 0), 0),
     z.object({ values: z.array(z.unknown()) }),
   ),
+  // A job (runsOnWorkers, countsRecords): counts its records, waits durably between them, resumes from its own state.
+  {
+    ...action(
+      'countRecords',
+      async (ctx, input) => {
+        const n = Number(input.n);
+        let done = (await ctx.state.get<number>('done')) ?? 0;
+        ctx.progress({ done, failed: 0, total: n });
+        for (; done < n; done++) {
+          await ctx.wait({ ms: 20, reason: 'between two records', key: `record-${done}` });
+          await ctx.state.set('done', done + 1);
+          ctx.progress({ done: done + 1, failed: 0, total: n });
+        }
+        return { counted: done, where: ctx.run.step };
+      },
+      z.object({ n: z.number() }),
+    ),
+    runsOnWorkers: true,
+    countsRecords: true,
+  },
   action(
     'pauseBriefly',
     async (ctx, input) => {
@@ -73,7 +95,7 @@ const bullmq: Make = async (flows) => {
   const store = createStore({ driver: 'redis', url: redisUrl, prefix: `${prefix}:`, dir: '' }, '/tmp');
   const target = { url: redisUrl, prefix: `${prefix}-bull` };
   const executor = new BullmqExecutor({ target, store, identityFor: (n) => n });
-  const host = new ItemHost({
+  const deps: WorkerDeps = {
     store,
     bus: createBus(),
     clock: {
@@ -92,7 +114,8 @@ const bullmq: Make = async (flows) => {
     baseDir: '/project',
     defaultRateLimitWaitMs: 100,
     journalLagMs: 120_000,
-  });
+  };
+  const host = { items: new ItemHost(deps), steps: new StepHost(deps) };
   const conns: ReturnType<typeof bullmqConnection>[] = [];
   const w: QueueWorker = workQueue(host, 'default', {
     connection: () => (conns.push(bullmqConnection(redisUrl)), conns.at(-1)!),
@@ -199,6 +222,64 @@ describe.each([
     const run = await resumed!.done;
     expect([run.status, run.itemsDone, run.itemsFailed]).toEqual(['succeeded', 8, 0]);
     expect([...calls].sort((a, b) => a - b)).toEqual([1, 2, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('a job step: its records counted on the step and the run, its durable waits ended, its output read by the next step', async (t) => {
+    if (!redis) return t.skip();
+    const f = flow(
+      [
+        step({ id: 'job', uses: 'countRecords', with: { n: 4 } }),
+        step({ id: 'after', uses: 'sum', with: { values: ['${{ steps.job.output.counted }}', 1] } }),
+      ],
+      { name: 'job' },
+    );
+    const { engine, store, bus: engineBus } = await engineFor(make, [f]);
+    const progress: number[] = [];
+    engineBus.on('step:progress', (e) => e.step === 'job' && progress.push(e.done));
+    const run = await (await engine.start(f)).done;
+    expect([run.status, run.itemsDone]).toEqual(['succeeded', 4 + 1]);
+    const steps = await store.getSteps(run.id);
+    expect(steps.find((s) => s.step === 'job')).toMatchObject({
+      status: 'succeeded',
+      done: 4,
+      total: 4,
+      output: { counted: 4, where: 'job' },
+    });
+    expect(steps.find((s) => s.step === 'after')?.output).toBe(5);
+    // The counts reached the process that drives the run as the job went (the last at least).
+    expect(progress.at(-1)).toBe(4);
+    // With the bullmq executor the job ran on the worker (its outcome recorded by the step host); `sum` stayed here.
+    const recorded = await store.kv(`run-items:${run.id}`).get('job#step');
+    expect(recorded !== undefined).toBe(_name === 'bullmq');
+    expect(await store.kv(`run-items:${run.id}`).get('after#step')).toBeUndefined();
+  });
+
+  it('executor: local keeps a job step in the process that drives the run; executor: workers sends any step to the workers', async (t) => {
+    if (!redis) return t.skip();
+    const f = flow(
+      [
+        step({ id: 'here', uses: 'countRecords', executor: 'local', with: { n: 1 } }),
+        step({ id: 'there', uses: 'square', executor: 'workers', with: { n: 5 } }),
+      ],
+      { name: 'placed' },
+    );
+    const { engine, store } = await engineFor(make, [f]);
+    const run = await (await engine.start(f)).done;
+    expect(run.status).toBe('succeeded');
+    expect((await store.getSteps(run.id)).find((s) => s.step === 'there')?.output).toBe(25);
+    const records = store.kv(`run-items:${run.id}`);
+    expect(await records.get('here#step')).toBeUndefined();
+    expect((await records.get('there#step')) !== undefined).toBe(_name === 'bullmq');
+  });
+
+  it('a failing step on the workers fails the run with its error, as in the process that drives the run', async (t) => {
+    if (!redis) return t.skip();
+    const f = flow([step({ id: 'three', uses: 'square', executor: 'workers', with: { n: 3 } })], { name: 'failing' });
+    const { engine, store } = await engineFor(make, [f]);
+    const run = await (await engine.start(f)).done;
+    expect(run.status).toBe('failed');
+    expect(run.error?.message).toContain('three is not allowed');
+    expect((await store.getSteps(run.id))[0]).toMatchObject({ status: 'failed', done: 0, failed: 1 });
   });
 
   it('cancel stops taking items; retry redoes only the failed items', async (t) => {

@@ -11,6 +11,8 @@ import type { InstanceApi } from '../../src/api/types.js';
 import { createBus } from '../../src/engine/events.js';
 import { BullmqExecutor } from '../../src/runtime/bullmq/executor.js';
 import { ItemHost } from '../../src/runtime/bullmq/item-host.js';
+import type { WorkerDeps } from '../../src/runtime/bullmq/run-context.js';
+import { StepHost } from '../../src/runtime/bullmq/step-host.js';
 import { bullmqConnection } from '../../src/runtime/bullmq/names.js';
 import { workQueue } from '../../src/runtime/bullmq/workers.js';
 import { openTelemetry, runTraceIds } from '../../src/runtime/telemetry.js';
@@ -42,7 +44,7 @@ describe('traces with executor bullmq', () => {
     const store = createStore({ driver: 'redis', url: redisUrl, prefix: `${prefix}:`, dir: '' }, '/tmp');
     const target = { url: redisUrl, prefix: `${prefix}-bull` };
     const executor = new BullmqExecutor({ target, store, identityFor: (n) => n });
-    const host = new ItemHost({
+    const deps: WorkerDeps = {
       store,
       bus: createBus(),
       clock: systemClock,
@@ -55,7 +57,8 @@ describe('traces with executor bullmq', () => {
       defaultRateLimitWaitMs: 100,
       journalLagMs: 120_000,
       tracer: telemetry.tracer,
-    });
+    };
+    const host = { items: new ItemHost(deps), steps: new StepHost(deps) };
     const conns: ReturnType<typeof bullmqConnection>[] = [];
     const worker = workQueue(host, 'default', {
       connection: () => (conns.push(bullmqConnection(redisUrl)), conns.at(-1)!),

@@ -28,6 +28,7 @@ beforeAll(async () => {
       tick: {},
       // One release an hour as well: the kill trials count what reached it.
       limited: { sendIntervalMs: 3_600_000 },
+      campaign: { sendIntervalMs: 3_600_000 },
     });
 });
 afterAll(() => serve?.close());
@@ -43,7 +44,12 @@ async function project(
   return p;
 }
 
-const ready = (w: Proc) => until('worker ready', () => w.output().includes('worker ready'), 30_000, w);
+/**
+ * A worker (or a replica) loads the whole runtime and BullMQ: 5-20 s alone on the shared 2-core machine
+ * at a load of 20-30, over 30 s when this file starts ten of them at once.
+ */
+const STARTUP_MS = 90_000;
+const ready = (w: Proc) => until('worker ready', () => w.output().includes('worker ready'), STARTUP_MS, w);
 
 /** Every entry of the service's send queue (pending and failed): what reached the service. */
 async function sent(ctx: Project): Promise<Map<string, number>> {
@@ -183,20 +189,115 @@ describe.concurrent('BullMQ executor: a killed worker loses nothing it had not s
       expect(trials.flatMap((x) => x.lost)).toEqual([]);
       expect(trials.flatMap((x) => x.doubled)).toEqual([]);
     },
-    90_000 * TRIALS,
+    (90_000 + STARTUP_MS) * TRIALS,
+  );
+});
+
+const CAMPAIGN_RECIPIENTS = 30;
+
+/**
+ * A messages.broadcast campaign on the workers (a job: one step, one job):
+ * two workers, the client sending 5 sendMessage a second, and the worker that
+ * runs the campaign killed with kill -9 once a few messages reached the
+ * service; the other takes the step over once its lock lapsed and finishes
+ * it from the campaign's records. Counted per recipient at the service.
+ */
+async function campaignKillTrial(t: TestContext, trial: number): Promise<KillTrial & { outcome: string }> {
+  const ctx = await project(t, 'campaign', { clientLimits: 'rateLimits: { sendMessage: 5 }' });
+  try {
+    const phones = Array.from(
+      { length: CAMPAIGN_RECIPIENTS },
+      (_, i) => `7932${String(trial).padStart(3, '0')}${String(i).padStart(4, '0')}`,
+    );
+    const chats = phones.map((p) => `${p}@c.us`);
+    await writeData(ctx.dir, 'data/recipients.csv', `phone,firstName\n${phones.map((p, i) => `${p},Friend${i}`).join('\n')}\n`);
+    await writeData(
+      ctx.dir,
+      'flows/campaign.yaml',
+      `name: campaign
+instance: default
+inputs:
+  recipients: { file: data/recipients.csv }
+steps:
+  - id: send
+    uses: messages.broadcast
+    with:
+      recipients: \${{ inputs.recipients }}
+      message: { text: "Spring prices, \${{ row.firstName }}" }
+      reconcile: { sendInterval: 500ms, grace: 1s, clockSkew: 2s, journalLag: 2s }
+      follow: { deadline: 0 }
+      report: reports/campaign.csv
+`,
+    );
+    // At info level a worker says when it takes the campaign's step.
+    const workers = [0, 1].map(() => ctx.spawn('worker', '--concurrency', '4', '--log-level', 'info'));
+    await Promise.all(workers.map(ready));
+    const run = ctx.spawn('run', 'campaign', '--json', '--log-level', 'error');
+    const reached = async () => [...(await ctx.outgoing()).keys()].filter((c) => chats.includes(c)).length;
+    await until('a few messages at the service', async () => (await reached()) >= 4, 60_000, run);
+    const holder = workers.find((w) => w.output().includes("step 'send' worked by a worker"));
+    expect(holder, workers.map((w) => w.output()).join('\n---\n')).toBeDefined();
+    await kill(holder);
+    await exitOf(run, 120_000);
+    const out = run.output();
+    const record = JSON.parse(out.slice(out.indexOf('{'))) as {
+      run: { status: string };
+      steps: { output?: { sent: number; unknown: number } }[];
+    };
+    const per = await ctx.outgoing();
+    const other = workers.find((w) => w !== holder)!;
+    return {
+      lost: chats.filter((c) => !per.has(c)),
+      doubled: chats.filter((c) => (per.get(c) ?? 0) > 1),
+      unknown: record.steps[0]?.output?.unknown ?? -1,
+      // The run succeeded, every recipient sent, and the step was taken over by the other worker.
+      outcome: JSON.stringify({
+        status: record.run.status,
+        sent: record.steps[0]?.output?.sent,
+        takenOver: other.output().includes("step 'send' worked by a worker"),
+      }),
+    };
+  } finally {
+    await ctx.close();
+  }
+}
+
+describe.concurrent('BullMQ executor: a campaign on the workers', () => {
+  it(
+    `messages.broadcast on the workers, the worker running it killed with kill -9 mid-campaign: the other finishes it, each recipient gets exactly one message (${TRIALS} trial(s))`,
+    async (t) => {
+      if (!redis) return t.skip();
+      const trials: (KillTrial & { outcome: string })[] = [];
+      for (let i = 0; i < TRIALS; i++) trials.push(await campaignKillTrial(t, i));
+      if (TRIALS > 1) {
+        console.info(
+          `campaign worker kill trials: ${TRIALS}, recipients ${TRIALS * CAMPAIGN_RECIPIENTS}, lost ${trials.flatMap((x) => x.lost).length}, ` +
+            `doubled ${trials.flatMap((x) => x.doubled).length}, unknown ${trials.reduce((n, x) => n + x.unknown, 0)}`,
+        );
+      }
+      expect(trials.flatMap((x) => x.lost)).toEqual([]);
+      expect(trials.flatMap((x) => x.doubled)).toEqual([]);
+      expect(trials.map((x) => x.unknown)).toEqual(Array(TRIALS).fill(0));
+      expect(trials.map((x) => x.outcome)).toEqual(
+        Array(TRIALS).fill(JSON.stringify({ status: 'succeeded', sent: CAMPAIGN_RECIPIENTS, takenOver: true })),
+      );
+    },
+    (120_000 + STARTUP_MS) * TRIALS,
   );
 });
 
 describe.concurrent('BullMQ executor: checkAccount pauses', () => {
-  it('a checkAccount pause raised on one worker stops the checks of all workers', async (t) => {
-    if (!redis) return t.skip();
-    const ctx = await project(t, 'check', { proxy: true });
-    const numbers = Array.from({ length: 200 }, (_, i) => `7920${String(i).padStart(7, '0')}`);
-    await writeData(ctx.dir, 'data/numbers.csv', `phone\n${numbers.join('\n')}\n`);
-    await writeData(
-      ctx.dir,
-      'flows/check.yaml',
-      `name: check
+  it(
+    'a checkAccount pause raised on one worker stops the checks of all workers',
+    async (t) => {
+      if (!redis) return t.skip();
+      const ctx = await project(t, 'check', { proxy: true });
+      const numbers = Array.from({ length: 200 }, (_, i) => `7920${String(i).padStart(7, '0')}`);
+      await writeData(ctx.dir, 'data/numbers.csv', `phone\n${numbers.join('\n')}\n`);
+      await writeData(
+        ctx.dir,
+        'flows/check.yaml',
+        `name: check
 instance: default
 inputs:
   numbers: { file: data/numbers.csv }
@@ -207,43 +308,47 @@ steps:
     with:
       phoneNumber: \${{ number(item.phone) }}
 `,
-    );
-    const workers = [ctx.spawn('worker', '--concurrency', '4'), ctx.spawn('worker', '--concurrency', '4')];
-    await Promise.all(workers.map(ready));
-    const run = ctx.spawn('run', 'check', '--log-level', 'error');
-    const checks = () => ctx.calls.filter((c) => c.method === 'checkAccount');
-    const limited = () => checks().findIndex((c) => c.answer.includes('rate_limit_exceeded'));
-    await until('rate_limit_exceeded at the service', () => limited() >= 0, 60_000, run);
-    const paused = await until(
-      'the pause in msgflow pauses',
-      async () => {
-        const r = await cli(['pauses', '--json'], ctx.dir);
-        return r.code === 0 && r.stdout.includes('checkAccount') ? r.stdout : undefined;
-      },
-      10_000,
-      workers[0],
-    );
-    expect(paused).toContain('rate_limit_exceeded');
-    // Give both workers time to take more items: none of them may call checkAccount again.
-    await new Promise((r) => setTimeout(r, 1500));
-    const after = checks().length - limited() - 1;
-    // Only calls already in flight when the first answer came (2 workers x 4 at once) may follow it.
-    expect(after).toBeLessThanOrEqual(8);
-    const settled = checks().length;
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(checks().length).toBe(settled);
-    expect(run.child.exitCode).toBeNull(); // the run waits for the pause; it does not fail its items
-  }, 90_000);
+      );
+      const workers = [ctx.spawn('worker', '--concurrency', '4'), ctx.spawn('worker', '--concurrency', '4')];
+      await Promise.all(workers.map(ready));
+      const run = ctx.spawn('run', 'check', '--log-level', 'error');
+      const checks = () => ctx.calls.filter((c) => c.method === 'checkAccount');
+      const limited = () => checks().findIndex((c) => c.answer.includes('rate_limit_exceeded'));
+      await until('rate_limit_exceeded at the service', () => limited() >= 0, 60_000, run);
+      const paused = await until(
+        'the pause in msgflow pauses',
+        async () => {
+          const r = await cli(['pauses', '--json'], ctx.dir);
+          return r.code === 0 && r.stdout.includes('checkAccount') ? r.stdout : undefined;
+        },
+        10_000,
+        workers[0],
+      );
+      expect(paused).toContain('rate_limit_exceeded');
+      // Give both workers time to take more items: none of them may call checkAccount again.
+      await new Promise((r) => setTimeout(r, 1500));
+      const after = checks().length - limited() - 1;
+      // Only calls already in flight when the first answer came (2 workers x 4 at once) may follow it.
+      expect(after).toBeLessThanOrEqual(8);
+      const settled = checks().length;
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(checks().length).toBe(settled);
+      expect(run.child.exitCode).toBeNull(); // the run waits for the pause; it does not fail its items
+    },
+    90_000 + STARTUP_MS,
+  );
 });
 
 describe.concurrent('BullMQ executor: msgflow start replicas', () => {
-  it('two msgflow start replicas fire each slot of a schedule once', async (t) => {
-    if (!redis) return t.skip();
-    const ctx = await project(t, 'tick');
-    await writeData(
-      ctx.dir,
-      'flows/tick.yaml',
-      `name: tick
+  it(
+    'two msgflow start replicas fire each slot of a schedule once',
+    async (t) => {
+      if (!redis) return t.skip();
+      const ctx = await project(t, 'tick');
+      await writeData(
+        ctx.dir,
+        'flows/tick.yaml',
+        `name: tick
 instance: default
 on:
   schedule: { cron: "* * * * * *" }
@@ -253,29 +358,31 @@ steps:
     uses: log
     with: { message: tick }
 `,
-    );
-    // At info level each replica logs the slots it fires ("schedule: tick fired for <slot>").
-    const replicas = [0, 1].map(() => ctx.spawn('start', '--no-listen', '--no-ui', '--log-level', 'info'));
-    await Promise.all(replicas.map((r) => until('replica started', () => r.output().includes('msgflow: started'), 30_000, r)));
-    // Both replicas up: from here on, every second is one slot.
-    const fired = () => replicas.flatMap((r) => [...r.output().matchAll(/schedule: tick fired for (\S+)/g)].map((m) => m[1]));
-    // The runs are read (each read a store in this process) once five slots have fired, not ten times a second before.
-    await until('5 slots fired', () => fired().length >= 5, 30_000, replicas[0]);
-    await until('5 runs', async () => (await runsOf(ctx.dir, 'tick')).length >= 5, 30_000, replicas[0]);
-    for (const r of replicas) r.child.kill('SIGTERM');
-    await Promise.all(replicas.map((r) => exitOf(r, 30_000)));
-    const runs = await runsOf(ctx.dir, 'tick');
-    // Each slot fired by one replica only, and one run per fired slot. (The slots, not the runs' start
-    // seconds: on a loaded machine a slot's run may start in the next slot's second.)
-    const slots = fired();
-    expect(slots.filter((s, i) => slots.indexOf(s) !== i)).toEqual([]);
-    expect(runs.map((r) => r.trigger).filter((tr) => tr !== 'schedule')).toEqual([]);
-    expect(runs.length).toBeLessThanOrEqual(slots.length);
-    expect(
-      replicas.every((r) => !/error/i.test(r.output())),
-      replicas.map((r) => r.output()).join('\n---\n'),
-    ).toBe(true);
-  }, 90_000);
+      );
+      // At info level each replica logs the slots it fires ("schedule: tick fired for <slot>").
+      const replicas = [0, 1].map(() => ctx.spawn('start', '--no-listen', '--no-ui', '--log-level', 'info'));
+      await Promise.all(replicas.map((r) => until('replica started', () => r.output().includes('msgflow: started'), STARTUP_MS, r)));
+      // Both replicas up: from here on, every second is one slot.
+      const fired = () => replicas.flatMap((r) => [...r.output().matchAll(/schedule: tick fired for (\S+)/g)].map((m) => m[1]));
+      // The runs are read (each read a store in this process) once five slots have fired, not ten times a second before.
+      await until('5 slots fired', () => fired().length >= 5, 30_000, replicas[0]);
+      await until('5 runs', async () => (await runsOf(ctx.dir, 'tick')).length >= 5, 30_000, replicas[0]);
+      for (const r of replicas) r.child.kill('SIGTERM');
+      await Promise.all(replicas.map((r) => exitOf(r, 30_000)));
+      const runs = await runsOf(ctx.dir, 'tick');
+      // Each slot fired by one replica only, and one run per fired slot. (The slots, not the runs' start
+      // seconds: on a loaded machine a slot's run may start in the next slot's second.)
+      const slots = fired();
+      expect(slots.filter((s, i) => slots.indexOf(s) !== i)).toEqual([]);
+      expect(runs.map((r) => r.trigger).filter((tr) => tr !== 'schedule')).toEqual([]);
+      expect(runs.length).toBeLessThanOrEqual(slots.length);
+      expect(
+        replicas.every((r) => !/error/i.test(r.output())),
+        replicas.map((r) => r.output()).join('\n---\n'),
+      ).toBe(true);
+    },
+    90_000 + STARTUP_MS,
+  );
 });
 
 async function runsOf(dir: string, flow: string): Promise<{ startedAt: number; trigger: string }[]> {

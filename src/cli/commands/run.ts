@@ -84,7 +84,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
     // handed to (its own working directory) reads the same file.
     Object.assign(inputs, fileOverridesFrom(flow, inputs, config.cwd));
     if (config.executor.driver === 'bullmq')
-      io.err('msgflow: executor bullmq: forEach items go to the Redis queues; msgflow worker (or msgflow start) processes work them');
+      io.err(
+        'msgflow: executor bullmq: forEach items and job steps go to the Redis queues; msgflow worker (or msgflow start) processes work them',
+      );
     // The daemon's API takes data files from the data folders only: a run reading another stays here.
     const outside = Object.entries((await dataInputsOf(flow, inputs)) ?? {}).flatMap(([name, ok]) => (ok ? [] : [name]));
     const starter = await chooseStarter(runtime, local, values, io, outside);

@@ -7,8 +7,9 @@ import { cliReporter, configOptions, type Io } from '../output.js';
 import { stopExitCode, untilSignal } from '../signals.js';
 
 /**
- * `msgflow worker`: works forEach items from the BullMQ queues until a stop
- * signal; items in progress finish (and are recorded) before it exits.
+ * `msgflow worker`: works forEach items and steps from the BullMQ queues
+ * until a stop signal; items in progress finish (and are recorded) before it
+ * exits, steps in progress go back to the queue.
  */
 export async function worker(argv: string[], io: Io): Promise<number> {
   const { values } = parseCommand('worker', argv, false);

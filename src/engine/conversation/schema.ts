@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { BUTTON_TEXT_MAX, BUTTONS_MAX } from '../../api/schemas.js';
-import { DurationSchema, IDENT_RE } from '../flow/schema-parts.js';
+import { DurationSchema, IDENT_RE, StepExecutorSchema } from '../flow/schema-parts.js';
 
 /** Value kinds a transition's `expect:` parses and validates; the parsed value is `value` in its `set:`. */
 export const VALIDATORS = ['number', 'email', 'date', 'phone', 'text'] as const;
@@ -141,6 +141,10 @@ export const ConversationSchema = z
       })
       .prefault({})
       .meta({ description: 'Handing a chat to a human (the operator command, a state or a transition with handover: true).' }),
+    executor: StepExecutorSchema.default('local').meta({
+      description:
+        "With executor: bullmq, where the dialog step of each message runs: local (the msgflow start that consumed the notification) or workers (msgflow worker processes, the instance's queue).",
+    }),
     history: z
       .number()
       .int()

@@ -119,6 +119,7 @@ function dialogStep(src: YamlSource, conversation: FlowFileData['conversation'],
     with: { conversation },
     retry: { maxAttempts: 1, backoff: 'exponential', jitter: true, delayMs: 1000, maxDelayMs: 600_000 },
     continueOnError: false,
+    executor: conversation!.executor,
     location: src.locate(['conversation']),
     templates: table,
   };

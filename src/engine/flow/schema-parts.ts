@@ -20,3 +20,9 @@ export const DurationSchema = z
   .meta({ description: `Milliseconds, or a duration such as 500ms, 2s, 10m, 1h30m.` })
   // Checked by the refine above: the model holds milliseconds.
   .transform((v) => parseDuration(v)!);
+
+/** Where a step's work runs with the bullmq executor (engine/run/executor.ts placement). */
+export const StepExecutorSchema = z.enum(['workers', 'local']).meta({
+  description:
+    "With executor: bullmq, where the step's work runs: workers (msgflow worker processes, the instance's queue) or local (the process that drives the run). Default: workers for a forEach's items and for a job (checkAccount.bulk, contacts.import, files.broadcast, messages.broadcast), local for any other single step. Ignored with the local executor.",
+});

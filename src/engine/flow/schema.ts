@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { NOTIFICATION_TYPES } from '../../api/notifications.js';
 
 export { DurationSchema, IDENT_RE } from './schema-parts.js';
-import { DurationSchema, IDENT_RE, IDENT_HINT } from './schema-parts.js';
+import { DurationSchema, IDENT_RE, IDENT_HINT, StepExecutorSchema } from './schema-parts.js';
 import { ConversationSchema } from '../conversation/schema.js';
 
 /** A string containing `${{ }}`, for values that must be computed. */
@@ -62,6 +62,7 @@ const BaseStepSchema = z
     retry: RetrySchema.prefault({}),
     timeout: DurationSchema.optional().meta({ description: 'Per attempt.' }),
     continueOnError: z.boolean().default(false).meta({ description: 'Record a failure and go on instead of failing the run.' }),
+    executor: StepExecutorSchema.optional(),
   })
   .meta({ description: 'One step of the flow.' });
 

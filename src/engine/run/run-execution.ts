@@ -30,11 +30,11 @@ import { DurableWaits } from './durable-waits.js';
 import { errorInfo, failureCode } from './errors.js';
 import { pauseAlert, recordAlertIntent, slaAlert, type AlertIntent } from '../alerts/records.js';
 import type { LeaseOwner } from './ownership.js';
-import { type ItemExecutor, localExecutor } from './executor.js';
+import { type ItemExecutor, localExecutor, placement } from './executor.js';
 import { ForEachItems } from './for-each.js';
 import { declaredPauseRules } from './pauses.js';
-import { createRunScope, runExprScope, type RunScope } from './unit-context.js';
-import { StepFatalError, runUnit } from './unit-runner.js';
+import { announceProgress, createRunScope, runExprScope, type RunScope } from './unit-context.js';
+import { StepFatalError, runUnit, type UnitOutcome } from './unit-runner.js';
 import { subflowName } from '../flow/subflows.js';
 import { type SubflowHost, subflowAction } from './subflow.js';
 import type { EngineTracer, TraceSpan } from './tracing.js';
@@ -530,7 +530,7 @@ export class RunExecution {
     const rec = this.newRecord(step, { total: 1 });
     await this.deps.store.saveStep(rec);
     this.announce(step, def);
-    const out = await runUnit(this.sh, step, def, this.scope);
+    const out = await this.unitOutcome(step, def);
     if (out.interrupted) return INTERRUPTED;
     // A job (checkAccount.bulk, files.broadcast...) reports its own records
     // through ctx.progress: those, not "1 step", are the items of the run.
@@ -571,6 +571,28 @@ export class RunExecution {
       ...this.totalOf(rec),
     });
     return OK;
+  }
+
+  /**
+   * A single step's outcome: worked by the executor's workers when its
+   * placement says so (a job with the bullmq executor), which report its
+   * counts and waits here as it goes; else in this process. A dry run calls
+   * no writing method: it stays here.
+   */
+  private unitOutcome(step: FlowStep, def: RegisteredAction): Promise<UnitOutcome> {
+    const { executor } = this.deps;
+    if (!executor.runStep || this.run.dryRun || placement(step, def) !== 'workers') return runUnit(this.sh, step, def, this.scope);
+    const trace = this.stepSpans.get(step.id)?.carrier();
+    return executor.runStep({
+      runId: this.run.id,
+      flow: this.flow,
+      step,
+      signal: this.controller.signal,
+      progress: (counts) => announceProgress(this.sh, step.id, counts),
+      waiting: (w) => void this.onWaiting(w).catch(() => {}),
+      resumed: (w) => void this.onResumed(w).catch(() => {}),
+      ...(trace ? { trace } : {}),
+    });
   }
 
   /**
@@ -694,8 +716,8 @@ export class RunExecution {
       prior.keys(),
     );
     try {
-      // Sub-flow items start child runs through this engine: they stay in this process (each child's own items may go to workers).
-      const executor = subflowName(step.uses) === undefined ? this.deps.executor : localExecutor;
+      // Sub-flow items start child runs through this engine, and a step may say `executor: local`: those stay in this process.
+      const executor = placement(step, def) === 'local' ? localExecutor : this.deps.executor;
       const trace = this.stepSpans.get(step.id)?.carrier();
       await executor.run({
         runId: this.run.id,

@@ -277,6 +277,17 @@ export function runExprScope(o: {
   };
 }
 
+/**
+ * A unit's counts (ctx.progress), told to the run: a single step's record
+ * follows them (RunScope.onProgress) and `step:progress` carries them to the
+ * progress bars. Also where the counts of a step worked on a BullMQ worker
+ * arrive in the process that drives the run.
+ */
+export function announceProgress(scope: RunScope, step: string, counts: ProgressCounts, item?: number): void {
+  if (item === undefined) scope.onProgress?.(step, counts);
+  scope.bus.emit('step:progress', { runId: scope.runId, flow: scope.flow.name, step, ...counts });
+}
+
 /** One unit: a single step, or one forEach item (the same for each of its attempts). */
 export interface UnitOptions {
   step: string;
@@ -354,8 +365,7 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
     },
     progress: (counts) => {
       u.onProgress?.(counts);
-      if (u.item === undefined) scope.onProgress?.(u.step, counts);
-      scope.bus.emit('step:progress', { runId: scope.runId, flow: scope.flow.name, step: u.step, ...counts });
+      announceProgress(scope, u.step, counts, u.item);
     },
     emit: (name, payload = {}) =>
       scope.bus.emit('action:event', { runId: scope.runId, flow: scope.flow.name, step: u.step, name, payload }),

@@ -5,17 +5,24 @@
  * recorded. Results arrive through QueueEvents; when the events are quiet
  * the item log is read again, so a result whose event was missed (this
  * process restarted, Redis trimmed the stream) is still counted — once.
+ *
+ * A single step sent to workers (engine/run/executor.ts placement: a job, a
+ * dialog step with `executor: workers`) is one job of the same queue, its id
+ * derived from run and step; the run follows its progress and reads its
+ * outcome from the job's result or, when the events are quiet, from the
+ * store (step-host.ts).
  */
 import { type Job, Queue, QueueEvents } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { FlowError } from '../../api/errors.js';
-import type { ItemBatch, ItemExecutor, QueueDepth } from '../../engine/run/executor.js';
+import type { ItemBatch, ItemExecutor, QueueDepth, StepUnit } from '../../engine/run/executor.js';
 import { localExecutor } from '../../engine/run/executor.js';
 import { fromErrorInfo } from '../../engine/run/errors.js';
-import { StepFatalError } from '../../engine/run/unit-runner.js';
+import { StepFatalError, type UnitOutcome } from '../../engine/run/unit-runner.js';
 import type { EngineStore, ErrorInfo, ItemResult } from '../../store/types.js';
 import type { ItemJobData, ItemJobResult } from './item-host.js';
-import { type BullmqTarget, bullmqConnection, itemJobId, itemQueueName } from './names.js';
+import { type BullmqTarget, bullmqConnection, itemJobId, itemQueueName, stepJobId } from './names.js';
+import { stepOutcomeKey, type StepJobData, type StepJobResult, type StepOutcomeRecord, type StepProgress } from './step-host.js';
 
 /** Jobs added per round trip. */
 const CHUNK = 500;
@@ -37,7 +44,7 @@ export interface BullmqExecutorOptions {
 }
 
 interface Lane {
-  queue: Queue<ItemJobData>;
+  queue: Queue<ItemJobData | StepJobData>;
   events: QueueEvents;
 }
 
@@ -59,7 +66,7 @@ export class BullmqExecutor implements ItemExecutor {
     if (!l) {
       l = (async () => {
         const name = itemQueueName(identity);
-        const queue = new Queue<ItemJobData>(name, { connection: this.connection(), prefix: this.o.target.prefix });
+        const queue = new Queue<ItemJobData | StepJobData>(name, { connection: this.connection(), prefix: this.o.target.prefix });
         const events = new QueueEvents(name, { connection: this.connection(), prefix: this.o.target.prefix });
         await events.waitUntilReady();
         return { queue, events };
@@ -96,7 +103,34 @@ export class BullmqExecutor implements ItemExecutor {
     }
   }
 
-  private async enqueue(batch: ItemBatch, queue: Queue<ItemJobData>, wait: ItemWait): Promise<void> {
+  /** A single step on the workers: its job added (a no-op when it exists), its progress followed, its outcome returned. */
+  async runStep(unit: StepUnit): Promise<UnitOutcome> {
+    const lane = await this.lane(this.o.identityFor(unit.flow.instance));
+    const jobId = stepJobId(unit.runId, unit.step.id);
+    const follow = new StepFollow(unit, this.o.store, lane.queue, jobId);
+    const onCompleted = ({ jobId: id, returnvalue }: { jobId: string; returnvalue: unknown }) =>
+      id === jobId && follow.completed(returnvalue);
+    const onProgress = ({ jobId: id, data }: { jobId: string; data: unknown }) => id === jobId && follow.progress(data as StepProgress);
+    const onFailed = ({ jobId: id }: { jobId: string }) => id === jobId && follow.wakeUp();
+    // Listening before adding: no result can slip between the two.
+    lane.events.on('completed', onCompleted);
+    lane.events.on('progress', onProgress);
+    lane.events.on('failed', onFailed);
+    try {
+      // Recorded by an earlier process of the run (its job may be gone): not added again.
+      if (!(await follow.reconcile())) {
+        const data: StepJobData = { kind: 'step', runId: unit.runId, step: unit.step.id, ...(unit.trace ? { trace: unit.trace } : {}) };
+        await lane.queue.add(unit.step.id, data, { ...ITEM_JOB_OPTIONS, jobId });
+      }
+      return await follow.settled();
+    } finally {
+      lane.events.off('completed', onCompleted);
+      lane.events.off('progress', onProgress);
+      lane.events.off('failed', onFailed);
+    }
+  }
+
+  private async enqueue(batch: ItemBatch, queue: Queue<ItemJobData | StepJobData>, wait: ItemWait): Promise<void> {
     const { runId, step, items, pending, sink, signal, trace } = batch;
     for (let at = 0; at < pending.length && !signal.aborted; at += CHUNK) {
       const jobs = [];
@@ -125,6 +159,24 @@ export class BullmqExecutor implements ItemExecutor {
     }
     for (const c of this.connections) c.disconnect();
   }
+}
+
+/**
+ * Waits up to RECONCILE_MS: ended early by the signal or by the wake-up it
+ * hands to `onWake` (an event came), which it takes back when it ends.
+ */
+function nap(signal: AbortSignal, onWake: (wake: (() => void) | undefined) => void): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(() => done(), RECONCILE_MS);
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      onWake(undefined);
+      resolve();
+    };
+    onWake(done);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Waits until every admitted item of a batch is recorded, counting each once. */
@@ -169,9 +221,9 @@ class ItemWait {
   }
 
   /** A job that failed all its attempts: the item is recorded failed here (the workers could not). */
-  async failed(jobId: string, reason: string, queue: Queue<ItemJobData>): Promise<void> {
+  async failed(jobId: string, reason: string, queue: Queue<ItemJobData | StepJobData>): Promise<void> {
     if (!jobId.startsWith(this.prefix)) return;
-    const job: Job<ItemJobData> | undefined = await queue.getJob(jobId);
+    const job = (await queue.getJob(jobId)) as Job<ItemJobData> | undefined;
     if (!job || job.attemptsMade < (job.opts.attempts ?? 1)) return;
     const { step } = this.batch;
     const err = new FlowError('ITEM_WORKER_FAILED', { step: step.id, item: job.data.index, reason });
@@ -191,17 +243,7 @@ class ItemWait {
   async settled(): Promise<void> {
     const { signal } = this.batch;
     while (!signal.aborted && this.fatal === undefined && !(this.allAdded && this.open.size === 0)) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => done(), RECONCILE_MS);
-        const done = () => {
-          clearTimeout(t);
-          signal.removeEventListener('abort', done);
-          this.wake = undefined;
-          resolve();
-        };
-        this.wake = done;
-        signal.addEventListener('abort', done, { once: true });
-      });
+      await nap(signal, (wake) => (this.wake = wake));
       if (Date.now() - this.lastEvent >= RECONCILE_MS && this.open.size > 0) await this.reconcile();
     }
     if (this.fatal) {
@@ -215,5 +257,79 @@ class ItemWait {
     const items = await this.store.getItems(this.batch.runId, this.batch.step.id);
     for (const r of items.values()) if (this.open.has(r.index)) this.accept(r);
     this.lastEvent = Date.now();
+  }
+}
+
+/** Follows one single step's job: its progress to the run, its outcome once recorded. */
+class StepFollow {
+  private outcome: StepOutcomeRecord | undefined;
+  private wake: (() => void) | undefined;
+  private lastEvent = Date.now();
+
+  constructor(
+    private readonly unit: StepUnit,
+    private readonly store: EngineStore,
+    private readonly queue: Queue<ItemJobData | StepJobData>,
+    private readonly jobId: string,
+  ) {}
+
+  wakeUp(): void {
+    this.wake?.();
+  }
+
+  completed(returnvalue: unknown): void {
+    const r = (typeof returnvalue === 'string' ? JSON.parse(returnvalue) : returnvalue) as StepJobResult | null;
+    if (r?.kind === 'recorded') this.outcome ??= r.outcome;
+    this.wakeUp();
+  }
+
+  progress(p: StepProgress): void {
+    this.lastEvent = Date.now();
+    if ('counts' in p) this.unit.progress(p.counts);
+    else if ('waiting' in p) this.unit.waiting(p.waiting);
+    else this.unit.resumed(p.resumed);
+  }
+
+  /**
+   * Reads what the events may have missed: the outcome in the store, or a
+   * job that failed all its attempts (recorded failed here: the workers
+   * could not). True once the outcome is known.
+   */
+  async reconcile(): Promise<boolean> {
+    this.lastEvent = Date.now();
+    const { runId, step } = this.unit;
+    this.outcome ??= await this.store.kv(`run-items:${runId}`).get<StepOutcomeRecord>(stepOutcomeKey(step.id));
+    if (this.outcome) return true;
+    const job = await this.queue.getJob(this.jobId);
+    if (!job || !(await job.isFailed()) || job.attemptsMade < (job.opts.attempts ?? 1)) return false;
+    const err = new FlowError('STEP_WORKER_FAILED', { step: step.id, reason: job.failedReason });
+    this.outcome = {
+      status: 'failed',
+      error: { message: err.message, code: err.code, step: step.id },
+      attempts: job.attemptsMade,
+      finishedAt: Date.now(),
+    };
+    return true;
+  }
+
+  /** The step's outcome; `interrupted` when the run stops following it (the worker goes on; a resumed run follows it again). */
+  async settled(): Promise<UnitOutcome> {
+    const { signal } = this.unit;
+    while (!signal.aborted && !this.outcome) {
+      await nap(signal, (wake) => (this.wake = wake));
+      if (!this.outcome && !signal.aborted && Date.now() - this.lastEvent >= RECONCILE_MS) await this.reconcile();
+    }
+    const o = this.outcome;
+    if (!o) return { interrupted: true };
+    // The worker's error, as the run records it: its message and catalogue code.
+    if (o.fatal) throw new StepFatalError(fromErrorInfo(o.error ?? { message: 'failed' }), this.unit.step.id);
+    return {
+      interrupted: false,
+      status: o.status,
+      attempts: o.attempts,
+      ...(o.output === undefined ? {} : { output: o.output }),
+      ...(o.error ? { error: o.error, cause: fromErrorInfo(o.error) } : {}),
+      ...(o.progress ? { progress: o.progress } : {}),
+    };
   }
 }

@@ -29,24 +29,17 @@
 import { randomUUID } from 'node:crypto';
 import { FlowError } from '../../api/errors.js';
 import { METHOD_SPECS } from '../../api/methods.js';
-import type { InstanceApi } from '../../api/types.js';
-import type { Logger } from '../../engine/action.js';
 import type { PauseInfo } from '../../engine/control.js';
-import type { EngineBus } from '../../engine/events.js';
 import type { ExprScope } from '../../engine/expr/interpreter.js';
-import { allSteps, type Flow, type FlowStep } from '../../engine/flow/types.js';
-import type { ActionRegistry, RegisteredAction } from '../../engine/registry/registry.js';
-import { DurableWaits } from '../../engine/run/durable-waits.js';
+import type { Flow, FlowStep } from '../../engine/flow/types.js';
+import type { RegisteredAction } from '../../engine/registry/registry.js';
 import { errorInfo } from '../../engine/run/errors.js';
 import { defaultHostId } from '../../engine/run/ownership.js';
-import { declaredPauseRules } from '../../engine/run/pauses.js';
-import { RUN_CONTROL_NS, restoredView } from '../../engine/run/run-execution.js';
-import { createRunScope, itemScope, runExprScope, type RunScope } from '../../engine/run/unit-context.js';
+import { itemScope, type RunScope } from '../../engine/run/unit-context.js';
 import { StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
-import type { EngineTracer } from '../../engine/run/tracing.js';
-import { RESUMABLE_STATUSES, type EngineStore, type ErrorInfo, type ItemResult, type Lease } from '../../store/types.js';
+import type { ErrorInfo, ItemResult, Lease } from '../../store/types.js';
 import { lookForSend, sendShape } from '../../client/send-lookup.js';
-import type { Clock } from '../../util/clock.js';
+import { loadUnitContext, runStopReason, WorkerFlows, workerRunScope, workerWaits, type WorkerDeps } from './run-context.js';
 import { WriteIntent, writeIntentInterceptor, type WriteCall } from './write-intent.js';
 
 /** What an item's job carries: the item's value is evaluated once, by the run, so every worker sees the same list. */
@@ -67,28 +60,8 @@ export type ItemJobResult =
   | { kind: 'paused'; ms: number }
   | { kind: 'later'; ms: number };
 
-export interface ItemHostDeps {
-  store: EngineStore;
-  bus: EngineBus;
-  clock: Clock;
-  registry: ActionRegistry;
-  logger: Logger;
-  clientFor(instance: string): InstanceApi;
-  identityFor(instance: string): string;
-  /** The loaded flows, by name (called again when a run names a flow not loaded yet). */
-  flows(): ReadonlyMap<string, Flow>;
-  localUrl?: string;
-  /** @see EngineOptions.secret */
-  secret?(name: string): string | undefined;
-  baseDir: string;
-  defaultRateLimitWaitMs: number;
-  /** How long a message the service sent may take to appear in its chat history (config.yaml executor.journalLagMs). @default 120000 */
-  journalLagMs: number;
-  /** Jitter source of the steps' retry backoff (tests make it deterministic). @default Math.random */
-  random?: () => number;
-  /** This worker's tracer (config.yaml telemetry:): a job carrying a trace context works its item in a span of the run's trace. */
-  tracer?: EngineTracer;
-}
+/** What the item host works with: the worker's (run-context.ts). */
+export type ItemHostDeps = WorkerDeps;
 
 /** The parts of an item's unit that are the same for every item of a run's step. */
 interface StepContext {
@@ -123,10 +96,10 @@ const CLOCK_SKEW_MS = 10_000;
 export class ItemHost {
   private readonly contexts = new Map<string, Promise<StepContext | string>>();
   private readonly stops = new Map<string, { at: number; reason: Promise<string | undefined> }>();
-  private flowsByName: ReadonlyMap<string, Flow>;
+  private readonly flows: WorkerFlows;
 
   constructor(private readonly d: ItemHostDeps) {
-    this.flowsByName = d.flows();
+    this.flows = new WorkerFlows(d.flows);
   }
 
   /**
@@ -326,19 +299,11 @@ export class ItemHost {
     const now = Date.now();
     const hit = this.stops.get(runId);
     if (hit && now - hit.at < STOP_CHECK_MS) return hit.reason;
-    const reason = this.readStopReason(runId);
+    const reason = runStopReason(this.d.store, runId);
     this.stops.set(runId, { at: now, reason });
     if (this.stops.size > CACHE_SIZE) this.stops.delete(this.stops.keys().next().value!);
     reason.catch(() => this.stops.delete(runId));
     return reason;
-  }
-
-  private async readStopReason(runId: string): Promise<string | undefined> {
-    const run = await this.d.store.getRun(runId);
-    if (!run) return `run ${runId} no longer exists`;
-    if (!RESUMABLE_STATUSES.includes(run.status)) return `run ${runId} is ${run.status}`;
-    const control = await this.d.store.kv(RUN_CONTROL_NS).get<{ cancel?: boolean }>(runId);
-    return control?.cancel ? `run ${runId} is being cancelled` : undefined;
   }
 
   private context(runId: string, step: string): Promise<StepContext | string> {
@@ -359,57 +324,12 @@ export class ItemHost {
 
   /** The step's context, or why the item cannot be worked here. */
   private async load(runId: string, stepId: string): Promise<StepContext | string> {
-    const { store } = this.d;
-    const run = await store.getRun(runId);
-    if (!run) return `run ${runId} no longer exists`;
-    let flow = this.flowsByName.get(run.flow);
-    if (!flow) {
-      this.flowsByName = this.d.flows();
-      flow = this.flowsByName.get(run.flow);
-    }
-    if (!flow) return `flow '${run.flow}' is not loaded by this worker (is its flowsDir the same as the run's?)`;
-    const step = allSteps(flow).find((s) => s.id === stepId);
-    const def = step && this.d.registry.get(step.uses);
-    if (!step || !def) return `step '${stepId}' of flow '${flow.name}' is not known here`;
-    const inputs = (await store.loadInputs(runId)) ?? {};
-    const steps: ExprScope['steps'] = {};
-    for (const rec of await store.getSteps(runId)) {
-      if (rec.step !== stepId && rec.status !== 'running') steps[rec.step] = await restoredView(store, runId, rec);
-    }
-    const expr = runExprScope({ flow, run, inputs, clock: this.d.clock, localUrl: this.d.localUrl, steps, secret: this.d.secret });
-    const waits = new DurableWaits({ store, runId, clock: this.d.clock, onWaiting: () => {}, onResumed: () => {} });
-    waits.load(await store.listWaits(runId));
+    const u = await loadUnitContext(this.d, this.flows, runId, stepId);
+    if (typeof u === 'string') return u;
+    const { step, def } = u;
     const methodWrite = Object.hasOwn(METHOD_SPECS, step.uses) && METHOD_SPECS[step.uses as keyof typeof METHOD_SPECS].writes;
     const writes = methodWrite || def.writes === true;
-    return { flow, step, def, writes, methodWrite, expr, scope: this.runScope(run.id, flow, run.dryRun, inputs, waits) };
-  }
-
-  /** What every item of a run's step shares on this worker (each item adds its own signal and write intent). */
-  private runScope(runId: string, flow: Flow, dryRun: boolean, inputs: Record<string, unknown>, waits: DurableWaits): RunScope {
-    const { d } = this;
-    const scope: RunScope = createRunScope({
-      runId,
-      flow,
-      inputs,
-      dryRun,
-      store: d.store,
-      bus: d.bus,
-      clock: d.clock,
-      random: d.random ?? Math.random,
-      logger: d.logger,
-      // Replaced by each item's (itemScope).
-      signal: new AbortController().signal,
-      client: () => d.clientFor(flow.instance),
-      identity: d.identityFor(flow.instance),
-      instances: { clientFor: d.clientFor, identityFor: d.identityFor },
-      waits,
-      baseDir: d.baseDir,
-      defaultRateLimitWaitMs: d.defaultRateLimitWaitMs,
-      pauseRules: declaredPauseRules(d.registry.list()),
-      // A pause an item meets sends its job back to the queue, and pauses the queue for every worker.
-      worker: true,
-      onPauseRaised: (p) => scope.logger.warn(p.reason, { instance: flow.instance }),
-    });
-    return scope;
+    const scope = workerRunScope(this.d, u, await workerWaits(this.d, runId));
+    return { flow: u.flow, step, def, writes, methodWrite, expr: u.expr, scope };
   }
 }

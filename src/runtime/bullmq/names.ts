@@ -19,6 +19,13 @@ const safe = (s: string) => s.replace(/:/g, '_');
 /** The id of an item's job: derived from run, step and item, so adding it again is a no-op. */
 export const itemJobId = (runId: string, step: string, index: number) => `${safe(runId)}.${safe(step)}.${index}`;
 
+/**
+ * The id of a single step's job (a job action, a dialog step on workers):
+ * derived from run and step, so adding it again (a resumed run) is a no-op.
+ * Never an item's: step ids start with a letter, item ids end in a number.
+ */
+export const stepJobId = (runId: string, step: string) => `${safe(runId)}.${safe(step)}`;
+
 /** Where the queues live and under which key prefix. */
 export interface BullmqTarget {
   url: string;

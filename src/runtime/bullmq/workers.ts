@@ -21,6 +21,8 @@ import type { Logger } from '../../engine/action.js';
 import { identityOf } from '../clients.js';
 import type { Runtime } from '../runtime.js';
 import { ItemHost, type ItemJobData, type ItemJobResult } from './item-host.js';
+import type { WorkerDeps } from './run-context.js';
+import { isStepJob, StepHost, type StepJobData, type StepJobResult } from './step-host.js';
 import { bullmqConnection, bullmqTarget, itemQueueName } from './names.js';
 
 /** The longest a queue stays rate-limited on one pause check. */
@@ -61,7 +63,7 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
   const { runtime, logger } = opts;
   const { config } = runtime;
   const target = bullmqTarget(config);
-  const host = new ItemHost({
+  const deps: WorkerDeps = {
     store: runtime.store,
     bus: runtime.bus,
     clock: runtime.clock,
@@ -75,8 +77,11 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
     baseDir: config.baseDir,
     defaultRateLimitWaitMs: 1000,
     journalLagMs: config.executor.journalLagMs,
+    lockDurationMs: config.executor.lockDurationMs,
+    redactor: runtime.redactor,
     ...(runtime.telemetry ? { tracer: runtime.telemetry.tracer } : {}),
-  });
+  };
+  const hosts: Hosts = { items: new ItemHost(deps), steps: new StepHost(deps) };
   const connections: Redis[] = [];
   const conn = () => {
     const c = bullmqConnection(target.url);
@@ -89,7 +94,7 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
     if (!byIdentity.has(identityOf(config, name))) byIdentity.set(identityOf(config, name), name);
   for (const [identity, name] of byIdentity) {
     lanes.push(
-      workQueue(host, identity, {
+      workQueue(hosts, identity, {
         connection: conn,
         prefix: target.prefix,
         concurrency: opts.concurrency ?? 8,
@@ -105,10 +110,18 @@ export async function startItemWorkers(opts: ItemWorkersOptions): Promise<ItemWo
   return {
     identities: [...byIdentity.keys()],
     async close() {
+      // A step may run for hours (a campaign): it stops at its next safe point and goes back to the queue; items finish.
+      hosts.steps.stop();
       await Promise.all(lanes.map((l) => l.close()));
       for (const c of connections) c.disconnect();
     },
   };
+}
+
+/** What a worker works: forEach items, and single steps sent to workers. */
+export interface Hosts {
+  items: ItemHost;
+  steps: StepHost;
 }
 
 export interface WorkQueueOptions {
@@ -123,19 +136,30 @@ export interface WorkQueueOptions {
   logger: Logger;
 }
 
+type JobData = ItemJobData | StepJobData;
+type JobResult = ItemJobResult | StepJobResult;
+
 export interface QueueWorker {
-  worker: Worker<ItemJobData, ItemJobResult>;
+  worker: Worker<JobData, JobResult>;
   close(): Promise<void>;
 }
 
-/** One BullMQ Worker on an instance identity's item queue, with the pause handling. */
-export function workQueue(host: ItemHost, identity: string, o: WorkQueueOptions): QueueWorker {
+/** One BullMQ Worker on an instance identity's queue (its items and steps), with the pause handling. */
+export function workQueue(hosts: Hosts, identity: string, o: WorkQueueOptions): QueueWorker {
   const queueName = itemQueueName(identity);
   const queue = new Queue(queueName, { connection: o.connection(), prefix: o.prefix });
-  const worker = new Worker<ItemJobData, ItemJobResult>(
+  const worker = new Worker<JobData, JobResult>(
     queueName,
     async (job, token, signal) => {
-      const r = await host.process(job.data, signal, job.attemptsMade === 0 && job.attemptsStarted <= 1 && !job.stalledCounter);
+      const { data } = job;
+      if (isStepJob(data)) {
+        const r = await hosts.steps.process(data, signal ?? new AbortController().signal, (p) => job.updateProgress(p));
+        if (r.kind !== 'later' && r.kind !== 'interrupted') return r;
+        // Back to the queue without spending an attempt: at once when this worker stops, later when another holds the step.
+        await job.moveToDelayed(Date.now() + (r.kind === 'later' ? r.ms : 0), token);
+        throw new DelayedError();
+      }
+      const r = await hosts.items.process(data, signal, job.attemptsMade === 0 && job.attemptsStarted <= 1 && !job.stalledCounter);
       if (r.kind === 'later') {
         // Only this item waits (a dead worker's send still being looked for at the service).
         await job.moveToDelayed(Date.now() + r.ms, token);
