@@ -177,7 +177,8 @@ lifts them: jobs call the instance again at once.`,
   },
   alerts: {
     args: '',
-    summary: "List alerts: failed runs, steps over their timeout, SLAs missed, schedules missed, pauses, notification lag, campaigns' pauses.",
+    summary:
+      "List alerts: failed runs, steps over their timeout, SLAs missed, schedules missed, pauses, notification lag, campaigns' pauses.",
     description: `Lists every alert's state (raised or resolved), the latest first, with how
 often it was raised and its last message. Flows react to alerts with
 on: { alert: { kinds: [...] } } and to failed runs with on: { failure: { flows: [...] } }.`,
