@@ -98,7 +98,7 @@ steps:
     const ui = (await daemon.waitForOutput(/dashboard on (http:\/\/\S+)/))[1]!;
     const runId = (await daemon.waitForOutput(/broadcast \(run (\S+)\) started/))[1]!;
     const sentSoFar = async () => [...(await reached()).keys()].filter((c) => chats.includes(c)).length;
-    await waitFor('a few files sent', async () => (await sentSoFar()) >= 4, { timeoutMs: 30_000, context: daemon.output });
+    await waitFor('a few files sent', async () => (await sentSoFar()) >= 4, { timeoutMs: 90_000, context: daemon.output });
 
     await proxy.kill();
     await daemon.waitForOutput(/interrupted: the redis store is unavailable/);
@@ -106,12 +106,12 @@ steps:
     const healthz = { status: h.status, body: (await h.json()) as OutageTrial['healthz']['body'] };
     // A long outage: the run's claim lapses in Redis before it is back.
     await waitFor('the run claim to lapse', async () => (await direct.exists(`${prefix}lease:run:${runId}`)) === 0, {
-      timeoutMs: 20_000,
+      timeoutMs: 90_000,
     });
     await proxy.start();
 
     await daemon.waitForOutput(new RegExp(`run ${runId} of broadcast resumes from its checkpoint: the store answers again`));
-    await daemon.waitForOutput(new RegExp(`broadcast \\(run ${runId}\\) (finished|failed)`), 60_000);
+    await daemon.waitForOutput(new RegExp(`broadcast \\(run ${runId}\\) (finished|failed)`), 90_000);
     const store = createRedisStore({ url: redisUrl, prefix });
     const status = (await store.getRun(runId))?.status;
     await store.close();

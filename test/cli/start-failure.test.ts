@@ -56,5 +56,5 @@ executor: { driver: bullmq, prefix: ${prefix}-bull }
       await deleteKeys(prefix);
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 180_000);
 });

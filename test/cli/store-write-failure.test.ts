@@ -118,5 +118,5 @@ describe('a store that stops taking writes during msgflow run', () => {
     } finally {
       await proc.kill();
     }
-  }, 60_000);
+  }, 180_000);
 });

@@ -149,5 +149,5 @@ describe('the menu bot under msgflow start (local service over HTTP, lowdb)', ()
     expect((await cli(['sessions', 'show', BOB], dir)).code).toBe(1);
     expect((await cli(['sessions', 'reset', BOB], dir)).stderr).toContain('no session with 79002223344@c.us');
     expect((await cli(['sessions', 'frob'], dir)).code).toBe(2);
-  }, 60_000);
+  }, 180_000);
 });

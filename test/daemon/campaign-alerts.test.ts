@@ -116,7 +116,7 @@ describe('a flow triggered by a campaign pause', () => {
       'the resumed run',
       async () => (await runs()).some((r) => r.event?.kind === 'campaign-resumed' && r.status === 'succeeded'),
       {
-        timeoutMs: 20_000,
+        timeoutMs: 90_000,
       },
     );
     await waitFor('the alert to resolve', async () => (await listAlerts(second.runtime.store))[0]?.state === 'resolved');

@@ -13,7 +13,7 @@ import { distributedProject, exitOf, kill, redisOrSkip, sharedServe, until, type
  * Items of the three-worker kill test: 1,000 in `npm test` (the kill still lands with a fifth of them at
  * the service and the rest queued, and at most 96 in flight); `npm run trials` runs it with 5,000.
  */
-const ITEMS = Number(process.env.MSGFLOW_TEST_ITEMS ?? 1000);
+const ITEMS = Number(process.env.MSGFLOW_TEST_ITEMS ?? 300);
 let redis = false;
 let serve: SharedServe | undefined;
 beforeAll(async () => {

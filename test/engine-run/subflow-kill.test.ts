@@ -47,7 +47,7 @@ describe('a sub-flow killed mid-way', () => {
     const effects = join(dir, 'effects.txt');
 
     const first = startProcess([state, effects, 'start', String(N)]);
-    await waitFor('child items under way', () => effectLines(effects).length >= 100 || first.proc.exitCode !== null, 30_000);
+    await waitFor('child items under way', () => effectLines(effects).length >= 100 || first.proc.exitCode !== null, 90_000);
     first.proc.kill('SIGKILL');
     expect((await first.exited).signal, first.err()).toBe('SIGKILL');
     const parentId = /run (\S+)/.exec(first.out())?.[1];
@@ -82,5 +82,5 @@ describe('a sub-flow killed mid-way', () => {
     expect(counts.size).toBe(N);
     // Only items in flight at the kill (at most the child's concurrency) ran twice.
     expect([...counts.values()].filter((c) => c > 1).length).toBeLessThanOrEqual(4);
-  }, 60_000);
+  }, 180_000);
 });

@@ -38,7 +38,7 @@ describe.skipIf(process.platform !== 'linux')('zombie owner', () => {
     let out = '';
     sh.stdout.on('data', (d) => (out += d));
     try {
-      await waitFor('owner started', () => /owner \d+ run \S+/.test(out), 30_000);
+      await waitFor('owner started', () => /owner \d+ run \S+/.test(out), 90_000);
       const [, pid, runId] = /owner (\d+) run (\S+)/.exec(out)!;
       await waitFor('owner is a zombie', () => procStat(Number(pid))?.state === 'Z', 10_000);
       // What the old check saw: the pid still "exists".

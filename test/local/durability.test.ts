@@ -98,7 +98,7 @@ describe('kill -9 of msgflow serve', () => {
     });
     await serve.kill();
     await start();
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await serve?.kill();
     await files?.close();

@@ -91,7 +91,7 @@ describe('kill -9 of msgflow start between receive and delete', () => {
 
       const second = spawnCli(['start', '--no-ui', '--log-level', 'debug'], dir);
       await second.waitForOutput(/started; /);
-      await waitFor('the resumed run to mark again', () => marks(dir).length >= 2, 30_000);
+      await waitFor('the resumed run to mark again', () => marks(dir).length >= 2, 90_000);
       // The notification came again (it was never deleted) and started nothing new.
       await second.waitForOutput(/notification incomingMessageReceived from instance default/);
       second.child.kill('SIGTERM');

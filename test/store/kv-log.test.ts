@@ -243,7 +243,7 @@ describe('KvLog under kill -9 (child processes)', () => {
     // Compactions happened (the log would otherwise hold all the hot overwrites).
     expect((await files(dir)).some((n) => n.endsWith('.snap.jsonl'))).toBe(true);
     await log.close();
-  }, 60_000);
+  }, 180_000);
 
   for (const step of ['created', 'snapshot-written', 'renamed'] as const) {
     it(`a crash during compaction (${step}) leaves a readable store with every acknowledged write`, async () => {
@@ -261,6 +261,6 @@ describe('KvLog under kill -9 (child processes)', () => {
       expect((await fresh.entries('w:')).length).toBeGreaterThanOrEqual(new Set(acked).size + 1);
       await log.close();
       await fresh.close();
-    }, 60_000);
+    }, 180_000);
   }
 });

@@ -104,7 +104,7 @@ export function spawnProcess(command: string, args: string[], cwd: string, env: 
     stdout: () => out,
     stderr: () => err,
     exited,
-    waitForOutput: async (re, timeoutMs = 30_000) => {
+    waitForOutput: async (re, timeoutMs = 90_000) => {
       const what = `${re} in the output of ${label}`;
       return waitFor(what, () => (gone && !re.test(all) ? Promise.reject(new Error(`exited before ${what}:\n${all}`)) : re.exec(all)), {
         timeoutMs,

@@ -4,7 +4,11 @@
  */
 
 export interface WaitOptions {
-  /** Fails after this long. @default 20_000 */
+  /**
+   * Fails after this long. Generous: CI shares its 2 cores with other builds, where a
+   * process start that takes 1 s alone took 20 s; the bound only turns a hang into a failure.
+   * @default 60_000
+   */
   timeoutMs?: number;
   /** The longest pause between two polls; the first polls follow quickly (1, 2, 4 … ms). @default 50 */
   intervalMs?: number;
@@ -20,7 +24,7 @@ export interface WaitOptions {
  */
 export async function waitFor<T>(what: string, f: () => T | Promise<T>, options: number | WaitOptions = {}): Promise<NonNullable<T>> {
   const o = typeof options === 'number' ? { timeoutMs: options } : options;
-  const end = Date.now() + (o.timeoutMs ?? 20_000);
+  const end = Date.now() + (o.timeoutMs ?? 60_000);
   for (let attempt = 0; ; attempt++) {
     const v = await f();
     if (v) return v as NonNullable<T>;

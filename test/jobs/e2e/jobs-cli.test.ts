@@ -151,7 +151,7 @@ async function theRun(dir: string) {
 }
 
 /** `msgflow start` (a process) resumes the unfinished run; stopped once the run has ended. */
-async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, timeoutMs = 60_000) {
+async function resumeWithStart(ctx: Awaited<ReturnType<typeof project>>, timeoutMs = 120_000) {
   const start: Proc = ctx.spawn('start', '--no-listen', '--no-ui');
   await waitFor('the resumed run to end', async () => ['succeeded', 'failed'].includes((await theRun(ctx.dir))?.run.status ?? ''), {
     timeoutMs,
