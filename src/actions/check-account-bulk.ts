@@ -402,7 +402,8 @@ async function answer(ctx: ActionContext, input: CheckAccountBulkInput, job: Job
   if (ctx.run.dryRun) {
     return { result: { input: t.input, where: t.where, phone: t.phone, username: t.username, status: 'wouldCheck' } };
   }
-  if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
+  // No pacing (delay 0): no pause to await, not even an empty one.
+  if (job.calls++ > 0 && input.pace.delay > 0) await pause(ctx.clock, input.pace, ctx.signal);
   return checkOne(ctx, input, job, t);
 }
 

@@ -352,7 +352,8 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
     const prev = await job.mirror.get<MirrorEntry>(c.chatId);
     return { result: { ...base, ...describeChange(c, prev, input.mode) } };
   }
-  if (job.calls++ > 0) await pause(ctx.clock, input.pace, ctx.signal);
+  // No pacing (delay 0): no pause to await, not even an empty one.
+  if (job.calls++ > 0 && input.pace.delay > 0) await pause(ctx.clock, input.pace, ctx.signal);
   // One key lists the rows that may be in flight (this one, the others whose
   // calls are under way, and those whose journal entries are still being
   // written), so a resumed run knows whether an add may already have reached

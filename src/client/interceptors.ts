@@ -58,10 +58,20 @@ type Method = (request: unknown, options?: CallOptions) => Promise<unknown>;
  */
 export function interceptApi(target: Target, interceptors: readonly ApiInterceptor[]): InterceptedApi {
   const resolve = typeof target === 'function' ? target : () => Promise.resolve(target);
-  const invoke = async (c: ApiCall): Promise<unknown> => {
-    const api = (await resolve()) as unknown as Record<ApiMethod, Method>;
-    return api[c.method](c.request, c.options);
-  };
+  // A client at hand is called directly: no await per call for one it would not have to wait for.
+  const direct = typeof target === 'function' ? undefined : (target as unknown as Record<ApiMethod, Method>);
+  const invoke = direct
+    ? (c: ApiCall): Promise<unknown> => {
+        try {
+          return direct[c.method](c.request, c.options);
+        } catch (e) {
+          return Promise.reject(e);
+        }
+      }
+    : async (c: ApiCall): Promise<unknown> => {
+        const api = (await resolve()) as unknown as Record<ApiMethod, Method>;
+        return api[c.method](c.request, c.options);
+      };
   const down = (chain: readonly ApiInterceptor[], i: number, c: ApiCall): Promise<unknown> => {
     const interceptor = chain[i];
     return interceptor ? interceptor.call(c, () => down(chain, i + 1, c)) : invoke(c);

@@ -24,6 +24,7 @@ export function createInProcessTransport(
     if (p === undefined) paths.set(method, (p = `/waInstance${id}/${encodeURIComponent(method)}/${token}`));
     return p;
   };
+  const watch = abortWatch();
   return {
     description: `local (in-process)/waInstance${INSTANCE_PLACEHOLDER}`,
     async request(req: TransportRequest): Promise<TransportResponse> {
@@ -40,7 +41,7 @@ export function createInProcessTransport(
         body: upload?.body ?? json,
         ...(req.signal ? { signal: req.signal } : {}),
       });
-      const answer = await withDeadline(call, req);
+      const answer = await withDeadline(call, req, watch);
       const headers: Record<string, string | undefined> = {};
       for (const [k, v] of Object.entries(answer.headers)) headers[k.toLowerCase()] = v;
       // API methods never answer with a file; if one ever did, close it rather than leak its handle.
@@ -56,28 +57,53 @@ export function createInProcessTransport(
   };
 }
 
+/** Registers what a call does when its signal aborts; returns how to forget it once the call settled. */
+type AbortWatch = (signal: AbortSignal, onAbort: () => void) => () => void;
+
+/**
+ * One abort listener per signal, however many calls are in flight under it
+ * (a bulk job has many under one): an EventTarget listener added and
+ * removed per call cost more than the rest of this transport's work.
+ */
+function abortWatch(): AbortWatch {
+  const calls = new WeakMap<AbortSignal, Set<() => void>>();
+  return (signal, onAbort) => {
+    let under = calls.get(signal);
+    if (!under) {
+      const set = new Set<() => void>();
+      under = set;
+      calls.set(signal, set);
+      signal.addEventListener('abort', () => [...set].forEach((f) => f()), { once: true });
+    }
+    const set = under;
+    set.add(onAbort);
+    return () => void set.delete(onAbort);
+  };
+}
+
 /** The timeout and abort signal apply as they would to a socket; the work itself may still complete. */
-function withDeadline<T>(p: Promise<T>, req: TransportRequest): Promise<T> {
+function withDeadline<T>(p: Promise<T>, req: TransportRequest, watch: AbortWatch): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(
       () =>
         reject(new NetworkError(req.method, `no answer within ${req.timeoutMs} ms`, true, { code: 'TIMEOUT', timeoutMs: req.timeoutMs })),
       req.timeoutMs,
     );
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new NetworkError(req.method, 'aborted', true, { cause: req.signal?.reason }));
-    };
-    req.signal?.addEventListener('abort', onAbort, { once: true });
+    const forget = req.signal
+      ? watch(req.signal, () => {
+          clearTimeout(timer);
+          reject(new NetworkError(req.method, 'aborted', true, { cause: req.signal?.reason }));
+        })
+      : undefined;
     p.then(
       (v) => {
         clearTimeout(timer);
-        req.signal?.removeEventListener('abort', onAbort);
+        forget?.();
         resolve(v);
       },
       (e: unknown) => {
         clearTimeout(timer);
-        req.signal?.removeEventListener('abort', onAbort);
+        forget?.();
         reject(new NetworkError(req.method, e instanceof Error ? e.message : String(e), true, { cause: e }));
       },
     );

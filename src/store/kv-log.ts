@@ -23,10 +23,13 @@
  *   appenders never interleave within a batch, and a line torn by kill -9
  *   ends at the next batch's newline as one line that is not a record, which
  *   readers skip (`skip-and-report`).
- * - Before every read a process tails the log (one fstat: nothing to do when
- *   the size did not change), so it sees the other processes' acknowledged
- *   writes. It looks for a newer generation only once the log it tails was
- *   sealed (below): no path is probed on a get or a set.
+ * - Before a read a process tails the log (one fstat: nothing to do when
+ *   the size did not change), so it sees the other processes' writes
+ *   acknowledged before the read was asked for. Gets asked for together
+ *   share a tail: the first of a turn of the event loop tails at once, the
+ *   others of that turn wait for one tail at its end (records in flight ask
+ *   in bursts). It looks for a newer generation only once the log it tails
+ *   was sealed (below): no path is probed on a get or a set.
  * - A process that holds the lease of the run a namespace belongs to
  *   (`exclusive`) is its only writer: its index is authoritative and a read
  *   is one pread, with no check of the disk. Other processes still tail it.
@@ -127,6 +130,19 @@ class Slots {
   }
 }
 
+/** A promise and its settlers (Promise.withResolvers is Node 22). */
+interface Waiter {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+function waiter(): Waiter {
+  const w = {} as Waiter;
+  w.promise = new Promise<void>((resolve, reject) => Object.assign(w, { resolve, reject }));
+  return w;
+}
+
 const enoent = (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT';
 const eexist = (e: unknown) => (e as NodeJS.ErrnoException).code === 'EEXIST';
 const MAX_CHAIN = 32;
@@ -157,6 +173,8 @@ export class KvLog implements DurableState {
   /** Writes of this process that reached the current log, counted; and how many of them had when it was last tailed to its end. */
   private landedWrites = 0;
   private tailedAfter = 0;
+  /** Gets of the current burst (see {@link catchUpForGet}): open until the end of the turn; `waiting` settles with its closing probe. */
+  private burst: { waiting: Waiter | undefined } | undefined;
 
   constructor(private readonly options: KvLogOptions) {
     this.dir = options.dir;
@@ -342,12 +360,48 @@ export class KvLog implements DurableState {
     }
   }
 
+  /**
+   * Catches up before a get, with one probe serving every get of a burst:
+   * the first get of a burst probes at once (no wait); a get made while
+   * that burst is open waits for the probe that closes it, at the end of the
+   * event loop's turn (setImmediate), and shares it with every other get
+   * made meanwhile. Each get still sees every write acknowledged (by any
+   * process) before it was made: its probe runs after it was made. Records
+   * in flight make their gets in one turn: two probes a turn, not one per get.
+   */
+  private catchUpForGet(): Promise<void> | undefined {
+    if (this.exclusiveAndCurrent()) return undefined;
+    if (this.burst === undefined) {
+      this.refreshShared();
+      this.burst = { waiting: undefined };
+      setImmediate(() => this.closeBurst());
+      return undefined;
+    }
+    return (this.burst.waiting ??= waiter()).promise;
+  }
+
+  /** Ends a burst of gets: one probe for the gets that waited for it. */
+  private closeBurst(): void {
+    const waiting = this.burst?.waiting;
+    this.burst = undefined;
+    if (!waiting) return;
+    try {
+      this.refreshShared();
+      waiting.resolve();
+    } catch (e) {
+      waiting.reject(e);
+    }
+  }
+
+  private exclusiveAndCurrent(): boolean {
+    return this.options.exclusive?.() === true && this.caughtUpExclusive && this.chain.length > 0 && !this.closed;
+  }
+
   /** Catches up unless this process is the only writer and caught up since it became so (its index is then current). */
   private refreshShared(): void {
-    const exclusive = this.options.exclusive?.() === true;
-    if (exclusive && this.caughtUpExclusive && this.chain.length > 0 && !this.closed) return;
+    if (this.exclusiveAndCurrent()) return;
     this.refresh();
-    this.caughtUpExclusive = exclusive;
+    this.caughtUpExclusive = this.options.exclusive?.() === true;
   }
 
   private readLine(s: number): unknown[] | undefined {
@@ -433,7 +487,8 @@ export class KvLog implements DurableState {
   }
 
   async get<T>(key: string): Promise<T | undefined> {
-    this.refreshShared();
+    const caughtUp = this.catchUpForGet();
+    if (caughtUp) await caughtUp;
     return this.valueAt(key) as T | undefined;
   }
 

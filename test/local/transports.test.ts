@@ -36,4 +36,38 @@ describe('the typed client over both transports', () => {
     ).rejects.toMatchObject({ mayHaveReachedServer: false });
     expect(t.description).not.toContain(A.idInstance);
   });
+
+  it('the in-process transport aborts every call in flight under a signal when it aborts, and only those', async () => {
+    let answer!: () => void;
+    const answered = new Promise<void>((r) => (answer = r));
+    const service = {
+      handle: async (req: { path: string }) => {
+        if (req.path.includes('getStateInstance')) await answered;
+        else await new Promise<never>(() => {});
+        return { status: 200, headers: {}, body: { stateInstance: 'authorized' } };
+      },
+    };
+    const t = createInProcessTransport(service as never, A.idInstance, A.apiTokenInstance);
+    const ac = new AbortController();
+    const other = new AbortController();
+    const call = (method: 'getMessage' | 'getStateInstance', signal: AbortSignal) =>
+      t.request({ method, httpMethod: 'POST', body: {}, timeoutMs: 60_000, signal });
+    const done = call('getStateInstance', ac.signal);
+    answer();
+    await expect(done).resolves.toMatchObject({ statusCode: 200 });
+    const inFlight = [call('getMessage', ac.signal), call('getMessage', ac.signal)];
+    const elsewhere = call('getMessage', other.signal);
+    let elsewhereSettled = false;
+    elsewhere.then(
+      () => (elsewhereSettled = true),
+      () => (elsewhereSettled = true),
+    );
+    ac.abort();
+    for (const c of inFlight)
+      await expect(c).rejects.toMatchObject({ message: expect.stringMatching(/aborted/), mayHaveReachedServer: true });
+    await new Promise((r) => setImmediate(r));
+    expect(elsewhereSettled).toBe(false);
+    other.abort();
+    await expect(elsewhere).rejects.toBeInstanceOf(NetworkError);
+  });
 });

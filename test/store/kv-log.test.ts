@@ -4,6 +4,7 @@
  * write to kill -9 or to a crash half-way through a compaction.
  */
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +84,31 @@ describe('KvLog', () => {
     expect((await files(dir)).some((n) => n.endsWith('.snap.jsonl'))).toBe(true);
     await a.close();
     await b.close();
+  });
+
+  it('gets asked for in one turn share a tail of the log, yet each sees every write another process acknowledged before it was asked for', async () => {
+    const writer = new KvLog({ dir, name: 'ns' });
+    const reader = new KvLog({ dir, name: 'ns' });
+    await writer.set('a', 1);
+    // The first get of the turn tails the log at once; the ones after it wait for one tail at the end of the turn.
+    const first = reader.get('a');
+    const burst = Array.from({ length: 8 }, (_, i) => reader.get(`b${i}`));
+    expect(await first).toBe(1);
+    expect(await Promise.all(burst)).toEqual(Array(8).fill(undefined));
+    // Another process's write, acknowledged between two gets of one turn (its bytes in the file): the later get sees it.
+    const before = reader.get('c');
+    appendFileSync(join(dir, 'ns.0.jsonl'), '\n["c",3]\n');
+    const after = reader.get('c');
+    expect(await before).toBeUndefined();
+    expect(await after).toBe(3);
+    await writer.close();
+    await reader.close();
+    // A get waiting for its burst's tail when the log closes is refused, naming the log.
+    const late = new KvLog({ dir, name: 'ns' });
+    await late.get('a');
+    const waiting = late.get('a');
+    await late.close();
+    await expect(waiting).rejects.toThrow(/key\/value log ns is closed/);
   });
 
   it('skips a line torn by kill -9 and appends after it on a line of its own', async () => {

@@ -53,6 +53,14 @@ export function inFlightLimit(given: number | undefined, pace: Pace): number {
   return pace.delay > 0 ? 1 : DEFAULT_IN_FLIGHT;
 }
 
+/** A record in the window: its work's outcome once settled, and its commit. */
+interface Slot<T = unknown> {
+  /** 0 working, 1 answered, 2 failed */
+  state: 0 | 1 | 2;
+  value: T | unknown;
+  commit: (result: T) => Promise<void>;
+}
+
 /**
  * @example
  * const window = new InFlight(16);
@@ -60,12 +68,18 @@ export function inFlightLimit(given: number | undefined, pace: Pace): number {
  * await window.drain();
  */
 export class InFlight {
-  /** The last commit queued: each commit chains on the one before it. */
-  private tail: Promise<void> = Promise.resolve();
-  /** Commits not yet awaited by `push`, oldest first. */
-  private readonly commits: Promise<void>[] = [];
+  /** Records pushed and not yet committed, oldest first. */
+  private readonly slots: Slot[] = [];
   /** Works started and not yet settled. */
-  private readonly works = new Set<Promise<unknown>>();
+  private working = 0;
+  /** The loop committing the answered head of the window runs. */
+  private committing = false;
+  /** A record's commit is under way (its slot already left `slots`): it still counts as uncommitted. */
+  private inCommit = 0;
+  /** What stopped the window: a work's or a commit's error. */
+  private failure: { error: unknown } | undefined;
+  /** Who waits for room, for the last commit, or for the works after a failure. */
+  private waiters: Array<() => void> = [];
 
   /** Records allowed in flight now: 1 until a success, `limit` after one, 1 again after a failure. */
   private width = 1;
@@ -88,31 +102,75 @@ export class InFlight {
    * uncommitted.
    */
   async push<T>(work: () => Promise<T>, commit: (result: T) => Promise<void>): Promise<void> {
-    const started = work();
-    this.works.add(started);
-    const forget = () => void this.works.delete(started);
-    started.then(forget, forget);
-    const done = this.tail.then(async () => commit(await started));
-    // A failure surfaces through push/drain; nothing is left unhandled meanwhile.
-    done.catch(() => undefined);
-    this.tail = done;
-    this.commits.push(done);
-    while (this.commits.length >= this.width) await this.settle(this.commits.shift()!);
+    if (this.failure) return this.stopped();
+    const slot: Slot<T> = { state: 0, value: undefined, commit };
+    this.slots.push(slot as Slot);
+    this.working++;
+    let started: Promise<T>;
+    try {
+      started = work();
+    } catch (e) {
+      started = Promise.reject(e);
+    }
+    // One settlement handler per record; the commits are driven from there, not by a promise chain per record.
+    started.then(
+      (v) => this.settled(slot as Slot, 1, v),
+      (e: unknown) => this.settled(slot as Slot, 2, e),
+    );
+    while (!this.failure && this.slots.length + this.inCommit >= this.width) await this.wait();
+    if (this.failure) return this.stopped();
   }
 
   /** Waits until every record pushed is committed. */
   async drain(): Promise<void> {
-    this.commits.length = 0;
-    await this.settle(this.tail);
+    while (!this.failure && (this.slots.length > 0 || this.committing)) await this.wait();
+    if (this.failure) return this.stopped();
   }
 
-  /** Awaits a commit; on a failure, waits for every started work before throwing it. */
-  private async settle(commit: Promise<void>): Promise<void> {
+  private settled(slot: Slot, state: 1 | 2, value: unknown): void {
+    slot.state = state;
+    slot.value = value;
+    this.working--;
+    if (!this.committing) void this.commitReady();
+    else if (this.failure && this.working === 0) this.wakeUp();
+  }
+
+  /** Commits the answered records at the head, in order, one at a time; a failed one stops the window. */
+  private async commitReady(): Promise<void> {
+    this.committing = true;
     try {
-      await commit;
-    } catch (e) {
-      await Promise.allSettled([...this.works]);
-      throw e;
+      while (!this.failure && this.slots.length > 0 && this.slots[0]!.state !== 0) {
+        const slot = this.slots.shift()!;
+        if (slot.state === 2) this.failure = { error: slot.value };
+        else
+          try {
+            this.inCommit = 1;
+            await slot.commit(slot.value);
+          } catch (e) {
+            this.failure = { error: e };
+          } finally {
+            this.inCommit = 0;
+          }
+        this.wakeUp();
+      }
+    } finally {
+      this.committing = false;
+      this.wakeUp();
     }
+  }
+
+  private wait(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private wakeUp(): void {
+    if (this.waiters.length === 0) return;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** After a failure: waits for every started work (none is left calling the service), then throws it. */
+  private async stopped(): Promise<never> {
+    while (this.working > 0) await this.wait();
+    throw this.failure!.error;
   }
 }

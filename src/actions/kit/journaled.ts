@@ -97,53 +97,81 @@ export async function runJournaled<E extends JournalEntry, R, A>(
 
 /**
  * Appends a job's journal entries without waiting for each to be durable
- * before the next record starts, up to `maxPending` in flight (the store
- * batches concurrent appends: one write for many records). A job uses it only
- * where a record whose entry is lost in a crash is safe to meet again on
- * resume (e.g. its answer is already in a durable cache, or its chatId is in
- * the durable intent list); `pending()` names the records not yet durable.
+ * before the next record starts, up to `maxPending` not yet durable (the
+ * oldest waited for beyond that). Entries appended in one turn of the event
+ * loop go to the journal in one call (one store call, one promise, for the
+ * entries of every record committed in that turn; the store's group commit
+ * then writes them in one write(2)). A job uses it only where a record whose
+ * entry is lost in a crash is safe to meet again on resume (e.g. its answer
+ * is already in a durable cache, or its chatId is in the durable intent
+ * list); `pending()` names the records not yet durable.
  */
 export class JournalWriter<E> {
-  private readonly inFlight: { key: unknown; done: Promise<void>; settled: boolean }[] = [];
+  /** Batches handed to the journal, oldest first, until they are durable. */
+  private readonly inFlight: { keys: unknown[]; done: Promise<void>; settled: boolean }[] = [];
+  /** Entries of this turn, not handed to the journal yet. */
+  private open: { keys: unknown[]; entries: E[] } | undefined;
+  /** Entries appended and not yet durable (open and in flight). */
+  private unsettled = 0;
   private failure: unknown;
 
-  /** @param maxPending entries in flight before append waits for the oldest. @default 64 */
+  /** @param maxPending entries not yet durable before append waits for the oldest. @default 64 */
   constructor(
     private readonly journal: RunJournal,
     private readonly maxPending = 64,
   ) {}
 
-  /** Appends; resolves at once unless `maxPending` entries are still in flight. */
+  /** Appends; resolves at once unless `maxPending` entries are not yet durable. */
   async append(key: unknown, entry: E): Promise<void> {
     if (this.failure !== undefined) throw this.failure;
-    const rec = { key, done: Promise.resolve(), settled: false };
-    rec.done = this.journal.append(entry).then(
-      () => void (rec.settled = true),
-      (e: unknown) => {
-        rec.settled = true;
-        this.failure ??= e;
-      },
-    );
-    this.inFlight.push(rec);
-    while (this.inFlight.length > this.maxPending) await this.inFlight.shift()!.done;
+    if (!this.open) {
+      this.open = { keys: [], entries: [] };
+      setImmediate(() => this.send());
+    }
+    this.open.keys.push(key);
+    this.open.entries.push(entry);
+    this.unsettled++;
+    while (this.unsettled > this.maxPending) {
+      if (this.inFlight.length === 0) this.send();
+      await this.inFlight[0]!.done;
+      this.prune();
+    }
     this.prune();
     if (this.failure !== undefined) throw this.failure;
   }
 
   /** Keys of the records whose entries may not be durable yet. */
   pending(): unknown[] {
-    return this.inFlight.map((p) => p.key);
+    return [...this.inFlight.flatMap((p) => p.keys), ...(this.open?.keys ?? [])];
   }
 
   /** Waits until every entry appended so far is durable. */
   async flush(): Promise<void> {
+    this.send();
     await Promise.all(this.inFlight.map((p) => p.done));
-    this.inFlight.length = 0;
+    this.prune();
     if (this.failure !== undefined) throw this.failure;
   }
 
+  /** Hands the turn's entries to the journal in one call. */
+  private send(): void {
+    const batch = this.open;
+    this.open = undefined;
+    if (!batch) return;
+    const rec = { keys: batch.keys, done: Promise.resolve(), settled: false };
+    const settle = () => {
+      rec.settled = true;
+      this.unsettled -= batch.keys.length;
+    };
+    rec.done = this.journal.append(...batch.entries).then(settle, (e: unknown) => {
+      settle();
+      this.failure ??= e;
+    });
+    this.inFlight.push(rec);
+  }
+
   private prune(): void {
-    // Entries resolve in order: drop the settled head cheaply.
+    // Batches resolve in order: drop the settled head cheaply.
     let settled = 0;
     for (const p of this.inFlight) {
       if (!p.settled) break;

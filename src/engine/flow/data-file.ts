@@ -17,6 +17,7 @@ import { createReadStream } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { JSONParser } from '@streamparser/json-node';
 import { FlowError, isMsgflowError, MsgflowError } from '../../api/errors.js';
@@ -113,6 +114,23 @@ async function wholeDocument(file: string, shown: string, ext: string, maxBytes:
   }
 }
 
+/** Resolves once `stream` has something to read, ended or failed (the caller then reads `errored`). */
+function readableOrEnd(stream: Readable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off('readable', done);
+      stream.off('end', done);
+      stream.off('error', done);
+      stream.off('close', done);
+      resolve();
+    };
+    stream.on('readable', done);
+    stream.on('end', done);
+    stream.on('error', done);
+    stream.on('close', done);
+  });
+}
+
 /**
  * CSV rows with the line each starts on: csv-parse reports the line a record
  * ends on, so a record starts after the previous one's end and the blank
@@ -126,11 +144,20 @@ async function* csvRecords(file: string, shown: string): AsyncGenerator<FileReco
   let lastLine = 1; // the header's
   let blank = 0;
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: unknown; info: { lines: number; empty_lines: number } }>) {
-      const line = lastLine + 1 + (info.empty_lines - blank);
-      lastLine = info.lines;
-      blank = info.empty_lines;
-      yield { value: record, where: `${shown}:${line}` };
+    // The parser's buffer read here directly, not through its async iterator: one generator per row, not two.
+    for (;;) {
+      if (parser.errored) throw parser.errored;
+      const row = parser.read() as { record: unknown; info: { lines: number; empty_lines: number } } | null;
+      if (row === null) {
+        if (parser.readableEnded) return;
+        if (parser.destroyed) throw new Error('the reader closed before the end of the file');
+        await readableOrEnd(parser);
+        continue;
+      }
+      const line = lastLine + 1 + (row.info.empty_lines - blank);
+      lastLine = row.info.lines;
+      blank = row.info.empty_lines;
+      yield { value: row.record, where: `${shown}:${line}` };
     }
   } catch (e) {
     if (e instanceof MsgflowError) throw e;
@@ -219,7 +246,8 @@ export async function* readRows(ctx: Pick<ActionContext, 'resolvePath'>, action:
   let index = 0;
   if (source.file !== undefined) {
     try {
-      for await (const r of streamRecords(ctx.resolvePath(source.file), source.file)) yield { ...r, index: index++ };
+      for await (const r of streamRecords(ctx.resolvePath(source.file), source.file))
+        yield { value: r.value, where: r.where, index: index++ };
     } catch (e) {
       // DATA_FILE_INVALID says `<file>[:line]: <what is wrong>`.
       const reason = isMsgflowError(e) ? e.message : `cannot read ${source.file}: ${(e as Error).message}`;
