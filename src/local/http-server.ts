@@ -42,12 +42,10 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
   const bound: { addr?: AddressInfo } = {};
   const isOwn = (u: URL) => bound.addr !== undefined && ownAuthority(u, bound.addr, opts.publicUrl?.());
   const server = http.createServer();
-  const owe = answerClientErrors(server);
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    owe(req, res);
-    void onRequest(service, opts, isOwn, req, res);
-  });
-  const limitOf = (req: http.IncomingMessage) => bodyLimit(req.url ?? '/', opts);
+  answerClientErrors(server);
+  const resolve = targetResolver(opts, isOwn);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void onRequest(service, opts, resolve, req, res));
+  const limitOf = (req: http.IncomingMessage) => resolve(req.url ?? '/').limit;
   guardExpectContinue(server, limitOf, (req, res) => tooLarge(req, res, limitOf(req)));
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 30_000;
@@ -71,6 +69,35 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** A request-target as the adapter reads it before handing the request on: its body cap, and its path and query (or why not). */
+interface ReadTarget {
+  limit: number;
+  target: Target | string;
+}
+
+/** How many request-targets a listener keeps read. @default 256 */
+const TARGET_CACHE_SIZE = 256;
+
+/**
+ * Reads request-targets, keeping the last ones read: a client sends the same
+ * few targets over and over, so each is matched against the method table
+ * and checked once. Only origin-form targets are kept (an absolute-form
+ * one's answer depends on the listener's address), and only good ones.
+ */
+function targetResolver(opts: ListenOptions, isOwn: (u: URL) => boolean): (raw: string) => ReadTarget {
+  const known = new Map<string, ReadTarget>();
+  return (raw) => {
+    const hit = known.get(raw);
+    if (hit !== undefined) return hit;
+    const read: ReadTarget = { limit: bodyLimit(raw, opts), target: parseTarget(raw, isOwn) };
+    if (raw.charCodeAt(0) === SLASH && typeof read.target !== 'string') {
+      if (known.size >= TARGET_CACHE_SIZE) known.delete(known.keys().next().value!);
+      known.set(raw, read);
+    }
+    return read;
   };
 }
 
@@ -111,15 +138,14 @@ export function ownAuthority(u: URL, bound: Pick<AddressInfo, 'address' | 'port'
 async function onRequest(
   service: Handler,
   opts: ListenOptions,
-  isOwn: (u: URL) => boolean,
+  resolve: (raw: string) => ReadTarget,
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ) {
   try {
-    const limit = bodyLimit(req.url ?? '/', opts);
+    const { limit, target } = resolve(req.url ?? '/');
     const body = await readBodyLimited(req, limit);
     if (body === 'too-large') return tooLarge(req, res, limit);
-    const target = parseTarget(req.url ?? '/', isOwn);
     if (typeof target === 'string') {
       send(req, res, {
         status: 400,
@@ -254,6 +280,12 @@ function send(req: http.IncomingMessage, res: http.ServerResponse, answer: Local
   }
   // No body at all for a method that answers with none (sendTyping).
   const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
-  res.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(text) });
+  const length = Buffer.byteLength(text);
+  // Nearly every answer has the shared JSON headers: a literal of two, no copy of them.
+  const headers =
+    answer.headers === JSON_HEADERS
+      ? { 'content-type': JSON_HEADERS['content-type'], 'content-length': length }
+      : { ...answer.headers, 'content-length': length };
+  res.writeHead(answer.status, headers);
   res.end(text);
 }

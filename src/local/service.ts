@@ -113,6 +113,8 @@ interface ServiceContext {
   readonly events: EventEmitter<LocalServiceEvents>;
   readonly instances: Map<string, LocalInstance>;
   readonly listeners: Set<HttpListener>;
+  /** Routes of the paths seen last, by path (bounded: ROUTE_CACHE_SIZE). */
+  readonly routes: Map<string, KnownRoute>;
   readonly media: MediaStore;
   /** The address the first listen() bound: the default publicUrl. */
   readonly bound: { url?: string };
@@ -153,6 +155,7 @@ function createContext(config: LocalConfig, opts: LocalServiceOptions): ServiceC
     events: new EventEmitter<LocalServiceEvents>(),
     instances: new Map(),
     listeners: new Set(),
+    routes: new Map(),
     bound,
     purgeTimer: undefined,
     media,
@@ -204,12 +207,30 @@ async function closeService(ctx: ServiceContext): Promise<void> {
   await ctx.media.close();
 }
 
+/** How many request paths a service keeps the route of. @default 256 */
+const ROUTE_CACHE_SIZE = 256;
+
+/**
+ * Where a path that named an API method of an instance with the right token
+ * goes. A client sends the same few paths over and over (its instance, its
+ * token, a handful of methods), so each is split and looked up once.
+ */
+interface KnownRoute {
+  readonly instance: LocalInstance;
+  readonly method: ApiMethod;
+  readonly pathValues: Readonly<Record<string, string | undefined>>;
+}
+
 /**
  * Routing and auth. Not async: it hands on callMethod's promise as it is (an
  * async function would wrap it in one more, two more turns of the microtask
  * queue per request); what it throws, handleRequest catches like a rejection.
  */
 function route(ctx: ServiceContext, req: LocalRequest): LocalResponse | Promise<LocalResponse> {
+  // Only a path whose token was accepted is kept, and the token is part of the path: a path found is one
+  // accepted before (tokens do not change while the service runs). Any other path is checked in full.
+  const known = ctx.routes.get(req.path);
+  if (known !== undefined) return callMethod(known.instance, known.method, req, known.pathValues);
   const parts = splitPath(req.path);
   if (!parts) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
   if (parts[0] === 'files' && parts.length === 3) return serveFile(ctx, req, parts[1]!);
@@ -225,12 +246,15 @@ function route(ctx: ServiceContext, req: LocalRequest): LocalResponse | Promise<
   if (!instance.acceptsToken(token)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
   if (admin) return handleAdmin(instance, method, req, () => readJsonBody(req));
   if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
-  return callMethod(
-    instance,
-    method,
-    req,
-    pathParams.length === 0 ? NO_PATH_VALUES : Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])),
-  );
+  const pathValues = pathParams.length === 0 ? NO_PATH_VALUES : Object.freeze(Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])));
+  rememberRoute(ctx.routes, req.path, { instance, method, pathValues });
+  return callMethod(instance, method, req, pathValues);
+}
+
+/** Keeps a route, the oldest one going when the cache is full (a Map iterates in insertion order). */
+function rememberRoute(routes: Map<string, KnownRoute>, path: string, r: KnownRoute): void {
+  if (routes.size >= ROUTE_CACHE_SIZE) routes.delete(routes.keys().next().value!);
+  routes.set(path, r);
 }
 
 /** An API call past routing and auth: HTTP method, rate limit, body, validation, the instance. */
@@ -238,7 +262,7 @@ async function callMethod(
   instance: LocalInstance,
   method: ApiMethod,
   req: LocalRequest,
-  pathValues: Record<string, string | undefined>,
+  pathValues: Readonly<Record<string, string | undefined>>,
 ): Promise<LocalResponse> {
   const spec = METHOD_SPECS[method];
   const expected = spec.httpMethod;
