@@ -47,6 +47,19 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
   const id = String(opts.idInstance);
   const secrets: Secrets = { idInstance: id, apiTokenInstance: opts.apiTokenInstance };
   const userAgent = opts.userAgent ?? 'msgflow';
+  // Made once, not per call: undici reads request headers and never changes them.
+  const jsonHeaders = Object.freeze({ accept: 'application/json', 'user-agent': userAgent, 'content-type': 'application/json' });
+  const plainHeaders = Object.freeze({ accept: 'application/json', 'user-agent': userAgent });
+  // The URL of each method without path parameters, built on its first call (a client calls a few methods many times).
+  const urls = new Map<string, string>();
+  const urlOf = (req: TransportRequest): string => {
+    const params = req.pathParams ?? [];
+    if (params.length > 0)
+      return `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}/${params.map(encodeURIComponent).join('/')}`;
+    let url = urls.get(req.method);
+    if (url === undefined) urls.set(req.method, (url = `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}`));
+    return url;
+  };
   // Its own connection pool (keep-alive), so that close() frees the sockets
   // and a process using the client can exit. undici follows no redirect: a
   // redirect is not part of the API, and following it would send the token
@@ -59,8 +72,7 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
   };
 
   async function request(req: TransportRequest): Promise<TransportResponse> {
-    const tail = (req.pathParams ?? []).map((p) => `/${encodeURIComponent(p)}`).join('');
-    const url = `${base}/waInstance${id}/${req.method}/${opts.apiTokenInstance}${tail}`;
+    const url = urlOf(req);
     const { request: send, dispatcher } = await poolOf();
     const upload = req.upload ? await encodeUpload(req.upload) : undefined;
     const json = req.httpMethod === 'POST' && !upload;
@@ -75,17 +87,13 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
       const res = await send(url, {
         dispatcher,
         method: req.httpMethod,
-        headers: json
-          ? { accept: 'application/json', 'user-agent': userAgent, 'content-type': 'application/json' }
-          : { accept: 'application/json', 'user-agent': userAgent, ...upload?.headers },
+        headers: json ? jsonHeaders : upload ? { ...plainHeaders, ...upload.headers } : plainHeaders,
         body: json ? JSON.stringify(req.body ?? {}) : upload?.body,
         query: req.query,
         signal: deadline.signal,
       });
       const text = await res.body.text();
-      const headers: Record<string, string | undefined> = {};
-      for (const [k, v] of Object.entries(res.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-      return { statusCode: res.statusCode, headers, body: parseBody(text) };
+      return { statusCode: res.statusCode, headers: singleValued(res.headers), body: parseBody(text) };
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason;
       if (deadline.signal.aborted) throw timeoutError(req, err, secrets);
@@ -116,6 +124,21 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
  * schedules) starts without its module tree.
  */
 const loadUndici = () => import('undici');
+
+/**
+ * The answer's headers with one value each (a repeated header's values
+ * joined). undici's own object as it is when no header repeats, which is
+ * every answer of the service: no copy per call.
+ */
+function singleValued(headers: Record<string, string | string[] | undefined>): Record<string, string | undefined> {
+  for (const k in headers) {
+    if (!Array.isArray(headers[k])) continue;
+    const out: Record<string, string | undefined> = {};
+    for (const [name, v] of Object.entries(headers)) out[name] = Array.isArray(v) ? v.join(', ') : v;
+    return out;
+  }
+  return headers as Record<string, string | undefined>;
+}
 
 /** JSON when it parses, the text otherwise, undefined for an empty body. */
 function parseBody(text: string): unknown {
