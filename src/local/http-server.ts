@@ -265,7 +265,8 @@ function tooLarge(req: http.IncomingMessage, res: http.ServerResponse, limit: nu
 }
 
 function send(req: http.IncomingMessage, res: http.ServerResponse, answer: LocalResponse) {
-  if (isFileBody(answer.body)) {
+  // An answer with the shared JSON headers is JSON: no look into its body for a file.
+  if (answer.headers !== JSON_HEADERS && isFileBody(answer.body)) {
     const stream = answer.body.stream;
     res.writeHead(answer.status, answer.headers);
     if (req.method === 'HEAD') {

@@ -23,6 +23,7 @@ import { systemClock, type Clock } from '../util/clock.js';
 import { handleAdmin } from './admin.js';
 import { listenHttp, type HttpListener } from './http-server.js';
 import { LocalInstance } from './instance/instance.js';
+import type { MethodResult } from './instance/dispatch.js';
 import { createMediaStore } from './media/file-store.js';
 import { privateRange } from './media/download.js';
 import type { MediaStore } from './media/types.js';
@@ -257,13 +258,17 @@ function rememberRoute(routes: Map<string, KnownRoute>, path: string, r: KnownRo
   routes.set(path, r);
 }
 
-/** An API call past routing and auth: HTTP method, rate limit, body, validation, the instance. */
-async function callMethod(
+/**
+ * An API call past routing and auth: HTTP method, rate limit, body,
+ * validation, the instance. Not async, like route(): a JSON call goes
+ * straight to the instance's promise; only an upload waits for its body.
+ */
+function callMethod(
   instance: LocalInstance,
   method: ApiMethod,
   req: LocalRequest,
   pathValues: Readonly<Record<string, string | undefined>>,
-): Promise<LocalResponse> {
+): LocalResponse | Promise<LocalResponse> {
   const spec = METHOD_SPECS[method];
   const expected = spec.httpMethod;
   const got = req.httpMethod.toUpperCase();
@@ -277,18 +282,20 @@ async function callMethod(
   }
   // POST carries a JSON body (or a file: sendFileByUpload, uploadFile); GET its parameters in the query; DELETE in the path.
   const upload = spec.requestBody;
-  const body =
-    expected !== 'POST'
-      ? { ...queryBody(req.query), ...queryBody(pathValues) }
-      : upload === 'multipart' || upload === 'binary'
-        ? await readUploadBody(req, upload)
-        : readJsonBody(req);
+  if (upload === 'multipart' || upload === 'binary') return readUploadBody(req, upload).then((body) => invoke(instance, method, req, body));
+  return invoke(instance, method, req, expected !== 'POST' ? { ...queryBody(req.query), ...queryBody(pathValues) } : readJsonBody(req));
+}
+
+/** A call's body validated and handed to the instance; its answer as JSON. */
+function invoke(instance: LocalInstance, method: ApiMethod, req: LocalRequest, body: unknown): Promise<LocalResponse> {
   const parsed = validateRequest(method, body);
   // Only a long poll waits on the caller; reading req.signal makes the HTTP
   // adapter's AbortController, so no other method asks for it.
-  const result = await instance.call(method, parsed, spec.longPollSeconds === undefined ? undefined : req.signal);
-  return json(result.status, result.body);
+  const signal = METHOD_SPECS[method].longPollSeconds === undefined ? undefined : req.signal;
+  return instance.call(method, parsed, signal).then(asJson);
 }
+
+const asJson = (result: MethodResult): LocalResponse => json(result.status, result.body);
 
 async function serveFile(ctx: ServiceContext, req: LocalRequest, id: string): Promise<LocalResponse> {
   const got = req.httpMethod.toUpperCase();
@@ -323,15 +330,26 @@ async function serveStatic(ctx: ServiceContext, req: LocalRequest, segments: str
   return found ?? errorResponse(new MsgflowError('FILE_NOT_FOUND'));
 }
 
-async function handleRequest(ctx: ServiceContext, req: LocalRequest): Promise<LocalResponse> {
+/**
+ * route() with every failure turned into an answer. Not async: an answer
+ * route() has at once, or its promise, goes back as it is (one promise less
+ * per request than an async wrapper awaiting it).
+ */
+function handleRequest(ctx: ServiceContext, req: LocalRequest): Promise<LocalResponse> {
   try {
-    return await route(ctx, req);
+    const answer = route(ctx, req);
+    return answer instanceof Promise ? answer.catch((e: unknown) => failureResponse(ctx, e)) : Promise.resolve(answer);
   } catch (e) {
-    if (e instanceof ValidationError) return validationResponse(e);
-    if (e instanceof MsgflowError && e.status !== undefined && e.status < 500) return errorResponse(e);
-    ctx.logger.error('local service: unexpected error', { reason: ctx.hide(e instanceof Error ? e.message : String(e)) });
-    return json(500, { message: new MsgflowError('INTERNAL', { reason: 'unexpected error, see the service log' }).message });
+    return Promise.resolve(failureResponse(ctx, e));
   }
+}
+
+/** What a request that failed is answered: its error when it is the caller's, else 500 (logged, secrets hidden). */
+function failureResponse(ctx: ServiceContext, e: unknown): LocalResponse {
+  if (e instanceof ValidationError) return validationResponse(e);
+  if (e instanceof MsgflowError && e.status !== undefined && e.status < 500) return errorResponse(e);
+  ctx.logger.error('local service: unexpected error', { reason: ctx.hide(e instanceof Error ? e.message : String(e)) });
+  return json(500, { message: new MsgflowError('INTERNAL', { reason: 'unexpected error, see the service log' }).message });
 }
 
 async function listenService(ctx: ServiceContext, service: LocalService, port: number, host: string): Promise<HttpListener> {
