@@ -9,6 +9,7 @@
  * (got with its per-call constants merged once: 1.7x below undici), and got's
  * option handling was a quarter of the run process's CPU (issue 25).
  */
+import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import { NetworkError } from '../api/errors.js';
 import { INSTANCE_PLACEHOLDER, type Secrets } from '../api/redact.js';
@@ -78,9 +79,9 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
     const json = req.httpMethod === 'POST' && !upload;
     // One deadline for the whole attempt (connecting, the answer, its body):
     // undici's own timeouts tick in coarse steps, and bound each phase apart.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), req.timeoutMs);
-    const onAbort = () => deadline.abort(req.signal?.reason);
+    const end = new AttemptEnd();
+    const timer = setTimeout(() => end.end(), req.timeoutMs);
+    const onAbort = () => end.end(req.signal?.reason);
     req.signal?.addEventListener('abort', onAbort, { once: true });
     if (req.signal?.aborted) onAbort();
     try {
@@ -90,13 +91,13 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
         headers: json ? jsonHeaders : upload ? { ...plainHeaders, ...upload.headers } : plainHeaders,
         body: json ? JSON.stringify(req.body ?? {}) : upload?.body,
         query: req.query,
-        signal: deadline.signal,
+        signal: end,
       });
       const text = await res.body.text();
       return { statusCode: res.statusCode, headers: singleValued(res.headers), body: parseBody(text) };
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason;
-      if (deadline.signal.aborted) throw timeoutError(req, err, secrets);
+      if (end.aborted) throw timeoutError(req, err, secrets);
       throw toNetworkError(req, err as Error & { code?: unknown }, secrets);
     } finally {
       clearTimeout(timer);
@@ -116,6 +117,28 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
       pool?.dispatcher.destroy().catch(() => undefined);
     },
   };
+}
+
+/**
+ * The end of one attempt: its deadline passing, or the caller's signal
+ * aborting. undici takes an EventEmitter as a request's signal (its
+ * documented `signal: AbortSignal | EventEmitter`), which costs a fraction
+ * of an AbortController: an undici request listening on an AbortSignal goes
+ * through EventTarget, measured at ~6 µs of the client's CPU per call (a
+ * fifth of a call to a local service) against under 1 µs for this.
+ */
+class AttemptEnd extends EventEmitter {
+  /** Read by undici, as on an AbortSignal. */
+  aborted = false;
+  /** What undici rejects with; undefined (its RequestAbortedError) for the deadline. */
+  reason: unknown = undefined;
+
+  end(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
 }
 
 /**
