@@ -13,6 +13,7 @@ import { isFileBody, JSON_HEADERS, type LocalRequest, type LocalResponse } from 
 import { guardExpectContinue, readBodyLimited, refuseBody } from '../util/http-body.js';
 import { answerClientErrors } from './client-errors.js';
 import { privateRange } from './media/download.js';
+import { BoundedMap } from '../util/bounded-map.js';
 
 export interface HttpListener {
   /** e.g. `http://127.0.0.1:7070` */
@@ -88,15 +89,12 @@ const TARGET_CACHE_SIZE = 256;
  * one's answer depends on the listener's address), and only good ones.
  */
 function targetResolver(opts: ListenOptions, isOwn: (u: URL) => boolean): (raw: string) => ReadTarget {
-  const known = new Map<string, ReadTarget>();
+  const known = new BoundedMap<string, ReadTarget>(TARGET_CACHE_SIZE);
   return (raw) => {
     const hit = known.get(raw);
     if (hit !== undefined) return hit;
     const read: ReadTarget = { limit: bodyLimit(raw, opts), target: parseTarget(raw, isOwn) };
-    if (raw.charCodeAt(0) === SLASH && typeof read.target !== 'string') {
-      if (known.size >= TARGET_CACHE_SIZE) known.delete(known.keys().next().value!);
-      known.set(raw, read);
-    }
+    if (raw.charCodeAt(0) === SLASH && typeof read.target !== 'string') known.set(raw, read);
     return read;
   };
 }

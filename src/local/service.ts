@@ -20,6 +20,7 @@ import { validateRequest } from '../api/validate.js';
 import type { LocalConfig } from './config.js';
 import type { Logger } from '../util/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { BoundedMap } from '../util/bounded-map.js';
 import { handleAdmin } from './admin.js';
 import { listenHttp, type HttpListener } from './http-server.js';
 import { LocalInstance } from './instance/instance.js';
@@ -115,7 +116,7 @@ interface ServiceContext {
   readonly instances: Map<string, LocalInstance>;
   readonly listeners: Set<HttpListener>;
   /** Routes of the paths seen last, by path (bounded: ROUTE_CACHE_SIZE). */
-  readonly routes: Map<string, KnownRoute>;
+  readonly routes: BoundedMap<string, KnownRoute>;
   readonly media: MediaStore;
   /** The address the first listen() bound: the default publicUrl. */
   readonly bound: { url?: string };
@@ -156,7 +157,7 @@ function createContext(config: LocalConfig, opts: LocalServiceOptions): ServiceC
     events: new EventEmitter<LocalServiceEvents>(),
     instances: new Map(),
     listeners: new Set(),
-    routes: new Map(),
+    routes: new BoundedMap(ROUTE_CACHE_SIZE),
     bound,
     purgeTimer: undefined,
     media,
@@ -248,14 +249,8 @@ function route(ctx: ServiceContext, req: LocalRequest): LocalResponse | Promise<
   if (admin) return handleAdmin(instance, method, req, () => readJsonBody(req));
   if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
   const pathValues = pathParams.length === 0 ? NO_PATH_VALUES : Object.freeze(Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])));
-  rememberRoute(ctx.routes, req.path, { instance, method, pathValues });
+  ctx.routes.set(req.path, { instance, method, pathValues });
   return callMethod(instance, method, req, pathValues);
-}
-
-/** Keeps a route, the oldest one going when the cache is full (a Map iterates in insertion order). */
-function rememberRoute(routes: Map<string, KnownRoute>, path: string, r: KnownRoute): void {
-  if (routes.size >= ROUTE_CACHE_SIZE) routes.delete(routes.keys().next().value!);
-  routes.set(path, r);
 }
 
 /**
