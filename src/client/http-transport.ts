@@ -74,7 +74,8 @@ export function createHttpTransport(opts: HttpTransportOptions): Transport {
 
   async function request(req: TransportRequest): Promise<TransportResponse> {
     const url = urlOf(req);
-    const { request: send, dispatcher } = await poolOf();
+    // Loaded once; after the first call no await (a promise and a turn of the microtask queue per call).
+    const { request: send, dispatcher } = pool ?? (await poolOf());
     const upload = req.upload ? await encodeUpload(req.upload) : undefined;
     const json = req.httpMethod === 'POST' && !upload;
     // One deadline for the whole attempt (connecting, the answer, its body):
