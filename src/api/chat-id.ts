@@ -45,13 +45,26 @@ export function chatKind(chatId: string): ChatKind {
   return GROUP_RE.test(chatId) || chatId.startsWith('-') ? 'group' : 'personal';
 }
 
-/** `79001112233@c.us` -> 79001112233; undefined for group or malformed ids. */
+/**
+ * `79001112233@c.us` (5 to 20 digits) or `79001112233` (1 to 20 digits) ->
+ * 79001112233; undefined for group or malformed ids. Read character by
+ * character rather than by a regex match: every getMessage and status
+ * reading asks, and a match allocates its array and groups.
+ */
 export function phoneOfChatId(chatId: string): number | undefined {
-  const m = PERSONAL_RE.exec(chatId) ?? (/^\d{1,20}$/.test(chatId) ? [chatId, chatId] : null);
-  if (!m) return undefined;
-  const n = Number(m[1]);
+  const personal = chatId.endsWith(PERSONAL_SUFFIX);
+  const digits = personal ? chatId.length - PERSONAL_SUFFIX.length : chatId.length;
+  if (digits < (personal ? 5 : 1) || digits > 20) return undefined;
+  for (let i = 0; i < digits; i++) {
+    const c = chatId.charCodeAt(i);
+    if (c < DIGIT_0 || c > DIGIT_9) return undefined;
+  }
+  const n = Number(personal ? chatId.slice(0, digits) : chatId);
   return Number.isSafeInteger(n) ? n : undefined;
 }
+
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
 
 export function personalChatId(phone: number | string): string {
   return `${phone}${PERSONAL_SUFFIX}`;

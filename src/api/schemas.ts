@@ -400,7 +400,7 @@ export const REQUEST_SHAPES = {
   },
   getMessage: {
     chatId: chatId(),
-    idMessage: nonEmpty('idMessage').refine((s) => s.length >= 16, {
+    idMessage: nonEmpty('idMessage').refine((s) => s.length >= ID_MESSAGE_MIN, {
       error: "'message id' must be at least 16 symbols",
     }),
   },

@@ -3,6 +3,7 @@ import { formatError } from './error-codes.js';
 import { ValidationError } from './errors.js';
 import { METHOD_SPECS, type ApiMethod } from './methods.js';
 import { REQUEST_SCHEMAS, STRICT_REQUEST_SCHEMAS } from './schemas.js';
+import { fastCheck } from './fast-checks.js';
 import type { ParsedRequest } from './types.js';
 
 export interface ValidateOptions {
@@ -37,6 +38,9 @@ export function validateRequest<M extends ApiMethod>(method: M, body: unknown, o
     const broken = checkAccountTargetRule(input as Record<string, unknown>);
     if (broken) throw new ValidationError(broken.reason, broken.field, { code: 'CHECK_ACCOUNT_TARGET' });
   }
+  // The hottest bodies, when plainly valid, skip zod (same output; anything else is the schema's to answer).
+  const fast = fastCheck(method, input);
+  if (fast !== undefined) return fast as ParsedRequest<M>;
   const schema = (options.strict ? STRICT_REQUEST_SCHEMAS : REQUEST_SCHEMAS)[method];
   const result = schema.safeParse(input);
   if (!result.success) throw issueToValidationError(result.error.issues[0]!);

@@ -48,51 +48,39 @@ function answerText(err: NodeJS.ErrnoException): string {
   );
 }
 
-/** The answers still owed on one connection, and the parser error's answer waiting for them. */
-interface Owed {
-  count: number;
-  then: (() => void) | undefined;
+/**
+ * The response node is writing on a connection, when there is one: node
+ * attaches each response to its socket in request order
+ * (`socket._httpMessage`, set while a response is unfinished and handed to
+ * the next pipelined one when it finishes), so a socket without one owes no
+ * answer. Read only when a request could not be parsed: nothing is kept per
+ * request.
+ */
+function answerInProgress(socket: Socket): http.ServerResponse | undefined {
+  const res = (socket as Socket & { _httpMessage?: http.ServerResponse | null })._httpMessage;
+  return res ?? undefined;
 }
 
 /**
  * Answers the requests node cannot parse on `server` with the service's JSON
  * error shape (`{"message": "malformed request: ..."}`), once the requests
- * read before on the same connection are answered. The server's request
- * handler calls the returned function with every request it gets (rather
- * than a second 'request' listener, which would make node copy its listener
- * list on every request).
+ * read before on the same connection are answered (node writes them in
+ * order; the error waits for the last one's `close`).
  */
-export function answerClientErrors(server: http.Server): (req: http.IncomingMessage, res: http.ServerResponse) => void {
-  const owedBySocket = new WeakMap<Socket, Owed>();
-  // One listener for every response, not a closure per request: a response
-  // closed (sent, or its connection gone), one answer fewer owed; the last
-  // one lets a waiting parser error's answer go.
-  function responseClosed(this: http.ServerResponse): void {
-    const owed = owedBySocket.get(this.req.socket);
-    if (owed === undefined || --owed.count > 0) return;
-    const then = owed.then;
-    owed.then = undefined;
-    then?.();
-  }
+export function answerClientErrors(server: http.Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // The client is gone: nobody to answer.
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
       return;
     }
-    const answer = () => {
-      if (socket.writable) socket.end(answerText(err));
-      else socket.destroy();
+    const answer = (): void => {
+      if (!socket.writable) return void socket.destroy();
+      const owed = answerInProgress(socket);
+      // Pipelined: the requests before the broken one are answered first.
+      if (owed !== undefined) owed.once('close', answer);
+      else socket.end(answerText(err));
     };
-    const owed = owedBySocket.get(socket);
-    if (owed === undefined || owed.count === 0) return answer();
-    // Pipelined: the requests before the broken one are answered first (node writes them in order).
-    owed.then = answer;
+    answer();
   });
-  return (req, res) => {
-    const owed = owedBySocket.get(req.socket);
-    if (owed === undefined) owedBySocket.set(req.socket, { count: 1, then: undefined });
-    else owed.count++;
-    res.on('close', responseClosed);
-  };
 }

@@ -13,6 +13,7 @@ import { isFileBody, JSON_HEADERS, type LocalRequest, type LocalResponse } from 
 import { guardExpectContinue, readBodyLimited, refuseBody } from '../util/http-body.js';
 import { answerClientErrors } from './client-errors.js';
 import { privateRange } from './media/download.js';
+import { BoundedMap } from '../util/bounded-map.js';
 
 export interface HttpListener {
   /** e.g. `http://127.0.0.1:7070` */
@@ -42,12 +43,10 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
   const bound: { addr?: AddressInfo } = {};
   const isOwn = (u: URL) => bound.addr !== undefined && ownAuthority(u, bound.addr, opts.publicUrl?.());
   const server = http.createServer();
-  const owe = answerClientErrors(server);
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    owe(req, res);
-    void onRequest(service, opts, isOwn, req, res);
-  });
-  const limitOf = (req: http.IncomingMessage) => bodyLimit(req.url ?? '/', opts);
+  answerClientErrors(server);
+  const resolve = targetResolver(opts, isOwn);
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void onRequest(service, opts, resolve, req, res));
+  const limitOf = (req: http.IncomingMessage) => resolve(req.url ?? '/').limit;
   guardExpectContinue(server, limitOf, (req, res) => tooLarge(req, res, limitOf(req)));
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 30_000;
@@ -71,6 +70,32 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** A request-target as the adapter reads it before handing the request on: its body cap, and its path and query (or why not). */
+interface ReadTarget {
+  limit: number;
+  target: Target | string;
+}
+
+/** How many request-targets a listener keeps read. @default 256 */
+const TARGET_CACHE_SIZE = 256;
+
+/**
+ * Reads request-targets, keeping the last ones read: a client sends the same
+ * few targets over and over, so each is matched against the method table
+ * and checked once. Only origin-form targets are kept (an absolute-form
+ * one's answer depends on the listener's address), and only good ones.
+ */
+function targetResolver(opts: ListenOptions, isOwn: (u: URL) => boolean): (raw: string) => ReadTarget {
+  const known = new BoundedMap<string, ReadTarget>(TARGET_CACHE_SIZE);
+  return (raw) => {
+    const hit = known.get(raw);
+    if (hit !== undefined) return hit;
+    const read: ReadTarget = { limit: bodyLimit(raw, opts), target: parseTarget(raw, isOwn) };
+    if (raw.charCodeAt(0) === SLASH && typeof read.target !== 'string') known.set(raw, read);
+    return read;
   };
 }
 
@@ -111,15 +136,14 @@ export function ownAuthority(u: URL, bound: Pick<AddressInfo, 'address' | 'port'
 async function onRequest(
   service: Handler,
   opts: ListenOptions,
-  isOwn: (u: URL) => boolean,
+  resolve: (raw: string) => ReadTarget,
   req: http.IncomingMessage,
   res: http.ServerResponse,
 ) {
   try {
-    const limit = bodyLimit(req.url ?? '/', opts);
+    const { limit, target } = resolve(req.url ?? '/');
     const body = await readBodyLimited(req, limit);
     if (body === 'too-large') return tooLarge(req, res, limit);
-    const target = parseTarget(req.url ?? '/', isOwn);
     if (typeof target === 'string') {
       send(req, res, {
         status: 400,
@@ -239,7 +263,8 @@ function tooLarge(req: http.IncomingMessage, res: http.ServerResponse, limit: nu
 }
 
 function send(req: http.IncomingMessage, res: http.ServerResponse, answer: LocalResponse) {
-  if (isFileBody(answer.body)) {
+  // An answer with the shared JSON headers is JSON: no look into its body for a file.
+  if (answer.headers !== JSON_HEADERS && isFileBody(answer.body)) {
     const stream = answer.body.stream;
     res.writeHead(answer.status, answer.headers);
     if (req.method === 'HEAD') {
@@ -254,6 +279,12 @@ function send(req: http.IncomingMessage, res: http.ServerResponse, answer: Local
   }
   // No body at all for a method that answers with none (sendTyping).
   const text = answer.body === undefined ? '' : JSON.stringify(answer.body);
-  res.writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(text) });
+  const length = Buffer.byteLength(text);
+  // Nearly every answer has the shared JSON headers: a literal of two, no copy of them.
+  const headers =
+    answer.headers === JSON_HEADERS
+      ? { 'content-type': JSON_HEADERS['content-type'], 'content-length': length }
+      : { ...answer.headers, 'content-length': length };
+  res.writeHead(answer.status, headers);
   res.end(text);
 }

@@ -20,9 +20,11 @@ import { validateRequest } from '../api/validate.js';
 import type { LocalConfig } from './config.js';
 import type { Logger } from '../util/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { BoundedMap } from '../util/bounded-map.js';
 import { handleAdmin } from './admin.js';
 import { listenHttp, type HttpListener } from './http-server.js';
 import { LocalInstance } from './instance/instance.js';
+import type { MethodResult } from './instance/dispatch.js';
 import { createMediaStore } from './media/file-store.js';
 import { privateRange } from './media/download.js';
 import type { MediaStore } from './media/types.js';
@@ -113,6 +115,8 @@ interface ServiceContext {
   readonly events: EventEmitter<LocalServiceEvents>;
   readonly instances: Map<string, LocalInstance>;
   readonly listeners: Set<HttpListener>;
+  /** Routes of the paths seen last, by path (bounded: ROUTE_CACHE_SIZE). */
+  readonly routes: BoundedMap<string, KnownRoute>;
   readonly media: MediaStore;
   /** The address the first listen() bound: the default publicUrl. */
   readonly bound: { url?: string };
@@ -153,6 +157,7 @@ function createContext(config: LocalConfig, opts: LocalServiceOptions): ServiceC
     events: new EventEmitter<LocalServiceEvents>(),
     instances: new Map(),
     listeners: new Set(),
+    routes: new BoundedMap(ROUTE_CACHE_SIZE),
     bound,
     purgeTimer: undefined,
     media,
@@ -204,12 +209,30 @@ async function closeService(ctx: ServiceContext): Promise<void> {
   await ctx.media.close();
 }
 
+/** How many request paths a service keeps the route of. @default 256 */
+const ROUTE_CACHE_SIZE = 256;
+
+/**
+ * Where a path that named an API method of an instance with the right token
+ * goes. A client sends the same few paths over and over (its instance, its
+ * token, a handful of methods), so each is split and looked up once.
+ */
+interface KnownRoute {
+  readonly instance: LocalInstance;
+  readonly method: ApiMethod;
+  readonly pathValues: Readonly<Record<string, string | undefined>>;
+}
+
 /**
  * Routing and auth. Not async: it hands on callMethod's promise as it is (an
  * async function would wrap it in one more, two more turns of the microtask
  * queue per request); what it throws, handleRequest catches like a rejection.
  */
 function route(ctx: ServiceContext, req: LocalRequest): LocalResponse | Promise<LocalResponse> {
+  // Only a path whose token was accepted is kept, and the token is part of the path: a path found is one
+  // accepted before (tokens do not change while the service runs). Any other path is checked in full.
+  const known = ctx.routes.get(req.path);
+  if (known !== undefined) return callMethod(known.instance, known.method, req, known.pathValues);
   const parts = splitPath(req.path);
   if (!parts) return errorResponse(new MsgflowError('PATH_NOT_FOUND'));
   if (parts[0] === 'files' && parts.length === 3) return serveFile(ctx, req, parts[1]!);
@@ -225,21 +248,22 @@ function route(ctx: ServiceContext, req: LocalRequest): LocalResponse | Promise<
   if (!instance.acceptsToken(token)) return errorResponse(new MsgflowError('UNAUTHORIZED'));
   if (admin) return handleAdmin(instance, method, req, () => readJsonBody(req));
   if (!isApiMethod(method)) return errorResponse(new MsgflowError('METHOD_NOT_FOUND', { method: printable(method) }));
-  return callMethod(
-    instance,
-    method,
-    req,
-    pathParams.length === 0 ? NO_PATH_VALUES : Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])),
-  );
+  const pathValues = pathParams.length === 0 ? NO_PATH_VALUES : Object.freeze(Object.fromEntries(pathParams.map((k, i) => [k, extra[i]])));
+  ctx.routes.set(req.path, { instance, method, pathValues });
+  return callMethod(instance, method, req, pathValues);
 }
 
-/** An API call past routing and auth: HTTP method, rate limit, body, validation, the instance. */
-async function callMethod(
+/**
+ * An API call past routing and auth: HTTP method, rate limit, body,
+ * validation, the instance. Not async, like route(): a JSON call goes
+ * straight to the instance's promise; only an upload waits for its body.
+ */
+function callMethod(
   instance: LocalInstance,
   method: ApiMethod,
   req: LocalRequest,
-  pathValues: Record<string, string | undefined>,
-): Promise<LocalResponse> {
+  pathValues: Readonly<Record<string, string | undefined>>,
+): LocalResponse | Promise<LocalResponse> {
   const spec = METHOD_SPECS[method];
   const expected = spec.httpMethod;
   const got = req.httpMethod.toUpperCase();
@@ -253,18 +277,20 @@ async function callMethod(
   }
   // POST carries a JSON body (or a file: sendFileByUpload, uploadFile); GET its parameters in the query; DELETE in the path.
   const upload = spec.requestBody;
-  const body =
-    expected !== 'POST'
-      ? { ...queryBody(req.query), ...queryBody(pathValues) }
-      : upload === 'multipart' || upload === 'binary'
-        ? await readUploadBody(req, upload)
-        : readJsonBody(req);
+  if (upload === 'multipart' || upload === 'binary') return readUploadBody(req, upload).then((body) => invoke(instance, method, req, body));
+  return invoke(instance, method, req, expected !== 'POST' ? { ...queryBody(req.query), ...queryBody(pathValues) } : readJsonBody(req));
+}
+
+/** A call's body validated and handed to the instance; its answer as JSON. */
+function invoke(instance: LocalInstance, method: ApiMethod, req: LocalRequest, body: unknown): Promise<LocalResponse> {
   const parsed = validateRequest(method, body);
   // Only a long poll waits on the caller; reading req.signal makes the HTTP
   // adapter's AbortController, so no other method asks for it.
-  const result = await instance.call(method, parsed, spec.longPollSeconds === undefined ? undefined : req.signal);
-  return json(result.status, result.body);
+  const signal = METHOD_SPECS[method].longPollSeconds === undefined ? undefined : req.signal;
+  return instance.call(method, parsed, signal).then(asJson);
 }
+
+const asJson = (result: MethodResult): LocalResponse => json(result.status, result.body);
 
 async function serveFile(ctx: ServiceContext, req: LocalRequest, id: string): Promise<LocalResponse> {
   const got = req.httpMethod.toUpperCase();
@@ -299,15 +325,26 @@ async function serveStatic(ctx: ServiceContext, req: LocalRequest, segments: str
   return found ?? errorResponse(new MsgflowError('FILE_NOT_FOUND'));
 }
 
-async function handleRequest(ctx: ServiceContext, req: LocalRequest): Promise<LocalResponse> {
+/**
+ * route() with every failure turned into an answer. Not async: an answer
+ * route() has at once, or its promise, goes back as it is (one promise less
+ * per request than an async wrapper awaiting it).
+ */
+function handleRequest(ctx: ServiceContext, req: LocalRequest): Promise<LocalResponse> {
   try {
-    return await route(ctx, req);
+    const answer = route(ctx, req);
+    return answer instanceof Promise ? answer.catch((e: unknown) => failureResponse(ctx, e)) : Promise.resolve(answer);
   } catch (e) {
-    if (e instanceof ValidationError) return validationResponse(e);
-    if (e instanceof MsgflowError && e.status !== undefined && e.status < 500) return errorResponse(e);
-    ctx.logger.error('local service: unexpected error', { reason: ctx.hide(e instanceof Error ? e.message : String(e)) });
-    return json(500, { message: new MsgflowError('INTERNAL', { reason: 'unexpected error, see the service log' }).message });
+    return Promise.resolve(failureResponse(ctx, e));
   }
+}
+
+/** What a request that failed is answered: its error when it is the caller's, else 500 (logged, secrets hidden). */
+function failureResponse(ctx: ServiceContext, e: unknown): LocalResponse {
+  if (e instanceof ValidationError) return validationResponse(e);
+  if (e instanceof MsgflowError && e.status !== undefined && e.status < 500) return errorResponse(e);
+  ctx.logger.error('local service: unexpected error', { reason: ctx.hide(e instanceof Error ? e.message : String(e)) });
+  return json(500, { message: new MsgflowError('INTERNAL', { reason: 'unexpected error, see the service log' }).message });
 }
 
 async function listenService(ctx: ServiceContext, service: LocalService, port: number, host: string): Promise<HttpListener> {

@@ -22,6 +22,7 @@ import { typeByFileName } from '../media/detect-type.js';
 import type { FetchedFile } from '../media/types.js';
 import { buildStoredMessage, type ParsedMessageInput } from '../message-input.js';
 import { RateLimiter } from '../../util/rate-limit.js';
+import { BoundedMap } from '../../util/bounded-map.js';
 import { openJsonDoc } from '../persist/json-doc.js';
 import { Account, REBOOT_MS, type CallInput } from './account.js';
 import { AccountChecker } from './account-check.js';
@@ -98,21 +99,17 @@ export const TOKEN_CACHE_SIZE = 64;
  */
 export class TokenCheck {
   private readonly expected: Buffer;
-  private readonly digests = new Map<string, Buffer>();
+  private readonly digests: BoundedMap<string, Buffer>;
 
-  constructor(
-    token: string,
-    private readonly maxEntries: number = TOKEN_CACHE_SIZE,
-  ) {
+  constructor(token: string, maxEntries: number = TOKEN_CACHE_SIZE) {
     this.expected = tokenDigest(token);
+    this.digests = new BoundedMap(maxEntries);
   }
 
   accepts(given: string): boolean {
     let digest = this.digests.get(given);
     if (digest === undefined) {
       digest = tokenDigest(given);
-      // Oldest first: a Map iterates in insertion order.
-      if (this.digests.size >= this.maxEntries) this.digests.delete(this.digests.keys().next().value!);
       this.digests.set(given, digest);
     }
     return timingSafeEqual(digest, this.expected);
