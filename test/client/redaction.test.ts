@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { NetworkError } from '../../src/api/errors.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import { createHttpTransport } from '../../src/client/http-transport.js';
 import type { ClientLogger, ClientOptions } from '../../src/client/options.js';
@@ -8,11 +8,13 @@ import { ID, PERSONAL, TOKEN, VALID } from './helpers/fixtures.js';
 import { RecordingClock } from './helpers/recording-clock.js';
 import { freePort, startScriptServer, type ScriptServer } from './helpers/script-server.js';
 
+// A server per test: a request of one scenario still on its way (the timeout scenario gives up
+// after 100 ms, before a loaded machine may have delivered it) cannot take the next one's step.
 let server: ScriptServer;
-beforeAll(async () => {
+beforeEach(async () => {
   server = await startScriptServer();
 });
-afterAll(async () => {
+afterEach(async () => {
   await server.close();
 });
 
