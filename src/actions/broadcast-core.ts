@@ -46,6 +46,22 @@ import { maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
 import { pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
 import { defaultReport, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
+import { MsgflowError, FlowError } from '../api/errors.js';
+import {
+  changedSince,
+  fileHash,
+  hashOf,
+  loadPlan,
+  openPlanDiff,
+  OptOutHash,
+  planDiffPath,
+  type AppliedPlan,
+  type PlanDiffCounts,
+  type PlanFingerprint,
+  type PlanSummary,
+  type ReportedLine,
+} from './broadcast-plan.js';
+import { writePlan, type PlanRow } from './broadcast-planner.js';
 import { JobCounters } from './kit/counters.js';
 
 /** The `with:` fields of every broadcast after what it sends (the same for messages.broadcast and files.broadcast). */
@@ -136,7 +152,7 @@ export interface BroadcastSpec<I extends BroadcastInput> {
     chatId: string,
     row: Record<string, unknown>,
     index: number,
-    rec?: RecipientRecord,
+    rec?: Pick<RecipientRecord, 'variant'>,
   ): Prepared | string;
   /** The file of records written before records had `content` (files.broadcast). */
   legacyFileName?(input: I): string;
@@ -173,6 +189,10 @@ export interface BroadcastSummary {
   funnel?: Record<string, FunnelCounts>;
   /** Where the funnel's CSV is. */
   funnelReport?: string;
+  /** `msgflow run --plan`: what the plan holds (nothing else is done). */
+  planned?: PlanSummary;
+  /** `msgflow apply`: how the outcomes differ from the plan, and the CSV listing each recipient that differs. */
+  planDiff?: PlanDiffCounts;
 }
 
 /**
@@ -185,7 +205,7 @@ type Met =
   | { kind: 'recipient'; chatId: string; where: string; row: Record<string, unknown>; prepared: Prepared; rec?: RecipientRecord }
   | { kind: 'invalid'; chatId?: string; where: string; error: string }
   | { kind: 'optedOut'; chatId: string; where: string; prepared: Prepared }
-  | { kind: 'duplicate' };
+  | { kind: 'duplicate'; chatId: string; where: string };
 
 type Recipient = Extract<Met, { kind: 'recipient' }>;
 
@@ -207,6 +227,8 @@ interface Job<I extends BroadcastInput> {
   windowOver: boolean;
   /** The flow's instance, or the pool's. */
   senders: Senders;
+  /** The plan this run applies (msgflow apply): only its recipients are sent, each from its planned instance, with its variant. */
+  plan?: AppliedPlan;
 }
 
 const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
@@ -240,7 +262,7 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
   for await (const row of readRows(ctx, spec.action, { file: input.file, items: input.recipients })) {
     const r = recipientOf(row);
     if (typeof r !== 'string' && seen.has(r.chatId)) {
-      yield { kind: 'duplicate' };
+      yield { kind: 'duplicate', chatId: r.chatId, where: row.where };
       continue;
     }
     if (typeof r === 'string') {
@@ -249,7 +271,8 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
     }
     // One key per recipient: the cost does not depend on how many records the campaign holds.
     const rec = await store.get<RecipientRecord>(`r:${r.chatId}`);
-    const prepared = spec.prepare(ctx, input, r.chatId, r.rec, row.index, rec);
+    // Applying a plan: the variant it planned, unless an attempt already kept one.
+    const prepared = spec.prepare(ctx, input, r.chatId, r.rec, row.index, rec ?? job.plan?.sends.get(r.chatId));
     if (typeof prepared === 'string') {
       yield { kind: 'invalid', chatId: r.chatId, where: row.where, error: prepared };
       continue;
@@ -264,12 +287,8 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
   }
 }
 
-/** The first pass: counts the rows, and gathers the records a send or reconciliation needs (interrupted, unseen, ours). */
-async function load<I extends BroadcastInput>(
-  ctx: ActionContext,
-  input: I,
-  spec: BroadcastSpec<I>,
-): Promise<{ job: Job<I>; interrupted: RecipientRecord[] }> {
+/** The job of a broadcast, before any pass. */
+async function newJob<I extends BroadcastInput>(ctx: ActionContext, input: I, spec: BroadcastSpec<I>): Promise<Job<I>> {
   const reportPath = input.report ?? defaultReport(ctx, 'csv');
   reportFormat(spec.action, reportPath);
   const store = input.campaign ? ctx.shared(broadcastCampaignNs(ctx.instance.identity, input.campaign)) : ctx.state;
@@ -288,6 +307,11 @@ async function load<I extends BroadcastInput>(
     windowOver: false,
     senders: new Senders(ctx, input.pool, input.guard, input.campaign),
   };
+  return job;
+}
+
+/** The first pass: counts the rows, and gathers the records a send or reconciliation needs (interrupted, unseen, ours). */
+async function load<I extends BroadcastInput>(job: Job<I>): Promise<RecipientRecord[]> {
   const interrupted: RecipientRecord[] = [];
   const c = job.counters;
   let total = 0;
@@ -306,7 +330,7 @@ async function load<I extends BroadcastInput>(
   c.total = total;
   // The first count, with the number of rows: the step's start line says it (countsRecords).
   c.flush();
-  return { job, interrupted };
+  return interrupted;
 }
 
 /** Counts a record as it stands, and keeps it where reconciliation and following look. */
@@ -504,7 +528,9 @@ type Choice = { sender: Sender } | { at: number } | { paused: PauseRecord[] };
  */
 async function choose(job: Job<BroadcastInput>, rcp: Recipient): Promise<Choice> {
   const S = job.senders;
-  const kept = S.byIdentity(rcp.rec?.sender) ?? (await S.stickyOf(rcp.chatId));
+  // Applying a plan, its instance stands for the sticky one (an attempt's sender still comes first).
+  const planned = S.list.find((s) => s.name === job.plan?.sends.get(rcp.chatId)?.instance);
+  const kept = S.byIdentity(rcp.rec?.sender) ?? planned ?? (await S.stickyOf(rcp.chatId));
   const healthy: Sender[] = [];
   const paused: PauseRecord[] = [];
   let keptPause: PauseRecord | undefined;
@@ -563,7 +589,7 @@ async function sendPass(job: Job<BroadcastInput>, sends: { n: number }): Promise
   const { ctx, input } = job;
   const end: PassEnd = { paused: [] };
   for await (const rcp of meet(job)) {
-    if (rcp.kind !== 'recipient' || settled(rcp.rec)) continue;
+    if (rcp.kind !== 'recipient' || settled(rcp.rec) || (job.plan && !job.plan.sends.has(rcp.chatId))) continue;
     ctx.signal.throwIfAborted();
     if (!(await windowOpen(job))) {
       job.windowOver = true;
@@ -598,6 +624,12 @@ async function sendAll(job: Job<BroadcastInput>): Promise<void> {
         : job.senders.waitForLift(paused),
     );
   }
+}
+
+/** Why a recipient was not sent. */
+function notSentWhy(job: Job<BroadcastInput>, chatId: string): string {
+  if (job.plan && !job.plan.sends.has(chatId)) return 'not in the plan';
+  return job.windowOver ? 'send window closed' : 'not attempted: the job stopped';
 }
 
 const counterOf = (phase: string | undefined) =>
@@ -665,7 +697,7 @@ async function recipientLine(
     if (r!.status === 'read') n.read = (n.read ?? 0) + 1;
   }
   if (r?.resent !== undefined) n.resent = (n.resent ?? 0) + 1;
-  const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
+  const error = outcome === 'notSent' ? notSentWhy(job, rcp.chatId) : r?.error;
   // The caption an attempt sent, as its record keeps it (a template is evaluated again by each pass).
   const caption = r?.caption ?? rcp.prepared.caption;
   return {
@@ -701,10 +733,16 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
   const tail: Record<string, unknown>[] = [];
   const invalid: Record<string, unknown>[] = [];
   const funnel = spec.funnel ? new Funnel(ctx, spec.funnel.replyWindowMs) : undefined;
+  const diff = await planDiff(job);
+  // Each line also goes to the plan's diff, when the run applies a plan.
+  const out = async (line: Record<string, unknown>) => {
+    await writer.write(line);
+    if (diff && typeof line.chatId === 'string') await diff.line(line as unknown as ReportedLine);
+  };
   try {
     for await (const m of meet(job)) {
       n[m.kind] = (n[m.kind] ?? 0) + 1;
-      if (m.kind === 'recipient') await writer.write(await recipientLine(job, m, n, funnel));
+      if (m.kind === 'recipient') await out(await recipientLine(job, m, n, funnel));
       else if (m.kind === 'invalid') invalid.push({ chatId: m.chatId, where: m.where, outcome: 'invalid', error: m.error });
       else if (m.kind === 'optedOut') {
         const { caption, variant, kind } = m.prepared;
@@ -712,12 +750,14 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
         tail.push({ chatId: m.chatId, where: m.where, outcome: 'optedOut', caption, text: caption, variant, kind });
       }
     }
-    for (const line of [...tail, ...invalid]) await writer.write(line);
+    for (const line of [...tail, ...invalid]) await out(line);
   } catch (e) {
     await writer.abort();
+    await diff?.abort();
     throw e;
   }
   const summary = summarise(job, n);
+  if (diff) summary.planDiff = await diff.close();
   if (funnel) {
     summary.funnelReport = Funnel.pathFor(job.reportPath);
     summary.funnel = funnel.byVariant;
@@ -735,7 +775,109 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
   ctx.logger.info(
     `${spec.action}: ${summary.sent} sent (${summary.delivered} delivered, ${summary.read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.optedOut} opted out, ${summary.invalid} invalid; report ${job.reportPath}`,
   );
+  const d = summary.planDiff;
+  if (d)
+    ctx.logger.info(
+      `${spec.action}: against the plan: ${d.asPlanned} of ${d.planned} as planned, ${d.notSent} not sent, ${d.otherInstance} from another instance, ${d.late} later than planned, ${d.unplanned} not in the plan; differences in ${d.report}`,
+    );
   return summary;
+}
+
+// ---- plan, then apply (broadcast-plan.ts) ---------------------------------------------
+
+/** What the plan was made from, as it stands now (`optOut`: OptOutHash of the rows skipped as opted out). */
+async function fingerprintOf(job: Job<BroadcastInput>, optOut: string): Promise<PlanFingerprint> {
+  const { ctx, input } = job;
+  const recipients: Record<string, string> = {};
+  if (input.file !== undefined) recipients[input.file] = await fileHash(ctx.resolvePath(input.file)).catch(() => 'unreadable');
+  if (input.recipients !== undefined) recipients.items = hashOf(input.recipients);
+  const senders = job.senders.list.map((s) => [s.name, s.instance.identity]);
+  const { pool, pace, window, recipientTime, campaign } = input;
+  return { flow: ctx.run.plan!.flowHash, recipients, config: hashOf({ pool, senders, pace, window, recipientTime, campaign }), optOut };
+}
+
+/** `msgflow run --plan`: plans the broadcast (a dry run: nothing sent, nothing recorded) and writes the plan file. */
+async function plan(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
+  const { ctx, spec, input } = job;
+  if (!ctx.run.dryRun)
+    throw new FlowError('ACTION_INPUT_INVALID', { action: spec.action, field: 'plan', reason: 'a plan is made by a dry run' });
+  const path = ctx.run.plan!.path;
+  const planned = await writePlan({
+    ctx,
+    action: spec.action,
+    input,
+    senders: job.senders,
+    rows: () => planRows(job),
+    path,
+    shown: path,
+    fingerprint: (optOut) => fingerprintOf(job, optOut),
+  });
+  ctx.logger.info(`${spec.action}: planned ${planned.recipients} recipients; plan ${path}`);
+  return { ...summarise(job, {}), report: path, planned };
+}
+
+/** The rows as the planner meets them. */
+async function* planRows(job: Job<BroadcastInput>): AsyncGenerator<PlanRow> {
+  for await (const m of meet(job)) {
+    if (m.kind === 'invalid')
+      yield { kind: 'skip', where: m.where, reason: 'invalid', detail: m.error, ...(m.chatId ? { chatId: m.chatId } : {}) };
+    else if (m.kind !== 'recipient') yield { kind: 'skip', chatId: m.chatId, where: m.where, reason: m.kind };
+    else if (settled(m.rec)) yield { kind: 'skip', chatId: m.chatId, where: m.where, reason: 'sentEarlier' };
+    else {
+      const p = m.prepared;
+      const summary = (p.caption ?? '').slice(0, 80);
+      yield {
+        kind: 'recipient',
+        chatId: m.chatId,
+        where: m.where,
+        row: m.row,
+        variant: p.variant,
+        messageKind: p.kind,
+        summary,
+        kept: m.rec?.sender,
+      };
+    }
+  }
+}
+
+/**
+ * The plan this run applies, read; its fingerprint checked once, when the run
+ * first gets here (a resumed run goes on with what it verified).
+ * @throws MsgflowError PLAN_OUTDATED naming what changed, PLAN_INVALID
+ */
+async function applying(job: Job<BroadcastInput>): Promise<AppliedPlan> {
+  const { ctx } = job;
+  const applied = await loadPlan(ctx.run.plan!.path);
+  const { head } = applied;
+  if (head.flow !== ctx.run.flow || head.step !== ctx.run.step)
+    throw new MsgflowError('PLAN_INVALID', {
+      file: applied.path,
+      field: 'step',
+      reason: `a plan of ${head.flow} step ${head.step}, not of ${ctx.run.flow} step ${ctx.run.step}`,
+    });
+  if ((await ctx.state.get<number>('planAppliedAt')) !== undefined) return applied;
+  const optOut = new OptOutHash();
+  for await (const m of meet(job)) if (m.kind === 'optedOut') optOut.add(m.chatId);
+  const changed = changedSince(head.fingerprint, await fingerprintOf(job, optOut.digest()));
+  if (changed.length > 0)
+    throw new MsgflowError('PLAN_OUTDATED', {
+      file: applied.path,
+      changed: changed.join(', '),
+      createdAt: head.createdAt,
+      flow: head.flow,
+    });
+  await ctx.state.set('planAppliedAt', ctx.clock.now());
+  return applied;
+}
+
+/** The diff of the report against the plan applied, if the run applies one. */
+async function planDiff(job: Job<BroadcastInput>) {
+  const { ctx, plan } = job;
+  if (!plan) return undefined;
+  const shown = planDiffPath(job.reportPath);
+  const appliedAt = (await ctx.state.get<number>('planAppliedAt')) ?? ctx.clock.now();
+  const shiftMs = Math.max(0, appliedAt - Date.parse(plan.head.createdAt));
+  return openPlanDiff({ action: job.spec.action, runId: ctx.run.id, path: ctx.resolvePath(shown), shown, plan, shiftMs });
 }
 
 function summarise(job: Job<BroadcastInput>, n: Record<string, number>): BroadcastSummary {
@@ -766,8 +908,11 @@ export function runBroadcast<I extends BroadcastInput>(ctx: ActionContext, input
 }
 
 async function broadcast<I extends BroadcastInput>(ctx: ActionContext, input: I, spec: BroadcastSpec<I>): Promise<BroadcastSummary> {
-  const { job, interrupted } = await load(ctx, input, spec);
+  const job = await newJob(ctx, input, spec);
   const j = job as unknown as Job<BroadcastInput>;
+  if (ctx.run.plan?.mode === 'write') return plan(j);
+  if (ctx.run.plan?.mode === 'apply') j.plan = await applying(j);
+  const interrupted = await load(job);
   if (!ctx.run.dryRun) {
     try {
       if (interrupted.length > 0) await settle(j, interrupted);

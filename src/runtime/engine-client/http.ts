@@ -171,7 +171,12 @@ class HttpClient implements C.EngineClient {
   }
 
   start(flow: string, s: C.StartRunOptions = {}): Promise<C.FollowedRun> {
-    const body = { inputs: s.inputs ?? {}, dryRun: s.dryRun === true, ...(s.event ? { event: s.event } : {}) };
+    const body = {
+      inputs: s.inputs ?? {},
+      dryRun: s.dryRun === true,
+      ...(s.event ? { event: s.event } : {}),
+      ...(s.plan ? { applyPlan: s.plan.path } : {}),
+    };
     return this.launch(flow, s, async () => {
       const a = await this.call('POST', `/api/flows/${encodeURIComponent(flow)}/runs`, body);
       if (a.status === 201) return a.body.runId as string;
