@@ -23,6 +23,7 @@
  * record. Only the records this run sent are held, to follow their statuses.
  */
 import { randomUUID } from 'node:crypto';
+import { isAbsolute, relative } from 'node:path';
 import { z } from 'zod';
 import { classify, mayHaveBeenProcessed } from '../api/failure.js';
 import { isChatId, personalChatId } from '../api/chat-id.js';
@@ -802,6 +803,7 @@ async function plan(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
   if (!ctx.run.dryRun)
     throw new FlowError('ACTION_INPUT_INVALID', { action: spec.action, field: 'plan', reason: 'a plan is made by a dry run' });
   const path = ctx.run.plan!.path;
+  const shown = planShown(ctx);
   const planned = await writePlan({
     ctx,
     action: spec.action,
@@ -809,11 +811,18 @@ async function plan(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
     senders: job.senders,
     rows: () => planRows(job),
     path,
-    shown: path,
+    shown,
     fingerprint: (optOut) => fingerprintOf(job, optOut),
   });
-  ctx.logger.info(`${spec.action}: planned ${planned.recipients} recipients; plan ${path}`);
-  return { ...summarise(job, {}), report: path, planned };
+  ctx.logger.info(`${spec.action}: planned ${planned.recipients} recipients; plan ${shown}`);
+  return { ...summarise(job, {}), report: shown, planned };
+}
+
+/** The run's plan file as messages name it: from the project's folder when it lies there. */
+function planShown(ctx: ActionContext): string {
+  const path = ctx.run.plan!.path;
+  const fromProject = relative(ctx.resolvePath('.'), path);
+  return fromProject.startsWith('..') || isAbsolute(fromProject) ? path : fromProject;
 }
 
 /** The rows as the planner meets them. */
@@ -847,11 +856,12 @@ async function* planRows(job: Job<BroadcastInput>): AsyncGenerator<PlanRow> {
  */
 async function applying(job: Job<BroadcastInput>): Promise<AppliedPlan> {
   const { ctx } = job;
-  const applied = await loadPlan(ctx.run.plan!.path);
+  const file = planShown(ctx);
+  const applied = await loadPlan(ctx.run.plan!.path, file);
   const { head } = applied;
   if (head.flow !== ctx.run.flow || head.step !== ctx.run.step)
     throw new MsgflowError('PLAN_INVALID', {
-      file: applied.path,
+      file,
       field: 'step',
       reason: `a plan of ${head.flow} step ${head.step}, not of ${ctx.run.flow} step ${ctx.run.step}`,
     });
@@ -861,7 +871,7 @@ async function applying(job: Job<BroadcastInput>): Promise<AppliedPlan> {
   const changed = changedSince(head.fingerprint, await fingerprintOf(job, optOut.digest()));
   if (changed.length > 0)
     throw new MsgflowError('PLAN_OUTDATED', {
-      file: applied.path,
+      file,
       changed: changed.join(', '),
       createdAt: head.createdAt,
       flow: head.flow,

@@ -251,9 +251,9 @@ export interface AppliedPlan {
   sends: Map<string, PlannedSend>;
 }
 
-export async function loadPlan(path: string): Promise<AppliedPlan> {
+export async function loadPlan(path: string, shown = path): Promise<AppliedPlan> {
   const sends = new Map<string, PlannedSend>();
-  const head = await readPlan(path, path, (e) => {
+  const head = await readPlan(path, shown, (e) => {
     if ('skipped' in e) return;
     sends.set(e.chatId, { instance: e.instance, ...(e.variant === undefined ? {} : { variant: e.variant }), at: Date.parse(e.at) });
   });

@@ -1,9 +1,8 @@
-import { resolve } from 'node:path';
 import type { Flow } from '../../engine/flow/types.js';
 import { flowHash, MsgflowError, readPlan } from '../../runtime/present.js';
 import { parseCommand } from '../args.js';
 import { UsageError } from '../exit-codes.js';
-import type { Io } from '../output.js';
+import { cliPath, type Io } from '../output.js';
 import { execute } from './run.js';
 
 /**
@@ -18,7 +17,7 @@ export async function apply(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('apply', argv);
   if (positionals.length !== 1) throw new UsageError(`apply expects exactly one plan FILE, got ${positionals.length}`);
   const shown = positionals[0]!;
-  const path = resolve(shown);
+  const path = cliPath(io, shown);
   const head = await readPlan(path, shown);
   const check = (flow: Flow) => {
     if (flowHash(flow) !== head.fingerprint.flow)

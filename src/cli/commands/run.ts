@@ -10,9 +10,8 @@ import { flowSource } from '../../runtime/project-engine.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
+import { cliPath, configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary, isPlanned } from '../run-format.js';
-import { resolve } from 'node:path';
 
 /** Exit codes of a run stopped by a signal: 128 + the signal number, as shells report it. */
 const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: EXIT.INTERRUPTED, SIGTERM: EXIT.TERMINATED };
@@ -62,7 +61,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     throw new UsageError('--plan excludes --resume, --new and --dry-run (a plan is made by a dry run of its own)');
   const inputs = parseInputs(values.input);
   const plan: RunPlan | undefined =
-    values.plan === undefined ? undefined : { mode: 'write', path: resolve(values.plan), inputs: { ...inputs } };
+    values.plan === undefined ? undefined : { mode: 'write', path: cliPath(io, values.plan), inputs: { ...inputs } };
   return execute({ name: positionals[0]!, inputs, plan }, values, io);
 }
 
