@@ -12,7 +12,7 @@
 import type { ActionContext } from '../engine/action.js';
 import { zoneOf } from '../util/clock.js';
 import type { Pace } from './pace.js';
-import { dailyCap, dayIn, nextDayStart, type Pool, type Sender, type Senders } from './broadcast-pool.js';
+import { dailyCap, type Pool, type Sender, type Senders } from './broadcast-pool.js';
 import { OptOutHash, PLAN_FORMAT, PlanWriter, type PlanFingerprint, type PlanSummary, type SkipReason } from './broadcast-plan.js';
 import { recipientOpening, type RecipientTime } from './recipient-time.js';
 import { nextOpening, type SendWindow } from './window.js';
@@ -67,8 +67,8 @@ interface Sim {
   sends: number;
 }
 
-async function simSenders(ctx: ActionContext, senders: Senders, zone: string): Promise<SimSender[]> {
-  const today = dayIn(ctx.clock.now(), zone);
+async function simSenders(ctx: ActionContext, senders: Senders): Promise<SimSender[]> {
+  const today = senders.days.of(ctx.clock.now());
   return Promise.all(
     senders.list.map(async (s) => {
       const { sends, first } = senders.capped ? await senders.usage(s, today) : { sends: 0, first: undefined };
@@ -81,7 +81,7 @@ async function simSenders(ctx: ActionContext, senders: Senders, zone: string): P
 function room(sim: Sim, x: SimSender): number {
   const pool = sim.input.pool;
   if (!sim.senders.capped || !pool) return Infinity;
-  const day = dayIn(sim.t, sim.zone);
+  const day = sim.senders.days.of(sim.t);
   return dailyCap(pool, x.first ?? day, day) - (x.used.get(day) ?? 0);
 }
 
@@ -95,7 +95,7 @@ async function choose(sim: Sim, r: Recipient): Promise<SimSender | number> {
   if (candidates.length === 0) return Math.min(...sim.list.map((x) => x.pausedUntil));
   const open = candidates.map((x) => ({ x, left: room(sim, x) })).filter((c) => c.left > 0);
   open.sort((a, b) => a.x.nextAt - b.x.nextAt || b.left - a.left);
-  return open[0]?.x ?? nextDayStart(sim.t, sim.zone);
+  return open[0]?.x ?? sim.senders.days.nextStart(sim.t);
 }
 
 /** Plans one recipient at the virtual now: its send time, or when to look again, or the window is over. */
@@ -113,9 +113,11 @@ async function planOne(sim: Sim, r: Recipient): Promise<{ at: number; x: SimSend
   if (sim.sends > 0) sim.t += input.pace.delay;
   sim.t = Math.max(sim.t, x.nextAt);
   x.nextAt = sim.t + (input.pool?.pace?.delay ?? 0);
-  const day = dayIn(sim.t, sim.zone);
-  x.first ??= day;
-  x.used.set(day, (x.used.get(day) ?? 0) + 1);
+  if (sim.senders.capped) {
+    const day = sim.senders.days.of(sim.t);
+    x.first ??= day;
+    x.used.set(day, (x.used.get(day) ?? 0) + 1);
+  }
   sim.sends++;
   return { at: sim.t, x };
 }
@@ -218,7 +220,7 @@ export async function writePlan(req: PlanRequest): Promise<PlanSummary> {
   const { ctx } = req;
   const start = ctx.clock.now();
   const zone = zoneOf(ctx.clock);
-  const list = await simSenders(ctx, req.senders, zone);
+  const list = await simSenders(ctx, req.senders);
   const sim: Sim = { ctx, input: req.input, senders: req.senders, list, zone, t: start, sends: 0 };
   const createdAt = new Date(start).toISOString();
   const head = {

@@ -73,6 +73,8 @@ export class Senders {
   private readonly health = new Map<string, Promise<SenderHealth>>();
   /** The threshold a sender's last check found crossed: its window starts afresh once the pause is raised. */
   private readonly crossed = new Map<Sender, Metric>();
+  /** Days in the run's zone. */
+  readonly days: Days;
 
   constructor(
     private readonly ctx: ActionContext,
@@ -81,6 +83,7 @@ export class Senders {
     campaign: string | undefined,
   ) {
     this.campaign = campaign ?? `${ctx.run.flow}/${ctx.run.step}`;
+    this.days = new Days(zoneOf(ctx.clock));
     this.scope = `campaign:${this.campaign}`;
     const names = pool?.instances ?? [ctx.instance.name];
     this.list = names.map((name, i) => {
@@ -126,7 +129,7 @@ export class Senders {
 
   /** Today's day in the run's zone (YYYY-MM-DD): the caps count per day. */
   private today(at = this.ctx.clock.now()): string {
-    return dayIn(at, zoneOf(this.ctx.clock));
+    return this.days.of(at);
   }
 
   /** Whether the pool has a daily cap or a warm-up. */
@@ -163,7 +166,7 @@ export class Senders {
 
   /** When the caps allow sends again: the start of tomorrow in the run's zone (to the second). */
   tomorrow(): number {
-    return nextDayStart(this.ctx.clock.now(), zoneOf(this.ctx.clock));
+    return this.days.nextStart(this.ctx.clock.now());
   }
 
   /** Waits for the sender's own pace. */
@@ -255,22 +258,34 @@ export class Senders {
   }
 }
 
-/** The day of `at` in `zone` (YYYY-MM-DD): a pool's caps count per day. */
-export function dayIn(at: number, zone: string): string {
-  return new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(at);
-}
-
-/** The start of the day after `at`'s in `zone` (to the second). */
-export function nextDayStart(at: number, zone: string): number {
-  const today = dayIn(at, zone);
-  let lo = at;
-  let hi = at + 26 * 3_600_000;
-  while (hi - lo > 1000) {
-    const mid = Math.floor((lo + hi) / 2);
-    if (dayIn(mid, zone) === today) lo = mid;
-    else hi = mid;
+/**
+ * Days in one zone (YYYY-MM-DD): a pool's caps count per day. One formatter
+ * for all: an Intl.DateTimeFormat per call costs more than a send, and its
+ * native memory outlives it until a full GC (hundreds of MB over a campaign).
+ */
+export class Days {
+  private readonly fmt: Intl.DateTimeFormat;
+  constructor(zone: string) {
+    this.fmt = new Intl.DateTimeFormat('en-CA', { timeZone: zone });
   }
-  return hi;
+
+  /** The day of `at`. */
+  of(at: number): string {
+    return this.fmt.format(at);
+  }
+
+  /** The start of the day after `at`'s (to the second). */
+  nextStart(at: number): number {
+    const today = this.of(at);
+    let lo = at;
+    let hi = at + 26 * 3_600_000;
+    while (hi - lo > 1000) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (this.of(mid) === today) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  }
 }
 
 /** A sender's cap on `day`: the pool's dailyCap, and its warm-up ramp counted from `first` (its first broadcast day); the smaller wins. */
