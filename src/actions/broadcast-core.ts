@@ -220,10 +220,10 @@ interface Job<I extends BroadcastInput> {
   guard: FailureGuard;
   /** idMessages of our records, so reconciliation never claims one twice. */
   claimed: Set<string>;
-  /** Our records accepted but not seen sent yet: the send queue ahead of a lost send. */
-  unobserved: RecipientRecord[];
-  /** Records this run sent (or found sent after its interruption): the ones it follows. */
-  mine: RecipientRecord[];
+  /** Our sends accepted but not seen sent yet: the send queue ahead of a lost send (compact: a campaign holds no records). */
+  unobserved: Unobserved[];
+  /** The chats this run sent to (or found sent after its interruption): the ones it follows, their records read again then. */
+  mine: string[];
   reconciled: number;
   windowOver: boolean;
   /** The flow's instance, or the pool's. */
@@ -231,6 +231,22 @@ interface Job<I extends BroadcastInput> {
   /** The plan this run applies (msgflow apply): only its recipients are sent, each from its planned instance, with its variant. */
   plan?: AppliedPlan;
 }
+
+/** A send accepted but not seen sent yet, as the job keeps it: what queuedAhead looks up. */
+interface Unobserved {
+  chatId: string;
+  idMessage: string;
+  sentAt?: number;
+  /** The sender's identity (RecipientRecord.sender). */
+  sender?: string;
+}
+
+const unobservedOf = (r: RecipientRecord): Unobserved => ({
+  chatId: r.chatId,
+  idMessage: r.idMessage!,
+  ...(r.sentAt === undefined ? {} : { sentAt: r.sentAt }),
+  ...(r.sender === undefined ? {} : { sender: r.sender }),
+});
 
 const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
@@ -339,14 +355,14 @@ function count(job: Job<BroadcastInput>, rec: RecipientRecord): void {
   const c = counterOf(rec.phase);
   if (c) job.counters[c]++;
   if (rec.phase !== 'sent') return;
-  if (!rec.observed) job.unobserved.push(rec);
-  if (rec.runId === job.ctx.run.id) job.mine.push(rec);
+  if (!rec.observed) job.unobserved.push(unobservedOf(rec));
+  if (rec.runId === job.ctx.run.id) job.mine.push(rec.chatId);
 }
 
 /** A record this run has just sent (or found sent): followed after the last send. */
 function track(job: Job<BroadcastInput>, rec: RecipientRecord): void {
-  if (!rec.observed) job.unobserved.push(rec);
-  job.mine.push(rec);
+  if (!rec.observed) job.unobserved.push(unobservedOf(rec));
+  job.mine.push(rec.chatId);
 }
 
 // ---- reconcile ------------------------------------------------------------------
@@ -357,26 +373,32 @@ function track(job: Job<BroadcastInput>, rec: RecipientRecord): void {
  */
 const queuedAhead = (job: Job<BroadcastInput>, s: Sender) => async (): Promise<number> => {
   const { ctx } = s;
-  const unseen = job.unobserved.filter((r) => r.phase === 'sent' && !r.observed && senderOf(job, r) === s);
+  const unseen = job.unobserved.filter((u) => senderOf(job, u) === s);
   if (unseen.length === 0) return 0;
   const now = ctx.clock.now();
-  const since = Math.min(...unseen.map((r) => r.sentAt ?? now)) - 60_000;
+  const since = unseen.reduce((t, u) => Math.min(t, u.sentAt ?? now), now) - 60_000;
   const msgs = await ctx.client
     .lastOutgoingMessages({ minutes: Math.max(1, Math.ceil((now - since) / 60_000) + 1) }, { signal: ctx.signal })
     .catch(() => []);
   const byId = new Map(msgs.map((m) => [m.idMessage, m]));
   let left = 0;
-  for (const r of unseen) {
-    const m = byId.get(r.idMessage!);
-    if (m && applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
+  const seen = new Set<Unobserved>();
+  for (const u of unseen) {
+    const m = byId.get(u.idMessage);
     // Listed `pending`: still in the service's queue, ahead of what follows.
     if (!m || m.statusMessage === 'pending') left++;
+    if (!m) continue;
+    const r = await job.store.get<RecipientRecord>(`r:${u.chatId}`);
+    if (r?.idMessage !== u.idMessage || r.phase !== 'sent') seen.add(u);
+    else if (applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
+    if (r?.observed) seen.add(u);
   }
+  if (seen.size > 0) job.unobserved = job.unobserved.filter((u) => !seen.has(u));
   return left;
 };
 
-/** The sender of a record: the one that made its attempt (records of before pools: the flow's instance). */
-function senderOf(job: Job<BroadcastInput>, r: RecipientRecord): Sender {
+/** The sender of a record (or of a send the job keeps): the one that made its attempt (records of before pools: the flow's instance). */
+function senderOf(job: Job<BroadcastInput>, r: { sender?: string }): Sender {
   return job.senders.byIdentity(r.sender) ?? job.senders.list[0]!;
 }
 
@@ -648,8 +670,13 @@ function countChange(job: Job<BroadcastInput>, before: string | undefined, after
 /** Follows the statuses of what this run sent, at each sender's service at once. */
 async function follow(job: Job<BroadcastInput>): Promise<void> {
   const { ctx, input } = job;
-  const mine = job.mine.filter((r) => r.phase === 'sent');
-  if (input.follow.deadline <= 0 || mine.length === 0) return;
+  if (input.follow.deadline <= 0 || job.mine.length === 0) return;
+  const mine: RecipientRecord[] = [];
+  for (const chatId of job.mine) {
+    const r = await job.store.get<RecipientRecord>(`r:${chatId}`);
+    if (r?.phase === 'sent') mine.push(r);
+  }
+  if (mine.length === 0) return;
   let followUntil = await ctx.state.get<number>('followUntil');
   if (followUntil === undefined) {
     followUntil = ctx.clock.now() + input.follow.deadline;
