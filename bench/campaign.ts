@@ -11,9 +11,11 @@
  * Planning (`msgflow run --plan`): the time to write the campaign's plan
  * file, measured first (a dry run: nothing sent), in the same process.
  *
- *   npm run bench:campaign -- [--recipients 100000]
+ *   npm run bench:campaign -- [--recipients 100000] [--store memory|redis]
  *
- * Store: the memory store (the engine's records, in this process).
+ * Store: the memory store (the engine's records, in this process: its
+ * memory counts in the peak RSS), or the Redis on 127.0.0.1:6379 (keys
+ * under a throwaway prefix, deleted at the end).
  */
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,11 +29,17 @@ import { createLocalService, type LocalService } from '../src/local/service.js';
 import { createInProcessTransport } from '../src/runtime/in-process-transport.js';
 import { createActionTestContext, runAction } from '../src/actions/testing.js';
 import { messagesBroadcast } from '../src/actions/messages-broadcast.js';
+import { Redis } from 'ioredis';
 import { createMemoryStore } from '../src/store/memory-store.js';
+import { createRedisStore } from '../src/store/redis-store.js';
 import type { ActionRunPlan } from '../src/engine/action.js';
 
-const { values } = parseArgs({ options: { recipients: { type: 'string', default: '100000' } } });
+const { values } = parseArgs({
+  options: { recipients: { type: 'string', default: '100000' }, store: { type: 'string', default: 'memory' } },
+});
 const N = Number(values.recipients);
+if (values.store !== 'memory' && values.store !== 'redis') throw new Error(`--store memory|redis, got ${values.store}`);
+const REDIS_PREFIX = `msgflow-bench-campaign-${process.pid}:`;
 const IDS = ['1101000801', '1101000802', '1101000803'];
 const TOKEN = 'bench-token-0001';
 const NAMES = ['a', 'b', 'c'];
@@ -79,7 +87,7 @@ async function campaign(dir: string): Promise<{ planMs: number; planRssMb: numbe
   for (let i = 0; i < N; i++) rows.push(`${phone(i)},P${i}`);
   await writeFile(join(dir, 'data/recipients.csv'), rows.join('\n') + '\n');
   const { service: s, clients } = await service(dir);
-  const store = createMemoryStore();
+  const store = values.store === 'redis' ? createRedisStore({ prefix: REDIS_PREFIX }) : createMemoryStore();
   const context = (runId: string, plan?: ActionRunPlan) =>
     createActionTestContext({
       client: clients[0]!,
@@ -104,6 +112,7 @@ async function campaign(dir: string): Promise<{ planMs: number; planRssMb: numbe
   const ms = performance.now() - started;
   if (summary.sent !== N) throw new Error(`sent ${summary.sent} of ${N}`);
   await s.close();
+  await store.close();
   return { planMs, planRssMb, ms };
 }
 
@@ -122,11 +131,20 @@ try {
   const rssMb = process.resourceUsage().maxRSS / 1024;
   const bare = await peer(join(root, 'peer'));
   const perSend = (ms: number) => (ms * 1000) / N;
-  console.log(`recipients: ${N}, pool of 3 in-process local instances, memory store`);
+  console.log(`recipients: ${N}, pool of 3 in-process local instances, ${values.store} store`);
   console.log(`planning (msgflow run --plan): ${(planMs / 1000).toFixed(1)} s to write the plan; peak RSS ${planRssMb.toFixed(0)} MB`);
   console.log(`messages.broadcast: ${(ours / 1000).toFixed(1)} s, ${perSend(ours).toFixed(0)} µs/send; peak RSS ${rssMb.toFixed(0)} MB`);
   console.log(`peer (bare sendMessage loop over the same 3 instances): ${(bare / 1000).toFixed(1)} s, ${perSend(bare).toFixed(0)} µs/send`);
   console.log(`engine overhead beyond the instances: ${((ours - bare) / N).toFixed(3)} ms/send`);
 } finally {
   await rm(root, { recursive: true, force: true });
+  if (values.store === 'redis') await dropKeys(REDIS_PREFIX);
+}
+
+/** Deletes the bench's keys from Redis. */
+async function dropKeys(prefix: string): Promise<void> {
+  const r = new Redis();
+  for await (const keys of r.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<string[]>)
+    if (keys.length) await r.unlink(...keys);
+  await r.quit();
 }
