@@ -175,7 +175,8 @@ class HttpClient implements C.EngineClient {
       inputs: s.inputs ?? {},
       dryRun: s.dryRun === true,
       ...(s.event ? { event: s.event } : {}),
-      ...(s.plan ? { applyPlan: s.plan.path } : {}),
+      // The daemon applies a plan; one is written by the process that asks for it (msgflow run --plan runs here).
+      ...(s.plan?.mode === 'apply' ? { applyPlan: s.plan.path } : {}),
     };
     return this.launch(flow, s, async () => {
       const a = await this.call('POST', `/api/flows/${encodeURIComponent(flow)}/runs`, body);
