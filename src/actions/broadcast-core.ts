@@ -286,8 +286,12 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
       yield { kind: 'invalid', where: row.where, error: r };
       continue;
     }
-    // One key per recipient: the cost does not depend on how many records the campaign holds.
-    const rec = await store.get<RecipientRecord>(`r:${r.chatId}`);
+    // One key per recipient: the cost does not depend on how many records the campaign holds. Its
+    // opt-out is read at the same time (one round trip to a remote store instead of two).
+    const [rec, optOut] = await Promise.all([
+      store.get<RecipientRecord>(`r:${r.chatId}`),
+      optedOut.get(optOutKey(ctx.instance.identity, r.chatId)),
+    ]);
     // Applying a plan: the variant it planned, unless an attempt already kept one.
     const prepared = spec.prepare(ctx, input, r.chatId, r.rec, row.index, rec ?? job.plan?.sends.get(r.chatId));
     if (typeof prepared === 'string') {
@@ -296,7 +300,7 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
     }
     seen.add(r.chatId);
     // Opted out: never sent again (a message that already went out keeps its own outcome).
-    if (!settled(rec) && (await optedOut.get(optOutKey(ctx.instance.identity, r.chatId))) !== undefined) {
+    if (!settled(rec) && optOut !== undefined) {
       yield { kind: 'optedOut', chatId: r.chatId, where: row.where, prepared };
       continue;
     }
@@ -516,11 +520,11 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient, s: Sender): Pro
     // A send again after an interrupted one that never reached the service keeps why (and is never sent a third time).
     ...(rcp.rec?.resent ? { resent: rcp.rec.resent } : {}),
   };
-  await job.store.set(`r:${rec.chatId}`, rec);
   rcp.rec = rec;
-  // The sender is the recipient's from the intent on: where a send may have gone is where it is looked for.
-  await job.senders.stick(rcp.chatId, s);
-  await job.senders.count(s);
+  // The intent, the sticky sender (the recipient's from the intent on: where a send may have gone is
+  // where it is looked for) and the day's count, all durable before the send; written at once, as
+  // none depends on another (a sticky sender without an intent only says where a later send goes).
+  await Promise.all([job.store.set(`r:${rec.chatId}`, rec), job.senders.stick(rcp.chatId, s), job.senders.count(s)]);
   try {
     const send = s.client[p.method] as unknown as SendCall;
     const res = await send.call(s.client, { chatId: rcp.chatId, ...p.body }, { signal: ctx.signal });
@@ -553,12 +557,15 @@ async function choose(job: Job<BroadcastInput>, rcp: Recipient): Promise<Choice>
   const S = job.senders;
   // Applying a plan, its instance stands for the sticky one (an attempt's sender still comes first).
   const planned = S.list.find((s) => s.name === job.plan?.sends.get(rcp.chatId)?.instance);
-  const kept = S.byIdentity(rcp.rec?.sender) ?? planned ?? (await S.stickyOf(rcp.chatId));
+  const own = S.byIdentity(rcp.rec?.sender) ?? planned;
+  // Read at once: one round trip to a remote store instead of one per sender.
+  const [sticky, pauses] = await Promise.all([own ? undefined : S.stickyOf(rcp.chatId), Promise.all(S.list.map((s) => S.pauseOf(s)))]);
+  const kept = own ?? sticky;
   const healthy: Sender[] = [];
   const paused: PauseRecord[] = [];
   let keptPause: PauseRecord | undefined;
-  for (const s of S.list) {
-    const p = await S.pauseOf(s);
+  for (const [i, s] of S.list.entries()) {
+    const p = pauses[i];
     if (!p) healthy.push(s);
     else {
       paused.push(p);
