@@ -110,7 +110,7 @@ describe('msgflow run --plan, msgflow apply', () => {
     expect(Object.fromEntries(per)).toEqual(Object.fromEntries(expected));
   }, 180_000);
 
-  it('apply is refused, naming what changed, when the recipients changed since the plan; a plan of a flow that does not exist names it', async (t) => {
+  it('apply is refused naming what changed since the plan (the recipients file, the flow file); a plan of a missing flow, an unreadable plan file and a flow with nothing to plan are named', async (t) => {
     const p = await project(t);
     expect((await cli(['run', 'promo', '--plan', 'plan.json'], p.dir)).code).toBe(0);
     await writeData(p.dir, 'data/recipients.csv', 'phone,firstName\n79001112233,Someone else\n');
@@ -119,6 +119,12 @@ describe('msgflow run --plan, msgflow apply', () => {
     expect(refused.stdout + refused.stderr).toMatch(/plan\.json is out of date: data\/recipients\.csv changed since it was made/);
     expect(p.sends()).toBe(0);
 
+    // The flow file: refused before any run starts.
+    await writeData(p.dir, 'flows/promo.yaml', FLOW.replace('Hi ', 'Hey '));
+    const edited = await cli(['apply', 'plan.json'], p.dir);
+    expect(edited.code).not.toBe(0);
+    expect(edited.stderr).toMatch(/plan\.json is out of date: the flow file \S*promo\.yaml changed since it was made/);
+
     const plan = JSON.parse(await readFile(path.join(p.dir, 'plan.json'), 'utf8'));
     await writeFile(path.join(p.dir, 'other.json'), JSON.stringify({ ...plan, flow: 'promo-gone' }));
     const missing = await cli(['apply', 'other.json'], p.dir);
@@ -126,5 +132,11 @@ describe('msgflow run --plan, msgflow apply', () => {
     expect(missing.stderr).toMatch(/flow 'promo-gone' not found/);
     const broken = await cli(['apply', 'nothing-here.json'], p.dir);
     expect(broken.stderr).toMatch(/nothing-here\.json: \(file\): cannot read it: ENOENT/);
+
+    // A flow without a broadcast step has nothing to plan: said, exit 2, no plan file.
+    await writeData(p.dir, 'flows/hello.yaml', 'name: hello\nsteps:\n  - id: say\n    uses: log\n    with: { message: hi }\n');
+    const nothing = await cli(['run', 'hello', '--plan', 'hello-plan.json'], p.dir);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toMatch(/hello has no messages\.broadcast or files\.broadcast step that ran: nothing planned, no plan written/);
   }, 120_000);
 });
