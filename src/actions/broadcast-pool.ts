@@ -26,6 +26,7 @@ import { duration } from './duration.js';
 import { paceDelay, type Pace } from './pace.js';
 import type { Pool } from '../util/pool.js';
 import { HealthRulesFields, METRICS, SenderHealth, senderLookups, type Metric } from './broadcast-guard.js';
+import { zoneFormat } from '../util/zone-format.js';
 
 export type { Pool };
 
@@ -258,15 +259,11 @@ export class Senders {
   }
 }
 
-/**
- * Days in one zone (YYYY-MM-DD): a pool's caps count per day. One formatter
- * for all: an Intl.DateTimeFormat per call costs more than a send, and its
- * native memory outlives it until a full GC (hundreds of MB over a campaign).
- */
+/** Days in one zone (YYYY-MM-DD): a pool's caps count per day (one formatter for all: util/zone-format.ts). */
 export class Days {
   private readonly fmt: Intl.DateTimeFormat;
   constructor(zone: string) {
-    this.fmt = new Intl.DateTimeFormat('en-CA', { timeZone: zone });
+    this.fmt = zoneFormat('day', zone);
   }
 
   /** The day of `at`. */
