@@ -11,8 +11,10 @@
  * Planning (`msgflow run --plan`): the time to write the campaign's plan
  * file, measured first (a dry run: nothing sent), in the same process.
  *
- *   npm run bench:campaign -- [--recipients 100000] [--store memory|redis]
+ *   npm run bench:campaign -- [--recipients 100000] [--store memory|redis] [--recipient-hours]
  *
+ * --recipient-hours: each recipient's own hours (`recipientTime`, open all
+ * day, so nobody waits): the per-recipient time-zone work of a real campaign.
  * Store: the memory store (the engine's records, in this process: its
  * memory counts in the peak RSS), or the Redis on 127.0.0.1:6379 (keys
  * under a throwaway prefix, deleted at the end).
@@ -35,7 +37,11 @@ import { createRedisStore } from '../src/store/redis-store.js';
 import type { ActionRunPlan } from '../src/engine/action.js';
 
 const { values } = parseArgs({
-  options: { recipients: { type: 'string', default: '100000' }, store: { type: 'string', default: 'memory' } },
+  options: {
+    recipients: { type: 'string', default: '100000' },
+    store: { type: 'string', default: 'memory' },
+    'recipient-hours': { type: 'boolean', default: false },
+  },
 });
 const N = Number(values.recipients);
 if (values.store !== 'memory' && values.store !== 'redis') throw new Error(`--store memory|redis, got ${values.store}`);
@@ -78,6 +84,7 @@ const STEP = {
   pool: { instances: NAMES },
   follow: { deadline: 0 },
   report: 'reports/campaign.csv',
+  ...(values['recipient-hours'] ? { recipientTime: { hours: { default: '00:00-23:59' } } } : {}),
 };
 
 /** The campaign's plan, then the campaign itself: each one's time; the peak RSS once the plan is written. */
@@ -131,7 +138,9 @@ try {
   const rssMb = process.resourceUsage().maxRSS / 1024;
   const bare = await peer(join(root, 'peer'));
   const perSend = (ms: number) => (ms * 1000) / N;
-  console.log(`recipients: ${N}, pool of 3 in-process local instances, ${values.store} store`);
+  console.log(
+    `recipients: ${N}, pool of 3 in-process local instances, ${values.store} store${values['recipient-hours'] ? ', recipient hours' : ''}`,
+  );
   console.log(`planning (msgflow run --plan): ${(planMs / 1000).toFixed(1)} s to write the plan; peak RSS ${planRssMb.toFixed(0)} MB`);
   console.log(`messages.broadcast: ${(ours / 1000).toFixed(1)} s, ${perSend(ours).toFixed(0)} µs/send; peak RSS ${rssMb.toFixed(0)} MB`);
   console.log(`peer (bare sendMessage loop over the same 3 instances): ${(bare / 1000).toFixed(1)} s, ${perSend(bare).toFixed(0)} µs/send`);

@@ -448,13 +448,13 @@ async function settle<I extends BroadcastInput>(job: Job<I>, open: RecipientReco
 // ---- execute ----------------------------------------------------------------------
 
 /** Waits durably until the step's window is open; false when an absolute window is over for good. */
-async function windowOpen(job: Job<BroadcastInput>): Promise<boolean> {
+async function windowOpen(job: Job<BroadcastInput>, zone: string): Promise<boolean> {
   const { ctx, input } = job;
   // No window: open (without asking the machine's zone for every recipient, which costs more than a send).
   if (!input.window) return true;
   for (;;) {
     const now = ctx.clock.now();
-    const next = nextOpening(input.window, now, zoneOf(ctx.clock));
+    const next = nextOpening(input.window, now, zone);
     if (!next) return false;
     if (next.at <= now) return true;
     await job.counters.waitingFor(() =>
@@ -618,17 +618,17 @@ async function sendTo(job: Job<BroadcastInput>, rcp: Recipient, sends: { n: numb
 async function sendPass(job: Job<BroadcastInput>, sends: { n: number }): Promise<PassEnd> {
   const { ctx, input } = job;
   const end: PassEnd = { paused: [] };
+  // Once a pass: the machine's zone is asked of a new Intl formatter each time.
+  const zone = zoneOf(ctx.clock);
   for await (const rcp of meet(job)) {
     if (rcp.kind !== 'recipient' || settled(rcp.rec) || (job.plan && !job.plan.sends.has(rcp.chatId))) continue;
     ctx.signal.throwIfAborted();
-    if (!(await windowOpen(job))) {
+    if (!(await windowOpen(job, zone))) {
       job.windowOver = true;
       ctx.logger.warn(`${job.spec.action}: the send window is over; the remaining recipients are not sent`);
       return { paused: [] };
     }
-    const opens = input.recipientTime
-      ? recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zoneOf(ctx.clock))
-      : ctx.clock.now();
+    const opens = input.recipientTime ? recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zone) : ctx.clock.now();
     if (opens > ctx.clock.now()) end.earliest = Math.min(end.earliest ?? opens, opens);
     else await sendTo(job, rcp, sends, end);
   }
