@@ -28,7 +28,7 @@ import { z } from 'zod';
 import { classify, mayHaveBeenProcessed } from '../api/failure.js';
 import { isChatId, personalChatId } from '../api/chat-id.js';
 import type { ActionContext, DurableState, StartWait } from '../engine/action.js';
-import { broadcastCampaignNs } from '../engine/shared.js';
+import { BROADCAST_PLANS_NS, broadcastCampaignNs } from '../engine/shared.js';
 import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause, type Pace } from './pace.js';
@@ -910,8 +910,30 @@ async function applying(job: Job<BroadcastInput>): Promise<AppliedPlan> {
       createdAt: head.createdAt,
       flow: head.flow,
     });
+  await appliedOnce(job, applied, file);
   await ctx.state.set('planAppliedAt', ctx.clock.now());
   return applied;
+}
+
+/**
+ * A plan of a broadcast without a campaign name keeps its records in its run:
+ * a second run applying it would send everyone again, so it is applied once
+ * (a campaign's records say who was sent: applying its plan again sends nobody twice).
+ */
+async function appliedOnce(job: Job<BroadcastInput>, applied: AppliedPlan, file: string): Promise<void> {
+  const { ctx } = job;
+  if (job.input.campaign !== undefined) return;
+  const { head } = applied;
+  const plans = ctx.shared(BROADCAST_PLANS_NS);
+  const key = `${head.flow}|${head.step}|${head.createdAt}`;
+  const by = await plans.get<{ runId: string; at: number }>(key);
+  if (by && by.runId !== ctx.run.id)
+    throw new MsgflowError('PLAN_INVALID', {
+      file,
+      field: 'createdAt',
+      reason: `applied already by run ${by.runId} (${iso(by.at)}), and its step has no campaign name to tell who was sent; make a new one with 'msgflow run ${head.flow} --plan ${file}'`,
+    });
+  await plans.set(key, { runId: ctx.run.id, at: ctx.clock.now() });
 }
 
 /** The diff of the report against the plan applied, if the run applies one. */

@@ -153,7 +153,8 @@ and applied again (or resumed by the daemon), nobody is sent twice.
 Refused, naming what changed, when an input changed since the plan was made:
 the flow file, the recipients' data file, the pool, paces, window or recipient
 hours, or the opt-outs among the recipients ('msgflow run FLOW --plan FILE'
-makes a new plan). After the run, <report>.plan-diff.csv lists each recipient
+makes a new plan). A plan of a step without a campaign name is applied once.
+After the run, <report>.plan-diff.csv lists each recipient
 whose outcome differs from the plan (not sent, sent from another instance,
 sent more than 1 minute later than planned beyond the delay of the whole
 apply), and the summary counts them.

@@ -147,7 +147,7 @@ describe('messages.broadcast: plan, then apply', () => {
     expect((await perChat(a)).size + (await perChat(b)).size).toBe(0);
   });
 
-  it('applying a plan sends exactly its recipients, each from its planned instance with its planned variant; the diff lists none', async () => {
+  it('applying a plan sends exactly its recipients, each from its planned instance with its planned variant; the diff lists none; without a campaign name it is applied once', async () => {
     const { t, planFile, a, b, dir } = await pool();
     const input = {
       file: 'data/people.csv',
@@ -172,6 +172,11 @@ describe('messages.broadcast: plan, then apply', () => {
     const report = await readFile(path.join(dir, 'reports/promo.csv'), 'utf8');
     for (const e of planned) expect(report).toContain(`${e.chatId},${e.row},${e.variant},text,sent`);
     expect((await readFile(path.join(dir, 'reports/promo.plan-diff.csv'), 'utf8')).trim().split('\r\n')).toHaveLength(1);
+    // Without a campaign name the records are the run's: a second run applying the plan would send everyone again.
+    await expect(runAction(messagesBroadcast, t('apply-2', 'apply'), input)).rejects.toThrow(
+      /plan\.json: createdAt: applied already by run apply-1/,
+    );
+    expect((await perChat(a)).size + (await perChat(b)).size).toBe(7);
   });
 
   it('a plan whose recipients file changed since is refused before anything is sent, naming the file', async () => {
