@@ -23,11 +23,12 @@
  * record. Only the records this run sent are held, to follow their statuses.
  */
 import { randomUUID } from 'node:crypto';
+import { isAbsolute, relative } from 'node:path';
 import { z } from 'zod';
 import { classify, mayHaveBeenProcessed } from '../api/failure.js';
 import { isChatId, personalChatId } from '../api/chat-id.js';
 import type { ActionContext, DurableState, StartWait } from '../engine/action.js';
-import { broadcastCampaignNs } from '../engine/shared.js';
+import { BROADCAST_PLANS_NS, broadcastCampaignNs } from '../engine/shared.js';
 import { duration } from './duration.js';
 import { normalisePhone } from './phone.js';
 import { PaceSchema, pause, type Pace } from './pace.js';
@@ -46,6 +47,22 @@ import { maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
 import { pickField, readRows, type SourcedRow } from '../engine/flow/data-file.js';
 import { defaultReport, openReport, reportFormat } from './kit/report.js';
 import { FailureGuard } from './kit/guard.js';
+import { MsgflowError, FlowError } from '../api/errors.js';
+import {
+  changedSince,
+  fileHash,
+  hashOf,
+  loadPlan,
+  openPlanDiff,
+  OptOutHash,
+  planDiffPath,
+  type AppliedPlan,
+  type PlanDiffCounts,
+  type PlanFingerprint,
+  type PlanSummary,
+  type ReportedLine,
+} from './broadcast-plan.js';
+import { writePlan, type PlanRow } from './broadcast-planner.js';
 import { JobCounters } from './kit/counters.js';
 
 /** The `with:` fields of every broadcast after what it sends (the same for messages.broadcast and files.broadcast). */
@@ -136,7 +153,7 @@ export interface BroadcastSpec<I extends BroadcastInput> {
     chatId: string,
     row: Record<string, unknown>,
     index: number,
-    rec?: RecipientRecord,
+    rec?: Pick<RecipientRecord, 'variant'>,
   ): Prepared | string;
   /** The file of records written before records had `content` (files.broadcast). */
   legacyFileName?(input: I): string;
@@ -173,6 +190,10 @@ export interface BroadcastSummary {
   funnel?: Record<string, FunnelCounts>;
   /** Where the funnel's CSV is. */
   funnelReport?: string;
+  /** `msgflow run --plan`: what the plan holds (nothing else is done). */
+  planned?: PlanSummary;
+  /** `msgflow apply`: how the outcomes differ from the plan, and the CSV listing each recipient that differs. */
+  planDiff?: PlanDiffCounts;
 }
 
 /**
@@ -185,7 +206,7 @@ type Met =
   | { kind: 'recipient'; chatId: string; where: string; row: Record<string, unknown>; prepared: Prepared; rec?: RecipientRecord }
   | { kind: 'invalid'; chatId?: string; where: string; error: string }
   | { kind: 'optedOut'; chatId: string; where: string; prepared: Prepared }
-  | { kind: 'duplicate' };
+  | { kind: 'duplicate'; chatId: string; where: string };
 
 type Recipient = Extract<Met, { kind: 'recipient' }>;
 
@@ -199,15 +220,33 @@ interface Job<I extends BroadcastInput> {
   guard: FailureGuard;
   /** idMessages of our records, so reconciliation never claims one twice. */
   claimed: Set<string>;
-  /** Our records accepted but not seen sent yet: the send queue ahead of a lost send. */
-  unobserved: RecipientRecord[];
-  /** Records this run sent (or found sent after its interruption): the ones it follows. */
-  mine: RecipientRecord[];
+  /** Our sends accepted but not seen sent yet: the send queue ahead of a lost send (compact: a campaign holds no records). */
+  unobserved: Unobserved[];
+  /** The chats this run sent to (or found sent after its interruption): the ones it follows, their records read again then. */
+  mine: string[];
   reconciled: number;
   windowOver: boolean;
   /** The flow's instance, or the pool's. */
   senders: Senders;
+  /** The plan this run applies (msgflow apply): only its recipients are sent, each from its planned instance, with its variant. */
+  plan?: AppliedPlan;
 }
+
+/** A send accepted but not seen sent yet, as the job keeps it: what queuedAhead looks up. */
+interface Unobserved {
+  chatId: string;
+  idMessage: string;
+  sentAt?: number;
+  /** The sender's identity (RecipientRecord.sender). */
+  sender?: string;
+}
+
+const unobservedOf = (r: RecipientRecord): Unobserved => ({
+  chatId: r.chatId,
+  idMessage: r.idMessage!,
+  ...(r.sentAt === undefined ? {} : { sentAt: r.sentAt }),
+  ...(r.sender === undefined ? {} : { sender: r.sender }),
+});
 
 const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
@@ -240,23 +279,28 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
   for await (const row of readRows(ctx, spec.action, { file: input.file, items: input.recipients })) {
     const r = recipientOf(row);
     if (typeof r !== 'string' && seen.has(r.chatId)) {
-      yield { kind: 'duplicate' };
+      yield { kind: 'duplicate', chatId: r.chatId, where: row.where };
       continue;
     }
     if (typeof r === 'string') {
       yield { kind: 'invalid', where: row.where, error: r };
       continue;
     }
-    // One key per recipient: the cost does not depend on how many records the campaign holds.
-    const rec = await store.get<RecipientRecord>(`r:${r.chatId}`);
-    const prepared = spec.prepare(ctx, input, r.chatId, r.rec, row.index, rec);
+    // One key per recipient: the cost does not depend on how many records the campaign holds. Its
+    // opt-out is read at the same time (one round trip to a remote store instead of two).
+    const [rec, optOut] = await Promise.all([
+      store.get<RecipientRecord>(`r:${r.chatId}`),
+      optedOut.get(optOutKey(ctx.instance.identity, r.chatId)),
+    ]);
+    // Applying a plan: the variant it planned, unless an attempt already kept one.
+    const prepared = spec.prepare(ctx, input, r.chatId, r.rec, row.index, rec ?? job.plan?.sends.get(r.chatId));
     if (typeof prepared === 'string') {
       yield { kind: 'invalid', chatId: r.chatId, where: row.where, error: prepared };
       continue;
     }
     seen.add(r.chatId);
     // Opted out: never sent again (a message that already went out keeps its own outcome).
-    if (!settled(rec) && (await optedOut.get(optOutKey(ctx.instance.identity, r.chatId))) !== undefined) {
+    if (!settled(rec) && optOut !== undefined) {
       yield { kind: 'optedOut', chatId: r.chatId, where: row.where, prepared };
       continue;
     }
@@ -264,12 +308,8 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
   }
 }
 
-/** The first pass: counts the rows, and gathers the records a send or reconciliation needs (interrupted, unseen, ours). */
-async function load<I extends BroadcastInput>(
-  ctx: ActionContext,
-  input: I,
-  spec: BroadcastSpec<I>,
-): Promise<{ job: Job<I>; interrupted: RecipientRecord[] }> {
+/** The job of a broadcast, before any pass. */
+async function newJob<I extends BroadcastInput>(ctx: ActionContext, input: I, spec: BroadcastSpec<I>): Promise<Job<I>> {
   const reportPath = input.report ?? defaultReport(ctx, 'csv');
   reportFormat(spec.action, reportPath);
   const store = input.campaign ? ctx.shared(broadcastCampaignNs(ctx.instance.identity, input.campaign)) : ctx.state;
@@ -288,6 +328,11 @@ async function load<I extends BroadcastInput>(
     windowOver: false,
     senders: new Senders(ctx, input.pool, input.guard, input.campaign),
   };
+  return job;
+}
+
+/** The first pass: counts the rows, and gathers the records a send or reconciliation needs (interrupted, unseen, ours). */
+async function load<I extends BroadcastInput>(job: Job<I>): Promise<RecipientRecord[]> {
   const interrupted: RecipientRecord[] = [];
   const c = job.counters;
   let total = 0;
@@ -306,7 +351,7 @@ async function load<I extends BroadcastInput>(
   c.total = total;
   // The first count, with the number of rows: the step's start line says it (countsRecords).
   c.flush();
-  return { job, interrupted };
+  return interrupted;
 }
 
 /** Counts a record as it stands, and keeps it where reconciliation and following look. */
@@ -314,14 +359,14 @@ function count(job: Job<BroadcastInput>, rec: RecipientRecord): void {
   const c = counterOf(rec.phase);
   if (c) job.counters[c]++;
   if (rec.phase !== 'sent') return;
-  if (!rec.observed) job.unobserved.push(rec);
-  if (rec.runId === job.ctx.run.id) job.mine.push(rec);
+  if (!rec.observed) job.unobserved.push(unobservedOf(rec));
+  if (rec.runId === job.ctx.run.id) job.mine.push(rec.chatId);
 }
 
 /** A record this run has just sent (or found sent): followed after the last send. */
 function track(job: Job<BroadcastInput>, rec: RecipientRecord): void {
-  if (!rec.observed) job.unobserved.push(rec);
-  job.mine.push(rec);
+  if (!rec.observed) job.unobserved.push(unobservedOf(rec));
+  job.mine.push(rec.chatId);
 }
 
 // ---- reconcile ------------------------------------------------------------------
@@ -332,26 +377,32 @@ function track(job: Job<BroadcastInput>, rec: RecipientRecord): void {
  */
 const queuedAhead = (job: Job<BroadcastInput>, s: Sender) => async (): Promise<number> => {
   const { ctx } = s;
-  const unseen = job.unobserved.filter((r) => r.phase === 'sent' && !r.observed && senderOf(job, r) === s);
+  const unseen = job.unobserved.filter((u) => senderOf(job, u) === s);
   if (unseen.length === 0) return 0;
   const now = ctx.clock.now();
-  const since = Math.min(...unseen.map((r) => r.sentAt ?? now)) - 60_000;
+  const since = unseen.reduce((t, u) => Math.min(t, u.sentAt ?? now), now) - 60_000;
   const msgs = await ctx.client
     .lastOutgoingMessages({ minutes: Math.max(1, Math.ceil((now - since) / 60_000) + 1) }, { signal: ctx.signal })
     .catch(() => []);
   const byId = new Map(msgs.map((m) => [m.idMessage, m]));
   let left = 0;
-  for (const r of unseen) {
-    const m = byId.get(r.idMessage!);
-    if (m && applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
+  const seen = new Set<Unobserved>();
+  for (const u of unseen) {
+    const m = byId.get(u.idMessage);
     // Listed `pending`: still in the service's queue, ahead of what follows.
     if (!m || m.statusMessage === 'pending') left++;
+    if (!m) continue;
+    const r = await job.store.get<RecipientRecord>(`r:${u.chatId}`);
+    if (r?.idMessage !== u.idMessage || r.phase !== 'sent') seen.add(u);
+    else if (applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
+    if (r?.observed) seen.add(u);
   }
+  if (seen.size > 0) job.unobserved = job.unobserved.filter((u) => !seen.has(u));
   return left;
 };
 
-/** The sender of a record: the one that made its attempt (records of before pools: the flow's instance). */
-function senderOf(job: Job<BroadcastInput>, r: RecipientRecord): Sender {
+/** The sender of a record (or of a send the job keeps): the one that made its attempt (records of before pools: the flow's instance). */
+function senderOf(job: Job<BroadcastInput>, r: { sender?: string }): Sender {
   return job.senders.byIdentity(r.sender) ?? job.senders.list[0]!;
 }
 
@@ -397,13 +448,13 @@ async function settle<I extends BroadcastInput>(job: Job<I>, open: RecipientReco
 // ---- execute ----------------------------------------------------------------------
 
 /** Waits durably until the step's window is open; false when an absolute window is over for good. */
-async function windowOpen(job: Job<BroadcastInput>): Promise<boolean> {
+async function windowOpen(job: Job<BroadcastInput>, zone: string): Promise<boolean> {
   const { ctx, input } = job;
   // No window: open (without asking the machine's zone for every recipient, which costs more than a send).
   if (!input.window) return true;
   for (;;) {
     const now = ctx.clock.now();
-    const next = nextOpening(input.window, now, zoneOf(ctx.clock));
+    const next = nextOpening(input.window, now, zone);
     if (!next) return false;
     if (next.at <= now) return true;
     await job.counters.waitingFor(() =>
@@ -469,11 +520,11 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient, s: Sender): Pro
     // A send again after an interrupted one that never reached the service keeps why (and is never sent a third time).
     ...(rcp.rec?.resent ? { resent: rcp.rec.resent } : {}),
   };
-  await job.store.set(`r:${rec.chatId}`, rec);
   rcp.rec = rec;
-  // The sender is the recipient's from the intent on: where a send may have gone is where it is looked for.
-  await job.senders.stick(rcp.chatId, s);
-  await job.senders.count(s);
+  // The intent, the sticky sender (the recipient's from the intent on: where a send may have gone is
+  // where it is looked for) and the day's count, all durable before the send; written at once, as
+  // none depends on another (a sticky sender without an intent only says where a later send goes).
+  await Promise.all([job.store.set(`r:${rec.chatId}`, rec), job.senders.stick(rcp.chatId, s), job.senders.count(s)]);
   try {
     const send = s.client[p.method] as unknown as SendCall;
     const res = await send.call(s.client, { chatId: rcp.chatId, ...p.body }, { signal: ctx.signal });
@@ -504,12 +555,17 @@ type Choice = { sender: Sender } | { at: number } | { paused: PauseRecord[] };
  */
 async function choose(job: Job<BroadcastInput>, rcp: Recipient): Promise<Choice> {
   const S = job.senders;
-  const kept = S.byIdentity(rcp.rec?.sender) ?? (await S.stickyOf(rcp.chatId));
+  // Applying a plan, its instance stands for the sticky one (an attempt's sender still comes first).
+  const planned = S.list.find((s) => s.name === job.plan?.sends.get(rcp.chatId)?.instance);
+  const own = S.byIdentity(rcp.rec?.sender) ?? planned;
+  // Read at once: one round trip to a remote store instead of one per sender.
+  const [sticky, pauses] = await Promise.all([own ? undefined : S.stickyOf(rcp.chatId), Promise.all(S.list.map((s) => S.pauseOf(s)))]);
+  const kept = own ?? sticky;
   const healthy: Sender[] = [];
   const paused: PauseRecord[] = [];
   let keptPause: PauseRecord | undefined;
-  for (const s of S.list) {
-    const p = await S.pauseOf(s);
+  for (const [i, s] of S.list.entries()) {
+    const p = pauses[i];
     if (!p) healthy.push(s);
     else {
       paused.push(p);
@@ -562,17 +618,17 @@ async function sendTo(job: Job<BroadcastInput>, rcp: Recipient, sends: { n: numb
 async function sendPass(job: Job<BroadcastInput>, sends: { n: number }): Promise<PassEnd> {
   const { ctx, input } = job;
   const end: PassEnd = { paused: [] };
+  // Once a pass: the machine's zone is asked of a new Intl formatter each time.
+  const zone = zoneOf(ctx.clock);
   for await (const rcp of meet(job)) {
-    if (rcp.kind !== 'recipient' || settled(rcp.rec)) continue;
+    if (rcp.kind !== 'recipient' || settled(rcp.rec) || (job.plan && !job.plan.sends.has(rcp.chatId))) continue;
     ctx.signal.throwIfAborted();
-    if (!(await windowOpen(job))) {
+    if (!(await windowOpen(job, zone))) {
       job.windowOver = true;
       ctx.logger.warn(`${job.spec.action}: the send window is over; the remaining recipients are not sent`);
       return { paused: [] };
     }
-    const opens = input.recipientTime
-      ? recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zoneOf(ctx.clock))
-      : ctx.clock.now();
+    const opens = input.recipientTime ? recipientOpening(input.recipientTime, rcp.chatId, rcp.row, ctx.clock.now(), zone) : ctx.clock.now();
     if (opens > ctx.clock.now()) end.earliest = Math.min(end.earliest ?? opens, opens);
     else await sendTo(job, rcp, sends, end);
   }
@@ -600,6 +656,12 @@ async function sendAll(job: Job<BroadcastInput>): Promise<void> {
   }
 }
 
+/** Why a recipient was not sent. */
+function notSentWhy(job: Job<BroadcastInput>, chatId: string): string {
+  if (job.plan && !job.plan.sends.has(chatId)) return 'not in the plan';
+  return job.windowOver ? 'send window closed' : 'not attempted: the job stopped';
+}
+
 const counterOf = (phase: string | undefined) =>
   phase === 'sent' ? 'done' : phase === 'failed' || phase === 'unknown' ? 'failed' : undefined;
 
@@ -615,8 +677,13 @@ function countChange(job: Job<BroadcastInput>, before: string | undefined, after
 /** Follows the statuses of what this run sent, at each sender's service at once. */
 async function follow(job: Job<BroadcastInput>): Promise<void> {
   const { ctx, input } = job;
-  const mine = job.mine.filter((r) => r.phase === 'sent');
-  if (input.follow.deadline <= 0 || mine.length === 0) return;
+  if (input.follow.deadline <= 0 || job.mine.length === 0) return;
+  const mine: RecipientRecord[] = [];
+  for (const chatId of job.mine) {
+    const r = await job.store.get<RecipientRecord>(`r:${chatId}`);
+    if (r?.phase === 'sent') mine.push(r);
+  }
+  if (mine.length === 0) return;
   let followUntil = await ctx.state.get<number>('followUntil');
   if (followUntil === undefined) {
     followUntil = ctx.clock.now() + input.follow.deadline;
@@ -665,7 +732,7 @@ async function recipientLine(
     if (r!.status === 'read') n.read = (n.read ?? 0) + 1;
   }
   if (r?.resent !== undefined) n.resent = (n.resent ?? 0) + 1;
-  const error = outcome === 'notSent' ? (job.windowOver ? 'send window closed' : 'not attempted: the job stopped') : r?.error;
+  const error = outcome === 'notSent' ? notSentWhy(job, rcp.chatId) : r?.error;
   // The caption an attempt sent, as its record keeps it (a template is evaluated again by each pass).
   const caption = r?.caption ?? rcp.prepared.caption;
   return {
@@ -701,10 +768,16 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
   const tail: Record<string, unknown>[] = [];
   const invalid: Record<string, unknown>[] = [];
   const funnel = spec.funnel ? new Funnel(ctx, spec.funnel.replyWindowMs) : undefined;
+  const diff = await planDiff(job);
+  // Each line also goes to the plan's diff, when the run applies a plan.
+  const out = async (line: Record<string, unknown>) => {
+    await writer.write(line);
+    if (diff && typeof line.chatId === 'string') await diff.line(line as unknown as ReportedLine);
+  };
   try {
     for await (const m of meet(job)) {
       n[m.kind] = (n[m.kind] ?? 0) + 1;
-      if (m.kind === 'recipient') await writer.write(await recipientLine(job, m, n, funnel));
+      if (m.kind === 'recipient') await out(await recipientLine(job, m, n, funnel));
       else if (m.kind === 'invalid') invalid.push({ chatId: m.chatId, where: m.where, outcome: 'invalid', error: m.error });
       else if (m.kind === 'optedOut') {
         const { caption, variant, kind } = m.prepared;
@@ -712,12 +785,14 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
         tail.push({ chatId: m.chatId, where: m.where, outcome: 'optedOut', caption, text: caption, variant, kind });
       }
     }
-    for (const line of [...tail, ...invalid]) await writer.write(line);
+    for (const line of [...tail, ...invalid]) await out(line);
   } catch (e) {
     await writer.abort();
+    await diff?.abort();
     throw e;
   }
   const summary = summarise(job, n);
+  if (diff) summary.planDiff = await diff.close();
   if (funnel) {
     summary.funnelReport = Funnel.pathFor(job.reportPath);
     summary.funnel = funnel.byVariant;
@@ -735,7 +810,140 @@ async function report(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
   ctx.logger.info(
     `${spec.action}: ${summary.sent} sent (${summary.delivered} delivered, ${summary.read} read), ${summary.failed} failed, ${summary.unknown} unknown, ${summary.notSent} not sent, ${summary.optedOut} opted out, ${summary.invalid} invalid; report ${job.reportPath}`,
   );
+  const d = summary.planDiff;
+  if (d)
+    ctx.logger.info(
+      `${spec.action}: against the plan: ${d.asPlanned} of ${d.planned} as planned, ${d.notSent} not sent, ${d.otherInstance} from another instance, ${d.late} later than planned, ${d.unplanned} not in the plan; differences in ${d.report}`,
+    );
   return summary;
+}
+
+// ---- plan, then apply (broadcast-plan.ts) ---------------------------------------------
+
+/** What the plan was made from, as it stands now (`optOut`: OptOutHash of the rows skipped as opted out). */
+async function fingerprintOf(job: Job<BroadcastInput>, optOut: string): Promise<PlanFingerprint> {
+  const { ctx, input } = job;
+  const recipients: Record<string, string> = {};
+  if (input.file !== undefined) recipients[input.file] = await fileHash(ctx.resolvePath(input.file)).catch(() => 'unreadable');
+  if (input.recipients !== undefined) recipients.items = hashOf(input.recipients);
+  const senders = job.senders.list.map((s) => [s.name, s.instance.identity]);
+  const { pool, pace, window, recipientTime, campaign } = input;
+  return { flow: ctx.run.plan!.flowHash, recipients, config: hashOf({ pool, senders, pace, window, recipientTime, campaign }), optOut };
+}
+
+/** `msgflow run --plan`: plans the broadcast (a dry run: nothing sent, nothing recorded) and writes the plan file. */
+async function plan(job: Job<BroadcastInput>): Promise<BroadcastSummary> {
+  const { ctx, spec, input } = job;
+  if (!ctx.run.dryRun)
+    throw new FlowError('ACTION_INPUT_INVALID', { action: spec.action, field: 'plan', reason: 'a plan is made by a dry run' });
+  const path = ctx.run.plan!.path;
+  const shown = planShown(ctx);
+  const planned = await writePlan({
+    ctx,
+    action: spec.action,
+    input,
+    senders: job.senders,
+    rows: () => planRows(job),
+    path,
+    shown,
+    fingerprint: (optOut) => fingerprintOf(job, optOut),
+  });
+  ctx.logger.info(`${spec.action}: planned ${planned.recipients} recipients; plan ${shown}`);
+  return { ...summarise(job, {}), report: shown, planned };
+}
+
+/** The run's plan file as messages name it: from the project's folder when it lies there. */
+function planShown(ctx: ActionContext): string {
+  const path = ctx.run.plan!.path;
+  const fromProject = relative(ctx.resolvePath('.'), path);
+  return fromProject.startsWith('..') || isAbsolute(fromProject) ? path : fromProject;
+}
+
+/** The rows as the planner meets them. */
+async function* planRows(job: Job<BroadcastInput>): AsyncGenerator<PlanRow> {
+  for await (const m of meet(job)) {
+    if (m.kind === 'invalid')
+      yield { kind: 'skip', where: m.where, reason: 'invalid', detail: m.error, ...(m.chatId ? { chatId: m.chatId } : {}) };
+    else if (m.kind !== 'recipient') yield { kind: 'skip', chatId: m.chatId, where: m.where, reason: m.kind };
+    else if (settled(m.rec)) yield { kind: 'skip', chatId: m.chatId, where: m.where, reason: 'sentEarlier' };
+    else {
+      const p = m.prepared;
+      const summary = (p.caption ?? '').slice(0, 80);
+      yield {
+        kind: 'recipient',
+        chatId: m.chatId,
+        where: m.where,
+        row: m.row,
+        variant: p.variant,
+        messageKind: p.kind,
+        summary,
+        kept: m.rec?.sender,
+      };
+    }
+  }
+}
+
+/**
+ * The plan this run applies, read; its fingerprint checked once, when the run
+ * first gets here (a resumed run goes on with what it verified).
+ * @throws MsgflowError PLAN_OUTDATED naming what changed, PLAN_INVALID
+ */
+async function applying(job: Job<BroadcastInput>): Promise<AppliedPlan> {
+  const { ctx } = job;
+  const file = planShown(ctx);
+  const applied = await loadPlan(ctx.run.plan!.path, file);
+  const { head } = applied;
+  if (head.flow !== ctx.run.flow || head.step !== ctx.run.step)
+    throw new MsgflowError('PLAN_INVALID', {
+      file,
+      field: 'step',
+      reason: `a plan of ${head.flow} step ${head.step}, not of ${ctx.run.flow} step ${ctx.run.step}`,
+    });
+  if ((await ctx.state.get<number>('planAppliedAt')) !== undefined) return applied;
+  const optOut = new OptOutHash();
+  for await (const m of meet(job)) if (m.kind === 'optedOut') optOut.add(m.chatId);
+  const changed = changedSince(head.fingerprint, await fingerprintOf(job, optOut.digest()));
+  if (changed.length > 0)
+    throw new MsgflowError('PLAN_OUTDATED', {
+      file,
+      changed: changed.join(', '),
+      createdAt: head.createdAt,
+      flow: head.flow,
+    });
+  await appliedOnce(job, applied, file);
+  await ctx.state.set('planAppliedAt', ctx.clock.now());
+  return applied;
+}
+
+/**
+ * A plan of a broadcast without a campaign name keeps its records in its run:
+ * a second run applying it would send everyone again, so it is applied once
+ * (a campaign's records say who was sent: applying its plan again sends nobody twice).
+ */
+async function appliedOnce(job: Job<BroadcastInput>, applied: AppliedPlan, file: string): Promise<void> {
+  const { ctx } = job;
+  if (job.input.campaign !== undefined) return;
+  const { head } = applied;
+  const plans = ctx.shared(BROADCAST_PLANS_NS);
+  const key = `${head.flow}|${head.step}|${head.createdAt}`;
+  const by = await plans.get<{ runId: string; at: number }>(key);
+  if (by && by.runId !== ctx.run.id)
+    throw new MsgflowError('PLAN_INVALID', {
+      file,
+      field: 'createdAt',
+      reason: `applied already by run ${by.runId} (${iso(by.at)}), and its step has no campaign name to tell who was sent; make a new one with 'msgflow run ${head.flow} --plan ${file}'`,
+    });
+  await plans.set(key, { runId: ctx.run.id, at: ctx.clock.now() });
+}
+
+/** The diff of the report against the plan applied, if the run applies one. */
+async function planDiff(job: Job<BroadcastInput>) {
+  const { ctx, plan } = job;
+  if (!plan) return undefined;
+  const shown = planDiffPath(job.reportPath);
+  const appliedAt = (await ctx.state.get<number>('planAppliedAt')) ?? ctx.clock.now();
+  const shiftMs = Math.max(0, appliedAt - Date.parse(plan.head.createdAt));
+  return openPlanDiff({ action: job.spec.action, runId: ctx.run.id, path: ctx.resolvePath(shown), shown, plan, shiftMs });
 }
 
 function summarise(job: Job<BroadcastInput>, n: Record<string, number>): BroadcastSummary {
@@ -766,8 +974,11 @@ export function runBroadcast<I extends BroadcastInput>(ctx: ActionContext, input
 }
 
 async function broadcast<I extends BroadcastInput>(ctx: ActionContext, input: I, spec: BroadcastSpec<I>): Promise<BroadcastSummary> {
-  const { job, interrupted } = await load(ctx, input, spec);
+  const job = await newJob(ctx, input, spec);
   const j = job as unknown as Job<BroadcastInput>;
+  if (ctx.run.plan?.mode === 'write') return plan(j);
+  if (ctx.run.plan?.mode === 'apply') j.plan = await applying(j);
+  const interrupted = await load(job);
   if (!ctx.run.dryRun) {
     try {
       if (interrupted.length > 0) await settle(j, interrupted);

@@ -26,6 +26,7 @@ import { duration } from './duration.js';
 import { paceDelay, type Pace } from './pace.js';
 import type { Pool } from '../util/pool.js';
 import { HealthRulesFields, METRICS, SenderHealth, senderLookups, type Metric } from './broadcast-guard.js';
+import { zoneFormat } from '../util/zone-format.js';
 
 export type { Pool };
 
@@ -73,6 +74,8 @@ export class Senders {
   private readonly health = new Map<string, Promise<SenderHealth>>();
   /** The threshold a sender's last check found crossed: its window starts afresh once the pause is raised. */
   private readonly crossed = new Map<Sender, Metric>();
+  /** Days in the run's zone. */
+  readonly days: Days;
 
   constructor(
     private readonly ctx: ActionContext,
@@ -81,6 +84,7 @@ export class Senders {
     campaign: string | undefined,
   ) {
     this.campaign = campaign ?? `${ctx.run.flow}/${ctx.run.step}`;
+    this.days = new Days(zoneOf(ctx.clock));
     this.scope = `campaign:${this.campaign}`;
     const names = pool?.instances ?? [ctx.instance.name];
     this.list = names.map((name, i) => {
@@ -126,23 +130,28 @@ export class Senders {
 
   /** Today's day in the run's zone (YYYY-MM-DD): the caps count per day. */
   private today(at = this.ctx.clock.now()): string {
-    return new Intl.DateTimeFormat('en-CA', { timeZone: zoneOf(this.ctx.clock) }).format(at);
+    return this.days.of(at);
+  }
+
+  /** Whether the pool has a daily cap or a warm-up. */
+  get capped(): boolean {
+    return this.pool?.dailyCap !== undefined || this.pool?.warmup !== undefined;
+  }
+
+  /** The sender's usage as stored: its sends on `day` and the day of its first broadcast send (undefined: none yet). */
+  async usage(s: Sender, day: string): Promise<{ sends: number; first?: string }> {
+    const usage = this.ctx.shared(BROADCAST_USAGE_NS);
+    const sends = (await usage.get<{ sends: number }>(`${s.instance.identity}:${day}`))?.sends ?? 0;
+    const first = this.pool?.warmup ? (await usage.get<{ day: string }>(`${s.instance.identity}:first`))?.day : undefined;
+    return { sends, ...(first === undefined ? {} : { first }) };
   }
 
   /** How many more broadcast sends the sender may make today (Infinity without caps). */
   async capacity(s: Sender): Promise<number> {
-    if (!this.pool?.dailyCap && !this.pool?.warmup) return Infinity;
-    const usage = this.ctx.shared(BROADCAST_USAGE_NS);
+    if (!this.capped) return Infinity;
     const today = this.today();
-    const sent = (await usage.get<{ sends: number }>(`${s.instance.identity}:${today}`))?.sends ?? 0;
-    let cap = this.pool.dailyCap ?? Infinity;
-    const w = this.pool.warmup;
-    if (w) {
-      const first = (await usage.get<{ day: string }>(`${s.instance.identity}:first`))?.day ?? today;
-      const age = Math.max(0, Math.round((Date.parse(today) - Date.parse(first)) / 86_400_000));
-      cap = Math.min(cap, Math.floor(w.from + ((w.to - w.from) * Math.min(age, w.days)) / w.days));
-    }
-    return Math.max(0, cap - sent);
+    const { sends, first } = await this.usage(s, today);
+    return Math.max(0, dailyCap(this.pool!, first ?? today, today) - sends);
   }
 
   /** Counts one send of the sender today (before the call: a crash can only make the count one too high, never let a cap pass). */
@@ -158,16 +167,7 @@ export class Senders {
 
   /** When the caps allow sends again: the start of tomorrow in the run's zone (to the second). */
   tomorrow(): number {
-    const now = this.ctx.clock.now();
-    const today = this.today(now);
-    let lo = now;
-    let hi = now + 26 * 3_600_000;
-    while (hi - lo > 1000) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (this.today(mid) === today) lo = mid;
-      else hi = mid;
-    }
-    return hi;
+    return this.days.nextStart(this.ctx.clock.now());
   }
 
   /** Waits for the sender's own pace. */
@@ -257,4 +257,41 @@ export class Senders {
     if (this.pooled)
       await this.ctx.shared(BROADCAST_SENDERS_NS).set(chatId, { identity: s.instance.identity, name: s.name, at: this.ctx.clock.now() });
   }
+}
+
+/** Days in one zone (YYYY-MM-DD): a pool's caps count per day (one formatter for all: util/zone-format.ts). */
+export class Days {
+  private readonly fmt: Intl.DateTimeFormat;
+  constructor(zone: string) {
+    this.fmt = zoneFormat('day', zone);
+  }
+
+  /** The day of `at`. */
+  of(at: number): string {
+    return this.fmt.format(at);
+  }
+
+  /** The start of the day after `at`'s (to the second). */
+  nextStart(at: number): number {
+    const today = this.of(at);
+    let lo = at;
+    let hi = at + 26 * 3_600_000;
+    while (hi - lo > 1000) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (this.of(mid) === today) lo = mid;
+      else hi = mid;
+    }
+    return hi;
+  }
+}
+
+/** A sender's cap on `day`: the pool's dailyCap, and its warm-up ramp counted from `first` (its first broadcast day); the smaller wins. */
+export function dailyCap(pool: Pool, first: string, day: string): number {
+  let cap = pool.dailyCap ?? Infinity;
+  const w = pool.warmup;
+  if (w) {
+    const age = Math.max(0, Math.round((Date.parse(day) - Date.parse(first)) / 86_400_000));
+    cap = Math.min(cap, Math.floor(w.from + ((w.to - w.from) * Math.min(age, w.days)) / w.days));
+  }
+  return cap;
 }

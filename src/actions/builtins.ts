@@ -20,6 +20,8 @@ import { chatHandover, chatRelease } from './handover.js';
 export { WAIT_FOR_REPLY } from './wait-for-reply.js';
 /** The campaign action, whose funnel counts replies: the runtime consumes its instances' notifications. */
 export { MESSAGES_BROADCAST } from './messages-broadcast.js';
+/** A campaign's plan file (msgflow run --plan), which msgflow apply reads before it starts the run. */
+export { readPlan } from './broadcast-plan.js';
 
 /** Registered by the runtime next to the API-method actions. */
 export const BUILTIN_JOB_ACTIONS: ActionDefinition<any, any>[] = [

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { validateTimezone } from '../engine/schedule/validate.js';
 import { resolveWindow } from './window.js';
+import { zoneFormat } from '../util/zone-format.js';
 
 const DAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 type Day = (typeof DAYS)[number];
@@ -140,7 +141,7 @@ export function recipientZone(rt: RecipientTime, chatId: string, row: Record<str
 const DAY_MS = 24 * 3_600_000;
 
 function weekdayIn(at: number, tz: string): Day {
-  const name = new Intl.DateTimeFormat('en-US', { timeZone: tz, weekday: 'short' }).format(new Date(at)).toLowerCase();
+  const name = zoneFormat('weekday', tz).format(new Date(at)).toLowerCase();
   return name.slice(0, 3) as Day;
 }
 

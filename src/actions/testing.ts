@@ -16,7 +16,7 @@
  * const out = await myAction.run(t.ctx, myAction.input.parse({ file: 'data/leads.csv' }));
  * expect(t.progress.at(-1)).toMatchObject({ done: 3 });
  */
-import type { ActionContext, ActionDefinition, InstanceRef, Logger, ProgressCounts } from '../engine/action.js';
+import type { ActionContext, ActionDefinition, ActionRunPlan, InstanceRef, Logger, ProgressCounts } from '../engine/action.js';
 import { createBus } from '../engine/events.js';
 import { DurableWaits } from '../engine/run/durable-waits.js';
 import { declaredPauseRules, type PauseRule } from '../engine/run/pauses.js';
@@ -44,6 +44,8 @@ export interface ActionTestOptions {
   step?: string;
   /** @default false */
   dryRun?: boolean;
+  /** The campaign plan the run writes (with dryRun) or applies (ActionRunInfo.plan). @default none */
+  plan?: ActionRunPlan;
   /** @default { name: 'default', identity: 'inst-test' } */
   instance?: InstanceRef;
   /** Other instances by config name (ctx.instanceClient, a broadcast's pool); each one's identity is `inst-<name>`. @default none */
@@ -123,6 +125,7 @@ export function createActionTestContext(o: ActionTestOptions): ActionTestContext
     flow,
     inputs: o.inputs ?? {},
     dryRun,
+    ...(o.plan ? { plan: o.plan } : {}),
     store,
     bus,
     clock,

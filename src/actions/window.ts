@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { validateTimezone } from '../engine/schedule/validate.js';
+import { zoneFormat } from '../util/zone-format.js';
 
 const HHMM = /^([01]?\d|2[0-3]):([0-5]\d)$/;
 
@@ -35,16 +36,7 @@ export type SendWindow = z.output<typeof WindowSchema>;
 
 /** Offset of `tz` from UTC at instant `at`, ms (positive east of Greenwich). */
 function offsetAt(at: number, tz: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: tz,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(new Date(at));
+  const parts = zoneFormat('parts', tz).formatToParts(new Date(at));
   const get = (t: string) => Number(parts.find((p) => p.type === t)!.value);
   const asUtc = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
   return asUtc - Math.floor(at / 1000) * 1000;

@@ -247,6 +247,13 @@ export const ERROR_CATALOGUE = {
   ACTION_INPUT_INVALID: { template: '{action} {field}: {reason}' },
   /** A job stopped before its end for a reason the user must act on (e.g. instance not authorized). */
   JOB_STOPPED: { template: '{action} stopped: {reason}' },
+  /** A campaign plan file (`msgflow run --plan`) that cannot be read or is not a plan: the file, the field and what is wrong. */
+  PLAN_INVALID: { template: '{file}: {field}: {reason}' },
+  /** `msgflow apply` of a plan whose inputs changed since it was made: which ones. */
+  PLAN_OUTDATED: {
+    template:
+      "{file} is out of date: {changed} changed since it was made ({createdAt}); make a new one with 'msgflow run {flow} --plan {file}'",
+  },
 } as const satisfies Record<string, ErrorDef>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -108,6 +108,14 @@ live in the dashboard; this command follows it and prints the same progress,
 summary and exit code. Ctrl-C then stops following, not the run. Without a
 dashboard (--no-ui) or with --no-daemon or --resume, the run executes here.
 
+--plan FILE plans a campaign instead (a flow whose step is messages.broadcast
+or files.broadcast): a dry run that sends nothing and writes FILE (JSON) with
+who gets what, from which instance, with which variant and when (send window,
+recipient hours, paces, daily caps, warm-up), each skipped row with its reason,
+and the fingerprint of its inputs; it prints the recipients per instance and
+variant, the skipped rows and the first and last send. 'msgflow apply FILE'
+then sends exactly that plan. --dry-run only checks the flow (no plan).
+
 Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
 2 usage error or a run of the flow is live/unfinished, 130 Ctrl-C, 143 SIGTERM.`,
     options: [
@@ -120,8 +128,40 @@ Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
         text: "Set an input (repeatable); coerced to the input's type; an undeclared input exits 2",
       },
       { name: 'dry-run', text: 'Predict: actions with dryRun: true run with a client that refuses writing methods; others are not called' },
+      {
+        name: 'plan',
+        type: 'string',
+        arg: 'FILE',
+        text: "Plan the campaign (sends nothing) and write the plan to FILE for 'msgflow apply FILE'",
+      },
       { name: 'new', text: 'Start a fresh run even if an unfinished one exists' },
       { name: 'resume', type: 'string', arg: 'ID', text: 'Resume this unfinished run of the flow' },
+      { name: 'wait', text: 'Wait for a live run of the flow to end, then go on' },
+      { name: 'json', text: 'Print the run record as JSON at the end' },
+      { name: 'no-daemon', text: 'Execute the run in this process even when msgflow start serves this store' },
+    ],
+  },
+  apply: {
+    args: 'FILE',
+    summary: "Send exactly the campaign plan FILE written by 'msgflow run FLOW --plan FILE'.",
+    description: `Runs the plan's flow with the plan's inputs; its broadcast step sends the
+planned recipients only, each from its planned instance with its planned
+variant (an instance the health guard pauses meanwhile hands its recipients to
+the others, as a run does), with every exactly-once guarantee of a run: killed
+and applied again (or resumed by the daemon), nobody is sent twice.
+
+Refused, naming what changed, when an input changed since the plan was made:
+the flow file, the recipients' data file, the pool, paces, window or recipient
+hours, or the opt-outs among the recipients ('msgflow run FLOW --plan FILE'
+makes a new plan). A plan of a step without a campaign name is applied once.
+After the run, <report>.plan-diff.csv lists each recipient
+whose outcome differs from the plan (not sent, sent from another instance,
+sent more than 1 minute later than planned beyond the delay of the whole
+apply), and the summary counts them.
+
+Runs in the daemon when msgflow start serves this store (as msgflow run).
+Exit codes as msgflow run.`,
+    options: [
       { name: 'wait', text: 'Wait for a live run of the flow to end, then go on' },
       { name: 'json', text: 'Print the run record as JSON at the end' },
       { name: 'no-daemon', text: 'Execute the run in this process even when msgflow start serves this store' },

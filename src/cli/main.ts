@@ -15,6 +15,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./commands/serve.js')).serve,
   validate: async () => (await import('./commands/validate.js')).validate,
   run: async () => (await import('./commands/run.js')).run,
+  apply: async () => (await import('./commands/apply.js')).apply,
   runs: async () => (await import('./commands/runs.js')).runs,
   backfill: async () => (await import('./commands/backfill.js')).backfill,
   pauses: async () => (await import('./commands/pauses.js')).pauses,

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { InstanceApi } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
 
-import type { DurableState } from '../store/types.js';
+import type { DurableState, RunPlan } from '../store/types.js';
 import type { Logger } from '../util/logger.js';
 import type { TemplateTable } from './expr/template.js';
 import type { PauseRule } from './run/pauses.js';
@@ -51,6 +51,11 @@ export interface WaitOptions {
   liftedEvery?: number;
 }
 
+/** A run's campaign plan (RunRecord.plan) as its actions see it: with the hash of the run's flow file (its fingerprint's `flow`). */
+export interface ActionRunPlan extends RunPlan {
+  flowHash: string;
+}
+
 export interface ActionRunInfo {
   /** Run id (stable across restarts). */
   id: string;
@@ -61,6 +66,8 @@ export interface ActionRunInfo {
   /** The current forEach item, when the step has `forEach`. */
   item?: { index: number; value: unknown };
   dryRun: boolean;
+  /** The campaign plan this run writes (`msgflow run --plan`, a dry run) or applies (`msgflow apply`). @default none */
+  plan?: ActionRunPlan;
   /** The flow's resolved inputs. */
   inputs: Readonly<Record<string, unknown>>;
   /** The notification that started the run (`event` in its expressions), when one did. */

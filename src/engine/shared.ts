@@ -88,6 +88,8 @@ export const auditNs = (identity: string) => namespace<unknown>(`audit:${identit
 export const broadcastCampaignNs = (identity: string, campaign: string) => namespace<unknown>(`broadcast:${identity}:${campaign}`);
 /** `${identity}:first` (the day an instance first sent a broadcast) and `${identity}:${YYYY-MM-DD}` (its broadcast sends that day): daily caps and warm-up across campaigns. */
 export const BROADCAST_USAGE_NS = namespace<{ day?: string; sends?: number }>('broadcast-usage');
+/** `${flow}|${step}|${createdAt}` -> the run that applied a campaign plan (msgflow apply) of a broadcast without a campaign name: applied once. */
+export const BROADCAST_PLANS_NS = namespace<{ runId: string; at: number }>('broadcast-plans');
 /** `${chatId}` -> the instance that sends a pool's broadcasts to this chat (sticky across campaigns). */
 export const BROADCAST_SENDERS_NS = namespace<{ identity: string; name: string; at: number }>('broadcast-senders');
 /**

@@ -19,15 +19,21 @@ interface RunData {
   inputs?: Record<string, unknown>;
 }
 
-/** A DurableState over a Map, JSON-copying values. */
-export function memoryState(map: Map<string, unknown> = new Map()): DurableState {
+/**
+ * A DurableState over a Map of JSON texts: a value is copied by one
+ * stringify on the way in and one parse on the way out, and a campaign's
+ * 100,000 records are kept as compact strings rather than objects.
+ */
+export function memoryState(map: Map<string, string> = new Map()): DurableState {
+  const parsed = <T>(text: string | undefined) => (text === undefined ? undefined : (JSON.parse(text) as T));
   return {
     async get<T>(key: string) {
-      return copy(map.get(key)) as T | undefined;
+      return parsed<T>(map.get(key));
     },
     async set(key, value) {
-      if (value === undefined) map.delete(key);
-      else map.set(key, copy(value));
+      const text = value === undefined ? undefined : JSON.stringify(value);
+      if (text === undefined) map.delete(key);
+      else map.set(key, text);
     },
     async delete(key) {
       map.delete(key);
@@ -36,7 +42,7 @@ export function memoryState(map: Map<string, unknown> = new Map()): DurableState
       return [...map.entries()]
         .filter(([k]) => k.startsWith(prefix))
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([k, v]) => [k, copy(v) as T] as [string, T]);
+        .map(([k, v]) => [k, parsed<T>(v)!] as [string, T]);
     },
   };
 }
@@ -54,7 +60,7 @@ export function createMemoryStore(): EngineStore {
 class MemoryStore implements EngineStore {
   readonly driver = 'memory';
   private readonly runs = new Map<string, RunData>();
-  private readonly kvs = new Map<string, Map<string, unknown>>();
+  private readonly kvs = new Map<string, Map<string, string>>();
   private readonly journals = new Map<string, unknown[]>();
   // Leases: one process, so a map is atomic enough (every operation is synchronous).
   private readonly leases = new Map<string, Lease>();

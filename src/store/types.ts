@@ -52,6 +52,20 @@ export interface ErrorInfo {
   field?: string;
 }
 
+/**
+ * A run that plans a campaign or applies a plan: `write` (a dry run whose
+ * broadcast step writes who gets what, from which instance and when, to
+ * `path`) or `apply` (a run whose broadcast step sends exactly the plan at
+ * `path`). `inputs`: the `-i` overrides the plan was made with (written into it).
+ */
+export interface RunPlan {
+  mode: 'write' | 'apply';
+  /** Absolute path of the plan file. */
+  path: string;
+  /** @default {} */
+  inputs?: Record<string, string>;
+}
+
 export interface RunRecord {
   /** Stable across restarts. */
   id: string;
@@ -115,6 +129,8 @@ export interface RunRecord {
    * Its `instanceData.idInstance` is removed (ids never reach run records).
    */
   event?: Record<string, unknown>;
+  /** A campaign's plan this run writes (`msgflow run --plan`) or applies (`msgflow apply`). @default none */
+  plan?: RunPlan;
   /**
    * Each input read from a data file (`file:`), with whether that file lay in
    * the input's data folders when the run started (engine/flow/inputs.ts

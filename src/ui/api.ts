@@ -275,13 +275,24 @@ export async function startRun(ctx: ApiContext, flowName: string, body: unknown)
     throw bad('body', 'expected a JSON object { "inputs": { ... } }');
   const b = (body ?? {}) as Record<string, unknown>;
   for (const key of Object.keys(b))
-    if (!['inputs', 'dryRun', 'event'].includes(key)) throw bad(key, "unknown field: expected 'inputs', 'dryRun' or 'event'");
+    if (!['inputs', 'dryRun', 'event', 'applyPlan'].includes(key))
+      throw bad(key, "unknown field: expected 'inputs', 'dryRun', 'event' or 'applyPlan'");
   if (b.dryRun !== undefined && typeof b.dryRun !== 'boolean') throw bad('dryRun', 'expected true or false');
+  // The plan `msgflow apply` hands over (an absolute path): the run sends exactly it. Only applied here: a plan is written by the CLI's own process.
+  if (b.applyPlan !== undefined && (typeof b.applyPlan !== 'string' || !path.isAbsolute(b.applyPlan)))
+    throw bad('applyPlan', 'expected the absolute path of a plan file');
+  const plan = typeof b.applyPlan === 'string' ? { plan: { mode: 'apply' as const, path: b.applyPlan } } : {};
   const inputs = await inputsToOverrides(ctx, flow, b.inputs);
   const event = b.event === undefined ? undefined : sampleEvent(flow, b.event, ctx.now());
   let handle;
   try {
-    handle = await ctx.runtime.engine.start(flow, { inputs, dryRun: b.dryRun === true, trigger: 'manual', ...(event ? { event } : {}) });
+    handle = await ctx.runtime.engine.start(flow, {
+      inputs,
+      dryRun: b.dryRun === true,
+      trigger: 'manual',
+      ...(event ? { event } : {}),
+      ...plan,
+    });
   } catch (e) {
     // Inputs that do not resolve name the input: a 400 on the field `inputs.NAME`.
     // INPUT_ARG_INVALID: an unknown or ill-typed input (what `-i` answers with exit 2).

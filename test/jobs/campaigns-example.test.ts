@@ -112,6 +112,30 @@ describe('a step naming a pool of config.yaml', () => {
 });
 
 describe('docs/campaigns.md', () => {
+  it('plan, then apply: the plan the page shows is what msgflow run --plan prints for the example; apply of a changed input is refused as it says', async () => {
+    const dir = exampleCopy();
+    const doc = readFileSync(path.join(REPO, 'docs/campaigns.md'), 'utf8');
+    const r = await cli(['run', 'newsletter', '--plan', 'plans/march.json'], dir);
+    expect(r.code, r.stderr).toBe(0);
+    for (const line of [
+      'plan: 3 recipients planned; plans/march.json',
+      'per instance: default 2, second 1',
+      'per variant: default 3',
+      'skipped: none',
+    ]) {
+      expect(r.stdout, line).toContain(line);
+      expect(doc, line).toContain(line);
+    }
+    const first = readFileSync(path.join(dir, 'plans/march.json'), 'utf8').split('\n')[1]!;
+    expect(doc).toContain(first.replace(/"at":"[^"]+"/, '"at":"2026-03-02T09:00:00.000Z"'));
+    writeFileSync(path.join(dir, 'data/newsletter.csv'), 'phone,firstName\n79030000001,Ann\n');
+    const refused = await cli(['apply', 'plans/march.json'], dir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /: plans\/march\.json is out of date: data\/newsletter\.csv changed since it was made \(\S+\); make a new one with 'msgflow run newsletter --plan plans\/march\.json'/,
+    );
+  });
+
   it('shows only YAML that is part of a tested file of the repository, as written there', () => {
     const doc = readFileSync(path.join(REPO, 'docs/campaigns.md'), 'utf8');
     const blocks = yamlBlocks(doc);

@@ -37,8 +37,15 @@ async function daemonProject(opts: {
   serverToken?: string;
   /** The local instance checks at its own pace (slow-check then takes seconds). @default false */
   paced?: boolean;
+  /** More flows, by file name. @default none */
+  flows?: Record<string, string>;
 }): Promise<{ p: Project; config: string; daemonRuns: string[] }> {
-  const p = await startProject({ token: opts.serverToken ?? TOKEN, extraConfig: `ui:\n  token: ${TOKEN}\n`, unpaced: !opts.paced });
+  const p = await startProject({
+    token: opts.serverToken ?? TOKEN,
+    extraConfig: `ui:\n  token: ${TOKEN}\n`,
+    unpaced: !opts.paced,
+    ...(opts.flows ? { flows: opts.flows } : {}),
+  });
   const owner = new LeaseOwner({ store: p.runtime.store, hostId: defaultHostId(), ttlMs: 30_000 }, { label: 'msgflow start' });
   expect((await owner.claim('daemon')).ok).toBe(true);
   await recordDaemonUi(p.runtime.store, {
@@ -74,6 +81,34 @@ describe('msgflow run beside a daemon', () => {
     expect(out.join('\n')).toMatch(/succeeded/);
     expect(out.join('\n')).toContain(m![1]);
     expect(`${out.join('\n')}\n${stderr}`).not.toContain(TOKEN);
+  });
+
+  it('msgflow apply hands the plan to the daemon, which sends exactly it; the plan itself is made here', async () => {
+    const promo = `name: promo
+steps:
+  - id: send
+    uses: messages.broadcast
+    with:
+      recipients: [79001112233, 79002223344, 79003334455]
+      campaign: promo
+      message: { text: "Spring prices are in" }
+      follow: { deadline: 0 }
+      report: reports/promo.csv
+`;
+    const { p, config, daemonRuns } = await daemonProject({ ui: true, flows: { 'promo.yaml': promo } });
+    const planFile = path.join(p.dir, 'plan.json');
+    const planned = memoryIo();
+    expect(await runCli(['run', 'promo', '-c', config, '--plan', planFile], planned.io), planned.err.join('\n')).toBe(0);
+    expect(planned.out.join('\n')).toMatch(/plan: 3 recipients planned/);
+    expect(daemonRuns).toEqual([]);
+    const { io, out, err } = memoryIo();
+    const code = await runCli(['apply', planFile, '-c', config], io);
+    expect(code, err.join('\n')).toBe(0);
+    const m = /run (\S+) of promo executes in the daemon/.exec(err.join('\n'));
+    expect(m, err.join('\n')).not.toBeNull();
+    expect(daemonRuns).toEqual([m![1]]);
+    expect(out.join('\n')).toMatch(/against the plan: 3 of 3 as planned, 0 not sent/);
+    expect((await p.runtime.engine.getRun(m![1]))?.plan).toEqual({ mode: 'apply', path: planFile });
   });
 
   it('exits 1 when the run fails in the daemon, and prints --json from the store', async () => {

@@ -124,7 +124,7 @@ const FLUSH_BYTES = 64 * 1024;
  * report work; a report is rebuilt from the journal on resume, so the few
  * milliseconds of rows a kill -9 can cut off are never lost.
  */
-class ReportSink {
+export class ReportSink {
   private fd: number;
   private parts: string[] = [];
   private bytes = 0;

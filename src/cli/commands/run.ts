@@ -1,4 +1,4 @@
-import { MsgflowError, type RunRecord } from '../../runtime/present.js';
+import { MsgflowError, type RunPlan, type RunRecord } from '../../runtime/present.js';
 import type { Flow } from '../../engine/flow/types.js';
 import type { Engine } from '../../engine/run/types.js';
 import { findDaemon, type DaemonTarget } from '../../runtime/daemon/address.js';
@@ -10,8 +10,8 @@ import { flowSource } from '../../runtime/project-engine.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
 import { parseCommand, parseInputs } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
-import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
-import { formatRunSummary } from '../run-format.js';
+import { cliPath, configOptions, cliReporter, formatCliError, type Io } from '../output.js';
+import { formatRunSummary, isPlanned } from '../run-format.js';
 
 /** Exit codes of a run stopped by a signal: 128 + the signal number, as shells report it. */
 const SIGNAL_EXIT: Partial<Record<NodeJS.Signals, number>> = { SIGINT: EXIT.INTERRUPTED, SIGTERM: EXIT.TERMINATED };
@@ -29,7 +29,7 @@ interface Started {
 }
 
 /** Starts a run: in the engine of this process, or in the daemon's. */
-type Starter = (flow: Flow, opts: { inputs: Record<string, string>; dryRun?: boolean }) => Promise<Started>;
+type Starter = (flow: Flow, opts: { inputs: Record<string, string>; dryRun?: boolean; plan?: RunPlan }) => Promise<Started>;
 
 /** What `msgflow run` does now, decided from the flow's unfinished runs and the flags. */
 type Decision =
@@ -57,7 +57,26 @@ export async function run(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('run', argv);
   if (positionals.length !== 1) throw new UsageError(`run expects exactly one FLOW, got ${positionals.length}`);
   if (values.new && values.resume) throw new UsageError('--new and --resume exclude each other');
+  if (values.plan !== undefined && (values.resume || values.new || values['dry-run']))
+    throw new UsageError('--plan excludes --resume, --new and --dry-run (a plan is made by a dry run of its own)');
   const inputs = parseInputs(values.input);
+  const plan: RunPlan | undefined =
+    values.plan === undefined ? undefined : { mode: 'write', path: cliPath(io, values.plan), inputs: { ...inputs } };
+  return execute({ name: positionals[0]!, inputs, plan }, values, io);
+}
+
+/** What to run: a flow by name, with its `-i` overrides; the campaign plan it writes or applies. */
+export interface RunTarget {
+  name: string;
+  inputs: Record<string, string>;
+  plan?: RunPlan;
+  /** Checked once the flow is found, before anything starts (msgflow apply: the flow file is the plan's). */
+  check?: (flow: Flow) => void;
+}
+
+/** Runs a flow (msgflow run, msgflow apply) and waits for it: the exit code. */
+export async function execute(target: RunTarget, values: CommonFlags, io: Io): Promise<number> {
+  const { inputs, plan } = target;
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const runtime = await createRuntime({ config, command: 'run', listenIfFree: true, redactor: io.redactor });
   const reporter = cliReporter(io, values, config, runtime.bus);
@@ -78,7 +97,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
   process.once('SIGTERM', stop);
   try {
     const source = flowSource(config, runtime.registry);
-    const flow = findFlow(source.dir, positionals[0]!, source.options);
+    const flow = findFlow(source.dir, target.name, source.options);
+    target.check?.(flow);
     checkInputNames(flow, inputs);
     // A file given with -i is the user's path: made absolute here, so the daemon a run may be
     // handed to (its own working directory) reads the same file.
@@ -89,8 +109,8 @@ export async function run(argv: string[], io: Io): Promise<number> {
       );
     // The daemon's API takes data files from the data folders only: a run reading another stays here.
     const outside = Object.entries((await dataInputsOf(flow, inputs)) ?? {}).flatMap(([name, ok]) => (ok ? [] : [name]));
-    const starter = await chooseStarter(runtime, local, values, io, outside);
-    const request = { engine: runtime.engine, local, flow, inputs, flags: values, io, start: starter };
+    const starter = plan?.mode === 'write' ? localStarter(local) : await chooseStarter(runtime, local, values, io, outside);
+    const request = { engine: runtime.engine, local, flow, inputs, flags: values, io, start: starter, plan };
     const obtained = await obtainRun(request, () => signalled !== undefined);
     if (obtained.kind === 'exit') return obtained.code;
     started = obtained.started;
@@ -104,6 +124,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
     // The steps as last known: a store that stopped answering is not read again for them.
     const steps = await runtime.engine.getSteps(record.id).catch(() => []);
     io.out(values.json ? JSON.stringify({ run: record, steps }, null, 2) : formatRunSummary(record, steps));
+    if (plan?.mode === 'write' && record.status === 'succeeded' && !steps.some((s) => isPlanned(s.output))) {
+      io.err(`msgflow: ${flow.name} has no messages.broadcast or files.broadcast step that ran: nothing planned, no plan written`);
+      return EXIT.USAGE;
+    }
     if (signalled) return SIGNAL_EXIT[signalled] ?? EXIT.FAILURE;
     if (record.status === 'interrupted' && record.error) {
       storeFailure = record.error.code === 'STORE_UNAVAILABLE';
@@ -194,6 +218,9 @@ function withTokenHint(e: unknown, target: DaemonTarget): unknown {
   return new MsgflowError('DAEMON_API_REFUSED', { ...e.params, message: `${String(e.params.message)}${hint}` });
 }
 
+/** The flags msgflow run and msgflow apply share. */
+export type CommonFlags = RunFlags & { config?: string; json?: boolean; 'log-level'?: string; 'json-logs'?: boolean };
+
 interface RunFlags {
   'dry-run'?: boolean;
   'no-daemon'?: boolean;
@@ -218,6 +245,7 @@ interface RunRequest {
   flags: RunFlags;
   io: Io;
   start: Starter;
+  plan?: RunPlan;
 }
 
 /** The run to follow, or the exit code when none may start now (already explained). */
@@ -254,13 +282,13 @@ async function decideOrLive(req: RunRequest): Promise<Decision> {
 }
 
 /** What to do now: start, resume, name the live run, or refuse (explained). */
-async function decide({ engine, local, flow, inputs, flags, io, start }: RunRequest): Promise<Decision> {
+async function decide({ engine, local, flow, inputs, flags, io, start, plan }: RunRequest): Promise<Decision> {
   const resume = async (runId: string, said: string): Promise<Decision> => {
     const run = await local.resume(flow, runId);
     io.err(`msgflow: resuming run ${run.runId} of ${flow.name} from its checkpoint${said}`);
     return { kind: 'started', started: { run, remote: false, record: () => run.record } };
   };
-  if (flags['dry-run']) return { kind: 'started', started: await start(flow, { inputs, dryRun: true }) };
+  if (flags['dry-run'] || plan?.mode === 'write') return { kind: 'started', started: await start(flow, { inputs, dryRun: true, plan }) };
   if (flags.resume) return resume(flags.resume, '');
   const unfinished = await engine.unfinished(flow.name);
   const live = unfinished.filter((r) => r.status === 'running' || r.status === 'waiting');
@@ -273,7 +301,8 @@ async function decide({ engine, local, flow, inputs, flags, io, start }: RunRequ
   const dead = unfinished.filter((r) => r.status === 'interrupted');
   if (dead.length > 0 && !flags.new) {
     const fp = await engine.fingerprint(flow, inputs);
-    const same = dead.find((r) => r.inputsHash === fp.inputsHash && r.flowHash === fp.flowHash);
+    // msgflow apply resumes a run of the same plan only; msgflow run, a run that applies none.
+    const same = dead.find((r) => r.inputsHash === fp.inputsHash && r.flowHash === fp.flowHash && r.plan?.path === plan?.path);
     if (same) return resume(same.id, ' (same inputs and flow file; --new starts a fresh run)');
     const r = dead[0]!;
     const why = r.flowHash !== fp.flowHash ? 'with another version of the flow file' : 'with other inputs';
@@ -287,7 +316,7 @@ async function decide({ engine, local, flow, inputs, flags, io, start }: RunRequ
     );
     return { kind: 'refused' };
   }
-  return { kind: 'started', started: await start(flow, { inputs }) };
+  return { kind: 'started', started: await start(flow, { inputs, ...(plan ? { plan } : {}) }) };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z';

@@ -466,6 +466,7 @@ class EngineCore {
       : await this.resolveInputs(flow, startOpts.inputs ?? {});
     const extra: Partial<RunRecord> = { trigger: startOpts.trigger ?? 'manual', dryRun: startOpts.dryRun ?? false };
     if (startOpts.event !== undefined) extra.event = startOpts.event;
+    if (startOpts.plan !== undefined) extra.plan = startOpts.plan;
     if (Object.hasOwn(startOpts, 'concurrencyKey')) extra.concurrencyKey = startOpts.concurrencyKey;
     if (startOpts.parent !== undefined) extra.parent = startOpts.parent;
     if (startOpts.slot !== undefined) extra.slot = startOpts.slot;
@@ -522,6 +523,7 @@ class EngineCore {
       {
         dryRun: old.dryRun,
         retryOf: runId,
+        ...(old.plan === undefined ? {} : { plan: old.plan }),
         ...(old.event === undefined ? {} : { event: old.event }),
         concurrencyKey: old.concurrencyKey,
         // The same inputs, so the same files: as shown (or not) as the run retried.

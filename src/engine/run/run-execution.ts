@@ -192,6 +192,7 @@ export class RunExecution {
       flow,
       inputs,
       dryRun: run.dryRun,
+      ...(run.plan ? { plan: { ...run.plan, flowHash: run.flowHash ?? '' } } : {}),
       store: deps.store,
       bus: deps.bus,
       clock: deps.clock,

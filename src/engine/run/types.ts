@@ -3,7 +3,7 @@
  */
 import type { Pool } from '../../util/pool.js';
 import type { InstanceApi } from '../../api/types.js';
-import type { EngineStore, Lease, RunParent, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
+import type { EngineStore, Lease, RunParent, RunPlan, RunRecord, RunTrigger, StepRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../action.js';
 import type { EngineBus } from '../events.js';
@@ -140,6 +140,8 @@ export interface StartOptions {
   dryRun?: boolean;
   /** @default manual */
   trigger?: Exclude<RunTrigger, 'resume'>;
+  /** The campaign plan the run writes (with dryRun) or applies. @default none */
+  plan?: RunPlan;
   /** The notification that triggered the run: `event` in its expressions (see RunRecord.event). */
   event?: Record<string, unknown>;
   /**

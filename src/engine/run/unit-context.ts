@@ -21,7 +21,7 @@ import { interceptApi, type ApiInterceptor } from '../../client/interceptors.js'
 import { prefixedState } from '../../store/prefixed-state.js';
 import type { DurableState, EngineStore, RunRecord, WaitRecord } from '../../store/types.js';
 import type { Clock } from '../../util/clock.js';
-import type { ActionContext, ActionDefinition, InstanceRef, Logger, ProgressCounts, WaitOptions } from '../action.js';
+import type { ActionContext, ActionDefinition, ActionRunPlan, InstanceRef, Logger, ProgressCounts, WaitOptions } from '../action.js';
 import type { EngineBus } from '../events.js';
 import type { ExprScope } from '../expr/interpreter.js';
 import { evaluateTemplate, type TemplateTable } from '../expr/template.js';
@@ -47,6 +47,8 @@ export interface RunScopeOptions {
   flow: Pick<Flow, 'name' | 'instance' | 'baseDir'>;
   inputs: Readonly<Record<string, unknown>>;
   dryRun: boolean;
+  /** The campaign plan the run writes or applies, with the hash of its flow file. @default none */
+  plan?: ActionRunPlan;
   store: EngineStore;
   bus: EngineBus;
   clock: Clock;
@@ -104,6 +106,7 @@ export interface RunScope {
   readonly flow: Pick<Flow, 'name' | 'instance' | 'baseDir'>;
   readonly inputs: Readonly<Record<string, unknown>>;
   readonly dryRun: boolean;
+  readonly plan?: ActionRunPlan;
   readonly store: EngineStore;
   readonly bus: EngineBus;
   readonly clock: Clock;
@@ -203,6 +206,7 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     flow: o.flow,
     inputs: o.inputs,
     dryRun: o.dryRun,
+    ...(o.plan ? { plan: o.plan } : {}),
     store: o.store,
     bus: o.bus,
     clock: o.clock,
@@ -340,6 +344,7 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
       attempt: a?.attempt ?? 1,
       ...(u.item === undefined ? {} : { item: { index: u.item, value: expr.item } }),
       dryRun: scope.dryRun,
+      ...(scope.plan ? { plan: scope.plan } : {}),
       inputs: scope.inputs,
       ...(isRecord(expr.event) ? { event: expr.event } : {}),
       ...(u.templates ? { templates: u.templates } : {}),

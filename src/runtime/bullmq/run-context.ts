@@ -116,6 +116,7 @@ export function workerRunScope(
     flow,
     inputs: u.inputs,
     dryRun: u.run.dryRun,
+    ...(u.run.plan ? { plan: { ...u.run.plan, flowHash: u.run.flowHash ?? '' } } : {}),
     store: d.store,
     bus: d.bus,
     clock: d.clock,

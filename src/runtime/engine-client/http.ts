@@ -171,7 +171,13 @@ class HttpClient implements C.EngineClient {
   }
 
   start(flow: string, s: C.StartRunOptions = {}): Promise<C.FollowedRun> {
-    const body = { inputs: s.inputs ?? {}, dryRun: s.dryRun === true, ...(s.event ? { event: s.event } : {}) };
+    const body = {
+      inputs: s.inputs ?? {},
+      dryRun: s.dryRun === true,
+      ...(s.event ? { event: s.event } : {}),
+      // The daemon applies a plan; one is written by the process that asks for it (msgflow run --plan runs here).
+      ...(s.plan?.mode === 'apply' ? { applyPlan: s.plan.path } : {}),
+    };
     return this.launch(flow, s, async () => {
       const a = await this.call('POST', `/api/flows/${encodeURIComponent(flow)}/runs`, body);
       if (a.status === 201) return a.body.runId as string;

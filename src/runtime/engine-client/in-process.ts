@@ -111,7 +111,13 @@ class InProcessClient implements InProcessEngineClient {
   }
 
   startFlow(flow: Flow, o: C.StartRunOptions = {}): Promise<LocalRun> {
-    const opts = { inputs: o.inputs ?? {}, dryRun: o.dryRun === true, trigger: 'manual' as const, ...(o.event ? { event: o.event } : {}) };
+    const opts = {
+      inputs: o.inputs ?? {},
+      dryRun: o.dryRun === true,
+      trigger: 'manual' as const,
+      ...(o.event ? { event: o.event } : {}),
+      ...(o.plan ? { plan: o.plan } : {}),
+    };
     return this.launched(o, () => this.runtime.engine.start(flow, opts), flow.name);
   }
 

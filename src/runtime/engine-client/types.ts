@@ -8,7 +8,7 @@
  */
 import type { EngineEventName, EngineEvents } from '../../engine/events.js';
 import type { BackfillSlot as EngineBackfillSlot } from '../../engine/schedule/backfill.js';
-import type { RunStatus } from '../../store/types.js';
+import type { RunPlan, RunStatus } from '../../store/types.js';
 import type { PauseView } from '../../ui/api.js';
 import type { RunSummary, StepDetail } from '../../ui/views.js';
 
@@ -36,6 +36,8 @@ export interface StartRunOptions extends FollowOptions {
   dryRun?: boolean;
   /** The notification a notification-triggered flow starts with (`event` in its expressions). @default none */
   event?: Record<string, unknown>;
+  /** The campaign plan the run applies (`msgflow apply`), or writes (with dryRun; in this process only). @default none */
+  plan?: RunPlan;
 }
 
 /** A run being followed: started, retried or found. */
