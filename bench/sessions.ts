@@ -17,7 +17,9 @@
  * the queue in front of the engine rather than the engine. The time is
  * taken from the dispatcher's call to the run's end event, so it includes
  * waiting for the store and the event loop, not only the engine's own code.
- * Reported: p50/p99 of phase 2; the heap growth per live session after
+ * Reported: p50/p99 of phase 2; the process's CPU time (user + system) per
+ * message of phase 2, service included, steadier than wall time on a shared
+ * machine; the heap growth per live session after
  * phase 1, which holds the in-process local service's chat histories and
  * send queue (the service, not the engine) and whatever the engine keeps in
  * this process: the memory driver every record, lowdb its run index and kv
@@ -124,7 +126,9 @@ async function runDriver(driver: Driver, n: number, inflight: number): Promise<R
     const openS = (performance.now() - t1) / 1000;
     global.gc?.();
     const heap1 = process.memoryUsage().heapUsed;
+    const cpu0 = process.cpuUsage();
     const move = await phase('1');
+    const cpu = process.cpuUsage(cpu0);
     const sessions = await sharedRecords(runtime.store, DIALOG_SESSIONS_NS).entries();
     if (sessions.length === 0) {
       const [last] = await runtime.store.listRuns({ limit: 1 });
@@ -154,6 +158,7 @@ async function runDriver(driver: Driver, n: number, inflight: number): Promise<R
       'open p99 ms': pct(open, 99).toFixed(1),
       'p50 ms': pct(move, 50).toFixed(1),
       'p99 ms': pct(move, 99).toFixed(1),
+      'CPU µs/msg': Math.round((cpu.user + cpu.system) / n).toLocaleString('en'),
       'heap B/session': global.gc ? Math.round((heap1 - heap0) / n).toLocaleString('en') : '(run with --expose-gc)',
       'stored B/session': Math.round(bytes).toLocaleString('en'),
     };

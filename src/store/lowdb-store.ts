@@ -11,7 +11,8 @@
  *                              (`{run}` the whole record after each update, `{step}`, `{wait}`,
  *                              `{unwait}`), compacted to the document once changes outnumber it
  *   runs/<runId>/run.json      the same document as earlier versions wrote it (read when there is no run.jsonl)
- *   runs/<runId>/inputs.json   the resolved inputs, written once
+ *   runs/<runId>/inputs.json   the resolved inputs, written once, when not in run.jsonl (`{inputs}`: saved
+ *                              by the process that created the run, as the engine does)
  *   runs/<runId>/items.jsonl   one ItemResult per line
  *   runs/<runId>/journal/<stream>.jsonl   the run's journals, appended
  *   runs/<runId>/state.<g>.jsonl          the run's own kv namespace `run:<runId>` (kv-log.ts)
@@ -96,6 +97,8 @@ interface RunFile {
   run: RunRecord;
   steps: StepRecord[];
   waits: Record<string, WaitRecord>;
+  /** The resolved inputs, when saved by the process that created the run (else in inputs.json). */
+  inputs?: Record<string, unknown>;
 }
 
 export interface LowdbStoreOptions {
@@ -138,7 +141,8 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 }
 
 /** One change of a run's document: a line of runs/<id>/run.jsonl. */
-type DocChange = { run: RunRecord } | { step: StepRecord } | { wait: WaitRecord } | { unwait: string };
+type DocChange =
+  { run: RunRecord } | { step: StepRecord } | { wait: WaitRecord } | { unwait: string } | { inputs: Record<string, unknown> };
 
 /** Applies a change to a document being rebuilt (every change is idempotent: a repeated line changes nothing). */
 function applyChange(doc: Partial<RunFile> & Omit<RunFile, 'run'>, c: DocChange): void {
@@ -149,11 +153,17 @@ function applyChange(doc: Partial<RunFile> & Omit<RunFile, 'run'>, c: DocChange)
     else doc.steps[i] = c.step;
   } else if ('wait' in c) doc.waits[c.wait.key] = c.wait;
   else if ('unwait' in c) delete doc.waits[c.unwait];
+  else if ('inputs' in c) doc.inputs = c.inputs;
 }
 
 /** A document as the changes that rebuild it (what a compaction writes). */
 function changesOf(doc: RunFile): DocChange[] {
-  return [{ run: doc.run }, ...doc.steps.map((step) => ({ step })), ...Object.values(doc.waits).map((wait) => ({ wait }))];
+  return [
+    { run: doc.run },
+    ...(doc.inputs ? [{ inputs: doc.inputs }] : []),
+    ...doc.steps.map((step) => ({ step })),
+    ...Object.values(doc.waits).map((wait) => ({ wait })),
+  ];
 }
 
 /** A run's document from its log, or from the run.json of an earlier version; undefined when there is none. */
@@ -463,11 +473,20 @@ class LowdbStore implements EngineStore {
     return filterRuns(out, query);
   }
   async saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void> {
+    const own = this.docs.peek(checkId(runId));
+    if (own) {
+      // In the run's document: two files (a temp and its rename) fewer per run.
+      const doc = await own;
+      doc.data.inputs = structuredClone(inputs);
+      return doc.write({ inputs: doc.data.inputs });
+    }
     const db = new Low<Record<string, unknown>>(new JSONFile(join(this.runsDir, checkId(runId), 'inputs.json')), inputs);
     mkdirSync(join(this.runsDir, runId), { recursive: true });
     await db.write();
   }
   async loadInputs(runId: string): Promise<Record<string, unknown> | undefined> {
+    const inDoc = (await this.readRun(runId))?.inputs;
+    if (inDoc) return inDoc;
     return readJson<Record<string, unknown>>(join(this.runsDir, checkId(runId), 'inputs.json'));
   }
   async saveStep(step: StepRecord): Promise<void> {
@@ -577,8 +596,10 @@ class LowdbStore implements EngineStore {
       const data = initial ?? found?.doc;
       if (!data?.run) throw runNotFound(id);
       const doc = new RunDoc(data, () => this.docLog(id), found?.changes ?? 0);
-      // A new run, or one of an earlier version (run.json): its log starts with the whole document.
-      if (initial || found?.legacy) await doc.compact();
+      // A new run, or one of an earlier version (run.json): its log starts with the whole document
+      // (appended when there is no log yet: one file created rather than a temp and its rename).
+      if (initial && !existsSync(join(this.runsDir, id, 'run.jsonl'))) await doc.write({ run: data.run });
+      else if (initial || found?.legacy) await doc.compact();
       return doc;
     });
   }
