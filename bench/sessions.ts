@@ -25,10 +25,12 @@
  * this process: the memory driver every record, lowdb its run index and kv
  * locations, redis nothing of the sessions, so redis's figure is close to
  * the service's own share; and the bytes of one session as stored (its
- * record and its idle timer, as JSON; for redis the MEMORY USAGE of its keys).
+ * record and its idle timer, as JSON; for redis the MEMORY USAGE of its keys)
+ * and, for lowdb, every file of the store per session: the two messages'
+ * run records, journals and leases included (runs are history: kept).
  * Each driver runs in this process one after the other, from a fresh store.
  */
-import { mkdtemp, readFile, writeFile, mkdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, stat, writeFile, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -76,6 +78,14 @@ ${store}
   const flow = await readFile(new URL('../flows/welcome.yaml', import.meta.url), 'utf8');
   await writeFile(join(dir, 'flows', 'welcome.yaml'), flow);
   return dir;
+}
+
+/** Bytes of the files under `dir` (their sizes, not the disk blocks they take). */
+async function bytesUnder(dir: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true }))
+    if (e.isFile()) total += (await stat(join(e.parentPath, e.name))).size;
+  return total;
 }
 
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -161,6 +171,8 @@ async function runDriver(driver: Driver, n: number, inflight: number): Promise<R
       'CPU µs/msg': Math.round((cpu.user + cpu.system) / n).toLocaleString('en'),
       'heap B/session': global.gc ? Math.round((heap1 - heap0) / n).toLocaleString('en') : '(run with --expose-gc)',
       'stored B/session': Math.round(bytes).toLocaleString('en'),
+      'state dir B/session':
+        driver === 'lowdb' ? Math.round((await bytesUnder(join(dir, '.msgflow/state'))) / n).toLocaleString('en') : '-',
     };
   } finally {
     await runtime.close();
