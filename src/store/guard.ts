@@ -103,7 +103,7 @@ const VERBS: Record<string, string> = {
 /**
  * The mapper of a driver on files (lowdb): a file-system error (one with a
  * `syscall`) becomes STORE_UNAVAILABLE whose reason names the file, what
- * went wrong and what to fix, e.g. `cannot write /srv/app/.msgflow/state/runs/r1/.run.json.tmp
+ * went wrong and what to fix, e.g. `cannot write /srv/app/.msgflow/state/runs/r1/run.jsonl
  * (EACCES: permission denied): make /srv/app/.msgflow/state/runs/r1 writable ...`.
  */
 export function fileStoreError(driver: string): StoreErrorMapper {

@@ -37,6 +37,7 @@ import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { guardStore } from './guard.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
+import { RESUMABLE_STATUSES } from './types.js';
 import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, StoreConnection, WaitRecord } from './types.js';
 
 export interface RedisStoreOptions {
@@ -105,11 +106,25 @@ const LEASE_RELEASE = `local cur = redis.call('GET', KEYS[1])
 if cur and cjson.decode(cur).token == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0`;
 
+// A run record replaced only if it is still what the writer last saw
+// (compare-and-set): nil when set, else what Redis holds ('' when nothing).
+const RUN_REPLACE = `local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2])
+  return false
+end
+return cur or ''`;
+// A step upserted and, the first time, added to the run's step order: one round trip, both or neither.
+const STEP_SAVE = `if redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[1]) end
+return 0`;
+
 /** The commands defineCommand adds for the scripts above. */
-interface LeaseScripts {
+interface StoreScripts {
   msgflowLeaseAcquire(key: string, lease: string, token: string, ttlMs: string): Promise<string | null>;
   msgflowLeaseRenew(key: string, token: string, expiresAt: string, ttlMs: string): Promise<number>;
   msgflowLeaseRelease(key: string, token: string): Promise<unknown>;
+  msgflowRunReplace(key: string, expected: string, next: string): Promise<string | null>;
+  msgflowStepSave(steps: string, order: string, step: string, json: string): Promise<number>;
 }
 
 const ttlOf = (expiresAt: number) => String(Math.max(1, Math.ceil(expiresAt - Date.now())));
@@ -124,7 +139,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
   // Every operation that talks to Redis (leases and kv included) fails with STORE_UNAVAILABLE on an outage.
   const store: EngineStore = {
     driver: 'redis',
-    ...runOps(redis, k),
+    ...runOps(conn, k),
     ...logOps(redis, k),
     ...leaseOps(conn, k),
     connection: conn.state,
@@ -141,7 +156,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
 
 interface Connection {
   redis: Redis;
-  scripts: LeaseScripts;
+  scripts: StoreScripts;
   /** Set by close(): the disconnection that follows is no outage. */
   closing: boolean;
   /** What EngineStore.connection shows: the client's state, and who to tell when Redis answers again. */
@@ -191,8 +206,10 @@ function connect(options: RedisStoreOptions): Connection {
   redis.defineCommand('msgflowLeaseAcquire', { numberOfKeys: 1, lua: LEASE_ACQUIRE });
   redis.defineCommand('msgflowLeaseRenew', { numberOfKeys: 1, lua: LEASE_RENEW });
   redis.defineCommand('msgflowLeaseRelease', { numberOfKeys: 1, lua: LEASE_RELEASE });
+  redis.defineCommand('msgflowRunReplace', { numberOfKeys: 1, lua: RUN_REPLACE });
+  redis.defineCommand('msgflowStepSave', { numberOfKeys: 2, lua: STEP_SAVE });
   const watched = connectionState(redis);
-  const conn: Connection = { redis, scripts: redis as unknown as LeaseScripts, closing: false, state: watched.state };
+  const conn: Connection = { redis, scripts: redis as unknown as StoreScripts, closing: false, state: watched.state };
   const server = describeServer(url);
   let downSince: number | undefined;
   // A connection lost without an error event (the server closed it) is an outage too, for the listeners.
@@ -267,22 +284,44 @@ function redisState(redis: Redis, key: string): DurableState {
   };
 }
 
-/** Run records, inputs and steps. */
+/**
+ * Run records, inputs and steps. The record of a run in flight that this
+ * process last wrote is remembered (as the JSON it wrote), so an update
+ * costs one round trip: the patched record replaces it if Redis still holds
+ * exactly that, else the update starts again from what Redis holds (a run
+ * taken over by another process). Finished runs are forgotten.
+ */
 function runOps(
-  redis: Redis,
+  { redis, scripts }: Connection,
   k: Keys,
 ): Pick<EngineStore, 'createRun' | 'updateRun' | 'getRun' | 'listRuns' | 'saveInputs' | 'loadInputs' | 'saveStep' | 'getSteps'> {
+  const written = new Map<string, string>();
+  const remember = (run: RunRecord, json: string) => {
+    if (RESUMABLE_STATUSES.includes(run.status)) written.set(run.id, json);
+    else written.delete(run.id);
+  };
   return {
     async createRun(run) {
-      await redis.multi().set(k.run(run.id), JSON.stringify(run)).zadd(k.runs, run.startedAt, run.id).exec();
+      const json = JSON.stringify(run);
+      await redis.multi().set(k.run(run.id), json).zadd(k.runs, run.startedAt, run.id).exec();
+      remember(run, json);
     },
     async updateRun(id, patch) {
-      // One process owns a run at a time, so read-modify-write needs no lock.
-      const cur = parse<RunRecord>(await redis.get(k.run(id)));
-      if (!cur) throw runNotFound(id);
-      const next = applyRunPatch(cur, patch);
-      await redis.set(k.run(id), JSON.stringify(next));
-      return next;
+      let cur = written.get(id) ?? (await redis.get(k.run(id)));
+      for (;;) {
+        if (!cur) {
+          written.delete(id);
+          throw runNotFound(id);
+        }
+        const next = applyRunPatch(JSON.parse(cur) as RunRecord, patch);
+        const json = JSON.stringify(next);
+        const held = await scripts.msgflowRunReplace(k.run(id), cur, json);
+        if (held === null) {
+          remember(next, json);
+          return next;
+        }
+        cur = held;
+      }
     },
     async getRun(id) {
       return parse<RunRecord>(await redis.get(k.run(id)));
@@ -312,8 +351,7 @@ function runOps(
       return parse(await redis.get(k.inputs(runId)));
     },
     async saveStep(step) {
-      const [[, added]] = (await redis.multi().hset(k.steps(step.runId), step.step, JSON.stringify(step)).exec()) as [[unknown, number]];
-      if (added === 1) await redis.rpush(k.order(step.runId), step.step);
+      await scripts.msgflowStepSave(k.steps(step.runId), k.order(step.runId), step.step, JSON.stringify(step));
     },
     async getSteps(runId) {
       const [order, all] = await Promise.all([redis.lrange(k.order(runId), 0, -1), redis.hgetall(k.steps(runId))]);

@@ -6,13 +6,14 @@
  * the subject (the in-process local service listens, so a run that never
  * closes it never ends).
  *
- * How the write is made to fail: a directory is put where the store writes
- * the run document's temporary file (`runs/<id>/.run.json.tmp`), so the
- * write fails with EISDIR. Unlike a read-only directory (chmod), that stops
- * root too, and the suite runs as root.
+ * How the write is made to fail: the run's document log
+ * (`runs/<id>/run.jsonl`) is moved aside and a directory put in its place,
+ * so the next write fails with EISDIR; the log is put back for the resume.
+ * Unlike a read-only directory (chmod), that stops root too, and the suite
+ * runs as root.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../support/cli.js';
@@ -98,7 +99,8 @@ describe('a store that stops taking writes during msgflow run', () => {
     try {
       await proc.waitForOutput(/notes\/gate started/);
       const runId = await waitFor('the run directory', async () => (existsSync(runs) ? await readdir(runs) : [])[0]);
-      const blocker = join(runs, runId, '.run.json.tmp');
+      const blocker = join(runs, runId, 'run.jsonl');
+      await rename(blocker, `${blocker}.aside`);
       await mkdir(blocker);
       await writeFile(join(dir, 'go'), '');
       // Bounded only so that a hang fails clearly.
@@ -111,6 +113,7 @@ describe('a store that stops taking writes during msgflow run', () => {
       expect(err).toContain(`msgflow run notes`);
 
       await rm(blocker, { recursive: true });
+      await rename(`${blocker}.aside`, blocker);
       const again = await cli(['run', 'notes'], dir);
       expect(again.stderr).toContain(`resuming run ${runId}`);
       expect(again.code, again.stdout + again.stderr).toBe(0);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, readlink, rm, writeFile, appendFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { createStore } from '../../src/store/create.js';
 import { readRecords } from '../../src/util/append-log.js';
+import type { StepRecord, WaitRecord } from '../../src/store/types.js';
 import { spawnProcess, srcModuleForChild } from '../support/spawn.js';
 import { describeStoreConformance, makeRun } from './conformance.js';
 
@@ -116,10 +117,66 @@ describe('lowdb driver specifics', () => {
       const s = createStore({ driver: 'lowdb', dir: 'state' }, dir);
       await s.createRun(makeRun());
       await s.close();
-      expect(JSON.parse(await readFile(join(dir, 'state', 'runs', 'run-1', 'run.json'), 'utf8')).run.id).toBe('run-1');
+      expect(JSON.parse((await readFile(join(dir, 'state', 'runs', 'run-1', 'run.jsonl'), 'utf8')).split('\n')[0]!).run.id).toBe('run-1');
       await writeFile(join(dir, 'state', 'runs', 'README'), 'not a run');
       expect((await createStore({ driver: 'lowdb', dir: 'state' }, dir).listRuns()).map((r) => r.id)).toEqual(['run-1']);
       expect(() => createStore({ driver: 'sqlite' as never, dir: 'x' }, dir)).toThrow(/store\.driver: unknown driver 'sqlite'/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("lowdb driver: a run's document as a log of its changes", () => {
+  it('a run document written by an earlier version (run.json) is read, and its next change starts the log from the whole document', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const run = makeRun({ status: 'running' });
+      const step: StepRecord = {
+        runId: run.id,
+        step: 'a',
+        action: 'log',
+        status: 'succeeded',
+        startedAt: 1,
+        done: 1,
+        failed: 0,
+        forEach: false,
+        output: { n: 1 },
+      };
+      await mkdir(join(dir, 'runs', run.id), { recursive: true });
+      await writeFile(join(dir, 'runs', run.id, 'run.json'), JSON.stringify({ run, steps: [step], waits: {} }));
+      const s = createLowdbStore({ dir });
+      expect((await s.getRun(run.id))?.status).toBe('running');
+      await s.updateRun(run.id, { status: 'succeeded' });
+      await s.close();
+      const again = createLowdbStore({ dir });
+      expect((await again.getRun(run.id))?.status).toBe('succeeded');
+      expect(await again.getSteps(run.id)).toEqual([step]);
+      await again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a run changed a thousand times keeps a log of the size of its document, and reads back its last state', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const s = createLowdbStore({ dir });
+      await s.createRun(makeRun({ status: 'running' }));
+      for (let i = 1; i <= 1000; i++) await s.updateRun('run-1', { itemsDone: i });
+      await s.saveStep({ runId: 'run-1', step: 'a', action: 'log', status: 'running', startedAt: 1, done: 0, failed: 0, forEach: false });
+      const wait = (key: string): WaitRecord => ({ key, until: 5, reason: 'sleep', step: 'a', createdAt: 1 });
+      await s.setWait('run-1', wait('w'));
+      await s.deleteWait('run-1', 'w');
+      await s.setWait('run-1', wait('v'));
+      await s.close();
+      const lines = (await readFile(join(dir, 'runs', 'run-1', 'run.jsonl'), 'utf8')).split('\n').filter(Boolean);
+      expect(lines.length).toBeLessThanOrEqual(40);
+      const again = createLowdbStore({ dir });
+      expect((await again.getRun('run-1'))?.itemsDone).toBe(1000);
+      expect((await again.getSteps('run-1')).map((x) => x.status)).toEqual(['running']);
+      expect((await again.listWaits('run-1')).map((w) => w.key)).toEqual(['v']);
+      await again.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

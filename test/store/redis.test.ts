@@ -5,10 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redisReachable, redisUrl } from '../support/redis.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
-import { describeStoreConformance } from './conformance.js';
+import { describeStoreConformance, makeRun } from './conformance.js';
 
 const url = redisUrl;
 
@@ -36,5 +36,28 @@ if (!up) {
         await r.quit();
       },
     };
+  });
+
+  describe('redis driver: run updates', () => {
+    it('an update after another process changed the run starts from what Redis holds: neither change is lost', async () => {
+      const prefix = `msgflow-test:${randomBytes(6).toString('hex')}:`;
+      const a = createRedisStore({ url, prefix });
+      const b = createRedisStore({ url, prefix });
+      try {
+        await a.createRun(makeRun({ status: 'running' }));
+        await a.updateRun('run-1', { itemsDone: 1 });
+        await b.updateRun('run-1', { itemsFailed: 2 });
+        const after = await a.updateRun('run-1', { itemsDone: 3 });
+        expect([after.itemsDone, after.itemsFailed]).toEqual([3, 2]);
+        expect(await b.getRun('run-1')).toEqual(after);
+      } finally {
+        await a.close();
+        await b.close();
+        const r = new Redis(url);
+        const keys = await r.keys(`${prefix}*`);
+        if (keys.length) await r.del(...keys);
+        await r.quit();
+      }
+    });
   });
 }
