@@ -173,6 +173,25 @@ const EXPECTED = JSON.stringify({
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits until the chat's session took the script's last message (or the bound passes: the
+ * outcome then shows what it holds), then gives a doubled answer time to show. A dialog step
+ * sends its answers before it stores the session: a step killed in between is carried out again
+ * by the next daemon or worker (a worker's after BullMQ finds it stalled, seconds later), so the
+ * answers can be at the service well before the session says so.
+ */
+async function settled(dir: string, chatId: string): Promise<void> {
+  await waitFor(
+    `the session of ${chatId} to take the last message`,
+    async () => {
+      const list = JSON.parse((await cli(['sessions', 'show', chatId, '--json'], dir)).stdout) as SessionView[];
+      return (list.find((x) => x.chatId === chatId)?.seq ?? 0) >= SCRIPT.length;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  ).catch(() => undefined);
+  await pause(1500);
+}
+
 /** Two `msgflow start` on one store at once: one wins the lease and runs; the other must exit 2 naming it. */
 async function startPair(dir: string): Promise<Proc> {
   const ds = [spawnCli(['start', '--no-ui'], dir), spawnCli(['start', '--no-ui'], dir)];
@@ -208,7 +227,7 @@ async function killTrial(t: number, restart: (dir: string) => Promise<Proc>, sto
       });
     }
     // Time for a doubled answer to show, had anything been applied twice.
-    await pause(1500);
+    await settled(dir, chatId);
     const result = await outcome(dir, url, chatId);
     d.child.kill('SIGTERM');
     await d.exited;
@@ -256,7 +275,7 @@ async function workerKillTrial(t: number, prefix: string): Promise<{ outcome: st
         context: () => `${d.output()}\n--- worker\n${w!.output()}`,
       });
     }
-    await pause(1500);
+    await settled(dir, chatId);
     const onWorkers = outputs.reduce((n, o) => n + (o().match(/step 'dialog' worked by a worker/g) ?? []).length, 0);
     return { outcome: await outcome(dir, url, chatId), onWorkers };
   } finally {
@@ -350,7 +369,7 @@ describe.concurrent('the menu bot under msgflow start: each message advances its
           }
         };
         await Promise.all(Array.from({ length: TRIALS }, (_, t) => trial(t)));
-        await pause(1500);
+        for (const p of phones) await settled(dir, `${p}@c.us`);
         const outcomes = [];
         for (const p of phones) outcomes.push(await outcome(dir, url, `${p}@c.us`));
         expect(outcomes).toEqual(Array(TRIALS).fill(EXPECTED));
