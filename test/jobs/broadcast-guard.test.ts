@@ -4,7 +4,7 @@
  * partly have no account, paused on the instance with the reason, its
  * windows kept across a restart of the run.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HealthWindow, rulesOf, SenderHealth, type HealthEntry } from '../../src/actions/broadcast-guard.js';
 import { GuardSchema } from '../../src/actions/broadcast-pool.js';
 import { messagesBroadcast } from '../../src/actions/messages-broadcast.js';
@@ -13,17 +13,10 @@ import { liftPauses, listPauses } from '../../src/engine/run/pauses.js';
 import { BROADCAST_HEALTH_NS, sharedState } from '../../src/engine/shared.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { localConfig, startLocal, tempDir, type LocalUnderTest } from '../support/local-service.js';
+import { localConfig, startLocal, tempDir, closedAfterEach } from '../support/local-service.js';
 import { network } from '../support/network.js';
 
-let open: LocalUnderTest[] = [];
-let clocks: VirtualClock[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((l) => l.close()));
-  open = [];
-  await Promise.all(clocks.map((c) => c.stop()));
-  clocks = [];
-});
+const { open, clocks } = closedAfterEach();
 
 const rules = (guard: Record<string, unknown>) => rulesOf(GuardSchema.parse(guard));
 const entry = (i: number, o: Partial<HealthEntry> = {}): HealthEntry => ({

@@ -7,7 +7,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { messagesBroadcast } from '../../src/actions/messages-broadcast.js';
 import { optOutKey, optOutList } from '../../src/actions/opt-out.js';
 import { readPlan, type PlanEntry } from '../../src/actions/broadcast-plan.js';
@@ -16,16 +16,9 @@ import type { InstanceApi } from '../../src/api/types.js';
 import { createClient } from '../../src/client/client.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { B, localConfig, ratesOff, startLocal, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
+import { B, localConfig, ratesOff, startLocal, tempDir, writeData, closedAfterEach } from '../support/local-service.js';
 
-let open: LocalUnderTest[] = [];
-let clocks: VirtualClock[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((l) => l.close()));
-  open = [];
-  await Promise.all(clocks.map((c) => c.stop()));
-  clocks = [];
-});
+const { open, clocks } = closedAfterEach();
 
 /** Monday 10:00 UTC. */
 const T0 = Date.parse('2026-03-02T10:00:00Z');

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { messagesBroadcast } from '../../src/actions/messages-broadcast.js';
 import { createActionTestContext, runAction } from '../../src/actions/testing.js';
 import type { InstanceApi } from '../../src/api/types.js';
@@ -9,16 +9,9 @@ import { liftPauses, listPauses } from '../../src/engine/run/pauses.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { EngineStore } from '../../src/store/types.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { B, localConfig, ratesOff, startLocal, tempDir, type LocalUnderTest } from '../support/local-service.js';
+import { B, localConfig, ratesOff, startLocal, tempDir, closedAfterEach } from '../support/local-service.js';
 
-let open: LocalUnderTest[] = [];
-let clocks: VirtualClock[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((l) => l.close()));
-  open = [];
-  await Promise.all(clocks.map((c) => c.stop()));
-  clocks = [];
-});
+const { open, clocks } = closedAfterEach();
 
 /** `npm run trials` runs 20 (MSGFLOW_TRIALS); one by default. */
 const TRIALS = Number(process.env.MSGFLOW_TRIALS ?? 1);

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { filesBroadcast } from '../../src/actions/files-broadcast.js';
 import type { RecipientRecord } from '../../src/actions/broadcast-records.js';
 import { createActionTestContext, runAction } from '../../src/actions/testing.js';
@@ -8,19 +8,21 @@ import { createMemoryStore } from '../../src/store/memory-store.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
 import type { FileServer } from '../support/file-server.js';
-import { drainQueue, localConfig, startLocal, startPdfServer, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
+import {
+  drainQueue,
+  localConfig,
+  startLocal,
+  startPdfServer,
+  tempDir,
+  writeData,
+  type LocalUnderTest,
+  closedAfterEach,
+} from '../support/local-service.js';
 
 let files: FileServer;
 beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
-let open: LocalUnderTest[] = [];
-let clocks: VirtualClock[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((l) => l.close()));
-  open = [];
-  await Promise.all(clocks.map((c) => c.stop()));
-  clocks = [];
-});
+const { open, clocks } = closedAfterEach();
 
 /**
  * The service (its send queue's intervals, delivered/read timings) and the

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messagesBroadcast } from '../../src/actions/messages-broadcast.js';
 import { pickVariant } from '../../src/actions/message-content.js';
 import type { RecipientRecord } from '../../src/actions/broadcast-records.js';
@@ -10,19 +10,21 @@ import { createMemoryStore } from '../../src/store/memory-store.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
 import type { FileServer } from '../support/file-server.js';
 import { formatRunSummary } from '../../src/cli/run-format.js';
-import { drainQueue, localConfig, startLocal, startPdfServer, tempDir, writeData, type LocalUnderTest } from '../support/local-service.js';
+import {
+  drainQueue,
+  localConfig,
+  startLocal,
+  startPdfServer,
+  tempDir,
+  writeData,
+  type LocalUnderTest,
+  closedAfterEach,
+} from '../support/local-service.js';
 
 let files: FileServer;
 beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
-let open: LocalUnderTest[] = [];
-let clocks: VirtualClock[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((l) => l.close()));
-  open = [];
-  await Promise.all(clocks.map((c) => c.stop()));
-  clocks = [];
-});
+const { open, clocks } = closedAfterEach();
 
 /** The service and the job on one VirtualClock, as `msgflow test` runs them (see files-broadcast.test.ts). */
 function virtualClock(at = Date.now(), timeZone?: string): VirtualClock {

@@ -1,19 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { messagesBroadcast } from '../../src/actions/messages-broadcast.js';
 import { recipientOpening, RecipientTimeSchema, recipientZone, zoneOfNumber } from '../../src/actions/recipient-time.js';
 import { createActionTestContext, runAction } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { drainQueue, localConfig, startLocal, tempDir, type LocalUnderTest } from '../support/local-service.js';
+import { drainQueue, localConfig, startLocal, tempDir, closedAfterEach } from '../support/local-service.js';
 
-let open: LocalUnderTest[] = [];
-let clocks: VirtualClock[] = [];
-afterEach(async () => {
-  await Promise.all(open.map((l) => l.close()));
-  open = [];
-  await Promise.all(clocks.map((c) => c.stop()));
-  clocks = [];
-});
+const { open, clocks } = closedAfterEach();
 
 const weekdays = RecipientTimeSchema.parse({ hours: { default: '09:00-18:00', sat: '10:00-14:00', sun: 'off' }, zone: 'UTC' });
 

@@ -385,3 +385,18 @@ export async function drainQueue(l: LocalUnderTest, timeoutMs = 15_000): Promise
     timeoutMs,
   );
 }
+
+/**
+ * The local services and virtual clocks the tests of a file open: each is closed (stopped)
+ * after its test. Push what a test starts; the lists empty themselves.
+ *
+ * @example const { open, clocks } = closedAfterEach(); ... open.push(await startLocal(...));
+ */
+export function closedAfterEach(): { open: LocalUnderTest[]; clocks: VirtualClock[] } {
+  const opened = { open: [] as LocalUnderTest[], clocks: [] as VirtualClock[] };
+  afterEach(async () => {
+    await Promise.all(opened.open.splice(0).map((l) => l.close()));
+    await Promise.all(opened.clocks.splice(0).map((c) => c.stop()));
+  });
+  return opened;
+}
