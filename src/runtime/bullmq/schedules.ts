@@ -9,7 +9,16 @@ import { Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../engine/action.js';
 import type { TimerCallbacks, TimerSource } from '../../engine/schedule/types.js';
+import { backoffDelay } from '../../util/backoff.js';
 import { type BullmqTarget, SCHEDULE_QUEUE, bullmqConnection } from './names.js';
+
+/**
+ * Tries of one upsert. Replicas started together upsert the same scheduler at once, and BullMQ
+ * may refuse the later one while the earlier one is adding the scheduler's next job ("job ID
+ * already exists"); a moment later the same upsert finds the scheduler and succeeds.
+ */
+const UPSERT_TRIES = 5;
+const UPSERT_BACKOFF = { baseMs: 100, maxMs: 2000, jitter: 'full' } as const;
 
 export interface BullmqTimers {
   /** The cron scheduler's source of live slots. */
@@ -33,13 +42,22 @@ export function bullmqTimers(target: BullmqTarget, logger: Logger): BullmqTimers
   const lanes = new Map<string, TimerCallbacks>();
   const upserts: Promise<unknown>[] = [];
   let worker: Worker | undefined;
+  const upsert = async (spec: Parameters<TimerSource>[0]): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await queue.upsertJobScheduler(scheduleId(spec.name), { pattern: spec.cron, tz: spec.timezone }, { name: spec.name, data: {} });
+        return;
+      } catch (e) {
+        if (attempt >= UPSERT_TRIES) throw e;
+        await new Promise((r) => setTimeout(r, backoffDelay(UPSERT_BACKOFF, attempt)));
+      }
+    }
+  };
   const timer: TimerSource = (spec, callbacks) => {
     lanes.set(spec.name, callbacks);
-    const p = queue
-      .upsertJobScheduler(scheduleId(spec.name), { pattern: spec.cron, tz: spec.timezone }, { name: spec.name, data: {} })
-      .catch((e: unknown) =>
-        logger.error(`schedule of flow '${spec.name}' could not be registered in Redis: ${e instanceof Error ? e.message : String(e)}`),
-      );
+    const p = upsert(spec).catch((e: unknown) =>
+      logger.error(`schedule of flow '${spec.name}' could not be registered in Redis: ${e instanceof Error ? e.message : String(e)}`),
+    );
     upserts.push(p);
     // Stopping this replica keeps the scheduler: the other replicas still fire it.
     return { stop: () => void lanes.delete(spec.name) };
