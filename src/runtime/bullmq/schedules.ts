@@ -5,7 +5,7 @@
  * replica. That replica's cron scheduler then applies the flow's overlap
  * policy to the slot as it would to a node-cron tick.
  */
-import { Queue, Worker } from 'bullmq';
+import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../engine/action.js';
 import type { TimerCallbacks, TimerSource } from '../../engine/schedule/types.js';
@@ -69,8 +69,7 @@ export function bullmqTimers(target: BullmqTarget, logger: Logger): BullmqTimers
       worker = new Worker(
         SCHEDULE_QUEUE,
         async (job) => {
-          // The slot the job stands for: when it was due, not when a replica took it.
-          const scheduledAt = job.timestamp + (job.delay ?? 0);
+          const scheduledAt = slotOf(job);
           const lane = lanes.get(job.name);
           if (!lane) {
             logger.warn(`schedule fired for flow '${job.name}', which this replica does not load`);
@@ -89,4 +88,17 @@ export function bullmqTimers(target: BullmqTarget, logger: Logger): BullmqTimers
       for (const c of connections) c.disconnect();
     },
   };
+}
+
+/**
+ * The slot a scheduler's job stands for, exactly: the cron's time, not when a replica took it.
+ * BullMQ keeps it as the job's `prevMillis` and in its id (`repeat:<scheduler>:<millis>`);
+ * `timestamp + delay` is only near it (10-20 ms after: each is taken from its own clock read),
+ * and a slot 10 ms late made the cron scheduler report the whole second's slot missed.
+ */
+export function slotOf(job: Pick<Job, 'id' | 'opts' | 'timestamp' | 'delay'>): number {
+  const prev = (job.opts as { prevMillis?: unknown }).prevMillis;
+  if (typeof prev === 'number' && Number.isFinite(prev)) return prev;
+  const fromId = /^repeat:.+:(\d+)$/.exec(job.id ?? '')?.[1];
+  return fromId ? Number(fromId) : job.timestamp + (job.delay ?? 0);
 }
