@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { FlowError } from '../../src/api/errors.js';
 import { loadFlowFile } from '../../src/engine/flow/load.js';
 import { fileOverridesFrom, resolveInputs } from '../../src/engine/flow/inputs.js';
-import { readDataFile } from '../../src/engine/flow/data-file.js';
+import { readDataFile, streamRecords } from '../../src/engine/flow/data-file.js';
 import { builtinRegistry, tempProject } from './helpers.js';
 
 const FLOW = `name: inputs
@@ -110,5 +110,27 @@ describe('readDataFile', () => {
     await expect(readDataFile(path.join(dir, 'c.csv'))).rejects.toThrow(/bad CSV/);
     await expect(readDataFile(path.join(dir, 'd.yaml'))).rejects.toThrow(/d\.yaml:1:/);
     await expect(readDataFile(path.join(dir, 'e.json'), { maxBytes: 3 })).rejects.toThrow(/7 bytes is more than the 3 bytes/);
+  });
+});
+
+describe('streamRecords', () => {
+  it('a bad last CSV record found while the reader works on an earlier row fails the next read, naming its line', async () => {
+    const dir = tempProject({ 'late.csv': 'phone,name\n79001112233,Ann\n79002223344,Bob\nx\n' });
+    const rows = streamRecords(path.join(dir, 'late.csv'), 'data/late.csv');
+    expect((await rows.next()).value).toMatchObject({ where: 'data/late.csv:2' });
+    // The parser reaches the end of the file (and the bad record) meanwhile.
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(rows.next()).resolves.toMatchObject({ value: { where: 'data/late.csv:3' } });
+    await expect(rows.next()).rejects.toThrow(/data\/late\.csv:4: bad CSV/);
+  });
+
+  it('a reader that stops early leaves no parser error behind', async () => {
+    const dir = tempProject({ 'early.csv': 'phone,name\n79001112233,Ann\nx\n' });
+    for await (const r of streamRecords(path.join(dir, 'early.csv'), 'data/early.csv')) {
+      expect(r.where).toBe('data/early.csv:2');
+      await new Promise((res) => setTimeout(res, 50));
+      break;
+    }
+    await new Promise((res) => setTimeout(res, 50));
   });
 });

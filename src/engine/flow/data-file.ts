@@ -141,14 +141,21 @@ async function* csvRecords(file: string, shown: string): AsyncGenerator<FileReco
   const parser = input.pipe(
     parseCsv({ columns: true, bom: true, skip_empty_lines: true, trim: true, relax_column_count: false, info: true }),
   );
+  // The parser goes on reading while the consumer works on a row: an error it meets then (a bad
+  // last record found when the file ends) is read from `parser.errored` at the next read, and
+  // must not be an unhandled 'error' event that ends the process. Likewise after an early return.
+  const keep = (): void => {};
+  parser.on('error', keep);
+  input.on('error', (e) => parser.destroy(e));
   let lastLine = 1; // the header's
   let blank = 0;
   try {
     // The parser's buffer read here directly, not through its async iterator: one generator per row, not two.
     for (;;) {
-      if (parser.errored) throw parser.errored;
       const row = parser.read() as { record: unknown; info: { lines: number; empty_lines: number } } | null;
       if (row === null) {
+        // The rows parsed before a bad one are read first; then its error, naming its line.
+        if (parser.errored) throw parser.errored;
         if (parser.readableEnded) return;
         if (parser.destroyed) throw new Error('the reader closed before the end of the file');
         await readableOrEnd(parser);
@@ -165,6 +172,7 @@ async function* csvRecords(file: string, shown: string): AsyncGenerator<FileReco
     throw fail(typeof line === 'number' ? `${shown}:${line}` : shown, `bad CSV: ${(e as Error).message}`, e);
   } finally {
     input.destroy();
+    parser.destroy();
   }
 }
 
