@@ -18,7 +18,13 @@
  *   of sending it, and returns it as the output.
  */
 import { isIP } from 'node:net';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+
+/**
+ * undici, loaded with a step's first request: the registry loads this action in every msgflow
+ * process, and undici's import alone is ~80 ms of CPU that most processes never need.
+ */
+const loadUndici = () => import('undici');
 import { z } from 'zod';
 import { MsgflowError } from '../api/errors.js';
 import { classify } from '../api/failure.js';
@@ -133,13 +139,14 @@ function refusal(request: string, host: string, address: string, allowed: Privat
 }
 
 /** A dispatcher whose connections go only to addresses the step may reach. */
-function dispatcherFor(input: HttpRequestInput, u: URL, shown: string, allowed: PrivateAllowance): Agent | undefined {
+async function dispatcherFor(input: HttpRequestInput, u: URL, shown: string, allowed: PrivateAllowance): Promise<Agent | undefined> {
   if (input.allowPrivate || allowed.all) return undefined;
   const host = u.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) {
     const refused = refusal(shown, host, host, allowed);
     if (refused) throw refused;
   }
+  const { Agent } = await loadUndici();
   return new Agent({ connect: { lookup: guardedLookup((name, address) => refusal(shown, name, address, allowed)) as never } });
 }
 
@@ -195,7 +202,8 @@ async function send(
 ): Promise<HttpResponse> {
   const shown = `${input.method} ${displayUrl(u)}`;
   const { body, type } = bodyOf(input);
-  const dispatcher = dispatcherFor(input, u, shown, allowed);
+  const dispatcher = await dispatcherFor(input, u, shown, allowed);
+  const { request } = await loadUndici();
   const timer = AbortSignal.timeout(input.timeout);
   try {
     const res = await request(u, {
