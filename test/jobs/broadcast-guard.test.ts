@@ -12,11 +12,10 @@ import { createActionTestContext, runAction } from '../../src/actions/testing.js
 import { liftPauses, listPauses } from '../../src/engine/run/pauses.js';
 import { BROADCAST_HEALTH_NS, sharedState } from '../../src/engine/shared.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { localConfig, startLocal, tempDir, closedAfterEach } from '../support/local-service.js';
+import { localConfig, tempDir, closedAfterEach } from '../support/local-service.js';
 import { network } from '../support/network.js';
 
-const { open, clocks } = closedAfterEach();
+const { local, virtualClock } = closedAfterEach();
 
 const rules = (guard: Record<string, unknown>) => rulesOf(GuardSchema.parse(guard));
 const entry = (i: number, o: Partial<HealthEntry> = {}): HealthEntry => ({
@@ -141,12 +140,9 @@ const HAS_ACCOUNT = (i: number) => i % 2 === 0 || i >= 6;
 
 async function campaign() {
   const dir = await tempDir();
-  const clock = new VirtualClock(Date.parse('2026-03-02T10:00:00Z'), { timeZone: 'UTC' });
-  clock.start();
-  clocks.push(clock);
+  const clock = virtualClock(Date.parse('2026-03-02T10:00:00Z'), { timeZone: 'UTC' });
   const accounts = PEOPLE.filter((_, i) => HAS_ACCOUNT(i)).map((p) => ({ phone: Number(p.phone) }));
-  const l = await startLocal({ dir, clock, config: localConfig({ network: network({ deliveredAfterMs: 200 }, accounts) }) });
-  open.push(l);
+  const l = await local({ dir, clock, config: localConfig({ network: network({ deliveredAfterMs: 200 }, accounts) }) });
   const store = createMemoryStore();
   const t = (runId = 'run-1') =>
     createActionTestContext({

@@ -15,10 +15,9 @@ import { createActionTestContext, runAction } from '../../src/actions/testing.js
 import type { InstanceApi } from '../../src/api/types.js';
 import { createClient } from '../../src/client/client.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { B, localConfig, ratesOff, startLocal, tempDir, writeData, closedAfterEach } from '../support/local-service.js';
+import { B, localConfig, ratesOff, tempDir, writeData, closedAfterEach } from '../support/local-service.js';
 
-const { open, clocks } = closedAfterEach();
+const { local, virtualClock } = closedAfterEach();
 
 /** Monday 10:00 UTC. */
 const T0 = Date.parse('2026-03-02T10:00:00Z');
@@ -39,17 +38,14 @@ not-a-number,P6,UTC
 async function pool() {
   const dir = await tempDir('msgflow-plan-');
   await writeData(dir, 'data/people.csv', CSV);
-  const clock = new VirtualClock(T0, { timeZone: 'UTC' });
-  clock.start();
-  clocks.push(clock);
+  const clock = virtualClock(T0, { timeZone: 'UTC' });
   const base = localConfig();
   const config = {
     ...base,
     network: { ...base.network, population: [{ prefix: '7901', share: 1 }] },
     instances: [base.instances[0]!, { ...base.instances[0]!, ...B, rateLimits: ratesOff() }],
   } as typeof base;
-  const l = await startLocal({ dir, clock, config });
-  open.push(l);
+  const l = await local({ dir, clock, config });
   const b: InstanceApi = createClient({ ...B, transport: l.transportFor(B), rateLimit: false, retries: 0 });
   const store = createMemoryStore();
   const planFile = path.join(dir, 'plan.json');

@@ -8,10 +8,9 @@ import { createClient } from '../../src/client/client.js';
 import { liftPauses, listPauses } from '../../src/engine/run/pauses.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { EngineStore } from '../../src/store/types.js';
-import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { B, localConfig, ratesOff, startLocal, tempDir, closedAfterEach } from '../support/local-service.js';
+import { B, localConfig, ratesOff, tempDir, closedAfterEach } from '../support/local-service.js';
 
-const { open, clocks } = closedAfterEach();
+const { local, virtualClock } = closedAfterEach();
 
 /** `npm run trials` runs 20 (MSGFLOW_TRIALS); one by default. */
 const TRIALS = Number(process.env.MSGFLOW_TRIALS ?? 1);
@@ -22,9 +21,7 @@ const CHATS = PEOPLE.map((p) => `${p.phone}@c.us`);
 /** Instances A and B of one local service on a virtual clock (UTC), every 7901 number with an account; A's failures as given. */
 async function pool(o: { failuresA?: Record<string, unknown>; at?: number } = {}) {
   const dir = await tempDir();
-  const clock = new VirtualClock(o.at ?? Date.parse('2026-03-02T10:00:00Z'), { timeZone: 'UTC' });
-  clock.start();
-  clocks.push(clock);
+  const clock = virtualClock(o.at ?? Date.parse('2026-03-02T10:00:00Z'), { timeZone: 'UTC' });
   const base = localConfig();
   const config = {
     ...base,
@@ -34,8 +31,7 @@ async function pool(o: { failuresA?: Record<string, unknown>; at?: number } = {}
       { ...base.instances[0]!, ...B, rateLimits: ratesOff() },
     ],
   } as typeof base;
-  const l = await startLocal({ dir, clock, config });
-  open.push(l);
+  const l = await local({ dir, clock, config });
   const b: InstanceApi = createClient({ ...B, transport: l.transportFor(B), rateLimit: false, retries: 0 });
   const store = createMemoryStore();
   const t = (runId = 'run-1') =>

@@ -11,7 +11,6 @@ import type { FileServer } from '../support/file-server.js';
 import {
   drainQueue,
   localConfig,
-  startLocal,
   startPdfServer,
   tempDir,
   writeData,
@@ -22,7 +21,7 @@ import {
 let files: FileServer;
 beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
-const { open, clocks } = closedAfterEach();
+const { local, virtualClock: startedClock } = closedAfterEach();
 
 /**
  * The service (its send queue's intervals, delivered/read timings) and the
@@ -31,10 +30,7 @@ const { open, clocks } = closedAfterEach();
  * seconds these scenarios span pass in no wall time, in the same order.
  */
 function virtualClock(): VirtualClock {
-  const c = new VirtualClock(Date.now());
-  c.start();
-  clocks.push(c);
-  return c;
+  return startedClock(Date.now());
 }
 
 const RECIPIENTS = `phone,firstName
@@ -80,8 +76,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     const store = createMemoryStore();
     const t = createActionTestContext({ client: l.client, clock, store, baseDir: dir });
     const s = await runAction(filesBroadcast, t, input());
@@ -119,8 +114,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', 'phone,firstName\n79001112233,Alice\n79009990000,Nobody\n');
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     const t = createActionTestContext({ client: l.client, clock, store: createMemoryStore(), baseDir: dir });
     const s = await runAction(filesBroadcast, t, input());
     const csv = await readFile(path.join(dir, 'reports/broadcast.csv'), 'utf8');
@@ -136,8 +130,7 @@ describe('files.broadcast', () => {
     const clock = virtualClock();
     // A file host that answers only after the follow deadline: the messages stay queued, neither sent nor failed.
     const base = localConfig();
-    const l = await startLocal({ dir, clock, config: { ...base, network: { ...base.network, fileHostDelayMs: 3_600_000 } } });
-    open.push(l);
+    const l = await local({ dir, clock, config: { ...base, network: { ...base.network, fileHostDelayMs: 3_600_000 } } });
     const store = createMemoryStore();
     const bad = input({ urlFile: 'http://127.0.0.1:9/brochure.pdf', follow: { deadline: '1s', poll: '250ms' }, campaign: 'spring' });
     const s = await runAction(filesBroadcast, createActionTestContext({ client: l.client, clock, store, baseDir: dir }), bad);
@@ -160,8 +153,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     const now = clock.now();
     // Alice: sent and recorded. Bob: the call went out, the process died before the record.
@@ -238,8 +230,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     const clock = virtualClock();
     // One release an hour: the message stays queued, out of the chat history.
-    const l = await startLocal({ dir, clock, config: localConfig({}, { sendIntervalMs: 3_600_000 }) });
-    open.push(l);
+    const l = await local({ dir, clock, config: localConfig({}, { sendIntervalMs: 3_600_000 }) });
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     await l.client.sendMessage({ chatId: CHATS[0]!, message: 'first in the queue: released at once' });
     await t.ctx.state.set(`r:${CHATS[1]}`, {
@@ -277,8 +268,7 @@ describe('files.broadcast', () => {
   it('lookups slower than the poll still decide: an interrupted send missing from the service is sent again once its lag has passed, not given up as unknown', async () => {
     const dir = await tempDir();
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     // Every history read takes 1.2 s of the clock (a busy service, a rate-limited method): longer than the poll.
     const slow: typeof l.client = {
       ...l.client,
@@ -315,8 +305,7 @@ describe('files.broadcast', () => {
   it('a send again that is itself interrupted and found nowhere is unknown: a recipient is never sent a third time', async () => {
     const dir = await tempDir();
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     await t.ctx.state.set(`r:${CHATS[2]}`, {
       chatId: CHATS[2]!,
@@ -343,8 +332,7 @@ describe('files.broadcast', () => {
     const recipients = Array.from({ length: 7 }, (_, i) => ({ phone: `7900666100${i}`, firstName: `R${i}` }));
     const chats = recipients.map((r) => `${r.phone}@c.us`);
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock, config: withAccounts('790066610') });
-    open.push(l);
+    const l = await local({ dir, clock, config: withAccounts('790066610') });
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     const send = (i: number) =>
       l.client.sendFileByUrl({ chatId: chats[i]!, urlFile: files.url('/brochure.pdf'), fileName: 'brochure.pdf', caption: `Hello R${i}` });
@@ -396,8 +384,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     const recipients = Array.from({ length: 8 }, (_, i) => ({ phone: `7900666000${i}`, firstName: `R${i}` }));
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock, config: withAccounts('790066600') });
-    open.push(l);
+    const l = await local({ dir, clock, config: withAccounts('790066600') });
     // 8 messages at a 500 ms send interval take 4 s to leave the queue; the deadline is 1 s
     const start = clock.now();
     const s = await runAction(
@@ -419,8 +406,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = new ManualClock(Date.parse('2026-01-05T07:00:00Z'));
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     const p = runAction(filesBroadcast, t, input({ window: { start: '09:00', stop: '17:00', timezone: 'UTC' }, follow: { deadline: 0 } }));
     const w = await t.waiting;
@@ -434,8 +420,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = new ManualClock(Date.parse('2026-01-05T18:00:00Z'));
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir });
     const p = runAction(filesBroadcast, t, input({ window: { start: '09:00', stop: '17:00', timezone: 'UTC' }, follow: { deadline: 0 } }));
     const w = await t.waiting;
@@ -460,8 +445,7 @@ describe('files.broadcast', () => {
     expect(filesBroadcast.dryRun).toBe(true);
     const dir = await tempDir();
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     const t = createActionTestContext({ client: l.client, clock, baseDir: dir, dryRun: true });
     const long = 'x'.repeat(1100);
     const s = await runAction(
@@ -487,8 +471,7 @@ describe('files.broadcast', () => {
     const dir = await tempDir();
     await writeData(dir, 'data/recipients.csv', RECIPIENTS);
     const clock = virtualClock();
-    const l = await startLocal({ dir, clock });
-    open.push(l);
+    const l = await local({ dir, clock });
     const err = await runAction(
       filesBroadcast,
       createActionTestContext({ client: l.clientWith('wrong-token-0000'), clock, baseDir: dir }),

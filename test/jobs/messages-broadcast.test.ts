@@ -13,7 +13,6 @@ import { formatRunSummary } from '../../src/cli/run-format.js';
 import {
   drainQueue,
   localConfig,
-  startLocal,
   startPdfServer,
   tempDir,
   writeData,
@@ -24,14 +23,11 @@ import {
 let files: FileServer;
 beforeAll(async () => void (files = await startPdfServer()));
 afterAll(() => files.close());
-const { open, clocks } = closedAfterEach();
+const { local, virtualClock: startedClock } = closedAfterEach();
 
 /** The service and the job on one VirtualClock, as `msgflow test` runs them (see files-broadcast.test.ts). */
 function virtualClock(at = Date.now(), timeZone?: string): VirtualClock {
-  const c = new VirtualClock(at, timeZone === undefined ? {} : { timeZone });
-  c.start();
-  clocks.push(c);
-  return c;
+  return startedClock(at, timeZone === undefined ? {} : { timeZone });
 }
 
 async function setup(o: { at?: number; population?: string[]; timeZone?: string } = {}) {
@@ -41,8 +37,7 @@ async function setup(o: { at?: number; population?: string[]; timeZone?: string 
   const config = o.population
     ? { ...base, network: { ...base.network, population: o.population.map((prefix) => ({ prefix, share: 1 })) } }
     : base;
-  const l = await startLocal({ dir, clock, config });
-  open.push(l);
+  const l = await local({ dir, clock, config });
   const store = createMemoryStore();
   const t = () => createActionTestContext({ client: l.client, clock, store, baseDir: dir });
   return { dir, clock, l, store, t };

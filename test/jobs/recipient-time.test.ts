@@ -3,10 +3,9 @@ import { messagesBroadcast } from '../../src/actions/messages-broadcast.js';
 import { recipientOpening, RecipientTimeSchema, recipientZone, zoneOfNumber } from '../../src/actions/recipient-time.js';
 import { createActionTestContext, runAction } from '../../src/actions/testing.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
-import { VirtualClock } from '../../src/util/virtual-clock.js';
-import { drainQueue, localConfig, startLocal, tempDir, closedAfterEach } from '../support/local-service.js';
+import { drainQueue, localConfig, tempDir, closedAfterEach } from '../support/local-service.js';
 
-const { open, clocks } = closedAfterEach();
+const { local, virtualClock } = closedAfterEach();
 
 const weekdays = RecipientTimeSchema.parse({ hours: { default: '09:00-18:00', sat: '10:00-14:00', sun: 'off' }, zone: 'UTC' });
 
@@ -55,13 +54,10 @@ describe('recipient time', () => {
   it("messages.broadcast never sends outside a recipient's hours in its own zone; the others are sent meanwhile", async () => {
     const dir = await tempDir();
     // Monday 2 March 2026, 06:00 UTC: 15:00 in Tokyo, 07:00 in Berlin, 01:00 in New York, 19:00 in Auckland.
-    const clock = new VirtualClock(Date.parse('2026-03-02T06:00:00Z'), { timeZone: 'UTC' });
-    clock.start();
-    clocks.push(clock);
+    const clock = virtualClock(Date.parse('2026-03-02T06:00:00Z'), { timeZone: 'UTC' });
     const base = localConfig();
     const population = ['49', '81', '1', '7'].map((prefix) => ({ prefix, share: 1 }));
-    const l = await startLocal({ dir, clock, config: { ...base, network: { ...base.network, population } } });
-    open.push(l);
+    const l = await local({ dir, clock, config: { ...base, network: { ...base.network, population } } });
     const people = [
       { phone: '4915112345678', name: 'Berlin' },
       { phone: '819012345678', name: 'Tokyo' },

@@ -386,17 +386,38 @@ export async function drainQueue(l: LocalUnderTest, timeoutMs = 15_000): Promise
   );
 }
 
+/** A local service and a virtual clock that a file's tests start and that end with each test. */
+export interface ClosedAfterEach {
+  /** A VirtualClock (the constructor's arguments), started, stopped after the test. */
+  virtualClock(...args: ConstructorParameters<typeof VirtualClock>): VirtualClock;
+  /** {@link startLocal}, the service closed after the test. */
+  local<C extends Clock>(opts: LocalOptions<C> & { clock: C }): Promise<LocalUnderTest<C>>;
+}
+
 /**
- * The local services and virtual clocks the tests of a file open: each is closed (stopped)
- * after its test. Push what a test starts; the lists empty themselves.
+ * The local services and virtual clocks the tests of a file start, each closed (stopped)
+ * after its test.
  *
- * @example const { open, clocks } = closedAfterEach(); ... open.push(await startLocal(...));
+ * @example const { local, virtualClock } = closedAfterEach(); ... const l = await local({ dir, clock: virtualClock(T0) });
  */
-export function closedAfterEach(): { open: LocalUnderTest[]; clocks: VirtualClock[] } {
-  const opened = { open: [] as LocalUnderTest[], clocks: [] as VirtualClock[] };
+export function closedAfterEach(): ClosedAfterEach {
+  const open: LocalUnderTest[] = [];
+  const clocks: VirtualClock[] = [];
   afterEach(async () => {
-    await Promise.all(opened.open.splice(0).map((l) => l.close()));
-    await Promise.all(opened.clocks.splice(0).map((c) => c.stop()));
+    await Promise.all(open.splice(0).map((l) => l.close()));
+    await Promise.all(clocks.splice(0).map((c) => c.stop()));
   });
-  return opened;
+  return {
+    virtualClock(...args) {
+      const clock = new VirtualClock(...args);
+      clock.start();
+      clocks.push(clock);
+      return clock;
+    },
+    async local(opts) {
+      const l = await startLocal(opts);
+      open.push(l);
+      return l;
+    },
+  };
 }
