@@ -4,7 +4,7 @@
  * the runtime of `msgflow start` (createRuntime: engine, store, dialog step)
  * and its notification dispatcher, per store driver.
  *
- *   node --expose-gc --import tsx bench/sessions.ts [--sessions 10000] [--drivers memory,lowdb,redis] [--inflight 8] [--warmup 2000]
+ *   node --expose-gc --import tsx bench/sessions.ts [--sessions 10000] [--drivers memory,lowdb,redis] [--inflight 8]
  *
  * Phase 1 opens N sessions (each chat writes "hi": the menu goes out);
  * phase 2 moves each one on (each writes "1": the email question goes out)
@@ -28,17 +28,10 @@
  * record and its idle timer, as JSON; for redis the MEMORY USAGE of its keys)
  * and, for lowdb, every file of the store per session: the two messages'
  * run records, journals and leases included (runs are history: kept).
- * Each driver runs in this process one after the other, from a fresh store,
- * after a warm-up: `warmup` sessions of the menu bot on the memory driver,
- * not measured, so each driver meets the process a daemon that has been up
- * a while is (its code optimized, its heap grown). Without it the first
- * driver of the process pays the cold start: lowdb run first measured 4,300
- * to 4,800 µs of CPU and p99 71-73 ms per message, run after the memory
- * driver 1,870-1,980 µs and 27-31 ms (2026-11-28, load 1.5-2).
+ * Each driver runs in this process one after the other, from a fresh store.
  */
 import { mkdtemp, readFile, readdir, stat, writeFile, mkdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -202,18 +195,10 @@ async function main(): Promise<void> {
       sessions: { type: 'string', default: '10000' },
       drivers: { type: 'string', default: 'memory,lowdb,redis' },
       inflight: { type: 'string', default: '8' },
-      warmup: { type: 'string', default: '2000' },
     },
   });
-  const warmup = Number(values.warmup);
-  if (warmup > 0) await runDriver('memory', warmup, Number(values.inflight));
   const rows: Record<string, string>[] = [];
   for (const d of values.drivers.split(',') as Driver[]) {
-    // The files an earlier driver or run wrote and removed (lowdb: ~130 MB at 10,000 sessions) are
-    // written back first, so this driver's writes do not wait behind them (measured: lowdb right
-    // after another lowdb run, 3,500-5,000 µs of CPU and p99 62-76 ms per message; after a sync,
-    // 1,870-1,980 µs and 27-31 ms).
-    execFileSync('sync');
     rows.push(await runDriver(d, Number(values.sessions), Number(values.inflight)));
     console.error(JSON.stringify(rows.at(-1)));
   }
