@@ -96,7 +96,7 @@ export function bullmqTimers(target: BullmqTarget, logger: Logger): BullmqTimers
  * `timestamp + delay` is only near it (10-20 ms after: each is taken from its own clock read),
  * and a slot 10 ms late made the cron scheduler report the whole second's slot missed.
  */
-export function slotOf(job: Pick<Job, 'id' | 'opts' | 'timestamp' | 'delay'>): number {
+function slotOf(job: Pick<Job, 'id' | 'opts' | 'timestamp' | 'delay'>): number {
   const prev = (job.opts as { prevMillis?: unknown }).prevMillis;
   if (typeof prev === 'number' && Number.isFinite(prev)) return prev;
   const fromId = /^repeat:.+:(\d+)$/.exec(job.id ?? '')?.[1];
