@@ -148,11 +148,16 @@ interface SessionView {
   recent: { from: string; text: string }[];
 }
 
+/** The chat's session as `msgflow sessions show` prints it. */
+async function sessionOf(dir: string, chatId: string): Promise<SessionView | undefined> {
+  const list = JSON.parse((await cli(['sessions', 'show', chatId, '--json'], dir)).stdout) as SessionView[];
+  return list.find((x) => x.chatId === chatId);
+}
+
 /** The outcome of one chat, in a form trials compare whole: what was lost or doubled shows in it. */
 async function outcome(dir: string, url: string, chatId: string): Promise<string> {
   const lines = await botLines(url, chatId);
-  const list = JSON.parse((await cli(['sessions', 'show', chatId, '--json'], dir)).stdout) as SessionView[];
-  const s = list.find((x) => x.chatId === chatId);
+  const s = await sessionOf(dir, chatId);
   return JSON.stringify({
     sends: sendsPerState(lines),
     botLines: lines.length,
@@ -183,10 +188,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function settled(dir: string, chatId: string): Promise<void> {
   await waitFor(
     `the session of ${chatId} to take the last message`,
-    async () => {
-      const list = JSON.parse((await cli(['sessions', 'show', chatId, '--json'], dir)).stdout) as SessionView[];
-      return (list.find((x) => x.chatId === chatId)?.seq ?? 0) >= SCRIPT.length;
-    },
+    async () => ((await sessionOf(dir, chatId))?.seq ?? 0) >= SCRIPT.length,
     { timeoutMs: 60_000, intervalMs: 250 },
   ).catch(() => undefined);
   await pause(1500);
