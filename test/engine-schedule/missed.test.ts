@@ -199,4 +199,42 @@ describe('replicas sharing the scheduler state (a shared timer fires each slot o
     expect(events).toEqual([]);
     for (const r of replicas) await r.scheduler.stop();
   });
+
+  it('a replica starting while another takes the latest slot late does not report that slot missed', async () => {
+    // Replica 0 fired 09:00 on Tuesday; the shared timer hands Wednesday's slot to replica 0 0.8 s
+    // late, while replica 1 starts 0.8 s after the slot.
+    const wednesday = Date.parse(MISSED[1]);
+    const clock = new ManualClock(Date.parse(MISSED[0]));
+    const bus = createBus();
+    const state = memoryState({ 'flow:daily': { lastFire: Date.parse(MISSED[0]), pending: [] } });
+    const events = recordEvents(bus, ['schedule:missed']);
+    const runs = controlledRuns();
+    let deliver: ((t: number) => void) | undefined;
+    const timer: TimerSource = (_spec, cb) => {
+      deliver = cb.tick;
+      return { stop: () => (deliver = undefined) };
+    };
+    const starting = createCronScheduler({ bus, state, clock, timer: () => ({ stop() {} }), lateSlotMs: 5_000 });
+    starting.add(makeFlow('daily', { schedule: { cron: '0 9 * * *', timezone: 'UTC' }, missed: 'none' }), controlledRuns().fire);
+    const firing = createCronScheduler({ bus, state, clock, timer });
+    firing.add(makeFlow('daily', { schedule: { cron: '0 9 * * *', timezone: 'UTC' }, missed: 'none' }), runs.fire);
+    await firing.start();
+    clock.set(wednesday + 800);
+    await starting.start();
+    deliver!(wednesday);
+    await waitFor('the late slot runs', () => runs.runs.length === 1);
+    expect(events).toEqual([]);
+    runs.runs[0]!.end();
+    // Without the allowance the starting replica takes the slot in flight for a missed one.
+    const eager = createCronScheduler({
+      bus,
+      state: memoryState({ 'flow:daily': { lastFire: Date.parse(MISSED[0]), pending: [] } }),
+      clock,
+      timer: () => ({ stop() {} }),
+    });
+    eager.add(makeFlow('daily', { schedule: { cron: '0 9 * * *', timezone: 'UTC' }, missed: 'none' }), controlledRuns().fire);
+    await eager.start();
+    expect(events.map((e) => iso(e.event.scheduledAt))).toEqual([MISSED[1]]);
+    for (const s of [starting, firing, eager]) await s.stop();
+  });
 });

@@ -46,6 +46,16 @@ export interface CronSchedulerOptions {
   queueLimit?: number;
   /** Missed slots considered per gap; older ones are reported in one warning. @default 1000 */
   maxMissed?: number;
+  /**
+   * Slots at most this old when start() runs may still come from the timer
+   * source, late: BullMQ job schedulers (replicas sharing the state) deliver
+   * each slot once, on whichever replica takes its job, and on a loaded
+   * machine that was seen 0.8 s after the slot, while another replica was
+   * starting. start() leaves such slots to the next tick's gap check, which
+   * reports them (and runs them per `missed`) only if nobody fired them.
+   * @default 0
+   */
+  lateSlotMs?: number;
 }
 
 interface PendingFire extends FireInfo {
@@ -317,7 +327,7 @@ class CronScheduler implements Scheduler {
       lane.pending = Array.isArray(record?.pending) ? record.pending : [];
       if (atStart && typeof record?.lastFire === 'number') {
         lane.lastFire = record.lastFire;
-        await this.handleGap(lane, now);
+        await this.handleGap(lane, now - (this.opts.lateSlotMs ?? 0));
       } else if (lane.flow.on.schedule) {
         // First start: remember it, so that downtime from now on is detected.
         lane.lastFire = now;

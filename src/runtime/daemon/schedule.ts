@@ -30,7 +30,8 @@ export async function scheduleFlows(
     clock: runtime.clock,
     isBusy: (flow) => runtime.engine.activeRuns().some((r) => r.flow === flow),
     // In bullmq mode the slots come from BullMQ job schedulers: each fires on one replica.
-    ...(dist ? { timer: dist.timer } : {}),
+    // A replica starting must not report the slot another replica is about to take as missed.
+    ...(dist ? { timer: dist.timer, lateSlotMs: 5_000 } : {}),
   });
   const fireFor =
     (flow: Flow): FireFn =>
