@@ -42,6 +42,12 @@ const LOG_LEVEL: OptionHelp = {
   text: 'debug | info | warn | error | silent (default: config.yaml logLevel, else info)',
 };
 const JSON_LOGS: OptionHelp = { name: 'json-logs', text: 'Log lines as JSON, one object per line (no progress bar)' };
+/** How `msgflow run` and `msgflow apply` treat a live run, print the result and pick where the run executes. */
+const RUN_FOLLOWING: OptionHelp[] = [
+  { name: 'wait', text: 'Wait for a live run of the flow to end, then go on' },
+  { name: 'json', text: 'Print the run record as JSON at the end' },
+  { name: 'no-daemon', text: 'Execute the run in this process even when msgflow start serves this store' },
+];
 const HELP: OptionHelp = { name: 'help', short: 'h', text: 'Show this help' };
 
 export const COMMANDS_HELP: Record<string, CommandHelp> = {
@@ -136,9 +142,7 @@ Exit codes: 0 succeeded, 1 failed (any failed item, unless continueOnError),
       },
       { name: 'new', text: 'Start a fresh run even if an unfinished one exists' },
       { name: 'resume', type: 'string', arg: 'ID', text: 'Resume this unfinished run of the flow' },
-      { name: 'wait', text: 'Wait for a live run of the flow to end, then go on' },
-      { name: 'json', text: 'Print the run record as JSON at the end' },
-      { name: 'no-daemon', text: 'Execute the run in this process even when msgflow start serves this store' },
+      ...RUN_FOLLOWING,
     ],
   },
   apply: {
@@ -161,11 +165,7 @@ apply), and the summary counts them.
 
 Runs in the daemon when msgflow start serves this store (as msgflow run).
 Exit codes as msgflow run.`,
-    options: [
-      { name: 'wait', text: 'Wait for a live run of the flow to end, then go on' },
-      { name: 'json', text: 'Print the run record as JSON at the end' },
-      { name: 'no-daemon', text: 'Execute the run in this process even when msgflow start serves this store' },
-    ],
+    options: [...RUN_FOLLOWING],
   },
   backfill: {
     args: 'FLOW --from T1 --to T2',

@@ -65,28 +65,30 @@ export class Network {
     return phone !== undefined && (this.byPhone.has(phone) || this.inPopulation(phone));
   }
 
+  /** One kind of script of the account behind a personal chat id (empty when it has none). */
+  private scripted<K extends 'replies' | 'votes' | 'presses' | 'writes'>(chatId: string, kind: K): AccountConfig[K] {
+    const phone = phoneOfChatId(chatId);
+    return (phone === undefined ? undefined : this.byPhone.get(phone)?.[kind]) ?? [];
+  }
+
   /** The scripted replies of the account behind a personal chat id (empty when it has none). */
   repliesOf(chatId: string): AccountConfig['replies'] {
-    const phone = phoneOfChatId(chatId);
-    return (phone === undefined ? undefined : this.byPhone.get(phone)?.replies) ?? [];
+    return this.scripted(chatId, 'replies');
   }
 
   /** How the account behind a personal chat id votes on polls (empty when it does not). */
   votesOf(chatId: string): AccountConfig['votes'] {
-    const phone = phoneOfChatId(chatId);
-    return (phone === undefined ? undefined : this.byPhone.get(phone)?.votes) ?? [];
+    return this.scripted(chatId, 'votes');
   }
 
   /** The buttons the account behind a personal chat id presses on reply-button messages (empty when none). */
   pressesOf(chatId: string): AccountConfig['presses'] {
-    const phone = phoneOfChatId(chatId);
-    return (phone === undefined ? undefined : this.byPhone.get(phone)?.presses) ?? [];
+    return this.scripted(chatId, 'presses');
   }
 
   /** The messages the account behind a personal chat id writes first, on its own (empty when none). */
   writesOf(chatId: string): AccountConfig['writes'] {
-    const phone = phoneOfChatId(chatId);
-    return (phone === undefined ? undefined : this.byPhone.get(phone)?.writes) ?? [];
+    return this.scripted(chatId, 'writes');
   }
 
   /** Personal chat ids of the accounts that reply, vote, press buttons or write first. */

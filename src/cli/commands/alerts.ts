@@ -3,6 +3,7 @@ import { openAlerts, type AlertRecord } from '../../runtime/alerts.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
+import { columnFormat } from '../table.js';
 
 /**
  * `msgflow alerts`: every alert's state (raised or resolved), the latest
@@ -33,11 +34,6 @@ export function formatAlertsTable(list: readonly AlertRecord[]): string {
   const when = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')}Z`;
   const rows = list.map((a) => [a.state, a.kind, a.subject, String(a.occurrences), when(a.updatedAt)]);
   const header = ['STATE', 'KIND', 'SUBJECT', 'TIMES', 'LAST'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) =>
-    r
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
+  const fmt = columnFormat(header, rows);
   return [fmt(header), ...rows.flatMap((r, i) => [fmt(r), `  ${list[i]!.message}`])].join('\n');
 }

@@ -4,6 +4,7 @@ import { formatUntil } from '../../runtime/present.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
+import { columns } from '../table.js';
 
 /**
  * `msgflow handovers`: the chats handed to a human (the bot keeps quiet in
@@ -47,11 +48,5 @@ export function formatHandovers(list: readonly Handover[], now: number): string 
     h.reason ?? '',
   ]);
   const header = ['INSTANCE', 'CHAT', 'BY', 'UNTIL', 'REASON'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) =>
-    r
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return [fmt(header), ...rows.map(fmt), 'release with: msgflow handovers release CHAT'].join('\n');
+  return [...columns(header, rows), 'release with: msgflow handovers release CHAT'].join('\n');
 }

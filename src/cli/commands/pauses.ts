@@ -4,6 +4,7 @@ import { clip, formatUntil } from '../../runtime/present.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
+import { columnWidths } from '../table.js';
 
 /** Columns a line of `msgflow pauses` keeps within (the reason is cut to fit, never the end). */
 const LINE_WIDTH = 80;
@@ -56,12 +57,10 @@ export async function pauses(argv: string[], io: Io): Promise<number> {
 export function formatPausesTable(list: readonly PauseRecord[], now: number): string {
   const rows = list.map((p) => [p.instance, p.scope, formatUntil(p.until, now, { utc: true }), p.reason]);
   const header = ['INSTANCE', 'SCOPE', 'UNTIL', 'REASON'];
-  const widths = header.slice(0, 3).map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  // The reason takes what is left of the line: only the first three columns are padded.
+  const widths = columnWidths(header, rows, 3);
   const fmt = (r: string[]) => {
-    const head = r
-      .slice(0, 3)
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ');
+    const head = widths.map((w, i) => r[i]!.padEnd(w)).join('  ');
     return `${head}  ${clip(r[3]!, Math.max(LINE_WIDTH - head.length - 2, 12))}`.trimEnd();
   };
   const names = [...new Set(list.map((p) => p.instance))];

@@ -19,6 +19,7 @@ import { parseCommand, parsePositiveInt } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
+import { columnFormat } from '../table.js';
 
 /** Failed items listed by `runs show` per step (the rest are counted). */
 const MAX_FAILED_SHOWN = 50;
@@ -229,12 +230,7 @@ export function formatRunsTable(list: readonly RunRecord[], now = Date.now()): s
     formatCounts(runCounts(r)),
   ]);
   const header = ['RUN', 'FLOW', 'STATUS', 'STARTED (UTC)', 'DURATION', 'ITEMS'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const fmt = (r: string[]) =>
-    r
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
+  const fmt = columnFormat(header, rows);
   const out = [fmt(header)];
   list.forEach((r, i) => {
     out.push(fmt(rows[i]!));

@@ -4,6 +4,7 @@ import { clip, formatUntil } from '../../runtime/present.js';
 import { parseCommand } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
+import { columns } from '../table.js';
 
 /**
  * `msgflow sessions`: the dialogs' sessions (one per instance, flow and chat):
@@ -56,15 +57,7 @@ export function formatSessionsTable(list: readonly SessionView[], now: number): 
   if (list.length === 0) return 'no sessions';
   const rows = list.map((s) => [s.chatId, s.flow, s.state, statusOf(s, now), when(s.updatedAt, now)]);
   const header = ['CHAT', 'FLOW', 'STATE', 'STATUS', 'LAST'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows]
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return columns(header, rows).join('\n');
 }
 
 /** A session in full: where it is, its vars, the states before, the last lines of the chat. */
