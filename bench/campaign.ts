@@ -17,14 +17,16 @@
  * planning's garbage stays with the process). The peer's peak is the floor:
  * the process, the in-process service and the messages it queues.
  *
- *   npm run bench:campaign -- [--recipients 100000] [--store memory|redis] [--recipient-hours]
+ *   npm run bench:campaign -- [--recipients 100000] [--store memory|lowdb|redis] [--recipient-hours]
  *   (--phase plan|campaign|peer --dir <dir> --prefix <redis prefix>: one phase, what the parent runs)
  *
  * --recipient-hours: each recipient's own hours (`recipientTime`, open all
  * day, so nobody waits): the per-recipient time-zone work of a real campaign.
  * Store: the memory store (the engine's records, in the phase's process: its
- * memory counts in the peak RSS), or the Redis on 127.0.0.1:6379 (keys
- * under a throwaway prefix, deleted at the end).
+ * memory counts in the peak RSS), the embedded lowdb store of `msgflow init`
+ * (records on disk, their index in memory; in the phase's temp directory), or
+ * the Redis on 127.0.0.1:6379 (keys under a throwaway prefix, deleted at the
+ * end).
  */
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,6 +44,7 @@ import { messagesBroadcast } from '../src/actions/messages-broadcast.js';
 import { Redis } from 'ioredis';
 import { createMemoryStore } from '../src/store/memory-store.js';
 import { createRedisStore } from '../src/store/redis-store.js';
+import { createLowdbStore } from '../src/store/lowdb-store.js';
 import type { ActionRunPlan } from '../src/engine/action.js';
 
 const { values } = parseArgs({
@@ -55,7 +58,7 @@ const { values } = parseArgs({
   },
 });
 const N = Number(values.recipients);
-if (values.store !== 'memory' && values.store !== 'redis') throw new Error(`--store memory|redis, got ${values.store}`);
+if (!['memory', 'lowdb', 'redis'].includes(values.store)) throw new Error(`--store memory|lowdb|redis, got ${values.store}`);
 const REDIS_PREFIX = values.prefix ?? `msgflow-bench-campaign-${process.pid}:`;
 const IDS = ['1101000801', '1101000802', '1101000803'];
 const TOKEN = 'bench-token-0001';
@@ -105,7 +108,12 @@ async function setup(dir: string) {
   for (let i = 0; i < N; i++) rows.push(`${phone(i)},P${i}`);
   await writeFile(join(dir, 'data/recipients.csv'), rows.join('\n') + '\n');
   const { service: s, clients } = await service(dir);
-  const store = values.store === 'redis' ? createRedisStore({ prefix: REDIS_PREFIX }) : createMemoryStore();
+  const store =
+    values.store === 'redis'
+      ? createRedisStore({ prefix: REDIS_PREFIX })
+      : values.store === 'lowdb'
+        ? createLowdbStore({ dir: join(dir, 'state') })
+        : createMemoryStore();
   const context = (runId: string, plan?: ActionRunPlan) =>
     createActionTestContext({
       client: clients[0]!,
