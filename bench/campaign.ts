@@ -2,27 +2,37 @@
  * A campaign at size: messages.broadcast over N recipients (a CSV read as a
  * stream, a `${{ row.firstName }}` template, two A/B variants) from a pool of
  * 3 instances of the in-process local service, every rate limit and pace off,
- * against its peer measured in the same process: a bare loop of the same N
- * sendMessage calls spread over the same 3 instances of a fresh service.
+ * against its peer: a bare loop of the same N sendMessage calls spread over
+ * the same 3 instances of a fresh service.
  * The difference per send is what msgflow's engine adds beyond the
  * instances' own pace (records, reconciliation bookkeeping, pool choice,
- * caps, stickiness, the report). Peak RSS is the process's after the
- * campaign (process.resourceUsage().maxRSS), before the peer runs.
+ * caps, stickiness, the report).
  * Planning (`msgflow run --plan`): the time to write the campaign's plan
- * file, measured first (a dry run: nothing sent), in the same process.
+ * file (a dry run: nothing sent).
  *
- *   npm run bench:campaign -- [--recipients 100000] [--store memory|redis] [--recipient-hours]
+ * Each of the three (planning, the campaign, the peer) runs in a child
+ * process of its own, one after the other, so that a peak RSS
+ * (process.resourceUsage().maxRSS) is that phase's alone: in one process the
+ * campaign's peak could not be told from planning's (the heap V8 grew for
+ * planning's garbage stays with the process). The peer's peak is the floor:
+ * the process, the in-process service and the messages it queues.
+ *
+ *   npm run bench:campaign -- [--recipients 100000] [--store memory|lowdb|redis] [--recipient-hours]
+ *   (--phase plan|campaign|peer --dir <dir> --prefix <redis prefix>: one phase, what the parent runs)
  *
  * --recipient-hours: each recipient's own hours (`recipientTime`, open all
  * day, so nobody waits): the per-recipient time-zone work of a real campaign.
- * Store: the memory store (the engine's records, in this process: its
- * memory counts in the peak RSS), or the Redis on 127.0.0.1:6379 (keys
- * under a throwaway prefix, deleted at the end).
+ * Store: the memory store (the engine's records, in the phase's process: its
+ * memory counts in the peak RSS), the embedded lowdb store of `msgflow init`
+ * (records on disk, their index in memory; in the phase's temp directory), or
+ * the Redis on 127.0.0.1:6379 (keys under a throwaway prefix, deleted at the
+ * end).
  */
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { spawn } from 'node:child_process';
 import { API_METHODS } from '../src/api/methods.js';
 import type { InstanceApi } from '../src/api/types.js';
 import { createClient } from '../src/client/client.js';
@@ -34,6 +44,7 @@ import { messagesBroadcast } from '../src/actions/messages-broadcast.js';
 import { Redis } from 'ioredis';
 import { createMemoryStore } from '../src/store/memory-store.js';
 import { createRedisStore } from '../src/store/redis-store.js';
+import { createLowdbStore } from '../src/store/lowdb-store.js';
 import type { ActionRunPlan } from '../src/engine/action.js';
 
 const { values } = parseArgs({
@@ -41,11 +52,14 @@ const { values } = parseArgs({
     recipients: { type: 'string', default: '100000' },
     store: { type: 'string', default: 'memory' },
     'recipient-hours': { type: 'boolean', default: false },
+    phase: { type: 'string' },
+    dir: { type: 'string' },
+    prefix: { type: 'string' },
   },
 });
 const N = Number(values.recipients);
-if (values.store !== 'memory' && values.store !== 'redis') throw new Error(`--store memory|redis, got ${values.store}`);
-const REDIS_PREFIX = `msgflow-bench-campaign-${process.pid}:`;
+if (!['memory', 'lowdb', 'redis'].includes(values.store)) throw new Error(`--store memory|lowdb|redis, got ${values.store}`);
+const REDIS_PREFIX = values.prefix ?? `msgflow-bench-campaign-${process.pid}:`;
 const IDS = ['1101000801', '1101000802', '1101000803'];
 const TOKEN = 'bench-token-0001';
 const NAMES = ['a', 'b', 'c'];
@@ -87,14 +101,19 @@ const STEP = {
   ...(values['recipient-hours'] ? { recipientTime: { hours: { default: '00:00-23:59' } } } : {}),
 };
 
-/** The campaign's plan, then the campaign itself: each one's time; the peak RSS once the plan is written. */
-async function campaign(dir: string): Promise<{ planMs: number; planRssMb: number; ms: number }> {
+/** The recipients' file, the service and the store of a phase that runs the broadcast. */
+async function setup(dir: string) {
   await mkdir(join(dir, 'data'), { recursive: true });
   const rows = ['phone,firstName'];
   for (let i = 0; i < N; i++) rows.push(`${phone(i)},P${i}`);
   await writeFile(join(dir, 'data/recipients.csv'), rows.join('\n') + '\n');
   const { service: s, clients } = await service(dir);
-  const store = values.store === 'redis' ? createRedisStore({ prefix: REDIS_PREFIX }) : createMemoryStore();
+  const store =
+    values.store === 'redis'
+      ? createRedisStore({ prefix: REDIS_PREFIX })
+      : values.store === 'lowdb'
+        ? createLowdbStore({ dir: join(dir, 'state') })
+        : createMemoryStore();
   const context = (runId: string, plan?: ActionRunPlan) =>
     createActionTestContext({
       client: clients[0]!,
@@ -105,22 +124,37 @@ async function campaign(dir: string): Promise<{ planMs: number; planRssMb: numbe
       instance: { name: 'a', identity: 'inst-a' },
       instances: Object.fromEntries(NAMES.map((n, i) => [n, clients[i]!])),
     });
-  let started = performance.now();
+  const close = async () => {
+    await s.close();
+    await store.close();
+  };
+  return { context, close };
+}
+
+/** The campaign's plan (`msgflow run --plan`): its time. */
+async function planning(dir: string): Promise<number> {
+  const { context, close } = await setup(dir);
+  const started = performance.now();
   const planned = await runAction(
     messagesBroadcast,
     context('plan', { mode: 'write', path: join(dir, 'plan.json'), flowHash: 'bench' }),
     STEP,
   );
-  const planMs = performance.now() - started;
-  const planRssMb = process.resourceUsage().maxRSS / 1024;
+  const ms = performance.now() - started;
   if (planned.planned?.recipients !== N) throw new Error(`planned ${planned.planned?.recipients} of ${N}`);
-  started = performance.now();
+  await close();
+  return ms;
+}
+
+/** The campaign itself: its time. */
+async function campaign(dir: string): Promise<number> {
+  const { context, close } = await setup(dir);
+  const started = performance.now();
   const summary = await runAction(messagesBroadcast, context('run'), STEP);
   const ms = performance.now() - started;
   if (summary.sent !== N) throw new Error(`sent ${summary.sent} of ${N}`);
-  await s.close();
-  await store.close();
-  return { planMs, planRssMb, ms };
+  await close();
+  return ms;
 }
 
 async function peer(dir: string): Promise<number> {
@@ -132,22 +166,53 @@ async function peer(dir: string): Promise<number> {
   return ms;
 }
 
-const root = await mkdtemp(join(tmpdir(), 'msgflow-bench-campaign-'));
-try {
-  const { planMs, planRssMb, ms: ours } = await campaign(join(root, 'campaign'));
-  const rssMb = process.resourceUsage().maxRSS / 1024;
-  const bare = await peer(join(root, 'peer'));
-  const perSend = (ms: number) => (ms * 1000) / N;
-  console.log(
-    `recipients: ${N}, pool of 3 in-process local instances, ${values.store} store${values['recipient-hours'] ? ', recipient hours' : ''}`,
-  );
-  console.log(`planning (msgflow run --plan): ${(planMs / 1000).toFixed(1)} s to write the plan; peak RSS ${planRssMb.toFixed(0)} MB`);
-  console.log(`messages.broadcast: ${(ours / 1000).toFixed(1)} s, ${perSend(ours).toFixed(0)} µs/send; peak RSS ${rssMb.toFixed(0)} MB`);
-  console.log(`peer (bare sendMessage loop over the same 3 instances): ${(bare / 1000).toFixed(1)} s, ${perSend(bare).toFixed(0)} µs/send`);
-  console.log(`engine overhead beyond the instances: ${((ours - bare) / N).toFixed(3)} ms/send`);
-} finally {
-  await rm(root, { recursive: true, force: true });
-  if (values.store === 'redis') await dropKeys(REDIS_PREFIX);
+interface PhaseResult {
+  ms: number;
+  rssMb: number;
+}
+
+const PHASES = { plan: planning, campaign, peer } as const;
+type Phase = keyof typeof PHASES;
+
+/** Runs one phase in a child process of its own (this file with --phase): its time and its process's peak RSS. */
+function inChild(phase: Phase, dir: string): Promise<PhaseResult> {
+  const args = [...process.execArgv, process.argv[1]!, ...process.argv.slice(2), '--phase', phase, '--dir', dir, '--prefix', REDIS_PREFIX];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as PhaseResult) : reject(new Error(`${phase} exited with ${code}`))));
+  });
+}
+
+if (values.phase !== undefined) {
+  const run = PHASES[values.phase as Phase];
+  if (!run || values.dir === undefined) throw new Error(`--phase plan|campaign|peer --dir <dir>, got ${values.phase}`);
+  const ms = await run(values.dir);
+  process.stdout.write(JSON.stringify({ ms, rssMb: process.resourceUsage().maxRSS / 1024 } satisfies PhaseResult));
+} else {
+  const root = await mkdtemp(join(tmpdir(), 'msgflow-bench-campaign-'));
+  try {
+    const plan = await inChild('plan', join(root, 'plan'));
+    const ours = await inChild('campaign', join(root, 'campaign'));
+    const bare = await inChild('peer', join(root, 'peer'));
+    const perSend = (ms: number) => (ms * 1000) / N;
+    console.log(
+      `recipients: ${N}, pool of 3 in-process local instances, ${values.store} store${values['recipient-hours'] ? ', recipient hours' : ''}; each phase in its own process`,
+    );
+    console.log(`planning (msgflow run --plan): ${(plan.ms / 1000).toFixed(1)} s to write the plan; peak RSS ${plan.rssMb.toFixed(0)} MB`);
+    console.log(
+      `messages.broadcast: ${(ours.ms / 1000).toFixed(1)} s, ${perSend(ours.ms).toFixed(0)} µs/send; peak RSS ${ours.rssMb.toFixed(0)} MB`,
+    );
+    console.log(
+      `peer (bare sendMessage loop over the same 3 instances): ${(bare.ms / 1000).toFixed(1)} s, ${perSend(bare.ms).toFixed(0)} µs/send; peak RSS ${bare.rssMb.toFixed(0)} MB`,
+    );
+    console.log(`engine overhead beyond the instances: ${((ours.ms - bare.ms) / N).toFixed(3)} ms/send`);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+    if (values.store === 'redis') await dropKeys(REDIS_PREFIX);
+  }
 }
 
 /** Deletes the bench's keys from Redis. */

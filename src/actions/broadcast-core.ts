@@ -22,7 +22,6 @@
  * the next ones send, a last one writes the report from each recipient's durable
  * record. Only the records this run sent are held, to follow their statuses.
  */
-import { randomUUID } from 'node:crypto';
 import { isAbsolute, relative } from 'node:path';
 import { z } from 'zod';
 import { classify, mayHaveBeenProcessed } from '../api/failure.js';
@@ -41,6 +40,7 @@ import { recipientOpening, type RecipientTime } from './recipient-time.js';
 import { Senders, type Guard, type Pool, type Sender } from './broadcast-pool.js';
 import { Funnel, type FunnelCounts } from './broadcast-funnel.js';
 import { sendingAlone } from './broadcast-claim.js';
+import { UnobservedSends } from './broadcast-unobserved.js';
 import type { PauseRecord } from '../engine/run/pauses.js';
 // The job kit, by concern: with: fields, rows in, report out, progress and failures.
 import { maxConsecutiveFailuresField, reportField } from './kit/inputs.js';
@@ -218,35 +218,23 @@ interface Job<I extends BroadcastInput> {
   store: DurableState;
   counters: JobCounters;
   guard: FailureGuard;
-  /** idMessages of our records, so reconciliation never claims one twice. */
-  claimed: Set<string>;
-  /** Our sends accepted but not seen sent yet: the send queue ahead of a lost send (compact: a campaign holds no records). */
-  unobserved: Unobserved[];
-  /** The chats this run sent to (or found sent after its interruption): the ones it follows, their records read again then. */
+  /** Our sends accepted but not seen sent yet: the send queue ahead of a lost send (compact: no object per send). */
+  unobserved: UnobservedSends<Sender>;
+  /** The chats this run sent to (or found sent after its interruption): the ones it follows, their records read again then (none held when it does not follow). */
   mine: string[];
   reconciled: number;
   windowOver: boolean;
+  /**
+   * The rows (their indexes) that repeat an earlier recipient, once a pass met
+   * them all: the passes after it hold no set of every chat met (a new one,
+   * of new strings, each pass).
+   */
+  duplicates?: Set<number>;
   /** The flow's instance, or the pool's. */
   senders: Senders;
   /** The plan this run applies (msgflow apply): only its recipients are sent, each from its planned instance, with its variant. */
   plan?: AppliedPlan;
 }
-
-/** A send accepted but not seen sent yet, as the job keeps it: what queuedAhead looks up. */
-interface Unobserved {
-  chatId: string;
-  idMessage: string;
-  sentAt?: number;
-  /** The sender's identity (RecipientRecord.sender). */
-  sender?: string;
-}
-
-const unobservedOf = (r: RecipientRecord): Unobserved => ({
-  chatId: r.chatId,
-  idMessage: r.idMessage!,
-  ...(r.sentAt === undefined ? {} : { sentAt: r.sentAt }),
-  ...(r.sender === undefined ? {} : { sender: r.sender }),
-});
 
 const iso = (t: number | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
@@ -274,11 +262,15 @@ function recipientOf(row: SourcedRow): { chatId: string; rec: Record<string, unk
 /** Streams the input as recipients, invalid, opted-out and duplicate rows (the first valid row of a chat wins). */
 async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met> {
   const { ctx, input, spec, store } = job;
-  const seen = new Set<string>();
+  // The chats met, on the first pass only: the ones after know the duplicates by their rows.
+  const known = job.duplicates;
+  const seen = known ? undefined : new Set<string>();
+  const duplicates = new Set<number>();
   const optedOut = optOutList(ctx);
   for await (const row of readRows(ctx, spec.action, { file: input.file, items: input.recipients })) {
     const r = recipientOf(row);
-    if (typeof r !== 'string' && seen.has(r.chatId)) {
+    if (typeof r !== 'string' && (known ? known.has(row.index) : seen!.has(r.chatId))) {
+      duplicates.add(row.index);
       yield { kind: 'duplicate', chatId: r.chatId, where: row.where };
       continue;
     }
@@ -298,7 +290,7 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
       yield { kind: 'invalid', chatId: r.chatId, where: row.where, error: prepared };
       continue;
     }
-    seen.add(r.chatId);
+    seen?.add(r.chatId);
     // Opted out: never sent again (a message that already went out keeps its own outcome).
     if (!settled(rec) && optOut !== undefined) {
       yield { kind: 'optedOut', chatId: r.chatId, where: row.where, prepared };
@@ -306,6 +298,8 @@ async function* meet<I extends BroadcastInput>(job: Job<I>): AsyncGenerator<Met>
     }
     yield { kind: 'recipient', chatId: r.chatId, where: row.where, row: r.rec, prepared, rec };
   }
+  // Only a pass that met every row knows them all.
+  job.duplicates ??= duplicates;
 }
 
 /** The job of a broadcast, before any pass. */
@@ -321,8 +315,7 @@ async function newJob<I extends BroadcastInput>(ctx: ActionContext, input: I, sp
     store,
     counters: new JobCounters(ctx, 1),
     guard: new FailureGuard(spec.action, ctx.instance.name, input.maxConsecutiveFailures),
-    claimed: new Set(),
-    unobserved: [],
+    unobserved: new UnobservedSends(),
     mine: [],
     reconciled: (await ctx.state.get<number>('reconciled')) ?? 0,
     windowOver: false,
@@ -343,7 +336,6 @@ async function load<I extends BroadcastInput>(job: Job<I>): Promise<RecipientRec
     else if (m.kind === 'optedOut') c.skipped++;
     else if (m.rec) {
       const rec = m.rec;
-      if (rec.idMessage) job.claimed.add(rec.idMessage);
       if (rec.phase === 'intent') interrupted.push(rec);
       else count(job, rec);
     }
@@ -359,15 +351,23 @@ function count(job: Job<BroadcastInput>, rec: RecipientRecord): void {
   const c = counterOf(rec.phase);
   if (c) job.counters[c]++;
   if (rec.phase !== 'sent') return;
-  if (!rec.observed) job.unobserved.push(unobservedOf(rec));
-  if (rec.runId === job.ctx.run.id) job.mine.push(rec.chatId);
+  if (!rec.observed) unobserved(job, rec);
+  if (rec.runId === job.ctx.run.id && follows(job)) job.mine.push(rec.chatId);
 }
 
 /** A record this run has just sent (or found sent): followed after the last send. */
 function track(job: Job<BroadcastInput>, rec: RecipientRecord): void {
-  if (!rec.observed) job.unobserved.push(unobservedOf(rec));
-  job.mine.push(rec.chatId);
+  if (!rec.observed) unobserved(job, rec);
+  if (follows(job)) job.mine.push(rec.chatId);
 }
+
+/** A sent record not seen sent yet: one of the sends queued ahead of a later one. */
+function unobserved(job: Job<BroadcastInput>, rec: RecipientRecord): void {
+  job.unobserved.add(senderOf(job, rec), rec.idMessage!, rec.sentAt ?? rec.intentAt);
+}
+
+/** Whether the job follows statuses after its last send (else it keeps no list of the chats it sent to). */
+const follows = (job: Job<BroadcastInput>) => job.input.follow.deadline > 0;
 
 // ---- reconcile ------------------------------------------------------------------
 
@@ -377,27 +377,30 @@ function track(job: Job<BroadcastInput>, rec: RecipientRecord): void {
  */
 const queuedAhead = (job: Job<BroadcastInput>, s: Sender) => async (): Promise<number> => {
   const { ctx } = s;
-  const unseen = job.unobserved.filter((u) => senderOf(job, u) === s);
+  // A copy: the lookups below wait, and the list is the job's.
+  const { ids, oldest } = job.unobserved.of(s);
+  const unseen = [...ids];
   if (unseen.length === 0) return 0;
   const now = ctx.clock.now();
-  const since = unseen.reduce((t, u) => Math.min(t, u.sentAt ?? now), now) - 60_000;
+  const since = Math.min(now, oldest ?? now) - 60_000;
   const msgs = await ctx.client
     .lastOutgoingMessages({ minutes: Math.max(1, Math.ceil((now - since) / 60_000) + 1) }, { signal: ctx.signal })
     .catch(() => []);
   const byId = new Map(msgs.map((m) => [m.idMessage, m]));
   let left = 0;
-  const seen = new Set<Unobserved>();
-  for (const u of unseen) {
-    const m = byId.get(u.idMessage);
+  const seen = new Set<string>();
+  for (const id of unseen) {
+    const m = byId.get(id);
     // Listed `pending`: still in the service's queue, ahead of what follows.
     if (!m || m.statusMessage === 'pending') left++;
     if (!m) continue;
-    const r = await job.store.get<RecipientRecord>(`r:${u.chatId}`);
-    if (r?.idMessage !== u.idMessage || r.phase !== 'sent') seen.add(u);
+    // The message names its chat: the record is that chat's.
+    const r = await job.store.get<RecipientRecord>(`r:${m.chatId}`);
+    if (r?.idMessage !== id || r.phase !== 'sent') seen.add(id);
     else if (applyStatus(r, m, now)) await job.store.set(`r:${r.chatId}`, r);
-    if (r?.observed) seen.add(u);
+    if (r?.observed) seen.add(id);
   }
-  if (seen.size > 0) job.unobserved = job.unobserved.filter((u) => !seen.has(u));
+  job.unobserved.drop(s, seen);
   return left;
 };
 
@@ -432,7 +435,7 @@ async function settle<I extends BroadcastInput>(job: Job<I>, open: RecipientReco
   let unknown = 0;
   let resend = 0;
   for (const [s, records] of bySender(j, open)) {
-    const n = await reconcile(s.ctx, job.store, records, job.claimed, queuedAhead(j, s), opts);
+    const n = await reconcile(s.ctx, job.store, records, queuedAhead(j, s), opts);
     found += n.found;
     unknown += n.unknown;
     resend += n.resend;
@@ -508,14 +511,12 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient, s: Sender): Pro
   const p = rcp.prepared;
   const rec: RecipientRecord = {
     chatId: rcp.chatId,
-    where: rcp.where,
     caption: p.caption,
     content: p.content,
     ...(p.variant === undefined ? {} : { variant: p.variant }),
     ...(job.senders.pooled ? { sender: s.instance.identity, senderName: s.name } : {}),
     phase: 'intent',
     runId: ctx.run.id,
-    attemptKey: randomUUID(),
     intentAt: ctx.clock.now(),
     // A send again after an interrupted one that never reached the service keeps why (and is never sent a third time).
     ...(rcp.rec?.resent ? { resent: rcp.rec.resent } : {}),
@@ -529,7 +530,7 @@ async function sendOne(job: Job<BroadcastInput>, rcp: Recipient, s: Sender): Pro
     const send = s.client[p.method] as unknown as SendCall;
     const res = await send.call(s.client, { chatId: rcp.chatId, ...p.body }, { signal: ctx.signal });
     Object.assign(rec, { phase: 'sent', idMessage: res.idMessage, sentAt: ctx.clock.now(), status: 'sent' });
-    job.claimed.add(res.idMessage);
+    delete rec.content; // only an intent is looked for
     track(job, rec);
     await job.store.set(`r:${rec.chatId}`, rec);
     await job.senders.sent(s, rec.chatId, res.idMessage, rec.sentAt!);
@@ -665,19 +666,21 @@ function notSentWhy(job: Job<BroadcastInput>, chatId: string): string {
 const counterOf = (phase: string | undefined) =>
   phase === 'sent' ? 'done' : phase === 'failed' || phase === 'unknown' ? 'failed' : undefined;
 
-/** Moves one recipient between counters (a retried failure leaves `failed`). */
+/**
+ * Moves one recipient between counters (a retried failure leaves `failed`),
+ * reported every hundred changes or half a second as any job's counts are,
+ * not once per send (each report goes to the run's progress and bus).
+ */
 function countChange(job: Job<BroadcastInput>, before: string | undefined, after: string | undefined): void {
   const from = counterOf(before);
   const to = counterOf(after);
-  if (from) job.counters[from]--;
-  if (to) job.counters[to]++;
-  job.counters.flush();
+  if (from !== to) job.counters.move(from, to);
 }
 
 /** Follows the statuses of what this run sent, at each sender's service at once. */
 async function follow(job: Job<BroadcastInput>): Promise<void> {
   const { ctx, input } = job;
-  if (input.follow.deadline <= 0 || job.mine.length === 0) return;
+  if (!follows(job) || job.mine.length === 0) return;
   const mine: RecipientRecord[] = [];
   for (const chatId of job.mine) {
     const r = await job.store.get<RecipientRecord>(`r:${chatId}`);

@@ -19,15 +19,22 @@ import { FAILED_STATUSES } from '../engine/notify/records.js';
 export type RecipientPhase = 'intent' | 'sent' | 'failed' | 'unknown' | 'resend';
 export type DeliveryStatus = 'sent' | 'delivered' | 'read';
 
-/** Stored under `r:<chatId>` before and after each send (one key per recipient). */
+/**
+ * Stored under `r:<chatId>` before and after each send (one key per
+ * recipient). A campaign's store holds one per recipient, so a record keeps
+ * only what a later pass reads: where the row is comes from the input again,
+ * and what the message carries (`content`) only while it is an intent.
+ */
 export interface RecipientRecord {
   chatId: string;
-  where: string;
+  /** The row, in records written before the report read it from the input (no longer written). */
+  where?: string;
   /** What the report shows of the message: a file's caption, a text, a poll's question. */
   caption?: string;
   /**
    * What the message carries, as the service's journals and queue show it
-   * (client/send-lookup.ts contentKey): what reconciliation looks for.
+   * (client/send-lookup.ts contentKey): what reconciliation looks for; kept
+   * while the record is an intent, dropped once its message is known.
    * @default the file `ReconcileOptions.fileName` with `caption` (records of files.broadcast before messages.broadcast)
    */
   content?: string;
@@ -39,8 +46,8 @@ export interface RecipientRecord {
   phase: RecipientPhase;
   /** The run that made the attempt (tells "sent by an earlier run of the campaign" apart). */
   runId?: string;
-  /** Unique per attempt; lets logs and reports tell attempts apart. */
-  attemptKey: string;
+  /** In records written before: an id per attempt, which nothing read (no longer written). */
+  attemptKey?: string;
   /** When the intent was recorded (ms): a matching message cannot be older. */
   intentAt: number;
   idMessage?: string;
@@ -128,11 +135,13 @@ export async function reconcile(
   ctx: ActionContext,
   store: DurableState,
   open: RecipientRecord[],
-  claimed: Set<string>,
   queuedAhead: () => Promise<number>,
   o: ReconcileOptions,
 ): Promise<{ found: number; unknown: number; resend: number }> {
   const pending = new Set(open);
+  // The messages found here, never taken for another record. Those of records sent before need no
+  // list: each record is its chat's only one, and a lookup looks only at its own chat's messages.
+  const claimed = new Set<string>();
   const n = { found: 0, resend: 0 };
   let ahead = await queuedAhead();
   let lastMove = ctx.clock.now();
@@ -187,6 +196,7 @@ async function reconcileOne(
     claimed.add(hit.idMessage);
     Object.assign(r, { phase: 'sent', idMessage: hit.idMessage, sentAt: hit.sentAt, status: 'sent', reconciled: true });
     delete r.absentSince;
+    delete r.content; // only an intent is looked for
     if (hit.message) applyStatus(r, hit.message, ctx.clock.now());
     await store.set(`r:${r.chatId}`, r);
     ctx.logger.info(`${o.action}: ${r.chatId} was already sent before the interruption (${hit.idMessage}); not sending again`);

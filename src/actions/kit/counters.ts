@@ -40,6 +40,16 @@ export class JobCounters {
     if (this.ctx.clock && this.ctx.clock.now() - this.lastAt >= this.intervalMs) this.flush();
   }
 
+  /**
+   * Moves one record from a counter to another (either may be absent: a record
+   * counted for the first time, or no longer counted); reported as {@link add} is.
+   */
+  move(from: CounterName | undefined, to: CounterName | undefined): void {
+    if (from) this[from]--;
+    if (to) this.add(to);
+    else if (from) this.add(from, 0);
+  }
+
   /** Sends the current counts now. */
   flush(): void {
     this.pending = 0;
