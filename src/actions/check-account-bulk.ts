@@ -21,6 +21,7 @@ import { defineAction, type ActionContext } from '../engine/action.js';
 import { PauseError } from '../engine/control.js';
 import { pauseWait, type PauseRule } from '../engine/run/pauses.js';
 import { checkAccountCacheNs } from '../engine/shared.js';
+import { isoTime } from '../util/iso-time.js';
 import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
@@ -379,7 +380,7 @@ function toResult(t: Target, c: CachedCheck, source: 'cache' | 'service'): Check
     chatId: c.c ?? '',
     fromCache: source === 'cache' || c.f === true,
     source,
-    checkedAt: new Date(c.t).toISOString(),
+    checkedAt: isoTime(c.t),
   };
 }
 

@@ -285,8 +285,8 @@ function buildRequest(
     throw new ValidationError('timeoutMs: expected a positive integer of ms', 'timeoutMs', { code: 'CLIENT_OPTIONS_INVALID' });
   }
   const spec = METHOD_SPECS[method];
-  const inPath = new Set(spec.pathParams ?? []);
-  const rest = Object.fromEntries(Object.entries(parsed).filter(([k]) => !inPath.has(k)));
+  // A shallow copy either way: what leaves is not the caller's object (nor the validator's).
+  const rest = spec.pathParams ? withoutKeys(parsed, spec.pathParams) : { ...parsed };
   const req: TransportRequest = {
     method,
     httpMethod: spec.httpMethod,
@@ -298,6 +298,10 @@ function buildRequest(
   else if (spec.httpMethod === 'POST') req.body = rest;
   else if (Object.keys(rest).length > 0) req.query = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, String(v)]));
   return req;
+}
+
+function withoutKeys(o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
 }
 
 /**

@@ -138,13 +138,27 @@ async function listenOrClose(store: EngineStore, local: () => Promise<LocalHost>
   }
 }
 
-/** The configured clients by name, each built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses. */
+/**
+ * The configured clients by name, each built on first use: opening the local
+ * service (or finding who owns it) is asynchronous, and only for instances a
+ * run uses. Once built, a client is handed over as is (`resolve` keeps it for
+ * good): a call no longer waits a turn for the promise of one at hand.
+ */
 function clientsOnFirstUse(resolve: (name: string) => Promise<InstanceApi>): (name: string) => InterceptedApi {
   const apis = new Map<string, InterceptedApi>();
   return (name) => {
     let api = apis.get(name);
     if (!api) {
-      api = interceptApi(() => resolve(name), []);
+      let built: InstanceApi | undefined;
+      api = interceptApi(
+        () =>
+          built ??
+          resolve(name).then((client) => {
+            built = client;
+            return client;
+          }),
+        [],
+      );
       apis.set(name, api);
     }
     return api;
