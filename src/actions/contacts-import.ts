@@ -158,6 +158,31 @@ interface Job extends JournaledJob<Entry> {
   window: InFlight;
   /** chatIds whose call may be under way and whose journal entry is not appended yet (they are in every intent list written). */
   calling: Set<string>;
+  /** Writes the intent list: the rows that start in one turn share one write. */
+  intent: SharedWrite;
+}
+
+/**
+ * One write shared by everyone who asks for it in the same turn of the event
+ * loop: the write starts at the end of the turn and reads the state then, so
+ * it holds what each asker put there before asking; an asker after that start
+ * waits for the next write. Records in flight start in bursts, and the intent
+ * list is a kilobyte and more: one write of it per record was a large part
+ * of an import's CPU.
+ */
+class SharedWrite {
+  private next: Promise<void> | undefined;
+
+  constructor(private readonly write: () => Promise<void>) {}
+
+  /** Resolves once a write started after this call is durable (rejects with its error). */
+  written(): Promise<void> {
+    this.next ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.next = undefined;
+      return this.write();
+    });
+    return this.next;
+  }
 }
 
 const { toCells, fromCells } = reportCells<ContactRowResult>(CONTACT_REPORT_COLUMNS);
@@ -270,6 +295,7 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     calls: 0,
     window: new InFlight(inFlightLimit(input.inFlight, input.pace)),
     calling: new Set(),
+    intent: new SharedWrite(() => ctx.state.set('intent', [...new Set([...(job.journal.pending() as string[]), ...job.calling])])),
   };
   await replayJournal(ctx, job, fromCells, (e) => count(job, e.o));
   return job;
@@ -360,8 +386,7 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
   // the service.
   const hadIntent = job.intents.has(c.chatId);
   job.calling.add(c.chatId);
-  if (input.mode === 'add' || input.mode === 'upsert')
-    await ctx.state.set('intent', [...new Set([...(job.journal.pending() as string[]), ...job.calling])]);
+  if (input.mode === 'add' || input.mode === 'upsert') await job.intent.written();
   let result: ContactRowResult;
   let failure: { error: unknown } | undefined;
   try {
