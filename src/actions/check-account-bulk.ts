@@ -33,7 +33,7 @@ import { FailureGuard } from './kit/guard.js';
 import { JobCounters } from './kit/counters.js';
 import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
 import { RowIndex } from './kit/row-index.js';
-import { JournalWriter, replayJournal, reportCells, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
+import { JournalWriter, replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
 
@@ -193,8 +193,6 @@ interface Job extends JournaledJob<Entry> {
 
 const PHONE_FIELDS = ['phoneNumber', 'number', 'mobile', 'tel'];
 
-const { toCells, fromCells } = reportCells<CheckResult>(CHECK_REPORT_COLUMNS);
-
 // ---- plan: a row becomes a target, an invalid result, or a duplicate ---------
 
 function targetOf(row: SourcedRow, input: CheckAccountBulkInput): Target | CheckResult {
@@ -304,7 +302,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     calls: 0,
   };
   job.tally.pauses = (await ctx.state.get<number>('pauses')) ?? 0;
-  await replayJournal(ctx, job, fromCells, (e) => countOutcome(job, e));
+  await replayJournal(ctx, job, (e) => countOutcome(job, e));
   return job;
 }
 
@@ -342,16 +340,17 @@ async function countOrCommit(job: Job, ctx: ActionContext, key: string, r: Check
 
 /** Journal (see Job.journal), then counters and report row. */
 async function finishRecord(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
+  const row = job.report.keep(r as unknown as Record<string, unknown>);
   const e: Entry = {
     k: key,
     o: r.status,
-    r: toCells(r),
+    r: row,
     ...(r.source === 'cache' ? { c: 1 as const } : {}),
     ...(r.retryable ? { x: 1 as const } : {}),
   };
   await job.journal.append(key, e);
   countOutcome(job, e);
-  await job.report.write(r as unknown as Record<string, unknown>);
+  await job.report.writeKept(row);
 }
 
 // ---- execute: one target ----------------------------------------------------

@@ -24,7 +24,7 @@ import { FailureGuard } from './kit/guard.js';
 import { JobCounters, type CounterName } from './kit/counters.js';
 import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
 import { RowIndex } from './kit/row-index.js';
-import { JournalWriter, replayJournal, reportCells, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
+import { JournalWriter, replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CONTACTS_IMPORT = 'contacts.import';
 
@@ -185,8 +185,6 @@ class SharedWrite {
   }
 }
 
-const { toCells, fromCells } = reportCells<ContactRowResult>(CONTACT_REPORT_COLUMNS);
-
 /** Which counter an outcome moves: the same in progress, summary and exit code. */
 const COUNTER: Record<ContactOutcome, CounterName> = {
   added: 'done',
@@ -297,7 +295,7 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     calling: new Set(),
     intent: new SharedWrite(() => ctx.state.set('intent', [...new Set([...(job.journal.pending() as string[]), ...job.calling])])),
   };
-  await replayJournal(ctx, job, fromCells, (e) => count(job, e.o));
+  await replayJournal(ctx, job, (e) => count(job, e.o));
   return job;
 }
 
@@ -313,9 +311,10 @@ async function intentList(ctx: ActionContext): Promise<string[]> {
 }
 
 async function finishRecord(ctx: ActionContext, job: Job, key: string, r: ContactRowResult): Promise<void> {
-  await job.journal.append(key, { k: key, o: r.outcome, r: toCells(r), ...(r.retryable ? { x: 1 as const } : {}) } satisfies Entry);
+  const row = job.report.keep(r as unknown as Record<string, unknown>);
+  await job.journal.append(key, { k: key, o: r.outcome, r: row, ...(r.retryable ? { x: 1 as const } : {}) } satisfies Entry);
   count(job, r.outcome);
-  await job.report.write(r as unknown as Record<string, unknown>);
+  await job.report.writeKept(row);
 }
 
 // ---- execute --------------------------------------------------------------------
