@@ -194,7 +194,12 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   if (opts.listen && config.local) await listenOrClose(store, local);
 
   // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
-  const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });
+  const resolve = createClientResolver(config, local, {
+    clock,
+    logger: opts.logger,
+    onCall: (e) => bus.emit('api:call', e),
+    heard: () => bus.listenerCount('api:call') > 0,
+  });
   const clientFor = clientsOnFirstUse(resolve);
   const telemetry = await openTracing(config, opts);
   const registry = await buildRegistry(config);
