@@ -115,21 +115,16 @@ export function createClient(options: ClientOptions): MsgflowClient {
   const deps: AttemptDeps = { transport, clock, logger, secrets, network: { answeredBefore: false, apiUrl: opts.apiUrl, name: opts.name } };
 
   async function call<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions = {}): Promise<ResponseMap[M]> {
+    let link: ReturnType<typeof callSignal> | undefined;
     try {
-      return await callWithRetries(method, request, callOptions);
+      lifetime.signal.throwIfAborted();
+      link = callSignal(callOptions.signal);
+      return await attempts<M>(method, buildRequest(method, request, callOptions, opts.timeoutMs, link.signal), callOptions.beforeSend);
     } catch (err) {
       if (lifetime.signal.aborted && err === lifetime.signal.reason) throw new MsgflowError('CLIENT_CLOSED', { method });
       throw err;
-    }
-  }
-
-  async function callWithRetries<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions): Promise<ResponseMap[M]> {
-    lifetime.signal.throwIfAborted();
-    const link = callSignal(callOptions.signal);
-    try {
-      return await attempts<M>(method, buildRequest(method, request, callOptions, opts.timeoutMs, link.signal), callOptions.beforeSend);
     } finally {
-      link.release();
+      link?.release();
     }
   }
 
@@ -138,7 +133,8 @@ export function createClient(options: ClientOptions): MsgflowClient {
     const spec = METHOD_SPECS[method];
 
     for (let attempt = 1; ; attempt++) {
-      await acquire(method, signal);
+      const paced = acquire(method, signal);
+      if (paced) await paced;
       const outcome = await attemptOnce<M>(deps, req, attempt, leave);
       if (outcome.ok) return outcome.value;
       const { error, retry, retryAfterMs } = outcome;
