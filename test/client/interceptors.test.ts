@@ -102,8 +102,8 @@ describe('the client interceptor chain', () => {
   it('a getter that gives its client itself (no promise) is called each time and its client used at once', async () => {
     let asked = 0;
     const api = interceptApi(() => (asked++, client), []);
-    await api.getStateInstance();
-    await api.getStateInstance();
+    await api.getStateInstance({});
+    await api.getStateInstance({});
     expect(asked).toBe(2);
     expect(h.requests.map((r) => r.method)).toEqual(['getStateInstance', 'getStateInstance']);
   });
@@ -119,9 +119,9 @@ describe('the client interceptor chain', () => {
         () => heard,
       ),
     ]);
-    await api.getStateInstance();
+    await api.getStateInstance({});
     heard = true;
-    await api.getStateInstance();
+    await api.getStateInstance({});
     await expect(api.sendMessage({ chatId: 'not-a-chat', message: 'x' })).rejects.toThrow();
     expect(events.map((e) => [e.method, e.outcome])).toEqual([
       ['getStateInstance', 'ok'],
