@@ -21,6 +21,7 @@ import { defineAction, type ActionContext } from '../engine/action.js';
 import { PauseError } from '../engine/control.js';
 import { pauseWait, type PauseRule } from '../engine/run/pauses.js';
 import { checkAccountCacheNs } from '../engine/shared.js';
+import { isoTime } from '../util/iso-time.js';
 import { duration } from './duration.js';
 import { normalisePhone, normaliseUsername } from './phone.js';
 import { PaceSchema, pause } from './pace.js';
@@ -32,7 +33,7 @@ import { FailureGuard } from './kit/guard.js';
 import { JobCounters } from './kit/counters.js';
 import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
 import { RowIndex } from './kit/row-index.js';
-import { JournalWriter, replayJournal, reportCells, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
+import { JournalWriter, replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CHECK_ACCOUNT_BULK = 'checkAccount.bulk';
 
@@ -192,8 +193,6 @@ interface Job extends JournaledJob<Entry> {
 
 const PHONE_FIELDS = ['phoneNumber', 'number', 'mobile', 'tel'];
 
-const { toCells, fromCells } = reportCells<CheckResult>(CHECK_REPORT_COLUMNS);
-
 // ---- plan: a row becomes a target, an invalid result, or a duplicate ---------
 
 function targetOf(row: SourcedRow, input: CheckAccountBulkInput): Target | CheckResult {
@@ -220,49 +219,61 @@ function targetOf(row: SourcedRow, input: CheckAccountBulkInput): Target | Check
   return u.ok ? { key: `u:${u.key}`, id: `u:${u.key}`, input: shown, where, username: u.username } : invalid(u.reason);
 }
 
-/** Every row of the input, streamed: the file, items, then the inline numbers and usernames. */
-async function* allRows(ctx: ActionContext, input: CheckAccountBulkInput): AsyncGenerator<SourcedRow> {
-  let index = 0;
-  for await (const row of readRows(ctx, CHECK_ACCOUNT_BULK, { file: input.file, items: input.items })) {
-    index = row.index + 1;
-    yield row;
-  }
+/** The inline numbers and usernames, after the file's and the items' rows (numbered on from `index`). */
+function* inlineRows(input: CheckAccountBulkInput, index: number): Generator<SourcedRow> {
   for (const [i, value] of (input.numbers ?? []).entries()) yield { value, where: `numbers[${i}]`, index: index++ };
   for (const [i, value] of (input.usernames ?? []).entries())
     yield { value: value.startsWith('@') ? value : `@${value}`, where: `usernames[${i}]`, index: index++ };
 }
 
-/** Targets still to check, in input order; invalid rows and duplicates are reported (and counted) as they are met. */
+/**
+ * Targets still to check, in input order (the file, items, then the inline
+ * numbers and usernames); invalid rows and duplicates are reported (and
+ * counted) as they are met. The file's rows are taken straight from the
+ * reader: one async generator between them and the job, not two.
+ */
 async function* plan(ctx: ActionContext, input: CheckAccountBulkInput, job: Job): AsyncGenerator<Target> {
-  for await (const row of allRows(ctx, input)) {
-    job.tally.total++;
-    const t = targetOf(row, input);
-    // Rows answered without a call are keyed by their position: they have no number to key them by, or share it.
-    const key = `#${row.index}`;
-    if ('status' in t) {
-      job.tally.invalid++;
-      await countOrCommit(job, ctx, key, t, 'invalid');
-      continue;
-    }
-    const first = job.seen.get(t.id);
-    if (first !== undefined) {
-      job.tally.duplicates++;
-      const r: CheckResult = {
-        input: t.input,
-        where: t.where,
-        phone: t.phone,
-        username: t.username,
-        status: 'duplicate',
-        error: duplicateOf(first),
-      };
-      await countOrCommit(job, ctx, key, r, 'duplicate');
-      continue;
-    }
-    job.seen.set(t.id, row.where);
-    job.tally.unique++;
-    // Finished before a restart: met once, so `seen` covers it from now on.
-    if (!job.done.delete(t.id)) yield t;
+  let index = 0;
+  for await (const row of readRows(ctx, CHECK_ACCOUNT_BULK, { file: input.file, items: input.items })) {
+    index = row.index + 1;
+    const t = planRow(ctx, input, job, row);
+    if (t && 'key' in t) yield t;
+    else await t;
   }
+  for (const row of inlineRows(input, index)) {
+    const t = planRow(ctx, input, job, row);
+    if (t && 'key' in t) yield t;
+    else await t;
+  }
+}
+
+/** A row's target to check; or undefined (finished before a restart), or the commit of the result it has without a call. */
+function planRow(ctx: ActionContext, input: CheckAccountBulkInput, job: Job, row: SourcedRow): Target | Promise<void> | undefined {
+  job.tally.total++;
+  const t = targetOf(row, input);
+  // Rows answered without a call are keyed by their position: they have no number to key them by, or share it.
+  const key = `#${row.index}`;
+  if ('status' in t) {
+    job.tally.invalid++;
+    return countOrCommit(job, ctx, key, t, 'invalid');
+  }
+  const first = job.seen.get(t.id);
+  if (first !== undefined) {
+    job.tally.duplicates++;
+    const r: CheckResult = {
+      input: t.input,
+      where: t.where,
+      phone: t.phone,
+      username: t.username,
+      status: 'duplicate',
+      error: duplicateOf(first),
+    };
+    return countOrCommit(job, ctx, key, r, 'duplicate');
+  }
+  job.seen.set(t.id, row.where);
+  job.tally.unique++;
+  // Finished before a restart: met once, so `seen` covers it from now on.
+  return job.done.delete(t.id) ? undefined : t;
 }
 
 // ---- load: report, counters and what a previous attempt finished ---------------
@@ -303,7 +314,7 @@ async function load(ctx: ActionContext, input: CheckAccountBulkInput): Promise<J
     calls: 0,
   };
   job.tally.pauses = (await ctx.state.get<number>('pauses')) ?? 0;
-  await replayJournal(ctx, job, fromCells, (e) => countOutcome(job, e));
+  await replayJournal(ctx, job, (e) => countOutcome(job, e));
   return job;
 }
 
@@ -341,16 +352,17 @@ async function countOrCommit(job: Job, ctx: ActionContext, key: string, r: Check
 
 /** Journal (see Job.journal), then counters and report row. */
 async function finishRecord(job: Job, ctx: ActionContext, key: number | string, r: CheckResult): Promise<void> {
+  const row = job.report.keep(r as unknown as Record<string, unknown>);
   const e: Entry = {
     k: key,
     o: r.status,
-    r: toCells(r),
+    r: row,
     ...(r.source === 'cache' ? { c: 1 as const } : {}),
     ...(r.retryable ? { x: 1 as const } : {}),
   };
   await job.journal.append(key, e);
   countOutcome(job, e);
-  await job.report.write(r as unknown as Record<string, unknown>);
+  await job.report.writeKept(row);
 }
 
 // ---- execute: one target ----------------------------------------------------
@@ -379,7 +391,7 @@ function toResult(t: Target, c: CachedCheck, source: 'cache' | 'service'): Check
     chatId: c.c ?? '',
     fromCache: source === 'cache' || c.f === true,
     source,
-    checkedAt: new Date(c.t).toISOString(),
+    checkedAt: isoTime(c.t),
   };
 }
 
@@ -449,8 +461,8 @@ async function checkOne(ctx: ActionContext, input: CheckAccountBulkInput, job: J
   job.asked = true;
   for (;;) {
     try {
-      const req = t.phone !== undefined ? { phoneNumber: t.phone } : { username: t.username! };
-      const res = await ctx.client.checkAccount({ ...req, force: input.force }, { signal: ctx.signal });
+      const req = t.phone !== undefined ? { phoneNumber: t.phone, force: input.force } : { username: t.username!, force: input.force };
+      const res = await ctx.client.checkAccount(req, { signal: ctx.signal });
       const entry = fromResponse(t, res, ctx.clock.now());
       // Cache first: if the process dies before the journal entry is written,
       // the resumed run finds the answer in the cache instead of asking again.

@@ -24,7 +24,7 @@ import { FailureGuard } from './kit/guard.js';
 import { JobCounters, type CounterName } from './kit/counters.js';
 import { InFlight, inFlightField, inFlightLimit } from './kit/in-flight.js';
 import { RowIndex } from './kit/row-index.js';
-import { JournalWriter, replayJournal, reportCells, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
+import { JournalWriter, replayJournal, runJournaled, type JournalEntry, type JournaledJob } from './kit/journaled.js';
 
 export const CONTACTS_IMPORT = 'contacts.import';
 
@@ -158,9 +158,32 @@ interface Job extends JournaledJob<Entry> {
   window: InFlight;
   /** chatIds whose call may be under way and whose journal entry is not appended yet (they are in every intent list written). */
   calling: Set<string>;
+  /** Writes the intent list: the rows that start in one turn share one write. */
+  intent: SharedWrite;
 }
 
-const { toCells, fromCells } = reportCells<ContactRowResult>(CONTACT_REPORT_COLUMNS);
+/**
+ * One write shared by everyone who asks for it in the same turn of the event
+ * loop: the write starts at the end of the turn and reads the state then, so
+ * it holds what each asker put there before asking; an asker after that start
+ * waits for the next write. Records in flight start in bursts, and the intent
+ * list is a kilobyte and more: one write of it per record was a large part
+ * of an import's CPU.
+ */
+class SharedWrite {
+  private next: Promise<void> | undefined;
+
+  constructor(private readonly write: () => Promise<void>) {}
+
+  /** Resolves once a write started after this call is durable (rejects with its error). */
+  written(): Promise<void> {
+    this.next ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.next = undefined;
+      return this.write();
+    });
+    return this.next;
+  }
+}
 
 /** Which counter an outcome moves: the same in progress, summary and exit code. */
 const COUNTER: Record<ContactOutcome, CounterName> = {
@@ -270,8 +293,9 @@ async function load(ctx: ActionContext, input: ContactsImportInput): Promise<Job
     calls: 0,
     window: new InFlight(inFlightLimit(input.inFlight, input.pace)),
     calling: new Set(),
+    intent: new SharedWrite(() => ctx.state.set('intent', [...new Set([...(job.journal.pending() as string[]), ...job.calling])])),
   };
-  await replayJournal(ctx, job, fromCells, (e) => count(job, e.o));
+  await replayJournal(ctx, job, (e) => count(job, e.o));
   return job;
 }
 
@@ -287,9 +311,10 @@ async function intentList(ctx: ActionContext): Promise<string[]> {
 }
 
 async function finishRecord(ctx: ActionContext, job: Job, key: string, r: ContactRowResult): Promise<void> {
-  await job.journal.append(key, { k: key, o: r.outcome, r: toCells(r), ...(r.retryable ? { x: 1 as const } : {}) } satisfies Entry);
+  const row = job.report.keep(r as unknown as Record<string, unknown>);
+  await job.journal.append(key, { k: key, o: r.outcome, r: row, ...(r.retryable ? { x: 1 as const } : {}) } satisfies Entry);
   count(job, r.outcome);
-  await job.report.write(r as unknown as Record<string, unknown>);
+  await job.report.writeKept(row);
 }
 
 // ---- execute --------------------------------------------------------------------
@@ -360,8 +385,7 @@ async function execute(ctx: ActionContext, input: ContactsImportInput, job: Job,
   // the service.
   const hadIntent = job.intents.has(c.chatId);
   job.calling.add(c.chatId);
-  if (input.mode === 'add' || input.mode === 'upsert')
-    await ctx.state.set('intent', [...new Set([...(job.journal.pending() as string[]), ...job.calling])]);
+  if (input.mode === 'add' || input.mode === 'upsert') await job.intent.written();
   let result: ContactRowResult;
   let failure: { error: unknown } | undefined;
   try {

@@ -115,21 +115,16 @@ export function createClient(options: ClientOptions): MsgflowClient {
   const deps: AttemptDeps = { transport, clock, logger, secrets, network: { answeredBefore: false, apiUrl: opts.apiUrl, name: opts.name } };
 
   async function call<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions = {}): Promise<ResponseMap[M]> {
+    let link: ReturnType<typeof callSignal> | undefined;
     try {
-      return await callWithRetries(method, request, callOptions);
+      lifetime.signal.throwIfAborted();
+      link = callSignal(callOptions.signal);
+      return await attempts<M>(method, buildRequest(method, request, callOptions, opts.timeoutMs, link.signal), callOptions.beforeSend);
     } catch (err) {
       if (lifetime.signal.aborted && err === lifetime.signal.reason) throw new MsgflowError('CLIENT_CLOSED', { method });
       throw err;
-    }
-  }
-
-  async function callWithRetries<M extends ApiMethod>(method: M, request: unknown, callOptions: CallOptions): Promise<ResponseMap[M]> {
-    lifetime.signal.throwIfAborted();
-    const link = callSignal(callOptions.signal);
-    try {
-      return await attempts<M>(method, buildRequest(method, request, callOptions, opts.timeoutMs, link.signal), callOptions.beforeSend);
     } finally {
-      link.release();
+      link?.release();
     }
   }
 
@@ -138,7 +133,8 @@ export function createClient(options: ClientOptions): MsgflowClient {
     const spec = METHOD_SPECS[method];
 
     for (let attempt = 1; ; attempt++) {
-      await acquire(method, signal);
+      const paced = acquire(method, signal);
+      if (paced) await paced;
       const outcome = await attemptOnce<M>(deps, req, attempt, leave);
       if (outcome.ok) return outcome.value;
       const { error, retry, retryAfterMs } = outcome;
@@ -285,8 +281,8 @@ function buildRequest(
     throw new ValidationError('timeoutMs: expected a positive integer of ms', 'timeoutMs', { code: 'CLIENT_OPTIONS_INVALID' });
   }
   const spec = METHOD_SPECS[method];
-  const inPath = new Set(spec.pathParams ?? []);
-  const rest = Object.fromEntries(Object.entries(parsed).filter(([k]) => !inPath.has(k)));
+  // A shallow copy either way: what leaves is not the caller's object (nor the validator's).
+  const rest = spec.pathParams ? withoutKeys(parsed, spec.pathParams) : { ...parsed };
   const req: TransportRequest = {
     method,
     httpMethod: spec.httpMethod,
@@ -298,6 +294,10 @@ function buildRequest(
   else if (spec.httpMethod === 'POST') req.body = rest;
   else if (Object.keys(rest).length > 0) req.query = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, String(v)]));
   return req;
+}
+
+function withoutKeys(o: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
 }
 
 /**

@@ -44,7 +44,7 @@ export interface ApiInterceptor {
 /** An intercepted InstanceApi, with the target client's notification loop (see MsgflowClient.notifications). */
 export type InterceptedApi = InstanceApi & Pick<MsgflowClient, 'notifications'>;
 
-type Target = InstanceApi | (() => Promise<InstanceApi>);
+type Target = InstanceApi | (() => InstanceApi | Promise<InstanceApi>);
 type Method = (request: unknown, options?: CallOptions) => Promise<unknown>;
 
 /**
@@ -53,25 +53,23 @@ type Method = (request: unknown, options?: CallOptions) => Promise<unknown>;
  * method out are not in its chain), then to `target`. A getter target
  * is asked on each call (it caches its client): the engine asks for a client
  * synchronously, but opening the local service is asynchronous and happens
- * only for instances a run really uses. `notifications()` is the target's
- * own loop, not intercepted.
+ * only for instances a run really uses. A getter may give its client itself
+ * once it has one: the call then goes on without an await. `notifications()`
+ * is the target's own loop, not intercepted.
  */
 export function interceptApi(target: Target, interceptors: readonly ApiInterceptor[]): InterceptedApi {
-  const resolve = typeof target === 'function' ? target : () => Promise.resolve(target);
+  const resolve = typeof target === 'function' ? async () => target() : () => Promise.resolve(target);
+  const getter = typeof target === 'function' ? target : () => target;
   // A client at hand is called directly: no await per call for one it would not have to wait for.
-  const direct = typeof target === 'function' ? undefined : (target as unknown as Record<ApiMethod, Method>);
-  const invoke = direct
-    ? (c: ApiCall): Promise<unknown> => {
-        try {
-          return direct[c.method](c.request, c.options);
-        } catch (e) {
-          return Promise.reject(e);
-        }
-      }
-    : async (c: ApiCall): Promise<unknown> => {
-        const api = (await resolve()) as unknown as Record<ApiMethod, Method>;
-        return api[c.method](c.request, c.options);
-      };
+  const invoke = (c: ApiCall): Promise<unknown> => {
+    try {
+      const api = getter();
+      if (!(api instanceof Promise)) return (api as unknown as Record<ApiMethod, Method>)[c.method](c.request, c.options);
+      return api.then((a) => (a as unknown as Record<ApiMethod, Method>)[c.method](c.request, c.options));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
   const down = (chain: readonly ApiInterceptor[], i: number, c: ApiCall): Promise<unknown> => {
     const interceptor = chain[i];
     return interceptor ? interceptor.call(c, () => down(chain, i + 1, c)) : invoke(c);

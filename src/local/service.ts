@@ -402,6 +402,7 @@ function bodyText(req: LocalRequest): string {
  * @throws MsgflowError UNSUPPORTED_MEDIA_TYPE (415), MALFORMED_JSON (400) or BODY_TOO_DEEP (400)
  */
 function readJsonBody(req: LocalRequest): unknown {
+  if (req.json !== undefined) return parsedJsonBody(req, req.json);
   const text = bodyText(req);
   if (text.trim() === '') return undefined;
   const ct = header(req, 'content-type') ?? '';
@@ -422,6 +423,14 @@ function readJsonBody(req: LocalRequest): unknown {
   }
   // Each level takes two characters at least (`[` and `]`), so a short text cannot be too deep: no walk over it.
   if (text.length > 2 * MAX_JSON_DEPTH && nestedDeeperThan(value)) throw new MsgflowError('BODY_TOO_DEEP', { reason: tooDeepReason() });
+  return value;
+}
+
+/** A body handed over parsed (LocalRequest.json): the checks readJsonBody makes after parsing text. */
+function parsedJsonBody(req: LocalRequest, value: unknown): unknown {
+  const ct = header(req, 'content-type') ?? '';
+  if (!isJsonMediaType(ct)) throw new MsgflowError('UNSUPPORTED_MEDIA_TYPE', { got: ct.slice(0, 100) || '(none)' });
+  if (nestedDeeperThan(value)) throw new MsgflowError('BODY_TOO_DEEP', { reason: tooDeepReason() });
   return value;
 }
 

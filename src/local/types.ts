@@ -20,6 +20,12 @@ export interface LocalRequest {
   headers?: Record<string, string | string[] | undefined>;
   /** Raw body; undefined or empty when none was sent. */
   body?: Buffer | string;
+  /**
+   * A JSON body as the service would parse it from `body` (the in-process
+   * transport's copy, src/util/json-copy.ts): taken instead of `body`, under
+   * the same Content-Type and depth checks. Undefined when none was sent.
+   */
+  json?: unknown;
   /** Aborted when the caller gave up (the HTTP client went away): a long poll ends early. */
   signal?: AbortSignal;
 }

@@ -2,7 +2,7 @@ import { MsgflowError } from '../api/errors.js';
 import type { InstanceApi } from '../api/types.js';
 import type { EngineEvents } from '../engine/events.js';
 import { createClient } from '../client/client.js';
-import { interceptApi, type ApiInterceptor } from '../client/interceptors.js';
+import { interceptApi, type ApiCall, type ApiInterceptor } from '../client/interceptors.js';
 import { localInstanceOf, type Config } from '../config/load.js';
 import type { Logger } from '../engine/action.js';
 import { createInProcessTransport } from './in-process-transport.js';
@@ -18,13 +18,19 @@ import type { LocalHost } from './local-host.js';
 export function createClientResolver(
   config: Config,
   getLocal: () => Promise<LocalHost>,
-  opts: { clock?: Clock; logger?: Logger; onCall?: (e: ApiCallEvent) => void } = {},
+  opts: {
+    clock?: Clock;
+    logger?: Logger;
+    onCall?: (e: ApiCallEvent) => void;
+    /** Whether `onCall` has anyone to tell now (a call nobody hears of is not timed). @default always */
+    heard?: () => boolean;
+  } = {},
 ): (name: string) => Promise<InstanceApi> {
   const cache = new Map<string, Promise<InstanceApi>>();
   const onCall = opts.onCall;
   const build = async (name: string): Promise<InstanceApi> => {
     const client = await buildClient(name);
-    return onCall ? interceptApi(client, [callMetrics(name, onCall, opts.clock ?? systemClock)]) : client;
+    return onCall ? interceptApi(client, [callMetrics(name, onCall, opts.clock ?? systemClock, opts.heard)]) : client;
   };
   const buildClient = async (name: string): Promise<InstanceApi> => {
     const inst = config.instances[name];
@@ -81,25 +87,36 @@ export type ApiCallEvent = EngineEvents['api:call'][0];
  * The metrics interceptor: every call reported to `onCall` once it settles
  * (after the client's own retries): the instance's config name, the method,
  * 'ok' or the error's catalogue code, and the time it took. Never the id or
- * the token.
+ * the token. A call made while `heard()` says nobody listens goes straight
+ * on, untimed (a bulk job in a process without metrics or a debug log makes
+ * a million).
  */
-export function callMetrics(instance: string, onCall: (e: ApiCallEvent) => void, clock: Clock): ApiInterceptor {
+export function callMetrics(
+  instance: string,
+  onCall: (e: ApiCallEvent) => void,
+  clock: Clock,
+  heard: () => boolean = () => true,
+): ApiInterceptor {
   return {
     name: 'metrics',
-    async call(c, next) {
-      const started = clock.now();
-      let outcome = 'ok';
-      try {
-        return await next();
-      } catch (e) {
-        const code = (e as { code?: unknown } | undefined)?.code;
-        outcome = typeof code === 'string' ? code : c.options.signal?.aborted ? 'ABORTED' : 'UNKNOWN';
-        throw e;
-      } finally {
-        onCall({ instance, method: c.method, outcome, durationMs: clock.now() - started });
-      }
+    call(c, next) {
+      return heard() ? timed(c, next) : next();
     },
   };
+
+  async function timed(c: ApiCall, next: () => Promise<unknown>): Promise<unknown> {
+    const started = clock.now();
+    let outcome = 'ok';
+    try {
+      return await next();
+    } catch (e) {
+      const code = (e as { code?: unknown } | undefined)?.code;
+      outcome = typeof code === 'string' ? code : c.options.signal?.aborted ? 'ABORTED' : 'UNKNOWN';
+      throw e;
+    } finally {
+      onCall({ instance, method: c.method, outcome, durationMs: clock.now() - started });
+    }
+  }
 }
 
 /** Defined with the config it follows from; here too for the runtime's modules that resolve clients and identities together. */

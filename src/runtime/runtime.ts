@@ -138,13 +138,27 @@ async function listenOrClose(store: EngineStore, local: () => Promise<LocalHost>
   }
 }
 
-/** The configured clients by name, each built on first use: opening the local service (or finding who owns it) is asynchronous, and only for instances a run uses. */
+/**
+ * The configured clients by name, each built on first use: opening the local
+ * service (or finding who owns it) is asynchronous, and only for instances a
+ * run uses. Once built, a client is handed over as is (`resolve` keeps it for
+ * good): a call no longer waits a turn for the promise of one at hand.
+ */
 function clientsOnFirstUse(resolve: (name: string) => Promise<InstanceApi>): (name: string) => InterceptedApi {
   const apis = new Map<string, InterceptedApi>();
   return (name) => {
     let api = apis.get(name);
     if (!api) {
-      api = interceptApi(() => resolve(name), []);
+      let built: InstanceApi | undefined;
+      api = interceptApi(
+        () =>
+          built ??
+          resolve(name).then((client) => {
+            built = client;
+            return client;
+          }),
+        [],
+      );
       apis.set(name, api);
     }
     return api;
@@ -180,7 +194,12 @@ async function openRuntime(opts: RuntimeOptions): Promise<Runtime> {
   if (opts.listen && config.local) await listenOrClose(store, local);
 
   // Every call of a configured client feeds the bus's api:call (the dashboard's metrics, debug log lines).
-  const resolve = createClientResolver(config, local, { clock, logger: opts.logger, onCall: (e) => bus.emit('api:call', e) });
+  const resolve = createClientResolver(config, local, {
+    clock,
+    logger: opts.logger,
+    onCall: (e) => bus.emit('api:call', e),
+    heard: () => bus.listenerCount('api:call') > 0,
+  });
   const clientFor = clientsOnFirstUse(resolve);
   const telemetry = await openTracing(config, opts);
   const registry = await buildRegistry(config);

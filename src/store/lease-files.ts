@@ -25,6 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BoundedMap } from '../util/bounded-map.js';
 import type { Lease } from './types.js';
 
 interface LeaseFile extends Lease {
@@ -51,8 +52,14 @@ export interface FileLeases {
 type Top = { gen: number; lease?: LeaseFile } | undefined;
 
 export function fileLeases(dir: string): FileLeases {
-  // Names are free text (`run:abc`, `flow:broadcast#0`): encoded into one safe directory name.
-  const leaseDir = (name: string) => join(dir, encodeURIComponent(name).replace(/\./g, '%2E'));
+  // Names are free text (`run:abc`, `flow:broadcast#0`): encoded into one safe directory name,
+  // made once per name in use (a run's is asked for before each of its writing calls).
+  const dirs = new BoundedMap<string, string>(1024);
+  const leaseDir = (name: string) => {
+    let d = dirs.get(name);
+    if (d === undefined) dirs.set(name, (d = join(dir, encodeURIComponent(name).replace(/\./g, '%2E'))));
+    return d;
+  };
   const seen: SeenCache = new Map();
   return {
     // async: a failed file call is a rejection, as callers of a store expect.

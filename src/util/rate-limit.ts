@@ -64,10 +64,11 @@ export function createMethodRateLimiters(
   limits: Readonly<Record<ApiMethod, number>>,
   enabled: boolean,
   clock: Clock,
-): (method: ApiMethod, signal?: AbortSignal) => Promise<void> {
+): (method: ApiMethod, signal?: AbortSignal) => Promise<void> | undefined {
   const limiters = new Map<ApiMethod, Pacer>();
+  // Undefined: nothing to wait for (limits off), so a caller need not await (a bulk job calls it a million times).
   return (method, signal) => {
-    if (!enabled) return signal?.aborted ? Promise.reject(signal.reason) : Promise.resolve();
+    if (!enabled) return signal?.aborted ? Promise.reject(signal.reason) : undefined;
     let limiter = limiters.get(method);
     if (!limiter) {
       limiter = createRateLimiter(limits[method] ?? 0, clock);

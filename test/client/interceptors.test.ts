@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient, type MsgflowClient } from '../../src/client/client.js';
 import { interceptApi, type ApiInterceptor } from '../../src/client/interceptors.js';
+import { callMetrics, type ApiCallEvent } from '../../src/runtime/clients.js';
 import { A, ALICE, conformanceConfig, startLocal, type LocalUnderTest } from '../support/local-service.js';
 import type { ManualClock } from '../../src/util/clock.js';
 
@@ -96,5 +97,36 @@ describe('the client interceptor chain', () => {
     expect(built).toBe(1);
     // The loop's own receive and delete calls are the client's, not the chain's.
     expect(seen).toEqual([]);
+  });
+
+  it('a getter that gives its client itself (no promise) is called each time and its client used at once', async () => {
+    let asked = 0;
+    const api = interceptApi(() => (asked++, client), []);
+    await api.getStateInstance({});
+    await api.getStateInstance({});
+    expect(asked).toBe(2);
+    expect(h.requests.map((r) => r.method)).toEqual(['getStateInstance', 'getStateInstance']);
+  });
+
+  it('the metrics interceptor reports each call while someone hears of them, and passes calls on untimed when nobody does', async () => {
+    const events: ApiCallEvent[] = [];
+    let heard = false;
+    const api = interceptApi(client, [
+      callMetrics(
+        'default',
+        (e) => events.push(e),
+        h.clock,
+        () => heard,
+      ),
+    ]);
+    await api.getStateInstance({});
+    heard = true;
+    await api.getStateInstance({});
+    await expect(api.sendMessage({ chatId: 'not-a-chat', message: 'x' })).rejects.toThrow();
+    expect(events.map((e) => [e.method, e.outcome])).toEqual([
+      ['getStateInstance', 'ok'],
+      ['sendMessage', 'VALIDATION_FAILED'],
+    ]);
+    expect(h.requests.map((r) => r.method)).toEqual(['getStateInstance', 'getStateInstance']);
   });
 });

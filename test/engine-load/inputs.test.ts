@@ -124,6 +124,14 @@ describe('streamRecords', () => {
     await expect(rows.next()).rejects.toThrow(/data\/late\.csv:4: bad CSV/);
   });
 
+  it('each CSV row names the line it starts on, past blank lines and cells that span lines', async () => {
+    const dir = tempProject({ 'lines.csv': 'phone,name\n\n1,"a\nb"\n\n\n2,c\n\n3,"x\n\ny"\n4,d\n\n5,e' });
+    const got: string[] = [];
+    for await (const r of streamRecords(path.join(dir, 'lines.csv'), 'lines.csv'))
+      got.push(`${r.where} ${(r.value as { phone: string }).phone}`);
+    expect(got).toEqual(['lines.csv:3 1', 'lines.csv:7 2', 'lines.csv:9 3', 'lines.csv:12 4', 'lines.csv:14 5']);
+  });
+
   it('a reader that stops early leaves no parser error behind', async () => {
     const dir = tempProject({ 'early.csv': 'phone,name\n79001112233,Ann\nx\n' });
     for await (const r of streamRecords(path.join(dir, 'early.csv'), 'data/early.csv')) {

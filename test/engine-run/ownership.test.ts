@@ -149,6 +149,36 @@ describe.each(Object.keys(backends))('run ownership (%s store)', (driver) => {
   });
 });
 
+describe('a lease owner checking its claims before writes', () => {
+  it('checks asked while a reading of the claims is under way share it; a later check reads again and sees a takeover', async () => {
+    const store = createMemoryStore();
+    let reads = 0;
+    const counting = Object.assign(Object.create(store) as EngineStore, {
+      getLease: (name: string) => {
+        reads++;
+        return store.getLease(name);
+      },
+    });
+    const owner = new LeaseOwner({ store: counting, hostId: 'host-a', ttlMs: 10_000 });
+    expect((await owner.claim('run:shared')).ok).toBe(true);
+    await Promise.all(Array.from({ length: 16 }, () => owner.check()));
+    expect(reads).toBe(1);
+    await owner.check();
+    expect(reads).toBe(2);
+    // Another holder now (as after a lapse): the next check reads it and refuses.
+    await store.releaseLease('run:shared', owner.token);
+    await store.acquireLease('run:shared', {
+      token: 'other',
+      pid: 1,
+      host: 'host-b',
+      acquiredAt: Date.now(),
+      expiresAt: Date.now() + 10_000,
+    });
+    await expect(Promise.all([owner.check(), owner.check()])).rejects.toMatchObject({ code: 'RUN_OWNERSHIP_LOST' });
+    expect(reads).toBe(3);
+  });
+});
+
 // Real time against the lease TTL: the three stores wait side by side (each
 // has its own store, engines and counters), not one after another.
 describe('run ownership: a heartbeat keeps a claim, a lapse frees it', () => {

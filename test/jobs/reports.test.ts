@@ -105,4 +105,28 @@ describe('job reports', () => {
       summary: { n: 1 },
     });
   });
+
+  it('a row kept for the journal is written again as the same bytes, and cells kept by older journals too', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'msgflow-report-'));
+    const row = { k: 79001112233, v: '=two, "quoted"', none: undefined };
+    const direct = await openReport({ action: 'a', runId: 'r', path: path.join(dir, 'direct.csv'), columns: ['k', 'v', 'none'] });
+    await direct.write(row);
+    await direct.close({});
+    const replayed = await openReport({ action: 'a', runId: 'r', path: path.join(dir, 'replayed.csv'), columns: ['k', 'v', 'none'] });
+    // Through the journal's JSON, as a resumed attempt reads it.
+    await replayed.writeKept(JSON.parse(JSON.stringify(replayed.keep(row))));
+    await replayed.writeKept(JSON.parse(JSON.stringify([79001112233, '=two, "quoted"', undefined])));
+    await replayed.close({});
+    const line = (await readFile(path.join(dir, 'direct.csv'), 'utf8')).split('\r\n')[1]!;
+    expect(line).toBe(`79001112233,"'=two, ""quoted""",`);
+    expect(await readFile(path.join(dir, 'replayed.csv'), 'utf8')).toBe(`k,v,none\r\n${line}\r\n${line}\r\n`);
+
+    const json = await openReport({ action: 'a', runId: 'r', path: path.join(dir, 'r.json'), columns: ['k', 'v', 'none'] });
+    await json.writeKept(JSON.parse(JSON.stringify(json.keep(row))));
+    await expect(json.writeKept('79001112233,x,\r\n')).rejects.toThrow(/journal holds CSV lines/);
+    await json.close({});
+    expect(JSON.parse(await readFile(path.join(dir, 'r.json'), 'utf8'))).toMatchObject({
+      rows: [{ k: 79001112233, v: '=two, "quoted"', none: null }],
+    });
+  });
 });

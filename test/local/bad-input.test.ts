@@ -142,6 +142,24 @@ describe('bad input over HTTP', () => {
     );
   });
 
+  it('a body handed over already parsed (as the in-process transport does) meets the same depth limit and Content-Type rule', async () => {
+    let nested: unknown = [];
+    for (let i = 0; i < 5000; i++) nested = [nested];
+    const path = `/waInstance${A.idInstance}/getChatHistory/${A.apiTokenInstance}`;
+    const deep = await h.service.handle({
+      httpMethod: 'POST',
+      path,
+      headers: { 'content-type': 'application/json' },
+      json: { chatId: ALICE, x: nested },
+    });
+    expect(deep.status).toBe(400);
+    expect((deep.body as { message: string }).message).toBe(
+      'Validation failed. Details: request body is nested more than 64 levels deep, the most a request body may be',
+    );
+    const text = await h.service.handle({ httpMethod: 'POST', path, headers: { 'content-type': 'text/plain' }, json: { chatId: ALICE } });
+    expect(text.status).toBe(415);
+  });
+
   it('wrong field types: 400 naming the field', async () => {
     const cases: [string, unknown, RegExp][] = [
       ['getChatHistory', { chatId: 79001112233 }, /'chatId' must be a string/],

@@ -10,7 +10,7 @@ import type { ActionContext, RunJournal } from '../../engine/action.js';
 import type { JobCounters } from './counters.js';
 import type { FailureGuard } from './guard.js';
 import type { InFlight } from './in-flight.js';
-import type { ReportRow, ReportWriter } from './report.js';
+import type { ReportWriter } from './report.js';
 import type { RowIndex } from './row-index.js';
 
 /** One journal entry per finished record: its key, its report cells, and whether it failed retryably. */
@@ -18,8 +18,8 @@ export interface JournalEntry {
   k: number | string;
   /** a retryable failure: tried again by the next attempt or resume */
   x?: 1;
-  /** The report row, as cells in the report's column order (see {@link reportCells}). */
-  r: unknown[];
+  /** The report row as the report keeps it (ReportWriter.keep: a CSV line, or cells in column order). */
+  r: unknown;
 }
 
 /** What a journaled job carries from phase to phase (each job adds its own fields). */
@@ -37,33 +37,19 @@ export interface JournaledJob<E extends JournalEntry> {
 }
 
 /**
- * A report row as compact cells in `columns` order, and back: journal entries
- * store cells, not names.
- *
- * @example const { toCells, fromCells } = reportCells<CheckResult>(CHECK_REPORT_COLUMNS);
- */
-export function reportCells<R>(columns: readonly (keyof R & string)[]) {
-  return {
-    toCells: (r: R): unknown[] => columns.map((c) => r[c]),
-    fromCells: (cells: unknown[]): ReportRow => Object.fromEntries(columns.map((c, i) => [c, cells[i]])),
-  };
-}
-
-/**
  * Resume: every record the journal says finished goes back into the report
  * and is counted by `count`; retryable failures are left to be tried again.
  */
 export async function replayJournal<E extends JournalEntry>(
   ctx: ActionContext,
   job: JournaledJob<E>,
-  fromCells: (cells: unknown[]) => ReportRow,
   count: (e: E) => void,
 ): Promise<void> {
   for await (const e of ctx.journal.replay<E>()) {
     if (e.x) continue;
     job.done.add(e.k);
     count(e);
-    await job.report.write(fromCells(e.r));
+    await job.report.writeKept(e.r);
   }
   job.counters.flush();
 }

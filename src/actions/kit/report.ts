@@ -86,6 +86,17 @@ export function csvLine(cells: readonly unknown[]): string {
 export interface ReportWriter {
   /** Appends one record's row (waits when the disk is slower than the job). */
   write(row: ReportRow): Promise<void>;
+  /**
+   * A row as this report writes it, for a job's journal to keep: a CSV
+   * report's line, a JSON report's cells in column order. {@link writeKept}
+   * writes it again, as is, when a resumed attempt replays the journal.
+   */
+  keep(row: ReportRow): string | unknown[];
+  /**
+   * Appends a row {@link keep} gave (this attempt's or an earlier one's);
+   * cells in column order too, as journals kept them before lines.
+   */
+  writeKept(kept: unknown): Promise<void>;
   /** Ends the report; a JSON report gets its summary. */
   close(summary: Record<string, unknown>): Promise<void>;
   /** Ends the file where it is (the job stopped early): what was written stays. */
@@ -131,7 +142,7 @@ export class ReportSink {
   private timer: NodeJS.Timeout | undefined;
   private failure: unknown;
 
-  constructor(path: string) {
+  constructor(readonly path: string) {
     this.fd = openSync(path, 'w');
   }
 
@@ -178,9 +189,14 @@ export class ReportSink {
 
 function csvWriter(sink: ReportSink, columns: readonly string[]): ReportWriter {
   sink.write(csvLine(columns));
+  const keep = (row: ReportRow) => csvLine(columns.map((c) => row[c]));
   return {
     async write(row) {
-      sink.write(csvLine(columns.map((c) => row[c])));
+      sink.write(keep(row));
+    },
+    keep,
+    async writeKept(kept) {
+      sink.write(typeof kept === 'string' ? kept : csvLine(kept as unknown[]));
     },
     async close() {
       sink.close();
@@ -194,11 +210,21 @@ function csvWriter(sink: ReportSink, columns: readonly string[]): ReportWriter {
 function jsonWriter(sink: ReportSink, o: OpenReportOptions): ReportWriter {
   let first = true;
   sink.write(`{"action":${JSON.stringify(o.action)},"runId":${JSON.stringify(o.runId)},"columns":${JSON.stringify(o.columns)},"rows":[`);
+  const keep = (row: ReportRow) => o.columns.map((c) => row[c]);
+  const writeCells = (cells: readonly unknown[]) => {
+    const fixed = Object.fromEntries(o.columns.map((c, i) => [c, cells[i] ?? null]));
+    sink.write(`${first ? '\n' : ',\n'}${JSON.stringify(fixed)}`);
+    first = false;
+  };
   return {
     async write(row) {
-      const fixed = Object.fromEntries(o.columns.map((c) => [c, row[c] ?? null]));
-      sink.write(`${first ? '\n' : ',\n'}${JSON.stringify(fixed)}`);
-      first = false;
+      writeCells(keep(row));
+    },
+    keep,
+    async writeKept(kept) {
+      // A CSV line: the report's path (and so its format) is an input of the step, fixed for every attempt.
+      if (!Array.isArray(kept)) throw new Error(`${o.action}: the journal holds CSV lines, but the report ${sink.path} is JSON`);
+      writeCells(kept);
     },
     async close(summary) {
       sink.write(`\n],"summary":${JSON.stringify(summary)}}\n`);

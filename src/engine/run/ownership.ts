@@ -89,6 +89,8 @@ export class LeaseOwner {
   private lostReason: string | undefined;
   private expiresAt = 0;
   private beating: Promise<void> = Promise.resolve();
+  /** The reading of the claims under way, which checks asked meanwhile share. */
+  private reading: Promise<void> | undefined;
   /** Called once when a claim is found lost (taken over after a lapse). */
   onLost?: (reason: string) => void;
   /** Called after each heartbeat: the place for cheap polling (cancel requests). */
@@ -185,27 +187,46 @@ export class LeaseOwner {
 
   /**
    * Before a writing call: throws RUN_OWNERSHIP_LOST unless every claim is
-   * still ours in the store and will not lapse for a while.
+   * still ours in the store and will not lapse for a while. Checks asked
+   * while a reading of the claims is under way share it (records in flight
+   * ask in bursts, and each paid a lease read of its own): that reading
+   * began at most one store round trip before them (in the same turn of the
+   * event loop with lowdb, whose reads are synchronous), and a claim it found
+   * ours with at least a third of its ttl left cannot be taken over before
+   * it lapses.
    */
   async check(): Promise<void> {
-    if (!this.lostReason) {
-      const now = Date.now();
-      for (const n of this.names) {
-        const cur = await this.opts.store.getLease(n);
-        if (!cur || cur.token !== this.token) {
-          this.markLost(`the claim on ${n} was taken over`);
+    if (!this.lostReason) await (this.reading ?? this.readClaims());
+    if (this.lostReason) throw new FlowError('RUN_OWNERSHIP_LOST', { reason: this.lostReason });
+  }
+
+  /** Reads every claim (see {@link check}), shared by the checks asked until it settles. */
+  private readClaims(): Promise<void> {
+    const reading = this.readClaimsNow();
+    this.reading = reading;
+    const done = () => {
+      if (this.reading === reading) this.reading = undefined;
+    };
+    reading.then(done, done);
+    return reading;
+  }
+
+  private async readClaimsNow(): Promise<void> {
+    const now = Date.now();
+    for (const n of this.names) {
+      const cur = await this.opts.store.getLease(n);
+      if (!cur || cur.token !== this.token) {
+        this.markLost(`the claim on ${n} was taken over`);
+        break;
+      }
+      if (cur.expiresAt - now < this.opts.ttlMs / 3) {
+        // The heartbeat is late: renew now rather than write on a lease about to lapse.
+        if (!(await this.opts.store.renewLease(n, this.token, now + this.opts.ttlMs))) {
+          this.markLost(`the claim on ${n} lapsed`);
           break;
-        }
-        if (cur.expiresAt - now < this.opts.ttlMs / 3) {
-          // The heartbeat is late: renew now rather than write on a lease about to lapse.
-          if (!(await this.opts.store.renewLease(n, this.token, now + this.opts.ttlMs))) {
-            this.markLost(`the claim on ${n} lapsed`);
-            break;
-          }
         }
       }
     }
-    if (this.lostReason) throw new FlowError('RUN_OWNERSHIP_LOST', { reason: this.lostReason });
   }
 }
 

@@ -175,17 +175,14 @@ export function createRunScope(o: RunScopeOptions): RunScope {
     target: () => InstanceApi = () => (base ??= o.client()),
     instance = flowInstance,
   ): InstanceApi =>
-    interceptApi(
-      () => Promise.resolve(target()),
-      [
-        ...(o.dryRun ? [dryRunInterceptor] : []),
-        ...(o.owner ? [ownershipInterceptor(o.owner)] : []),
-        ...(rules.length > 0
-          ? [pauseInterceptor({ store: o.store, clock: o.clock, instance, rules, byWorker: worker, onRaised: o.onPauseRaised })]
-          : []),
-        ...extra,
-      ],
-    );
+    interceptApi(target, [
+      ...(o.dryRun ? [dryRunInterceptor] : []),
+      ...(o.owner ? [ownershipInterceptor(o.owner)] : []),
+      ...(rules.length > 0
+        ? [pauseInterceptor({ store: o.store, clock: o.clock, instance, rules, byWorker: worker, onRaised: o.onPauseRaised })]
+        : []),
+      ...extra,
+    ]);
   let shared: InstanceApi | undefined;
   const resolvePath = o.resolvePath ?? resolve;
   // One client per other instance a unit asks for (a pool's members): made on first use.
