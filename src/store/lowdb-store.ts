@@ -57,7 +57,7 @@
  * imported into its log the first time it is opened, then removed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, openSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
@@ -168,6 +168,8 @@ function changesOf(doc: RunFile): DocChange[] {
 
 /** A run's document from its log, or from the run.json of an earlier version; undefined when there is none. */
 async function readRunDoc(runsDir: string, id: string): Promise<{ doc: RunFile; changes: number; legacy: boolean } | undefined> {
+  // A run not created yet (the engine asks before creating one whose id a notification chose): one stat, no failing opens.
+  if (!statSync(join(runsDir, id), { throwIfNoEntry: false })) return undefined;
   const { records } = await readRecords<DocChange | null>(join(runsDir, id, 'run.jsonl'), CORRUPT_LINES);
   if (records.length === 0) {
     const legacy = await readJson<RunFile>(join(runsDir, id, 'run.json'));
