@@ -15,6 +15,17 @@
  * name does not). Generation numbers only grow. A lapsed lease is taken over
  * the same way: by creating top+1.
  *
+ * The generation files are never deleted from the top: a winner deletes only
+ * generations below its own, and a claimer that lost deletes only its own,
+ * below a newer one. So the highest generation present never decreases, and
+ * a listing whose highest entry is a generation this process wrote itself
+ * shows that very file (a number freed by a cleanup and created again is
+ * always below a newer one): its content is what this process wrote, kept in
+ * memory ({@link Mine}), and need not be read back. Claims, checks and the
+ * release of one holder then cost a listing each, not a listing and a read;
+ * a claim of a directory this process just created (empty) needs none before
+ * its link, and one in a directory this process wrote in needs no mkdir.
+ *
  * The file calls are synchronous: each touches a directory of one or two
  * files of a hundred bytes, which the kernel answers from its caches in
  * microseconds, less than a round trip through libuv's thread pool (four
@@ -25,6 +36,7 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { BoundedMap } from '../util/bounded-map.js';
 import type { Lease } from './types.js';
 
 interface LeaseFile extends Lease {
@@ -50,31 +62,44 @@ export interface FileLeases {
 
 type Top = { gen: number; lease?: LeaseFile } | undefined;
 
+/**
+ * The generation this process last wrote in a lease directory and its
+ * content (see the file comment): while a listing shows it on top, that is
+ * the current claim. A cache of the directories used most recently, bounded
+ * (a daemon claims a new run lease per message): a directory not in it costs
+ * a read of its top generation, as before.
+ */
+type Mine = BoundedMap<string, { gen: number; lease: LeaseFile }>;
+
+/** Lease directories whose last generation this process remembers (see {@link Mine}). */
+const MINE_MAX = 4096;
+
 export function fileLeases(dir: string): FileLeases {
   // Names are free text (`run:abc`, `flow:broadcast#0`): encoded into one safe directory name.
   const leaseDir = (name: string) => join(dir, encodeURIComponent(name).replace(/\./g, '%2E'));
   const seen: SeenCache = new Map();
+  const mine: Mine = new BoundedMap(MINE_MAX);
   return {
     // async: a failed file call is a rejection, as callers of a store expect.
-    acquire: async (name, lease) => acquire(leaseDir(name), lease),
+    acquire: async (name, lease) => acquire(mine, leaseDir(name), lease),
     async renew(name, token, expiresAt) {
       const d = leaseDir(name);
-      const cur = top(d);
+      const cur = top(mine, d);
       if (!cur?.lease || cur.lease.token !== token || cur.lease.released) return false;
-      rewrite(d, cur.gen, { ...cur.lease, expiresAt });
+      rewrite(mine, d, cur.gen, { ...cur.lease, expiresAt });
       return true;
     },
     async release(name, token) {
       const d = leaseDir(name);
       // A released lease (a finished run's) is seldom asked about again: its answer is not kept.
       seen.delete(d);
-      const cur = top(d);
+      const cur = top(mine, d);
       if (!cur?.lease || cur.lease.token !== token || cur.lease.released) return;
       // Fails only when the lease lapsed and someone claimed it: then it is not ours to release.
-      claimGeneration(d, cur.gen + 1, { ...cur.lease, released: true, expiresAt: 0 });
+      claimGeneration(mine, d, cur.gen + 1, { ...cur.lease, released: true, expiresAt: 0 });
     },
     async get(name) {
-      const cur = current(seen, leaseDir(name));
+      const cur = current(seen, mine, leaseDir(name));
       if (!cur?.lease || cur.lease.released) return undefined;
       const { released: _r, ...holder } = cur.lease;
       return holder;
@@ -109,11 +134,18 @@ function readGen(d: string, g: number): LeaseFile | undefined {
   }
 }
 
-/** The current generation and its content. */
-function top(d: string): Top {
+/** The current generation and its content: read, unless it is the one this process wrote last (see {@link Mine}). */
+function top(mine: Mine, d: string): Top {
   for (let tries = 0; tries < 20; tries++) {
     const gens = generations(d);
-    if (gens.length === 0) return undefined;
+    if (gens.length === 0) {
+      mine.delete(d);
+      return undefined;
+    }
+    const own = mine.get(d);
+    if (own?.gen === gens[0]) return { gen: own.gen, lease: own.lease };
+    // Someone else wrote since: what this process wrote is history.
+    if (own) mine.delete(d);
     const lease = readGen(d, gens[0]!);
     if (lease) return { gen: gens[0]!, lease };
   }
@@ -130,7 +162,7 @@ function top(d: string): Top {
  */
 type SeenCache = Map<string, { mtime: bigint; ctime: bigint; cur: Top }>;
 
-function current(seen: SeenCache, d: string): Top {
+function current(seen: SeenCache, mine: Mine, d: string): Top {
   let st;
   try {
     st = statSync(d, { bigint: true });
@@ -144,37 +176,42 @@ function current(seen: SeenCache, d: string): Top {
   const hit = seen.get(d);
   if (hit && hit.mtime === st.mtimeNs && hit.ctime === st.ctimeNs) return hit.cur;
   const quiet = BigInt(Date.now() - QUIET_MS) * 1_000_000n > st.mtimeNs;
-  const cur = top(d);
+  const cur = top(mine, d);
   if (quiet) seen.set(d, { mtime: st.mtimeNs, ctime: st.ctimeNs, cur });
   else seen.delete(d);
   return cur;
 }
 
-function rewrite(d: string, g: number, content: LeaseFile): void {
+/** Rewrites generation `g`, which this process holds (only its holder ever rewrites a generation). */
+function rewrite(mine: Mine, d: string, g: number, content: LeaseFile): void {
   const tmp = join(d, `.tmp-${randomUUID()}`);
   writeFileSync(tmp, JSON.stringify(content));
   renameSync(tmp, join(d, genName(g)));
+  remember(mine, d, g, content);
 }
 
 /** Takes lease directory `d` (see the file comment); undefined when taken, else the live holder. */
-function acquire(d: string, lease: Lease): Lease | undefined {
-  mkdirSync(d, { recursive: true });
+function acquire(mine: Mine, d: string, lease: Lease): Lease | undefined {
+  // A directory this process wrote in exists (none is ever removed); one it just created is empty: claim generation 1 at once.
+  if (!mine.has(d) && mkdirSync(d, { recursive: true }) !== undefined && claimGeneration(mine, d, 1, lease)) return undefined;
   for (;;) {
-    const cur = top(d);
+    const cur = top(mine, d);
     if (cur?.lease && cur.lease.token === lease.token) {
-      rewrite(d, cur.gen, { ...lease });
+      rewrite(mine, d, cur.gen, { ...lease });
       return undefined;
     }
     if (cur?.lease && !cur.lease.released && cur.lease.expiresAt > Date.now()) {
       const { released: _r, ...holder } = cur.lease;
       return holder;
     }
-    if (claimGeneration(d, (cur?.gen ?? 0) + 1, lease)) return undefined;
+    // No generation at all: the directory may be gone (removed by hand since this process wrote in it).
+    if (!cur) mkdirSync(d, { recursive: true });
+    if (claimGeneration(mine, d, (cur?.gen ?? 0) + 1, lease)) return undefined;
   }
 }
 
 /** Creates generation `gen` atomically and keeps it if it is the newest; false: look again. */
-function claimGeneration(d: string, gen: number, lease: LeaseFile): boolean {
+function claimGeneration(mine: Mine, d: string, gen: number, lease: LeaseFile): boolean {
   const tmp = join(d, `.tmp-${randomUUID()}`);
   writeFileSync(tmp, JSON.stringify(lease));
   try {
@@ -191,8 +228,15 @@ function claimGeneration(d: string, gen: number, lease: LeaseFile): boolean {
     unlinkQuiet(join(d, genName(gen)));
     return false;
   }
+  remember(mine, d, gen, lease);
   for (const g of gens) if (g < gen) unlinkQuiet(join(d, genName(g)));
   return true;
+}
+
+/** Notes generation `gen` of `d` as this process's latest write there, as the most recently used entry. */
+function remember(mine: Mine, d: string, gen: number, lease: LeaseFile): void {
+  mine.delete(d);
+  mine.set(d, { gen, lease });
 }
 
 /** Unlinks a file someone else may have unlinked first (a racing cleanup). */
