@@ -15,16 +15,28 @@
  * name does not). Generation numbers only grow. A lapsed lease is taken over
  * the same way: by creating top+1.
  *
- * The generation files are never deleted from the top: a winner deletes only
- * generations below its own, and a claimer that lost deletes only its own,
- * below a newer one. So the highest generation present never decreases, and
- * a listing whose highest entry is a generation this process wrote itself
- * shows that very file (a number freed by a cleanup and created again is
- * always below a newer one): its content is what this process wrote, kept in
- * memory ({@link Mine}), and need not be read back. Claims, checks and the
- * release of one holder then cost a listing each, not a listing and a read;
- * a claim of a directory this process just created (empty) needs none before
- * its link, and one in a directory this process wrote in needs no mkdir.
+ * The highest generation present never decreases: a winner deletes only
+ * generations below its own, a claimer that lost only its own (below a newer
+ * one), and a holder that released only its own (below its release marker).
+ * What follows from it lets the holder skip most listings; it remembers the
+ * generation it wrote last in each directory ({@link Mine}):
+ * - A listing whose highest entry is that generation shows that very file (a
+ *   number freed by a cleanup and created again is always below a newer
+ *   one): its content is what this process wrote and need not be read back.
+ * - A takeover ends by deleting the holder's generation (the taker's cleanup;
+ *   only then does the taker act as the holder). So while the holder's own
+ *   file is still there (the same inode: one stat), no takeover completed:
+ *   its check before each write costs a stat, not a listing and a read. A
+ *   taker that died between its link and its cleanup never acts; the
+ *   holder's next renewal lists the directory and finds its claim.
+ * - A release marker needs no look around: created above the holder's own
+ *   generation it is the top, unless a takeover happened, when it is either
+ *   refused (EEXIST) or lands below the taker's (and no listing counts it).
+ *   The holder then deletes its own generation, not the ones it does not know.
+ * - After releasing, the next claim of this process creates the number above
+ *   its marker at once: claimGeneration's check finds any newer one.
+ * A claim in a directory this process just created (empty) needs no listing
+ * before its link, and one in a directory it wrote in no mkdir.
  *
  * The file calls are synchronous: each touches a directory of one or two
  * files of a hundred bytes, which the kernel answers from its caches in
@@ -34,7 +46,18 @@
  * those were some twenty thread-pool hops queued behind each other.
  */
 import { randomUUID } from 'node:crypto';
-import { linkSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { BoundedMap } from '../util/bounded-map.js';
 import type { Lease } from './types.js';
@@ -62,14 +85,18 @@ export interface FileLeases {
 
 type Top = { gen: number; lease?: LeaseFile } | undefined;
 
+/** A generation file as created: its inode and change time (a file of the same name created later differs in either). */
+type FileId = { ino: bigint; ctime: bigint };
+
+/** What this process wrote last in a lease directory (see the file comment); `file` is known for a claim it holds. */
+type Own = { gen: number; lease: LeaseFile; file?: FileId };
+
 /**
- * The generation this process last wrote in a lease directory and its
- * content (see the file comment): while a listing shows it on top, that is
- * the current claim. A cache of the directories used most recently, bounded
- * (a daemon claims a new run lease per message): a directory not in it costs
- * a read of its top generation, as before.
+ * The generation this process last wrote in each lease directory, for the
+ * directories used most recently: bounded (a daemon claims a new run lease
+ * per message); a directory not in it is listed and read, as before.
  */
-type Mine = BoundedMap<string, { gen: number; lease: LeaseFile }>;
+type Mine = BoundedMap<string, Own>;
 
 /** Lease directories whose last generation this process remembers (see {@link Mine}). */
 const MINE_MAX = 4096;
@@ -93,13 +120,17 @@ export function fileLeases(dir: string): FileLeases {
       const d = leaseDir(name);
       // A released lease (a finished run's) is seldom asked about again: its answer is not kept.
       seen.delete(d);
+      const own = mine.get(d);
+      if (own?.file && own.lease.token === token) return releaseOwn(mine, d, own);
       const cur = top(mine, d);
       if (!cur?.lease || cur.lease.token !== token || cur.lease.released) return;
       // Fails only when the lease lapsed and someone claimed it: then it is not ours to release.
       claimGeneration(mine, d, cur.gen + 1, { ...cur.lease, released: true, expiresAt: 0 });
     },
     async get(name) {
-      const cur = current(seen, mine, leaseDir(name));
+      const d = leaseDir(name);
+      const own = mine.get(d);
+      const cur = own && stillOurs(mine, d, own) ? own : current(seen, mine, d);
       if (!cur?.lease || cur.lease.released) return undefined;
       const { released: _r, ...holder } = cur.lease;
       return holder;
@@ -138,18 +169,33 @@ function readGen(d: string, g: number): LeaseFile | undefined {
 function top(mine: Mine, d: string): Top {
   for (let tries = 0; tries < 20; tries++) {
     const gens = generations(d);
+    const own = mine.get(d);
     if (gens.length === 0) {
       mine.delete(d);
       return undefined;
     }
-    const own = mine.get(d);
-    if (own?.gen === gens[0]) return { gen: own.gen, lease: own.lease };
+    if (own?.gen === gens[0]) return own;
     // Someone else wrote since: what this process wrote is history.
     if (own) mine.delete(d);
     const lease = readGen(d, gens[0]!);
     if (lease) return { gen: gens[0]!, lease };
   }
   return undefined;
+}
+
+/** The inode and change time of `file`; undefined when it does not exist. */
+function fileId(file: string): FileId | undefined {
+  const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+  return st && { ino: st.ino, ctime: st.ctimeNs };
+}
+
+/** Whether the claim this process holds in `d` is still there (see the file comment); forgets it when not. */
+function stillOurs(mine: Mine, d: string, own: Own): boolean {
+  if (!own.file) return false;
+  const now = fileId(join(d, genName(own.gen)));
+  if (now?.ino === own.file.ino && now.ctime === own.file.ctime) return true;
+  mine.delete(d);
+  return false;
 }
 
 /**
@@ -182,18 +228,32 @@ function current(seen: SeenCache, mine: Mine, d: string): Top {
   return cur;
 }
 
+/** Writes a temp file holding `content` beside the generations of `d`; returns its path. */
+function writeTemp(d: string, content: LeaseFile): string {
+  const tmp = join(d, `.tmp-${randomUUID()}`);
+  const fd = openSync(tmp, 'wx');
+  try {
+    writeSync(fd, JSON.stringify(content));
+  } finally {
+    closeSync(fd);
+  }
+  return tmp;
+}
+
 /** Rewrites generation `g`, which this process holds (only its holder ever rewrites a generation). */
 function rewrite(mine: Mine, d: string, g: number, content: LeaseFile): void {
-  const tmp = join(d, `.tmp-${randomUUID()}`);
-  writeFileSync(tmp, JSON.stringify(content));
-  renameSync(tmp, join(d, genName(g)));
-  remember(mine, d, g, content);
+  const file = join(d, genName(g));
+  renameSync(writeTemp(d, content), file);
+  remember(mine, d, { gen: g, lease: content, file: fileId(file) });
 }
 
 /** Takes lease directory `d` (see the file comment); undefined when taken, else the live holder. */
 function acquire(mine: Mine, d: string, lease: Lease): Lease | undefined {
+  const own = mine.get(d);
+  // Released here last: the next number at once (a newer claim makes it fail, then the directory is looked at).
+  if (own?.lease.released && claimGeneration(mine, d, own.gen + 1, lease)) return undefined;
   // A directory this process wrote in exists (none is ever removed); one it just created is empty: claim generation 1 at once.
-  if (!mine.has(d) && mkdirSync(d, { recursive: true }) !== undefined && claimGeneration(mine, d, 1, lease)) return undefined;
+  if (!own && mkdirSync(d, { recursive: true }) !== undefined && claimGeneration(mine, d, 1, lease)) return undefined;
   for (;;) {
     const cur = top(mine, d);
     if (cur?.lease && cur.lease.token === lease.token) {
@@ -212,31 +272,50 @@ function acquire(mine: Mine, d: string, lease: Lease): Lease | undefined {
 
 /** Creates generation `gen` atomically and keeps it if it is the newest; false: look again. */
 function claimGeneration(mine: Mine, d: string, gen: number, lease: LeaseFile): boolean {
-  const tmp = join(d, `.tmp-${randomUUID()}`);
-  writeFileSync(tmp, JSON.stringify(lease));
-  try {
-    linkSync(tmp, join(d, genName(gen)));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    return false; // someone else claimed this generation first
-  } finally {
-    unlinkQuiet(tmp);
-  }
+  const file = join(d, genName(gen));
+  if (!linkTemp(d, file, lease)) return false; // someone else claimed this generation first
   const gens = generations(d);
   if (gens[0]! > gen) {
     // Our listing was stale: a newer claim exists. Ours never counted.
-    unlinkQuiet(join(d, genName(gen)));
+    unlinkQuiet(file);
+    if (mine.get(d)?.gen !== gens[0]) mine.delete(d);
     return false;
   }
-  remember(mine, d, gen, lease);
+  remember(mine, d, { gen, lease, ...(lease.released ? {} : { file: fileId(file) }) });
   for (const g of gens) if (g < gen) unlinkQuiet(join(d, genName(g)));
   return true;
 }
 
-/** Notes generation `gen` of `d` as this process's latest write there, as the most recently used entry. */
-function remember(mine: Mine, d: string, gen: number, lease: LeaseFile): void {
+/** Links a temp file holding `content` to `file`; false when `file` exists. */
+function linkTemp(d: string, file: string, content: LeaseFile): boolean {
+  const tmp = writeTemp(d, content);
+  try {
+    linkSync(tmp, file);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    return false;
+  } finally {
+    unlinkQuiet(tmp);
+  }
+}
+
+/** Releases the claim this process holds in `d` (see the file comment). */
+function releaseOwn(mine: Mine, d: string, own: Own): void {
+  const marker: LeaseFile = { ...own.lease, released: true, expiresAt: 0 };
+  if (!linkTemp(d, join(d, genName(own.gen + 1)), marker)) {
+    // Taken over: not ours to release.
+    mine.delete(d);
+    return;
+  }
+  remember(mine, d, { gen: own.gen + 1, lease: marker });
+  unlinkQuiet(join(d, genName(own.gen)));
+}
+
+/** Notes what this process wrote last in `d`, as the most recently used entry. */
+function remember(mine: Mine, d: string, own: Own): void {
   mine.delete(d);
-  mine.set(d, { gen, lease });
+  mine.set(d, own);
 }
 
 /** Unlinks a file someone else may have unlinked first (a racing cleanup). */
