@@ -255,6 +255,8 @@ class KvLogs {
     private readonly compactMinBytes: number | undefined,
     /** Whether this process owns a run (holds its lease): then it is the only writer of the run's namespace. */
     private readonly owns: (runId: string) => boolean,
+    /** Whether this process created a run and has not released its files since: its namespace has no file yet. */
+    private readonly fresh: (runId: string) => boolean,
   ) {}
 
   of(namespace: string): KvLog {
@@ -268,7 +270,7 @@ class KvLogs {
         // The layout of earlier versions: kv/<namespace>/<key>.json
         legacyDir: join(this.kvDir, fileNameOf(namespace)),
         ...(this.compactMinBytes === undefined ? {} : { compactMinBytes: this.compactMinBytes }),
-        ...(own ? { exclusive: () => this.owns(runId) } : {}),
+        ...(own ? { exclusive: () => this.owns(runId), fresh: this.fresh(runId) } : {}),
       });
       this.logs.set(namespace, log);
     }
@@ -414,6 +416,8 @@ class LowdbStore implements EngineStore {
   private readonly leases: FileLeases;
   /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
   private readonly docs = new OpenOnce<RunDoc>();
+  /** Runs this process created whose files it has not released since (KvLogs' `fresh`). */
+  private readonly created = new Set<string>();
   private readonly runLogs = new RunLogs();
   private readonly kvLogs: KvLogs;
   private readonly index: RunIndex;
@@ -421,7 +425,13 @@ class LowdbStore implements EngineStore {
   constructor(options: LowdbStoreOptions) {
     this.runsDir = join(options.dir, 'runs');
     this.leases = fileLeases(join(options.dir, 'leases'));
-    this.kvLogs = new KvLogs(this.runsDir, join(options.dir, 'kv'), options.kvCompactMinBytes, (id) => this.docs.peek(id) !== undefined);
+    this.kvLogs = new KvLogs(
+      this.runsDir,
+      join(options.dir, 'kv'),
+      options.kvCompactMinBytes,
+      (id) => this.docs.peek(id) !== undefined,
+      (id) => this.created.has(id),
+    );
     this.index = new RunIndex(options.dir, this.runsDir);
   }
 
@@ -430,6 +440,7 @@ class LowdbStore implements EngineStore {
     // Indexed first: a crash in between leaves an index line without a run (skipped), never a run the index misses.
     await this.index.append({ id: run.id, flow: run.flow, t: run.startedAt, s: run.status });
     await this.ownRun(run.id, { run: structuredClone(run), steps: [], waits: {} });
+    this.created.add(run.id);
   }
   async updateRun(id: string, patch: Partial<Omit<RunRecord, 'id'>>): Promise<RunRecord> {
     const db = await this.ownRun(id);
@@ -442,6 +453,7 @@ class LowdbStore implements EngineStore {
     // document (written, so read from disk from now on): memory holds the runs in flight, not every run since start.
     if (!RESUMABLE_STATUSES.includes(status)) {
       this.docs.forget(id);
+      this.created.delete(id);
       await Promise.all([this.runLogs.close(id), this.kvLogs.close(`run:${id}`)]);
     }
     return structuredClone(db.data.run);
@@ -575,6 +587,7 @@ class LowdbStore implements EngineStore {
     await attempt(() => this.index.close());
     // The documents' logs were closed with the run logs above: the open documents are only forgotten.
     await this.docs.drain();
+    this.created.clear();
     if (failures.length > 0) throw failures[0];
   }
 
