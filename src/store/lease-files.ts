@@ -8,17 +8,19 @@
  * After creating its generation the winner checks that no higher one exists
  * (a claimer with a stale listing may have created a number that an older
  * cleanup had freed) and then deletes the generations below its own.
- * Renewing rewrites the holder's own file through temp + rename; releasing
- * creates the next generation, marked released, the way a claim does (a
- * rename over an existing file costs ext4 a write-out of it first, 1.3-1.8
- * ms measured, and a dialog message releases two leases; a link to a new
- * name does not). Generation numbers only grow. A lapsed lease is taken over
- * the same way: by creating top+1.
+ * Renewing rewrites the holder's own file through temp + rename (a rename
+ * over an existing file costs ext4 a write-out of it first, 1.3-1.8 ms
+ * measured). Releasing marks the holder's own generation released, in place:
+ * its text ends in `"released":false}`, and the release writes `true }` over
+ * those six bytes, so a dialog message's two releases create, link and
+ * delete nothing. A reader never takes a mix of the two for a lease: no mix
+ * but the two endings is JSON, and it reads again. Generation numbers only
+ * grow. A lapsed or released lease is taken over the same way as a free one:
+ * by creating top+1.
  *
  * The highest generation present never decreases: a winner deletes only
  * generations below its own, a claimer that lost only its own (below a newer
- * one), and a holder that released only its own (below its release marker).
- * What follows from it lets the holder skip most listings; it remembers the
+ * one). What follows from it lets the holder skip most listings; it remembers the
  * generation it wrote last in each directory ({@link Mine}):
  * - A listing whose highest entry is that generation shows that very file (a
  *   number freed by a cleanup and created again is always below a newer
@@ -29,12 +31,12 @@
  *   its check before each write costs a stat, not a listing and a read. A
  *   taker that died between its link and its cleanup never acts; the
  *   holder's next renewal lists the directory and finds its claim.
- * - A release marker needs no look around: created above the holder's own
- *   generation it is the top, unless a takeover happened, when it is either
- *   refused (EEXIST) or lands below the taker's (and no listing counts it).
- *   The holder then deletes its own generation, not the ones it does not know.
+ * - Its release needs no look around either: its own file, still the one it
+ *   created (inode and change time), is marked in place (see releaseOwn);
+ *   when taken over, the file is gone or another, and nothing is written.
  * - After releasing, the next claim of this process creates the number above
- *   its marker at once: claimGeneration's check finds any newer one.
+ *   the generation it released at once: claimGeneration's check finds any
+ *   newer one.
  * A claim in a directory this process just created (empty) needs no listing
  * before its link, and one in a directory it wrote in no mkdir.
  *
@@ -48,6 +50,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   closeSync,
+  fstatSync,
   linkSync,
   mkdirSync,
   openSync,
@@ -156,12 +159,22 @@ function generations(d: string): number[] {
 }
 
 function readGen(d: string, g: number): LeaseFile | undefined {
-  try {
-    return JSON.parse(readFileSync(join(d, genName(g)), 'utf8')) as LeaseFile;
-  } catch (e) {
-    // Deleted by a newer holder's cleanup between listing and reading.
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
+  for (let tries = 0; ; tries++) {
+    let text: string;
+    try {
+      text = readFileSync(join(d, genName(g)), 'utf8');
+    } catch (e) {
+      // Deleted by a newer holder's cleanup between listing and reading.
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw e;
+    }
+    try {
+      return JSON.parse(text) as LeaseFile;
+    } catch (e) {
+      // Read while its holder marked it released (six bytes written in place): read again.
+      if (tries < 20) continue;
+      throw e;
+    }
   }
 }
 
@@ -206,7 +219,7 @@ function stillOurs(mine: Mine, d: string, own: Own): boolean {
  * quiet (see QUIET_MS) is kept, so a change in the same clock tick as the
  * one before it cannot go unseen.
  */
-type SeenCache = Map<string, { mtime: bigint; ctime: bigint; cur: Top }>;
+type SeenCache = Map<string, { mtime: bigint; ctime: bigint; file: bigint | undefined; cur: Top }>;
 
 function current(seen: SeenCache, mine: Mine, d: string): Top {
   let st;
@@ -220,20 +233,36 @@ function current(seen: SeenCache, mine: Mine, d: string): Top {
     throw e;
   }
   const hit = seen.get(d);
-  if (hit && hit.mtime === st.mtimeNs && hit.ctime === st.ctimeNs) return hit.cur;
-  const quiet = BigInt(Date.now() - QUIET_MS) * 1_000_000n > st.mtimeNs;
+  // A release writes the top generation in place (see releaseOwn): the file's change time is compared too.
+  if (hit && hit.mtime === st.mtimeNs && hit.ctime === st.ctimeNs && changedAt(d, hit.cur) === hit.file) return hit.cur;
   const cur = top(mine, d);
-  if (quiet) seen.set(d, { mtime: st.mtimeNs, ctime: st.ctimeNs, cur });
+  const file = changedAt(d, cur);
+  const quietSince = BigInt(Date.now() - QUIET_MS) * 1_000_000n;
+  if (quietSince > st.mtimeNs && (file === undefined || quietSince > file)) seen.set(d, { mtime: st.mtimeNs, ctime: st.ctimeNs, file, cur });
   else seen.delete(d);
   return cur;
 }
+
+/** The change time of the generation file of `cur`; undefined when there is none. */
+function changedAt(d: string, cur: Top): bigint | undefined {
+  return cur && statSync(join(d, genName(cur.gen)), { bigint: true, throwIfNoEntry: false })?.ctimeNs;
+}
+
+/** The text of a generation file: `released` last, so a release rewrites its end in place (see releaseOwn). */
+function serialize(content: LeaseFile): string {
+  const { released, ...lease } = content;
+  return JSON.stringify({ ...lease, released: released === true });
+}
+
+/** The end of a generation file as its holder released it: as long as the `false}` it replaces. */
+const RELEASED_END = Buffer.from('true }');
 
 /** Writes a temp file holding `content` beside the generations of `d`; returns its path. */
 function writeTemp(d: string, content: LeaseFile): string {
   const tmp = join(d, `.tmp-${randomUUID()}`);
   const fd = openSync(tmp, 'wx');
   try {
-    writeSync(fd, JSON.stringify(content));
+    writeSync(fd, serialize(content));
   } finally {
     closeSync(fd);
   }
@@ -300,16 +329,31 @@ function linkTemp(d: string, file: string, content: LeaseFile): boolean {
   }
 }
 
-/** Releases the claim this process holds in `d` (see the file comment). */
+/**
+ * Releases the claim this process holds in `d` by rewriting the end of its
+ * generation file in place, `"released":false}` to `"released":true }`: no
+ * file created, linked or deleted, and the top generation stays the top. A
+ * reader that reads it during the write finds no JSON and reads again;
+ * whatever mix of the two endings it may see, only the two endings parse.
+ * Not when the file is no longer the one this process created (taken over).
+ */
 function releaseOwn(mine: Mine, d: string, own: Own): void {
-  const marker: LeaseFile = { ...own.lease, released: true, expiresAt: 0 };
-  if (!linkTemp(d, join(d, genName(own.gen + 1)), marker)) {
-    // Taken over: not ours to release.
-    mine.delete(d);
-    return;
+  mine.delete(d);
+  let fd: number;
+  try {
+    fd = openSync(join(d, genName(own.gen)), 'r+');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // taken over, and cleaned up
+    throw e;
   }
-  remember(mine, d, { gen: own.gen + 1, lease: marker });
-  unlinkQuiet(join(d, genName(own.gen)));
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    if (st.ino !== own.file?.ino || st.ctimeNs !== own.file.ctime) return;
+    writeSync(fd, RELEASED_END, 0, RELEASED_END.length, Number(st.size) - RELEASED_END.length);
+  } finally {
+    closeSync(fd);
+  }
+  remember(mine, d, { gen: own.gen, lease: { ...own.lease, released: true, expiresAt: 0 } });
 }
 
 /** Notes what this process wrote last in `d`, as the most recently used entry. */

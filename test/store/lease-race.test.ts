@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { srcModuleForChild } from '../support/spawn.js';
+import { createLowdbStore } from '../../src/store/lowdb-store.js';
 
 const racerScript = fileURLToPath(new URL('./fixtures/lease-racer.mjs', import.meta.url));
 const lowdb = srcModuleForChild('store/lowdb-store');
@@ -51,4 +52,22 @@ describe('file leases across processes', () => {
     // A released lease keeps its release marker alone: no generation left behind below it.
     for (const n of ['race-0', 'race-1', 'race-2']) expect(await readdir(join(dir, 'leases', n))).toHaveLength(1);
   }, 120_000);
+
+  it("a release is seen by another store's next look, even once that store keeps its answer for a quiet lease", async () => {
+    const holder = createLowdbStore({ dir });
+    const other = createLowdbStore({ dir });
+    const now = Date.now();
+    const lease = { token: 'held', pid: process.pid, host: 'h', acquiredAt: now, expiresAt: now + 60_000 };
+    expect(await holder.acquireLease('quiet', lease)).toBeUndefined();
+    // Past the quiet interval (100 ms), so the other store keeps what it read.
+    await new Promise((r) => setTimeout(r, 150));
+    expect((await other.getLease('quiet'))?.token).toBe('held');
+    expect((await other.getLease('quiet'))?.token).toBe('held');
+    await holder.releaseLease('quiet', 'held');
+    expect(await other.getLease('quiet')).toBeUndefined();
+    expect(await holder.getLease('quiet')).toBeUndefined();
+    expect(await other.acquireLease('quiet', { ...lease, token: 'next' })).toBeUndefined();
+    expect((await holder.getLease('quiet'))?.token).toBe('next');
+    await Promise.all([holder.close(), other.close()]);
+  });
 });
