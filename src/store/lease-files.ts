@@ -19,8 +19,9 @@
  * by creating top+1.
  *
  * The highest generation present never decreases: a winner deletes only
- * generations below its own, a claimer that lost only its own (below a newer
- * one). What follows from it lets the holder skip most listings; it remembers the
+ * generations below its own, except generation 1, which stays (see
+ * claimFirst), and a claimer that lost only its own (below a newer one).
+ * What follows from it lets the holder skip most listings; it remembers the
  * generation it wrote last in each directory ({@link Mine}):
  * - A listing whose highest entry is that generation shows that very file (a
  *   number freed by a cleanup and created again is always below a newer
@@ -37,8 +38,9 @@
  * - After releasing, the next claim of this process creates the number above
  *   the generation it released at once: claimGeneration's check finds any
  *   newer one.
- * A claim in a directory this process just created (empty) needs no listing
- * before its link, and one in a directory it wrote in no mkdir.
+ * A claim in a directory this process just created (empty) needs no listing,
+ * before its link or after (see claimFirst), and one in a directory it wrote
+ * in no mkdir.
  *
  * The file calls are synchronous: each touches a directory of one or two
  * files of a hundred bytes, which the kernel answers from its caches in
@@ -282,7 +284,7 @@ function acquire(mine: Mine, d: string, lease: Lease): Lease | undefined {
   // Released here last: the next number at once (a newer claim makes it fail, then the directory is looked at).
   if (own?.lease.released && claimGeneration(mine, d, own.gen + 1, lease)) return undefined;
   // A directory this process wrote in exists (none is ever removed); one it just created is empty: claim generation 1 at once.
-  if (!own && mkdirSync(d, { recursive: true }) !== undefined && claimGeneration(mine, d, 1, lease)) return undefined;
+  if (!own && mkdirSync(d, { recursive: true }) !== undefined && claimFirst(mine, d, lease)) return undefined;
   for (;;) {
     const cur = top(mine, d);
     if (cur?.lease && cur.lease.token === lease.token) {
@@ -311,7 +313,22 @@ function claimGeneration(mine: Mine, d: string, gen: number, lease: LeaseFile): 
     return false;
   }
   remember(mine, d, { gen, lease, ...(lease.released ? {} : { file: fileId(file) }) });
-  for (const g of gens) if (g < gen) unlinkQuiet(join(d, genName(g)));
+  // Generation 1 stays (see claimFirst).
+  for (const g of gens) if (g < gen && g > 1) unlinkQuiet(join(d, genName(g)));
+  return true;
+}
+
+/**
+ * The first claim of a lease directory this process has just created:
+ * generation 1, kept for good by every cleanup, so linking it proves that
+ * nobody claimed in the directory before (any later generation was created
+ * after it, and it is never deleted): no listing needed after the link. A
+ * run's lease is claimed this way, once.
+ */
+function claimFirst(mine: Mine, d: string, lease: LeaseFile): boolean {
+  const file = join(d, genName(1));
+  if (!linkTemp(d, file, lease)) return false;
+  remember(mine, d, { gen: 1, lease, file: fileId(file) });
   return true;
 }
 

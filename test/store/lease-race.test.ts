@@ -49,8 +49,16 @@ describe('file leases across processes', () => {
     expect({ overlaps: total.overlaps, lostWhileHeld: total.lostWhileHeld }).toEqual({ overlaps: 0, lostWhileHeld: 0 });
     // Claims were contended and each was won many times over.
     expect(total.wins).toBeGreaterThan(300);
-    // A released lease keeps its release marker alone: no generation left behind below it.
-    for (const n of ['race-0', 'race-1', 'race-2']) expect(await readdir(join(dir, 'leases', n))).toHaveLength(1);
+    // A released lease keeps its first generation and its last, released: none between, nor a temp file.
+    for (const n of ['race-0', 'race-1', 'race-2'])
+      expect((await readdir(join(dir, 'leases', n))).filter((f) => f !== '000000000001.json')).toHaveLength(1);
+  }, 120_000);
+
+  it('four processes racing for 300 new leases, each claimed in a directory one of them just created: one holder at a time', async () => {
+    const tallies = await Promise.all([race(300, 300), race(300, 300), race(300, 300), race(300, 300)]);
+    expect(tallies.map((t) => t.overlaps + t.lostWhileHeld)).toEqual([0, 0, 0, 0]);
+    // Every lease was won at least once: 300 names, four processes each trying each one once.
+    expect(tallies.reduce((a, t) => a + t.wins, 0)).toBeGreaterThanOrEqual(300);
   }, 120_000);
 
   it("a release is seen by another store's next look, even once that store keeps its answer for a quiet lease", async () => {
