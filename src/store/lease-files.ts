@@ -99,12 +99,15 @@ type Own = { gen: number; lease: LeaseFile; file?: FileId };
 /**
  * The generation this process last wrote in each lease directory, for the
  * directories used most recently: bounded (a daemon claims a new run lease
- * per message); a directory not in it is listed and read, as before.
+ * per message); a directory not in it is listed and read, as before. A
+ * claim is used within its message (claimed, checked, released within
+ * milliseconds, a few messages at a time), so a few hundred entries serve
+ * them; more would hold about 600 bytes each for chats that wrote long ago.
  */
 type Mine = BoundedMap<string, Own>;
 
 /** Lease directories whose last generation this process remembers (see {@link Mine}). */
-const MINE_MAX = 4096;
+const MINE_MAX = 256;
 
 export function fileLeases(dir: string): FileLeases {
   // Names are free text (`run:abc`, `flow:broadcast#0`): encoded into one safe directory name.
