@@ -14,7 +14,8 @@
  *   runs/<runId>/inputs.json   the resolved inputs, written once, when not in run.jsonl (`{inputs}`: saved
  *                              by the process that created the run, as the engine does)
  *   runs/<runId>/items.jsonl   one ItemResult per line
- *   runs/<runId>/journal/<stream>.jsonl   the run's journals, appended
+ *   runs/<runId>/journal.<stream>.jsonl   the run's journals, appended (earlier versions:
+ *                              journal/<stream>.jsonl, read before it)
  *   runs/<runId>/state.<g>.jsonl          the run's own kv namespace `run:<runId>` (kv-log.ts)
  *   kv/<namespace>.<g>.jsonl (+ .snap.jsonl)  every other kv namespace (kv-log.ts)
  *
@@ -209,9 +210,15 @@ class RunDoc {
   }
 }
 
-/** A file name for a journal stream: names are free text (`check/-`), encoded so each maps to one safe file name. */
-function journalFile(runsDir: string, id: string, stream: string): string {
-  return join(runsDir, checkId(id), 'journal', `${encodeURIComponent(stream).replace(/\./g, '%2E')}.jsonl`);
+/**
+ * The file of a journal stream: names are free text (`check/-`), encoded so
+ * each maps to one safe file name, beside the run's other files
+ * (`journal.<stream>.jsonl`: a directory of its own cost each run a mkdir);
+ * `legacy`: where earlier versions kept it (`journal/<stream>.jsonl`).
+ */
+function journalFile(runsDir: string, id: string, stream: string, legacy = false): string {
+  const name = encodeURIComponent(stream).replace(/\./g, '%2E');
+  return legacy ? join(runsDir, checkId(id), 'journal', `${name}.jsonl`) : join(runsDir, checkId(id), `journal.${name}.jsonl`);
 }
 
 /** Things opened once per key (a run document, a log) and shared by every caller; a failed open is forgotten. */
@@ -534,6 +541,9 @@ class LowdbStore implements EngineStore {
     await this.runLogs.of(runId, `journal/${stream}`, () => journalFile(this.runsDir, runId, stream)).appendRecords(entries);
   }
   async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
+    // A run started by an earlier version has its first entries there (a stat, not a failing open, when not).
+    const legacy = journalFile(this.runsDir, runId, stream, true);
+    if (statSync(legacy, { throwIfNoEntry: false })) yield* streamRecords<T>(legacy, CORRUPT_LINES);
     yield* streamRecords<T>(journalFile(this.runsDir, runId, stream), CORRUPT_LINES);
   }
   async setWait(runId: string, wait: WaitRecord): Promise<void> {
