@@ -243,7 +243,8 @@ function current(seen: SeenCache, mine: Mine, d: string): Top {
   const cur = top(mine, d);
   const file = changedAt(d, cur);
   const quietSince = BigInt(Date.now() - QUIET_MS) * 1_000_000n;
-  if (quietSince > st.mtimeNs && (file === undefined || quietSince > file)) seen.set(d, { mtime: st.mtimeNs, ctime: st.ctimeNs, file, cur });
+  if (quietSince > st.mtimeNs && (file === undefined || quietSince > file))
+    seen.set(d, { mtime: st.mtimeNs, ctime: st.ctimeNs, file, cur });
   else seen.delete(d);
   return cur;
 }
