@@ -90,6 +90,14 @@ export interface KvLogOptions {
    * @default () => false
    */
   exclusive?: () => boolean;
+  /**
+   * The namespace is new (its run was created by this process a moment
+   * ago): its first load creates generation 0 in `dir`, which exists, without
+   * listing the directory or looking for a legacy one. Should a file of it
+   * exist after all, it is loaded as usual.
+   * @default false
+   */
+  fresh?: boolean;
   /** Test seam: called at each step of a compaction (`created`, `snapshot-written`, `renamed`), e.g. to crash there. */
   onCompactStep?: (step: 'created' | 'snapshot-written' | 'renamed') => void;
 }
@@ -224,6 +232,7 @@ export class KvLog implements DurableState {
       this.index = new TextKeyMap();
       this.slots = new Slots();
       this.liveBytes = 0;
+      if (attempt === 0 && this.createFresh()) return;
       let { logs, snaps } = this.listGenerations();
       if (logs.length === 0) {
         this.create();
@@ -244,6 +253,22 @@ export class KvLog implements DurableState {
       for (let i = 0; i < this.chain.length; i++) this.pullFile(i);
       return;
     }
+  }
+
+  /** Creates generation 0 of a `fresh` namespace (once): true when this process created it, so it is empty. */
+  private createFresh(): boolean {
+    if (!this.options.fresh || this.gen !== -1) return false;
+    const path = this.logPath(0);
+    let fd: number;
+    try {
+      fd = openSync(path, 'wx+');
+    } catch (e) {
+      if (eexist(e) || enoent(e)) return false;
+      throw e;
+    }
+    this.chain.push({ path, tail: new LogTail(fd, 'skip-and-report', path), sealed: false });
+    this.gen = 0;
+    return true;
   }
 
   /** Creates generation 0 of a new namespace, importing a legacy per-key directory first. */

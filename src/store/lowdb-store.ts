@@ -14,7 +14,8 @@
  *   runs/<runId>/inputs.json   the resolved inputs, written once, when not in run.jsonl (`{inputs}`: saved
  *                              by the process that created the run, as the engine does)
  *   runs/<runId>/items.jsonl   one ItemResult per line
- *   runs/<runId>/journal/<stream>.jsonl   the run's journals, appended
+ *   runs/<runId>/journal.<stream>.jsonl   the run's journals, appended (earlier versions:
+ *                              journal/<stream>.jsonl, read before it)
  *   runs/<runId>/state.<g>.jsonl          the run's own kv namespace `run:<runId>` (kv-log.ts)
  *   kv/<namespace>.<g>.jsonl (+ .snap.jsonl)  every other kv namespace (kv-log.ts)
  *
@@ -57,7 +58,7 @@
  * imported into its log the first time it is opened, then removed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, openSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
@@ -168,6 +169,8 @@ function changesOf(doc: RunFile): DocChange[] {
 
 /** A run's document from its log, or from the run.json of an earlier version; undefined when there is none. */
 async function readRunDoc(runsDir: string, id: string): Promise<{ doc: RunFile; changes: number; legacy: boolean } | undefined> {
+  // A run not created yet (the engine asks before creating one whose id a notification chose): one stat, no failing opens.
+  if (!statSync(join(runsDir, id), { throwIfNoEntry: false })) return undefined;
   const { records } = await readRecords<DocChange | null>(join(runsDir, id, 'run.jsonl'), CORRUPT_LINES);
   if (records.length === 0) {
     const legacy = await readJson<RunFile>(join(runsDir, id, 'run.json'));
@@ -207,9 +210,15 @@ class RunDoc {
   }
 }
 
-/** A file name for a journal stream: names are free text (`check/-`), encoded so each maps to one safe file name. */
-function journalFile(runsDir: string, id: string, stream: string): string {
-  return join(runsDir, checkId(id), 'journal', `${encodeURIComponent(stream).replace(/\./g, '%2E')}.jsonl`);
+/**
+ * The file of a journal stream: names are free text (`check/-`), encoded so
+ * each maps to one safe file name, beside the run's other files
+ * (`journal.<stream>.jsonl`: a directory of its own cost each run a mkdir);
+ * `legacy`: where earlier versions kept it (`journal/<stream>.jsonl`).
+ */
+function journalFile(runsDir: string, id: string, stream: string, legacy = false): string {
+  const name = encodeURIComponent(stream).replace(/\./g, '%2E');
+  return legacy ? join(runsDir, checkId(id), 'journal', `${name}.jsonl`) : join(runsDir, checkId(id), `journal.${name}.jsonl`);
 }
 
 /** Things opened once per key (a run document, a log) and shared by every caller; a failed open is forgotten. */
@@ -253,6 +262,8 @@ class KvLogs {
     private readonly compactMinBytes: number | undefined,
     /** Whether this process owns a run (holds its lease): then it is the only writer of the run's namespace. */
     private readonly owns: (runId: string) => boolean,
+    /** Whether this process created a run and has not released its files since: its namespace has no file yet. */
+    private readonly fresh: (runId: string) => boolean,
   ) {}
 
   of(namespace: string): KvLog {
@@ -266,7 +277,7 @@ class KvLogs {
         // The layout of earlier versions: kv/<namespace>/<key>.json
         legacyDir: join(this.kvDir, fileNameOf(namespace)),
         ...(this.compactMinBytes === undefined ? {} : { compactMinBytes: this.compactMinBytes }),
-        ...(own ? { exclusive: () => this.owns(runId) } : {}),
+        ...(own ? { exclusive: () => this.owns(runId), fresh: this.fresh(runId) } : {}),
       });
       this.logs.set(namespace, log);
     }
@@ -412,6 +423,8 @@ class LowdbStore implements EngineStore {
   private readonly leases: FileLeases;
   /** Runs this process owns (created or updated here): their in-memory copy is authoritative. */
   private readonly docs = new OpenOnce<RunDoc>();
+  /** Runs this process created whose files it has not released since (KvLogs' `fresh`). */
+  private readonly created = new Set<string>();
   private readonly runLogs = new RunLogs();
   private readonly kvLogs: KvLogs;
   private readonly index: RunIndex;
@@ -419,7 +432,13 @@ class LowdbStore implements EngineStore {
   constructor(options: LowdbStoreOptions) {
     this.runsDir = join(options.dir, 'runs');
     this.leases = fileLeases(join(options.dir, 'leases'));
-    this.kvLogs = new KvLogs(this.runsDir, join(options.dir, 'kv'), options.kvCompactMinBytes, (id) => this.docs.peek(id) !== undefined);
+    this.kvLogs = new KvLogs(
+      this.runsDir,
+      join(options.dir, 'kv'),
+      options.kvCompactMinBytes,
+      (id) => this.docs.peek(id) !== undefined,
+      (id) => this.created.has(id),
+    );
     this.index = new RunIndex(options.dir, this.runsDir);
   }
 
@@ -428,6 +447,7 @@ class LowdbStore implements EngineStore {
     // Indexed first: a crash in between leaves an index line without a run (skipped), never a run the index misses.
     await this.index.append({ id: run.id, flow: run.flow, t: run.startedAt, s: run.status });
     await this.ownRun(run.id, { run: structuredClone(run), steps: [], waits: {} });
+    this.created.add(run.id);
   }
   async updateRun(id: string, patch: Partial<Omit<RunRecord, 'id'>>): Promise<RunRecord> {
     const db = await this.ownRun(id);
@@ -440,6 +460,7 @@ class LowdbStore implements EngineStore {
     // document (written, so read from disk from now on): memory holds the runs in flight, not every run since start.
     if (!RESUMABLE_STATUSES.includes(status)) {
       this.docs.forget(id);
+      this.created.delete(id);
       await Promise.all([this.runLogs.close(id), this.kvLogs.close(`run:${id}`)]);
     }
     return structuredClone(db.data.run);
@@ -520,6 +541,9 @@ class LowdbStore implements EngineStore {
     await this.runLogs.of(runId, `journal/${stream}`, () => journalFile(this.runsDir, runId, stream)).appendRecords(entries);
   }
   async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
+    // A run started by an earlier version has its first entries there (a stat, not a failing open, when not).
+    const legacy = journalFile(this.runsDir, runId, stream, true);
+    if (statSync(legacy, { throwIfNoEntry: false })) yield* streamRecords<T>(legacy, CORRUPT_LINES);
     yield* streamRecords<T>(journalFile(this.runsDir, runId, stream), CORRUPT_LINES);
   }
   async setWait(runId: string, wait: WaitRecord): Promise<void> {
@@ -573,6 +597,7 @@ class LowdbStore implements EngineStore {
     await attempt(() => this.index.close());
     // The documents' logs were closed with the run logs above: the open documents are only forgotten.
     await this.docs.drain();
+    this.created.clear();
     if (failures.length > 0) throw failures[0];
   }
 

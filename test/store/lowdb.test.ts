@@ -209,7 +209,7 @@ describe('lowdb driver: run index and journals', () => {
       await s1.createRun(makeRun());
       await s1.appendJournal('run-1', 'check/-', [{ i: 0 }, { i: 1 }]);
       await s1.close();
-      await appendFile(join(dir, 'runs', 'run-1', 'journal', 'check%2F-.jsonl'), '{"i":2,"pa');
+      await appendFile(join(dir, 'runs', 'run-1', 'journal.check%2F-.jsonl'), '{"i":2,"pa');
       const s2 = createLowdbStore({ dir });
       const read = async () => {
         const out: unknown[] = [];
@@ -220,6 +220,25 @@ describe('lowdb driver: run index and journals', () => {
       await s2.appendJournal('run-1', 'check/-', [{ i: 3 }]);
       expect(await read()).toEqual([{ i: 0 }, { i: 1 }, { i: 3 }]);
       await s2.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('lowdb driver: journals of an earlier version', () => {
+  it('a run journaled under journal/ (earlier versions) replays those entries first, then what is appended now', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'msgflow-store-'));
+    try {
+      const s = createLowdbStore({ dir });
+      await s.createRun(makeRun());
+      await mkdir(join(dir, 'runs', 'run-1', 'journal'));
+      await writeFile(join(dir, 'runs', 'run-1', 'journal', 'check%2F-.jsonl'), '{"i":0}\n{"i":1}\n');
+      await s.appendJournal('run-1', 'check/-', [{ i: 2 }]);
+      const read: unknown[] = [];
+      for await (const e of s.readJournal('run-1', 'check/-')) read.push(e);
+      expect(read).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+      await s.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
