@@ -237,4 +237,32 @@ describe('replicas sharing the scheduler state (a shared timer fires each slot o
     expect(events.map((e) => iso(e.event.scheduledAt))).toEqual([MISSED[1]]);
     for (const s of [starting, firing, eager]) await s.stop();
   });
+
+  it('a tick does not take the slot before it for missed while that slot may still be firing on another replica', async () => {
+    // Slots every second; the last record says 41 s. Slot 42 is being fired on another replica, its
+    // record not written yet, when this replica takes slot 43, 1.2 s late.
+    const at = (sec: number) => Date.parse('2026-01-05T09:00:00Z') + sec * 1000;
+    const tickAt = async (lateSlotMs: number | undefined) => {
+      const clock = new ManualClock(at(41) + 100);
+      const bus = createBus();
+      const events = recordEvents(bus, ['schedule:missed']);
+      let deliver: ((t: number) => void) | undefined;
+      const timer: TimerSource = (_spec, cb) => {
+        deliver = cb.tick;
+        return { stop: () => (deliver = undefined) };
+      };
+      const state = memoryState({ 'flow:tick': { lastFire: at(41), pending: [] } });
+      const runs = controlledRuns();
+      const scheduler = createCronScheduler({ bus, state, clock, timer, ...(lateSlotMs === undefined ? {} : { lateSlotMs }) });
+      scheduler.add(makeFlow('tick', { schedule: { cron: '* * * * * *', timezone: 'UTC' }, missed: 'none', overlap: 'allow' }), runs.fire);
+      await scheduler.start();
+      clock.set(at(43) + 1200);
+      deliver!(at(43));
+      await waitFor('slot 43 runs', () => runs.runs.length === 1);
+      await scheduler.stop();
+      return events.map((e) => iso(e.event.scheduledAt));
+    };
+    expect(await tickAt(5_000)).toEqual([]);
+    expect(await tickAt(undefined)).toEqual([iso(at(42))]);
+  });
 });

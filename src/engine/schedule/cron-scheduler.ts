@@ -51,8 +51,11 @@ export interface CronSchedulerOptions {
    * source, late: BullMQ job schedulers (replicas sharing the state) deliver
    * each slot once, on whichever replica takes its job, and on a loaded
    * machine that was seen 0.8 s after the slot, while another replica was
-   * starting. start() leaves such slots to the next tick's gap check, which
-   * reports them (and runs them per `missed`) only if nobody fired them.
+   * starting, and 1.2 s after it while the next slot fired on the other one.
+   * start() and a tick's gap check leave such slots alone: a later check
+   * reports them (and runs them per `missed`) if nobody fired them and no
+   * later slot fired first (a shared timer does not skip a slot while any
+   * replica runs: what it skips, it skips during downtime, longer ago).
    * @default 0
    */
   lateSlotMs?: number;
@@ -285,8 +288,11 @@ class CronScheduler implements Scheduler {
       if (this.stopped) return;
       await this.catchUpLastFire(lane);
       if (lane.lastFire !== undefined && scheduledAt <= lane.lastFire) return;
-      this.opts.bus.emit('schedule:fired', { flow: lane.flow.name, scheduledAt, firedAt: this.clock.now() });
-      await this.handleGap(lane, scheduledAt - 1);
+      const now = this.clock.now();
+      this.opts.bus.emit('schedule:fired', { flow: lane.flow.name, scheduledAt, firedAt: now });
+      // With a shared timer the slot before this one may still be firing on another replica,
+      // its record not written yet: only slots older than lateSlotMs count as missed here.
+      await this.handleGap(lane, Math.min(scheduledAt - 1, now - (this.opts.lateSlotMs ?? 0)));
       await this.accept(lane, { scheduledAt, trigger: 'schedule' });
     }).then(() => this.drain(lane));
   }
