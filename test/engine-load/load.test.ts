@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FlowError } from '../../src/api/errors.js';
+import { flowHash } from '../../src/engine/run/engine.js';
 import { findFlow, loadFlowFile, loadFlows, validateFlowFiles, type LoadFlowOptions } from '../../src/engine/flow/load.js';
 import { FlowFileError } from '../../src/engine/flow/errors.js';
 import { builtinRegistry, tempProject } from './helpers.js';
@@ -369,5 +370,20 @@ describe('loadFlows, findFlow, validateFlowFiles', () => {
       ['other.yaml', []],
       ['nope.yaml', ['(root): file not found']],
     ]);
+  });
+});
+
+describe("a flow's hash", () => {
+  it('is the hash of the text loaded: a run of a loaded flow records it without reading the file, and a new text gets a new one', () => {
+    const dir = tempProject({ 'flows/verify.yaml': VERIFY_LEADS });
+    const file = path.join(dir, 'flows/verify.yaml');
+    const loaded = loadFlowFile(file, opts(dir));
+    const hash = flowHash(loaded);
+    expect(hash).toMatch(/^[0-9a-f]{16}$/);
+    writeFileSync(file, VERIFY_LEADS.replace('Which leads', 'Which of the leads'));
+    expect(flowHash(loaded)).toBe(hash);
+    expect(flowHash(loadFlowFile(file, opts(dir)))).not.toBe(hash);
+    writeFileSync(file, VERIFY_LEADS);
+    expect(flowHash(loadFlowFile(file, opts(dir)))).toBe(hash);
   });
 });

@@ -53,6 +53,11 @@ export interface Flow extends Omit<FlowFileData, '$schema' | 'env' | 'steps' | '
   displayFile: string;
   /** Directory relative input files resolve against (the project root: config file's dir). */
   baseDir: string;
+  /**
+   * SHA-256 (first 16 hex digits) of the file's text as it was loaded: what a
+   * run records as its flow's hash. Absent on a flow built in code.
+   */
+  sourceHash?: string;
 }
 
 /** Every step of a flow: each main step followed by its `on-failure:` steps (the order check.ts reads them in). */

@@ -53,8 +53,13 @@ function stableJson(v: unknown): string {
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex').slice(0, 16);
 
-/** Hash of the flow file's bytes (of the loaded flow when the file cannot be read, e.g. flows built in code). */
+/**
+ * Hash of the flow file's text as loaded ({@link Flow.sourceHash}; a dialog message starts a run,
+ * and each start read the file again); of the file's bytes, else of the flow itself, for a flow
+ * built in code.
+ */
 export function flowHash(flow: Flow): string {
+  if (flow.sourceHash !== undefined) return flow.sourceHash;
   try {
     return sha(readFileSync(flow.file));
   } catch {
