@@ -286,6 +286,58 @@ describe.concurrent('BullMQ executor: a campaign on the workers', () => {
   );
 });
 
+describe.concurrent('BullMQ executor: a campaign plan applied on the workers', () => {
+  it(
+    'msgflow apply sends the plan from a worker: each planned recipient once, from its planned instance, and the diff against the plan is empty',
+    async (t) => {
+      if (!redis) return t.skip();
+      const ctx = await project(t, 'campaign');
+      const phones = Array.from({ length: 12 }, (_, i) => `79330000${String(i).padStart(3, '0')}`);
+      const chats = phones.map((p) => `${p}@c.us`);
+      await writeData(ctx.dir, 'data/recipients.csv', `phone,firstName\n${phones.map((p, i) => `${p},Friend${i}`).join('\n')}\n`);
+      await writeData(
+        ctx.dir,
+        'flows/planned.yaml',
+        `name: planned
+instance: default
+inputs:
+  recipients: { file: data/recipients.csv }
+steps:
+  - id: send
+    uses: messages.broadcast
+    with:
+      recipients: \${{ inputs.recipients }}
+      campaign: planned
+      message: { text: "Spring prices, \${{ row.firstName }}" }
+      follow: { deadline: 0 }
+      report: reports/planned.csv
+`,
+      );
+      const worker = ctx.spawn('worker', '--concurrency', '4', '--log-level', 'info');
+      await ready(worker);
+      const plan = await cli(['run', 'planned', '--plan', 'plan.json', '--no-daemon'], ctx.dir);
+      expect(plan.code, plan.stdout + plan.stderr).toBe(0);
+      expect((await ctx.outgoing()).size).toBe(0); // planning sends nothing
+      const apply = ctx.spawn('apply', 'plan.json', '--json', '--log-level', 'error');
+      expect(await exitOf(apply, 120_000), apply.output()).toBe(0);
+      expect(worker.output()).toContain("step 'send' worked by a worker");
+      const per = await ctx.outgoing();
+      expect(chats.filter((c) => per.get(c) !== 1)).toEqual([]);
+      const out = apply.output();
+      const record = JSON.parse(out.slice(out.indexOf('{'))) as {
+        run: { status: string };
+        steps: { output?: { sent: number; planDiff?: unknown } }[];
+      };
+      expect(record.run.status).toBe('succeeded');
+      expect(record.steps[0]?.output).toMatchObject({
+        sent: chats.length,
+        planDiff: { planned: chats.length, asPlanned: chats.length, notSent: 0, otherInstance: 0, unplanned: 0 },
+      });
+    },
+    120_000 + STARTUP_MS,
+  );
+});
+
 describe.concurrent('BullMQ executor: checkAccount pauses', () => {
   it(
     'a checkAccount pause raised on one worker stops the checks of all workers',
