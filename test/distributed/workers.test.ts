@@ -195,6 +195,30 @@ describe.concurrent('BullMQ executor: a killed worker loses nothing it had not s
 
 const CAMPAIGN_RECIPIENTS = 30;
 
+/** A project's recipients (`phone,firstName`) and a flow `name` sending them one text each; the recipients' chat ids. */
+async function writeCampaign(ctx: Project, name: string, phones: string[], extra: string): Promise<string[]> {
+  await writeData(ctx.dir, 'data/recipients.csv', `phone,firstName\n${phones.map((p, i) => `${p},Friend${i}`).join('\n')}\n`);
+  await writeData(
+    ctx.dir,
+    `flows/${name}.yaml`,
+    `name: ${name}
+instance: default
+inputs:
+  recipients: { file: data/recipients.csv }
+steps:
+  - id: send
+    uses: messages.broadcast
+    with:
+      recipients: \${{ inputs.recipients }}
+      message: { text: "Spring prices, \${{ row.firstName }}" }
+      ${extra}
+      follow: { deadline: 0 }
+      report: reports/${name}.csv
+`,
+  );
+  return phones.map((p) => `${p}@c.us`);
+}
+
 /**
  * A messages.broadcast campaign on the workers (a job: one step, one job):
  * two workers, the client sending 5 sendMessage a second, and the worker that
@@ -209,25 +233,11 @@ async function campaignKillTrial(t: TestContext, trial: number): Promise<KillTri
       { length: CAMPAIGN_RECIPIENTS },
       (_, i) => `7932${String(trial).padStart(3, '0')}${String(i).padStart(4, '0')}`,
     );
-    const chats = phones.map((p) => `${p}@c.us`);
-    await writeData(ctx.dir, 'data/recipients.csv', `phone,firstName\n${phones.map((p, i) => `${p},Friend${i}`).join('\n')}\n`);
-    await writeData(
-      ctx.dir,
-      'flows/campaign.yaml',
-      `name: campaign
-instance: default
-inputs:
-  recipients: { file: data/recipients.csv }
-steps:
-  - id: send
-    uses: messages.broadcast
-    with:
-      recipients: \${{ inputs.recipients }}
-      message: { text: "Spring prices, \${{ row.firstName }}" }
-      reconcile: { sendInterval: 500ms, grace: 1s, clockSkew: 2s, journalLag: 2s }
-      follow: { deadline: 0 }
-      report: reports/campaign.csv
-`,
+    const chats = await writeCampaign(
+      ctx,
+      'campaign',
+      phones,
+      'reconcile: { sendInterval: 500ms, grace: 1s, clockSkew: 2s, journalLag: 2s }',
     );
     // At info level a worker says when it takes the campaign's step.
     const workers = [0, 1].map(() => ctx.spawn('worker', '--concurrency', '4', '--log-level', 'info'));
@@ -293,26 +303,7 @@ describe.concurrent('BullMQ executor: a campaign plan applied on the workers', (
       if (!redis) return t.skip();
       const ctx = await project(t, 'campaign');
       const phones = Array.from({ length: 12 }, (_, i) => `79330000${String(i).padStart(3, '0')}`);
-      const chats = phones.map((p) => `${p}@c.us`);
-      await writeData(ctx.dir, 'data/recipients.csv', `phone,firstName\n${phones.map((p, i) => `${p},Friend${i}`).join('\n')}\n`);
-      await writeData(
-        ctx.dir,
-        'flows/planned.yaml',
-        `name: planned
-instance: default
-inputs:
-  recipients: { file: data/recipients.csv }
-steps:
-  - id: send
-    uses: messages.broadcast
-    with:
-      recipients: \${{ inputs.recipients }}
-      campaign: planned
-      message: { text: "Spring prices, \${{ row.firstName }}" }
-      follow: { deadline: 0 }
-      report: reports/planned.csv
-`,
-      );
+      const chats = await writeCampaign(ctx, 'planned', phones, 'campaign: planned');
       const worker = ctx.spawn('worker', '--concurrency', '4', '--log-level', 'info');
       await ready(worker);
       const plan = await cli(['run', 'planned', '--plan', 'plan.json', '--no-daemon'], ctx.dir);
