@@ -190,4 +190,17 @@ describe('log subscriber', () => {
     expect(debug.text).toContain('DEBUG verify-leads/check item 0 succeeded');
     expect(errors.text).toBe('2026-01-05T09:00:00.000Z ERROR verify-leads/check failed: 0 done, 1 failed: boom\n');
   });
+
+  it('above debug it does not listen to the client calls (each call then skips timing itself), at debug it logs each', () => {
+    const bus = createBus();
+    const info = createLogSubscriber({ bus, stream: fakeStream(false), level: 'info', clock: new ManualClock(T0) });
+    expect(bus.listenerCount('api:call')).toBe(0);
+    expect(bus.listenerCount('step:progress')).toBe(0);
+    expect(bus.listenerCount('run:started')).toBe(1);
+    info.close();
+    const debug = fakeStream(false);
+    createLogSubscriber({ bus, stream: debug, level: 'debug', clock: new ManualClock(T0) });
+    bus.emit('api:call', { method: 'checkAccount', instance: 'default', outcome: 'ok', durationMs: 12 });
+    expect(debug.text).toContain('DEBUG api checkAccount on instance default: ok in');
+  });
 });

@@ -86,6 +86,9 @@ export function formatEvent<K extends EngineEventName>(name: K, event: EngineEve
   return (FORMATTERS[name] as (e: EngineEvents[K][0], now: number) => [LogLevel, string])(event, now);
 }
 
+/** Events whose line is always at debug level (their formatters say so). */
+const DEBUG_ONLY: ReadonlySet<EngineEventName> = new Set(['step:progress', 'api:call']);
+
 /** Every event the log lines describe. */
 export const LOGGED_EVENTS = Object.keys(FORMATTERS) as EngineEventName[];
 
@@ -100,7 +103,10 @@ export function createLogSubscriber(opts: LogSubscriberOptions): LogSubscriber {
   const clock = opts.clock ?? systemClock;
   const min = LEVEL_RANK[opts.level ?? 'info'];
   const secrets = opts.secrets ?? [];
-  const names = Object.keys(FORMATTERS) as EngineEventName[];
+  // Events always logged at debug are not listened to below it: a listener of api:call makes every
+  // client call time itself and emit (runtime.ts), and formatting a line per call that is then
+  // dropped cost each call of a bulk job's `msgflow run`.
+  const names = (Object.keys(FORMATTERS) as EngineEventName[]).filter((n) => !(DEBUG_ONLY.has(n) && RANK.debug < min));
   const listeners = names.map((name) => {
     const listener = (event: never) => {
       const [level, text] = formatEvent(name, event, clock.now());
