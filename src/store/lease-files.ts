@@ -27,8 +27,10 @@
  *   number freed by a cleanup and created again is always below a newer
  *   one): its content is what this process wrote and need not be read back.
  * - A takeover ends by deleting the holder's generation (the taker's cleanup;
- *   only then does the taker act as the holder). So while the holder's own
- *   file is still there (the same inode: one stat), no takeover completed:
+ *   only then does the taker act as the holder), or, for generation 1, which
+ *   stays, by moving its change time. So while the holder's own file is
+ *   still there unchanged (inode and change time: one stat), no takeover
+ *   completed:
  *   its check before each write costs a stat, not a listing and a read. A
  *   taker that died between its link and its cleanup never acts; the
  *   holder's next renewal lists the directory and finds its claim.
@@ -61,6 +63,7 @@ import {
   renameSync,
   statSync,
   unlinkSync,
+  utimesSync,
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -323,8 +326,9 @@ function claimGeneration(mine: Mine, d: string, gen: number, lease: LeaseFile): 
     return false;
   }
   remember(mine, d, { gen, lease, ...(lease.released ? {} : { file: fileId(file) }) });
-  // Generation 1 stays (see claimFirst).
-  for (const g of gens) if (g < gen && g > 1) unlinkQuiet(join(d, genName(g)));
+  // Generation 1 stays (see claimFirst), its change time moved instead: its holder's check compares
+  // inode and change time (stillOurs), and must see the takeover as it sees a deleted generation.
+  for (const g of gens) if (g < gen) (g > 1 ? unlinkQuiet : touchQuiet)(join(d, genName(g)));
   return true;
 }
 
@@ -387,6 +391,16 @@ function releaseOwn(mine: Mine, d: string, own: Own): void {
 function remember(mine: Mine, d: string, own: Own): void {
   mine.delete(d);
   mine.set(d, own);
+}
+
+/** Moves the change time of a file that may be gone (a racing cleanup); its content stays. */
+function touchQuiet(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // gone: nothing left to tell apart
+  }
 }
 
 /** Unlinks a file someone else may have unlinked first (a racing cleanup). */

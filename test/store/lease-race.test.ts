@@ -79,3 +79,29 @@ describe('file leases across processes', () => {
     await Promise.all([holder.close(), other.close()]);
   });
 });
+
+describe('a lease taken over after it lapsed', () => {
+  // Two stores on one directory are two processes: each remembers only what it wrote itself.
+  for (const first of [true, false]) {
+    it(`is no longer its first holder's, at that holder's next check (${first ? 'its first claim' : 'a later claim'})`, async () => {
+      const a = createLowdbStore({ dir });
+      const b = createLowdbStore({ dir });
+      const name = 'run:taken-over';
+      if (!first) {
+        // A generation above the first: the lease was claimed and released before.
+        expect(await b.acquireLease(name, { token: 'before', holder: 'b', expiresAt: Date.now() + 60_000 })).toBeUndefined();
+        await b.releaseLease(name, 'before');
+      }
+      expect(await a.acquireLease(name, { token: 'a', holder: 'a', expiresAt: Date.now() + 50 })).toBeUndefined();
+      expect((await a.getLease(name))?.token).toBe('a');
+      await new Promise((r) => setTimeout(r, 80));
+      expect(await b.acquireLease(name, { token: 'b', holder: 'b', expiresAt: Date.now() + 60_000 })).toBeUndefined();
+      expect((await a.getLease(name))?.token).toBe('b');
+      expect(await a.renewLease(name, 'a', Date.now() + 60_000)).toBe(false);
+      await a.releaseLease(name, 'a');
+      expect((await b.getLease(name))?.token).toBe('b');
+      await a.close();
+      await b.close();
+    });
+  }
+});
