@@ -80,6 +80,15 @@ describe('file leases across processes', () => {
   });
 });
 
+/** A claim by `token`, lapsing `ttlMs` from now. */
+const claim = (token: string, ttlMs: number) => ({
+  token,
+  pid: process.pid,
+  host: 'test',
+  expiresAt: Date.now() + ttlMs,
+  acquiredAt: Date.now(),
+});
+
 describe('a lease taken over after it lapsed', () => {
   // Two stores on one directory are two processes: each remembers only what it wrote itself.
   for (const first of [true, false]) {
@@ -89,13 +98,13 @@ describe('a lease taken over after it lapsed', () => {
       const name = 'run:taken-over';
       if (!first) {
         // A generation above the first: the lease was claimed and released before.
-        expect(await b.acquireLease(name, { token: 'before', holder: 'b', expiresAt: Date.now() + 60_000 })).toBeUndefined();
+        expect(await b.acquireLease(name, claim('before', 60_000))).toBeUndefined();
         await b.releaseLease(name, 'before');
       }
-      expect(await a.acquireLease(name, { token: 'a', holder: 'a', expiresAt: Date.now() + 50 })).toBeUndefined();
+      expect(await a.acquireLease(name, claim('a', 50))).toBeUndefined();
       expect((await a.getLease(name))?.token).toBe('a');
       await new Promise((r) => setTimeout(r, 80));
-      expect(await b.acquireLease(name, { token: 'b', holder: 'b', expiresAt: Date.now() + 60_000 })).toBeUndefined();
+      expect(await b.acquireLease(name, claim('b', 60_000))).toBeUndefined();
       expect((await a.getLease(name))?.token).toBe('b');
       expect(await a.renewLease(name, 'a', Date.now() + 60_000)).toBe(false);
       await a.releaseLease(name, 'a');
