@@ -58,7 +58,6 @@ type Method = (request: unknown, options?: CallOptions) => Promise<unknown>;
  * is the target's own loop, not intercepted.
  */
 export function interceptApi(target: Target, interceptors: readonly ApiInterceptor[]): InterceptedApi {
-  const resolve = typeof target === 'function' ? async () => target() : () => Promise.resolve(target);
   const getter = typeof target === 'function' ? target : () => target;
   // A client at hand is called directly: no await per call for one it would not have to wait for.
   const invoke = (c: ApiCall): Promise<unknown> => {
@@ -80,7 +79,7 @@ export function interceptApi(target: Target, interceptors: readonly ApiIntercept
     const chain = interceptors.filter((i) => i.appliesTo?.(method, spec) ?? true);
     api[method] = (request: unknown, options: CallOptions = {}) => down(chain, 0, { method, spec, request, options });
   }
-  api.notifications = (o?: NotificationsOptions) => notificationsOf(resolve, o);
+  api.notifications = (o?: NotificationsOptions) => notificationsOf(async () => getter(), o);
   return api as unknown as InterceptedApi;
 }
 
