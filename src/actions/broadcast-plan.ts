@@ -19,6 +19,7 @@
  * send lands a little later, which the diff's tolerance allows.
  */
 import { createHash } from 'node:crypto';
+import { shortHash } from '../util/short-hash.js';
 import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -104,7 +105,7 @@ export interface PlanHead {
 }
 
 /** sha256 (hex, 16) of a value's JSON. */
-export const hashOf = (v: unknown): string => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
+export const hashOf = (v: unknown): string => shortHash(JSON.stringify(v));
 
 /** sha256 (hex, 16) of a file's bytes, read as a stream. */
 export async function fileHash(path: string): Promise<string> {

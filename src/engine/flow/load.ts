@@ -3,7 +3,7 @@
  * checks -> a frozen {@link Flow}. Every problem of a file is collected and
  * thrown as one FlowFileError.
  */
-import { createHash } from 'node:crypto';
+import { shortHash } from '../../util/short-hash.js';
 import { hasTemplate, locatedTemplate, type CompiledTemplate } from '../expr/template.js';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -35,9 +35,6 @@ export interface LoadFlowOptions extends CheckOptions {
 }
 
 const FLOW_EXTENSIONS = ['.yaml', '.yml'];
-
-/** The hash a run records of its flow: taken of the text loaded, so a run's start reads no file. */
-const textHash = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
 /** The file as shown in messages: relative to the working directory when under it. */
 export function displayPath(file: string, cwd: string = process.cwd()): string {
@@ -93,7 +90,8 @@ export function loadFlowFile(file: string, opts: LoadFlowOptions): Flow {
   if (rep.issues.length > 0 || !parsed.success) throw new FlowFileError(display, sortIssues(rep.issues), flowName);
   return deepFreeze({
     ...toFlow(parsed.data, rawConversation(rawObj), env, src, { file: abs, displayFile: display, baseDir: opts.baseDir }),
-    sourceHash: textHash(text),
+    // The hash a run records of its flow: taken of the text loaded, so a run's start reads no file.
+    sourceHash: shortHash(text),
     secrets,
   });
 }

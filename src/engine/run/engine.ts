@@ -8,7 +8,7 @@
  * key value with `concurrency.key`: concurrency.ts). See ownership.ts for
  * when a holder counts as dead.
  */
-import { createHash } from 'node:crypto';
+import { shortHash } from '../../util/short-hash.js';
 import { readFileSync } from 'node:fs';
 import { FlowError } from '../../api/errors.js';
 import { METHOD_SPECS } from '../../api/methods.js';
@@ -51,8 +51,6 @@ function stableJson(v: unknown): string {
   return JSON.stringify(v) ?? 'null';
 }
 
-const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex').slice(0, 16);
-
 /**
  * Hash of the flow file's text as loaded ({@link Flow.sourceHash}; a dialog message starts a run,
  * and each start read the file again); of the file's bytes, else of the flow itself, for a flow
@@ -61,14 +59,14 @@ const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex')
 export function flowHash(flow: Flow): string {
   if (flow.sourceHash !== undefined) return flow.sourceHash;
   try {
-    return sha(readFileSync(flow.file));
+    return shortHash(readFileSync(flow.file));
   } catch {
-    return sha(stableJson({ steps: flow.steps, inputs: flow.inputs }));
+    return shortHash(stableJson({ steps: flow.steps, inputs: flow.inputs }));
   }
 }
 
 export function inputsHash(inputs: Record<string, unknown>): string {
-  return sha(stableJson(inputs));
+  return shortHash(stableJson(inputs));
 }
 
 /** Whether a step of the flow changes something outside msgflow. */
