@@ -134,6 +134,7 @@ class CronScheduler implements Scheduler {
   private readonly timer: TimerSource;
   private readonly queueLimit: number;
   private readonly maxMissed: number;
+  private readonly lateSlotMs: number;
   private readonly lanes = new Map<string, Lane>();
   /** Runs still active of flows removed while they ran (idle() waits for them). */
   private retiredActive = 0;
@@ -146,6 +147,7 @@ class CronScheduler implements Scheduler {
     this.timer = opts.timer ?? (this.clock === systemClock ? nodeCronTimer(opts.logger) : clockTimer(this.clock));
     this.queueLimit = Math.max(1, opts.queueLimit ?? 1);
     this.maxMissed = Math.max(1, opts.maxMissed ?? 1000);
+    this.lateSlotMs = opts.lateSlotMs ?? 0;
   }
 
   private report(level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>): void {
@@ -292,7 +294,7 @@ class CronScheduler implements Scheduler {
       this.opts.bus.emit('schedule:fired', { flow: lane.flow.name, scheduledAt, firedAt: now });
       // With a shared timer the slot before this one may still be firing on another replica,
       // its record not written yet: only slots older than lateSlotMs count as missed here.
-      await this.handleGap(lane, Math.min(scheduledAt - 1, now - (this.opts.lateSlotMs ?? 0)));
+      await this.handleGap(lane, Math.min(scheduledAt - 1, now - this.lateSlotMs));
       await this.accept(lane, { scheduledAt, trigger: 'schedule' });
     }).then(() => this.drain(lane));
   }
@@ -333,7 +335,7 @@ class CronScheduler implements Scheduler {
       lane.pending = Array.isArray(record?.pending) ? record.pending : [];
       if (atStart && typeof record?.lastFire === 'number') {
         lane.lastFire = record.lastFire;
-        await this.handleGap(lane, now - (this.opts.lateSlotMs ?? 0));
+        await this.handleGap(lane, now - this.lateSlotMs);
       } else if (lane.flow.on.schedule) {
         // First start: remember it, so that downtime from now on is detected.
         lane.lastFire = now;
