@@ -64,9 +64,12 @@ store: { driver: memory }
       }
     };
     const session = () => sharedRecords(runtime.store, DIALOG_SESSIONS_NS).get(sessionKey(identity, 'welcome', CHAT));
-    const sent = async () =>
-      (await runtime.clientFor('default').showMessagesQueue({})).length +
-      (await runtime.clientFor('default').lastOutgoingMessages({})).length;
+    // Distinct messages, queued or sent: one the queue releases between the two reads is in both lists.
+    const sent = async () => {
+      const queued = await runtime.clientFor('default').showMessagesQueue({});
+      const out = await runtime.clientFor('default').lastOutgoingMessages({});
+      return new Set([...queued.map((q) => q.messageID), ...out.map((m) => m.idMessage)]).size;
+    };
 
     expect(await dispatcher.dispatch('default', message('ONCE-1', 'hi'))).toBe(1);
     await settle();
