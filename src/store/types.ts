@@ -274,6 +274,8 @@ export interface WaitRecord {
 export interface RunQuery {
   flow?: string;
   status?: readonly RunStatus[];
+  /** Only runs that finished before this time (ms since the epoch): what a retention pass deletes. */
+  finishedBefore?: number;
   /** Newest first; at most this many. */
   limit?: number;
 }
@@ -301,6 +303,14 @@ export interface EngineStore {
   getRun(id: string): Promise<RunRecord | undefined>;
   /** Newest (by startedAt) first. */
   listRuns(query?: RunQuery): Promise<RunRecord[]>;
+  /**
+   * Deletes a finished run with everything kept for it: its record, inputs,
+   * steps, items, waits, journals and its own kv namespace (`run:<id>`).
+   * Resolves false when there was no such run. A run that may still go on
+   * (running, waiting, interrupted) is refused with RUN_UNFINISHED: its owner
+   * would write into a run that is gone.
+   */
+  deleteRun(id: string): Promise<boolean>;
 
   /** The resolved inputs a run started with, stored once so that a resume sees the same items. */
   saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void>;
