@@ -93,6 +93,7 @@ import {
   type StepRecord,
   type WaitRecord,
   RESUMABLE_STATUSES,
+  runItemsNamespace,
 } from './types.js';
 
 interface RunFile {
@@ -283,6 +284,13 @@ class KvLogs {
       this.logs.set(namespace, log);
     }
     return log;
+  }
+
+  /** Deletes a namespace's files (a finished run's). */
+  async drop(namespace: string): Promise<void> {
+    const log = this.of(namespace);
+    this.logs.delete(namespace);
+    await log.destroy();
   }
 
   /** Releases a namespace's files (it reopens if used again). */
@@ -512,7 +520,7 @@ class LowdbStore implements EngineStore {
     if (doc) refuseUnfinished(doc.run);
     this.docs.forget(id);
     this.created.delete(id);
-    await Promise.all([this.runLogs.close(id), this.kvLogs.close(`run:${id}`)]);
+    await Promise.all([this.runLogs.close(id), this.kvLogs.close(`run:${id}`), this.kvLogs.drop(runItemsNamespace(id))]);
     // The files first, then the index line: a crash in between leaves an index
     // line whose run is gone (listed as nothing), never files no index names.
     await rm(join(this.runsDir, checkId(id)), { recursive: true, force: true });

@@ -6,7 +6,16 @@
  */
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
-import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
+import {
+  runItemsNamespace,
+  type EngineStore,
+  type ItemResult,
+  type Lease,
+  type RunQuery,
+  type RunRecord,
+  type StepRecord,
+  type WaitRecord,
+} from './types.js';
 import { applyRunPatch, filterRuns, refuseUnfinished } from './run-records.js';
 
 const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
@@ -88,6 +97,7 @@ class MemoryStore implements EngineStore {
     refuseUnfinished(r.run);
     this.runs.delete(id);
     this.kvs.delete(`run:${id}`);
+    this.kvs.delete(runItemsNamespace(id));
     for (const key of this.journals.keys()) if (key.startsWith(`${id}\u0000`)) this.journals.delete(key);
     return true;
   }

@@ -38,7 +38,7 @@ import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { guardStore } from './guard.js';
 import { applyRunPatch, filterRuns, refuseUnfinished } from './run-records.js';
-import { RESUMABLE_STATUSES } from './types.js';
+import { RESUMABLE_STATUSES, runItemsNamespace } from './types.js';
 import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, StoreConnection, WaitRecord } from './types.js';
 
 export interface RedisStoreOptions {
@@ -377,7 +377,17 @@ async function deleteRun(redis: Redis, k: Keys, id: string): Promise<boolean> {
   if (!raw) return false;
   refuseUnfinished(JSON.parse(raw) as RunRecord);
   const streams = await redis.smembers(k.journals(id));
-  const keys = [k.run(id), k.inputs(id), k.steps(id), k.order(id), k.items(id), k.waits(id), k.journals(id), k.kv(`run:${id}`)];
+  const keys = [
+    k.run(id),
+    k.inputs(id),
+    k.steps(id),
+    k.order(id),
+    k.items(id),
+    k.waits(id),
+    k.journals(id),
+    k.kv(`run:${id}`),
+    k.kv(runItemsNamespace(id)),
+  ];
   await redis
     .multi()
     .zrem(k.runs, id)

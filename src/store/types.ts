@@ -291,6 +291,15 @@ export interface StoreConnection {
   onReachable(listener: () => void): () => void;
 }
 
+/**
+ * The kv namespace of a run's records written by any process (BullMQ workers'
+ * item results and step outcomes: runtime/bullmq), unlike `run:<id>`, which
+ * only the run's owner writes. Both go with the run (deleteRun).
+ */
+export function runItemsNamespace(runId: string): string {
+  return `run-items:${runId}`;
+}
+
 export interface EngineStore {
   /** Which driver this is, for messages (`lowdb`, `memory`, ...). */
   readonly driver: string;
@@ -305,7 +314,8 @@ export interface EngineStore {
   listRuns(query?: RunQuery): Promise<RunRecord[]>;
   /**
    * Deletes a finished run with everything kept for it: its record, inputs,
-   * steps, items, waits, journals and its own kv namespace (`run:<id>`).
+   * steps, items, waits, journals and its kv namespaces (`run:<id>`,
+   * {@link runItemsNamespace}).
    * Resolves false when there was no such run. A run that may still go on
    * (running, waiting, interrupted) is refused with RUN_UNFINISHED: its owner
    * would write into a run that is gone.

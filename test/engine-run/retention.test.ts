@@ -13,7 +13,7 @@ import { createBus } from '../../src/engine/events.js';
 import { pruneRuns, startRetention } from '../../src/engine/run/retention.js';
 import { busLogger } from '../../src/engine/run/engine.js';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
-import type { EngineStore, RunRecord, RunStatus } from '../../src/store/types.js';
+import { runItemsNamespace, type EngineStore, type RunRecord, type RunStatus } from '../../src/store/types.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { waitFor } from '../support/wait.js';
 
@@ -68,6 +68,7 @@ async function runEnded(store: EngineStore, id: string, o: { flow?: string; stat
   await store.appendItems(id, [{ step: 'answer', index: 0, status: 'succeeded', attempts: 1, finishedAt }]);
   await store.appendJournal(id, 'answer/-', [{ sent: 1 }]);
   await store.kv(`run:${id}`).set('cursor', 1);
+  await store.kv(runItemsNamespace(id)).set('answer/0', { status: 'succeeded' });
   if (status === 'running' || status === 'waiting' || status === 'interrupted') return store.updateRun(id, { status });
   return store.updateRun(id, { status, finishedAt, durationMs: 2_000, itemsDone: 1 });
 }
@@ -93,6 +94,9 @@ describe('run retention', () => {
     const left = (await store.listRuns()).map((x) => x.id).sort();
     expect(left).toEqual(['interrupted-long', 'recent', 'waiting-long']);
     expect(readdirSync(path.join(dir, 'runs')).sort()).toEqual(['interrupted-long', 'recent', 'waiting-long']);
+    // The workers' records of the deleted runs (kv/run-items%3A<id>.<g>.jsonl) went with them.
+    const itemFiles = readdirSync(path.join(dir, 'kv')).map((f) => decodeURIComponent(f.split('.')[0]!));
+    expect([...new Set(itemFiles)].sort()).toEqual(['run-items:interrupted-long', 'run-items:recent', 'run-items:waiting-long']);
     // Another process opening the store sees the same.
     const other = lowdb(dir);
     expect((await other.listRuns()).map((x) => x.id).sort()).toEqual(left);

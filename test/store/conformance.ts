@@ -4,7 +4,7 @@
  * is durable) must return a fresh store over the same data, as after a restart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EngineStore, ItemResult, RunRecord, StepRecord } from '../../src/store/types.js';
+import { runItemsNamespace, type EngineStore, type ItemResult, type RunRecord, type StepRecord } from '../../src/store/types.js';
 
 export interface StoreHarness {
   store: EngineStore;
@@ -308,6 +308,8 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
         await s.appendJournal(id, 'send/-', [{ i: 0 }]);
         await s.appendJournal(id, 'other/x', [{ i: 1 }]);
         await s.kv(`run:${id}`).set('cursor', 3);
+        // What workers record for the run (another process in production: another store instance here).
+        await (await reopen()).kv(runItemsNamespace(id)).set('send/0', { status: 'succeeded' });
         await s.updateRun(id, { status: 'succeeded', finishedAt: 500 });
       }
       const shared = s.kv('shared:opt-out');
@@ -328,6 +330,8 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
         for await (const e of view.readJournal('gone', 'other/x')) journal.push(e);
         expect(journal).toEqual([]);
         expect(await view.kv('run:gone').entries()).toEqual([]);
+        expect(await view.kv(runItemsNamespace('gone')).entries()).toEqual([]);
+        expect(await view.kv(runItemsNamespace('kept')).get('send/0')).toEqual({ status: 'succeeded' });
         // The other run, and shared state, are untouched.
         expect(await view.loadInputs('kept')).toEqual({ n: 1 });
         expect((await view.getItems('kept', 'send')).size).toBe(1);
