@@ -6,7 +6,7 @@
  * then a second pass with nothing left to delete (what the daemon pays every
  * hour once it has caught up).
  *
- *   node --import tsx bench/retention.ts [--runs 20000] [--drivers lowdb,redis] [--rounds 3]
+ *   npm run bench:retention -- [--runs 20000] [--drivers lowdb,redis] [--rounds 3]
  *
  * The peer, in the same round over the same data shape: the backend deleting
  * the same runs with no engine at all (lowdb: `rm -rf` of their directories,
