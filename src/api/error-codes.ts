@@ -259,6 +259,7 @@ export const ERROR_CATALOGUE = {
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 /** Templates split once into text and parameter names (`['a ', 'x', ' b']` for `a {x} b`): bulk jobs format one per refused record. */
+// cache: a function of the code alone (the catalogue is constant), bounded by the number of codes
 const SPLIT_TEMPLATES = new Map<ErrorCode, readonly string[]>();
 
 /** Fills a template; missing parameters stay visible as `{name}` rather than vanish. */
