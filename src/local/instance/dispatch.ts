@@ -189,12 +189,7 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   getOutgoingStatuses: (i, r) => i.statuses.outgoingSince(i.clock.now() - r.minutes * 60_000),
 };
 
-export function dispatch(
-  inst: MethodHost,
-  method: ApiMethod,
-  req: ParsedRequest<ApiMethod>,
-  signal?: AbortSignal,
-): Promise<MethodResult> {
+export function dispatch(inst: MethodHost, method: ApiMethod, req: ParsedRequest<ApiMethod>, signal?: AbortSignal): Promise<MethodResult> {
   // Not async: most handlers answer at once (getMessage, a cached
   // checkAccount), and an async function would take two more turns of the
   // microtask queue per call to hand on what they give. A handler that
