@@ -258,12 +258,24 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
+/** Templates split once into text and parameter names (`['a ', 'x', ' b']` for `a {x} b`): bulk jobs format one per refused record. */
+// cache: a function of the code alone (the catalogue is constant), bounded by the number of codes
+const SPLIT_TEMPLATES = new Map<ErrorCode, readonly string[]>();
+
 /** Fills a template; missing parameters stay visible as `{name}` rather than vanish. */
 export function formatError(code: ErrorCode, params: Record<string, unknown> = {}): string {
-  const def: ErrorDef = ERROR_CATALOGUE[code];
-  return def.template.replace(/\{(\w+)\}/g, (whole, key: string) =>
-    key in params && params[key] !== undefined ? String(params[key]) : whole,
-  );
+  let parts = SPLIT_TEMPLATES.get(code);
+  if (parts === undefined) {
+    const def: ErrorDef = ERROR_CATALOGUE[code];
+    parts = def.template.split(/\{(\w+)\}/);
+    SPLIT_TEMPLATES.set(code, parts);
+  }
+  let out = parts[0]!;
+  for (let i = 1; i < parts.length; i += 2) {
+    const key = parts[i]!;
+    out += (key in params && params[key] !== undefined ? String(params[key]) : `{${key}}`) + parts[i + 1]!;
+  }
+  return out;
 }
 
 export function statusOf(code: ErrorCode): number | undefined {

@@ -23,6 +23,24 @@ export class MsgflowError extends Error {
     this.params = Object.freeze({ ...params });
     this.status = options.status ?? statusOf(code);
   }
+
+  /**
+   * An error that is an answer rather than a fault (a number without an
+   * account, a contact already listed): made without a stack trace. The
+   * local service turns such an error into its HTTP answer and never reads
+   * the stack, and capturing it cost a few µs, more than the rest of the
+   * answer (contacts.import refuses tens of thousands of numbers a run).
+   * Code, message, params and status as the constructor gives them.
+   */
+  static answer(code: ErrorCode, params: Record<string, unknown> = {}): MsgflowError {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      return new MsgflowError(code, params);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import { isApiMethod, METHOD_SPECS } from '../api/methods.js';
 import type { Logger } from '../util/logger.js';
 import { pipeline } from 'node:stream/promises';
 import { isFileBody, JSON_HEADERS, type LocalRequest, type LocalResponse } from './types.js';
-import { guardExpectContinue, readBodyLimited, refuseBody } from '../util/http-body.js';
+import { guardExpectContinue, readBody, refuseBody } from '../util/http-body.js';
 import { answerClientErrors } from './client-errors.js';
 import { privateRange } from './media/download.js';
 import { BoundedMap } from '../util/bounded-map.js';
@@ -45,7 +45,7 @@ export async function listenHttp(service: Handler, opts: ListenOptions): Promise
   const server = http.createServer();
   answerClientErrors(server);
   const resolve = targetResolver(opts, isOwn);
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => void onRequest(service, opts, resolve, req, res));
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => onRequest(service, opts, resolve, req, res));
   const limitOf = (req: http.IncomingMessage) => resolve(req.url ?? '/').limit;
   guardExpectContinue(server, limitOf, (req, res) => tooLarge(req, res, limitOf(req)));
   server.keepAliveTimeout = 5_000;
@@ -133,35 +133,61 @@ export function ownAuthority(u: URL, bound: Pick<AddressInfo, 'address' | 'port'
   return loopback && (boundAll || privateRange(bound.address) === 'loopback');
 }
 
-async function onRequest(
+/**
+ * One request: its body read, handed to the service, the answer written. No
+ * async function and no promise of its own (the body arrives by callback,
+ * the answer by the one promise handle() gives): the adapter adds as little
+ * as it can to what a bare node:http server spends per request.
+ */
+function onRequest(
   service: Handler,
   opts: ListenOptions,
   resolve: (raw: string) => ReadTarget,
   req: http.IncomingMessage,
   res: http.ServerResponse,
-) {
+): void {
+  let read: ReadTarget;
   try {
-    const { limit, target } = resolve(req.url ?? '/');
-    const body = await readBodyLimited(req, limit);
-    if (body === 'too-large') return tooLarge(req, res, limit);
-    if (typeof target === 'string') {
-      send(req, res, {
-        status: 400,
-        headers: { ...JSON_HEADERS },
-        body: { message: new MsgflowError('BAD_REQUEST_TARGET', { reason: target }).message },
-      });
-      return;
-    }
-    const local = new HttpLocalRequest(req, res, target, body);
-    const answer = await service.handle(local);
-    local.answered();
-    send(req, res, answer);
+    read = resolve(req.url ?? '/');
   } catch (e) {
-    // handle() never throws; this is a socket-level failure (client went away).
-    opts.logger.debug('local service: request aborted', { reason: e instanceof Error ? e.message : String(e) });
-    if (!res.headersSent && !res.destroyed) {
-      res.writeHead(500, JSON_HEADERS).end(JSON.stringify({ message: new MsgflowError('INTERNAL', { reason: 'request failed' }).message }));
+    return failed(opts, res, e);
+  }
+  const { limit, target } = read;
+  readBody(req, limit, (e, body) => {
+    if (e !== undefined) return failed(opts, res, e);
+    try {
+      if (body === 'too-large') return tooLarge(req, res, limit);
+      if (typeof target === 'string') {
+        send(req, res, {
+          status: 400,
+          headers: { ...JSON_HEADERS },
+          body: { message: new MsgflowError('BAD_REQUEST_TARGET', { reason: target }).message },
+        });
+        return;
+      }
+      const local = new HttpLocalRequest(req, res, target, body!);
+      service.handle(local).then(
+        (answer) => {
+          try {
+            local.answered();
+            send(req, res, answer);
+          } catch (e) {
+            failed(opts, res, e);
+          }
+        },
+        (e: unknown) => failed(opts, res, e),
+      );
+    } catch (e) {
+      failed(opts, res, e);
     }
+  });
+}
+
+/** A request that failed below the service (handle() never throws): a socket-level failure, such as the client going away. */
+function failed(opts: ListenOptions, res: http.ServerResponse, e: unknown): void {
+  opts.logger.debug('local service: request aborted', { reason: e instanceof Error ? e.message : String(e) });
+  if (!res.headersSent && !res.destroyed) {
+    res.writeHead(500, JSON_HEADERS).end(JSON.stringify({ message: new MsgflowError('INTERNAL', { reason: 'request failed' }).message }));
   }
 }
 

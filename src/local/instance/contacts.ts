@@ -177,7 +177,7 @@ export class ContactBook {
     const phone = this.requireAccount(req.chatId);
     await this.mutex.run(phone, async () => {
       const exists = this.state.inList(phone) || (req.saveInAddressbook && this.state.inPhonebook(phone));
-      if (exists) throw new MsgflowError('CONTACT_EXISTS', { chatId: req.chatId });
+      if (exists) throw MsgflowError.answer('CONTACT_EXISTS', { chatId: req.chatId });
       await this.save(phone, req);
     });
     return { addContact: true };
@@ -227,7 +227,7 @@ export class ContactBook {
   private requireAccount(chatId: string): number {
     const phone = phoneOfChatId(chatId);
     if (phone === undefined || !this.network.hasAccount(chatId)) {
-      throw new MsgflowError('NOT_ON_MESSENGER', { chatId, messenger: this.network.name });
+      throw MsgflowError.answer('NOT_ON_MESSENGER', { chatId, messenger: this.network.name });
     }
     return phone;
   }

@@ -189,19 +189,26 @@ const HANDLERS: { [M in ApiMethod]: Handler<M> } = {
   getOutgoingStatuses: (i, r) => i.statuses.outgoingSince(i.clock.now() - r.minutes * 60_000),
 };
 
-export async function dispatch(
-  inst: MethodHost,
-  method: ApiMethod,
-  req: ParsedRequest<ApiMethod>,
-  signal?: AbortSignal,
-): Promise<MethodResult> {
-  if (NEEDS_ACCOUNT.has(method) && !inst.working()) {
-    throw new MsgflowError(inst.state() === 'starting' ? 'INSTANCE_STARTING' : 'ACCOUNT_NOT_AUTHORIZED');
+export function dispatch(inst: MethodHost, method: ApiMethod, req: ParsedRequest<ApiMethod>, signal?: AbortSignal): Promise<MethodResult> {
+  // Not async: most handlers answer at once (getMessage, a cached
+  // checkAccount), and an async function would take two more turns of the
+  // microtask queue per call to hand on what they give. A handler that
+  // throws rejects, as in an async function.
+  let out: unknown;
+  try {
+    if (NEEDS_ACCOUNT.has(method) && !inst.working()) {
+      throw new MsgflowError(inst.state() === 'starting' ? 'INSTANCE_STARTING' : 'ACCOUNT_NOT_AUTHORIZED');
+    }
+    out = (HANDLERS[method] as Handler<ApiMethod>)(inst, req, signal);
+  } catch (e) {
+    return Promise.reject(e as Error);
   }
-  const handler = HANDLERS[method] as Handler<ApiMethod>;
-  const out = await handler(inst, req, signal);
-  if (isResult(out)) return out;
-  return { status: 200, body: out };
+  return out instanceof Promise ? out.then(asResult) : Promise.resolve(asResult(out));
+}
+
+/** What a handler gave, as a MethodResult: a plain value is a 200 body. */
+function asResult(out: unknown): MethodResult {
+  return isResult(out) ? out : { status: 200, body: out };
 }
 
 function isResult(v: unknown): v is MethodResult {
