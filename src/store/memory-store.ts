@@ -5,6 +5,7 @@
  * non-JSON values).
  */
 import type { DurableState } from './types.js';
+import { flatString } from '../util/flat-string.js';
 import { runNotFound } from './errors.js';
 import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
 import { applyRunPatch, filterRuns } from './run-records.js';
@@ -33,7 +34,8 @@ export function memoryState(map: Map<string, string> = new Map()): DurableState 
     async set(key, value) {
       const text = value === undefined ? undefined : JSON.stringify(value);
       if (text === undefined) map.delete(key);
-      else map.set(key, text);
+      // A new key flat: a rope (a prefix and a key) kept as the Map's key costs twice the bytes.
+      else map.set(map.has(key) ? key : flatString(key), text);
     },
     async delete(key) {
       map.delete(key);

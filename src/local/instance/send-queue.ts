@@ -16,6 +16,7 @@ import type { SendFileByUrlRequest } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import { AppendLog } from '../persist/append-log.js';
+import { flatString } from '../../util/flat-string.js';
 import { FetchError } from '../media/download.js';
 import type { MediaTypeMessage } from '../media/mime-table.js';
 
@@ -159,6 +160,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
 
   /** Persists the entry; resolves once it is in the file (then it will be sent, exactly once). */
   async enqueue(entry: QueueEntry): Promise<void> {
+    flatFields(entry);
     await this.log.append({ op: 'enqueue', entry });
     this.pendingEntries.push(entry);
     this.track(entry);
@@ -340,6 +342,19 @@ export const MAX_SEND_ATTEMPTS = 3;
 
 /** How long a message waits for the instance to be authorized, as on the real service. */
 export const MAX_WAIT_MS = 24 * 3600_000;
+
+/**
+ * The entry's texts made flat (util/flat-string.ts): a chat id or a text
+ * built by concatenation is a rope, and a queue of a campaign's messages
+ * holds 100,000 of them for as long as they wait.
+ */
+function flatFields(entry: QueueEntry): void {
+  const fields = entry as unknown as Record<string, unknown>;
+  for (const k of Object.keys(fields)) {
+    const v = fields[k];
+    if (typeof v === 'string') fields[k] = flatString(v);
+  }
+}
 
 function idsOf(entry: QueueEntry): { messageIds?: string[] } {
   return entry.messageIds ? { messageIds: entry.messageIds } : {};
