@@ -32,10 +32,11 @@ export function memoryState(map: Map<string, string> = new Map()): DurableState 
       return parsed<T>(map.get(key));
     },
     async set(key, value) {
-      const text = value === undefined ? undefined : JSON.stringify(value);
+      const text = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
       if (text === undefined) map.delete(key);
-      // A new key flat: a rope (a prefix and a key) kept as the Map's key costs twice the bytes.
-      else map.set(map.has(key) ? key : flatString(key), text);
+      // Kept flat (util/flat-string.ts): a new key may be a rope (a prefix and a key), and
+      // JSON.stringify may answer one too (the sticky sender's record came as two pieces).
+      else map.set(map.has(key) ? key : flatString(key), flatString(text));
     },
     async delete(key) {
       map.delete(key);

@@ -352,7 +352,8 @@ function flatFields(entry: QueueEntry): void {
   const fields = entry as unknown as Record<string, unknown>;
   for (const k of Object.keys(fields)) {
     const v = fields[k];
-    if (typeof v === 'string') fields[k] = flatString(v);
+    // The id and the kind are made whole (and a kind is one constant for all).
+    if (typeof v === 'string' && k !== 'idMessage' && k !== 'kind') fields[k] = flatString(v);
   }
 }
 
