@@ -107,8 +107,12 @@ const FAILED_KEPT = 100;
 export class SendQueue extends EventEmitter<QueueEvents> {
   private readonly log: AppendLog<QueueRecord>;
   private pendingEntries: QueueEntry[] = [];
-  /** The pending entries by every message id they carry (getMessage asks on each call: no scan of the queue). */
-  private readonly pendingById = new Map<string, QueueEntry>();
+  /**
+   * The pending entries by every message id they carry (getMessage asks on
+   * each call: no scan of the queue). Made when first asked: a campaign
+   * queues 100,000 messages that nobody may look up one by one.
+   */
+  private pendingById: Map<string, QueueEntry> | undefined;
   private failedEntries: FailedEntry[] = [];
   /** Attempts of the head entry that failed transiently (in memory: a restart gives it fresh tries). */
   private fetchAttempts = new Map<string, number>();
@@ -141,7 +145,6 @@ export class SendQueue extends EventEmitter<QueueEvents> {
     }
     this.failedEntries = this.failedEntries.slice(-FAILED_KEPT);
     this.pendingEntries = [...pending.values()];
-    for (const e of this.pendingEntries) this.track(e);
     // Compaction keeps the file proportional to what is still pending, not to
     // everything ever sent. Done at load, before any append can race it.
     if (records.length > 1000 && records.length > 4 * (this.pendingEntries.length + this.failedEntries.length + 1)) {
@@ -173,10 +176,15 @@ export class SendQueue extends EventEmitter<QueueEvents> {
 
   /** The pending entry that carries message `idMessage` (its own id, or one of its messageIds). */
   pendingWith(idMessage: string): QueueEntry | undefined {
+    if (!this.pendingById) {
+      this.pendingById = new Map();
+      for (const e of this.pendingEntries) this.track(e);
+    }
     return this.pendingById.get(idMessage);
   }
 
   private track(entry: QueueEntry): void {
+    if (!this.pendingById) return;
     this.pendingById.set(entry.idMessage, entry);
     for (const id of entry.messageIds ?? []) this.pendingById.set(id, entry);
   }
@@ -188,6 +196,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
   }
 
   private untrack(entry: QueueEntry): void {
+    if (!this.pendingById) return;
     this.pendingById.delete(entry.idMessage);
     for (const id of entry.messageIds ?? []) this.pendingById.delete(id);
   }
