@@ -190,19 +190,31 @@ run failed, 2 usage error (no schedule, reversed range, too many slots).`,
     ],
   },
   runs: {
-    args: '[show|cancel|retry ID]',
-    summary: 'List run history; runs show|cancel|retry ID.',
+    args: '[show|cancel|retry ID | prune]',
+    summary: 'List run history; runs show|cancel|retry ID; runs prune.',
     description: `Lists run history, newest first: id, flow, status, started, duration,
 items (done, failed, invalid, duplicate, skipped). A run whose owner process
-is gone shows as interrupted; under a waiting run, when the wait ends and why.`,
+is gone shows as interrupted; under a waiting run, when the wait ends and why.
+'runs prune' deletes the finished runs (succeeded, failed, cancelled) that
+ended longer ago than --older-than (or config.yaml's store.retention, which
+msgflow start applies every hour), with their items, journals and state;
+unfinished runs are never deleted.`,
     subcommands: [
       ['show ID', "The run's inputs, steps (status, counts, output, duration), failed items with errors, log lines"],
       ['cancel ID', 'A run not executing is cancelled at once; a running one stops at its next item boundary'],
       ['retry ID', "A new run of a finished run's flow, with its inputs, redoing only its failed items (a succeeded run: exit 2)"],
+      ['prune', 'Delete the finished runs older than --older-than or store.retention (at least 1d); --dry-run counts them'],
     ],
     options: [
       { name: 'flow', type: 'string', arg: 'NAME', text: 'Only runs of this flow (an unknown flow exits 2)' },
       { name: 'limit', type: 'string', arg: 'N', text: 'At most N runs (default 20)' },
+      {
+        name: 'older-than',
+        type: 'string',
+        arg: 'AGE',
+        text: 'runs prune: runs that finished longer ago than this, e.g. 30d (default store.retention)',
+      },
+      { name: 'dry-run', text: 'runs prune: count what would be deleted, delete nothing' },
       { name: 'json', text: 'Machine-readable output' },
     ],
   },

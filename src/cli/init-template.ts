@@ -103,6 +103,8 @@ flowsDir: flows
 store:
   driver: lowdb
   dir: .msgflow/state
+  # Finished runs older than this are deleted by msgflow start (hourly) with their items and journals.
+  retention: 30d
 plugins:
   - ./plugins/greet.ts
 `;

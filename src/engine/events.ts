@@ -70,6 +70,8 @@ export interface EngineEvents {
    * own handling). `outcome` is 'ok' or the error code (src/api/error-codes.ts).
    */
   'api:call': [{ instance: string; method: string; outcome: string; durationMs: number }];
+  /** The retention deleted finished runs that ended before `cutoff` (engine/run/retention.ts). */
+  'runs:deleted': [{ deleted: number; byFlow: Record<string, number>; cutoff: number }];
   log: [{ level: 'debug' | 'info' | 'warn' | 'error'; message: string; fields?: Record<string, unknown> }];
 }
 

@@ -28,6 +28,7 @@ import { distributed, type Distributed } from './daemon/distributed.js';
 import { openDaemonRuntime } from './daemon/lease.js';
 import { scheduleFlows, type Scheduling } from './daemon/schedule.js';
 import { startAlertMonitor, type AlertMonitor } from '../engine/alerts/monitor.js';
+import { startRetention, type Retention } from '../engine/run/retention.js';
 import type { DaemonEvent, DaemonOptions, DaemonState, DaemonStatus } from './daemon/types.js';
 import { createInProcessEngineClient, type InProcessEngineClient } from './engine-client/in-process.js';
 import { startNotificationConsumers, type NotificationConsumers } from './notifications/consumers.js';
@@ -80,6 +81,7 @@ class MsgflowDaemon implements Daemon {
   private scheduling: Scheduling | undefined;
   private consumers: NotificationConsumers | undefined;
   private alerts: AlertMonitor | undefined;
+  private retention: Retention | undefined;
   private reloader: Reloader | undefined;
   private watcher: { close(): void } | undefined;
   private stopOutages: (() => void) | undefined;
@@ -159,6 +161,10 @@ class MsgflowDaemon implements Daemon {
       flows: () => this.reloader?.current() ?? flows,
       notificationLagMs: config.alerts.notificationLagMinutes * 60_000,
     });
+    // Finished runs older than store.retention go, now and every hour (off unless config.yaml sets it).
+    const retentionMs = config.store.retention;
+    if (retentionMs !== undefined)
+      this.retention = startRetention({ store: runtime.store, clock: runtime.clock, logger: this.logger, bus: runtime.bus, retentionMs });
     const scheduling = await scheduleFlows(runtime, flows, this.dist, this.tell);
     this.scheduling = scheduling;
     this.consumers = await startNotificationConsumers({
@@ -240,6 +246,7 @@ class MsgflowDaemon implements Daemon {
     // No new notification is taken once stopping; those taken are recorded (their runs resume).
     await attempt(() => this.consumers?.stop());
     this.alerts?.stop();
+    await attempt(() => this.retention?.stop());
     await attempt(() => this.dist?.close());
     this.stopOutages?.();
     await attempt(() => this.engineClient?.close());

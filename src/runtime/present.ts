@@ -10,7 +10,8 @@ export { createCliReporter } from '../engine/progress/cli-reporter.js';
 export { clip, formatCounts, formatItems, formatUntil, formatWaiting } from '../engine/progress/format.js';
 export { runCounts } from '../store/types.js';
 // The wording helpers of util a front end prints with (no I/O), and the error classes every layer throws (the exit code follows the code).
-export { formatClock, formatSpan } from '../util/duration.js';
+export { formatClock, formatDuration, formatSpan, parseDuration } from '../util/duration.js';
+export { MIN_RETENTION_MS } from '../store/config.js';
 export { escapeControl } from '../util/printable.js';
 export { portInUseError } from '../util/port-in-use.js';
 export { Redactor } from '../util/secrets.js';

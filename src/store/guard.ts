@@ -18,6 +18,7 @@ const OPS = [
   'updateRun',
   'getRun',
   'listRuns',
+  'deleteRun',
   'saveInputs',
   'loadInputs',
   'saveStep',

@@ -650,6 +650,18 @@ export class KvLog implements DurableState {
     }
   }
 
+  /**
+   * Closes the namespace and deletes its files (every generation, snapshots
+   * and leftover temporaries): a finished run's namespace, which nobody
+   * writes any more (lowdb-store.ts deleteRun).
+   */
+  async destroy(): Promise<void> {
+    await this.close();
+    const { logs, snaps, temps } = this.listGenerations();
+    for (const f of [...logs.map((g) => this.logPath(g)), ...snaps.map((g) => this.snapPath(g)), ...temps.map((n) => join(this.dir, n))])
+      rmSync(f, { force: true });
+  }
+
   /** Waits for this process's writes, then releases the files. */
   async close(): Promise<void> {
     if (this.closed) return;

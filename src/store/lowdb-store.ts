@@ -5,8 +5,9 @@
  *
  * Layout under `dir`:
  *   runs.jsonl                 the run index: one line per run created
- *                              (`{id,flow,t,s}`) and per status change
- *                              (`{id,s}`), shared by every process (O_APPEND)
+ *                              (`{id,flow,t,s}`), per status change
+ *                              (`{id,s}`) and per run deleted (`{id,gone}`),
+ *                              shared by every process (O_APPEND)
  *   runs/<runId>/run.jsonl     the run's document { run, steps, waits } as its changes, appended
  *                              (`{run}` the whole record after each update, `{step}`, `{wait}`,
  *                              `{unwait}`), compacted to the document once changes outnumber it
@@ -59,7 +60,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Low } from 'lowdb';
 import { JSONFile } from 'lowdb/node';
@@ -81,7 +82,7 @@ import {
 } from '../util/append-log.js';
 import { KvLog } from './kv-log.js';
 import { type FileLeases, fileLeases } from './lease-files.js';
-import { applyRunPatch, filterRuns } from './run-records.js';
+import { applyRunPatch, filterRuns, refuseUnfinished } from './run-records.js';
 import {
   type EngineStore,
   type ItemResult,
@@ -92,6 +93,7 @@ import {
   type StepRecord,
   type WaitRecord,
   RESUMABLE_STATUSES,
+  runItemsNamespace,
 } from './types.js';
 
 interface RunFile {
@@ -284,6 +286,13 @@ class KvLogs {
     return log;
   }
 
+  /** Deletes a namespace's files (a finished run's). */
+  async drop(namespace: string): Promise<void> {
+    const log = this.of(namespace);
+    this.logs.delete(namespace);
+    await log.destroy();
+  }
+
   /** Releases a namespace's files (it reopens if used again). */
   async close(namespace: string): Promise<void> {
     const log = this.logs.get(namespace);
@@ -348,12 +357,22 @@ class RunIndex {
     await (await this.open()).writer.appendRecords([entry]);
   }
 
+  /** Indexes a run's deletion (`{id,gone}`): every reader, in any process, forgets it. */
+  async remove(id: string): Promise<void> {
+    await (await this.open()).writer.appendRecords([{ id, gone: 1 }]);
+    this.indexed.delete(id);
+  }
+
   /** Every run indexed so far, with what was appended since the last read. */
   async read(): Promise<Map<string, IndexedRun>> {
     const { tail } = await this.open();
     tail.pull(
-      jsonRecords<{ id?: unknown; flow?: unknown; t?: unknown; s?: unknown } | null>((e) => {
+      jsonRecords<{ id?: unknown; flow?: unknown; t?: unknown; s?: unknown; gone?: unknown } | null>((e) => {
         if (typeof e?.id !== 'string') return;
+        if (e.gone) {
+          this.indexed.delete(e.id);
+          return;
+        }
         const cur = this.indexed.get(e.id);
         if (typeof e.flow === 'string' && typeof e.t === 'number')
           this.indexed.set(e.id, { flow: e.flow, startedAt: e.t, status: e.s as RunStatus });
@@ -477,6 +496,8 @@ class LowdbStore implements EngineStore {
       .filter(
         ([, r]) =>
           (query.flow === undefined || r.flow === query.flow) &&
+          // A run finishes after it starts: one started since then cannot have finished before.
+          (query.finishedBefore === undefined || r.startedAt < query.finishedBefore) &&
           (!wanted || wanted.includes(r.status) || RESUMABLE_STATUSES.includes(r.status)),
       )
       .sort(([ia, a], [ib, b]) => b.startedAt - a.startedAt || (ia < ib ? 1 : ia > ib ? -1 : 0));
@@ -492,6 +513,19 @@ class LowdbStore implements EngineStore {
         out.push(r);
     }
     return filterRuns(out, query);
+  }
+  async deleteRun(id: string): Promise<boolean> {
+    if (!SAFE_ID.test(id) || id === '.' || id === '..') return false;
+    const doc = await this.readRun(id);
+    if (doc) refuseUnfinished(doc.run);
+    this.docs.forget(id);
+    this.created.delete(id);
+    await Promise.all([this.runLogs.close(id), this.kvLogs.close(`run:${id}`), this.kvLogs.drop(runItemsNamespace(id))]);
+    // The files first, then the index line: a crash in between leaves an index
+    // line whose run is gone (listed as nothing), never files no index names.
+    await rm(join(this.runsDir, checkId(id)), { recursive: true, force: true });
+    if (doc || (await this.index.read()).has(id)) await this.index.remove(id);
+    return doc !== undefined;
   }
   async saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void> {
     const own = this.docs.peek(checkId(runId));

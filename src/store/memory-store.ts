@@ -7,8 +7,17 @@
 import type { DurableState } from './types.js';
 import { flatString } from '../util/flat-string.js';
 import { runNotFound } from './errors.js';
-import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, WaitRecord } from './types.js';
-import { applyRunPatch, filterRuns } from './run-records.js';
+import {
+  runItemsNamespace,
+  type EngineStore,
+  type ItemResult,
+  type Lease,
+  type RunQuery,
+  type RunRecord,
+  type StepRecord,
+  type WaitRecord,
+} from './types.js';
+import { applyRunPatch, filterRuns, refuseUnfinished } from './run-records.js';
 
 const copy = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
 
@@ -84,6 +93,16 @@ class MemoryStore implements EngineStore {
       [...this.runs.values()].map((r) => copy(r.run)),
       query,
     );
+  }
+  async deleteRun(id: string): Promise<boolean> {
+    const r = this.runs.get(id);
+    if (!r) return false;
+    refuseUnfinished(r.run);
+    this.runs.delete(id);
+    this.kvs.delete(`run:${id}`);
+    this.kvs.delete(runItemsNamespace(id));
+    for (const key of this.journals.keys()) if (key.startsWith(`${id}\u0000`)) this.journals.delete(key);
+    return true;
   }
   async saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void> {
     need(this.runs, runId).inputs = copy(inputs);

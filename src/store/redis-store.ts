@@ -13,6 +13,7 @@
  *   run:<id>:items            list of ItemResult JSON (append-only, like the file log)
  *   run:<id>:waits            hash key -> WaitRecord JSON
  *   run:<id>:journal:<stream> list of JSON entries (a step's append-only journal)
+ *   run:<id>:journals         set of the run's journal streams (what deleteRun deletes)
  *   kv:<namespace>            hash key -> JSON (entries(prefix) pages with HSCAN MATCH)
  *
  * Outages: the client reconnects forever, with a backoff capped at
@@ -36,8 +37,8 @@ import type { Redis, RedisOptions } from 'ioredis';
 import type { DurableState } from './types.js';
 import { runNotFound } from './errors.js';
 import { guardStore } from './guard.js';
-import { applyRunPatch, filterRuns } from './run-records.js';
-import { RESUMABLE_STATUSES } from './types.js';
+import { applyRunPatch, filterRuns, refuseUnfinished } from './run-records.js';
+import { RESUMABLE_STATUSES, runItemsNamespace } from './types.js';
 import type { EngineStore, ItemResult, Lease, RunQuery, RunRecord, StepRecord, StoreConnection, WaitRecord } from './types.js';
 
 export interface RedisStoreOptions {
@@ -140,6 +141,7 @@ export function createRedisStore(options: RedisStoreOptions = {}): EngineStore {
   const store: EngineStore = {
     driver: 'redis',
     ...runOps(conn, k),
+    deleteRun: (id: string) => deleteRun(redis, k, id),
     ...logOps(redis, k),
     ...leaseOps(conn, k),
     connection: conn.state,
@@ -253,6 +255,7 @@ function redisKeys(p: string) {
     waits: (id: string) => `${p}run:${id}:waits`,
     kv: (ns: string) => `${p}kv:${ns}`,
     journal: (id: string, stream: string) => `${p}run:${id}:journal:${stream}`,
+    journals: (id: string) => `${p}run:${id}:journals`,
     lease: (name: string) => `${p}lease:${name}`,
   };
 }
@@ -331,7 +334,11 @@ function runOps(
       const out: RunRecord[] = [];
       // Newest first, a page at a time: a limit reads only the records it needs.
       for (let from = 0; out.length < limit; from += 100) {
-        const ids = await redis.zrevrange(k.runs, from, from + 99);
+        // A run finishes after it starts: with finishedBefore, only the runs started before it are read.
+        const ids =
+          query.finishedBefore === undefined
+            ? await redis.zrevrange(k.runs, from, from + 99)
+            : await redis.zrevrangebyscore(k.runs, `(${query.finishedBefore}`, '-inf', 'LIMIT', from, 100);
         if (ids.length === 0) break;
         const raw = await redis.mget(ids.map(k.run));
         out.push(
@@ -361,6 +368,34 @@ function runOps(
 }
 
 /** The append-only item log and journals of a run, and its durable waits. */
+/**
+ * A finished run's keys, all at once. The run is not among runOps' remembered
+ * records: those are runs in flight, which deleteRun refuses.
+ */
+async function deleteRun(redis: Redis, k: Keys, id: string): Promise<boolean> {
+  const raw = await redis.get(k.run(id));
+  if (!raw) return false;
+  refuseUnfinished(JSON.parse(raw) as RunRecord);
+  const streams = await redis.smembers(k.journals(id));
+  const keys = [
+    k.run(id),
+    k.inputs(id),
+    k.steps(id),
+    k.order(id),
+    k.items(id),
+    k.waits(id),
+    k.journals(id),
+    k.kv(`run:${id}`),
+    k.kv(runItemsNamespace(id)),
+  ];
+  await redis
+    .multi()
+    .zrem(k.runs, id)
+    .del(...keys, ...streams.map((st) => k.journal(id, st)))
+    .exec();
+  return true;
+}
+
 function logOps(
   redis: Redis,
   k: Keys,
@@ -380,7 +415,12 @@ function logOps(
     },
     async appendJournal(runId, stream, entries) {
       if (entries.length === 0) return;
-      await redis.rpush(k.journal(runId, stream), ...entries.map((e) => JSON.stringify(e)));
+      // The stream is named in the run's set, so that deleteRun finds every journal without a SCAN.
+      await redis
+        .multi()
+        .sadd(k.journals(runId), stream)
+        .rpush(k.journal(runId, stream), ...entries.map((e) => JSON.stringify(e)))
+        .exec();
     },
     async *readJournal<T>(runId: string, stream: string): AsyncIterable<T> {
       const key = k.journal(runId, stream);

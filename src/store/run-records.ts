@@ -1,9 +1,15 @@
-import type { RunQuery, RunRecord } from './types.js';
+import { FlowError } from '../api/errors.js';
+import { RESUMABLE_STATUSES, type RunQuery, type RunRecord } from './types.js';
 
-/** Applies a RunQuery: filter by flow and status, newest first, then limit. Shared by the drivers. */
+/** Applies a RunQuery: filter by flow, status and finish time, newest first, then limit. Shared by the drivers. */
 export function filterRuns(runs: RunRecord[], query: RunQuery = {}): RunRecord[] {
   const out = runs
-    .filter((r) => (query.flow === undefined || r.flow === query.flow) && (!query.status || query.status.includes(r.status)))
+    .filter(
+      (r) =>
+        (query.flow === undefined || r.flow === query.flow) &&
+        (!query.status || query.status.includes(r.status)) &&
+        (query.finishedBefore === undefined || (r.finishedAt !== undefined && r.finishedAt < query.finishedBefore)),
+    )
     .sort((a, b) => b.startedAt - a.startedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   return query.limit === undefined ? out : out.slice(0, Math.max(0, query.limit));
 }
@@ -21,4 +27,12 @@ export function applyRunPatch(run: RunRecord, patch: Partial<Omit<RunRecord, 'id
   }
   out.id = run.id;
   return out as unknown as RunRecord;
+}
+
+/**
+ * The refusal of deleteRun for a run that may still go on: its owner would
+ * write into a run that is gone. Shared by the drivers.
+ */
+export function refuseUnfinished(run: RunRecord): void {
+  if (RESUMABLE_STATUSES.includes(run.status)) throw new FlowError('RUN_UNFINISHED', { runId: run.id, status: run.status, flow: run.flow });
 }

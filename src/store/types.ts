@@ -274,6 +274,8 @@ export interface WaitRecord {
 export interface RunQuery {
   flow?: string;
   status?: readonly RunStatus[];
+  /** Only runs that finished before this time (ms since the epoch): what a retention pass deletes. */
+  finishedBefore?: number;
   /** Newest first; at most this many. */
   limit?: number;
 }
@@ -289,6 +291,15 @@ export interface StoreConnection {
   onReachable(listener: () => void): () => void;
 }
 
+/**
+ * The kv namespace of a run's records written by any process (BullMQ workers'
+ * item results and step outcomes: runtime/bullmq), unlike `run:<id>`, which
+ * only the run's owner writes. Both go with the run (deleteRun).
+ */
+export function runItemsNamespace(runId: string): string {
+  return `run-items:${runId}`;
+}
+
 export interface EngineStore {
   /** Which driver this is, for messages (`lowdb`, `memory`, ...). */
   readonly driver: string;
@@ -301,6 +312,15 @@ export interface EngineStore {
   getRun(id: string): Promise<RunRecord | undefined>;
   /** Newest (by startedAt) first. */
   listRuns(query?: RunQuery): Promise<RunRecord[]>;
+  /**
+   * Deletes a finished run with everything kept for it: its record, inputs,
+   * steps, items, waits, journals and its kv namespaces (`run:<id>`,
+   * {@link runItemsNamespace}).
+   * Resolves false when there was no such run. A run that may still go on
+   * (running, waiting, interrupted) is refused with RUN_UNFINISHED: its owner
+   * would write into a run that is gone.
+   */
+  deleteRun(id: string): Promise<boolean>;
 
   /** The resolved inputs a run started with, stored once so that a resume sees the same items. */
   saveInputs(runId: string, inputs: Record<string, unknown>): Promise<void>;

@@ -107,6 +107,11 @@ const COUNTERS = {
     help: 'Instance API calls made through the configured clients (after their retries), by instance config name, method and outcome (ok or the error code)',
     labelNames: ['instance', 'method', 'outcome'],
   },
+  runsDeleted: {
+    name: 'msgflow_runs_deleted_total',
+    help: 'Finished runs the retention (config.yaml store.retention) deleted in this process, by flow',
+    labelNames: ['flow'],
+  },
   rateLimitWaits: {
     name: 'msgflow_rate_limit_waits_total',
     help: 'Calls the instance answered with a rate limit (HTTP 429, or checkAccount rate_limit_exceeded that pauses the checks), by instance config name and method',
@@ -159,6 +164,9 @@ function busHandlers(c: Counters): BusHandlers {
     'api:call': (e) => {
       c.apiCalls.inc({ instance: e.instance, method: e.method, outcome: e.outcome });
       if (RATE_LIMIT_CODES.has(e.outcome)) c.rateLimitWaits.inc({ instance: e.instance, method: e.method });
+    },
+    'runs:deleted': (e) => {
+      for (const [flow, n] of Object.entries(e.byFlow)) c.runsDeleted.inc({ flow }, n);
     },
     'notification:received': (e) => c.notificationLag.observe({ instance: e.instance }, Math.max(0, e.lagMs) / 1000),
   };

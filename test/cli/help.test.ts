@@ -39,7 +39,7 @@ describe('help', () => {
     for (const [argv, said] of [
       [['strat'], "msgflow: unknown command 'strat' (did you mean 'start'?)"],
       [['help', 'valdiate'], "msgflow: unknown command 'valdiate' (did you mean 'validate'?)"],
-      [['runs', 'shwo', 'x'], "msgflow: unknown runs subcommand 'shwo' (did you mean 'show'?; expected show, cancel or retry)"],
+      [['runs', 'shwo', 'x'], "msgflow: unknown runs subcommand 'shwo' (did you mean 'show'?; expected show, cancel, retry or prune)"],
     ] as const) {
       const io = captureIo();
       expect(await runCli([...argv], io)).toBe(2);

@@ -4,7 +4,7 @@
  * is durable) must return a fresh store over the same data, as after a restart.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { EngineStore, ItemResult, RunRecord, StepRecord } from '../../src/store/types.js';
+import { runItemsNamespace, type EngineStore, type ItemResult, type RunRecord, type StepRecord } from '../../src/store/types.js';
 
 export interface StoreHarness {
   store: EngineStore;
@@ -281,6 +281,82 @@ export function describeStoreConformance(name: string, factory: () => Promise<St
       await b.delete('id1:checkAccount');
       expect(await a.get('id1:checkAccount')).toBeUndefined();
       expect((await a.entries()).map(([k]) => k)).toEqual(['id2:checkAccount']);
+    });
+
+    it('lists the runs finished before a time: unfinished ones and those finished since are not among them', async () => {
+      const s = await setup();
+      await s.createRun(makeRun({ id: 'old', startedAt: 100, status: 'succeeded', finishedAt: 200 }));
+      await s.createRun(makeRun({ id: 'old-failed', flow: 'other', startedAt: 150, status: 'failed', finishedAt: 250 }));
+      await s.createRun(makeRun({ id: 'long', startedAt: 120, status: 'succeeded', finishedAt: 5_000 }));
+      await s.createRun(makeRun({ id: 'waiting', startedAt: 110, status: 'waiting' }));
+      await s.createRun(makeRun({ id: 'new', startedAt: 4_000, status: 'succeeded', finishedAt: 4_100 }));
+      expect((await s.listRuns({ finishedBefore: 1_000 })).map((r) => r.id)).toEqual(['old-failed', 'old']);
+      expect((await s.listRuns({ finishedBefore: 1_000, flow: 'demo' })).map((r) => r.id)).toEqual(['old']);
+      expect((await s.listRuns({ finishedBefore: 1_000, limit: 1 })).map((r) => r.id)).toEqual(['old-failed']);
+      expect((await s.listRuns({ finishedBefore: 200 })).map((r) => r.id)).toEqual([]);
+      expect((await (await reopen()).listRuns({ finishedBefore: 4_500 })).map((r) => r.id)).toEqual(['new', 'old-failed', 'old']);
+    });
+
+    it('deletes a finished run with its inputs, steps, items, waits, journals and own kv namespace; other runs keep theirs', async () => {
+      const s = await setup();
+      for (const id of ['gone', 'kept']) {
+        await s.createRun(makeRun({ id }));
+        await s.saveInputs(id, { n: 1 });
+        await s.saveStep({ runId: id, step: 'send', action: 'log', status: 'succeeded', startedAt: 1, done: 1, failed: 0, forEach: true });
+        await s.appendItems(id, [item('send', 0)]);
+        await s.setWait(id, { key: 'send/0/wait', until: 10, reason: 'r', step: 'send', createdAt: 0 });
+        await s.appendJournal(id, 'send/-', [{ i: 0 }]);
+        await s.appendJournal(id, 'other/x', [{ i: 1 }]);
+        await s.kv(`run:${id}`).set('cursor', 3);
+        // What workers record for the run (another process in production: another store instance here).
+        await (await reopen()).kv(runItemsNamespace(id)).set('send/0', { status: 'succeeded' });
+        await s.updateRun(id, { status: 'succeeded', finishedAt: 500 });
+      }
+      const shared = s.kv('shared:opt-out');
+      await shared.set('79001112233', true);
+      // Another instance (another process) that has listed the runs before the deletion.
+      const again = await reopen();
+      expect((await again.listRuns()).map((r) => r.id)).toEqual(['kept', 'gone']);
+      expect(await s.deleteRun('gone')).toBe(true);
+      for (const view of [s, again]) {
+        expect(await view.getRun('gone')).toBeUndefined();
+        expect((await view.listRuns()).map((r) => r.id)).toEqual(['kept']);
+        expect(await view.loadInputs('gone')).toBeUndefined();
+        expect(await view.getSteps('gone')).toEqual([]);
+        expect((await view.getItems('gone', 'send')).size).toBe(0);
+        expect(await view.listWaits('gone')).toEqual([]);
+        const journal: unknown[] = [];
+        for await (const e of view.readJournal('gone', 'send/-')) journal.push(e);
+        for await (const e of view.readJournal('gone', 'other/x')) journal.push(e);
+        expect(journal).toEqual([]);
+        expect(await view.kv('run:gone').entries()).toEqual([]);
+        expect(await view.kv(runItemsNamespace('gone')).entries()).toEqual([]);
+        expect(await view.kv(runItemsNamespace('kept')).get('send/0')).toEqual({ status: 'succeeded' });
+        // The other run, and shared state, are untouched.
+        expect(await view.loadInputs('kept')).toEqual({ n: 1 });
+        expect((await view.getItems('kept', 'send')).size).toBe(1);
+        expect(await view.kv('run:kept').get('cursor')).toBe(3);
+        expect(await view.kv('shared:opt-out').get('79001112233')).toBe(true);
+      }
+      // Deleting it again, or a run that never was: nothing to delete.
+      expect(await s.deleteRun('gone')).toBe(false);
+      expect(await again.deleteRun('never-was')).toBe(false);
+      // Its id can be used again by a new run, which starts empty.
+      await s.createRun(makeRun({ id: 'gone', startedAt: 9_000 }));
+      expect(await s.getSteps('gone')).toEqual([]);
+      expect(await s.kv('run:gone').get('cursor')).toBeUndefined();
+    });
+
+    it('refuses to delete a run that may still go on (RUN_UNFINISHED), and keeps it', async () => {
+      const s = await setup();
+      for (const status of ['running', 'waiting', 'interrupted'] as const) {
+        await s.createRun(makeRun({ id: status, status }));
+        await expect(s.deleteRun(status)).rejects.toMatchObject({
+          code: 'RUN_UNFINISHED',
+          message: expect.stringContaining(`(${status})`),
+        });
+        expect((await s.getRun(status))?.status).toBe(status);
+      }
     });
   });
 }

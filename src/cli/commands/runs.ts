@@ -10,6 +10,9 @@ import {
   MsgflowError,
   closest,
   formatClock,
+  formatDuration,
+  parseDuration,
+  MIN_RETENTION_MS,
   type ItemResult,
   type RunRecord,
   type StepRecord,
@@ -30,21 +33,32 @@ const MAX_LOG_SHOWN = 200;
  * `msgflow runs`: run history, newest first (reads only), and the
  * subcommands that inspect and steer one run: show, cancel, retry.
  */
-const SUBCOMMANDS = ['show', 'cancel', 'retry'];
+const SUBCOMMANDS = ['show', 'cancel', 'retry', 'prune'];
 
 export async function runs(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('runs', argv);
   const [sub, id, ...extra] = positionals;
   if (sub !== undefined && !SUBCOMMANDS.includes(sub)) {
     const hint = closest(sub, SUBCOMMANDS);
-    throw new UsageError(`unknown runs subcommand '${sub}' (${hint ? `did you mean '${hint}'?; ` : ''}expected show, cancel or retry)`);
+    throw new UsageError(
+      `unknown runs subcommand '${sub}' (${hint ? `did you mean '${hint}'?; ` : ''}expected show, cancel, retry or prune)`,
+    );
   }
-  if (sub !== undefined && id === undefined) throw new UsageError(`runs ${sub} expects a run ID`);
+  if (sub === 'prune' && id !== undefined)
+    throw new UsageError(`runs prune takes no run ID (got '${id}'): --older-than and --flow choose the runs`);
+  if (sub !== undefined && sub !== 'prune' && id === undefined) throw new UsageError(`runs ${sub} expects a run ID`);
   if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  if (sub !== 'prune')
+    for (const flag of ['older-than', 'dry-run'])
+      if (values[flag] !== undefined) throw new UsageError(`--${flag} is an option of 'msgflow runs prune'`);
   const limit = parsePositiveInt(values.limit, '--limit') ?? 20;
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
+  // Checked before the store is opened: a bad duration changes nothing.
+  const olderThanMs = sub === 'prune' ? pruneAge(values['older-than'], config.store.retention) : 0;
   const runtime = await createRuntime({ config, command: 'runs', redactor: io.redactor });
   try {
+    if (sub === 'prune')
+      return await prune(runtime, { olderThanMs, flow: values.flow, dryRun: Boolean(values['dry-run']) }, Boolean(values.json), io);
     if (sub === 'show') return await show(runtime, id!, Boolean(values.json), io);
     if (sub === 'cancel') return await cancel(runtime, id!, io);
     if (sub === 'retry') return await retry(runtime, id!, Boolean(values.json), io, cliReporter(io, values, config, runtime.bus));
@@ -68,6 +82,43 @@ export async function runs(argv: string[], io: Io): Promise<number> {
   } finally {
     await runtime.close();
   }
+}
+
+/** The age `runs prune` deletes from: --older-than, else config.yaml's store.retention. */
+function pruneAge(flag: string | undefined, retentionMs: number | undefined): number {
+  if (flag === undefined) {
+    if (retentionMs === undefined) throw new UsageError('runs prune needs --older-than (e.g. 30d), or store.retention in config.yaml');
+    return retentionMs;
+  }
+  const ms = parseDuration(flag);
+  if (ms === undefined) throw new UsageError(`--older-than expects a duration such as 30d or 36h, got '${flag}'`);
+  if (ms < MIN_RETENTION_MS)
+    throw new UsageError(
+      `--older-than ${flag} is too short: runs are kept at least 1d (the service redelivers a notification for up to 24 hours)`,
+    );
+  return ms;
+}
+
+async function prune(runtime: Runtime, o: { olderThanMs: number; flow?: string; dryRun: boolean }, json: boolean, io: Io): Promise<number> {
+  if (
+    o.flow !== undefined &&
+    !runtime.flows().flows.some((f) => f.name === o.flow) &&
+    (await runtime.engine.listRuns({ flow: o.flow, limit: 1 })).length === 0
+  ) {
+    const names = runtime.flows().flows.map((f) => f.name);
+    throw new UsageError(`no flow named '${o.flow}' (flows: ${names.length ? names.join(', ') : 'none'})`);
+  }
+  const r = await runtime.engine.pruneRuns(o);
+  if (json) {
+    io.out(JSON.stringify({ ...r, finishedBefore: new Date(r.cutoff).toISOString() }, null, 2));
+    return EXIT.OK;
+  }
+  const what = `finished run${r.deleted === 1 ? '' : 's'} that ended before ${new Date(r.cutoff).toISOString()} (${formatDuration(o.olderThanMs)} ago)`;
+  const flows = Object.entries(r.byFlow)
+    .map(([flow, n]) => `${flow} ${n}`)
+    .join(', ');
+  io.out(`${r.dryRun ? 'would delete' : 'deleted'} ${r.deleted} ${what}${flows ? `: ${flows}` : ''}`);
+  return EXIT.OK;
 }
 
 async function needRun(runtime: Runtime, id: string): Promise<RunRecord> {

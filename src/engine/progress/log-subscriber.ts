@@ -74,6 +74,14 @@ const FORMATTERS: Formatters = {
     `notification ${e.type} from instance ${e.instance} (lag ${ms(e.lagMs)}, ${e.flowsStarted} run${e.flowsStarted === 1 ? '' : 's'} started)`,
   ],
   'api:call': (e) => ['debug', `api ${e.method} on instance ${e.instance}: ${e.outcome} in ${ms(e.durationMs)}`],
+  'runs:deleted': (e) => [
+    'info',
+    `retention: deleted ${e.deleted} finished run${e.deleted === 1 ? '' : 's'} that ended before ${iso(e.cutoff)} (${Object.entries(
+      e.byFlow,
+    )
+      .map(([flow, n]) => `${flow} ${n}`)
+      .join(', ')})`,
+  ],
   log: (e) => [e.level, `${e.message}${e.fields && Object.keys(e.fields).length ? ` ${JSON.stringify(e.fields)}` : ''}`],
 };
 

@@ -20,6 +20,7 @@ import { allSteps, type Flow } from '../flow/types.js';
 import { dataInputsOf, inputsFromValues, resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
+import { pruneRuns } from './retention.js';
 import { recordAlertIntent } from '../alerts/records.js';
 import { concurrencyGroup, evaluateConcurrencyKey, slotLeaseName } from './concurrency.js';
 import { type ClaimResult, LeaseOwner, defaultHostId, defaultLeaseTtlMs, describeHolder, holderDead } from './ownership.js';
@@ -98,6 +99,7 @@ export function createEngine(opts: EngineOptions): Engine {
     cancel: (runId) => e.cancel(runId),
     listRuns: async (query = {}) => Promise.all((await opts.store.listRuns(query)).map((r) => e.displayed(r))),
     getRun: (id) => e.getRun(id),
+    pruneRuns: (o) => pruneRuns(opts.store, { ...o, now: e.clockNow(), bus: opts.bus }),
     getSteps: (id) => e.getSteps(id),
     activeRuns: () => [...e.active.values()].map((a) => a.exec.snapshot()),
     shutdown: (reason) => e.shutdown(reason),
@@ -111,6 +113,7 @@ class EngineCore {
   readonly hostId: string;
   readonly active = new Map<string, ActiveRun>();
   private readonly clock: Clock;
+  readonly clockNow = () => this.clock.now();
   private readonly resolveInputs: NonNullable<EngineOptions['resolveInputs']>;
   private readonly ownerOpts: { store: EngineStore; hostId: string; ttlMs: number };
   private readonly maxCrashes: number;

@@ -10,6 +10,7 @@ import type { EngineBus } from '../events.js';
 import type { Flow } from '../flow/types.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import type { ItemExecutor } from './executor.js';
+import type { PruneResult } from './retention.js';
 import type { EngineTracer } from './tracing.js';
 
 export interface EngineOptions {
@@ -214,6 +215,12 @@ export interface Engine {
   /** Run history, newest first; active runs show live counts; runs whose owner is gone show `interrupted`. */
   listRuns(query?: { flow?: string; limit?: number }): Promise<RunRecord[]>;
   getRun(id: string): Promise<RunRecord | undefined>;
+  /**
+   * Deletes the finished runs that ended more than `olderThanMs` ago (on the
+   * engine's clock), with their items, journals and state; unfinished runs
+   * are kept. `dryRun` counts them instead. See engine/run/retention.ts.
+   */
+  pruneRuns(o: { olderThanMs: number; flow?: string; dryRun?: boolean }): Promise<PruneResult>;
   /** Step records of a run; a running forEach step shows live done/failed counts. */
   getSteps(id: string): Promise<StepRecord[]>;
   /** Runs executing in this process (snapshots). */

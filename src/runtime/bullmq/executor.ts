@@ -19,7 +19,7 @@ import type { ItemBatch, ItemExecutor, QueueDepth, StepUnit } from '../../engine
 import { localExecutor } from '../../engine/run/executor.js';
 import { fromErrorInfo } from '../../engine/run/errors.js';
 import { StepFatalError, type UnitOutcome } from '../../engine/run/unit-runner.js';
-import type { EngineStore, ErrorInfo, ItemResult } from '../../store/types.js';
+import { runItemsNamespace, type EngineStore, type ErrorInfo, type ItemResult } from '../../store/types.js';
 import type { ItemJobData, ItemJobResult } from './item-host.js';
 import { type BullmqTarget, bullmqConnection, itemJobId, itemQueueName, stepJobId } from './names.js';
 import { stepOutcomeKey, type StepJobData, type StepJobResult, type StepOutcomeRecord, type StepProgress } from './step-host.js';
@@ -298,7 +298,7 @@ class StepFollow {
   async reconcile(): Promise<boolean> {
     this.lastEvent = Date.now();
     const { runId, step } = this.unit;
-    this.outcome ??= await this.store.kv(`run-items:${runId}`).get<StepOutcomeRecord>(stepOutcomeKey(step.id));
+    this.outcome ??= await this.store.kv(runItemsNamespace(runId)).get<StepOutcomeRecord>(stepOutcomeKey(step.id));
     if (this.outcome) return true;
     const job = await this.queue.getJob(this.jobId);
     if (!job || !(await job.isFailed()) || job.attemptsMade < (job.opts.attempts ?? 1)) return false;

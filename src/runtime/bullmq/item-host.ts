@@ -37,7 +37,7 @@ import { errorInfo } from '../../engine/run/errors.js';
 import { defaultHostId } from '../../engine/run/ownership.js';
 import { itemScope, type RunScope } from '../../engine/run/unit-context.js';
 import { StepFatalError, runUnit } from '../../engine/run/unit-runner.js';
-import type { ErrorInfo, ItemResult, Lease } from '../../store/types.js';
+import { runItemsNamespace, type ErrorInfo, type ItemResult, type Lease } from '../../store/types.js';
 import { lookForSend, sendShape } from '../../client/send-lookup.js';
 import { loadUnitContext, runStopReason, WorkerFlows, workerRunScope, workerWaits, type WorkerDeps } from './run-context.js';
 import { WriteIntent, writeIntentInterceptor, type WriteCall } from './write-intent.js';
@@ -108,7 +108,7 @@ export class ItemHost {
    * no stall), so no result of it can be recorded yet and the lookup is saved.
    */
   async process(job: ItemJobData, signal?: AbortSignal, firstTry = false): Promise<ItemJobResult> {
-    const records = this.d.store.kv(`run-items:${job.runId}`);
+    const records = this.d.store.kv(runItemsNamespace(job.runId));
     const key = `${job.step}#${job.index}`;
     const prev = firstTry ? undefined : await records.get<ItemResult>(key);
     if (prev) {
@@ -215,7 +215,7 @@ export class ItemHost {
       return this.takeOver(job, key, ctx, holder, lease, call);
     }
     // The worker that held the job before may have recorded it since this one looked.
-    const done = await this.d.store.kv(`run-items:${job.runId}`).get<ItemResult>(key);
+    const done = await this.d.store.kv(runItemsNamespace(job.runId)).get<ItemResult>(key);
     if (!done) return token;
     await this.releaseIntent(job, key, token);
     await this.d.store.appendItems(job.runId, [done]);
@@ -249,7 +249,7 @@ export class ItemHost {
       await this.releaseIntent(job, key, holder.token);
       return r;
     }
-    const marks = this.d.store.kv(`run-items:${job.runId}`);
+    const marks = this.d.store.kv(runItemsNamespace(job.runId));
     const now = this.d.clock.now();
     let since = await marks.get<number>(`${key}@absent`);
     if (since === undefined) await marks.set(`${key}@absent`, (since = now));
@@ -277,7 +277,7 @@ export class ItemHost {
 
   /** Result first (the idempotence record), then the item log, then the intent (of a writing step) goes. */
   private async record(job: ItemJobData, key: string, result: ItemResult, intent: string | undefined): Promise<ItemJobResult> {
-    const records = this.d.store.kv(`run-items:${job.runId}`);
+    const records = this.d.store.kv(runItemsNamespace(job.runId));
     await records.set(key, result);
     await this.d.store.appendItems(job.runId, [result]);
     if (intent) await this.releaseIntent(job, key, intent);

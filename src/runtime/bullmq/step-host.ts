@@ -17,7 +17,7 @@
  *   broadcast's recipient records, a dialog's decision and send journal,
  *   each reconciling a send caught in flight from the service's history
  *   once its journal lag has passed).
- * - **Recorded once**: the outcome is written (kv `run-items:<runId>`, key
+ * - **Recorded once**: the outcome is written (kv runItemsNamespace(runId), `run-items:<runId>`, key
  *   `<step>#step`) before the job completes; a job run again finds it and
  *   returns it. The process that drives the run reads it from the job's
  *   result, or from the store when it missed the event.
@@ -30,7 +30,7 @@ import { errorInfo } from '../../engine/run/errors.js';
 import { defaultHostId, LeaseOwner } from '../../engine/run/ownership.js';
 import type { TraceSpan } from '../../engine/run/tracing.js';
 import { StepFatalError, runUnit, type UnitOutcome } from '../../engine/run/unit-runner.js';
-import type { ErrorInfo, WaitRecord } from '../../store/types.js';
+import { runItemsNamespace, type ErrorInfo, type WaitRecord } from '../../store/types.js';
 import {
   loadUnitContext,
   runStopReason,
@@ -99,7 +99,7 @@ export class StepHost {
   /** Works one step's job. Throws only when the job should be tried again (the store is down). */
   async process(job: StepJobData, signal: AbortSignal, report: (p: StepProgress) => Promise<unknown>): Promise<StepJobResult> {
     const { store } = this.d;
-    const records = store.kv(`run-items:${job.runId}`);
+    const records = store.kv(runItemsNamespace(job.runId));
     const key = stepOutcomeKey(job.step);
     const prev = await records.get<StepOutcomeRecord>(key);
     if (prev) return { kind: 'recorded', outcome: prev };
