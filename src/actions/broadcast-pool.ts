@@ -259,8 +259,7 @@ export class Senders {
   }
 
   async stick(chatId: string, s: Sender): Promise<void> {
-    if (this.pooled)
-      await this.stickies.set(chatId, { identity: s.instance.identity, name: s.name, at: this.ctx.clock.now() });
+    if (this.pooled) await this.stickies.set(chatId, { identity: s.instance.identity, name: s.name, at: this.ctx.clock.now() });
   }
 }
 
