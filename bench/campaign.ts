@@ -15,7 +15,8 @@
  * (process.resourceUsage().maxRSS) is that phase's alone: in one process the
  * campaign's peak could not be told from planning's (the heap V8 grew for
  * planning's garbage stays with the process). The peer's peak is the floor:
- * the process, the in-process service and the messages it queues.
+ * the process, the in-process service and the messages it queues. The
+ * recipients' file is written by the parent before a phase starts.
  *
  *   npm run bench:campaign -- [--recipients 100000] [--store memory|lowdb|redis] [--recipient-hours]
  *   (--phase plan|campaign|peer --dir <dir> --prefix <redis prefix>: one phase, what the parent runs)
@@ -29,6 +30,7 @@
  * end).
  */
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -101,12 +103,22 @@ const STEP = {
   ...(values['recipient-hours'] ? { recipientTime: { hours: { default: '00:00-23:59' } } } : {}),
 };
 
-/** The recipients' file, the service and the store of a phase that runs the broadcast. */
-async function setup(dir: string) {
+/**
+ * The recipients' file of a phase that runs the broadcast, written by the
+ * parent before the phase starts (as a campaign's file exists before its
+ * run): making 100,000 rows in the phase's own process left their garbage
+ * in its heap, and in its peak.
+ */
+async function writeRecipients(dir: string): Promise<void> {
   await mkdir(join(dir, 'data'), { recursive: true });
   const rows = ['phone,firstName'];
   for (let i = 0; i < N; i++) rows.push(`${phone(i)},P${i}`);
   await writeFile(join(dir, 'data/recipients.csv'), rows.join('\n') + '\n');
+}
+
+/** The service and the store of a phase that runs the broadcast (its recipients' file written if absent: a phase run alone). */
+async function setup(dir: string) {
+  if (!existsSync(join(dir, 'data/recipients.csv'))) await writeRecipients(dir);
   const { service: s, clients } = await service(dir);
   const store =
     values.store === 'redis'
@@ -175,12 +187,13 @@ const PHASES = { plan: planning, campaign, peer } as const;
 type Phase = keyof typeof PHASES;
 
 /** Runs one phase in a child process of its own (this file with --phase): its time and its process's peak RSS. */
-function inChild(phase: Phase, dir: string): Promise<PhaseResult> {
+async function inChild(phase: Phase, dir: string): Promise<PhaseResult> {
+  if (phase !== 'peer') await writeRecipients(dir);
   const args = [...process.execArgv, process.argv[1]!, ...process.argv.slice(2), '--phase', phase, '--dir', dir, '--prefix', REDIS_PREFIX];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  return new Promise((resolve, reject) => {
+  return new Promise<PhaseResult>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as PhaseResult) : reject(new Error(`${phase} exited with ${code}`))));
   });

@@ -33,6 +33,7 @@ import { normalisePhone } from './phone.js';
 import { PaceSchema, pause, type Pace } from './pace.js';
 import { nextOpening, WindowSchema, type SendWindow } from './window.js';
 import { zoneOf } from '../util/clock.js';
+import { withFields } from '../util/with-fields.js';
 import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './broadcast-records.js';
 import { followNotified, notificationsOn } from './broadcast-notified.js';
 import { optOutKey, optOutList } from './opt-out.js';
@@ -251,12 +252,12 @@ function recipientOf(row: SourcedRow): { chatId: string; rec: Record<string, unk
     if (raw === undefined) return 'no phone or chatId';
   } else return 'expected a phone number, a chat ID or a record';
   if (typeof raw === 'string' && raw.includes('@')) {
-    return isChatId(raw.trim()) ? { chatId: raw.trim(), rec: { ...rec, chatId: raw.trim() } } : `'${raw}' is not a chat ID`;
+    return isChatId(raw.trim()) ? { chatId: raw.trim(), rec: withFields(rec, { chatId: raw.trim() }) } : `'${raw}' is not a chat ID`;
   }
   const p = normalisePhone(raw);
   if (!p.ok) return p.reason;
   const chatId = personalChatId(p.digits);
-  return { chatId, rec: { ...rec, chatId, phone: rec.phone ?? p.digits } };
+  return { chatId, rec: withFields(rec, { chatId, phone: rec.phone ?? p.digits }) };
 }
 
 /** Streams the input as recipients, invalid, opted-out and duplicate rows (the first valid row of a chat wins). */

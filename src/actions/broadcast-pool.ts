@@ -18,9 +18,9 @@ import { isMsgflowError } from '../api/errors.js';
 import { INSTANCE_STATES } from '../api/notifications.js';
 import type { InstanceApi } from '../api/types.js';
 import { FlowError } from '../api/errors.js';
-import type { ActionContext, InstanceRef } from '../engine/action.js';
+import type { ActionContext, DurableState, InstanceRef } from '../engine/action.js';
 import { actionPauses, activePause, pauseRecords, pauseWait, raisePause, type PauseRecord } from '../engine/run/pauses.js';
-import { BROADCAST_SENDERS_NS, BROADCAST_USAGE_NS, type SharedNamespace } from '../engine/shared.js';
+import { BROADCAST_SENDERS_NS, BROADCAST_USAGE_NS, type SharedNamespace, type SharedRecords } from '../engine/shared.js';
 import { zoneOf } from '../util/clock.js';
 import { duration } from './duration.js';
 import { paceDelay, type Pace } from './pace.js';
@@ -76,6 +76,9 @@ export class Senders {
   private readonly crossed = new Map<Sender, Metric>();
   /** Days in the run's zone. */
   readonly days: Days;
+  /** The store's views this class reads per send, made once (each view is a few objects and closures). */
+  private readonly pauses: SharedRecords<PauseRecord>;
+  private readonly stickies: DurableState;
 
   constructor(
     private readonly ctx: ActionContext,
@@ -86,6 +89,8 @@ export class Senders {
     this.campaign = campaign ?? `${ctx.run.flow}/${ctx.run.step}`;
     this.days = new Days(zoneOf(ctx.clock));
     this.scope = `campaign:${this.campaign}`;
+    this.pauses = pauseRecords(actionPauses(ctx));
+    this.stickies = ctx.shared(BROADCAST_SENDERS_NS);
     const names = pool?.instances ?? [ctx.instance.name];
     this.list = names.map((name, i) => {
       const own = name === ctx.instance.name ? { client: ctx.client, instance: ctx.instance } : this.other(name, i);
@@ -125,7 +130,7 @@ export class Senders {
 
   /** The pause of the campaign on a sender in force now, if any. */
   pauseOf(s: Sender): Promise<PauseRecord | undefined> {
-    return activePause(pauseRecords(actionPauses(this.ctx)), s.instance.identity, this.scope, this.ctx.clock.now());
+    return activePause(this.pauses, s.instance.identity, this.scope, this.ctx.clock.now());
   }
 
   /** Today's day in the run's zone (YYYY-MM-DD): the caps count per day. */
@@ -249,13 +254,12 @@ export class Senders {
   /** The sticky sender of a chat, if it has one in this pool. */
   async stickyOf(chatId: string): Promise<Sender | undefined> {
     if (!this.pooled) return this.list[0];
-    const s = await this.ctx.shared(BROADCAST_SENDERS_NS).get<{ identity: string }>(chatId);
+    const s = await this.stickies.get<{ identity: string }>(chatId);
     return this.byIdentity(s?.identity);
   }
 
   async stick(chatId: string, s: Sender): Promise<void> {
-    if (this.pooled)
-      await this.ctx.shared(BROADCAST_SENDERS_NS).set(chatId, { identity: s.instance.identity, name: s.name, at: this.ctx.clock.now() });
+    if (this.pooled) await this.stickies.set(chatId, { identity: s.instance.identity, name: s.name, at: this.ctx.clock.now() });
   }
 }
 

@@ -5,6 +5,7 @@
  * non-JSON values).
  */
 import type { DurableState } from './types.js';
+import { flatString } from '../util/flat-string.js';
 import { runNotFound } from './errors.js';
 import {
   runItemsNamespace,
@@ -40,9 +41,11 @@ export function memoryState(map: Map<string, string> = new Map()): DurableState 
       return parsed<T>(map.get(key));
     },
     async set(key, value) {
-      const text = value === undefined ? undefined : JSON.stringify(value);
+      const text = value === undefined ? undefined : (JSON.stringify(value) as string | undefined);
       if (text === undefined) map.delete(key);
-      else map.set(key, text);
+      // Kept flat (util/flat-string.ts): a new key may be a rope (a prefix and a key), and
+      // JSON.stringify may answer one too (the sticky sender's record came as two pieces).
+      else map.set(map.has(key) ? key : flatString(key), flatString(text));
     },
     async delete(key) {
       map.delete(key);

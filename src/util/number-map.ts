@@ -7,9 +7,10 @@
  * probing, 16 bytes a slot, at most three quarters full.
  *
  * - {@link NumberMap}: positive safe-integer keys (a phone number, an id).
- * - {@link TextKeyMap}: string keys; one made of a short text and a number
- *   (`n:79001112233`, `#12`) is kept as that number in a {@link NumberMap}
- *   per text, any other in a `Map`.
+ * - {@link TextKeyMap}: string keys; one made of a text and a number, with
+ *   perhaps a short text after it (`n:79001112233`, `#12`,
+ *   `r:79001112233@c.us`: a campaign's record and sticky sender per chat), is
+ *   kept as that number in a {@link NumberMap} per text, any other in a `Map`.
  */
 
 /** Slots to start with (a power of two). */
@@ -115,21 +116,43 @@ export class NumberMap {
   }
 }
 
-/** A key's text and number when it is text followed by a number written as JavaScript writes it (no leading zero, at most 15 digits). */
+/** The longest text after a key's number that still makes it a numbered key (`@c.us`, `@g.us`). */
+const MAX_SUFFIX = 8;
+
+/**
+ * A key's texts and number when it is a text, a number written as
+ * JavaScript writes it (no leading zero, at most 15 digits) and a short text
+ * without digits (a chat id's `@c.us`), else undefined. The texts are given
+ * as one (`prefix`, NUL, `suffix`; a key with a NUL is never numbered), the
+ * number map they share.
+ */
 function numbered(key: string): [string, number] | undefined {
-  let i = key.length;
-  while (i > 0 && key.charCodeAt(i - 1) >= 0x30 && key.charCodeAt(i - 1) <= 0x39) i--;
-  const digits = key.length - i;
+  if (key.includes('\u0000')) return undefined;
+  let end = key.length;
+  while (end > 0 && key.length - end <= MAX_SUFFIX && !isDigit(key.charCodeAt(end - 1))) end--;
+  if (key.length - end > MAX_SUFFIX) return undefined;
+  let i = end;
+  while (i > 0 && isDigit(key.charCodeAt(i - 1))) i--;
+  const digits = end - i;
   if (digits === 0 || digits > 15 || (key.charCodeAt(i) === 0x30 && digits > 1)) return undefined;
-  const n = Number(key.slice(i));
-  return n > 0 ? [key.slice(0, i), n] : undefined;
+  const n = Number(key.slice(i, end));
+  if (!(n > 0)) return undefined;
+  return [end === key.length ? key.slice(0, i) : `${key.slice(0, i)}\u0000${key.slice(end)}`, n];
+}
+
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+
+/** The key of a number under its texts (the inverse of {@link numbered}). */
+function numberedKey(texts: string, n: number): string {
+  const cut = texts.indexOf('\u0000');
+  return cut < 0 ? `${texts}${n}` : `${texts.slice(0, cut)}${n}${texts.slice(cut + 1)}`;
 }
 
 /**
- * String → number, compact for keys of a short text and a number (see the
- * file comment): at most {@link TextKeyMap.MAX_TEXTS} texts are kept so;
+ * String → number, compact for keys of a text and a number, with perhaps a
+ * short text after it (see the file comment): at most {@link TextKeyMap.MAX_TEXTS} texts are kept so;
  * keys of further texts go to the `Map` with the rest.
- * @example const m = new TextKeyMap(); m.set('n:79001112233', 7); m.get('n:79001112233'); // 7
+ * @example const m = new TextKeyMap(); m.set('r:79001112233@c.us', 7); m.get('r:79001112233@c.us'); // 7
  */
 export class TextKeyMap {
   static readonly MAX_TEXTS = 16;
@@ -176,7 +199,7 @@ export class TextKeyMap {
 
   /** Every entry, in no particular order. */
   *entries(): IterableIterator<[string, number]> {
-    for (const [text, m] of this.byText) for (const [n, v] of m.entries()) yield [`${text}${n}`, v];
+    for (const [text, m] of this.byText) for (const [n, v] of m.entries()) yield [numberedKey(text, n), v];
     yield* this.other.entries();
   }
 

@@ -5,7 +5,7 @@ import { REQUEST_SCHEMAS, STRICT_REQUEST_SCHEMAS } from '../../src/api/schemas.j
 const chat = '79001112233@c.us';
 const id = 'D760DD0083026B0DECB352F6F95CE4FB';
 
-/** Bodies of the two hot methods: plainly valid ones, and every kind the schema must answer itself. */
+/** Bodies of the hot methods: plainly valid ones, and every kind the schema must answer itself. */
 const BODIES = {
   getMessage: [
     { chatId: chat, idMessage: id },
@@ -22,6 +22,22 @@ const BODIES = {
     { chatId: chat },
     { idMessage: id },
     {},
+  ],
+  sendMessage: [
+    { chatId: chat, message: 'Hello' },
+    { message: 'Hello', chatId: '120363043968066561@g.us' },
+    { chatId: chat, message: 'x'.repeat(20000) },
+    { chatId: chat, message: 'x'.repeat(20001) },
+    { chatId: chat, message: '' },
+    { chatId: chat, message: 'a\u0000b' },
+    { chatId: chat, message: 5 },
+    { chatId: 'not-a-chat', message: 'Hello' },
+    { chatId: chat, message: 'Hello', linkPreview: false },
+    { chatId: chat, message: 'Hello', quotedMessageId: id },
+    { chatId: chat, message: 'Hello', extra: 1 },
+    { chatId: chat, message: 'Hello', typingTime: undefined },
+    { chatId: chat },
+    { message: 'Hello' },
   ],
   checkAccount: [
     { phoneNumber: 79001112233 },
@@ -59,6 +75,7 @@ describe('fast checks of the hottest request bodies', () => {
   it('takes the bodies clients send: getMessage with chatId and idMessage, checkAccount with a phone number', () => {
     expect(fastCheck('getMessage', { chatId: chat, idMessage: id })).toEqual({ chatId: chat, idMessage: id });
     expect(fastCheck('checkAccount', { phoneNumber: 79001112233 })).toEqual({ phoneNumber: 79001112233, force: false });
+    expect(fastCheck('sendMessage', { chatId: chat, message: 'Hello' })).toEqual({ chatId: chat, message: 'Hello' });
   });
 
   it('leaves to the schema every body it is not sure of: other types, unknown keys, strings of digits, other methods', () => {
@@ -66,5 +83,6 @@ describe('fast checks of the hottest request bodies', () => {
     expect(fastCheck('checkAccount', { phoneNumber: '79001112233' })).toBeUndefined();
     expect(fastCheck('checkAccount', { username: '@alice' })).toBeUndefined();
     expect(fastCheck('getChatHistory', { chatId: chat })).toBeUndefined();
+    expect(fastCheck('sendMessage', { chatId: chat, message: 'Hello', linkPreview: false })).toBeUndefined();
   });
 });

@@ -47,7 +47,26 @@ describe('TextKeyMap', () => {
     const rand = prng(11);
     const m = new TextKeyMap();
     const ref = new Map<string, number>();
-    const shapes = (n: number) => [`n:${n}`, `u:${n}`, `${n}`, `#${n}`, `n:0${n}`, `x${n}y`, `n:${n}0000000000000000`, 'n:0', '', 'plain'];
+    const shapes = (n: number) => [
+      `n:${n}`,
+      `u:${n}`,
+      `${n}`,
+      `#${n}`,
+      `n:0${n}`,
+      `x${n}y`,
+      `n:${n}0000000000000000`,
+      'n:0',
+      '',
+      'plain',
+      `${n}@c.us`,
+      `job/-/r:${n}@c.us`,
+      `r:0${n}@c.us`,
+      `${n}@g.us7`,
+      `n:${n}@too-long-a-tail`,
+      `a\u0000${n}`,
+      `a${n}\u0000b`,
+      '@c.us',
+    ];
     for (let i = 0; i < 30_000; i++) {
       const options = shapes(79_000_000_000 + Math.floor(rand() * 2_000));
       const key = options[Math.floor(rand() * options.length)]!;

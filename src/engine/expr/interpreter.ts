@@ -6,6 +6,7 @@
  * no eval, Function or vm, and the only values reachable are the scope's
  * plain data and what the documented functions return.
  */
+import { withFields } from '../../util/with-fields.js';
 import { ExpressionError, ExpressionLimitError } from './errors.js';
 import { FunctionArgError, FunctionLimitError, getFunction, looseEquals, type FnContext } from './functions.js';
 import { kindOf, readMember, truthy } from './data.js';
@@ -95,7 +96,9 @@ interface Ctx {
 
 /** Evaluates a parsed expression. Throws ExpressionError (EXPRESSION_ERROR or EXPRESSION_LIMIT) with the offset. */
 export function evaluate(node: Node, scope: ExprScope, src: string): unknown {
-  const ctx: Ctx = { scope, src, params: new Map(), limits: { ...DEFAULT_EXPR_LIMITS, ...scope.limits }, steps: 0 };
+  // The defaults themselves unless the scope sets limits: a spread per evaluation left old-space garbage (util/with-fields.ts).
+  const limits = scope.limits ? withFields(DEFAULT_EXPR_LIMITS, scope.limits) : DEFAULT_EXPR_LIMITS;
+  const ctx: Ctx = { scope, src, params: new Map(), limits, steps: 0 };
   return ev(node, ctx);
 }
 

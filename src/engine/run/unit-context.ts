@@ -27,6 +27,7 @@ import type { ExprScope } from '../expr/interpreter.js';
 import { evaluateTemplate, type TemplateTable } from '../expr/template.js';
 import type { Flow } from '../flow/types.js';
 import { sharedState } from '../shared.js';
+import { withFields } from '../../util/with-fields.js';
 import type { WaitTarget } from './durable-waits.js';
 import { dryRunInterceptor } from './interceptors/dry-run.js';
 import { ownershipInterceptor } from './interceptors/ownership.js';
@@ -375,6 +376,6 @@ export function createUnitContext(scope: RunScope, u: UnitOptions, a?: AttemptOp
     ...(scope.instanceClient ? { instanceClient: scope.instanceClient } : {}),
     ...(scope.pools ? { pools: scope.pools } : {}),
     ...(scope.claim && scope.release ? { claim: scope.claim, release: scope.release } : {}),
-    render: (value, extra) => evaluateTemplate(value, extra ? { ...expr, ...extra } : expr, u.templates),
+    render: (value, extra) => evaluateTemplate(value, extra ? withFields(expr, extra) : expr, u.templates),
   };
 }

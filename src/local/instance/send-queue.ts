@@ -16,6 +16,7 @@ import type { SendFileByUrlRequest } from '../../api/types.js';
 import type { Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
 import { AppendLog } from '../persist/append-log.js';
+import { flatString } from '../../util/flat-string.js';
 import { FetchError } from '../media/download.js';
 import type { MediaTypeMessage } from '../media/mime-table.js';
 
@@ -106,8 +107,12 @@ const FAILED_KEPT = 100;
 export class SendQueue extends EventEmitter<QueueEvents> {
   private readonly log: AppendLog<QueueRecord>;
   private pendingEntries: QueueEntry[] = [];
-  /** The pending entries by every message id they carry (getMessage asks on each call: no scan of the queue). */
-  private readonly pendingById = new Map<string, QueueEntry>();
+  /**
+   * The pending entries by every message id they carry (getMessage asks on
+   * each call: no scan of the queue). Made when first asked: a campaign
+   * queues 100,000 messages that nobody may look up one by one.
+   */
+  private pendingById: Map<string, QueueEntry> | undefined;
   private failedEntries: FailedEntry[] = [];
   /** Attempts of the head entry that failed transiently (in memory: a restart gives it fresh tries). */
   private fetchAttempts = new Map<string, number>();
@@ -140,7 +145,6 @@ export class SendQueue extends EventEmitter<QueueEvents> {
     }
     this.failedEntries = this.failedEntries.slice(-FAILED_KEPT);
     this.pendingEntries = [...pending.values()];
-    for (const e of this.pendingEntries) this.track(e);
     // Compaction keeps the file proportional to what is still pending, not to
     // everything ever sent. Done at load, before any append can race it.
     if (records.length > 1000 && records.length > 4 * (this.pendingEntries.length + this.failedEntries.length + 1)) {
@@ -159,6 +163,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
 
   /** Persists the entry; resolves once it is in the file (then it will be sent, exactly once). */
   async enqueue(entry: QueueEntry): Promise<void> {
+    flatFields(entry);
     await this.log.append({ op: 'enqueue', entry });
     this.pendingEntries.push(entry);
     this.track(entry);
@@ -171,10 +176,15 @@ export class SendQueue extends EventEmitter<QueueEvents> {
 
   /** The pending entry that carries message `idMessage` (its own id, or one of its messageIds). */
   pendingWith(idMessage: string): QueueEntry | undefined {
+    if (!this.pendingById) {
+      this.pendingById = new Map();
+      for (const e of this.pendingEntries) this.track(e);
+    }
     return this.pendingById.get(idMessage);
   }
 
   private track(entry: QueueEntry): void {
+    if (!this.pendingById) return;
     this.pendingById.set(entry.idMessage, entry);
     for (const id of entry.messageIds ?? []) this.pendingById.set(id, entry);
   }
@@ -186,6 +196,7 @@ export class SendQueue extends EventEmitter<QueueEvents> {
   }
 
   private untrack(entry: QueueEntry): void {
+    if (!this.pendingById) return;
     this.pendingById.delete(entry.idMessage);
     for (const id of entry.messageIds ?? []) this.pendingById.delete(id);
   }
@@ -340,6 +351,20 @@ export const MAX_SEND_ATTEMPTS = 3;
 
 /** How long a message waits for the instance to be authorized, as on the real service. */
 export const MAX_WAIT_MS = 24 * 3600_000;
+
+/**
+ * The entry's texts made flat (util/flat-string.ts): a chat id or a text
+ * built by concatenation is a rope, and a queue of a campaign's messages
+ * holds 100,000 of them for as long as they wait.
+ */
+function flatFields(entry: QueueEntry): void {
+  const fields = entry as unknown as Record<string, unknown>;
+  for (const k of Object.keys(fields)) {
+    const v = fields[k];
+    // The id and the kind are made whole (and a kind is one constant for all).
+    if (typeof v === 'string' && k !== 'idMessage' && k !== 'kind') fields[k] = flatString(v);
+  }
+}
 
 function idsOf(entry: QueueEntry): { messageIds?: string[] } {
   return entry.messageIds ? { messageIds: entry.messageIds } : {};
