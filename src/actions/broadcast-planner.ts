@@ -29,6 +29,8 @@ export type PlanRow =
       summary: string;
       /** The sender its record keeps (an interrupted attempt's). */
       kept?: string;
+      /** Its sticky sender, read ahead with its row (planning writes none, so it holds for every pass). */
+      sticky?: { sender: Sender | undefined } | undefined;
     }
   | { kind: 'skip'; chatId?: string; where: string; reason: SkipReason; detail?: string };
 
@@ -87,7 +89,7 @@ function room(sim: Sim, x: SimSender): number {
 
 /** The sender of a recipient at the virtual now, or until when it waits. */
 async function choose(sim: Sim, r: Recipient): Promise<SimSender | number> {
-  const keptSender = sim.senders.byIdentity(r.kept) ?? (await sim.senders.stickyOf(r.chatId));
+  const keptSender = sim.senders.byIdentity(r.kept) ?? (r.sticky ? r.sticky.sender : await sim.senders.stickyOf(r.chatId));
   const kept = sim.list.find((x) => x.s === keptSender);
   const free = sim.list.filter((x) => x.pausedUntil <= sim.t);
   if (kept && kept.pausedUntil > sim.t && sim.senders.waitsWhenUnhealthy) return kept.pausedUntil;
