@@ -162,6 +162,8 @@ logLevel: error
     await clock.advance(DAY + 3_600_000);
     await waitFor('the hourly pass', async () => !(await ids()).includes('ended-29d-ago'));
     expect(await ids()).toEqual(['waiting']);
+    // Told once a pass is over (its deletions are visible a little before).
+    await waitFor('both passes told', () => logged.length >= 2);
     expect(logged).toEqual(['1 reply', '1 reply']);
     const metrics = await (await fetch(`${status.dashboard}/metrics`)).text();
     expect(metrics).toMatch(/^msgflow_runs_deleted_total\{flow="reply"\} 2$/m);
