@@ -169,8 +169,11 @@ export function startRetention(o: RetentionOptions): Retention {
   };
   const loop = (async () => {
     while (!stopped.signal.aborted) {
+      // The next pass is due an interval after this one began, not after it ended: a long pass, or
+      // a clock that moved on meanwhile (a virtual one), makes the next one sooner, never later.
+      const next = o.clock.now() + interval;
       await pass();
-      await o.clock.sleep(interval, stopped.signal).catch(() => undefined);
+      await o.clock.sleep(Math.max(0, next - o.clock.now()), stopped.signal).catch(() => undefined);
     }
   })();
   return {
