@@ -20,6 +20,7 @@ import { createRuntime } from '../../src/runtime/runtime.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { cli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
+import { whileTimePasses } from '../support/time-passes.js';
 import { REPO } from './helpers.js';
 import { listSessionsApi } from '../../src/ui/sessions.js';
 import { freePort } from '../support/ports.js';
@@ -70,7 +71,7 @@ describe('the menu bot under msgflow start (local service over HTTP, lowdb)', ()
     const close = async () => {
       if (closed) return;
       closed = true;
-      await consumers.stop();
+      await whileTimePasses(clock, () => consumers.stop());
       await runtime.close();
     };
     const { flows, errors } = runtime.flows();

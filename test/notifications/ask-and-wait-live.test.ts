@@ -20,6 +20,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { startNotificationConsumers } from '../../src/runtime/notifications/consumers.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { waitFor } from '../support/wait.js';
+import { whileTimePasses } from '../support/time-passes.js';
 import { freePort } from '../support/ports.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -69,7 +70,7 @@ describe('the ask-and-wait bot under msgflow start (local service over HTTP)', (
     const { flows, errors } = runtime.flows();
     expect(errors).toEqual([]);
     const consumers = await startNotificationConsumers({ ...runtime, flows, identityFor: (n) => identityOf(loaded, n), logger });
-    cleanups.push(() => consumers.stop());
+    cleanups.push(() => whileTimePasses(clock, () => consumers.stop()));
     expect(consumers.instances).toEqual([{ name: 'default', mode: 'poll' }]);
 
     const url = runtime.localUrl!;
