@@ -277,6 +277,7 @@ class MsgflowDaemon implements Daemon {
       ...(this.dist?.work() ? { work: this.dist.work() } : {}),
       ...(this.lastReload ? { lastReload: this.lastReload } : {}),
       watching: this.watcher !== undefined,
+      ...(this.rt?.config.store.retention !== undefined ? { retentionMs: this.rt.config.store.retention } : {}),
     };
   }
 }

@@ -49,6 +49,8 @@ describe.concurrent('msgflow start (process)', () => {
     const d = spawnCli(['start', '--no-ui'], dir);
     try {
       await d.waitForOutput(/started; /);
+      // No store.retention: it says the history is kept, and what would change that.
+      expect(d.output()).toMatch(/^msgflow: run history: kept for good \(store\.retention sets how long\)$/m);
       // Its startup run is done and nothing else is scheduled: it is still up, answering a second start.
       await waitFor('the startup run', () => runsIn(dir).length === 1, { context: d.output });
       const second = await cli(['start', '--no-ui'], dir);

@@ -153,6 +153,8 @@ logLevel: error
     const logged: string[] = [];
     daemon.bus.on('runs:deleted', (e) => logged.push(`${e.deleted} ${Object.keys(e.byFlow).join()}`));
     const status = await daemon.start();
+    // What msgflow start words as "finished runs older than 30d are deleted hourly (store.retention)".
+    expect(status.retentionMs).toBe(30 * DAY);
     const ids = async () => (await daemon.client.listRuns({ limit: 10 })).map((r) => r.id).sort();
     await waitFor('the run 40 days old to be deleted at start', async () => !(await ids()).includes('ended-40d-ago'));
     expect(await ids()).toEqual(['ended-29d-ago', 'waiting']);

@@ -1,6 +1,6 @@
 import { createDaemon, type DaemonEvent } from '../../runtime/daemon.js';
 import { displayPath, loadConfig } from '../../runtime/frontend.js';
-import { createBus, MsgflowError, type FlowError } from '../../runtime/present.js';
+import { createBus, formatDuration, MsgflowError, type FlowError } from '../../runtime/present.js';
 import { formatReload } from '../../runtime/reload.js';
 import type { ScheduleStatus } from '../../engine/schedule/types.js';
 import { parseCommand, parsePositiveInt } from '../args.js';
@@ -99,7 +99,13 @@ function printEvent(io: Io, cwd: string | undefined, e: DaemonEvent): void {
         );
       return;
     case 'started': {
-      const { flows } = e.status;
+      const { flows, retentionMs } = e.status;
+      // What the history keeps: a user who wonders where last month's runs went reads it here.
+      io.out(
+        retentionMs === undefined
+          ? 'msgflow: run history: kept for good (store.retention sets how long)'
+          : `msgflow: run history: finished runs older than ${formatDuration(retentionMs)} are deleted hourly (store.retention)`,
+      );
       return io.out(
         `msgflow: started; ${flows.scheduled} flow(s) scheduled, ${flows.notificationTriggered} triggered by notifications, ${flows.loaded} loaded. Ctrl-C stops.`,
       );

@@ -99,4 +99,6 @@ export interface DaemonStatus {
   lastReload?: { at: number; summary: ReloadSummary };
   /** Whether a change of config.yaml or a flow file reloads. */
   watching: boolean;
+  /** config.yaml `store.retention` (ms): finished runs older than this are deleted hourly. Absent: runs are kept. */
+  retentionMs?: number;
 }
