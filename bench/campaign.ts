@@ -8,9 +8,11 @@
  * instances' own pace (records, reconciliation bookkeeping, pool choice,
  * caps, stickiness, the report).
  * Planning (`msgflow run --plan`): the time to write the campaign's plan
- * file (a dry run: nothing sent).
+ * file (a dry run: nothing sent). Applying (`msgflow apply`): that plan sent
+ * by a real run on a fresh service (its plan read, checked, and diffed
+ * against the run's report).
  *
- * Each of the three (planning, the campaign, the peer) runs in a child
+ * Each of the four (planning, applying, the campaign, the peer) runs in a child
  * process of its own, one after the other, so that a peak RSS
  * (process.resourceUsage().maxRSS) is that phase's alone: in one process the
  * campaign's peak could not be told from planning's (the heap V8 grew for
@@ -19,7 +21,7 @@
  * recipients' file is written by the parent before a phase starts.
  *
  *   npm run bench:campaign -- [--recipients 100000] [--store memory|lowdb|redis] [--recipient-hours]
- *   (--phase plan|campaign|peer --dir <dir> --prefix <redis prefix>: one phase, what the parent runs)
+ *   (--phase plan|apply|campaign|peer --dir <dir> --prefix <redis prefix>: one phase, what the parent runs)
  *
  * --recipient-hours: each recipient's own hours (`recipientTime`, open all
  * day, so nobody waits): the per-recipient time-zone work of a real campaign.
@@ -132,7 +134,8 @@ async function setup(dir: string) {
       store,
       baseDir: dir,
       runId,
-      ...(plan ? { dryRun: true, plan } : {}),
+      // A plan is written by a dry run and applied by a real one.
+      ...(plan ? { dryRun: plan.mode === 'write', plan } : {}),
       instance: { name: 'a', identity: 'inst-a' },
       instances: Object.fromEntries(NAMES.map((n, i) => [n, clients[i]!])),
     });
@@ -169,6 +172,21 @@ async function campaign(dir: string): Promise<number> {
   return ms;
 }
 
+/** `msgflow apply` of the plan the planning phase wrote in the same folder: its time. */
+async function applying(dir: string): Promise<number> {
+  const { context, close } = await setup(dir);
+  const started = performance.now();
+  const summary = await runAction(
+    messagesBroadcast,
+    context('apply', { mode: 'apply', path: join(dir, 'plan.json'), flowHash: 'bench' }),
+    STEP,
+  );
+  const ms = performance.now() - started;
+  if (summary.sent !== N) throw new Error(`applied ${summary.sent} of ${N}`);
+  await close();
+  return ms;
+}
+
 async function peer(dir: string): Promise<number> {
   const { service: s, clients } = await service(dir);
   const started = performance.now();
@@ -183,7 +201,7 @@ interface PhaseResult {
   rssMb: number;
 }
 
-const PHASES = { plan: planning, campaign, peer } as const;
+const PHASES = { plan: planning, apply: applying, campaign, peer } as const;
 type Phase = keyof typeof PHASES;
 
 /** Runs one phase in a child process of its own (this file with --phase): its time and its process's peak RSS. */
@@ -201,13 +219,14 @@ async function inChild(phase: Phase, dir: string): Promise<PhaseResult> {
 
 if (values.phase !== undefined) {
   const run = PHASES[values.phase as Phase];
-  if (!run || values.dir === undefined) throw new Error(`--phase plan|campaign|peer --dir <dir>, got ${values.phase}`);
+  if (!run || values.dir === undefined) throw new Error(`--phase plan|apply|campaign|peer --dir <dir>, got ${values.phase}`);
   const ms = await run(values.dir);
   process.stdout.write(JSON.stringify({ ms, rssMb: process.resourceUsage().maxRSS / 1024 } satisfies PhaseResult));
 } else {
   const root = await mkdtemp(join(tmpdir(), 'msgflow-bench-campaign-'));
   try {
     const plan = await inChild('plan', join(root, 'plan'));
+    const applied = await inChild('apply', join(root, 'plan'));
     const ours = await inChild('campaign', join(root, 'campaign'));
     const bare = await inChild('peer', join(root, 'peer'));
     const perSend = (ms: number) => (ms * 1000) / N;
@@ -217,6 +236,9 @@ if (values.phase !== undefined) {
     console.log(`planning (msgflow run --plan): ${(plan.ms / 1000).toFixed(1)} s to write the plan; peak RSS ${plan.rssMb.toFixed(0)} MB`);
     console.log(
       `messages.broadcast: ${(ours.ms / 1000).toFixed(1)} s, ${perSend(ours.ms).toFixed(0)} µs/send; peak RSS ${ours.rssMb.toFixed(0)} MB`,
+    );
+    console.log(
+      `the plan applied (msgflow apply): ${(applied.ms / 1000).toFixed(1)} s, ${perSend(applied.ms).toFixed(0)} µs/send; peak RSS ${applied.rssMb.toFixed(0)} MB`,
     );
     console.log(
       `peer (bare sendMessage loop over the same 3 instances): ${(bare.ms / 1000).toFixed(1)} s, ${perSend(bare.ms).toFixed(0)} µs/send; peak RSS ${bare.rssMb.toFixed(0)} MB`,
