@@ -38,7 +38,7 @@ import { applyStatus, followStatuses, reconcile, type RecipientRecord } from './
 import { followNotified, notificationsOn } from './broadcast-notified.js';
 import { optOutKey, optOutList } from './opt-out.js';
 import { recipientOpening, type RecipientTime } from './recipient-time.js';
-import { Senders, type Guard, type Pool, type Sender } from './broadcast-pool.js';
+import { pickOrder, Senders, type Guard, type Pool, type Sender } from './broadcast-pool.js';
 import { readAhead } from '../util/read-ahead.js';
 import { Funnel, type FunnelCounts } from './broadcast-funnel.js';
 import { sendingAlone } from './broadcast-claim.js';
@@ -619,7 +619,11 @@ async function choose(job: Job<BroadcastInput>, rcp: Recipient): Promise<Choice>
   const candidates = kept && !keptPause ? [kept] : healthy;
   if (candidates.length === 0) return { paused };
   const room = await Promise.all(candidates.map(async (s) => ({ s, left: await S.capacity(s) })));
-  const open = room.filter((r) => r.left > 0).sort((a, b) => a.s.nextAt - b.s.nextAt || b.left - a.left);
+  const open = room
+    .filter((r) => r.left > 0)
+    .sort((a, b) =>
+      pickOrder({ nextAt: a.s.nextAt, left: a.left, turns: a.s.turns }, { nextAt: b.s.nextAt, left: b.left, turns: b.s.turns }),
+    );
   return open.length > 0 ? { sender: open[0]!.s } : { at: S.tomorrow() };
 }
 

@@ -12,7 +12,7 @@
 import type { ActionContext } from '../engine/action.js';
 import { zoneOf } from '../util/clock.js';
 import type { Pace } from './pace.js';
-import { dailyCap, type Pool, type Sender, type Senders } from './broadcast-pool.js';
+import { dailyCap, pickOrder, type Pool, type Sender, type Senders } from './broadcast-pool.js';
 import { OptOutHash, PLAN_FORMAT, PlanWriter, type PlanFingerprint, type PlanSummary, type SkipReason } from './broadcast-plan.js';
 import { recipientOpening, type RecipientTime } from './recipient-time.js';
 import { nextOpening, type SendWindow } from './window.js';
@@ -57,6 +57,8 @@ interface SimSender {
   first?: string;
   /** Sends per day: today's as stored, then the planned ones. */
   used: Map<string, number>;
+  /** Sends planned for it (pickOrder). */
+  turns: number;
 }
 
 interface Sim {
@@ -75,7 +77,7 @@ async function simSenders(ctx: ActionContext, senders: Senders): Promise<SimSend
     senders.list.map(async (s) => {
       const { sends, first } = senders.capped ? await senders.usage(s, today) : { sends: 0, first: undefined };
       const pausedUntil = (await senders.pauseOf(s))?.until ?? 0;
-      return { s, nextAt: 0, pausedUntil, ...(first === undefined ? {} : { first }), used: new Map([[today, sends]]) };
+      return { s, nextAt: 0, pausedUntil, ...(first === undefined ? {} : { first }), used: new Map([[today, sends]]), turns: 0 };
     }),
   );
 }
@@ -96,7 +98,9 @@ async function choose(sim: Sim, r: Recipient): Promise<SimSender | number> {
   const candidates = kept && kept.pausedUntil <= sim.t ? [kept] : free;
   if (candidates.length === 0) return Math.min(...sim.list.map((x) => x.pausedUntil));
   const open = candidates.map((x) => ({ x, left: room(sim, x) })).filter((c) => c.left > 0);
-  open.sort((a, b) => a.x.nextAt - b.x.nextAt || b.left - a.left);
+  open.sort((a, b) =>
+    pickOrder({ nextAt: a.x.nextAt, left: a.left, turns: a.x.turns }, { nextAt: b.x.nextAt, left: b.left, turns: b.x.turns }),
+  );
   return open[0]?.x ?? sim.senders.days.nextStart(sim.t);
 }
 
@@ -115,6 +119,7 @@ async function planOne(sim: Sim, r: Recipient): Promise<{ at: number; x: SimSend
   if (sim.sends > 0) sim.t += input.pace.delay;
   sim.t = Math.max(sim.t, x.nextAt);
   x.nextAt = sim.t + (input.pool?.pace?.delay ?? 0);
+  x.turns++;
   if (sim.senders.capped) {
     const day = sim.senders.days.of(sim.t);
     x.first ??= day;

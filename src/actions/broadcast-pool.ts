@@ -62,6 +62,18 @@ export interface Sender {
   nextAt: number;
   /** When its state is read next. */
   stateAt: number;
+  /** Sends it was given in this run: of senders ready at once, the one given fewest goes first. */
+  turns: number;
+}
+
+/**
+ * The order a new recipient's sender is picked in, the same for a run and for
+ * its plan: ready first (its own pace), then most room today, then given
+ * fewest sends so far, so that a pool without a pace or caps still shares
+ * the work rather than giving it all to its first instance.
+ */
+export function pickOrder(a: { nextAt: number; left: number; turns: number }, b: { nextAt: number; left: number; turns: number }): number {
+  return a.nextAt - b.nextAt || b.left - a.left || a.turns - b.turns;
 }
 
 export class Senders {
@@ -94,7 +106,14 @@ export class Senders {
     const names = pool?.instances ?? [ctx.instance.name];
     this.list = names.map((name, i) => {
       const own = name === ctx.instance.name ? { client: ctx.client, instance: ctx.instance } : this.other(name, i);
-      return { name, ...own, ctx: { ...ctx, client: own.client, instance: own.instance, instanceName: name }, nextAt: 0, stateAt: 0 };
+      return {
+        name,
+        ...own,
+        ctx: { ...ctx, client: own.client, instance: own.instance, instanceName: name },
+        nextAt: 0,
+        stateAt: 0,
+        turns: 0,
+      };
     });
   }
 
@@ -180,6 +199,7 @@ export class Senders {
     const now = this.ctx.clock.now();
     if (s.nextAt > now) await this.ctx.clock.sleep(s.nextAt - now, this.ctx.signal);
     if (pace) s.nextAt = this.ctx.clock.now() + paceDelay(pace);
+    s.turns++;
   }
 
   /**

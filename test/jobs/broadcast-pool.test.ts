@@ -8,6 +8,7 @@ import { createClient } from '../../src/client/client.js';
 import { liftPauses, listPauses } from '../../src/engine/run/pauses.js';
 import { createMemoryStore } from '../../src/store/memory-store.js';
 import type { EngineStore } from '../../src/store/types.js';
+import type { ActionRunPlan } from '../../src/engine/action.js';
 import { B, localConfig, ratesOff, tempDir, closedAfterEach } from '../support/local-service.js';
 
 const { local, virtualClock } = closedAfterEach();
@@ -34,8 +35,9 @@ async function pool(o: { failuresA?: Record<string, unknown>; at?: number } = {}
   const l = await local({ dir, clock, config });
   const b: InstanceApi = createClient({ ...B, transport: l.transportFor(B), rateLimit: false, retries: 0 });
   const store = createMemoryStore();
-  const t = (runId = 'run-1') =>
+  const t = (runId = 'run-1', more: { dryRun?: boolean; plan?: ActionRunPlan } = {}) =>
     createActionTestContext({
+      ...more,
       client: l.client,
       clock,
       store,
@@ -118,6 +120,22 @@ describe('messages.broadcast over a pool of instances', () => {
       expect(second[on]!.get(chat), chat).toBe(2);
       expect(second[1 - on]!.get(chat) ?? 0, chat).toBe(0);
     }
+  });
+
+  it('without a pace or caps the pool still shares the work: its instances take turns, and the plan says the same', async () => {
+    const { dir, a, b, t } = await pool();
+    const p = { instances: ['a', 'b'] };
+    const path = `${dir}/plan.json`;
+    const planned = await runAction(messagesBroadcast, t('plan', { dryRun: true, plan: { mode: 'write', path, flowHash: 'x' } }), {
+      ...input,
+      pool: p,
+    });
+    expect(planned.planned?.byInstance).toEqual({ a: 4, b: 4 });
+    await runAction(messagesBroadcast, t('run-1'), { ...input, pool: p });
+    const [onA, onB] = [await perChat(a), await perChat(b)];
+    expect([onA.size, onB.size]).toEqual([4, 4]);
+    // In turns, row by row: a, b, a, b ...
+    expect(CHATS.map((c) => (onA.has(c) ? 'a' : 'b')).join('')).toBe('abababab');
   });
 
   it('onUnhealthy wait: the campaign waits durably on the pause and goes on with the same sender once it is lifted', async () => {
