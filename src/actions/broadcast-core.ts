@@ -619,11 +619,7 @@ async function choose(job: Job<BroadcastInput>, rcp: Recipient): Promise<Choice>
   const candidates = kept && !keptPause ? [kept] : healthy;
   if (candidates.length === 0) return { paused };
   const room = await Promise.all(candidates.map(async (s) => ({ s, left: await S.capacity(s) })));
-  const open = room
-    .filter((r) => r.left > 0)
-    .sort((a, b) =>
-      pickOrder({ nextAt: a.s.nextAt, left: a.left, turns: a.s.turns }, { nextAt: b.s.nextAt, left: b.left, turns: b.s.turns }),
-    );
+  const open = room.filter((r) => r.left > 0).sort(pickOrder);
   return open.length > 0 ? { sender: open[0]!.s } : { at: S.tomorrow() };
 }
 

@@ -97,11 +97,9 @@ async function choose(sim: Sim, r: Recipient): Promise<SimSender | number> {
   if (kept && kept.pausedUntil > sim.t && sim.senders.waitsWhenUnhealthy) return kept.pausedUntil;
   const candidates = kept && kept.pausedUntil <= sim.t ? [kept] : free;
   if (candidates.length === 0) return Math.min(...sim.list.map((x) => x.pausedUntil));
-  const open = candidates.map((x) => ({ x, left: room(sim, x) })).filter((c) => c.left > 0);
-  open.sort((a, b) =>
-    pickOrder({ nextAt: a.x.nextAt, left: a.left, turns: a.x.turns }, { nextAt: b.x.nextAt, left: b.left, turns: b.x.turns }),
-  );
-  return open[0]?.x ?? sim.senders.days.nextStart(sim.t);
+  const open = candidates.map((x) => ({ s: x, left: room(sim, x) })).filter((c) => c.left > 0);
+  open.sort(pickOrder);
+  return open[0]?.s ?? sim.senders.days.nextStart(sim.t);
 }
 
 /** Plans one recipient at the virtual now: its send time, or when to look again, or the window is over. */

@@ -72,8 +72,14 @@ export interface Sender {
  * fewest sends so far, so that a pool without a pace or caps still shares
  * the work rather than giving it all to its first instance.
  */
-export function pickOrder(a: { nextAt: number; left: number; turns: number }, b: { nextAt: number; left: number; turns: number }): number {
-  return a.nextAt - b.nextAt || b.left - a.left || a.turns - b.turns;
+export function pickOrder(a: PickCandidate, b: PickCandidate): number {
+  return a.s.nextAt - b.s.nextAt || b.left - a.left || a.s.turns - b.s.turns;
+}
+
+/** A sender as picking sees it (a run's Sender, or a plan's simulated one), with its room today. */
+export interface PickCandidate {
+  s: Pick<Sender, 'nextAt' | 'turns'>;
+  left: number;
 }
 
 export class Senders {
