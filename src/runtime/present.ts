@@ -7,7 +7,7 @@
  */
 export { createBus } from '../engine/events.js';
 export { createCliReporter } from '../engine/progress/cli-reporter.js';
-export { clip, formatCounts, formatItems, formatUntil, formatWaiting } from '../engine/progress/format.js';
+export { clip, formatByFlow, formatCounts, formatItems, formatUntil, formatWaiting } from '../engine/progress/format.js';
 export { runCounts } from '../store/types.js';
 // The wording helpers of util a front end prints with (no I/O), and the error classes every layer throws (the exit code follows the code).
 export { formatClock, formatDuration, formatSpan, parseDuration } from '../util/duration.js';

@@ -128,9 +128,11 @@ function fileNameOf(key: string): string {
 
 const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/** Whether `id` can name a run's directory (a path part of its own, never `.` or `..`). */
+const isRunId = (id: string) => SAFE_ID.test(id) && id !== '.' && id !== '..';
+
 function checkId(id: string): string {
-  if (!SAFE_ID.test(id) || id === '.' || id === '..')
-    throw new FlowError('USAGE', { reason: `invalid run id '${id}': expected 1-128 letters, digits, '.', '_' or '-'` });
+  if (!isRunId(id)) throw new FlowError('USAGE', { reason: `invalid run id '${id}': expected 1-128 letters, digits, '.', '_' or '-'` });
   return id;
 }
 
@@ -272,7 +274,7 @@ class KvLogs {
     let log = this.logs.get(namespace);
     if (!log) {
       const runId = namespace.startsWith('run:') ? namespace.slice(4) : undefined;
-      const own = runId !== undefined && SAFE_ID.test(runId) && runId !== '.' && runId !== '..';
+      const own = runId !== undefined && isRunId(runId);
       log = new KvLog({
         dir: own ? join(this.runsDir, runId) : this.kvDir,
         name: own ? 'state' : fileNameOf(namespace),
@@ -515,7 +517,7 @@ class LowdbStore implements EngineStore {
     return filterRuns(out, query);
   }
   async deleteRun(id: string): Promise<boolean> {
-    if (!SAFE_ID.test(id) || id === '.' || id === '..') return false;
+    if (!isRunId(id)) return false;
     const doc = await this.readRun(id);
     if (doc) refuseUnfinished(doc.run);
     this.docs.forget(id);

@@ -10,6 +10,7 @@ import {
   MsgflowError,
   closest,
   formatClock,
+  formatByFlow,
   formatDuration,
   parseDuration,
   MIN_RETENTION_MS,
@@ -64,10 +65,8 @@ export async function runs(argv: string[], io: Io): Promise<number> {
     if (sub === 'retry') return await retry(runtime, id!, Boolean(values.json), io, cliReporter(io, values, config, runtime.bus));
     const list = await runtime.engine.listRuns({ flow: values.flow, limit });
     if (values.flow && list.length === 0) {
-      const names = runtime.flows().flows.map((f) => f.name);
-      if (!names.includes(values.flow)) {
-        throw new UsageError(`no flow named '${values.flow}' (flows: ${names.length ? names.join(', ') : 'none'})`);
-      }
+      const unknown = unknownFlow(runtime, values.flow);
+      if (unknown) throw unknown;
     }
     if (values.json) {
       io.out(JSON.stringify(list, null, 2));
@@ -100,25 +99,24 @@ function pruneAge(flag: string | undefined, retentionMs: number | undefined): nu
 }
 
 async function prune(runtime: Runtime, o: { olderThanMs: number; flow?: string; dryRun: boolean }, json: boolean, io: Io): Promise<number> {
-  if (
-    o.flow !== undefined &&
-    !runtime.flows().flows.some((f) => f.name === o.flow) &&
-    (await runtime.engine.listRuns({ flow: o.flow, limit: 1 })).length === 0
-  ) {
-    const names = runtime.flows().flows.map((f) => f.name);
-    throw new UsageError(`no flow named '${o.flow}' (flows: ${names.length ? names.join(', ') : 'none'})`);
-  }
+  // A flow removed from flows/ may still have runs to prune.
+  const unknown = o.flow === undefined ? undefined : unknownFlow(runtime, o.flow);
+  if (unknown && (await runtime.engine.listRuns({ flow: o.flow, limit: 1 })).length === 0) throw unknown;
   const r = await runtime.engine.pruneRuns(o);
   if (json) {
     io.out(JSON.stringify({ ...r, finishedBefore: new Date(r.cutoff).toISOString() }, null, 2));
     return EXIT.OK;
   }
   const what = `finished run${r.deleted === 1 ? '' : 's'} that ended before ${new Date(r.cutoff).toISOString()} (${formatDuration(o.olderThanMs)} ago)`;
-  const flows = Object.entries(r.byFlow)
-    .map(([flow, n]) => `${flow} ${n}`)
-    .join(', ');
+  const flows = formatByFlow(r.byFlow);
   io.out(`${r.dryRun ? 'would delete' : 'deleted'} ${r.deleted} ${what}${flows ? `: ${flows}` : ''}`);
   return EXIT.OK;
+}
+
+/** `--flow NAME` naming no loaded flow: the usage error that lists them; undefined when it names one. */
+function unknownFlow(runtime: Runtime, flow: string): UsageError | undefined {
+  const names = runtime.flows().flows.map((f) => f.name);
+  return names.includes(flow) ? undefined : new UsageError(`no flow named '${flow}' (flows: ${names.length ? names.join(', ') : 'none'})`);
 }
 
 async function needRun(runtime: Runtime, id: string): Promise<RunRecord> {

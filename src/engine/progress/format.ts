@@ -83,3 +83,10 @@ export function formatCounts(c: ItemCounts): string {
 export function formatItems(n: number): string {
   return `${n} item${n === 1 ? '' : 's'}`;
 }
+
+/** Counts by flow, as a retention pass tells them: `reply 12, campaign 1`. */
+export function formatByFlow(byFlow: Record<string, number>): string {
+  return Object.entries(byFlow)
+    .map(([flow, n]) => `${flow} ${n}`)
+    .join(', ');
+}

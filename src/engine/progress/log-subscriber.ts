@@ -9,7 +9,7 @@ import { systemClock, type Clock } from '../../util/clock.js';
 import { formatClock, formatSpan } from '../../util/duration.js';
 import { escapeControl } from '../../util/printable.js';
 import { runCounts } from '../../store/types.js';
-import { formatCounts, formatItems, formatWaiting } from './format.js';
+import { formatByFlow, formatCounts, formatItems, formatWaiting } from './format.js';
 import type { OutputStream } from './progress-reporter.js';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -76,11 +76,7 @@ const FORMATTERS: Formatters = {
   'api:call': (e) => ['debug', `api ${e.method} on instance ${e.instance}: ${e.outcome} in ${ms(e.durationMs)}`],
   'runs:deleted': (e) => [
     'info',
-    `retention: deleted ${e.deleted} finished run${e.deleted === 1 ? '' : 's'} that ended before ${iso(e.cutoff)} (${Object.entries(
-      e.byFlow,
-    )
-      .map(([flow, n]) => `${flow} ${n}`)
-      .join(', ')})`,
+    `retention: deleted ${e.deleted} finished run${e.deleted === 1 ? '' : 's'} that ended before ${iso(e.cutoff)} (${formatByFlow(e.byFlow)})`,
   ],
   log: (e) => [e.level, `${e.message}${e.fields && Object.keys(e.fields).length ? ` ${JSON.stringify(e.fields)}` : ''}`],
 };

@@ -20,7 +20,7 @@ import { allSteps, type Flow } from '../flow/types.js';
 import { dataInputsOf, inputsFromValues, resolveInputs as defaultResolveInputs } from '../flow/inputs.js';
 import type { ActionRegistry } from '../registry/registry.js';
 import { errorInfo } from './errors.js';
-import { pruneRuns } from './retention.js';
+import { pruneRuns, type PruneResult } from './retention.js';
 import { recordAlertIntent } from '../alerts/records.js';
 import { concurrencyGroup, evaluateConcurrencyKey, slotLeaseName } from './concurrency.js';
 import { type ClaimResult, LeaseOwner, defaultHostId, defaultLeaseTtlMs, describeHolder, holderDead } from './ownership.js';
@@ -99,7 +99,7 @@ export function createEngine(opts: EngineOptions): Engine {
     cancel: (runId) => e.cancel(runId),
     listRuns: async (query = {}) => Promise.all((await opts.store.listRuns(query)).map((r) => e.displayed(r))),
     getRun: (id) => e.getRun(id),
-    pruneRuns: (o) => pruneRuns(opts.store, { ...o, now: e.clockNow(), bus: opts.bus }),
+    pruneRuns: (o) => e.pruneRuns(o),
     getSteps: (id) => e.getSteps(id),
     activeRuns: () => [...e.active.values()].map((a) => a.exec.snapshot()),
     shutdown: (reason) => e.shutdown(reason),
@@ -113,7 +113,6 @@ class EngineCore {
   readonly hostId: string;
   readonly active = new Map<string, ActiveRun>();
   private readonly clock: Clock;
-  readonly clockNow = () => this.clock.now();
   private readonly resolveInputs: NonNullable<EngineOptions['resolveInputs']>;
   private readonly ownerOpts: { store: EngineStore; hostId: string; ttlMs: number };
   private readonly maxCrashes: number;
@@ -158,6 +157,11 @@ class EngineCore {
       ...(opts.secret ? { secret: opts.secret } : {}),
       ...(opts.redactor ? { redactor: opts.redactor } : {}),
     };
+  }
+
+  /** Retention (retention.ts) on the engine's clock, told on its bus. */
+  pruneRuns(o: { olderThanMs: number; flow?: string; dryRun?: boolean }): Promise<PruneResult> {
+    return pruneRuns(this.store, { ...o, now: this.clock.now(), bus: this.deps.bus });
   }
 
   private get store(): EngineStore {
