@@ -45,6 +45,7 @@ import { createLocalService, type LocalService } from '../src/local/service.js';
 import { createInProcessTransport } from '../src/runtime/in-process-transport.js';
 import { createActionTestContext, runAction } from '../src/actions/testing.js';
 import { messagesBroadcast } from '../src/actions/messages-broadcast.js';
+import type { BroadcastSummary } from '../src/actions/broadcast-core.js';
 import { Redis } from 'ioredis';
 import { createMemoryStore } from '../src/store/memory-store.js';
 import { createRedisStore } from '../src/store/redis-store.js';
@@ -146,46 +147,35 @@ async function setup(dir: string) {
   return { context, close };
 }
 
-/** The campaign's plan (`msgflow run --plan`): its time. */
-async function planning(dir: string): Promise<number> {
+/**
+ * One broadcast in a phase's process, on a fresh setup of `dir`: its time.
+ * `done` is how many recipients its summary says it planned or sent (N, or the phase failed).
+ */
+async function timedBroadcast(
+  dir: string,
+  runId: string,
+  plan: ActionRunPlan | undefined,
+  done: (s: BroadcastSummary) => number | undefined,
+): Promise<number> {
   const { context, close } = await setup(dir);
   const started = performance.now();
-  const planned = await runAction(
-    messagesBroadcast,
-    context('plan', { mode: 'write', path: join(dir, 'plan.json'), flowHash: 'bench' }),
-    STEP,
-  );
+  const summary = await runAction(messagesBroadcast, context(runId, plan), STEP);
   const ms = performance.now() - started;
-  if (planned.planned?.recipients !== N) throw new Error(`planned ${planned.planned?.recipients} of ${N}`);
+  if (done(summary) !== N) throw new Error(`${runId}: ${done(summary)} of ${N}`);
   await close();
   return ms;
 }
+
+/** The campaign's plan (`msgflow run --plan`): its time. */
+const planning = (dir: string) =>
+  timedBroadcast(dir, 'plan', { mode: 'write', path: join(dir, 'plan.json'), flowHash: 'bench' }, (s) => s.planned?.recipients);
 
 /** The campaign itself: its time. */
-async function campaign(dir: string): Promise<number> {
-  const { context, close } = await setup(dir);
-  const started = performance.now();
-  const summary = await runAction(messagesBroadcast, context('run'), STEP);
-  const ms = performance.now() - started;
-  if (summary.sent !== N) throw new Error(`sent ${summary.sent} of ${N}`);
-  await close();
-  return ms;
-}
+const campaign = (dir: string) => timedBroadcast(dir, 'run', undefined, (s) => s.sent);
 
 /** `msgflow apply` of the plan the planning phase wrote in the same folder: its time. */
-async function applying(dir: string): Promise<number> {
-  const { context, close } = await setup(dir);
-  const started = performance.now();
-  const summary = await runAction(
-    messagesBroadcast,
-    context('apply', { mode: 'apply', path: join(dir, 'plan.json'), flowHash: 'bench' }),
-    STEP,
-  );
-  const ms = performance.now() - started;
-  if (summary.sent !== N) throw new Error(`applied ${summary.sent} of ${N}`);
-  await close();
-  return ms;
-}
+const applying = (dir: string) =>
+  timedBroadcast(dir, 'apply', { mode: 'apply', path: join(dir, 'plan.json'), flowHash: 'bench' }, (s) => s.sent);
 
 async function peer(dir: string): Promise<number> {
   const { service: s, clients } = await service(dir);
