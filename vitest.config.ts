@@ -17,6 +17,8 @@ export default defineConfig({
   resolve: { alias: [{ find: /^msgflow$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }] },
   test: {
     include: ['test/**/*.test.ts'],
+    // One temporary root per run, on tmpfs where there is one, removed at the end (test/support/temp-root.ts).
+    globalSetup: ['test/support/temp-root.ts'],
     pool: 'forks',
     maxWorkers: 4,
     isolate: false,
