@@ -386,7 +386,7 @@ export class KvLog implements DurableState {
   }
 
   /**
-   * Catches up before a get, with one probe serving every get of a burst:
+   * Catches up before a get (or a delete), with one probe serving every get of a burst:
    * the first get of a burst probes at once (no wait); a get made while
    * that burst is open waits for the probe that closes it, at the end of the
    * event loop's turn (setImmediate), and shares it with every other get
@@ -523,7 +523,9 @@ export class KvLog implements DurableState {
   }
 
   async delete(key: string): Promise<void> {
-    this.refreshShared();
+    // Caught up as a get is (one probe a burst): a job deletes a key a record (contacts.import's mirror).
+    const caughtUp = this.catchUpForGet();
+    if (caughtUp) await caughtUp;
     if (!this.index.has(key)) return;
     await this.write([key]);
   }
