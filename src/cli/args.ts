@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { closest } from '../runtime/present.js';
 import { optionsOf } from './help.js';
 import { UsageError } from './exit-codes.js';
 
@@ -68,4 +69,34 @@ export function parseLogLevel(flag: string | undefined, configLevel?: CliLogLeve
  */
 export function parseCommand(command: string, argv: string[], allowPositionals = true): Parsed {
   return parse(argv, optionsOf(command), allowPositionals) as Parsed;
+}
+
+/** The subcommands of `msgflow NAME [SUB ARG]` (runs, sessions, pauses, handovers) and what their argument is. */
+export interface SubcommandRule {
+  /** The subcommands, in the order an error lists them. */
+  subs: readonly string[];
+  /** A subcommand's argument, as the error for a missing one names it: `a CHAT (a chat ID or a phone number)`. */
+  arg: string;
+  /** Subcommands that take no argument: what the argument would be and what chooses instead, for the error. */
+  noArg?: Readonly<Record<string, { what: string; why: string }>>;
+}
+
+/**
+ * The subcommand and argument of `msgflow NAME [SUB ARG]`, from its
+ * positionals. Usage errors name an unknown subcommand (with the closest
+ * one), a missing argument, an argument a subcommand does not take, and any
+ * argument after them.
+ */
+export function subcommandOf(command: string, positionals: readonly string[], rule: SubcommandRule): { sub?: string; arg?: string } {
+  const [sub, arg, ...extra] = positionals;
+  if (sub !== undefined && !rule.subs.includes(sub)) {
+    const hint = closest(sub, rule.subs);
+    const expected = rule.subs.length === 1 ? rule.subs[0] : `${rule.subs.slice(0, -1).join(', ')} or ${rule.subs.at(-1)}`;
+    throw new UsageError(`unknown ${command} subcommand '${sub}' (${hint ? `did you mean '${hint}'?; ` : ''}expected ${expected})`);
+  }
+  const noArg = sub === undefined ? undefined : rule.noArg?.[sub];
+  if (noArg && arg !== undefined) throw new UsageError(`${command} ${sub} takes no ${noArg.what} (got '${arg}'): ${noArg.why}`);
+  if (sub !== undefined && !noArg && arg === undefined) throw new UsageError(`${command} ${sub} expects ${rule.arg}`);
+  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  return { ...(sub === undefined ? {} : { sub }), ...(arg === undefined ? {} : { arg }) };
 }

@@ -47,6 +47,25 @@ describe('help', () => {
     }
   });
 
+  it('every command with subcommands (runs, sessions, pauses, handovers) names an unknown one with a did-you-mean, a missing or unexpected argument (exit 2)', async () => {
+    for (const [argv, said] of [
+      [['pauses', 'lfit', 'default'], "msgflow: unknown pauses subcommand 'lfit' (did you mean 'lift'?; expected lift)"],
+      [['pauses', 'lift'], 'msgflow: pauses lift expects an INSTANCE (its config name or identity)'],
+      [
+        ['handovers', 'relase', '79001112233'],
+        "msgflow: unknown handovers subcommand 'relase' (did you mean 'release'?; expected release)",
+      ],
+      [['handovers', 'release'], 'msgflow: handovers release expects a CHAT (a chat ID, or a phone number)'],
+      [['sessions', 'rest', '79001112233'], "msgflow: unknown sessions subcommand 'rest' (did you mean 'reset'?; expected show or reset)"],
+      [['sessions', 'show', '79001112233', 'more'], "msgflow: unexpected argument 'more'"],
+      [['runs', 'cancel'], 'msgflow: runs cancel expects a run ID'],
+    ] as const) {
+      const io = captureIo();
+      expect(await runCli([...argv], io), argv.join(' ')).toBe(2);
+      expect(io.stderrText().split('\n')[0]).toBe(said);
+    }
+  });
+
   it('a flag that is not in the table is a usage error (exit 2)', async () => {
     const io = captureIo();
     expect(await runCli(['validate', '--bogus'], io)).toBe(2);

@@ -1,8 +1,8 @@
 import { loadConfig } from '../../runtime/frontend.js';
 import { openHandovers, type Handover } from '../../runtime/handovers.js';
 import { formatUntil } from '../../runtime/present.js';
-import { parseCommand } from '../args.js';
-import { EXIT, UsageError } from '../exit-codes.js';
+import { parseCommand, subcommandOf } from '../args.js';
+import { EXIT } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
 import { columns } from '../table.js';
 
@@ -12,10 +12,7 @@ import { columns } from '../table.js';
  */
 export async function handovers(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('handovers', argv);
-  const [sub, target, ...extra] = positionals;
-  if (sub !== undefined && sub !== 'release') throw new UsageError(`unknown handovers subcommand '${sub}' (expected release)`);
-  if (sub === 'release' && target === undefined) throw new UsageError('handovers release expects a CHAT (a chat ID, or a phone number)');
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const { sub, arg: target } = subcommandOf('handovers', positionals, { subs: ['release'], arg: 'a CHAT (a chat ID, or a phone number)' });
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const store = openHandovers(config);
   try {

@@ -1,8 +1,8 @@
 import { loadConfig } from '../../runtime/frontend.js';
 import { openPauses, type PauseRecord } from '../../runtime/pauses.js';
 import { clip, formatUntil } from '../../runtime/present.js';
-import { parseCommand } from '../args.js';
-import { EXIT, UsageError } from '../exit-codes.js';
+import { parseCommand, subcommandOf } from '../args.js';
+import { EXIT } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
 import { columnWidths } from '../table.js';
 
@@ -16,10 +16,7 @@ const LINE_WIDTH = 80;
  */
 export async function pauses(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('pauses', argv);
-  const [sub, target, ...extra] = positionals;
-  if (sub !== undefined && sub !== 'lift') throw new UsageError(`unknown pauses subcommand '${sub}' (expected lift)`);
-  if (sub === 'lift' && target === undefined) throw new UsageError('pauses lift expects an INSTANCE (its config name or identity)');
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const { sub, arg: target } = subcommandOf('pauses', positionals, { subs: ['lift'], arg: 'an INSTANCE (its config name or identity)' });
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const store = openPauses(config);
   try {

@@ -8,7 +8,6 @@ import {
   formatWaiting,
   runCounts,
   MsgflowError,
-  closest,
   formatClock,
   formatByFlow,
   formatDuration,
@@ -19,7 +18,7 @@ import {
   type StepRecord,
 } from '../../runtime/present.js';
 import { createRuntime, type Runtime } from '../../runtime/runtime.js';
-import { parseCommand, parsePositiveInt } from '../args.js';
+import { parseCommand, parsePositiveInt, subcommandOf } from '../args.js';
 import { EXIT, UsageError } from '../exit-codes.js';
 import { configOptions, cliReporter, formatCliError, type Io } from '../output.js';
 import { formatRunSummary } from '../run-format.js';
@@ -38,17 +37,11 @@ const SUBCOMMANDS = ['show', 'cancel', 'retry', 'prune'];
 
 export async function runs(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('runs', argv);
-  const [sub, id, ...extra] = positionals;
-  if (sub !== undefined && !SUBCOMMANDS.includes(sub)) {
-    const hint = closest(sub, SUBCOMMANDS);
-    throw new UsageError(
-      `unknown runs subcommand '${sub}' (${hint ? `did you mean '${hint}'?; ` : ''}expected show, cancel, retry or prune)`,
-    );
-  }
-  if (sub === 'prune' && id !== undefined)
-    throw new UsageError(`runs prune takes no run ID (got '${id}'): --older-than and --flow choose the runs`);
-  if (sub !== undefined && sub !== 'prune' && id === undefined) throw new UsageError(`runs ${sub} expects a run ID`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const { sub, arg: id } = subcommandOf('runs', positionals, {
+    subs: SUBCOMMANDS,
+    arg: 'a run ID',
+    noArg: { prune: { what: 'run ID', why: '--older-than and --flow choose the runs' } },
+  });
   if (sub !== 'prune')
     for (const flag of ['older-than', 'dry-run'])
       if (values[flag] !== undefined) throw new UsageError(`--${flag} is an option of 'msgflow runs prune'`);

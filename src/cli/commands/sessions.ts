@@ -1,8 +1,8 @@
 import { loadConfig } from '../../runtime/frontend.js';
 import { chatOf, openSessions, type SessionView } from '../../runtime/sessions.js';
 import { clip, formatUntil } from '../../runtime/present.js';
-import { parseCommand } from '../args.js';
-import { EXIT, UsageError } from '../exit-codes.js';
+import { parseCommand, subcommandOf } from '../args.js';
+import { EXIT } from '../exit-codes.js';
 import { configOptions, type Io } from '../output.js';
 import { columns } from '../table.js';
 
@@ -14,11 +14,10 @@ import { columns } from '../table.js';
  */
 export async function sessions(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseCommand('sessions', argv);
-  const [sub, chat, ...extra] = positionals;
-  if (sub !== undefined && sub !== 'show' && sub !== 'reset')
-    throw new UsageError(`unknown sessions subcommand '${sub}' (expected show or reset)`);
-  if (sub !== undefined && chat === undefined) throw new UsageError(`sessions ${sub} expects a CHAT (a chat id or a phone number)`);
-  if (extra.length > 0) throw new UsageError(`unexpected argument '${extra[0]}'`);
+  const { sub, arg: chat } = subcommandOf('sessions', positionals, {
+    subs: ['show', 'reset'],
+    arg: 'a CHAT (a chat id or a phone number)',
+  });
   const config = loadConfig(values.config ?? 'config.yaml', configOptions(io));
   const store = openSessions(config);
   const flow = typeof values.flow === 'string' ? values.flow : undefined;
