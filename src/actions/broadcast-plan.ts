@@ -23,7 +23,6 @@ import { shortHash } from '../util/short-hash.js';
 import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { JSONParser } from '@streamparser/json-node';
 import { MsgflowError } from '../api/errors.js';
 import { openReport, ReportSink } from './kit/report.js';
 
@@ -220,6 +219,8 @@ const HEAD_PATHS = ['format', 'flow', 'step', 'action', 'createdAt', 'inputs', '
  */
 export async function readPlan(path: string, shown: string, each: (e: PlanEntry) => void = () => {}): Promise<PlanHead> {
   const top: Record<string, unknown> = {};
+  // The streaming parser when a plan is read, not when every process that can run a campaign starts.
+  const { JSONParser } = await import('@streamparser/json-node');
   const input = createReadStream(path);
   const opened = new Promise<void>((resolve, reject) => input.once('open', () => resolve()).once('error', reject));
   await opened.catch((e: NodeJS.ErrnoException) => {

@@ -4,7 +4,8 @@
  * cutting large values (a 100,000-row input) to a preview.
  */
 import path from 'node:path';
-import cronstrue from 'cronstrue';
+import { createRequire } from 'node:module';
+import type Cronstrue from 'cronstrue';
 import { nextSlot } from '../engine/schedule/slots.js';
 import type { Flow } from '../engine/flow/types.js';
 import {
@@ -160,6 +161,8 @@ export interface TriggerView {
 
 export function describeCron(cron: string): string {
   try {
+    // cronstrue when a schedule is first described (the dashboard, `msgflow runs`), not when a daemon starts.
+    const cronstrue = createRequire(import.meta.url)('cronstrue') as typeof Cronstrue;
     return cronstrue.toString(cron, { use24HourTimeFormat: true, verbose: false });
   } catch {
     return cron;

@@ -19,7 +19,6 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Parser as CsvParser } from 'csv-parse';
-import { JSONParser } from '@streamparser/json-node';
 import { FlowError, isMsgflowError, MsgflowError } from '../../api/errors.js';
 import type { ActionContext } from '../action.js';
 import { parseYamlSource } from '../../util/yaml-source.js';
@@ -233,6 +232,8 @@ async function* jsonLines(file: string, shown: string): AsyncGenerator<FileRecor
 }
 
 async function* jsonArray(file: string, shown: string): AsyncGenerator<FileRecord> {
+  // The streaming parser when a JSON array is read, not whenever flows are loaded.
+  const { JSONParser } = await import('@streamparser/json-node');
   const input = createReadStream(file);
   const stream = input.pipe(new JSONParser({ paths: ['$.*'], keepStack: false }));
   let i = 0;

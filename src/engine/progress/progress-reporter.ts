@@ -6,7 +6,8 @@
  * every few seconds and one when the step ends, so a log stays readable and
  * small. A step with a single item has no bar: there is no progress to show.
  */
-import cliProgress from 'cli-progress';
+import { createRequire } from 'node:module';
+import type cliProgress from 'cli-progress';
 import type { EngineBus } from '../events.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import { formatClock } from '../../util/duration.js';
@@ -134,7 +135,9 @@ function ttyReporter(bus: EngineBus, stream: OutputStream, clock: Clock, interva
   };
 
   const ensureMulti = () => {
-    multi ??= new cliProgress.MultiBar({
+    // cli-progress (CommonJS, ~17 modules) once a terminal shows a bar, not in every process that reports progress.
+    const { MultiBar } = createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
+    multi ??= new MultiBar({
       stream: stream as NodeJS.WritableStream,
       format: format as unknown as cliProgress.Options['format'],
       fps: 1000 / interval,

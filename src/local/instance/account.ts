@@ -9,7 +9,8 @@
  */
 import { createHash, randomInt } from 'node:crypto';
 import path from 'node:path';
-import { PNG } from 'pngjs';
+import { createRequire } from 'node:module';
+import type { PNG as PngImage } from 'pngjs';
 import { MsgflowError } from '../../api/errors.js';
 import type { InstanceState } from '../../api/notifications.js';
 import type {
@@ -241,6 +242,8 @@ function qrImage(seed: string): string {
     const i = (y * modules + x) % (bits.length * 8);
     return ((bits[i >> 3]! >> (i & 7)) & 1) === 1;
   };
+  // pngjs on the first QR code asked for, not when the service starts (pngjs is CommonJS: a synchronous require).
+  const { PNG } = createRequire(import.meta.url)('pngjs') as { PNG: typeof PngImage };
   const png = new PNG({ width: size, height: size });
   for (let y = 0; y < size; y++) {
     for (let x = 0; x < size; x++) {

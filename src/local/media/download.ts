@@ -9,7 +9,7 @@ import { createWriteStream } from 'node:fs';
 import { isIP } from 'node:net';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import got, { type RequestError } from 'got';
+import type { RequestError } from 'got';
 import { MsgflowError } from '../../api/errors.js';
 import type { ErrorCode } from '../../api/error-codes.js';
 import { guardedLookup, privateRange } from '../../util/address-range.js';
@@ -81,6 +81,8 @@ export async function downloadToFile(url: string, dest: string, opts: DownloadOp
   const guard = addressGuard(opts, (f) => (state.failure = f));
   guard.checkHop(parsed);
   const phase = opts.phaseTimeoutMs ?? Math.min(opts.timeoutMs, 10_000);
+  // got (and its ~20 modules) on the first download, not when the service starts: most never fetch a link.
+  const { default: got } = await import('got');
   const request = got.stream(parsed, {
     dnsLookup: guard.lookup as never,
     hooks: { beforeRedirect: [(options) => guard.checkHop(options.url as URL)] },

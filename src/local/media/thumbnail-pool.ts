@@ -7,11 +7,20 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { makeJpegThumbnail, type ThumbnailOptions } from './thumbnail.js';
+import type { ThumbnailOptions } from './thumbnail.js';
 import type { ThumbnailJob, ThumbnailResult } from './thumbnail-worker.js';
 
+/**
+ * makeJpegThumbnail on the calling thread. Its image decoders (pngjs,
+ * jpeg-js, omggif: ~35 ms to load) are loaded here, on the first thumbnail
+ * made without a worker, not when a local service starts.
+ */
+async function onThisThread(bytes: Uint8Array, options: ThumbnailOptions | undefined): Promise<string | undefined> {
+  return (await import('./thumbnail.js')).makeJpegThumbnail(bytes, options);
+}
+
 interface Pending {
-  resolve: (thumbnail: string | undefined) => void;
+  resolve: (thumbnail: string | undefined | Promise<string | undefined>) => void;
   job: ThumbnailJob;
 }
 
@@ -30,7 +39,7 @@ export class ThumbnailPool {
   /** makeJpegThumbnail, off the main thread when possible. Never rejects. */
   make(bytes: Uint8Array, options?: ThumbnailOptions): Promise<string | undefined> {
     const w = this.startWorker();
-    if (!w) return Promise.resolve(makeJpegThumbnail(bytes, options));
+    if (!w) return onThisThread(bytes, options);
     return new Promise((resolve) => {
       const job: ThumbnailJob = { id: this.nextId++, bytes, options };
       this.pending.set(job.id, { resolve, job });
@@ -57,7 +66,7 @@ export class ThumbnailPool {
   private redoPending(): void {
     for (const [id, p] of this.pending) {
       this.pending.delete(id);
-      p.resolve(makeJpegThumbnail(p.job.bytes, p.job.options));
+      p.resolve(onThisThread(p.job.bytes, p.job.options));
     }
   }
 
