@@ -1,5 +1,6 @@
 import type { Flow } from '../../engine/flow/types.js';
-import { flowHash, MsgflowError, readPlan } from '../../runtime/present.js';
+import { flowHash, readPlan } from '../../runtime/frontend.js';
+import { MsgflowError } from '../../runtime/present.js';
 import { parseCommand } from '../args.js';
 import { UsageError } from '../exit-codes.js';
 import { cliPath, type Io } from '../output.js';
