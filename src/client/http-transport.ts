@@ -7,7 +7,7 @@
  * serve` (bench/http-run.ts, docs/performance.md), undici's request() made
  * 2.6x the calls/s of the client's got one at a time and 2.5x at 8 in flight
  * (got with its per-call constants merged once: 1.7x below undici), and got's
- * option handling was a quarter of the run process's CPU (issue 25).
+ * option handling was a quarter of the run process's CPU.
  */
 import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
