@@ -14,7 +14,8 @@ export { displayPath, findFlow, validateFlowFiles, validationTargets } from '../
 export { checkInputNames, dataInputsOf, fileOverridesFrom } from '../engine/flow/inputs.js';
 export { renderFlowJsonSchema } from '../engine/flow/json-schema.js';
 export { RUN_LOG_STREAM } from '../engine/run/run-log.js';
-// Here, not in present.ts: they load the built-in actions and the engine, and present.ts is loaded by every command.
+// msgflow apply: the plan file's head, and the hash of a flow file its fingerprint holds. Here, not in
+// present.ts: they load the built-in actions and the engine, and present.ts is loaded by every command.
 export { readPlan } from '../actions/builtins.js';
 export { flowHash } from '../engine/run/engine.js';
 

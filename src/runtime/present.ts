@@ -19,5 +19,4 @@ export { closest, didYouMean } from '../util/suggest.js';
 export { TOKEN_PLACEHOLDER } from '../api/redact.js';
 export { ConfigError, MsgflowError, type FlowError } from '../api/errors.js';
 export type { ItemResult, RunPlan, RunRecord, StepRecord } from '../store/types.js';
-/** msgflow apply: the plan file's head, and the hash of a flow file its fingerprint holds. */
 export type { LoadConfigOptions } from '../config/load.js';

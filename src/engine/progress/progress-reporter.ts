@@ -135,9 +135,10 @@ function ttyReporter(bus: EngineBus, stream: OutputStream, clock: Clock, interva
   };
 
   const ensureMulti = () => {
+    if (multi) return multi;
     // cli-progress (CommonJS, ~17 modules) once a terminal shows a bar, not in every process that reports progress.
     const { MultiBar } = createRequire(import.meta.url)('cli-progress') as typeof cliProgress;
-    multi ??= new MultiBar({
+    multi = new MultiBar({
       stream: stream as NodeJS.WritableStream,
       format: format as unknown as cliProgress.Options['format'],
       fps: 1000 / interval,
