@@ -23,7 +23,8 @@ import { Redis } from 'ioredis';
 import { pruneRuns } from '../src/engine/run/retention.js';
 import { createLowdbStore } from '../src/store/lowdb-store.js';
 import { createRedisStore } from '../src/store/redis-store.js';
-import type { EngineStore, RunRecord } from '../src/store/types.js';
+import type { EngineStore } from '../src/store/types.js';
+import { storeRun } from '../test/support/runs.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,36 +45,8 @@ async function seed(store: EngineStore): Promise<string[]> {
   const old: string[] = [];
   const one = async (i: number) => {
     const id = `r${i}`;
-    const finishedAt = NOW - (i % 2 === 0 ? 40 : 2) * DAY;
     if (i % 2 === 0) old.push(id);
-    const run: RunRecord = {
-      id,
-      flow: 'reply',
-      status: 'running',
-      trigger: 'notification',
-      dryRun: false,
-      startedAt: finishedAt - 50,
-      updatedAt: finishedAt - 50,
-      itemsDone: 0,
-      itemsFailed: 0,
-      resumes: 0,
-    };
-    await store.createRun(run);
-    await store.saveInputs(id, {});
-    await store.saveStep({
-      runId: id,
-      step: 'answer',
-      action: 'dialog',
-      status: 'succeeded',
-      startedAt: run.startedAt,
-      done: 1,
-      failed: 0,
-      forEach: false,
-    });
-    await store.appendItems(id, [{ step: 'answer', index: 0, status: 'succeeded', attempts: 1, finishedAt }]);
-    await store.appendJournal(id, 'run-log', [{ level: 'info', message: 'answered' }]);
-    await store.kv(`run:${id}`).set('state', { node: 'menu' });
-    await store.updateRun(id, { status: 'succeeded', finishedAt, durationMs: 50, itemsDone: 1 });
+    await storeRun(store, id, { flow: 'reply', finishedAt: NOW - (i % 2 === 0 ? 40 : 2) * DAY });
   };
   for (let i = 0; i < N; i += 100) await Promise.all(Array.from({ length: Math.min(100, N - i) }, (_, k) => one(i + k)));
   return old;

@@ -15,6 +15,7 @@ import { busLogger } from '../../src/engine/run/engine.js';
 import { createLowdbStore } from '../../src/store/lowdb-store.js';
 import { runItemsNamespace, type EngineStore, type RunRecord, type RunStatus } from '../../src/store/types.js';
 import { ManualClock } from '../../src/util/clock.js';
+import { storeRun } from '../support/runs.js';
 import { waitFor } from '../support/wait.js';
 
 const DAY = 86_400_000;
@@ -37,40 +38,16 @@ function lowdb(dir: string): EngineStore {
   return store;
 }
 
-/** A run as the engine leaves it, with an item, a journal and run state, that ended `agoDays` before T0. */
+/** A run as the engine leaves it (test/support/runs.ts), with a record of the BullMQ workers' too, that ended `agoDays` before T0. */
 async function runEnded(store: EngineStore, id: string, o: { flow?: string; status?: RunStatus; agoDays?: number }): Promise<RunRecord> {
-  const finishedAt = T0 - (o.agoDays ?? 0) * DAY;
-  const status = o.status ?? 'succeeded';
-  const run: RunRecord = {
-    id,
+  const run = await storeRun(store, id, {
     flow: o.flow ?? 'reply',
-    status: 'running',
-    trigger: 'notification',
-    dryRun: false,
-    startedAt: finishedAt - 2_000,
-    updatedAt: finishedAt - 2_000,
-    itemsDone: 0,
-    itemsFailed: 0,
-    resumes: 0,
-  };
-  await store.createRun(run);
-  await store.saveInputs(id, { chat: '79001112233@c.us' });
-  await store.saveStep({
-    runId: id,
-    step: 'answer',
-    action: 'message.send',
-    status: 'succeeded',
-    startedAt: run.startedAt,
-    done: 1,
-    failed: 0,
-    forEach: false,
+    status: o.status,
+    finishedAt: T0 - (o.agoDays ?? 0) * DAY,
+    durationMs: 2_000,
   });
-  await store.appendItems(id, [{ step: 'answer', index: 0, status: 'succeeded', attempts: 1, finishedAt }]);
-  await store.appendJournal(id, 'answer/-', [{ sent: 1 }]);
-  await store.kv(`run:${id}`).set('cursor', 1);
   await store.kv(runItemsNamespace(id)).set('answer/0', { status: 'succeeded' });
-  if (status === 'running' || status === 'waiting' || status === 'interrupted') return store.updateRun(id, { status });
-  return store.updateRun(id, { status, finishedAt, durationMs: 2_000, itemsDone: 1 });
+  return run;
 }
 
 describe('run retention', () => {
