@@ -21,7 +21,7 @@ import type { Flow } from '../src/engine/flow/types.js';
 import { createRegistry } from '../src/engine/registry/registry.js';
 import { createEngine } from '../src/engine/run/engine.js';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { deleteKeys } from '../test/support/redis.js';
 import { createLowdbStore } from '../src/store/lowdb-store.js';
 import { createRedisStore } from '../src/store/redis-store.js';
 import { readRecords } from '../src/util/append-log.js';
@@ -113,13 +113,6 @@ try {
 } finally {
   if (!values.dir) await rm(root, { recursive: true, force: true });
   if (driver === 'redis') {
-    const r = new Redis();
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length) await r.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-    await r.quit();
+    await deleteKeys(prefix, 'redis://127.0.0.1:6379');
   }
 }

@@ -24,6 +24,7 @@ import { pruneRuns } from '../src/engine/run/retention.js';
 import { createLowdbStore } from '../src/store/lowdb-store.js';
 import { createRedisStore } from '../src/store/redis-store.js';
 import type { EngineStore } from '../src/store/types.js';
+import { deleteKeys } from '../test/support/redis.js';
 import { storeRun } from '../test/support/runs.js';
 
 const { values } = parseArgs({
@@ -125,12 +126,7 @@ async function redisRound(): Promise<Round> {
       return { ms, idleMs: performance.now() - t1, deleted };
     } finally {
       await store.close();
-      let cursor = '0';
-      do {
-        const [next, keys] = await direct.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        if (keys.length) await direct.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteKeys(prefix, REDIS_URL);
     }
   };
   try {

@@ -24,10 +24,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Redis } from 'ioredis';
 import { loadConfig } from '../src/config/load.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { startItemWorkers, type ItemWorkers } from '../src/runtime/bullmq/workers.js';
+import { deleteKeys } from '../test/support/redis.js';
 
 const { values } = parseArgs({
   options: { items: { type: 'string', default: '2000' }, 'noop-items': { type: 'string', default: '5000' } },
@@ -138,14 +138,7 @@ async function main(): Promise<void> {
 }
 
 async function cleanup(prefix: string): Promise<void> {
-  const r = new Redis(REDIS);
-  let cursor = '0';
-  do {
-    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await r.del(...keys);
-  } while (cursor !== '0');
-  r.disconnect();
+  await deleteKeys(prefix, REDIS);
 }
 
 await main();

@@ -15,7 +15,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { E2E_ID, E2E_TOKEN, serveYaml, startServe } from '../jobs/helpers/cli.js';
-import { deleteKeys } from '../distributed/helpers.js';
+import { deleteKeys } from '../support/redis.js';
 import type { FileServer } from '../support/file-server.js';
 import { startPdfServer } from '../support/local-service.js';
 import { project, writeData } from '../support/project.js';

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { deleteKeys } from '../distributed/helpers.js';
+import { deleteKeys } from '../support/redis.js';
 import { cli } from '../support/cli.js';
 import { LOCAL_CONFIG, project } from '../support/project.js';
 import { redisUrl } from '../support/redis.js';

@@ -18,7 +18,7 @@ import { spawnCli, type Proc } from '../support/spawn.js';
 import { waitFor } from '../support/wait.js';
 import { REPO } from './helpers.js';
 import { redisUrl } from '../support/redis.js';
-import { deleteKeys } from '../distributed/helpers.js';
+import { deleteKeys } from '../support/redis.js';
 import { randomBytes } from 'node:crypto';
 import { freePort } from '../support/ports.js';
 

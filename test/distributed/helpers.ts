@@ -4,11 +4,10 @@
  * under a fresh key prefix, and a cleanup that deletes every key of it.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { tempDir, writeData } from '../support/local-service.js';
 import { E2E_ID, E2E_TOKEN, serveYaml, startProxy, writeProject, type Proxy, type ServeInstance } from '../jobs/helpers/cli.js';
-import { redisReachable, redisUrl } from '../support/redis.js';
+import { deleteKeys, redisReachable, redisUrl } from '../support/redis.js';
 import { spawnCli, type Proc } from '../support/spawn.js';
 import { waitFor } from '../support/wait.js';
 
@@ -158,21 +157,6 @@ ui: { port: 0 }
       await deleteKeys(prefix);
     },
   };
-}
-
-/** Deletes every key under the test's prefix (store and queues). */
-export async function deleteKeys(prefix: string): Promise<void> {
-  const r = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await r.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
 }
 
 /** Resolves the exit code, failing with the output on a timeout. */

@@ -20,7 +20,8 @@ import { createStore } from '../../src/store/create.js';
 import { systemClock } from '../../src/util/clock.js';
 import { action, flow, registryWith, step, testEngine } from '../engine-run/helpers.js';
 import { redisUrl } from '../support/redis.js';
-import { deleteKeys, redisOrSkip } from './helpers.js';
+import { redisOrSkip } from './helpers.js';
+import { deleteKeys } from '../support/redis.js';
 
 let redis = false;
 beforeAll(async () => void (redis = await redisOrSkip()));

@@ -7,9 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RedisProxy, redisReachable, redisUrl } from '../support/redis.js';
+import { deleteKeys, RedisProxy, redisReachable, redisUrl } from '../support/redis.js';
 import { waitFor } from '../support/wait.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { createStore, defaultRedisPrefix } from '../../src/store/create.js';
@@ -21,19 +20,8 @@ const url = redisUrl;
 const up = await redisReachable();
 const prefixes: string[] = [];
 
-async function dropPrefix(prefix: string): Promise<void> {
-  const r = new Redis(url);
-  let cursor = '0';
-  do {
-    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`, 'COUNT', 500);
-    if (keys.length) await r.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
-  await r.quit();
-}
-
 afterAll(async () => {
-  if (up) for (const p of prefixes) await dropPrefix(p);
+  if (up) for (const p of prefixes) await deleteKeys(p, url);
 });
 
 function recordingLogger() {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { redisReachable, redisUrl } from '../support/redis.js';
+import { deleteKeys, redisReachable, redisUrl } from '../support/redis.js';
 import { createRedisStore } from '../../src/store/redis-store.js';
 import { describeStoreConformance, makeRun } from './conformance.js';
 
@@ -25,16 +25,7 @@ if (!up) {
     return {
       store: createRedisStore({ url, prefix }),
       reopen: async () => createRedisStore({ url, prefix }),
-      cleanup: async () => {
-        const r = new Redis(url);
-        let cursor = '0';
-        do {
-          const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-          if (keys.length) await r.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
-        await r.quit();
-      },
+      cleanup: () => deleteKeys(prefix, url),
     };
   });
 

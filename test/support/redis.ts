@@ -23,6 +23,26 @@ export async function redisReachable(url = redisUrl): Promise<boolean> {
 }
 
 /**
+ * Deletes every key under `prefix` (SCAN, then DEL a page at a time), the
+ * prefix matched literally: its glob characters are escaped. For the tests
+ * and benches that each keep their keys under a prefix of their own.
+ */
+export async function deleteKeys(prefix: string, url = redisUrl): Promise<void> {
+  const r = new Redis(url, { maxRetriesPerRequest: 1 });
+  try {
+    const match = `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+      if (keys.length > 0) await r.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
+}
+
+/**
  * A TCP proxy to the tests' Redis that a test can kill (closing every
  * connection: an outage) and start again on the same port.
  *
