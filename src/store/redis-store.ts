@@ -367,7 +367,6 @@ function runOps(
   };
 }
 
-/** The append-only item log and journals of a run, and its durable waits. */
 /**
  * A finished run's keys, all at once. The run is not among runOps' remembered
  * records: those are runs in flight, which deleteRun refuses.
@@ -396,6 +395,7 @@ async function deleteRun(redis: Redis, k: Keys, id: string): Promise<boolean> {
   return true;
 }
 
+/** The append-only item log and journals of a run, and its durable waits. */
 function logOps(
   redis: Redis,
   k: Keys,
