@@ -185,6 +185,84 @@ describe.skipIf(!haveChromium())('dashboard pages in Chromium', () => {
     await page.locator('[data-run-status="cancelled"]').waitFor({ timeout: 30_000 });
   }, 60_000);
 
+  /**
+   * A page whose data answer is held in the browser until the page's own
+   * event stream has carried `seen`: so a change lands between the server's
+   * answer and the page's use of it, the moment a page would miss it.
+   */
+  async function pageWithHeldRead(
+    read: (u: URL) => boolean,
+  ): Promise<{ pg: Page; answered: Promise<void>; release: (seen: string) => Promise<void> }> {
+    const pg = await newPage();
+    // Every run event the page's EventSource receives, in order (the page's own listener comes after this one).
+    await pg.addInitScript(() => {
+      const Native = window.EventSource;
+      const w = window as unknown as { __runEvents: unknown[]; EventSource: typeof EventSource };
+      w.__runEvents = [];
+      w.EventSource = class extends Native {
+        constructor(url: string | URL, init?: EventSourceInit) {
+          super(url, init);
+          this.addEventListener('run', (e) => w.__runEvents.push(JSON.parse((e as MessageEvent<string>).data)));
+        }
+      };
+    });
+    let answered!: () => void;
+    const answer = new Promise<void>((resolve) => (answered = resolve));
+    let releaseRead!: () => void;
+    const held = new Promise<void>((resolve) => (releaseRead = resolve));
+    let reads = 0;
+    await pg.route(read, async (route) => {
+      if (reads++ > 0) return route.continue();
+      const response = await route.fetch();
+      answered();
+      await held;
+      await route.fulfill({ response });
+    });
+    return {
+      pg,
+      answered: answer,
+      release: async (seen) => {
+        await pg.waitForFunction(
+          (want) =>
+            (window as unknown as { __runEvents: Array<{ id: string; status: string }> }).__runEvents.some(
+              (e) => `${e.id} ${e.status}` === want,
+            ),
+          seen,
+        );
+        releaseRead();
+      },
+    };
+  }
+
+  it('a run that ends while its page is loading shows as ended: the page misses no event between its read and its subscription', async () => {
+    const id: string = (await post(`${p.url}/api/flows/ask/runs`, {})).body.runId;
+    await waitFor('the ask run to wait', async () => (await p.runtime.engine.getRun(id))!.status === 'waiting');
+    const held = await pageWithHeldRead((u) => u.pathname === `/api/runs/${encodeURIComponent(id)}`);
+    try {
+      await held.pg.goto(`${p.url}/#/runs/${encodeURIComponent(id)}`);
+      await held.answered; // the server has answered "waiting"
+      await post(`${p.url}/api/runs/${id}/cancel`, {});
+      await held.release(`${id} cancelled`);
+      await held.pg.locator('[data-run-status="cancelled"]').waitFor();
+    } finally {
+      await held.pg.close();
+    }
+  });
+
+  it('a run that starts while the run list is loading appears in it', async () => {
+    const held = await pageWithHeldRead((u) => u.pathname === '/api/runs');
+    try {
+      await held.pg.goto(`${p.url}/#/runs?flow=check-some`);
+      await held.answered;
+      const id = await finishedRun('check-some');
+      const status = (await p.runtime.engine.getRun(id))!.status;
+      await held.release(`${id} ${status}`);
+      await held.pg.locator(`tr[data-run="${id}"]`).waitFor();
+    } finally {
+      await held.pg.close();
+    }
+  });
+
   it('Lift asks first, naming the instance and its pause: dismissed, the pause stays; accepted, it is lifted', async () => {
     const identity = (await (await fetch(`${p.url}/api/instances`)).json()).instances[0].identity;
     const now = Date.now();

@@ -191,6 +191,27 @@
     listeners.add(fn);
     return () => listeners.delete(fn);
   }
+  /**
+   * Listens from now, before a page reads its data: events that come while
+   * the read is under way are kept and handed to the page's handler first
+   * (`start`), so a change that lands between the server's answer and the
+   * page's subscription (a run that ends while its page loads) is never lost.
+   */
+  function listenFromNow() {
+    let early = [];
+    let handler = null;
+    const off = subscribe((type, data) => (handler ? handler(type, data) : early.push([type, data])));
+    return {
+      start(fn) {
+        handler = fn;
+        const missed = early;
+        early = [];
+        for (const [type, data] of missed) fn(type, data);
+        return off;
+      },
+      stop: off,
+    };
+  }
 
   // ---- plots ------------------------------------------------------------------
   /**
@@ -638,7 +659,7 @@
       flow || status || search ? 'No runs match.' : 'No runs yet.',
     );
     setPage('Runs', runFilters(flows.flows, flow, status, search), table, empty);
-    return subscribe((type, r) => {
+    return (type, r) => {
       if (type !== 'run' || search) return;
       if ((flow && r.flow !== flow) || (status && r.status !== status)) return;
       const row = runRow(r);
@@ -646,7 +667,7 @@
       if (old) old.replaceWith(row);
       else tbody.prepend(row);
       empty.hidden = true;
-    });
+    };
   }
 
   // ---- Run page ---------------------------------------------------------------
@@ -844,13 +865,13 @@
     );
     // Live: re-read this run when an event names it, at most twice a second.
     let timer;
-    return subscribe((_type, e) => {
+    return (_type, e) => {
       if ((e.runId || e.id) !== id || timer) return;
       timer = setTimeout(() => {
         timer = undefined;
         if (location.hash.startsWith('#/runs/' + encodeURIComponent(id))) render({ quiet: true });
       }, 500);
-    });
+    };
   }
 
   // ---- Instances --------------------------------------------------------------
@@ -1055,24 +1076,27 @@
     const mine = ++rendering;
     const kind = page === 'runs' && parts[1] ? 'run' : page;
     if (!(opts && opts.quiet && shown === hash)) showLoading(LABELS[kind] || 'runs');
+    // A page that follows live events returns its handler; it gets every event from before its read on.
+    const live = listenFromNow();
     try {
-      let unsub;
-      if (page === 'flows') unsub = await flowsPage(params);
-      else if (page === 'instances') unsub = await instancesPage();
-      else if (page === 'alerts') unsub = await alertsPage();
-      else if (page === 'sessions') unsub = await sessionsPage();
-      else if (kind === 'run') unsub = await runPage(decodeURIComponent(parts[1]));
-      else unsub = await runsPage(params);
+      let onEvent;
+      if (page === 'flows') onEvent = await flowsPage(params);
+      else if (page === 'instances') onEvent = await instancesPage();
+      else if (page === 'alerts') onEvent = await alertsPage();
+      else if (page === 'sessions') onEvent = await sessionsPage();
+      else if (kind === 'run') onEvent = await runPage(decodeURIComponent(parts[1]));
+      else onEvent = await runsPage(params);
       if (mine !== rendering) {
-        if (unsub) unsub();
+        live.stop();
         return;
       }
       shown = hash;
       if (unsubscribe) unsubscribe();
-      unsubscribe = unsub;
+      unsubscribe = onEvent ? live.start(onEvent) : (live.stop(), undefined);
       // For measurements (bench/ui-bench.ts): when the page's data is on screen.
       if (window.performance && window.performance.mark) window.performance.mark('msgflow:rendered');
     } catch (e) {
+      live.stop();
       if (mine === rendering) setPage('Error', h('p', { class: 'error' }, e.message));
     }
   }
