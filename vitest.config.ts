@@ -1,17 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-// Forked workers, as many as the machine has cores (two here). An earlier
-// 2-core machine ran the suite fastest with four (81 s with two, 52 s with
-// four), its tests often waiting on a child process rather than computing.
-// The machines CI now runs on fault memory in slowly (a first touch of 1 GB
-// takes 3 s; the suite takes 4.6 M page faults) and are busy throughout, and
-// there more workers only add contention, 2026-11-28, one run each: two
-// workers 234 s wall and 377 CPU-s, its longest test 46 s; three 257 s, 449
-// CPU-s, 86 s; four 296 s, 520 CPU-s, 116 s, a kill -9 test that close to
-// the 120 s bound below. Test files share a worker's module cache
-// (isolate: false cut the import phase of a 260-test subset from 20 s to
-// 10 s; tests that change globals restore them).
+// Two forked workers, on two cores. An earlier 2-core machine ran the suite
+// fastest with four (81 s with two, 52 s with four): its tests often waited
+// on a child process rather than computing. The machines CI now runs on
+// fault memory in slowly (a first touch of 1 GB takes 3 s; the suite takes
+// 4.6 M page faults) and stay busy throughout, so more workers only add
+// contention. Measured 2026-11-28, one run each: two workers 234 s wall and
+// 377 CPU-s, the longest test 46 s; three 257 s, 449 CPU-s, 86 s; four
+// 296 s, 520 CPU-s, 116 s (a kill -9 test close to the 120 s bound below).
+// Test files share a worker's module cache (isolate: false cut the import
+// phase of a 260-test subset from 20 s to 10 s; tests that change globals
+// restore them).
 export default defineConfig({
   // A plugin loaded in-process (a project's `import ... from 'msgflow'`) gets the
   // sources under test, the modules the test has loaded already, instead of
